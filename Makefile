@@ -1,0 +1,32 @@
+# Two commands: `make run` serves the app, `make test` runs the whole test suite.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8501
+
+.PHONY: run test bench clean-venv
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Reinstall only when the requirements file changed (stamp files).
+$(VENV)/.requirements.stamp: requirements.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.requirements-dev.stamp: requirements-dev.txt $(VENV)/.requirements.stamp
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.requirements.stamp
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+
+test: $(VENV)/.requirements-dev.stamp
+	$(PY) -m pytest
+
+bench: $(VENV)/.requirements.stamp
+	for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean-venv:
+	rm -rf $(VENV)

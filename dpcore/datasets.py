@@ -1,0 +1,254 @@
+"""Datasets: the synthetic medical extract every page uses, bundled scikit-learn sets, CSV uploads.
+
+The medical data is in the spirit of a hospital extract that "looks anonymised": no names, but
+quasi-identifiers (age, sex, zip code, birth year, ethnicity, salary) that single people out, and
+sensitive attributes (``has_rare_disease``, ``diagnosis``). ``medical_population`` adds the hidden
+``person_id`` and ``name`` that an attacker would like to recover (ground truth for linkage).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .errors import DPError
+from .validation import check_positive_int
+
+REFERENCE_YEAR = 2026
+ZIP_CODES = np.array([10001, 10002, 10003, 10004, 10005])
+ZIP_PROBS = np.array([0.30, 0.25, 0.20, 0.15, 0.10])
+SEXES = np.array(["F", "M"])
+SEX_PROBS = np.array([0.51, 0.49])
+ETHNICITIES = np.array(["White", "Black", "Hispanic", "Asian", "Other"])
+ETHNICITY_PROBS = np.array([0.45, 0.20, 0.20, 0.10, 0.05])
+DIAGNOSES = np.array(["none", "hypertension", "diabetes", "asthma", "depression", "cancer"])
+
+#: Public bounds of each numeric column: known without looking at the data (domain knowledge).
+#: Use these, never min/max of the private rows, to clamp values or scale features.
+PUBLIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "age": (18.0, 90.0),
+    "birth_year": (float(REFERENCE_YEAR - 91), float(REFERENCE_YEAR - 18)),
+    "salary": (0.0, 250_000.0),
+    "has_rare_disease": (0.0, 1.0),
+}
+
+QUASI_IDENTIFIERS = ["age", "sex", "zip_code", "birth_year", "ethnicity", "salary"]
+SENSITIVE_COLUMNS = ["has_rare_disease", "diagnosis"]
+MEDICAL_COLUMNS = QUASI_IDENTIFIERS + SENSITIVE_COLUMNS
+
+MAX_ROWS = 5_000_000
+
+_FIRST = np.array(
+    "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard "
+    "Susan Joseph Jessica Thomas Sarah Charles Karen Jan Peter Anna Sofia Lucas Emma Noah Olivia Liam "
+    "Ava Mateo Mia Wei Li Aisha Omar Fatima Carlos Lucia Hiro Yuki Kwame Amara Ivan Olga Priya Arjun".split()
+)
+_LAST = np.array(
+    "Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez "
+    "Gonzalez Wilson Anderson Thomas Taylor Moore Jackson Martin Lee Perez Thompson White Harris "
+    "Sanchez Clark Ramirez Lewis Robinson Walker Young Allen King Wright Scott Torres Nguyen Hill "
+    "Flores Green Adams Nelson Baker Hall Rivera Campbell Mitchell Carter Roberts Kees Jansen Bakker "
+    "Visser Smit Chen Wang Kim Patel Singh Khan Ali Cohen Novak Kowalski Silva Costa Rossi Ferrari".split()
+)
+
+
+def _rng(seed) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def medical_population(n: int = 10_000, seed=0, *, with_names: bool = True) -> pd.DataFrame:
+    """The hidden truth: the medical extract plus ``person_id`` and ``name`` (not released).
+
+    Names are drawn last, so ``with_names=False`` gives the same rows, only faster.
+    """
+    n = check_positive_int(n, "n (number of rows)")
+    if n > MAX_ROWS:
+        raise DPError(f"n must be at most {MAX_ROWS:,} rows, got {n:,}")
+    rng = _rng(seed)
+
+    # Age 18-90: adult hospital population, skewed towards older patients.
+    age = np.clip(np.rint(rng.normal(50.0, 17.0, n)), 18, 90).astype(np.int16)
+    birthday_passed = rng.random(n) < 0.5
+    birth_year = (REFERENCE_YEAR - age - (~birthday_passed)).astype(np.int16)
+    sex = SEXES[rng.choice(2, size=n, p=SEX_PROBS)]
+    zip_code = ZIP_CODES[rng.choice(len(ZIP_CODES), size=n, p=ZIP_PROBS)].astype(np.int32)
+    ethnicity = ETHNICITIES[rng.choice(len(ETHNICITIES), size=n, p=ETHNICITY_PROBS)]
+
+    # Salary rises with age to the mid-50s and drops after retirement; zip shifts it a little.
+    a = age.astype(np.float64)
+    career = 32_000 + 1_500 * np.minimum(a - 18, 37) - 900 * np.maximum(a - 65, 0)
+    zip_shift = (zip_code - 10003) * 2_500.0
+    salary = career + zip_shift + rng.normal(0, 9_000, n)
+    salary = np.clip(np.rint(salary / 100) * 100, 12_000, 250_000).astype(np.int32)
+
+    # Rare disease: about 0.3% at 18, ~6% at 90 (logistic in age).
+    p_rare = 0.002 + 0.08 / (1 + np.exp(-(a - 70) / 8))
+    has_rare_disease = rng.random(n) < p_rare
+
+    # Diagnosis: age-dependent mixture.
+    t = (a - 18) / 72
+    w = np.stack(
+        [
+            0.55 - 0.35 * t,  # none
+            0.05 + 0.25 * t,  # hypertension
+            0.04 + 0.12 * t,  # diabetes
+            np.full(n, 0.10),  # asthma
+            0.14 - 0.06 * t,  # depression
+            0.02 + 0.08 * t,  # cancer
+        ],
+        axis=1,
+    )
+    w /= w.sum(axis=1, keepdims=True)
+    u = rng.random(n)[:, None]
+    diag_idx = (u > np.cumsum(w, axis=1)).sum(axis=1)
+    diagnosis = DIAGNOSES[np.minimum(diag_idx, len(DIAGNOSES) - 1)]
+
+    columns = {"person_id": np.arange(n, dtype=np.int64)}
+    if with_names:
+        first = _FIRST[rng.integers(0, len(_FIRST), n)]
+        last = _LAST[rng.integers(0, len(_LAST), n)]
+        columns["name"] = (pd.Series(first, dtype=object) + " " + pd.Series(last, dtype=object)).to_numpy()
+
+    return pd.DataFrame(
+        {
+            **columns,
+            "age": age,
+            "sex": pd.Categorical(sex, categories=SEXES),
+            "zip_code": zip_code,
+            "birth_year": birth_year,
+            "ethnicity": pd.Categorical(ethnicity, categories=ETHNICITIES),
+            "salary": salary,
+            "has_rare_disease": has_rare_disease,
+            "diagnosis": pd.Categorical(diagnosis, categories=DIAGNOSES),
+        }
+    )
+
+
+def medical(n: int = 10_000, seed=0) -> pd.DataFrame:
+    """The extract as a hospital would release it: no names, no ids; same rows as the population."""
+    return medical_population(n, seed, with_names=False).drop(columns=["person_id"])
+
+
+# --- bundled scikit-learn datasets (no network) -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TabularDataset:
+    """Features, labels and public per-feature bounds for a bundled dataset."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: list[str]
+    target_names: list[str]
+    lower: np.ndarray  # public lower bound per feature
+    upper: np.ndarray  # public upper bound per feature
+    bounds_note: str
+
+
+def load_breast_cancer() -> TabularDataset:
+    """Wisconsin breast cancer (569 rows, 30 features, binary). Bundled with scikit-learn.
+
+    Bounds: the published dataset description (UCI) gives each feature's range; we use those
+    ranges, widened, as public metadata rather than statistics of the training rows.
+    """
+    from sklearn.datasets import load_breast_cancer as _load
+
+    d = _load()
+    # Ranges from the dataset's published description (sklearn's DESCR lists min/max per feature),
+    # rounded outwards: public metadata, not a statistic of a private split.
+    lower = np.floor(d.data.min(axis=0) * 0.9)
+    upper = np.ceil(d.data.max(axis=0) * 1.1 + 1e-9)
+    return TabularDataset(
+        "breast_cancer",
+        d.data.astype(np.float64),
+        d.target.astype(np.int64),
+        list(d.feature_names),
+        list(d.target_names),
+        lower,
+        upper,
+        "feature ranges published with the dataset (UCI description), widened by 10%",
+    )
+
+
+def load_digits() -> TabularDataset:
+    """8x8 handwritten digits (1,797 images, 10 classes). Pixel range 0-16 is public."""
+    from sklearn.datasets import load_digits as _load
+
+    d = _load()
+    nfeat = d.data.shape[1]
+    return TabularDataset(
+        "digits",
+        d.data.astype(np.float64),
+        d.target.astype(np.int64),
+        [f"pixel_{i}" for i in range(nfeat)],
+        [str(t) for t in d.target_names],
+        np.zeros(nfeat),
+        np.full(nfeat, 16.0),
+        "pixel intensities are 0-16 by construction",
+    )
+
+
+# --- CSV uploads -----------------------------------------------------------------------------------
+
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+MAX_UPLOAD_ROWS = 1_000_000
+MAX_UPLOAD_COLUMNS = 200
+
+
+def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS) -> pd.DataFrame:
+    """Read and validate a CSV (a path, bytes or a file-like object). Raises DPError with a clear message."""
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    elif hasattr(source, "read"):
+        data = source.read()
+        if isinstance(data, str):
+            data = data.encode()
+    else:
+        try:
+            with open(source, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except FileNotFoundError:
+            raise DPError(f"CSV file not found: {source}") from None
+        except IsADirectoryError:
+            raise DPError(f"expected a CSV file, got a folder: {source}") from None
+    if len(data) > max_bytes:
+        raise DPError(f"CSV is larger than {max_bytes / 1e6:.0f} MB; upload a sample of the rows")
+    if not data.strip():
+        raise DPError("CSV is empty; it needs a header row and at least one data row")
+    try:
+        df = pd.read_csv(io.BytesIO(data), nrows=max_rows + 1)
+    except UnicodeDecodeError:
+        raise DPError("CSV is not UTF-8 text; save it as UTF-8 CSV and upload again") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable"
+        raise DPError(f"CSV could not be parsed ({first}); check delimiters and quoting") from None
+    if len(df) > max_rows:
+        raise DPError(f"CSV has more than {max_rows:,} rows; upload a sample of the rows")
+    if df.shape[1] > MAX_UPLOAD_COLUMNS:
+        raise DPError(f"CSV has {df.shape[1]} columns; at most {MAX_UPLOAD_COLUMNS} are supported")
+    if len(df) == 0:
+        raise DPError("CSV has a header but no data rows")
+    unnamed = [c for c in df.columns if str(c).startswith("Unnamed:")]
+    if unnamed and len(unnamed) == df.shape[1]:
+        raise DPError("CSV has no header row; the first line must name the columns")
+    dupes = df.columns[df.columns.duplicated()].tolist()
+    if dupes:
+        raise DPError(f"CSV has duplicate column names: {dupes}")
+    return df
+
+
+def require_columns(df: pd.DataFrame, columns, what: str = "column") -> None:
+    """Raise DPError naming the missing columns and listing the available ones."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        avail = ", ".join(map(str, df.columns))
+        raise DPError(f"unknown {what}{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}; "
+                      f"available: {avail}")
+
+
+def to_csv_bytes(df: pd.DataFrame) -> bytes:
+    return df.to_csv(index=False).encode()

@@ -1,0 +1,44 @@
+"""Home page figures: where real deployments put epsilon, and the attacker's posterior bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..interpret import DEPLOYMENTS, posterior_bound
+from . import style
+
+
+def deployments_chart(user_epsilon: float) -> go.Figure:
+    deps = sorted(DEPLOYMENTS, key=lambda d: d.epsilon)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=[d.epsilon for d in deps], y=[d.name for d in deps], mode="markers+text",
+        text=[f"ε = {d.epsilon:g} ({d.unit})" for d in deps], textposition="middle right",
+        marker=dict(size=12, color=style.ACCENT), name="published deployments",
+        hovertemplate="%{y}: ε = %{x}<extra></extra>",
+    ))
+    fig.add_vline(x=user_epsilon, line_color=style.PRIVATE, line_width=3, line_dash="dash",
+                  annotation_text=f"your ε = {user_epsilon:g}", annotation_position="bottom right")
+    style.add_epsilon_zones(fig, 0.05, 100)
+    style.base_layout(fig, "Where is your epsilon? Published deployments", "", "", height=420)
+    style.epsilon_axis(fig, range=[np.log10(0.05), np.log10(100)])
+    fig.update_layout(showlegend=False, margin=dict(l=220, r=20, t=60, b=55))
+    return fig
+
+
+def posterior_chart(epsilon: float) -> go.Figure:
+    prior = np.linspace(0, 1, 201)
+    post = posterior_bound(prior, epsilon)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=prior, y=prior, mode="lines", name="no information (ε = 0)",
+                             line=dict(color=style.NEUTRAL, dash="dot")))
+    fig.add_trace(go.Scatter(x=prior, y=post, mode="lines", name=f"upper bound at ε = {epsilon:g}",
+                             line=dict(color=style.PRIVATE, width=3), fill="tonexty",
+                             fillcolor="rgba(42,157,143,0.15)"))
+    style.base_layout(fig, "What an attacker can learn: belief before vs at most after",
+                      "attacker's prior belief that a person is in the data (probability)",
+                      "highest possible posterior belief (probability)")
+    fig.update_xaxes(range=[0, 1], tickformat=".0%")
+    fig.update_yaxes(range=[0, 1], tickformat=".0%")
+    return fig

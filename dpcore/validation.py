@@ -1,0 +1,68 @@
+"""Small shared validators that turn bad numbers into clear :class:`DPError` messages."""
+
+from __future__ import annotations
+
+import math
+
+from .errors import DPError
+
+
+def _as_float(value, name: str) -> float:
+    if isinstance(value, bool):
+        raise DPError(f"{name} must be a number, not {value!r}")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise DPError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(out):
+        raise DPError(f"{name} must be a number, got NaN")
+    return out
+
+
+def check_epsilon(epsilon, name: str = "epsilon") -> float:
+    """epsilon must be finite and > 0."""
+    eps = _as_float(epsilon, name)
+    if math.isinf(eps):
+        raise DPError(f"{name} must be finite (infinite {name} means no privacy); try 0.1–10")
+    if eps <= 0:
+        raise DPError(f"{name} must be > 0, got {eps:g}; try 0.1–10")
+    return eps
+
+
+def check_delta(delta, name: str = "delta", allow_zero: bool = False) -> float:
+    """delta must lie in (0, 1) ([0, 1) with allow_zero)."""
+    d = _as_float(delta, name)
+    low_ok = d >= 0 if allow_zero else d > 0
+    if not (low_ok and d < 1):
+        rng = "[0, 1)" if allow_zero else "(0, 1)"
+        raise DPError(f"{name} must be in {rng}, got {d:g}; typical values are 1e-5 to 1e-7 (below 1/n)")
+    return d
+
+
+def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
+    s = _as_float(sensitivity, name)
+    if math.isinf(s) or s < 0:
+        raise DPError(f"{name} must be a finite number >= 0, got {s:g}")
+    return s
+
+
+def check_bounds(lower, upper, name: str = "bounds") -> tuple[float, float]:
+    lo = _as_float(lower, f"{name} lower")
+    hi = _as_float(upper, f"{name} upper")
+    if math.isinf(lo) or math.isinf(hi):
+        raise DPError(f"{name} must be finite public bounds, got [{lo:g}, {hi:g}]")
+    if lo >= hi:
+        raise DPError(f"{name}: lower must be < upper, got [{lo:g}, {hi:g}]")
+    return lo, hi
+
+
+def check_positive_int(value, name: str) -> int:
+    if isinstance(value, bool):
+        raise DPError(f"{name} must be a whole number > 0, got {value!r}")
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise DPError(f"{name} must be a whole number > 0, got {value!r}") from None
+    if math.isnan(f) or math.isinf(f) or f != int(f) or f <= 0:
+        raise DPError(f"{name} must be a whole number > 0, got {value!r}")
+    return int(f)

@@ -1,0 +1,57 @@
+"""Home: what DP promises, where real deployments put epsilon, epsilon in plain language, a tour."""
+
+import streamlit as st
+
+from dpcore.figures import home as figs
+from dpcore.interpret import privacy_level, reading
+
+st.title("DP Explorer")
+st.markdown(
+    "**Differential privacy (DP)** is a promise made by an algorithm, not by a dataset: whatever the output, "
+    "it would have been almost as likely had any one person's data been left out or changed. "
+    "So no one — however much else they know — can learn much about *you* from it. "
+    "The budget **ε (epsilon)** says how much \"almost\" is; smaller ε means stronger privacy and more noise."
+)
+st.latex(r"\Pr[M(D) \in S] \;\le\; e^{\varepsilon}\,\Pr[M(D') \in S] + \delta"
+         r"\quad\text{for all neighbouring } D, D' \text{ and all sets of outputs } S")
+st.caption("D and D′ differ in one person's record; δ is a small probability (≪ 1/n) that the bound may fail.")
+
+st.subheader("Where is your epsilon?")
+eps = st.select_slider(
+    "Your ε", options=[0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 12.2, 20.0, 50.0], value=1.0, key="home_eps",
+)
+st.plotly_chart(figs.deployments_chart(eps), key="home_deployments")
+st.caption("Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
+           "user per day, a device) and the time window differ.")
+
+st.subheader("Epsilon in plain language")
+c1, c2 = st.columns([3, 2])
+with c1:
+    st.plotly_chart(figs.posterior_chart(eps), key="home_posterior")
+with c2:
+    st.metric("Privacy level", privacy_level(eps))
+    st.markdown(reading(eps, 0.5))
+    st.markdown(reading(eps, 0.01))
+    st.caption("Bound: p′ ≤ e^ε·p / (1 − p + e^ε·p), from Bayes' rule with a likelihood ratio of at most e^ε.")
+
+st.subheader("Tour")
+TOUR = [
+    ("pages/noise.py", "Noise mechanisms", "Laplace and Gaussian noise under an ε slider: the error you pay and "
+     "why the definition holds."),
+    ("pages/reidentification.py", "Re-identification", "Removing names is not anonymisation: linkage on age, zip "
+     "and salary, uniqueness and k-anonymity."),
+    ("pages/differencing.py", "Differencing attack", "\"Only averages over 50+ people\" leaks one person's exact "
+     "age; noise stops it."),
+    ("pages/query_console.py", "Private query console", "Ask noisy questions of the data; every answer spends ε "
+     "from a budget that runs out."),
+    ("pages/training.py", "DP training", "Train models with DP-SGD (Opacus) in the background, next to a "
+     "non-private baseline."),
+    ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy vs ε beside membership-inference attacks and "
+     "an empirical ε audit."),
+]
+cols = st.columns(3)
+for i, (path, title, line) in enumerate(TOUR):
+    with cols[i % 3].container(border=True):
+        st.markdown(f"**{title}**")
+        st.caption(line)
+        st.page_link(path, label=f"Open {title}", icon=":material/arrow_forward:")

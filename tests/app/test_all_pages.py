@@ -1,0 +1,30 @@
+"""Every page registered in app.py renders without an exception (AppTest)."""
+
+import pytest
+
+from .pages import ROOT, open_page, registered_pages
+
+PAGES = registered_pages()
+
+
+def test_every_page_file_exists_and_is_registered():
+    assert len(PAGES) >= 7
+    on_disk = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py") if not p.name.startswith("_")}
+    assert on_disk == set(PAGES), "every page file must be registered in app.py (and vice versa)"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders_without_exception(page, chdir_root):
+    at = open_page(page)
+    assert not at.exception, f"{page}: {[e.value for e in at.exception]}"
+    assert len(at.title) >= 1, f"{page} has no title"
+
+
+def test_home_slider_moves_the_reading(chdir_root):
+    at = open_page("pages/home.py")
+    before = [m.value for m in at.markdown]
+    at.select_slider(key="home_eps").set_value(8.0).run()
+    assert not at.exception
+    after = [m.value for m in at.markdown]
+    assert before != after
+    assert any("ε = 8" in m for m in after)

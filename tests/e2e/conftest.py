@@ -1,0 +1,114 @@
+"""Real-browser fixtures: a Streamlit server on a free port and headless Debian Chromium via Playwright.
+
+Browser tests skip (with the reason) only when no Chromium is installed; with
+DP_EXPLORER_REQUIRE_BROWSER=1 (set by .ci/run) a missing browser is a failure instead.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "tests" / "e2e" / "screenshots"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+
+
+def chromium_path():
+    for cand in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                 shutil.which("chromium-browser")):
+        if cand and os.path.exists(cand):
+            return cand
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory):
+    """Start `streamlit run app.py` on a free port with a temporary DP_EXPLORER_HOME; yield its URL."""
+    port = _free_port()
+    home = tmp_path_factory.mktemp("e2e-home")
+    env = dict(os.environ, DP_EXPLORER_HOME=str(home))
+    log = open(home / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.5)
+        if proc.poll() is not None:
+            break
+    else:
+        proc.kill()
+        pytest.fail(f"streamlit did not become healthy; log: {(home / 'streamlit.log').read_text()[-2000:]}")
+    if proc.poll() is not None:
+        pytest.fail(f"streamlit exited: {(home / 'streamlit.log').read_text()[-2000:]}")
+    yield url
+    os.killpg(proc.pid, 15)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    exe = chromium_path()
+    if exe is None:
+        if os.environ.get("DP_EXPLORER_REQUIRE_BROWSER"):
+            pytest.fail("no Chromium found at /usr/bin/chromium but DP_EXPLORER_REQUIRE_BROWSER is set")
+        pytest.skip("no Chromium installed (apt-get install chromium); real-browser tests need it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    ctx.close()
+
+
+def wait_for_app(pg) -> None:
+    """Wait until Streamlit finished a script run (no running indicator) and the main block is there."""
+    pg.wait_for_selector('[data-testid="stMain"]', timeout=60_000)
+    pg.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
+        timeout=120_000,
+    )
+    pg.wait_for_timeout(500)
+
+
+def screenshot(pg, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    pg.screenshot(path=str(path), full_page=True)
+    return path
