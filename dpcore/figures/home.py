@@ -20,9 +20,9 @@ def deployments_chart(user_epsilon: float) -> go.Figure:
     ))
     fig.add_vline(x=user_epsilon, line_color=style.PRIVATE, line_width=3, line_dash="dash",
                   annotation_text=f"your ε = {user_epsilon:g}", annotation_position="bottom right")
-    style.add_epsilon_zones(fig, 0.05, 100)
+    style.add_epsilon_zones(fig, 0.05, 300)
     style.base_layout(fig, "Where is your epsilon? Published deployments", "", "", height=420)
-    style.epsilon_axis(fig, range=[np.log10(0.05), np.log10(100)])
+    style.epsilon_axis(fig, range=[np.log10(0.05), np.log10(300)])
     fig.update_layout(showlegend=False, margin=dict(l=220, r=20, t=60, b=55))
     return fig
 

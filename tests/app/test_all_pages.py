@@ -28,3 +28,20 @@ def test_home_slider_moves_the_reading(chdir_root):
     after = [m.value for m in at.markdown]
     assert before != after
     assert any("ε = 8" in m for m in after)
+
+
+def test_home_does_not_import_torch_or_opacus(repo_root):
+    """Home must render fast: it may not pull torch/opacus in (they load lazily where training happens)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file('app.py', default_timeout=60); at.run()\n"
+        "assert not at.exception\n"
+        "print(sorted(m for m in ('torch', 'opacus') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo_root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
