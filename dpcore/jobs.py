@@ -1,0 +1,838 @@
+"""Background jobs: a SQLite store under ``$DP_EXPLORER_HOME`` and worker processes that run it.
+
+Long work (training, sweeps) never runs in the Streamlit script thread. A caller submits a job::
+
+    job_id = jobs.submit("dpcore.training:train_job", {"dataset": "digits", ...}, group="sweep-1")
+    jobs.ensure_workers()          # cheap and idempotent; starts detached workers if too few are alive
+    jobs.get(job_id)["status"]     # queued / running / done / failed / cancelled
+
+A worker claims a queued job (``BEGIN IMMEDIATE``: never two claims of one job), imports the target
+``"dpcore.module:function"`` and calls ``fn(params, ctx)``, which returns a JSON-serialisable dict of
+metrics. ``ctx`` (:class:`JobContext`) reports progress, answers "was I cancelled?", and saves files
+atomically into the job's own folder ``$DP_EXPLORER_HOME/jobs/<id>/``. The worker writes
+``result.json`` there (temp file, fsync, rename) *before* it commits ``done``.
+
+Liveness: workers heartbeat (``DP_EXPLORER_JOBS_HEARTBEAT`` seconds, default 1). A running job whose
+heartbeat is older than ``DP_EXPLORER_JOBS_DEAD_AFTER`` (default 6 s) is marked ``failed`` ("worker
+died") by whoever looks next — :func:`get`, :func:`list_jobs`, :func:`ensure_workers`, or another
+worker. Queued jobs stay queued across restarts; finished jobs and their files are never touched again.
+
+Cancel: :func:`cancel` cancels a queued job at once, and flags a running one; the worker's heartbeat
+thread sees the flag within one heartbeat, ``ctx.cancelled()`` turns true, the job function returns or
+raises, and the job ends ``cancelled``. A job that ignores the flag for ``DP_EXPLORER_JOBS_CANCEL_GRACE``
+seconds (default 10) is recorded ``cancelled`` and its worker process exits (a new one is started on
+the next :func:`ensure_workers`).
+
+The hand-off from store to executor is one small interface, :class:`Executor`: it only has to start a
+worker process (``python -m dpcore.worker --id ID``) with the given environment. Workers *pull* jobs
+from the store, so a cluster executor only needs a shared ``$DP_EXPLORER_HOME`` and its own
+``start_worker``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import re
+import secrets
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from . import storage
+from .errors import DPError, JobError
+
+STATUSES = ("queued", "running", "done", "failed", "cancelled")
+FINISHED = frozenset({"done", "failed", "cancelled"})
+DB_NAME = "jobs.sqlite"
+MAX_HISTORY = 10_000  # progress history entries kept per job (live charts); later ones update progress only
+
+_TARGET_RE = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+# --------------------------------------------------------------------------------------------- settings
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        return default
+    return value if math.isfinite(value) and value > 0 else default
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Timing knobs, read from the environment at call time (tests shorten them)."""
+
+    heartbeat: float = 1.0       # seconds between heartbeats
+    dead_after: float = 6.0      # a running job without heartbeat for this long is "worker died"
+    poll: float = 0.5            # idle worker: seconds between looks for queued jobs
+    idle_exit: float = 600.0     # idle worker exits after this many seconds without a job
+    cancel_grace: float = 10.0   # a job ignoring cancel this long gets its worker process ended
+    startup_grace: float = 30.0  # a just-started worker counts as alive this long before its first beat
+
+
+def settings() -> Settings:
+    hb = _env_float("DP_EXPLORER_JOBS_HEARTBEAT", 1.0)
+    return Settings(
+        heartbeat=hb,
+        dead_after=_env_float("DP_EXPLORER_JOBS_DEAD_AFTER", max(6.0 * hb, 2.0 * hb + 1.0)),
+        poll=_env_float("DP_EXPLORER_JOBS_POLL", min(0.5, hb)),
+        idle_exit=_env_float("DP_EXPLORER_JOBS_IDLE_EXIT", 600.0),
+        cancel_grace=_env_float("DP_EXPLORER_JOBS_CANCEL_GRACE", 10.0),
+        startup_grace=_env_float("DP_EXPLORER_JOBS_STARTUP_GRACE", 30.0),
+    )
+
+
+# --------------------------------------------------------------------------------------------- store
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    target TEXT NOT NULL,
+    params TEXT NOT NULL,
+    grp TEXT,
+    label TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL,
+    progress TEXT NOT NULL DEFAULT '{}',
+    created REAL NOT NULL,
+    started REAL,
+    ended REAL,
+    error TEXT,
+    result TEXT,
+    worker TEXT,
+    heartbeat REAL,
+    cancel_requested INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, created);
+CREATE INDEX IF NOT EXISTS jobs_by_group ON jobs(grp, created);
+CREATE TABLE IF NOT EXISTS history (
+    job_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    t REAL NOT NULL,
+    fields TEXT NOT NULL,
+    PRIMARY KEY (job_id, seq)
+);
+CREATE TABLE IF NOT EXISTS workers (
+    id TEXT PRIMARY KEY,
+    pid INTEGER,
+    host TEXT,
+    executor TEXT,
+    started REAL NOT NULL,
+    heartbeat REAL NOT NULL,
+    registered INTEGER NOT NULL DEFAULT 0,
+    job TEXT,
+    stop INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+_initialised: set[str] = set()
+_init_lock = threading.Lock()
+
+
+def db_path() -> Path:
+    return storage.home() / DB_NAME
+
+
+def jobs_dir() -> Path:
+    return storage.subdir("jobs")
+
+
+def _connect() -> sqlite3.Connection:
+    path = db_path()
+    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 30000")
+    key = str(path)
+    if key not in _initialised:
+        with _init_lock:
+            if key not in _initialised:
+                conn.execute("PRAGMA journal_mode = WAL")
+                with _tx(conn):
+                    for stmt in _SCHEMA.split(";"):
+                        if stmt.strip():
+                            conn.execute(stmt)
+                _initialised.add(key)
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+@contextmanager
+def _db() -> Iterator[sqlite3.Connection]:
+    conn = _connect()
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+@contextmanager
+def _tx(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction that takes the write lock up front (no lock upgrades, no double claims)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, default=_json_default, allow_nan=True)
+
+
+def _json_default(obj: Any):
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars, torch tensors
+        return obj.tolist()
+    if hasattr(obj, "item"):
+        return obj.item()
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
+
+
+def _check_id(job_id: str) -> str:
+    if not isinstance(job_id, str) or not _ID_RE.match(job_id):
+        raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
+    return job_id
+
+
+def _new_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    msg = first if isinstance(exc, DPError) and first else f"{type(exc).__name__}: {first}".rstrip(": ")
+    return msg[:500]
+
+
+def _row_to_job(row: sqlite3.Row, history: list[dict] | None) -> dict:
+    job = {
+        "id": row["id"],
+        "target": row["target"],
+        "params": json.loads(row["params"]),
+        "group": row["grp"],
+        "label": row["label"],
+        "status": row["status"],
+        "progress": json.loads(row["progress"] or "{}"),
+        "created": row["created"],
+        "started": row["started"],
+        "ended": row["ended"],
+        "error": row["error"],
+        "result": json.loads(row["result"]) if row["result"] else None,
+        "result_dir": str(jobs_dir() / row["id"]),
+        "worker": row["worker"],
+        "cancel_requested": bool(row["cancel_requested"]),
+    }
+    if history is not None:
+        job["history"] = history
+    return job
+
+
+def _history(conn: sqlite3.Connection, job_id: str) -> list[dict]:
+    out = []
+    for h in conn.execute("SELECT t, fields FROM history WHERE job_id = ? ORDER BY seq", (job_id,)):
+        entry = json.loads(h["fields"])
+        entry["t"] = h["t"]
+        out.append(entry)
+    return out
+
+
+def _resolve_target(target: str) -> Callable[[dict, "JobContext"], dict]:
+    if not isinstance(target, str) or not _TARGET_RE.match(target):
+        raise JobError(f"job target must look like 'dpcore.module:function' (inside dpcore), got {target!r}")
+    module_name, func_name = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise JobError(f"job target {target!r}: cannot import {module_name} ({exc})") from None
+    fn = getattr(module, func_name, None)
+    if not callable(fn):
+        raise JobError(f"job target {target!r}: {module_name} has no function {func_name!r}")
+    return fn
+
+
+# --------------------------------------------------------------------------------------------- public API
+
+def submit(target: str, params: dict, *, group: str | None = None, label: str = "") -> str:
+    """Queue ``fn(params, ctx)`` for a worker; return the job id. Call :func:`ensure_workers` to run it."""
+    _resolve_target(target)
+    if not isinstance(params, dict):
+        raise JobError(f"job params must be a dict, got {type(params).__name__}")
+    try:
+        params_json = json.dumps(params, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}") from None
+    if group is not None and not isinstance(group, str):
+        raise JobError(f"job group must be a string or None, got {type(group).__name__}")
+    job_id = _new_id()
+    with _db() as conn, _tx(conn):
+        conn.execute(
+            "INSERT INTO jobs (id, target, params, grp, label, status, created) VALUES (?, ?, ?, ?, ?, 'queued', ?)",
+            (job_id, target, params_json, group, str(label or ""), time.time()),
+        )
+    return job_id
+
+
+def get(job_id: str, *, history: bool = True) -> dict:
+    """The job's record: status, progress, history (list of progress updates), times, error, result."""
+    _check_id(job_id)
+    with _db() as conn:
+        _reap(conn)
+        row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
+        return _row_to_job(row, _history(conn, job_id) if history else None)
+
+
+def list_jobs(group: str | None = None, limit: int = 100) -> list[dict]:
+    """Newest jobs first (without their history), optionally only one group."""
+    limit = max(1, min(int(limit), 10_000))
+    with _db() as conn:
+        _reap(conn)
+        if group is None:
+            rows = conn.execute("SELECT * FROM jobs ORDER BY created DESC, rowid DESC LIMIT ?", (limit,))
+        else:
+            rows = conn.execute("SELECT * FROM jobs WHERE grp = ? ORDER BY created DESC, rowid DESC LIMIT ?",
+                                (group, limit))
+        return [_row_to_job(r, None) for r in rows.fetchall()]
+
+
+def cancel(job_id: str) -> dict:
+    """Cancel a job: a queued one at once, a running one within a heartbeat or two. Finished: no change."""
+    _check_id(job_id)
+    now = time.time()
+    with _db() as conn:
+        with _tx(conn):
+            row = conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None:
+                raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
+            if row["status"] == "queued":
+                conn.execute("UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
+                             "error = 'cancelled before it started' WHERE id = ?", (now, job_id))
+            elif row["status"] == "running":
+                conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
+    return get(job_id, history=False)
+
+
+def wait(job_id: str, timeout: float = 60.0, poll: float = 0.05) -> dict:
+    """Block until the job finishes (done / failed / cancelled) and return it; JobError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job = get(job_id, history=False)
+        if job["status"] in FINISHED:
+            return get(job_id)
+        if time.monotonic() >= deadline:
+            raise JobError(f"job {job_id} is still {job['status']} after {timeout:g} s")
+        time.sleep(poll)
+
+
+def result_path(job_id: str, name: str = "result.json") -> Path:
+    """Path of a file in the job's result folder (``result.json``, or a file saved with ctx.save_bytes)."""
+    _check_id(job_id)
+    return jobs_dir() / job_id / _check_name(name)
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
+        raise JobError(f"file name must be a plain name like 'model.pt' (letters, digits, . _ -), got {name!r}")
+    return name
+
+
+# --------------------------------------------------------------------------------------------- liveness
+
+def _reap(conn: sqlite3.Connection) -> int:
+    """Mark running jobs whose worker stopped heartbeating as failed. Cheap when nothing is stale."""
+    cfg = settings()
+    cutoff = time.time() - cfg.dead_after
+    stale = conn.execute("SELECT id FROM jobs WHERE status = 'running' AND heartbeat < ? LIMIT 1",
+                         (cutoff,)).fetchone()
+    if stale is None:
+        return 0
+    with _tx(conn):
+        cur = conn.execute(
+            "UPDATE jobs SET status = 'failed', ended = ?, "
+            "error = 'worker died (no heartbeat for ' || CAST(ROUND(? - heartbeat, 1) AS TEXT) || ' s); "
+            "submit the job again' WHERE status = 'running' AND heartbeat < ?",
+            (time.time(), time.time(), cutoff),
+        )
+    return cur.rowcount
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a killed child that nobody waited for yet is a zombie: dead
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _live_workers(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    cfg = settings()
+    now = time.time()
+    host = socket.gethostname()
+    live = []
+    for w in conn.execute("SELECT * FROM workers WHERE stop = 0").fetchall():
+        same_host_dead = w["host"] == host and w["executor"] == "local" and not _pid_alive(w["pid"])
+        if same_host_dead:
+            continue
+        if w["heartbeat"] >= now - cfg.dead_after:
+            live.append(w)
+        elif not w["registered"] and w["started"] >= now - cfg.startup_grace:
+            live.append(w)  # started, still importing
+    return live
+
+
+def workers() -> list[dict]:
+    """Live workers (id, pid, host, executor, started, heartbeat, job)."""
+    with _db() as conn:
+        return [{k: w[k] for k in ("id", "pid", "host", "executor", "started", "heartbeat", "job")}
+                for w in _live_workers(conn)]
+
+
+# --------------------------------------------------------------------------------------------- executors
+
+class Executor:
+    """Starts worker processes. The only hand-off from the store to compute: workers pull jobs themselves.
+
+    A cluster executor would submit ``python -m dpcore.worker --id WORKER_ID`` to the cluster with the
+    same environment (``DP_EXPLORER_HOME`` must point at storage the cluster shares).
+    """
+
+    name = "base"
+
+    def start_worker(self, worker_id: str, env: dict[str, str]) -> int | None:
+        """Start one worker; return its pid if it runs on this host, else None."""
+        raise NotImplementedError
+
+
+class LocalProcessExecutor(Executor):
+    """Detached local processes (own session: they outlive a Streamlit rerun or restart)."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        self._children: list[subprocess.Popen] = []
+
+    def start_worker(self, worker_id: str, env: dict[str, str]) -> int | None:
+        self._children = [p for p in self._children if p.poll() is None]  # reap exited children
+        log_dir = storage.subdir("logs")
+        root = str(Path(__file__).resolve().parents[1])
+        env = dict(env)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        with open(log_dir / "workers.log", "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "dpcore.worker", "--id", worker_id],
+                cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, close_fds=True,
+            )
+        self._children.append(proc)
+        return proc.pid
+
+    def children(self) -> list[subprocess.Popen]:
+        return list(self._children)
+
+
+_executor: Executor = LocalProcessExecutor()
+
+
+def set_executor(executor: Executor) -> Executor:
+    """Use another executor (e.g. a cluster one); returns the previous one."""
+    global _executor
+    previous, _executor = _executor, executor
+    return previous
+
+
+def get_executor() -> Executor:
+    return _executor
+
+
+def ensure_workers(n: int = 2) -> int:
+    """Start workers until ``n`` are alive; return how many were started. Idempotent and cheap."""
+    n = int(n)
+    started = 0
+    with _db() as conn:
+        _reap(conn)
+        with _tx(conn):
+            live = _live_workers(conn)
+            live_ids = {w["id"] for w in live}
+            # forget workers that are gone (never touch the jobs they ran: _reap handles those)
+            for w in conn.execute("SELECT id FROM workers").fetchall():
+                if w["id"] not in live_ids:
+                    conn.execute("DELETE FROM workers WHERE id = ? AND stop = 0", (w["id"],))
+            env = dict(os.environ)
+            env[storage.ENV_VAR] = str(storage.home())
+            for _ in range(max(0, n - len(live))):
+                worker_id = f"w-{secrets.token_hex(4)}"
+                pid = _executor.start_worker(worker_id, env)
+                now = time.time()
+                conn.execute(
+                    "INSERT INTO workers (id, pid, host, executor, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)",
+                    (worker_id, pid, socket.gethostname(), _executor.name, now, now),
+                )
+                started += 1
+    return started
+
+
+def shutdown_workers(timeout: float = 5.0) -> int:
+    """Ask every worker to exit after its current job; wait up to ``timeout`` s. Returns how many were asked."""
+    with _db() as conn, _tx(conn):
+        ids = [w["id"] for w in conn.execute("SELECT id FROM workers WHERE stop = 0")]
+        conn.execute("UPDATE workers SET stop = 1")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with _db() as conn:
+            rows = conn.execute("SELECT pid, host, executor FROM workers").fetchall()
+        if not any(r["host"] == socket.gethostname() and r["executor"] == "local" and _pid_alive(r["pid"])
+                   for r in rows):
+            break
+        time.sleep(0.05)
+    return len(ids)
+
+
+# --------------------------------------------------------------------------------------------- running a job
+
+class JobCancelled(Exception):
+    """Raised by :meth:`JobContext.check_cancelled`; the job ends ``cancelled``."""
+
+
+@dataclass
+class JobContext:
+    """What a job function gets besides its params: progress, cancel flag, its own result folder."""
+
+    job_id: str
+    result_dir: Path
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _progress: dict = field(default_factory=dict, repr=False)
+    _pending: list = field(default_factory=list, repr=False)
+    _dirty: bool = field(default=False, repr=False)
+    _n_history: int = field(default=0, repr=False)
+    _t0: float = field(default_factory=time.time, repr=False)
+
+    def progress(self, **fields: Any) -> None:
+        """Merge fields (epoch, step, total_steps, loss, accuracy, epsilon, ...) into the job's progress
+        and append them (plus ``t``, seconds since start) to its history. Cheap: written to the store
+        by the heartbeat thread."""
+        clean = json.loads(_dumps(fields))
+        with self._lock:
+            self._progress.update(clean)
+            self._dirty = True
+            if self._n_history < MAX_HISTORY:
+                self._pending.append((round(time.time() - self._t0, 3), clean))
+                self._n_history += 1
+
+    def cancelled(self) -> bool:
+        """True once someone asked to cancel this job (checked by the training loop each step)."""
+        return self._cancel.is_set()
+
+    def check_cancelled(self) -> None:
+        """Raise :class:`JobCancelled` if the job was cancelled."""
+        if self._cancel.is_set():
+            raise JobCancelled(f"job {self.job_id} was cancelled")
+
+    def save_bytes(self, name: str, data: bytes) -> Path:
+        """Write ``data`` atomically to ``result_dir/name``; return the path."""
+        path = self.result_dir / _check_name(name)
+        storage.atomic_write_bytes(path, data)
+        return path
+
+    # -- used by the runner
+    def _take(self) -> tuple[dict | None, list]:
+        with self._lock:
+            snapshot = dict(self._progress) if self._dirty else None
+            pending, self._pending, self._dirty = self._pending, [], False
+        return snapshot, pending
+
+
+def _flush(conn: sqlite3.Connection, ctx: JobContext) -> None:
+    """Write buffered progress and history (inside the caller's transaction)."""
+    snapshot, pending = ctx._take()
+    if snapshot is not None:
+        conn.execute("UPDATE jobs SET progress = ? WHERE id = ?", (_dumps(snapshot), ctx.job_id))
+    if pending:
+        base = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM history WHERE job_id = ?",
+                            (ctx.job_id,)).fetchone()[0]
+        conn.executemany("INSERT INTO history (job_id, seq, t, fields) VALUES (?, ?, ?, ?)",
+                         [(ctx.job_id, base + i, t, _dumps(f)) for i, (t, f) in enumerate(pending)])
+
+
+class _Heartbeat(threading.Thread):
+    """Beats for the job (and its worker), flushes progress, and turns a cancel flag into ctx.cancelled()."""
+
+    def __init__(self, ctx: JobContext, worker_id: str, hard_exit: bool) -> None:
+        super().__init__(name=f"heartbeat-{ctx.job_id}", daemon=True)
+        self.ctx = ctx
+        self.worker_id = worker_id
+        self.hard_exit = hard_exit
+        self.stop = threading.Event()
+        self.cancel_seen: float | None = None
+        self.cfg = settings()
+
+    def run(self) -> None:
+        while not self.stop.wait(self.cfg.heartbeat):
+            try:
+                self.beat()
+            except sqlite3.Error as exc:  # keep beating; a busy database is not a dead worker
+                print(f"[jobs] heartbeat for {self.ctx.job_id} failed: {exc}", file=sys.stderr, flush=True)
+
+    def beat(self) -> None:
+        now = time.time()
+        with _db() as conn:
+            with _tx(conn):
+                _flush(conn, self.ctx)
+                conn.execute("UPDATE jobs SET heartbeat = ? WHERE id = ? AND status = 'running'",
+                             (now, self.ctx.job_id))
+                conn.execute("UPDATE workers SET heartbeat = ?, registered = 1, job = ? WHERE id = ?",
+                             (now, self.ctx.job_id, self.worker_id))
+                row = conn.execute("SELECT status, cancel_requested FROM jobs WHERE id = ?",
+                                   (self.ctx.job_id,)).fetchone()
+            if row is None or row["cancel_requested"] or row["status"] != "running":
+                self.ctx._cancel.set()
+                if self.cancel_seen is None:
+                    self.cancel_seen = now
+                elif self.hard_exit and now - self.cancel_seen > self.cfg.cancel_grace and not self.stop.is_set():
+                    # the job ignores the flag: record the end honestly, then end this worker process
+                    with _tx(conn):
+                        conn.execute("UPDATE jobs SET status = 'cancelled', ended = ?, error = ? "
+                                     "WHERE id = ? AND status = 'running'",
+                                     (now, "cancelled (the job ignored the cancel flag; its worker was stopped)",
+                                      self.ctx.job_id))
+                        conn.execute("DELETE FROM workers WHERE id = ?", (self.worker_id,))
+                    print(f"[jobs] job {self.ctx.job_id} ignored cancel for {self.cfg.cancel_grace:g} s; "
+                          "worker exits", file=sys.stderr, flush=True)
+                    os._exit(3)
+
+
+def _finish(ctx: JobContext, worker_id: str, status: str, *, result: dict | None = None,
+            error: str | None = None) -> None:
+    with _db() as conn, _tx(conn):
+        _flush(conn, ctx)
+        conn.execute(
+            "UPDATE jobs SET status = ?, ended = ?, result = ?, error = ?, heartbeat = ? "
+            "WHERE id = ? AND status = 'running' AND worker = ?",
+            (status, time.time(), _dumps(result) if result is not None else None, error, time.time(),
+             ctx.job_id, worker_id),
+        )
+        conn.execute("UPDATE workers SET job = NULL, heartbeat = ? WHERE id = ?", (time.time(), worker_id))
+
+
+def _execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exit: bool,
+             reraise: bool) -> tuple[str, dict | None]:
+    """Run one claimed job to its end state. Returns (status, result)."""
+    result_dir = jobs_dir() / job_id
+    result_dir.mkdir(parents=True, exist_ok=True)
+    ctx = JobContext(job_id=job_id, result_dir=result_dir)
+    beat = _Heartbeat(ctx, worker_id, hard_exit)
+    beat.start()
+    status, result, error, exc_out = "failed", None, None, None
+    try:
+        fn = _resolve_target(target)
+        out = fn(params, ctx)
+        if ctx.cancelled():
+            status, error = "cancelled", "cancelled while running"
+        elif not isinstance(out, dict):
+            error = f"job function {target} returned {type(out).__name__}, expected a dict of metrics"
+        else:
+            result = json.loads(_dumps(out))
+            payload = json.dumps({"job_id": job_id, "target": target, "params": params, "result": result},
+                                 indent=2, default=_json_default).encode()
+            storage.atomic_write_bytes(result_dir / "result.json", payload)  # before `done` is committed
+            status = "done"
+    except JobCancelled:
+        status, error = "cancelled", "cancelled while running"
+    except KeyboardInterrupt as exc:
+        status, error, exc_out = "cancelled", "interrupted", exc
+    except Exception as exc:  # noqa: BLE001 - a job's failure is recorded, not fatal to the worker
+        if ctx.cancelled():
+            status, error = "cancelled", "cancelled while running"
+        else:
+            error = _one_line(exc)
+            print(f"[jobs] job {job_id} ({target}) failed:", file=sys.stderr, flush=True)
+            traceback.print_exc(file=sys.stderr)
+            sys.stderr.flush()
+        exc_out = exc
+    except BaseException as exc:  # SystemExit from a job: record, then let it end the process
+        error, exc_out = _one_line(exc) or "the job exited its process", exc
+        beat.stop.set()
+        beat.join()
+        _finish(ctx, worker_id, "failed", error=error)
+        raise
+    finally:
+        beat.stop.set()
+        beat.join()
+    _finish(ctx, worker_id, status, result=result, error=error)
+    if reraise and exc_out is not None:
+        raise exc_out
+    return status, result
+
+
+def _claim(worker_id: str) -> sqlite3.Row | None:
+    """Atomically move the oldest queued job to running for this worker (BEGIN IMMEDIATE)."""
+    with _db() as conn:
+        if conn.execute("SELECT 1 FROM jobs WHERE status = 'queued' LIMIT 1").fetchone() is None:
+            return None
+        with _tx(conn):
+            row = conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY created, rowid LIMIT 1").fetchone()
+            if row is None:
+                return None
+            now = time.time()
+            conn.execute("UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
+                         "WHERE id = ? AND status = 'queued'", (now, now, worker_id, row["id"]))
+            conn.execute("UPDATE workers SET job = ?, heartbeat = ?, registered = 1 WHERE id = ?",
+                         (row["id"], now, worker_id))
+        return row
+
+
+def run_inline(target: str, params: dict, *, group: str | None = None, label: str = "") -> dict:
+    """Run a job in this process (CLI without --background, tests) and return its result dict.
+
+    The run is recorded in the store like any job (visible in ``jobs list``), with the same context,
+    heartbeats and ``result.json``. A job error is raised again here (DPError stays a DPError);
+    a cancelled run raises :class:`JobError`.
+    """
+    job_id = submit(target, params, group=group, label=label)
+    worker_id = f"inline-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+    now = time.time()
+    with _db() as conn, _tx(conn):
+        conn.execute("UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
+                     "WHERE id = ? AND status = 'queued'", (now, now, worker_id, job_id))
+    status, result = _execute(job_id, target, params, worker_id, hard_exit=False, reraise=True)
+    if status != "done":
+        job = get(job_id, history=False)
+        raise JobError(f"job {job_id} ended {status}: {job['error'] or 'no result'}")
+    return result
+
+
+def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
+    """The worker loop (``python -m dpcore.worker``): claim, run, repeat; exit when idle too long.
+
+    Returns how many jobs it ran.
+    """
+    cfg = settings()
+    worker_id = worker_id or f"w-{secrets.token_hex(4)}"
+    now = time.time()
+    with _db() as conn, _tx(conn):
+        conn.execute(
+            "INSERT INTO workers (id, pid, host, executor, started, heartbeat, registered) "
+            "VALUES (?, ?, ?, 'local', ?, ?, 1) "
+            "ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, host = excluded.host, heartbeat = excluded.heartbeat, "
+            "registered = 1",
+            (worker_id, os.getpid(), socket.gethostname(), now, now),
+        )
+    print(f"[jobs] worker {worker_id} pid {os.getpid()} started, home {storage.home()}", file=sys.stderr, flush=True)
+    ran = 0
+    idle_since = time.monotonic()
+    last_beat = 0.0
+    try:
+        while True:
+            if time.monotonic() - last_beat >= cfg.heartbeat:
+                last_beat = time.monotonic()
+                with _db() as conn:
+                    _reap(conn)
+                    with _tx(conn):
+                        conn.execute("UPDATE workers SET heartbeat = ?, registered = 1 WHERE id = ?",
+                                     (time.time(), worker_id))
+                        row = conn.execute("SELECT stop FROM workers WHERE id = ?", (worker_id,)).fetchone()
+                if row is None or row["stop"]:
+                    print(f"[jobs] worker {worker_id} asked to stop", file=sys.stderr, flush=True)
+                    break
+            job = _claim(worker_id)
+            if job is None:
+                if once or time.monotonic() - idle_since > cfg.idle_exit:
+                    break
+                time.sleep(cfg.poll)
+                continue
+            print(f"[jobs] worker {worker_id} runs job {job['id']} ({job['target']})", file=sys.stderr, flush=True)
+            status, _ = _execute(job["id"], job["target"], json.loads(job["params"]), worker_id,
+                                 hard_exit=True, reraise=False)
+            print(f"[jobs] job {job['id']} {status}", file=sys.stderr, flush=True)
+            ran += 1
+            idle_since = time.monotonic()
+            if once:
+                break
+    finally:
+        with _db() as conn, _tx(conn):
+            conn.execute("DELETE FROM workers WHERE id = ?", (worker_id,))
+        print(f"[jobs] worker {worker_id} exits after {ran} job(s)", file=sys.stderr, flush=True)
+    return ran
+
+
+# --------------------------------------------------------------------------------------------- page helper
+
+def view(job: dict | str) -> dict:
+    """Everything a page needs to draw a job, without Streamlit: status text, progress fraction, history.
+
+    Returns ``{"job": <get() record>, "finished": bool, "fraction": 0..1 or None, "text": str,
+    "elapsed": seconds, "series": {field: [(x, value), ...]}}`` where ``series`` holds history values
+    of ``loss``, ``accuracy``, ``epsilon`` (and any other numeric field) against ``epoch`` when the job
+    reported epochs, else against ``step``.
+    """
+    if isinstance(job, str):
+        job = get(job)
+    p = job.get("progress") or {}
+    fraction = None
+    for done_key, total_key in (("step", "total_steps"), ("epoch", "total_epochs"), ("epoch", "epochs")):
+        done, total = p.get(done_key), p.get(total_key)
+        if isinstance(done, (int, float)) and isinstance(total, (int, float)) and total > 0:
+            fraction = max(0.0, min(1.0, done / total))
+            break
+    if job["status"] == "done":
+        fraction = 1.0
+    parts = [job["status"]]
+    if "epoch" in p:
+        parts.append(f"epoch {p['epoch']}" + (f"/{p['total_epochs']}" if "total_epochs" in p else ""))
+    if "step" in p:
+        parts.append(f"step {p['step']}" + (f"/{p['total_steps']}" if "total_steps" in p else ""))
+    if job["status"] in ("failed", "cancelled") and job.get("error"):
+        parts.append(job["error"])
+    start = job.get("started") or job.get("created")
+    end = job.get("ended") or time.time()
+    history = job.get("history") or []
+    x_key = "epoch" if any("epoch" in h for h in history) else "step"
+    series: dict[str, list] = {}
+    for h in history:
+        if x_key not in h:
+            continue
+        for k, v in h.items():
+            if k in (x_key, "t", "step", "epoch", "total_steps", "total_epochs") or isinstance(v, bool):
+                continue
+            if isinstance(v, (int, float)):
+                series.setdefault(k, []).append((h[x_key], v))
+    return {
+        "job": job,
+        "finished": job["status"] in FINISHED,
+        "fraction": fraction,
+        "text": " · ".join(str(x) for x in parts),
+        "elapsed": max(0.0, end - start) if start else 0.0,
+        "x": x_key,
+        "series": series,
+    }
