@@ -1,0 +1,104 @@
+"""Figures for the re-identification page: class sizes, uniqueness as QIs are added, linkage funnel,
+generalisation before/after, and the DP attack success curve (simulation)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from . import style
+
+
+def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
+    """Share of records by the size of their equivalence class (sizes above max_size pooled)."""
+    t = report.class_size_table()
+    small = t[t["class_size"] <= max_size]
+    big = t[t["class_size"] > max_size]
+    x = small["class_size"].astype(str).tolist()
+    y = (small["share_of_records"] * 100).tolist()
+    if len(big):
+        x.append(f">{max_size}")
+        y.append(float(big["share_of_records"].sum() * 100))
+    colours = [style.NON_PRIVATE if v == "1" else style.ACCENT for v in x]
+    fig = go.Figure(go.Bar(x=x, y=y, marker_color=colours, name="records",
+                           hovertemplate="class size %{x}: %{y:.1f}% of records<extra></extra>"))
+    style.base_layout(fig, f"Equivalence-class sizes on {' + '.join(report.qis)} (size 1 = unique)",
+                      "equivalence-class size (records sharing the same quasi-identifiers)",
+                      "share of records (%)")
+    fig.update_xaxes(type="category")
+    return fig
+
+
+def incremental_chart(steps: pd.DataFrame) -> go.Figure:
+    """Unique share and average prosecutor risk as quasi-identifiers are added one by one."""
+    labels = ["+ " + a if i else a for i, a in enumerate(steps["added"])]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=steps["unique_fraction"] * 100, name="unique records (%)",
+                         marker_color=style.NON_PRIVATE,
+                         hovertemplate="%{x}: %{y:.1f}% unique<extra></extra>"))
+    fig.add_trace(go.Scatter(x=labels, y=steps["prosecutor_risk_avg"] * 100, mode="lines+markers",
+                             name="average re-identification risk (%)", line=dict(color=style.ACCENT, width=3),
+                             hovertemplate="%{x}: average risk %{y:.1f}%<extra></extra>"))
+    style.base_layout(fig, "How unique are people as quasi-identifiers are added",
+                      "quasi-identifiers known to the attacker (added left to right)", "share of records (%)")
+    fig.update_yaxes(range=[0, 105])
+    return fig
+
+
+def linkage_chart(result, title: str = "Linkage with the public register") -> go.Figure:
+    """Funnel: register entries -> match exactly one record -> right person -> rare disease disclosed."""
+    stages = ["register entries", "in the release (truth)", "match exactly one record",
+              "…and it is the right person", "…with the rare disease"]
+    values = [result.register_size, result.in_release, result.matched_one, result.right_person,
+              result.rare_disclosed]
+    colours = [style.NEUTRAL, style.NEUTRAL, style.ACCENT, style.NON_PRIVATE, style.NON_PRIVATE]
+    fig = go.Figure(go.Bar(y=stages, x=values, orientation="h", marker_color=colours, text=values,
+                           textposition="auto", hovertemplate="%{y}: %{x:,}<extra></extra>"))
+    style.base_layout(fig, title, "people (register entries)", "")
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(margin=dict(l=200, r=20, t=60, b=55), showlegend=False)
+    return fig
+
+
+def generalisation_chart(before: dict, after: dict) -> go.Figure:
+    """Side-by-side bars (%) of the risk measures before and after generalisation."""
+    keys = list(before)
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=keys, y=[before[k] * 100 for k in keys], name="exact values (as released)",
+                         marker_color=style.NON_PRIVATE, hovertemplate="%{x}: %{y:.2f}%<extra></extra>"))
+    fig.add_trace(go.Bar(x=keys, y=[after[k] * 100 for k in keys], name="generalised",
+                         marker_color=style.ACCENT, hovertemplate="%{x}: %{y:.2f}%<extra></extra>"))
+    style.base_layout(fig, "Defence by generalisation: before and after", "risk measure",
+                      "share (%)")
+    fig.update_layout(barmode="group")
+    return fig
+
+
+def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
+    """Attacker's success rate against ε (log axis), with the no-noise attack and a blind guess."""
+    c = sim["curve"]
+    x = c["epsilon"].to_numpy()
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[c["ci_high"], c["ci_low"][::-1]] * 100, fill="toself",
+                             fillcolor="rgba(42,157,143,0.2)", line=dict(width=0), hoverinfo="skip",
+                             name="95% interval (simulation)"))
+    fig.add_trace(go.Scatter(x=x, y=c["success_rate"] * 100, mode="lines+markers", name="attacker with noisy counts",
+                             line=dict(color=style.PRIVATE, width=3),
+                             hovertemplate="ε = %{x:g}: %{y:.1f}% correct<extra></extra>"))
+    fig.add_hline(y=sim["no_noise"] * 100, line_color=style.NON_PRIVATE, line_dash="dash",
+                  annotation_text=f"exact counts (no DP): {sim['no_noise']:.0%}", annotation_position="top left")
+    fig.add_hline(y=sim["prior_guess"] * 100, line_color=style.NEUTRAL, line_dash="dot",
+                  annotation_text=f"guessing the most common value: {sim['prior_guess']:.0%}",
+                  annotation_position="bottom right")
+    if epsilon is not None:
+        fig.add_vline(x=epsilon, line_color=style.ACCENT, line_dash="dash",
+                      annotation_text=f"ε = {epsilon:g}", annotation_position="bottom left")
+    lo, hi = float(x.min()), float(x.max())
+    style.add_epsilon_zones(fig, lo, hi)
+    style.base_layout(fig, f"Simulation: attacker learning {sim['sensitive']} from noisy counts "
+                      f"({sim['n_releases']} releases × {sim['n_targets']} targets)",
+                      "privacy budget ε (log scale)", "attacker guesses correctly (% of attempts)")
+    style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
+    fig.update_yaxes(range=[0, 105])
+    return fig

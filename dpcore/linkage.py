@@ -1,0 +1,470 @@
+"""Re-identification attacks on a release without names, and what generalisation and DP do about them.
+
+* :func:`find_matches` -- "find your neighbour": filter the release with a few facts (exact values or
+  ranges) an attacker knows about one person, and say what the matching rows disclose.
+* :func:`public_register` / :func:`link` -- linkage at scale: a synthetic voter-roll style register
+  (name, birth year, age, sex, zip code) covering part of the same population (plus people who are not
+  in the release), joined to the release on chosen quasi-identifiers. Scored against the hidden truth.
+* :func:`generalise` / :func:`generalise_medical` -- the classic defence: age bands, zip prefixes,
+  salary bands.
+* :func:`dp_attack_simulation` -- the attacker asks the same questions as noisy counts at ε. This is a
+  numpy *simulation* over many releases, for visualising success rates, not a release path (released
+  answers go through :mod:`dpcore.release`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import datasets
+from .errors import DPError
+from .uniqueness import _check_rows, _codes, check_qis, check_sensitive, group_ids, require_column
+from .validation import check_epsilon, check_positive_int
+
+#: Columns of the public register; ``person_id`` is kept only as hidden ground truth for scoring.
+REGISTER_COLUMNS = ["name", "birth_year", "age", "sex", "zip_code"]
+LINKABLE_COLUMNS = ["birth_year", "age", "sex", "zip_code"]
+DEFAULT_LINK_ON = ["birth_year", "sex", "zip_code"]
+
+#: The default "find your neighbour" scenario: 34 years old, lives in 10001, earns about $50-60k.
+DEFAULT_SCENARIO = {"age": "34", "zip_code": "10001", "salary": "50000-60000"}
+
+
+# --- conditions: exact values and ranges --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One fact the attacker knows: ``column == value`` or ``low <= column <= high``."""
+
+    column: str
+    value: object = None
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def is_range(self) -> bool:
+        return self.low is not None
+
+    def describe(self) -> str:
+        if self.is_range:
+            return f"{self.column} in [{self.low:g}, {self.high:g}]"
+        return f"{self.column} = {self.value}"
+
+
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_RANGE_RE = re.compile(rf"^\s*({_NUM})\s*(?::|\.\.|–|—|-|\bto\b)\s*({_NUM})\s*$")
+
+
+def _number(text, what: str) -> float:
+    try:
+        out = float(str(text).strip().replace(",", "").replace("_", ""))
+    except ValueError:
+        raise DPError(f"{what} must be a number, got {text!r}") from None
+    if not math.isfinite(out):
+        raise DPError(f"{what} must be a finite number, got {text!r}")
+    return out
+
+
+def range_condition(column: str, low, high) -> Condition:
+    lo = _number(low, f"lower end of the range for {column}")
+    hi = _number(high, f"upper end of the range for {column}")
+    if lo > hi:
+        raise DPError(f"range for {column}: LO must be <= HI, got {lo:g} > {hi:g}; swap them")
+    return Condition(column, low=lo, high=hi)
+
+
+def parse_range(item: str) -> Condition:
+    """``COL=LO:HI`` (also ``LO-HI``, ``LO..HI``, ``LO to HI``) -> a range condition."""
+    col, sep, rest = str(item).partition("=")
+    if not sep or not col.strip():
+        raise DPError(f"a range must look like COL=LO:HI (e.g. salary=50000:60000), got {item!r}")
+    return _range_text(col.strip(), rest)
+
+
+def _range_text(column: str, text: str) -> Condition:
+    m = _RANGE_RE.match(text)
+    if m:
+        return range_condition(column, m.group(1), m.group(2))
+    if ":" in text:
+        lo, _, hi = text.partition(":")
+        return range_condition(column, lo, hi)  # raises a clear "must be a number" message
+    raise DPError(f"range for {column} must look like LO:HI with numbers (e.g. 50000:60000), got {text!r}")
+
+
+def parse_known(item: str) -> Condition:
+    """``COL=VALUE`` -> an exact condition."""
+    col, sep, value = str(item).partition("=")
+    if not sep or not col.strip():
+        raise DPError(f"a known fact must look like COL=VALUE (e.g. age=34), got {item!r}")
+    if not value.strip():
+        raise DPError(f"no value given for {col.strip()!r}; write COL=VALUE (e.g. age=34)")
+    return Condition(col.strip(), value=value.strip())
+
+
+def parse_field(column: str, text) -> Condition | None:
+    """A form field: blank = unknown, ``34`` = exact, ``30-39`` / ``30:39`` = range."""
+    if text is None:
+        return None
+    text = str(text).strip()
+    if not text:
+        return None
+    if _RANGE_RE.match(text) or ":" in text:
+        return _range_text(column, text)
+    return Condition(column, value=text)
+
+
+def _is_numeric(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+_TRUE = {"true", "1", "yes", "y", "t"}
+_FALSE = {"false", "0", "no", "n", "f"}
+
+
+def _mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
+    require_column(df, cond.column)
+    s = df[cond.column]
+    if cond.is_range:
+        if not _is_numeric(s):
+            raise DPError(f"column {cond.column!r} is not numeric, so it cannot take a range; "
+                          "give an exact value instead")
+        v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        return (v >= cond.low) & (v <= cond.high)
+    text = str(cond.value).strip()
+    if pd.api.types.is_bool_dtype(s):
+        t = text.casefold()
+        if t not in _TRUE | _FALSE:
+            raise DPError(f"column {cond.column!r} is yes/no; give true or false, got {text!r}")
+        return s.to_numpy(dtype=bool) == (t in _TRUE)
+    if _is_numeric(s):
+        x = _number(text, f"value for {cond.column}")
+        return s.to_numpy(dtype=np.float64, na_value=np.nan) == x
+    codes, uniques = pd.factorize(s)  # compare text once per distinct value, case-insensitively
+    hits = [i for i, u in enumerate(uniques) if str(u).strip().casefold() == text.casefold()]
+    return np.isin(codes, hits)
+
+
+@dataclass(frozen=True)
+class NeighbourResult:
+    matches: int
+    records: pd.DataFrame  # the matching rows (at most max_records)
+    conditions: tuple[Condition, ...]
+    learned: tuple[str, ...]  # plain-language lines: what the attacker learns
+
+    def to_dict(self) -> dict:
+        return {"matches": self.matches, "conditions": [c.describe() for c in self.conditions],
+                "learned": list(self.learned),
+                "records": self.records.astype(object).where(self.records.notna(), None).to_dict("records")}
+
+
+def _learned(records: pd.DataFrame, matches: int, sensitive_columns) -> list[str]:
+    if matches == 0:
+        return ["No record matches these facts: either the person is not in the release or a fact is wrong. "
+                "Try a range instead of an exact value."]
+    out = [f"{matches} record{'s' if matches != 1 else ''} match{'es' if matches == 1 else ''}."]
+    for col in sensitive_columns:
+        if col not in records.columns:
+            continue
+        vc = records[col].astype(str).value_counts()
+        if pd.api.types.is_bool_dtype(records[col]):
+            k = int(records[col].sum())
+            if matches == 1:
+                out.append(f"{col}: {'yes' if k else 'no'} — exactly one record, so the attacker learns it "
+                           "for certain.")
+            else:
+                out.append(f"{col}: {k} of {matches} matches {'has' if k == 1 else 'have'} it "
+                           f"(the attacker's belief: {k}/{matches} = {k / matches:.0%}).")
+            continue
+        if matches == 1:
+            out.append(f"{col}: {vc.index[0]} — exactly one record, so the attacker learns it for certain.")
+        elif len(vc) == 1:
+            out.append(f"{col}: all {matches} matches have {vc.index[0]} — learned without knowing which "
+                       "row is the person (homogeneity).")
+        else:
+            parts = ", ".join(f"{v} ({c})" for v, c in vc.items())
+            out.append(f"{col}: {parts}.")
+    return out
+
+
+def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: int = 1000) -> NeighbourResult:
+    """Filter the release with the attacker's facts; return the matches and what they disclose."""
+    _check_rows(df)
+    conditions = tuple(c for c in conditions if c is not None)
+    if not conditions:
+        raise DPError("give at least one known fact (an exact value or a range), e.g. age=34")
+    mask = np.ones(len(df), dtype=bool)
+    for c in conditions:
+        mask &= _mask(df, c)
+    idx = np.flatnonzero(mask)
+    records = df.iloc[idx[:max_records]]
+    if sensitive is None:
+        sensitive = [c for c in datasets.SENSITIVE_COLUMNS if c in df.columns]
+    elif isinstance(sensitive, str):
+        sensitive = [sensitive]
+    for s in sensitive:
+        require_column(df, s, "sensitive column")
+    return NeighbourResult(int(mask.sum()), records, conditions, tuple(_learned(records, int(mask.sum()),
+                                                                                sensitive)))
+
+
+# --- public register and linkage -------------------------------------------------------------------
+
+
+def _fraction(value, name: str, *, upper: float = 1.0) -> float:
+    x = _number(value, name)
+    if not 0.0 <= x <= upper:
+        raise DPError(f"{name} must be between 0 and {upper:g}, got {x:g}")
+    return x
+
+
+def public_register(population: pd.DataFrame, *, coverage: float = 0.5, outsiders: float = 1.0,
+                    seed=0) -> pd.DataFrame:
+    """A voter-roll style register: ``name, birth_year, age, sex, zip_code`` (+ hidden ``person_id``).
+
+    ``coverage``: share of the release's people listed in the register (drawn at random with ``seed``).
+    ``outsiders``: people in the register who are *not* in the release, per covered person (the area's
+    voter roll is larger than one hospital's patient list). Outsiders come from the same generator with
+    a derived seed and get negative ``person_id`` so they never count as the right person.
+    """
+    require_column(population, "person_id")
+    require_column(population, "name")
+    for c in LINKABLE_COLUMNS:
+        require_column(population, c)
+    coverage = _fraction(coverage, "register coverage")
+    outsiders = _fraction(outsiders, "outsiders per covered person", upper=10.0)
+    rng = np.random.default_rng(seed)
+    n = len(population)
+    k = int(round(coverage * n))
+    chosen = np.sort(rng.choice(n, size=k, replace=False)) if k else np.array([], dtype=np.int64)
+    inside = population.iloc[chosen][["person_id"] + REGISTER_COLUMNS]
+    m = int(round(outsiders * k))
+    parts = [inside]
+    if m:
+        out = datasets.medical_population(m, int(rng.integers(2**31)))[["person_id"] + REGISTER_COLUMNS].copy()
+        out["person_id"] = -1 - np.arange(m, dtype=np.int64)
+        parts.append(out)
+    reg = pd.concat(parts, ignore_index=True)
+    order = rng.permutation(len(reg))  # the register is not sorted by hospital
+    return reg.iloc[order].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class LinkageResult:
+    on: tuple[str, ...]
+    register_size: int
+    in_release: int  # register entries who really are in the release (ground truth)
+    matched_none: int
+    matched_one: int  # entries whose QIs match exactly one release record
+    matched_many: int
+    right_person: int  # of matched_one: the record really is that person
+    wrong_person: int  # of matched_one: an outsider pinned on someone else's record
+    diagnoses_disclosed: int  # = right_person: a named person's diagnosis is now known
+    rare_disclosed: int  # of those, with the rare disease
+    attribute_disclosed: int  # entries in the release whose class has one sensitive value (any size)
+    examples: pd.DataFrame
+
+    @property
+    def precision(self) -> float:
+        return self.right_person / self.matched_one if self.matched_one else float("nan")
+
+    @property
+    def success_rate(self) -> float:
+        """Share of register entries who are in the release and are re-identified."""
+        return self.right_person / self.in_release if self.in_release else 0.0
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in ("register_size", "in_release", "matched_none", "matched_one",
+                                          "matched_many", "right_person", "wrong_person",
+                                          "diagnoses_disclosed", "rare_disclosed", "attribute_disclosed")}
+        return {"on": list(self.on), **d, "precision": self.precision, "success_rate": self.success_rate}
+
+
+def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = "diagnosis",
+         n_examples: int = 20) -> LinkageResult:
+    """Join the register to the release on ``on``; score the unique matches against ``person_id``.
+
+    ``release`` is the released table *plus* the hidden ``person_id`` (ground truth, never used to match).
+    """
+    _check_rows(release)
+    _check_rows(register)
+    on = check_qis(release, on)
+    for c in on:
+        require_column(register, c, "register column")
+    for frame, what in ((release, "release"), (register, "register")):
+        if "person_id" not in frame.columns:
+            raise DPError(f"the {what} needs the hidden person_id column to score the attack")
+    require_column(release, sensitive, "sensitive column")
+    n, m = len(release), len(register)
+    both = pd.concat([release[on], register[on]], ignore_index=True)
+    ids, g = group_ids(both, on)  # one id space for both tables
+    rel, reg = ids[:n], ids[n:]
+    size = np.bincount(rel, minlength=g)
+    row_of = np.full(g, -1, dtype=np.int64)
+    row_of[rel] = np.arange(n)  # for classes of size 1: the only release row
+    cnt = size[reg]
+    one = cnt == 1
+    matched_row = row_of[reg[one]]
+    rel_pid = release["person_id"].to_numpy()
+    reg_pid = register["person_id"].to_numpy()
+    right = rel_pid[matched_row] == reg_pid[one]
+    rare = 0
+    if "has_rare_disease" in release.columns:
+        rare = int(release["has_rare_disease"].to_numpy(dtype=bool)[matched_row][right].sum())
+    s_codes, s_card = _codes(release[sensitive])
+    pairs = np.unique(rel * s_card + s_codes)
+    distinct = np.bincount(pairs // s_card, minlength=g)
+    in_rel = np.isin(reg_pid, rel_pid)
+    attr = int((in_rel & (cnt >= 1) & (distinct[reg] == 1)).sum())
+
+    reg_rows = np.flatnonzero(one)[:n_examples]
+    ex_rel = matched_row[: len(reg_rows)]
+    examples = register.iloc[reg_rows][["name"] + on].reset_index(drop=True)
+    examples[f"linked {sensitive}"] = release[sensitive].iloc[ex_rel].astype(str).to_numpy()
+    examples["right person?"] = right[: len(reg_rows)]
+    return LinkageResult(
+        on=tuple(on), register_size=m, in_release=int(in_rel.sum()), matched_none=int((cnt == 0).sum()),
+        matched_one=int(one.sum()), matched_many=int((cnt > 1).sum()), right_person=int(right.sum()),
+        wrong_person=int((~right).sum()), diagnoses_disclosed=int(right.sum()), rare_disclosed=rare,
+        attribute_disclosed=attr, examples=examples,
+    )
+
+
+# --- generalisation --------------------------------------------------------------------------------
+
+
+def _band(s: pd.Series, width, column: str) -> pd.Series:
+    w = _number(width, f"band width for {column}")
+    if w <= 0:
+        raise DPError(f"band width for {column} must be > 0, got {w:g}")
+    if not _is_numeric(s):
+        raise DPError(f"column {column!r} is not numeric, so it cannot be put into bands; use a prefix")
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    out = np.floor(v / w) * w
+    if pd.api.types.is_integer_dtype(s) and float(w).is_integer():
+        return pd.Series(out.astype(s.dtype), index=s.index, name=s.name)
+    return pd.Series(out, index=s.index, name=s.name)
+
+
+def _prefix(s: pd.Series, digits, column: str) -> pd.Series:
+    d = check_positive_int(digits, f"prefix length for {column}")
+    if pd.api.types.is_integer_dtype(s):  # zip codes stored as numbers: keep the first d digits
+        v = s.to_numpy(dtype=np.int64)
+        ndig = np.floor(np.log10(np.maximum(np.abs(v), 1))).astype(np.int64) + 1
+        factor = 10 ** np.maximum(ndig - d, 0)
+        return pd.Series((v // factor * factor).astype(s.dtype), index=s.index, name=s.name)
+    text = s.astype("string")
+    return text.str.slice(0, d)
+
+
+def generalise(df: pd.DataFrame, *, bands: dict | None = None, prefixes: dict | None = None) -> pd.DataFrame:
+    """A copy with numeric columns floored to bands (34 -> 30 for width 10, meaning 30-39) and text or
+    integer code columns cut to their first digits/characters (10001 -> 10000 for 4 digits, meaning 1000*)."""
+    _check_rows(df)
+    out = df.copy()
+    for col, w in (bands or {}).items():
+        require_column(df, col)
+        out[col] = _band(df[col], w, col)
+    for col, d in (prefixes or {}).items():
+        require_column(df, col)
+        out[col] = _prefix(df[col], d, col)
+    return out
+
+
+def medical_generalisation(age_band=1, zip_digits=5, salary_band=1) -> dict:
+    """The bands/prefixes for the medical data (birth year is banded like age, or it would undo it)."""
+    bands, prefixes = {}, {}
+    if _number(age_band, "age band width") != 1:
+        bands["age"] = age_band
+        bands["birth_year"] = age_band
+    if _number(salary_band, "salary band width") != 1:
+        bands["salary"] = salary_band
+    d = check_positive_int(zip_digits, "zip digits kept")
+    if d > 5:
+        raise DPError(f"zip codes have 5 digits; keep 1 to 5, got {d}")
+    if d < 5:
+        prefixes["zip_code"] = d
+    return {"bands": bands, "prefixes": prefixes}
+
+
+def generalise_medical(df: pd.DataFrame, *, age_band=1, zip_digits=5, salary_band=1) -> pd.DataFrame:
+    """Age bands, zip prefixes, salary bands on any table with those columns (release or register)."""
+    spec = medical_generalisation(age_band, zip_digits, salary_band)
+    spec["bands"] = {k: v for k, v in spec["bands"].items() if k in df.columns}
+    spec["prefixes"] = {k: v for k, v in spec["prefixes"].items() if k in df.columns}
+    return generalise(df, **spec)
+
+
+# --- DP defence (simulation) --------------------------------------------------------------------------
+
+MAX_SENSITIVE_VALUES = 200
+
+
+def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_releases: int = 200,
+                         n_targets: int = 200, seed=0) -> dict:
+    """The attacker's success at learning a target's sensitive value from noisy counts, against ε.
+
+    For each target (a record drawn at random, ``seed``), the attacker knows its QIs and asks, for
+    every sensitive value v, "how many records have these QIs and sensitive = v?". Those cells are
+    disjoint, so the whole set of answers is ε-DP (parallel composition). Each answer gets Laplace(1/ε)
+    noise; the attacker guesses the value with the largest noisy count. Repeated over ``n_releases``
+    independent releases. Without noise this is exactly the attack on the raw release.
+
+    SIMULATION with numpy noise, for visualising success rates; not a release path.
+    """
+    _check_rows(df)
+    qis = check_qis(df, qis)
+    sensitive = check_sensitive(df, sensitive, qis)
+    if sensitive is None:
+        raise DPError("choose a sensitive column for the attacker to learn")
+    eps = [check_epsilon(e) for e in np.atleast_1d(epsilons)]
+    if not eps:
+        raise DPError("give at least one epsilon, e.g. 0.1, 1, 10")
+    n_releases = check_positive_int(n_releases, "number of simulated releases")
+    n_targets = check_positive_int(n_targets, "number of targets")
+    rng = np.random.default_rng(seed)
+    ids, g = group_ids(df, qis)
+    s_codes, v = _codes(df[sensitive])
+    if v > MAX_SENSITIVE_VALUES:
+        raise DPError(f"sensitive column {sensitive!r} has {v} different values; the simulation supports at "
+                      f"most {MAX_SENSITIVE_VALUES}. Choose a categorical column (or put it into bands)")
+    t_rows = rng.choice(len(df), size=min(n_targets, len(df)), replace=False)
+    t_class, t_value = ids[t_rows], s_codes[t_rows]
+    # counts[t, v]: records in the target's class with sensitive value v
+    cls_of_target = {c: i for i, c in enumerate(np.unique(t_class))}
+    uniq = np.array(list(cls_of_target))
+    sel = np.isin(ids, uniq)
+    table = np.zeros((len(uniq), v), dtype=np.float64)
+    np.add.at(table, (np.searchsorted(uniq, ids[sel]), s_codes[sel]), 1.0)
+    counts = table[np.searchsorted(uniq, t_class)]  # (T, V)
+    tie = rng.random(counts.shape) * 1e-9  # random tie-breaking
+
+    def success(noisy):
+        return np.argmax(noisy + tie, axis=-1) == t_value
+
+    no_noise = float(success(counts).mean())
+    prior = float(np.bincount(s_codes, minlength=v).max() / len(df))
+    rows = []
+    for e in eps:
+        noise = rng.laplace(0.0, 1.0 / e, size=(n_releases,) + counts.shape)
+        hits = success(counts[None] + noise)  # (R, T)
+        rate = float(hits.mean())
+        se = math.sqrt(max(rate * (1 - rate), 1e-12) / hits.size)
+        rows.append({"epsilon": e, "success_rate": rate, "ci_low": max(0.0, rate - 1.96 * se),
+                     "ci_high": min(1.0, rate + 1.96 * se)})
+    return {"curve": pd.DataFrame(rows), "no_noise": no_noise, "prior_guess": prior,
+            "n_targets": int(len(t_rows)), "n_releases": n_releases, "n_values": int(v),
+            "qis": qis, "sensitive": sensitive, "simulation": True}
+
+
+def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, random_state=None) -> int:
+    """The neighbour query answered as one DP count (geometric mechanism via :mod:`dpcore.release`)."""
+    from .release import release_count
+
+    res = find_matches(df, conditions, max_records=0)
+    return release_count(res.matches, epsilon=epsilon, random_state=random_state)
