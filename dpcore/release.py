@@ -54,3 +54,52 @@ def release_count(count: int, *, epsilon: float, sensitivity: int = 1, random_st
         raise DPError(f"count must be a whole number, got {count!r}")
     mech = _dpl.Geometric(epsilon=eps, sensitivity=int(sensitivity), random_state=random_state)
     return int(mech.randomise(int(count)))
+
+
+def _check_draws(draws) -> int:
+    from .validation import check_positive_int
+
+    n = check_positive_int(draws, "number of draws")
+    if n > MAX_RELEASE_DRAWS:
+        raise DPError(f"number of draws through the release path must be at most {MAX_RELEASE_DRAWS:,}, got {n:,}")
+    return n
+
+
+MAX_RELEASE_DRAWS = 1_000_000
+
+
+def release_answer(value: float, *, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float,
+                   integer: bool = False, random_state=None):
+    """One released answer: counts (``integer=True``) under Laplace use the geometric (discrete Laplace)
+    mechanism; everything else goes through :func:`release_value`. Secure random source when unseeded."""
+    if integer and mechanism == "laplace":
+        return release_count(int(round(float(value))), epsilon=epsilon, sensitivity=max(1, int(math.ceil(
+            check_sensitivity(sensitivity)))), random_state=random_state)
+    return release_value(value, mechanism=mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity,
+                         random_state=random_state)
+
+
+def release_many(value: float, draws: int, *, mechanism: str, epsilon: float, delta: float = 0.0,
+                 sensitivity: float, random_state=None) -> list[float]:
+    """``draws`` independent releases of the same value through one diffprivlib mechanism (each one costs ε:
+    releasing k of them is (kε, kδ)-DP by basic composition)."""
+    n = _check_draws(draws)
+    v = float(value)
+    if not math.isfinite(v):
+        raise DPError(f"true value must be finite, got {value!r}")
+    mech = _mechanism(mechanism, epsilon, delta, sensitivity, random_state)
+    return [float(mech.randomise(v)) for _ in range(n)]
+
+
+def basic_composition(releases) -> tuple[float, float]:
+    """Total (ε, δ) of several releases on the same data by basic composition: the sums of the ε and δ.
+
+    ``releases`` is an iterable of (epsilon, delta) pairs or of dicts with keys ``epsilon`` and ``delta``.
+    A true upper bound (tighter accountants exist for many releases, e.g. advanced composition)."""
+    eps_total = 0.0
+    delta_total = 0.0
+    for r in releases:
+        e, d = (r["epsilon"], r.get("delta", 0.0)) if isinstance(r, dict) else r
+        eps_total += check_epsilon(e)
+        delta_total += check_delta(d, allow_zero=True) if d else 0.0
+    return eps_total, min(delta_total, 1.0)

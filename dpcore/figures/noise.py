@@ -1,0 +1,190 @@
+"""Noise-mechanism figures: released-answer distribution, several ε, why it is private, error vs ε.
+
+The figures are built in one go from plain dicts (shapes and annotations included) rather than through
+``add_vline`` / ``update_layout`` calls: that is several times faster, which keeps one slider move on the
+page well under 100 ms. They carry no template (Streamlit's theme styles them in the app; a static report
+can add ``fig.update_layout(template="plotly_white")``). Colours come from :mod:`.style`; ε axes are log scale.
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+from ..mechanisms import NoiseView
+from . import style
+
+BAND = "rgba(42,157,143,0.10)"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.4g}"
+
+
+def _layout(title: str, x_title: str, y_title: str, *, height: int = 380, **extra) -> dict:
+    """The look of :func:`style.base_layout`, as a dict (without the template, see module docstring)."""
+    layout = dict(
+        title=dict(text=title, x=0.0, xanchor="left"),
+        height=height,
+        margin=dict(l=60, r=20, t=60, b=55),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        xaxis=dict(title=dict(text=x_title)),
+        yaxis=dict(title=dict(text=y_title)),
+        shapes=[],
+        annotations=[],
+    )
+    layout.update(extra)
+    return layout
+
+
+def _vline(x: float, colour: str, *, dash: str = "solid", width: float = 2, xref: str = "x",
+           yref: str = "paper") -> dict:
+    return dict(type="line", x0=x, x1=x, y0=0, y1=1, xref=xref, yref=yref,
+                line=dict(color=colour, dash=dash, width=width))
+
+
+def _note(x: float, text: str, colour: str, *, xref: str = "x", y: float = 1.0, xanchor: str = "left") -> dict:
+    return dict(x=x, y=y, xref=xref, yref="paper", text=text, showarrow=False, xanchor=xanchor, yanchor="top",
+                font=dict(color=colour, size=11), bgcolor="rgba(255,255,255,0.7)")
+
+
+def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.Figure:
+    """Exact density + histogram of simulated releases, the true value and the 95% interval."""
+    spec = view.spec
+    edges = view.hist_edges
+    centers = (edges[:-1] + edges[1:]) / 2
+    lo, hi = view.ci95
+    title = (f"Distribution of released answers at ε = {spec.epsilon:g}"
+             + (f", δ = {spec.delta:g}" if spec.mechanism != "laplace" else "")
+             + f" ({spec.scale_name} = {_fmt(spec.scale)})")
+    layout = _layout(title, x_title, "probability density (per unit of the answer)", height=400, bargap=0)
+    layout["shapes"] = [
+        dict(type="rect", x0=lo, x1=hi, y0=0, y1=1, xref="x", yref="paper", fillcolor=BAND, line_width=0,
+             layer="below"),
+        _vline(lo, style.PRIVATE, dash="dash", width=1.5),
+        _vline(hi, style.PRIVATE, dash="dash", width=1.5),
+        _vline(view.value, style.NON_PRIVATE, width=2.5),
+    ]
+    layout["annotations"] = [
+        _note(lo, f"95% of releases in [{_fmt(lo)}, {_fmt(hi)}]", style.NEUTRAL, y=0.92),
+        _note(view.value, f" true value {_fmt(view.value)} (not private)", style.NON_PRIVATE),
+    ]
+    data = [
+        dict(type="bar", x=centers, y=view.hist_density, width=edges[1] - edges[0],
+             name=f"simulation: {view.draws:,} draws (numpy, seed {view.seed})",
+             marker=dict(color=style.PRIVATE, opacity=0.35, line=dict(width=0)),
+             hovertemplate="%{x:.4g}: %{y:.3g}<extra>simulation</extra>"),
+        dict(type="scatter", x=view.x, y=view.pdf, mode="lines", name=f"exact density ({spec.label})",
+             line=dict(color=style.ACCENT, width=2.5)),
+    ]
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def compare_chart(view: NoiseView, x_title: str = "released answer") -> go.Figure:
+    """Densities of released answers for several ε on one chart: the spread grows as ε shrinks."""
+    data = []
+    for i, (eps, xs, pdf, lo, hi) in enumerate(view.compare):
+        data.append(dict(type="scatter", x=xs, y=pdf, mode="lines",
+                         line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2.5),
+                         name=f"ε = {eps:g}: 95% within ±{_fmt(hi - view.value)}"))
+    layout = _layout(f"Smaller ε, wider spread ({view.spec.label})", x_title,
+                     "probability density (per unit of the answer)", height=380)
+    layout["shapes"] = [_vline(view.value, style.NON_PRIVATE)]
+    layout["annotations"] = [_note(view.value, " true value (not private)", style.NON_PRIVATE)]
+    if not data:
+        layout["annotations"].append(dict(text="no comparison ε is valid for this calibration", showarrow=False,
+                                          xref="paper", yref="paper", x=0.5, y=0.5))
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go.Figure:
+    """Left: output densities on neighbouring datasets D and D'. Right: the privacy loss with the ±ε band."""
+    spec = view.spec
+    eps = spec.epsilon
+    d = spec.sensitivity
+    z = view.loss_z
+    loss = view.loss
+    data = [
+        dict(type="scatter", x=z, y=view.pdf_d, mode="lines", name="p_D(z): dataset D",
+             line=dict(color=style.PRIVATE, width=2.5), xaxis="x", yaxis="y"),
+        dict(type="scatter", x=z, y=view.pdf_d2, mode="lines", name="p_D′(z): neighbour D′ (one person changed)",
+             line=dict(color=style.ACCENT, width=2.5, dash="dash"), xaxis="x", yaxis="y"),
+        dict(type="scatter", x=[z[0], z[-1], z[-1], z[0]], y=[-eps, -eps, eps, eps], fill="toself",
+             fillcolor="rgba(42,157,143,0.15)", line=dict(width=0), name=f"allowed band ±ε (ε = {eps:g})",
+             hoverinfo="skip", xaxis="x2", yaxis="y2"),
+        dict(type="scatter", x=z, y=loss, mode="lines", name="privacy loss ln p_D(z)/p_D′(z)",
+             line=dict(color=style.ACCENT, width=2.5), xaxis="x2", yaxis="y2"),
+    ]
+    if spec.mechanism == "laplace":
+        y2_range = [-2 * eps, 2 * eps]
+        verdict = f"Laplace: the loss never leaves ±ε (it is at most Δ/b = {eps:g}): δ = 0"
+    else:
+        lim = max(3 * eps, 2.0)
+        y2_range = [-lim, lim]
+        out = loss > eps
+        if out.any():
+            data.append(dict(type="scatter", x=z[out], y=loss[out], mode="lines",
+                             line=dict(color=style.NON_PRIVATE, width=4), xaxis="x2", yaxis="y2",
+                             name="loss above ε (the bad region)"))
+        verdict = (f"Gaussian: the loss leaves the band; P_D[loss > ε] = {view.loss_exceeds_mass:.2e}, "
+                   f"and the δ it costs is {view.actual_delta:.2e} (≤ requested δ = {spec.delta:g})")
+    title = "Why it is private: one person changes the output distribution by at most a factor e^ε"
+    layout = _layout(title, x_title, "probability density", height=460,
+                     xaxis=dict(domain=[0, 0.45], title=dict(text=x_title)),
+                     yaxis=dict(title=dict(text="probability density")),
+                     xaxis2=dict(domain=[0.55, 1.0], anchor="y2", title=dict(text=x_title)),
+                     yaxis2=dict(anchor="x2", range=y2_range, title=dict(text="privacy loss (nats)")),
+                     legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0),
+                     margin=dict(l=60, r=20, t=90, b=130))
+    layout["annotations"] = [
+        dict(text=f"D (true {_fmt(view.value)}) and D′ (true {_fmt(view.value + d)}): Δ = {_fmt(d)} apart",
+             x=0.225, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="center", yanchor="bottom",
+             font=dict(size=12)),
+        dict(text=verdict, x=0.775, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="center",
+             yanchor="bottom", font=dict(size=11, color=style.NEUTRAL)),
+    ]
+    layout["shapes"] = [_vline(view.value, style.PRIVATE, dash="dot", width=1.5),
+                        _vline(view.value + d, style.ACCENT, dash="dot", width=1.5)]
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def error_chart(view: NoiseView, unit: str = "units of the answer") -> go.Figure:
+    """Expected |error| and 95% half-width vs ε (log-log), privacy zones, the current ε marked."""
+    c = view.curve
+    eps = view.spec.epsilon
+    x_min, x_max = 0.01, 20.0
+    data = [
+        dict(type="scatter", x=c["epsilon"].to_numpy(), y=c["ci95_halfwidth"].to_numpy(), mode="lines",
+             name="95% of errors below", line=dict(color=style.ACCENT, width=2, dash="dash")),
+        dict(type="scatter", x=c["epsilon"].to_numpy(), y=c["expected_abs_error"].to_numpy(), mode="lines",
+             name="expected |error|", line=dict(color=style.PRIVATE, width=3)),
+        dict(type="scatter", x=[eps], y=[view.expected_abs_error], mode="markers",
+             marker=dict(color=style.NON_PRIVATE, size=12, symbol="diamond"),
+             name=f"your ε = {eps:g}: expected |error| {_fmt(view.expected_abs_error)}"),
+    ]
+    layout = _layout(f"Error vs ε ({view.spec.label})", "privacy budget ε (log scale)",
+                     f"absolute error ({unit}, log scale)", height=400)
+    layout["xaxis"].update(type="log", range=[math.log10(x_min), math.log10(x_max)])
+    layout["yaxis"].update(type="log")
+    for lo, hi, label, colour in style.ZONES:
+        a, b = max(lo, x_min), min(hi, x_max)
+        if a < b:
+            layout["shapes"].append(dict(type="rect", x0=a, x1=b, y0=0, y1=1, xref="x", yref="paper",
+                                         fillcolor=colour, line_width=0, layer="below"))
+            layout["annotations"].append(_note(a, label, style.NEUTRAL, y=0.08))
+    layout["shapes"].append(_vline(eps, style.NON_PRIVATE, dash="dot", width=1.5))
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def figures(view: NoiseView, x_title: str = "released answer", unit: str = "units of the answer") -> dict:
+    """All four page figures for one view."""
+    return {
+        "distribution": distribution_chart(view, x_title),
+        "compare": compare_chart(view, x_title),
+        "why": why_private_chart(view, x_title.replace("released answer", "released answer z")),
+        "error": error_chart(view, unit),
+    }
+
+
+__all__ = ["distribution_chart", "compare_chart", "why_private_chart", "error_chart", "figures"]
