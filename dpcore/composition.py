@@ -1,0 +1,164 @@
+"""Composition: what k private answers cost together. Pure functions, no bookkeeping.
+
+* Basic (sequential) composition: (Σε_i, Σδ_i).
+* Advanced composition (Dwork, Rothblum & Vadhan 2010; heterogeneous form as in Dwork & Roth,
+  Thm 3.20 / Kairouz et al. 2015): for any δ′ > 0 the k-fold composition is (ε′, Σδ_i + δ′)-DP with
+  ε′ = sqrt(2 ln(1/δ′) Σε_i²) + Σ ε_i (e^{ε_i} − 1). For k equal ε: sqrt(2k ln(1/δ′)) ε + k ε (e^ε − 1).
+* zCDP (Bun & Steinke 2016): a Gaussian release with L2 sensitivity Δ and noise σ is ρ = Δ²/(2σ²)-zCDP;
+  a pure ε-DP release is ε²/2-zCDP; ρ adds up. ρ-zCDP implies (ρ + 2 sqrt(ρ ln(1/δ)), δ)-DP.
+* RDP (Mironov 2017): ρ-zCDP is (α, αρ)-RDP for every α > 1; converted to (ε, δ) with the tighter
+  bound of Balle et al. 2020 / Canonne, Kamath & Steinke 2020 (the one Opacus uses):
+  ε = min_α [ αρ + ln((α−1)/α) − (ln δ + ln α)/(α − 1) ].
+
+Every function returns a true upper bound; the best bound is the smallest of them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import DPError
+from .validation import check_delta, check_epsilon, check_positive_int
+
+#: Orders α for the RDP conversion (dense near 1, like Opacus' default grid, plus large orders).
+RDP_ORDERS = np.concatenate([1 + np.arange(1, 100) / 10.0, np.arange(11, 64), np.geomspace(64, 1e6, 60)])
+
+
+def _eps_list(epsilons) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(epsilons, dtype=float))
+    for e in arr:
+        check_epsilon(e)
+    return arr
+
+
+def _delta_sum(deltas, k: int) -> float:
+    if deltas is None:
+        return 0.0
+    arr = np.atleast_1d(np.asarray(deltas, dtype=float))
+    if arr.size == 1 and k > 1:
+        arr = np.full(k, arr[0])
+    if arr.size != k:
+        raise DPError(f"got {arr.size} deltas for {k} epsilons; give one δ per query")
+    for d in arr:
+        check_delta(d, allow_zero=True)
+    return float(arr.sum())
+
+
+def basic(epsilons, deltas=None) -> tuple[float, float]:
+    """Basic composition: (Σε, Σδ)."""
+    eps = _eps_list(epsilons)
+    return float(eps.sum()), min(_delta_sum(deltas, eps.size), 1.0)
+
+
+def advanced(epsilons, delta_prime: float, deltas=None) -> tuple[float, float]:
+    """Advanced composition (heterogeneous Dwork–Rothblum–Vadhan): (ε′, Σδ_i + δ′)."""
+    eps = _eps_list(epsilons)
+    dp = check_delta(delta_prime, "δ′ (delta prime)")
+    e = float(math.sqrt(2.0 * math.log(1.0 / dp) * float(np.sum(eps ** 2))) + float(np.sum(eps * np.expm1(eps))))
+    return e, min(_delta_sum(deltas, eps.size) + dp, 1.0)
+
+
+def advanced_homogeneous(epsilon: float, k: int, delta_prime: float, delta: float = 0.0) -> tuple[float, float]:
+    """k queries of the same (ε, δ): (sqrt(2k ln(1/δ′)) ε + k ε (e^ε − 1), kδ + δ′)."""
+    eps = check_epsilon(epsilon)
+    k = check_positive_int(k, "k (number of queries)")
+    dp = check_delta(delta_prime, "δ′ (delta prime)")
+    d = check_delta(delta, allow_zero=True)
+    return math.sqrt(2 * k * math.log(1 / dp)) * eps + k * eps * math.expm1(eps), min(k * d + dp, 1.0)
+
+
+def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
+    """ρ of one Gaussian release: Δ²/(2σ²)."""
+    if not (sigma > 0) or not math.isfinite(sigma):
+        raise DPError(f"σ must be a finite number > 0, got {sigma!r}")
+    if sensitivity < 0:
+        raise DPError(f"sensitivity must be >= 0, got {sensitivity!r}")
+    return sensitivity ** 2 / (2 * sigma ** 2)
+
+
+def pure_rho(epsilon: float) -> float:
+    """ρ of a pure ε-DP release (Bun & Steinke 2016, Prop. 1.4): ε²/2."""
+    return check_epsilon(epsilon) ** 2 / 2
+
+
+def _check_rho(rho) -> float:
+    r = float(rho)
+    if math.isnan(r) or r < 0 or math.isinf(r):
+        raise DPError(f"ρ must be a finite number >= 0, got {rho!r}")
+    return r
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """ε of ρ-zCDP at δ (Bun & Steinke 2016, Prop. 1.3): ρ + 2 sqrt(ρ ln(1/δ))."""
+    r = _check_rho(rho)
+    d = check_delta(delta)
+    return r + 2 * math.sqrt(r * math.log(1 / d))
+
+
+def rdp_epsilon(rho: float, delta: float, orders=None) -> tuple[float, float]:
+    """ε of ρ-zCDP (RDP curve αρ) at δ with the improved conversion; returns (ε, best α)."""
+    r = _check_rho(rho)
+    d = check_delta(delta)
+    a = np.asarray(RDP_ORDERS if orders is None else orders, dtype=float)
+    if np.any(a <= 1):
+        raise DPError("RDP orders α must all be > 1")
+    eps = a * r + np.log((a - 1) / a) - (np.log(d) + np.log(a)) / (a - 1)
+    i = int(np.nanargmin(eps))
+    return max(float(eps[i]), 0.0), float(a[i])
+
+
+def curves(epsilon: float, k_max: int, delta_prime: float, *, delta: float = 0.0, rho: float | None = None) -> dict:
+    """Total ε after k = 1..k_max identical queries under each rule (for the plot).
+
+    ``rho`` is the zCDP cost of one query (Gaussian: Δ²/(2σ²)); None means a pure ε-DP query (ρ = ε²/2).
+    Basic: δ_total = kδ; advanced: kδ + δ′; zCDP/RDP: δ′ (the per-query δ of a Gaussian is not paid there).
+    """
+    eps = check_epsilon(epsilon)
+    k_max = check_positive_int(k_max, "number of queries k")
+    if k_max > 100_000:
+        raise DPError(f"k must be at most 100,000, got {k_max:,}")
+    dp = check_delta(delta_prime, "δ′ (delta prime)")
+    d = check_delta(delta, allow_zero=True)
+    r = pure_rho(eps) if rho is None else _check_rho(rho)
+    k = np.arange(1, k_max + 1)
+    adv = np.sqrt(2 * k * math.log(1 / dp)) * eps + k * eps * math.expm1(eps)
+    zc = np.array([zcdp_epsilon(kk * r, dp) for kk in k])
+    rd = np.array([rdp_epsilon(kk * r, dp)[0] for kk in k])
+    return {"k": k, "basic": k * eps, "advanced": adv, "zcdp": zc, "rdp": rd,
+            "basic_delta": np.minimum(k * d, 1.0), "advanced_delta": np.minimum(k * d + dp, 1.0), "zcdp_delta": dp}
+
+
+def ledger_costs(entries, delta_prime: float) -> list[dict]:
+    """What a list of spends costs under each rule. ``entries``: dicts with ``epsilon``, ``delta``, ``rho``.
+
+    Returns rows {rule, epsilon, delta, note}. An entry without ``rho`` counts as pure ε-DP (ρ = ε²/2),
+    which is only valid when its δ is 0.
+    """
+    entries = list(entries)
+    dp = check_delta(delta_prime, "δ′ (delta prime)")
+    if not entries:
+        return [{"rule": r, "epsilon": 0.0, "delta": 0.0, "note": "no queries yet"}
+                for r in ("basic", "advanced", "zCDP", "RDP")]
+    eps = [float(e["epsilon"]) for e in entries]
+    dls = [float(e.get("delta") or 0.0) for e in entries]
+    rhos = []
+    for e, dl in zip(entries, dls):
+        rho = e.get("rho")
+        if rho is None:
+            if dl > 0:
+                raise DPError("an (ε, δ) entry needs its zCDP cost ρ (σ of its Gaussian noise)")
+            rho = pure_rho(e["epsilon"])
+        rhos.append(float(rho))
+    b = basic(eps, dls)
+    a = advanced(eps, dp, dls)
+    rho = float(sum(rhos))
+    z = zcdp_epsilon(rho, dp)
+    rd, alpha = rdp_epsilon(rho, dp)
+    return [
+        {"rule": "basic", "epsilon": b[0], "delta": b[1], "note": "sum of ε and of δ (what the ledger charges)"},
+        {"rule": "advanced", "epsilon": a[0], "delta": a[1], "note": f"Dwork–Rothblum–Vadhan with δ′ = {dp:g}"},
+        {"rule": "zCDP", "epsilon": z, "delta": dp, "note": f"total ρ = {rho:.4g}; ε = ρ + 2√(ρ ln(1/δ′))"},
+        {"rule": "RDP", "epsilon": rd, "delta": dp, "note": f"ρ = {rho:.4g} as RDP, best order α = {alpha:.3g}"},
+    ]

@@ -1,0 +1,497 @@
+"""Private queries over a pandas DataFrame: COUNT, SUM, MEAN, HISTOGRAM with WHERE filters.
+
+A query is described by a frozen :class:`Query` (which has a canonical text form, so the ledger can
+recognise a repeated question). :func:`prepare` validates it against the data and computes the true
+answer and its sensitivity — no noise. :meth:`Prepared.release` draws the noise, *only* through
+:func:`dpcore.release.release_value` / :func:`dpcore.release.release_count`, and returns the answer
+with its 95% error interval. :func:`ask` ties this to the budget ledger: check, draw, store, in one
+transaction.
+
+Neighbouring datasets: add or remove one row (unbounded DP), except MEAN with ``public_n=True``
+(replace one row, the number of rows is treated as public). Sensitivities:
+
+* COUNT: 1.  HISTOGRAM: 1 (one row moves one bin by one; L1 = L2 = 1, so every bin gets the full ε).
+* SUM over values clamped to public bounds [lo, hi]: max(|lo|, |hi|).
+* MEAN (default): a noisy sum of (x − c), c = (lo + hi)/2, sensitivity (hi − lo)/2, with ε/2, divided
+  by a noisy count with ε/2 (δ/2 each for Gaussian); total cost ε (and δ) by basic composition.
+* MEAN with public n (no WHERE filter): the clamped mean, sensitivity (hi − lo)/n, all ε on it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import DPError
+from .release import release_count, release_value
+from .validation import check_bounds, check_delta, check_epsilon, check_positive_int
+
+KINDS = ("count", "sum", "mean", "histogram")
+MECHANISMS = ("laplace", "gaussian")
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+OPERATORS = (">=", "<=", "!=", "=", ">", "<")
+_COND_RE = re.compile(r"^\s*(?P<col>[^<>=!]+?)\s*(?P<op>>=|<=|!=|=|>|<)\s*(?P<val>.*?)\s*$")
+_TRUE = {"true", "1", "yes", "y", "t"}
+_FALSE = {"false", "0", "no", "n", "f"}
+MAX_BINS = 200
+
+
+# --- conditions ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Condition:
+    """``column op value`` with op one of =, !=, <, <=, >, >= (value as text, matched by column type)."""
+
+    column: str
+    op: str
+    value: str
+
+    def text(self) -> str:
+        return f"{self.column}{self.op}{self.value}"
+
+
+def parse_condition(text: str, what: str = "condition") -> Condition:
+    """Parse ``COL=VALUE`` (also !=, <, <=, >, >=)."""
+    if not isinstance(text, str) or not text.strip():
+        raise DPError(f"{what} is empty; write it as COLUMN=VALUE, e.g. sex=F or age>=65")
+    m = _COND_RE.match(text)
+    if not m or not m.group("col").strip():
+        raise DPError(f"{what} {text!r} is not COLUMN=VALUE (operators: {', '.join(OPERATORS)}); "
+                      "e.g. sex=F or age>=65")
+    if m.group("val") == "":
+        raise DPError(f"{what} {text!r} has no value after {m.group('op')!r}; e.g. sex=F")
+    return Condition(m.group("col").strip(), m.group("op"), m.group("val"))
+
+
+def parse_conditions(texts) -> tuple[Condition, ...]:
+    """Several conditions (a list, or one string separated by commas / ' and ')."""
+    if texts is None:
+        return ()
+    if isinstance(texts, str):
+        texts = [t for t in re.split(r",|\band\b", texts) if t.strip()]
+    return tuple(t if isinstance(t, Condition) else parse_condition(t, "WHERE condition") for t in texts)
+
+
+def _is_numeric(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def _require_column(df: pd.DataFrame, column: str) -> pd.Series:
+    if column not in df.columns:
+        raise DPError(f"unknown column {column!r}; available: {', '.join(map(str, df.columns))}")
+    return df[column]
+
+
+def _mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
+    s = _require_column(df, cond.column)
+    val = cond.value.strip()
+    if pd.api.types.is_bool_dtype(s):
+        low = val.lower()
+        if low not in _TRUE | _FALSE:
+            raise DPError(f"column {cond.column!r} is true/false; compare it with true or false, not {val!r}")
+        if cond.op not in ("=", "!="):
+            raise DPError(f"column {cond.column!r} is true/false; use = or !=, not {cond.op!r}")
+        eq = s.fillna(False).to_numpy(dtype=bool) == (low in _TRUE)
+        return ~eq if cond.op == "!=" else eq
+    if _is_numeric(s):
+        try:
+            target = float(val)
+        except ValueError:
+            raise DPError(f"column {cond.column!r} is numeric; compare it with a number, not {val!r}") from None
+        x = s.to_numpy(dtype=float)
+        ops = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+               ">=": np.greater_equal}
+        return np.asarray(ops[cond.op](x, target), dtype=bool)
+    if cond.op not in ("=", "!="):
+        raise DPError(f"column {cond.column!r} holds text; use = or != with it, not {cond.op!r}")
+    eq = np.array([v is not None and str(v) == val for v in s.astype(object).where(s.notna(), None)], dtype=bool)
+    out = ~eq if cond.op == "!=" else eq
+    return np.asarray(out, dtype=bool)
+
+
+def _where_mask(df: pd.DataFrame, where) -> np.ndarray:
+    mask = np.ones(len(df), dtype=bool)
+    for cond in where:
+        mask &= _mask(df, cond)
+    return mask
+
+
+# --- the query -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    """One private question. ``epsilon`` (and ``delta`` for Gaussian) is what it costs."""
+
+    kind: str
+    epsilon: float
+    column: str | None = None  # SUM/MEAN/HISTOGRAM column
+    condition: Condition | None = None  # COUNT condition (None = all rows passing WHERE)
+    bounds: tuple[float, float] | None = None  # public bounds for SUM/MEAN (and numeric histogram)
+    where: tuple[Condition, ...] = ()
+    mechanism: str = "laplace"
+    delta: float = 0.0
+    bins: int = 10  # numeric histogram
+    categories: tuple[str, ...] | None = None  # public categories for a histogram
+    public_n: bool = False  # MEAN only: treat the row count as public
+
+    def canonical(self) -> str:
+        """The question without its ε, as stable text (WHERE order does not matter)."""
+        d = {"kind": self.kind, "mechanism": self.mechanism, "where": sorted(c.text() for c in self.where)}
+        if self.mechanism == "gaussian":
+            d["delta"] = repr(float(self.delta))
+        if self.kind == "count":
+            d["condition"] = self.condition.text() if self.condition else None
+        else:
+            d["column"] = self.column
+        if self.kind in ("sum", "mean") or (self.kind == "histogram" and self.bounds is not None):
+            d["bounds"] = [repr(float(b)) for b in self.bounds]
+        if self.kind == "histogram":
+            if self.categories is not None:
+                d["categories"] = list(self.categories)
+            elif self.bounds is not None:
+                d["bins"] = int(self.bins)
+        if self.kind == "mean":
+            d["public_n"] = bool(self.public_n)
+        return json.dumps(d, sort_keys=True, separators=(",", ":"))
+
+    def describe(self) -> str:
+        """Readable SQL-like text."""
+        where = " AND ".join(c.text() for c in self.where)
+        if self.kind == "count":
+            cond = [self.condition.text()] if self.condition else []
+            allc = " AND ".join(cond + ([where] if where else []))
+            return f"COUNT(*){' WHERE ' + allc if allc else ''}"
+        if self.kind == "histogram":
+            how = (f" BINS {self.bins} IN [{self.bounds[0]:g}, {self.bounds[1]:g}]" if self.bounds is not None
+                   and self.categories is None else "")
+            text = f"HISTOGRAM({self.column}){how}"
+        else:
+            lo, hi = self.bounds
+            text = f"{self.kind.upper()}({self.column} CLAMPED TO [{lo:g}, {hi:g}])"
+            if self.kind == "mean" and self.public_n:
+                text += " WITH PUBLIC n"
+        return text + (f" WHERE {where}" if where else "")
+
+    def cost_note(self) -> str:
+        """How ε (and δ) is spent, stated honestly."""
+        eps, dl = self.epsilon, self.delta
+        dtxt = f", δ = {dl:g}" if self.mechanism == "gaussian" else ""
+        if self.kind == "mean" and not self.public_n:
+            half = f"ε/2 = {eps / 2:g}" + (f", δ/2 = {dl / 2:g}" if self.mechanism == "gaussian" else "")
+            return (f"total ε = {eps:g}{dtxt}: {half} on a noisy sum of (x − midpoint) and {half} on a noisy count; "
+                    "mean = midpoint + sum / count (basic composition)")
+        if self.kind == "mean":
+            return f"ε = {eps:g}{dtxt} on the clamped mean; the row count n is treated as public"
+        if self.kind == "histogram":
+            return f"ε = {eps:g}{dtxt} for the whole histogram: bins are disjoint, so each bin gets the full ε"
+        return f"ε = {eps:g}{dtxt} on one noisy {self.kind}"
+
+
+def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, where=(), mechanism="laplace",
+               delta=0.0, bins=10, categories=None, public_n=False) -> Query:
+    """Build and validate a :class:`Query` from loose input (strings from a CLI or widgets)."""
+    kind = str(kind).strip().lower()
+    if kind not in KINDS:
+        raise DPError(f"unknown query kind {kind!r}; choose one of {', '.join(KINDS)}")
+    eps = check_epsilon(epsilon)
+    mechanism = str(mechanism).strip().lower()
+    if mechanism not in MECHANISMS:
+        raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
+    dl = check_delta(delta) if mechanism == "gaussian" else 0.0
+    if isinstance(condition, str):
+        condition = None if condition.strip() in ("", "*") else parse_condition(condition, "COUNT condition")
+    where = parse_conditions(where)
+    if bounds is not None:
+        if isinstance(bounds, str):
+            bounds = parse_bounds(bounds)
+        bounds = check_bounds(*bounds, name=f"bounds of {column}")
+    if kind != "count":
+        if not column or not str(column).strip():
+            raise DPError(f"{kind.upper()} needs a column")
+        column = str(column).strip()
+    if kind in ("sum", "mean") and bounds is None:
+        raise DPError(f"{kind.upper()}({column}) needs public bounds LO:HI (known without looking at the data), "
+                      "e.g. --bounds 18:90; values outside are clamped")
+    if kind == "histogram":
+        bins = check_positive_int(bins, "bins")
+        if bins > MAX_BINS:
+            raise DPError(f"bins must be at most {MAX_BINS}, got {bins}")
+        if categories is not None:
+            if isinstance(categories, str):
+                categories = [c for c in categories.split(",")]
+            categories = tuple(dict.fromkeys(str(c).strip() for c in categories if str(c).strip()))
+            if not categories:
+                raise DPError("categories is empty; list the public categories separated by commas, e.g. F,M")
+            if len(categories) > MAX_BINS:
+                raise DPError(f"at most {MAX_BINS} categories, got {len(categories)}")
+    if public_n and kind != "mean":
+        public_n = False
+    if public_n and where:
+        raise DPError("MEAN with public n cannot have a WHERE filter: the filtered row count is not public; "
+                      "untick 'public n' (the mean is then noisy sum / noisy count)")
+    return Query(kind=kind, epsilon=eps, column=column if kind != "count" else None, condition=condition,
+                 bounds=bounds if kind != "count" else None, where=where, mechanism=mechanism, delta=dl,
+                 bins=int(bins) if kind == "histogram" else 10,
+                 categories=categories if kind == "histogram" else None, public_n=bool(public_n))
+
+
+def parse_bounds(text: str) -> tuple[float, float]:
+    """``LO:HI`` -> (lo, hi), validated."""
+    parts = str(text).split(":")
+    if len(parts) != 2:
+        raise DPError(f"bounds {text!r} must be LO:HI, e.g. 18:90 (use -10:10 for negatives)")
+    return check_bounds(parts[0].strip(), parts[1].strip())
+
+
+# --- noise scales and intervals --------------------------------------------------------------------
+
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """σ of the analytic Gaussian mechanism (Balle & Wang 2018), as diffprivlib calibrates it. No noise drawn."""
+    from diffprivlib.mechanisms import GaussianAnalytic
+
+    return float(GaussianAnalytic(epsilon=check_epsilon(epsilon), delta=check_delta(delta),
+                                  sensitivity=float(sensitivity))._scale)
+
+
+def noise_halfwidth(kind: str, *, epsilon: float, sensitivity: float, delta: float = 0.0, level: float = 0.95) -> float:
+    """Half-width t with P(|noise| <= t) >= level.
+
+    ``kind``: "laplace" (scale Δ/ε: t = Δ/ε·ln(1/(1−level))), "geometric" (two-sided geometric with
+    α = exp(−ε/Δ): the smallest integer t with 2α^(t+1)/(1+α) <= 1−level), "gaussian" (analytic σ).
+    """
+    if sensitivity == 0:
+        return 0.0
+    tail = 1.0 - level
+    if kind == "laplace":
+        return sensitivity / epsilon * math.log(1.0 / tail)
+    if kind == "geometric":
+        alpha = math.exp(-epsilon / sensitivity)
+        # P(|Z| >= t+1) = 2 α^(t+1) / (1+α) <= tail
+        t = math.ceil(math.log(tail * (1 + alpha) / 2) / math.log(alpha) - 1 - 1e-12)
+        return float(max(t, 0))
+    if kind == "gaussian":
+        from scipy.stats import norm
+
+        return float(norm.ppf(1 - tail / 2)) * gaussian_sigma(epsilon, delta, sensitivity)
+    raise DPError(f"unknown noise kind {kind!r}")
+
+
+def rho_of(mechanism: str, epsilon: float, delta: float, sensitivity: float) -> float:
+    """zCDP cost ρ of one release: Δ²/(2σ²) for Gaussian; ε²/2 for a pure ε-DP release (Bun & Steinke 2016)."""
+    if mechanism == "gaussian":
+        if sensitivity == 0:
+            return 0.0
+        sigma = gaussian_sigma(epsilon, delta, sensitivity)
+        return sensitivity ** 2 / (2 * sigma ** 2)
+    return epsilon ** 2 / 2
+
+
+# --- prepare and release ---------------------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    """A validated query with its true answer and sensitivity. Holds private values: never show them."""
+
+    query: Query
+    n_rows: int  # rows passing WHERE (private)
+    true_value: float | None = None  # COUNT/SUM (clamped)
+    true_sum: float | None = None  # MEAN: Σ(x − c) or Σx
+    true_count: int | None = None  # MEAN
+    labels: list[str] = field(default_factory=list)  # HISTOGRAM
+    true_counts: list[int] = field(default_factory=list)
+    sensitivity: float = 1.0
+    n_total: int = 0
+
+    def release(self, random_state=None) -> dict:
+        """Draw the noise (the only place it is drawn) and return a JSON-able answer."""
+        q = self.query
+        rs = np.random.RandomState(random_state) if isinstance(random_state, (int, np.integer)) else random_state
+        gauss = q.mechanism == "gaussian"
+        out = {"query": q.describe(), "kind": q.kind, "mechanism": q.mechanism, "epsilon": q.epsilon,
+               "delta": q.delta if gauss else 0.0, "cost_note": q.cost_note(), "interval_level": 0.95,
+               "secure": random_state is None}
+
+        def count_noise(value, eps, dl, sens=1):
+            if gauss:
+                v = release_value(value, mechanism="gaussian", epsilon=eps, delta=dl, sensitivity=sens,
+                                  random_state=rs)
+                return v, noise_halfwidth("gaussian", epsilon=eps, delta=dl, sensitivity=sens)
+            v = release_count(int(value), epsilon=eps, sensitivity=sens, random_state=rs)
+            return float(v), noise_halfwidth("geometric", epsilon=eps, sensitivity=sens)
+
+        def value_noise(value, eps, dl, sens, level=0.95):
+            v = release_value(value, mechanism=q.mechanism, epsilon=eps, delta=dl, sensitivity=sens,
+                              random_state=rs)
+            return v, noise_halfwidth(q.mechanism, epsilon=eps, delta=dl, sensitivity=sens, level=level)
+
+        if q.kind == "count":
+            v, t = count_noise(self.true_value, q.epsilon, q.delta)
+            out.update(answer=v, interval=[v - t, v + t], sensitivity=1.0,
+                       rho=rho_of(q.mechanism, q.epsilon, q.delta, 1.0))
+        elif q.kind == "sum":
+            v, t = value_noise(self.true_value, q.epsilon, q.delta, self.sensitivity)
+            out.update(answer=v, interval=[v - t, v + t], sensitivity=self.sensitivity,
+                       rho=rho_of(q.mechanism, q.epsilon, q.delta, self.sensitivity))
+        elif q.kind == "mean" and q.public_n:
+            lo, hi = q.bounds
+            v, t = value_noise(self.true_value, q.epsilon, q.delta, self.sensitivity)
+            out.update(answer=min(max(v, lo), hi), interval=[max(v - t, lo), min(v + t, hi)],
+                       sensitivity=self.sensitivity, rho=rho_of(q.mechanism, q.epsilon, q.delta, self.sensitivity))
+        elif q.kind == "mean":
+            lo, hi = q.bounds
+            c = (lo + hi) / 2
+            e2, d2 = q.epsilon / 2, q.delta / 2
+            # Each part gets a 97.5% interval: both hold together with probability >= 95% (union bound).
+            s, ts = value_noise(self.true_sum, e2, d2, self.sensitivity, level=0.975)
+            if gauss:
+                n, tn = count_noise(self.true_count, e2, d2)
+                tn = noise_halfwidth("gaussian", epsilon=e2, delta=d2, sensitivity=1.0, level=0.975)
+            else:
+                n, _ = count_noise(self.true_count, e2, d2)
+                tn = noise_halfwidth("geometric", epsilon=e2, sensitivity=1.0, level=0.975)
+            mean = c + s / max(n, 1.0)
+            mean = min(max(mean, lo), hi)
+            if n - tn > 0:
+                ratios = [(s - ts) / (n - tn), (s - ts) / (n + tn), (s + ts) / (n - tn), (s + ts) / (n + tn)]
+                interval = [max(c + min(ratios), lo), min(c + max(ratios), hi)]
+            else:
+                interval = [lo, hi]
+            out.update(answer=mean, interval=interval, noisy_sum_centred=s, noisy_count=n, midpoint=c,
+                       sensitivity=self.sensitivity,
+                       rho=rho_of(q.mechanism, e2, d2, self.sensitivity) + rho_of(q.mechanism, e2, d2, 1.0))
+        else:  # histogram
+            counts, lows, highs = [], [], []
+            for tc in self.true_counts:
+                v, t = count_noise(tc, q.epsilon, q.delta)
+                counts.append(v)
+                lows.append(v - t)
+                highs.append(v + t)
+            out.update(answer=counts, labels=list(self.labels), interval=[lows, highs], sensitivity=1.0,
+                       rho=rho_of(q.mechanism, q.epsilon, q.delta, 1.0))
+        out["interval_note"] = _interval_note(q)
+        return out
+
+
+def _interval_note(q: Query) -> str:
+    if q.kind == "mean" and not q.public_n:
+        return ("at least 95%: each of the noisy sum and noisy count lies within its 97.5% noise bound, and the "
+                "interval holds every ratio they allow (clamped data)")
+    if q.kind == "histogram":
+        return "95% noise interval for each bin separately"
+    return "95% noise interval: covers the true (clamped) answer with probability 95%"
+
+
+def prepare(df: pd.DataFrame, query: Query) -> Prepared:
+    """Validate ``query`` against ``df`` and compute the true answer and sensitivity. No noise, no spend."""
+    if not isinstance(df, pd.DataFrame):
+        raise DPError("data must be a table (DataFrame)")
+    q = query
+    mask = _where_mask(df, q.where)
+    n_rows = int(mask.sum())
+    if q.kind == "count":
+        if q.condition is not None:
+            mask = mask & _mask(df, q.condition)
+        return Prepared(q, n_rows, true_value=float(mask.sum()), sensitivity=1.0, n_total=len(df))
+    s = _require_column(df, q.column)
+    if q.kind in ("sum", "mean"):
+        if not _is_numeric(s) and not pd.api.types.is_bool_dtype(s):
+            raise DPError(f"{q.kind.upper()} needs a numeric column; {q.column!r} holds "
+                          f"{'text' if not _is_numeric(s) else s.dtype}. Use COUNT with a condition or a "
+                          "HISTOGRAM for it")
+        lo, hi = q.bounds
+        x = s.to_numpy(dtype=float)[mask]
+        x = x[~np.isnan(x)]  # missing values are dropped (the count below counts the rest)
+        x = np.clip(x, lo, hi)
+        if q.kind == "sum":
+            return Prepared(q, n_rows, true_value=float(x.sum()), sensitivity=max(abs(lo), abs(hi)),
+                            n_total=len(df))
+        if q.public_n:
+            n = len(x)
+            if n == 0:
+                raise DPError(f"column {q.column!r} has no values; MEAN with public n needs rows")
+            return Prepared(q, n_rows, true_value=float(x.mean()), sensitivity=(hi - lo) / n, n_total=len(df))
+        c = (lo + hi) / 2
+        return Prepared(q, n_rows, true_sum=float((x - c).sum()), true_count=int(len(x)),
+                        sensitivity=(hi - lo) / 2, n_total=len(df))
+    # histogram
+    labels, counts = _histogram_bins(s[mask], q)
+    return Prepared(q, n_rows, labels=labels, true_counts=counts, sensitivity=1.0, n_total=len(df))
+
+
+def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int]]:
+    if q.categories is not None:
+        labels = list(q.categories)
+        counts = []
+        for cat in labels:
+            counts.append(int(_mask(s.to_frame(q.column), Condition(q.column, "=", cat)).sum()))
+        matched = sum(counts)
+        labels.append("(other)")
+        counts.append(int(len(s) - matched))
+        return labels, counts
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = [str(c) for c in s.dtype.categories]
+        vc = s.astype(str).value_counts()
+        return cats, [int(vc.get(c, 0)) for c in cats]
+    if pd.api.types.is_bool_dtype(s):
+        x = s.to_numpy(dtype=bool)
+        return ["False", "True"], [int((~x).sum()), int(x.sum())]
+    if _is_numeric(s):
+        if q.bounds is None:
+            raise DPError(f"HISTOGRAM of numeric column {q.column!r} needs public bounds LO:HI and a number of "
+                          "bins (values outside are clamped into the end bins), or a list of public categories")
+        lo, hi = q.bounds
+        x = np.clip(s.to_numpy(dtype=float), lo, hi)
+        x = x[~np.isnan(x)]
+        edges = np.linspace(lo, hi, q.bins + 1)
+        counts, _ = np.histogram(x, bins=edges)
+        labels = [f"[{a:g}, {b:g}{']' if i == q.bins - 1 else ')'}" for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+        return labels, [int(c) for c in counts]
+    raise DPError(f"HISTOGRAM of text column {q.column!r} needs its public list of categories (the values seen "
+                  "in the data are themselves private); pass them separated by commas, e.g. --categories F,M")
+
+
+# --- with the ledger -------------------------------------------------------------------------------
+
+
+def dataset_key(df: pd.DataFrame) -> str:
+    """Content hash of a table (same rows and columns -> same key, whatever the file name or dtype)."""
+    from .ledger import content_hash
+
+    return content_hash(df.to_csv(index=False).encode())
+
+
+def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, random_state=None, dataset: str | None = None,
+        path=None) -> dict:
+    """Answer ``query`` for ``analyst`` on ``df`` within their budget. See :func:`dpcore.ledger.spend`.
+
+    Validates first (bad input costs nothing), then spends and draws in one ledger transaction. An identical
+    earlier question (same analyst, data, query and ε) returns the stored answer for free.
+    """
+    from . import ledger
+
+    prepared = prepare(df, query)
+    key = dataset or dataset_key(df)
+    return ledger.spend(analyst, key, query.canonical(), query.epsilon, lambda: prepared.release(random_state),
+                        budget=budget, delta=query.delta, description=query.describe(), path=path)
+
+
+def composition_entries(events) -> list[dict]:
+    """Ledger spend events -> entries for :func:`dpcore.composition.ledger_costs` (charged ε, δ, ρ)."""
+    out = []
+    for e in events:
+        if e.get("kind", "spend") != "spend":
+            continue
+        ans = e.get("answer") or {}
+        rho = ans.get("rho") if isinstance(ans, dict) else None
+        out.append({"epsilon": float(e["epsilon"]), "delta": float(e.get("delta") or 0.0), "rho": rho})
+    return out
+
