@@ -1,0 +1,237 @@
+"""The budget ledger: atomic check-and-spend across processes, persistence, crashes, free repeats."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dpcore import ledger
+from dpcore.errors import BudgetExceededError, DPError
+
+from ..conftest import ROOT
+
+DS = "d" * 64
+
+# A child process: wait for the start file, then try to spend 0.1 of a 1.0 budget; print the outcome.
+SPENDER = r"""
+import os, sys, time
+from dpcore import ledger
+from dpcore.errors import BudgetExceededError
+start, i = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(start):
+    time.sleep(0.005)
+try:
+    r = ledger.spend("alice", "d" * 64, f"q{i}", 0.1, lambda: {"answer": i}, budget=1.0)
+    print("OK", r["remaining"])
+except BudgetExceededError:
+    print("REFUSED")
+"""
+
+# A child that takes the write lock, draws, signals and then hangs inside the transaction until killed.
+HANGER = r"""
+import sys, time, pathlib
+from dpcore import ledger
+flag = pathlib.Path(sys.argv[1])
+def compute():
+    flag.write_text("drawn")
+    time.sleep(60)
+    return {"answer": 1}
+ledger.spend("alice", "d" * 64, "hang", 0.3, compute, budget=1.0)
+"""
+
+# A child that commits a spend and is SIGKILLed before it can print (a crash between spend and display).
+COMMIT_THEN_DIE = r"""
+import os, signal
+from dpcore import ledger
+ledger.spend("alice", "d" * 64, "q-crash", 0.25, lambda: {"answer": 41.5}, budget=1.0)
+os.kill(os.getpid(), signal.SIGKILL)
+print("never")
+"""
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _py(code, *args, **kw):
+    return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def _answer(value):
+    return lambda: {"answer": value}
+
+
+def test_concurrent_processes_accept_exactly_ten(tmp_path):
+    start = tmp_path / "go"
+    n = 30
+    procs = [_py(SPENDER, start, i) for i in range(n)]
+    time.sleep(0.5)  # let them all start and wait at the barrier
+    start.write_text("go")
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        outs.append(out.strip())
+    assert sum(o.startswith("OK") for o in outs) == 10
+    assert sum(o == "REFUSED" for o in outs) == n - 10
+    st = ledger.status("alice", DS)
+    assert st["spent"] == 1.0 and st["remaining"] == 0.0
+    kinds = [e["kind"] for e in st["history"]]
+    assert kinds.count("spend") == 10 and kinds.count("refused") == n - 10 and kinds.count("create") == 1
+
+
+def test_micro_epsilon_has_no_rounding_drift():
+    for i in range(10):
+        ledger.spend("alice", DS, f"q{i}", 0.1, _answer(i), budget=1.0)
+    st = ledger.status("alice", DS, with_history=False)
+    assert st["spent"] == 1.0 and st["remaining"] == 0.0  # 10 × 0.1 in floats would be 0.9999999999999999
+    with pytest.raises(BudgetExceededError):
+        ledger.spend("alice", DS, "one more", 0.000001, _answer(0))
+
+
+def test_charge_rounds_up_and_budget_rounds_down():
+    assert ledger.to_micro(0.1) == 100_000
+    assert ledger.to_micro(0.1234567) == 123_457
+    r = ledger.spend("alice", DS, "q", 0.1234567, _answer(1), budget=1.0000009)
+    assert r["total"] == 1.0 and r["epsilon_spent"] == 0.123457
+
+
+def test_refused_query_draws_no_noise_and_says_what_is_left():
+    ledger.spend("alice", DS, "q1", 0.7, _answer(1), budget=1.0)
+    called = []
+    with pytest.raises(BudgetExceededError, match=r"only ε = 0.3 of 1 is left") as exc:
+        ledger.spend("alice", DS, "q2", 0.5, lambda: called.append(1) or {"answer": 2})
+    assert exc.value.exit_code == 3
+    assert called == []
+    st = ledger.status("alice", DS)
+    assert st["spent"] == 0.7
+    assert st["history"][-1]["kind"] == "refused"  # recorded, not silently dropped
+
+
+def test_identical_query_is_free_and_returns_the_same_answer():
+    calls = []
+
+    def draw():
+        calls.append(1)
+        return {"answer": 1000 + len(calls)}
+
+    a = ledger.spend("alice", DS, "count sex=F", 0.5, draw, budget=0.6)
+    b = ledger.spend("alice", DS, "count sex=F", 0.5, draw)
+    assert a["answer"] == b["answer"] == {"answer": 1001}
+    assert b["reused"] and b["epsilon_spent"] == 0.0 and b["epsilon_charged"] == 0.5
+    assert b["remaining"] == pytest.approx(0.1)
+    assert len(calls) == 1
+    # a different query (or the same query with another ε) is a new release and is refused now
+    with pytest.raises(BudgetExceededError):
+        ledger.spend("alice", DS, "count sex=M", 0.5, draw)
+    with pytest.raises(BudgetExceededError):
+        ledger.spend("alice", DS, "count sex=F", 0.4, draw)
+    # ...while the repeat stays free, even once the budget is exhausted
+    assert ledger.spend("alice", DS, "count sex=F", 0.5, draw)["answer"] == {"answer": 1001}
+
+
+def test_separate_analysts_and_datasets_have_separate_budgets():
+    ledger.spend("alice", DS, "q", 1.0, _answer(1), budget=1.0)
+    with pytest.raises(BudgetExceededError):
+        ledger.spend("alice", DS, "q2", 0.1, _answer(2))
+    assert ledger.spend("bob", DS, "q2", 0.1, _answer(2), budget=1.0)["remaining"] == pytest.approx(0.9)
+    assert ledger.spend("alice", "e" * 64, "q2", 0.1, _answer(2), budget=2.0)["remaining"] == pytest.approx(1.9)
+    # bob's identical question is not alice's stored answer: bob pays for his own
+    assert ledger.spend("bob", DS, "q", 0.5, _answer(3))["answer"] == {"answer": 3}
+
+
+def test_persists_across_restart(dp_home):
+    ledger.spend("alice", DS, "q1", 0.4, _answer(7), budget=1.0)
+    # a fresh interpreter (an app restart) sees the same budget and the stored answer
+    code = ("from dpcore import ledger; import json; r = ledger.spend('alice', 'd'*64, 'q1', 0.4, lambda: 1/0); "
+            "print(json.dumps(r))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["reused"] and r["answer"] == {"answer": 7} and r["remaining"] == pytest.approx(0.6)
+    assert (dp_home / "ledger.sqlite").exists()
+    conn = sqlite3.connect(dp_home / "ledger.sqlite")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_process_killed_mid_spend_leaves_consistent_total(tmp_path):
+    ledger.spend("alice", DS, "before", 0.2, _answer(0), budget=1.0)
+    flag = tmp_path / "drawn"
+    p = _py(HANGER, flag)
+    deadline = time.time() + 60
+    while not flag.exists():
+        assert p.poll() is None, p.communicate()[1]
+        assert time.time() < deadline
+        time.sleep(0.02)
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=30)
+    st = ledger.status("alice", DS)  # also checks spent == sum of spend events
+    assert st["spent"] == pytest.approx(0.2)
+    assert [e["kind"] for e in st["history"]] == ["create", "spend"]
+    # the lock died with the process: others can spend again at once
+    assert ledger.spend("alice", DS, "after", 0.3, _answer(1))["spent"] == pytest.approx(0.5)
+
+
+def test_crash_after_commit_never_double_charges():
+    out = subprocess.run([sys.executable, "-c", COMMIT_THEN_DIE], cwd=ROOT, env=_env(), capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == -signal.SIGKILL and "never" not in out.stdout
+    r = ledger.spend("alice", DS, "q-crash", 0.25, lambda: {"answer": -1})
+    assert r["reused"] and r["answer"] == {"answer": 41.5}
+    assert ledger.status("alice", DS, with_history=False)["spent"] == pytest.approx(0.25)
+
+
+def test_compute_error_spends_nothing():
+    with pytest.raises(ZeroDivisionError):
+        ledger.spend("alice", DS, "q", 0.5, lambda: 1 / 0, budget=1.0)
+    assert not ledger.status("alice", DS, with_history=False)["exists"]  # creation rolled back too
+
+
+def test_reset_is_an_explicit_recorded_admin_action():
+    ledger.spend("alice", DS, "q", 1.0, _answer(5), budget=1.0)
+    with pytest.raises(DPError, match="confirmed"):
+        ledger.reset("alice", DS, admin="root")
+    with pytest.raises(DPError, match="admin"):
+        ledger.reset("alice", DS, admin="", confirm=True)
+    r = ledger.reset("alice", DS, admin="root", reason="new quarter", total=2.0, confirm=True)
+    assert r["remaining"] == 2.0 and r["previous_spent"] == 1.0
+    st = ledger.status("alice", DS)
+    kinds = [e["kind"] for e in st["history"]]
+    assert kinds == ["create", "spend", "reset"]  # nothing deleted
+    assert "root" in st["history"][-1]["note"] and "new quarter" in st["history"][-1]["note"]
+    assert ledger.spend("alice", DS, "q2", 1.5, _answer(6))["remaining"] == pytest.approx(0.5)
+    assert ledger.spends_since_reset("alice", DS)[0]["canonical"] == "q2"
+    with pytest.raises(DPError, match="nothing to reset"):
+        ledger.reset("nobody", DS, admin="root", confirm=True)
+
+
+def test_budget_must_be_set_first_and_match_later():
+    with pytest.raises(DPError, match="no budget"):
+        ledger.spend("alice", DS, "q", 0.1, _answer(1))
+    ledger.spend("alice", DS, "q", 0.1, _answer(1), budget=1.0)
+    with pytest.raises(DPError, match="already has a budget of ε = 1"):
+        ledger.spend("alice", DS, "q2", 0.1, _answer(1), budget=2.0)
+    ledger.spend("alice", DS, "q2", 0.1, _answer(1), budget=1.0)  # matching is fine
+
+
+@pytest.mark.parametrize("eps", [0, -0.1, float("nan"), float("inf"), "abc", True])
+def test_bad_epsilon(eps):
+    with pytest.raises(DPError, match="epsilon"):
+        ledger.spend("alice", DS, "q", eps, _answer(1), budget=1.0)
+
+
+def test_bad_budget_and_analyst():
+    with pytest.raises(DPError, match="budget must be > 0"):
+        ledger.spend("alice", DS, "q", 0.1, _answer(1), budget=0)
+    with pytest.raises(DPError, match="analyst name is empty"):
+        ledger.spend("  ", DS, "q", 0.1, _answer(1), budget=1)
