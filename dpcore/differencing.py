@@ -470,12 +470,24 @@ def simulate_estimates(true_value: float, epsilons, trials: int, rng) -> np.ndar
     return np.clip(est, AGE_LOW, AGE_HIGH)
 
 
-def simulate(attack: AttackResult, epsilon, *, k=5, trials: int = 10_000, seed=0) -> dict:
-    """Simulated distribution of the attacker's estimate at one ε and its success rate within ±k years."""
+def _truth(attack) -> float:
+    value = attack.true_value if isinstance(attack, AttackResult) else attack
+    value = _as_float(value, "true value")
+    if not AGE_LOW <= value <= AGE_HIGH:
+        raise DPError(f"true value must lie within the public bounds {AGE_LOW:g}–{AGE_HIGH:g}, got {value:g}")
+    return value
+
+
+def simulate(attack: AttackResult | float, epsilon, *, k=5, trials: int = 10_000, seed=0) -> dict:
+    """Simulated distribution of the attacker's estimate at one ε and its success rate within ±k years.
+
+    ``attack`` is an :class:`AttackResult` or just the target's true age.
+    """
+    truth = _truth(attack)
     eps = check_epsilon(epsilon)
     k = check_within(k)
-    est = simulate_estimates(attack.true_value, [eps], trials, np.random.default_rng(seed))[0]
-    err = est - attack.true_value
+    est = simulate_estimates(truth, [eps], trials, np.random.default_rng(seed))[0]
+    err = est - truth
     q = np.quantile(est, [0.05, 0.25, 0.5, 0.75, 0.95])
     return {
         "label": "simulation (plain numpy, seeded): not a release",
@@ -488,11 +500,13 @@ def simulate(attack: AttackResult, epsilon, *, k=5, trials: int = 10_000, seed=0
     }
 
 
-def success_curve(attack: AttackResult, *, k=5, trials: int = 4_000, seed=0, epsilons=None) -> pd.DataFrame:
+def success_curve(attack: AttackResult | float, *, k=5, trials: int = 4_000, seed=0,
+                  epsilons=None) -> pd.DataFrame:
     """P(|estimate − truth| ≤ k) against ε per query: simulated (clipped) and exact (unclipped)."""
+    truth = _truth(attack)
     k = check_within(k)
     eps = np.logspace(-2, 3, 41) if epsilons is None else np.asarray(epsilons, dtype=np.float64)
-    est = simulate_estimates(attack.true_value, eps, trials, np.random.default_rng(seed))
-    sim = np.mean(np.abs(est - attack.true_value) <= k, axis=1)
+    est = simulate_estimates(truth, eps, trials, np.random.default_rng(seed))
+    sim = np.mean(np.abs(est - truth) <= k, axis=1)
     return pd.DataFrame({"epsilon_per_query": eps, "total_epsilon": QUERIES_PER_ATTACK * eps,
                          "simulated": sim, "analytic_unclipped": analytic_success(eps, k)})

@@ -1,0 +1,80 @@
+"""AppTest for the differencing attack page: steps by button, groups, ε, bad inputs shown as st.error."""
+
+import pytest
+
+from .pages import open_page
+
+PAGE = "pages/differencing.py"
+
+
+def metrics(at) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.fixture
+def at(chdir_root):
+    at = open_page(PAGE)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_step_by_step_to_the_exact_age(at):
+    assert at.title[0].value == "Differencing attack"
+    assert len(at.expander) == 1 and "refused" in at.warning[0].value
+    at.button(key="dif_next").click().run()
+    assert len(at.expander) == 2 and metrics(at)["Answer (c₁)"] == "97"
+    at.button(key="dif_all").click().run()
+    assert not at.exception
+    assert len(at.expander) == 6
+    m = metrics(at)
+    assert m["Recovered age of Jan Kees"] == "54 years" == m["True age (hidden data)"]
+    assert m["Answer (c₂)"] == "96"
+    at.button(key="dif_reset").click().run()
+    assert len(at.expander) == 1
+
+
+def test_other_group_and_target_still_exact(at):
+    at.button(key="dif_all").click().run()
+    at.radio(key="dif_group_kind").set_value("Zip code and sex").run()
+    at.selectbox(key="dif_group_zip").set_value(10004).run()
+    at.text_input(key="dif_target").set_value("Aisha Ali").run()
+    assert not at.exception and not at.error
+    m = metrics(at)
+    rec = m["Recovered age of Aisha Ali"]
+    assert rec == m["True age (hidden data)"] and rec != "54 years"
+    assert "zip_code = 10004 AND sex = 'F'" in " ".join(c.value for c in at.code)
+
+
+def test_epsilon_moves_the_success_rate(at):
+    low = metrics(at)["P(within ±5 years)"]
+    assert metrics(at)["Attack's total ε"] == "4"
+    at.select_slider(key="dif_eps").set_value(1000.0).run()
+    m = metrics(at)
+    assert not at.exception
+    assert float(low.rstrip("%")) < 10 and float(m["P(within ±5 years)"].rstrip("%")) > 99
+    assert m["Attack's total ε"] == "4000"
+    before = m["Attacker's estimate"]
+    at.select_slider(key="dif_eps").set_value(1.0).run()
+    at.button(key="dif_release").click().run()
+    assert metrics(at)["Attacker's estimate"] != before
+    assert len(at.get("plotly_chart")) >= 2
+
+
+@pytest.mark.parametrize("key, value, msg", [
+    ("dif_target", "Nobody Here", "unknown target"),
+    ("dif_min_group", 0, "minimum group size N must be a whole number > 0"),
+    ("dif_min_group", 500, "pick a larger group"),
+    ("dif_k", -1.0, "k (years) must be"),
+    ("dif_trials", 0, "number of simulated releases"),
+])
+def test_bad_input_is_an_error_not_a_traceback(at, key, value, msg):
+    widget = at.text_input(key=key) if key == "dif_target" else at.number_input(key=key)
+    widget.set_value(value).run()
+    assert not at.exception
+    assert any(msg in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_custom_group_bad_spec(at):
+    at.radio(key="dif_group_kind").set_value("Custom (COLUMN=VALUE,...)").run()
+    at.text_input(key="dif_group_custom").set_value("salary=5").run()
+    assert not at.exception and any("unknown group column" in e.value for e in at.error)
