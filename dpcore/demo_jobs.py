@@ -50,6 +50,12 @@ def ignore_cancel(params: dict, ctx) -> dict:
 
 def echo(params: dict, ctx) -> dict:
     """Return the params and the worker's pid after ``seconds`` (tests: who ran which job)."""
+    if params.get("log"):  # one line per run, appended atomically (O_APPEND): tests count claims
+        fd = os.open(params["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{ctx.job_id} {os.getpid()}\n".encode())
+        finally:
+            os.close(fd)
     time.sleep(float(params.get("seconds", 0.0)))
     return {"params": params, "pid": os.getpid()}
 

@@ -37,6 +37,7 @@ import math
 import os
 import re
 import secrets
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -87,13 +88,18 @@ class Settings:
     startup_grace: float = 30.0  # a just-started worker counts as alive this long before its first beat
 
 
+def _under_pytest() -> bool:
+    return "PYTEST_CURRENT_TEST" in os.environ
+
+
 def settings() -> Settings:
     hb = _env_float("DP_EXPLORER_JOBS_HEARTBEAT", 1.0)
     return Settings(
         heartbeat=hb,
         dead_after=_env_float("DP_EXPLORER_JOBS_DEAD_AFTER", max(6.0 * hb, 2.0 * hb + 1.0)),
         poll=_env_float("DP_EXPLORER_JOBS_POLL", min(0.5, hb)),
-        idle_exit=_env_float("DP_EXPLORER_JOBS_IDLE_EXIT", 600.0),
+        # under pytest, workers that nobody asked to linger go away quickly
+        idle_exit=_env_float("DP_EXPLORER_JOBS_IDLE_EXIT", 20.0 if _under_pytest() else 600.0),
         cancel_grace=_env_float("DP_EXPLORER_JOBS_CANCEL_GRACE", 10.0),
         startup_grace=_env_float("DP_EXPLORER_JOBS_STARTUP_GRACE", 30.0),
     )
@@ -222,7 +228,8 @@ def _new_id() -> str:
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip()
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    msg = first if isinstance(exc, DPError) and first else f"{type(exc).__name__}: {first}".rstrip(": ")
+    plain = isinstance(exc, (DPError, WorkerStopped)) and first
+    msg = first if plain else f"{type(exc).__name__}: {first}".rstrip(": ")
     return msg[:500]
 
 
@@ -433,6 +440,9 @@ class Executor:
         """Start one worker; return its pid if it runs on this host, else None."""
         raise NotImplementedError
 
+    def reap(self) -> None:
+        """Collect exited workers (optional)."""
+
 
 class LocalProcessExecutor(Executor):
     """Detached local processes (own session: they outlive a Streamlit rerun or restart)."""
@@ -442,8 +452,11 @@ class LocalProcessExecutor(Executor):
     def __init__(self) -> None:
         self._children: list[subprocess.Popen] = []
 
+    def reap(self) -> None:
+        self._children = [p for p in self._children if p.poll() is None]  # no zombies left behind
+
     def start_worker(self, worker_id: str, env: dict[str, str]) -> int | None:
-        self._children = [p for p in self._children if p.poll() is None]  # reap exited children
+        self.reap()
         log_dir = storage.subdir("logs")
         root = str(Path(__file__).resolve().parents[1])
         env = dict(env)
@@ -479,6 +492,7 @@ def ensure_workers(n: int = 2) -> int:
     """Start workers until ``n`` are alive; return how many were started. Idempotent and cheap."""
     n = int(n)
     started = 0
+    _executor.reap()
     with _db() as conn:
         _reap(conn)
         with _tx(conn):
@@ -487,7 +501,7 @@ def ensure_workers(n: int = 2) -> int:
             # forget workers that are gone (never touch the jobs they ran: _reap handles those)
             for w in conn.execute("SELECT id FROM workers").fetchall():
                 if w["id"] not in live_ids:
-                    conn.execute("DELETE FROM workers WHERE id = ? AND stop = 0", (w["id"],))
+                    conn.execute("DELETE FROM workers WHERE id = ?", (w["id"],))
             env = dict(os.environ)
             env[storage.ENV_VAR] = str(storage.home())
             for _ in range(max(0, n - len(live))):
@@ -732,6 +746,14 @@ def run_inline(target: str, params: dict, *, group: str | None = None, label: st
     return result
 
 
+class WorkerStopped(SystemExit):
+    """SIGTERM reached a worker: its running job is recorded failed, then the worker exits."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001
+    raise WorkerStopped("the worker was stopped (SIGTERM); submit the job again")
+
+
 def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
     """The worker loop (``python -m dpcore.worker``): claim, run, repeat; exit when idle too long.
 
@@ -749,6 +771,9 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
             (worker_id, os.getpid(), socket.gethostname(), now, now),
         )
     print(f"[jobs] worker {worker_id} pid {os.getpid()} started, home {storage.home()}", file=sys.stderr, flush=True)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)  # a running job ends `failed` at once, not after dead_after
+    parent = os.getppid() if _under_pytest() else None  # test workers do not outlive the test run
     ran = 0
     idle_since = time.monotonic()
     last_beat = 0.0
@@ -768,6 +793,9 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
             job = _claim(worker_id)
             if job is None:
                 if once or time.monotonic() - idle_since > cfg.idle_exit:
+                    break
+                if parent is not None and os.getppid() != parent:
+                    print(f"[jobs] worker {worker_id}: test process gone", file=sys.stderr, flush=True)
                     break
                 time.sleep(cfg.poll)
                 continue
@@ -836,3 +864,12 @@ def view(job: dict | str) -> dict:
         "x": x_key,
         "series": series,
     }
+
+
+def history_frame(job: dict | str):
+    """The job's progress history as a pandas DataFrame (one row per ctx.progress call, column ``t``)."""
+    import pandas as pd
+
+    if isinstance(job, str):
+        job = get(job)
+    return pd.DataFrame(job.get("history") or [])

@@ -1,0 +1,308 @@
+"""Background jobs: lifecycle, cancel, dead workers, restart, no double claim, bad input.
+
+Workers are real detached processes (``python -m dpcore.worker``) on a per-test DP_EXPLORER_HOME, with
+short heartbeat intervals so every test stays fast. Time limits below are generous multiples of the
+heartbeat (0.2 s), not benchmarks.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from dpcore import jobs
+from dpcore.cli import main
+from dpcore.errors import DPError, JobError
+
+SLEEP = "dpcore.demo_jobs:sleep"
+
+
+@pytest.fixture(autouse=True)
+def fast_jobs(monkeypatch):
+    monkeypatch.setenv("DP_EXPLORER_JOBS_HEARTBEAT", "0.2")
+    monkeypatch.setenv("DP_EXPLORER_JOBS_DEAD_AFTER", "1.5")
+    monkeypatch.setenv("DP_EXPLORER_JOBS_POLL", "0.05")
+    monkeypatch.setenv("DP_EXPLORER_JOBS_IDLE_EXIT", "30")
+    monkeypatch.setenv("DP_EXPLORER_JOBS_CANCEL_GRACE", "1.0")
+    yield
+    jobs.shutdown_workers(timeout=2.0)
+    executor = jobs.get_executor()
+    for proc in executor.children():  # only the processes this test started
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+def wait_for(predicate, timeout=10.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def file_hashes(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+# ------------------------------------------------------------------------------------------ lifecycle
+
+def test_lifecycle_submit_progress_done(dp_home):
+    job_id = jobs.submit(SLEEP, {"steps": 30, "seconds": 0.03, "steps_per_epoch": 10}, group="g1", label="demo")
+    job = jobs.get(job_id)
+    assert job["status"] == "queued" and job["group"] == "g1" and job["label"] == "demo"
+    assert job["params"] == {"steps": 30, "seconds": 0.03, "steps_per_epoch": 10}
+    assert jobs.ensure_workers(1) == 1
+    # live progress is visible while it runs
+    running = wait_for(lambda: (j := jobs.get(job_id))["status"] == "running" and j["progress"].get("step") and j,
+                       what="running with progress")
+    assert 0 < running["progress"]["step"] <= 30 and running["progress"]["total_steps"] == 30
+    done = jobs.wait(job_id, timeout=20)
+    assert done["status"] == "done" and done["error"] is None
+    assert done["result"]["steps"] == 30
+    assert done["progress"]["step"] == 30 and done["progress"]["epoch"] == 3
+    epochs = [h["epoch"] for h in done["history"] if "epoch" in h]
+    assert epochs == [1, 2, 3]
+    assert all("t" in h for h in done["history"])
+    assert done["created"] <= done["started"] <= done["ended"]
+    # result written atomically next to the job's own files
+    result_dir = dp_home / "jobs" / job_id
+    assert done["result_dir"] == str(result_dir)
+    on_disk = json.loads((result_dir / "result.json").read_text())
+    assert on_disk["result"] == done["result"] and on_disk["job_id"] == job_id
+    assert (result_dir / "model.bin").read_bytes() == b"30"
+    assert not [p for p in result_dir.iterdir() if p.name.endswith(".tmp")]
+    # page helper: data only
+    v = jobs.view(done)
+    assert v["finished"] and v["fraction"] == 1.0 and v["x"] == "epoch"
+    assert [x for x, _ in v["series"]["epsilon"]] == [1, 2, 3]
+    assert "done" in v["text"]
+    frame = jobs.history_frame(done)
+    assert len(frame) == len(done["history"]) and {"t", "step", "loss", "epsilon"} <= set(frame.columns)
+    # listing
+    listed = jobs.list_jobs(group="g1")
+    assert [j["id"] for j in listed] == [job_id] and "history" not in listed[0]
+    assert jobs.list_jobs(group="other") == []
+
+
+def test_run_inline_returns_result_and_records_job(dp_home):
+    result = jobs.run_inline(SLEEP, {"steps": 3, "seconds": 0.0})
+    assert result["steps"] == 3 and result["pid"] == os.getpid()
+    (job,) = jobs.list_jobs()
+    assert job["status"] == "done" and job["result"] == result
+    assert (dp_home / "jobs" / job["id"] / "result.json").exists()
+
+
+def test_run_inline_reraises_job_errors():
+    with pytest.raises(DPError, match="epsilon must be > 0"):
+        jobs.run_inline("dpcore.demo_jobs:fail", {"kind": "dp"})
+    (job,) = jobs.list_jobs()
+    assert job["status"] == "failed" and job["error"] == "epsilon must be > 0; try 0.1-10"
+
+
+def test_failed_jobs_record_one_line_and_log_the_traceback(dp_home):
+    runtime = jobs.submit("dpcore.demo_jobs:fail", {"kind": "runtime"})
+    dperr = jobs.submit("dpcore.demo_jobs:fail", {"kind": "dp", "message": "delta must be < 1/n; try 1e-6"})
+    wrong = jobs.submit("dpcore.demo_jobs:not_a_dict", {})
+    jobs.ensure_workers(1)
+    r = jobs.wait(runtime, timeout=20)
+    assert r["status"] == "failed" and r["error"] == "RuntimeError: boom" and r["result"] is None
+    assert r["progress"] == {"step": 1, "total_steps": 2}
+    assert jobs.wait(dperr, timeout=20)["error"] == "delta must be < 1/n; try 1e-6"
+    w = jobs.wait(wrong, timeout=20)
+    assert w["status"] == "failed" and "expected a dict" in w["error"]
+    assert not (dp_home / "jobs" / runtime / "result.json").exists()
+    log = (dp_home / "logs" / "workers.log").read_text()
+    assert "Traceback" in log and "second line only in the log" in log
+
+
+# ------------------------------------------------------------------------------------------ cancel
+
+def test_cancel_running_job_within_two_seconds():
+    job_id = jobs.submit(SLEEP, {"steps": 2000, "seconds": 0.01})
+    jobs.ensure_workers(1)
+    wait_for(lambda: jobs.get(job_id)["progress"].get("step"), what="job running")
+    t0 = time.monotonic()
+    assert jobs.cancel(job_id)["cancel_requested"]
+    job = jobs.wait(job_id, timeout=2.0)
+    assert job["status"] == "cancelled" and time.monotonic() - t0 < 2.0
+    assert job["progress"]["step"] < 2000
+    # the worker carries on with the next job
+    nxt = jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    assert jobs.wait(nxt, timeout=20)["status"] == "done"
+
+
+def test_cancel_queued_job_is_immediate_and_it_never_runs():
+    job_id = jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    job = jobs.cancel(job_id)
+    assert job["status"] == "cancelled" and job["ended"] is not None
+    other = jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    jobs.ensure_workers(1)
+    assert jobs.wait(other, timeout=20)["status"] == "done"
+    job = jobs.get(job_id)
+    assert job["status"] == "cancelled" and job["started"] is None
+    # cancelling a finished job changes nothing
+    assert jobs.cancel(other)["status"] == "done"
+
+
+def test_job_ignoring_cancel_is_stopped_with_its_worker():
+    job_id = jobs.submit("dpcore.demo_jobs:ignore_cancel", {"seconds": 60})
+    jobs.ensure_workers(1)
+    wait_for(lambda: jobs.get(job_id)["status"] == "running", what="job running")
+    (worker,) = jobs.workers()
+    jobs.cancel(job_id)
+    job = jobs.wait(job_id, timeout=8)
+    assert job["status"] == "cancelled" and "ignored" in job["error"]
+    proc = next(p for p in jobs.get_executor().children() if p.pid == worker["pid"])
+    assert proc.wait(timeout=10) == 3
+
+
+# ------------------------------------------------------------------------------------------ failures, restarts
+
+def test_sigkilled_worker_fails_its_job_and_leaves_earlier_results_alone(dp_home):
+    first = jobs.submit(SLEEP, {"steps": 3, "seconds": 0.0})
+    jobs.ensure_workers(1)
+    before = jobs.wait(first, timeout=20)
+    first_dir = dp_home / "jobs" / first
+    hashes = file_hashes(first_dir)
+    assert set(hashes) == {"result.json", "model.bin"}
+
+    victim = jobs.submit(SLEEP, {"steps": 5000, "seconds": 0.01})
+    wait_for(lambda: jobs.get(victim)["progress"].get("step"), what="victim running")
+    worker_id = jobs.get(victim)["worker"]
+    (worker,) = [w for w in jobs.workers() if w["id"] == worker_id]
+    os.kill(worker["pid"], signal.SIGKILL)
+
+    job = jobs.wait(victim, timeout=10)  # dead after 1.5 s without heartbeat
+    assert job["status"] == "failed" and job["error"].startswith("worker died")
+    assert file_hashes(first_dir) == hashes
+    after = jobs.get(first)
+    assert {k: after[k] for k in ("status", "result", "ended", "history")} == \
+           {k: before[k] for k in ("status", "result", "ended", "history")}
+    # a fresh worker is started in place of the dead one, and later jobs run
+    assert jobs.ensure_workers(1) == 1
+    later = jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    assert jobs.wait(later, timeout=20)["status"] == "done"
+    assert jobs.get(victim)["status"] == "failed"
+
+
+def test_sigterm_fails_the_running_job_at_once():
+    job_id = jobs.submit(SLEEP, {"steps": 5000, "seconds": 0.01})
+    jobs.ensure_workers(1)
+    wait_for(lambda: jobs.get(job_id)["progress"].get("step"), what="job running")
+    (worker,) = jobs.workers()
+    os.kill(worker["pid"], signal.SIGTERM)
+    job = jobs.wait(job_id, timeout=5)
+    assert job["status"] == "failed" and job["error"] == "the worker was stopped (SIGTERM); submit the job again"
+    wait_for(lambda: jobs.workers() == [], what="worker gone")
+
+
+def test_queued_jobs_survive_a_restart():
+    ids = [jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0}) for _ in range(3)]
+    time.sleep(0.3)
+    assert [jobs.get(i)["status"] for i in ids] == ["queued"] * 3  # nobody runs them
+    jobs._initialised.clear()  # a new app process: nothing cached in memory
+    assert jobs.ensure_workers(2) == 2
+    assert [jobs.wait(i, timeout=20)["status"] for i in ids] == ["done"] * 3
+
+
+def test_two_workers_never_claim_the_same_job(dp_home):
+    log = dp_home / "claims.log"
+    ids = [jobs.submit("dpcore.demo_jobs:echo", {"seconds": 0.02, "log": str(log)}) for _ in range(12)]
+    assert jobs.ensure_workers(2) == 2
+    assert jobs.ensure_workers(2) == 0  # idempotent
+    assert all(jobs.wait(i, timeout=30)["status"] == "done" for i in ids)
+    lines = log.read_text().split()
+    claimed = lines[0::2]
+    assert sorted(claimed) == sorted(ids)  # every job ran exactly once
+
+
+def test_concurrent_claims_are_disjoint():
+    ids = {jobs.submit(SLEEP, {"steps": 1}) for _ in range(40)}
+    got: dict[str, list] = {"a": [], "b": [], "c": []}
+
+    def grab(name):
+        while (row := jobs._claim(f"t-{name}")) is not None:
+            got[name].append(row["id"])
+
+    threads = [threading.Thread(target=grab, args=(n,)) for n in got]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    claimed = got["a"] + got["b"] + got["c"]
+    assert sorted(claimed) == sorted(ids)
+
+
+def test_idle_worker_exits_on_its_own(monkeypatch):
+    monkeypatch.setenv("DP_EXPLORER_JOBS_IDLE_EXIT", "0.3")
+    jobs.ensure_workers(1)
+    (proc,) = [p for p in jobs.get_executor().children() if p.poll() is None]
+    assert proc.wait(timeout=15) == 0
+    assert jobs.workers() == []
+
+
+# ------------------------------------------------------------------------------------------ bad input
+
+@pytest.mark.parametrize("target", ["os:system", "dpcore", "dpcore.demo_jobs", "dpcore.nope:run",
+                                    "dpcore.demo_jobs:missing", "dpcore.demo_jobs:sleep; rm", "", None])
+def test_bad_target_is_a_job_error(target):
+    with pytest.raises(JobError, match="job target"):
+        jobs.submit(target, {})
+    assert jobs.list_jobs() == []
+
+
+@pytest.mark.parametrize("params", [{"x": object()}, {"x": float("nan")}, [1, 2], None])
+def test_params_must_be_a_json_dict(params):
+    with pytest.raises(JobError, match="params"):
+        jobs.submit(SLEEP, params)
+
+
+@pytest.mark.parametrize("job_id", ["nope", "../../etc", "", 7])
+def test_unknown_job_id_is_a_job_error(job_id):
+    with pytest.raises(JobError, match="unknown job id"):
+        jobs.get(job_id)
+    with pytest.raises(JobError, match="unknown job id"):
+        jobs.cancel(job_id)
+    with pytest.raises(JobError, match="unknown job id"):
+        jobs.wait(job_id, timeout=0.1)
+
+
+def test_wait_times_out_with_a_job_error():
+    job_id = jobs.submit(SLEEP, {"steps": 1})
+    with pytest.raises(JobError, match="still queued"):
+        jobs.wait(job_id, timeout=0.1)
+
+
+def test_save_bytes_rejects_paths():
+    ctx = jobs.JobContext(job_id="x", result_dir=jobs.jobs_dir() / "x")
+    with pytest.raises(JobError, match="plain name"):
+        ctx.save_bytes("../evil", b"")
+    assert ctx.save_bytes("ok.bin", b"1").read_bytes() == b"1"
+
+
+# ------------------------------------------------------------------------------------------ CLI
+
+def test_cli_list_show_cancel(capsys):
+    job_id = jobs.submit(SLEEP, {"steps": 1}, label="cli")
+    assert main(["jobs", "list"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["count"] == 1 and listed["jobs"][0]["id"] == job_id
+    assert main(["jobs", "show", job_id]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["status"] == "queued" and shown["label"] == "cli" and shown["history"] == []
+    assert main(["jobs", "cancel", job_id]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "cancelled"
+
+
+def test_cli_unknown_id_is_one_clear_line(capsys):
+    assert main(["jobs", "show", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown job id 'nope'" in err[0]
+    assert main(["jobs", "cancel", "nope"]) == 2
