@@ -468,3 +468,8 @@ def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, rando
 
     res = find_matches(df, conditions, max_records=0)
     return release_count(res.matches, epsilon=epsilon, random_state=random_state)
+
+
+def is_numeric_column(s: pd.Series) -> bool:
+    """True for number columns (not yes/no): those take ranges and bands; others take exact values/prefixes."""
+    return _is_numeric(s)

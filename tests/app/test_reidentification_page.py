@@ -1,0 +1,131 @@
+"""AppTest for the re-identification page: default scenario, edits, bad input, generalisation, upload."""
+
+import pytest
+
+from dpcore import datasets
+
+from .pages import open_page
+
+PAGE = "pages/reidentification.py"
+
+
+@pytest.fixture(scope="module")
+def at():
+    import os
+
+    from tests.conftest import ROOT
+    old = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        app = open_page(PAGE)
+        yield app
+    finally:
+        os.chdir(old)
+
+
+def metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_page_renders_default_scenario(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.text_input(key="re_known_age").value == "34"
+    assert at.text_input(key="re_known_salary").value == "50000-60000"
+    assert int(metric(at, "Matching records").replace(",", "")) >= 1
+    assert any("record" in m.value and "match" in m.value for m in at.markdown)
+    assert metric(at, "Register entries")
+    assert metric(at, "k-anonymity")
+
+
+def test_editing_a_fact_changes_the_matches(at):
+    before = metric(at, "Matching records")
+    at.text_input(key="re_known_sex").set_value("F").run()
+    assert not at.exception
+    after = metric(at, "Matching records")
+    assert int(after.replace(",", "")) < int(before.replace(",", ""))
+    at.text_input(key="re_known_sex").set_value("").run()
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("re_known_salary", "abc:60000", "must be a number"),
+    ("re_known_salary", "60000-50000", "LO must be <= HI"),
+    ("re_known_age", "thirty", "must be a number"),
+])
+def test_bad_neighbour_input_shows_an_error(at, field, value, message):
+    old = at.text_input(key=field).value
+    at.text_input(key=field).set_value(value).run()
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    at.text_input(key=field).set_value(old).run()
+    assert not at.error
+
+
+def test_no_facts_and_empty_qis_show_errors(at):
+    olds = {f: at.text_input(key=f"re_known_{f}").value for f in ("age", "zip_code", "salary")}
+    for f in olds:
+        at.text_input(key=f"re_known_{f}").set_value("")
+    at.multiselect(key="re_qis").set_value([]).run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "at least one known fact" in errors
+    assert "at least one quasi-identifier" in errors
+    for f, v in olds.items():
+        at.text_input(key=f"re_known_{f}").set_value(v)
+    at.multiselect(key="re_qis").set_value(["age", "sex", "zip_code", "salary"]).run()
+    assert not at.error
+
+
+def test_generalisation_raises_k(at):
+    at.select_slider(key="re_age_band").set_value(20).run()
+    assert not at.exception
+    ks = [m.value for m in at.metric if m.label == "k-anonymity"]
+    assert len(ks) >= 3  # section 4, and before / after in section 5
+    assert int(ks[-1].replace(",", "")) >= int(ks[-2].replace(",", ""))
+
+
+def test_dp_slider_moves_the_reading(at):
+    before = metric(at, "With DP at ε = 1")
+    at.select_slider(key="re_eps").set_value(50.0).run()
+    assert not at.exception
+    after = metric(at, "With DP at ε = 50")
+    assert int(after.rstrip("%")) > int(before.rstrip("%"))
+
+
+def _upload(at, content: bytes, name="data.csv"):
+    at.file_uploader(key="re_upload").set_value((name, content, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_upload_runs_uniqueness_and_generalisation(at):
+    csv = datasets.to_csv_bytes(datasets.medical(300, 5))
+    _upload(at, csv)
+    assert any("300 rows" in c.value for c in at.caption)
+    at.multiselect(key="re_up_qis").set_value(["age", "zip_code"]).run()
+    at.selectbox(key="re_up_sensitive").set_value("diagnosis").run()
+    assert not at.error, [e.value for e in at.error]
+    before = [m.value for m in at.markdown if m.value.startswith("k-anonymity **")]
+    at.number_input(key="re_up_band_age").set_value(20.0).run()
+    assert not at.exception and not at.error
+    after = [m.value for m in at.markdown if m.value.startswith("k-anonymity **")]
+    assert before and after and before != after
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"", "CSV is empty"),
+    (b"a,b\n", "no data rows"),
+    (b'a,b\n1,"unterminated\n', "could not be parsed"),
+])
+def test_bad_uploads_show_an_error(at, content, message):
+    _upload(at, content)
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    at.file_uploader(key="re_upload").set_value(None).run()
+
+
+def test_upload_with_one_value_sensitive_column(at):
+    _upload(at, b"age,zip,flag\n30,100,x\n31,100,x\n30,101,x\n")
+    at.multiselect(key="re_up_qis").set_value(["age", "zip"]).run()
+    at.selectbox(key="re_up_sensitive").set_value("flag").run()
+    assert not at.exception
+    assert any("has only one value" in e.value for e in at.error), [e.value for e in at.error]
+    at.file_uploader(key="re_upload").set_value(None).run()
