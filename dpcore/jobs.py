@@ -56,6 +56,7 @@ from .errors import DPError, JobError
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
 FINISHED = frozenset({"done", "failed", "cancelled"})
 DB_NAME = "jobs.sqlite"
+LOG_MAX_BYTES = 5_000_000  # workers.log is rotated (one old copy) when a worker starts past this size
 MAX_HISTORY = 10_000  # progress history entries kept per job (live charts); later ones update progress only
 
 _TARGET_RE = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
@@ -342,6 +343,18 @@ def cancel(job_id: str) -> dict:
     return get(job_id, history=False)
 
 
+def cancel_group(group: str) -> int:
+    """Cancel every queued or running job of a group (e.g. a sweep); return how many were asked."""
+    now = time.time()
+    with _db() as conn, _tx(conn):
+        queued = conn.execute("UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
+                              "error = 'cancelled before it started' WHERE grp = ? AND status = 'queued'",
+                              (now, group)).rowcount
+        running = conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE grp = ? AND status = 'running'",
+                               (group,)).rowcount
+    return queued + running
+
+
 def wait(job_id: str, timeout: float = 60.0, poll: float = 0.05) -> dict:
     """Block until the job finishes (done / failed / cancelled) and return it; JobError after ``timeout``."""
     deadline = time.monotonic() + timeout
@@ -461,7 +474,13 @@ class LocalProcessExecutor(Executor):
         root = str(Path(__file__).resolve().parents[1])
         env = dict(env)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        with open(log_dir / "workers.log", "ab") as log:
+        log_path = log_dir / "workers.log"
+        try:
+            if log_path.stat().st_size > LOG_MAX_BYTES:  # keep one old log, never grow without bound
+                os.replace(log_path, log_dir / "workers.log.1")
+        except FileNotFoundError:
+            pass
+        with open(log_path, "ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "dpcore.worker", "--id", worker_id],
                 cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

@@ -151,6 +151,14 @@ def test_cancel_queued_job_is_immediate_and_it_never_runs():
     assert jobs.cancel(other)["status"] == "done"
 
 
+def test_cancel_group_cancels_only_that_group():
+    a = [jobs.submit(SLEEP, {"steps": 1}, group="sweep-a") for _ in range(3)]
+    b = jobs.submit(SLEEP, {"steps": 1}, group="sweep-b")
+    assert jobs.cancel_group("sweep-a") == 3
+    assert {jobs.get(i)["status"] for i in a} == {"cancelled"}
+    assert jobs.get(b)["status"] == "queued"
+
+
 def test_job_ignoring_cancel_is_stopped_with_its_worker():
     job_id = jobs.submit("dpcore.demo_jobs:ignore_cancel", {"seconds": 60})
     jobs.ensure_workers(1)
