@@ -19,6 +19,7 @@ Neighbouring datasets: add or remove one row (unbounded DP), except MEAN with ``
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -255,10 +256,14 @@ def parse_bounds(text: str) -> tuple[float, float]:
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """σ of the analytic Gaussian mechanism (Balle & Wang 2018), as diffprivlib calibrates it. No noise drawn."""
+    return _gaussian_sigma(check_epsilon(epsilon), check_delta(delta), float(sensitivity))
+
+
+@functools.lru_cache(maxsize=1024)
+def _gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     from diffprivlib.mechanisms import GaussianAnalytic
 
-    return float(GaussianAnalytic(epsilon=check_epsilon(epsilon), delta=check_delta(delta),
-                                  sensitivity=float(sensitivity))._scale)
+    return float(GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)._scale)
 
 
 def noise_halfwidth(kind: str, *, epsilon: float, sensitivity: float, delta: float = 0.0, level: float = 0.95) -> float:
