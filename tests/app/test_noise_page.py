@@ -1,0 +1,83 @@
+"""AppTest for the noise mechanisms page: the slider moves the numbers, releases compose, bad input shows errors."""
+
+import pytest
+
+from .pages import open_page
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def _errors(at):
+    return [e.value for e in at.error]
+
+
+@pytest.fixture
+def at(chdir_root):
+    at = open_page("pages/noise.py")
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_slider_changes_numbers_and_release_composes(at):
+    before = _metrics(at)
+    assert before["noise scale b"] == "1" and before["sensitivity Δ"] == "1"
+    at.select_slider(key="noise_eps").set_value(0.1).run()
+    assert not at.exception
+    after = _metrics(at)
+    assert after["noise scale b"] == "10" and after["expected |error|"] == "10"
+    assert after != before
+    assert any("simulation" in c.value for c in at.caption)
+    assert any("not private" in c.value.lower() for c in at.caption)
+
+    at.button(key="noise_release").click().run()
+    at.select_slider(key="noise_eps").set_value(0.5).run()
+    at.button(key="noise_release").click().run()
+    m = _metrics(at)
+    assert m["releases k"] == "2" and m["total ε spent (sum)"] == "0.6"
+    assert float(m["latest released answer"]).is_integer()  # count: integer (geometric) mechanism
+    assert any("per browser session" in c.value for c in at.caption)
+    at.button(key="noise_reset").click().run()
+    assert "releases k" not in _metrics(at)
+
+
+def test_gaussian_and_mean_query(at):
+    at.radio(key="noise_mech").set_value("gaussian").run()
+    at.select_slider(key="noise_delta").set_value(1e-3).run()
+    m1 = _metrics(at)
+    assert "noise scale σ" in m1
+    at.select_slider(key="noise_eps").set_value(5.0).run()
+    assert _metrics(at)["noise scale σ"] != m1["noise scale σ"]
+    at.selectbox(key="noise_query").set_value("mean").run()
+    assert not at.exception and not _errors(at)
+    assert _metrics(at)["sensitivity Δ"] == "0.0072"  # (90 - 18) / 10,000
+    at.radio(key="noise_mech").set_value("gaussian-classic").run()
+    assert any("only valid for ε < 1" in e for e in _errors(at))
+
+
+@pytest.mark.parametrize("key,value,msg", [
+    ("noise_eps_typed", 0.0, "epsilon must be > 0"),
+    ("noise_eps_typed", -1.0, "epsilon must be > 0"),
+    ("noise_delta_typed", 1.5, "delta must be in (0, 1)"),
+    ("noise_delta_typed", 0.0, "delta must be in (0, 1)"),
+])
+def test_bad_epsilon_delta_in_ui(at, key, value, msg):
+    at.radio(key="noise_mech").set_value("gaussian").run()
+    at.toggle(key="noise_exact").set_value(True).run()
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception
+    assert any(msg in e for e in _errors(at)), _errors(at)
+
+
+def test_bad_query_inputs_in_ui(at):
+    at.number_input(key="noise_n").set_value(0).run()
+    assert any("n (number of rows) must be a whole number > 0" in e for e in _errors(at))
+    at.number_input(key="noise_n").set_value(1000).run()
+    at.selectbox(key="noise_query").set_value("mean").run()
+    at.number_input(key="noise_lower").set_value(95.0).run()
+    assert any("lower must be < upper" in e for e in _errors(at))
+    at.selectbox(key="noise_query").set_value("custom").run()
+    at.number_input(key="noise_sens").set_value(-1.0).run()
+    assert any("sensitivity must be a finite number >= 0" in e for e in _errors(at))
+    assert not at.exception
