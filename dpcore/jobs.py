@@ -856,8 +856,9 @@ def view(job: dict | str) -> dict:
     if job["status"] == "done":
         fraction = 1.0
     parts = [job["status"]]
-    if "epoch" in p:
-        parts.append(f"epoch {p['epoch']}" + (f"/{p['total_epochs']}" if "total_epochs" in p else ""))
+    if isinstance(p.get("epoch"), (int, float)):
+        total_epochs = p.get("total_epochs", p.get("epochs"))
+        parts.append(f"epoch {p['epoch']:.3g}" + (f"/{total_epochs}" if total_epochs is not None else ""))
     if "step" in p:
         parts.append(f"step {p['step']}" + (f"/{p['total_steps']}" if "total_steps" in p else ""))
     if job["status"] in ("failed", "cancelled") and job.get("error"):
