@@ -11,14 +11,16 @@ large, so every query is allowed.
 
 With differential privacy each answer gets Laplace noise. The noisy interface releases, per group,
 
-* ``COUNT' = COUNT + Lap(1/ε)`` (one person changes a count by at most 1), and
+* ``COUNT'`` = COUNT + discrete Laplace noise of scale 1/ε (geometric mechanism; one person changes a
+  count by at most 1), and
 * ``AVG' = 18 + SUM'/max(COUNT', 1)`` with ``SUM' = Σ clip(age − 18, 0, 72) + Lap(72/ε)``: ages are
   shifted by the public lower bound 18, so adding or removing one person changes the sum by at most
   ``Δ = 90 − 18 = 72``. AVG' is post-processing of SUM' and COUNT' and costs only the SUM's ε.
 
-Each of the attacker's 4 queries spends ε; the groups overlap, so by sequential composition the attack
-as a whole is ``4ε``-DP. The target is only in the first group, so the target's own privacy loss is at
-most ``2ε``. The attacker's best estimate undoes the division (the rule is public):
+The noisy interface has no minimum group size: a refusal decided on the exact count would itself leak
+(it is not DP), and the noise already covers small groups. Each of the attacker's 4 queries spends ε;
+the groups overlap, so by sequential composition the attack as a whole is ``4ε``-DP. The target is
+only in the first group, so the target's own privacy loss is at most ``2ε``. The attacker's best estimate undoes the division (the rule is public):
 ``(AVG'₁ − 18)·max(COUNT'₁, 1) − (AVG'₂ − 18)·max(COUNT'₂, 1) + 18 = age + L₁ − L₂`` with
 ``Lᵢ ~ Lap(72/ε)``, clipped to the public bounds 18–90. Unclipped, ``P(|error| ≤ k)`` is exactly
 ``1 − e^{−k/b}(1 + k/(2b))`` with ``b = 72/ε`` (difference of two Laplace variables); clipping can only help
@@ -338,7 +340,8 @@ class AttackResult:
         return abs(self.recovered - self.true_value) < 1e-6
 
     def formula(self) -> str:
-        return (f"x·c₁ − y·c₂ = {self.avg_with:.6g}·{self.count_with} − {self.avg_group:.6g}·{self.count_group} = "
+        return (f"x·c₁ − y·c₂ = {self.avg_with:.6g}·{self.count_with} − "
+                f"{self.avg_group:.6g}·{self.count_group} = "
                 f"{self.avg_with * self.count_with:.6g} − {self.avg_group * self.count_group:.6g} = "
                 f"{self.recovered:g}")
 

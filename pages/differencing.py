@@ -131,7 +131,8 @@ st.markdown(
     "Now each answer gets Laplace noise at **ε per query**. `COUNT` has sensitivity 1. `AVG` is computed from a "
     "noisy sum of `age − 18` (each term kept within the public bounds 18–90), whose sensitivity is "
     "Δ = 90 − 18 = **72**, divided by the noisy count. The attacker undoes the division and subtracts the sums: "
-    "estimate = 18 + SUM′₁ − SUM′₂, clipped to 18–90."
+    "estimate = 18 + SUM′₁ − SUM′₂, clipped to 18–90. The noisy interface drops the size rule: refusing "
+    "on the exact count would itself leak, and the noise already protects small groups."
 )
 c1, c2, c3, c4 = st.columns(4)
 eps = c1.select_slider("ε per query (log steps)", options=EPS_OPTIONS, value=1.0, key="dif_eps")

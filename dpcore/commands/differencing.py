@@ -13,7 +13,8 @@ from .. import differencing as dif
 
 
 def register(sub) -> None:
-    p = sub.add_parser("differencing", help="the differencing attack on 'large groups only' aggregates, with/without DP")
+    p = sub.add_parser("differencing",
+                       help="the differencing attack on 'large groups only' aggregates, with and without DP")
     p.add_argument("--n", type=int, default=dif.DEFAULT_N, help=f"population size (default {dif.DEFAULT_N})")
     p.add_argument("--seed", type=int, default=dif.DEFAULT_SEED,
                    help=f"population seed (default {dif.DEFAULT_SEED}: one 'Jan Kees', 96 Peters)")
