@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import datasets
 from .errors import DPError
-from .uniqueness import _check_rows, _codes, check_qis, check_sensitive, group_ids, require_column
+from .uniqueness import _check_rows, _codes, check_qis, check_sensitive, group_ids, require_column, unique_ints
 from .validation import check_epsilon, check_positive_int
 
 #: Columns of the public register; ``person_id`` is kept only as hidden ground truth for scoring.
@@ -317,7 +317,7 @@ def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = 
     if "has_rare_disease" in release.columns:
         rare = int(release["has_rare_disease"].to_numpy(dtype=bool)[matched_row][right].sum())
     s_codes, s_card = _codes(release[sensitive])
-    pairs = np.unique(rel * s_card + s_codes)
+    pairs = unique_ints(rel * s_card + s_codes)
     distinct = np.bincount(pairs // s_card, minlength=g)
     in_rel = np.isin(reg_pid, rel_pid)
     attr = int((in_rel & (cnt >= 1) & (distinct[reg] == 1)).sum())
@@ -437,7 +437,7 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
     t_class, t_value = ids[t_rows], s_codes[t_rows]
     # counts[t, v]: records in the target's class with sensitive value v
     cls_of_target = {c: i for i, c in enumerate(np.unique(t_class))}
-    uniq = np.array(list(cls_of_target))
+    uniq = np.array(sorted(cls_of_target))
     sel = np.isin(ids, uniq)
     table = np.zeros((len(uniq), v), dtype=np.float64)
     np.add.at(table, (np.searchsorted(uniq, ids[sel]), s_codes[sel]), 1.0)

@@ -107,8 +107,19 @@ def class_size_per_record(df: pd.DataFrame, qis) -> np.ndarray:
     return np.bincount(ids, minlength=g)[ids]
 
 
+def unique_ints(x: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of an integer array (sort + diff: np.unique is far slower on numpy 2.4)."""
+    s = np.sort(x)
+    if len(s) == 0:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def _distinct_per_class(ids: np.ndarray, g: int, sensitive_codes: np.ndarray, n_values: int) -> np.ndarray:
-    pairs = np.unique(ids * n_values + sensitive_codes)
+    pairs = unique_ints(ids * n_values + sensitive_codes)
     return np.bincount(pairs // n_values, minlength=g)
 
 
@@ -144,7 +155,9 @@ class UniquenessReport:
 
 def _report(n: int, qis, sensitive, ids: np.ndarray, g: int, sens=None) -> UniquenessReport:
     sizes = np.bincount(ids, minlength=g)
-    vals, counts = np.unique(sizes, return_counts=True)
+    per_size = np.bincount(sizes)  # per_size[s] = number of classes of size s
+    vals = np.flatnonzero(per_size)
+    counts = per_size[vals]
     l_div = homog = None
     if sens is not None:
         s_codes, s_card = sens
