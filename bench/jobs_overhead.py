@@ -1,0 +1,55 @@
+"""Background-job overhead: ctx.progress() cost, submit->done latency, cancel latency (default timings).
+
+Run: .venv/bin/python bench/jobs_overhead.py   (uses a temporary DP_EXPLORER_HOME; prints figures, asserts nothing)
+"""
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ["DP_EXPLORER_HOME"] = tempfile.mkdtemp(prefix="dp-jobs-bench-")
+os.environ.setdefault("DP_EXPLORER_JOBS_IDLE_EXIT", "15")
+
+from dpcore import jobs  # noqa: E402
+
+
+def main() -> None:
+    ctx = jobs.JobContext(job_id="bench", result_dir=Path(os.environ["DP_EXPLORER_HOME"]))
+    n = 20_000
+    t = time.perf_counter()
+    for i in range(n):
+        ctx.progress(step=i, loss=0.5, accuracy=0.9, epsilon=1.0)
+    per_call = (time.perf_counter() - t) / n
+    t = time.perf_counter()
+    for _ in range(n):
+        ctx.cancelled()
+    per_check = (time.perf_counter() - t) / n
+    print(f"ctx.progress(): {per_call * 1e6:.1f} µs/call; ctx.cancelled(): {per_check * 1e9:.0f} ns/call")
+
+    t = time.perf_counter()
+    jobs.ensure_workers(2)
+    first = jobs.submit("dpcore.demo_jobs:echo", {})
+    jobs.wait(first, timeout=60)
+    print(f"cold start (spawn 2 workers + first trivial job): {time.perf_counter() - t:.2f} s")
+    lat = []
+    for _ in range(10):
+        t = time.perf_counter()
+        jobs.wait(jobs.submit("dpcore.demo_jobs:echo", {}), timeout=60)
+        lat.append(time.perf_counter() - t)
+    lat.sort()
+    print(f"warm submit->done latency, trivial job: median {lat[5]:.2f} s, max {lat[-1]:.2f} s (poll 0.5 s)")
+    job = jobs.submit("dpcore.demo_jobs:sleep", {"steps": 100_000, "seconds": 0.01})
+    while not jobs.get(job, history=False)["progress"]:
+        time.sleep(0.05)
+    t = time.perf_counter()
+    jobs.cancel(job)
+    jobs.wait(job, timeout=30)
+    print(f"cancel latency (heartbeat 1 s): {time.perf_counter() - t:.2f} s")
+    jobs.shutdown_workers(timeout=5)
+
+
+if __name__ == "__main__":
+    main()
