@@ -13,6 +13,7 @@ such values has sensitivity (U − L) / n.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -241,8 +242,30 @@ def _finite(value, name: str) -> float:
     return v
 
 
-def epsilon_curve(mechanism: str, delta, sensitivity, epsilons) -> pd.DataFrame:
-    """Expected |error| and 95% half-width over a grid of ε (NaN where a calibration is not valid)."""
+CURVE_EPSILONS = tuple(float(e) for e in np.logspace(-2, math.log10(20), 60))
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_curve(mechanism: str, delta) -> pd.DataFrame:
+    return _epsilon_curve(mechanism, delta, 1.0, CURVE_EPSILONS)
+
+
+def epsilon_curve(mechanism: str, delta, sensitivity, epsilons=CURVE_EPSILONS) -> pd.DataFrame:
+    """Expected |error| and 95% half-width over a grid of ε (NaN where a calibration is not valid).
+
+    Every scale is linear in Δ, so the default grid is computed once per (mechanism, δ) for Δ = 1 and scaled.
+    """
+    if tuple(float(e) for e in epsilons) == CURVE_EPSILONS:
+        sens = check_sensitivity(sensitivity)
+        if delta is not None and mechanism != "laplace":
+            delta = check_delta(delta)
+        out = _unit_curve(mechanism, None if mechanism == "laplace" else delta).copy()
+        out[["expected_abs_error", "ci95_halfwidth", "scale"]] *= sens
+        return out
+    return _epsilon_curve(mechanism, delta, sensitivity, epsilons)
+
+
+def _epsilon_curve(mechanism: str, delta, sensitivity, epsilons) -> pd.DataFrame:
     rows = []
     for e in epsilons:
         try:
@@ -382,7 +405,7 @@ def noise_view(mechanism: str, epsilon, delta, sensitivity, value, *, draws: int
     d = spec.sensitivity
     span = max(3.5 * h, 3 * d)
     lz = np.linspace(v + d / 2 - span, v + d / 2 + span, grid_points)
-    curve = epsilon_curve(mechanism, delta, sensitivity, np.logspace(-2, math.log10(20), 60))
+    curve = epsilon_curve(mechanism, delta, sensitivity)
     return NoiseView(
         spec=spec, value=v, expected_abs_error=expected_abs_error(spec), ci95=(lo, hi),
         loss_exceeds_mass=loss_exceeds_mass(spec), actual_delta=actual_delta(spec),

@@ -1,0 +1,74 @@
+"""Server-side time of one slider move on the noise page, vs drawing the same answers one by one via diffprivlib.
+
+One "slider move" (to an ε not seen before, i.e. a cache miss) recomputes everything the page shows:
+calibration, 100,000 simulated draws + histogram, exact densities, the several-ε comparison, the
+privacy-loss curve, the error-vs-ε curve (60 calibrations), the four Plotly figures and their JSON
+serialisation (what Streamlit sends). The baseline draws the same number of answers one at a time through
+diffprivlib (secure random source), as a naive page would.
+
+    .venv/bin/python bench/noise_page.py [--draws 100000] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import plotly.io as pio  # noqa: E402
+from diffprivlib import mechanisms as dpl  # noqa: E402
+
+from dpcore import mechanisms as mech  # noqa: E402
+from dpcore.figures import noise as figs  # noqa: E402
+
+SETTINGS = {"laplace": None, "gaussian": 1e-5, "gaussian-classic": 1e-5}
+
+
+def slider_move(mechanism: str, epsilon: float, delta, draws: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one uncached slider move. CPU time is robust to a busy machine."""
+    t, c = time.perf_counter(), time.process_time()
+    view = mech.noise_view(mechanism, epsilon, delta, 1.0, 169.0, draws=draws, seed=0)
+    for fig in figs.figures(view, "released answer (patients)", "patients").values():
+        pio.to_json(fig, validate=False)
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def diffprivlib_one_by_one(mechanism: str, epsilon: float, delta, draws: int) -> tuple[float, float]:
+    if mechanism == "laplace":
+        m = dpl.Laplace(epsilon=epsilon, sensitivity=1.0)
+    elif mechanism == "gaussian":
+        m = dpl.GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=1.0)
+    else:
+        m = dpl.Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0)
+    t, c = time.perf_counter(), time.process_time()
+    for _ in range(draws):
+        m.randomise(169.0)
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--draws", type=int, default=100_000)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    slider_move("laplace", 0.33, None, 1000)  # warm imports
+    eps_values = [0.07, 0.15, 0.3, 0.5, 0.7, 0.9, 0.2, 0.05, 0.03][: max(args.repeats, 1)]
+    print(f"one slider move, {args.draws:,} simulated draws, uncached (median of {len(eps_values)} ε values)")
+    print("times: wall (CPU of this process; wall inflates when other processes share the cores)")
+    for mechanism, delta in SETTINGS.items():
+        slider_move(mechanism, 0.41, delta, args.draws)  # first call per mechanism fills the ε-curve cache
+        times = [slider_move(mechanism, e, delta, args.draws) for e in eps_values]
+        wall = statistics.median(t[0] for t in times)
+        cpu = statistics.median(t[1] for t in times)
+        bwall, bcpu = diffprivlib_one_by_one(mechanism, 0.5, delta, args.draws)
+        print(f"{mechanism:17s} page {wall * 1e3:6.1f} ms ({cpu * 1e3:5.1f} CPU)   "
+              f"diffprivlib one by one {bwall * 1e3:7.0f} ms ({bcpu * 1e3:5.0f} CPU)   "
+              f"ratio {bwall / wall:5.0f}x wall, {bcpu / cpu:5.0f}x CPU")
+
+
+if __name__ == "__main__":
+    main()
