@@ -212,10 +212,13 @@ def spend(analyst: str, dataset: str, query: str, epsilon, compute, *, budget=No
             _event(conn, analyst, dataset, "refused", query=query, description=description, eps_micro=eps_micro,
                    delta=delta, note="budget would be exceeded; no noise drawn")
             left = from_micro(total - spent)
+            what = (f"only ε = {left:g} of {from_micro(total):g} is left" if left > 0 else
+                    f"the whole budget of ε = {from_micro(total):g} is spent")
+            step = f"ask with ε ≤ {left:g}, repeat" if left > 0 else "repeat"
             refused = BudgetExceededError(
-                f"budget exceeded: this query costs ε = {from_micro(eps_micro):g} but only ε = {left:g} of "
-                f"{from_micro(total):g} is left for analyst {analyst!r} on this dataset; ask with ε ≤ {left:g}, "
-                "repeat an earlier question (free), or ask an admin to reset the budget")
+                f"budget exceeded: this query costs ε = {from_micro(eps_micro):g} but {what} for analyst "
+                f"{analyst!r} on this dataset; nothing was spent — {step} an earlier question (free) or ask an "
+                "admin to reset the budget")
         else:
             answer = compute()
             json.dumps(answer)  # must be storable; fails before anything is committed

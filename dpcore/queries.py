@@ -116,6 +116,18 @@ def _mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
     return np.asarray(out, dtype=bool)
 
 
+def column_kind(df: pd.DataFrame, column: str) -> str:
+    """"numeric", "bool", "categorical" (public categories in the dtype) or "text"."""
+    s = _require_column(df, column)
+    if pd.api.types.is_bool_dtype(s):
+        return "bool"
+    if _is_numeric(s):
+        return "numeric"
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return "categorical"
+    return "text"
+
+
 def _where_mask(df: pd.DataFrame, where) -> np.ndarray:
     mask = np.ones(len(df), dtype=bool)
     for cond in where:

@@ -1,4 +1,238 @@
+"""Private query console: noisy answers charged to a persistent (analyst, dataset) privacy budget."""
+
+import pandas as pd
 import streamlit as st
 
-st.title("query_console")
-st.info("This page is being built.")
+from dpcore import composition, datasets, ledger, queries
+from dpcore.figures import query_console as figs
+from pages._ui import guarded, table_downloads
+
+SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
+KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
+DELTA_PRIMES = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9]
+DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, "qc_seed": 0, "qc_budget": 1.0,
+            "qc_kind": "COUNT", "qc_condition": "has_rare_disease=true", "qc_column": "age", "qc_lo": 18.0,
+            "qc_hi": 90.0, "qc_bins": 8, "qc_categories": "", "qc_public_n": False, "qc_where": "",
+            "qc_mech": "laplace", "qc_eps": 0.1, "qc_delta": 1e-6, "qc_dprime": 1e-6, "qc_kmax": 100,
+            "qc_admin": "", "qc_reset_total": 1.0, "qc_reset_reason": "", "qc_reset_confirm": False}
+for _k, _v in DEFAULTS.items():
+    st.session_state.setdefault(_k, _v)
+_reset_note = st.session_state.pop("qc_reset_done", None)
+if _reset_note:  # after a reset: untick the confirmation before the checkbox is drawn again
+    st.session_state.qc_reset_confirm = False
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _medical(n: int, seed: int):
+    df = datasets.medical(n, seed)
+    return df, queries.dataset_key(df)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _uploaded(data: bytes):
+    df = datasets.read_csv(data)
+    return df, queries.dataset_key(df)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _curves(eps: float, kmax: int, dprime: float, mechanism: str, delta: float):
+    rho = queries.rho_of("gaussian", eps, delta, 1.0) if mechanism == "gaussian" else None
+    return composition.curves(eps, kmax, dprime, delta=delta if mechanism == "gaussian" else 0.0, rho=rho)
+
+
+def _on_column():
+    bounds = datasets.PUBLIC_BOUNDS.get(st.session_state.qc_column)
+    if bounds:
+        st.session_state.qc_lo, st.session_state.qc_hi = bounds
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.4g}"
+
+
+def _short(answer) -> str:
+    if not isinstance(answer, dict):
+        return ""
+    a = answer.get("answer")
+    if isinstance(a, list):
+        return ", ".join(f"{lab}: {v:,.0f}" for lab, v in zip(answer.get("labels", []), a))
+    return _num(a) if isinstance(a, (int, float)) else str(a)
+
+
+st.title("Private query console")
+st.markdown(
+    "Ask questions of a dataset and get **noisy answers**. Every new answer costs ε from a budget that belongs to "
+    "the **analyst and the dataset's content** — it is kept in a ledger on disk, so a new tab or an app restart "
+    "does not refill it. Asking *exactly* the same question again returns the stored answer for free; once the "
+    "budget is spent, new questions are refused before any noise is drawn."
+)
+
+# --- who and what --------------------------------------------------------------------------------------
+c1, c2, c3 = st.columns([1, 1, 1])
+analyst = c1.text_input("Analyst name", key="qc_analyst", help="The budget belongs to this name and the dataset.")
+source = c2.radio("Dataset", SOURCES, key="qc_source", horizontal=True)
+loaded = None
+if source == SOURCES[0]:
+    s1, s2 = c3.columns(2)
+    n = s1.number_input("Rows", min_value=100, max_value=200_000, step=1000, key="qc_n")
+    seed = s2.number_input("Seed", min_value=0, max_value=10_000, step=1, key="qc_seed")
+    loaded = guarded(_medical, int(n), int(seed))
+else:
+    up = c3.file_uploader("CSV with a header row", type=["csv"], key="qc_upload")
+    if up is None:
+        st.info("Upload a CSV to query it, or switch back to the synthetic medical data.")
+    else:
+        loaded = guarded(_uploaded, up.getvalue())
+
+if loaded is None:
+    st.stop()
+df, key = loaded
+st.caption(f"{len(df):,} rows × {df.shape[1]} columns · dataset content hash `{key[:12]}…` · columns: "
+           f"{', '.join(map(str, df.columns))}")
+
+status = guarded(ledger.status, analyst, key)
+if status is None:
+    st.stop()
+if status["exists"]:
+    budget = None
+    st.caption(f"Budget of **{analyst.strip()}** on this dataset: ε = {status['total']:g} (fixed when first used; "
+               "only an admin reset below changes it).")
+else:
+    budget = st.number_input("Total budget ε for this analyst on this dataset (set once)", min_value=0.0,
+                             step=0.5, key="qc_budget", format="%.3f")
+
+# --- query builder -------------------------------------------------------------------------------------
+st.subheader("Ask a question")
+b1, b2, b3 = st.columns([1, 2, 2])
+kind_label = b1.selectbox("Query", list(KINDS), key="qc_kind")
+kind = KINDS[kind_label]
+columns = [str(c) for c in df.columns]
+if st.session_state.qc_column not in columns:
+    st.session_state.qc_column = columns[0]
+kw = {}
+if kind == "count":
+    kw["condition"] = b2.text_input("Condition (COLUMN=VALUE; also !=, <, <=, >, >=; empty = all rows)",
+                                    key="qc_condition")
+else:
+    column = b2.selectbox("Column", columns, key="qc_column", on_change=_on_column)
+    kw["column"] = column
+    ckind = queries.column_kind(df, column)
+    needs_bounds = kind in ("sum", "mean") or (kind == "histogram" and ckind == "numeric"
+                                               and not st.session_state.qc_categories.strip())
+    if kind == "histogram" and ckind == "text":
+        kw["categories"] = b3.text_input("Public categories (comma-separated)", key="qc_categories",
+                                         help="The values seen in the data are private: list the possible ones.")
+    elif kind == "histogram" and ckind in ("categorical", "bool"):
+        b3.caption("Categories come from the column's declared type (public).")
+    if needs_bounds:
+        l1, l2 = b3.columns(2)
+        kw["bounds"] = (l1.number_input("Public lower bound", key="qc_lo"),
+                        l2.number_input("Public upper bound", key="qc_hi"))
+        if kind == "histogram":
+            kw["bins"] = b3.number_input("Bins", min_value=1, max_value=queries.MAX_BINS, key="qc_bins")
+    if kind == "mean":
+        kw["public_n"] = b3.checkbox("Row count n is public (no WHERE; all ε on the mean)", key="qc_public_n")
+kw["where"] = st.text_input("WHERE (optional; conditions separated by commas, all must hold)", key="qc_where",
+                            placeholder="e.g. age>=65, sex=F")
+m1, m2, m3 = st.columns(3)
+mechanism = m1.radio("Mechanism", queries.MECHANISMS, key="qc_mech", horizontal=True,
+                     help="laplace: Laplace noise (counts: geometric, whole numbers); gaussian: analytic Gaussian")
+eps = m2.number_input("ε for this query", step=0.05, key="qc_eps", format="%.3f")
+delta = (m3.number_input("δ (Gaussian)", min_value=0.0, max_value=0.5, step=1e-6, key="qc_delta", format="%.1e")
+         if mechanism == "gaussian" else 0.0)
+
+if st.button("Ask (spends ε)", key="qc_ask", type="primary"):
+    q = guarded(queries.make_query, kind, epsilon=eps, mechanism=mechanism, delta=delta, **kw)
+    if q is not None:
+        r = guarded(queries.ask, df, analyst, q, budget=budget, dataset=key)
+        if r is not None:
+            st.session_state.qc_last = {"analyst": analyst.strip(), "key": key, "result": r,
+                                        "column": kw.get("column", "")}
+        status = guarded(ledger.status, analyst, key) or status  # spent, refused or created: show it
+
+last = st.session_state.get("qc_last")
+if last and last["key"] == key and last["analyst"] == analyst.strip():
+    r, a = last["result"], last["result"]["answer"]
+    st.markdown(f"**{a['query']}** · {a['mechanism']} · ε = {a['epsilon']:g}"
+                + (f", δ = {a['delta']:g}" if a["delta"] else ""))
+    if r["reused"]:
+        st.success(f"Same question as before: the stored answer is returned and costs nothing "
+                   f"(it cost ε = {r['epsilon_charged']:g} when first drawn).")
+    if isinstance(a["answer"], list):
+        h1, h2 = st.columns([4, 1])
+        h1.plotly_chart(figs.histogram_answer(a, last["column"]), key="qc_hist_chart")
+        h2.metric("ε spent now", f"{r['epsilon_spent']:g}")
+        h2.metric("ε remaining", f"{r['remaining']:g}")
+    else:
+        r1, r2, r3, r4 = st.columns(4)
+        r1.metric("Noisy answer (DP)", _num(a["answer"]))
+        r2.metric("95% interval", f"[{_num(a['interval'][0])}, {_num(a['interval'][1])}]")
+        r3.metric("ε spent now", f"{r['epsilon_spent']:g}")
+        r4.metric("ε remaining", f"{r['remaining']:g}")
+    st.caption(f"How ε is spent: {a['cost_note']}. Interval: {a['interval_note']}. "
+               + ("Drawn with a cryptographically secure random source (diffprivlib)." if a["secure"] else
+                  "Seeded draw: reproducible, not a secure release."))
+
+# --- budget and history --------------------------------------------------------------------------------
+st.subheader("Budget and ledger")
+g1, g2 = st.columns([1, 2])
+g1.plotly_chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge")
+if status["exists"]:
+    g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g}"
+               + (f"; Gaussian δ spent = {status['delta_spent']:g}" if status["delta_spent"] else "")
+               + " (basic composition: what the ledger charges).")
+hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
+                      "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]), "note": e["note"] or ""}
+                     for e in status["history"]],
+                    columns=["time", "event", "query", "ε", "δ", "ε charged", "answer", "note"])
+with g2:
+    st.dataframe(hist, hide_index=True, key="qc_history", height=300)
+    if len(hist):
+        table_downloads(hist, f"ledger_{analyst.strip()}", key="qc_hist")
+    else:
+        st.caption("No history yet: ask a question.")
+
+# --- composition ---------------------------------------------------------------------------------------
+st.subheader("Composition: what many answers cost together")
+st.markdown(
+    "The ledger charges by **basic composition** (ε adds up) — always valid. Tighter accounting exists: "
+    "**advanced composition** (Dwork–Rothblum–Vadhan) trades a small extra δ′ for ε growing like √k, and "
+    "**zCDP/RDP** (natural for Gaussian noise; pure ε-DP counts as ρ = ε²/2) adds ρ = Δ²/(2σ²) per query."
+)
+k1, k2, k3 = st.columns(3)
+dprime = k1.select_slider("δ′ for advanced composition and zCDP", DELTA_PRIMES, key="qc_dprime",
+                          format_func=lambda v: f"{v:.0e}")
+kmax = k2.number_input("Show up to k queries", min_value=2, max_value=10_000, step=50, key="qc_kmax")
+k3.caption(f"Per query: the builder's ε = {eps:g} with {mechanism}"
+           + (f", δ = {delta:g}" if mechanism == "gaussian" else "") + ".")
+curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
+if curves is not None:
+    st.plotly_chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
+                                           budget=status["total"]), key="qc_comp_chart")
+entries = queries.composition_entries(ledger.spends_since_reset(analyst, key)) if status["exists"] else []
+costs = guarded(composition.ledger_costs, entries, dprime)
+if costs is not None:
+    st.markdown(f"**This analyst's ledger ({len(entries)} paid answers since the last reset) under each rule**")
+    st.dataframe(pd.DataFrame([{"rule": c["rule"], "total ε": round(c["epsilon"], 6), "total δ": c["delta"],
+                                "how": c["note"]} for c in costs]), hide_index=True, key="qc_costs")
+    st.caption("Every row is a valid upper bound; the smallest ε (at its δ) is the tightest. The budget itself is "
+               "enforced with the basic rule.")
+
+# --- admin ---------------------------------------------------------------------------------------------
+with st.expander("Admin: reset this budget"):
+    st.caption("Resetting gives the analyst their ε back. It is recorded in the history; nothing is deleted, and "
+               "answers already released stay free to repeat.")
+    a1, a2 = st.columns(2)
+    admin = a1.text_input("Admin name (recorded)", key="qc_admin")
+    new_total = a2.number_input("New total ε", min_value=0.0, step=0.5, key="qc_reset_total", format="%.3f")
+    reason = st.text_input("Reason (recorded)", key="qc_reset_reason")
+    confirm = st.checkbox(f"I confirm: reset the budget of {analyst.strip() or '—'} on this dataset",
+                          key="qc_reset_confirm")
+    if st.button("Reset budget", key="qc_reset", disabled=not confirm):
+        done = guarded(ledger.reset, analyst, key, admin=admin, reason=reason, total=new_total, confirm=confirm)
+        if done is not None:
+            st.session_state.pop("qc_last", None)
+            st.session_state.qc_reset_done = done["note"]
+            st.rerun()
+    if _reset_note:
+        st.success(_reset_note)

@@ -1,0 +1,70 @@
+"""Query console figures: the remaining-budget gauge, a noisy histogram with its intervals, composition vs k."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from . import style
+
+
+def budget_gauge(remaining: float | None, total: float | None, *, height: int = 260) -> go.Figure:
+    """Remaining ε of the total as a gauge (red zone under 10% left)."""
+    total = float(total or 0.0)
+    remaining = float(remaining if remaining is not None else total)
+    fig = go.Figure(go.Indicator(
+        mode="gauge+number+delta" if total else "gauge+number",
+        value=remaining,
+        number=dict(valueformat=".4g", suffix=" ε"),
+        delta=dict(reference=total, valueformat=".4g", decreasing=dict(color=style.NON_PRIVATE)) if total else None,
+        title=dict(text=f"ε remaining of {total:g}" if total else "ε remaining (no budget set yet)"),
+        gauge=dict(
+            axis=dict(range=[0, total if total > 0 else 1], ticksuffix=" ε"),
+            bar=dict(color=style.PRIVATE),
+            steps=[dict(range=[0, 0.1 * total], color="rgba(231,111,81,0.25)")] if total else [],
+            threshold=dict(line=dict(color=style.NON_PRIVATE, width=3), value=remaining) if total else None,
+        ),
+    ))
+    fig.update_layout(height=height, margin=dict(l=30, r=30, t=60, b=10), template="plotly_white")
+    return fig
+
+
+def histogram_answer(answer: dict, column: str = "") -> go.Figure:
+    """Noisy counts per bin with their 95% noise intervals."""
+    counts = np.asarray(answer["answer"], dtype=float)
+    lows, highs = (np.asarray(v, dtype=float) for v in answer["interval"])
+    fig = go.Figure(go.Bar(
+        x=answer["labels"], y=counts, marker_color=style.PRIVATE, name="noisy count (DP)",
+        error_y=dict(type="data", symmetric=False, array=highs - counts, arrayminus=counts - lows,
+                     color=style.ACCENT, thickness=1.2),
+        hovertemplate="%{x}: %{y:,.0f} rows (95% noise interval shown)<extra></extra>",
+    ))
+    style.base_layout(fig, f"Noisy histogram of {column or 'the column'} (ε = {answer['epsilon']:g})",
+                      f"{column} (category or bin)", "noisy count (rows)", height=360)
+    fig.update_layout(showlegend=False)
+    return fig
+
+
+def composition_chart(curves: dict, *, epsilon: float, delta_prime: float, mechanism: str = "laplace",
+                      budget: float | None = None) -> go.Figure:
+    """Total ε after k identical queries under basic, advanced and zCDP/RDP composition (log ε axis)."""
+    k = np.asarray(curves["k"])
+    fig = go.Figure()
+    per = "Gaussian" if mechanism == "gaussian" else "ε-DP"
+    lines = [
+        ("basic", f"basic: k·ε (δ = k·δ)", style.NON_PRIVATE, "solid"),
+        ("advanced", f"advanced (DRV, δ′ = {delta_prime:g})", style.SEQUENCE[2], "dash"),
+        ("zcdp", f"zCDP (δ = {delta_prime:g})", style.PRIVATE, "solid"),
+        ("rdp", f"RDP, improved conversion (δ = {delta_prime:g})", style.SEQUENCE[1], "dot"),
+    ]
+    for name, label, colour, dash in lines:
+        fig.add_trace(go.Scatter(x=k, y=curves[name], mode="lines", name=label,
+                                 line=dict(color=colour, dash=dash, width=2.5),
+                                 hovertemplate=f"{name}: k = %{{x}}, total ε = %{{y:.4g}}<extra></extra>"))
+    if budget:
+        fig.add_hline(y=budget, line_color=style.BOUND, line_dash="dash",
+                      annotation_text=f"budget ε = {budget:g}", annotation_position="top left")
+    style.base_layout(fig, f"Total ε after k {per} queries of ε = {epsilon:g} each", "number of queries k",
+                      "total ε (log scale)", height=400)
+    fig.update_yaxes(type="log")
+    return fig

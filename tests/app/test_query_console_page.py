@@ -1,0 +1,115 @@
+"""AppTest: the private query console spends, repeats for free, refuses, shows errors and resets."""
+
+import pytest
+
+from dpcore import datasets, ledger, queries
+
+from .pages import open_page
+
+pytestmark = pytest.mark.usefixtures("chdir_root")
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def _errors(at):
+    return [e.value for e in at.error]
+
+
+def _ask(at):
+    at.button(key="qc_ask").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_spend_repeat_free_refuse_and_reset():
+    at = open_page("pages/query_console.py")
+    assert not at.exception and at.title[0].value == "Private query console"
+    at.number_input(key="qc_n").set_value(2000).run()
+    at.number_input(key="qc_eps").set_value(0.6).run()
+    _ask(at)
+    m = _metrics(at)
+    assert m["ε spent now"] == "0.6" and m["ε remaining"] == "0.4"
+    first = m["Noisy answer (DP)"]
+    # the same question again: the stored answer, free
+    _ask(at)
+    m = _metrics(at)
+    assert m["Noisy answer (DP)"] == first and m["ε spent now"] == "0" and m["ε remaining"] == "0.4"
+    assert any("stored answer" in s.value for s in at.success)
+    # a different question that does not fit: refused, with what is left
+    at.selectbox(key="qc_kind").set_value("MEAN").run()
+    at.selectbox(key="qc_column").set_value("salary").run()
+    assert (at.number_input(key="qc_lo").value, at.number_input(key="qc_hi").value) == (0.0, 250_000.0)
+    _ask(at)
+    assert any("budget exceeded" in e and "only ε = 0.4 of 1 is left" in e for e in _errors(at))
+    hist = at.dataframe[0].value
+    assert list(hist["event"]) == ["create", "spend", "reuse", "refused"]
+    # the budget survives a new session (a new tab / app restart)
+    at2 = open_page("pages/query_console.py")
+    at2.number_input(key="qc_n").set_value(2000).run()
+    assert len(at2.dataframe[0].value) == 4
+    # admin reset: the button is disabled until confirmed, then recorded
+    assert at.button(key="qc_reset").disabled
+    at.text_input(key="qc_admin").input("root")
+    at.checkbox(key="qc_reset_confirm").check().run()
+    at.button(key="qc_reset").click().run()
+    assert not at.exception
+    assert any("reset by admin 'root'" in s.value for s in at.success)
+    assert list(at.dataframe[0].value["event"])[-1] == "reset"
+    assert not at.checkbox(key="qc_reset_confirm").value
+    at.number_input(key="qc_eps").set_value(0.5).run()
+    _ask(at)
+    m = _metrics(at)
+    assert m["ε remaining"] == "0.5" and 0 <= float(m["Noisy answer (DP)"].replace(",", "")) <= 250_000
+
+
+def test_histogram_and_composition_panel():
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    at.selectbox(key="qc_kind").set_value("HISTOGRAM").run()
+    at.selectbox(key="qc_column").set_value("diagnosis").run()
+    _ask(at)
+    assert _metrics(at)["ε remaining"] == "0.9"
+    charts = at.get("plotly_chart")
+    assert len(charts) == 3  # noisy histogram, remaining-ε gauge, composition vs k
+    costs = at.dataframe[1].value
+    assert list(costs["rule"]) == ["basic", "advanced", "zCDP", "RDP"]
+    assert costs["total ε"][0] == pytest.approx(0.1)
+    before = costs["total ε"][1]
+    at.select_slider(key="qc_dprime").set_value(1e-9).run()
+    assert not at.exception
+    assert at.dataframe[1].value["total ε"][1] > before  # smaller δ′ -> larger advanced ε
+    at.radio(key="qc_mech").set_value("gaussian").run()
+    assert not at.exception and at.number_input(key="qc_delta").value == pytest.approx(1e-6)
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda at: at.number_input(key="qc_eps").set_value(0.0), "epsilon must be > 0"),
+    (lambda at: at.text_input(key="qc_condition").input("height=3"), "unknown column 'height'"),
+    (lambda at: at.text_input(key="qc_condition").input("sex"), "not COLUMN=VALUE"),
+    (lambda at: (at.selectbox(key="qc_kind").set_value("SUM").run(),
+                 at.number_input(key="qc_lo").set_value(100.0)), "lower must be < upper"),
+    (lambda at: (at.selectbox(key="qc_kind").set_value("MEAN").run(),
+                 at.selectbox(key="qc_column").set_value("ethnicity")), "MEAN needs a numeric column"),
+    (lambda at: at.text_input(key="qc_analyst").input(" "), "analyst name is empty"),
+])
+def test_bad_inputs_show_errors_and_spend_nothing(setup, message):
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    setup(at)
+    at.run()
+    if any(b.key == "qc_ask" for b in at.button):  # an empty analyst name stops the page before the builder
+        at.button(key="qc_ask").click().run()
+    assert not at.exception
+    assert any(message in e for e in _errors(at)), _errors(at)
+    key = queries.dataset_key(datasets.medical(2000, 0))
+    st = ledger.status("analyst-1", key, with_history=False)
+    assert st["spent"] == 0.0
+
+
+def test_upload_mode_asks_for_a_file():
+    at = open_page("pages/query_console.py")
+    at.radio(key="qc_source").set_value("Upload a CSV").run()
+    assert not at.exception
+    assert any("Upload a CSV" in i.value for i in at.info)
