@@ -167,7 +167,8 @@ def _learned(records: pd.DataFrame, matches: int, sensitive_columns) -> list[str
     if matches == 0:
         return ["No record matches these facts: either the person is not in the release or a fact is wrong. "
                 "Try a range instead of an exact value."]
-    out = [f"{matches} record{'s' if matches != 1 else ''} match{'es' if matches == 1 else ''}."]
+    out = [f"{matches} record{'s' if matches != 1 else ''} match{'es' if matches == 1 else ''}."
+           + (" Each extra fact (sex, birth year, a narrower salary) narrows them down." if matches > 1 else "")]
     for col in sensitive_columns:
         if col not in records.columns:
             continue

@@ -189,8 +189,9 @@ if out is not None:
                           delta=lr_after.right_person - lr.right_person, delta_color="inverse")
         st.plotly_chart(figs.generalisation_chart(risk_measures(rep, lr), risk_measures(rep_after, lr_after)),
                         key="re_gen_chart")
-        st.caption("Generalisation is not DP: k and ℓ say nothing about what an attacker with other data "
-                   "learns, and the ℓ-diversity of the sensitive column after banding is "
+        st.caption(f"{rep_after.unique_records:,} records are still unique after banding (outliers keep k at "
+                   f"{rep_after.k_anonymity}; only suppressing them would raise it). Generalisation is not DP: k "
+                   "and ℓ say nothing about an attacker with other data, and ℓ-diversity after banding is "
                    f"{rep_after.l_diversity} (classes where everyone shares a diagnosis still disclose it).")
 
 # --- 6. defence by DP ---------------------------------------------------------------------------------
@@ -219,10 +220,11 @@ if qis:
 
 # --- 7. your own data --------------------------------------------------------------------------------
 st.header("7. Use your own data")
-st.markdown(f"Upload a CSV (at most {datasets.MAX_UPLOAD_BYTES // 1_000_000} MB and "
+st.markdown(f"Upload a CSV (at most {datasets.MAX_UPLOAD_BYTES // (1024 * 1024)} MB and "
             f"{datasets.MAX_UPLOAD_ROWS:,} rows). It is checked on the server and kept only in this browser "
             "session's memory: nothing is written to disk or sent anywhere.")
-upload = st.file_uploader("CSV file", type=["csv"], key="re_upload")
+upload = st.file_uploader("CSV file", type=["csv"], key="re_upload",
+                          max_upload_size=datasets.MAX_UPLOAD_BYTES // (1024 * 1024))
 if upload is None:
     st.session_state.pop("re_upload_df", None)
 else:

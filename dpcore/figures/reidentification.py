@@ -75,6 +75,16 @@ def generalisation_chart(before: dict, after: dict) -> go.Figure:
     return fig
 
 
+def _log_zones(fig: go.Figure, x_min: float, x_max: float) -> None:
+    """ε zones (style.ZONES) with labels placed in log10 units, as Plotly expects on log axes."""
+    for lo, hi, label, colour in style.ZONES:
+        a, b = max(lo, x_min), min(hi, x_max)
+        if a < b:
+            fig.add_vrect(x0=a, x1=b, fillcolor=colour, line_width=0, layer="below")
+            fig.add_annotation(x=np.log10(a), y=1.0, yref="paper", yanchor="top", xanchor="left", text=label,
+                               showarrow=False, font=dict(size=10, color=style.NEUTRAL))
+
+
 def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
     """Attacker's success rate against ε (log axis), with the no-noise attack and a blind guess."""
     c = sim["curve"]
@@ -91,14 +101,15 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
     fig.add_hline(y=sim["prior_guess"] * 100, line_color=style.NEUTRAL, line_dash="dot",
                   annotation_text=f"guessing the most common value: {sim['prior_guess']:.0%}",
                   annotation_position="bottom right")
-    if epsilon is not None:
-        fig.add_vline(x=epsilon, line_color=style.ACCENT, line_dash="dash",
-                      annotation_text=f"ε = {epsilon:g}", annotation_position="bottom left")
     lo, hi = float(x.min()), float(x.max())
-    style.add_epsilon_zones(fig, lo, hi)
+    _log_zones(fig, lo, hi)
+    if epsilon is not None:
+        fig.add_vline(x=epsilon, line_color=style.ACCENT, line_dash="dash")
+        fig.add_annotation(x=np.log10(epsilon), y=0.02, yref="paper", text=f"your ε = {epsilon:g}",
+                           showarrow=False, xanchor="left", font=dict(color=style.ACCENT))
     style.base_layout(fig, f"Simulation: attacker learning {sim['sensitive']} from noisy counts "
                       f"({sim['n_releases']} releases × {sim['n_targets']} targets)",
                       "privacy budget ε (log scale)", "attacker guesses correctly (% of attempts)")
-    style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
+    style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)], tickvals=list(x), ticktext=[f"{v:g}" for v in x])
     fig.update_yaxes(range=[0, 105])
     return fig

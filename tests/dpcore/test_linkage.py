@@ -300,3 +300,18 @@ def test_cli_empty_csv(tmp_path, capsys):
     path.write_bytes(b"")
     assert main(["linkage", "--data", str(path), "--known", "age=1"]) == 2
     assert "CSV is empty" in capsys.readouterr().err
+
+
+def test_figures_have_titles_and_axis_titles(release, register):
+    from dpcore.figures import reidentification as figs
+
+    sim = linkage.dp_attack_simulation(datasets.medical(500, seed=1), ["age", "sex"], "diagnosis",
+                                       [0.1, 1.0, 10.0], n_releases=10, n_targets=20, seed=0)
+    rep = uniqueness(release, ON, "diagnosis")
+    for fig in (figs.linkage_chart(link(release, register, ON)), figs.dp_success_chart(sim, 1.0),
+                figs.class_size_chart(rep), figs.generalisation_chart({"a": 0.5}, {"a": 0.1})):
+        assert fig.layout.title.text and fig.layout.xaxis.title.text
+    fig = figs.dp_success_chart(sim, 1.0)
+    assert fig.layout.xaxis.type == "log"
+    label = next(a for a in fig.layout.annotations if a.text == "your ε = 1")
+    assert label.x == pytest.approx(0.0)  # log10(1): annotations on log axes take log10 units
