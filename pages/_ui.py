@@ -10,6 +10,23 @@ import streamlit as st
 from dpcore.errors import DPError
 
 
+def _route_deep_links_through_app() -> None:
+    """Make a deep link (e.g. /noise) opened before app.py ever ran use app.py's navigation.
+
+    Streamlit guesses a legacy "pages/ folder" app when the first session of a server opens a page URL
+    directly, runs that page file alone and lists raw file names in the sidebar. Clearing the
+    guess and rerunning sends the run through app.py (st.navigation), which resolves the same URL.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_route_deep_links_through_app()
+
+
 def guarded(fn, *args, **kwargs):
     """Call a dpcore function; show a DPError as st.error and return None instead of a traceback."""
     try:

@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+import pages._ui  # noqa: F401  (routes deep links through app.py)
+
 from dpcore.figures import home as figs
 from dpcore.interpret import privacy_level, reading
 

@@ -38,8 +38,18 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory):
     """Start `streamlit run app.py` on a free port with a temporary DP_EXPLORER_HOME; yield its URL."""
+    yield from serve_app(tmp_path_factory.mktemp("e2e-home"))
+
+
+@pytest.fixture
+def fresh_app_server(tmp_path):
+    """A server of its own (no session has opened it yet), for first-visit behaviour such as deep links."""
+    yield from serve_app(tmp_path / "home")
+
+
+def serve_app(home: Path):
     port = _free_port()
-    home = tmp_path_factory.mktemp("e2e-home")
+    home.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, DP_EXPLORER_HOME=str(home))
     log = open(home / "streamlit.log", "w")
     proc = subprocess.Popen(
