@@ -154,6 +154,9 @@ st.plotly_chart(charts["distribution"], key="noise_chart_distribution")
 st.caption(f"The bars are a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) to show the "
            f"shape — not releases. Simulated mean |error| {view.sim_mean_abs_error:,.4g} (exact "
            f"{view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of simulated draws fall in the 95% interval.")
+if integer and mechanism == "laplace":
+    st.caption("Counts are released with the discrete Laplace (geometric) mechanism: whole numbers with the same "
+               "ε guarantee and almost the same spread as the continuous Laplace curves shown here.")
 st.plotly_chart(charts["compare"], key="noise_chart_compare")
 
 st.subheader("3 · Why it is private")
@@ -179,7 +182,8 @@ if table is not None:
 st.subheader("5 · Release one answer")
 st.markdown("Each press draws **one** answer through the safe release path (diffprivlib's floating-point-safe "
             "samplers with a secure random source, no seed"
-            + ("; counts with Laplace use the integer geometric mechanism" if integer else "") + "). "
+            + ("; a count with Laplace uses the integer geometric mechanism" if integer and mechanism == "laplace"
+               else "") + "). "
             "Every release spends ε again: releasing the same answer k times costs k·ε.")
 releases = st.session_state.setdefault("noise_releases", [])
 r1, r2 = st.columns([1, 1])

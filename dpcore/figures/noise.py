@@ -110,7 +110,7 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
              line=dict(color=style.PRIVATE, width=2.5), xaxis="x", yaxis="y"),
         dict(type="scatter", x=z, y=view.pdf_d2, mode="lines", name="p_D′(z): neighbour D′ (one person changed)",
              line=dict(color=style.ACCENT, width=2.5, dash="dash"), xaxis="x", yaxis="y"),
-        dict(type="scatter", x=[z[0], z[-1], z[-1], z[0]], y=[-eps, -eps, eps, eps], fill="toself",
+        dict(type="scatter", x=[z[0], z[-1], z[-1], z[0]], y=[-eps, -eps, eps, eps], mode="lines", fill="toself",
              fillcolor="rgba(42,157,143,0.15)", line=dict(width=0), name=f"allowed band ±ε (ε = {eps:g})",
              hoverinfo="skip", xaxis="x2", yaxis="y2"),
         dict(type="scatter", x=z, y=loss, mode="lines", name="privacy loss ln p_D(z)/p_D′(z)",
@@ -127,8 +127,8 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
             data.append(dict(type="scatter", x=z[out], y=loss[out], mode="lines",
                              line=dict(color=style.NON_PRIVATE, width=4), xaxis="x2", yaxis="y2",
                              name="loss above ε (the bad region)"))
-        verdict = (f"Gaussian: the loss leaves the band; P_D[loss > ε] = {view.loss_exceeds_mass:.2e}, "
-                   f"and the δ it costs is {view.actual_delta:.2e} (≤ requested δ = {spec.delta:g})")
+        verdict = (f"Gaussian: leaves ±ε; P_D[loss > ε] = {view.loss_exceeds_mass:.1e}, "
+                   f"δ paid = {view.actual_delta:.1e}")
     title = "Why it is private: one person changes the output distribution by at most a factor e^ε"
     layout = _layout(title, x_title, "probability density", height=460,
                      xaxis=dict(domain=[0, 0.45], title=dict(text=x_title)),
@@ -172,7 +172,8 @@ def error_chart(view: NoiseView, unit: str = "units of the answer") -> go.Figure
         if a < b:
             layout["shapes"].append(dict(type="rect", x0=a, x1=b, y0=0, y1=1, xref="x", yref="paper",
                                          fillcolor=colour, line_width=0, layer="below"))
-            layout["annotations"].append(_note(a, label, style.NEUTRAL, y=0.08))
+            # annotations on a log axis take log10(x); shapes take x itself
+            layout["annotations"].append(_note(math.log10(a), label, style.NEUTRAL, y=0.08))
     layout["shapes"].append(_vline(eps, style.NON_PRIVATE, dash="dot", width=1.5))
     return go.Figure(dict(data=data, layout=layout))
 
