@@ -97,7 +97,8 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
                              line=dict(color=style.PRIVATE, width=3),
                              hovertemplate="ε = %{x:g}: %{y:.1f}% correct<extra></extra>"))
     fig.add_hline(y=sim["no_noise"] * 100, line_color=style.NON_PRIVATE, line_dash="dash",
-                  annotation_text=f"exact counts (no DP): {sim['no_noise']:.0%}", annotation_position="top left")
+                  annotation_text=f"exact counts (no DP): {sim['no_noise']:.0%}",
+                  annotation_position="bottom left")
     fig.add_hline(y=sim["prior_guess"] * 100, line_color=style.NEUTRAL, line_dash="dot",
                   annotation_text=f"guessing the most common value: {sim['prior_guess']:.0%}",
                   annotation_position="bottom right")
