@@ -38,7 +38,7 @@ def _view(mechanism: str, epsilon: float, delta, sensitivity: float, value: floa
     return mech.noise_view(mechanism, epsilon, delta, sensitivity, value, draws=draws, seed=seed)
 
 
-@st.cache_resource(show_spinner=False, max_entries=256)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _figures(mechanism: str, epsilon: float, delta, sensitivity: float, value: float, draws: int, seed: int,
              x_title: str, unit: str):
     # Figures are read-only once built: shared, not copied on every rerun.
