@@ -1,0 +1,180 @@
+"""Privacy–utility figures: accuracy vs ε, attack success vs ε, empirical vs claimed ε, ROC with DP ceiling.
+
+Every builder takes a sweep result ``{config, baseline, points}`` (partial results are fine) and returns a
+Plotly figure; ε axes are log scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import audit, mia, sweep
+from . import style
+
+_DASHES = ["solid", "dash", "dot", "dashdot"]
+
+
+def _eps_range(result: dict) -> tuple[float, float]:
+    eps = [p["epsilon"] for p in result.get("points", [])] or list(result["config"]["epsilons"])
+    return min(eps) / 1.6, max(eps) * 1.6
+
+
+def _attacks(result: dict) -> list[str]:
+    for p in [result.get("baseline")] + list(result.get("points", [])):
+        if p:
+            return list(p["mia"])
+    return []
+
+
+def accuracy_chart(result: dict) -> go.Figure:
+    rows = sweep.by_epsilon(result)
+    base = sweep.baseline_summary(result)
+    lo, hi = _eps_range(result)
+    fig = go.Figure()
+    if rows:
+        fig.add_trace(go.Scatter(
+            x=[r["epsilon"] for r in rows], y=[r["accuracy"] for r in rows], mode="lines+markers",
+            name="DP-SGD (mean over seeds)", line=dict(color=style.PRIVATE, width=3),
+            error_y=dict(type="data", array=[r["accuracy_sd"] or 0 for r in rows], visible=True),
+            hovertemplate="ε = %{x}<br>test accuracy %{y:.1%}<extra></extra>",
+        ))
+    if base:
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[base["accuracy"]] * 2, mode="lines",
+                                 name="non-private baseline (no DP)",
+                                 line=dict(color=style.NON_PRIVATE, dash="dash", width=2)))
+    style.base_layout(fig, "Utility: test accuracy vs privacy budget", "", "test accuracy (fraction of rows)")
+    style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
+    fig.update_yaxes(tickformat=".0%")
+    return fig
+
+
+def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
+    """Attack success per attack vs ε (metric: auc, advantage, tpr_at_1pct_fpr, tpr_at_0.1pct_fpr)."""
+    titles = {"auc": ("Attack AUC vs privacy budget", "attack AUC (0.5 = guessing)"),
+              "advantage": ("Attacker advantage vs privacy budget", "advantage max(TPR − FPR)"),
+              "tpr_at_1pct_fpr": ("Attack TPR at 1% FPR vs privacy budget", "TPR at 1% FPR (fraction)"),
+              "tpr_at_0.1pct_fpr": ("Attack TPR at 0.1% FPR vs privacy budget", "TPR at 0.1% FPR (fraction)")}
+    rows = sweep.by_epsilon(result)
+    base = sweep.baseline_summary(result)
+    lo, hi = _eps_range(result)
+    fig = go.Figure()
+    for i, a in enumerate(_attacks(result)):
+        colour = style.SEQUENCE[i % len(style.SEQUENCE)]
+        label = mia.ATTACK_LABELS.get(a, a)
+        if rows:
+            fig.add_trace(go.Scatter(
+                x=[r["epsilon"] for r in rows], y=[r.get(f"{a}.{metric}") for r in rows], mode="lines+markers",
+                name=f"{label} (DP)", line=dict(color=colour, width=2.5),
+                error_y=dict(type="data", array=[r.get(f"{a}.{metric}_sd") or 0 for r in rows], visible=True),
+            ))
+        if base and base.get(f"{a}.{metric}") is not None:
+            fig.add_trace(go.Scatter(x=[lo, hi], y=[base[f"{a}.{metric}"]] * 2, mode="lines",
+                                     name=f"{label}, non-private baseline",
+                                     line=dict(color=colour, dash="dash", width=1.5)))
+    ref = 0.5 if metric == "auc" else None
+    if metric in ("tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr"):
+        ref = 0.01 if metric == "tpr_at_1pct_fpr" else 0.001
+    if ref is not None:
+        fig.add_hline(y=ref, line_color=style.NEUTRAL, line_dash="dot",
+                      annotation_text="random guessing", annotation_position="bottom left")
+    title, ytitle = titles[metric]
+    style.base_layout(fig, title, "", ytitle)
+    style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
+    fig.update_layout(legend=dict(font_size=10))
+    return fig
+
+
+_FLOOR = 0.01
+
+
+def empirical_epsilon_chart(result: dict) -> go.Figure:
+    """Empirical lower bound vs claimed ε (log–log) with the diagonal; bounds of 0 drawn at the floor."""
+    pts = [p for p in result.get("points", []) if p.get("empirical_epsilon")]
+    lo, hi = _eps_range(result)
+    fig = go.Figure()
+    diag = np.geomspace(lo, hi, 50)
+    fig.add_trace(go.Scatter(x=diag, y=diag, mode="lines", name="lower bound = claimed ε (the most DP allows)",
+                             line=dict(color=style.BOUND, dash="dash")))
+    if pts:
+        claimed = [p.get("epsilon_spent") or p["epsilon"] for p in pts]
+        lbs = [p["empirical_epsilon"]["lower_bound"] for p in pts]
+        fig.add_trace(go.Scatter(
+            x=claimed, y=[max(v, _FLOOR) for v in lbs], mode="markers", name="empirical ε lower bound (95%)",
+            marker=dict(color=style.PRIVATE, size=10, symbol=["circle" if v >= _FLOOR else "circle-open" for v in lbs]),
+            text=[f"seed {p['seed']}, best attack: {mia.ATTACK_LABELS.get(p['empirical_epsilon']['attack'])}"
+                  for p in pts],
+            customdata=lbs,
+            hovertemplate="claimed ε = %{x:.2f}<br>proved ε ≥ %{customdata:.3f}<br>%{text}<extra></extra>",
+        ))
+        cert = min(p["empirical_epsilon"]["max_certifiable"] for p in pts)
+        fig.add_hline(y=cert, line_color=style.NEUTRAL, line_dash="dot",
+                      annotation_text=f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
+                      annotation_position="top left", annotation_font_size=10)
+    style.base_layout(fig, "Audit: ε proved by the attacks vs ε claimed", "",
+                      "empirical ε lower bound (log; open = 0)")
+    style.epsilon_axis(fig, title="claimed ε (accountant, log scale)", range=[np.log10(lo), np.log10(hi)])
+    fig.update_yaxes(type="log", range=[np.log10(_FLOOR / 1.5), np.log10(hi)])
+    return fig
+
+
+def roc_chart(point: dict, title_suffix: str = "") -> go.Figure:
+    """ROC curves (log–log) of one model's attacks, with the (ε, δ) ceiling and the GDP approximation."""
+    fig = go.Figure()
+    n_neg = max((v.get("n_nonmembers") or 1) for v in point["mia"].values())
+    floor = 1.0 / (2 * n_neg)
+    grid = np.geomspace(floor, 1, 200)
+    eps = point.get("epsilon_spent") or point.get("epsilon")
+    if eps is not None:
+        delta = point.get("delta") or 1e-5
+        fig.add_trace(go.Scatter(x=grid, y=audit.dp_roc_ceiling(eps, delta, grid), mode="lines",
+                                 name=f"DP ceiling at ε = {eps:.2f}, δ = {delta:g}",
+                                 line=dict(color=style.BOUND, width=2.5)))
+        if point.get("gdp_mu"):
+            fig.add_trace(go.Scatter(x=grid, y=audit.gdp_roc_ceiling(point["gdp_mu"], grid), mode="lines",
+                                     name=f"f-DP (Gaussian, μ = {point['gdp_mu']:.2f}; CLT approximation)",
+                                     line=dict(color=style.BOUND, width=1.5, dash="dot")))
+    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", name="random guessing",
+                             line=dict(color=style.NEUTRAL, dash="dot", width=1)))
+    for i, (a, v) in enumerate(point["mia"].items()):
+        fpr = np.maximum(np.asarray(v["roc"]["fpr"], float), floor)
+        tpr = np.maximum(np.asarray(v["roc"]["tpr"], float), floor)
+        fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines", line_shape="hv",
+                                 name=f"{mia.ATTACK_LABELS.get(a, a)} (AUC {v['auc']:.2f})",
+                                 line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2)))
+    label = "non-private baseline" if point.get("epsilon") is None else f"ε = {point['epsilon']:g}"
+    style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "false positive rate (log)",
+                      "true positive rate (log)", height=420)
+    fig.update_xaxes(type="log", range=[np.log10(floor), 0])
+    fig.update_yaxes(type="log", range=[np.log10(floor), 0])
+    fig.update_layout(legend=dict(orientation="v", yanchor="bottom", y=0.02, xanchor="right", x=0.99,
+                                  font_size=10, bgcolor="rgba(255,255,255,0.7)"))
+    return fig
+
+
+def compare_chart(results: dict[str, dict], metric: str = "accuracy") -> go.Figure:
+    """Several stored sweeps on one ε axis: accuracy (or the best attack AUC)."""
+    fig = go.Figure()
+    los, his = [], []
+    for i, (name, res) in enumerate(results.items()):
+        rows = sweep.by_epsilon(res)
+        if not rows:
+            continue
+        lo, hi = _eps_range(res)
+        los.append(lo)
+        his.append(hi)
+        if metric == "accuracy":
+            y = [r["accuracy"] for r in rows]
+        else:
+            atk = _attacks(res)
+            y = [max((r.get(f"{a}.auc") or 0) for a in atk) for r in rows]
+        fig.add_trace(go.Scatter(x=[r["epsilon"] for r in rows], y=y, mode="lines+markers", name=name,
+                                 line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)],
+                                           dash=_DASHES[i % len(_DASHES)])))
+    ytitle = "test accuracy (fraction)" if metric == "accuracy" else "best attack AUC (0.5 = guessing)"
+    style.base_layout(fig, "Stored sweeps compared", "", ytitle)
+    if los:
+        style.epsilon_axis(fig, range=[np.log10(min(los)), np.log10(max(his))])
+    else:
+        style.epsilon_axis(fig)
+    return fig
