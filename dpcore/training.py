@@ -47,6 +47,24 @@ MEDICAL_DATA_SEED = 0
 NOT_DP_NOTE = "computed on the private training rows without DP: for diagnosis only, not a DP release"
 
 
+#: Starting points per (dataset, model) that worked in bench/utility.py; the page pre-fills them.
+RECOMMENDED = {
+    ("breast_cancer", "logreg"): dict(epochs=10, batch_size=64, lr=0.1, optimizer="adam", clip=1.0),
+    ("breast_cancer", "mlp"): dict(epochs=10, batch_size=64, lr=0.05, optimizer="adam", clip=1.0),
+    ("medical", "logreg"): dict(epochs=5, batch_size=256, lr=0.05, optimizer="adam", clip=1.0),
+    ("medical", "mlp"): dict(epochs=5, batch_size=256, lr=0.02, optimizer="adam", clip=1.0),
+    ("digits", "logreg"): dict(epochs=15, batch_size=64, lr=0.05, optimizer="adam", clip=1.0),
+    ("digits", "mlp"): dict(epochs=15, batch_size=64, lr=0.02, optimizer="adam", clip=1.0),
+    ("digits", "cnn"): dict(epochs=15, batch_size=64, lr=0.02, optimizer="adam", clip=1.0),
+}
+
+
+def recommended(dataset: str, model: str) -> dict:
+    """Hyper-parameters that are a sensible start for this dataset and model."""
+    kind = str(dataset).split(":", 1)[0]
+    return dict(RECOMMENDED.get((kind, model), dict(epochs=10, batch_size=64, lr=0.05, optimizer="adam", clip=1.0)))
+
+
 class TrainingCancelled(Exception):
     """The run was stopped by ``should_stop`` (a cancelled job)."""
 
@@ -65,11 +83,11 @@ class TrainConfig:
     epsilon: float | None = 1.0
     delta: float = 1e-5
     noise_multiplier: float | None = None
-    epochs: int = 20
+    epochs: int = 10
     batch_size: int = 64
-    lr: float = 0.5
+    lr: float = 0.1
     clip: float = 1.0
-    optimizer: str = "sgd"
+    optimizer: str = "adam"
     accountant: str = "prv"
     seed: int = 0
     train_size: int | None = None
@@ -363,9 +381,11 @@ def load_split(cfg: TrainConfig) -> Split:
             if kind == "digits":
                 X = (ds.X / 16.0).astype(np.float32)  # public pixel range 0–16 -> [0, 1]
                 image_shape = (1, 8, 8)
-            else:
-                X = _scale(ds.X, ds.lower, ds.upper)
+            else:  # skewed, non-negative measurements: a fixed log1p (public, data-independent), then bounds
+                X = _scale(np.log1p(np.clip(ds.X, ds.lower, ds.upper)), np.log1p(ds.lower), np.log1p(ds.upper))
             y, names, classes, note = ds.y, ds.feature_names, ds.target_names, ds.bounds_note
+            if kind == "breast_cancer":
+                note += "; log1p then scaled to [-1, 1] with those bounds"
         rng = np.random.default_rng(cfg.seed)
         perm = rng.permutation(len(y))
         n_test = max(1, int(round(len(y) * cfg.test_size)))
