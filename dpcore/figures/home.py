@@ -18,8 +18,7 @@ def deployments_chart(user_epsilon: float) -> go.Figure:
         marker=dict(size=12, color=style.ACCENT), name="published deployments",
         hovertemplate="%{y}: ε = %{x}<extra></extra>",
     ))
-    fig.add_vline(x=user_epsilon, line_color=style.PRIVATE, line_width=3, line_dash="dash",
-                  annotation_text=f"your ε = {user_epsilon:g}", annotation_position="bottom right")
+    style.mark_epsilon(fig, user_epsilon, f" your ε = {user_epsilon:g}")
     style.add_epsilon_zones(fig, 0.05, 300)
     style.base_layout(fig, "Where is your epsilon? Published deployments", "", "", height=420)
     style.epsilon_axis(fig, range=[np.log10(0.05), np.log10(300)])

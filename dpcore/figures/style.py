@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 PRIVATE = "#2a9d8f"  # anything DP
@@ -38,11 +40,20 @@ def epsilon_axis(fig: go.Figure, title: str = "privacy budget ε (log scale)", *
     return fig
 
 
+def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVATE) -> go.Figure:
+    """A dashed vertical line at epsilon on a log x axis, labelled (annotation x in log10 units)."""
+    fig.add_vline(x=epsilon, line_color=colour, line_width=3, line_dash="dash")
+    fig.add_annotation(x=math.log10(epsilon), y=0, xref="x", yref="paper", yanchor="bottom", xanchor="left",
+                       text=label, showarrow=False, font=dict(color=colour))
+    return fig
+
+
 def add_epsilon_zones(fig: go.Figure, x_min: float, x_max: float) -> go.Figure:
     for lo, hi, label, colour in ZONES:
         a, b = max(lo, x_min), min(hi, x_max)
         if a < b:
-            fig.add_vrect(x0=a, x1=b, fillcolor=colour, line_width=0, layer="below",
-                          annotation_text=label, annotation_position="top left",
-                          annotation_font_size=10, annotation_font_color=NEUTRAL)
+            fig.add_vrect(x0=a, x1=b, fillcolor=colour, line_width=0, layer="below")
+            # On a log axis Plotly reads an annotation's x as log10 of the value (shapes take the value).
+            fig.add_annotation(x=math.log10(a), y=1, xref="x", yref="paper", yanchor="top", xanchor="left",
+                               text=label, showarrow=False, font=dict(size=10, color=NEUTRAL))
     return fig
