@@ -1,0 +1,122 @@
+"""Accounting: known answers against Opacus's own accountants, calibration honesty and speed bounds."""
+
+import time
+import warnings
+
+import pytest
+from opacus.accountants import PRVAccountant, RDPAccountant
+
+from dpcore import accounting
+from dpcore.errors import DPError
+
+
+def _opacus(acc_cls, sigma, q, steps, delta):
+    acc = acc_cls()
+    acc.history = [(sigma, q, steps)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return acc.get_epsilon(delta)
+
+
+# (sigma, q, steps, delta): RDP value from Opacus's RDPAccountant (rounded, computed once with opacus 1.6)
+KNOWN = [(1.0, 0.1, 100, 1e-5), (4.44, 1 / 8, 80, 1e-5), (20.0, 0.9, 5, 1e-5)]
+
+
+@pytest.mark.parametrize("sigma,q,steps,delta", KNOWN)
+def test_rdp_is_opacus_rdp(sigma, q, steps, delta):
+    assert accounting.epsilon(sigma, q, steps, delta, "rdp") == pytest.approx(_opacus(RDPAccountant, sigma, q, steps, delta))
+
+
+@pytest.mark.parametrize("sigma,q,steps,delta", KNOWN)
+def test_prv_matches_opacus_prv(sigma, q, steps, delta):
+    ours = accounting.epsilon(sigma, q, steps, delta, "prv")
+    theirs = _opacus(PRVAccountant, sigma, q, steps, delta)
+    assert ours == pytest.approx(theirs, abs=2 * accounting.PRV_EPS_ERROR)
+
+
+def test_known_answer_values():
+    # values printed by opacus 1.6 PRVAccountant / RDPAccountant for sigma=1, q=0.1, T=100, delta=1e-5
+    assert accounting.epsilon(1.0, 0.1, 100, 1e-5, "prv") == pytest.approx(7.057, abs=0.02)
+    assert accounting.epsilon(1.0, 0.1, 100, 1e-5, "rdp") == pytest.approx(7.899, abs=0.01)
+
+
+def test_prv_tighter_than_rdp_and_shortcut_is_not_a_bound():
+    b = accounting.both(1.0, 0.1, 100, 1e-5)
+    assert b["epsilon_prv"] < b["epsilon_rdp"]
+    # the seed notebook's shortcut claims far less than the real accountant here
+    assert accounting.shortcut_epsilon(1.0, 0.1, 100, 1e-5) < 0.75 * b["epsilon_prv"]
+
+
+def test_shortcut_formula():
+    import math
+
+    assert accounting.shortcut_epsilon(2.0, 0.01, 400, 1e-5) == pytest.approx(0.01 / 2 * math.sqrt(2 * 400 * math.log(1e5)))
+
+
+def test_fast_rdp_is_an_upper_bound_of_opacus_rdp():
+    for sigma, q, steps, delta in KNOWN + [(0.8, 0.02, 3000, 1e-6)]:
+        assert accounting.fast_rdp_epsilon(sigma, q, steps, delta) >= _opacus(RDPAccountant, sigma, q, steps, delta) - 1e-9
+
+
+def test_zero_steps_is_zero():
+    assert accounting.epsilon(1.0, 0.1, 0, 1e-5) == 0.0
+
+
+def test_epsilon_grows_with_steps_and_falls_with_noise():
+    e1 = accounting.epsilon(1.0, 0.1, 50, 1e-5)
+    assert accounting.epsilon(1.0, 0.1, 100, 1e-5) > e1
+    assert accounting.epsilon(2.0, 0.1, 50, 1e-5) < e1
+
+
+@pytest.mark.parametrize("accountant", ["prv", "rdp"])
+@pytest.mark.parametrize("target", [0.5, 1.0, 8.0])
+def test_calibration_is_honest_and_tight(accountant, target):
+    q, steps = 1 / 8, 80
+    sigma, eps = accounting.calibrate_noise(target, 1e-5, q, steps, accountant)
+    assert eps <= target
+    assert eps == accounting.epsilon(sigma, q, steps, 1e-5, accountant)  # the accountant's own value
+    assert eps >= 0.9 * target  # not wastefully loose
+    # a little less noise would break the target (tight to within ~5%)
+    assert accounting.epsilon(sigma * 0.95, q, steps, 1e-5, accountant) > eps
+
+
+def test_calibration_is_fast():
+    accounting.calibrate_noise(1.0, 1e-5, 1 / 7, 70)  # warm imports
+    accounting._prv_epsilon.cache_clear()
+    t = time.perf_counter()
+    accounting.calibrate_noise(2.0, 1e-5, 1 / 9, 90)
+    assert time.perf_counter() - t < 5  # target ≤ 1 s on an idle CPU (bench); generous for shared CI
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(target_epsilon=0, delta=1e-5, sample_rate=0.1, steps=10), "epsilon"),
+    (dict(target_epsilon=-1, delta=1e-5, sample_rate=0.1, steps=10), "epsilon"),
+    (dict(target_epsilon=1, delta=1.0, sample_rate=0.1, steps=10), "delta"),
+    (dict(target_epsilon=1, delta=1e-5, sample_rate=1.5, steps=10), "sample rate"),
+    (dict(target_epsilon=1, delta=1e-5, sample_rate=0.1, steps=0), "steps"),
+    (dict(target_epsilon=1, delta=1e-5, sample_rate=0.1, steps=10, accountant="gdp"), "accountant"),
+])
+def test_calibration_bad_inputs(kwargs, match):
+    with pytest.raises(DPError, match=match):
+        accounting.calibrate_noise(**kwargs)
+
+
+def test_impossible_target_is_a_clear_error():
+    with pytest.raises(DPError, match="too small"):
+        accounting.calibrate_noise(1e-6, 1e-10, 1.0, 10_000)
+
+
+def test_bad_noise_multiplier():
+    with pytest.raises(DPError, match="noise multiplier"):
+        accounting.epsilon(0, 0.1, 10, 1e-5)
+
+
+def test_sample_rate_and_steps_match_opacus_loader():
+    import torch
+    from opacus.data_loader import DPDataLoader
+    from torch.utils.data import DataLoader, TensorDataset
+
+    ds = TensorDataset(torch.zeros(455, 2))
+    dl = DPDataLoader.from_data_loader(DataLoader(ds, batch_size=64))
+    assert accounting.sample_rate_for(455, 64) == dl.sample_rate
+    assert accounting.steps_per_epoch(dl.sample_rate) == len(dl)
