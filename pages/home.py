@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-import pages._ui  # noqa: F401  (routes deep links through app.py)
+from pages._ui import guarded  # also routes deep links through app.py
 
 from dpcore.figures import home as figs
+from dpcore import report
 from dpcore.interpret import privacy_level, reading
 
 st.title("DP Explorer")
@@ -35,6 +36,17 @@ with c2:
     st.markdown(reading(eps, 0.5))
     st.markdown(reading(eps, 0.01))
     st.caption("Bound: p′ ≤ e^ε·p / (1 − p + e^ε·p), from Bayes' rule with a likelihood ratio of at most e^ε.")
+
+with st.sidebar:
+    st.markdown("**Report**")
+    if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
+                 help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
+        with st.spinner("Building the report (noise and re-identification findings) ..."):
+            st.session_state["home_report_html"] = guarded(report.build, eps)
+    if st.session_state.get("home_report_html"):
+        st.download_button("Download report", st.session_state["home_report_html"].encode(),
+                           "dp-explorer-report.html", "text/html", key="home_report_download",
+                           icon=":material/download:")
 
 st.subheader("Tour")
 TOUR = [

@@ -45,3 +45,11 @@ def test_home_does_not_import_torch_or_opacus(repo_root):
     out = subprocess.run([sys.executable, "-c", code], cwd=repo_root, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_home_prepares_a_downloadable_report(chdir_root):
+    at = open_page("pages/home.py")
+    at.button(key="home_report_prepare").click().run()
+    assert not at.exception
+    html = at.session_state["home_report_html"]
+    assert html.startswith("<!DOCTYPE html>") and "Re-identification" in html
