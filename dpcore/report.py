@@ -52,6 +52,8 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
         for tab in sec.tables:
             parts.append(tab.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}"))
         for fig in sec.figures:
+            if not fig.layout.template.layout.to_plotly_json():  # page figures may rely on Streamlit's theme
+                fig = go.Figure(fig).update_layout(template="plotly_white")
             parts.append("<div class='fig'>" + pio.to_html(fig, include_plotlyjs=first, full_html=False,
                                                            config={"displaylogo": False}) + "</div>")
             first = False
