@@ -98,8 +98,9 @@ if status["exists"]:
     st.caption(f"Budget of **{analyst.strip()}** on this dataset: ε = {status['total']:g} (fixed when first used; "
                "only an admin reset below changes it).")
 else:
-    budget = st.number_input("Total budget ε for this analyst on this dataset (set once)", min_value=0.0,
-                             step=0.5, key="qc_budget", format="%.3f")
+    budget = st.columns([1, 2])[0].number_input(
+        "Total budget ε for this analyst on this dataset (set once)", min_value=0.0, step=0.5, key="qc_budget",
+        format="%.3f")
 
 # --- query builder -------------------------------------------------------------------------------------
 st.subheader("Ask a question")
@@ -186,7 +187,7 @@ hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"]
                      for e in status["history"]],
                     columns=["time", "event", "query", "ε", "δ", "ε charged", "answer", "note"])
 with g2:
-    st.dataframe(hist, hide_index=True, key="qc_history", height=300)
+    st.dataframe(hist, hide_index=True, key="qc_history")
     if len(hist):
         table_downloads(hist, f"ledger_{analyst.strip()}", key="qc_hist")
     else:
@@ -212,7 +213,8 @@ if curves is not None:
 entries = queries.composition_entries(ledger.spends_since_reset(analyst, key)) if status["exists"] else []
 costs = guarded(composition.ledger_costs, entries, dprime)
 if costs is not None:
-    st.markdown(f"**This analyst's ledger ({len(entries)} paid answers since the last reset) under each rule**")
+    st.markdown(f"**This analyst's ledger under each rule** ({len(entries)} paid "
+                f"answer{'' if len(entries) == 1 else 's'} since the last reset)")
     st.dataframe(pd.DataFrame([{"rule": c["rule"], "total ε": round(c["epsilon"], 6), "total δ": c["delta"],
                                 "how": c["note"]} for c in costs]), hide_index=True, key="qc_costs")
     st.caption("Every row is a valid upper bound; the smallest ε (at its δ) is the tightest. The budget itself is "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -62,9 +64,13 @@ def composition_chart(curves: dict, *, epsilon: float, delta_prime: float, mecha
                                  line=dict(color=colour, dash=dash, width=2.5),
                                  hovertemplate=f"{name}: k = %{{x}}, total ε = %{{y:.4g}}<extra></extra>"))
     if budget:
-        fig.add_hline(y=budget, line_color=style.BOUND, line_dash="dash",
-                      annotation_text=f"budget ε = {budget:g}", annotation_position="top left")
+        fig.add_hline(y=budget, line_color=style.BOUND, line_dash="dash")
+        # on a log axis an annotation's y is log10 of the value
+        fig.add_annotation(x=1, xref="paper", xanchor="right", y=math.log10(budget), yref="y", yanchor="bottom",
+                           text=f"this analyst's budget ε = {budget:g}", showarrow=False,
+                           font=dict(color=style.BOUND, size=11))
     style.base_layout(fig, f"Total ε after k {per} queries of ε = {epsilon:g} each", "number of queries k",
                       "total ε (log scale)", height=400)
-    fig.update_yaxes(type="log")
+    ticks = [m * 10.0 ** e for e in range(-4, 6) for m in (1, 2, 5)]
+    fig.update_yaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     return fig
