@@ -60,7 +60,7 @@ class SweepConfig:
     train_size: int | None = 80
     test_size: float | None = None  # fraction of rows held out (training's default 0.2 if None)
     hidden: int | None = 256
-    optimizer: str | None = None
+    optimizer: str = "sgd"
     shadow_trainer: str = "sklearn"  # LiRA shadows: "sklearn" (fast stand-in) or "same" (training.train)
     accountant: str = "prv"
     baseline: bool = True
@@ -220,12 +220,16 @@ def run_point(params: dict, ctx=None) -> dict:
         "train_seconds": round(t_train, 3),
         "seconds": None,
     }
+    delta = float(point["delta"] or params["train"]["delta"])
+    a = audit.audit_attacks(rocs, delta)
     if point["epsilon"] is not None:
         claimed = eps_spent if eps_spent is not None else point["epsilon"]
-        a = audit.audit_attacks(rocs, float(point["delta"] or params["train"]["delta"]))
         a["claimed"] = claimed
         a["within_claim"] = bool(a["lower_bound"] <= claimed + 1e-9)
         point["empirical_epsilon"] = a
+    else:  # no claim to check: how much leakage the attacks *prove* for the non-private model
+        a["claimed"] = None
+        point["empirical_epsilon_no_dp"] = a
         if point["noise_multiplier"] and point["sample_rate"] and point["steps"]:
             point["gdp_mu"] = audit.gdp_mu(float(point["noise_multiplier"]), float(point["sample_rate"]),
                                            int(point["steps"]))
@@ -245,8 +249,10 @@ def _assemble(cfg: SweepConfig, points: list[dict]) -> dict:
     return out
 
 
-def run_sweep_inline(cfg: SweepConfig | dict | None = None, progress=None) -> dict:
-    """Run every point one after another in this process (CLI, tests). Returns {config, baseline, points}."""
+def run_sweep_inline(cfg: SweepConfig | dict | None = None, progress=None, *, store: bool = True,
+                     name: str = "") -> dict:
+    """Run every point one after another in this process (CLI, tests). Returns {id, config, baseline, points};
+    with ``store`` the finished sweep is recorded so the page can reopen it."""
     cfg = _config(cfg)
     params = cfg.point_params()
     points = []
@@ -254,7 +260,22 @@ def run_sweep_inline(cfg: SweepConfig | dict | None = None, progress=None) -> di
         if progress is not None:
             progress(i, len(params), p["train"]["epsilon"], p["seed"])
         points.append(run_point(p))
-    return _assemble(cfg, points)
+    result = _assemble(cfg, points)
+    if store:
+        sweep_id = _new_id()
+        _write({"id": sweep_id, "name": name or _default_name(cfg) + " (inline)", "created": time.time(),
+                "status": "done", "config": cfg.to_dict(), "jobs": [], "result": result, "failed": [],
+                "finished": time.time()})
+        result = {"id": sweep_id, **result}
+    return result
+
+
+def _new_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def _default_name(cfg: SweepConfig) -> str:
+    return f"{cfg.dataset} {cfg.model}, {len(cfg.epsilons)} ε × {cfg.seeds} seed(s)"
 
 
 def _config(cfg) -> SweepConfig:
@@ -305,7 +326,7 @@ def start_sweep(cfg: SweepConfig | dict | None = None, *, name: str = "", worker
     from . import jobs
 
     cfg = _config(cfg)
-    sweep_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+    sweep_id = _new_id()
     group = f"sweep-{sweep_id}"
     entries = []
     for p in cfg.point_params():
@@ -313,7 +334,7 @@ def start_sweep(cfg: SweepConfig | dict | None = None, *, name: str = "", worker
         label = f"sweep {sweep_id}: " + ("baseline" if eps is None else f"ε={eps:g}") + f" seed {p['seed']}"
         jid = jobs.submit(POINT_TARGET, p, group=group, label=label)
         entries.append({"job_id": jid, "epsilon": eps, "seed": p["seed"]})
-    name = name or f"{cfg.dataset} {cfg.model}, {len(cfg.epsilons)} ε × {cfg.seeds} seed(s)"
+    name = name or _default_name(cfg)
     _write({"id": sweep_id, "name": name, "created": time.time(), "status": "running", "group": group,
             "config": cfg.to_dict(), "jobs": entries})
     if workers:
@@ -331,7 +352,8 @@ def state(sweep_id: str) -> dict:
     rec = load(sweep_id)
     cfg = SweepConfig.from_dict(rec["config"])
     if rec.get("status") in ("done", "failed", "cancelled") and "result" in rec:
-        n = len(rec["jobs"])
+        n = len(rec["jobs"]) or (len(rec["result"]["points"]) + len(rec["result"].get("baselines") or
+                                                                   [rec["result"]["baseline"]]))
         return {**_summary(rec), "fraction": 1.0, "done": n - len(rec.get("failed", [])), "total": n,
                 "failed": rec.get("failed", []), "result": rec["result"], "running": []}
     points, failed, running = [], [], []
@@ -423,10 +445,11 @@ def cli_json(result: dict) -> dict:
         for k in ("epsilon_spent", "delta", "train_accuracy", "noise_multiplier", "steps", "seconds"):
             if p.get(k) is not None:
                 out[k] = p[k]
-        if p.get("empirical_epsilon"):
-            e = p["empirical_epsilon"]
-            out["empirical_epsilon"] = {"lower_bound": e["lower_bound"], "max_certifiable": e["max_certifiable"],
-                                        "attack": e["attack"]}
+        for key in ("empirical_epsilon", "empirical_epsilon_no_dp"):
+            if p.get(key):
+                e = p[key]
+                out[key] = {"lower_bound": e["lower_bound"], "max_certifiable": e["max_certifiable"],
+                            "attack": e["attack"]}
         return out
 
     out = {"config": result["config"], "baseline": slim(result.get("baseline")),
@@ -506,6 +529,12 @@ def reading(result: dict, epsilon: float) -> str:
                  f"(TPR − FPR) fell from {badv:.2f} without privacy to {adv:.2f} ({label}).")
     else:
         text += f"; the best attack's advantage (TPR − FPR) is {adv:.2f} ({label})."
+    proved = [(b.get("empirical_epsilon_no_dp") or {}).get("lower_bound")
+              for b in (result.get("baselines") or [result.get("baseline") or {}])]
+    proved = [v for v in proved if v is not None]
+    if proved and max(proved) > 0:
+        text += (f" Without DP the attacks *prove* a leak: the baseline cannot be better than "
+                 f"ε ≈ {max(proved):.2f}-DP (95% confidence).")
     if r.get("empirical_epsilon") is not None:
         text += (f" The attacks prove at least ε ≥ {r['empirical_epsilon_max']:.2f} empirically (95% confidence), "
                  f"below the claimed {r['epsilon_spent']:.2f}; with this many rows no attack could prove more "

@@ -49,8 +49,12 @@ def run(args) -> dict:
     if args.workers < 0:
         raise DPError("--workers must be 0 (inline) or a positive number of processes")
 
+    seen = []
+
     def tell(s):
-        print(f"\r[sweep] {s['done']}/{s['total']} points done", end="", file=sys.stderr, flush=True)
+        if not seen or seen[-1] != s["done"]:
+            seen.append(s["done"])
+            print(f"[sweep] {s['done']}/{s['total']} points done", file=sys.stderr, flush=True)
 
     if args.workers == 0:
         result = sweep.run_sweep_inline(
@@ -59,7 +63,6 @@ def run(args) -> dict:
                                                    file=sys.stderr, flush=True))
     else:
         result = sweep.run_sweep_parallel(cfg, workers=args.workers, progress=tell)
-        print(file=sys.stderr)
     out = sweep.cli_json(result)
     bad = sweep.violations(result)
     if bad:
