@@ -285,7 +285,10 @@ def _csv_arrays(path: str, target: str):
     order = {c: i for i, c in enumerate(classes)}
     y = np.array([order[str(v)] for v in y_raw], dtype=np.int64)
     feats = df.drop(columns=[target])
-    numeric = [c for c in feats.columns if np.issubdtype(feats[c].dtype, np.number) or feats[c].dtype == bool]
+    import pandas as pd
+
+    numeric = [c for c in feats.columns
+               if pd.api.types.is_numeric_dtype(feats[c].dtype) or pd.api.types.is_bool_dtype(feats[c].dtype)]
     if not numeric:
         raise DPError(f"the CSV has no numeric feature columns besides the target {target!r}; "
                       "a model needs at least one numeric column")
@@ -436,13 +439,11 @@ def build_model(cfg: TrainConfig, split: Split):
         if split.image_shape is None:
             raise DPError("the cnn model needs image data: use dataset digits or mnist:PATH")
         ch, h, w = split.image_shape
-        pool = 2 if h >= 16 else 1
-        flat = 16 * (h // (2 * pool)) * (w // (2 * pool))
         return nn.Sequential(
             nn.Unflatten(1, (ch, h, w)),
-            nn.Conv2d(ch, 8, 3, padding=1), nn.ReLU(), nn.AvgPool2d(2 * pool if pool > 1 else 2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AvgPool2d(pool) if pool > 1 else nn.Identity(),
-            nn.Flatten(), nn.Linear(flat, c),
+            nn.Conv2d(ch, 8, 3, padding=1), nn.ReLU(), nn.AvgPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AvgPool2d(2),
+            nn.Flatten(), nn.Linear(16 * (h // 4) * (w // 4), c),
         )
     raise DPError(f"{cfg.model} is not a torch model")
 
@@ -560,14 +561,16 @@ class TrainResult:
 
     @property
     def weights_filename(self) -> str:
-        return "model.pkl" if self.config.model.startswith("diffprivlib") else "model.pt"
+        return "model.json" if self.config.model.startswith("diffprivlib") else "model.pt"
 
     def state_dict_bytes(self) -> bytes:
-        """Model weights: a torch ``state_dict`` (torch.save) or a pickled diffprivlib estimator."""
+        """Model weights: a torch ``state_dict`` (torch.save), or the fitted arrays of a diffprivlib
+        estimator as JSON (coef_/intercept_ or theta_/var_/class_prior_)."""
         if self.config.model.startswith("diffprivlib"):
-            import pickle
-
-            return pickle.dumps(self.model)
+            attrs = ("classes_", "coef_", "intercept_", "theta_", "var_", "class_prior_", "class_count_")
+            arrays = {a: np.asarray(getattr(self.model, a)).tolist() for a in attrs
+                      if getattr(self.model, a, None) is not None}
+            return json.dumps({"estimator": type(self.model).__name__, **arrays}).encode()
         import torch
 
         buf = io.BytesIO()
@@ -682,9 +685,9 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
     elif cfg.private:
         from opacus import PrivacyEngine
 
-        engine = PrivacyEngine(accountant=cfg.accountant)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # secure RNG / functorch notices
+            engine = PrivacyEngine(accountant=cfg.accountant)
             out = engine.make_private(module=model, optimizer=opt, criterion=crit, data_loader=loader,
                                       noise_multiplier=pl["noise_multiplier"], max_grad_norm=cfg.clip,
                                       poisson_sampling=True, grad_sample_mode=mode, noise_generator=noise_gen)
@@ -796,10 +799,11 @@ def _train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
 
                 est = LogisticRegression(max_iter=cfg.epochs * 10, C=1.0)
             else:
-                from diffprivlib.models import LogisticRegression
+                from diffprivlib import BudgetAccountant
 
-                est = LogisticRegression(epsilon=cfg.epsilon, data_norm=data_norm, max_iter=max(100, cfg.epochs * 10),
-                                         random_state=cfg.seed, C=1.0)
+                est = _dp_logistic_regression_class()(
+                    epsilon=cfg.epsilon, data_norm=data_norm, max_iter=max(100, cfg.epochs * 10),
+                    random_state=cfg.seed, C=1.0, accountant=BudgetAccountant())
             est.fit(Xc, y)
         else:
             if cfg.epsilon is None:
@@ -807,9 +811,11 @@ def _train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
 
                 est = GaussianNB()
             else:
+                from diffprivlib import BudgetAccountant
                 from diffprivlib.models import GaussianNB
 
-                est = GaussianNB(epsilon=cfg.epsilon, bounds=(lo, hi), priors=None, random_state=cfg.seed)
+                est = GaussianNB(epsilon=cfg.epsilon, bounds=(lo, hi), priors=None, random_state=cfg.seed,
+                                 accountant=BudgetAccountant())
             est.fit(Xc, y)
     res = TrainResult(cfg, {}, est, split)
     proba_classes = list(getattr(est, "classes_", classes))
@@ -834,6 +840,28 @@ def _train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
     }
     progress(phase="done", epoch=1, step=1, total_steps=1, accuracy=test_acc, epsilon=cfg.epsilon)
     return res
+
+
+def _dp_logistic_regression_class():
+    """diffprivlib 0.6.6's LogisticRegression passes ``multi_class`` to scikit-learn, which 1.8 removed;
+    the same model without that argument (diffprivlib already fixes OvR + lbfgs + l2)."""
+    import sklearn.linear_model as lm
+    from diffprivlib import BudgetAccountant
+    from diffprivlib.models import LogisticRegression
+
+    class DPLogisticRegression(LogisticRegression):
+        def __init__(self, *, epsilon=1.0, data_norm=None, tol=1e-4, C=1.0, fit_intercept=True, max_iter=100,
+                     verbose=0, warm_start=False, n_jobs=None, random_state=None, accountant=None):
+            lm.LogisticRegression.__init__(self, dual=False, tol=tol, C=C, fit_intercept=fit_intercept,
+                                           intercept_scaling=1.0, class_weight=None, random_state=random_state,
+                                           solver="lbfgs", max_iter=max_iter, verbose=verbose,
+                                           warm_start=warm_start, n_jobs=n_jobs)
+            self.epsilon = epsilon
+            self.data_norm = data_norm
+            self.classes_ = None
+            self.accountant = BudgetAccountant.load_default(accountant)
+
+    return DPLogisticRegression
 
 
 def _privacy_leak_warning():

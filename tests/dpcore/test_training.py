@@ -1,0 +1,284 @@
+"""Training: config validation, leak-free preprocessing, DP-SGD correctness vs Opacus, honest epsilon,
+reproducibility, loaders (CSV, tiny MNIST .npz), diffprivlib models, the job entry point."""
+
+import copy
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from dpcore import accounting, training
+from dpcore.errors import DPError
+from dpcore.training import TrainConfig
+
+torch.set_num_threads(1)
+
+FAST = dict(dataset="breast_cancer", model="logreg", epochs=2, batch_size=32)
+
+
+class FakeCtx:
+    def __init__(self, tmp_path, cancel_after=None):
+        self.result_dir = Path(tmp_path)
+        self.events = []
+        self.files = {}
+        self.cancel_after = cancel_after
+        self.calls = 0
+
+    def progress(self, **fields):
+        self.events.append(fields)
+
+    def cancelled(self):
+        self.calls += 1
+        return self.cancel_after is not None and self.calls > self.cancel_after
+
+    def save_bytes(self, name, data):
+        self.files[name] = data
+        (self.result_dir / name).write_bytes(data)
+        return self.result_dir / name
+
+
+# --- config ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(epsilon=0), "epsilon"),
+    (dict(epsilon=-1), "epsilon"),
+    (dict(delta=1.0), "delta"),
+    (dict(delta=0), "delta"),
+    (dict(epochs=0), "epochs"),
+    (dict(lr=0), "learning rate"),
+    (dict(clip=-1), "clip"),
+    (dict(optimizer="rmsprop"), "optimizer"),
+    (dict(accountant="gdp"), "accountant"),
+    (dict(model="transformer"), "model"),
+    (dict(dataset="imagenet"), "dataset"),
+    (dict(dataset="csv:"), "path"),
+    (dict(model="cnn"), "image data"),
+    (dict(epsilon=1, noise_multiplier=1.0), "either"),
+    (dict(epsilon=None, noise_multiplier=0), "noise multiplier"),
+    (dict(test_size=1.5), "test size"),
+    (dict(dataset="medical", target="favourite_colour"), "target"),
+])
+def test_bad_config(kwargs, match):
+    with pytest.raises(DPError, match=match):
+        TrainConfig(**{**FAST, **kwargs}).validate()
+
+
+def test_from_dict_round_trip_and_unknown_key():
+    cfg = TrainConfig.from_dict({**FAST, "epsilon": "none", "epochs": "3"})
+    assert cfg.epsilon is None and cfg.epochs == 3 and not cfg.private
+    assert TrainConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(DPError, match="unknown training parameter"):
+        TrainConfig.from_dict({"epsilonn": 1})
+
+
+def test_batch_larger_than_data():
+    with pytest.raises(DPError, match="larger than the 20 training rows"):
+        training.train(TrainConfig(**{**FAST, "batch_size": 64, "train_size": 20}))
+
+
+# --- data -----------------------------------------------------------------------------------------
+
+
+def test_split_uses_public_bounds_and_is_seeded():
+    a = training.load_split(TrainConfig(**FAST, seed=1))
+    b = training.load_split(TrainConfig(**FAST, seed=1))
+    c = training.load_split(TrainConfig(**FAST, seed=2))
+    assert np.array_equal(a.X_train, b.X_train) and not np.array_equal(a.y_test, c.y_test)
+    assert a.X_train.dtype == np.float32 and a.y_train.dtype == np.int64
+    assert a.X_train.min() >= -1 and a.X_train.max() <= 1 and a.leaks == []
+    assert "public" in a.bounds_note or "published" in a.bounds_note
+    # scaling does not depend on which rows are in the training split: the union of rows is identical
+    other = training.load_split(TrainConfig(**FAST, seed=2, test_size=0.5))
+    rows = lambda s: sorted(map(tuple, np.concatenate([s.X_train, s.X_test]).round(6)))  # noqa: E731
+    assert rows(a) == rows(other)
+
+
+def test_medical_targets():
+    s = training.load_split(TrainConfig(dataset="medical", target="diagnosis", model="logreg", epsilon=None))
+    assert s.n_classes == 6 and "has_rare_disease" in s.feature_names
+    s2 = training.load_split(TrainConfig(dataset="medical", target="has_rare_disease", model="logreg", epsilon=None))
+    assert s2.n_classes == 2 and any(n.startswith("diagnosis=") for n in s2.feature_names)
+    assert s.leaks == []
+
+
+def test_train_size_subsamples():
+    s = training.load_split(TrainConfig(**FAST, train_size=50))
+    assert s.n_train == 50
+
+
+def test_csv_loader(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 120
+    import pandas as pd
+
+    df = pd.DataFrame({"age": rng.integers(18, 90, n), "score": rng.normal(0, 1, n),
+                       "city": rng.choice(["a", "b", "c"], n), "label": rng.choice(["yes", "no"], n)})
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    cfg = TrainConfig(dataset=f"csv:{path}", target="label", model="logreg", epsilon=None, epochs=1, batch_size=16)
+    s = training.load_split(cfg)
+    assert s.n_classes == 2 and "city=a" in s.feature_names and "age" in s.feature_names
+    assert any("score" in leak for leak in s.leaks)  # no public bounds for 'score': said on screen
+    with pytest.raises(DPError, match="unknown target column"):
+        training.load_split(TrainConfig(dataset=f"csv:{path}", target="nope", model="logreg"))
+    df[["city", "label"]].to_csv(tmp_path / "cat.csv", index=False)
+    with pytest.raises(DPError, match="no numeric feature"):
+        training.load_split(TrainConfig(dataset=f"csv:{tmp_path / 'cat.csv'}", target="label", model="logreg"))
+
+
+def _tiny_mnist(path, n_train=60, n_test=20):
+    rng = np.random.default_rng(0)
+    np.savez(path, x_train=rng.integers(0, 256, (n_train, 28, 28), dtype=np.uint8), y_train=rng.integers(0, 10, n_train),
+             x_test=rng.integers(0, 256, (n_test, 28, 28), dtype=np.uint8), y_test=rng.integers(0, 10, n_test))
+    return path
+
+
+def test_mnist_npz_loader_and_cnn(tmp_path):
+    path = _tiny_mnist(tmp_path / "mnist.npz")
+    cfg = TrainConfig(dataset=f"mnist:{path}", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=1,
+                      batch_size=20, delta=0.02)
+    s = training.load_split(cfg)
+    assert s.X_train.shape == (60, 784) and s.image_shape == (1, 28, 28) and s.X_train.max() <= 1
+    r = training.train(cfg)
+    assert r.predict_proba(s.X_test).shape == (20, 10)
+    assert r.metrics["grad_sample_mode"] == training.BEST_GRAD_SAMPLE_MODE["cnn"]
+    assert r.metrics["warnings"]  # delta 0.02 >= 1/60
+
+
+def test_mnist_bad_files(tmp_path):
+    with pytest.raises(DPError, match="not found"):
+        training.load_split(TrainConfig(dataset=f"mnist:{tmp_path / 'missing.npz'}", model="cnn"))
+    np.savez(tmp_path / "bad.npz", x_train=np.zeros((2, 28, 28)))
+    with pytest.raises(DPError, match="lacks arrays"):
+        training.load_split(TrainConfig(dataset=f"mnist:{tmp_path / 'bad.npz'}", model="cnn"))
+
+
+# --- DP-SGD ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model,dataset", [("logreg", "breast_cancer"), ("mlp", "digits")])
+def test_fused_clipped_gradient_equals_opacus(model, dataset):
+    from opacus import PrivacyEngine
+
+    cfg = TrainConfig(dataset=dataset, model=model, epsilon=None, hidden=8)
+    s = training.load_split(cfg)
+    torch.manual_seed(0)
+    m1 = training.build_model(cfg, s)
+    m2 = copy.deepcopy(m1)
+    X, y = torch.from_numpy(s.X_train[:40]) * 3, torch.from_numpy(s.y_train[:40])
+    dl = torch.utils.data.DataLoader(training._make_dataset(s.X_train, s.y_train), batch_size=32,
+                                     collate_fn=training._batch_as_is)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm, opt, _ = PrivacyEngine().make_private(module=m2, optimizer=torch.optim.SGD(m2.parameters(), lr=0.1),
+                                                  data_loader=dl, noise_multiplier=0.0, max_grad_norm=0.5)
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(gm(X), y).backward()
+        opt.pre_step()
+    training.FusedDPSGD(m1, 0.5, 0.0, opt.expected_batch_size, None).backward(X, y)
+    for a, b in zip(m1.parameters(), m2.parameters()):
+        assert torch.allclose(a.grad, b.grad, atol=1e-6)
+
+
+def test_fused_noise_has_the_right_scale():
+    cfg = TrainConfig(**FAST)
+    s = training.load_split(cfg)
+    m = training.build_model(cfg, s)
+    with torch.no_grad():
+        m[1].weight.zero_()
+    f = training.FusedDPSGD(m, clip=2.0, noise_multiplier=3.0, expected_batch_size=10, generator=torch.Generator().manual_seed(0))
+    X, y = torch.zeros(0, s.n_features), torch.zeros(0, dtype=torch.long)  # empty Poisson batch: noise only
+    f.backward(X, y)
+    assert m[1].weight.grad.std().item() == pytest.approx(3.0 * 2.0 / 10, rel=0.35)
+
+
+@pytest.mark.parametrize("accountant", ["prv", "rdp"])
+def test_private_run_reports_honest_epsilon(accountant):
+    r = training.train(TrainConfig(**FAST, epsilon=1.0, accountant=accountant))
+    m = r.metrics
+    assert m["epsilon"] <= 1.0
+    q, steps = m["sample_rate"], m["steps"]
+    assert steps == 2 * accounting.steps_per_epoch(q)
+    assert m["epsilon"] == pytest.approx(accounting.epsilon(m["noise_multiplier"], q, steps, 1e-5, accountant))
+    assert m["epsilon_prv"] < m["epsilon_rdp"]
+    assert m["shortcut_epsilon"] == pytest.approx(accounting.shortcut_epsilon(m["noise_multiplier"], q, steps, 1e-5))
+    for key in ("dataset", "model", "delta", "noise_multiplier", "accountant", "test_accuracy", "train_accuracy",
+                "train_seconds", "grad_sample_mode", "history"):
+        assert key in m
+    assert len(m["history"]) == 2 and m["history"][-1]["epsilon"] == m["epsilon"]
+    json.dumps(training._jsonable(m))
+
+
+def test_noise_multiplier_mode_and_nonprivate_baseline():
+    r = training.train(TrainConfig(**{**FAST, "epsilon": None, "noise_multiplier": 2.0}))
+    assert r.metrics["noise_multiplier"] == 2.0 and r.metrics["epsilon"] > 0
+    b = training.train(TrainConfig(**FAST, epsilon=1.0).baseline())
+    assert b.metrics["epsilon"] is None and b.metrics["noise_multiplier"] is None and not b.metrics["private"]
+
+
+def test_reproducible_with_seed():
+    cfg = TrainConfig(**FAST, epsilon=1.0, seed=3)
+    a, b = training.train(cfg), training.train(cfg)
+    assert a.state_dict_bytes() == b.state_dict_bytes() or all(
+        torch.equal(x, y) for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()))
+    c = training.train(TrainConfig(**FAST, epsilon=1.0, seed=4))
+    assert not torch.equal(a.model[1].weight, c.model[1].weight)
+
+
+def test_opacus_modes_train(tmp_path):
+    for mode in ("hooks", "ghost"):
+        r = training.train(TrainConfig(**{**FAST, "epochs": 1}, epsilon=2.0, grad_sample_mode=mode))
+        assert r.metrics["grad_sample_mode"] == mode and r.metrics["epsilon"] <= 2.0
+
+
+def test_delta_warning():
+    r = training.train(TrainConfig(**FAST, epsilon=1.0, delta=0.01))
+    assert any("1/n" in w for w in r.metrics["warnings"])
+
+
+def test_cnn_digits_small():
+    r = training.train(TrainConfig(dataset="digits", model="cnn", epsilon=4.0, epochs=1, batch_size=64, train_size=300))
+    assert 0 <= r.metrics["test_accuracy"] <= 1 and r.metrics["epsilon"] <= 4.0
+
+
+def test_should_stop_cancels_promptly():
+    with pytest.raises(training.TrainingCancelled):
+        training.train(TrainConfig(**FAST, epsilon=1.0), should_stop=lambda: True)
+
+
+# --- diffprivlib ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["diffprivlib_logreg", "diffprivlib_nb"])
+def test_diffprivlib_models_without_leak_warning(model):
+    from diffprivlib.utils import PrivacyLeakWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        r = training.train(TrainConfig(dataset="breast_cancer", model=model, epsilon=1.0, seed=0))
+    assert 0.5 <= r.metrics["test_accuracy"] <= 1 and r.metrics["epsilon"] == 1.0
+    assert r.predict_proba(r.split.X_test).shape == (len(r.split.y_test), 2)
+    assert r.state_dict_bytes()
+
+
+# --- job entry point ------------------------------------------------------------------------------
+
+
+def test_run_job_saves_weights_and_metrics(tmp_path):
+    ctx = FakeCtx(tmp_path)
+    out = training.run_job({**FAST, "epsilon": 1.0}, ctx)
+    assert set(ctx.files) == {"model.pt", "metrics.json"}
+    assert json.loads(ctx.files["metrics.json"])["epsilon"] == out["epsilon"]
+    epochs = [e for e in ctx.events if "accuracy" in e and "loss" in e]
+    assert [e["epoch"] for e in epochs] == [1, 2]
+    state = torch.load(tmp_path / "model.pt")
+    assert any(v.ndim == 2 for v in state.values())
+
+
+def test_run_job_cancel(tmp_path):
+    with pytest.raises(Exception):
+        training.run_job({**FAST, "epsilon": 1.0}, FakeCtx(tmp_path, cancel_after=3))
