@@ -48,3 +48,42 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
 def not_private(label: str = "Not private") -> None:
     """A visible label for anything shown from private data without DP."""
     st.caption(f":orange-badge[{label}] computed on the raw data, for teaching: a real release would not show it.")
+
+
+# --- shareable views: a page's main settings live in the URL -------------------------------------------
+
+
+def _snapshot() -> dict:
+    """The URL's query parameters as they were on this session's first run (the shared link)."""
+    if "_url_initial" not in st.session_state:
+        st.session_state["_url_initial"] = {k: st.query_params[k] for k in st.query_params}
+    return st.session_state["_url_initial"]
+
+
+def from_url(key: str, default, options=None):
+    """Initial value for widget ``key``: the shared link's value if it is valid, else ``default``.
+
+    ``options``: the widget's choices; a link value is matched by its text or, for numbers, snapped to
+    the nearest choice. A value that does not parse is ignored (the default stays) with a warning.
+    """
+    raw = _snapshot().get(key)
+    if raw is None:
+        return default
+    try:
+        if options is None:
+            return type(default)(raw) if not isinstance(default, bool) else raw.lower() in ("1", "true", "yes")
+        for opt in options:
+            if str(opt) == raw:
+                return opt
+        x = float(raw)
+        return min(options, key=lambda o: abs(float(o) - x))
+    except (TypeError, ValueError):
+        st.warning(f"Ignoring the link's setting {key}={raw!r}: not a valid value.")
+        return default
+
+
+def share_in_url(*keys: str) -> None:
+    """Write the current values of these widgets into the URL, so the link opens the same view."""
+    params = {k: str(st.session_state[k]) for k in keys if st.session_state.get(k) is not None}
+    if params != {k: st.query_params.get(k) for k in params} or set(st.query_params) - set(params):
+        st.query_params.from_dict(params)

@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpcore import differencing as dif
 from dpcore.figures import differencing as figs
-from pages._ui import guarded, not_private, table_downloads
+from pages._ui import from_url, guarded, not_private, share_in_url, table_downloads
 
 EPS_OPTIONS = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 GROUP_KINDS = ["First name", "Zip code and sex", "Custom (COLUMN=VALUE,...)"]
@@ -35,10 +35,10 @@ st.markdown(
 with st.container(border=True):
     st.markdown("**The data and the interface**")
     c1, c2, c3 = st.columns(3)
-    n = c1.number_input("People in the population", value=dif.DEFAULT_N, step=500, key="dif_n",
+    n = c1.number_input("People in the population", value=from_url("dif_n", dif.DEFAULT_N), step=500, key="dif_n",
                         help="Synthetic patients (the hidden table, with names).")
-    seed = c2.number_input("Data seed", value=dif.DEFAULT_SEED, step=1, key="dif_seed")
-    min_group = c3.number_input("Smallest group answered (N)", value=dif.DEFAULT_MIN_GROUP, step=5,
+    seed = c2.number_input("Data seed", value=from_url("dif_seed", dif.DEFAULT_SEED), step=1, key="dif_seed")
+    min_group = c3.number_input("Smallest group answered (N)", value=from_url("dif_min_group", dif.DEFAULT_MIN_GROUP), step=5,
                                 key="dif_min_group", help="The interface refuses any group with fewer people.")
     pop = guarded(_population, int(n), int(seed))
     if pop is None:
@@ -135,7 +135,9 @@ st.markdown(
     "on the exact count would itself leak, and the noise already protects small groups."
 )
 c1, c2, c3, c4 = st.columns(4)
-eps = c1.select_slider("ε per query (log steps)", options=EPS_OPTIONS, value=1.0, key="dif_eps")
+eps = c1.select_slider("ε per query (log steps)", options=EPS_OPTIONS, value=from_url("dif_eps", 1.0, EPS_OPTIONS),
+                        key="dif_eps")
+share_in_url("dif_n", "dif_seed", "dif_min_group", "dif_eps")
 k = c2.number_input("Success = within ± k years", value=5.0, step=1.0, key="dif_k")
 trials = c3.number_input("Simulated releases", value=10_000, step=1_000, key="dif_trials")
 sim_seed = c4.number_input("Simulation seed", value=0, step=1, key="dif_sim_seed")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages._ui import guarded  # also routes deep links through app.py
+from pages._ui import from_url, guarded, share_in_url  # _ui also routes deep links through app.py
 
 from dpcore.figures import home as figs
 from dpcore import report
@@ -20,9 +20,9 @@ st.latex(r"\Pr[M(D) \in S] \;\le\; e^{\varepsilon}\,\Pr[M(D') \in S] + \delta"
 st.caption("D and D′ differ in one person's record; δ is a small probability (≪ 1/n) that the bound may fail.")
 
 st.subheader("Where is your epsilon?")
-eps = st.select_slider(
-    "Your ε", options=[0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 12.2, 20.0, 50.0], value=1.0, key="home_eps",
-)
+HOME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 12.2, 20.0, 50.0]
+eps = st.select_slider("Your ε", options=HOME_EPS, value=from_url("home_eps", 1.0, HOME_EPS), key="home_eps")
+share_in_url("home_eps")
 st.plotly_chart(figs.deployments_chart(eps), key="home_deployments")
 st.caption("Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
            "user per day, a device) and the time window differ.")

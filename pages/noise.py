@@ -8,7 +8,7 @@ from dpcore import mechanisms as mech
 from dpcore.figures import noise as figs
 from dpcore.interpret import privacy_level
 from dpcore.release import basic_composition, release_answer
-from pages._ui import guarded, not_private, table_downloads
+from pages._ui import from_url, guarded, not_private, share_in_url, table_downloads
 
 SIM_DRAWS = 100_000
 SIM_SEED = 0  # the simulation is a picture: seeded so the cache never freezes a real release
@@ -70,6 +70,7 @@ if "noise_lower" not in st.session_state:
 st.subheader("1 · Choose a query and a mechanism")
 q1, q2, q3 = st.columns([2, 1, 1])
 kind = q1.selectbox("Query on the synthetic medical data", list(QUERIES), format_func=QUERIES.get,
+                    index=list(QUERIES).index(from_url("noise_query", list(QUERIES)[0], list(QUERIES))),
                     key="noise_query")
 if kind == "custom":
     value_in = q2.number_input("true value", value=100.0, key="noise_value")
@@ -90,6 +91,8 @@ else:
 
 m1, m2 = st.columns([2, 3])
 mechanism = m1.radio("Mechanism", list(mech.MECHANISMS), format_func=mech.MECHANISM_LABELS.get,
+                     index=list(mech.MECHANISMS).index(from_url("noise_mech", mech.MECHANISMS[0],
+                                                                list(mech.MECHANISMS))),
                      key="noise_mech")
 with m2:
     exact = st.toggle("Type ε and δ exactly", key="noise_exact")
@@ -99,10 +102,11 @@ with m2:
         delta = (e2.number_input("δ", value=1e-5, format="%.1e", key="noise_delta_typed")
                  if mechanism != "laplace" else None)
     else:
-        epsilon = st.select_slider("privacy budget ε (log scale)", options=list(mech.EPSILON_GRID), value=1.0,
-                                   key="noise_eps")
+        epsilon = st.select_slider("privacy budget ε (log scale)", options=list(mech.EPSILON_GRID),
+                                   value=from_url("noise_eps", 1.0, list(mech.EPSILON_GRID)), key="noise_eps")
         delta = (st.select_slider("δ (Gaussian only; keep it well below 1/n)", options=list(mech.DELTA_GRID),
-                                  value=1e-5, format_func=lambda d: f"{d:.0e}", key="noise_delta")
+                                  value=from_url("noise_delta", 1e-5, list(mech.DELTA_GRID)),
+                                  format_func=lambda d: f"{d:.0e}", key="noise_delta")
                  if mechanism != "laplace" else None)
     if mechanism == "laplace":
         st.caption("Laplace: scale b = Δ/ε, pure ε-DP (δ = 0).")
@@ -149,6 +153,8 @@ st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {spec.delta:g}**" if m
             f"**[{view.ci95[0]:,.4g}, {view.ci95[1]:,.4g}]**.")
 
 # --- charts ---------------------------------------------------------------------------------------------------
+share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta")
+
 st.subheader("2 · What released answers look like")
 st.plotly_chart(charts["distribution"], key="noise_chart_distribution")
 st.caption(f"The bars are a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) to show the "

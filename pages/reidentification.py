@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpcore import datasets, linkage, uniqueness
 from dpcore.figures import reidentification as figs
-from pages._ui import guarded, not_private, table_downloads
+from pages._ui import from_url, guarded, not_private, share_in_url, table_downloads
 
 st.title("Re-identification: removing names is not anonymisation")
 st.markdown(
@@ -77,9 +77,11 @@ def show_report(rep, key: str) -> None:
 # --- 1. the release ---------------------------------------------------------------------------------
 st.header("1. The release: no names, but quasi-identifiers")
 c1, c2 = st.columns(2)
-n = int(c1.number_input("Rows (patients)", min_value=1_000, max_value=1_000_000, value=10_000, step=1_000,
+n = int(c1.number_input("Rows (patients)", min_value=1_000, max_value=1_000_000,
+                        value=min(max(from_url("re_n", 10_000), 1_000), 1_000_000), step=1_000,
                         key="re_n", help="Up to 1,000,000; every analysis below stays vectorised."))
-seed = int(c2.number_input("Seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key="re_seed"))
+seed = int(c2.number_input("Seed", min_value=0, max_value=2**31 - 1,
+                               value=min(max(from_url("re_seed", 0), 0), 2**31 - 1), step=1, key="re_seed"))
 df = guarded(release, n, seed)
 if df is None:
     st.stop()
@@ -202,7 +204,9 @@ st.markdown(
     "set of answers is ε-DP). They guess the value with the largest noisy count."
 )
 c1, c2, c3 = st.columns(3)
-eps = c1.select_slider("Your ε", [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0], value=1.0, key="re_eps")
+RE_EPS = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]
+eps = c1.select_slider("Your ε", RE_EPS, value=from_url("re_eps", 1.0, RE_EPS), key="re_eps")
+share_in_url("re_n", "re_seed", "re_eps")
 releases = c2.select_slider("Simulated releases", [50, 100, 200, 500], value=100, key="re_releases")
 sim_seed = int(c3.number_input("Simulation seed", 0, 2**31 - 1, 0, key="re_sim_seed"))
 if qis:
