@@ -883,7 +883,9 @@ def run_job(params: dict, ctx) -> dict:
         pass
     cfg = TrainConfig.from_dict(params)
     try:
-        result = train(cfg, progress=ctx.progress, should_stop=ctx.cancelled)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # Opacus's per-step hook notices flood the log
+            result = train(cfg, progress=ctx.progress, should_stop=ctx.cancelled)
     except TrainingCancelled:
         check = getattr(ctx, "check_cancelled", None)
         if check is not None:

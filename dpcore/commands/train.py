@@ -1,0 +1,104 @@
+"""`python -m dpcore train --dataset {medical,breast_cancer,digits,csv:PATH,mnist:PATH} [--target COL]
+--model {logreg,mlp,cnn} --epsilon E|none [--delta D] [--noise-multiplier S] [--epochs N] [--batch-size B]
+[--lr LR] [--clip C] [--accountant prv|rdp] [--seed K] [--json OUT] [--background]`
+
+Trains one model (DP-SGD with Opacus, or the non-private baseline with ``--epsilon none``) and prints
+its metrics as JSON. The run is recorded as a job (``python -m dpcore jobs list``). ``--background``
+submits it to the background workers and prints the job id at once. Unset hyper-parameters take the
+recommended values for the dataset and model.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import training
+from ..errors import DPError
+
+TARGET = "dpcore.training:run_job"
+
+
+def _epsilon(text: str):
+    if str(text).strip().lower() in ("none", "inf", "nonprivate", "non-private"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise DPError(f"--epsilon must be a number > 0 or 'none', got {text!r}") from None
+
+
+def register(sub) -> None:
+    p = sub.add_parser("train", help="train a model with DP-SGD (Opacus) or the non-private baseline")
+    p.add_argument("--dataset", required=True,
+                   help="medical, breast_cancer, digits, csv:PATH or mnist:PATH (a local keras mnist.npz)")
+    p.add_argument("--target", default=None, help="label column: medical has_rare_disease|diagnosis; csv: a column")
+    p.add_argument("--model", required=True, choices=list(training.MODELS), help="model to train")
+    p.add_argument("--epsilon", required=True, type=_epsilon,
+                   help="target ε (noise calibrated for the planned steps), or 'none' (non-private, or with "
+                        "--noise-multiplier: ε is computed)")
+    p.add_argument("--delta", type=float, default=1e-5, help="δ (default 1e-5; keep it below 1/rows)")
+    p.add_argument("--noise-multiplier", type=float, default=None, help="σ instead of a target ε (with --epsilon none)")
+    p.add_argument("--epochs", type=int, default=None, help="epochs (default: recommended for dataset/model)")
+    p.add_argument("--batch-size", type=int, default=None, help="expected batch size (Poisson sampling)")
+    p.add_argument("--lr", type=float, default=None, help="learning rate")
+    p.add_argument("--clip", type=float, default=None, help="max per-sample gradient norm C")
+    p.add_argument("--optimizer", choices=list(training.OPTIMIZERS), default=None, help="sgd or adam")
+    p.add_argument("--accountant", choices=["prv", "rdp"], default="prv", help="privacy accountant (default prv)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (split, init, sampling, noise)")
+    p.add_argument("--train-size", type=int, default=None, help="use only this many training rows")
+    p.add_argument("--hidden", type=int, default=None, help="hidden units of the mlp (default 32)")
+    p.add_argument("--grad-sample-mode", default="auto", choices=list(training.GRAD_SAMPLE_MODES),
+                   help="per-sample gradient mode (default: fastest measured for the model)")
+    p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
+    p.add_argument("--background", action="store_true", help="submit as a background job and print its id")
+    p.set_defaults(func=run)
+
+
+def params_from_args(args) -> dict:
+    rec = training.recommended(args.dataset, args.model)
+    params = {"dataset": args.dataset, "target": args.target, "model": args.model, "epsilon": args.epsilon,
+              "delta": args.delta, "noise_multiplier": args.noise_multiplier, "accountant": args.accountant,
+              "seed": args.seed, "train_size": args.train_size, "grad_sample_mode": args.grad_sample_mode}
+    for key in ("epochs", "batch_size", "lr", "clip", "optimizer", "hidden"):
+        value = getattr(args, key)
+        if value is not None:
+            params[key] = value
+        elif key in rec:
+            params[key] = rec[key]
+    return training.TrainConfig.from_dict(params).to_dict()  # validates: bad input fails here, before a job
+
+
+def _write_json(path_text: str, obj) -> None:
+    from ..cli import dumps
+
+    path = Path(path_text)
+    if path.is_dir():
+        raise DPError(f"--json must be a file path, got a folder: {path}")
+    try:
+        path.write_text(dumps(obj))
+    except OSError as exc:
+        raise DPError(f"could not write {path}: {exc.strerror}") from None
+
+
+def run(args):
+    from .. import jobs
+
+    params = params_from_args(args)
+    label = f"{params['model']} on {params['dataset']} " + (
+        f"ε={params['epsilon']:g}" if params["epsilon"] is not None
+        else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private"))
+    if args.background:
+        job_id = jobs.submit(TARGET, params, group="train", label=label)
+        jobs.ensure_workers()
+        out = {"job_id": job_id, "status": "queued", "show": f"python -m dpcore jobs show {job_id}"}
+        if args.json_out:
+            _write_json(args.json_out, out)
+        return out
+    print(f"[train] {label} ...", file=sys.stderr, flush=True)
+    result = jobs.run_inline(TARGET, params, group="train", label=label)
+    for w in result.get("warnings") or []:
+        print(f"warning: {w}", file=sys.stderr)
+    if args.json_out:
+        _write_json(args.json_out, result)
+    return result
