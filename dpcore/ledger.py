@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import threading
 import time
 from contextlib import contextmanager
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
@@ -129,20 +131,52 @@ def connect(path=None) -> sqlite3.Connection:
     return conn
 
 
+_local = threading.local()
+
+
+def _cached(path=None) -> sqlite3.Connection:
+    """This thread's open connection to the ledger at ``path`` (opening one per call would checkpoint the
+    WAL on every close, which costs an fsync)."""
+    p = str(Path(path) if path is not None else default_path())
+    cache = getattr(_local, "conns", None)
+    if cache is None or getattr(_local, "pid", None) != os.getpid():
+        cache = _local.conns = {}
+        _local.pid = os.getpid()
+    conn = cache.get(p)
+    if conn is None or not Path(p).exists():
+        conn = cache[p] = connect(p)
+    return conn
+
+
+def _drop(path=None) -> None:
+    p = str(Path(path) if path is not None else default_path())
+    conn = getattr(_local, "conns", {}).pop(p, None)
+    if conn is not None:
+        conn.close()
+
+
 @contextmanager
 def _immediate(path=None):
     """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error."""
-    conn = connect(path)
+    conn = _cached(path)
     try:
         conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error:
+        _drop(path)
+        raise
+    try:
+        yield conn
+    except BaseException:
         try:
-            yield conn
-        except BaseException:
             conn.execute("ROLLBACK")
-            raise
+        except sqlite3.Error:
+            _drop(path)
+        raise
+    try:
         conn.execute("COMMIT")
-    finally:
-        conn.close()
+    except BaseException:
+        _drop(path)
+        raise
 
 
 def _event(conn, analyst, dataset, kind, *, query=None, description=None, eps_micro=0, delta=0.0,
@@ -279,12 +313,9 @@ def reset(analyst: str, dataset: str, *, admin: str, reason: str = "", total=Non
 def history(analyst: str, dataset: str, *, path=None) -> list[dict]:
     """Every event of (analyst, dataset), oldest first."""
     analyst, dataset = _check_analyst(analyst), _check_dataset(dataset)
-    conn = connect(path)
-    try:
-        rows = conn.execute("SELECT * FROM events WHERE analyst = ? AND dataset = ? ORDER BY id",
-                            (analyst, dataset)).fetchall()
-    finally:
-        conn.close()
+    conn = _cached(path)
+    rows = conn.execute("SELECT * FROM events WHERE analyst = ? AND dataset = ? ORDER BY id",
+                        (analyst, dataset)).fetchall()
     out = []
     for r in rows:
         out.append({"id": r["id"], "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["ts"])) + " UTC",
@@ -298,7 +329,9 @@ def history(analyst: str, dataset: str, *, path=None) -> list[dict]:
 def status(analyst: str, dataset: str, *, path=None, with_history: bool = True) -> dict:
     """Total, spent, remaining (ε) and, by default, the history. ``exists`` is False for a new pair."""
     analyst, dataset = _check_analyst(analyst), _check_dataset(dataset)
-    conn = connect(path)
+    conn = _cached(path)
+    # one read transaction, so the budget row and the events agree
+    conn.execute("BEGIN")
     try:
         row = conn.execute("SELECT total_micro, spent_micro FROM budgets WHERE analyst = ? AND dataset = ?",
                            (analyst, dataset)).fetchone()
@@ -308,7 +341,7 @@ def status(analyst: str, dataset: str, *, path=None, with_history: bool = True) 
             "WHERE analyst = ? AND dataset = ? AND id > COALESCE((SELECT MAX(id) FROM events WHERE kind = 'reset' "
             "AND analyst = ? AND dataset = ?), 0)", (analyst, dataset, analyst, dataset)).fetchone()
     finally:
-        conn.close()
+        conn.execute("COMMIT")
     out = {"analyst": analyst, "dataset": dataset, "exists": row is not None}
     if row is None:
         out.update(total=None, spent=0.0, remaining=None, delta_spent=0.0)

@@ -111,7 +111,7 @@ def _mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
         return np.asarray(ops[cond.op](x, target), dtype=bool)
     if cond.op not in ("=", "!="):
         raise DPError(f"column {cond.column!r} holds text; use = or != with it, not {cond.op!r}")
-    eq = np.array([v is not None and str(v) == val for v in s.astype(object).where(s.notna(), None)], dtype=bool)
+    eq = s.astype("string").eq(val).fillna(False).to_numpy(dtype=bool)
     out = ~eq if cond.op == "!=" else eq
     return np.asarray(out, dtype=bool)
 
@@ -426,7 +426,9 @@ def prepare(df: pd.DataFrame, query: Query) -> Prepared:
                           "HISTOGRAM for it")
         lo, hi = q.bounds
         x = s.to_numpy(dtype=float)[mask]
-        x = x[~np.isnan(x)]  # missing values are dropped (the count below counts the rest)
+        if q.kind == "mean" and q.public_n:
+            x = np.where(np.isnan(x), (lo + hi) / 2, x)  # n stays the public row count: impute the midpoint
+        x = x[~np.isnan(x)]  # missing values are dropped (the noisy count counts the rest)
         x = np.clip(x, lo, hi)
         if q.kind == "sum":
             return Prepared(q, n_rows, true_value=float(x.sum()), sensitivity=max(abs(lo), abs(hi)),

@@ -118,8 +118,7 @@ else:
     column = b2.selectbox("Column", columns, key="qc_column", on_change=_on_column)
     kw["column"] = column
     ckind = queries.column_kind(df, column)
-    needs_bounds = kind in ("sum", "mean") or (kind == "histogram" and ckind == "numeric"
-                                               and not st.session_state.qc_categories.strip())
+    needs_bounds = kind in ("sum", "mean") or (kind == "histogram" and ckind == "numeric")
     if kind == "histogram" and ckind == "text":
         kw["categories"] = b3.text_input("Public categories (comma-separated)", key="qc_categories",
                                          help="The values seen in the data are private: list the possible ones.")

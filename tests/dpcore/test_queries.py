@@ -235,3 +235,11 @@ def test_empty_selection_still_answers(df):
     r = prepare(df, make_query("mean", epsilon=1, column="age", bounds=(18, 90), where="age>200")).release(0)
     assert 18 <= r["answer"] <= 90
     assert prepare(pd.DataFrame({"a": [1.0]}), make_query("count", epsilon=1, condition="a=1")).true_value == 1
+
+
+def test_public_n_mean_imputes_missing_values_with_the_midpoint():
+    data = pd.DataFrame({"x": [0.0, 10.0, np.nan, 10.0]})
+    p = prepare(data, make_query("mean", epsilon=1, column="x", bounds=(0, 10), public_n=True))
+    assert p.true_value == pytest.approx((0 + 10 + 5 + 10) / 4) and p.sensitivity == pytest.approx(10 / 4)
+    p = prepare(data, make_query("mean", epsilon=1, column="x", bounds=(0, 10)))
+    assert p.true_count == 3  # without public n, missing values are left out of the noisy count

@@ -1,0 +1,77 @@
+"""Ledger cost: one private answer with the ledger (check, draw, store in one SQLite transaction) vs the bare
+noisy release, and spends per second with several processes contending for the same budget.
+
+    .venv/bin/python bench/query_ledger.py
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+N = 200
+
+
+def _worker(args):
+    home, i, n = args
+    os.environ["DP_EXPLORER_HOME"] = home
+    from dpcore import ledger
+
+    t = time.perf_counter()
+    for j in range(n):
+        ledger.spend("bench", "d" * 64, f"p{i}-{j}", 0.001, lambda: {"answer": j}, budget=1000.0)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    home = tempfile.mkdtemp(prefix="dp-bench-")
+    os.environ["DP_EXPLORER_HOME"] = home
+    from dpcore import datasets, queries
+
+    df = datasets.medical(10_000, 0)
+    key = queries.dataset_key(df)
+    q = queries.make_query("count", epsilon=0.001, condition="sex=F", where="age>=65")
+    prepared = queries.prepare(df, q)
+
+    t = time.perf_counter()
+    for i in range(N):
+        prepared.release(i)
+    bare = (time.perf_counter() - t) / N
+
+    t = time.perf_counter()
+    for i in range(N):
+        qi = queries.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F", where="age>=65")
+        queries.ask(df, "bench", qi, budget=1000.0, random_state=i, dataset=key)
+    with_ledger = (time.perf_counter() - t) / N
+
+    t = time.perf_counter()
+    for i in range(N):
+        queries.ask(df, "bench", queries.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F",
+                                                    where="age>=65"), dataset=key)
+    repeat = (time.perf_counter() - t) / N
+
+    print(f"bare release (prepared query): {bare * 1e3:.2f} ms")
+    print(f"ask with ledger (validate + where mask + spend, fsync'd WAL commit): {with_ledger * 1e3:.2f} ms  "
+          f"ratio vs bare release: {with_ledger / bare:.1f}x")
+    print(f"identical repeat (stored answer, free): {repeat * 1e3:.2f} ms  ratio vs paid ask: "
+          f"{repeat / with_ledger:.2f}x")
+
+    ctx = mp.get_context("spawn")
+    for procs in (1, 4):
+        h = tempfile.mkdtemp(prefix="dp-bench-mp-")
+        per = 100
+        with ctx.Pool(procs) as pool:
+            t = time.perf_counter()
+            pool.map(_worker, [(h, i, per) for i in range(procs)])
+            wall = time.perf_counter() - t
+        print(f"{procs} process(es) x {per} spends on one budget: {procs * per / wall:.0f} spends/s (incl. start-up)")
+
+
+if __name__ == "__main__":
+    main()
