@@ -19,8 +19,9 @@ Attacks
   ratio N(φ; μ_in, σ_in) / N(φ; μ_out, σ_out)). With few shadows the variance is pooled over rows
   ("fixed variance", as the paper recommends below 64 shadows).
 
-Shadow models are fitted by a caller-supplied ``fit(X, y, seed) -> predict_proba``; the sweep passes a
-fast scikit-learn stand-in trained like the target (same architecture and epochs, non-private).
+Shadow models are fitted by a caller-supplied ``fit(X, y, seed) -> predict_proba``; the sweep passes
+:func:`dpcore.training.train` with the target's own configuration (see ``dpcore.sweep._shadow_fit``);
+:func:`default_shadow_fit` is a scikit-learn stand-in for callers without the training stack.
 """
 
 from __future__ import annotations

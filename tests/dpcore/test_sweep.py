@@ -145,3 +145,11 @@ def test_cli_inline_tiny(tmp_path, capsys):
     assert rc == 0
     data = json.loads(out.read_text())
     assert data["baseline"]["epsilon"] is None and data["points"][0]["epsilon"] == 2.0
+
+
+def test_lira_point_with_shadows_trained_like_the_target():
+    cfg = sweep.SweepConfig(**{**TINY, "epsilons": (2.0,), "attacks": ("loss", "lira"), "shadows": 2}).validate()
+    p = sweep.run_point(cfg.point_params()[1])
+    assert set(p["mia"]) == {"loss", "lira_offline", "lira_online"}
+    assert p["mia"]["lira_online"]["shadows"] == 2
+    assert 0 <= p["empirical_epsilon"]["lower_bound"] <= p["epsilon_spent"]
