@@ -15,8 +15,10 @@ DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, 
             "qc_hi": 90.0, "qc_bins": 8, "qc_categories": "", "qc_public_n": False, "qc_where": "",
             "qc_mech": "laplace", "qc_eps": 0.1, "qc_delta": 1e-6, "qc_dprime": 1e-6, "qc_kmax": 100,
             "qc_admin": "", "qc_reset_total": 1.0, "qc_reset_reason": "", "qc_reset_confirm": False}
+# Re-assign every widget's state each run: Streamlit forgets the state of widgets a run did not draw (e.g. while
+# waiting for an upload), and the browser would then show the widget's blank default instead of ours.
 for _k, _v in DEFAULTS.items():
-    st.session_state.setdefault(_k, _v)
+    st.session_state[_k] = st.session_state.get(_k, _v)
 _reset_note = st.session_state.pop("qc_reset_done", None)
 if _reset_note:  # after a reset: untick the confirmation before the checkbox is drawn again
     st.session_state.qc_reset_confirm = False
