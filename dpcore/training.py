@@ -870,6 +870,34 @@ def _privacy_leak_warning():
     return PrivacyLeakWarning
 
 
+# --- helpers for the page / CLI --------------------------------------------------------------------
+
+
+def save_upload(data: bytes, suffix: str = ".csv") -> str:
+    """Store uploaded bytes under ``$DP_EXPLORER_HOME/uploads/`` (named by content hash) so a background
+    job can read them; return the path for ``dataset="csv:PATH"``."""
+    import hashlib
+
+    from . import storage
+
+    if not data:
+        raise DPError("the uploaded file is empty")
+    path = storage.subdir("uploads") / (hashlib.sha256(data).hexdigest()[:16] + suffix)
+    if not path.exists():
+        storage.atomic_write_bytes(path, data)
+    return str(path)
+
+
+def csv_columns(path: str) -> list[str]:
+    """Column names of a stored CSV (validated), for choosing the target."""
+    return [str(c) for c in datasets.read_csv(path).columns]
+
+
+def baseline_params(params: dict) -> dict:
+    """Job params of the non-private baseline for a run: same model, data split, epochs and optimiser."""
+    return TrainConfig.from_dict(params).baseline().to_dict()
+
+
 # --- background job entry point -------------------------------------------------------------------
 
 

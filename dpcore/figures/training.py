@@ -1,0 +1,80 @@
+"""Charts for a training run: held-out accuracy, training loss and ε spent per epoch; the real
+accountants' ε next to the seed notebook's shortcut."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .style import ACCENT, BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, base_layout
+
+
+def epoch_rows(history) -> list[dict]:
+    """The per-epoch entries of a run's history (those with loss and accuracy), in epoch order."""
+    rows = [h for h in (history or []) if isinstance(h, dict) and h.get("accuracy") is not None
+            and h.get("loss") is not None and isinstance(h.get("epoch"), (int, float))]
+    return sorted(rows, key=lambda h: h["epoch"])
+
+
+def _line(fig, rows, key, name, colour, dash="solid"):
+    if rows:
+        fig.add_trace(go.Scatter(x=[r["epoch"] for r in rows], y=[r[key] for r in rows], name=name,
+                                 mode="lines+markers", line=dict(color=colour, dash=dash)))
+
+
+def accuracy_chart(history, baseline_history=None, *, height: int = 320) -> go.Figure:
+    """Test (held-out) accuracy per epoch: the DP run and, if given, the non-private baseline."""
+    fig = go.Figure()
+    _line(fig, epoch_rows(history), "accuracy", "this run", PRIVATE)
+    _line(fig, epoch_rows(baseline_history), "accuracy", "non-private baseline", NON_PRIVATE, "dash")
+    base_layout(fig, "Held-out accuracy per epoch", "epoch", "test accuracy (fraction)", height=height)
+    fig.update_yaxes(rangemode="tozero", range=[0, 1.02])
+    return fig
+
+
+def loss_chart(history, baseline_history=None, *, height: int = 320) -> go.Figure:
+    """Mean training loss per epoch (computed on the private training rows: not DP)."""
+    fig = go.Figure()
+    _line(fig, epoch_rows(history), "loss", "this run", PRIVATE)
+    _line(fig, epoch_rows(baseline_history), "loss", "non-private baseline", NON_PRIVATE, "dash")
+    base_layout(fig, "Training loss per epoch (not DP: private rows)", "epoch", "cross-entropy loss (nats)",
+                height=height)
+    return fig
+
+
+def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: float | None = None,
+                  *, height: int = 320) -> go.Figure:
+    """ε spent so far per epoch (log axis). Live values are an RDP upper bound; the last point is the
+    chosen accountant's value once the run has finished."""
+    fig = go.Figure()
+    rows = [r for r in epoch_rows(history) if r.get("epsilon")]
+    if rows:
+        fig.add_trace(go.Scatter(x=[r["epoch"] for r in rows], y=[r["epsilon"] for r in rows],
+                                 name="ε spent (upper bound)", mode="lines+markers", line=dict(color=ACCENT)))
+    if target_epsilon:
+        fig.add_hline(y=float(target_epsilon), line=dict(color=BOUND, dash="dash"),
+                      annotation_text=f"target ε = {target_epsilon:g}", annotation_position="top left")
+    if final_epsilon and rows:
+        fig.add_trace(go.Scatter(x=[rows[-1]["epoch"]], y=[final_epsilon], name="final ε (accountant)",
+                                 mode="markers", marker=dict(color=PRIVATE, size=11, symbol="diamond")))
+    base_layout(fig, "Privacy spent per epoch", "epoch", "ε spent so far (log scale)", height=height)
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def epsilon_comparison_chart(metrics: dict, *, height: int = 320) -> go.Figure:
+    """PRV and RDP ε (real upper bounds) next to the seed notebook's shortcut (not a bound)."""
+    names, values, colours, text = [], [], [], []
+    for key, name, colour in (("epsilon_prv", "PRV accountant", PRIVATE), ("epsilon_rdp", "RDP accountant", ACCENT),
+                              ("shortcut_epsilon", "seed shortcut q/σ·√(2T ln 1/δ) — not a bound", NEUTRAL)):
+        v = metrics.get(key)
+        if v:
+            names.append(name)
+            values.append(v)
+            colours.append(colour)
+            text.append(f"{v:.3g}")
+    fig = go.Figure(go.Bar(x=names, y=values, marker_color=colours, text=text, textposition="outside"))
+    base_layout(fig, f"ε for this run's σ, q and steps (δ = {metrics.get('delta', 0):g})", "method",
+                "ε (log scale)", height=height)
+    fig.update_yaxes(type="log")
+    fig.update_layout(showlegend=False)
+    return fig

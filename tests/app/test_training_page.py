@@ -1,0 +1,90 @@
+"""AppTest for the training page: empty state, bad input, a tiny DP job through a real worker with the
+finished view (ε from both accountants, shortcut, baseline comparison, downloads), and cancel."""
+
+import torch
+
+from dpcore import jobs
+
+from .pages import open_page
+
+PAGE = "pages/training.py"
+torch.set_num_threads(1)
+
+
+def _texts(at):
+    return " ".join(m.value for m in at.markdown) + " " + " ".join(c.value for c in at.caption)
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_empty_state_and_defaults(chdir_root):
+    at = open_page(PAGE)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Train with DP-SGD"
+    assert any("No training run yet" in i.value for i in at.info)
+    assert at.selectbox(key="tr_dataset").value == "breast_cancer"
+    assert at.number_input(key="tr_epochs").value == 10
+    at.selectbox(key="tr_dataset").set_value("digits").run()
+    assert at.selectbox(key="tr_model").value == "cnn"  # recommended model and settings follow the dataset
+
+
+def test_bad_input_is_an_error_not_a_job(chdir_root, monkeypatch):
+    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)
+    at = open_page(PAGE)
+    at.number_input(key="tr_eps").set_value(0.0)
+    at.button(key="tr_train_dp").click().run()
+    assert not at.exception
+    assert any("epsilon must be > 0" in e.value for e in at.error)
+    at.number_input(key="tr_eps").set_value(1.0)
+    at.number_input(key="tr_batch_size").set_value(5000)
+    at.button(key="tr_train_dp").click().run()
+    assert any("larger than" in e.value for e in at.error) or jobs.list_jobs()  # checked at plan time in the job
+    assert not at.exception
+
+
+def test_queued_job_shows_progress_and_cancels(chdir_root, monkeypatch):
+    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)  # no worker: the job stays queued
+    at = open_page(PAGE)
+    at.button(key="tr_train_dp").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    [job] = jobs.list_jobs()
+    assert job["status"] == "queued" and job["params"]["epsilon"] == 1.0
+    assert len(at.get("progress")) == 1
+    at.button(key="tr_cancel").click().run()
+    assert jobs.get(job["id"])["status"] == "cancelled"
+    at.run()
+    assert not at.exception
+    assert any("cancelled" in w.value for w in at.warning)
+
+
+def test_tiny_job_runs_in_a_worker_and_shows_the_bill(chdir_root):
+    at = open_page(PAGE)
+    at.number_input(key="tr_epochs").set_value(2)
+    at.button(key="tr_train_dp").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    job_id = jobs.list_jobs()[0]["id"]
+    try:
+        assert jobs.wait(job_id, timeout=120)["status"] == "done"
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        m = _metrics(at)
+        eps = float(m["ε (PRV)"])
+        assert 0.5 < eps <= 1.0
+        assert m["δ"] == "1e-05" and int(m["Steps T"]) == 16
+        text = _texts(at)
+        assert "RDP ε" in text and "shortcut" in text and "Not DP" in text
+        assert len(at.get("plotly_chart")) >= 4
+        downloads = at.get("download_button")
+        assert len(downloads) == 2
+        # the matching baseline, one click away, then compared on the DP run's view
+        at.button(key="tr_train_pair").click().run()
+        base_id = jobs.list_jobs()[0]["id"]
+        assert base_id != job_id and jobs.get(base_id)["params"]["epsilon"] is None
+        assert jobs.wait(base_id, timeout=120)["status"] == "done"
+        at.run()
+        assert at.selectbox(key="tr_pick").value == job_id
+        assert _metrics(at)["Baseline test accuracy (no DP)"] not in ("—", "this is it")
+    finally:
+        jobs.shutdown_workers()
