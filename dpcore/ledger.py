@@ -161,9 +161,10 @@ def _immediate(path=None):
     conn = _cached(path)
     try:
         conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.Error:
+    except sqlite3.OperationalError as exc:
         _drop(path)
-        raise
+        raise DPError(f"the budget ledger is busy or unavailable ({exc}); nothing was spent — try again in a "
+                      "moment") from None
     try:
         yield conn
     except BaseException:

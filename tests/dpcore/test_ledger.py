@@ -235,3 +235,18 @@ def test_bad_budget_and_analyst():
         ledger.spend("alice", DS, "q", 0.1, _answer(1), budget=0)
     with pytest.raises(DPError, match="analyst name is empty"):
         ledger.spend("  ", DS, "q", 0.1, _answer(1), budget=1)
+
+
+def test_busy_ledger_is_a_clear_error_not_a_traceback(monkeypatch, dp_home):
+    ledger.spend("alice", DS, "q0", 0.1, _answer(0), budget=1.0)
+    monkeypatch.setattr(ledger, "BUSY_TIMEOUT_S", 0.2)
+    ledger._drop()  # reconnect with the short timeout
+    holder = sqlite3.connect(dp_home / "ledger.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    try:
+        with pytest.raises(DPError, match="ledger is busy"):
+            ledger.spend("alice", DS, "q1", 0.1, _answer(1))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert ledger.spend("alice", DS, "q1", 0.1, _answer(1))["spent"] == pytest.approx(0.2)
