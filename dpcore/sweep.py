@@ -311,8 +311,16 @@ def load(sweep_id: str) -> dict:
     return json.loads(path.read_text())
 
 
-def list_sweeps() -> list[dict]:
-    """Stored sweeps, newest first: {id, name, created, status, config}."""
+def list_sweeps(refresh: bool = True) -> list[dict]:
+    """Stored sweeps, newest first: {id, name, created, status, config}. With ``refresh``, sweeps still
+    marked running are looked up in the job store first (and recorded as finished if they are)."""
+    if refresh:
+        for p in sweeps_dir().glob("*.json"):
+            try:
+                if json.loads(p.read_text()).get("status") == "running":
+                    state(p.stem)
+            except (OSError, ValueError):
+                continue
     out = []
     for p in sweeps_dir().glob("*.json"):
         try:

@@ -23,11 +23,15 @@ st.markdown(
 )
 with st.expander("Why the default demo's baseline leaks", expanded=False):
     st.markdown(
-        f"An MLP with {D.hidden} hidden units trained for {D.epochs} epochs on only {D.train_size} digit images "
-        "has far more parameters than training rows: it **memorises** them (training accuracy 100%, loss near 0 "
-        "on members, clearly higher on images it never saw). The loss attack simply reads that gap. DP-SGD clips "
-        "each example's gradient and adds noise, so no single image can pull the model far enough to be "
-        "memorised — the attack falls back towards guessing (AUC 0.5)."
+        f"An MLP with {D.hidden} hidden units (about 20,000 weights) trained for {D.epochs} epochs on only "
+        f"{D.train_size} digit images has far more parameters than training rows: it **memorises** them (training "
+        "accuracy 100%, loss near 0 on members, clearly higher on images it never saw). The loss attack simply "
+        "reads that gap: AUC 0.63–0.70 over seeds, at about 90% test accuracy. DP-SGD clips each example's "
+        "gradient and adds noise, so no single image can pull the model far enough to be memorised — the attack "
+        "falls back towards guessing (AUC 0.5).\n\n"
+        f"The price is steep here *because* there are only {D.train_size} rows: the noise needed for a small ε "
+        "swamps the signal of so few examples. Raise **Training rows** to see the same ε cost far less accuracy "
+        "(and the baseline leak less)."
     )
 
 # ---------------------------------------------------------------------------------------- configure + start
@@ -39,7 +43,7 @@ with st.container(border=True):
     epsilons = c3.multiselect("ε grid", EPS_OPTIONS, default=list(D.epsilons), key="pu_eps")
     seeds = c4.number_input("Seeds per ε", 1, 10, D.seeds, key="pu_seeds",
                             help="Models per ε with different seeds: error bars.")
-    c5, c6, c7, c8, c9 = st.columns([3, 1, 1, 1, 1])
+    c5, c6, c7, c8, c9 = st.columns([3, 1, 1, 1, 1.3], vertical_alignment="bottom")
     attacks = c5.multiselect("Attacks", list(ATTACK_NAMES), default=list(D.attacks), format_func=ATTACK_NAMES.get,
                              key="pu_attacks")
     shadows = c6.number_input("LiRA shadows", 2, 64, D.shadows, key="pu_shadows",
@@ -70,7 +74,7 @@ if not stored:
     st.info("No sweep yet. Press **Start sweep** to run the default demo (about a minute on 2 cores).")
     st.stop()
 ids = [s["id"] for s in stored]
-names = {s["id"]: f"{s['name']} · {s['status']} · {s['id']}" for s in stored}
+names = {s["id"]: f"{s['name']} · {s['id']}" for s in stored}
 if st.session_state.get("pu_sweep") not in ids:
     st.session_state["pu_sweep"] = st.session_state.get("pu_current") if st.session_state.get("pu_current") in ids \
         else ids[0]
@@ -118,11 +122,16 @@ def show_sweep(sid: str, was_running: bool) -> None:
     g3, g4 = st.columns(2)
     g3.plotly_chart(figs.attack_chart(result, "tpr_at_1pct_fpr"), key="pu_fig_tpr")
     g4.plotly_chart(figs.empirical_epsilon_chart(result), key="pu_fig_emp")
+    g4.caption("Open circles: the attacks proved nothing (lower bound 0). That is not proof of safety: with "
+               "this many members a perfect attack could prove at most the dotted line, and attacks on natural "
+               "rows are weak auditors (Jagielski et al. plant crafted canaries to get tight bounds).")
 
     # one model: ROC with the DP ceiling, and the reading
     options = (["baseline"] if result["baseline"] else []) + sorted({p["epsilon"] for p in result["points"]})
-    if st.session_state.get("pu_point") not in options:
-        st.session_state["pu_point"] = 1.0 if 1.0 in options else options[-1]
+    preferred = 1.0 if 1.0 in options else options[-1]
+    current, auto = st.session_state.get("pu_point"), st.session_state.get("pu_point_auto")
+    if current not in options or (current == auto and preferred != auto):  # follow new points until touched
+        st.session_state["pu_point"] = st.session_state["pu_point_auto"] = preferred
     r1, r2 = st.columns([3, 2])
     with r2:
         choice = st.select_slider("Model to inspect", options, key="pu_point",

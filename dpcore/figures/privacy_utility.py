@@ -79,9 +79,10 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
         fig.add_hline(y=ref, line_color=style.NEUTRAL, line_dash="dot",
                       annotation_text="random guessing", annotation_position="bottom left")
     title, ytitle = titles[metric]
-    style.base_layout(fig, title, "", ytitle)
+    style.base_layout(fig, title, "", ytitle, height=430)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
-    fig.update_layout(legend=dict(font_size=10))
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0, font_size=10),
+                      margin=dict(b=110))
     return fig
 
 
@@ -112,7 +113,9 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
                       annotation_text=f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
                       annotation_position="top left", annotation_font_size=10)
     style.base_layout(fig, "Audit: ε proved by the attacks vs ε claimed", "",
-                      "empirical ε lower bound (log; open = 0)")
+                      "empirical ε lower bound (log; open = 0)", height=430)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0, font_size=10),
+                      margin=dict(b=110))
     style.epsilon_axis(fig, title="claimed ε (accountant, log scale)", range=[np.log10(lo), np.log10(hi)])
     fig.update_yaxes(type="log", range=[np.log10(_FLOOR / 1.5), np.log10(hi)])
     return fig
