@@ -259,7 +259,8 @@ def parse_bounds(text: str) -> tuple[float, float]:
     """``LO:HI`` -> (lo, hi), validated."""
     parts = str(text).split(":")
     if len(parts) != 2:
-        raise DPError(f"bounds {text!r} must be LO:HI, e.g. 18:90 (use -10:10 for negatives)")
+        raise DPError(f"bounds {text!r} must be LO:HI, e.g. 18:90 (on the command line write --bounds=-10:10 "
+                      "for negatives)")
     return check_bounds(parts[0].strip(), parts[1].strip())
 
 

@@ -24,7 +24,8 @@ def register(sub) -> None:
     what.add_argument("--sum", metavar="COL", help="sum of COL clamped to --bounds")
     what.add_argument("--mean", metavar="COL", help="mean of COL clamped to --bounds")
     what.add_argument("--histogram", metavar="COL", help="noisy count per category (or per bin with --bounds)")
-    p.add_argument("--bounds", metavar="LO:HI", help="public bounds (SUM, MEAN; numeric HISTOGRAM)")
+    p.add_argument("--bounds", metavar="LO:HI", help="public bounds (SUM, MEAN; numeric HISTOGRAM); write "
+                   "--bounds=-10:10 when LO is negative")
     p.add_argument("--bins", type=int, default=10, help="bins of a numeric histogram (default 10)")
     p.add_argument("--categories", metavar="A,B,...", help="public categories of a histogram column")
     p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
