@@ -91,7 +91,11 @@ class SweepConfig:
             raise DPError(f"test_size is the held-out fraction of rows, in (0, 1); got {self.test_size}")
         if self.shadow_trainer not in ("sklearn", "same"):
             raise DPError("shadow_trainer must be 'sklearn' (fast stand-in) or 'same' (train like the target)")
-        return replace(self, epsilons=eps, seeds=seeds, attacks=attacks, shadows=shadows)
+        out = replace(self, epsilons=eps, seeds=seeds, attacks=attacks, shadows=shadows)
+        from . import training  # the training settings must be valid before any job is queued
+
+        training.TrainConfig.from_dict(out.train_dict(eps[0], 0))
+        return out
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -112,7 +112,7 @@ def test_stored_sweep_state_and_reopen(monkeypatch):
 @pytest.mark.parametrize("bad", [
     dict(epsilons=()), dict(epsilons=(0.0,)), dict(epsilons=(-1,)), dict(seeds=0), dict(seeds=11),
     dict(attacks=("magic",)), dict(attacks=("lira",), shadows=1), dict(delta=1.0), dict(epochs=0),
-    dict(test_size=2.0), dict(shadow_trainer="gpu"),
+    dict(test_size=2.0), dict(shadow_trainer="gpu"), dict(dataset="foo"), dict(model="cnn"),
 ])
 def test_bad_config(bad):
     with pytest.raises(DPError):
