@@ -3,7 +3,8 @@
 * Basic (sequential) composition: (Σε_i, Σδ_i).
 * Advanced composition (Dwork, Rothblum & Vadhan 2010; heterogeneous form as in Dwork & Roth,
   Thm 3.20 / Kairouz et al. 2015): for any δ′ > 0 the k-fold composition is (ε′, Σδ_i + δ′)-DP with
-  ε′ = sqrt(2 ln(1/δ′) Σε_i²) + Σ ε_i (e^{ε_i} − 1). For k equal ε: sqrt(2k ln(1/δ′)) ε + k ε (e^ε − 1).
+  ε′ = sqrt(2 ln(1/δ′) Σε_i²) + Σ ε_i (e^{ε_i} − 1).
+  For k equal ε: sqrt(2k ln(1/δ′)) ε + k ε (e^ε − 1).
 * zCDP (Bun & Steinke 2016): a Gaussian release with L2 sensitivity Δ and noise σ is ρ = Δ²/(2σ²)-zCDP;
   a pure ε-DP release is ε²/2-zCDP; ρ adds up. ρ-zCDP implies (ρ + 2 sqrt(ρ ln(1/δ)), δ)-DP.
 * RDP (Mironov 2017): ρ-zCDP is (α, αρ)-RDP for every α > 1; converted to (ε, δ) with the tighter

@@ -322,7 +322,8 @@ def history(analyst: str, dataset: str, *, path=None) -> list[dict]:
         out.append({"id": r["id"], "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["ts"])) + " UTC",
                     "ts": r["ts"], "kind": r["kind"], "query": r["description"] or r["query"],
                     "canonical": r["query"], "epsilon": from_micro(r["eps_micro"]), "delta": r["delta"],
-                    "cost": from_micro(r["cost_micro"]), "answer": None if r["answer"] is None else json.loads(r["answer"]),
+                    "cost": from_micro(r["cost_micro"]),
+                    "answer": None if r["answer"] is None else json.loads(r["answer"]),
                     "note": r["note"]})
     return out
 

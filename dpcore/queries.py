@@ -473,7 +473,8 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int]]:
         x = x[~np.isnan(x)]
         edges = np.linspace(lo, hi, q.bins + 1)
         counts, _ = np.histogram(x, bins=edges)
-        labels = [f"[{a:g}, {b:g}{']' if i == q.bins - 1 else ')'}" for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+        labels = [f"[{a:g}, {b:g}{']' if i == q.bins - 1 else ')'}"
+                  for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
         return labels, [int(c) for c in counts]
     raise DPError(f"HISTOGRAM of text column {q.column!r} needs its public list of categories (the values seen "
                   "in the data are themselves private); pass them separated by commas, e.g. --categories F,M")

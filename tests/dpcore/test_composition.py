@@ -20,7 +20,7 @@ def test_advanced_known_values():
     eps, delta = C.advanced_homogeneous(0.1, 100, 1e-5)
     assert eps == pytest.approx(5.850235093, rel=1e-9)
     assert delta == 1e-5
-    # Dwork & Roth's rule of thumb: ε₀ = ε / (2 sqrt(2k ln(1/δ′))) gives total ε ≈ ε (slightly above, from the e^ε term)
+    # Dwork & Roth's rule of thumb: ε₀ = ε / (2 sqrt(2k ln(1/δ′))) gives total ε ≈ ε/2 + the e^ε term
     k, dp, target = 10_000, 1e-6, 1.0
     e0 = target / (2 * math.sqrt(2 * k * math.log(1 / dp)))
     assert C.advanced_homogeneous(e0, k, dp)[0] == pytest.approx(0.5 + k * e0 * math.expm1(e0), rel=1e-12)
