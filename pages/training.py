@@ -217,11 +217,8 @@ def _show_finished(job: dict) -> None:
         st.warning(w)
     for leak in m.get("leaks") or []:
         st.warning(f"Preprocessing leak (not covered by ε): {leak}")
-    g1, g2 = st.columns(2)
     if private and m.get("epsilon_prv"):
-        g1.plotly_chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
-    if bm.get("history") or m.get("history"):
-        g2.plotly_chart(figs.accuracy_chart(m.get("history"), bm.get("history")), key="tr_fig_acc_final")
+        st.plotly_chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
     d1, d2, _ = st.columns([1, 1, 3])
     d1.download_button("Metrics (JSON)", json.dumps(m, indent=2).encode(), f"run-{job['id']}.json",
                        "application/json", key="tr_dl_metrics", icon=":material/download:")
@@ -252,10 +249,12 @@ def show_job(jid: str, was_active: bool) -> None:
         st.warning(f"The run was cancelled ({job['error']}).")
     history = job.get("history") or []
     p = job.get("params") or {}
+    base = _baseline_for(job) if status == "done" and (job.get("result") or {}).get("private") else None
+    base_hist = ((base or {}).get("result") or {}).get("history")
     if figs.epoch_rows(history):
         c1, c2, c3 = st.columns(3)
-        c1.plotly_chart(figs.loss_chart(history), key="tr_fig_loss")
-        c2.plotly_chart(figs.accuracy_chart(history), key="tr_fig_acc")
+        c1.plotly_chart(figs.loss_chart(history, base_hist), key="tr_fig_loss")
+        c2.plotly_chart(figs.accuracy_chart(history, base_hist), key="tr_fig_acc")
         if p.get("epsilon") is not None or p.get("noise_multiplier") is not None:
             final = (job.get("result") or {}).get("epsilon")
             c3.plotly_chart(figs.epsilon_chart(history, p.get("epsilon"), final), key="tr_fig_eps")

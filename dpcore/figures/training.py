@@ -36,8 +36,7 @@ def loss_chart(history, baseline_history=None, *, height: int = 320) -> go.Figur
     fig = go.Figure()
     _line(fig, epoch_rows(history), "loss", "this run", PRIVATE)
     _line(fig, epoch_rows(baseline_history), "loss", "non-private baseline", NON_PRIVATE, "dash")
-    base_layout(fig, "Training loss per epoch (not DP: private rows)", "epoch", "cross-entropy loss (nats)",
-                height=height)
+    base_layout(fig, "Training loss (not DP)", "epoch", "cross-entropy loss (nats)", height=height)
     return fig
 
 
@@ -57,24 +56,34 @@ def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: f
         fig.add_trace(go.Scatter(x=[rows[-1]["epoch"]], y=[final_epsilon], name="final ε (accountant)",
                                  mode="markers", marker=dict(color=PRIVATE, size=11, symbol="diamond")))
     base_layout(fig, "Privacy spent per epoch", "epoch", "ε spent so far (log scale)", height=height)
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(type="log", tickformat=".2g")
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0),
+                      margin=dict(b=90))
     return fig
 
 
-def epsilon_comparison_chart(metrics: dict, *, height: int = 320) -> go.Figure:
-    """PRV and RDP ε (real upper bounds) next to the seed notebook's shortcut (not a bound)."""
-    names, values, colours, text = [], [], [], []
+def epsilon_comparison_chart(metrics: dict, *, height: int = 260) -> go.Figure:
+    """PRV and RDP ε (real upper bounds) next to the seed notebook's shortcut (not a bound), on a log axis."""
+    names, values, colours = [], [], []
     for key, name, colour in (("epsilon_prv", "PRV accountant", PRIVATE), ("epsilon_rdp", "RDP accountant", ACCENT),
-                              ("shortcut_epsilon", "seed shortcut q/σ·√(2T ln 1/δ) — not a bound", NEUTRAL)):
+                              ("shortcut_epsilon", "seed shortcut (not a bound)", NEUTRAL)):
         v = metrics.get(key)
         if v:
             names.append(name)
             values.append(v)
             colours.append(colour)
-            text.append(f"{v:.3g}")
-    fig = go.Figure(go.Bar(x=names, y=values, marker_color=colours, text=text, textposition="outside"))
-    base_layout(fig, f"ε for this run's σ, q and steps (δ = {metrics.get('delta', 0):g})", "method",
-                "ε (log scale)", height=height)
-    fig.update_yaxes(type="log")
-    fig.update_layout(showlegend=False)
+    fig = go.Figure(go.Scatter(x=values, y=names, mode="markers+text", marker=dict(color=colours, size=16),
+                               text=[f"{v:.3g}" for v in values], textposition="middle right",
+                               hovertemplate="%{y}: ε = %{x:.4g}<extra></extra>"))
+    if metrics.get("target_epsilon"):
+        fig.add_vline(x=float(metrics["target_epsilon"]), line=dict(color=BOUND, dash="dash"),
+                      annotation_text=f"target {metrics['target_epsilon']:g}", annotation_position="top")
+    base_layout(fig, f"ε of this run (δ = {metrics.get('delta', 0):g}): accountants vs shortcut",
+                "ε (log scale)", "", height=height)
+    lo, hi = min(values + [metrics.get("target_epsilon") or values[0]]), max(values + [metrics.get("target_epsilon") or 0])
+    import math
+
+    fig.update_xaxes(type="log", tickformat=".2g", range=[math.log10(lo) - 0.15, math.log10(hi) + 0.25])
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(showlegend=False, margin=dict(l=200))
     return fig
