@@ -5,7 +5,8 @@ FNR + e^ε·FPR ≥ 1 − δ (Kairouz et al. 2015). Measured rates are noisy, so
 (2020, "Auditing Differentially Private Machine Learning"), we take 95% Clopper–Pearson upper limits on
 FPR and FNR and report
 
-    ε_lb = max over thresholds (and the reversed decisions) of max( log((1 − δ − FNR_hi) / FPR_hi), log((1 − δ − FPR_hi) / FNR_hi) ), ≥ 0.
+    ε_lb = max over thresholds (and the reversed decisions) of
+           max( log((1 − δ − FNR_hi) / FPR_hi), log((1 − δ − FPR_hi) / FNR_hi) ), floored at 0.
 
 Caveats shown with the number: it is a *lower* bound for this attack on these rows — a small value does
 not mean the model is private; the maximum over thresholds makes the 95% level per threshold, not

@@ -535,7 +535,8 @@ def reading(result: dict, epsilon: float) -> str:
     attacks = list(result["points"][0]["mia"]) if result.get("points") else []
     a, adv = best_attack(r, attacks)
     label = mia.ATTACK_LABELS.get(a, a)
-    text = f"At ε = {epsilon:g} (δ = {result['config']['delta']:g}) the model reaches {r['accuracy']:.1%} test accuracy"
+    text = (f"At ε = {epsilon:g} (δ = {result['config']['delta']:g}) the model reaches {r['accuracy']:.1%} "
+            "test accuracy")
     if base and base.get("accuracy"):
         keep = r["accuracy"] / base["accuracy"]
         ba, badv = best_attack(base, attacks)
