@@ -236,9 +236,9 @@ def run_point(params: dict, ctx=None) -> dict:
     else:  # no claim to check: how much leakage the attacks *prove* for the non-private model
         a["claimed"] = None
         point["empirical_epsilon_no_dp"] = a
-        if point["noise_multiplier"] and point["sample_rate"] and point["steps"]:
-            point["gdp_mu"] = audit.gdp_mu(float(point["noise_multiplier"]), float(point["sample_rate"]),
-                                           int(point["steps"]))
+    if point["epsilon"] is not None and point["noise_multiplier"] and point["sample_rate"] and point["steps"]:
+        point["gdp_mu"] = audit.gdp_mu(float(point["noise_multiplier"]), float(point["sample_rate"]),
+                                       int(point["steps"]))
     point["seconds"] = round(time.perf_counter() - t0, 3)
     return point
 
@@ -551,9 +551,12 @@ def reading(result: dict, epsilon: float) -> str:
         text += (f" Without DP the attacks *prove* a leak: the baseline cannot be better than "
                  f"ε ≈ {max(proved):.2f}-DP (95% confidence).")
     if r.get("empirical_epsilon") is not None:
-        text += (f" The attacks prove at least ε ≥ {r['empirical_epsilon_max']:.2f} empirically (95% confidence), "
-                 f"below the claimed {r['epsilon_spent']:.2f}; with this many rows no attack could prove more "
-                 f"than ε ≈ {r['max_certifiable']:.1f}.")
+        if r["empirical_epsilon_max"] > 0:
+            text += (f" The attacks prove ε ≥ {r['empirical_epsilon_max']:.2f} empirically (95% confidence), "
+                     f"below the claimed {r['epsilon_spent']:.2f}")
+        else:
+            text += f" The attacks prove no leak at all at the claimed ε = {r['epsilon_spent']:.2f}"
+        text += f"; with this many rows no attack could prove more than ε ≈ {r['max_certifiable']:.1f}."
     return text
 
 

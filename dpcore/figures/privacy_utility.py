@@ -81,8 +81,8 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
     title, ytitle = titles[metric]
     style.base_layout(fig, title, "", ytitle, height=430)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0, font_size=10),
-                      margin=dict(b=110))
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0, font_size=10),
+                      margin=dict(b=120))
     return fig
 
 
@@ -114,8 +114,8 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
                       annotation_position="top left", annotation_font_size=10)
     style.base_layout(fig, "Audit: ε proved by the attacks vs ε claimed", "",
                       "empirical ε lower bound (log; open = 0)", height=430)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0, font_size=10),
-                      margin=dict(b=110))
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0, font_size=10),
+                      margin=dict(b=120))
     style.epsilon_axis(fig, title="claimed ε (accountant, log scale)", range=[np.log10(lo), np.log10(hi)])
     fig.update_yaxes(type="log", range=[np.log10(_FLOOR / 1.5), np.log10(hi)])
     return fig
@@ -147,11 +147,11 @@ def roc_chart(point: dict, title_suffix: str = "") -> go.Figure:
                                  line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2)))
     label = "non-private baseline" if point.get("epsilon") is None else f"ε = {point['epsilon']:g}"
     style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "false positive rate (log)",
-                      "true positive rate (log)", height=420)
+                      "true positive rate (log)", height=520)
     fig.update_xaxes(type="log", range=[np.log10(floor), 0])
     fig.update_yaxes(type="log", range=[np.log10(floor), 0])
-    fig.update_layout(legend=dict(orientation="v", yanchor="bottom", y=0.02, xanchor="right", x=0.99,
-                                  font_size=10, bgcolor="rgba(255,255,255,0.7)"))
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0, font_size=10),
+                      margin=dict(b=150))
     return fig
 
 
