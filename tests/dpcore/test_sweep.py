@@ -41,6 +41,7 @@ def test_tiny_sweep_end_to_end(tiny_result):
         # truth target: never above the claimed epsilon
         assert 0 <= e["lower_bound"] <= p["epsilon_spent"] <= p["epsilon"] + 1e-9
         assert e["max_certifiable"] > 0
+        assert p["gdp_mu"] > 0
     assert sweep.violations(r) == []
 
 
@@ -153,3 +154,15 @@ def test_lira_point_with_shadows_trained_like_the_target():
     assert set(p["mia"]) == {"loss", "lira_offline", "lira_online"}
     assert p["mia"]["lira_online"]["shadows"] == 2
     assert 0 <= p["empirical_epsilon"]["lower_bound"] <= p["epsilon_spent"]
+
+
+def test_default_demo_baseline_leaks():
+    """The page's demo must show a leak: the non-private baseline's loss-attack AUC >= 0.6 (seed 0)."""
+    import torch
+
+    torch.set_num_threads(1)
+    cfg = sweep.SweepConfig().validate()
+    base = sweep.run_point(cfg.point_params()[0])
+    assert base["epsilon"] is None
+    assert base["mia"]["loss"]["auc"] >= 0.6
+    assert base["test_accuracy"] >= 0.8
