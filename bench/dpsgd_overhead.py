@@ -24,7 +24,7 @@ from dpcore import training  # noqa: E402
 DATA = {"logreg": "breast_cancer", "mlp": "medical", "cnn": "digits"}
 
 
-def loop_time(cfg: training.TrainConfig, split, steps: int, repeats: int = 5) -> float:
+def loop_time(cfg: training.TrainConfig, split, steps: int, repeats: int = 9) -> float:
     """Seconds per step: the best of `repeats` timings of `steps` steps (after a warm-up). The minimum
     is robust to other processes sharing the CPU."""
     torch.manual_seed(0)

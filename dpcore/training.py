@@ -420,7 +420,7 @@ def _append_one_class():
         DP-SGD's per-parameter work (per-sample grads, norms, noise) halves."""
 
         def forward(self, x):
-            return torch.cat([x, torch.ones(x.shape[0], 1, dtype=x.dtype)], dim=1)
+            return torch.nn.functional.pad(x, (0, 1), value=1.0)
 
     return AppendOne
 
@@ -475,38 +475,72 @@ class FusedDPSGD:
                 raise DPError(f"fused DP-SGD supports Linear/ReLU models only, not {type(m).__name__}")
         if any(m.bias is not None for m in self.linears):
             raise DPError("fused DP-SGD needs bias-free Linear layers (the bias rides on an AppendOne input)")
+        for a, b in zip(self.layers, self.layers[1:]):
+            if isinstance(a, nn.Linear) and not isinstance(b, nn.ReLU) and b is not self.layers[-1]:
+                raise DPError("fused DP-SGD expects Linear layers followed by ReLU (or the output)")
+        if not isinstance(self.layers[-1], nn.Linear):
+            raise DPError("fused DP-SGD expects the last layer to be Linear (logits)")
+        self.plan = [("lin", m.weight) if isinstance(m, nn.Linear) else ("relu" if isinstance(m, nn.ReLU) else "one", None)
+                     for m in self.layers]
+        self.n_params = sum(m.weight.numel() for m in self.linears)
         self.clip, self.sigma, self.ebs, self.gen = float(clip), float(noise_multiplier), expected_batch_size, generator
 
     def backward(self, xb, yb):
         """Set ``p.grad`` of every Linear weight to the clipped, noised, averaged gradient; return the
-        batch's mean loss (not DP: for the loss curve)."""
+        batch's mean loss (not DP: for the loss curve).
+
+        The per-sample backprops are written out (softmax cross-entropy and ReLU have closed-form
+        derivatives), so no autograd graph is built: ``dz_L = softmax(z_L) − onehot(y)``, and going
+        down a Linear layer ``W`` (last column = bias) then a ReLU: ``dz = (dz_next · W[:, :-1]) ⊙ [z > 0]``.
+        """
         import torch
-        import torch.nn as nn
         import torch.nn.functional as F
 
-        acts, outs, h = [], [], xb
-        for m in self.layers:
-            if isinstance(m, nn.Linear):
-                acts.append(h)
-                h = F.linear(h, m.weight)
-                outs.append(h)
+        with torch.no_grad():
+            acts, pre, h = [], [], xb  # inputs of each Linear layer; inputs of each ReLU
+            for kind, w in self.plan:
+                if kind == "lin":
+                    acts.append(h)
+                    h = F.linear(h, w)
+                elif kind == "relu":
+                    pre.append(h)
+                    h = F.relu(h)
+                else:  # AppendOne
+                    h = F.pad(h, (0, 1), value=1.0)
+            n = len(yb)
+            std = self.sigma * self.clip
+            noise = torch.randn(self.n_params, generator=self.gen) if std > 0 else None
+            if n:
+                logp = F.log_softmax(h, dim=1)
+                loss = -logp.gather(1, yb[:, None]).sum()
+                g = logp.exp_()
+                g[torch.arange(n), yb] -= 1.0  # d(sum of per-sample losses)/d logits, row i = sample i
+                backprops = [None] * len(self.linears)
+                for i in range(len(self.linears) - 1, -1, -1):
+                    backprops[i] = g
+                    if i:
+                        w = self.linears[i].weight
+                        g = (g @ w[:, :-1]) * (pre[i - 1] > 0)
+                norms_sq = None
+                for g, a in zip(backprops, acts):  # |g_i a_iᵀ|² = |g_i|² |a_i|²
+                    t = torch.linalg.vecdot(g, g) * torch.linalg.vecdot(a, a)
+                    norms_sq = t if norms_sq is None else norms_sq + t
+                factor = (self.clip / (norms_sq.sqrt() + 1e-6)).clamp_(max=1.0)  # Opacus's flat clipping
             else:
-                h = m(h)
-        loss = F.cross_entropy(h, yb, reduction="sum")
-        if len(yb):
-            backprops = torch.autograd.grad(loss, outs)
-            norms_sq = sum((g * g).sum(1) * (a * a).sum(1) for g, a in zip(backprops, acts))
-            factor = (self.clip / (norms_sq.sqrt() + 1e-6)).clamp(max=1.0)
-        else:
-            backprops = [None] * len(outs)
-        std = self.sigma * self.clip
-        for lin, g, a in zip(self.linears, backprops, acts):
-            w = lin.weight
-            summed = (g * factor[:, None]).T @ a if g is not None else torch.zeros_like(w)
-            if std > 0:
-                summed = summed + torch.normal(0.0, std, size=w.shape, generator=self.gen)
-            w.grad = summed / self.ebs
-        return loss.detach() / max(len(yb), 1)
+                loss = torch.zeros(())
+            offset = 0
+            for i, lin in enumerate(self.linears):
+                w = lin.weight
+                k = w.numel()
+                base = noise[offset:offset + k].view_as(w) if noise is not None else torch.zeros_like(w)
+                offset += k
+                if n:
+                    # grad = (σC·z + Σ_i c_i g_i a_iᵀ) / expected batch size, in one fused op
+                    w.grad = torch.addmm(base, (backprops[i] * factor[:, None]).T, acts[i],
+                                         beta=std / self.ebs, alpha=1.0 / self.ebs)
+                else:  # empty Poisson batch: the update is noise only
+                    w.grad = base * (std / self.ebs)
+        return loss / max(n, 1)
 
 
 def _make_dataset(X, y):
