@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from .interpret import posterior_bound, privacy_level, reading
+from .errors import DPError
 from .validation import check_epsilon
 
 
@@ -149,11 +150,28 @@ def reidentification_section(epsilon: float, *, n: int = 10_000, seed: int = 0) 
 
 
 def sweep_section(sweep_id: str) -> Section:
-    """Accuracy vs ε and membership-inference results of a stored sweep."""
+    """Accuracy vs ε and membership-inference results of a stored sweep (finished points so far)."""
     from . import sweep as sweep_mod
     from .figures import privacy_utility as pfigs
 
-    return pfigs.report_section(sweep_mod.load(sweep_id), Section)
+    st = sweep_mod.state(sweep_id)
+    result = st["result"]
+    if not result.get("points") and not result.get("baseline"):
+        raise DPError(f"sweep {sweep_id!r} has no finished points yet; wait for it or choose another")
+    rows = sweep_mod.by_epsilon(result)
+    cfg = result.get("config", {})
+    paras = [f"Sweep {st.get('name') or sweep_id} ({st['status']}, {st['done']} of {st['total']} trainings "
+             f"finished): {cfg.get('dataset', '?')}, model {cfg.get('model', '?')}, δ = {cfg.get('delta', '?')}, "
+             f"accountant {cfg.get('accountant', '?')}. Each DP point's ε is the accountant's upper bound; the "
+             "empirical ε is a lower bound from membership-inference attacks (95% Clopper–Pearson)."]
+    paras += [sweep_mod.reading(result, r["epsilon"]) for r in rows]
+    bad = sweep_mod.violations(result)
+    paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
+                 f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
+    table = pd.DataFrame([{k: v for k, v in r.items() if not k.endswith("_sd")} for r in rows])
+    figs = [pfigs.accuracy_chart(result), pfigs.attack_chart(result, "auc"),
+            pfigs.attack_chart(result, "tpr_at_1pct_fpr"), pfigs.empirical_epsilon_chart(result)]
+    return Section("Privacy–utility curve and membership inference", paras, figs, [table])
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,

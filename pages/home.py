@@ -5,7 +5,7 @@ import streamlit as st
 from pages._ui import from_url, guarded, share_in_url  # _ui also routes deep links through app.py
 
 from dpcore.figures import home as figs
-from dpcore import report
+from dpcore import report, sweep
 from dpcore.interpret import privacy_level, reading
 
 st.title("DP Explorer")
@@ -39,10 +39,15 @@ with c2:
 
 with st.sidebar:
     st.markdown("**Report**")
+    finished = [s for s in sweep.list_sweeps(refresh=False) if s.get("status") == "done"]
+    sweep_names = {s["id"]: s.get("name") or s["id"] for s in finished}
+    sweep_id = st.selectbox("Include a privacy–utility sweep", [None, *sweep_names], key="home_report_sweep",
+                            format_func=lambda i: "none" if i is None else sweep_names[i],
+                            disabled=not finished, help="Finished sweeps from the Privacy–utility page")
     if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
                  help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
-        with st.spinner("Building the report (noise and re-identification findings) ..."):
-            st.session_state["home_report_html"] = guarded(report.build, eps)
+        with st.spinner("Building the report (noise, re-identification and sweep findings) ..."):
+            st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id)
     if st.session_state.get("home_report_html"):
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
                            "dp-explorer-report.html", "text/html", key="home_report_download",

@@ -32,3 +32,15 @@ def test_cli_report(tmp_path, capsys):
     assert info["bytes"] == out.stat().st_size > 100_000
     assert main(["report", "--out", str(tmp_path / "missing" / "r.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_report_with_a_stored_sweep(tmp_path):
+    from dpcore import sweep
+
+    result = sweep.run_sweep_inline({"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0],
+                                     "epochs": 2, "train_size": 60, "hidden": None, "lr": 0.5})
+    html = report.build(1.0, n=1500, sweep_id=result["id"])
+    assert "Privacy–utility curve and membership inference" in html
+    assert "empirical" in html
+    with pytest.raises(DPError, match="no stored sweep"):
+        report.build(1.0, n=1500, sweep_id="nope")
