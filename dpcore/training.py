@@ -929,6 +929,19 @@ def csv_columns(path: str) -> list[str]:
     return [str(c) for c in datasets.read_csv(path).columns]
 
 
+def preflight(cfg: TrainConfig | dict) -> dict:
+    """Check a run before it is queued (load the data, batch size vs rows); raise DPError with a clear
+    message. Returns a short summary (rows, features, classes, warnings)."""
+    cfg = cfg if isinstance(cfg, TrainConfig) else TrainConfig.from_dict(cfg)
+    split = load_split(cfg.validate())
+    n = split.n_train
+    if cfg.batch_size > n:
+        raise DPError(f"batch size {cfg.batch_size} is larger than the {n} training rows; "
+                      f"use at most {n} (e.g. {max(1, n // 8)})")
+    return {"n_train": n, "n_test": int(len(split.y_test)), "n_features": split.n_features,
+            "n_classes": split.n_classes, "warnings": _delta_warnings(cfg, n), "leaks": split.leaks}
+
+
 def baseline_params(params: dict) -> dict:
     """Job params of the non-private baseline for a run: same model, data split, epochs and optimiser."""
     return TrainConfig.from_dict(params).baseline().to_dict()

@@ -117,7 +117,7 @@ with st.container(border=True):
 
 def _submit(p: dict, show: bool = True) -> None:
     cfg = guarded(training.TrainConfig.from_dict, p)
-    if cfg is None:
+    if cfg is None or guarded(training.preflight, cfg) is None:
         return
     label = f"{MODEL_NAMES[cfg.model].split(' (')[0]} · {cfg.dataset.split(':')[0]} · " + (
         f"ε={cfg.epsilon:g}" if cfg.epsilon is not None

@@ -85,6 +85,7 @@ def run(args):
     from .. import jobs
 
     params = params_from_args(args)
+    training.preflight(params)  # bad data / target / batch size: one clear line, before any job exists
     label = f"{params['model']} on {params['dataset']} " + (
         f"ε={params['epsilon']:g}" if params["epsilon"] is not None
         else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private"))

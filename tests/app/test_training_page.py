@@ -40,8 +40,8 @@ def test_bad_input_is_an_error_not_a_job(chdir_root, monkeypatch):
     at.number_input(key="tr_eps").set_value(1.0)
     at.number_input(key="tr_batch_size").set_value(5000)
     at.button(key="tr_train_dp").click().run()
-    assert any("larger than" in e.value for e in at.error) or jobs.list_jobs()  # checked at plan time in the job
-    assert not at.exception
+    assert any("larger than the 455 training rows" in e.value for e in at.error)
+    assert not at.exception and jobs.list_jobs() == []
 
 
 def test_queued_job_shows_progress_and_cancels(chdir_root, monkeypatch):

@@ -282,3 +282,30 @@ def test_run_job_saves_weights_and_metrics(tmp_path):
 def test_run_job_cancel(tmp_path):
     with pytest.raises(Exception):
         training.run_job({**FAST, "epsilon": 1.0}, FakeCtx(tmp_path, cancel_after=3))
+
+
+def test_preflight_catches_bad_runs_before_a_job(tmp_path):
+    assert training.preflight(TrainConfig(**FAST))["n_train"] == 455
+    with pytest.raises(DPError, match="larger than the 455 training rows"):
+        training.preflight(TrainConfig(**{**FAST, "batch_size": 1000}))
+
+
+def test_cli_train_json_and_bad_input(tmp_path, capsys):
+    from dpcore import cli
+
+    out = tmp_path / "run.json"
+    rc = cli.main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--epochs", "1",
+                   "--json", str(out)])
+    assert rc == 0
+    m = json.loads(out.read_text())
+    for key in ("dataset", "model", "epsilon", "delta", "noise_multiplier", "sample_rate", "steps", "accountant",
+                "test_accuracy", "train_accuracy", "train_seconds"):
+        assert key in m
+    assert m["epsilon"] <= 1.0
+    capsys.readouterr()
+    rc = cli.main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "none", "--epochs", "1"])
+    assert rc == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["epsilon"] is None and printed["test_accuracy"] > 0.5
+    assert cli.main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "-1"]) == 2
+    assert "epsilon must be > 0" in capsys.readouterr().err
