@@ -701,7 +701,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
 
     loader = DataLoader(ds, batch_size=cfg.batch_size, shuffle=True, generator=gen, collate_fn=_batch_as_is)
     mode = None
-    engine = None
+    accountant = None
     fused = None
     if cfg.private:
         mode = resolve_grad_sample_mode(cfg)
@@ -714,8 +714,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         loader = DPDataLoader.from_data_loader(loader, generator=gen)  # Poisson sampling
         q_actual = loader.sample_rate
         fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], int(len(ds) * q_actual), noise_gen)
-        engine = type("Engine", (), {})()
-        engine.accountant = create_accountant(cfg.accountant)
+        accountant = create_accountant(cfg.accountant)  # Opacus's accountant, stepped once per optimizer step
         if abs(q_actual - pl["sample_rate"]) > 1e-12:
             raise RuntimeError(f"sample rate mismatch: planned {pl['sample_rate']}, Opacus {q_actual}")
     elif cfg.private:
@@ -724,6 +723,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # secure RNG / functorch notices
             engine = PrivacyEngine(accountant=cfg.accountant)
+            accountant = engine.accountant
             out = engine.make_private(module=model, optimizer=opt, criterion=crit, data_loader=loader,
                                       noise_multiplier=pl["noise_multiplier"], max_grad_norm=cfg.clip,
                                       poisson_sampling=True, grad_sample_mode=mode, noise_generator=noise_gen)
@@ -756,7 +756,15 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
             if fused is not None:
                 loss = fused.backward(xb, yb)
                 opt.step()
-                engine.accountant.step(noise_multiplier=fused.sigma, sample_rate=q)
+                accountant.step(noise_multiplier=fused.sigma, sample_rate=q)
+            elif cfg.private and len(yb) == 0:
+                # An empty Poisson batch (some Opacus modes, e.g. "ew", cannot run one): the DP-SGD update is
+                # noise only — exactly what Opacus's optimizer computes for zero clipped gradients.
+                for p in opt.params:
+                    p.grad = torch.normal(0.0, sigma * cfg.clip, p.shape, generator=noise_gen) / opt.expected_batch_size
+                opt.original_optimizer.step()
+                accountant.step(noise_multiplier=sigma, sample_rate=q)
+                loss = torch.zeros(())
             else:
                 loss = crit(model(xb), yb)
                 loss.backward()
@@ -798,7 +806,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         "calibration_seconds": pl.get("calibration_seconds"),
     }
     if cfg.private:
-        acc_hist = list(engine.accountant.history)
+        acc_hist = list(accountant.history)
         assert sum(h[2] for h in acc_hist) == step, "accountant saw a different number of steps"
         metrics["epsilon_prv"] = accounting.epsilon_from_history(acc_hist, cfg.delta, "prv")
         metrics["epsilon_rdp"] = accounting.epsilon_from_history(acc_hist, cfg.delta, "rdp")

@@ -309,3 +309,11 @@ def test_cli_train_json_and_bad_input(tmp_path, capsys):
     assert printed["epsilon"] is None and printed["test_accuracy"] > 0.5
     assert cli.main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "-1"]) == 2
     assert "epsilon must be > 0" in capsys.readouterr().err
+
+
+def test_empty_poisson_batches_still_count_as_noisy_steps():
+    # q = 0.1 on 20 rows: about one batch in eight is empty; each one is still a (noise-only) DP step
+    r = training.train(TrainConfig(dataset="digits", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=3,
+                                   batch_size=2, train_size=20, delta=1e-3, seed=1))
+    assert r.metrics["steps"] == 30 and r.metrics["grad_sample_mode"] == "ew"
+    assert r.metrics["epsilon"] == pytest.approx(accounting.epsilon(1.0, 0.1, 30, 1e-3))
