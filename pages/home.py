@@ -53,6 +53,22 @@ with st.sidebar:
                            "dp-explorer-report.html", "text/html", key="home_report_download",
                            icon=":material/download:")
 
+with st.expander("First time here? A five-minute guided tour", expanded=False, icon=":material/tour:"):
+    st.markdown(
+        "1. **Here, on Home** — move *Your ε* and read how much an attacker could learn (one minute).\n"
+        "2. **Noise mechanisms** — move the ε slider: watch the noise spread and the error grow as ε shrinks; "
+        "open *Why it is private* to see the e^ε band. Press *Release one answer* twice: you spent 2ε.\n"
+        "3. **Re-identification** — the default neighbour (34, zip 10001, salary 50–60k) is found in the "
+        "\"anonymised\" release; scroll to the generalisation and DP defences.\n"
+        "4. **Differencing attack** — press *Show all steps*: two allowed averages give one person's exact age. "
+        "Then see how noise spreads the attacker's estimate.\n"
+        "5. **Private query console** — ask a few questions as an analyst until the budget runs out.\n"
+        "6. **DP training** — train breast-cancer logistic regression at ε = 1 and its baseline (about a minute).\n"
+        "7. **Privacy–utility curve** — run the demo sweep: accuracy and attack success against ε on one screen.\n"
+        "8. Back here: **Prepare report** in the sidebar downloads an HTML report that opens offline. Every page's "
+        "main settings are in the URL, so you can share a link to the exact view."
+    )
+
 st.subheader("Tour")
 TOUR = [
     ("pages/noise.py", "Noise mechanisms", "Laplace and Gaussian noise under an ε slider: the error you pay and "
