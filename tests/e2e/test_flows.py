@@ -1,0 +1,90 @@
+"""The main flows a presenter runs, in headless Chromium: each step as a user would click it."""
+
+import re
+
+import pytest
+
+from .conftest import screenshot, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def metric_values(page) -> list[str]:
+    return page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+
+
+def no_exception(page) -> None:
+    exc = page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, exc.first.inner_text()[:500]
+
+
+def test_noise_slider_changes_the_numbers(app_server, page):
+    page.goto(f"{app_server}/noise")
+    wait_for_app(page)
+    page.wait_for_selector('[data-testid="stMetricValue"]')
+    before = metric_values(page)
+    slider = page.get_by_role("slider").first
+    slider.focus()
+    for _ in range(3):
+        slider.press("ArrowLeft")
+    wait_for_app(page)
+    page.wait_for_function("(b) => JSON.stringify([...document.querySelectorAll('[data-testid=\"stMetricValue\"]')]"
+                           ".map(e => e.innerText)) !== b", arg=str(before).replace("'", '"'), timeout=60_000)
+    assert metric_values(page) != before
+    no_exception(page)
+    screenshot(page, "flow_noise_slider")
+
+
+def test_default_reidentification_scenario(app_server, page):
+    page.goto(f"{app_server}/reidentification")
+    wait_for_app(page)
+    page.get_by_text(re.compile(r"\d+ records? match")).first.wait_for(timeout=120_000)
+    no_exception(page)
+    screenshot(page, "flow_reidentification")
+
+
+def test_shared_url_opens_the_same_view(app_server, page):
+    page.goto(f"{app_server}/noise?noise_eps=5.0&noise_mech=gaussian")
+    wait_for_app(page)
+    page.wait_for_selector('[data-testid="stMetricValue"]')
+    page.get_by_text("At ε = 5, δ = 1e-05").first.wait_for(timeout=60_000)
+    assert "Analytic Gaussian" in page.locator('[data-testid="stMain"]').inner_text()
+    no_exception(page)
+
+
+def test_report_downloads_and_opens_offline(app_server, page, tmp_path):
+    page.goto(app_server)
+    wait_for_app(page)
+    page.get_by_role("button", name="Prepare report").click()
+    button = page.get_by_role("button", name="Download report")
+    button.wait_for(timeout=120_000)
+    with page.expect_download() as dl:
+        button.click()
+    path = tmp_path / "report.html"
+    dl.value.save_as(path)
+    report = page.context.new_page()
+    report.goto(path.as_uri())
+    report.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6",
+                             timeout=60_000)
+    assert "Re-identification" in report.content()
+    report.close()
+
+
+def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server, page):
+    page.goto(f"{app_server}/training")
+    wait_for_app(page)
+    page.get_by_role("button", name="Train DP").click()
+    page.get_by_text("Both accountants").first.wait_for(timeout=240_000)
+    no_exception(page)
+    screenshot(page, "flow_training_done")
+
+    page.goto(f"{app_server}/privacy_utility")
+    wait_for_app(page)
+    epochs = page.get_by_label("Epochs")
+    epochs.fill("3")
+    epochs.press("Enter")
+    wait_for_app(page)
+    page.get_by_role("button", name="Start sweep").click()
+    page.locator(".js-plotly-plot").first.wait_for(timeout=300_000)
+    no_exception(page)
+    screenshot(page, "flow_sweep")
