@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run test bench clean-venv
+.PHONY: run test bench clean-venv screenshots
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,8 @@ bench: $(VENV)/.requirements.stamp
 
 clean-venv:
 	rm -rf $(VENV)
+
+# Refresh the README tour images from a real-browser run.
+screenshots: $(VENV)/.requirements-dev.stamp
+	$(PY) -m pytest -q tests/e2e
+	$(PY) tests/e2e/update_readme_screenshots.py
