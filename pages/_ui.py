@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import streamlit as st
@@ -71,7 +72,12 @@ def from_url(key: str, default, options=None):
         return default
     try:
         if options is None:
-            return type(default)(raw) if not isinstance(default, bool) else raw.lower() in ("1", "true", "yes")
+            if isinstance(default, bool):
+                return raw.lower() in ("1", "true", "yes")
+            value = type(default)(raw)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(raw)
+            return value
         for opt in options:
             if str(opt) == raw:
                 return opt

@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpcore import jobs, sweep
 from dpcore.figures import privacy_utility as figs
-from pages._ui import guarded, table_downloads
+from pages._ui import from_url, guarded, share_in_url, table_downloads
 
 D = sweep.SweepConfig()
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
@@ -75,11 +75,14 @@ if not stored:
     st.stop()
 ids = [s["id"] for s in stored]
 names = {s["id"]: f"{s['name']} · {s['id']}" for s in stored}
+if "pu_sweep" not in st.session_state and from_url("pu_sweep", "") in ids:
+    st.session_state["pu_sweep"] = from_url("pu_sweep", "")  # a shared link to one sweep
 if st.session_state.get("pu_sweep") not in ids:
     st.session_state["pu_sweep"] = st.session_state.get("pu_current") if st.session_state.get("pu_current") in ids \
         else ids[0]
 cs1, cs2 = st.columns([3, 2])
 sweep_id = cs1.selectbox("Sweep", ids, format_func=names.get, key="pu_sweep")
+share_in_url("pu_sweep")
 compare = cs2.multiselect("Compare with stored sweeps", [i for i in ids if i != sweep_id], format_func=names.get,
                           key="pu_compare")
 

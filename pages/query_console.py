@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpcore import composition, datasets, ledger, queries
 from dpcore.figures import query_console as figs
-from pages._ui import guarded, table_downloads
+from pages._ui import from_url, guarded, share_in_url, table_downloads
 
 SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
@@ -17,8 +17,13 @@ DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, 
             "qc_admin": "", "qc_reset_total": 1.0, "qc_reset_reason": "", "qc_reset_confirm": False}
 # Re-assign every widget's state each run: Streamlit forgets the state of widgets a run did not draw (e.g. while
 # waiting for an upload), and the browser would then show the widget's blank default instead of ours.
+SHARED = ("qc_analyst", "qc_n", "qc_seed", "qc_kind", "qc_eps")  # what a link carries
 for _k, _v in DEFAULTS.items():
-    st.session_state[_k] = st.session_state.get(_k, _v)
+    st.session_state[_k] = st.session_state.get(_k, from_url(_k, _v) if _k in SHARED else _v)
+st.session_state["qc_n"] = min(max(int(st.session_state["qc_n"]), 100), 200_000)
+st.session_state["qc_seed"] = min(max(int(st.session_state["qc_seed"]), 0), 10_000)
+if st.session_state["qc_kind"] not in KINDS:
+    st.session_state["qc_kind"] = DEFAULTS["qc_kind"]
 _reset_note = st.session_state.pop("qc_reset_done", None)
 if _reset_note:  # after a reset: untick the confirmation before the checkbox is drawn again
     st.session_state.qc_reset_confirm = False
@@ -108,6 +113,7 @@ else:
 st.subheader("Ask a question")
 b1, b2, b3 = st.columns([1, 2, 2])
 kind_label = b1.selectbox("Query", list(KINDS), key="qc_kind")
+share_in_url(*SHARED)
 kind = KINDS[kind_label]
 columns = [str(c) for c in df.columns]
 if st.session_state.qc_column not in columns:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dpcore import jobs, training
 from dpcore.figures import training as figs
-from pages._ui import guarded
+from pages._ui import from_url, guarded, share_in_url
 
 TARGET = "dpcore.training:run_job"
 GROUP = "train"
@@ -147,10 +147,13 @@ ids = [j["id"] for j in recent]
 new_job = st.session_state.pop("tr_new_job", None)
 if new_job in ids:
     st.session_state["tr_pick"] = new_job  # a new submission: show it
+if "tr_pick" not in st.session_state and from_url("tr_pick", "") in ids:
+    st.session_state["tr_pick"] = from_url("tr_pick", "")  # a shared link to one run
 if st.session_state.get("tr_pick") not in ids:
     st.session_state["tr_pick"] = ids[0]
 names = {j["id"]: f"{j['label']} · {j['status']} · {j['id']}" for j in recent}
 job_id = st.selectbox("Run", ids, format_func=names.get, key="tr_pick")
+share_in_url("tr_pick")
 first = guarded(jobs.get, job_id, history=False)
 if first is None:
     st.stop()

@@ -48,3 +48,29 @@ def test_reidentification_and_differencing_links(chdir_root):
     at = open_with("pages/differencing.py", {"dif_eps": "3.0"})
     assert not at.exception
     assert at.select_slider(key="dif_eps").value == 3.0
+
+
+def test_query_console_link_carries_analyst_and_query(chdir_root):
+    at = open_with("pages/query_console.py", {"qc_analyst": "dora", "qc_n": "999999999", "qc_eps": "nan",
+                                              "qc_kind": "MEAN"})
+    assert not at.exception
+    assert at.text_input(key="qc_analyst").value == "dora"
+    assert at.number_input(key="qc_n").value == 200_000  # clamped
+    assert at.number_input(key="qc_eps").value == pytest.approx(0.1)  # NaN ignored
+    assert at.selectbox(key="qc_kind").value == "MEAN"
+    assert at.query_params["qc_analyst"] in ("dora", ["dora"])
+
+
+def test_sweep_link_opens_that_sweep(chdir_root):
+    from dpcore import sweep
+
+    cfg = {"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0], "epochs": 1, "train_size": 40,
+           "hidden": None, "lr": 0.5, "baseline": False}
+    first = sweep.run_sweep_inline(cfg)["id"]
+    sweep.run_sweep_inline(cfg)  # a newer one, which the page would show by default
+    at = open_with("pages/privacy_utility.py", {"pu_sweep": first})
+    assert not at.exception
+    assert at.selectbox(key="pu_sweep").value == first
+    at = open_with("pages/privacy_utility.py", {"pu_sweep": "no-such-sweep"})
+    assert not at.exception
+    assert at.selectbox(key="pu_sweep").value != "no-such-sweep"
