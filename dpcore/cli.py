@@ -9,38 +9,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
-import math
 import pkgutil
 import sys
 
-import numpy as np
-
 from . import commands
 from .errors import DPError
+from .serialize import dumps
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one clear line, exit 2, no usage dump
         self.exit(2, f"error: {message} (see `python -m dpcore {self.prog.split()[-1]} --help`)\n")
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return _jsonable(obj.item())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
-    return obj
-
-
-def dumps(obj) -> str:
-    return json.dumps(_jsonable(obj), indent=2)
 
 
 def build_parser() -> argparse.ArgumentParser:

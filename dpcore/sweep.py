@@ -29,6 +29,7 @@ import numpy as np
 
 from . import audit, mia, storage
 from .errors import DPError
+from .serialize import dumps
 from .validation import check_delta, check_epsilon, check_positive_int
 
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -303,9 +304,7 @@ def _path(sweep_id: str):
 
 
 def _write(record: dict) -> None:
-    from .cli import _jsonable
-
-    storage.atomic_write_bytes(_path(record["id"]), json.dumps(_jsonable(record), indent=1).encode())
+    storage.atomic_write_bytes(_path(record["id"]), dumps(record, indent=1).encode())
 
 
 def load(sweep_id: str) -> dict:

@@ -28,6 +28,8 @@ import numpy as np
 
 from . import accounting, datasets
 from .errors import DPError
+from .serialize import dumps
+from .validation import _as_float as _float
 from .validation import check_delta, check_epsilon, check_positive_int
 
 MODELS = ("logreg", "mlp", "cnn", "diffprivlib_logreg", "diffprivlib_nb")
@@ -189,18 +191,6 @@ class TrainConfig:
                 except (TypeError, ValueError):
                     pass
         return cls(**p).validate()
-
-
-def _float(v, name) -> float:
-    if isinstance(v, bool):
-        raise DPError(f"{name} must be a number, got {v!r}")
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise DPError(f"{name} must be a number, got {v!r}") from None
-    if math.isnan(f):
-        raise DPError(f"{name} must be a number, got NaN")
-    return f
 
 
 # --- data -----------------------------------------------------------------------------------------
@@ -614,19 +604,7 @@ class TrainResult:
         return buf.getvalue()
 
     def metrics_json(self) -> bytes:
-        return json.dumps(_jsonable(self.metrics), indent=2).encode()
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+        return dumps(self.metrics).encode()
 
 
 # --- training -------------------------------------------------------------------------------------
