@@ -159,6 +159,7 @@ if release is not None:
     rel = pd.DataFrame(release["answers"])
     rel.columns = ["group", "WHERE", "noisy COUNT", "noisy AVG(age)"]
     st.dataframe(rel, hide_index=True, key="dif_release_table")
+    table_downloads(rel, "dif_release", key="dif_release_table_dl")
     m1, m2, m3 = st.columns(3)
     m1.metric("Attacker's estimate", f"{release['estimate']:.1f} years")
     m2.metric("Error", f"{release['error']:+.1f} years")

@@ -213,5 +213,6 @@ if releases:
                 + (f", **δ = {delta_total:.2g}**" if delta_total > 0 else "")
                 + " in total (basic composition: the sum of each release's ε and δ — a true upper bound).")
     st.dataframe(pd.DataFrame(releases), hide_index=True, key="noise_releases_table")
+    table_downloads(pd.DataFrame(releases), "noise_releases", key="noise_releases_table_dl")
 st.caption("Your releases are tracked per browser session (this tab): reloading the page starts a new count. "
            "Averaging many releases gets close to the true value — that is exactly why they must all be paid for.")

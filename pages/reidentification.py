@@ -86,6 +86,7 @@ df = guarded(release, n, seed)
 if df is None:
     st.stop()
 st.dataframe(df.head(200), hide_index=True, key="re_release_table")
+table_downloads(df.head(200), "re_release", key="re_release_table_dl")
 st.caption(f"{len(df):,} rows (first 200 shown). Quasi-identifiers: {', '.join(datasets.QUASI_IDENTIFIERS)}. "
            f"Sensitive: {', '.join(datasets.SENSITIVE_COLUMNS)}. Synthetic data: these people do not exist.")
 
@@ -128,6 +129,7 @@ lr = guarded(link, n, seed, coverage, outsiders, reg_seed, tuple(on), None) if r
 if reg is not None:
     with st.expander("The public register (voter-roll style, synthetic)"):
         st.dataframe(reg.drop(columns=["person_id"]).head(200), hide_index=True, key="re_register_table")
+        table_downloads(reg.drop(columns=["person_id"]).head(200), "re_register", key="re_register_table_dl")
 if lr is not None:
     c = st.columns(4)
     c[0].metric("Register entries", f"{lr.register_size:,}")
@@ -144,6 +146,7 @@ if lr is not None:
     )
     st.plotly_chart(figs.linkage_chart(lr), key="re_link_chart")
     st.dataframe(lr.examples, hide_index=True, key="re_link_examples")
+    table_downloads(lr.examples, "re_link_examples", key="re_link_examples_dl")
     not_private("Ground truth, not private")
 
 # --- 4. how unique are people --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dpcore import jobs, training
 from dpcore.figures import training as figs
-from pages._ui import from_url, guarded, share_in_url
+from pages._ui import from_url, guarded, share_in_url, table_downloads
 
 TARGET = "dpcore.training:run_job"
 GROUP = "train"
@@ -279,3 +279,4 @@ with st.expander("Recent runs", expanded=False):
                      "test accuracy": r.get("test_accuracy"), "ε": r.get("epsilon"), "δ": r.get("delta"),
                      "σ": r.get("noise_multiplier"), "seconds": r.get("train_seconds"), "error": j.get("error")})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="tr_recent")
+    table_downloads(pd.DataFrame(rows), "tr_recent", key="tr_recent_dl")
