@@ -25,3 +25,18 @@ def jsonable(obj):
 
 def dumps(obj, indent: int | None = 2) -> str:
     return json.dumps(jsonable(obj), indent=indent)
+
+
+def write_json(path_text: str, obj, option: str = "--json") -> None:
+    """Write obj as JSON to a user-given path; a bad path is a DPError that names the option."""
+    from pathlib import Path
+
+    from .errors import DPError
+
+    path = Path(path_text)
+    if path.is_dir():
+        raise DPError(f"{option} must be a file path, got a folder: {path}")
+    try:
+        path.write_text(dumps(obj))
+    except OSError as exc:
+        raise DPError(f"could not write {path}: {exc.strerror}") from None

@@ -1,6 +1,5 @@
 """Shared test setup: every test gets its own empty DP_EXPLORER_HOME, and the repo root is importable."""
 
-import os
 import sys
 from pathlib import Path
 

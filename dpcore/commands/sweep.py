@@ -5,10 +5,10 @@ membership-inference attacks and an empirical ε audit. No options: the page's d
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from .. import sweep
 from ..errors import DPError
+from ..serialize import write_json
 
 _D = sweep.SweepConfig()
 
@@ -70,13 +70,5 @@ def run(args) -> dict:
         print(f"warning: {len(bad)} point(s) have an empirical ε above the claimed ε — please report",
               file=sys.stderr)
     if args.json_out:
-        from ..cli import dumps
-
-        path = Path(args.json_out)
-        if path.is_dir():
-            raise DPError(f"--json must be a file path, got a folder: {path}")
-        try:
-            path.write_text(dumps(out))
-        except OSError as exc:
-            raise DPError(f"could not write {path}: {exc.strerror}") from None
+        write_json(args.json_out, out)
     return out

@@ -11,10 +11,10 @@ recommended values for the dataset and model.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from .. import training
 from ..errors import DPError
+from ..serialize import write_json
 
 TARGET = "dpcore.training:run_job"
 
@@ -69,18 +69,6 @@ def params_from_args(args) -> dict:
     return training.TrainConfig.from_dict(params).to_dict()  # validates: bad input fails here, before a job
 
 
-def _write_json(path_text: str, obj) -> None:
-    from ..cli import dumps
-
-    path = Path(path_text)
-    if path.is_dir():
-        raise DPError(f"--json must be a file path, got a folder: {path}")
-    try:
-        path.write_text(dumps(obj))
-    except OSError as exc:
-        raise DPError(f"could not write {path}: {exc.strerror}") from None
-
-
 def run(args):
     from .. import jobs
 
@@ -94,12 +82,12 @@ def run(args):
         jobs.ensure_workers()
         out = {"job_id": job_id, "status": "queued", "show": f"python -m dpcore jobs show {job_id}"}
         if args.json_out:
-            _write_json(args.json_out, out)
+            write_json(args.json_out, out)
         return out
     print(f"[train] {label} ...", file=sys.stderr, flush=True)
     result = jobs.run_inline(TARGET, params, group="train", label=label)
     for w in result.get("warnings") or []:
         print(f"warning: {w}", file=sys.stderr)
     if args.json_out:
-        _write_json(args.json_out, result)
+        write_json(args.json_out, result)
     return result

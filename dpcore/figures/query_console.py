@@ -54,7 +54,7 @@ def composition_chart(curves: dict, *, epsilon: float, delta_prime: float, mecha
     fig = go.Figure()
     per = "Gaussian" if mechanism == "gaussian" else "ε-DP"
     lines = [
-        ("basic", f"basic: k·ε (δ = k·δ)", style.NON_PRIVATE, "solid"),
+        ("basic", "basic: k·ε (δ = k·δ)", style.NON_PRIVATE, "solid"),
         ("advanced", f"advanced (DRV, δ′ = {delta_prime:g})", style.SEQUENCE[2], "dash"),
         ("zcdp", f"zCDP (δ = {delta_prime:g})", style.PRIVATE, "solid"),
         ("rdp", f"RDP, improved conversion (δ = {delta_prime:g})", style.SEQUENCE[1], "dot"),
