@@ -7,7 +7,6 @@ Prints seconds and the ratio (median of 3 runs each).
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from .errors import DPError
 from .validation import check_delta, check_epsilon
@@ -34,9 +33,11 @@ def clopper_pearson(k, n, alpha: float = 0.05):
         raise DPError("Clopper–Pearson needs 0 ≤ successes ≤ trials and trials > 0")
     if not 0 < alpha < 1:
         raise DPError(f"alpha must be in (0, 1), got {alpha}; 0.05 gives a 95% interval")
+    from scipy.special import betaincinv  # imported here: listing sweeps (Home) must not pay for scipy
+
     with np.errstate(invalid="ignore"):
-        lo = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
-        hi = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+        lo = np.where(k > 0, betaincinv(k, n - k + 1, alpha / 2), 0.0)
+        hi = np.where(k < n, betaincinv(k + 1, n - k, 1 - alpha / 2), 1.0)
     return lo, hi
 
 
@@ -125,4 +126,6 @@ def gdp_mu(noise_multiplier: float, sample_rate: float, steps: int) -> float:
 def gdp_roc_ceiling(mu: float, fpr) -> np.ndarray:
     """TPR ≤ Φ(Φ⁻¹(FPR) + μ): the f-DP (Gaussian) trade-off curve."""
     f = np.clip(np.asarray(fpr, dtype=float), 1e-300, 1.0)
-    return stats.norm.cdf(stats.norm.ppf(f) + mu)
+    from scipy.special import ndtr, ndtri
+
+    return ndtr(ndtri(f) + mu)

@@ -273,15 +273,6 @@ def _result(answer, reused, now_micro, charged_micro, spent, total, eid) -> dict
             "remaining": from_micro(total - spent), "event_id": eid}
 
 
-def ensure_budget(analyst: str, dataset: str, budget, *, path=None) -> dict:
-    """Create the budget if new (or check it matches); returns :func:`status` without the history."""
-    analyst, dataset = _check_analyst(analyst), _check_dataset(dataset)
-    with _immediate(path) as conn:
-        total, spent = _budget_row(conn, analyst, dataset, budget, create=True)
-    return {"analyst": analyst, "exists": True, "total": from_micro(total), "spent": from_micro(spent),
-            "remaining": from_micro(total - spent)}
-
-
 def reset(analyst: str, dataset: str, *, admin: str, reason: str = "", total=None, confirm: bool = False,
           path=None) -> dict:
     """Admin action: set spent back to 0 (and optionally a new total). Recorded in the history; nothing deleted.

@@ -5,7 +5,7 @@ import streamlit as st
 from pages._ui import from_url, guarded, share_in_url  # _ui also routes deep links through app.py
 
 from dpcore.figures import home as figs
-from dpcore import report, sweep
+from dpcore import sweep
 from dpcore.interpret import privacy_level, reading
 
 st.title("DP Explorer")
@@ -47,6 +47,8 @@ with st.sidebar:
     if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
                  help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
         with st.spinner("Building the report (noise, re-identification and sweep findings) ..."):
+            from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
+
             st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id)
     if st.session_state.get("home_report_html"):
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
