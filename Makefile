@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
+# 127.0.0.1: only this machine. `make run HOST=0.0.0.0` serves a LAN demo (anyone on the network can connect).
+HOST   ?= 127.0.0.1
 
 .PHONY: run test bench clean-venv screenshots
 
@@ -20,7 +22,10 @@ $(VENV)/.requirements-dev.stamp: requirements-dev.txt $(VENV)/.requirements.stam
 	touch $@
 
 run: $(VENV)/.requirements.stamp
-	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	@if [ "$(HOST)" != "127.0.0.1" ] && [ "$(HOST)" != "localhost" ]; then \
+	  echo "WARNING: serving on $(HOST):$(PORT) - anyone who can reach this machine can use the app, its query"; \
+	  echo "WARNING: console and its background jobs. Set DP_EXPLORER_ADMIN_TOKEN only on a network you trust."; fi
+	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 test: $(VENV)/.requirements-dev.stamp
 	$(PY) -m pytest
