@@ -193,6 +193,89 @@ def both(noise_multiplier: float, sample_rate: float, steps: int, delta: float =
             "epsilon_rdp": epsilon(noise_multiplier, sample_rate, steps, delta, "rdp")}
 
 
+# --- exact privacy-loss distributions (Google dp_accounting) ----------------------------------------------
+
+#: PLD discretisation: a coarse pass first (fast at any ε), refined where ε is small enough for it to matter.
+#: Both are pessimistic (connect-the-dots), so either value is an upper bound; we report the smaller.
+PLD_COARSE = 1e-3
+PLD_FINE = 1e-4
+#: Log-spaced FPR grid of the trade-off curves (1e-6 … 1).
+TRADEOFF_FPR = tuple(float(x) for x in np.geomspace(1e-6, 1.0, 121))
+#: Most ε points of a privacy profile used for a trade-off curve (a subset of a valid profile stays valid).
+TRADEOFF_PROFILE_POINTS = 6000
+
+
+@lru_cache(maxsize=64)
+def _pld(sigma: float, q: float, steps: int, discretization: float):
+    """Privacy-loss distribution of ``steps`` Poisson-subsampled Gaussian steps (sensitivity 1, add/remove
+    one person), pessimistic connect-the-dots discretisation."""
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    one = pldm.from_gaussian_mechanism(sigma, sensitivity=1.0, sampling_prob=q,
+                                       value_discretization_interval=discretization)
+    return one.self_compose(steps) if steps > 1 else one
+
+
+def _pld_for(sigma: float, q: float, steps: int):
+    """The PLD behind :func:`pld_epsilon` and :func:`dpsgd_tradeoff`: the fine grid unless ε is large."""
+    coarse = _pld(sigma, q, steps, PLD_COARSE)
+    return _pld(sigma, q, steps, PLD_FINE) if coarse.get_epsilon_for_delta(1e-5) < 20 else coarse
+
+
+def pld_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float = 1e-5) -> float:
+    """Tight ε of DP-SGD (Poisson sampling rate q, ``steps`` Gaussian steps with noise multiplier σ) at δ,
+    under add/remove one person, from Google dp_accounting's privacy-loss distribution (pessimistic: an
+    upper bound). Agrees with the PRV accountant to about its 0.01 error and is 3–50% below RDP."""
+    sigma, q, t, d = _check_run(noise_multiplier, sample_rate, steps, delta)
+    if t == 0:
+        return 0.0
+    eps = _pld(sigma, q, t, PLD_COARSE).get_epsilon_for_delta(d)
+    if eps < 20:  # where a finer grid changes the answer noticeably (many small steps)
+        eps = min(eps, _pld(sigma, q, t, PLD_FINE).get_epsilon_for_delta(d))
+    return float(eps)
+
+
+def _hockey_stick(pmf, eps: np.ndarray) -> np.ndarray:
+    """δ(ε) of one dense dp_accounting PMF at many ε at once (the library's own loop is per point):
+    δ(ε) = inf_mass + Σ_{l > ε} p_l (1 − e^{ε − l}), by suffix sums."""
+    pmf = pmf.to_dense_pmf()
+    losses = (np.arange(pmf.size) + pmf._lower_loss) * pmf._discretization
+    p = np.asarray(pmf._probs, dtype=float)
+    s1 = np.r_[np.cumsum(p[::-1])[::-1], 0.0]
+    s2 = np.r_[np.cumsum((p * np.exp(-losses))[::-1])[::-1], 0.0]
+    idx = np.searchsorted(losses, eps, side="right")
+    return np.maximum(pmf._infinity_mass + s1[idx] - np.exp(eps) * s2[idx], 0.0)
+
+
+def privacy_profile(noise_multiplier: float, sample_rate: float, steps: int,
+                    max_points: int = TRADEOFF_PROFILE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """(ε, δ(ε)) of DP-SGD on a grid of ε ≥ 0 from the PLD, δ = max over the add and the remove direction."""
+    sigma, q, t, _ = _check_run(noise_multiplier, sample_rate, max(int(steps), 1), 1e-5)
+    pld = _pld_for(sigma, q, t)
+    pmfs = [pld._pmf_remove, pld._pmf_add]
+    top = max(float((pm.to_dense_pmf()._lower_loss + pm.to_dense_pmf().size) * pm.to_dense_pmf()._discretization)
+              for pm in pmfs)
+    eps = np.linspace(0.0, max(top, 1e-3), max_points)
+    delta = np.max([_hockey_stick(pm, eps) for pm in pmfs], axis=0)
+    return eps, delta
+
+
+def dpsgd_tradeoff(noise_multiplier: float, sample_rate: float, steps: int, fpr=None) -> dict:
+    """Worst-case ROC of a membership attacker against DP-SGD, from the SAME privacy-loss distribution
+    as :func:`pld_epsilon`: {"fpr": [...], "tpr": [...]} on a log-spaced FPR grid (1e-6 … 1) unless
+    ``fpr`` is given. An upper envelope: no attack's (FPR, TPR) lies above it (the pessimistic PLD
+    over-states every δ(ε), and a subset of the profile only loosens the curve)."""
+    from .audit import roc_from_privacy_profile
+
+    grid = np.asarray(TRADEOFF_FPR if fpr is None else fpr, dtype=float)
+    if grid.ndim != 1 or grid.size == 0 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)):
+        raise DPError("FPR values must be numbers in [0, 1]")
+    if int(steps) == 0:
+        return {"fpr": grid.tolist(), "tpr": grid.tolist()}
+    eps, delta = privacy_profile(noise_multiplier, sample_rate, steps)
+    return {"fpr": grid.tolist(), "tpr": roc_from_privacy_profile(eps, delta, grid).tolist()}
+
+
 def shortcut_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float = 1e-5) -> float:
     """The seed notebook's shortcut ``q/σ · sqrt(2 T ln(1/δ))``. NOT a privacy guarantee: shown only to
     compare with a real accountant."""

@@ -2,17 +2,23 @@
 
 An (ε, δ)-DP training algorithm makes every membership test obey FPR + e^ε·FNR ≥ 1 − δ and
 FNR + e^ε·FPR ≥ 1 − δ (Kairouz et al. 2015). Measured rates are noisy, so, following Jagielski et al.
-(2020, "Auditing Differentially Private Machine Learning"), we take 95% Clopper–Pearson upper limits on
-FPR and FNR and report
+(2020, "Auditing Differentially Private Machine Learning"), we take Clopper–Pearson upper limits on
+FPR and FNR (jointly at the stated confidence) and report
 
-    ε_lb = max over thresholds (and the reversed decisions) of
-           max( log((1 − δ − FNR_hi) / FPR_hi), log((1 − δ − FPR_hi) / FNR_hi) ), floored at 0.
+    ε_lb = max( log((1 − δ − FNR_hi) / FPR_hi), log((1 − δ − FPR_hi) / FNR_hi) ), floored at 0,
 
-Caveats shown with the number: it is a *lower* bound for this attack on these rows — a small value does
-not mean the model is private; the maximum over thresholds makes the 95% level per threshold, not
-family-wise (the bound is still far below the claimed ε in practice because the CP limits are
-conservative). With n members and n non-members even a perfect attack cannot certify more than
-:func:`max_certifiable_epsilon`.
+for ONE test fixed before its rows are looked at. :func:`audit_scores` is the audit to use: it picks the
+attack, threshold and direction on a random half of the rows and bounds on the other half, so its
+"95% bound" exceeds the true ε in at most 5% of audits (maximising over thresholds on the audited rows,
+as this module did before, overclaimed in 25–49% of audits). :func:`epsilon_lower_bound` is the
+per-threshold primitive (its maximum is NOT a 95% bound). :func:`one_run_lower_bound` is the one-run
+audit of Steinke, Nasr & Jagielski (2023) for canaries included at random. It is a *lower* bound for
+this attack on these rows — a small value does not mean the model is private. With n members and n
+non-members even a perfect attack cannot certify more than :func:`max_certifiable_epsilon`.
+
+Ceilings: :func:`dp_roc_ceiling` (any (ε, δ)-DP algorithm), :func:`gaussian_tradeoff` and
+:func:`laplace_tradeoff` (exact, one release), :func:`roc_from_privacy_profile` (exact from a PLD's δ(ε);
+DP-SGD's is :func:`dpcore.accounting.dpsgd_tradeoff`).
 """
 
 from __future__ import annotations
@@ -75,22 +81,216 @@ def max_certifiable_epsilon(n_pos: int, n_neg: int, delta: float, alpha: float =
     return res["lower_bound"]
 
 
-def audit_roc(roc, delta: float, alpha: float = 0.05) -> dict:
-    """Lower bound and the certifiable maximum for one attack's ROC (a :class:`dpcore.mia.Roc`)."""
-    res = epsilon_lower_bound(roc.tp, roc.fp, roc.n_pos, roc.n_neg, delta, alpha)
-    res["max_certifiable"] = max_certifiable_epsilon(roc.n_pos, roc.n_neg, delta, alpha)
-    return res
+def _check_confidence(confidence) -> float:
+    try:
+        c = float(confidence)
+    except (TypeError, ValueError):
+        raise DPError(f"confidence must be a number in (0, 1), got {confidence!r}; 0.95 is usual") from None
+    if not 0.5 <= c < 1:
+        raise DPError(f"confidence must be in [0.5, 1), got {confidence!r}; 0.95 is usual")
+    return c
 
 
-def audit_attacks(rocs: dict, delta: float, alpha: float = 0.05) -> dict:
-    """Best lower bound over several attacks: {lower_bound, max_certifiable, attack, per_attack}."""
-    if not rocs:
-        raise DPError("no attack results to audit; run at least one attack")
-    per = {name: audit_roc(r, delta, alpha) for name, r in rocs.items()}
-    best = max(per, key=lambda k: per[k]["lower_bound"])
-    return {"lower_bound": per[best]["lower_bound"], "max_certifiable": per[best]["max_certifiable"],
-            "attack": best, "confidence": 1 - alpha,
-            "per_attack": {k: v["lower_bound"] for k, v in per.items()}}
+# --- a bound that holds at its stated confidence ------------------------------------------------------------
+
+
+def _one_test_bound(tp, fp, n_pos, n_neg, delta, alpha):
+    """ε lower bound for ONE test fixed in advance (no maximum over thresholds or directions).
+
+    FPR ≤ FPR_hi and FNR ≤ FNR_hi hold together with probability ≥ 1 − alpha (each a one-sided
+    Clopper–Pearson limit at alpha/2, union bound); on that event every ε for which the algorithm is
+    (ε, δ)-DP satisfies both trade-off inequalities, so the returned ε_lb is below every such ε.
+    Vectorised over tp, fp (counts may be fractional: used to *plan* with the selection half's rates).
+    """
+    tp = np.asarray(tp, dtype=float)
+    fp = np.asarray(fp, dtype=float)
+    _, fpr_hi = clopper_pearson(fp, n_neg, alpha)
+    _, fnr_hi = clopper_pearson(n_pos - tp, n_pos, alpha)
+    return np.maximum(_eps_from_rates(fpr_hi, fnr_hi, delta), 0.0), fpr_hi, fnr_hi
+
+
+def _check_pair(name, pair):
+    try:
+        pos, neg = pair
+    except (TypeError, ValueError):
+        raise DPError(f"attack {name!r}: give (member_scores, nonmember_scores)") from None
+    pos = np.asarray(pos, dtype=float).ravel()
+    neg = np.asarray(neg, dtype=float).ravel()
+    if pos.size < 2 or neg.size < 2:
+        raise DPError(f"attack {name!r}: the audit needs at least 2 members and 2 non-members (half of each "
+                      "chooses the threshold, the other half is audited); score more rows")
+    if not (np.isfinite(pos).all() and np.isfinite(neg).all()):
+        raise DPError(f"attack {name!r}: scores contain NaN or infinity; check the model's probabilities")
+    return pos, neg
+
+
+def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, split_seed: int = 0) -> dict:
+    """Empirical-ε lower bound that holds at ``confidence`` although the attack, threshold and direction
+    are chosen to make it large.
+
+    ``per_attack``: {attack name: (member_scores, nonmember_scores)}, higher score = "more likely a member";
+    every attack scores the same rows in the same order. The rows are split at random (``split_seed``; the
+    split only has to be independent of the scores) into a *selection* half and an *audit* half, the same
+    split for every attack. On the selection half we pick the (attack, threshold, direction) whose bound
+    would be largest if the audit half showed the same rates; on the audit half that one fixed test gets
+    the Clopper–Pearson bound of :func:`_one_test_bound`. Nothing about the audit half is looked at
+    before the test is fixed, so the bound exceeds the true ε in at most 1 − confidence of audits (tested
+    by simulation against a mechanism of known ε). The price: only half the rows certify
+    (``max_certifiable`` is for the audit half). Maximising over seeds (several models) would need the
+    same care: report one seed's bound, or a Bonferroni-corrected confidence.
+
+    Returns {lower_bound, confidence, delta, attack, threshold, direction, tp, fp, tpr, fpr, members,
+    nonmembers, selection_members, selection_nonmembers, max_certifiable, method}.
+    """
+    delta = check_delta(delta, allow_zero=True)
+    conf = _check_confidence(confidence)
+    alpha = 1.0 - conf
+    if not per_attack:
+        raise DPError("no attack scores to audit; run at least one attack")
+    pairs = {name: _check_pair(name, pair) for name, pair in per_attack.items()}
+    sizes = {(p.size, n.size) for p, n in pairs.values()}
+    if len(sizes) != 1:
+        raise DPError("every attack must score the same members and non-members (got different counts)")
+    n_pos, n_neg = sizes.pop()
+    rng = np.random.default_rng([int(split_seed), 0xA0D1])
+    perm_p, perm_n = rng.permutation(n_pos), rng.permutation(n_neg)
+    sel_p, aud_p = perm_p[: n_pos // 2], perm_p[n_pos // 2:]
+    sel_n, aud_n = perm_n[: n_neg // 2], perm_n[n_neg // 2:]
+    na_pos, na_neg = aud_p.size, aud_n.size
+    from .mia import roc
+
+    best = None
+    for name, (pos, neg) in pairs.items():
+        r = roc(pos[sel_p], neg[sel_n])
+        # plan: the bound the audit half would give at the selection half's rates, in both directions
+        for direction, tpr, fpr in (("higher", r.tpr, r.fpr), ("lower", 1 - r.tpr, 1 - r.fpr)):
+            plan, _, _ = _one_test_bound(tpr * na_pos, fpr * na_neg, na_pos, na_neg, delta, alpha)
+            i = int(np.argmax(plan))
+            if best is None or plan[i] > best[0]:
+                best = (float(plan[i]), name, float(r.thresholds[i]), direction)
+    _, name, thr, direction = best
+    pos, neg = pairs[name][0][aud_p], pairs[name][1][aud_n]
+    if direction == "higher":
+        tp, fp = int(np.sum(pos >= thr)), int(np.sum(neg >= thr))
+    else:
+        tp, fp = int(np.sum(pos < thr)), int(np.sum(neg < thr))
+    lb, fpr_hi, fnr_hi = _one_test_bound(tp, fp, na_pos, na_neg, delta, alpha)
+    return {
+        "lower_bound": float(lb), "confidence": conf, "delta": delta, "attack": name,
+        "threshold": thr if math.isfinite(thr) else None, "direction": direction,
+        "tp": tp, "fp": fp, "tpr": tp / na_pos, "fpr": fp / na_neg,
+        "fpr_hi": float(fpr_hi), "fnr_hi": float(fnr_hi),
+        "members": int(na_pos), "nonmembers": int(na_neg),
+        "selection_members": int(sel_p.size), "selection_nonmembers": int(sel_n.size),
+        "max_certifiable": max_certifiable_epsilon(na_pos, na_neg, delta, alpha),
+        "method": "attack, threshold and direction chosen on a random half of the rows; "
+                  "Clopper–Pearson bound on the other half",
+    }
+
+
+# --- the one-run audit (Steinke, Nasr & Jagielski 2023) -------------------------------------------------------
+
+#: Guess fractions tried when k_pos/k_neg are not given: k_pos = k_neg = f·m for each f; the confidence is
+#: Bonferroni-corrected for trying them all.
+ONE_RUN_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+
+
+def _one_run_pvalue(m: int, r, v, eps, delta: float):
+    """An upper bound on P[≥ v of r guesses correct] under (ε, δ)-DP (Steinke, Nasr & Jagielski 2023,
+    Theorem 3.1): P[Binomial(r, e^ε/(1+e^ε)) ≥ v] plus, for δ > 0, their δ term 2mδ·max_i P[v > B ≥ v − i]/i
+    (as in the paper's reference code). Vectorised over r, v, eps."""
+    from scipy import stats
+
+    r = np.asarray(r, dtype=float)
+    v = np.asarray(v, dtype=float)
+    q = 1.0 / (1.0 + np.exp(-np.asarray(eps, dtype=float)))
+    beta = stats.binom.sf(v - 1, r, q)
+    if delta == 0:
+        return np.minimum(beta, 1.0)
+    shape = np.broadcast(r, v, q).shape
+    rb, vb, qb, bb = (np.broadcast_to(x, shape).ravel() for x in (r, v, q, beta))
+    out = np.empty(rb.size)
+    for j in range(rb.size):
+        vi = int(vb[j])
+        i = np.arange(1, vi + 1)
+        # P[v > B >= v - i] for i = 1..v, B ~ Binomial(r, q)
+        window = stats.binom.cdf(vi - 1, rb[j], qb[j]) - stats.binom.cdf(vi - i - 1, rb[j], qb[j])
+        a = float(np.max(window / i)) if vi > 0 else 0.0
+        out[j] = bb[j] + a * delta * 2 * m
+    return np.minimum(out.reshape(shape), 1.0)
+
+
+def _one_run_eps(m: int, r, v, alpha: float, delta: float, iters: int = 50):
+    """Largest ε with p-value(ε) ≤ alpha (bisection, vectorised over (r, v)); 0 if even ε = 0 is not rejected."""
+    r = np.asarray(r, dtype=float)
+    v = np.asarray(v, dtype=float)
+    lo = np.zeros(np.broadcast(r, v).shape)
+    ok0 = _one_run_pvalue(m, r, v, lo, delta) <= alpha
+    hi = np.full(lo.shape, 1.0)
+    for _ in range(12):  # grow hi until rejected no more (p-value grows with ε)
+        grow = _one_run_pvalue(m, r, v, hi, delta) <= alpha
+        if not grow.any():
+            break
+        hi = np.where(grow, hi * 2, hi)
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        rej = _one_run_pvalue(m, r, v, mid, delta) <= alpha
+        lo = np.where(rej, mid, lo)
+        hi = np.where(rej, hi, mid)
+    return np.where(ok0, lo, 0.0)
+
+
+def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: float = 0.95, k_pos=None,
+                        k_neg=None) -> dict:
+    """One-run audit of Steinke, Nasr & Jagielski (2023), "Privacy auditing with one (1) training run".
+
+    m canaries, each included in training independently with probability 1/2 (``included``, 1/0); after
+    training, ``scores`` (higher = "more likely in"). The auditor guesses "in" for the k_pos highest scores
+    and "out" for the k_neg lowest, and counts correct guesses v of r = k_pos + k_neg. Under (ε, δ)-DP
+    the number correct is stochastically dominated by Binomial(r, e^ε/(1 + e^ε)) (plus a δ term), so
+    ε_lb = the largest ε whose p-value for ≥ v correct is ≤ 1 − confidence. With k_pos/k_neg not given,
+    k_pos = k_neg = f·m for each f in :data:`ONE_RUN_FRACTIONS` is tried at confidence
+    1 − (1 − confidence)/len(fractions) (Bonferroni), so the stated confidence still holds.
+
+    Returns {lower_bound, confidence, delta, guesses, correct, k_pos, k_neg, n_canaries, candidates}.
+    """
+    d = check_delta(delta, allow_zero=True)
+    conf = _check_confidence(confidence)
+    s = np.asarray(scores, dtype=float).ravel()
+    inc = np.asarray(included).ravel()
+    if s.size != inc.size:
+        raise DPError(f"got {s.size} scores but {inc.size} inclusion flags; give one of each per canary")
+    if s.size < 2:
+        raise DPError("the one-run audit needs at least 2 canaries (hundreds for a useful bound)")
+    if not np.isfinite(s).all():
+        raise DPError("canary scores contain NaN or infinity; check the model's outputs")
+    if not np.isin(inc, (0, 1, True, False)).all():
+        raise DPError("included must be 1 (canary in training) or 0 (left out) for every canary")
+    inc = inc.astype(bool)
+    m = s.size
+    if (k_pos is None) != (k_neg is None):
+        raise DPError("give both k_pos and k_neg, or neither (then several are tried with a correction)")
+    if k_pos is None:
+        cands = sorted({(max(1, int(round(f * m))),) * 2 for f in ONE_RUN_FRACTIONS if 2 * max(1, round(f * m)) <= m})
+        if not cands:
+            cands = [(1, 1)]
+    else:
+        kp, kn = int(k_pos), int(k_neg)
+        if kp != k_pos or kn != k_neg or kp < 0 or kn < 0 or kp + kn < 1 or kp + kn > m:
+            raise DPError(f"k_pos and k_neg must be whole numbers >= 0 with 1 <= k_pos + k_neg <= {m} canaries")
+        cands = [(kp, kn)]
+    alpha = (1 - conf) / len(cands)
+    order = np.argsort(-s, kind="mergesort")  # a deterministic function of the scores alone
+    inc_sorted = inc[order]
+    top = np.r_[0, np.cumsum(inc_sorted)]            # included among the k highest
+    bottom = np.r_[0, np.cumsum(~inc_sorted[::-1])]  # left out among the k lowest
+    r = np.array([kp + kn for kp, kn in cands])
+    v = np.array([top[kp] + bottom[kn] for kp, kn in cands])
+    eps = _one_run_eps(m, r, v, alpha, d)
+    i = int(np.argmax(eps))
+    return {"lower_bound": float(eps[i]), "confidence": conf, "delta": d, "guesses": int(r[i]),
+            "correct": int(v[i]), "k_pos": int(cands[i][0]), "k_neg": int(cands[i][1]), "n_canaries": int(m),
+            "candidates": len(cands)}
 
 
 # --- theoretical ceilings on the ROC --------------------------------------------------------------------
@@ -129,3 +329,42 @@ def gdp_roc_ceiling(mu: float, fpr) -> np.ndarray:
     from scipy.special import ndtr, ndtri
 
     return ndtr(ndtri(f) + mu)
+
+
+def gaussian_tradeoff(mu: float, fpr) -> np.ndarray:
+    """Exact worst-case ROC of one Gaussian release: TPR = Φ(Φ⁻¹(FPR) + μ) with μ = Δ/σ (Dong, Roth &
+    Su 2019, μ-GDP). Same as :func:`gdp_roc_ceiling`, with μ checked."""
+    m = float(mu)
+    if not (math.isfinite(m) and m >= 0):
+        raise DPError(f"μ = Δ/σ must be a finite number >= 0, got {mu!r}")
+    return gdp_roc_ceiling(m, fpr)
+
+
+def laplace_tradeoff(epsilon: float, fpr) -> np.ndarray:
+    """Exact worst-case ROC of one Laplace release with b = Δ/ε (the ε-DP Laplace trade-off curve,
+    Dong, Roth & Su 2019): TPR = e^ε·α for α < e^−ε/2; 1 − e^−ε/(4α) for α ≤ 1/2; 1 − e^−ε·(1 − α) above.
+    It touches the pure ε-DP ceiling :func:`dp_roc_ceiling` (ε, 0) for α ≤ e^−ε/2 and α ≥ 1/2."""
+    eps = check_epsilon(epsilon)
+    a = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        mid = 1 - math.exp(-eps) / (4 * np.maximum(a, 1e-300))
+    out = np.where(a < 0.5 * math.exp(-eps), math.exp(eps) * a, np.where(a <= 0.5, mid, 1 - math.exp(-eps) * (1 - a)))
+    return np.clip(out, 0.0, 1.0)
+
+
+def roc_from_privacy_profile(epsilons, deltas, fpr) -> np.ndarray:
+    """Worst-case ROC implied by a privacy profile: every (ε_j, δ_j) the algorithm satisfies (for both
+    orders of the neighbouring pair) bounds any test by TPR ≤ e^ε·α + δ and TPR ≤ 1 − e^−ε·(1 − δ − α);
+    the minimum over the profile is an upper envelope of every attack's ROC, and equals the exact
+    trade-off curve when the profile is the full δ(ε) of the privacy-loss distribution (Dong, Roth & Su
+    2019, Prop. 2.12). ε_j ≥ 0; any subset of a valid profile still gives a valid (looser) ceiling."""
+    e = np.asarray(epsilons, dtype=float)[:, None]
+    d = np.clip(np.asarray(deltas, dtype=float), 0.0, 1.0)[:, None]
+    a = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)[None, :]
+    out = np.ones(a.shape[1])
+    for k in range(0, e.shape[0], 512):  # chunks keep memory small for long profiles
+        ek, dk = e[k:k + 512], d[k:k + 512]
+        b1 = np.exp(np.minimum(ek, 700.0)) * a + dk
+        b2 = 1 - np.exp(-ek) * (1 - dk - a)
+        out = np.minimum(out, np.minimum(b1, b2).min(axis=0))
+    return np.clip(np.maximum(out, a[0]), 0.0, 1.0)

@@ -300,7 +300,8 @@ def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: in
     out = {}
     for name, online in (("lira_offline", False), ("lira_online", True)):
         s = lira_scores(target_phi, phis, keep, online=online)
-        out[name] = (roc(s[is_member], s[~is_member]), {"shadows": n_shadows})
+        out[name] = (roc(s[is_member], s[~is_member]), {"shadows": n_shadows,
+                                                        "_scores": (s[is_member], s[~is_member])})
     return out
 
 
@@ -308,7 +309,9 @@ def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("th
                 shadows: int = 8, shadow_fit=None, seed=0, max_per_side: int | None = None,
                 should_stop=None, progress=None) -> dict:
     """Run the chosen attacks on a trained model. Returns {attack: metrics dict} plus the raw Roc objects
-    under ``"_roc"`` (for the audit; drop it before serialising)."""
+    under ``"_roc"`` and each attack's (member_scores, nonmember_scores) under ``"_scores"`` (for
+    :func:`dpcore.audit.audit_scores`; drop both before serialising). Every attack scores the same rows in
+    the same order."""
     unknown = [a for a in attacks if a not in ("threshold", "loss", "lira", *ATTACKS)]
     if unknown:
         raise DPError(f"unknown attack(s) {unknown}; choose from threshold, loss, lira")
@@ -318,15 +321,19 @@ def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("th
     pm, pn = predict_proba(Xm), predict_proba(Xn)
     results: dict = {}
     rocs: dict = {}
+    scores: dict = {}
     if "threshold" in attacks:
-        r, extra = threshold_attack(true_class_confidence(pm, ym), true_class_confidence(pn, yn))
+        cm, cn = true_class_confidence(pm, ym), true_class_confidence(pn, yn)
+        r, extra = threshold_attack(cm, cn)
         rocs["threshold"] = r
+        scores["threshold"] = (cm, cn)
         results["threshold"] = {**attack_metrics(r), "operating_point": extra}
     if "loss" in attacks:
         # Yeom's threshold: the mean loss over *all* training rows (what the paper's attacker knows).
         full_train_loss = float(-np.mean(loss_scores(predict_proba(X_train), y_train)))
         r, extra = loss_attack(pm, ym, pn, yn, mean_train_loss=full_train_loss)
         rocs["loss"] = r
+        scores["loss"] = (loss_scores(pm, ym), loss_scores(pn, yn))
         results["loss"] = {**attack_metrics(r), "operating_point": extra}
     if any(a in attacks for a in ("lira", "lira_offline", "lira_online")):
         if shadow_fit is None:
@@ -338,6 +345,8 @@ def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("th
                            should_stop=should_stop, progress=progress)
         for name, (r, extra) in lira.items():
             rocs[name] = r
+            scores[name] = extra.pop("_scores")
             results[name] = {**attack_metrics(r), **extra}
     results["_roc"] = rocs
+    results["_scores"] = scores
     return results
