@@ -240,8 +240,15 @@ def run_point(params: dict, ctx=None) -> dict:
         a["claimed"] = None
         point["empirical_epsilon_no_dp"] = a
     if point["epsilon"] is not None and point["noise_multiplier"] and point["sample_rate"] and point["steps"]:
-        point["gdp_mu"] = audit.gdp_mu(float(point["noise_multiplier"]), float(point["sample_rate"]),
-                                       int(point["steps"]))
+        sigma, q, steps = float(point["noise_multiplier"]), float(point["sample_rate"]), int(point["steps"])
+        point["gdp_mu"] = audit.gdp_mu(sigma, q, steps)
+        # the worst-case ROC from the same privacy-loss distribution as the tight ε (issue 11.9)
+        from . import accounting
+
+        point["epsilon_pld"] = accounting.pld_epsilon(sigma, q, steps, delta)
+        point["tradeoff"] = {**accounting.dpsgd_tradeoff(sigma, q, steps), "noise_multiplier": sigma,
+                             "sample_rate": q, "steps": steps, "delta": delta,
+                             "source": "dp_accounting PLD, Poisson-subsampled Gaussian, add/remove one"}
     point["seconds"] = round(time.perf_counter() - t0, 3)
     return point
 
@@ -457,14 +464,15 @@ def cli_json(result: dict) -> dict:
             return None
         out = {"epsilon": p["epsilon"], "seed": p["seed"], "test_accuracy": p["test_accuracy"],
                "mia": {a: {k: v[k] for k in REPORTED_METRICS} for a, v in p["mia"].items()}}
-        for k in ("epsilon_spent", "delta", "train_accuracy", "noise_multiplier", "steps", "seconds"):
+        for k in ("epsilon_spent", "epsilon_pld", "delta", "train_accuracy", "noise_multiplier", "sample_rate",
+                  "steps", "seconds", "tradeoff"):
             if p.get(k) is not None:
                 out[k] = p[k]
         for key in ("empirical_epsilon", "empirical_epsilon_no_dp"):
             if p.get(key):
                 e = p[key]
-                out[key] = {"lower_bound": e["lower_bound"], "max_certifiable": e["max_certifiable"],
-                            "attack": e["attack"]}
+                out[key] = {k: e.get(k) for k in ("lower_bound", "max_certifiable", "attack", "confidence",
+                                                  "members", "nonmembers", "tp", "fp")}
         return out
 
     out = {"config": result["config"], "baseline": slim(result.get("baseline")),

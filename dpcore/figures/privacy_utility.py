@@ -122,7 +122,9 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
 
 
 def roc_chart(point: dict, title_suffix: str = "") -> go.Figure:
-    """ROC curves (log–log) of one model's attacks, with the (ε, δ) ceiling and the GDP approximation."""
+    """ROC curves (log–log) of one model's attacks, with the (ε, δ) ceiling and, for DP points, the exact
+    worst-case ROC from the privacy-loss distribution (``point["tradeoff"]``; older stored sweeps without it
+    show the (ε, δ) ceiling only — the CLT/GDP curve is not drawn: it is not an upper bound)."""
     fig = go.Figure()
     n_neg = max((v.get("n_nonmembers") or 1) for v in point["mia"].values())
     floor = 1.0 / (2 * n_neg)
@@ -133,9 +135,12 @@ def roc_chart(point: dict, title_suffix: str = "") -> go.Figure:
         fig.add_trace(go.Scatter(x=grid, y=audit.dp_roc_ceiling(eps, delta, grid), mode="lines",
                                  name=f"DP ceiling at ε = {eps:.2f}, δ = {delta:g}",
                                  line=dict(color=style.BOUND, width=2.5)))
-        if point.get("gdp_mu"):
-            fig.add_trace(go.Scatter(x=grid, y=audit.gdp_roc_ceiling(point["gdp_mu"], grid), mode="lines",
-                                     name=f"f-DP (Gaussian, μ = {point['gdp_mu']:.2f}; CLT approximation)",
+        t = point.get("tradeoff")
+        if t and t.get("fpr"):  # exact worst-case ROC from the accountant's PLD: a true ceiling
+            tf = np.asarray(t["fpr"], float)
+            keep = tf >= floor
+            fig.add_trace(go.Scatter(x=tf[keep], y=np.asarray(t["tpr"], float)[keep], mode="lines",
+                                     name="worst-case ROC of DP-SGD (exact PLD; no attack goes above)",
                                      line=dict(color=style.BOUND, width=1.5, dash="dot")))
     fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", name="random guessing",
                              line=dict(color=style.NEUTRAL, dash="dot", width=1)))

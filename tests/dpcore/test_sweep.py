@@ -42,6 +42,13 @@ def test_tiny_sweep_end_to_end(tiny_result):
         assert 0 <= e["lower_bound"] <= p["epsilon_spent"] <= p["epsilon"] + 1e-9
         assert e["max_certifiable"] > 0
         assert p["gdp_mu"] > 0
+        # the audit's counts and confidence, and the exact ROC from the accountant's PLD (issue 11.8/11.9)
+        assert e["confidence"] == 0.95 and e["members"] + e["selection_members"] == 60
+        t = p["tradeoff"]
+        assert (t["noise_multiplier"], t["sample_rate"], t["steps"], t["delta"]) == (
+            p["noise_multiplier"], p["sample_rate"], p["steps"], p["delta"])
+        assert len(t["fpr"]) == len(t["tpr"]) and t["fpr"][0] == pytest.approx(1e-6)
+        assert p["epsilon_pld"] <= p["epsilon_spent"] + 2 * 0.01
     assert sweep.violations(r) == []
 
 
