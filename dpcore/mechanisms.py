@@ -107,6 +107,11 @@ def gaussian_analytic_sigma(epsilon, delta, sensitivity) -> float:
             raise DPError(f"could not calibrate the analytic Gaussian for ε = {eps:g}, δ = {d:g}; "
                           "choose a larger δ (e.g. 1e-5)")
     u = optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12, maxiter=200)
+    # The root is only known to ~1e-12: step up until δ(σ) ≤ δ holds, so σ is never below the exact one.
+    for _ in range(100):
+        if f(u) <= 0:
+            break
+        u += 1e-12 + 1e-12 * abs(u)
     return sens * math.exp(u)
 
 
@@ -416,29 +421,38 @@ def noise_view(mechanism: str, epsilon, delta, sensitivity, value, *, draws: int
     )
 
 
-def epsilon_table(mechanism: str, delta, sensitivity, value, *, integer: bool = False, seed: int = 0,
-                  epsilons=TABLE_EPSILONS) -> pd.DataFrame:
-    """ε | example release | its error | expected error | privacy level, for a few ε.
+def _geometric_p(epsilon: float, sensitivity: float) -> float:
+    return math.exp(-epsilon / max(1.0, math.ceil(sensitivity)))
 
-    The example releases go through the release path (diffprivlib) with a fixed ``seed`` so the table is
-    reproducible: they illustrate the spread, they are not secure releases.
+
+def epsilon_table(mechanism: str, delta, sensitivity, value=None, *, integer: bool = False, seed: int | None = None,
+                  epsilons=TABLE_EPSILONS) -> pd.DataFrame:
+    """ε | noise scale | typical (expected) |error| | ±range holding 95% of releases | privacy level.
+
+    Exact numbers, no random draw: one seeded example per row made ε = 0.1 look accurate when the draw
+    happened to land near the truth (issue 13). Counts under Laplace (``integer``) use the geometric
+    mechanism's own figures (E|X| = 2p/(1 − p²), p = e^(−ε/Δ)). ``value`` and ``seed`` are accepted for
+    callers of the old signature and not used.
     """
     from .interpret import privacy_level
-    from .release import release_answer
 
-    v = _finite(value, "true value")
     rows = []
-    for i, e in enumerate(epsilons):
+    for e in epsilons:
         try:
             spec = calibrate(mechanism, e, delta, sensitivity)
         except DPError:
             if mechanism == "gaussian-classic" and e >= 1:
-                rows.append({"epsilon": e, "example release": None, "|error|": None,
-                             "expected |error|": None, "privacy level": "n/a: classic Gaussian needs ε < 1"})
+                rows.append({"epsilon": e, "noise scale": None, "expected |error|": None, "95% within ±": None,
+                             "privacy level": "n/a: classic Gaussian needs ε < 1"})
                 continue
             raise
-        out = release_answer(v, mechanism=mechanism, epsilon=e, delta=spec.delta, sensitivity=spec.sensitivity,
-                             integer=integer, random_state=seed + i)
-        rows.append({"epsilon": e, "example release": out, "|error|": abs(out - v),
-                     "expected |error|": expected_abs_error(spec), "privacy level": privacy_level(e)})
+        if integer and mechanism == "laplace" and spec.sensitivity > 0:
+            p = _geometric_p(spec.epsilon, spec.sensitivity)
+            err = 2 * p / (1 - p * p)
+            # smallest whole t with P(|X| > t) = 2 p^(t+1) / (1 + p) ≤ 5%
+            half = max(0.0, math.ceil(math.log(0.025 * (1 + p)) / math.log(p) - 1 - 1e-12))
+        else:
+            err, half = expected_abs_error(spec), ci95_halfwidth(spec)
+        rows.append({"epsilon": e, "noise scale": spec.scale, "expected |error|": err, "95% within ±": half,
+                     "privacy level": privacy_level(e)})
     return pd.DataFrame(rows)

@@ -268,15 +268,15 @@ def parse_bounds(text: str) -> tuple[float, float]:
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """σ of the analytic Gaussian mechanism (Balle & Wang 2018), as diffprivlib calibrates it. No noise drawn."""
+    """σ of the analytic Gaussian mechanism (Balle & Wang 2018), as the release path uses it. No noise drawn."""
     return _gaussian_sigma(check_epsilon(epsilon), check_delta(delta), float(sensitivity))
 
 
 @functools.lru_cache(maxsize=1024)
 def _gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    from diffprivlib.mechanisms import GaussianAnalytic
+    from .release import gaussian_sigma  # the σ the release really uses (exact, never below)
 
-    return float(GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)._scale)
+    return gaussian_sigma(epsilon, delta, sensitivity)
 
 
 def noise_halfwidth(kind: str, *, epsilon: float, sensitivity: float, delta: float = 0.0, level: float = 0.95) -> float:

@@ -180,8 +180,8 @@ st.plotly_chart(charts["error"], key="noise_chart_error")
 table = guarded(_table, mechanism, delta, sensitivity, value, integer, TABLE_SEED)
 if table is not None:
     st.dataframe(table, hide_index=True, key="noise_table")
-    st.caption("Example releases drawn through the release path with a **fixed seed**: reproducible "
-               "illustrations of the spread, not secure releases. Error = |example − true value| (not private).")
+    st.caption("Typical error at each ε, exact (no random draw): the expected |error| and the range that "
+               "holds 95% of releases.")
     table_downloads(table, "noise_epsilon_table", key="noise_table_dl")
 
 # --- the safe release path -------------------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ def test_slider_changes_numbers_and_release_composes(at):
     assert after["noise scale b"] == "10" and after["expected |error|"] == "10"
     assert after != before
     assert any("simulation" in c.value for c in at.caption)
-    assert any("not private" in c.value.lower() for c in at.caption)
+    assert "true value (not private)" in after
+    assert any("no random draw" in c.value for c in at.caption)  # the ε table shows typical errors (issue 13)
 
     at.button(key="noise_release").click().run()
     at.select_slider(key="noise_eps").set_value(0.5).run()

@@ -53,6 +53,33 @@ def test_analytic_sigma_matches_independent_root_finding(eps, delta):
                                                                           rel=1e-8)
 
 
+def _mp_delta(sigma, eps, sens=1.0):
+    mpmath.mp.dps = 50
+    sigma, eps = mpmath.mpf(sigma) / sens, mpmath.mpf(eps)
+    a, b = 1 / (2 * sigma), eps * sigma
+    return mpmath.ncdf(a - b) - mpmath.e ** eps * mpmath.ncdf(-a - b)
+
+
+@pytest.mark.parametrize("eps,delta", [(20.0, 1e-7), (10.0, 1e-10), (20.0, 1e-10), (0.01, 1e-10), (15.0, 1e-2),
+                                       (1.0, 1e-5)])
+def test_released_sigma_is_never_below_the_exact_one(eps, delta):
+    """Issue 11.7: the σ a Gaussian release uses is ours, and its δ (50 digits) never exceeds the target.
+    diffprivlib's own σ fails this at ε = 20, δ = 1e-7 (δ 5.7% over)."""
+    from dpcore.release import ExactGaussian, _mechanism, gaussian_sigma
+
+    m = _mechanism("gaussian", eps, delta, 2.0, None)
+    assert isinstance(m, ExactGaussian)
+    assert m._scale == gaussian_sigma(eps, delta, 2.0) == mech.gaussian_analytic_sigma(eps, delta, 2.0)
+    assert _mp_delta(m._scale, eps, 2.0) <= delta
+    assert m._scale == pytest.approx(2.0 * _independent_analytic_sigma(eps, delta), rel=1e-9)
+
+
+def test_diffprivlib_sigma_is_below_the_exact_one_at_extreme_settings():
+    """Why releases do not use diffprivlib's solver (documents the regression the test above guards)."""
+    theirs = GaussianAnalytic(epsilon=20.0, delta=1e-7, sensitivity=1.0)._scale
+    assert float(_mp_delta(theirs, 20.0)) > 1.05e-7
+
+
 def test_analytic_sigma_agrees_with_diffprivlib_and_beats_classic():
     for eps, delta in [(0.1, 1e-5), (0.5, 1e-6), (1.0, 1e-5), (3.0, 1e-5)]:
         ref = GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=2.0)._scale
@@ -138,15 +165,26 @@ def test_classic_curve_is_nan_where_invalid_and_table_marks_it():
     c = mech.epsilon_curve("gaussian-classic", 1e-5, 1.0, [0.1, 0.5, 1.0, 5.0])
     assert c["scale"].iloc[:2].notna().all() and c["scale"].iloc[2:].isna().all()
     t = mech.epsilon_table("gaussian-classic", 1e-5, 1.0, 10.0)
-    assert t["example release"].iloc[:2].notna().all()
+    assert t["expected |error|"].iloc[:2].notna().all()
     assert t["privacy level"].iloc[-1].startswith("n/a")
 
 
-def test_epsilon_table_is_reproducible_and_counts_are_integers():
+def test_epsilon_table_shows_typical_errors_not_one_lucky_draw():
+    """Issue 13: ε = 0.1 on a count must read as an error of about 10, whatever a seed would have drawn."""
     t1 = mech.epsilon_table("laplace", None, 1.0, 169, integer=True, seed=3)
-    t2 = mech.epsilon_table("laplace", None, 1.0, 169, integer=True, seed=3)
+    t2 = mech.epsilon_table("laplace", None, 1.0, 169, integer=True, seed=4)
     pd.testing.assert_frame_equal(t1, t2)
-    assert all(float(x).is_integer() for x in t1["example release"])
+    assert "example release" not in t1.columns
+    row = t1.iloc[0]
+    p = math.exp(-0.1)
+    assert row["epsilon"] == 0.1 and row["expected |error|"] == pytest.approx(2 * p / (1 - p * p))  # ≈ 10.0
+    # the geometric mechanism's 95% range, checked against its own distribution
+    k = np.arange(-2000, 2001)
+    pmf = (1 - p) / (1 + p) * p ** np.abs(k)
+    h = row["95% within ±"]
+    assert pmf[np.abs(k) <= h].sum() >= 0.95 > pmf[np.abs(k) <= h - 1].sum()
+    g = mech.epsilon_table("gaussian", 1e-5, 1.0)
+    assert g["expected |error|"].iloc[1] == pytest.approx(mech.gaussian_analytic_sigma(0.5, 1e-5, 1) * math.sqrt(2 / math.pi))
     assert list(t1["privacy level"]) == ["strong", "strong", "moderate", "moderate", "moderate", "weak"]
 
 
