@@ -23,8 +23,10 @@ import numpy as np
 from .errors import DPError
 from .validation import check_delta, check_epsilon, check_positive_int
 
-#: Orders α for the RDP conversion (dense near 1, like Opacus' default grid, plus large orders).
-RDP_ORDERS = np.concatenate([1 + np.arange(1, 100) / 10.0, np.arange(11, 64), np.geomspace(64, 1e6, 60)])
+#: Orders α for the RDP conversion: log-spaced α − 1 from 1e-4 to 10 (the optimum sits at
+#: α − 1 ≈ √(ln(1/δ)/ρ), close to 1 for large total ρ), then Opacus-like integers and large orders.
+RDP_ORDERS = np.unique(np.concatenate([1 + np.geomspace(1e-4, 10, 400), np.arange(11, 64),
+                                       np.geomspace(64, 1e6, 60)]))
 
 
 def _eps_list(epsilons) -> np.ndarray:

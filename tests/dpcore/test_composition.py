@@ -99,3 +99,23 @@ def test_ledger_costs():
 def test_bad_inputs(call, match):
     with pytest.raises(DPError, match=match):
         call()
+
+
+@pytest.mark.parametrize("rho", [1e-4, 0.1, 10.0, 1e3, 1e5])
+def test_rdp_order_grid_is_fine_near_one(rho):
+    """The grid used to start at α = 1.1: for a large total ρ the best order is closer to 1 and the bound
+    was loose. Compare with a continuous minimisation over α."""
+    import math
+
+    from scipy.optimize import minimize_scalar
+
+    delta = 1e-5
+
+    def f(log_am1):
+        a = 1 + math.exp(log_am1)
+        return a * rho + math.log((a - 1) / a) - (math.log(delta) + math.log(a)) / (a - 1)
+
+    best = minimize_scalar(f, bounds=(math.log(1e-5), math.log(1e6)), method="bounded", options={"xatol": 1e-10})
+    eps, _ = C.rdp_epsilon(rho, delta)
+    assert eps >= best.fun - 1e-9
+    assert eps <= best.fun * (1 + 2e-3) + 1e-6
