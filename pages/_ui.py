@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pandas as pd
 import streamlit as st
 
+from dpcore import textsafe
 from dpcore.errors import DPError
 
 
@@ -38,9 +40,10 @@ def guarded(fn, *args, **kwargs):
 
 
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
-    """CSV and JSON download buttons for a table."""
+    """CSV and JSON download buttons for a table (CSV cells that a spreadsheet would run are neutralised)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).strip("._") or "table"  # names may hold user text
     c1, c2, _ = st.columns([1, 1, 4])
-    c1.download_button("CSV", df.to_csv(index=False).encode(), f"{name}.csv", "text/csv",
+    c1.download_button("CSV", textsafe.csv_bytes(df), f"{name}.csv", "text/csv",
                        key=f"{key}_csv", icon=":material/download:")
     c2.download_button("JSON", json.dumps(json.loads(df.to_json(orient="records")), indent=2).encode(),
                        f"{name}.json", "application/json", key=f"{key}_json", icon=":material/download:")
