@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import sqlite3
 
 import pandas as pd
 import streamlit as st
 
-from dpcore import textsafe
+from dpcore import limits, storage, textsafe
 from dpcore.errors import DPError
 
 
@@ -31,11 +32,14 @@ _route_deep_links_through_app()
 
 
 def guarded(fn, *args, **kwargs):
-    """Call a dpcore function; show a DPError as st.error and return None instead of a traceback."""
+    """Call a dpcore function; show a DPError or a storage fault as st.error and return None, never a traceback."""
     try:
         return fn(*args, **kwargs)
     except DPError as err:
         st.error(str(err))
+        return None
+    except (sqlite3.Error, OSError) as exc:  # full disk, read-only or corrupted store not named further down
+        st.error(storage.fault_message(exc))
         return None
 
 
