@@ -8,6 +8,10 @@ and dataset names, uploaded file names. Use one of these wherever such text is s
   that for all of them), so ``[x](http://evil/)``, ``![i](http://evil/i.png)``, ``<http://evil>``,
   bare ``http://`` / ``www.`` autolinks, ``:red[...]``/``:material/...:`` directives and ``$latex$``
   all show as plain text and nothing is fetched from another host. Line breaks become spaces.
+- :func:`md_message` — a whole message that *quotes* untrusted text (a DPError naming an uploaded
+  column): keeps ordinary punctuation readable (``must be > 0``, ``(0, 1)``, ``'age'``) but escapes what
+  makes links, images, HTML and directives (``[ ] < \\``) and breaks bare ``http://`` / ``www.`` autolinks.
+  Prefer :func:`md` on the untrusted part where you build the text yourself.
 - :func:`html` — inside HTML (the report): ``& < > " '`` become entities.
 - :func:`plotly` — inside Plotly titles, axis titles, tick labels, legend names and hover text. Plotly
   renders a subset of HTML in these (``<a href>``, ``<b>``, ``<br>``, ``<img>`` is ignored); ``& < >``
@@ -23,12 +27,13 @@ from __future__ import annotations
 
 import html as _html
 import math
+import re
 import string
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["md", "html", "plotly", "csv_cell", "csv_safe", "csv_bytes", "FORMULA_PREFIXES"]
+__all__ = ["md", "md_message", "html", "plotly", "csv_cell", "csv_safe", "csv_bytes", "FORMULA_PREFIXES"]
 
 #: First characters that make a spreadsheet treat a cell as a formula (or a command, via DDE).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -55,6 +60,16 @@ def md(value: Any) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|file|data|javascript)(:)|\b(www)(\.)")
+
+
+def md_message(value: Any) -> str:
+    """A message for ``st.error``/``st.warning`` that quotes untrusted text: no links, images or HTML."""
+    text = " ".join(_text(value).split())  # one line
+    text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "\\<")
+    return _AUTOLINK.sub(lambda m: (m.group(1) + "\\:") if m.group(1) else (m.group(3) + "\\."), text)
 
 
 def html(value: Any) -> str:
