@@ -2,19 +2,52 @@
 
 Each subcommand lives in ``dpcore/commands/<name>.py`` and defines ``register(subparsers)``, which
 adds its parser and sets ``func`` (``args -> JSON-serialisable object``). Errors a user can cause are
-:class:`~dpcore.errors.DPError`: printed as one line on stderr, exit code ``err.exit_code``.
+:class:`~dpcore.errors.DPError`: printed as one line on stderr, exit code ``err.exit_code``. Storage
+faults (full disk, read-only or corrupted store) and a closed output pipe are one line and exit 2 too:
+a user never sees a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
+import sqlite3
 import sys
 
-from . import commands
+from . import commands, limits, storage
 from .errors import DPError
 from .serialize import dumps
+
+
+def int_arg(lo: int, hi: int, hint: str = ""):
+    """argparse ``type`` for a whole number in [lo, hi]: a bad value is one line and exit 2.
+
+    argparse puts the option's name in front: ``error: argument --seed: must be from 0 to ...``.
+    """
+
+    def parse(text: str) -> int:
+        try:
+            return limits.check_int_range(text.strip(), lo, hi, "value", hint)
+        except DPError as err:
+            raise argparse.ArgumentTypeError(str(err).removeprefix("value ")) from None
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+#: ``type=`` for every seed option: 0 .. 2³²−1, as on the pages.
+seed_arg = int_arg(limits.SEED_MIN, limits.SEED_MAX, "seeds are whole numbers like 0, 1, 42")
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,17 +67,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fail(message: str, code: int = 2) -> int:
+    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    return code
+
+
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a bad argument (2, already one line)
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         result = args.func(args)
+        if result is not None:
+            sys.stdout.write(dumps(result) + "\n")
+            sys.stdout.flush()
     except DPError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code
+        return _fail(str(err), err.exit_code)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return _fail("output closed early (broken pipe); the command's result was not fully written")
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    if result is not None:
-        print(dumps(result))
+        return _fail("interrupted", 130)
+    except (sqlite3.Error, OSError) as exc:  # a storage fault the code below did not name: still one line
+        return _fail(storage.fault_message(exc))
     return 0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from . import limits
 from .errors import DPError
 from .validation import check_positive_int
 
@@ -39,7 +40,7 @@ QUASI_IDENTIFIERS = ["age", "sex", "zip_code", "birth_year", "ethnicity", "salar
 SENSITIVE_COLUMNS = ["has_rare_disease", "diagnosis"]
 MEDICAL_COLUMNS = QUASI_IDENTIFIERS + SENSITIVE_COLUMNS
 
-MAX_ROWS = 5_000_000
+MAX_ROWS = limits.MEDICAL_MAX_ROWS
 
 _FIRST = np.array(
     "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard "
@@ -194,9 +195,20 @@ def load_digits() -> TabularDataset:
 
 # --- CSV uploads -----------------------------------------------------------------------------------
 
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
-MAX_UPLOAD_ROWS = 1_000_000
-MAX_UPLOAD_COLUMNS = 200
+MAX_UPLOAD_BYTES = limits.UPLOAD_MAX_BYTES  # the names stay importable from here
+MAX_UPLOAD_ROWS = limits.UPLOAD_MAX_ROWS
+MAX_UPLOAD_COLUMNS = limits.UPLOAD_MAX_COLUMNS
+
+
+def _header(data: bytes) -> list[str]:
+    """The header row's names as written (pandas renames a repeated ``age`` to ``age.1`` before we see it)."""
+    import csv
+
+    first = data[:1_000_000].decode("utf-8-sig", errors="replace")
+    try:
+        return next(csv.reader(io.StringIO(first)), [])
+    except csv.Error:
+        return []
 
 
 def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_UPLOAD_ROWS) -> pd.DataFrame:
@@ -216,7 +228,7 @@ def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_U
         except IsADirectoryError:
             raise DPError(f"expected a CSV file, got a folder: {source}") from None
     if len(data) > max_bytes:
-        raise DPError(f"CSV is larger than {max_bytes / 1e6:.0f} MB; upload a sample of the rows")
+        raise DPError(f"CSV is larger than {limits.mib(max_bytes)}; upload a sample of the rows")
     if not data.strip():
         raise DPError("CSV is empty; it needs a header row and at least one data row")
     try:
@@ -235,9 +247,11 @@ def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_U
     unnamed = [c for c in df.columns if str(c).startswith("Unnamed:")]
     if unnamed and len(unnamed) == df.shape[1]:
         raise DPError("CSV has no header row; the first line must name the columns")
-    dupes = df.columns[df.columns.duplicated()].tolist()
+    names = [c.strip() for c in _header(data)]
+    dupes = sorted({c for c in names if c and names.count(c) > 1})
     if dupes:
-        raise DPError(f"CSV has duplicate column names: {dupes}")
+        raise DPError(f"CSV has duplicate column names: {', '.join(map(repr, dupes))}; give each column its own "
+                      "name and upload again")
     return df
 
 

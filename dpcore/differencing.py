@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import datasets
+from . import datasets, limits
 from .errors import DPError
 from .release import release_count, release_value
 from .validation import _as_float, check_epsilon, check_positive_int
@@ -54,8 +54,8 @@ DEFAULT_SEED = 2  # with n = 5000 this population holds exactly one "Jan Kees" a
 DEFAULT_MIN_GROUP = 50
 DEFAULT_TARGET_NAME = "Jan Kees"
 DEFAULT_GROUP_FIRST_NAME = "Peter"
-MAX_TRIALS = 1_000_000
-MAX_CURVE_CELLS = 20_000_000  # epsilons × trials in one vectorised simulation
+MAX_TRIALS = limits.DIFFERENCING_MAX_TRIALS
+MAX_CURVE_CELLS = limits.DIFFERENCING_MAX_CURVE_CELLS  # epsilons × trials in one vectorised simulation
 
 #: Columns an attacker may use in WHERE clauses (the interface's schema).
 QUERY_COLUMNS = ["name", "first_name", "last_name", "sex", "zip_code", "ethnicity", "birth_year", "age"]
@@ -67,7 +67,16 @@ _DISAMBIGUATE = ["zip_code", "sex", "birth_year", "ethnicity"]
 
 
 def population(n: int = DEFAULT_N, seed=DEFAULT_SEED) -> pd.DataFrame:
-    """The hidden population (with ``name``) plus ``first_name`` / ``last_name`` for group queries."""
+    """The hidden population (with ``name``) plus ``first_name`` / ``last_name`` for group queries.
+
+    ``n`` is capped at :data:`dpcore.limits.DIFFERENCING_MAX_N` (a link once asked for 5,000,000: ~20 s, ~2 GB).
+    """
+    n = check_positive_int(n, "population size n")
+    if n > limits.DIFFERENCING_MAX_N:
+        raise DPError(f"population size n must be at most {limits.DIFFERENCING_MAX_N:,}, got {n:,}; "
+                      f"try {DEFAULT_N:,}")
+    if not isinstance(seed, np.random.Generator):
+        seed = limits.check_seed(seed, "data seed")
     pop = datasets.medical_population(n, seed)
     parts = pop["name"].astype(str).str.split(" ", n=1)
     pop.insert(2, "first_name", parts.str[0])
@@ -427,6 +436,8 @@ def noisy_release(df: pd.DataFrame, attack: AttackResult, epsilon, *, seed=None)
     eps = check_epsilon(epsilon)
     both = Where.of(attack.target_conditions) | Where.of(attack.group)
     groups = [("target OR group", both), ("group", Where.of(attack.group))]
+    if seed is not None and not isinstance(seed, np.random.Generator):
+        seed = limits.check_int_range(seed, 0, 2**63 - 1, "release seed")
     base = None if seed is None else int(np.random.default_rng(seed).integers(0, 2**31 - 1))
     rows, sums, counts = [], [], []
     for i, (label, where) in enumerate(groups):
@@ -481,6 +492,10 @@ def _truth(attack) -> float:
     return value
 
 
+def _sim_seed(seed):
+    return seed if isinstance(seed, np.random.Generator) else limits.check_seed(seed, "simulation seed")
+
+
 def simulate(attack: AttackResult | float, epsilon, *, k=5, trials: int = 10_000, seed=0) -> dict:
     """Simulated distribution of the attacker's estimate at one ε and its success rate within ±k years.
 
@@ -489,7 +504,7 @@ def simulate(attack: AttackResult | float, epsilon, *, k=5, trials: int = 10_000
     truth = _truth(attack)
     eps = check_epsilon(epsilon)
     k = check_within(k)
-    est = simulate_estimates(truth, [eps], trials, np.random.default_rng(seed))[0]
+    est = simulate_estimates(truth, [eps], trials, np.random.default_rng(_sim_seed(seed)))[0]
     err = est - truth
     q = np.quantile(est, [0.05, 0.25, 0.5, 0.75, 0.95])
     return {
@@ -509,7 +524,7 @@ def success_curve(attack: AttackResult | float, *, k=5, trials: int = 4_000, see
     truth = _truth(attack)
     k = check_within(k)
     eps = np.logspace(-2, 3, 41) if epsilons is None else np.asarray(epsilons, dtype=np.float64)
-    est = simulate_estimates(truth, eps, trials, np.random.default_rng(seed))
+    est = simulate_estimates(truth, eps, trials, np.random.default_rng(_sim_seed(seed)))
     sim = np.mean(np.abs(est - truth) <= k, axis=1)
     return pd.DataFrame({"epsilon_per_query": eps, "total_epsilon": QUERIES_PER_ATTACK * eps,
                          "simulated": sim, "analytic_unclipped": analytic_success(eps, k)})

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import storage
+from . import limits, storage
 from .errors import DPError, JobError
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
@@ -162,6 +162,7 @@ def jobs_dir() -> Path:
 
 def _connect(synchronous: str = "FULL") -> sqlite3.Connection:
     path = db_path()
+    storage.private_file(path)  # 0600: job parameters and results are the owner's business only
     conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 30000")
@@ -180,13 +181,90 @@ def _connect(synchronous: str = "FULL") -> sqlite3.Connection:
     return conn
 
 
+def _fault(exc: BaseException) -> storage.StorageError:
+    try:
+        where = db_path()
+    except storage.StorageError as err:
+        return err
+    return storage.StorageError(storage.fault_message(exc, where))
+
+
 @contextmanager
 def _db(synchronous: str = "FULL") -> Iterator[sqlite3.Connection]:
-    conn = _connect(synchronous)
+    """A connection to the job store; a storage fault (full disk, read-only, corrupted) is a StorageError."""
+    try:
+        conn = _connect(synchronous)
+    except (sqlite3.Error, OSError) as exc:
+        raise _fault(exc) from None
     try:
         yield conn
+    except sqlite3.Error as exc:
+        raise _fault(exc) from None
     finally:
         conn.close()
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text)
+
+
+@contextmanager
+def _reader() -> Iterator[sqlite3.Connection | None]:
+    """A connection for commands that only read (``jobs list``, ``jobs show``, ``workers``).
+
+    Works on a read-only ``$DP_EXPLORER_HOME``: there it opens the store read-only, skips reaping
+    (a write) and yields ``None`` when no store exists yet (nothing to list). A corrupted store is
+    still a StorageError that says so.
+    """
+    conn = None
+    try:
+        conn = _connect()
+    except (sqlite3.Error, OSError, storage.StorageError) as exc:
+        if isinstance(exc, storage.StorageError) and not db_path_parent_ok():
+            raise
+        if _is_corrupt(exc):
+            raise _fault(exc) from None
+        path = db_path()
+        if not path.exists():
+            conn = None
+        else:
+            for query in ("mode=ro", "immutable=1"):  # immutable: no -shm needed in a read-only folder
+                try:
+                    conn = sqlite3.connect(f"{path.as_uri()}?{query}", uri=True, timeout=30.0,
+                                           isolation_level=None)
+                    conn.row_factory = sqlite3.Row
+                    conn.execute("SELECT count(*) FROM jobs").fetchone()
+                    break
+                except sqlite3.Error as exc2:
+                    if conn is not None:
+                        conn.close()
+                    conn = None
+                    if _is_corrupt(exc2):
+                        raise _fault(exc2) from None
+            if conn is None:
+                raise _fault(exc) from None
+    else:
+        try:
+            _reap(conn)
+        except sqlite3.Error:
+            pass  # a read-only store cannot be reaped; reading still works
+    try:
+        yield conn
+    except sqlite3.Error as exc:
+        raise _fault(exc) from None
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def db_path_parent_ok() -> bool:
+    """True when ``$DP_EXPLORER_HOME`` is a usable folder (a file in its place is a configuration error)."""
+    try:
+        storage.home()
+    except storage.StorageError:
+        return False
+    return True
 
 
 @contextmanager
@@ -249,7 +327,7 @@ def _row_to_job(row: sqlite3.Row, history: list[dict] | None) -> dict:
         "ended": row["ended"],
         "error": row["error"],
         "result": json.loads(row["result"]) if row["result"] else None,
-        "result_dir": str(jobs_dir() / row["id"]),
+        "result_dir": str(storage.home() / "jobs" / row["id"]),  # not created here: reads work read-only
         "worker": row["worker"],
         "cancel_requested": bool(row["cancel_requested"]),
     }
@@ -306,9 +384,8 @@ def submit(target: str, params: dict, *, group: str | None = None, label: str = 
 def get(job_id: str, *, history: bool = True) -> dict:
     """The job's record: status, progress, history (list of progress updates), times, error, result."""
     _check_id(job_id)
-    with _db() as conn:
-        _reap(conn)
-        row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    with _reader() as conn:
+        row = None if conn is None else conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if row is None:
             raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
         return _row_to_job(row, _history(conn, job_id) if history else None)
@@ -317,8 +394,9 @@ def get(job_id: str, *, history: bool = True) -> dict:
 def list_jobs(group: str | None = None, limit: int = 100) -> list[dict]:
     """Newest jobs first (without their history), optionally only one group."""
     limit = max(1, min(int(limit), 10_000))
-    with _db() as conn:
-        _reap(conn)
+    with _reader() as conn:
+        if conn is None:
+            return []
         if group is None:
             rows = conn.execute("SELECT * FROM jobs ORDER BY created DESC, rowid DESC LIMIT ?", (limit,))
         else:
@@ -434,7 +512,9 @@ def _live_workers(conn: sqlite3.Connection) -> list[sqlite3.Row]:
 
 def workers() -> list[dict]:
     """Live workers (id, pid, host, executor, started, heartbeat, job)."""
-    with _db() as conn:
+    with _reader() as conn:
+        if conn is None:
+            return []
         return [{k: w[k] for k in ("id", "pid", "host", "executor", "started", "heartbeat", "job")}
                 for w in _live_workers(conn)]
 
@@ -509,8 +589,12 @@ def get_executor() -> Executor:
 
 
 def ensure_workers(n: int = 2) -> int:
-    """Start workers until ``n`` are alive; return how many were started. Idempotent and cheap."""
-    n = int(n)
+    """Start workers until ``n`` are alive; return how many were started. Idempotent and cheap.
+
+    ``n`` is 0 .. :data:`dpcore.limits.WORKERS_MAX` (each worker is a process on this machine).
+    """
+    n = limits.check_int_range(n, 0, limits.WORKERS_MAX, "number of workers",
+                               "each worker is a process on this machine; 2 suits most laptops")
     started = 0
     _executor.reap()
     with _db() as conn:
@@ -635,7 +719,7 @@ class _Heartbeat(threading.Thread):
         while not self.stop.wait(self.cfg.heartbeat):
             try:
                 self.beat()
-            except sqlite3.Error as exc:  # keep beating; a busy database is not a dead worker
+            except (sqlite3.Error, storage.StorageError) as exc:  # keep beating; busy is not dead
                 print(f"[jobs] heartbeat for {self.ctx.job_id} failed: {exc}", file=sys.stderr, flush=True)
 
     def beat(self) -> None:

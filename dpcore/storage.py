@@ -1,47 +1,116 @@
 """Where DP Explorer keeps what it stores: one folder, ``$DP_EXPLORER_HOME``.
 
 Default: ``.dp-explorer/`` in the working directory. Ledgers, job stores, run results and uploads
-all live below it; tests point it at a temporary folder.
+all live below it; tests point it at a temporary folder. The folder is created readable by its owner
+only (0700) and SQLite stores in it are created 0600 (:func:`private_file`).
+
+Faults (full disk, read-only folder, a corrupted store) become a :class:`StorageError` — a
+:class:`~dpcore.errors.DPError` whose message says what happened and what to do — via
+:func:`fault_message`: the CLI prints it as one line (exit 2), pages show it with ``st.error``.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import sqlite3
 import tempfile
 from pathlib import Path
+
+from .errors import DPError
 
 ENV_VAR = "DP_EXPLORER_HOME"
 
 
+class StorageError(DPError):
+    """The store could not be read or written (full disk, read-only folder, corrupted file)."""
+
+
+def _configured() -> Path:
+    return Path(os.environ.get(ENV_VAR) or ".dp-explorer").expanduser().resolve()
+
+
+def fault_message(exc: BaseException, path=None) -> str:
+    """One line for a storage fault: what happened, where, and what to do next."""
+    where = f" ({path})" if path else ""
+    text = str(exc).lower()
+    code = getattr(exc, "errno", None)
+    if isinstance(exc, StorageError):
+        return str(exc)
+    if code == errno.ENOSPC or "disk is full" in text or "database or disk is full" in text:
+        return (f"the disk holding ${ENV_VAR}{where} is full; free some space (or set ${ENV_VAR} to a folder "
+                "on another disk) and try again — nothing was half-written")
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in text or "read-only" in text \
+            or "unable to open database" in text:
+        return (f"${ENV_VAR}{where} is read-only or not accessible: reading works where the store already exists, "
+                f"but this needs to write. Make it writable or set ${ENV_VAR} to a writable folder")
+    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text
+                                                   or "corrupt" in text):
+        return (f"the store{where} is corrupted (not a valid SQLite database). Move the file aside (keep it "
+                "for inspection); a fresh one is created on the next run")
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        return (f"${ENV_VAR}{where} must be a folder, but a file is in its place; move the file or set "
+                f"${ENV_VAR} to another folder")
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"storage fault{where}: {first}; check ${ENV_VAR} (free space, permissions) and try again"
+
+
 def home() -> Path:
-    """The storage folder, created if missing."""
-    path = Path(os.environ.get(ENV_VAR) or ".dp-explorer").expanduser().resolve()
-    path.mkdir(parents=True, exist_ok=True)
+    """The storage folder, created (0700) if missing."""
+    path = _configured()
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not path.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(path))
+    except OSError as exc:
+        raise StorageError(fault_message(exc, path)) from None
     return path
 
 
 def subdir(name: str) -> Path:
     path = home() / name
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(fault_message(exc, path)) from None
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` if missing, readable and writable by its owner only (0600); leave an existing file."""
+    path = Path(path)
+    if not path.exists():
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        except OSError as exc:
+            raise StorageError(fault_message(exc, path)) from None
     return path
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write a file so that readers see either the old or the whole new content (temp, fsync, rename)."""
+    """Write a file so that readers see either the old or the whole new content (temp, fsync, rename).
+
+    A full disk or a read-only folder raises :class:`StorageError`; no temporary file is left behind.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise StorageError(fault_message(exc, path.parent)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise StorageError(fault_message(exc, path)) from None
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:

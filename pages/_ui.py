@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import sqlite3
 
 import pandas as pd
 import streamlit as st
 
+from dpcore import limits, storage, textsafe
 from dpcore.errors import DPError
 
 
@@ -29,18 +32,22 @@ _route_deep_links_through_app()
 
 
 def guarded(fn, *args, **kwargs):
-    """Call a dpcore function; show a DPError as st.error and return None instead of a traceback."""
+    """Call a dpcore function; show a DPError or a storage fault as st.error and return None, never a traceback."""
     try:
         return fn(*args, **kwargs)
-    except DPError as err:
-        st.error(str(err))
+    except DPError as err:  # messages quote user text (column names...): no links or images from it
+        st.error(textsafe.md_message(str(err)))
+        return None
+    except (sqlite3.Error, OSError) as exc:  # full disk, read-only or corrupted store not named further down
+        st.error(textsafe.md_message(storage.fault_message(exc)))
         return None
 
 
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
-    """CSV and JSON download buttons for a table."""
+    """CSV and JSON download buttons for a table (CSV cells that a spreadsheet would run are neutralised)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).strip("._") or "table"  # names may hold user text
     c1, c2, _ = st.columns([1, 1, 4])
-    c1.download_button("CSV", df.to_csv(index=False).encode(), f"{name}.csv", "text/csv",
+    c1.download_button("CSV", textsafe.csv_bytes(df), f"{name}.csv", "text/csv",
                        key=f"{key}_csv", icon=":material/download:")
     c2.download_button("JSON", json.dumps(json.loads(df.to_json(orient="records")), indent=2).encode(),
                        f"{name}.json", "application/json", key=f"{key}_json", icon=":material/download:")
@@ -61,30 +68,53 @@ def _snapshot() -> dict:
     return st.session_state["_url_initial"]
 
 
-def from_url(key: str, default, options=None):
+def _parse_number(raw: str, kind: type):
+    if kind is int:
+        try:
+            return int(raw.strip())
+        except ValueError:
+            x = float(raw)  # "5e3" is a whole number too
+            if not math.isfinite(x) or x != int(x):
+                raise ValueError(raw) from None
+            return int(x)
+    value = kind(raw)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(raw)
+    return value
+
+
+def from_url(key: str, default, options=None, *, lo=None, hi=None):
     """Initial value for widget ``key``: the shared link's value if it is valid, else ``default``.
 
     ``options``: the widget's choices; a link value is matched by its text or, for numbers, snapped to
-    the nearest choice. A value that does not parse is ignored (the default stays) with a warning.
+    the nearest choice. ``lo``/``hi``: the widget's ``min_value``/``max_value`` (take them from
+    :mod:`dpcore.limits`): a number outside is clamped to the range, with a warning, so a link can never
+    ask for more than the widget allows. A value that does not parse is ignored (the default stays).
     """
     raw = _snapshot().get(key)
     if raw is None:
         return default
+    raw = str(raw)[:200]
     try:
         if options is None:
             if isinstance(default, bool):
                 return raw.lower() in ("1", "true", "yes")
-            value = type(default)(raw)
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(raw)
+            value = _parse_number(raw, type(default)) if isinstance(default, (int, float)) else type(default)(raw)
+            if lo is not None and value < lo or hi is not None and value > hi:
+                clamped = min(max(value, lo if lo is not None else value), hi if hi is not None else value)
+                st.warning(f"The link's setting {key} = {textsafe.md(raw)} is outside what this page allows "
+                           f"({textsafe.md(lo)} to {textsafe.md(hi)}); using {textsafe.md(clamped)}.")
+                return type(default)(clamped)
             return value
         for opt in options:
             if str(opt) == raw:
                 return opt
         x = float(raw)
+        if not math.isfinite(x):
+            raise ValueError(raw)
         return min(options, key=lambda o: abs(float(o) - x))
-    except (TypeError, ValueError):
-        st.warning(f"Ignoring the link's setting {key}={raw!r}: not a valid value.")
+    except (TypeError, ValueError, OverflowError):
+        st.warning(f"Ignoring the link's setting {textsafe.md(key)} = {textsafe.md(raw)}: not a valid value.")
         return default
 
 

@@ -4,19 +4,21 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import differencing as dif
+from dpcore import limits as L
 from dpcore.figures import differencing as figs
+from dpcore.textsafe import md
 from pages._ui import from_url, guarded, not_private, share_in_url, table_downloads
 
 EPS_OPTIONS = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 GROUP_KINDS = ["First name", "Zip code and sex", "Custom (COLUMN=VALUE,...)"]
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_data(max_entries=L.CACHE_MAX_ENTRIES, show_spinner=False)
 def _population(n: int, seed: int) -> pd.DataFrame:
     return dif.population(n, seed)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=L.CACHE_MAX_ENTRIES, show_spinner=False)
 def _simulate(true_value: float, epsilon: float, k: float, trials: int, seed: int):
     sim = dif.simulate(true_value, epsilon, k=k, trials=trials, seed=seed)
     curve = dif.success_curve(true_value, k=k, trials=min(int(trials), 4_000), seed=seed)
@@ -35,10 +37,16 @@ st.markdown(
 with st.container(border=True):
     st.markdown("**The data and the interface**")
     c1, c2, c3 = st.columns(3)
-    n = c1.number_input("People in the population", value=from_url("dif_n", dif.DEFAULT_N), step=500, key="dif_n",
-                        help="Synthetic patients (the hidden table, with names).")
-    seed = c2.number_input("Data seed", value=from_url("dif_seed", dif.DEFAULT_SEED), step=1, key="dif_seed")
-    min_group = c3.number_input("Smallest group answered (N)", value=from_url("dif_min_group", dif.DEFAULT_MIN_GROUP), step=5,
+    n = c1.number_input("People in the population", L.DIFFERENCING_MIN_N, L.DIFFERENCING_MAX_N,
+                        value=from_url("dif_n", dif.DEFAULT_N, lo=L.DIFFERENCING_MIN_N, hi=L.DIFFERENCING_MAX_N),
+                        step=500, key="dif_n",
+                        help=f"Synthetic patients (the hidden table, with names); at most {L.DIFFERENCING_MAX_N:,}.")
+    seed = c2.number_input("Data seed", L.SEED_MIN, L.SEED_MAX,
+                           value=from_url("dif_seed", dif.DEFAULT_SEED, lo=L.SEED_MIN, hi=L.SEED_MAX), step=1,
+                           key="dif_seed")
+    min_group = c3.number_input("Smallest group answered (N)", 1, L.DIFFERENCING_MAX_MIN_GROUP,
+                                value=from_url("dif_min_group", dif.DEFAULT_MIN_GROUP, lo=1,
+                                               hi=L.DIFFERENCING_MAX_MIN_GROUP), step=5,
                                 key="dif_min_group", help="The interface refuses any group with fewer people.")
     pop = guarded(_population, int(n), int(seed))
     if pop is None:
@@ -49,7 +57,7 @@ with st.container(border=True):
                            placeholder=f"default: {dif.DEFAULT_TARGET_NAME}",
                            help="Must be a name in the population; empty = the default target.")
     examples = dif.unique_names(pop)[:4]
-    c1.caption("Names held by one person, e.g. " + ", ".join(examples) + ".")
+    c1.caption("Names held by one person, e.g. " + ", ".join(md(x) for x in examples) + ".")
     kind = c2.radio("The large group (one the target is not in)", GROUP_KINDS, horizontal=True,
                     key="dif_group_kind")
     if kind == GROUP_KINDS[0]:
@@ -100,7 +108,7 @@ for i in range(step):
         if i == 0:
             st.warning(q[0].message, icon=":material/block:")
             st.markdown("So far so good: the direct question is refused. The attacker now hides the target in a "
-                        f"large group — **{attack.group_sql}** has {attack.group_size} people, well over N = "
+                        f"large group — **{md(attack.group_sql)}** has {attack.group_size} people, well over N = "
                         f"{attack.min_group}.")
         elif i < 5:
             sym = ["", "c₁", "x", "c₂", "y"][i]
@@ -112,7 +120,7 @@ for i in range(step):
             st.latex(attack.formula().replace("·", r"\cdot ").replace("−", "-").replace("₁", "_1")
                      .replace("₂", "_2"))
             m1, m2 = st.columns(2)
-            m1.metric("Recovered age of " + attack.target_name, f"{attack.recovered:g} years")
+            m1.metric("Recovered age of " + md(attack.target_name), f"{attack.recovered:g} years")
             m2.metric("True age (hidden data)", f"{attack.true_value:g} years",
                       delta="exact match" if attack.exact else "mismatch", delta_color="off")
             not_private("True value")
@@ -138,9 +146,10 @@ c1, c2, c3, c4 = st.columns(4)
 eps = c1.select_slider("ε per query (log steps)", options=EPS_OPTIONS, value=from_url("dif_eps", 1.0, EPS_OPTIONS),
                         key="dif_eps")
 share_in_url("dif_n", "dif_seed", "dif_min_group", "dif_eps")
-k = c2.number_input("Success = within ± k years", value=5.0, step=1.0, key="dif_k")
-trials = c3.number_input("Simulated releases", value=10_000, step=1_000, key="dif_trials")
-sim_seed = c4.number_input("Simulation seed", value=0, step=1, key="dif_sim_seed")
+k = c2.number_input("Success = within ± k years", 0.0, L.DIFFERENCING_MAX_K_YEARS, value=5.0, step=1.0, key="dif_k")
+trials = c3.number_input("Simulated releases", 1, L.DIFFERENCING_PAGE_MAX_TRIALS, value=10_000, step=1_000,
+                         key="dif_trials")
+sim_seed = c4.number_input("Simulation seed", L.SEED_MIN, L.SEED_MAX, value=0, step=1, key="dif_sim_seed")
 
 cost = guarded(dif.privacy_cost, eps)
 if cost is None:

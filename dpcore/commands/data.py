@@ -4,26 +4,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import datasets
+from .. import datasets, limits, textsafe
+from ..cli import int_arg, seed_arg
 from ..errors import DPError
+from ..storage import atomic_write_bytes
 
 
 def register(sub) -> None:
     p = sub.add_parser("data", help="generate the synthetic medical dataset as CSV")
     p.add_argument("kind", choices=["medical"], help="which dataset")
-    p.add_argument("--n", type=int, default=10_000, help="number of rows (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--n", type=int_arg(1, limits.MEDICAL_MAX_ROWS), default=10_000,
+                   help=f"number of rows, 1 to {limits.MEDICAL_MAX_ROWS:,} (default 10000)")
+    p.add_argument("--seed", type=seed_arg, default=0, help=f"random seed, 0 to {limits.SEED_MAX} (default 0)")
     p.add_argument("--out", required=True, help="output CSV path")
     p.set_defaults(func=run)
 
 
 def run(args) -> dict:
-    df = datasets.medical(args.n, args.seed)
     out = Path(args.out)
     if out.is_dir():
         raise DPError(f"--out must be a file path, got a folder: {out}")
-    try:
-        df.to_csv(out, index=False)
-    except OSError as exc:
-        raise DPError(f"could not write {out}: {exc.strerror}") from None
+    if not out.parent.exists():
+        raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
+    df = datasets.medical(args.n, args.seed)
+    atomic_write_bytes(out, textsafe.csv_bytes(df))  # whole file or nothing; formula cells neutralised
     return {"kind": args.kind, "rows": len(df), "seed": args.seed, "columns": list(df.columns), "out": str(out)}

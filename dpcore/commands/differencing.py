@@ -10,13 +10,16 @@ diffprivlib and a seeded simulation of the attacker's success within ±K years.
 from __future__ import annotations
 
 from .. import differencing as dif
+from .. import limits
+from ..cli import int_arg, seed_arg
 
 
 def register(sub) -> None:
     p = sub.add_parser("differencing",
                        help="the differencing attack on 'large groups only' aggregates, with and without DP")
-    p.add_argument("--n", type=int, default=dif.DEFAULT_N, help=f"population size (default {dif.DEFAULT_N})")
-    p.add_argument("--seed", type=int, default=dif.DEFAULT_SEED,
+    p.add_argument("--n", type=int_arg(1, limits.DIFFERENCING_MAX_N), default=dif.DEFAULT_N,
+                   help=f"population size, at most {limits.DIFFERENCING_MAX_N:,} (default {dif.DEFAULT_N})")
+    p.add_argument("--seed", type=seed_arg, default=dif.DEFAULT_SEED,
                    help=f"population seed (default {dif.DEFAULT_SEED}: one 'Jan Kees', 96 Peters)")
     p.add_argument("--min-group", type=int, default=dif.DEFAULT_MIN_GROUP,
                    help=f"smallest group the interface answers (default {dif.DEFAULT_MIN_GROUP})")
@@ -26,10 +29,11 @@ def register(sub) -> None:
     p.add_argument("--group", metavar="COL=VAL[,COL=VAL]",
                    help="group the target is not in (default first_name=Peter); e.g. zip_code=10002,sex=M")
     p.add_argument("--epsilon", type=float, help="also answer with Laplace noise at this ε per query")
-    p.add_argument("--trials", type=int, default=10_000, help="simulated releases (default 10000)")
+    p.add_argument("--trials", type=int_arg(1, limits.DIFFERENCING_MAX_TRIALS), default=10_000,
+                   help=f"simulated releases, at most {limits.DIFFERENCING_MAX_TRIALS:,} (default 10000)")
     p.add_argument("--within", type=float, default=5.0, metavar="K",
                    help="success = estimate within ±K years of the truth (default 5)")
-    p.add_argument("--sim-seed", type=int, default=0, help="seed for the example release and simulation (default 0)")
+    p.add_argument("--sim-seed", type=seed_arg, default=0, help="seed for the example release and simulation (default 0)")
     p.set_defaults(func=run)
 
 

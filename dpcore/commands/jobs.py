@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import jobs
+from .. import jobs, limits
+from ..cli import int_arg
 
 
 def register(sub) -> None:
@@ -12,7 +13,8 @@ def register(sub) -> None:
 
     ls = actions.add_parser("list", help="newest jobs first")
     ls.add_argument("--group", default=None, help="only jobs of this group (e.g. a sweep id)")
-    ls.add_argument("--limit", type=int, default=50, help="at most this many jobs (default 50)")
+    ls.add_argument("--limit", type=int_arg(1, limits.JOBS_LIST_MAX), default=50,
+                    help=f"at most this many jobs, 1 to {limits.JOBS_LIST_MAX:,} (default 50)")
     ls.set_defaults(func=run_list)
 
     show = actions.add_parser("show", help="one job: status, progress, history, result")
@@ -25,7 +27,8 @@ def register(sub) -> None:
     cancel.set_defaults(func=run_cancel)
 
     wk = actions.add_parser("workers", help="list live workers; --start N starts workers, --stop stops them")
-    wk.add_argument("--start", type=int, default=None, metavar="N", help="make sure N workers are running")
+    wk.add_argument("--start", type=int_arg(0, limits.WORKERS_MAX), default=None, metavar="N",
+                    help=f"make sure N workers are running, 0 to {limits.WORKERS_MAX}")
     wk.add_argument("--stop", action="store_true", help="ask all workers to exit after their current job")
     wk.set_defaults(func=run_workers)
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import datasets, linkage
+from .. import datasets, limits, linkage
+from ..cli import int_arg
 
 
 def register(sub) -> None:
@@ -14,14 +15,15 @@ def register(sub) -> None:
                    help="a numeric range, inclusive, e.g. --range salary=50000:60000 (repeatable)")
     p.add_argument("--sensitive", action="append", default=None, metavar="COL",
                    help="sensitive column(s) to report (default: has_rare_disease and diagnosis if present)")
-    p.add_argument("--max-records", type=int, default=1000, help="most matching rows to print (default 1000)")
+    p.add_argument("--max-records", type=int_arg(0, limits.LINKAGE_MAX_RECORDS), default=1000,
+                   help=f"most matching rows to print, 0 to {limits.LINKAGE_MAX_RECORDS:,} (default 1000)")
     p.set_defaults(func=run)
 
 
 def run(args) -> dict:
     df = datasets.read_csv(args.data)
     conditions = [linkage.parse_known(k) for k in args.known] + [linkage.parse_range(r) for r in args.ranges]
-    res = linkage.find_matches(df, conditions, sensitive=args.sensitive, max_records=max(0, args.max_records))
+    res = linkage.find_matches(df, conditions, sensitive=args.sensitive, max_records=args.max_records)
     out = res.to_dict()
     out["records_shown"] = len(res.records)
     out["n"] = len(df)

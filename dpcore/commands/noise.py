@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import limits
 from .. import mechanisms as mech
+from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..release import basic_composition, release_many
 
@@ -26,8 +28,11 @@ def register(sub) -> None:
                    help=f"δ in (0, 1) for the Gaussian mechanisms (default {DEFAULT_DELTA:g}); Laplace has δ = 0")
     p.add_argument("--sensitivity", required=True, type=float, help="sensitivity Δ >= 0 of the query")
     p.add_argument("--value", required=True, type=float, help="the true answer (not private)")
-    p.add_argument("--draws", required=True, type=int, help="number of noisy answers to draw (N > 0)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the simulation (default: fresh, reported)")
+    p.add_argument("--draws", required=True, type=int_arg(1, limits.SIMULATED_DRAWS_MAX),
+                   help=f"number of noisy answers to draw, 1 to {limits.SIMULATED_DRAWS_MAX:,} "
+                        f"({limits.RELEASE_DRAWS_MAX:,} with --secure)")
+    p.add_argument("--seed", type=seed_arg, default=None,
+                   help=f"seed for the simulation, 0 to {limits.SEED_MAX} (default: fresh, reported)")
     p.add_argument("--secure", action="store_true",
                    help="draw through the release path (diffprivlib, secure random source); cannot be seeded")
     p.set_defaults(func=run)
@@ -69,7 +74,7 @@ def run(args) -> dict:
         out.update(source="release path: diffprivlib, secure random source (not reproducible)",
                    seed=None, total_epsilon=eps_total, total_delta=delta_total)
     else:
-        seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**63)
+        seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (limits.SEED_MAX + 1))
         if spec.scale == 0:
             from ..validation import check_positive_int
 

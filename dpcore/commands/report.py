@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import report
+from .. import limits, report
+from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..storage import atomic_write_bytes
 
@@ -14,12 +15,17 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="output .html path")
     p.add_argument("--epsilon", type=float, default=1.0, help="the ε the report explains (default 1)")
     p.add_argument("--sweep", default=None, help="include a stored privacy–utility sweep by id")
-    p.add_argument("--n", type=int, default=10_000, help="rows of synthetic medical data (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
+    p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS), default=10_000,
+                   help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} "
+                        "(default 10000)")
+    p.add_argument("--seed", type=seed_arg, default=0, help=f"data seed, 0 to {limits.SEED_MAX} (default 0)")
     p.set_defaults(func=run)
 
 
 def run(args) -> dict:
+    if args.sweep is not None and not args.sweep.strip():
+        raise DPError("--sweep needs a sweep id (see `python -m dpcore jobs list --group ...`); "
+                      "leave out --sweep for a report without one")
     out = Path(args.out)
     if out.is_dir():
         raise DPError(f"--out must be a file path, got a folder: {out}")

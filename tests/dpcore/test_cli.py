@@ -34,6 +34,6 @@ def test_bad_input_is_one_line_not_a_traceback(tmp_path):
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
-    assert "n (number of rows) must be a whole number > 0" in r.stderr
+    assert "argument --n: must be from 1 to" in r.stderr
     r = run_cli("data", "medical", "--n", "abc", "--out", "x.csv")
     assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1

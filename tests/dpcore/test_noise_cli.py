@@ -73,7 +73,7 @@ def test_bad_sensitivity_and_draws(capsys):
     assert rc == 2 and "sensitivity must be a finite number >= 0" in err
     rc, _, err = run(capsys, "noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1",
                      "--value", "0", "--draws", "0")
-    assert rc == 2 and "number of draws must be a whole number > 0" in err
+    assert rc == 2 and "argument --draws: must be from 1 to" in err
     rc, _, err = run(capsys, "noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1",
                      "--value", "nan", "--draws", "3")
     assert rc == 2 and "true value" in err

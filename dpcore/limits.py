@@ -1,0 +1,114 @@
+"""Every limit in one place: widgets, shared links, the CLI, the README and the tests read these.
+
+A shared link can never ask for more than a widget allows (``pages/_ui.from_url`` clamps to these), and
+the CLI refuses what the page would refuse. Sizes are capped so that one visitor cannot exhaust the
+server: Streamlit runs every session in threads of one process, so a costly rerun slows every viewer.
+
+``README.md``'s "Limits" section is checked against :func:`table` by a test: change a limit here and the
+test tells you to update the README.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .errors import DPError
+
+# --- privacy parameters -------------------------------------------------------------------------------
+#: Smallest ε accepted anywhere: below it the noise scale overflows (ε = 1e-320 gave null draws).
+EPSILON_MIN = 1e-6
+#: Largest ε a widget or link offers (the differencing page's grid ends here).
+EPSILON_MAX = 1_000.0
+
+# --- seeds (pictures, data splits and tests only; never the noise of a release) ----------------------
+SEED_MIN = 0
+SEED_MAX = 2**32 - 1  # numpy's legacy range; anything a widget, link or the CLI takes
+
+# --- data sizes ---------------------------------------------------------------------------------------
+#: Rows of the synthetic medical data the CLI generates (`python -m dpcore data medical --n`).
+MEDICAL_MAX_ROWS = 5_000_000
+#: One upload limit for every page and the CLI's CSV reader. `.streamlit/config.toml`'s
+#: server.maxUploadSize is the same number of MiB (a test checks it).
+UPLOAD_MAX_MIB = 50
+UPLOAD_MAX_BYTES = UPLOAD_MAX_MIB * 1024 * 1024
+UPLOAD_MAX_ROWS = 1_000_000
+UPLOAD_MAX_COLUMNS = 200
+
+# --- differencing attack (page, links and CLI) --------------------------------------------------------
+DIFFERENCING_MIN_N = 100
+#: Population a link or widget may request. 5,000,000 cost ~20 s CPU and ~2 GB per rerun.
+DIFFERENCING_MAX_N = 100_000
+DIFFERENCING_MAX_MIN_GROUP = 10_000
+DIFFERENCING_MAX_K_YEARS = 72.0  # the public age range 18–90
+#: Simulated releases: the CLI may ask for this many; the page for fewer (it reruns on every click).
+DIFFERENCING_MAX_TRIALS = 1_000_000
+DIFFERENCING_PAGE_MAX_TRIALS = 200_000
+DIFFERENCING_MAX_CURVE_CELLS = 20_000_000  # epsilons × trials in one vectorised simulation
+
+# --- re-identification page (uniqueness, linkage) ----------------------------------------------------
+REID_MIN_ROWS = 1_000
+REID_MAX_ROWS = 200_000
+LINKAGE_MAX_RECORDS = 10_000  # matching rows printed by `python -m dpcore linkage`
+
+# --- noise draws --------------------------------------------------------------------------------------
+SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.mechanisms.MAX_SIMULATED_DRAWS)
+RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.release.MAX_RELEASE_DRAWS)
+
+# --- background jobs ----------------------------------------------------------------------------------
+WORKERS_MAX = 8  # worker processes on this machine (`jobs workers --start`, `sweep --workers`)
+JOBS_LIST_MAX = 1_000  # `jobs list --limit`
+
+# --- models (engineer B owns the checks in dpcore.training; mirrored here for the README) -------------
+MODEL_MAX_HIDDEN = 4_096
+MODEL_MAX_PARAMS = 2_000_000
+
+# --- caches -------------------------------------------------------------------------------------------
+#: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.
+CACHE_MAX_ENTRIES = 8
+
+
+def mib(n_bytes: int) -> str:
+    """Bytes as MiB for messages: ``52428800`` -> ``'50 MiB'``."""
+    value = n_bytes / (1024 * 1024)
+    return f"{value:.0f} MiB" if value == int(value) else f"{value:.1f} MiB"
+
+
+def check_int_range(value, lo: int, hi: int, name: str, hint: str = "") -> int:
+    """A whole number in ``[lo, hi]`` or a DPError that names the range (bools, NaN, 1.5 refused)."""
+    if isinstance(value, bool):
+        raise DPError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {value!r}")
+    try:
+        f = value if isinstance(value, int) else float(value)
+        ok = isinstance(f, int) or (math.isfinite(f) and f == int(f))
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise DPError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {value!r}")
+    v = int(f)
+    if not lo <= v <= hi:
+        raise DPError(f"{name} must be from {lo:,} to {hi:,}, got {v:,}" + (f"; {hint}" if hint else ""))
+    return v
+
+
+def check_seed(value, name: str = "seed") -> int:
+    """A seed in 0 .. 2³²−1 (what numpy, the widgets and the links accept)."""
+    return check_int_range(value, SEED_MIN, SEED_MAX, name, "seeds are whole numbers like 0, 1, 42")
+
+
+def table() -> list[tuple[str, str]]:
+    """(what, limit) rows for the README's "Limits" section."""
+    return [
+        ("Upload size (every page, CLI CSV reader, Streamlit's server.maxUploadSize)", mib(UPLOAD_MAX_BYTES)),
+        ("Rows in an uploaded CSV", f"{UPLOAD_MAX_ROWS:,}"),
+        ("Columns in an uploaded CSV", f"{UPLOAD_MAX_COLUMNS:,}"),
+        ("Model size (hidden units / parameters)", f"{MODEL_MAX_HIDDEN:,} / {MODEL_MAX_PARAMS:,}"),
+        ("ε accepted (widgets and links)", f"{EPSILON_MIN:g} to {EPSILON_MAX:g}"),
+        ("Seeds (pictures, splits, tests)", f"{SEED_MIN} to {SEED_MAX:,}"),
+        ("Synthetic medical rows (`data medical --n`)", f"{MEDICAL_MAX_ROWS:,}"),
+        ("Differencing population (page, links, CLI)", f"{DIFFERENCING_MIN_N:,} to {DIFFERENCING_MAX_N:,}"),
+        ("Differencing simulated releases (page / CLI)",
+         f"{DIFFERENCING_PAGE_MAX_TRIALS:,} / {DIFFERENCING_MAX_TRIALS:,}"),
+        ("Re-identification rows (page, links)", f"{REID_MIN_ROWS:,} to {REID_MAX_ROWS:,}"),
+        ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
+        ("Background worker processes", f"{WORKERS_MAX}"),
+    ]

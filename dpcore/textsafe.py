@@ -1,0 +1,106 @@
+"""The one home for making untrusted text safe to show or export.
+
+Untrusted text is anything a user or a file chose: column names, cell values, category labels, analyst
+and dataset names, uploaded file names. Use one of these wherever such text is shown:
+
+- :func:`md` — inside Streamlit markdown (``st.markdown``, ``st.caption``, ``st.info``, widget labels,
+  ``st.metric`` labels...). Every ASCII punctuation character is backslash-escaped (CommonMark allows
+  that for all of them), so ``[x](http://evil/)``, ``![i](http://evil/i.png)``, ``<http://evil>``,
+  bare ``http://`` / ``www.`` autolinks, ``:red[...]``/``:material/...:`` directives and ``$latex$``
+  all show as plain text and nothing is fetched from another host. Line breaks become spaces.
+- :func:`md_message` — a whole message that *quotes* untrusted text (a DPError naming an uploaded
+  column): keeps ordinary punctuation readable (``must be > 0``, ``(0, 1)``, ``'age'``) but escapes what
+  makes links, images, HTML and directives (``[ ] < \\``) and breaks bare ``http://`` / ``www.`` autolinks.
+  Prefer :func:`md` on the untrusted part where you build the text yourself.
+- :func:`html` — inside HTML (the report): ``& < > " '`` become entities.
+- :func:`plotly` — inside Plotly titles, axis titles, tick labels, legend names and hover text. Plotly
+  renders a subset of HTML in these (``<a href>``, ``<b>``, ``<br>``, ``<img>`` is ignored); ``& < >``
+  become entities, which Plotly shows as the characters.
+- :func:`csv_cell` / :func:`csv_safe` / :func:`csv_bytes` — CSV exports: a text cell (or header) that
+  starts with ``= + - @``, a tab or a carriage return is prefixed with ``'`` so that a spreadsheet shows
+  it as text instead of running it as a formula (OWASP "CSV injection"). Numbers are left alone.
+
+dpcore never imports streamlit; pages import these from here.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import math
+import re
+import string
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["md", "md_message", "html", "plotly", "csv_cell", "csv_safe", "csv_bytes", "FORMULA_PREFIXES"]
+
+#: First characters that make a spreadsheet treat a cell as a formula (or a command, via DDE).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+_MD_SPECIAL = frozenset(string.punctuation)  # CommonMark: any ASCII punctuation may be backslash-escaped
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return str(value)
+
+
+def md(value: Any) -> str:
+    """``value`` as literal text inside Streamlit markdown: no links, images, HTML, directives or maths."""
+    out = []
+    for ch in _text(value):
+        if ch in ("\r", "\n", "\t", "\f", "\v"):
+            out.append(" ")
+        elif ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|file|data|javascript)(:)|\b(www)(\.)")
+
+
+def md_message(value: Any) -> str:
+    """A message for ``st.error``/``st.warning`` that quotes untrusted text: no links, images or HTML."""
+    text = " ".join(_text(value).split())  # one line
+    text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "\\<")
+    return _AUTOLINK.sub(lambda m: (m.group(1) + "\\:") if m.group(1) else (m.group(3) + "\\."), text)
+
+
+def html(value: Any) -> str:
+    """``value`` as literal text inside HTML (element content or a quoted attribute)."""
+    return _html.escape(_text(value), quote=True)
+
+
+def plotly(value: Any) -> str:
+    """``value`` as literal text in a Plotly label (title, axis, tick, legend, hover): no live tags."""
+    return _text(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text starting with a formula character gets a ``'``."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose text cells and column names cannot run as spreadsheet formulas."""
+    out = df.copy()
+    out.columns = [csv_cell(c) if isinstance(c, str) else c for c in out.columns]
+    for i in range(out.shape[1]):
+        col = out.iloc[:, i]
+        if col.dtype == object or isinstance(col.dtype, (pd.StringDtype, pd.CategoricalDtype)):
+            out.isetitem(i, col.astype(object).map(csv_cell))
+    return out
+
+
+def csv_bytes(df: pd.DataFrame, **to_csv_kwargs) -> bytes:
+    """``df`` as UTF-8 CSV bytes (no index), formula cells neutralised: use for every CSV export."""
+    to_csv_kwargs.setdefault("index", False)
+    return csv_safe(df).to_csv(**to_csv_kwargs).encode()

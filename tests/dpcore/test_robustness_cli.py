@@ -1,0 +1,108 @@
+"""Issue 12: every bad CLI input is one line on stderr and exit 2 (no traceback, no silent success)."""
+
+import io
+import subprocess
+import sys
+
+import pytest
+
+from dpcore import datasets, limits
+from dpcore.cli import main
+
+from ..conftest import ROOT
+
+
+def run(capsys, *args):
+    rc = main(list(args))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def _one_line(err):
+    return len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ["data", "medical", "--n", "10", "--seed", "-1", "--out", "x.csv"],
+    ["data", "medical", "--n", "10", "--seed", str(2**32), "--out", "x.csv"],
+    ["noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "0", "--draws", "2",
+     "--seed", "-5"],
+    ["differencing", "--seed", "-1"],
+    ["differencing", "--epsilon", "1", "--sim-seed", "-1"],
+    ["differencing", "--sim-seed", str(2**53 + 1)],
+    ["differencing", "--n", "5000000"],
+    ["report", "--out", "r.html", "--seed", "-3"],
+    ["jobs", "workers", "--start", "-1"],
+    ["jobs", "workers", "--start", "100000"],
+    ["jobs", "list", "--limit", "0"],
+])
+def test_out_of_range_numbers_are_refused(capsys, tmp_path, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run(capsys, *args)
+    assert rc == 2 and out == "" and _one_line(err), err
+    assert "must be" in err
+
+
+def test_noise_epsilon_1e_320_is_refused_not_null_draws(capsys):
+    rc, out, err = run(capsys, "noise", "--mechanism", "laplace", "--epsilon", "1e-320", "--sensitivity", "1",
+                       "--value", "0", "--draws", "3")
+    assert rc == 2 and out == "" and _one_line(err)
+    assert f"at least {limits.EPSILON_MIN:g}" in err
+
+
+def test_report_out_into_missing_folder(capsys, tmp_path):
+    rc, out, err = run(capsys, "report", "--out", str(tmp_path / "nope" / "r.html"))
+    assert rc == 2 and _one_line(err) and "does not exist" in err
+    assert not (tmp_path / "nope").exists()
+
+
+def test_report_empty_sweep_is_refused(capsys, tmp_path):
+    rc, out, err = run(capsys, "report", "--out", str(tmp_path / "r.html"), "--sweep", "")
+    assert rc == 2 and _one_line(err) and "--sweep needs a sweep id" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_data_out_into_missing_folder(capsys, tmp_path):
+    rc, out, err = run(capsys, "data", "medical", "--n", "10", "--out", str(tmp_path / "nope" / "m.csv"))
+    assert rc == 2 and _one_line(err) and "does not exist" in err
+
+
+def test_duplicate_columns_are_detected_from_the_header():
+    with pytest.raises(datasets.DPError, match="duplicate column names: 'age'"):
+        datasets.read_csv(b"age,sex,age\n34,F,35\n")
+    with pytest.raises(datasets.DPError, match="duplicate"):
+        datasets.read_csv(io.BytesIO(b"\xef\xbb\xbfa, a\n1,2\n"))
+    assert list(datasets.read_csv(b"age,age.1\n1,2\n").columns) == ["age", "age.1"]  # distinct names are fine
+
+
+def test_upload_limit_message_says_mib():
+    with pytest.raises(datasets.DPError, match=r"larger than 1 MiB"):
+        datasets.read_csv(b"a\n" + b"1\n" * (2**20), max_bytes=2**20)
+
+
+def test_broken_pipe_is_one_line_exit_2():
+    """`python -m dpcore ... | head`: the reader goes away; one line on stderr, exit 2, no traceback.
+
+    The read end is closed before the command writes (it is still importing), so its write fails for sure.
+    """
+    cmd = [sys.executable, "-m", "dpcore", "noise", "--mechanism", "laplace", "--epsilon", "1",
+           "--sensitivity", "1", "--value", "0", "--draws", "20000", "--seed", "1"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    p.stdout.close()  # what `head` does once it has what it wants
+    err = p.stderr.read().decode()
+    rc = p.wait(timeout=120)
+    assert rc == 2, err
+    assert _one_line(err) and "broken pipe" in err
+
+
+def test_broken_pipe_in_process(capsys, monkeypatch):
+    class Closed(io.StringIO):
+        def write(self, s):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    monkeypatch.setattr("dpcore.cli._quiet_stdout", lambda: None)
+    rc = main(["noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "0",
+               "--draws", "3", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and _one_line(err) and "broken pipe" in err

@@ -1,0 +1,66 @@
+"""dpcore.textsafe: untrusted text shown as text (markdown, HTML, Plotly) and CSV exports without formulas."""
+
+import io
+import re
+
+import pandas as pd
+
+from dpcore import textsafe
+
+EVIL = '[x](http://evil/)![i](http://evil/i.png)<a href="http://evil">a</a>'
+
+
+def _unescape_md(s: str) -> str:
+    return re.sub(r"\\(.)", r"\1", s)
+
+
+def test_md_escapes_links_images_html_and_directives():
+    out = textsafe.md(EVIL + " :red[x] :material/home: $x$ www.evil.com\nline")
+    # every markdown/HTML special is escaped: no unescaped [ ( ! < : $ left
+    assert not re.search(r"(?<!\\)[\[\]()!<>:$.]", out)
+    assert "\n" not in out
+    # and reading the escapes back gives the original text (what the user sees)
+    assert _unescape_md(out) == EVIL + " :red[x] :material/home: $x$ www.evil.com line"
+
+
+def test_md_plain_words_unchanged():
+    assert textsafe.md("age") == "age"
+    assert textsafe.md("Jan Kees") == "Jan Kees"
+    assert textsafe.md(None) == ""
+    assert textsafe.md(34) == "34"
+
+
+def test_html_escapes_tags_and_quotes():
+    out = textsafe.html(EVIL)
+    assert "<" not in out and ">" not in out and '"' not in out
+    assert "&lt;a href=&quot;http://evil&quot;&gt;" in out
+
+
+def test_plotly_label_has_no_live_tags():
+    out = textsafe.plotly(EVIL + " & <b>bold</b><br>")
+    assert "<" not in out and ">" not in out
+    assert "&lt;a href=" in out and "&amp;" in out
+
+
+def test_csv_cells_neutralised_numbers_kept():
+    df = pd.DataFrame({
+        "=cmd|' /C calc'!A0": ['=HYPERLINK("http://evil","x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "ok"],
+        "n": [-1, 2, 3, 4, 5, 6, 7],
+    })
+    safe = textsafe.csv_safe(df)
+    assert list(safe.columns) == ["'=cmd|' /C calc'!A0", "n"]
+    col = safe.iloc[:, 0].tolist()
+    assert all(v.startswith("'") for v in col[:6]), col
+    assert col[6] == "ok"
+    assert safe["n"].tolist() == [-1, 2, 3, 4, 5, 6, 7]  # numbers are not text: left alone
+    # the bytes a download gets: the HYPERLINK cell starts with a quote, not with =
+    text = textsafe.csv_bytes(df.iloc[[0]]).decode()
+    row = pd.read_csv(io.StringIO(text)).iloc[0, 0]
+    assert row == '\'=HYPERLINK("http://evil","x")'
+
+
+def test_csv_categorical_and_string_dtypes():
+    df = pd.DataFrame({"c": pd.Categorical(["=1", "a"]), "s": pd.array(["@x", "b"], dtype="string")})
+    out = textsafe.csv_safe(df)
+    assert out["c"].tolist() == ["'=1", "a"] and out["s"].tolist() == ["'@x", "b"]
+    assert df["c"].tolist() == ["=1", "a"]  # the input is not changed
