@@ -7,10 +7,15 @@ answer and its sensitivity — no noise. :meth:`Prepared.release` draws the nois
 with its 95% error interval. :func:`ask` ties this to the budget ledger: check, draw, store, in one
 transaction.
 
-Neighbouring datasets: add or remove one row (unbounded DP), except MEAN with ``public_n=True``
-(replace one row, the number of rows is treated as public). Sensitivities:
+Neighbouring datasets: add or remove one row (unbounded DP) — the one relation of the ledger — except MEAN
+with ``public_n=True`` (replace one row, the number of rows is treated as public), which is therefore never
+answered through the ledger (:func:`ask` refuses it; it stays available to :meth:`Prepared.release` for
+teaching). Sensitivities:
 
-* COUNT: 1.  HISTOGRAM: 1 (one row moves one bin by one; L1 = L2 = 1, so every bin gets the full ε).
+* COUNT: 1.  HISTOGRAM: derived from the bins released: categories are canonicalised by the column's type
+  (34 == 34.0 == "3.4e1"; true/yes/1 are one category) and must be distinct, so the bins (with "(other)")
+  partition the rows: adding or removing one row changes exactly one bin by one (L1 = L2 = 1), and every bin
+  gets the full ε.
 * SUM over values clamped to public bounds [lo, hi]: max(|lo|, |hi|).
 * MEAN (default): a noisy sum of (x − c), c = (lo + hi)/2, sensitivity (hi − lo)/2, with ε/2, divided
   by a noisy count with ε/2 (δ/2 each for Gaussian); total cost ε (and δ) by basic composition.
@@ -40,6 +45,9 @@ _COND_RE = re.compile(r"^\s*(?P<col>[^<>=!]+?)\s*(?P<op>>=|<=|!=|=|>|<)\s*(?P<va
 _TRUE = {"true", "1", "yes", "y", "t"}
 _FALSE = {"false", "0", "no", "n", "f"}
 MAX_BINS = 200
+MAX_EPSILON = 100.0  # per query: above this a release protects nobody (and exp(-ε) underflows)
+NEIGHBOUR = "add or remove one patient's record"
+NOT_DP = "reproducible noise: not a DP release"
 
 
 # --- conditions ------------------------------------------------------------------------------------
@@ -105,6 +113,9 @@ def _mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
             target = float(val)
         except ValueError:
             raise DPError(f"column {cond.column!r} is numeric; compare it with a number, not {val!r}") from None
+        if math.isnan(target):
+            raise DPError(f"condition {cond.text()!r} can never match (NaN equals nothing, not even a missing "
+                          "value); compare with a number, e.g. age>=65")
         x = s.to_numpy(dtype=float)
         ops = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
                ">=": np.greater_equal}
@@ -203,7 +214,9 @@ class Query:
         if self.kind == "mean":
             return f"ε = {eps:g}{dtxt} on the clamped mean; the row count n is treated as public"
         if self.kind == "histogram":
-            return f"ε = {eps:g}{dtxt} for the whole histogram: bins are disjoint, so each bin gets the full ε"
+            return (f"ε = {eps:g}{dtxt} for the whole histogram: the bins are disjoint (each record falls in exactly "
+                    "one), so adding or removing one record changes one bin by 1 (Δ = 1) and each bin gets the "
+                    "full ε")
         return f"ε = {eps:g}{dtxt} on one noisy {self.kind}"
 
 
@@ -214,6 +227,9 @@ def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, 
     if kind not in KINDS:
         raise DPError(f"unknown query kind {kind!r}; choose one of {', '.join(KINDS)}")
     eps = check_epsilon(epsilon)
+    if eps > MAX_EPSILON:
+        raise DPError(f"epsilon must be at most {MAX_EPSILON:g} for one query, got {eps:g}; try 0.1–10 (an ε this "
+                      "large protects nobody)")
     mechanism = str(mechanism).strip().lower()
     if mechanism not in MECHANISMS:
         raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
@@ -239,7 +255,8 @@ def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, 
         if categories is not None:
             if isinstance(categories, str):
                 categories = [c for c in categories.split(",")]
-            categories = tuple(dict.fromkeys(str(c).strip() for c in categories if str(c).strip()))
+            categories = tuple(dict.fromkeys(str(c).strip() for c in categories if str(c).strip()))  # same text
+            # (several spellings of one value, e.g. 34 and 34.0, are refused in prepare(), once the type is known)
             if not categories:
                 raise DPError("categories is empty; list the public categories separated by commas, e.g. F,M")
             if len(categories) > MAX_BINS:
@@ -336,7 +353,9 @@ class Prepared:
         gauss = q.mechanism == "gaussian"
         out = {"query": q.describe(), "kind": q.kind, "mechanism": q.mechanism, "epsilon": q.epsilon,
                "delta": q.delta if gauss else 0.0, "cost_note": q.cost_note(), "interval_level": 0.95,
-               "secure": random_state is None}
+               "secure": random_state is None, "neighbour": NEIGHBOUR}
+        if random_state is not None:
+            out["label"] = NOT_DP
 
         def count_noise(value, eps, dl, sens=1):
             if gauss:
@@ -388,13 +407,14 @@ class Prepared:
                        rho=rho_of(q.mechanism, e2, d2, self.sensitivity) + rho_of(q.mechanism, e2, d2, 1.0))
         else:  # histogram
             counts, lows, highs = [], [], []
+            sens = int(self.sensitivity)  # derived from the bins in prepare(): 1 when they partition the rows
             for tc in self.true_counts:
-                v, t = count_noise(tc, q.epsilon, q.delta)
+                v, t = count_noise(tc, q.epsilon, q.delta, sens)
                 counts.append(v)
                 lows.append(v - t)
                 highs.append(v + t)
-            out.update(answer=counts, labels=list(self.labels), interval=[lows, highs], sensitivity=1.0,
-                       rho=rho_of(q.mechanism, q.epsilon, q.delta, 1.0))
+            out.update(answer=counts, labels=list(self.labels), interval=[lows, highs], sensitivity=float(sens),
+                       rho=rho_of(q.mechanism, q.epsilon, q.delta, float(sens)))
         out["interval_note"] = _interval_note(q)
         return out
 
@@ -443,27 +463,71 @@ def prepare(df: pd.DataFrame, query: Query) -> Prepared:
         return Prepared(q, n_rows, true_sum=float((x - c).sum()), true_count=int(len(x)),
                         sensitivity=(hi - lo) / 2, n_total=len(df))
     # histogram
-    labels, counts = _histogram_bins(s[mask], q)
-    return Prepared(q, n_rows, labels=labels, true_counts=counts, sensitivity=1.0, n_total=len(df))
+    labels, counts, sens = _histogram_bins(s[mask], q)
+    return Prepared(q, n_rows, labels=labels, true_counts=counts, sensitivity=sens, n_total=len(df))
 
 
-def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int]]:
+def canonical_category(s: pd.Series, column: str, text: str):
+    """A histogram category as a value of the column's type: a float for numbers (34 == 34.0 == "3.4e1"),
+    True/False for booleans (true/yes/1/t/y are one value), the stripped text otherwise."""
+    val = str(text).strip()
+    if pd.api.types.is_bool_dtype(s):
+        low = val.lower()
+        if low not in _TRUE | _FALSE:
+            raise DPError(f"column {column!r} is true/false; its categories are true and false, not {val!r}")
+        return low in _TRUE
+    if _is_numeric(s):
+        try:
+            v = float(val)
+        except ValueError:
+            raise DPError(f"column {column!r} is numeric; category {val!r} is not a number") from None
+        if math.isnan(v):
+            raise DPError(f"category {val!r} of column {column!r} can never match; list numbers")
+        return 0.0 if v == 0 else v
+    return val
+
+
+def _category_label(value) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:g}" if float(f"{value:g}") == value else repr(value)
+    return value
+
+
+def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float]:
+    """Labels, true counts and the L1 sensitivity of the released bins (1 when they partition the rows)."""
     if q.categories is not None:
-        labels = list(q.categories)
-        counts = []
-        for cat in labels:
-            counts.append(int(_mask(s.to_frame(q.column), Condition(q.column, "=", cat)).sum()))
-        matched = sum(counts)
-        labels.append("(other)")
-        counts.append(int(len(s) - matched))
-        return labels, counts
+        seen: dict = {}
+        for cat in q.categories:
+            v = canonical_category(s, q.column, cat)
+            if v in seen:
+                raise DPError(f"categories {seen[v]!r} and {cat!r} are the same value of column {q.column!r}: they "
+                              "would count the same people twice at the price of one; list each category once")
+            seen[v] = cat
+        masks = []
+        for v in seen:
+            if isinstance(v, bool):
+                masks.append(s.fillna(not v).to_numpy(dtype=bool) == v)
+            elif isinstance(v, float):
+                masks.append(s.to_numpy(dtype=float) == v)
+            else:
+                masks.append(s.astype("string").str.strip().eq(v).fillna(False).to_numpy(dtype=bool))
+        hits = np.sum(masks, axis=0) if masks else np.zeros(len(s), dtype=int)
+        if len(s) and hits.max() > 1:  # pragma: no cover - impossible for distinct canonical values
+            raise DPError(f"categories of {q.column!r} select overlapping rows; list disjoint categories")
+        labels = [_category_label(v) for v in seen] + ["(other)"]
+        counts = [int(m.sum()) for m in masks] + [int((hits == 0).sum())]
+        return labels, counts, 1.0  # bins + (other) partition the rows: one record moves one bin by 1
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats = [str(c) for c in s.dtype.categories]
+        if len(set(cats)) != len(cats):
+            raise DPError(f"column {q.column!r} declares categories that read the same; list them explicitly")
         vc = s.astype(str).value_counts()
-        return cats, [int(vc.get(c, 0)) for c in cats]
+        return cats, [int(vc.get(c, 0)) for c in cats], 1.0
     if pd.api.types.is_bool_dtype(s):
         x = s.to_numpy(dtype=bool)
-        return ["False", "True"], [int((~x).sum()), int(x.sum())]
+        return ["False", "True"], [int((~x).sum()), int(x.sum())], 1.0
     if _is_numeric(s):
         if q.bounds is None:
             raise DPError(f"HISTOGRAM of numeric column {q.column!r} needs public bounds LO:HI and a number of "
@@ -475,34 +539,147 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int]]:
         counts, _ = np.histogram(x, bins=edges)
         labels = [f"[{a:g}, {b:g}{']' if i == q.bins - 1 else ')'}"
                   for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
-        return labels, [int(c) for c in counts]
+        return labels, [int(c) for c in counts], 1.0  # half-open bins: each value in exactly one
     raise DPError(f"HISTOGRAM of text column {q.column!r} needs its public list of categories (the values seen "
                   "in the data are themselves private); pass them separated by commas, e.g. --categories F,M")
+
+
+# --- dataset identity ------------------------------------------------------------------------------
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+SKETCH_K = 256
+MAX_SKETCH_COLUMNS = 64
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on uint64 arrays (wrapping arithmetic): a stable, well-spread hash."""
+    with np.errstate(over="ignore"):
+        z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _h64(text: str) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+def _cell_hashes(s: pd.Series, name: str) -> np.ndarray:
+    """One uint64 per cell, equal for equal values whatever their format: numbers by value (34 == 34.0 ==
+    "3.4e1", also inside text columns), booleans as 1/0, text stripped, missing values as one value."""
+    col = np.uint64(_h64("col\x1f" + name))
+    if pd.api.types.is_bool_dtype(s) or _is_numeric(s):
+        num = s.astype(float).to_numpy(dtype=float)
+        text = None
+    else:
+        obj = s.astype(object)
+        low = obj.map(lambda v: v.strip().lower() if isinstance(v, str) else v)
+        num = pd.to_numeric(low.replace({"true": 1.0, "false": 0.0}), errors="coerce").to_numpy(dtype=float)
+        text = obj
+    num = np.where(num == 0, 0.0, num)  # -0.0 == 0.0
+    isnum = ~np.isnan(num)
+    out = _mix(np.where(isnum, num, 0.0).view(np.uint64) ^ col)
+    if text is not None:
+        missing = text.isna().to_numpy()
+        rest = ~isnum & ~missing
+        if rest.any():
+            codes, uniques = pd.factorize(text[rest].map(lambda v: str(v).strip()))
+            uh = np.array([_h64("txt\x1f" + u) for u in uniques], dtype=np.uint64)
+            out[rest] = _mix(uh[codes] ^ col)
+        nan_mask = missing | (~isnum & ~rest)
+    else:
+        nan_mask = ~isnum
+    out[nan_mask] = _mix(np.full(int(nan_mask.sum()), _h64("na"), dtype=np.uint64) ^ col)
+    return out
+
+
+def _row_hashes(df: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Column names (stripped, sorted), per-cell hashes (n × c) and per-row hashes (sum of the cells: independent
+    of column order)."""
+    names = [str(c).strip() for c in df.columns]
+    if len(set(names)) != len(names):
+        raise DPError("the table has duplicate column names; rename them so that each column is named once")
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    cells = np.empty((len(df), len(names)), dtype=np.uint64)
+    for j, i in enumerate(order):
+        cells[:, j] = _cell_hashes(df.iloc[:, i], names[i])
+    with np.errstate(over="ignore"):
+        rows = cells.sum(axis=1, dtype=np.uint64) if len(names) else np.zeros(len(df), dtype=np.uint64)
+    return [names[i] for i in order], cells, rows
+
+
+def _fingerprint(names, rows) -> str:
+    import hashlib
+
+    h = hashlib.sha256(json.dumps({"columns": names, "rows": int(len(rows))}).encode())
+    h.update(np.sort(rows).astype("<u8").tobytes())
+    return h.hexdigest()
+
+
+def _bottom(x: np.ndarray, k: int = SKETCH_K) -> list[int]:
+    if len(x) > k:
+        x = np.partition(x, k - 1)[:k]
+    return [int(v) for v in np.sort(x)]
+
+
+def dataset_identity(df: pd.DataFrame) -> dict:
+    """What the ledger registers about a table: a fingerprint that ignores row order, column order and number
+    formatting; n, the column names; and bottom-k sketches of the row hashes (all columns, and each column left
+    out) so that a near-identical table (a column added or dropped, a few rows changed) is recognised."""
+    if not isinstance(df, pd.DataFrame) or len(df) == 0 or df.shape[1] == 0:
+        raise DPError("a dataset needs at least one row and one column")
+    from .ledger import content_hash
+
+    names, cells, rows = _row_hashes(df)
+    sketch = {"": _bottom(rows)}
+    if 1 < len(names) <= MAX_SKETCH_COLUMNS:
+        with np.errstate(over="ignore"):
+            for j, name in enumerate(names):
+                sketch[name] = _bottom(rows - cells[:, j])
+    return {"fingerprint": _fingerprint(names, rows), "n_rows": int(len(df)), "columns": names, "sketch": sketch,
+            "legacy_keys": [content_hash(df.to_csv(index=False).encode())]}
 
 
 # --- with the ledger -------------------------------------------------------------------------------
 
 
 def dataset_key(df: pd.DataFrame) -> str:
-    """Content hash of a table (same rows and columns -> same key, whatever the file name or dtype)."""
-    from .ledger import content_hash
+    """The table's fingerprint: the same rows and columns give the same key whatever their order, the number
+    format (34 vs 34.0), the file name or the dtype."""
+    if not isinstance(df, pd.DataFrame) or len(df) == 0 or df.shape[1] == 0:
+        raise DPError("a dataset needs at least one row and one column")
+    names, _, rows = _row_hashes(df)
+    return _fingerprint(names, rows)
 
-    return content_hash(df.to_csv(index=False).encode())
 
+def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, delta_budget=None, random_state=None,
+        dataset: str | None = None, path=None) -> dict:
+    """Answer ``query`` for ``analyst`` on the registered dataset ``df`` within their budget (ε and δ). See
+    :func:`dpcore.ledger.spend`.
 
-def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, random_state=None, dataset: str | None = None,
-        path=None) -> dict:
-    """Answer ``query`` for ``analyst`` on ``df`` within their budget. See :func:`dpcore.ledger.spend`.
-
-    Validates first (bad input costs nothing), then spends and draws in one ledger transaction. An identical
-    earlier question (same analyst, data, query and ε) returns the stored answer for free.
+    Validates first (bad input costs nothing), then spends and draws in one ledger transaction, always from a
+    cryptographically secure source: a seed (``random_state``) is refused, since replaying seeded noise would
+    recover the exact answer. An identical earlier question (same analyst, data, query and ε) returns the stored
+    answer for free. MEAN with a public n (a replace-one mechanism) is refused: the ledger charges every answer
+    under one relation, add or remove one record.
     """
     from . import ledger
 
+    if random_state is not None:
+        raise DPError("a seeded answer cannot be charged to a budget: anyone with the seed could replay the noise "
+                      "and recover the exact answer; drop the seed (answers through the ledger always use a secure "
+                      "random source); nothing was spent")
+    if query.kind == "mean" and query.public_n:
+        raise DPError("MEAN with a public n protects against replacing one record, not adding or removing one (its "
+                      "interval reveals n), so the ledger does not charge it; untick 'public n' (the mean is then a "
+                      "noisy sum / noisy count), or see the teaching view on the noise page; nothing was spent")
     prepared = prepare(df, query)
     key = dataset or dataset_key(df)
-    return ledger.spend(analyst, key, query.canonical(), query.epsilon, lambda: prepared.release(random_state),
-                        budget=budget, delta=query.delta, description=query.describe(), path=path)
+    return ledger.spend(analyst, key, query.canonical(), query.epsilon, lambda: prepared.release(None),
+                        budget=budget, delta=query.delta, delta_budget=delta_budget, description=query.describe(),
+                        path=path)
 
 
 def composition_entries(events) -> list[dict]:

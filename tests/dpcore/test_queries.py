@@ -141,6 +141,7 @@ def test_noise_is_drawn_only_by_the_release_path(df, monkeypatch):
 
 
 def test_ask_spends_repeats_free_and_refuses_without_noise(df, monkeypatch):
+    ledger.register_builtin("medical 1000", queries.dataset_identity(df))
     q = make_query("count", epsilon=0.6, condition="sex=F")
     a = queries.ask(df, "ann", q, budget=1.0)
     b = queries.ask(df, "ann", q)
@@ -243,3 +244,101 @@ def test_public_n_mean_imputes_missing_values_with_the_midpoint():
     assert p.true_value == pytest.approx((0 + 10 + 5 + 10) / 4) and p.sensitivity == pytest.approx(10 / 4)
     p = prepare(data, make_query("mean", epsilon=1, column="x", bounds=(0, 10)))
     assert p.true_count == 3  # without public n, missing values are left out of the noisy count
+
+
+# --- issue 11: budget bypasses ---------------------------------------------------------------------
+
+
+def test_ask_refuses_a_seed_and_spends_nothing(df):
+    ledger.register_builtin("medical 1000", queries.dataset_identity(df))
+    with pytest.raises(DPError, match="seeded answer cannot be charged"):
+        queries.ask(df, "ann", make_query("count", epsilon=0.5, condition="sex=F"), budget=1.0, random_state=7)
+    assert not ledger.status("ann", queries.dataset_key(df), with_history=False)["exists"]
+    r = queries.ask(df, "ann", make_query("count", epsilon=0.5, condition="sex=F"), budget=1.0)
+    assert r["answer"]["secure"] is True and "label" not in r["answer"]
+    # a seeded answer outside the ledger is labelled as what it is
+    assert prepare(df, make_query("count", epsilon=1, condition="sex=F")).release(3)["label"] == queries.NOT_DP
+
+
+def test_ask_refuses_mean_with_public_n(df):
+    ledger.register_builtin("medical 1000", queries.dataset_identity(df))
+    q = make_query("mean", epsilon=0.5, column="age", bounds=(18, 90), public_n=True)
+    with pytest.raises(DPError, match="replacing one record.*noise page"):
+        queries.ask(df, "ann", q, budget=1.0)
+    assert not ledger.status("ann", queries.dataset_key(df), with_history=False)["exists"]
+
+
+def test_ask_charges_delta_and_refuses_when_it_does_not_fit(df):
+    ledger.register_builtin("medical 1000", queries.dataset_identity(df))  # n = 1000: δ total 1e-4
+    q = make_query("count", epsilon=0.001, condition="sex=F", mechanism="gaussian", delta=0.49)
+    with pytest.raises(DPError, match="not below 1/n"):  # the audit's ±1 answer for almost nothing
+        queries.ask(df, "ann", q, budget=1.0)
+    r = queries.ask(df, "ann", make_query("count", epsilon=0.1, condition="sex=F", mechanism="gaussian",
+                                          delta=8e-5), budget=1.0)
+    assert r["delta_spent_now"] == 8e-5 and r["delta_remaining"] == pytest.approx(2e-5)
+    with pytest.raises(BudgetExceededError, match="needs δ"):
+        queries.ask(df, "ann", make_query("count", epsilon=0.1, condition="sex=M", mechanism="gaussian",
+                                          delta=3e-5))
+
+
+@pytest.mark.parametrize("cats", ["34,34.0", "34, 3.4e1", "34,+34"])
+def test_histogram_spellings_of_one_number_are_refused(df, cats):
+    with pytest.raises(DPError, match="same value of column 'age'"):
+        prepare(df, make_query("histogram", epsilon=1, column="age", categories=cats))
+
+
+@pytest.mark.parametrize("cats", ["true,yes", "True,1", "t,y"])
+def test_histogram_truthy_words_are_one_category(df, cats):
+    with pytest.raises(DPError, match="same value of column 'has_rare_disease'"):
+        prepare(df, make_query("histogram", epsilon=1, column="has_rare_disease", categories=cats))
+
+
+def test_histogram_bins_partition_the_rows(df, csv_df):
+    for data in (df, csv_df):
+        p = prepare(data, make_query("histogram", epsilon=1, column="age", categories="34,35.0,3.6e1"))
+        assert p.labels == ["34", "35", "36", "(other)"] and sum(p.true_counts) == len(df)
+        assert p.true_counts[:3] == [int((df.age == a).sum()) for a in (34, 35, 36)]
+        assert p.sensitivity == 1.0
+        b = prepare(data, make_query("histogram", epsilon=1, column="has_rare_disease", categories="yes,false"))
+        assert b.labels == ["True", "False", "(other)"] and b.true_counts[2] == 0
+
+
+def test_condition_that_can_never_match_is_refused(df):
+    for cond in ("age=nan", "age>=NaN", "age!=nan"):
+        with pytest.raises(DPError, match="can never match"):
+            prepare(df, make_query("count", epsilon=1, condition=cond))
+
+
+def test_epsilon_above_the_query_limit_is_refused():
+    with pytest.raises(DPError, match="at most 100"):
+        make_query("count", epsilon=710)
+
+
+def test_dataset_identity_ignores_order_and_number_format(df):
+    key = queries.dataset_key(df)
+    shuffled = df.sample(frac=1, random_state=3)[list(reversed(df.columns))].reset_index(drop=True)
+    assert queries.dataset_key(shuffled) == key
+    text = df.to_csv(index=False).replace(",34,", ",34.0,").encode()
+    assert queries.dataset_key(datasets.read_csv(text)) == key
+    assert queries.dataset_key(df.iloc[1:]) != key and queries.dataset_key(df.drop(columns="salary")) != key
+
+
+def test_near_identical_data_is_not_registered_quietly(df, monkeypatch):
+    monkeypatch.setenv(ledger.ADMIN_ENV, "tok")
+    ledger.register_dataset("clinic", queries.dataset_identity(df), token="tok")
+    near = {
+        "one row dropped": df.iloc[1:],
+        "a column added": df.assign(extra=1),
+        "a column dropped": df.drop(columns="zip_code"),
+        "reordered and reformatted": df.sample(frac=1, random_state=1).astype({"age": float}).iloc[3:],
+    }
+    for what, data in near.items():
+        with pytest.raises(DPError, match="nearly equals the registered dataset 'clinic'"):
+            ledger.register_dataset(f"copy ({what})", queries.dataset_identity(data), token="tok")
+    with pytest.raises(DPError, match="already registered as 'clinic'"):
+        ledger.register_dataset("same", queries.dataset_identity(df.iloc[::-1]), token="tok")
+    # different people with the same columns register; so does a near copy the admin confirms explicitly
+    other = datasets.medical(1000, seed=5)
+    assert ledger.register_dataset("other clinic", queries.dataset_identity(other), token="tok")["n_rows"] == 1000
+    r = ledger.register_dataset("confirmed", queries.dataset_identity(df.iloc[1:]), token="tok", allow_similar=True)
+    assert r["name"] == "confirmed"

@@ -6,17 +6,29 @@ import sys
 
 import pytest
 
-from dpcore import datasets
+from dpcore import datasets, ledger
 from dpcore.cli import main
 
 from ..conftest import ROOT
 
 
+TOKEN = "test-admin-token"
+
+
 @pytest.fixture
-def csv(tmp_path):
+def raw_csv(tmp_path):
     path = tmp_path / "medical.csv"
     datasets.medical(1000, seed=1).to_csv(path, index=False)
     return str(path)
+
+
+@pytest.fixture
+def csv(raw_csv, monkeypatch, capsys):
+    """The CSV, registered by an admin (only registered datasets have budgets)."""
+    monkeypatch.setenv(ledger.ADMIN_ENV, TOKEN)
+    assert main(["budget", "register", "--data", raw_csv, "--name", "medical-1"]) == 0
+    capsys.readouterr()
+    return raw_csv
 
 
 def _run(capsys, *args):
@@ -26,11 +38,13 @@ def _run(capsys, *args):
 
 
 def test_query_spends_repeats_and_refuses(csv, capsys):
-    base = ["query", "--data", csv, "--analyst", "ann", "--seed", "1"]
+    base = ["query", "--data", csv, "--analyst", "ann"]
     code, out, _ = _run(capsys, *base, "--budget", "1.0", "--epsilon", "0.5", "--count", "sex=F", "--where",
                         "age>=40")
     assert code == 0 and out["epsilon_spent"] == 0.5 and out["remaining"] == 0.5 and not out["reused"]
-    assert out["query"] == "COUNT(*) WHERE sex=F AND age>=40" and out["secure"] is False
+    assert out["query"] == "COUNT(*) WHERE sex=F AND age>=40" and out["secure"] is True
+    assert out["dataset_name"] == "medical-1" and out["delta_total"] == pytest.approx(1e-4)
+    assert out["neighbour"] == "add or remove one patient's record"
     code, again, _ = _run(capsys, *base, "--epsilon", "0.5", "--where", "age>=40", "--count", "sex=F")
     assert code == 0 and again["reused"] and again["answer"] == out["answer"] and again["epsilon_spent"] == 0
     code, mean, _ = _run(capsys, *base, "--epsilon", "0.4", "--mean", "age", "--bounds", "18:90")
@@ -44,7 +58,7 @@ def test_query_spends_repeats_and_refuses(csv, capsys):
     assert code == 0 and st["remaining"] == 0 and st["total"] == 1.0
     assert [e["kind"] for e in st["history"]] == ["create", "spend", "reuse", "spend", "refused", "spend"]
     code, r, _ = _run(capsys, "budget", "reset", "--data", csv, "--analyst", "ann", "--admin", "root", "--confirm",
-                      "--total", "2")
+                      "--total", "2", "--admin-token", TOKEN)
     assert code == 0 and r["remaining"] == 2.0
     code, _, err = _run(capsys, "budget", "reset", "--data", csv, "--analyst", "ann", "--admin", "root")
     assert code == 2 and "confirmed" in err
@@ -73,8 +87,8 @@ def test_bad_inputs_exit_2_with_one_line(csv, capsys, args, message):
     assert code == 2 and out is None and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_exit_code_3_from_a_real_process(csv, tmp_path):
-    env_home = str(tmp_path / "home")
+def test_exit_code_3_from_a_real_process(csv, tmp_path, dp_home):
+    env_home = str(dp_home)
     cmd = [sys.executable, "-m", "dpcore", "query", "--data", csv, "--analyst", "dee", "--budget", "0.1",
            "--epsilon", "0.5", "--count", "sex=F"]
     import os
@@ -83,3 +97,80 @@ def test_exit_code_3_from_a_real_process(csv, tmp_path):
                        env={**os.environ, "DP_EXPLORER_HOME": env_home})
     assert r.returncode == 3 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert "budget exceeded" in r.stderr
+
+
+def _files(home):
+    return sorted(p.name for p in home.iterdir()) if home.exists() else []
+
+
+def test_seed_with_the_ledger_is_refused_and_spends_nothing(csv, capsys):
+    for seed in ("1", "-1", str(2 ** 40)):
+        code, out, err = _run(capsys, "query", "--data", csv, "--analyst", "ann", "--budget", "1", "--epsilon", "0.5",
+                              "--count", "sex=F", "--seed", seed)
+        assert code == 2 and out is None and "--seed cannot be used with the budget ledger" in err
+    assert not ledger.status("ann", _key(csv), with_history=False)["exists"]
+
+
+def _key(csv):
+    from dpcore import queries
+
+    return queries.dataset_key(datasets.read_csv(csv))
+
+
+@pytest.mark.parametrize("args, message, code_", [
+    (["--epsilon", "0.1", "--sum", ""], "--sum needs a column name", 2),
+    (["--epsilon", "0.1", "--mean", " "], "--mean needs a column name", 2),
+    (["--epsilon", "0.1", "--histogram", ""], "--histogram needs a column name", 2),
+    (["--epsilon", "0.1", "--count", "age=nan"], "can never match", 2),
+    (["--epsilon", "710", "--count", "sex=F"], "at most 100", 2),
+    (["--epsilon", "0.001", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "0.49"], "not below 1/n", 2),
+    (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian"], "needs --delta", 2),
+    (["--epsilon", "0.1", "--mean", "age", "--bounds", "18:90", "--public-n"], "replacing one record", 2),
+    (["--epsilon", "0.1", "--histogram", "age", "--categories", "34,34.0"], "same value", 2),
+    (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "2e-4"], "needs δ = 0.0002", 3),
+    (["--epsilon", "0.1", "--count", "sex=F", "--delta-budget", "0.01"], "above 1/n", 2),
+])
+def test_more_bad_inputs_spend_nothing(csv, capsys, args, message, code_):
+    code, out, err = _run(capsys, "query", "--data", csv, "--analyst", "cy", "--budget", "1", *args)
+    assert code == code_ and out is None and message in err and len(err.strip().splitlines()) == 1
+    assert ledger.status("cy", _key(csv), with_history=False)["spent"] == 0.0
+
+
+def test_unregistered_data_cannot_be_queried(raw_csv, capsys):
+    code, out, err = _run(capsys, "query", "--data", raw_csv, "--analyst", "ann", "--budget", "1", "--epsilon", "0.1",
+                          "--count", "sex=F")
+    assert code == 2 and "not a registered dataset" in err and "budget register" in err
+
+
+def test_admin_commands_need_the_token(raw_csv, capsys, monkeypatch):
+    monkeypatch.delenv(ledger.ADMIN_ENV, raising=False)
+    code, _, err = _run(capsys, "budget", "register", "--data", raw_csv, "--name", "x")
+    assert code == 2 and "admin actions are disabled" in err and ledger.ADMIN_ENV in err
+    monkeypatch.setenv(ledger.ADMIN_ENV, TOKEN)
+    code, _, err = _run(capsys, "budget", "register", "--data", raw_csv, "--name", "x", "--admin-token", "nope")
+    assert code == 2 and "wrong" in err
+    code, _, err = _run(capsys, "budget", "reset", "--data", raw_csv, "--analyst", "a", "--admin", "r", "--confirm",
+                        "--admin-token", "nope")
+    assert code == 2 and "wrong" in err
+    code, out, _ = _run(capsys, "budget", "register", "--data", raw_csv, "--name", "x")  # token from the env
+    assert code == 0 and out["name"] == "x" and out["n_rows"] == 1000
+
+
+def test_look_alike_analysts_share_a_budget_on_the_cli(csv, capsys):
+    assert _run(capsys, "query", "--data", csv, "--analyst", "Ann Lee", "--budget", "1", "--epsilon", "0.8",
+                "--count", "sex=F")[0] == 0
+    code, _, err = _run(capsys, "query", "--data", csv, "--analyst", " ANN  lee", "--epsilon", "0.5", "--count",
+                        "sex=M")
+    assert code == 3 and "only ε = 0.2" in err
+
+
+def test_budget_status_on_a_corrupted_ledger_is_one_line(csv, capsys, dp_home):
+    ledger._drop()
+    for f in dp_home.glob("ledger.sqlite*"):
+        f.unlink()
+    (dp_home / "ledger.sqlite").write_bytes(b"garbage" * 1000)
+    code, out, err = _run(capsys, "budget", "status", "--data", csv, "--analyst", "ann")
+    assert code == 2 and "damaged" in err and len(err.strip().splitlines()) == 1
+    code, out, err = _run(capsys, "query", "--data", csv, "--analyst", "ann", "--budget", "1", "--epsilon", "0.1",
+                          "--count", "sex=F")
+    assert code == 2 and "damaged" in err and len(err.strip().splitlines()) == 1
