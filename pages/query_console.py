@@ -1,4 +1,4 @@
-"""Private query console: noisy answers charged to a persistent (analyst, dataset) privacy budget."""
+"""Private query console: noisy answers charged to a persistent (analyst, registered dataset) privacy budget."""
 
 import pandas as pd
 import streamlit as st
@@ -10,18 +10,21 @@ from pages._ui import from_url, guarded, share_in_url, table_downloads
 SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
 DELTA_PRIMES = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9]
+DELTA_CHOICES = [1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12]  # a query's δ: only those that fit are offered
 DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, "qc_seed": 0, "qc_budget": 1.0,
             "qc_kind": "COUNT", "qc_condition": "has_rare_disease=true", "qc_column": "age", "qc_lo": 18.0,
-            "qc_hi": 90.0, "qc_bins": 8, "qc_categories": "", "qc_public_n": False, "qc_where": "",
-            "qc_mech": "laplace", "qc_eps": 0.1, "qc_delta": 1e-6, "qc_dprime": 1e-6, "qc_kmax": 100,
-            "qc_admin": "", "qc_reset_total": 1.0, "qc_reset_reason": "", "qc_reset_confirm": False}
+            "qc_hi": 90.0, "qc_bins": 8, "qc_categories": "", "qc_where": "",
+            "qc_mech": "laplace", "qc_eps": 0.1, "qc_delta": 1e-7, "qc_dprime": 1e-6, "qc_kmax": 100,
+            "qc_admin": "", "qc_token": "", "qc_reset_total": 1.0, "qc_reset_reason": "", "qc_reset_confirm": False,
+            "qc_reg_name": "", "qc_reg_similar": False}
 # Re-assign every widget's state each run: Streamlit forgets the state of widgets a run did not draw (e.g. while
 # waiting for an upload), and the browser would then show the widget's blank default instead of ours.
-SHARED = ("qc_analyst", "qc_n", "qc_seed", "qc_kind", "qc_eps")  # what a link carries
+SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps")  # what a link carries (never the analyst: links get shared)
 for _k, _v in DEFAULTS.items():
     st.session_state[_k] = st.session_state.get(_k, from_url(_k, _v) if _k in SHARED else _v)
 st.session_state["qc_n"] = min(max(int(st.session_state["qc_n"]), 100), 200_000)
 st.session_state["qc_seed"] = min(max(int(st.session_state["qc_seed"]), 0), 10_000)
+st.session_state["qc_eps"] = min(max(float(st.session_state["qc_eps"]), 0.0), queries.MAX_EPSILON)
 if st.session_state["qc_kind"] not in KINDS:
     st.session_state["qc_kind"] = DEFAULTS["qc_kind"]
 _reset_note = st.session_state.pop("qc_reset_done", None)
@@ -32,13 +35,13 @@ if _reset_note:  # after a reset: untick the confirmation before the checkbox is
 @st.cache_data(show_spinner=False, max_entries=8)
 def _medical(n: int, seed: int):
     df = datasets.medical(n, seed)
-    return df, queries.dataset_key(df)
+    return df, queries.dataset_identity(df)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _uploaded(data: bytes):
     df = datasets.read_csv(data)
-    return df, queries.dataset_key(df)
+    return df, queries.dataset_identity(df)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -76,7 +79,9 @@ st.markdown(
 
 # --- who and what --------------------------------------------------------------------------------------
 c1, c2, c3 = st.columns([1, 1, 1])
-analyst = c1.text_input("Analyst name", key="qc_analyst", help="The budget belongs to this name and the dataset.")
+analyst = c1.text_input("Analyst name", key="qc_analyst",
+                        help="The budget belongs to this name and the dataset. Names that read the same (case, "
+                             "spaces, look-alike letters) share one budget. Links to this page never carry it.")
 source = c2.radio("Dataset", SOURCES, key="qc_source", horizontal=True)
 loaded = None
 if source == SOURCES[0]:
@@ -84,6 +89,9 @@ if source == SOURCES[0]:
     n = s1.number_input("Rows", min_value=100, max_value=200_000, step=1000, key="qc_n")
     seed = s2.number_input("Seed", min_value=0, max_value=10_000, step=1, key="qc_seed")
     loaded = guarded(_medical, int(n), int(seed))
+    if loaded is not None:  # the built-in data is registered by the app itself (its content is fixed by code)
+        loaded = loaded if guarded(ledger.register_builtin, f"synthetic medical (n={int(n):,}, seed={int(seed)})",
+                                   loaded[1]) else None
 else:
     up = c3.file_uploader("CSV with a header row", type=["csv"], key="qc_upload")
     if up is None:
@@ -91,23 +99,71 @@ else:
     else:
         loaded = guarded(_uploaded, up.getvalue())
 
+
+
+def _admin_token() -> str | None:
+    """The admin token box (disabled, with how to enable it, when the server has no token)."""
+    if not ledger.admin_enabled():
+        st.caption(f"Admin actions are disabled: start the app with the environment variable "
+                   f"`{ledger.ADMIN_ENV}` set to a secret token to enable them.")
+        return None
+    return st.text_input("Admin token", key="qc_token", type="password",
+                         help=f"The token set on the server in {ledger.ADMIN_ENV}.")
+
+
+def _register_upload(identity: dict) -> None:
+    """Admin form: register an uploaded table so that it gets budgets."""
+    with st.expander("Admin: register this upload", expanded=True):
+        st.caption("Registering gives this table budgets. Data that nearly equals a registered dataset (a column "
+                   "added or dropped, a few rows changed) is refused unless you confirm it is different data.")
+        token = _admin_token()
+        name = st.text_input("Dataset name", key="qc_reg_name")
+        similar = st.checkbox("I confirm this is different data, even if it looks like a registered dataset",
+                              key="qc_reg_similar")
+        if st.button("Register dataset", key="qc_register", disabled=token is None):
+            done = guarded(ledger.register_dataset, name, identity, token=token, allow_similar=similar)
+            if done is not None:
+                st.session_state.qc_registered = f"Registered as {done['name']!r}."
+                st.rerun()
+
+
 if loaded is None:
     st.stop()
-df, key = loaded
-st.caption(f"{len(df):,} rows × {df.shape[1]} columns · dataset content hash `{key[:12]}…` · columns: "
-           f"{', '.join(map(str, df.columns))}")
+df, identity = loaded
+key = identity["fingerprint"]
+info = guarded(ledger.dataset_info, key)
+if info is None:
+    st.warning("This upload is not a registered dataset, so it has no budget and cannot be queried. The data "
+               "owner (admin) registers it once under a name; the same data uploaded again later (rows or columns "
+               "in another order, numbers written differently) is recognised.")
+    _register_upload(identity)
+    st.stop()
+if st.session_state.pop("qc_registered", None):
+    st.success(f"Registered as {info['name']!r}.")
+st.caption(f"Dataset {info['name']!r}: {len(df):,} rows × {df.shape[1]} columns · fingerprint `{key[:12]}…` · "
+           f"columns: {', '.join(map(str, df.columns))}")
 
 status = guarded(ledger.status, analyst, key)
 if status is None:
     st.stop()
+n_rows = info["n_rows"]
 if status["exists"]:
     budget = None
-    st.caption(f"Budget of **{analyst.strip()}** on this dataset: ε = {status['total']:g} (fixed when first used; "
-               "only an admin reset below changes it).")
+    delta_left = status["delta_remaining"]
+    st.markdown(f"**You have ε = {status['remaining']:g} of {status['total']:g} and δ = {delta_left:.2g} of "
+                f"{status['delta_total']:.2g} left** on this dataset — each answer protects anyone against what "
+                f"could be learned by {queries.NEIGHBOUR}.",
+                help="ε (epsilon) bounds how much any one answer can change when one record is added or removed; "
+                     "smaller is more private. δ is the small chance that bound fails. Both add up over answers.")
+    st.caption("The totals were fixed when first used; only an admin changes them (below).")
 else:
+    delta_left = info["default_delta_total"]
     budget = st.columns([1, 2])[0].number_input(
-        "Total budget ε for this analyst on this dataset (set once)", min_value=0.0, step=0.5, key="qc_budget",
-        format="%.3f")
+        "Total budget ε for this analyst on this dataset (set once)", min_value=0.0, max_value=ledger.MAX_BUDGET,
+        step=0.5, key="qc_budget", format="%.3f")
+    st.markdown(f"**A new budget: ε = {budget:g} and δ = {delta_left:.2g} (1/(10·n) for n = {n_rows:,}) to "
+                f"spend** on this dataset, protecting anyone against {queries.NEIGHBOUR}.",
+                help="ε bounds what one answer reveals about one person; δ is the small chance that bound fails.")
 
 # --- query builder -------------------------------------------------------------------------------------
 st.subheader("Ask a question")
@@ -139,30 +195,45 @@ else:
         if kind == "histogram":
             kw["bins"] = b3.number_input("Bins", min_value=1, max_value=queries.MAX_BINS, key="qc_bins")
     if kind == "mean":
-        kw["public_n"] = b3.checkbox("Row count n is public (no WHERE; all ε on the mean)", key="qc_public_n")
+        b3.caption("MEAN = noisy sum / noisy count (ε split in two). A mean with a public n protects only against "
+                   "replacing a record, so the ledger does not offer it (see the noise page's teaching view).")
 kw["where"] = st.text_input("WHERE (optional; conditions separated by commas, all must hold)", key="qc_where",
                             placeholder="e.g. age>=65, sex=F")
 m1, m2, m3 = st.columns(3)
 mechanism = m1.radio("Mechanism", queries.MECHANISMS, key="qc_mech", horizontal=True,
                      help="laplace: Laplace noise (counts: geometric, whole numbers); gaussian: analytic Gaussian")
-eps = m2.number_input("ε for this query", step=0.05, key="qc_eps", format="%.3f")
-delta = (m3.number_input("δ (Gaussian)", min_value=0.0, max_value=0.5, step=1e-6, key="qc_delta", format="%.1e")
-         if mechanism == "gaussian" else 0.0)
+eps = m2.number_input("ε for this query", min_value=0.0, max_value=queries.MAX_EPSILON, step=0.05, key="qc_eps",
+                      format="%.3f", help="What this answer costs from the ε budget. Smaller: more noise, more privacy.")
+delta = 0.0
+if mechanism == "gaussian":
+    cap = min(delta_left or 0.0, ledger.max_query_delta(n_rows))
+    fits = [d for d in DELTA_CHOICES if d <= cap]
+    if not fits:
+        m3.caption(f"No δ left for a Gaussian answer (δ left: {delta_left or 0:.2g}); use laplace (δ = 0).")
+        delta = None
+    else:
+        if st.session_state.qc_delta not in fits:
+            st.session_state.qc_delta = fits[0]
+        delta = m3.selectbox("δ for this query (only values that fit)", fits, key="qc_delta",
+                             format_func=lambda v: f"{v:.0e}",
+                             help="The chance the ε bound fails, charged to the δ budget. Only values within the "
+                                  "δ left and below 1/n are offered.")
 
-if st.button("Ask (spends ε)", key="qc_ask", type="primary"):
+if st.button("Ask (spends ε)", key="qc_ask", type="primary", disabled=delta is None):
+    st.session_state.pop("qc_last", None)  # a refused question must not leave the previous answer looking current
     q = guarded(queries.make_query, kind, epsilon=eps, mechanism=mechanism, delta=delta, **kw)
     if q is not None:
         r = guarded(queries.ask, df, analyst, q, budget=budget, dataset=key)
         if r is not None:
-            st.session_state.qc_last = {"analyst": analyst.strip(), "key": key, "result": r,
+            st.session_state.qc_last = {"analyst": ledger.canonical_analyst(analyst), "key": key, "result": r,
                                         "column": kw.get("column", "")}
         status = guarded(ledger.status, analyst, key) or status  # spent, refused or created: show it
 
 last = st.session_state.get("qc_last")
-if last and last["key"] == key and last["analyst"] == analyst.strip():
+if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(analyst):
     r, a = last["result"], last["result"]["answer"]
-    st.markdown(f"**{a['query']}** · {a['mechanism']} · ε = {a['epsilon']:g}"
-                + (f", δ = {a['delta']:g}" if a["delta"] else ""))
+    st.markdown(f"**{a['query']}** · {a['mechanism']} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
+                f"{queries.NEIGHBOUR}")
     if r["reused"]:
         st.success(f"Same question as before: the stored answer is returned and costs nothing "
                    f"(it cost ε = {r['epsilon_charged']:g} when first drawn).")
@@ -171,24 +242,23 @@ if last and last["key"] == key and last["analyst"] == analyst.strip():
         h1.plotly_chart(figs.histogram_answer(a, last["column"]), key="qc_hist_chart")
         h2.metric("ε spent now", f"{r['epsilon_spent']:g}")
         h2.metric("ε remaining", f"{r['remaining']:g}")
+        h2.metric("δ remaining", f"{r['delta_remaining']:.2g}")
     else:
         r1, r2, r3, r4 = st.columns(4)
         r1.metric("Noisy answer (DP)", _num(a["answer"]))
         r2.metric("95% interval", f"[{_num(a['interval'][0])}, {_num(a['interval'][1])}]")
         r3.metric("ε spent now", f"{r['epsilon_spent']:g}")
-        r4.metric("ε remaining", f"{r['remaining']:g}")
+        r4.metric("ε remaining", f"{r['remaining']:g}", help=f"δ remaining: {r['delta_remaining']:.2g}")
     st.caption(f"How ε is spent: {a['cost_note']}. Interval: {a['interval_note']}. "
-               + ("Drawn with a cryptographically secure random source (diffprivlib)." if a["secure"] else
-                  "Seeded draw: reproducible, not a secure release."))
+               + "Drawn with a cryptographically secure random source (diffprivlib); never stored or shown.")
 
 # --- budget and history --------------------------------------------------------------------------------
 st.subheader("Budget and ledger")
 g1, g2 = st.columns([1, 2])
 g1.plotly_chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge")
 if status["exists"]:
-    g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g}"
-               + (f"; Gaussian δ spent = {status['delta_spent']:g}" if status["delta_spent"] else "")
-               + " (basic composition: what the ledger charges).")
+    g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g} and δ = {status['delta_spent']:.2g} of "
+               f"{status['delta_total']:.2g} (basic composition, neighbours: {queries.NEIGHBOUR}).")
 hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
                       "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]), "note": e["note"] or ""}
                      for e in status["history"]],
@@ -196,7 +266,7 @@ hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"]
 with g2:
     st.dataframe(hist, hide_index=True, key="qc_history")
     if len(hist):
-        table_downloads(hist, f"ledger_{analyst.strip()}", key="qc_hist")
+        table_downloads(hist, "ledger_history", key="qc_hist")
     else:
         st.caption("No history yet: ask a question.")
 
@@ -217,7 +287,8 @@ curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
 if curves is not None:
     st.plotly_chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
                                            budget=status["total"]), key="qc_comp_chart")
-entries = queries.composition_entries(ledger.spends_since_reset(analyst, key)) if status["exists"] else []
+spends = guarded(ledger.spends_since_reset, analyst, key) if status["exists"] else []
+entries = queries.composition_entries(spends or [])
 costs = guarded(composition.ledger_costs, entries, dprime)
 if costs is not None:
     st.markdown(f"**This analyst's ledger under each rule** ({len(entries)} paid "
@@ -228,17 +299,20 @@ if costs is not None:
                "enforced with the basic rule.")
 
 # --- admin ---------------------------------------------------------------------------------------------
-with st.expander("Admin: reset this budget"):
-    st.caption("Resetting gives the analyst their ε back. It is recorded in the history; nothing is deleted, and "
-               "answers already released stay free to repeat.")
+with st.expander("Admin: reset this budget or change its totals"):
+    st.caption("Resetting gives the analyst their ε and δ back. It is recorded in the history; nothing is deleted, "
+               "and answers already released stay free to repeat.")
+    token = _admin_token()
     a1, a2 = st.columns(2)
     admin = a1.text_input("Admin name (recorded)", key="qc_admin")
-    new_total = a2.number_input("New total ε", min_value=0.0, step=0.5, key="qc_reset_total", format="%.3f")
+    new_total = a2.number_input("New total ε", min_value=0.0, max_value=ledger.MAX_BUDGET, step=0.5,
+                                key="qc_reset_total", format="%.3f")
     reason = st.text_input("Reason (recorded)", key="qc_reset_reason")
-    confirm = st.checkbox(f"I confirm: reset the budget of {analyst.strip() or '—'} on this dataset",
+    confirm = st.checkbox(f"I confirm: reset the budget of {status['analyst'] or '—'} on this dataset",
                           key="qc_reset_confirm")
-    if st.button("Reset budget", key="qc_reset", disabled=not confirm):
-        done = guarded(ledger.reset, analyst, key, admin=admin, reason=reason, total=new_total, confirm=confirm)
+    if st.button("Reset budget", key="qc_reset", disabled=not confirm or token is None):
+        done = guarded(ledger.reset, analyst, key, admin=admin, token=token, reason=reason, total=new_total,
+                       confirm=confirm)
         if done is not None:
             st.session_state.pop("qc_last", None)
             st.session_state.qc_reset_done = done["note"]

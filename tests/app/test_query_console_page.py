@@ -23,7 +23,8 @@ def _ask(at):
     return at
 
 
-def test_spend_repeat_free_refuse_and_reset():
+def test_spend_repeat_free_refuse_and_reset(monkeypatch):
+    monkeypatch.setenv(ledger.ADMIN_ENV, "tok")
     at = open_page("pages/query_console.py")
     assert not at.exception and at.title[0].value == "Private query console"
     at.number_input(key="qc_n").set_value(2000).run()
@@ -43,6 +44,7 @@ def test_spend_repeat_free_refuse_and_reset():
     assert (at.number_input(key="qc_lo").value, at.number_input(key="qc_hi").value) == (0.0, 250_000.0)
     _ask(at)
     assert any("budget exceeded" in e and "only ε = 0.4 of 1 is left" in e for e in _errors(at))
+    assert "Noisy answer (DP)" not in _metrics(at)  # the earlier answer does not stay under the error
     hist = at.dataframe[0].value
     assert list(hist["event"]) == ["create", "spend", "reuse", "refused"]
     # the budget survives a new session (a new tab / app restart)
@@ -52,6 +54,7 @@ def test_spend_repeat_free_refuse_and_reset():
     # admin reset: the button is disabled until confirmed, then recorded
     assert at.button(key="qc_reset").disabled
     at.text_input(key="qc_admin").input("root")
+    at.text_input(key="qc_token").input("tok")
     at.checkbox(key="qc_reset_confirm").check().run()
     at.button(key="qc_reset").click().run()
     assert not at.exception
@@ -81,7 +84,8 @@ def test_histogram_and_composition_panel():
     assert not at.exception
     assert at.dataframe[1].value["total ε"][1] > before  # smaller δ′ -> larger advanced ε
     at.radio(key="qc_mech").set_value("gaussian").run()
-    assert not at.exception and at.number_input(key="qc_delta").value == pytest.approx(1e-6)
+    assert not at.exception and at.selectbox(key="qc_delta").value == pytest.approx(1e-7)
+    assert all(float(o) <= 5e-5 for o in at.selectbox(key="qc_delta").options)
 
 
 @pytest.mark.parametrize("setup, message", [
@@ -113,3 +117,65 @@ def test_upload_mode_asks_for_a_file():
     at.radio(key="qc_source").set_value("Upload a CSV").run()
     assert not at.exception
     assert any("Upload a CSV" in i.value for i in at.info)
+
+
+def test_plain_sentence_delta_choices_and_no_analyst_in_links():
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(200_000).run()
+    assert any("You have ε" in m.value or "A new budget: ε = 1" in m.value for m in at.markdown)
+    assert any("add or remove one patient's record" in m.value for m in at.markdown)
+    at.radio(key="qc_mech").set_value("gaussian").run()
+    options = [float(o) for o in at.selectbox(key="qc_delta").options]
+    assert max(options) <= 5e-7 and 1e-7 in options  # δ total 1/(10n) = 5e-7: 1e-5 and 1e-6 are not offered
+    at.text_input(key="qc_analyst").input("Dr. Who").run()
+    assert "qc_analyst" not in at.query_params and "qc_n" in at.query_params
+
+
+def test_admin_actions_disabled_without_a_server_token(monkeypatch):
+    monkeypatch.delenv(ledger.ADMIN_ENV, raising=False)
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    _ask(at)
+    at.text_input(key="qc_admin").input("root")
+    at.checkbox(key="qc_reset_confirm").check().run()
+    assert at.button(key="qc_reset").disabled
+    assert any(ledger.ADMIN_ENV in c.value and "disabled" in c.value for c in at.caption)
+
+
+def test_uploads_are_queried_only_once_registered(monkeypatch):
+    monkeypatch.setenv(ledger.ADMIN_ENV, "tok")
+    df = datasets.medical(500, 3)
+    at = open_page("pages/query_console.py")
+    at.radio(key="qc_source").set_value("Upload a CSV").run()
+    at.file_uploader(key="qc_upload").set_value(("d.csv", df.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception
+    assert any("not a registered dataset" in w.value for w in at.warning)
+    assert not any(b.key == "qc_ask" for b in at.button)  # nothing can be asked of unregistered data
+    at.text_input(key="qc_token").input("wrong")
+    at.text_input(key="qc_reg_name").input("clinic")
+    at.button(key="qc_register").click().run()
+    assert any("wrong" in e for e in _errors(at))
+    at.text_input(key="qc_token").input("tok")
+    at.button(key="qc_register").click().run()
+    assert not at.exception and ledger.dataset_info(queries.dataset_key(df))["name"] == "clinic"
+    _ask(at)
+    assert _metrics(at)["ε remaining"] == "0.9"
+    # the same people with rows reordered and ages written as 34.0 are the same dataset and budget
+    again = df.sample(frac=1, random_state=2).astype({"age": float}).to_csv(index=False).encode()
+    at.file_uploader(key="qc_upload").set_value(("again.csv", again, "text/csv")).run()
+    assert any("'clinic'" in c.value for c in at.caption)
+    # one row dropped and a column added: not a fresh budget — refused unless the admin confirms
+    near = df.iloc[1:].assign(extra=1).to_csv(index=False).encode()
+    at.file_uploader(key="qc_upload").set_value(("near.csv", near, "text/csv")).run()
+    at.text_input(key="qc_reg_name").input("clinic copy")
+    at.button(key="qc_register").click().run()
+    assert any("nearly equals the registered dataset 'clinic'" in e for e in _errors(at))
+
+
+def test_storage_fault_is_one_message(dp_home):
+    (dp_home).mkdir(parents=True, exist_ok=True)
+    (dp_home / "ledger.sqlite").write_bytes(b"garbage" * 1000)
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    assert not at.exception
+    assert any("damaged" in e for e in _errors(at))
