@@ -230,7 +230,8 @@ def _fault(exc: BaseException, path) -> DPError:
     if "full" in text or getattr(exc, "errno", None) == 28:
         return DPError(f"{where} cannot be written: the disk is full; nothing was spent — free some space and try "
                        "again")
-    if "readonly" in text or "read-only" in text or isinstance(exc, PermissionError) or "permission" in text:
+    if ("readonly" in text or "read-only" in text or isinstance(exc, PermissionError) or "permission" in text
+            or "unable to open" in text):
         return DPError(f"{where} is read-only; nothing was spent — make DP_EXPLORER_HOME writable (or point it at "
                        "a writable folder) and try again; reading the budget still works")
     if "locked" in text or "busy" in text:

@@ -1,5 +1,7 @@
 """AppTest: the private query console spends, repeats for free, refuses, shows errors and resets."""
 
+import re
+
 import pytest
 
 from dpcore import datasets, ledger, queries
@@ -14,7 +16,8 @@ def _metrics(at):
 
 
 def _errors(at):
-    return [e.value for e in at.error]
+    """Error texts as a reader sees them (pages escape markdown in messages: `\\<` shows as `<`)."""
+    return [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
 
 
 def _ask(at):
