@@ -114,3 +114,22 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)], tickvals=list(x), ticktext=[f"{v:g}" for v in x])
     fig.update_yaxes(range=[0, 105])
     return fig
+
+
+def narrowing_chart(narrowing: pd.DataFrame, n: int) -> go.Figure:
+    """Patients still matching as the attacker adds each known fact (log axis: 1,000 to 1 on one chart)."""
+    labels = ["everyone in the release"] + ["+ " + f for f in narrowing["fact known"]]
+    values = [int(n)] + [int(v) for v in narrowing["matching patients"]]
+    colours = [style.NEUTRAL] + [style.NON_PRIVATE if v == 1 else style.ACCENT for v in values[1:]]
+    shown = [max(v, 0.8) for v in values]  # a zero is drawn as a stub at the axis, labelled 0
+    fig = go.Figure(go.Bar(y=labels, x=shown, orientation="h", marker_color=colours,
+                           text=[f"{v:,} patient{'' if v == 1 else 's'}" for v in values], textposition="outside",
+                           cliponaxis=False, hovertemplate="%{y}: %{text}<extra></extra>"))
+    style.base_layout(fig, "Each fact rules patients out", "patients still matching (log scale)", "",
+                      height=120 + 45 * len(labels))
+    top = max(values) * 8
+    fig.update_xaxes(type="log", range=[np.log10(0.8), np.log10(top)], tickvals=[1, 10, 100, 1_000, 10_000,
+                     100_000, 1_000_000], ticktext=["1", "10", "100", "1k", "10k", "100k", "1M"])
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=60, b=55))
+    return fig
