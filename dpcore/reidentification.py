@@ -95,8 +95,9 @@ def neighbour(release: pd.DataFrame, facts) -> Neighbour:
 def _describe(c) -> str:
     label = QI_LABELS.get(c.column, c.column)
     if c.is_range:
-        lo, hi = (f"${v:,.0f}" if c.column == "salary" else f"{v:g}" for v in (c.low, c.high))
-        return f"{label} {lo}–{hi}"
+        if c.column == "salary":  # one "$" only: two would start a formula in Streamlit's markdown
+            return f"{label} ${c.low:,.0f}–{c.high:,.0f}"
+        return f"{label} {c.low:g}–{c.high:g}"
     return f"{label} {c.value}"
 
 
