@@ -190,9 +190,13 @@ def story(settings: StorySettings | None = None, **changes) -> Story:
     return Story(s, nb, rep, steps, lr, g_rep, g_lr, dp)
 
 
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def headline(rep: uniqueness.UniquenessReport) -> str:
     """The strongest true figure: the share of patients whom their quasi-identifiers single out."""
-    qis = ", ".join(QI_LABELS.get(q, q) for q in rep.qis)
+    qis = _and([QI_LABELS.get(q, q) for q in rep.qis])
     return (f"{rep.unique_fraction:.1%} of the {rep.n:,} patients ({rep.unique_records:,} people) are the only "
             f"one in the release with their {qis}: anyone who knows those facts about them finds their row.")
 
@@ -248,6 +252,12 @@ def findings(st: Story) -> pd.DataFrame:
 def patients(k: int) -> str:
     """A count of people as whole patients: "1 patient", "1,234 patients"."""
     return f"{int(k):,} patient{'' if int(k) == 1 else 's'}"
+
+
+def people(x: float) -> str:
+    """A typical (not whole) number of patients, e.g. noise: "1 patient", "2.5 patients"."""
+    text = f"{x:.3g}"
+    return f"{text} patient{'' if text == '1' else 's'}"
 
 
 def _gen_text(gen) -> str:

@@ -203,12 +203,10 @@ def sweep_section(sweep_id: str) -> Section:
                    {"title": title, "rows": rows, "baseline": base})
 
 
-def _people(x: float) -> str:
-    return f"{x:.3g} patient{'' if f'{x:.3g}' == '1' else 's'}"
-
-
 def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     """Five sentences a board needs, from the numbers the sections below show."""
+    from . import reidentification as reid
+
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
     post = float(posterior_bound(0.5, eps))
@@ -225,7 +223,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
         f"correctly **{dp['at_epsilon']:.0%}** of the time, against {dp['no_noise']:.0%} from the raw release and "
         f"{dp['prior_guess']:.0%} by blind guessing.",
         f"The price is accuracy: a count of patients released at ε = {eps:g} is off by "
-        f"**{_people(noise.numbers['expected_abs_error'])}** on average.",
+        f"**{reid.people(noise.numbers['expected_abs_error'])}** on average.",
     ]
     sweep = next((sec for sec in sections if sec.title.startswith("Privacy–utility")), None)
     rows = (sweep.numbers.get("rows") or []) if sweep else []

@@ -112,9 +112,9 @@ with tabs[0]:
     st.markdown("You know a few facts about your neighbour: she is **34**, lives in zip code **10001** and earns "
                 "**$50,000–60,000**. Leave a field blank if unknown; write a range as `LO-HI`.")
     fields = ["age", "sex", "zip_code", "birth_year", "ethnicity", "salary"]
-    cols = st.columns(3)
-    facts = tuple((f, cols[i % 3].text_input(story.QI_LABELS[f], value=linkage.DEFAULT_SCENARIO.get(f, ""),
-                                             key=f"re_known_{f}")) for i, f in enumerate(fields))
+    cols = st.columns(3) + st.columns(3)  # two rows of three, so a phone stacks them in reading order
+    facts = tuple((f, cols[i].text_input(story.QI_LABELS[f], value=linkage.DEFAULT_SCENARIO.get(f, ""),
+                                         key=f"re_known_{f}")) for i, f in enumerate(fields))
     nb = guarded(neighbour, n, seed, facts)
     if nb is not None:
         c1, c2 = st.columns([1, 3])
@@ -245,7 +245,7 @@ with tabs[4]:
             c[2].metric("Blind guess (most common value)", f"{sim['prior_guess']:.0%}", help="targets guessed right")
             st.markdown(
                 f"**Why the noise defeats the attacker.** The target's group holds one or a few patients, but "
-                f"each count carries noise of typically ±{sim['typical_noise']:.3g} patients at ε = {eps:g}. "
+                f"each count carries noise of typically ±{story.people(sim['typical_noise'])} at ε = {eps:g}. "
                 "At small ε the noisy counts say almost nothing, and trusting them is no better than a blind "
                 "guess of the most common value (worse, even: the largest noisy count is close to a random pick)."
             )

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..interpret import guess_ceiling
 from . import style
 
 
@@ -96,6 +97,11 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
     fig.add_trace(go.Scatter(x=x, y=c["success_rate"] * 100, mode="lines+markers", name="attacker with noisy counts",
                              line=dict(color=style.PRIVATE, width=3),
                              hovertemplate="ε = %{x:g}: %{y:.1f}% correct<extra></extra>"))
+    xs = np.geomspace(x.min(), x.max(), 60)  # the replace-one guarantee: at most e^(2ε) × the blind guess
+    fig.add_trace(go.Scatter(x=xs, y=[float(guess_ceiling(2 * e, sim["prior_guess"])) * 100 for e in xs],
+                             mode="lines", name="DP ceiling for a known patient (e^2ε × blind guess)",
+                             line=dict(color=style.BOUND, dash="dot", width=2),
+                             hovertemplate="ε = %{x:.3g}: at most %{y:.0f}%<extra></extra>"))
     fig.add_hline(y=sim["no_noise"] * 100, line_color=style.NON_PRIVATE, line_dash="dash",
                   annotation_text=f"exact counts (no DP): {sim['no_noise']:.0%}",
                   annotation_position="bottom left")
@@ -123,8 +129,7 @@ def narrowing_chart(narrowing: pd.DataFrame, n: int) -> go.Figure:
     colours = [style.NEUTRAL] + [style.NON_PRIVATE if v == 1 else style.ACCENT for v in values[1:]]
     shown = [max(v, 0.8) for v in values]  # a zero is drawn as a stub at the axis, labelled 0
     fig = go.Figure(go.Bar(y=labels, x=shown, orientation="h", marker_color=colours,
-                           text=[f"{v:,} patient{'' if v == 1 else 's'}" for v in values], textposition="outside",
-                           cliponaxis=False, hovertemplate="%{y}: %{text}<extra></extra>"))
+                           text=[f"{v:,} patient{'' if v == 1 else 's'}" for v in values], textposition="auto", hovertemplate="%{y}: %{text}<extra></extra>"))
     style.base_layout(fig, "Each fact rules patients out", "patients still matching (log scale)", "",
                       height=120 + 45 * len(labels))
     top = max(values) * 8
