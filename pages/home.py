@@ -36,8 +36,9 @@ with st.container(border=True):
     st.markdown("**Start here: a five-minute guided tour** — one step per page; each page's settings are in its "
                 "link, so you can share the exact view. At the end, *Prepare report* in the sidebar downloads an "
                 "HTML summary that opens offline.")
-    cols = st.columns(2)
     for i, (path, title, line) in enumerate(TOUR):
+        if i % 2 == 0:
+            cols = st.columns(2)  # a row per pair, so a phone stacks the steps in order
         with cols[i % 2]:
             st.markdown(f"**{i + 1}. {title}** — {line}")
             if path != "pages/home.py":
