@@ -201,9 +201,12 @@ def headline(rep: uniqueness.UniquenessReport) -> str:
             f"one in the release with their {qis}: anyone who knows those facts about them finds their row.")
 
 
-def neighbour_sentence(nb: Neighbour, sensitive: str = "diagnosis") -> str:
-    """Plain-language outcome of the neighbour search (what the page and the report say)."""
-    facts = ", ".join(nb.narrowing["fact known"])
+def neighbour_sentence(nb: Neighbour, sensitive: str = "diagnosis", quote=str) -> str:
+    """Plain-language outcome of the neighbour search (what the page and the report say).
+
+    ``quote`` makes the user's typed facts literal text where the sentence is shown (``textsafe.md`` on a
+    page; the report escapes the whole sentence for HTML)."""
+    facts = ", ".join(quote(f) for f in nb.narrowing["fact known"])
     if nb.matches == 0:
         return f"No patient matches {facts}: a fact is wrong or the person is not in the release."
     if nb.singled_out:

@@ -7,7 +7,6 @@ small functions that reuse the same figure builders as the pages.
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import math
 import re
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import plotly.graph_objects as go
 
+from . import textsafe
 from .interpret import level_sentence, posterior_bound, privacy_level, reading
 from .errors import DPError
 from .validation import check_epsilon
@@ -50,7 +50,7 @@ _MD = [(re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"), (re.compile(r"(?<
 def inline_markdown(text: str) -> str:
     """Escape ``text`` for HTML, then render the inline markdown the app's sentences use (**bold**,
     *italic*, `code`): no literal asterisks in the report, and no markup from user text gets through."""
-    out = html.escape(str(text))
+    out = textsafe.html(text)
     for pattern, repl in _MD:
         out = pattern.sub(repl, out)
     return out
@@ -60,19 +60,19 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
     """Render sections into one HTML string with plotly.js embedded once (opens without network)."""
     import plotly.io as pio  # only when rendering: its HTML export is slow to import (Home imports us)
 
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{textsafe.html(title)}</title>"
              f"<style>{_CSS}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1>",
+             f"<h1>{textsafe.html(title)}</h1>",
              f"<p class='meta'>Generated {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by DP Explorer.</p>"]
     if settings:
-        rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+        rows = "".join(f"<tr><th>{textsafe.html(k)}</th><td>{textsafe.html(v)}</td></tr>"
                        for k, v in settings.items())
         settings_html = f"<h2>Settings</h2><div class='tbl'><table>{rows}</table></div>"
     first = True
     for i, sec in enumerate(sections):
         if settings and i == (1 if sections and sections[0].title == SUMMARY_TITLE else 0):
             parts.append(settings_html)  # after the executive summary, before the details
-        parts.append(f"<h2>{html.escape(sec.title)}</h2>")
+        parts.append(f"<h2>{textsafe.html(sec.title)}</h2>")
         cls = " class='summary'" if sec.title == SUMMARY_TITLE else ""
         parts.extend(f"<p{cls}>{inline_markdown(p)}</p>" for p in sec.paragraphs)
         for tab in sec.tables:  # to_html escapes every cell and header

@@ -9,6 +9,7 @@ import streamlit as st
 from dpcore import datasets, linkage, uniqueness
 from dpcore import reidentification as story
 from dpcore.figures import reidentification as figs
+from dpcore.textsafe import md
 from pages._ui import from_url, guarded, not_private, share_in_url, table_downloads
 
 
@@ -119,7 +120,7 @@ with tabs[0]:
     if nb is not None:
         c1, c2 = st.columns([1, 3])
         c1.metric("Matching records", patients(nb.matches))
-        sentence = story.neighbour_sentence(nb)
+        sentence = story.neighbour_sentence(nb, quote=md)  # the typed facts are shown as literal text
         (c2.success if nb.singled_out else c2.info)(sentence, icon=":material/person_search:")
         if nb.matches:
             st.dataframe(nb.result.records, hide_index=True, key="re_matches_table")

@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..interpret import guess_ceiling
+from .. import textsafe
 from . import style
 
 
@@ -24,7 +25,8 @@ def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
     colours = [style.NON_PRIVATE if v == "1" else style.ACCENT for v in x]
     fig = go.Figure(go.Bar(x=x, y=y, marker_color=colours, name="records",
                            hovertemplate="class size %{x}: %{y:.1f}% of records<extra></extra>"))
-    style.base_layout(fig, f"Equivalence-class sizes on {' + '.join(report.qis)} (size 1 = unique)",
+    style.base_layout(fig, f"Equivalence-class sizes on {' + '.join(textsafe.plotly(q) for q in report.qis)} "
+                      "(size 1 = unique)",
                       "equivalence-class size (records sharing the same quasi-identifiers)",
                       "share of records (%)")
     fig.update_xaxes(type="category")
@@ -33,7 +35,7 @@ def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
 
 def incremental_chart(steps: pd.DataFrame) -> go.Figure:
     """Unique share and average prosecutor risk as quasi-identifiers are added one by one."""
-    labels = ["+ " + a if i else a for i, a in enumerate(steps["added"])]
+    labels = [("+ " if i else "") + textsafe.plotly(a) for i, a in enumerate(steps["added"])]  # may be upload names
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=steps["unique_fraction"] * 100, name="unique records (%)",
                          marker_color=style.NON_PRIVATE,
@@ -124,7 +126,7 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
 
 def narrowing_chart(narrowing: pd.DataFrame, n: int) -> go.Figure:
     """Patients still matching as the attacker adds each known fact (log axis: 1,000 to 1 on one chart)."""
-    labels = ["everyone in the release"] + ["+ " + f for f in narrowing["fact known"]]
+    labels = ["everyone in the release"] + ["+ " + textsafe.plotly(f) for f in narrowing["fact known"]]
     values = [int(n)] + [int(v) for v in narrowing["matching patients"]]
     colours = [style.NEUTRAL] + [style.NON_PRIVATE if v == 1 else style.ACCENT for v in values[1:]]
     shown = [max(v, 0.8) for v in values]  # a zero is drawn as a stub at the axis, labelled 0

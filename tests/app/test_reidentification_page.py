@@ -85,7 +85,7 @@ def test_dp_tab_states_the_guarantee_that_applies(at):
 
 @pytest.mark.parametrize("field,value,message", [
     ("re_known_salary", "abc:60000", "must be a number"),
-    ("re_known_salary", "60000-50000", "LO must be <= HI"),
+    ("re_known_salary", "60000-50000", "swap them"),
     ("re_known_age", "thirty", "must be a number"),
 ])
 def test_bad_neighbour_input_shows_an_error(at, field, value, message):
@@ -165,3 +165,11 @@ def test_upload_with_one_value_sensitive_column(at):
     assert not at.exception
     assert any("has only one value" in e.value for e in at.error), [e.value for e in at.error]
     at.file_uploader(key="re_upload").set_value(None).run()
+
+
+def test_typed_facts_are_shown_as_literal_text(at):
+    at.text_input(key="re_known_ethnicity").set_value("[x](evil.example) <b>").run()
+    assert not at.exception
+    shown = " ".join(i.value for i in at.info) + " ".join(s.value for s in at.success)
+    assert "](evil" not in shown and "\\[x\\]" in shown
+    at.text_input(key="re_known_ethnicity").set_value("").run()
