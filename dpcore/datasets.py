@@ -42,6 +42,11 @@ MEDICAL_COLUMNS = QUASI_IDENTIFIERS + SENSITIVE_COLUMNS
 
 MAX_ROWS = limits.MEDICAL_MAX_ROWS
 
+#: The re-identification story's release: 1,000 patients as in the source notebook, drawn with a fixed
+#: seed so the default neighbour (34, zip 10001, salary $50-60k) is exactly one woman on every run.
+REID_N = 1_000
+REID_SEED = 31
+
 _FIRST = np.array(
     "James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard "
     "Susan Joseph Jessica Thomas Sarah Charles Karen Jan Peter Anna Sofia Lucas Emma Noah Olivia Liam "

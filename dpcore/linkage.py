@@ -193,8 +193,8 @@ def _learned(records: pd.DataFrame, matches: int, sensitive_columns) -> list[str
     return out
 
 
-def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: int = 1000) -> NeighbourResult:
-    """Filter the release with the attacker's facts; return the matches and what they disclose."""
+def match_mask(df: pd.DataFrame, conditions) -> np.ndarray:
+    """Rows that satisfy every condition (at least one condition required)."""
     _check_rows(df)
     conditions = tuple(c for c in conditions if c is not None)
     if not conditions:
@@ -202,6 +202,13 @@ def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: i
     mask = np.ones(len(df), dtype=bool)
     for c in conditions:
         mask &= _mask(df, c)
+    return mask
+
+
+def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: int = 1000) -> NeighbourResult:
+    """Filter the release with the attacker's facts; return the matches and what they disclose."""
+    conditions = tuple(c for c in conditions if c is not None)
+    mask = match_mask(df, conditions)
     idx = np.flatnonzero(mask)
     records = df.iloc[idx[:max_records]]
     if sensitive is None:
@@ -428,6 +435,7 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
         raise DPError("give at least one epsilon, e.g. 0.1, 1, 10")
     n_releases = check_positive_int(n_releases, "number of simulated releases")
     n_targets = check_positive_int(n_targets, "number of targets")
+    seed = check_seed(seed)
     rng = np.random.default_rng(seed)
     ids, g = group_ids(df, qis)
     s_codes, v = _codes(df[sensitive])
@@ -452,7 +460,9 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
     prior = float(np.bincount(s_codes, minlength=v).max() / len(df))
     rows = []
     for e in eps:
-        noise = rng.laplace(0.0, 1.0 / e, size=(n_releases,) + counts.shape)
+        # each ε has its own stream (seed, ε): a point's figure does not depend on which other ε are asked
+        noise = np.random.default_rng([seed, _eps_key(e)]).laplace(0.0, 1.0 / e,
+                                                                    size=(n_releases,) + counts.shape)
         hits = success(counts[None] + noise)  # (R, T)
         rate = float(hits.mean())
         se = math.sqrt(max(rate * (1 - rate), 1e-12) / hits.size)
@@ -461,6 +471,16 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
     return {"curve": pd.DataFrame(rows), "no_noise": no_noise, "prior_guess": prior,
             "n_targets": int(len(t_rows)), "n_releases": n_releases, "n_values": int(v),
             "qis": qis, "sensitive": sensitive, "simulation": True}
+
+
+def _eps_key(epsilon: float) -> int:
+    return int(round(float(epsilon) * 1e6))
+
+
+def check_seed(seed) -> int:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        raise DPError(f"simulation seed must be a whole number from 0 to {2**32 - 1}, got {seed!r}")
+    return int(seed)
 
 
 def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, random_state=None) -> int:

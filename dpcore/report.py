@@ -7,14 +7,15 @@ small functions that reuse the same figure builders as the pages.
 from __future__ import annotations
 
 import datetime as _dt
-import html
+import math
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 import plotly.graph_objects as go
-import plotly.io as pio
 
-from .interpret import posterior_bound, privacy_level, reading
+from . import textsafe
+from .interpret import level_sentence, posterior_bound, privacy_level, reading
 from .errors import DPError
 from .validation import check_epsilon
 
@@ -22,42 +23,69 @@ from .validation import check_epsilon
 @dataclass
 class Section:
     title: str
-    paragraphs: list[str] = field(default_factory=list)  # plain text (escaped)
+    paragraphs: list[str] = field(default_factory=list)  # text with inline markdown (escaped, then rendered)
     figures: list[go.Figure] = field(default_factory=list)
     tables: list[pd.DataFrame] = field(default_factory=list)
+    numbers: dict = field(default_factory=dict)  # what the executive summary quotes
+
+
+SUMMARY_TITLE = "Executive summary"
 
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
 color:#1f2933;padding:0 1em;line-height:1.5}
 h1{color:#264653}h2{color:#2a9d8f;border-bottom:2px solid #e9ecef;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}td,th{border:1px solid #dee2e6;padding:.3em .6em}
-th{background:#f1f3f5}.meta{color:#6c757d;font-size:.9em}.fig{margin:1em 0}
+.tbl{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:1em 0;font-size:.9em;max-width:100%}
+td,th{border:1px solid #dee2e6;padding:.3em .6em;overflow-wrap:anywhere;vertical-align:top}
+th{background:#f1f3f5;text-align:left}.meta{color:#6c757d;font-size:.9em}.fig{margin:1em 0;max-width:100%}
+.summary{background:#f1f8f7;border-left:4px solid #2a9d8f;padding:.6em 1em}
 """
+
+_MD = [(re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"), (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"),
+                                                                r"<em>\1</em>"),
+       (re.compile(r"`([^`]+)`"), r"<code>\1</code>")]
+
+
+def inline_markdown(text: str) -> str:
+    """Escape ``text`` for HTML, then render the inline markdown the app's sentences use (**bold**,
+    *italic*, `code`): no literal asterisks in the report, and no markup from user text gets through."""
+    out = textsafe.html(text)
+    for pattern, repl in _MD:
+        out = pattern.sub(repl, out)
+    return out
 
 
 def render(sections: list[Section], settings: dict, title: str = "DP Explorer report") -> str:
     """Render sections into one HTML string with plotly.js embedded once (opens without network)."""
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    import plotly.io as pio  # only when rendering: its HTML export is slow to import (Home imports us)
+
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{textsafe.html(title)}</title>"
              f"<style>{_CSS}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1>",
+             f"<h1>{textsafe.html(title)}</h1>",
              f"<p class='meta'>Generated {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by DP Explorer.</p>"]
     if settings:
-        rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+        rows = "".join(f"<tr><th>{textsafe.html(k)}</th><td>{textsafe.html(v)}</td></tr>"
                        for k, v in settings.items())
-        parts.append(f"<h2>Settings</h2><table>{rows}</table>")
+        settings_html = f"<h2>Settings</h2><div class='tbl'><table>{rows}</table></div>"
     first = True
-    for sec in sections:
-        parts.append(f"<h2>{html.escape(sec.title)}</h2>")
-        parts.extend(f"<p>{html.escape(p)}</p>" for p in sec.paragraphs)
-        for tab in sec.tables:
-            parts.append(tab.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}"))
+    for i, sec in enumerate(sections):
+        if settings and i == (1 if sections and sections[0].title == SUMMARY_TITLE else 0):
+            parts.append(settings_html)  # after the executive summary, before the details
+        parts.append(f"<h2>{textsafe.html(sec.title)}</h2>")
+        cls = " class='summary'" if sec.title == SUMMARY_TITLE else ""
+        parts.extend(f"<p{cls}>{inline_markdown(p)}</p>" for p in sec.paragraphs)
+        for tab in sec.tables:  # to_html escapes every cell and header
+            parts.append("<div class='tbl'>" + tab.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}")
+                         + "</div>")
         for fig in sec.figures:
             if not fig.layout.template.layout.to_plotly_json():  # page figures may rely on Streamlit's theme
                 fig = go.Figure(fig).update_layout(template="plotly_white")
             parts.append("<div class='fig'>" + pio.to_html(fig, include_plotlyjs=first, full_html=False,
                                                            config={"displaylogo": False}) + "</div>")
             first = False
+    if settings and not sections:
+        parts.append(settings_html)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -70,9 +98,10 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
     return Section(
         "What the chosen ε means",
         [
-            f"Chosen ε = {eps:g}{d}: privacy level '{privacy_level(eps)}'.",
-            reading(eps, 0.5),
-            reading(eps, 0.01),
+            f"Chosen ε = {eps:g}{d}, for datasets that differ by adding or removing one person: privacy level "
+            f"'{level_sentence(eps)}'.",
+            reading(eps, 0.5, delta),
+            reading(eps, 0.01, delta),
             f"Any output is at most e^ε = {posterior_bound(0.5, eps) / (1 - posterior_bound(0.5, eps)):.3g} "
             "times more likely with a given person's data than without it.",
         ],
@@ -102,51 +131,44 @@ def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
         ],
         [figs["distribution"], figs["why"], figs["error"]],
         [table],
+        {"expected_abs_error": float(view.expected_abs_error), "true_value": q.true_value},
     )
 
 
-def reidentification_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
-    """The default re-identification scenario: the neighbour, uniqueness, linkage, and DP's effect."""
-    import numpy as np
-
-    from . import datasets, linkage, uniqueness
+def reidentification_section(epsilon: float, settings=None) -> Section:
+    """The re-identification story: the same dpcore function and settings as the page, so the same numbers."""
+    from . import reidentification as reid
     from .figures import reidentification as rfigs
 
-    pop = datasets.medical_population(n, seed)
-    release = pop.drop(columns=["person_id", "name"])
-    facts = [linkage.parse_known("age=34"), linkage.parse_known("zip_code=10001"),
-             linkage.parse_range("salary=50000:60000")]
-    neighbour = linkage.find_matches(release, facts, sensitive=datasets.SENSITIVE_COLUMNS)
-    qis = ["age", "sex", "zip_code", "salary"]
-    uniq = uniqueness.uniqueness(release, qis, "diagnosis")
-    steps = uniqueness.incremental(release, qis, "diagnosis")
-    register = linkage.public_register(pop, coverage=0.5, outsiders=0.25, seed=seed)
-    linked = linkage.link(pop.drop(columns=["name"]), register, ["age", "sex", "zip_code", "birth_year"])
-    grid = sorted({0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, float(epsilon)})
-    sim = linkage.dp_attack_simulation(release, qis, "diagnosis", np.array(grid), n_releases=100, seed=seed)
-    at = sim["curve"].loc[sim["curve"]["epsilon"] == float(epsilon), "success_rate"].iloc[0]
-    summary = pd.DataFrame([
-        {"finding": "records matching the neighbour (34, zip 10001, salary 50–60k)", "value": neighbour.matches},
-        {"finding": f"unique records on {', '.join(qis)}", "value": f"{uniq.unique_fraction:.1%}"},
-        {"finding": "k-anonymity (smallest class)", "value": uniq.k_anonymity},
-        {"finding": "ℓ-diversity of diagnosis", "value": uniq.l_diversity},
-        {"finding": "highest / average prosecutor risk",
-         "value": f"{uniq.prosecutor_risk_max:.2f} / {uniq.prosecutor_risk_avg:.3f}"},
-        {"finding": "register entries re-identified (right person, unique match)", "value": linked.right_person},
-        {"finding": "diagnoses disclosed by linkage", "value": linked.diagnoses_disclosed},
-        {"finding": "attacker right about the diagnosis, exact counts (no DP)", "value": f"{sim['no_noise']:.0%}"},
-        {"finding": f"attacker right about the diagnosis, noisy counts at ε = {epsilon:g} (simulated)",
-         "value": f"{at:.0%}"},
-    ])
-    summary["value"] = summary["value"].astype(str)
+    st = reid.story(settings, epsilon=check_epsilon(epsilon))
+    s = st.settings
     return Section(
         "Re-identification of the 'anonymised' release (not private: computed on raw data)",
-        [f"Synthetic release of n = {n:,} patients (seed {seed}) with names removed.", *neighbour.learned,
-         "Guessing the most common diagnosis would be right "
-         f"{sim['prior_guess']:.0%} of the time: DP noise pushes the attacker towards that guess."],
-        [rfigs.incremental_chart(steps), rfigs.linkage_chart(linked), rfigs.dp_success_chart(sim, epsilon)],
-        [summary],
+        [st.headline(),
+         f"Synthetic release of {s.n:,} patients (data seed {s.seed}) with names removed; the re-identification "
+         "page shows the same numbers for the same settings.",
+         reid.neighbour_sentence(st.neighbour, s.sensitive),
+         f"DP defence: each set of noisy counts is ε = {st.dp['epsilon']:g}-DP for adding or removing one patient; "
+         f"for a known patient's {s.sensitive} (replace-one) the guarantee is ε = "
+         f"{st.dp['epsilon_replace_one']:g}, so any guess is at most {st.dp['likelihood_ratio']:.3g}× as likely "
+         "to be right as without the release. Guessing the most common value would be right "
+         f"{st.dp['prior_guess']:.0%} of the time."],
+        [rfigs.narrowing_chart(st.neighbour.narrowing, s.n), rfigs.incremental_chart(st.steps),
+         rfigs.linkage_chart(st.linkage), rfigs.dp_success_chart(st.dp, st.dp["epsilon"])],
+        [st.findings()],
+        {"story": st},
     )
+
+
+def sweep_title(rec: dict) -> str:
+    """A sweep named by what it is: dataset, model, ε range and date (never by its id)."""
+    cfg = rec.get("config") or {}
+    eps = [float(e) for e in cfg.get("epsilons") or []]
+    rng = f"ε {min(eps):g}–{max(eps):g}" if len(eps) > 1 else (f"ε {eps[0]:g}" if eps else "ε ?")
+    when = rec.get("created")
+    date = _dt.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if isinstance(when, (int, float)) else ""
+    model = cfg.get("model") or "?"
+    return ", ".join(x for x in (str(cfg.get("dataset") or "?"), f"{model} model", rng, date) if x)
 
 
 def sweep_section(sweep_id: str) -> Section:
@@ -160,32 +182,85 @@ def sweep_section(sweep_id: str) -> Section:
         raise DPError(f"sweep {sweep_id!r} has no finished points yet; wait for it or choose another")
     rows = sweep_mod.by_epsilon(result)
     cfg = result.get("config", {})
-    paras = [f"Sweep {st.get('name') or sweep_id} ({st['status']}, {st['done']} of {st['total']} trainings "
-             f"finished): {cfg.get('dataset', '?')}, model {cfg.get('model', '?')}, δ = {cfg.get('delta', '?')}, "
+    title = sweep_title({**st, "config": {**(st.get("config") or {}), **cfg}})
+    paras = [f"Sweep: {title} ({st['status']}, {st['done']} of {st['total']} trainings finished); "
+             f"δ = {cfg.get('delta', '?')}, neighbours differ by adding or removing one training example, "
              f"accountant {cfg.get('accountant', '?')}. Each DP point's ε is the accountant's upper bound; the "
-             "empirical ε is a lower bound from membership-inference attacks (95% Clopper–Pearson)."]
+             "empirical ε is a lower bound from membership-inference attacks (95% confidence)."]
     paras += [sweep_mod.reading(result, r["epsilon"]) for r in rows]
     bad = sweep_mod.violations(result)
     paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
                  f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
-    table = pd.DataFrame([{k: v for k, v in r.items() if not k.endswith("_sd")} for r in rows])
+    table = pd.DataFrame([{
+        "target ε": f"{r['epsilon']:g}", "ε spent (accountant)": f"{r.get('epsilon_spent') or r['epsilon']:.3g}",
+        "models": r.get("n"), "test accuracy": "—" if r.get("accuracy") is None else f"{r['accuracy']:.1%}",
+        "empirical ε (95% lower bound)": "—" if r.get("empirical_epsilon") is None else f"{r['empirical_epsilon']:.2f}",
+    } for r in rows])
+    base = sweep_mod.baseline_summary(result)
     figs = [pfigs.accuracy_chart(result), pfigs.attack_chart(result, "auc"),
             pfigs.attack_chart(result, "tpr_at_1pct_fpr"), pfigs.empirical_epsilon_chart(result)]
-    return Section("Privacy–utility curve and membership inference", paras, figs, [table])
+    return Section(f"Privacy–utility: {title}", paras, figs, [table],
+                   {"title": title, "rows": rows, "baseline": base})
+
+
+def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
+    """Five sentences a board needs, from the numbers the sections below show."""
+    from . import reidentification as reid
+
+    noise = next(sec for sec in sections if sec.title.startswith("Noise"))
+    st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
+    post = float(posterior_bound(0.5, eps))
+    d = f" (δ = {delta:g}, which this bound does not cover)" if delta else " (δ = 0)"
+    lr, dp, rep = st.linkage, st.dp, st.uniqueness
+    out = [
+        f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure of a fact about a person can become at most "
+        f"**{post:.0%}** sure from a release, whatever else they know: privacy level '{privacy_level(eps)}'.",
+        f"Removing names does not anonymise: **{rep.unique_fraction:.1%}** of {rep.n:,} synthetic patients are "
+        f"unique on {', '.join(rep.qis).replace('_', ' ')}, and a public register re-identifies "
+        f"**{lr.right_person:,} of the {lr.in_release:,}** patients it lists ({lr.success_rate:.0%}).",
+        f"Coarsening the data (generalisation) lowers that risk but gives no guarantee; differential privacy does: "
+        f"with noisy counts at ε = {eps:g} a simulated attacker names a patient's {st.settings.sensitive} "
+        f"correctly **{dp['at_epsilon']:.0%}** of the time, against {dp['no_noise']:.0%} from the raw release and "
+        f"{dp['prior_guess']:.0%} by blind guessing.",
+        f"The price is accuracy: a count of patients released at ε = {eps:g} is off by "
+        f"**{reid.people(noise.numbers['expected_abs_error'])}** on average.",
+    ]
+    sweep = next((sec for sec in sections if sec.title.startswith("Privacy–utility")), None)
+    rows = (sweep.numbers.get("rows") or []) if sweep else []
+    if rows:
+        r = min(rows, key=lambda r: abs(math.log(r["epsilon"] / eps)))
+        base = sweep.numbers.get("baseline") or {}
+        vs = f", against {base['accuracy']:.1%} without privacy" if base.get("accuracy") else ""
+        out.append(f"For model training ({sweep.numbers['title']}), the DP model at ε = {r['epsilon']:g} reaches "
+                   f"**{r['accuracy']:.1%}** test accuracy{vs}.")
+    else:
+        out.append("Every ε in this report is an upper bound for datasets that differ by adding or removing one "
+                   "person, except where a section names the replace-one guarantee it uses.")
+    return Section(SUMMARY_TITLE, out)
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0) -> str:
-    """The whole report as one HTML string."""
+          n: int = 10_000, seed: int = 0, story_settings=None) -> str:
+    """The whole report as one HTML string: the executive summary first, then the details.
+
+    ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
+    (``story_settings``, default :class:`dpcore.reidentification.StorySettings`), so its numbers match the page.
+    """
+    from . import reidentification as reid
+
     eps = check_epsilon(epsilon)
+    story = story_settings or reid.StorySettings()
     sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
-                reidentification_section(eps, n=n, seed=seed)]
+                reidentification_section(eps, story)]
     settings = {"ε": f"{eps:g}", "δ": f"{delta:g}" if delta else "0 (pure ε-DP for the Laplace queries)",
-                "dataset": f"synthetic medical, n = {n:,}, seed {seed}",
+                "neighbouring datasets": "differ by adding or removing one person (replace-one where a section "
+                                         "says so)",
+                "noise data": f"synthetic medical, {n:,} patients, seed {seed}",
+                "re-identification data": f"synthetic medical, {story.n:,} patients, seed {story.seed}",
                 "accountant": "exact (sequential composition) for queries"}
     if sweep_id:
         sec = sweep_section(sweep_id)
         sections.append(sec)
-        settings["sweep"] = sweep_id
+        settings["sweep"] = sec.numbers["title"]
         settings["accountant"] += "; Opacus accountant for DP-SGD (see the sweep section)"
-    return render(sections, settings)
+    return render([executive_summary(eps, delta, sections), *sections], settings)

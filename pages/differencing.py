@@ -26,6 +26,7 @@ def _simulate(true_value: float, epsilon: float, k: float, trials: int, seed: in
 
 
 st.title("Differencing attack")
+headline = st.empty()  # the "so what" sentence, once the attack has run
 st.markdown(
     "A hospital puts its patient table behind a query interface that **only answers `COUNT` and `AVG` over "
     "groups of at least N people**. That sounds safe: no single person is ever reported. The attacker knows "
@@ -78,6 +79,8 @@ with st.container(border=True):
 attack = guarded(dif.run_attack, pop, target_name=target.strip() or None, group=group, min_group=min_group)
 if attack is None:
     st.stop()
+headline.markdown(f"#### Two pairs of answers, each about at least {attack.min_group} people, give one patient's "
+                  f"exact age: {attack.recovered:g} years.")
 
 # --- step by step ----------------------------------------------------------------------------------
 st.subheader("The attack, step by step (exact answers)")
@@ -112,7 +115,7 @@ for i in range(step):
                         f"{attack.min_group}.")
         elif i < 5:
             sym = ["", "c₁", "x", "c₂", "y"][i]
-            st.metric(f"Answer ({sym})", f"{q[i].answer:.6g}" if i % 2 == 0 else f"{q[i].answer:,}")
+            st.metric(f"Answer ({sym})", f"{q[i].answer:.6g} years" if i % 2 == 0 else f"{q[i].answer:,} people")
             st.caption(f"Allowed: the group has at least N = {attack.min_group} people.")
         else:
             st.markdown("Average × count is the group's total age. The two groups differ by exactly one "
@@ -136,12 +139,17 @@ if step < 6:
 # --- the same queries with DP ------------------------------------------------------------------------
 st.subheader("The same queries with differential privacy")
 st.markdown(
-    "Now each answer gets Laplace noise at **ε per query**. `COUNT` has sensitivity 1. `AVG` is computed from a "
-    "noisy sum of `age − 18` (each term kept within the public bounds 18–90), whose sensitivity is "
-    "Δ = 90 − 18 = **72**, divided by the noisy count. The attacker undoes the division and subtracts the sums: "
-    "estimate = 18 + SUM′₁ − SUM′₂, clipped to 18–90. The noisy interface drops the size rule: refusing "
-    "on the exact count would itself leak, and the noise already protects small groups."
+    "Now each answer gets random noise sized for **ε per query**: enough that one person's presence barely "
+    "changes what comes back. The attacker runs the same subtraction on the noisy answers."
 )
+with st.expander("How the noise is calibrated"):
+    st.markdown(
+        "Laplace noise. `COUNT` has sensitivity 1 (one person changes it by at most 1). `AVG` is computed from a "
+        "noisy sum of `age − 18` (each term kept within the public bounds 18–90), whose sensitivity is "
+        "Δ = 90 − 18 = **72 years**, divided by the noisy count. The attacker undoes the division and subtracts "
+        "the sums: estimate = 18 + SUM′₁ − SUM′₂, clipped to 18–90. The noisy interface drops the size rule: "
+        "refusing on the exact count would itself leak, and the noise already protects small groups."
+    )
 c1, c2, c3, c4 = st.columns(4)
 eps = c1.select_slider("ε per query (log steps)", options=EPS_OPTIONS, value=from_url("dif_eps", 1.0, EPS_OPTIONS),
                         key="dif_eps")
@@ -154,8 +162,10 @@ sim_seed = c4.number_input("Simulation seed", L.SEED_MIN, L.SEED_MAX, value=0, s
 cost = guarded(dif.privacy_cost, eps)
 if cost is None:
     st.stop()
-st.markdown(f"**Privacy cost:** {cost['composition']}. Pure ε-DP, δ = 0. Noise scales: count "
-            f"b = {cost['noise_scale_count']:.3g}, sum b = {cost['noise_scale_sum']:.3g} years.")
+st.markdown(f"**Privacy cost:** {cost['composition']}. Pure ε-DP (δ = 0) for datasets that differ by adding or "
+            "removing one person.",
+            help=f"Laplace scales: count {cost['noise_scale_count']:.3g} people, sum "
+                 f"{cost['noise_scale_sum']:.3g} years.")
 
 if "dif_release_no" not in st.session_state:
     st.session_state["dif_release_no"] = 0
@@ -183,7 +193,8 @@ if res is not None:
     m1.metric(f"P(within ±{sim['k_years']:g} years)", f"{sim['success_probability']:.1%}")
     m2.metric("Exact (unclipped)", f"{sim['analytic_success_unclipped']:.1%}")
     m3.metric("Mean absolute error", f"{sim['mean_abs_error']:.1f} years")
-    m4.metric("Attack's total ε", f"{cost['total_epsilon']:g}", help=cost["composition"])
+    m4.metric("Attack's total ε", f"{cost['total_epsilon']:g}",
+              help=cost["composition"] + "; add/remove-one person, δ = 0")
     c1, c2 = st.columns(2)
     with c1:
         st.plotly_chart(figs.estimates_histogram(sim["estimates"], attack.true_value, eps, sim["k_years"]),

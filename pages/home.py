@@ -6,41 +6,78 @@ from pages._ui import from_url, guarded, share_in_url  # _ui also routes deep li
 
 from dpcore.figures import home as figs
 from dpcore import sweep
-from dpcore.interpret import privacy_level, reading
+from dpcore.interpret import level_sentence, posterior_bound, privacy_level, reading
+from dpcore.report import sweep_title
 
 st.title("DP Explorer")
 st.markdown(
-    "**Differential privacy (DP)** is a promise made by an algorithm, not by a dataset: whatever the output, "
-    "it would have been almost as likely had any one person's data been left out or changed. "
-    "So no one — however much else they know — can learn much about *you* from it. "
-    "The budget **ε (epsilon)** says how much \"almost\" is; smaller ε means stronger privacy and more noise."
+    "**Differential privacy (DP) is a promise about what anyone can learn about you from a published result.** "
+    "Whether or not your record was used, every result is almost equally likely — so no one, however much else "
+    "they know, learns much about *you*. A budget called **ε (epsilon)** says how much is \"much\": at ε = 1, "
+    f"someone 50% sure of a fact about you ends at most **{float(posterior_bound(0.5, 1.0)):.0%} sure**. "
+    "Smaller ε: stronger privacy, more noise."
 )
-st.latex(r"\Pr[M(D) \in S] \;\le\; e^{\varepsilon}\,\Pr[M(D') \in S] + \delta"
-         r"\quad\text{for all neighbouring } D, D' \text{ and all sets of outputs } S")
-st.caption("D and D′ differ in one person's record; δ is a small probability (≪ 1/n) that the bound may fail.")
+
+# --- the guided tour: the first step, not a footer --------------------------------------------------------
+TOUR = [
+    ("pages/home.py", "Here, on Home", "Move *Your ε* below and read how sure an attacker could become (one "
+     "minute)."),
+    ("pages/reidentification.py", "Re-identification", "Names removed, yet your neighbour (34, zip 10001, "
+     "$50–60k) is exactly 1 patient, and her diagnosis shows. Go through the tabs: linkage, uniqueness, defences."),
+    ("pages/differencing.py", "Differencing attack", "Two allowed averages over 50+ people give one person's exact "
+     "age. Press *Show all steps*, then see noise spread the attacker's estimate."),
+    ("pages/noise.py", "Noise mechanisms", "Move ε and watch the error grow as privacy gets stronger."),
+    ("pages/query_console.py", "Private query console", "Ask noisy questions as an analyst until the budget runs "
+     "out."),
+    ("pages/training.py", "DP training", "Train a model with DP next to its non-private twin (about a minute)."),
+    ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy and attack success against ε on one screen."),
+]
+with st.container(border=True):
+    st.markdown("**Start here: a five-minute guided tour** — one step per page; each page's settings are in its "
+                "link, so you can share the exact view. At the end, *Prepare report* in the sidebar downloads an "
+                "HTML summary that opens offline.")
+    for i, (path, title, line) in enumerate(TOUR):
+        if i % 2 == 0:
+            cols = st.columns(2)  # a row per pair, so a phone stacks the steps in order
+        with cols[i % 2]:
+            st.markdown(f"**{i + 1}. {title}** — {line}")
+            if path != "pages/home.py":
+                st.page_link(path, label=f"Open {title}", icon=":material/arrow_forward:")
 
 st.subheader("Where is your epsilon?")
 HOME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 12.2, 20.0, 50.0]
-eps = st.select_slider("Your ε", options=HOME_EPS, value=from_url("home_eps", 1.0, HOME_EPS), key="home_eps")
+eps = st.select_slider("Your ε", options=HOME_EPS, value=from_url("home_eps", 1.0, HOME_EPS), key="home_eps",
+                       help="ε bounds how much one person's data can change any result (pure ε-DP, δ = 0, for "
+                            "datasets that differ by adding or removing one person).")
 share_in_url("home_eps")
-st.plotly_chart(figs.deployments_chart(eps), key="home_deployments")
-st.caption("Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
-           "user per day, a device) and the time window differ.")
-
-st.subheader("Epsilon in plain language")
 c1, c2 = st.columns([3, 2])
 with c1:
     st.plotly_chart(figs.posterior_chart(eps), key="home_posterior")
 with c2:
-    st.metric("Privacy level", privacy_level(eps))
+    st.metric("Privacy level", privacy_level(eps),
+              help="The word follows the bound beside it: strong while 50% sure ends at most 75% sure, moderate "
+                   "up to 90%, weak up to 99%, very weak beyond.")
+    st.markdown(level_sentence(eps) + ".")
     st.markdown(reading(eps, 0.5))
     st.markdown(reading(eps, 0.01))
-    st.caption("Bound: p′ ≤ e^ε·p / (1 − p + e^ε·p), from Bayes' rule with a likelihood ratio of at most e^ε.")
+    with st.expander("Where the bound comes from"):
+        st.markdown("Bayes' rule with a likelihood ratio of at most e^ε: p′ ≤ e^ε·p / (1 − p + e^ε·p). Here ε is "
+                    "for datasets that differ by adding or removing one person, with δ = 0; a guarantee with "
+                    "δ > 0 covers this ε part only and may fail outright with probability δ.")
+st.plotly_chart(figs.deployments_chart(eps), key="home_deployments")
+st.caption("Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
+           "user per day, a device) and the time window differ.")
+
+with st.expander("The formal definition", icon=":material/function:"):
+    st.latex(r"\Pr[M(D) \in S] \;\le\; e^{\varepsilon}\,\Pr[M(D') \in S] + \delta")
+    st.markdown("For every pair of **neighbouring** datasets D, D′ — here: D′ is D with one person's record added "
+                "or removed — and every set of outputs S. δ is a small probability (≪ 1/n, the number of people) "
+                "that the bound may fail; δ = 0 is *pure* ε-DP.")
 
 with st.sidebar:
     st.markdown("**Report**")
     finished = [s for s in sweep.list_sweeps(refresh=False) if s.get("status") == "done"]
-    sweep_names = {s["id"]: s.get("name") or s["id"] for s in finished}
+    sweep_names = {s["id"]: sweep_title(s) for s in finished}  # named by what they are, never by id
     sweep_id = st.selectbox("Include a privacy–utility sweep", [None, *sweep_names], key="home_report_sweep",
                             format_func=lambda i: "none" if i is None else sweep_names[i],
                             disabled=not finished, help="Finished sweeps from the Privacy–utility page")
@@ -54,41 +91,3 @@ with st.sidebar:
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
                            "dp-explorer-report.html", "text/html", key="home_report_download",
                            icon=":material/download:")
-
-with st.expander("First time here? A five-minute guided tour", expanded=False, icon=":material/tour:"):
-    st.markdown(
-        "1. **Here, on Home** — move *Your ε* and read how much an attacker could learn (one minute).\n"
-        "2. **Noise mechanisms** — move the ε slider: watch the noise spread and the error grow as ε shrinks; "
-        "open *Why it is private* to see the e^ε band. Press *Release one answer* twice: you spent 2ε.\n"
-        "3. **Re-identification** — the default neighbour (34, zip 10001, salary 50–60k) is found in the "
-        "\"anonymised\" release; scroll to the generalisation and DP defences.\n"
-        "4. **Differencing attack** — press *Show all steps*: two allowed averages give one person's exact age. "
-        "Then see how noise spreads the attacker's estimate.\n"
-        "5. **Private query console** — ask a few questions as an analyst until the budget runs out.\n"
-        "6. **DP training** — train breast-cancer logistic regression at ε = 1 and its baseline (about a minute).\n"
-        "7. **Privacy–utility curve** — run the demo sweep: accuracy and attack success against ε on one screen.\n"
-        "8. Back here: **Prepare report** in the sidebar downloads an HTML report that opens offline. Every page's "
-        "main settings are in the URL, so you can share a link to the exact view."
-    )
-
-st.subheader("Tour")
-TOUR = [
-    ("pages/noise.py", "Noise mechanisms", "Laplace and Gaussian noise under an ε slider: the error you pay and "
-     "why the definition holds."),
-    ("pages/reidentification.py", "Re-identification", "Removing names is not anonymisation: linkage on age, zip "
-     "and salary, uniqueness and k-anonymity."),
-    ("pages/differencing.py", "Differencing attack", "\"Only averages over 50+ people\" leaks one person's exact "
-     "age; noise stops it."),
-    ("pages/query_console.py", "Private query console", "Ask noisy questions of the data; every answer spends ε "
-     "from a budget that runs out."),
-    ("pages/training.py", "DP training", "Train models with DP-SGD (Opacus) in the background, next to a "
-     "non-private baseline."),
-    ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy vs ε beside membership-inference attacks and "
-     "an empirical ε audit."),
-]
-cols = st.columns(3)
-for i, (path, title, line) in enumerate(TOUR):
-    with cols[i % 3].container(border=True):
-        st.markdown(f"**{title}**")
-        st.caption(line)
-        st.page_link(path, label=f"Open {title}", icon=":material/arrow_forward:")

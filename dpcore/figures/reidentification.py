@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..interpret import guess_ceiling
+from .. import textsafe
 from . import style
 
 
@@ -23,7 +25,8 @@ def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
     colours = [style.NON_PRIVATE if v == "1" else style.ACCENT for v in x]
     fig = go.Figure(go.Bar(x=x, y=y, marker_color=colours, name="records",
                            hovertemplate="class size %{x}: %{y:.1f}% of records<extra></extra>"))
-    style.base_layout(fig, f"Equivalence-class sizes on {' + '.join(report.qis)} (size 1 = unique)",
+    style.base_layout(fig, f"Equivalence-class sizes on {' + '.join(textsafe.plotly(q) for q in report.qis)} "
+                      "(size 1 = unique)",
                       "equivalence-class size (records sharing the same quasi-identifiers)",
                       "share of records (%)")
     fig.update_xaxes(type="category")
@@ -32,7 +35,7 @@ def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
 
 def incremental_chart(steps: pd.DataFrame) -> go.Figure:
     """Unique share and average prosecutor risk as quasi-identifiers are added one by one."""
-    labels = ["+ " + a if i else a for i, a in enumerate(steps["added"])]
+    labels = [("+ " if i else "") + textsafe.plotly(a) for i, a in enumerate(steps["added"])]  # may be upload names
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=steps["unique_fraction"] * 100, name="unique records (%)",
                          marker_color=style.NON_PRIVATE,
@@ -96,6 +99,11 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
     fig.add_trace(go.Scatter(x=x, y=c["success_rate"] * 100, mode="lines+markers", name="attacker with noisy counts",
                              line=dict(color=style.PRIVATE, width=3),
                              hovertemplate="ε = %{x:g}: %{y:.1f}% correct<extra></extra>"))
+    xs = np.geomspace(x.min(), x.max(), 60)  # the replace-one guarantee: at most e^(2ε) × the blind guess
+    fig.add_trace(go.Scatter(x=xs, y=[float(guess_ceiling(2 * e, sim["prior_guess"])) * 100 for e in xs],
+                             mode="lines", name="DP ceiling for a known patient (e^2ε × blind guess)",
+                             line=dict(color=style.BOUND, dash="dot", width=2),
+                             hovertemplate="ε = %{x:.3g}: at most %{y:.0f}%<extra></extra>"))
     fig.add_hline(y=sim["no_noise"] * 100, line_color=style.NON_PRIVATE, line_dash="dash",
                   annotation_text=f"exact counts (no DP): {sim['no_noise']:.0%}",
                   annotation_position="bottom left")
@@ -113,4 +121,22 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
                       "privacy budget ε (log scale)", "attacker guesses correctly (% of attempts)")
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)], tickvals=list(x), ticktext=[f"{v:g}" for v in x])
     fig.update_yaxes(range=[0, 105])
+    return fig
+
+
+def narrowing_chart(narrowing: pd.DataFrame, n: int) -> go.Figure:
+    """Patients still matching as the attacker adds each known fact (log axis: 1,000 to 1 on one chart)."""
+    labels = ["everyone in the release"] + ["+ " + textsafe.plotly(f) for f in narrowing["fact known"]]
+    values = [int(n)] + [int(v) for v in narrowing["matching patients"]]
+    colours = [style.NEUTRAL] + [style.NON_PRIVATE if v == 1 else style.ACCENT for v in values[1:]]
+    shown = [max(v, 0.8) for v in values]  # a zero is drawn as a stub at the axis, labelled 0
+    fig = go.Figure(go.Bar(y=labels, x=shown, orientation="h", marker_color=colours,
+                           text=[f"{v:,} patient{'' if v == 1 else 's'}" for v in values], textposition="auto", hovertemplate="%{y}: %{text}<extra></extra>"))
+    style.base_layout(fig, "Each fact rules patients out", "patients still matching (log scale)", "",
+                      height=120 + 45 * len(labels))
+    top = max(values) * 8
+    fig.update_xaxes(type="log", range=[np.log10(0.8), np.log10(top)], tickvals=[1, 10, 100, 1_000, 10_000,
+                     100_000, 1_000_000], ticktext=["1", "10", "100", "1k", "10k", "100k", "1M"])
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=60, b=55))
     return fig

@@ -6,6 +6,8 @@ import math
 
 import plotly.graph_objects as go
 
+from ..interpret import level_edges
+
 PRIVATE = "#2a9d8f"  # anything DP
 NON_PRIVATE = "#e76f51"  # anything not private (baselines, true values)
 NEUTRAL = "#6c757d"
@@ -13,12 +15,10 @@ ACCENT = "#264653"
 BOUND = "#8e44ad"  # theoretical bounds / ceilings
 SEQUENCE = ["#2a9d8f", "#264653", "#e9c46a", "#f4a261", "#8e44ad", "#457b9d"]
 
-ZONES = (  # (low, high, label, colour) for epsilon zones on log axes
-    (1e-3, 1.0, "strong", "rgba(42,157,143,0.10)"),
-    (1.0, 5.0, "moderate", "rgba(233,196,106,0.14)"),
-    (5.0, 10.0, "weak", "rgba(244,162,97,0.14)"),
-    (10.0, 1e3, "very weak", "rgba(231,111,81,0.12)"),
-)
+_ZONE_COLOURS = ("rgba(42,157,143,0.10)", "rgba(233,196,106,0.14)", "rgba(244,162,97,0.14)", "rgba(231,111,81,0.12)")
+# (low, high, label, colour) for epsilon zones on log axes: the words and edges of interpret.LEVELS
+ZONES = tuple((max(lo, 1e-3), min(hi, 1e3), word, colour)
+              for (lo, hi, word), colour in zip(level_edges(), _ZONE_COLOURS))
 
 
 def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, height: int = 380) -> go.Figure:

@@ -20,19 +20,31 @@ def at(chdir_root):
     return at
 
 
+def steps(at):
+    return [e for e in at.expander if e.label[:1].isdigit()]
+
+
 def test_step_by_step_to_the_exact_age(at):
     assert at.title[0].value == "Differencing attack"
-    assert len(at.expander) == 1 and "refused" in at.warning[0].value
+    # the page opens with the "so what": one sentence, one number
+    assert at.markdown[0].value == ("#### Two pairs of answers, each about at least 50 people, give one patient's "
+                                    "exact age: 54 years.")
+    assert len(steps(at)) == 1 and "refused" in at.warning[0].value
     at.button(key="dif_next").click().run()
-    assert len(at.expander) == 2 and metrics(at)["Answer (c₁)"] == "97"
+    assert len(steps(at)) == 2 and metrics(at)["Answer (c₁)"] == "97 people"
     at.button(key="dif_all").click().run()
     assert not at.exception
-    assert len(at.expander) == 6
+    assert len(steps(at)) == 6
     m = metrics(at)
     assert m["Recovered age of Jan Kees"] == "54 years" == m["True age (hidden data)"]
-    assert m["Answer (c₂)"] == "96"
+    assert m["Answer (c₂)"] == "96 people"
     at.button(key="dif_reset").click().run()
-    assert len(at.expander) == 1
+    assert len(steps(at)) == 1
+
+
+def test_privacy_cost_states_the_neighbour_relation(at):
+    text = " ".join(m.value for m in at.markdown)
+    assert "Pure ε-DP (δ = 0) for datasets that differ by adding or removing one person" in text
 
 
 def test_other_group_and_target_still_exact(at):

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.interpret import DEPLOYMENTS, posterior_bound, privacy_level
+from dpcore.interpret import (DEPLOYMENTS, LEVELS, guess_ceiling, level_sentence, posterior_bound, privacy_level,
+                              reading)
 
 
 def test_posterior_bound_known_values():
@@ -29,4 +30,43 @@ def test_bad_inputs():
 def test_deployments_and_levels():
     names = {d.name: d.epsilon for d in DEPLOYMENTS}
     assert names["US Census 2020"] == 12.2 and names["Apple emoji suggestions"] == 4.0
-    assert privacy_level(0.5) == "strong" and privacy_level(3) == "moderate" and privacy_level(12) == "very weak"
+    assert privacy_level(0.5) == "strong" and privacy_level(1) == "strong" and privacy_level(2) == "moderate"
+    assert privacy_level(3) == "weak" and privacy_level(12) == "very weak"
+
+
+@pytest.mark.parametrize("eps", list(np.geomspace(0.01, 100, 301)) + [math.log(3), math.log(9), math.log(99)])
+def test_level_word_agrees_with_the_posterior_bound(eps):
+    """The word shown beside the bound never contradicts it: e.g. 'moderate' only while 50% → at most 90%.
+
+    Old code: 'moderate' for ε ≤ 5, next to "an attacker goes from 50% to 99% sure" (ε = 4.6)."""
+    post = float(posterior_bound(0.5, eps))
+    word = privacy_level(eps)
+    limits = dict((w, lim) for lim, w in LEVELS)
+    words = [w for _, w in LEVELS]
+    assert post <= limits[word] + 1e-9
+    i = words.index(word)
+    if i:  # and the bound is above the previous word's limit: not a weaker word than it needs
+        assert post > limits[words[i - 1]] - 1e-9
+    assert level_sentence(eps).startswith(word + ":") and f"{post:.0%}" in level_sentence(eps)
+
+
+def test_chart_zones_use_the_same_words_and_edges():
+    from dpcore.figures import style
+
+    for lo, hi, word, _ in style.ZONES:
+        mid = math.sqrt(lo * hi)
+        assert privacy_level(mid) == word
+
+
+def test_guess_ceiling_known_answers():
+    assert guess_ceiling(math.log(2), 0.3) == pytest.approx(0.6)
+    assert guess_ceiling(5.0, 0.3) == 1.0
+    with pytest.raises(DPError, match="probability"):
+        guess_ceiling(1.0, 1.2)
+
+
+def test_reading_says_it_covers_the_epsilon_part_only_when_delta_is_positive():
+    assert "ε part only" not in reading(1.0, 0.5)
+    assert "ε part only" not in reading(1.0, 0.5, 0)
+    text = reading(1.0, 0.5, 1e-5)
+    assert "covers the ε part only" in text and "δ = 1e-05" in text

@@ -17,7 +17,45 @@ def test_report_is_self_contained_and_has_findings():
     for text in ("What the chosen ε means", "Laplace", "Re-identification", "k-anonymity",
                  "not private", "ε = 1"):
         assert text in html
-    assert re.search(r"records matching the neighbour.*?<td>\d+</td>", html, re.S)
+    assert re.search(r"patients matching the neighbour.*?<td>1 patient</td>", html, re.S)
+
+
+def _text(html: str) -> str:
+    return re.sub(r"<script.*?</script>", "", html, flags=re.S)
+
+
+def test_report_opens_with_an_executive_summary_and_renders_markdown():
+    html = report.build(1.0, n=1500)
+    body = _text(html)
+    first_h2 = re.search(r"<h2>(.*?)</h2>", body).group(1)
+    assert first_h2 == "Executive summary"
+    summary = body[body.index("Executive summary"):body.index("<h2>Settings</h2>")]
+    assert summary.count("<p class='summary'>") == 5  # five sentences a board needs
+    assert "<strong>ε = 1</strong>" in summary and "<strong>99.8%</strong>" in summary
+    assert "*" not in re.sub(r"<[^>]+>", "", body)  # markdown rendered: no literal asterisks
+    assert "adding or removing one person" in body  # the neighbour relation beside ε
+
+
+def test_report_and_page_share_the_story_numbers():
+    """One dpcore function for both: the report's table is the story's findings (was 66 vs 62)."""
+    from dpcore import reidentification as reid
+
+    html = report.build(1.0, n=1500)
+    st = reid.story()
+    for value in st.findings()["value"]:
+        assert report.inline_markdown(value) in html
+    assert f"re-identifies <strong>{st.linkage.right_person:,} of the {st.linkage.in_release:,}</strong>" in html
+
+
+def test_inline_markdown_escapes_first():
+    out = report.inline_markdown("<script>alert(1)</script> **bold** *it* `c` 2*3*4")
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "<strong>bold</strong>" in out and "<em>it</em>" in out and "<code>c</code>" in out
+
+
+def test_posterior_reading_flags_delta_in_the_report():
+    html = report.build(1.0, delta=1e-6, n=1500)
+    assert "covers the ε part only" in html
 
 
 def test_report_rejects_bad_epsilon():
@@ -40,7 +78,9 @@ def test_report_with_a_stored_sweep(tmp_path):
     result = sweep.run_sweep_inline({"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0],
                                      "epochs": 2, "train_size": 60, "hidden": None, "lr": 0.5})
     html = report.build(1.0, n=1500, sweep_id=result["id"])
-    assert "Privacy–utility curve and membership inference" in html
+    assert "Privacy–utility: breast_cancer, logreg model, ε 1, " in html  # named by what it is, not its id
+    assert result["id"] not in _text(html)
+    assert "<th>test accuracy</th>" in html
     assert "empirical" in html
     with pytest.raises(DPError, match="no stored sweep"):
         report.build(1.0, n=1500, sweep_id="nope")

@@ -1,0 +1,284 @@
+"""The re-identification story, computed once for the page, the HTML report and the tests.
+
+Every number the re-identification page shows for a set of :class:`StorySettings` comes from the
+functions here, and :func:`story` runs all of them for the report, so the two never disagree (they
+once did: 62 vs 66 people re-identified, from different register seeds and simulation grids).
+
+The default story (n = 1,000 patients as in the source notebook, seed ``datasets.REID_SEED``): the
+neighbour -- 34 years old, zip 10001, salary $50-60k -- is exactly one woman, and her diagnosis shows.
+Everything here is computed on raw synthetic data for teaching; the DP part is a numpy simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from . import datasets, linkage, uniqueness
+from .interpret import guess_ceiling
+from .validation import check_epsilon
+
+#: ε values of the DP simulation's curve (the page's slider offers the same ones).
+EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+#: Generalisation the page starts from: 10-year age bands, 3 zip digits, $10k salary bands.
+DEFAULT_GENERALISATION = (("age_band", 10), ("zip_digits", 3), ("salary_band", 10_000))
+QI_LABELS = {"age": "age", "sex": "sex", "zip_code": "zip code", "birth_year": "birth year",
+             "ethnicity": "ethnicity", "salary": "salary"}
+
+
+@dataclass(frozen=True)
+class StorySettings:
+    """Everything that decides the story's numbers (the page's widgets; the report's defaults)."""
+
+    n: int = datasets.REID_N
+    seed: int = datasets.REID_SEED
+    facts: tuple[tuple[str, str], ...] = tuple(linkage.DEFAULT_SCENARIO.items())
+    qis: tuple[str, ...] = ("age", "sex", "zip_code", "salary")
+    sensitive: str = "diagnosis"
+    coverage: float = 0.5
+    outsiders: float = 0.25
+    register_seed: int = 1
+    link_on: tuple[str, ...] = ("birth_year", "age", "sex", "zip_code")
+    generalisation: tuple[tuple[str, int], ...] = DEFAULT_GENERALISATION
+    epsilon: float = 1.0
+    releases: int = 100
+    n_targets: int = 200
+    sim_seed: int = 0
+
+
+# --- the parts (the page caches each one) ------------------------------------------------------------
+
+
+def population(n: int, seed: int) -> pd.DataFrame:
+    return datasets.medical_population(n, seed)
+
+
+def release_of(pop: pd.DataFrame) -> pd.DataFrame:
+    """What the hospital publishes: the population without names and ids."""
+    return pop.drop(columns=["person_id", "name"])
+
+
+def conditions(facts) -> list:
+    """The attacker's facts (column, text) as conditions; blanks are dropped."""
+    return [c for c in (linkage.parse_field(col, text) for col, text in facts) if c is not None]
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    result: linkage.NeighbourResult
+    narrowing: pd.DataFrame  # one row per fact, in the order given: matches once that fact is added
+
+    @property
+    def matches(self) -> int:
+        return self.result.matches
+
+    @property
+    def singled_out(self) -> bool:
+        return self.result.matches == 1
+
+    def record(self) -> dict | None:
+        """The one matching row (the neighbour's record), when the facts single her out."""
+        return self.result.records.iloc[0].to_dict() if self.singled_out else None
+
+
+def neighbour(release: pd.DataFrame, facts) -> Neighbour:
+    """Find-your-neighbour on the release, and how the matches fall as each fact is added."""
+    conds = conditions(facts)
+    res = linkage.find_matches(release, conds, sensitive=datasets.SENSITIVE_COLUMNS)
+    rows = [{"fact known": _describe(c), "matching patients": int(linkage.match_mask(release, conds[: i + 1]).sum())}
+            for i, c in enumerate(conds)]
+    return Neighbour(res, pd.DataFrame(rows, columns=["fact known", "matching patients"]))
+
+
+def _describe(c) -> str:
+    label = QI_LABELS.get(c.column, c.column)
+    if c.is_range:
+        if c.column == "salary":  # one "$" only: two would start a formula in Streamlit's markdown
+            return f"{label} ${c.low:,.0f}–{c.high:,.0f}"
+        return f"{label} {c.low:g}–{c.high:g}"
+    return f"{label} {c.value}"
+
+
+def generalised(df: pd.DataFrame, generalisation) -> pd.DataFrame:
+    return df if generalisation is None else linkage.generalise_medical(df, **dict(generalisation))
+
+
+def uniqueness_part(release: pd.DataFrame, qis, sensitive, generalisation=None):
+    """(report, incremental table) on the release, exact or generalised."""
+    df = generalised(release, generalisation)
+    return uniqueness.uniqueness(df, list(qis), sensitive), uniqueness.incremental(df, list(qis), sensitive)
+
+
+def register_part(pop: pd.DataFrame, coverage: float, outsiders: float, register_seed: int) -> pd.DataFrame:
+    return linkage.public_register(pop, coverage=coverage, outsiders=outsiders, seed=register_seed)
+
+
+def linkage_part(pop: pd.DataFrame, register: pd.DataFrame, on, generalisation=None) -> linkage.LinkageResult:
+    rel = generalised(pop.drop(columns=["name"]), generalisation)
+    return linkage.link(rel, generalised(register, generalisation), list(on))
+
+
+def dp_part(release: pd.DataFrame, qis, sensitive: str, epsilon: float, releases: int, n_targets: int,
+            sim_seed: int) -> dict:
+    """The DP simulation on the grid plus the chosen ε (each ε's figure is independent of the grid)."""
+    eps = check_epsilon(epsilon)
+    grid = sorted(set(EPSILONS) | {eps})
+    sim = linkage.dp_attack_simulation(release, list(qis), sensitive, grid, n_releases=releases,
+                                       n_targets=n_targets, seed=sim_seed)
+    curve = sim["curve"]
+    sim["at_epsilon"] = float(curve.loc[curve["epsilon"] == eps, "success_rate"].iloc[0])
+    sim["epsilon"] = eps
+    sim.update(dp_guarantee(eps, sim["prior_guess"]))
+    return sim
+
+
+def dp_guarantee(epsilon: float, prior_guess: float) -> dict:
+    """Which guarantee covers the attacker's question, and what it bounds.
+
+    The attacker asks, for the target's quasi-identifiers, one Laplace(1/ε) count per diagnosis. Adding or
+    removing one person changes one count by 1: the answers are ε-DP under add/remove-one (the ledger's
+    relation). But the attacker already knows the target is in the data and asks *which* diagnosis she has:
+    two datasets that differ in her diagnosis only (replace-one) differ in two counts, so the answers are
+    2ε-DP for that question. Any output is then at most e^(2ε) times more likely under one diagnosis than
+    under another, so whatever the attacker knew before, their chance of guessing right is at most
+    e^(2ε) times the chance without the release (:func:`dpcore.interpret.guess_ceiling`).
+    """
+    eps = check_epsilon(epsilon)
+    replace_eps = 2 * eps
+    return {"epsilon_add_remove": eps, "epsilon_replace_one": replace_eps,
+            "likelihood_ratio": math.exp(replace_eps), "ceiling": float(guess_ceiling(replace_eps, prior_guess)),
+            "typical_noise": 1.0 / eps}
+
+
+# --- the whole story -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Story:
+    settings: StorySettings
+    neighbour: Neighbour
+    uniqueness: uniqueness.UniquenessReport
+    steps: pd.DataFrame
+    linkage: linkage.LinkageResult
+    generalised_uniqueness: uniqueness.UniquenessReport | None
+    generalised_linkage: linkage.LinkageResult | None
+    dp: dict
+
+    def headline(self) -> str:
+        return headline(self.uniqueness)
+
+    def findings(self) -> pd.DataFrame:
+        return findings(self)
+
+
+def story(settings: StorySettings | None = None, **changes) -> Story:
+    """Run every part of the story for these settings (the report; the page calls the parts)."""
+    s = replace(settings or StorySettings(), **changes)
+    pop = population(s.n, s.seed)
+    rel = release_of(pop)
+    nb = neighbour(rel, s.facts)
+    rep, steps = uniqueness_part(rel, s.qis, s.sensitive)
+    reg = register_part(pop, s.coverage, s.outsiders, s.register_seed)
+    lr = linkage_part(pop, reg, s.link_on)
+    g_rep = g_lr = None
+    if s.generalisation is not None:
+        g_rep, _ = uniqueness_part(rel, s.qis, s.sensitive, s.generalisation)
+        g_lr = linkage_part(pop, reg, s.link_on, s.generalisation)
+    dp = dp_part(rel, s.qis, s.sensitive, s.epsilon, s.releases, s.n_targets, s.sim_seed)
+    return Story(s, nb, rep, steps, lr, g_rep, g_lr, dp)
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def headline(rep: uniqueness.UniquenessReport) -> str:
+    """The strongest true figure: the share of patients whom their quasi-identifiers single out."""
+    qis = _and([QI_LABELS.get(q, q) for q in rep.qis])
+    return (f"{rep.unique_fraction:.1%} of the {rep.n:,} patients ({rep.unique_records:,} people) are the only "
+            f"one in the release with their {qis}: anyone who knows those facts about them finds their row.")
+
+
+def neighbour_sentence(nb: Neighbour, sensitive: str = "diagnosis", quote=str) -> str:
+    """Plain-language outcome of the neighbour search (what the page and the report say).
+
+    ``quote`` makes the user's typed facts literal text where the sentence is shown (``textsafe.md`` on a
+    page; the report escapes the whole sentence for HTML)."""
+    facts = ", ".join(quote(f) for f in nb.narrowing["fact known"])
+    if nb.matches == 0:
+        return f"No patient matches {facts}: a fact is wrong or the person is not in the release."
+    if nb.singled_out:
+        rec = nb.record()
+        rare = "has" if bool(rec.get("has_rare_disease")) else "does not have"
+        who = {"F": "she", "M": "he"}.get(str(rec.get("sex")), "they")
+        return (f"Exactly 1 patient matches {facts}: the attacker has found the neighbour's row. "
+                f"{who.capitalize()} {'is' if who != 'they' else 'are'} recorded with diagnosis "
+                f"'{rec.get(sensitive)}' and {rare} the rare disease.")
+    return (f"{nb.matches:,} patients match {facts}: add another fact (sex, birth year) to narrow them "
+            "down.")
+
+
+def findings(st: Story) -> pd.DataFrame:
+    """The story's numbers as (finding, value) rows, worded as the page words them."""
+    s, rep, lr, dp = st.settings, st.uniqueness, st.linkage, st.dp
+    facts = ", ".join(st.neighbour.narrowing["fact known"])
+    rows = [
+        ("patients unique on " + ", ".join(QI_LABELS.get(q, q) for q in rep.qis),
+         f"{rep.unique_fraction:.1%} ({rep.unique_records:,} of {patients(rep.n)})"),
+        (f"patients matching the neighbour ({facts})", patients(st.neighbour.matches)),
+        ("k-anonymity (smallest group of identical patients)", patients(rep.k_anonymity)),
+        ("register entries re-identified (unique match, right person)",
+         f"{lr.right_person:,} of {lr.in_release:,} patients in the register ({lr.success_rate:.1%})"),
+        ("unique matches that pin a diagnosis on the wrong person", f"{lr.wrong_person:,} people"),
+    ]
+    if st.generalised_uniqueness is not None:
+        g = st.generalised_uniqueness
+        rows.append(("patients still unique after generalisation "
+                     f"({_gen_text(s.generalisation)})", f"{g.unique_fraction:.1%} ({patients(g.unique_records)})"))
+    if st.generalised_linkage is not None:
+        rows.append(("re-identified by linkage after generalisation",
+                     patients(st.generalised_linkage.right_person)))
+    rows += [
+        (f"attacker right about the {s.sensitive}, exact counts (no DP)", f"{dp['no_noise']:.0%} of targets"),
+        (f"attacker right about the {s.sensitive}, noisy counts at ε = {dp['epsilon']:g} (simulated)",
+         f"{dp['at_epsilon']:.0%} of targets"),
+        (f"blind guess (most common {s.sensitive})", f"{dp['prior_guess']:.0%} of targets"),
+        (f"guarantee for a known patient's {s.sensitive} (replace-one)",
+         f"ε = {dp['epsilon_replace_one']:g}: any guess at most {dp['likelihood_ratio']:.3g}× as likely to be "
+         "right as without the release"),
+    ]
+    return pd.DataFrame(rows, columns=["finding", "value"])
+
+
+def patients(k: int) -> str:
+    """A count of people as whole patients: "1 patient", "1,234 patients"."""
+    return f"{int(k):,} patient{'' if int(k) == 1 else 's'}"
+
+
+def people(x: float) -> str:
+    """A typical (not whole) number of patients, e.g. noise: "1 patient", "2.5 patients"."""
+    text = f"{x:.3g}"
+    return f"{text} patient{'' if text == '1' else 's'}"
+
+
+def _gen_text(gen) -> str:
+    g = dict(gen)
+    return (f"{g.get('age_band', 1)}-year age bands, first {g.get('zip_digits', 5)} zip digits, "
+            f"${g.get('salary_band', 1):,} salary bands")
+
+
+def steps_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """The incremental-uniqueness table with plain column names and percentages for shares."""
+    out = pd.DataFrame({
+        "facts known": steps["quasi_identifiers"].str.replace("_", " "),
+        "groups": steps["classes"],
+        "unique patients": steps["unique_records"],
+        "unique share": (steps["unique_fraction"] * 100).round(1).astype(str) + "%",
+        "k-anonymity (patients)": steps["k_anonymity"],
+        "average risk": (steps["prosecutor_risk_avg"] * 100).round(1).astype(str) + "%",
+    })
+    if steps["l_diversity"].notna().any():
+        out["ℓ-diversity"] = steps["l_diversity"]
+    return out

@@ -1,0 +1,80 @@
+"""The re-identification story: the default neighbour is singled out, and the numbers are one function's."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from dpcore import datasets, linkage
+from dpcore import reidentification as reid
+
+
+@pytest.fixture(scope="module")
+def story():
+    return reid.story()
+
+
+def test_default_neighbour_is_singled_out_with_her_diagnosis(story):
+    nb = story.neighbour
+    assert (story.settings.n, story.settings.seed) == (1_000, datasets.REID_SEED)
+    assert nb.matches == 1 and nb.singled_out  # was 17 on 10,000 patients
+    rec = nb.record()
+    assert rec["sex"] == "F" and rec["age"] == 34 and rec["zip_code"] == 10001
+    assert 50_000 <= rec["salary"] <= 60_000
+    assert rec["diagnosis"] == "hypertension"
+    text = reid.neighbour_sentence(nb)
+    assert text.startswith("Exactly 1 patient matches") and "'hypertension'" in text and "She is" in text
+
+
+def test_matches_fall_as_facts_are_added(story):
+    assert story.neighbour.narrowing["matching patients"].tolist() == [18, 5, 1]
+    rel = reid.release_of(reid.population(1_000, datasets.REID_SEED))
+    wider = reid.neighbour(rel, (("age", "34"), ("zip_code", "10001")))
+    assert wider.matches == 5 and not wider.singled_out
+    narrower = reid.neighbour(rel, (("age", "34"), ("zip_code", "10001"), ("sex", "F")))
+    assert 1 <= narrower.matches < wider.matches
+    assert "add another fact" in reid.neighbour_sentence(wider)
+
+
+def test_headline_is_the_unique_share(story):
+    assert story.uniqueness.unique_fraction == pytest.approx(0.998)
+    assert story.headline().startswith("99.8% of the 1,000 patients (998 people) are the only one")
+
+
+def test_dp_figure_does_not_depend_on_the_grid():
+    """The page (ε on the slider's grid) and the report (any ε) must get the same figure at the same ε."""
+    df = datasets.medical(1_000, seed=3)
+    qis = ["age", "sex", "zip_code", "salary"]
+    a = linkage.dp_attack_simulation(df, qis, "diagnosis", [1.0], n_releases=50, n_targets=50, seed=4)
+    b = linkage.dp_attack_simulation(df, qis, "diagnosis", [0.3, 1.0, 7.0], n_releases=50, n_targets=50, seed=4)
+    ra = a["curve"].set_index("epsilon")["success_rate"]
+    rb = b["curve"].set_index("epsilon")["success_rate"]
+    assert ra[1.0] == rb[1.0]
+    part = reid.dp_part(df, qis, "diagnosis", 3.0, 50, 50, 4)  # 3 is not on the slider's grid
+    assert part["at_epsilon"] == reid.dp_part(df, qis, "diagnosis", 3.0, 50, 50, 4)["at_epsilon"]
+
+
+def test_guarantee_for_a_known_patients_diagnosis_is_replace_one():
+    g = reid.dp_guarantee(0.5, 0.4)
+    assert g["epsilon_add_remove"] == 0.5 and g["epsilon_replace_one"] == 1.0
+    assert g["likelihood_ratio"] == pytest.approx(math.e)
+    assert g["ceiling"] == pytest.approx(min(1.0, math.e * 0.4))
+
+
+def test_simulated_attacker_stays_under_the_dp_ceiling(story):
+    """The simulated success (within its interval) never beats the replace-one ceiling e^(2ε)·blind guess."""
+    curve = story.dp["curve"]
+    for e, low in zip(curve["epsilon"], curve["ci_low"]):
+        assert low <= reid.dp_guarantee(e, story.dp["prior_guess"])["ceiling"] + 1e-12
+
+
+def test_findings_use_whole_patients_and_plain_names(story):
+    f = story.findings()
+    assert list(f.columns) == ["finding", "value"]
+    values = dict(zip(f["finding"], f["value"]))
+    assert values["k-anonymity (smallest group of identical patients)"] == "1 patient"
+    assert any(v == "1 patient" for k, v in values.items() if k.startswith("patients matching the neighbour"))
+    steps = reid.steps_table(story.steps)
+    assert "unique share" in steps.columns and "unique_fraction" not in steps.columns
+    assert steps["unique share"].iloc[-1] == "99.8%"
+    assert isinstance(steps, pd.DataFrame)

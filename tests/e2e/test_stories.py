@@ -1,0 +1,50 @@
+"""The default stories in a real browser: the headline figures a presenter relies on are on screen."""
+
+import re
+
+import pytest
+
+from .conftest import screenshot, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def no_exception(page) -> None:
+    exc = page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, exc.first.inner_text()[:500]
+
+
+def test_reidentification_story_singles_out_the_neighbour(app_server, page):
+    page.goto(f"{app_server}/reidentification")
+    wait_for_app(page)
+    page.get_by_text("Exactly 1 patient matches").first.wait_for(timeout=120_000)
+    text = main_text(page)
+    assert text.count("99.8% of the 1,000 patients") == 1  # the strongest true figure leads
+    first = page.locator('[data-testid="stMetricValue"]').first
+    first.wait_for(timeout=60_000)
+    assert first.inner_text() == "1 patient", main_text(page)[:1500]  # the first "matching records" figure
+    assert re.search(r"diagnosis 'hypertension'", text)
+    no_exception(page)
+    screenshot(page, "story_reidentification")
+    page.get_by_role("tab", name=re.compile("Differential privacy")).click()
+    page.get_by_text("The guarantee that applies").first.wait_for(timeout=60_000)
+    assert "replace-one" in main_text(page)
+    no_exception(page)
+
+
+def test_differencing_story_recovers_the_exact_age(app_server, page):
+    page.goto(f"{app_server}/differencing")
+    wait_for_app(page)
+    page.get_by_text("exact age: 54 years").first.wait_for(timeout=120_000)
+    page.get_by_role("button", name="Show all steps").click()
+    wait_for_app(page)
+    page.get_by_text("Recovered age of Jan Kees").first.wait_for(timeout=60_000)
+    m = dict(zip(page.locator('[data-testid="stMetricLabel"]').all_inner_texts(),
+                 page.locator('[data-testid="stMetricValue"]').all_inner_texts()))
+    assert m["Recovered age of Jan Kees"] == "54 years" == m["True age (hidden data)"]
+    no_exception(page)
+    screenshot(page, "story_differencing")
