@@ -21,13 +21,18 @@ $(VENV)/.requirements-dev.stamp: requirements-dev.txt $(VENV)/.requirements.stam
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+# Optional Ray executor: tests install it (make run does not need it).
+$(VENV)/.requirements-ray.stamp: requirements-ray.txt $(VENV)/.requirements.stamp
+	$(PY) -m pip install --quiet -r requirements-ray.txt
+	touch $@
+
 run: $(VENV)/.requirements.stamp
 	@if [ "$(HOST)" != "127.0.0.1" ] && [ "$(HOST)" != "localhost" ]; then \
 	  echo "WARNING: serving on $(HOST):$(PORT) - anyone who can reach this machine can use the app, its query"; \
 	  echo "WARNING: console and its background jobs. Set DP_EXPLORER_ADMIN_TOKEN only on a network you trust."; fi
 	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
-test: $(VENV)/.requirements-dev.stamp
+test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp
 	$(PY) -m pytest
 
 bench: $(VENV)/.requirements.stamp

@@ -65,6 +65,7 @@ class SweepConfig:
     shadow_trainer: str = "same"  # LiRA shadows: "same" (training.train, like the target) or "sklearn" (stand-in)
     accountant: str = "prv"
     baseline: bool = True
+    device: str = "auto"  # training device: auto / cpu / cuda (issue 17)
 
     def validate(self) -> "SweepConfig":
         if not self.epsilons:
@@ -120,7 +121,7 @@ class SweepConfig:
         """The training.TrainConfig fields for one point (None epsilon = the non-private baseline)."""
         d = {"dataset": self.dataset, "model": self.model, "epsilon": epsilon, "delta": self.delta,
              "epochs": self.epochs, "batch_size": self.batch_size, "lr": self.lr, "clip": self.clip,
-             "accountant": self.accountant, "seed": seed}
+             "accountant": self.accountant, "seed": seed, "device": self.device}
         for k in ("target", "train_size", "test_size", "hidden", "optimizer"):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
@@ -224,6 +225,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "sample_rate": m.get("sample_rate"),
         "steps": m.get("steps"),
         "accountant": m.get("accountant"),
+        "device": m.get("device"),
         "mia": results,
         "train_seconds": round(t_train, 3),
         "seconds": None,
@@ -281,8 +283,8 @@ def run_sweep_inline(cfg: SweepConfig | dict | None = None, progress=None, *, st
         sweep_id = _new_id()
         _write({"id": sweep_id, "name": name or _default_name(cfg) + " (inline)", "created": time.time(),
                 "status": "done", "config": cfg.to_dict(), "jobs": [], "result": result, "failed": [],
-                "finished": time.time()})
-        result = {"id": sweep_id, **result}
+                "finished": time.time(), "executor": {"name": "inline"}})
+        result = {"id": sweep_id, "executor": {"name": "inline"}, **result}
     return result
 
 
@@ -343,24 +345,30 @@ def list_sweeps(refresh: bool = True) -> list[dict]:
     return sorted(out, key=lambda r: r.get("created") or 0, reverse=True)
 
 
-def start_sweep(cfg: SweepConfig | dict | None = None, *, name: str = "", workers: int = 2) -> str:
-    """Submit one background job per point, record the sweep, start workers. Returns the sweep id."""
-    from . import jobs
+def start_sweep(cfg: SweepConfig | dict | None = None, *, name: str = "", workers: int = 2,
+                executor=None) -> str:
+    """Submit one background job per point, record the sweep, start workers. Returns the sweep id.
+
+    ``executor`` (dpcore.executors): where the points run; default local worker processes."""
+    from . import executors
 
     cfg = _config(cfg)
+    # --- engineer H (issue 17): points go through an Executor (local processes or Ray tasks) ---
+    ex = executor or executors.LocalExecutor(max(1, int(workers or 1)))
+    device = cfg.device
     sweep_id = _new_id()
     group = f"sweep-{sweep_id}"
     entries = []
     for p in cfg.point_params():
         eps = p["train"]["epsilon"]
         label = f"sweep {sweep_id}: " + ("baseline" if eps is None else f"ε={eps:g}") + f" seed {p['seed']}"
-        jid = jobs.submit(POINT_TARGET, p, group=group, label=label)
+        jid = ex.submit(POINT_TARGET, p, group=group, label=label, device=device)
         entries.append({"job_id": jid, "epsilon": eps, "seed": p["seed"]})
     name = name or _default_name(cfg)
     _write({"id": sweep_id, "name": name, "created": time.time(), "status": "running", "group": group,
-            "config": cfg.to_dict(), "jobs": entries})
+            "config": cfg.to_dict(), "jobs": entries, "executor": ex.describe()})
     if workers:
-        jobs.ensure_workers(workers)
+        ex.start(len(entries))
     return sweep_id
 
 
@@ -417,7 +425,7 @@ def state(sweep_id: str) -> dict:
 
 
 def _summary(rec: dict) -> dict:
-    return {k: rec.get(k) for k in ("id", "name", "created", "status", "config")}
+    return {k: rec.get(k) for k in ("id", "name", "created", "status", "config", "executor")}
 
 
 def cancel(sweep_id: str) -> None:
@@ -432,9 +440,9 @@ def cancel(sweep_id: str) -> None:
 
 
 def run_sweep_parallel(cfg: SweepConfig | dict | None = None, *, workers: int = 2, timeout: float = 3600,
-                       progress=None) -> dict:
-    """Start the sweep as background jobs on ``workers`` processes and wait for it (CLI, bench)."""
-    sweep_id = start_sweep(cfg, workers=workers)
+                       progress=None, executor=None) -> dict:
+    """Start the sweep as background jobs on ``workers`` processes (or ``executor``) and wait for it."""
+    sweep_id = start_sweep(cfg, workers=workers, executor=executor)
     deadline = time.monotonic() + timeout
     while True:
         s = state(sweep_id)
@@ -450,7 +458,7 @@ def run_sweep_parallel(cfg: SweepConfig | dict | None = None, *, workers: int = 
         first = s["failed"][0]
         raise DPError(f"{len(s['failed'])} sweep point(s) failed, e.g. ε={first['epsilon']} seed "
                       f"{first['seed']}: {first['error']}")
-    return {"id": sweep_id, **s["result"]}
+    return {"id": sweep_id, "executor": s.get("executor"), **s["result"]}
 
 
 # --- summaries for charts, JSON and the plain-language reading ---------------------------------------------
@@ -481,6 +489,8 @@ def cli_json(result: dict) -> dict:
         out["baselines"] = [slim(p) for p in result["baselines"]]
     if "id" in result:
         out["id"] = result["id"]
+    if result.get("executor"):
+        out["executor"] = result["executor"]
     return out
 
 

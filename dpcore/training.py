@@ -96,6 +96,7 @@ class TrainConfig:
     test_size: float = 0.2
     hidden: int = 32
     grad_sample_mode: str = "auto"
+    device: str = "auto"  # auto (CUDA GPU when present, else CPU) / cpu / cuda — see dpcore.executors
 
     # -- derived
     @property
@@ -164,6 +165,11 @@ class TrainConfig:
             raise DPError(f"test size is a fraction of the rows in (0, 1), got {self.test_size!r}; try 0.2")
         if self.grad_sample_mode not in GRAD_SAMPLE_MODES:
             raise DPError(f"unknown grad_sample_mode {self.grad_sample_mode!r}; use {', '.join(GRAD_SAMPLE_MODES)}")
+        from .executors import check_device
+
+        check_device(self.device)
+        if self.device == "cuda" and self.model.startswith("diffprivlib"):
+            raise DPError("diffprivlib models run on the CPU only; use --device auto or cpu with them")
         return self
 
     def to_dict(self) -> dict:
@@ -501,12 +507,12 @@ class FusedDPSGD:
                     h = F.pad(h, (0, 1), value=1.0)
             n = len(yb)
             std = self.sigma * self.clip
-            noise = torch.randn(self.n_params, generator=self.gen) if std > 0 else None
+            noise = torch.randn(self.n_params, generator=self.gen, device=self.gen.device) if std > 0 else None
             if n:
                 logp = F.log_softmax(h, dim=1)
                 loss = -logp.gather(1, yb[:, None]).sum()
                 g = logp.exp_()
-                g[torch.arange(n), yb] -= 1.0  # d(sum of per-sample losses)/d logits, row i = sample i
+                g[torch.arange(n, device=g.device), yb] -= 1.0  # d(sum of per-sample losses)/d logits, row i = sample i
                 backprops = [None] * len(self.linears)
                 for i in range(len(self.linears) - 1, -1, -1):
                     backprops[i] = g
@@ -519,7 +525,7 @@ class FusedDPSGD:
                     norms_sq = t if norms_sq is None else norms_sq + t
                 factor = (self.clip / (norms_sq.sqrt() + 1e-6)).clamp_(max=1.0)  # Opacus's flat clipping
             else:
-                loss = torch.zeros(())
+                loss = torch.zeros((), device=xb.device)
             offset = 0
             for i, lin in enumerate(self.linears):
                 w = lin.weight
@@ -579,8 +585,10 @@ class TrainResult:
         import torch
 
         self.model.eval()
+        dev = next(self.model.parameters()).device
         with torch.no_grad():
-            return torch.softmax(self.model(torch.from_numpy(np.ascontiguousarray(X))), dim=1).double().numpy()
+            x = torch.from_numpy(np.ascontiguousarray(X)).to(dev)
+            return torch.softmax(self.model(x), dim=1).double().cpu().numpy()
 
     def predict(self, X) -> np.ndarray:
         return self.predict_proba(X).argmax(axis=1)
@@ -668,12 +676,15 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         raise DPError(f"batch size {cfg.batch_size} is larger than the {n} training rows; use at most {n}")
     warn = _delta_warnings(cfg, n)
 
-    model = build_model(cfg, split)
+    from .executors import resolve_device
+
+    dev = torch.device(resolve_device(cfg.device))  # cuda asked without a GPU: a clear DPError
+    model = build_model(cfg, split).to(dev)
     crit = torch.nn.CrossEntropyLoss()
     opt_cls = torch.optim.SGD if cfg.optimizer == "sgd" else torch.optim.Adam
     opt = opt_cls(model.parameters(), lr=cfg.lr)
     gen = torch.Generator().manual_seed(cfg.seed)
-    noise_gen = torch.Generator().manual_seed(cfg.seed + 7919)
+    noise_gen = torch.Generator(device=dev).manual_seed(cfg.seed + 7919)
     ds = _make_dataset(split.X_train, split.y_train)
     from torch.utils.data import DataLoader
 
@@ -715,8 +726,8 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
             raise RuntimeError(f"sample rate mismatch: planned {pl['sample_rate']}, Opacus {q_actual}")
 
     core = model._module if hasattr(model, "_module") else model
-    X_te, y_te = torch.from_numpy(split.X_test), torch.from_numpy(split.y_test)
-    X_tr, y_tr = torch.from_numpy(split.X_train), torch.from_numpy(split.y_train)
+    X_te, y_te = torch.from_numpy(split.X_test).to(dev), torch.from_numpy(split.y_test).to(dev)
+    X_tr, y_tr = torch.from_numpy(split.X_train).to(dev), torch.from_numpy(split.y_train).to(dev)
     total = pl["steps"]
     report_every = max(1, pl["steps_per_epoch"] // 4)
     history, step, t_train = [], 0, 0.0
@@ -730,6 +741,8 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         for xb, yb in loader:
             if should_stop():
                 raise TrainingCancelled("training was cancelled")
+            if dev.type != "cpu":
+                xb, yb = xb.to(dev, non_blocking=True), yb.to(dev, non_blocking=True)
             opt.zero_grad(set_to_none=True)
             if fused is not None:
                 loss = fused.backward(xb, yb)
@@ -739,7 +752,8 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
                 # An empty Poisson batch (some Opacus modes, e.g. "ew", cannot run one): the DP-SGD update is
                 # noise only — exactly what Opacus's optimizer computes for zero clipped gradients.
                 for p in opt.params:
-                    p.grad = torch.normal(0.0, sigma * cfg.clip, p.shape, generator=noise_gen) / opt.expected_batch_size
+                    p.grad = torch.normal(0.0, sigma * cfg.clip, p.shape, generator=noise_gen,
+                                          device=p.device) / opt.expected_batch_size
                 opt.original_optimizer.step()
                 accountant.step(noise_multiplier=sigma, sample_rate=q)
                 loss = torch.zeros(())
@@ -762,7 +776,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         history.append(row)
         progress(**row, epsilon_bound="rdp (integer orders), an upper bound" if cfg.private else None)
 
-    final = build_model(cfg, split)
+    final = build_model(cfg, split).to(dev)
     final.load_state_dict(core.state_dict())
     final.eval()
     test_acc, test_loss = _evaluate(final, X_te, y_te)
@@ -781,7 +795,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         "n_classes": split.n_classes, "grad_sample_mode": mode, "bounds_note": split.bounds_note,
         "leaks": split.leaks, "warnings": warn, "history": history,
         "train_seconds": time.perf_counter() - t_start, "loop_seconds": t_train,
-        "calibration_seconds": pl.get("calibration_seconds"),
+        "calibration_seconds": pl.get("calibration_seconds"), "device": dev.type,
     }
     if cfg.private:
         acc_hist = list(accountant.history)
@@ -852,6 +866,7 @@ def _train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
         "epsilon": cfg.epsilon, "delta": 0.0 if cfg.epsilon is not None else None, "target_epsilon": cfg.epsilon,
         "noise_multiplier": None, "sample_rate": None, "steps": None, "epochs": None, "batch_size": None,
         "accountant": "pure ε (diffprivlib)" if cfg.epsilon is not None else None, "seed": cfg.seed,
+        "device": "cpu",  # diffprivlib is numpy-only
         "epsilon_prv": None, "epsilon_rdp": None, "shortcut_epsilon": None,
         "test_accuracy": test_acc, "train_accuracy": train_acc, "train_metrics_note": NOT_DP_NOTE,
         "n_train": split.n_train, "n_test": int(len(split.y_test)), "n_features": d,

@@ -35,6 +35,13 @@ def register(sub) -> None:
     p.add_argument("--delta", type=float, default=_D.delta, help="default %(default)s")
     p.add_argument("--workers", type=int, default=2,
                    help="parallel worker processes via background jobs; 0 = one after another here (default 2)")
+    # --- engineer H (issue 17): executor and device ---
+    p.add_argument("--executor", default="local", choices=["local", "ray"],
+                   help="local worker processes (default) or a Ray cluster (needs requirements-ray.txt)")
+    p.add_argument("--ray-address", default=None,
+                   help="Ray cluster HOST:PORT for --executor ray (default: $DP_EXPLORER_RAY_ADDRESS)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                   help="training device: auto = a CUDA GPU when present, else CPU (default auto)")
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
     p.set_defaults(func=run)
 
@@ -44,7 +51,7 @@ def run(args) -> dict:
         dataset=args.dataset, target=args.target, model=args.model, epsilons=_floats(args.epsilons),
         seeds=args.seeds, attacks=tuple(a.strip() for a in args.attacks.split(",")), shadows=args.shadows,
         epochs=args.epochs, train_size=args.train_size, delta=args.delta,
-        hidden=_D.hidden if args.model == "mlp" else None,
+        hidden=_D.hidden if args.model == "mlp" else None, device=args.device,
     ).validate()
     if args.workers < 0:
         raise DPError("--workers must be 0 (inline) or a positive number of processes")
@@ -56,13 +63,19 @@ def run(args) -> dict:
             seen.append(s["done"])
             print(f"[sweep] {s['done']}/{s['total']} points done", file=sys.stderr, flush=True)
 
+    executor = None
+    if args.executor == "ray":
+        from ..executors import RayExecutor
+
+        executor = RayExecutor(args.ray_address)
+        args.workers = max(args.workers, 1)
     if args.workers == 0:
         result = sweep.run_sweep_inline(
             cfg, progress=lambda i, n, e, s: print(f"[sweep] point {i + 1}/{n}: "
                                                    f"{'baseline' if e is None else f'ε={e:g}'} seed {s}",
                                                    file=sys.stderr, flush=True))
     else:
-        result = sweep.run_sweep_parallel(cfg, workers=args.workers, progress=tell)
+        result = sweep.run_sweep_parallel(cfg, workers=args.workers, progress=tell, executor=executor)
     out = sweep.cli_json(result)
     bad = sweep.violations(result)
     if bad:

@@ -50,6 +50,8 @@ def register(sub) -> None:
     p.add_argument("--hidden", type=int, default=None, help="hidden units of the mlp (default 32)")
     p.add_argument("--grad-sample-mode", default="auto", choices=list(training.GRAD_SAMPLE_MODES),
                    help="per-sample gradient mode (default: fastest measured for the model)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                   help="auto = a CUDA GPU when present, else CPU; cuda without one is an error (default auto)")
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
     p.add_argument("--background", action="store_true", help="submit as a background job and print its id")
     p.set_defaults(func=run)
@@ -59,13 +61,18 @@ def params_from_args(args) -> dict:
     rec = training.recommended(args.dataset, args.model)
     params = {"dataset": args.dataset, "target": args.target, "model": args.model, "epsilon": args.epsilon,
               "delta": args.delta, "noise_multiplier": args.noise_multiplier, "accountant": args.accountant,
-              "seed": args.seed, "train_size": args.train_size, "grad_sample_mode": args.grad_sample_mode}
+              "seed": args.seed, "train_size": args.train_size, "grad_sample_mode": args.grad_sample_mode,
+              "device": args.device}
     for key in ("epochs", "batch_size", "lr", "clip", "optimizer", "hidden"):
         value = getattr(args, key)
         if value is not None:
             params[key] = value
         elif key in rec:
             params[key] = rec[key]
+    if args.device == "cuda":  # runs on this machine: no GPU here is a clear error before any job is queued
+        from ..executors import resolve_device
+
+        resolve_device("cuda")
     return training.TrainConfig.from_dict(params).to_dict()  # validates: bad input fails here, before a job
 
 

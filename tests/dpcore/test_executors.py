@@ -1,0 +1,114 @@
+"""Executors and device selection without a Ray cluster (the cluster checks live in tests/ray)."""
+
+import sys
+
+import pytest
+
+from dpcore import executors, sweep, training
+from dpcore.cli import main
+from dpcore.errors import DPError
+
+NO_CUDA = not executors.cuda_available()
+
+
+def test_device_names_and_auto_on_this_machine():
+    assert executors.resolve_device("cpu") == "cpu"
+    assert executors.resolve_device("auto") == ("cpu" if NO_CUDA else "cuda")
+    with pytest.raises(DPError, match="auto.*cpu.*cuda"):
+        executors.resolve_device("gpu")
+    with pytest.raises(DPError, match="unknown device"):
+        training.TrainConfig(device="tpu").validate()
+    with pytest.raises(DPError, match="CPU only"):
+        training.TrainConfig(model="diffprivlib_logreg", device="cuda").validate()
+
+
+@pytest.mark.skipif(not NO_CUDA, reason="this machine has a CUDA GPU")
+def test_cuda_without_a_gpu_is_a_clear_error(capsys):
+    with pytest.raises(DPError, match="no CUDA GPU"):
+        executors.resolve_device("cuda")
+    cfg = training.TrainConfig(dataset="breast_cancer", model="logreg", epochs=1, device="cuda")
+    with pytest.raises(DPError, match="no CUDA GPU"):
+        training.train(cfg)
+    # CLI: one line, exit 2, before anything is queued
+    assert main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1",
+                 "--device", "cuda"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no CUDA GPU" in err[0]
+
+
+@pytest.mark.parametrize("model,epsilon", [("logreg", 2.0), ("mlp", None), ("diffprivlib_logreg", 2.0)])
+def test_device_is_recorded(model, epsilon):
+    cfg = training.TrainConfig(dataset="breast_cancer", model=model, epsilon=epsilon, epochs=1, device="auto")
+    res = training.train(cfg)
+    assert res.metrics["device"] == ("cpu" if NO_CUDA or model.startswith("diffprivlib") else "cuda")
+
+
+@pytest.mark.skipif(NO_CUDA, reason="no CUDA GPU on this machine (torch sees none); CUDA paths skipped")
+@pytest.mark.parametrize("model,mode", [("logreg", "fused"), ("mlp", "auto"), ("mlp", "hooks")])
+def test_cuda_training_paths(model, mode):  # pragma: no cover - runs only where a GPU is present
+    cfg = training.TrainConfig(dataset="breast_cancer", model=model, epsilon=2.0, epochs=2, device="cuda",
+                               grad_sample_mode=mode)
+    res = training.train(cfg)
+    assert res.metrics["device"] == "cuda"
+    assert res.metrics["epsilon"] <= 2.0 + 1e-9
+    proba = res.predict_proba(res.split.X_test[:5])
+    assert proba.shape[0] == 5 and abs(proba.sum(axis=1) - 1).max() < 1e-5
+
+
+def test_ray_address_and_choices(monkeypatch):
+    monkeypatch.delenv(executors.RAY_ADDRESS_ENV, raising=False)
+    assert executors.ray_address() is None
+    assert executors.available_executors() == ("local",)
+    monkeypatch.setenv(executors.RAY_ADDRESS_ENV, "10.0.0.5:6379")
+    assert executors.ray_address() == "10.0.0.5:6379"
+    assert executors.available_executors() == ("local", "ray")
+    assert executors.ray_address("ray://head:10001") == "ray://head:10001"
+    with pytest.raises(DPError, match="HOST:PORT"):
+        executors.ray_address("http://x; rm -rf /")
+    with pytest.raises(DPError, match="unknown executor"):
+        executors.make_executor("slurm")
+
+
+def test_without_ray_installed_one_message_and_exit_2(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(DPError, match="pip install -r requirements-ray.txt"):
+        executors.RayExecutor("127.0.0.1:6379")
+    code = main(["sweep", "--epsilons", "1", "--epochs", "1", "--executor", "ray", "--ray-address", "127.0.0.1:1"])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install -r requirements-ray.txt" in err[0]
+
+
+def test_ray_executor_needs_an_address(monkeypatch):
+    pytest.importorskip("ray")
+    monkeypatch.delenv(executors.RAY_ADDRESS_ENV, raising=False)
+    with pytest.raises(DPError, match="ray start --head"):
+        executors.RayExecutor()
+
+
+def test_ray_executor_queues_dispatch_jobs_with_resources(monkeypatch):
+    pytest.importorskip("ray")
+    from dpcore import jobs
+
+    ex = executors.RayExecutor("127.0.0.1:6379", max_retries=3)
+    cfg = sweep.SweepConfig(epsilons=(1.0,), epochs=1, device="cuda").validate()
+    sid = sweep.start_sweep(cfg, workers=0, executor=ex)  # queued only: nothing connects
+    rec = sweep.load(sid)
+    assert rec["executor"] == {"name": "ray", "address": "127.0.0.1:6379", "num_cpus_per_task": 1.0,
+                               "max_retries": 3}
+    job = jobs.get(rec["jobs"][0]["job_id"])
+    assert job["target"] == executors.RAY_TARGET
+    assert job["params"]["target"] == sweep.POINT_TARGET
+    assert job["params"]["ray"] == {"address": "127.0.0.1:6379", "num_cpus": 1.0, "num_gpus": 1, "max_retries": 3}
+    assert job["params"]["params"]["train"]["device"] == "cuda"
+    sweep.cancel(sid)
+
+
+def test_local_sweep_records_its_executor():
+    cfg = sweep.SweepConfig(epsilons=(1.0,), epochs=1, device="cpu").validate()
+    sid = sweep.start_sweep(cfg, workers=0)
+    assert sweep.load(sid)["executor"] == {"name": "local", "workers": 1}
+    sweep.cancel(sid)
+    if NO_CUDA:
+        with pytest.raises(DPError, match="no CUDA GPU"):  # local + cuda: refused before queueing
+            sweep.start_sweep(sweep.SweepConfig(epsilons=(1.0,), epochs=1, device="cuda"), workers=0)

@@ -1,0 +1,169 @@
+"""Checks against one local Ray head (127.0.0.1, 2 CPUs). Run ONLY through test_ray_executor.py, which puts
+this module in a private network namespace with loopback alone (not collected on its own: no test_ prefix).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+if os.environ.get("DP_EXPLORER_RAY_SUITE") != "1":
+    pytest.skip("run through tests/ray/test_ray_executor.py (private network namespace)", allow_module_level=True)
+
+from dpcore import executors, jobs, sweep  # noqa: E402
+
+RAY = str(Path(sys.executable).with_name("ray"))
+PORT = 6391
+FAST = dict(dataset="digits", model="mlp", hidden=32, epsilons=(4.0,), epochs=2, train_size=60, batch_size=20,
+            attacks=("threshold", "loss", "lira"), shadows=2)
+TIMING_KEYS = {"seconds", "train_seconds", "ran_on"}
+
+
+@pytest.fixture(scope="module")
+def head():
+    """One Ray head for the whole module, stopped at the end (the namespace ends whatever is left)."""
+    tmp = tempfile.mkdtemp(prefix="dpxray", dir="/tmp")  # short: Ray's socket paths must stay < 108 chars
+    cmd = [RAY, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(PORT), "--num-cpus", "2",
+           "--include-dashboard", "false", "--disable-usage-stats", f"--temp-dir={tmp}"]
+    subprocess.run(cmd, check=True, timeout=90, capture_output=True)
+    address = f"127.0.0.1:{PORT}"
+    os.environ[executors.RAY_ADDRESS_ENV] = address
+    try:
+        yield address
+    finally:
+        try:
+            import ray
+
+            ray.shutdown()
+        finally:
+            subprocess.run([RAY, "stop", "--force"], timeout=60, capture_output=True)
+
+
+@pytest.fixture
+def ray_driver(head):
+    """This test process as a Ray driver too (to look at free resources)."""
+    ray = executors.connect(head)
+    yield ray
+
+
+def _strip(point):
+    return {k: v for k, v in point.items() if k not in TIMING_KEYS}
+
+
+def _reproducible_cfg(**kw):
+    """The same small sweep; with reproducible noise where the sweep supports it (DP points then match too)."""
+    cfg = dict(FAST, **kw)
+    if "reproducible_noise" in sweep.SweepConfig.__dataclass_fields__:
+        cfg["reproducible_noise"] = True
+    return sweep.SweepConfig(**cfg).validate()
+
+
+def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
+    cfg = _reproducible_cfg()
+    ex = executors.RayExecutor(head)
+    t0 = time.monotonic()
+    res = sweep.run_sweep_parallel(cfg, executor=ex, timeout=150)
+    t_ray = time.monotonic() - t0
+    rec = sweep.load(res["id"])
+    assert rec["executor"]["name"] == "ray" and rec["executor"]["address"] == head
+    assert rec["status"] == "done" and not rec["failed"]
+    assert sweep.cli_json(res)["executor"]["name"] == "ray"
+    job = jobs.get(rec["jobs"][0]["job_id"])
+    assert job["target"] == executors.RAY_TARGET and any(h.get("ray_pid") for h in job["history"])
+    points = [res["baseline"], *res["points"]]
+    assert all(p["ran_on"]["executor"] == "ray" for p in points)
+    assert "lira_online" in res["baseline"]["mia"]
+
+    t1 = time.monotonic()
+    local = sweep.run_sweep_inline(cfg, store=False)
+    base_ray, base_local = _strip(res["baseline"]), _strip(local["baseline"])
+    assert base_ray == base_local  # non-private baseline, its attacks and LiRA shadows: identical numbers
+    for pr, pl in zip(res["points"], local["points"]):
+        for k in ("epsilon", "sample_rate", "steps", "device", "delta"):
+            assert pr[k] == pl[k], k
+        assert pr["epsilon_spent"] <= pr["epsilon"] and pl["epsilon_spent"] <= pl["epsilon"]
+        # accounting.calibrate_noise stops tightening σ after a wall-clock budget, so σ can differ between
+        # two machines (or loads); with the same σ, reproducible noise gives the same numbers everywhere.
+        if cfg.to_dict().get("reproducible_noise") and pr["noise_multiplier"] == pl["noise_multiplier"]:
+            assert _strip(pr) == _strip(pl)
+    print(f"[ray suite] sweep on Ray {t_ray:.1f} s, the same sweep inline {time.monotonic() - t1:.1f} s")
+
+
+def _slow_point(epochs=10_000):
+    # long enough to be caught while running (10,000 epochs: minutes; cancelled or killed within seconds)
+    cfg = sweep.SweepConfig(dataset="digits", model="mlp", hidden=64, epsilons=(4.0,), epochs=epochs,
+                            train_size=80, batch_size=20, attacks=("threshold",), baseline=True).validate()
+    return cfg.point_params()[0]
+
+
+def _wait_for(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.1)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+def _ray_pid(job_id):
+    return (jobs.get(job_id, history=False)["progress"] or {}).get("ray_pid")
+
+
+def _step(job_id):
+    return (jobs.get(job_id, history=False)["progress"] or {}).get("step") or 0
+
+
+def test_cancel_reaches_the_running_ray_task(head, ray_driver, dp_home):
+    ex = executors.RayExecutor(head)
+    jid = ex.submit(sweep.POINT_TARGET, _slow_point(), label="cancel me")
+    ex.start(1)
+    pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
+    _wait_for(lambda: _step(jid) > 0, 60, "training progress relayed from Ray")
+    jobs.cancel(jid)
+    job = _wait_for(lambda: (j := jobs.get(jid, history=False))["status"] in jobs.FINISHED and j, 20, "cancel")
+    assert job["status"] == "cancelled"
+    # the task's worker process was killed (force) and its CPU is free again
+    _wait_for(lambda: not _alive(pid), 20, "the Ray worker to be stopped")
+    _wait_for(lambda: ray_driver.available_resources().get("CPU", 0) >= 2, 20, "the CPUs to be free")
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_killed_ray_worker_is_retried_then_fails_clearly(head, dp_home):
+    # with a retry: the point still finishes, on a fresh worker
+    ex = executors.RayExecutor(head, max_retries=1)
+    jid = ex.submit(sweep.POINT_TARGET, _slow_point(epochs=1500), label="retried")
+    ex.start(1)
+    pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
+    os.kill(pid, signal.SIGKILL)
+    job = jobs.wait(jid, timeout=90)
+    assert job["status"] == "done", job["error"]
+    pids = {h.get("ray_pid") for h in job["history"] if h.get("ray_pid")}
+    assert pid in pids and len(pids) == 2  # ran twice, the second time elsewhere
+    assert job["result"]["test_accuracy"] is not None
+
+    # without retries: the point fails with the reason, never silently missing
+    ex0 = executors.RayExecutor(head, max_retries=0)
+    jid0 = ex0.submit(sweep.POINT_TARGET, _slow_point(), label="lost")
+    ex0.start(1)
+    pid0 = _wait_for(lambda: _ray_pid(jid0), 60, "the Ray task to start")
+    os.kill(pid0, signal.SIGKILL)
+    job0 = jobs.wait(jid0, timeout=60)
+    assert job0["status"] == "failed"
+    assert "lost" in job0["error"] and "submit it again" in job0["error"]
+    jobs.shutdown_workers()
