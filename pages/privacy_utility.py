@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import jobs, sweep
+from dpcore import executors, jobs, sweep
 from dpcore.figures import privacy_utility as figs
 from pages._ui import from_url, guarded, share_in_url, table_downloads
 
@@ -52,6 +52,12 @@ with st.container(border=True):
     train_size = c8.number_input("Training rows", 20, 5000, D.train_size, key="pu_train_size",
                                  help="Few rows + many epochs = memorisation = a visible leak.")
     start = c9.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")
+    run_on = "local"  # issue 17: the choice appears only when a Ray cluster address is configured
+    if "ray" in executors.available_executors():
+        run_on = st.radio("Run on", ["local", "ray"], horizontal=True, key="pu_executor",
+                          format_func={"local": "Worker processes here", "ray": "Ray cluster"}.get,
+                          help=f"Ray: {executors.RAY_ADDRESS_ENV} = {executors.ray_address()}; one Ray task per "
+                               "model, results stored here.")
     if start:
         cfg = guarded(lambda: sweep.SweepConfig(
             dataset=dataset, model=model, target="diagnosis" if dataset == "medical" else None,
@@ -59,7 +65,8 @@ with st.container(border=True):
             epochs=int(epochs), train_size=int(train_size),
             hidden=D.hidden if model == "mlp" else None).validate())
         if cfg is not None:
-            sid = guarded(sweep.start_sweep, cfg)
+            ex = guarded(executors.make_executor, run_on)
+            sid = guarded(sweep.start_sweep, cfg, executor=ex) if ex is not None else None
             if sid:
                 st.session_state["pu_current"] = sid
                 st.session_state["pu_sweep"] = sid

@@ -41,7 +41,10 @@ def head():
 
             ray.shutdown()
         finally:
-            subprocess.run([RAY, "stop", "--force"], timeout=60, capture_output=True)
+            try:  # bounded: whatever is left ends with the namespace's PID 1 (this pytest)
+                subprocess.run([RAY, "stop", "--force"], timeout=15, capture_output=True)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 @pytest.fixture

@@ -1,0 +1,102 @@
+"""Scale-out bench (issue 17): one LiRA audit sweep on 2 local workers vs a local Ray instance with the same 2 CPUs.
+
+Prints the wall time of each, Ray's overhead as a ratio, and how many tasks a cluster of N nodes would run
+at once. Default: a scaled-down audit (16 LiRA shadows x 3 ε + baseline on a small MLP) that runs in a few
+minutes on 2 cores; ``--full`` is the real size (64 shadows x 6 ε). Ray runs inside a private network
+namespace with loopback only (``unshare -n``, root), so nothing binds to or talks over a real interface:
+
+    python bench/scale.py            # re-executes itself under unshare -n -p -f --mount-proc
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PORT = 6393
+
+
+def config(full: bool):
+    from dpcore import sweep
+
+    if full:
+        return sweep.SweepConfig(epsilons=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"),
+                                 shadows=64, hidden=64, epochs=20).validate()
+    return sweep.SweepConfig(epsilons=(1.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"), shadows=16,
+                             hidden=32, epochs=5, train_size=60).validate()
+
+
+def inner(full: bool) -> None:
+    from dpcore import executors, jobs, storage, sweep
+
+    os.environ.setdefault(storage.ENV_VAR, tempfile.mkdtemp(prefix="dpx-bench-"))
+    cfg = config(full)
+    units = len(cfg.point_params())
+    shadows = units * cfg.shadows if "lira" in cfg.attacks else 0
+    print(f"audit: {len(cfg.epsilons)} ε + baseline = {units} points, {cfg.shadows} LiRA shadows each "
+          f"({units + shadows} trainings)", flush=True)
+
+    t = time.perf_counter()
+    sweep.run_sweep_parallel(cfg, workers=2, timeout=3600)
+    t_local = time.perf_counter() - t
+    jobs.shutdown_workers()
+    print(f"2 local workers:             {t_local:7.1f} s", flush=True)
+
+    tmp = tempfile.mkdtemp(prefix="dpxb", dir="/tmp")
+    ray_bin = str(Path(sys.executable).with_name("ray"))
+    subprocess.run([ray_bin, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(PORT),
+                    "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats",
+                    f"--temp-dir={tmp}"], check=True, timeout=120, capture_output=True)
+    try:
+        ex = executors.RayExecutor(f"127.0.0.1:{PORT}")
+        t = time.perf_counter()
+        res = sweep.run_sweep_parallel(cfg, timeout=3600, executor=ex)
+        t_ray = time.perf_counter() - t
+        print(f"local Ray, 2 CPUs:           {t_ray:7.1f} s", flush=True)
+        print(f"Ray overhead:                {t_ray / t_local:7.2f}x the local time (same 2 CPUs)")
+        assert all(p["ran_on"]["executor"] == "ray" for p in res["points"])
+    finally:
+        jobs.shutdown_workers()
+        subprocess.run([ray_bin, "stop", "--force"], timeout=60, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    # One Ray task per point (num_cpus=1): a cluster runs min(points, total CPUs) at once. Shadows train
+    # inside their point's task, so a point's time bounds the audit's time once CPUs >= points.
+    print("parallel tasks on a cluster of N nodes x C CPUs = min(points, N*C, dispatchers):")
+    disp = ex.dispatchers
+    for n_nodes in (1, 2, 4, 8, 16):
+        for cpus in (2, 16):
+            print(f"  N={n_nodes:2d} x {cpus:2d} CPUs: {min(units, n_nodes * cpus, disp):3d} of {units} points at once")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="64 shadows x 6 ε (long on 2 cores)")
+    ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        print("Ray is not installed: pip install -r requirements-ray.txt")
+        return 0
+    if args.inner:
+        inner(args.full)
+        return 0
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        print("skipped: the Ray bench needs root for `unshare -n` (a private, loopback-only network)")
+        return 0
+    cmd = f"ip link set lo up && exec {sys.executable} {Path(__file__).resolve()} --inner" + (" --full" if args.full else "")
+    env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1"}
+    return subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child", "sh", "-c", cmd],
+                          cwd=ROOT, env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
