@@ -50,9 +50,16 @@ def _quiet_stdout() -> None:
         pass
 
 
+def one_line(text) -> str:
+    """``text`` as one printable line: line breaks collapse, control characters (terminal escapes) are shown
+    as ``\\xNN`` — messages quote what the user typed."""
+    flat = " ".join(str(text).split())
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in flat)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one clear line, exit 2, no usage dump
-        self.exit(2, f"error: {message} (see `python -m dpcore {self.prog.split()[-1]} --help`)\n")
+        self.exit(2, f"error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    print(f"error: {one_line(message)}", file=sys.stderr)
     return code
 
 
