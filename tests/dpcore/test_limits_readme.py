@@ -1,0 +1,69 @@
+"""README's "Limits" section, .streamlit/config.toml and the Makefile agree with dpcore/limits.py (issue 12, 11.10)."""
+
+import re
+import tomllib
+
+from dpcore import datasets, differencing, limits, mechanisms, release
+
+from ..conftest import ROOT
+
+
+def _rendered() -> str:
+    rows = ["| What | Limit |", "|---|---|"] + [f"| {w} | {lim} |" for w, lim in limits.table()]
+    return "\n".join(rows)
+
+
+def test_readme_limits_table_matches_limits_py():
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"<!-- limits:start -->\n(.*?)\n<!-- limits:end -->", text, re.S)
+    assert m, "README.md needs the <!-- limits:start --> ... <!-- limits:end --> section"
+    assert m.group(1).strip() == _rendered(), "update README's Limits table from dpcore.limits.table():\n" + _rendered()
+    for what in ("Upload size", "Rows in an uploaded CSV", "Columns in an uploaded CSV", "Model size"):
+        assert what in m.group(1)
+
+
+def test_readme_states_exposure_facts():
+    text = (ROOT / "README.md").read_text()
+    for fact in ("127.0.0.1", "HOST=0.0.0.0", "showErrorDetails", "0600", "read-only"):
+        assert fact in text, fact
+
+
+def test_streamlit_config_agrees_with_dpcore():
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["server"]["maxUploadSize"] == limits.UPLOAD_MAX_MIB  # Streamlit's unit is MiB (megabytes of 2^20)
+    assert limits.UPLOAD_MAX_BYTES == cfg["server"]["maxUploadSize"] * 1024 * 1024
+    assert cfg["server"]["address"] == "127.0.0.1"
+    assert cfg["client"]["showErrorDetails"] == "none"
+    assert cfg["client"]["toolbarMode"] == "viewer"
+
+
+def test_makefile_serves_localhost_by_default_and_warns_for_lan():
+    mk = (ROOT / "Makefile").read_text()
+    assert re.search(r"^HOST\s*\?=\s*127\.0\.0\.1\s*$", mk, re.M)
+    assert "--server.address $(HOST)" in mk and "WARNING" in mk
+
+
+def test_old_names_are_the_limits():
+    assert datasets.MAX_UPLOAD_BYTES == limits.UPLOAD_MAX_BYTES
+    assert datasets.MAX_UPLOAD_ROWS == limits.UPLOAD_MAX_ROWS
+    assert datasets.MAX_UPLOAD_COLUMNS == limits.UPLOAD_MAX_COLUMNS
+    assert datasets.MAX_ROWS == limits.MEDICAL_MAX_ROWS
+    assert differencing.MAX_TRIALS == limits.DIFFERENCING_MAX_TRIALS
+    assert mechanisms.MAX_SIMULATED_DRAWS == limits.SIMULATED_DRAWS_MAX
+    assert release.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
+
+
+def test_mib_in_messages():
+    assert limits.mib(limits.UPLOAD_MAX_BYTES) == "50 MiB"
+    assert limits.mib(3 * 2**19) == "1.5 MiB"
+
+
+def test_model_size_mirrors_training():
+    """dpcore.training owns the model-size checks (read as text: importing it loads torch)."""
+    src = (ROOT / "dpcore" / "training.py").read_text()
+    for name, value in (("MAX_PARAMS", limits.MODEL_MAX_PARAMS), ("MAX_HIDDEN", limits.MODEL_MAX_HIDDEN)):
+        m = re.search(rf"^{name}\s*=\s*([\w.]+)", src, re.M)
+        if m and m.group(1).replace("_", "").isdigit():
+            assert int(m.group(1).replace("_", "")) == value, f"training.{name} and limits disagree"
+        elif m:  # training reads it from limits
+            assert "limits" in m.group(1)
