@@ -10,7 +10,7 @@ and dataset names, uploaded file names. Use one of these wherever such text is s
   all show as plain text and nothing is fetched from another host. Line breaks become spaces.
 - :func:`md_message` — a whole message that *quotes* untrusted text (a DPError naming an uploaded
   column): keeps ordinary punctuation readable (``must be > 0``, ``(0, 1)``, ``'age'``) but escapes what
-  makes links, images, HTML and directives (``[ ] < \\``) and breaks bare ``http://`` / ``www.`` autolinks.
+  makes links, images, HTML and directives (``[ ]``, ``\\``, a ``<`` that opens a tag) and breaks bare ``http://`` / ``www.`` autolinks.
   Prefer :func:`md` on the untrusted part where you build the text yourself.
 - :func:`html` — inside HTML (the report): ``& < > " '`` become entities.
 - :func:`plotly` — inside Plotly titles, axis titles, tick labels, legend names and hover text. Plotly
@@ -68,7 +68,8 @@ _AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|file|data|javascript)(:)|\b(ww
 def md_message(value: Any) -> str:
     """A message for ``st.error``/``st.warning`` that quotes untrusted text: no links, images or HTML."""
     text = " ".join(_text(value).split())  # one line
-    text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]").replace("<", "\\<")
+    text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text)  # a tag or autolink starts so; "<= 5" stays readable
     return _AUTOLINK.sub(lambda m: (m.group(1) + "\\:") if m.group(1) else (m.group(3) + "\\."), text)
 
 

@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpcore import composition, datasets, ledger, queries
 from dpcore.figures import query_console as figs
+from dpcore.textsafe import md
 from pages._ui import from_url, guarded, share_in_url, table_downloads
 
 SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
@@ -139,9 +140,9 @@ if info is None:
     _register_upload(identity)
     st.stop()
 if st.session_state.pop("qc_registered", None):
-    st.success(f"Registered as {info['name']!r}.")
-st.caption(f"Dataset {info['name']!r}: {len(df):,} rows × {df.shape[1]} columns · fingerprint `{key[:12]}…` · "
-           f"columns: {', '.join(map(str, df.columns))}")
+    st.success(f"Registered as {md(repr(info['name']))}.")
+st.caption(f"Dataset {md(repr(info['name']))}: {len(df):,} rows × {df.shape[1]} columns · fingerprint "
+           f"`{key[:12]}…` · columns: {', '.join(map(md, df.columns))}")
 
 status = guarded(ledger.status, analyst, key)
 if status is None:

@@ -7,6 +7,7 @@ One tab per step, so a presenter can go one at a time."""
 import streamlit as st
 
 from dpcore import datasets, linkage, uniqueness
+from dpcore import limits as L
 from dpcore import reidentification as story
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
@@ -90,13 +91,13 @@ tabs = st.tabs(["1 · Your neighbour", "2 · Linkage at scale", "3 · How unique
 with tabs[0]:
     with st.expander("The release: patients without names (synthetic data)"):
         c1, c2 = st.columns(2)
-        n = int(c1.number_input("Patients in the release", min_value=1_000, max_value=1_000_000,
-                                value=min(max(from_url("re_n", D.n), 1_000), 1_000_000),
+        n = int(c1.number_input("Patients in the release", min_value=L.REID_MIN_ROWS, max_value=L.REID_MAX_ROWS,
+                                value=from_url("re_n", D.n, lo=L.REID_MIN_ROWS, hi=L.REID_MAX_ROWS),
                                 step=1_000, key="re_n",
-                                help="Up to 1,000,000; every analysis stays vectorised. The story uses 1,000, as "
-                                     "in the source notebook."))
-        seed = int(c2.number_input("Data seed", min_value=0, max_value=2**31 - 1,
-                                   value=min(max(from_url("re_seed", D.seed), 0), 2**31 - 1), step=1,
+                                help=f"Up to {L.REID_MAX_ROWS:,}; every analysis stays vectorised. The story uses "
+                                     "1,000, as in the source notebook."))
+        seed = int(c2.number_input("Data seed", min_value=L.SEED_MIN, max_value=L.SEED_MAX,
+                                   value=from_url("re_seed", D.seed, lo=L.SEED_MIN, hi=L.SEED_MAX), step=1,
                                    key="re_seed", help="Fixes the synthetic patients, so the picture is the same "
                                                        "on every run."))
         df = guarded(release, n, seed)
@@ -130,7 +131,7 @@ with tabs[0]:
                    "the count move.")
         with st.expander("What else the attacker learns"):
             for line in nb.result.learned:
-                st.markdown(f"- {line}")
+                st.markdown("- " + md(line))  # quotes column names and values
         not_private("Exact rows, not private")
 
 # --- 2. linkage at scale -----------------------------------------------------------------------------
@@ -270,11 +271,11 @@ share_in_url("re_n", "re_seed", "re_eps")
 
 # --- 6. your own data ---------------------------------------------------------------------------------
 with tabs[5]:
-    st.markdown(f"Upload a CSV (at most {datasets.MAX_UPLOAD_BYTES // (1024 * 1024)} MB and "
+    st.markdown(f"Upload a CSV (at most {L.mib(L.UPLOAD_MAX_BYTES)} and "
                 f"{datasets.MAX_UPLOAD_ROWS:,} rows). It is checked on the server and kept only in this browser "
                 "session's memory: nothing is written to disk or sent anywhere.")
     upload = st.file_uploader("CSV file", type=["csv"], key="re_upload",
-                              max_upload_size=datasets.MAX_UPLOAD_BYTES // (1024 * 1024))
+                              max_upload_size=L.UPLOAD_MAX_MIB)
     if upload is None:
         st.session_state.pop("re_upload_df", None)
     else:
@@ -302,11 +303,11 @@ with tabs[5]:
                 gcols = st.columns(max(1, len(uqis)))
                 for i, q in enumerate(uqis):
                     if linkage.is_numeric_column(udf[q]):
-                        w = gcols[i].number_input(f"{q}: band width", min_value=0.0, value=0.0, key=f"re_up_band_{q}")
+                        w = gcols[i].number_input(f"{md(q)}: band width", min_value=0.0, value=0.0, key=f"re_up_band_{q}")
                         if w > 0:
                             bands[q] = w
                     else:
-                        d = gcols[i].number_input(f"{q}: characters kept", min_value=0, value=0, step=1,
+                        d = gcols[i].number_input(f"{md(q)}: characters kept", min_value=0, value=0, step=1,
                                                   key=f"re_up_prefix_{q}")
                         if d > 0:
                             prefixes[q] = d

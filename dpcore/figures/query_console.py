@@ -7,6 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from .. import textsafe
 from . import style
 
 
@@ -36,13 +37,15 @@ def histogram_answer(answer: dict, column: str = "") -> go.Figure:
     counts = np.asarray(answer["answer"], dtype=float)
     lows, highs = (np.asarray(v, dtype=float) for v in answer["interval"])
     fig = go.Figure(go.Bar(
-        x=answer["labels"], y=counts, marker_color=style.PRIVATE, name="noisy count (DP)",
+        x=[textsafe.plotly(v) for v in answer["labels"]],  # category labels are user data
+        y=counts, marker_color=style.PRIVATE, name="noisy count (DP)",
         error_y=dict(type="data", symmetric=False, array=highs - counts, arrayminus=counts - lows,
                      color=style.ACCENT, thickness=1.2),
         hovertemplate="%{x}: %{y:,.0f} rows (95% noise interval shown)<extra></extra>",
     ))
-    style.base_layout(fig, f"Noisy histogram of {column or 'the column'} (ε = {answer['epsilon']:g})",
-                      f"{column} (category or bin)", "noisy count (rows)", height=360)
+    col = textsafe.plotly(column)
+    style.base_layout(fig, f"Noisy histogram of {col or 'the column'} (ε = {answer['epsilon']:g})",
+                      f"{col} (category or bin)", "noisy count (rows)", height=360)
     fig.update_layout(showlegend=False)
     return fig
 

@@ -53,7 +53,9 @@ def files(tmp_path_factory):
     (d / "m.csv").write_text("age,sex,zip_code,salary,diagnosis\n34,F,10001,50000,none\n35,M,10002,=1+1,asthma\n"
                              "34,F,10001,52000,cancer\n")
     (d / "bad.csv").write_bytes(b"\xff\xfe,,\n\x00")
-    return d
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(d)  # relative --out paths the fuzzer types land here, not in the repository
+        yield d
 
 
 def _token(files, tok):

@@ -64,3 +64,31 @@ def test_csv_categorical_and_string_dtypes():
     out = textsafe.csv_safe(df)
     assert out["c"].tolist() == ["'=1", "a"] and out["s"].tolist() == ["'@x", "b"]
     assert df["c"].tolist() == ["=1", "a"]  # the input is not changed
+
+
+# --- where untrusted text is shown: figures and the report (issue 12, injection) --------------------------
+
+def test_figures_escape_column_names_and_labels():
+    from dpcore.figures import query_console, reidentification
+
+    steps = pd.DataFrame({"added": ["age", EVIL], "unique_fraction": [0.1, 0.5], "prosecutor_risk_avg": [0.1, 0.4]})
+    fig = reidentification.incremental_chart(steps)
+    assert not any("<a" in str(x) for tr in fig.data for x in tr.x)
+    hist = query_console.histogram_answer({"answer": [3.0, 4.0], "interval": [[1.0, 2.0], [5.0, 6.0]],
+                                           "labels": ["=1", EVIL], "epsilon": 1.0}, column=EVIL)
+    assert "<a" not in str(hist.data[0].x) and "<a" not in hist.layout.title.text
+    assert "<a" not in hist.layout.xaxis.title.text
+
+
+def test_report_escapes_everything_it_is_given():
+    from dpcore import report
+
+    html_out = report.render([report.Section(EVIL, [EVIL], tables=[pd.DataFrame({EVIL: [EVIL]})])],
+                             {EVIL: EVIL}, title=EVIL)
+    assert "<a href" not in html_out and "http://evil" in html_out
+
+
+def test_md_message_keeps_ordinary_punctuation_but_no_links():
+    out = textsafe.md_message(f"unknown column {EVIL!r}; LO must be <= HI, (0, 1) > 0\nsee www.evil.com")
+    assert "LO must be <= HI, (0, 1) > 0" in out and "\n" not in out
+    assert not re.search(r"(?<!\\)\[|(?<!\\)<[a-z/]|(?<!\\)://|www\.", out), out

@@ -1,0 +1,42 @@
+"""Issue 12 injection: a column named like a markdown link/image/HTML and a =HYPERLINK cell in an upload are
+shown as text (no link, no image fetched from another host) on the pages, and neutralised in CSV exports."""
+
+import re
+
+import pytest
+
+from .pages import open_page
+
+EVIL = '[x](http://evil/)![i](http://evil/i.png)<a href="http://evil">a</a>'
+CSV = (f'age,"{EVIL.replace(chr(34), chr(34) * 2)}",sex\n'
+       '34,"=HYPERLINK(""http://evil"",""x"")",F\n35,b,M\n34,"=HYPERLINK(""http://evil"",""x"")",F\n').encode()
+
+# an unescaped [ or < , or a bare autolink: what would become a link, an image or HTML in Streamlit markdown
+LIVE = re.compile(r"(?<!\\)[\[<]|(?<!\\)://")
+
+
+def _rendered_markdown(at):
+    out = []
+    for kind in ("markdown", "caption", "error", "warning", "info", "success"):
+        out += [e.value for e in getattr(at, kind)]
+    out += [w.label for w in at.number_input] + [m.label for m in at.metric]
+    return [v for v in out if "evil" in v]
+
+
+@pytest.fixture
+def reid(chdir_root):
+    return open_page("pages/reidentification.py")
+
+
+def test_reidentification_upload_shows_evil_column_as_text(reid):
+    at = reid
+    at.file_uploader(key="re_upload").set_value(("x.csv", CSV, "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.multiselect(key="re_up_qis").set_value(["age", EVIL]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = _rendered_markdown(at)
+    assert shown, "the column name should be shown somewhere (as text)"
+    assert not [v for v in shown if LIVE.search(v)], shown
+    # the uniqueness chart's labels are escaped for Plotly: no live <a> tag
+    for chart in at.get("plotly_chart"):
+        assert '<a href=\\"http://evil' not in chart.proto.spec and "<a href=" not in chart.proto.spec
