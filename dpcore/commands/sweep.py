@@ -53,8 +53,10 @@ def run(args) -> dict:
         epochs=args.epochs, train_size=args.train_size, delta=args.delta,
         hidden=_D.hidden if args.model == "mlp" else None, device=args.device,
     ).validate()
-    if args.workers < 0:
-        raise DPError("--workers must be 0 (inline) or a positive number of processes")
+    from ..limits import WORKERS_MAX
+
+    if not 0 <= args.workers <= WORKERS_MAX:  # refused before any job is submitted
+        raise DPError(f"--workers must be 0 (inline) to {WORKERS_MAX} processes, got {args.workers}")
 
     seen = []
 

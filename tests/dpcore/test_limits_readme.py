@@ -67,3 +67,22 @@ def test_model_size_mirrors_training():
             assert int(m.group(1).replace("_", "")) == value, f"training.{name} and limits disagree"
         elif m:  # training reads it from limits
             assert "limits" in m.group(1)
+
+
+def test_every_cache_is_bounded():
+    """A visitor chooses what is cached (sizes, seeds): every st.cache_* and lru_cache keeps a bounded number."""
+    import ast
+
+    unbounded = []
+    for path in list((ROOT / "pages").glob("*.py")) + list((ROOT / "dpcore").rglob("*.py")) + [ROOT / "app.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            for dec in getattr(node, "decorator_list", []):
+                name = ast.unparse(dec.func if isinstance(dec, ast.Call) else dec)
+                if name.endswith(("cache_data", "cache_resource", "lru_cache", "functools.cache", "cache")):
+                    kws = {k.arg: k.value for k in dec.keywords} if isinstance(dec, ast.Call) else {}
+                    bound = kws.get("max_entries", kws.get("maxsize"))
+                    if bound is None and isinstance(dec, ast.Call) and dec.args and name.endswith("lru_cache"):
+                        bound = dec.args[0]
+                    if bound is None or (isinstance(bound, ast.Constant) and bound.value is None):
+                        unbounded.append(f"{path.relative_to(ROOT)}:{node.lineno} {name}")
+    assert not unbounded, unbounded

@@ -106,3 +106,11 @@ def test_broken_pipe_in_process(capsys, monkeypatch):
                "--draws", "3", "--seed", "1"])
     err = capsys.readouterr().err
     assert rc == 2 and _one_line(err) and "broken pipe" in err
+
+
+def test_sweep_workers_upper_bound_refused_before_any_job(capsys):
+    from dpcore import jobs
+
+    rc, out, err = run(capsys, "sweep", "--workers", "100000", "--epsilons", "1")
+    assert rc == 2 and _one_line(err) and "--workers must be 0" in err
+    assert jobs.list_jobs() == []  # nothing was submitted
