@@ -10,7 +10,8 @@ and dataset names, uploaded file names. Use one of these wherever such text is s
   all show as plain text and nothing is fetched from another host. Line breaks become spaces.
 - :func:`md_message` — a whole message that *quotes* untrusted text (a DPError naming an uploaded
   column): keeps ordinary punctuation readable (``must be > 0``, ``(0, 1)``, ``'age'``) but escapes what
-  makes links, images, HTML and directives (``[ ]``, ``\\``, a ``<`` that opens a tag) and breaks bare ``http://`` / ``www.`` autolinks.
+  makes links, images, HTML and directives (``[ ]``, ``\\``, a ``<`` that opens a tag) and breaks bare
+  ``http://`` / ``www.`` autolinks.
   Prefer :func:`md` on the untrusted part where you build the text yourself.
 - :func:`html` — inside HTML (the report): ``& < > " '`` become entities.
 - :func:`plotly` — inside Plotly titles, axis titles, tick labels, legend names and hover text. Plotly

@@ -140,8 +140,8 @@ if info is None:
     _register_upload(identity)
     st.stop()
 if st.session_state.pop("qc_registered", None):
-    st.success(f"Registered as {md(repr(info['name']))}.")
-st.caption(f"Dataset {md(repr(info['name']))}: {len(df):,} rows × {df.shape[1]} columns · fingerprint "
+    st.success(f"Registered as '{md(info['name'])}'.")
+st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · fingerprint "
            f"`{key[:12]}…` · columns: {', '.join(map(md, df.columns))}")
 
 status = guarded(ledger.status, analyst, key)
