@@ -7,7 +7,6 @@ their argument checks have their own tests.
 """
 
 import io
-import sys
 from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
