@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from .charge import gaussian_rho, pure_rho  # noqa: F401  (ρ of one release: defined once, with Charge)
 from .errors import DPError
 from .validation import check_delta, check_epsilon, check_positive_int
 
@@ -72,20 +73,6 @@ def advanced_homogeneous(epsilon: float, k: int, delta_prime: float, delta: floa
     return math.sqrt(2 * k * math.log(1 / dp)) * eps + k * eps * math.expm1(eps), min(k * d + dp, 1.0)
 
 
-def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
-    """ρ of one Gaussian release: Δ²/(2σ²)."""
-    if not (sigma > 0) or not math.isfinite(sigma):
-        raise DPError(f"σ must be a finite number > 0, got {sigma!r}")
-    if sensitivity < 0:
-        raise DPError(f"sensitivity must be >= 0, got {sensitivity!r}")
-    return sensitivity ** 2 / (2 * sigma ** 2)
-
-
-def pure_rho(epsilon: float) -> float:
-    """ρ of a pure ε-DP release (Bun & Steinke 2016, Prop. 1.4): ε²/2."""
-    return check_epsilon(epsilon) ** 2 / 2
-
-
 def _check_rho(rho) -> float:
     r = float(rho)
     if math.isnan(r) or r < 0 or math.isinf(r):
@@ -134,33 +121,31 @@ def curves(epsilon: float, k_max: int, delta_prime: float, *, delta: float = 0.0
 
 
 def ledger_costs(entries, delta_prime: float) -> list[dict]:
-    """What a list of spends costs under each rule. ``entries``: dicts with ``epsilon``, ``delta``, ``rho``.
+    """What a list of spends costs under each rule. ``entries``: :class:`dpcore.charge.Charge` objects (or their
+    stored dicts with ``epsilon``, ``delta``, ``rho``), all under one neighbour relation.
 
-    Returns rows {rule, epsilon, delta, note}. An entry without ``rho`` counts as pure ε-DP (ρ = ε²/2),
-    which is only valid when its δ is 0.
+    Returns rows {rule, epsilon, delta, note}. A charge without ``rho`` counts as pure ε-DP (ρ = ε²/2),
+    which is only valid when its δ is 0; an (ε, δ) charge without ρ is refused.
     """
-    entries = list(entries)
+    from .charge import Charge, compose
+
+    charges = [Charge.from_dict(e) for e in entries]
     dp = check_delta(delta_prime, "δ′ (delta prime)")
-    if not entries:
+    if not charges:
         return [{"rule": r, "epsilon": 0.0, "delta": 0.0, "note": "no queries yet"}
                 for r in ("basic", "advanced", "zCDP", "RDP")]
-    eps = [float(e["epsilon"]) for e in entries]
-    dls = [float(e.get("delta") or 0.0) for e in entries]
-    rhos = []
-    for e, dl in zip(entries, dls):
-        rho = e.get("rho")
-        if rho is None:
-            if dl > 0:
-                raise DPError("an (ε, δ) entry needs its zCDP cost ρ (σ of its Gaussian noise)")
-            rho = pure_rho(e["epsilon"])
-        rhos.append(float(rho))
-    b = basic(eps, dls)
-    a = advanced(eps, dp, dls)
-    rho = float(sum(rhos))
+    for c in charges:
+        if c.rho is None:
+            raise DPError("an (ε, δ) entry needs its zCDP cost ρ (σ of its Gaussian noise)")
+    total = compose(charges, neighbour=charges[0].neighbour)  # basic; refuses mixed neighbour relations
+    eps = [c.epsilon for c in charges]
+    a = advanced(eps, dp, [c.delta for c in charges])
+    rho = float(total.rho)
     z = zcdp_epsilon(rho, dp)
     rd, alpha = rdp_epsilon(rho, dp)
     return [
-        {"rule": "basic", "epsilon": b[0], "delta": b[1], "note": "sum of ε and of δ (what the ledger charges)"},
+        {"rule": "basic", "epsilon": total.epsilon, "delta": total.delta,
+         "note": "sum of ε and of δ (what the ledger charges)"},
         {"rule": "advanced", "epsilon": a[0], "delta": a[1], "note": f"Dwork–Rothblum–Vadhan with δ′ = {dp:g}"},
         {"rule": "zCDP", "epsilon": z, "delta": dp, "note": f"total ρ = {rho:.4g}; ε = ρ + 2√(ρ ln(1/δ′))"},
         {"rule": "RDP", "epsilon": rd, "delta": dp, "note": f"ρ = {rho:.4g} as RDP, best order α = {alpha:.3g}"},

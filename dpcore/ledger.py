@@ -29,7 +29,7 @@ invariant below is enforced by one piece of SQL in this file.)
 * Storage faults (full disk, read-only home, a damaged file) become one :class:`DPError` that says what to do;
   reading (``status``) opens the file read-only and never writes the schema.
 
-This module is deliberately light (stdlib only) so that many processes can use it cheaply.
+This module is deliberately light (stdlib only, with dpcore.charge) so that many processes can use it cheaply.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from contextlib import contextmanager
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 
+from .charge import Charge, Neighbour, require_ledger_relation
 from .errors import BudgetExceededError, DPError
 
 MICRO = 1_000_000
@@ -56,7 +57,7 @@ MAX_BUDGET = 1_000_000.0
 FILENAME = "ledger.sqlite"
 SCHEMA_VERSION = 2
 ADMIN_ENV = "DP_EXPLORER_ADMIN_TOKEN"
-NEIGHBOUR = "add or remove one patient's record"
+NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the one relation of every charge
 SIMILAR_SHARED = 0.8  # fraction of sampled row hashes shared above which two datasets count as near-identical
 
 SCHEMA = """
@@ -643,10 +644,13 @@ def _delta_total_atto(delta_budget, n: int) -> int:
     return a
 
 
-def spend(analyst: str, dataset: str, query: str, epsilon, compute, *, budget=None, delta=0.0, delta_budget=None,
+def spend(analyst: str, dataset: str, query: str, charge, compute, *, budget=None, delta=0.0, delta_budget=None,
           description: str | None = None, path=None) -> dict:
     """Check the budget (ε and δ), draw the answer with ``compute()`` and record both — atomically.
 
+    ``charge`` is what the answer costs: a :class:`dpcore.charge.Charge` (its neighbour relation must be add/remove
+    one record, else refused before anything is touched), or a bare ε with ``delta`` beside it (an add/remove
+    charge).
     ``dataset`` is a registered dataset's fingerprint. ``query`` is the canonical query text (without ε).
     ``compute`` is called at most once, inside the transaction, and only when the budget allows; it must return a
     JSON-able answer. ``budget`` (ε) and ``delta_budget`` (δ, default 1/(10·n)) set the totals the first time
@@ -657,6 +661,13 @@ def spend(analyst: str, dataset: str, query: str, epsilon, compute, *, budget=No
     ``remaining``, ``delta_spent``, ``delta_total``, ``delta_remaining``, ``event_id``, ``dataset_name``.
     Raises :class:`BudgetExceededError` (nothing spent, ``compute`` not called) when ε or δ would not fit.
     """
+    if isinstance(charge, Charge):
+        if delta not in (0, 0.0, None) and delta != charge.delta:
+            raise DPError("pass δ inside the Charge, not beside it")
+        epsilon, delta = charge.epsilon, charge.delta
+        require_ledger_relation(charge)
+    else:
+        epsilon = charge
     analyst, display = _check_analyst(analyst)
     dataset = _check_dataset(dataset)
     if not isinstance(query, str) or not query:

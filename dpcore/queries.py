@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .charge import Charge, Neighbour
 from .errors import DPError
 from .release import release_count, release_value
 from .validation import check_bounds, check_delta, check_epsilon, check_positive_int
@@ -46,7 +47,7 @@ _TRUE = {"true", "1", "yes", "y", "t"}
 _FALSE = {"false", "0", "no", "n", "f"}
 MAX_BINS = 200
 MAX_EPSILON = 100.0  # per query: above this a release protects nobody (and exp(-ε) underflows)
-NEIGHBOUR = "add or remove one patient's record"
+NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the ledger's one relation
 NOT_DP = "reproducible noise: not a DP release"
 
 
@@ -203,6 +204,21 @@ class Query:
                 text += " WITH PUBLIC n"
         return text + (f" WHERE {where}" if where else "")
 
+    @property
+    def neighbour(self) -> Neighbour:
+        """The relation this query's guarantee is about: MEAN with a public n is replace-one, all else add/remove."""
+        return Neighbour.REPLACE_ONE if self.kind == "mean" and self.public_n else Neighbour.ADD_REMOVE
+
+    def charge(self, sensitivity: float = 1.0) -> Charge:
+        """What answering costs: ε (and δ) as asked, ρ of the releases, under :attr:`neighbour`.
+        MEAN (noisy sum / noisy count) is two releases of ε/2 (δ/2) each, composed."""
+        rel = self.neighbour
+        if self.kind == "mean" and not self.public_n:
+            e2, d2 = self.epsilon / 2, self.delta / 2
+            return (Charge.of_release(self.mechanism, e2, d2, sensitivity, neighbour=rel)
+                    + Charge.of_release(self.mechanism, e2, d2, 1.0, neighbour=rel))
+        return Charge.of_release(self.mechanism, self.epsilon, self.delta, sensitivity, neighbour=rel)
+
     def cost_note(self) -> str:
         """How ε (and δ) is spent, stated honestly."""
         eps, dl = self.epsilon, self.delta
@@ -319,16 +335,6 @@ def noise_halfwidth(kind: str, *, epsilon: float, sensitivity: float, delta: flo
     raise DPError(f"unknown noise kind {kind!r}")
 
 
-def rho_of(mechanism: str, epsilon: float, delta: float, sensitivity: float) -> float:
-    """zCDP cost ρ of one release: Δ²/(2σ²) for Gaussian; ε²/2 for a pure ε-DP release (Bun & Steinke 2016)."""
-    if mechanism == "gaussian":
-        if sensitivity == 0:
-            return 0.0
-        sigma = gaussian_sigma(epsilon, delta, sensitivity)
-        return sensitivity ** 2 / (2 * sigma ** 2)
-    return epsilon ** 2 / 2
-
-
 # --- prepare and release ---------------------------------------------------------------------------
 
 
@@ -353,7 +359,7 @@ class Prepared:
         gauss = q.mechanism == "gaussian"
         out = {"query": q.describe(), "kind": q.kind, "mechanism": q.mechanism, "epsilon": q.epsilon,
                "delta": q.delta if gauss else 0.0, "cost_note": q.cost_note(), "interval_level": 0.95,
-               "secure": random_state is None, "neighbour": NEIGHBOUR}
+               "secure": random_state is None}
         if random_state is not None:
             out["label"] = NOT_DP
 
@@ -372,17 +378,15 @@ class Prepared:
 
         if q.kind == "count":
             v, t = count_noise(self.true_value, q.epsilon, q.delta)
-            out.update(answer=v, interval=[v - t, v + t], sensitivity=1.0,
-                       rho=rho_of(q.mechanism, q.epsilon, q.delta, 1.0))
+            out.update(answer=v, interval=[v - t, v + t], sensitivity=1.0)
         elif q.kind == "sum":
             v, t = value_noise(self.true_value, q.epsilon, q.delta, self.sensitivity)
-            out.update(answer=v, interval=[v - t, v + t], sensitivity=self.sensitivity,
-                       rho=rho_of(q.mechanism, q.epsilon, q.delta, self.sensitivity))
+            out.update(answer=v, interval=[v - t, v + t], sensitivity=self.sensitivity)
         elif q.kind == "mean" and q.public_n:
             lo, hi = q.bounds
             v, t = value_noise(self.true_value, q.epsilon, q.delta, self.sensitivity)
             out.update(answer=min(max(v, lo), hi), interval=[max(v - t, lo), min(v + t, hi)],
-                       sensitivity=self.sensitivity, rho=rho_of(q.mechanism, q.epsilon, q.delta, self.sensitivity))
+                       sensitivity=self.sensitivity)
         elif q.kind == "mean":
             lo, hi = q.bounds
             c = (lo + hi) / 2
@@ -403,8 +407,7 @@ class Prepared:
             else:
                 interval = [lo, hi]
             out.update(answer=mean, interval=interval, noisy_sum_centred=s, noisy_count=n, midpoint=c,
-                       sensitivity=self.sensitivity,
-                       rho=rho_of(q.mechanism, e2, d2, self.sensitivity) + rho_of(q.mechanism, e2, d2, 1.0))
+                       sensitivity=self.sensitivity)
         else:  # histogram
             counts, lows, highs = [], [], []
             sens = int(self.sensitivity)  # derived from the bins in prepare(): 1 when they partition the rows
@@ -413,10 +416,15 @@ class Prepared:
                 counts.append(v)
                 lows.append(v - t)
                 highs.append(v + t)
-            out.update(answer=counts, labels=list(self.labels), interval=[lows, highs], sensitivity=float(sens),
-                       rho=rho_of(q.mechanism, q.epsilon, q.delta, float(sens)))
+            out.update(answer=counts, labels=list(self.labels), interval=[lows, highs], sensitivity=float(sens))
         out["interval_note"] = _interval_note(q)
+        charge = self.charge()
+        out.update(rho=charge.rho, charge=charge.to_dict(), neighbour=charge.neighbour.label)
         return out
+
+    def charge(self) -> Charge:
+        """What releasing this answer costs (ε, δ, ρ, neighbour relation): see :meth:`Query.charge`."""
+        return self.query.charge(self.sensitivity)
 
 
 def _interval_note(q: Query) -> str:
@@ -677,19 +685,19 @@ def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, delta_budg
                       "noisy sum / noisy count), or see the teaching view on the noise page; nothing was spent")
     prepared = prepare(df, query)
     key = dataset or dataset_key(df)
-    return ledger.spend(analyst, key, query.canonical(), query.epsilon, lambda: prepared.release(None),
-                        budget=budget, delta=query.delta, delta_budget=delta_budget, description=query.describe(),
-                        path=path)
+    return ledger.spend(analyst, key, query.canonical(), prepared.charge(), lambda: prepared.release(None),
+                        budget=budget, delta_budget=delta_budget, description=query.describe(), path=path)
 
 
-def composition_entries(events) -> list[dict]:
-    """Ledger spend events -> entries for :func:`dpcore.composition.ledger_costs` (charged ε, δ, ρ)."""
+def composition_entries(events) -> list[Charge]:
+    """Ledger spend events -> their :class:`Charge` (ε and δ as charged, ρ of the release) for
+    :func:`dpcore.composition.ledger_costs`. Older answers stored only ``rho``: the relation is the ledger's."""
     out = []
     for e in events:
         if e.get("kind", "spend") != "spend":
             continue
-        ans = e.get("answer") or {}
-        rho = ans.get("rho") if isinstance(ans, dict) else None
-        out.append({"epsilon": float(e["epsilon"]), "delta": float(e.get("delta") or 0.0), "rho": rho})
+        ans = e.get("answer") if isinstance(e.get("answer"), dict) else {}
+        stored = ans.get("charge") if isinstance(ans.get("charge"), dict) else ans
+        rho = stored.get("rho")
+        out.append(Charge(float(e["epsilon"]), float(e.get("delta") or 0.0), rho, Neighbour.ADD_REMOVE))
     return out
-

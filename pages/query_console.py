@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import composition, datasets, ledger, queries
+from dpcore.charge import Charge
 from dpcore.figures import query_console as figs
 from dpcore.textsafe import md
 from pages._ui import from_url, guarded, share_in_url, table_downloads
@@ -47,7 +48,7 @@ def _uploaded(data: bytes):
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _curves(eps: float, kmax: int, dprime: float, mechanism: str, delta: float):
-    rho = queries.rho_of("gaussian", eps, delta, 1.0) if mechanism == "gaussian" else None
+    rho = Charge.gaussian(eps, delta).rho if mechanism == "gaussian" else None
     return composition.curves(eps, kmax, dprime, delta=delta if mechanism == "gaussian" else 0.0, rho=rho)
 
 

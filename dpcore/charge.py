@@ -1,0 +1,179 @@
+"""What one release costs: a frozen :class:`Charge` (ε, δ, ρ where it applies, and the neighbour relation).
+
+The one home of "a privacy cost", in the spirit of Google dp_accounting's ``DpEvent``: a typed value instead
+of ad-hoc ``{epsilon, delta, rho}`` dicts. The ledger charges one; composition adds them up; a released answer
+stores one (``Charge.to_dict``) beside its numbers.
+
+* ``epsilon``, ``delta``: the (ε, δ)-DP guarantee of the release — what the ledger spends.
+* ``rho``: its zCDP cost (Bun & Steinke 2016) where it applies — Δ²/(2σ²) for a Gaussian release with the exact
+  analytic σ (:func:`dpcore.mechanisms.gaussian_analytic_sigma`, the app's one σ solver), ε²/2 for a pure
+  ε-DP release (δ = 0). ``None`` for an (ε, δ) guarantee with no known ρ: zCDP accounting then refuses it.
+* ``neighbour``: the relation the guarantee is about. Only charges of the same relation compose; the ledger
+  accepts :attr:`Neighbour.ADD_REMOVE` alone (add or remove one person's record).
+
+Composition here is *basic* (ε and δ add up, ρ adds up): always a valid bound. Tighter (ε, δ) totals from the
+same charges come from :func:`dpcore.composition.ledger_costs`. Stdlib only, so that the ledger can use it
+cheaply; the exact σ is imported from :mod:`dpcore.mechanisms` only when a Gaussian charge is built.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from .errors import DPError
+from .validation import check_epsilon
+
+
+def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
+    """ρ of one Gaussian release with noise σ at L2 sensitivity Δ (Bun & Steinke 2016): Δ²/(2σ²)."""
+    if not (sigma > 0) or not math.isfinite(sigma):
+        raise DPError(f"σ must be a finite number > 0, got {sigma!r}")
+    if sensitivity < 0:
+        raise DPError(f"sensitivity must be >= 0, got {sensitivity!r}")
+    return sensitivity ** 2 / (2 * sigma ** 2)
+
+
+def pure_rho(epsilon: float) -> float:
+    """ρ of a pure ε-DP release (Bun & Steinke 2016, Prop. 1.4): ε²/2."""
+    return check_epsilon(epsilon) ** 2 / 2
+
+
+class Neighbour(enum.Enum):
+    """Which datasets count as neighbours: the guarantee bounds what changes between them."""
+
+    ADD_REMOVE = "add_remove"  # unbounded DP: one person's record added or removed (the ledger's only relation)
+    REPLACE_ONE = "replace_one"  # bounded DP: one record replaced by another, the number of records public
+
+    @property
+    def label(self) -> str:
+        return NEIGHBOUR_LABELS[self]
+
+
+NEIGHBOUR_LABELS = {
+    Neighbour.ADD_REMOVE: "add or remove one patient's record",
+    Neighbour.REPLACE_ONE: "replace one patient's record (the number of records public)",
+}
+
+
+def _finite(value, name: str, *, upper: float | None = None) -> float:
+    if isinstance(value, bool):
+        raise DPError(f"{name} must be a number, not {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise DPError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(v) or math.isinf(v) or v < 0 or (upper is not None and v > upper):
+        rng = f"in [0, {upper:g}]" if upper is not None else "a finite number >= 0"
+        raise DPError(f"{name} must be {rng}, got {value!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class Charge:
+    """The privacy cost of one release (or of several, composed). Immutable; compose with ``+``."""
+
+    epsilon: float
+    delta: float = 0.0
+    rho: float | None = None
+    neighbour: Neighbour = Neighbour.ADD_REMOVE
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", _finite(self.epsilon, "ε of a charge"))
+        object.__setattr__(self, "delta", _finite(self.delta, "δ of a charge", upper=1.0))
+        if self.rho is not None:
+            object.__setattr__(self, "rho", _finite(self.rho, "ρ of a charge"))
+        elif self.delta == 0:  # pure ε-DP is ε²/2-zCDP
+            object.__setattr__(self, "rho", pure_rho(self.epsilon) if self.epsilon > 0 else 0.0)
+        if not isinstance(self.neighbour, Neighbour):
+            try:
+                object.__setattr__(self, "neighbour", Neighbour(self.neighbour))
+            except ValueError:
+                raise DPError(f"unknown neighbour relation {self.neighbour!r}; use one of "
+                              f"{', '.join(n.value for n in Neighbour)}") from None
+
+    # --- one release ---------------------------------------------------------------------------------
+
+    @classmethod
+    def pure(cls, epsilon: float, *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
+        """A pure ε-DP release (Laplace, geometric): δ = 0, ρ = ε²/2."""
+        return cls(epsilon, 0.0, pure_rho(epsilon), neighbour)
+
+    @classmethod
+    def gaussian(cls, epsilon: float, delta: float, sensitivity: float = 1.0, *,
+                 neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
+        """An analytic-Gaussian release calibrated to (ε, δ) at L2 sensitivity Δ: ρ = Δ²/(2σ²) with the exact σ
+        (σ scales with Δ, so ρ depends on ε and δ alone; Δ = 0 releases nothing and costs ρ = 0)."""
+        from .mechanisms import gaussian_analytic_sigma
+
+        if sensitivity == 0:
+            return cls(epsilon, delta, 0.0, neighbour)
+        sigma = gaussian_analytic_sigma(epsilon, delta, sensitivity)
+        return cls(epsilon, delta, gaussian_rho(sigma, sensitivity), neighbour)
+
+    @classmethod
+    def of_release(cls, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0, *,
+                   neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
+        """The charge of one release by ``mechanism`` ("laplace" — counts: geometric — or "gaussian")."""
+        if mechanism == "gaussian":
+            return cls.gaussian(epsilon, delta, sensitivity, neighbour=neighbour)
+        if mechanism == "laplace":
+            return cls.pure(epsilon, neighbour=neighbour)
+        raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
+
+    # --- composition ---------------------------------------------------------------------------------
+
+    def __add__(self, other: Charge) -> Charge:
+        """Basic composition: ε and δ add up (δ capped at 1), ρ adds up (unknown if either is unknown).
+        Charges under different neighbour relations do not compose: refused."""
+        if not isinstance(other, Charge):
+            return NotImplemented
+        if other.neighbour is not self.neighbour:
+            raise DPError(f"cannot compose a charge under '{self.neighbour.label}' with one under "
+                          f"'{other.neighbour.label}': their guarantees are about different neighbours; account "
+                          "for them separately")
+        rho = None if self.rho is None or other.rho is None else self.rho + other.rho
+        return Charge(self.epsilon + other.epsilon, min(self.delta + other.delta, 1.0), rho, self.neighbour)
+
+    # --- storage -------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta, "rho": self.rho, "neighbour": self.neighbour.value}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Charge:
+        """A charge from its stored form (also the older ``{epsilon, delta, rho}`` dicts: add/remove)."""
+        if isinstance(d, Charge):
+            return d
+        try:
+            return cls(d["epsilon"], d.get("delta") or 0.0, d.get("rho"),
+                       d.get("neighbour") or Neighbour.ADD_REMOVE)
+        except (KeyError, AttributeError, TypeError):
+            raise DPError(f"not a charge: {d!r}; it needs at least an epsilon") from None
+
+    def describe(self) -> str:
+        rho = "" if self.rho is None else f", ρ = {self.rho:.4g}"
+        return f"ε = {self.epsilon:g}, δ = {self.delta:g}{rho} (neighbours: {self.neighbour.label})"
+
+
+ZERO = Charge(0.0, 0.0, 0.0)
+
+
+def compose(charges, *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
+    """Basic composition of several charges (all under one neighbour relation); no charges cost nothing."""
+    total = Charge(0.0, 0.0, 0.0, neighbour)
+    for c in charges:
+        total = total + Charge.from_dict(c)
+    return total
+
+
+def require_ledger_relation(charge: Charge) -> Charge:
+    """The ledger charges add/remove-one guarantees only: anything else is refused (nothing spent)."""
+    if not isinstance(charge, Charge):
+        raise DPError(f"the ledger charges a Charge, got {type(charge).__name__}")
+    if charge.neighbour is not Neighbour.ADD_REMOVE:
+        raise DPError(f"the ledger charges every answer under one relation, {Neighbour.ADD_REMOVE.label}; this "
+                      f"release protects only against '{charge.neighbour.label}', so it cannot be charged; "
+                      "nothing was spent")
+    return charge
