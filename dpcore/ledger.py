@@ -221,23 +221,11 @@ def check_admin_token(token) -> None:
 
 
 def _fault(exc: BaseException, path) -> DPError:
-    """A storage fault as one message that says what to do next."""
-    text = str(exc).lower()
-    where = f"the budget ledger at {path}"
-    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text
-                                                   or "corrupt" in text):
-        return DPError(f"{where} is damaged ({exc}); nothing was spent — move the file aside (keep it for the "
-                       "record) and restart, or restore it from a backup")
-    if "full" in text or getattr(exc, "errno", None) == 28:
-        return DPError(f"{where} cannot be written: the disk is full; nothing was spent — free some space and try "
-                       "again")
-    if ("readonly" in text or "read-only" in text or isinstance(exc, PermissionError) or "permission" in text
-            or "unable to open" in text):
-        return DPError(f"{where} is read-only; nothing was spent — make DP_EXPLORER_HOME writable (or point it at "
-                       "a writable folder) and try again; reading the budget still works")
-    if "locked" in text or "busy" in text:
-        return DPError(f"the budget ledger is busy ({exc}); nothing was spent — try again in a moment")
-    return DPError(f"{where} could not be used ({exc}); nothing was spent — check DP_EXPLORER_HOME and try again")
+    """A storage fault as one message that says what to do next (:func:`dpcore.storage.fault_message`)."""
+    from . import storage
+
+    return storage.StorageError(storage.fault_message(exc, path, store="the budget ledger",
+                                                      unharmed="nothing was spent"))
 
 
 def _resolve(path) -> Path:

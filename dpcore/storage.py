@@ -30,29 +30,35 @@ def _configured() -> Path:
     return Path(os.environ.get(ENV_VAR) or ".dp-explorer").expanduser().resolve()
 
 
-def fault_message(exc: BaseException, path=None) -> str:
-    """One line for a storage fault: what happened, where, and what to do next."""
+def fault_message(exc: BaseException, path=None, *, store: str = "the store", unharmed: str = "") -> str:
+    """One line for a storage fault: what happened, where, and what to do next.
+
+    ``store`` names what failed ("the budget ledger"); ``unharmed`` is what the caller guarantees did not happen
+    (e.g. "nothing was spent"), said right after what did."""
     where = f" ({path})" if path else ""
+    also = f"; {unharmed}" if unharmed else ""
     text = str(exc).lower()
     code = getattr(exc, "errno", None)
     if isinstance(exc, StorageError):
         return str(exc)
     if code == errno.ENOSPC or "disk is full" in text or "database or disk is full" in text:
-        return (f"the disk holding ${ENV_VAR}{where} is full; free some space (or set ${ENV_VAR} to a folder "
+        return (f"the disk holding ${ENV_VAR}{where} is full{also}; free some space (or set ${ENV_VAR} to a folder "
                 "on another disk) and try again — nothing was half-written")
     if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in text or "read-only" in text \
             or "unable to open database" in text:
-        return (f"${ENV_VAR}{where} is read-only or not accessible: reading works where the store already exists, "
-                f"but this needs to write. Make it writable or set ${ENV_VAR} to a writable folder")
+        return (f"${ENV_VAR}{where} is read-only or not accessible{also}: reading works where the store already "
+                f"exists, but this needs to write. Make it writable or set ${ENV_VAR} to a writable folder")
     if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text
                                                    or "corrupt" in text):
-        return (f"the store{where} is corrupted (not a valid SQLite database). Move the file aside (keep it "
-                "for inspection); a fresh one is created on the next run")
+        return (f"{store}{where} is damaged (corrupted: not a valid SQLite database){also}. Move the file aside "
+                "(keep it for inspection) and restore it from a backup, or a fresh one is created on the next run")
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return f"{store}{where} is busy (another process holds it){also}; try again in a moment"
     if isinstance(exc, (FileExistsError, NotADirectoryError)):
-        return (f"${ENV_VAR}{where} must be a folder, but a file is in its place; move the file or set "
+        return (f"${ENV_VAR}{where} must be a folder, but a file is in its place{also}; move the file or set "
                 f"${ENV_VAR} to another folder")
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return f"storage fault{where}: {first}; check ${ENV_VAR} (free space, permissions) and try again"
+    return f"storage fault{where}: {first}{also}; check ${ENV_VAR} (free space, permissions) and try again"
 
 
 def home() -> Path:
