@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from . import limits
 from .charge import gaussian_rho, pure_rho  # noqa: F401  (ρ of one release: defined once, with Charge)
 from .errors import DPError
 from .validation import check_delta, check_epsilon, check_positive_int
@@ -107,8 +108,8 @@ def curves(epsilon: float, k_max: int, delta_prime: float, *, delta: float = 0.0
     """
     eps = check_epsilon(epsilon)
     k_max = check_positive_int(k_max, "number of queries k")
-    if k_max > 100_000:
-        raise DPError(f"k must be at most 100,000, got {k_max:,}")
+    if k_max > limits.COMPOSITION_K_MAX:
+        raise DPError(f"k must be at most {limits.COMPOSITION_K_MAX:,}, got {k_max:,}")
     dp = check_delta(delta_prime, "δ′ (delta prime)")
     d = check_delta(delta, allow_zero=True)
     r = pure_rho(eps) if rho is None else _check_rho(rho)

@@ -47,13 +47,14 @@ from contextlib import contextmanager
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 
+from . import limits
 from .charge import Charge, Neighbour, require_ledger_relation
 from .errors import BudgetExceededError, DPError
 
 MICRO = 1_000_000
 ATTO = 10 ** 18
 BUSY_TIMEOUT_S = 60.0
-MAX_BUDGET = 1_000_000.0
+MAX_BUDGET = limits.BUDGET_EPSILON_MAX  # old name, kept importable
 FILENAME = "ledger.sqlite"
 SCHEMA_VERSION = 2
 ADMIN_ENV = "DP_EXPLORER_ADMIN_TOKEN"

@@ -54,6 +54,23 @@ LINKAGE_MAX_RECORDS = 10_000  # matching rows printed by `python -m dpcore linka
 SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.mechanisms.MAX_SIMULATED_DRAWS)
 RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.release.MAX_RELEASE_DRAWS)
 
+# --- query console and budget ledger (page, links, `query` and `budget` CLI) ------------------------
+#: ε of one query: above this a release protects nobody (and exp(−ε) underflows in the interval maths).
+QUERY_EPSILON_MAX = 100.0
+#: Bins of a numeric histogram, and public categories of a histogram (plus "(other)").
+QUERY_MAX_BINS = 200
+#: A budget's total ε (the ledger stores micro-ε integers).
+BUDGET_EPSILON_MAX = 1_000_000.0
+#: Synthetic medical data on the console: rows and seed (each (rows, seed) is its own registered dataset).
+QUERY_CONSOLE_MIN_ROWS = 100
+QUERY_CONSOLE_MAX_ROWS = 200_000
+QUERY_CONSOLE_SEED_MAX = 10_000
+#: Columns whose leave-one-out row sketches are kept for the near-duplicate check when registering data.
+QUERY_MAX_SKETCH_COLUMNS = 64
+#: Identical queries k in a composition curve: the page draws up to the first, the library computes the second.
+COMPOSITION_PAGE_K_MAX = 10_000
+COMPOSITION_K_MAX = 100_000
+
 # --- background jobs ----------------------------------------------------------------------------------
 WORKERS_MAX = 8  # worker processes on this machine (`jobs workers --start`, `sweep --workers`)
 JOBS_LIST_MAX = 1_000  # `jobs list --limit`
@@ -111,4 +128,9 @@ def table() -> list[tuple[str, str]]:
         ("Re-identification rows (page, links)", f"{REID_MIN_ROWS:,} to {REID_MAX_ROWS:,}"),
         ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
         ("Background worker processes", f"{WORKERS_MAX}"),
+        ("ε of one private query / of a budget total (query console, CLI)",
+         f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}"),
+        ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
+        ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
+                                                 f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
     ]

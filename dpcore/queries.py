@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from . import limits
 from .charge import Charge, Neighbour
 from .errors import DPError
 from .release import release_count, release_value
@@ -45,8 +46,8 @@ OPERATORS = (">=", "<=", "!=", "=", ">", "<")
 _COND_RE = re.compile(r"^\s*(?P<col>[^<>=!]+?)\s*(?P<op>>=|<=|!=|=|>|<)\s*(?P<val>.*?)\s*$")
 _TRUE = {"true", "1", "yes", "y", "t"}
 _FALSE = {"false", "0", "no", "n", "f"}
-MAX_BINS = 200
-MAX_EPSILON = 100.0  # per query: above this a release protects nobody (and exp(-ε) underflows)
+MAX_BINS = limits.QUERY_MAX_BINS  # old names, kept importable; the limits live in dpcore.limits
+MAX_EPSILON = limits.QUERY_EPSILON_MAX
 NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the ledger's one relation
 NOT_DP = "reproducible noise: not a DP release"
 
@@ -556,7 +557,7 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 SKETCH_K = 256
-MAX_SKETCH_COLUMNS = 64
+MAX_SKETCH_COLUMNS = limits.QUERY_MAX_SKETCH_COLUMNS
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
