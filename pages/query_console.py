@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import composition, datasets, ledger, queries
+from dpcore import composition, datasets, ledger, limits, queries, textsafe
 from dpcore.charge import Charge
 from dpcore.figures import query_console as figs
 from dpcore.textsafe import md
@@ -22,11 +22,13 @@ DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, 
 # Re-assign every widget's state each run: Streamlit forgets the state of widgets a run did not draw (e.g. while
 # waiting for an upload), and the browser would then show the widget's blank default instead of ours.
 SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps")  # what a link carries (never the analyst: links get shared)
+RANGES = {"qc_n": (limits.QUERY_CONSOLE_MIN_ROWS, limits.QUERY_CONSOLE_MAX_ROWS),
+          "qc_seed": (0, limits.QUERY_CONSOLE_SEED_MAX), "qc_eps": (0.0, limits.QUERY_EPSILON_MAX)}
 for _k, _v in DEFAULTS.items():
-    st.session_state[_k] = st.session_state.get(_k, from_url(_k, _v) if _k in SHARED else _v)
-st.session_state["qc_n"] = min(max(int(st.session_state["qc_n"]), 100), 200_000)
-st.session_state["qc_seed"] = min(max(int(st.session_state["qc_seed"]), 0), 10_000)
-st.session_state["qc_eps"] = min(max(float(st.session_state["qc_eps"]), 0.0), queries.MAX_EPSILON)
+    if _k in SHARED and _k not in st.session_state:  # a link never asks for more than the widget allows
+        _v = from_url(_k, _v, list(KINDS) if _k == "qc_kind" else None, lo=RANGES.get(_k, (None,))[0],
+                      hi=RANGES.get(_k, (None, None))[1])
+    st.session_state[_k] = st.session_state.get(_k, _v)
 if st.session_state["qc_kind"] not in KINDS:
     st.session_state["qc_kind"] = DEFAULTS["qc_kind"]
 _reset_note = st.session_state.pop("qc_reset_done", None)
@@ -88,8 +90,9 @@ source = c2.radio("Dataset", SOURCES, key="qc_source", horizontal=True)
 loaded = None
 if source == SOURCES[0]:
     s1, s2 = c3.columns(2)
-    n = s1.number_input("Rows", min_value=100, max_value=200_000, step=1000, key="qc_n")
-    seed = s2.number_input("Seed", min_value=0, max_value=10_000, step=1, key="qc_seed")
+    n = s1.number_input("Rows", min_value=limits.QUERY_CONSOLE_MIN_ROWS, max_value=limits.QUERY_CONSOLE_MAX_ROWS,
+                        step=1000, key="qc_n")
+    seed = s2.number_input("Seed", min_value=0, max_value=limits.QUERY_CONSOLE_SEED_MAX, step=1, key="qc_seed")
     loaded = guarded(_medical, int(n), int(seed))
     if loaded is not None:  # the built-in data is registered by the app itself (its content is fixed by code)
         loaded = loaded if guarded(ledger.register_builtin, f"synthetic medical (n={int(n):,}, seed={int(seed)})",
@@ -125,7 +128,7 @@ def _register_upload(identity: dict) -> None:
         if st.button("Register dataset", key="qc_register", disabled=token is None):
             done = guarded(ledger.register_dataset, name, identity, token=token, allow_similar=similar)
             if done is not None:
-                st.session_state.qc_registered = f"Registered as {done['name']!r}."
+                st.session_state.qc_registered = True
                 st.rerun()
 
 
@@ -161,8 +164,8 @@ if status["exists"]:
 else:
     delta_left = info["default_delta_total"]
     budget = st.columns([1, 2])[0].number_input(
-        "Total budget ε for this analyst on this dataset (set once)", min_value=0.0, max_value=ledger.MAX_BUDGET,
-        step=0.5, key="qc_budget", format="%.3f")
+        "Total budget ε for this analyst on this dataset (set once)", min_value=0.0,
+        max_value=limits.BUDGET_EPSILON_MAX, step=0.5, key="qc_budget", format="%.3f")
     st.markdown(f"**A new budget: ε = {budget:g} and δ = {delta_left:.2g} (1/(10·n) for n = {n_rows:,}) to "
                 f"spend** on this dataset, protecting anyone against {queries.NEIGHBOUR}.",
                 help="ε bounds what one answer reveals about one person; δ is the small chance that bound fails.")
@@ -195,7 +198,7 @@ else:
         kw["bounds"] = (l1.number_input("Public lower bound", key="qc_lo"),
                         l2.number_input("Public upper bound", key="qc_hi"))
         if kind == "histogram":
-            kw["bins"] = b3.number_input("Bins", min_value=1, max_value=queries.MAX_BINS, key="qc_bins")
+            kw["bins"] = b3.number_input("Bins", min_value=1, max_value=limits.QUERY_MAX_BINS, key="qc_bins")
     if kind == "mean":
         b3.caption("MEAN = noisy sum / noisy count (ε split in two). A mean with a public n protects only against "
                    "replacing a record, so the ledger does not offer it (see the noise page's teaching view).")
@@ -204,7 +207,7 @@ kw["where"] = st.text_input("WHERE (optional; conditions separated by commas, al
 m1, m2, m3 = st.columns(3)
 mechanism = m1.radio("Mechanism", queries.MECHANISMS, key="qc_mech", horizontal=True,
                      help="laplace: Laplace noise (counts: geometric, whole numbers); gaussian: analytic Gaussian")
-eps = m2.number_input("ε for this query", min_value=0.0, max_value=queries.MAX_EPSILON, step=0.05, key="qc_eps",
+eps = m2.number_input("ε for this query", min_value=0.0, max_value=limits.QUERY_EPSILON_MAX, step=0.05, key="qc_eps",
                       format="%.3f", help="What this answer costs from the ε budget. Smaller: more noise, more privacy.")
 delta = 0.0
 if mechanism == "gaussian":
@@ -234,7 +237,7 @@ if st.button("Ask (spends ε)", key="qc_ask", type="primary", disabled=delta is 
 last = st.session_state.get("qc_last")
 if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(analyst):
     r, a = last["result"], last["result"]["answer"]
-    st.markdown(f"**{a['query']}** · {a['mechanism']} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
+    st.markdown(f"**{md(a['query'])}** · {a['mechanism']} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
                 f"{queries.NEIGHBOUR}")
     if r["reused"]:
         st.success(f"Same question as before: the stored answer is returned and costs nothing "
@@ -282,7 +285,8 @@ st.markdown(
 k1, k2, k3 = st.columns(3)
 dprime = k1.select_slider("δ′ for advanced composition and zCDP", DELTA_PRIMES, key="qc_dprime",
                           format_func=lambda v: f"{v:.0e}")
-kmax = k2.number_input("Show up to k queries", min_value=2, max_value=10_000, step=50, key="qc_kmax")
+kmax = k2.number_input("Show up to k queries", min_value=2, max_value=limits.COMPOSITION_PAGE_K_MAX, step=50,
+                       key="qc_kmax")
 k3.caption(f"Per query: the builder's ε = {eps:g} with {mechanism}"
            + (f", δ = {delta:g}" if mechanism == "gaussian" else "") + ".")
 curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
@@ -307,10 +311,10 @@ with st.expander("Admin: reset this budget or change its totals"):
     token = _admin_token()
     a1, a2 = st.columns(2)
     admin = a1.text_input("Admin name (recorded)", key="qc_admin")
-    new_total = a2.number_input("New total ε", min_value=0.0, max_value=ledger.MAX_BUDGET, step=0.5,
+    new_total = a2.number_input("New total ε", min_value=0.0, max_value=limits.BUDGET_EPSILON_MAX, step=0.5,
                                 key="qc_reset_total", format="%.3f")
     reason = st.text_input("Reason (recorded)", key="qc_reset_reason")
-    confirm = st.checkbox(f"I confirm: reset the budget of {status['analyst'] or '—'} on this dataset",
+    confirm = st.checkbox(f"I confirm: reset the budget of {md(status['analyst']) or '—'} on this dataset",
                           key="qc_reset_confirm")
     if st.button("Reset budget", key="qc_reset", disabled=not confirm or token is None):
         done = guarded(ledger.reset, analyst, key, admin=admin, token=token, reason=reason, total=new_total,
@@ -320,4 +324,4 @@ with st.expander("Admin: reset this budget or change its totals"):
             st.session_state.qc_reset_done = done["note"]
             st.rerun()
     if _reset_note:
-        st.success(_reset_note)
+        st.success(textsafe.md_message(_reset_note))  # quotes the admin's name and reason

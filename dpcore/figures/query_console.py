@@ -33,7 +33,8 @@ def budget_gauge(remaining: float | None, total: float | None, *, height: int = 
 
 
 def histogram_answer(answer: dict, column: str = "") -> go.Figure:
-    """Noisy counts per bin with their 95% noise intervals."""
+    """Noisy counts per bin with their 95% noise intervals. Category labels and the column name are untrusted
+    (an upload chose them): escaped, so Plotly shows them as text, never as links or markup."""
     counts = np.asarray(answer["answer"], dtype=float)
     lows, highs = (np.asarray(v, dtype=float) for v in answer["interval"])
     fig = go.Figure(go.Bar(

@@ -182,3 +182,38 @@ def test_storage_fault_is_one_message(dp_home):
     at.number_input(key="qc_n").set_value(2000).run()
     assert not at.exception
     assert any("damaged" in e for e in _errors(at))
+
+
+EVIL = "[x](http://evil/)![i](http://evil/i.png)<b>b</b>"
+
+
+def _no_live_markup(text: str) -> bool:
+    """Markdown source that renders no link, image or HTML: every `](` and `<` is backslash-escaped."""
+    return "](" not in text and "<b>" not in text and not re.search(r"(?<!\\)<", text)
+
+
+def test_untrusted_names_are_shown_as_text_never_as_links_images_or_html(monkeypatch):
+    monkeypatch.setenv(ledger.ADMIN_ENV, "tok")
+    df = datasets.medical(300, 5)[["age", "sex"]].copy()
+    df[EVIL] = ["<b>b</b>" if i % 2 else "[a](http://evil/)" for i in range(len(df))]
+    at = open_page("pages/query_console.py")
+    at.text_input(key="qc_analyst").input("[me](http://evil/)").run()
+    at.radio(key="qc_source").set_value("Upload a CSV").run()
+    at.file_uploader(key="qc_upload").set_value(("evil.csv", df.to_csv(index=False).encode(), "text/csv")).run()
+    at.text_input(key="qc_token").input("tok")
+    at.text_input(key="qc_reg_name").input("<b>clinic</b> [n](http://evil/)")
+    at.button(key="qc_register").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="qc_kind").set_value("HISTOGRAM").run()
+    at.selectbox(key="qc_column").set_value(EVIL).run()
+    at.text_input(key="qc_categories").input("<b>b</b>,[a](http://evil/)")
+    at.text_input(key="qc_where").input("sex=F")
+    _ask(at)
+    assert "ε remaining" in _metrics(at)
+    shown = [e.value for kind in ("markdown", "caption", "success", "warning", "info", "error")
+             for e in at.get(kind)] + [at.checkbox(key="qc_reset_confirm").label]
+    assert any("evil" in t for t in shown)  # the names are shown ...
+    assert all(_no_live_markup(t) for t in shown), [t for t in shown if not _no_live_markup(t)]  # ... as text
+    assert any(r"HISTOGRAM\(\[x\]\(http" in t for t in shown)  # the question, escaped
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "&lt;b&gt;b&lt;" in spec and "<b>" not in spec  # chart title, axis and tick labels
