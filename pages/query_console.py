@@ -232,6 +232,7 @@ if st.button("Ask (spends ε)", key="qc_ask", type="primary", disabled=delta is 
         if r is not None:
             st.session_state.qc_last = {"analyst": ledger.canonical_analyst(analyst), "key": key, "result": r,
                                         "column": kw.get("column", "")}
+            st.rerun()  # draw the page again from the top: the budget sentence above must show the new balance
         status = guarded(ledger.status, analyst, key) or status  # spent, refused or created: show it
 
 last = st.session_state.get("qc_last")

@@ -1,0 +1,55 @@
+"""The query console in headless Chromium: ask a COUNT, see the answer, its interval and the budget fall; ask
+until refused and see the refusal, with no stale answer left on screen."""
+
+import re
+
+import pytest
+
+from .conftest import screenshot, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def _metrics(page) -> dict[str, str]:
+    labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
+    values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+    return {lab.strip(): val.strip() for lab, val in zip(labels, values)}
+
+
+def _fill(page, label: str, text: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(text)
+    box.press("Enter")  # Streamlit commits a text/number input on Enter
+    wait_for_app(page)
+
+
+def _ask(page) -> None:
+    page.get_by_role("button", name="Ask (spends ε)").click()
+    wait_for_app(page)
+
+
+def test_ask_count_see_budget_fall_then_refusal_clears_the_answer(app_server, page):
+    # A link sets the data (1,000 rows, seed 7: a dataset no other test queries, so a fresh budget of ε = 1 for the
+    # default analyst on this session's server) and ε; never the analyst.
+    page.goto(f"{app_server}/query_console?qc_n=1000&qc_seed=7&qc_eps=0.6")
+    wait_for_app(page)
+    page.get_by_text("A new budget: ε = 1").first.wait_for()
+
+    _ask(page)  # COUNT(*) WHERE has_rare_disease=true at ε = 0.6
+    page.get_by_text("Noisy answer (DP)").first.wait_for()
+    m = _metrics(page)
+    assert re.fullmatch(r"-?[\d,]+", m["Noisy answer (DP)"]), m  # a count: a whole number
+    lo, hi = (float(x.replace(",", "")) for x in re.fullmatch(r"\[(.+), (.+)\]", m["95% interval"]).groups())
+    assert lo < float(m["Noisy answer (DP)"].replace(",", "")) < hi
+    assert m["ε spent now"] == "0.6" and m["ε remaining"] == "0.4"
+    page.get_by_text("You have ε = 0.4 of 1").first.wait_for()  # the sentence at the top follows the spend
+
+    _fill(page, "Condition (COLUMN=VALUE; also !=, <, <=, >, >=; empty = all rows)", "sex=F")  # a new question
+    _ask(page)  # needs 0.6, only 0.4 left: refused before any noise is drawn
+    alert = page.locator('[data-testid="stAlert"]').filter(has_text="budget exceeded")
+    alert.first.wait_for()
+    assert "only ε = 0.4 of 1 is left" in alert.first.inner_text()
+    m = _metrics(page)
+    assert "Noisy answer (DP)" not in m and "95% interval" not in m  # no stale answer under the refusal
+    assert not page.locator('[data-testid="stException"]').count()
+    screenshot(page, "flow_query_console_refused")
