@@ -1,0 +1,215 @@
+"""Known answers for the ε advisor (dpcore.advise) and its CLI."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.special import ndtr, ndtri
+
+from dpcore import advise as adv
+from dpcore import audit, mechanisms, queries
+from dpcore.cli import main
+from dpcore.errors import DPError
+
+R = adv.RiskLimit
+U = adv.UtilityTarget
+
+
+# --- Gaussian -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sens", [1.0, 3.0])
+def test_gaussian_tpr_limit_known_answer(sens):
+    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), sensitivity=sens)
+    want = sens / (ndtri(0.05) - ndtri(0.01))
+    assert out["sigma"] == pytest.approx(want, rel=1e-12)
+    assert out["sigma"] == pytest.approx(1.468 * sens, rel=1e-3)
+    # the exact trade-off curve Φ(Φ⁻¹(α) + Δ/σ) sits exactly at the limit
+    assert audit.gaussian_tradeoff(sens / out["sigma"], [0.01])[0] == pytest.approx(0.05, rel=1e-9)
+    # ε at δ is the Gaussian's exact ε for that σ: δ(ε) ≤ δ, and a hair less ε breaks it
+    eps = out["epsilon"]
+    assert mechanisms.gaussian_delta(out["sigma"], eps, sens) <= 1e-5
+    assert mechanisms.gaussian_delta(out["sigma"], eps * (1 - 1e-6), sens) > 1e-5
+    assert out["epsilon_range"] == [None, eps] and out["feasible"]
+
+
+def test_gaussian_epsilon_inverts_the_analytic_calibration():
+    for eps, delta in [(0.1, 1e-6), (1.0, 1e-5), (8.0, 1e-9)]:
+        sigma = mechanisms.gaussian_analytic_sigma(eps, delta, 2.0)
+        assert adv.gaussian_epsilon(sigma, delta, 2.0) == pytest.approx(eps, rel=1e-7)
+
+
+def test_gaussian_advantage_and_posterior_limits():
+    out = adv.advise("gaussian", R("advantage", 0.1))
+    assert 2 * ndtr(out["mu"] / 2) - 1 == pytest.approx(0.1, rel=1e-9)
+    post = adv.advise("gaussian", R("posterior", 0.2, 0.05), delta=1e-6)
+    e = post["epsilon"]
+    assert math.exp(e) * 0.05 / (1 - 0.05 + math.exp(e) * 0.05) == pytest.approx(0.2, rel=1e-6)
+    assert 0 < post["achieved"]["posterior_fails_with"] < 1e-3
+
+
+def test_gaussian_utility_and_feasible_band():
+    out = adv.advise("gaussian", R("tpr", 0.5, 0.01), U("count", within=5))
+    assert out["feasible"]
+    lo, hi = out["epsilon_range"]
+    assert lo < hi
+    # the recommendation is the most private setting that meets the target: σ = k / z
+    assert out["sigma"] == pytest.approx(5 / ndtri(0.975), rel=1e-12)
+    assert queries.noise_halfwidth("gaussian", epsilon=out["epsilon"], sensitivity=1.0, delta=1e-5) <= 5 + 1e-6
+
+
+def test_conflict_is_measured_and_each_fix_reconciles():
+    risk, util = R("tpr", 0.05, 0.01), U("mean", within=0.2, bounds=(18, 90), n=1000)
+    out = adv.advise("gaussian", risk, util)
+    assert not out["feasible"]
+    c = out["conflict"]
+    assert c["ratio"] == pytest.approx(c["epsilon_needed_by_utility"] / c["epsilon_allowed_by_risk"])
+    assert c["ratio"] > 1
+    fixes = {o["kind"]: o for o in c["reconcile"]}
+    # more rows: feasible with the suggested n, not with a few fewer
+    n = fixes["more_rows"]["n"]
+    assert adv.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=n))["feasible"]
+    assert not adv.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=int(n * 0.98)))["feasible"]
+    # a coarser answer: feasible at the suggested tolerance
+    k = fixes["coarser_answer"]["within"]
+    assert adv.advise("gaussian", risk, U("mean", within=k * (1 + 1e-9), bounds=(18, 90), n=1000))["feasible"]
+    # a weaker limit: feasible at the suggested TPR
+    t = fixes["weaker_limit"]["tpr_at_fpr"]
+    assert adv.advise("gaussian", R("tpr", t * (1 + 1e-9), 0.01), util)["feasible"]
+
+
+# --- pure ε-DP -------------------------------------------------------------------------------------------------
+
+
+def test_pure_dp_known_answers():
+    out = adv.advise("laplace", R("tpr", 0.05, 0.01))
+    assert out["epsilon"] == pytest.approx(math.log(5))  # e^ε·α ≤ T
+    assert out["delta"] == 0.0
+    p, big = 0.01, 0.1
+    e = adv.advise("laplace", R("posterior", big, p))["epsilon"]
+    assert math.exp(e) * p / (1 - p + math.exp(e) * p) == pytest.approx(big)
+    a = adv.advise("laplace", R("advantage", 0.3))["epsilon"]
+    assert (math.exp(a) - 1) / (math.exp(a) + 1) == pytest.approx(0.3)
+    # high T: the other branch of the ε-DP trade-off curve, 1 − e^−ε(1 − α), is what binds
+    hi = adv.advise("laplace", R("tpr", 0.99, 0.5))["epsilon"]
+    assert hi == pytest.approx(math.log(0.5 / 0.01))
+    assert adv.pure_tpr(hi, 0.5) == pytest.approx(0.99)
+
+
+def test_laplace_utility_uses_the_95_percent_halfwidth():
+    out = adv.advise("laplace", R("tpr", 0.9, 0.01), U("sum", within=900, bounds=(0, 90)))
+    assert out["utility"]["epsilon_min"] == pytest.approx(90 * math.log(20) / 900)
+    assert queries.noise_halfwidth("laplace", epsilon=out["epsilon"], sensitivity=90) == pytest.approx(900)
+    assert out["scale_b"] == pytest.approx(90 / out["epsilon"])
+
+
+@pytest.mark.parametrize("risk,util", [
+    (R("tpr", 0.01, 0.05), None),            # T below α
+    (R("posterior", 0.1, 0.2), None),        # P below prior
+    (R("advantage", 1.5), None),
+    (R("tpr", 0.05, 0.01), U("mean", within=1, bounds=(0, 1))),  # no n
+    (R("tpr", 0.05, 0.01), U("count", within=-1)),
+    (R("oops", 0.1), None),
+])
+def test_bad_input_is_a_dperror(risk, util):
+    with pytest.raises(DPError):
+        adv.advise("gaussian", risk, util)
+
+
+# --- DP-SGD against dp_accounting's own PLD ---------------------------------------------------------------------
+
+
+def _dp_accounting_pld(sigma, q, steps):
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    one = pldm.from_gaussian_mechanism(sigma, sensitivity=1.0, sampling_prob=q, value_discretization_interval=1e-4)
+    return one.self_compose(steps)
+
+
+def _tpr_from_pld(pld, alpha):
+    eps = np.linspace(0, 6, 1201)
+    deltas = np.asarray(pld.get_delta_for_epsilon(eps.tolist()), dtype=float)
+    return float(audit.roc_from_privacy_profile(eps, deltas, [alpha])[0])
+
+
+def test_dpsgd_noise_multiplier_checked_against_dp_accounting():
+    q, steps = 0.2, 10
+    out = adv.advise("dpsgd", R("tpr", 0.1, 0.01), sample_rate=q, steps=steps)
+    nm = out["noise_multiplier"]
+    assert _tpr_from_pld(_dp_accounting_pld(nm, q, steps), 0.01) <= 0.1 + 1e-6
+    # near-minimal: 3% less noise breaks the limit
+    assert _tpr_from_pld(_dp_accounting_pld(nm * 0.97, q, steps), 0.01) > 0.1
+    assert out["epsilon"] == pytest.approx(_dp_accounting_pld(nm, q, steps).get_epsilon_for_delta(1e-5), rel=2e-2)
+
+
+def test_dpsgd_advantage_is_the_pld_delta_at_zero():
+    q, steps = 0.2, 10
+    out = adv.advise("dpsgd", R("advantage", 0.2), sample_rate=q, steps=steps)
+    nm = out["noise_multiplier"]
+    assert _dp_accounting_pld(nm, q, steps).get_delta_for_epsilon(0.0) <= 0.2 + 1e-6
+    assert _dp_accounting_pld(nm * 0.97, q, steps).get_delta_for_epsilon(0.0) > 0.2
+
+
+def _fake_sweep(points, delta=1e-5):
+    from dpcore import sweep
+
+    rec = {"id": "20250101-000000-abcd", "name": "fake", "created": 1.0, "status": "done",
+           "config": sweep.SweepConfig().to_dict(), "jobs": [], "failed": [],
+           "result": {"config": sweep.SweepConfig().to_dict(), "baseline": None,
+                      "points": [{"epsilon": e, "seed": s, "test_accuracy": a, "noise_multiplier": nm,
+                                  "sample_rate": 0.1, "steps": 30, "delta": delta}
+                                 for e, s, a, nm in points]}}
+    sweep._write(rec)
+    return rec["id"]
+
+
+def test_accuracy_target_reads_the_lower_end_of_a_sweep():
+    sid = _fake_sweep([(0.5, 0, 0.60, 4.0), (0.5, 1, 0.80, 4.0),    # mean 0.70, lower end 0.60
+                       (2.0, 0, 0.84, 1.5), (2.0, 1, 0.86, 1.5),    # lower end 0.84
+                       (8.0, 0, 0.90, 0.8), (8.0, 1, 0.90, 0.8)])
+    out = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
+    assert out["feasible"]
+    assert out["noise_multiplier"] == 1.5  # ε = 0.5's mean passes, its lower end does not
+    assert out["sample_rate"] == 0.1 and out["steps"] == 30
+    tight = adv.advise("dpsgd", R("tpr", 0.02, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
+    assert not tight["feasible"] and tight["conflict"]["ratio"] > 1
+    with pytest.raises(DPError, match="no point"):
+        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.95, sweep=sid))
+    with pytest.raises(DPError, match="sample rate"):
+        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid), sample_rate=0.2)
+
+
+# --- CLI ---------------------------------------------------------------------------------------------------------
+
+
+def test_cli_known_answer(capsys):
+    assert main(["advise", "--mechanism", "gaussian", "--sensitivity", "1", "--max-tpr", "0.05",
+                 "--at-fpr", "0.01"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sigma"] == pytest.approx(1.4674, rel=1e-3)
+    assert out["delta"] == 1e-5 and out["epsilon"] > 0
+    assert out["link"]["page"] == "pages/noise.py"
+
+
+def test_cli_utility_and_posterior(capsys):
+    assert main(["advise", "--mechanism", "laplace", "--max-posterior", "0.5", "--prior", "0.1",
+                 "--within", "10", "--bounds", "0:100", "--n", "1000"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["utility"]["kind"] == "mean" and out["feasible"]
+    assert out["sensitivity"] == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--mechanism", "gaussian"],                                          # no risk limit
+    ["--mechanism", "gaussian", "--max-tpr", "0.05"],                     # no FPR
+    ["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--max-advantage", "0.1"],
+    ["--mechanism", "dpsgd", "--max-advantage", "0.1"],                   # no q, T
+    ["--mechanism", "laplace", "--max-advantage", "0.1", "--delta", "1e-5"],
+    ["--mechanism", "gaussian", "--max-advantage", "0.1", "--delta", "2"],
+    ["--mechanism", "gaussian", "--max-advantage", "0.1", "--bounds", "0:1"],
+])
+def test_cli_bad_input_one_line_exit_2(argv, capsys):
+    assert main(["advise", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
