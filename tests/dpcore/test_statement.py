@@ -1,0 +1,106 @@
+"""Privacy statements: every number recomputable from the JSON alone (dpcore.statement)."""
+
+import json
+
+import pytest
+
+from dpcore import datasets, jobs, queries, statement
+from dpcore.cli import main
+from dpcore.errors import DPError
+
+
+def _roundtrip(st):
+    return json.loads(json.dumps(st))
+
+
+def _fake_sweep():
+    from dpcore import sweep
+
+    cfg = sweep.SweepConfig().to_dict()
+    rec = {"id": "20250101-000000-beef", "name": "fake", "created": 1.0, "status": "done", "config": cfg,
+           "jobs": [], "failed": [],
+           "result": {"config": cfg, "baseline": None, "points": [
+               {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "test_accuracy": 0.8,
+                "noise_multiplier": 1.2, "sample_rate": 0.5, "steps": 20, "accountant": "prv", "mia": {},
+                "empirical_epsilon": {"lower_bound": 0.3, "confidence": 0.95, "delta": 1e-5, "attack": "loss",
+                                      "members": 40, "nonmembers": 40, "tp": 25, "fp": 15, "max_certifiable": 2.1,
+                                      "within_claim": True, "method": "split"}}]}}
+    sweep._write(rec)
+    return rec["id"]
+
+
+def test_sweep_statement_recomputes_from_json_alone():
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    st = _roundtrip(statement.for_sweep(_fake_sweep()))
+    assert st["neighbour_relation"] == "add/remove one record"
+    pt = st["points"][0]
+    assert pt["sampling"]["scheme"] == "Poisson" and pt["sampling"]["sample_rate"] == 0.5
+    assert [r["delta"] for r in pt["epsilon_at_delta"]] == [1e-5, 1e-6, 1 / 80]
+    assert pt["audit"]["lower_bound"] == 0.3 and pt["audit"]["confidence"] == 0.95
+    assert pt["reproducible_noise"] is True  # an old record without a noise source is not called a DP release
+    assert statement.verify(st) == []
+    # independently of dpcore: dp_accounting's PLD from the statement's inputs alone
+    x = pt["recompute"]["inputs"]
+    pld = pldm.from_gaussian_mechanism(x["noise_multiplier"], sampling_prob=x["sample_rate"],
+                                       value_discretization_interval=1e-4).self_compose(x["steps"])
+    for r in pt["epsilon_at_delta"]:
+        assert r["epsilon_pld"] == pytest.approx(pld.get_epsilon_for_delta(r["delta"]), rel=2e-2)
+    # tampering is caught
+    pt["epsilon_at_delta"][0]["epsilon_pld"] *= 0.9
+    assert statement.verify(st)
+
+
+def test_ledger_statement_composes_and_recomputes(dp_home):
+    df = datasets.medical(2000, 0)
+    queries.ask(df, "ann", queries.make_query("count", epsilon=0.5, condition="has_rare_disease=true"),
+                budget=2.0, dataset="med")
+    queries.ask(df, "ann", queries.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
+                                              delta=1e-7), dataset="med")
+    st = _roundtrip(statement.for_ledger("ann", "med", n_rows=2000))
+    assert st["accountant"]["epsilon"] == pytest.approx(0.8) and st["accountant"]["delta"] == pytest.approx(1e-7)
+    assert st["reproducible_noise"] is False
+    for r in st["epsilon_at_delta"]:
+        assert r["delta"] <= r["delta_prime"] * (1 + 1e-12) and r["epsilon"] <= 0.8 + 1e-12
+    assert statement.verify(st) == []
+    st["accountant"]["epsilon"] = 0.5
+    assert statement.verify(st)
+
+
+def test_empty_ledger_statement_says_nothing_spent():
+    st = statement.for_ledger("nobody", "med")
+    assert st["queries"] == [] and "nothing spent" in st["summary"]
+
+
+@pytest.mark.slow
+def test_training_run_statement(dp_home):
+    jobs.run_inline("dpcore.training:run_job", {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0,
+                                                "delta": 1e-5, "epochs": 2, "batch_size": 64, "seed": 0})
+    job_id = jobs.list_jobs()[0]["id"]
+    st = _roundtrip(statement.for_job(job_id))
+    assert st["private"] and st["kind"] == "training_run"
+    assert st["accountant"]["epsilon"] <= 2.0 + 1e-9
+    deltas = [r["delta"] for r in st["epsilon_at_delta"]]
+    assert deltas[:2] == [1e-5, 1e-6] and deltas[2] == pytest.approx(1 / st["rows"])
+    assert st["epsilon_at_delta"][0]["epsilon_pld"] <= st["accountant"]["epsilon"] + 0.02
+    assert len(st["tradeoff"]["fpr"]) == len(st["tradeoff"]["tpr"]) > 50
+    assert statement.verify(st) == []
+
+
+def test_statement_cli(capsys, tmp_path):
+    sid = _fake_sweep()
+    assert main(["statement", "--sweep", sid]) == 0
+    out = capsys.readouterr().out
+    path = tmp_path / "st.json"
+    path.write_text(out)
+    assert main(["statement", "--verify", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["verified"] is True
+    bad = json.loads(out)
+    bad["points"][0]["epsilon_at_delta"][1]["epsilon_pld"] = 0.01
+    path.write_text(json.dumps(bad))
+    assert main(["statement", "--verify", str(path)]) == 2
+    assert "does not check out" in capsys.readouterr().err
+    assert main(["statement", "--ledger", "--analyst", "ann"]) == 2
+    assert main(["statement", "--job", "nope"]) == 2
+    with pytest.raises(DPError):
+        statement.for_sweep("20990101-000000-0000")
