@@ -8,6 +8,7 @@ PAGES = {
     "Learn": [
         st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
         st.Page("pages/noise.py", title="Noise mechanisms", icon=":material/graphic_eq:"),
+        st.Page("pages/advisor.py", title="Choose ε from risk", icon=":material/tune:"),
     ],
     "Attack": [
         st.Page("pages/reidentification.py", title="Re-identification", icon=":material/person_search:"),

@@ -1,0 +1,123 @@
+"""Charts of the ε advisor and of worst-case trade-off curves (the noise page, training runs and statements
+call these). Plotly only; no Streamlit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import textsafe
+from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis
+
+FPR_MIN = 1e-5
+
+
+def feasible_band_chart(result: dict, *, height: int = 260) -> go.Figure:
+    """The ε axis (log) with the risk limit's ceiling, the utility target's floor, and the band between them
+    (green when it exists, red over the gap when the two conflict)."""
+    lo, hi = result["epsilon_range"]
+    eps = result["epsilon"]
+    pts = [v for v in (lo, hi, eps) if v]
+    x0, x1 = min(pts) / 4, max(pts) * 4
+    fig = go.Figure()
+    if result["feasible"]:
+        fig.add_vrect(x0=lo or x0, x1=hi, fillcolor="rgba(42,157,143,0.25)", line_width=0, layer="below")
+        band = f"feasible: ε {'≥ ' + format(lo, '.3g') + ' and ' if lo else ''}≤ {hi:.3g}"
+    else:
+        fig.add_vrect(x0=hi, x1=lo, fillcolor="rgba(231,111,81,0.25)", line_width=0, layer="below")
+        band = f"conflict: utility needs ε ≥ {lo:.3g}, risk allows ε ≤ {hi:.3g}"
+    fig.add_trace(go.Scatter(x=[hi, hi], y=[0, 1], mode="lines", line=dict(color=BOUND, width=3),
+                             name=textsafe.plotly(f"risk limit: ε ≤ {hi:.3g}")))
+    if lo:
+        fig.add_trace(go.Scatter(x=[lo, lo], y=[0, 1], mode="lines", line=dict(color=NON_PRIVATE, width=3, dash="dash"),
+                                 name=textsafe.plotly(f"utility target: ε ≥ {lo:.3g}")))
+    fig.add_trace(go.Scatter(x=[eps], y=[0.5], mode="markers", marker=dict(size=14, color=PRIVATE, symbol="diamond"),
+                             name=f"recommended ε = {eps:.3g}"))
+    base_layout(fig, textsafe.plotly(band), "", "", height=height)
+    epsilon_axis(fig, f"ε at δ = {result['delta']:g} (log scale)", range=[math.log10(x0), math.log10(x1)])
+    fig.update_yaxes(visible=False, range=[0, 1])
+    return fig
+
+
+def tradeoff_chart(curves: list[dict], title: str = "Worst-case membership attack (ROC ceiling)", *,
+                   height: int = 380, mark: tuple | None = None) -> go.Figure:
+    """TPR against FPR on log–log axes. ``curves``: [{name, fpr, tpr, dash?}]; the diagonal is a coin flip.
+    ``mark``: (fpr, tpr, label) of a risk limit to draw as a point."""
+    fig = go.Figure()
+    grid = np.geomspace(FPR_MIN, 1, 50)
+    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", line=dict(color=NEUTRAL, dash="dot", width=1),
+                             name="random guess (TPR = FPR)"))
+    for i, c in enumerate(curves):
+        f = np.asarray(c["fpr"], float)
+        t = np.asarray(c["tpr"], float)
+        keep = f >= FPR_MIN
+        fig.add_trace(go.Scatter(x=f[keep], y=np.maximum(t[keep], FPR_MIN), mode="lines",
+                                 line=dict(color=c.get("colour") or SEQUENCE[i % len(SEQUENCE)], width=3,
+                                           dash=c.get("dash", "solid")),
+                                 name=textsafe.plotly(c["name"])))
+    if mark is not None:
+        fig.add_trace(go.Scatter(x=[mark[0]], y=[mark[1]], mode="markers", name=textsafe.plotly(mark[2]),
+                                 marker=dict(size=12, color=NON_PRIVATE, symbol="x")))
+    base_layout(fig, textsafe.plotly(title), "false-positive rate (log scale)", "true-positive rate (log scale)",
+                height=height)
+    fig.update_xaxes(type="log", range=[math.log10(FPR_MIN), 0])
+    fig.update_yaxes(type="log", range=[math.log10(FPR_MIN), 0])
+    return fig
+
+
+def mechanism_curve(mechanism: str, epsilon: float, delta: float | None, sensitivity: float,
+                    scale: float) -> dict:
+    """The exact worst-case ROC of one release of the noise page's mechanism (Laplace: ε; Gaussian: μ = Δ/σ)."""
+    from .. import audit
+
+    fpr = np.geomspace(FPR_MIN, 1, 121)
+    if mechanism == "laplace":
+        return {"name": f"Laplace, ε = {epsilon:g}", "fpr": fpr, "tpr": audit.laplace_tradeoff(epsilon, fpr)}
+    mu = sensitivity / scale if scale > 0 else math.inf
+    return {"name": f"Gaussian, μ = Δ/σ = {mu:.3g} (ε = {epsilon:g}, δ = {delta:g})", "fpr": fpr,
+            "tpr": audit.gaussian_tradeoff(mu, fpr)}
+
+
+def noise_tradeoff_chart(mechanism: str, epsilon: float, delta: float | None, sensitivity: float,
+                         scale: float) -> go.Figure:
+    """One chart call for the noise page: the chosen mechanism's worst-case ROC."""
+    c = mechanism_curve(mechanism, epsilon, delta, sensitivity, scale)
+    return tradeoff_chart([c], "What the best membership attack can reach against one release")
+
+
+def statement_tradeoff_chart(st: dict) -> go.Figure:
+    """The trade-off curve of a privacy statement (training run or ledger), with ε at its δ in the legend."""
+    rows = st.get("epsilon_at_delta") or []
+    eps = ", ".join(f"ε = {r.get('epsilon_pld', r.get('epsilon')):.3g} at δ = {r['delta']:.1g}" for r in rows
+                    if r.get("epsilon_pld", r.get("epsilon")) is not None)
+    mu = st.get("mu") or {}
+    name = "worst case from the PLD" + (f" (μ ≈ {mu['value']:.3g})" if mu.get("value") is not None else "")
+    fig = tradeoff_chart([{"name": name, **st["tradeoff"]}], "Worst-case membership attack against this run")
+    if eps:
+        fig.add_annotation(x=0, y=-0.28, xref="paper", yref="paper", showarrow=False, xanchor="left",
+                           text=textsafe.plotly(eps + f"; {st.get('neighbour_relation', '')}"),
+                           font=dict(size=11, color=NEUTRAL))
+        fig.update_layout(margin=dict(b=90))
+    return fig
+
+
+def advice_tradeoff_chart(result: dict) -> go.Figure:
+    """The recommended setting's worst-case ROC with the risk limit's point (TPR limit at its FPR)."""
+    from .. import accounting, audit
+
+    fpr = np.geomspace(FPR_MIN, 1, 121)
+    mech = result["mechanism"]
+    if mech == "gaussian":
+        c = {"name": f"Gaussian σ = {result['sigma']:.3g} (μ = {result['mu']:.3g})", "fpr": fpr,
+             "tpr": audit.gaussian_tradeoff(result["mu"], fpr)}
+    elif mech == "laplace":
+        c = {"name": f"any ε-DP mechanism, ε = {result['epsilon']:.3g}", "fpr": fpr,
+             "tpr": audit.dp_roc_ceiling(result["epsilon"], 0.0, fpr)}
+    else:
+        curve = accounting.dpsgd_tradeoff(result["noise_multiplier"], result["sample_rate"], result["steps"])
+        c = {"name": f"DP-SGD noise multiplier {result['noise_multiplier']:.3g} (PLD)", **curve}
+    r = result["risk"]
+    mark = (r["at"], r["limit"], f"limit: TPR ≤ {r['limit']:g} at FPR {r['at']:g}") if r["kind"] == "tpr" else None
+    return tradeoff_chart([c], "Worst-case membership attack at the recommended setting", mark=mark)

@@ -1,0 +1,148 @@
+"""ε advisor: state a risk limit and a utility target; get the ε range (σ, noise multiplier) that meets both."""
+
+import json
+
+import streamlit as st
+
+from dpcore import advise as adv
+from dpcore import mechanisms as mech
+from dpcore import sweep, textsafe
+from dpcore.figures import advisor as figs
+from pages._ui import from_url, guarded, share_in_url
+
+MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
+RISKS = {"tpr": "Membership: TPR at a given FPR", "posterior": "Posterior belief from a prior",
+         "advantage": "Attacker advantage (TPR − FPR)"}
+QUERIES = {"none": "No utility target", "count": "COUNT within ±k", "sum": "SUM within ±k", "mean": "MEAN within ±k"}
+
+st.title("Choose ε from risk")
+st.markdown(
+    "Say how much an attacker may learn about **one patient's record** and how accurate the answer must be; the "
+    "advisor solves for the **ε range that meets both**, from the mechanism's exact worst-case trade-off curve "
+    "(neighbours: add/remove one record). When none does, it says by how much they conflict and what would "
+    "reconcile them."
+)
+
+c1, c2, c3 = st.columns([1.2, 1.6, 1])
+mechanism = c1.radio("Mechanism", list(MECHS), format_func=MECHS.get, key="adv_mech",
+                     index=list(MECHS).index(from_url("adv_mech", "gaussian", list(MECHS))))
+risk_kind = c2.radio("Risk limit", list(RISKS), format_func=RISKS.get, key="adv_risk",
+                     index=list(RISKS).index(from_url("adv_risk", "tpr", list(RISKS))))
+delta = None
+if mechanism != "laplace":
+    delta = c3.select_slider("δ", options=list(mech.DELTA_GRID), value=from_url("adv_delta", 1e-5, list(mech.DELTA_GRID)),
+                             format_func=lambda d: f"{d:.0e}", key="adv_delta")
+
+r1, r2 = st.columns(2)
+if risk_kind == "tpr":
+    limit = r1.number_input("attacker TPR at most", 0.0001, 0.9999, from_url("adv_t", 0.05, lo=0.0001, hi=0.9999),
+                            format="%.4f", key="adv_t")
+    at = r2.number_input("… at FPR", 0.0001, 0.9999, from_url("adv_a", 0.01, lo=0.0001, hi=0.9999), format="%.4f",
+                         key="adv_a")
+elif risk_kind == "posterior":
+    limit = r1.number_input("posterior at most", 0.0001, 0.9999, from_url("adv_t", 0.2, lo=0.0001, hi=0.9999),
+                            format="%.4f", key="adv_t")
+    at = r2.number_input("… from prior", 0.0001, 0.9999, from_url("adv_a", 0.05, lo=0.0001, hi=0.9999), format="%.4f",
+                         key="adv_a")
+else:
+    limit = r1.number_input("advantage at most", 0.0001, 0.9999, from_url("adv_t", 0.1, lo=0.0001, hi=0.9999),
+                            format="%.4f", key="adv_t")
+    at = None
+risk = adv.RiskLimit(risk_kind, limit, at)
+
+utility, sample_rate, steps = None, None, None
+st.markdown("**Utility target**")
+if mechanism == "dpsgd":
+    sweeps = [s for s in (guarded(sweep.list_sweeps) or []) if s.get("status") == "done"]
+    u1, u2, u3 = st.columns(3)
+    names = {"": "No accuracy target"} | {s["id"]: f"{s.get('name') or s['id']} · {s['id']}" for s in sweeps}
+    sid = u1.selectbox("Accuracy from a stored sweep", list(names), format_func=lambda k: textsafe.md(names[k]),
+                       key="adv_sweep")
+    if sid:
+        acc = u2.number_input("test accuracy at least", 0.01, 0.99, 0.8, format="%.3f", key="adv_acc")
+        utility = adv.UtilityTarget("accuracy", accuracy=acc, sweep=sid)
+        u3.caption("Read at the lower end of each ε's spread over seeds; the sweep's own sample rate and steps.")
+    else:
+        sample_rate = u2.number_input("sample rate q (batch / rows)", 0.0001, 1.0, 0.01, format="%.4f",
+                                      key="adv_q")
+        steps = u3.number_input("steps T (epochs / q)", 1, 100_000, 1000, key="adv_steps")
+        if not sweeps:
+            st.caption("No finished sweep yet: run one on the Privacy–utility page to add an accuracy target.")
+else:
+    u1, u2, u3, u4, u5 = st.columns(5)
+    qkind = u1.selectbox("Query", list(QUERIES), format_func=QUERIES.get, key="adv_query",
+                         index=list(QUERIES).index(from_url("adv_query", "count", list(QUERIES))))
+    if qkind != "none":
+        k = u2.number_input("±k", 1e-6, 1e12, from_url("adv_k", 10.0, lo=1e-6, hi=1e12), format="%g", key="adv_k")
+        conf = u3.select_slider("confidence", [0.8, 0.9, 0.95, 0.99], value=0.95, key="adv_conf")
+        bounds = n = None
+        if qkind in ("sum", "mean"):
+            lo = u4.number_input("public lower bound", value=18.0, key="adv_lo")
+            hi = u5.number_input("public upper bound", value=90.0, key="adv_hi")
+            bounds = (lo, hi)
+        if qkind == "mean":
+            n = st.number_input("public number of rows n", 1, 10_000_000, 10_000, key="adv_n")
+        utility = adv.UtilityTarget(qkind, within=k, confidence=conf, bounds=bounds, n=n)
+share_in_url("adv_mech", "adv_risk", "adv_delta", "adv_t", "adv_a", "adv_query", "adv_k")
+
+
+@st.cache_data(show_spinner="Solving on the privacy-loss distribution…", max_entries=16)
+def _solve(mechanism, risk, utility, delta, sample_rate, steps):
+    out = adv.advise(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
+    out["link"] = adv.page_link(out)
+    return out
+
+
+res = guarded(_solve, mechanism, risk, utility, delta, sample_rate, steps)
+if res is None:
+    st.stop()
+
+st.subheader("Answer")
+lo, hi = res["epsilon_range"]
+m = st.columns(4)
+m[0].metric("recommended ε", f"{res['epsilon']:.3g}", help=f"at δ = {res['delta']:g}; an upper bound")
+m[1].metric("risk limit allows", f"ε ≤ {hi:.3g}")
+m[2].metric("utility needs", f"ε ≥ {lo:.3g}" if lo else "—")
+if mechanism == "gaussian":
+    m[3].metric("noise σ", f"{res['sigma']:.4g}", help=f"sensitivity Δ = {res['sensitivity']:g}")
+elif mechanism == "laplace":
+    m[3].metric("Laplace scale b", f"{res['scale_b']:.4g}")
+else:
+    m[3].metric("noise multiplier", f"{res['noise_multiplier']:.4g}",
+                help=f"q = {res['sample_rate']:g}, T = {res['steps']} steps")
+if res["feasible"]:
+    st.success(f"Both are met for ε in [{lo or 0:.3g}, {hi:.3g}] (δ = {res['delta']:g}, "
+               f"{res['neighbour_relation']}). Recommended: the most private setting that meets the utility target."
+               if lo else f"The risk limit holds for every ε ≤ {hi:.3g} (δ = {res['delta']:g}, "
+               f"{res['neighbour_relation']}).")
+else:
+    c = res["conflict"]
+    st.error(textsafe.md_message(f"No ε meets both: {c['text']}."))
+    st.markdown("**What would reconcile them:**\n" + "\n".join(f"- {textsafe.md_message(o['text'])}"
+                                                              for o in c["reconcile"]))
+for note in res.get("notes") or []:
+    st.caption(textsafe.md_message(note))
+
+st.plotly_chart(figs.feasible_band_chart(res), key="adv_band")
+st.plotly_chart(figs.advice_tradeoff_chart(res), key="adv_roc")
+st.caption("The curve is the highest TPR *any* membership test can reach at each FPR against the recommended "
+           "setting, from the same privacy-loss distribution as its ε (exact for Gaussian and ε-DP; a pessimistic "
+           "PLD for DP-SGD). Measured attacks sit below it.")
+
+link = res["link"]
+if link["page"] == "pages/training.py":
+    if st.button(link["label"], key="adv_go", icon=":material/arrow_forward:"):
+        for key, value in link["state"].items():
+            st.session_state[key] = value
+        st.switch_page(link["page"])
+    st.caption(f"Set the training page's epochs and batch so that q = {res['sample_rate']:g} and "
+               f"T = {res['steps']} steps: the noise multiplier is only right for those.")
+else:
+    query = "&".join(f"{k}={v}" for k, v in link["params"].items())
+    st.link_button(link["label"], f"./{link['page'].removeprefix('pages/').removesuffix('.py')}?{query}",
+                   icon=":material/arrow_forward:")
+    if not link.get("meets_utility", True):
+        st.caption("The noise page's ε slider is a grid: the nearest value below the recommendation keeps the risk "
+                   "limit, but not the utility target.")
+st.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
+                   "application/json", key="adv_dl", icon=":material/download:")

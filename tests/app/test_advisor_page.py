@@ -1,0 +1,56 @@
+"""AppTest: the ε advisor page."""
+
+import pytest
+
+from .pages import open_page
+
+
+def _metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_default_gaussian_tpr_limit(chdir_root):
+    at = open_page("pages/advisor.py")
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="adv_query").set_value("none").run()
+    assert not at.exception
+    assert _metric(at, "noise σ") == "1.467"  # Δ / (Φ⁻¹(0.05) − Φ⁻¹(0.01))
+    assert any("risk limit holds" in s.value for s in at.success)
+
+
+def test_conflict_shows_how_to_reconcile(chdir_root):
+    at = open_page("pages/advisor.py")
+    at.selectbox(key="adv_query").set_value("count").run()
+    at.number_input(key="adv_k").set_value(1.0).run()
+    assert not at.exception
+    assert at.error and "No ε meets both" in at.error[0].value
+    text = " ".join(m.value for m in at.markdown)
+    assert "weaker risk limit" in text and "coarser answer" in text
+
+
+def test_laplace_posterior_feasible_band(chdir_root):
+    at = open_page("pages/advisor.py")
+    at.radio(key="adv_mech").set_value("laplace").run()
+    at.radio(key="adv_risk").set_value("posterior").run()
+    at.number_input(key="adv_t").set_value(0.5).run()
+    at.number_input(key="adv_a").set_value(0.1).run()
+    assert not at.exception
+    assert _metric(at, "risk limit allows") == "ε ≤ 2.2"  # ln(0.5·0.9 / (0.1·0.5)) = ln 9
+    assert at.success
+
+
+def test_bad_limit_is_one_message(chdir_root):
+    at = open_page("pages/advisor.py")
+    at.number_input(key="adv_t").set_value(0.005).run()  # TPR limit below the FPR
+    assert not at.exception
+    assert at.error and "impossible" in at.error[0].value
+
+
+def test_dpsgd_noise_multiplier_and_training_button(chdir_root):
+    at = open_page("pages/advisor.py")
+    at.radio(key="adv_mech").set_value("dpsgd").run()
+    at.number_input(key="adv_q").set_value(0.2).run()
+    at.number_input(key="adv_steps").set_value(10).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert float(_metric(at, "noise multiplier")) > 0.5
+    assert at.button(key="adv_go")
