@@ -175,6 +175,12 @@ else:
                 f"The outputs there have probability {view.loss_exceeds_mass:.2e} under D; the guarantee only "
                 f"fails by δ = ∫ max(0, p_D − e^ε p_D′) = {view.actual_delta:.2e} (≤ δ = {spec.delta:g}).")
 
+if spec.scale > 0:  # the worst-case membership ROC of one release (engineer G, dpcore/figures/advisor.py)
+    from dpcore.figures import advisor as _adv_figs
+
+    st.plotly_chart(_adv_figs.noise_tradeoff_chart(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale),
+                    key="noise_chart_tradeoff")
+
 st.subheader("4 · The price: error vs ε")
 st.plotly_chart(charts["error"], key="noise_chart_error")
 table = guarded(_table, mechanism, delta, sensitivity, value, integer, TABLE_SEED)

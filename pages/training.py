@@ -230,6 +230,16 @@ def _show_finished(job: dict) -> None:
     if wpath is not None and wpath.exists():
         d2.download_button("Model weights", wpath.read_bytes(), f"model-{job['id']}{wpath.suffix}",
                            "application/octet-stream", key="tr_dl_weights", icon=":material/download:")
+    if private and m.get("noise_multiplier") is not None:  # trade-off curve + privacy statement (engineer G)
+        from dpcore import statement
+        from dpcore.figures import advisor as adv_figs
+
+        stmt = guarded(statement.for_job, job["id"])
+        if stmt:
+            st.plotly_chart(adv_figs.statement_tradeoff_chart(stmt), key="tr_fig_tradeoff")
+            st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
+                               f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
+                               icon=":material/verified_user:")
 
 
 @st.fragment(run_every=1.0 if first["status"] in ("queued", "running") else None)
