@@ -1,0 +1,25 @@
+"""The ε advisor in headless Chromium: a shared link opens a risk limit and a utility target, the page shows
+the feasible band, and "Open the noise page" lands there with the advised mechanism and ε (0.71 -> the
+slider's 0.7: more noise, so the risk limit still holds)."""
+
+import pytest
+
+from .conftest import screenshot, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+
+def test_advisor_solves_and_links_to_the_noise_page(app_server, page):
+    page.goto(f"{app_server}/advisor?adv_mech=gaussian&adv_risk=tpr&adv_t=0.05&adv_a=0.01&adv_query=count&adv_k=10")
+    wait_for_app(page)
+    page.get_by_text("Both are met for ε in").first.wait_for(timeout=120_000)
+    page.get_by_text("ε ≤ 2.82").first.wait_for(timeout=60_000)  # σ ≥ 1.4674 at δ = 1e-5
+    wait_for_app(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    screenshot(page, "advisor")  # README's assets/screenshots/advisor.png is a palette copy of it
+    with page.context.expect_page() as new:
+        page.get_by_text("Open the noise page at ε =").first.click()
+    noise = new.value
+    wait_for_app(noise)
+    noise.get_by_text("At ε = 0.7, δ = 1e-05").first.wait_for(timeout=60_000)
+    assert noise.locator('[data-testid="stException"]').count() == 0
