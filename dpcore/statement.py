@@ -148,7 +148,7 @@ def for_sweep(sweep_id: str) -> dict:
 
 def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=None) -> dict:
     """Statement for an analyst's query history on one dataset (the spends since the last reset)."""
-    from . import audit, composition, ledger
+    from . import audit, composition, ledger, queries
 
     spends = ledger.spends_since_reset(analyst, dataset, path=path)
     entries, mechs, replace_one, seeded = [], set(), False, False
@@ -158,7 +158,8 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
         mechs.add(mech)
         replace_one |= "PUBLIC N" in str(e.get("query") or "").upper()
         seeded |= ans.get("secure") is False
-        entries.append({"epsilon": float(e["epsilon"]), "delta": float(e.get("delta") or 0.0), "rho": ans.get("rho"),
+        (charge,) = queries.composition_entries([e])  # ε and δ as charged, ρ of the release
+        entries.append({"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho,
                         "query": e.get("query"), "mechanism": mech})
     out = {"kind": "ledger", "subject": {"analyst": analyst, "dataset": dataset}, "unit_of_privacy": UNIT,
            "neighbour_relation": ADD_REMOVE + (" (MEAN with public n: replace one record)" if replace_one else ""),
@@ -183,7 +184,7 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
                        "tpr": audit.roc_from_privacy_profile([p[0] for p in profile], [p[1] for p in profile],
                                                              fpr).tolist(),
                        "source": "the (ε, δ) guarantees above, each a valid bound: an upper envelope"}
-    if mechs == {"gaussian"} and all(x["rho"] is not None for x in entries):
+    if mechs == {"gaussian"} and all(x["rho"] is not None for x in entries):  # ρ = μ²/2 for Gaussian answers
         rho = sum(float(x["rho"]) for x in entries)
         out["mu"] = {"value": math.sqrt(2 * rho), "kind": "exact Gaussian DP: μ = √(Σ Δ²/σ²) of the Gaussian answers"}
     out["audit"] = None

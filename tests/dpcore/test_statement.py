@@ -52,12 +52,15 @@ def test_sweep_statement_recomputes_from_json_alone():
 
 
 def test_ledger_statement_composes_and_recomputes(dp_home):
+    from dpcore import ledger
+
     df = datasets.medical(2000, 0)
+    ledger.register_builtin("medical 2000", queries.dataset_identity(df))
     queries.ask(df, "ann", queries.make_query("count", epsilon=0.5, condition="has_rare_disease=true"),
-                budget=2.0, dataset="med")
+                budget=2.0, delta_budget=5e-5)
     queries.ask(df, "ann", queries.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
-                                              delta=1e-7), dataset="med")
-    st = _roundtrip(statement.for_ledger("ann", "med", n_rows=2000))
+                                              delta=1e-7))
+    st = _roundtrip(statement.for_ledger("ann", queries.dataset_key(df), n_rows=2000))
     assert st["accountant"]["epsilon"] == pytest.approx(0.8) and st["accountant"]["delta"] == pytest.approx(1e-7)
     assert st["reproducible_noise"] is False
     for r in st["epsilon_at_delta"]:
