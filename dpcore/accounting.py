@@ -6,7 +6,9 @@ Two accountants, both from Opacus:
 * ``"prv"`` — numerical composition of privacy loss random variables (Gopi et al. 2021), Opacus's
   :class:`~opacus.accountants.PRVAccountant`. Tight; the default.
 * ``"rdp"`` — Rényi DP (Mironov 2017/2019), Opacus's :class:`~opacus.accountants.RDPAccountant`.
-  About 5–10 % looser.
+  Looser than the exact PLD (:func:`pld_epsilon`): measured over σ 0.5–5, q 0.004–0.5, 10–1000 steps,
+  δ 1e-5/1e-9, RDP/PLD is 1.03–1.2× for typical training (median 1.12) and up to 18× when ε is tiny
+  (few steps at small q, ε ≈ 0.01), where RDP's conversion term dominates.
 
 Both return *upper bounds* on epsilon. Speed: Opacus's PRV accountant spends most of its time sizing
 its discretisation domain with an RDP bound over fractional orders (hundreds of ms per call). We use
