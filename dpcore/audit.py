@@ -236,7 +236,7 @@ def combine_bounds(audits, confidence: float = 0.95) -> dict:
         "max_certifiable": max(max_certifiable_epsilon(a["members"], a["nonmembers"], a["delta"], alpha / k)
                                for a in audits),
         "method": f"largest of {k} seeds' bounds, each at confidence 1 − (1 − {conf:g})/{k} (Bonferroni); "
-                  f"median: the {j}-th largest, each at 1 − (1 − {conf:g})·{j}/{k}",
+                  f"median: bound number {j} of {k} from the top, each at 1 − (1 − {conf:g})·{j}/{k}",
     }
 
 
