@@ -12,7 +12,8 @@ attack, threshold and direction on a random half of the rows and bounds on the o
 "95% bound" exceeds the true ε in at most 5% of audits (maximising over thresholds on the audited rows,
 as this module did before, overclaimed in 25–49% of audits). :func:`epsilon_lower_bound` is the
 per-threshold primitive (its maximum is NOT a 95% bound). :func:`one_run_lower_bound` is the one-run
-audit of Steinke, Nasr & Jagielski (2023) for canaries included at random. It is a *lower* bound for
+audit of Steinke, Nasr & Jagielski (2023) for canaries included at random. :func:`combine_bounds`
+gives one bound over several models (seeds) at the same confidence. Each is a *lower* bound for
 this attack on these rows — a small value does not mean the model is private. With n members and n
 non-members even a perfect attack cannot certify more than :func:`max_certifiable_epsilon`.
 
@@ -136,8 +137,8 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
     the Clopper–Pearson bound of :func:`_one_test_bound`. Nothing about the audit half is looked at
     before the test is fixed, so the bound exceeds the true ε in at most 1 − confidence of audits (tested
     by simulation against a mechanism of known ε). The price: only half the rows certify
-    (``max_certifiable`` is for the audit half). Maximising over seeds (several models) would need the
-    same care: report one seed's bound, or a Bonferroni-corrected confidence.
+    (``max_certifiable`` is for the audit half). Maximising over seeds (several models) needs the same
+    care: :func:`combine_bounds`.
 
     Returns {lower_bound, confidence, delta, attack, threshold, direction, tp, fp, tpr, fpr, members,
     nonmembers, selection_members, selection_nonmembers, max_certifiable, method}.
@@ -185,6 +186,57 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
         "max_certifiable": max_certifiable_epsilon(na_pos, na_neg, delta, alpha),
         "method": "attack, threshold and direction chosen on a random half of the rows; "
                   "Clopper–Pearson bound on the other half",
+    }
+
+
+# --- several models (seeds): a bound over all of them that keeps its confidence ----------------------------
+
+
+def combine_bounds(audits, confidence: float = 0.95) -> dict:
+    """One lower bound on ε from :func:`audit_scores` run on several models (seeds) of the same ε that
+    still holds at ``confidence``: the largest of k bounds each at ``confidence`` does not (with k
+    independent audits it exceeds the true ε in up to 1 − confidence^k of sweeps: 23% for five seeds).
+
+    Each audit's fixed test (chosen on its selection half) is re-bounded from its audit-half counts
+    (``tp``, ``fp``, ``members``, ``nonmembers``, ``delta``) at a corrected level — valid because the test
+    was fixed without looking at those rows, whatever level it was planned at:
+
+    * ``lower_bound`` — the largest seed's bound, each at 1 − (1 − c)/k (Bonferroni: the union of k
+      events of probability (1 − c)/k);
+    * ``median_lower_bound`` — the j-th largest, j = ⌈k/2⌉ (the median seed), each at 1 − (1 − c)·j/k:
+      at least j of k bounds exceed ε with probability ≤ k·α′/j = 1 − c (Markov; no independence
+      assumed). Less correction, so often larger than ``lower_bound`` when the seeds agree.
+
+    Returns {lower_bound, median_lower_bound, confidence, k, per_audit_confidence,
+    median_per_audit_confidence, bounds (each seed's Bonferroni bound, in the given order), best (index
+    of the largest), max_certifiable (the most ``lower_bound`` could be with these counts), method}.
+    """
+    conf = _check_confidence(confidence)
+    audits = [a for a in (audits or []) if a is not None]
+    if not audits:
+        raise DPError("no audits to combine; run the membership audit on at least one model")
+    need = ("tp", "fp", "members", "nonmembers", "delta")
+    for a in audits:
+        if not isinstance(a, dict) or any(a.get(key) is None for key in need):
+            raise DPError("combine_bounds takes the dicts returned by audit_scores (with tp, fp, members, "
+                          "nonmembers and delta); re-run the audit with audit_scores")
+    k = len(audits)
+    alpha = 1.0 - conf
+    j = math.ceil(k / 2)
+
+    tp, fp, n_pos, n_neg = (np.array([a[key] for a in audits], dtype=float)
+                            for key in ("tp", "fp", "members", "nonmembers"))
+    delta = np.array([check_delta(a["delta"], allow_zero=True) for a in audits])
+    bonf = [float(b) for b in _one_test_bound(tp, fp, n_pos, n_neg, delta, alpha / k)[0]]
+    median = float(np.sort(_one_test_bound(tp, fp, n_pos, n_neg, delta, alpha * j / k)[0])[::-1][j - 1])
+    return {
+        "lower_bound": max(bonf), "median_lower_bound": median, "confidence": conf, "k": k,
+        "per_audit_confidence": 1.0 - alpha / k, "median_per_audit_confidence": 1.0 - alpha * j / k,
+        "bounds": bonf, "best": int(np.argmax(bonf)),
+        "max_certifiable": max(max_certifiable_epsilon(a["members"], a["nonmembers"], a["delta"], alpha / k)
+                               for a in audits),
+        "method": f"largest of {k} seeds' bounds, each at confidence 1 − (1 − {conf:g})/{k} (Bonferroni); "
+                  f"median: bound number {j} of {k} from the top, each at 1 − (1 − {conf:g})·{j}/{k}",
     }
 
 

@@ -155,19 +155,39 @@ class TabularDataset:
     bounds_note: str
 
 
+#: Min and max of each feature as published in the dataset's description (UCI Wisconsin Diagnostic Breast
+#: Cancer; the "Summary Statistics" table of scikit-learn's DESCR), in scikit-learn's feature order. Public
+#: metadata typed in here once, never recomputed from the rows. The table is rounded to 3–4 digits, so a
+#: few rows lie just outside it: the bounds used are these ranges widened by 10% and rounded outwards.
+BREAST_CANCER_PUBLISHED_RANGES: tuple[tuple[str, float, float], ...] = tuple(
+    (f"{kind} {feature}" if kind != "error" else f"{feature} error", lo, hi)
+    for kind, rows in (
+        ("mean", ((6.981, 28.11), (9.71, 39.28), (43.79, 188.5), (143.5, 2501.0), (0.053, 0.163), (0.019, 0.345),
+                  (0.0, 0.427), (0.0, 0.201), (0.106, 0.304), (0.05, 0.097))),
+        ("error", ((0.112, 2.873), (0.36, 4.885), (0.757, 21.98), (6.802, 542.2), (0.002, 0.031), (0.002, 0.135),
+                   (0.0, 0.396), (0.0, 0.053), (0.008, 0.079), (0.001, 0.03))),
+        ("worst", ((7.93, 36.04), (12.02, 49.54), (50.41, 251.2), (185.2, 4254.0), (0.071, 0.223), (0.027, 1.058),
+                   (0.0, 1.252), (0.0, 0.291), (0.156, 0.664), (0.055, 0.208))),
+    )
+    for feature, (lo, hi) in zip(("radius", "texture", "perimeter", "area", "smoothness", "compactness", "concavity",
+                                  "concave points", "symmetry", "fractal dimension"), rows)
+)
+
+
 def load_breast_cancer() -> TabularDataset:
     """Wisconsin breast cancer (569 rows, 30 features, binary). Bundled with scikit-learn.
 
-    Bounds: the published dataset description (UCI) gives each feature's range; we use those
-    ranges, widened, as public metadata rather than statistics of the training rows.
+    Bounds: the published dataset description (UCI) gives each feature's range
+    (:data:`BREAST_CANCER_PUBLISHED_RANGES`); we use those ranges, widened, as public metadata rather
+    than statistics of the rows.
     """
     from sklearn.datasets import load_breast_cancer as _load
 
     d = _load()
-    # Ranges from the dataset's published description (sklearn's DESCR lists min/max per feature),
-    # rounded outwards: public metadata, not a statistic of a private split.
-    lower = np.floor(d.data.min(axis=0) * 0.9)
-    upper = np.ceil(d.data.max(axis=0) * 1.1 + 1e-9)
+    ranges = {name: (lo, hi) for name, lo, hi in BREAST_CANCER_PUBLISHED_RANGES}
+    published = np.array([ranges[str(name)] for name in d.feature_names], dtype=np.float64)
+    lower = np.floor(published[:, 0] * 0.9)
+    upper = np.ceil(published[:, 1] * 1.1 + 1e-9)
     return TabularDataset(
         "breast_cancer",
         d.data.astype(np.float64),

@@ -1,6 +1,7 @@
 """Helpers for AppTest: the page files registered in app.py, and a runner for one page."""
 
 import ast
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -28,3 +29,15 @@ def open_page(page: str, timeout: float = 60) -> AppTest:
         at.switch_page(page)
         at.run()
     return at
+
+
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation
+
+
+def shown(markdown: str) -> str:
+    """The text a reader sees for markdown source with backslash escapes (``ε \\< 1`` shows ``ε < 1``).
+
+    An AppTest element's ``.value`` is the markdown *source*; pages escape messages with
+    ``dpcore.textsafe.md_message`` (``[ ] < \\`` and autolinks), which the browser renders as the plain text.
+    """
+    return _MD_ESCAPE.sub(r"\1", markdown)

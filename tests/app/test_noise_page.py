@@ -2,7 +2,9 @@
 
 import pytest
 
-from .pages import open_page
+from dpcore import textsafe
+
+from .pages import open_page, shown
 
 
 def _metrics(at):
@@ -10,7 +12,8 @@ def _metrics(at):
 
 
 def _errors(at):
-    return [e.value for e in at.error]
+    """Error texts as a reader sees them: ``.value`` is markdown source, escaped by textsafe.md_message."""
+    return [shown(e.value) for e in at.error]
 
 
 @pytest.fixture
@@ -55,6 +58,8 @@ def test_gaussian_and_mean_query(at):
     assert _metrics(at)["sensitivity Δ"] == "0.0072"  # (90 - 18) / 10,000
     at.radio(key="noise_mech").set_value("gaussian-classic").run()
     assert any("only valid for ε < 1" in e for e in _errors(at))
+    # and it reaches markdown escaped, so "<" can never open HTML
+    assert any(textsafe.md_message("only valid for ε < 1") in e.value for e in at.error)
 
 
 @pytest.mark.parametrize("key,value,msg", [

@@ -1,6 +1,6 @@
-"""Accounting: known answers against Opacus's own accountants, calibration honesty and speed bounds."""
+"""Accounting: known answers against Opacus's own accountants, calibration honesty and tightness
+(calibration speed is measured in bench/accounting.py, not here)."""
 
-import time
 import warnings
 
 import pytest
@@ -69,23 +69,25 @@ def test_epsilon_grows_with_steps_and_falls_with_noise():
 
 
 @pytest.mark.parametrize("accountant", ["prv", "rdp"])
-@pytest.mark.parametrize("target", [0.5, 1.0, 8.0])
+@pytest.mark.parametrize("target", [0.5, 2.0, 8.0, 20.0, 50.0])
 def test_calibration_is_honest_and_tight(accountant, target):
+    # Before the secant on the real accountant, ε 8 came back as 7.09 under load (a time budget cut the
+    # refinement short) and ε 50 as 31 (PRV): the integer-order RDP start is loose at small σ.
     q, steps = 1 / 8, 80
     sigma, eps = accounting.calibrate_noise(target, 1e-5, q, steps, accountant)
     assert eps <= target
     assert eps == accounting.epsilon(sigma, q, steps, 1e-5, accountant)  # the accountant's own value
-    assert eps >= 0.9 * target  # not wastefully loose
-    # a little less noise would break the target (tight to within ~5%)
-    assert accounting.epsilon(sigma * 0.95, q, steps, 1e-5, accountant) > eps
+    assert eps >= 0.95 * target  # not wastefully loose (the search stops within 2%)
+    # a little less noise would break the target
+    assert accounting.epsilon(sigma * 0.97, q, steps, 1e-5, accountant) > target
 
 
-def test_calibration_is_fast():
-    accounting.calibrate_noise(1.0, 1e-5, 1 / 7, 70)  # warm imports
-    accounting._prv_epsilon.cache_clear()
-    t = time.perf_counter()
-    accounting.calibrate_noise(2.0, 1e-5, 1 / 9, 90)
-    assert time.perf_counter() - t < 5  # target ≤ 1 s on an idle CPU (bench); generous for shared CI
+def test_calibration_reaches_small_epsilon_below_the_integer_order_floor():
+    # integer orders 2..63 cannot certify ε < ~0.10 at δ 1e-5; PRV can (this was a "too small" error)
+    sigma, eps = accounting.calibrate_noise(0.08, 1e-5, 1 / 8, 80, "prv")
+    assert 0.95 * 0.08 <= eps <= 0.08
+    with pytest.raises(DPError, match="PRV"):
+        accounting.calibrate_noise(0.08, 1e-5, 1 / 8, 80, "rdp")
 
 
 @pytest.mark.parametrize("kwargs,match", [

@@ -64,6 +64,27 @@ def test_bundled_datasets_load_without_network():
     assert dg.X.shape[1] == 64 and dg.upper.max() == 16
 
 
+def test_breast_cancer_bounds_are_the_published_ranges_not_the_rows(monkeypatch):
+    import sklearn.datasets
+
+    bc = datasets.load_breast_cancer()
+    published = {name: (lo, hi) for name, lo, hi in datasets.BREAST_CANCER_PUBLISHED_RANGES}
+    assert set(published) == set(bc.feature_names)  # all 30, named as scikit-learn names them
+    lo = np.array([published[n][0] for n in bc.feature_names])
+    hi = np.array([published[n][1] for n in bc.feature_names])
+    # the data lies within the published table up to its rounding (3-4 digits), and within the bounds used
+    assert np.all(bc.X >= lo - 5e-4 * np.maximum(lo, 1)) and np.all(bc.X <= hi * 1.005)
+    assert np.all(bc.lower <= bc.X.min(axis=0)) and np.all(bc.upper >= bc.X.max(axis=0))
+    assert np.all(bc.lower <= lo) and np.all(bc.upper >= hi)
+    # the bounds do not read the rows: rows with other extremes give the same bounds (failed before:
+    # bounds were floor(0.9 min) / ceil(1.1 max) of the rows themselves)
+    real = sklearn.datasets.load_breast_cancer()
+    fake = sklearn.utils.Bunch(**{**real, "data": real.data * 3.0})
+    monkeypatch.setattr(sklearn.datasets, "load_breast_cancer", lambda *a, **k: fake)
+    other = datasets.load_breast_cancer()
+    assert np.array_equal(other.lower, bc.lower) and np.array_equal(other.upper, bc.upper)
+
+
 def test_read_csv_validates():
     df = datasets.read_csv(b"a,b\n1,2\n3,4\n")
     assert df.shape == (2, 2)
