@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +22,9 @@ import pandas as pd
 
 from . import datasets
 from .errors import DPError
-from .uniqueness import _check_rows, _codes, check_qis, check_sensitive, group_ids, require_column, unique_ints
+from .filters import Condition, is_numeric, mask_all, parse_condition, parse_finite, require_column, require_rows
+from .filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
+from .uniqueness import check_qis, check_sensitive, distinct_per_class, factor_codes, group_ids
 from .validation import check_epsilon, check_positive_int
 
 #: Columns of the public register; ``person_id`` is kept only as hidden ground truth for scoring.
@@ -35,119 +36,12 @@ DEFAULT_LINK_ON = ["birth_year", "sex", "zip_code"]
 DEFAULT_SCENARIO = {"age": "34", "zip_code": "10001", "salary": "50000-60000"}
 
 
-# --- conditions: exact values and ranges --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One fact the attacker knows: ``column == value`` or ``low <= column <= high``."""
-
-    column: str
-    value: object = None
-    low: float | None = None
-    high: float | None = None
-
-    @property
-    def is_range(self) -> bool:
-        return self.low is not None
-
-    def describe(self) -> str:
-        if self.is_range:
-            return f"{self.column} in [{self.low:g}, {self.high:g}]"
-        return f"{self.column} = {self.value}"
-
-
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_RANGE_RE = re.compile(rf"^\s*({_NUM})\s*(?::|\.\.|–|—|-|\bto\b)\s*({_NUM})\s*$")
-
-
-def _number(text, what: str) -> float:
-    try:
-        out = float(str(text).strip().replace(",", "").replace("_", ""))
-    except ValueError:
-        raise DPError(f"{what} must be a number, got {text!r}") from None
-    if not math.isfinite(out):
-        raise DPError(f"{what} must be a finite number, got {text!r}")
-    return out
-
-
-def range_condition(column: str, low, high) -> Condition:
-    lo = _number(low, f"lower end of the range for {column}")
-    hi = _number(high, f"upper end of the range for {column}")
-    if lo > hi:
-        raise DPError(f"range for {column}: LO must be <= HI, got {lo:g} > {hi:g}; swap them")
-    return Condition(column, low=lo, high=hi)
-
-
-def parse_range(item: str) -> Condition:
-    """``COL=LO:HI`` (also ``LO-HI``, ``LO..HI``, ``LO to HI``) -> a range condition."""
-    col, sep, rest = str(item).partition("=")
-    if not sep or not col.strip():
-        raise DPError(f"a range must look like COL=LO:HI (e.g. salary=50000:60000), got {item!r}")
-    return _range_text(col.strip(), rest)
-
-
-def _range_text(column: str, text: str) -> Condition:
-    m = _RANGE_RE.match(text)
-    if m:
-        return range_condition(column, m.group(1), m.group(2))
-    if ":" in text:
-        lo, _, hi = text.partition(":")
-        return range_condition(column, lo, hi)  # raises a clear "must be a number" message
-    raise DPError(f"range for {column} must look like LO:HI with numbers (e.g. 50000:60000), got {text!r}")
+# --- conditions: the attacker's facts (one home: dpcore.filters) ---------------------------------------
 
 
 def parse_known(item: str) -> Condition:
-    """``COL=VALUE`` -> an exact condition."""
-    col, sep, value = str(item).partition("=")
-    if not sep or not col.strip():
-        raise DPError(f"a known fact must look like COL=VALUE (e.g. age=34), got {item!r}")
-    if not value.strip():
-        raise DPError(f"no value given for {col.strip()!r}; write COL=VALUE (e.g. age=34)")
-    return Condition(col.strip(), value=value.strip())
-
-
-def parse_field(column: str, text) -> Condition | None:
-    """A form field: blank = unknown, ``34`` = exact, ``30-39`` / ``30:39`` = range."""
-    if text is None:
-        return None
-    text = str(text).strip()
-    if not text:
-        return None
-    if _RANGE_RE.match(text) or ":" in text:
-        return _range_text(column, text)
-    return Condition(column, value=text)
-
-
-def _is_numeric(s: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-
-
-_TRUE = {"true", "1", "yes", "y", "t"}
-_FALSE = {"false", "0", "no", "n", "f"}
-
-
-def _mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
-    require_column(df, cond.column)
-    s = df[cond.column]
-    if cond.is_range:
-        if not _is_numeric(s):
-            raise DPError(f"column {cond.column!r} is not numeric, so it cannot take a range; "
-                          "give an exact value instead")
-        v = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        return (v >= cond.low) & (v <= cond.high)
-    text = str(cond.value).strip()
-    if pd.api.types.is_bool_dtype(s):
-        t = text.casefold()
-        if t not in _TRUE | _FALSE:
-            raise DPError(f"column {cond.column!r} is yes/no; give true or false, got {text!r}")
-        return s.to_numpy(dtype=bool) == (t in _TRUE)
-    if _is_numeric(s):
-        x = _number(text, f"value for {cond.column}")
-        return s.to_numpy(dtype=np.float64, na_value=np.nan) == x
-    codes, uniques = pd.factorize(s)  # compare text once per distinct value, case-insensitively
-    hits = [i for i, u in enumerate(uniques) if str(u).strip().casefold() == text.casefold()]
-    return np.isin(codes, hits)
+    """``COL=VALUE`` (also !=, <, <=, >, >=) -> a condition."""
+    return parse_condition(item, "a known fact")
 
 
 @dataclass(frozen=True)
@@ -195,14 +89,11 @@ def _learned(records: pd.DataFrame, matches: int, sensitive_columns) -> list[str
 
 def match_mask(df: pd.DataFrame, conditions) -> np.ndarray:
     """Rows that satisfy every condition (at least one condition required)."""
-    _check_rows(df)
+    require_rows(df)
     conditions = tuple(c for c in conditions if c is not None)
     if not conditions:
         raise DPError("give at least one known fact (an exact value or a range), e.g. age=34")
-    mask = np.ones(len(df), dtype=bool)
-    for c in conditions:
-        mask &= _mask(df, c)
-    return mask
+    return mask_all(df, conditions)
 
 
 def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: int = 1000) -> NeighbourResult:
@@ -225,7 +116,7 @@ def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: i
 
 
 def _fraction(value, name: str, *, upper: float = 1.0) -> float:
-    x = _number(value, name)
+    x = parse_finite(value, name)
     if not 0.0 <= x <= upper:
         raise DPError(f"{name} must be between 0 and {upper:g}, got {x:g}")
     return x
@@ -299,8 +190,8 @@ def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = 
 
     ``release`` is the released table *plus* the hidden ``person_id`` (ground truth, never used to match).
     """
-    _check_rows(release)
-    _check_rows(register)
+    require_rows(release)
+    require_rows(register)
     on = check_qis(release, on)
     for c in on:
         require_column(register, c, "register column")
@@ -324,9 +215,8 @@ def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = 
     rare = 0
     if "has_rare_disease" in release.columns:
         rare = int(release["has_rare_disease"].to_numpy(dtype=bool)[matched_row][right].sum())
-    s_codes, s_card = _codes(release[sensitive])
-    pairs = unique_ints(rel * s_card + s_codes)
-    distinct = np.bincount(pairs // s_card, minlength=g)
+    s_codes, s_card = factor_codes(release[sensitive])
+    distinct = distinct_per_class(rel, g, s_codes, s_card)
     in_rel = np.isin(reg_pid, rel_pid)
     attr = int((in_rel & (cnt >= 1) & (distinct[reg] == 1)).sum())
 
@@ -347,10 +237,10 @@ def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = 
 
 
 def _band(s: pd.Series, width, column: str) -> pd.Series:
-    w = _number(width, f"band width for {column}")
+    w = parse_finite(width, f"band width for {column}")
     if w <= 0:
         raise DPError(f"band width for {column} must be > 0, got {w:g}")
-    if not _is_numeric(s):
+    if not is_numeric(s):
         raise DPError(f"column {column!r} is not numeric, so it cannot be put into bands; use a prefix")
     v = s.to_numpy(dtype=np.float64, na_value=np.nan)
     out = np.floor(v / w) * w
@@ -373,7 +263,7 @@ def _prefix(s: pd.Series, digits, column: str) -> pd.Series:
 def generalise(df: pd.DataFrame, *, bands: dict | None = None, prefixes: dict | None = None) -> pd.DataFrame:
     """A copy with numeric columns floored to bands (34 -> 30 for width 10, meaning 30-39) and text or
     integer code columns cut to their first digits/characters (10001 -> 10000 for 4 digits, meaning 1000*)."""
-    _check_rows(df)
+    require_rows(df)
     out = df.copy()
     for col, w in (bands or {}).items():
         require_column(df, col)
@@ -387,10 +277,10 @@ def generalise(df: pd.DataFrame, *, bands: dict | None = None, prefixes: dict | 
 def medical_generalisation(age_band=1, zip_digits=5, salary_band=1) -> dict:
     """The bands/prefixes for the medical data (birth year is banded like age, or it would undo it)."""
     bands, prefixes = {}, {}
-    if _number(age_band, "age band width") != 1:
+    if parse_finite(age_band, "age band width") != 1:
         bands["age"] = age_band
         bands["birth_year"] = age_band
-    if _number(salary_band, "salary band width") != 1:
+    if parse_finite(salary_band, "salary band width") != 1:
         bands["salary"] = salary_band
     d = check_positive_int(zip_digits, "zip digits kept")
     if d > 5:
@@ -425,7 +315,7 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
 
     SIMULATION with numpy noise, for visualising success rates; not a release path.
     """
-    _check_rows(df)
+    require_rows(df)
     qis = check_qis(df, qis)
     sensitive = check_sensitive(df, sensitive, qis)
     if sensitive is None:
@@ -438,7 +328,7 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
     seed = check_seed(seed)
     rng = np.random.default_rng(seed)
     ids, g = group_ids(df, qis)
-    s_codes, v = _codes(df[sensitive])
+    s_codes, v = factor_codes(df[sensitive])
     if v > MAX_SENSITIVE_VALUES:
         raise DPError(f"sensitive column {sensitive!r} has {v} different values; the simulation supports at "
                       f"most {MAX_SENSITIVE_VALUES}. Choose a categorical column (or put it into bands)")
@@ -489,8 +379,3 @@ def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, rando
 
     res = find_matches(df, conditions, max_records=0)
     return release_count(res.matches, epsilon=epsilon, random_state=random_state)
-
-
-def is_numeric_column(s: pd.Series) -> bool:
-    """True for number columns (not yes/no): those take ranges and bands; others take exact values/prefixes."""
-    return _is_numeric(s)

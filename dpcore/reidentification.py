@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from . import datasets, linkage, uniqueness
+from . import datasets, filters, linkage, uniqueness
 from .interpret import guess_ceiling
 from .validation import check_epsilon
 
@@ -62,7 +62,7 @@ def release_of(pop: pd.DataFrame) -> pd.DataFrame:
 
 def conditions(facts) -> list:
     """The attacker's facts (column, text) as conditions; blanks are dropped."""
-    return [c for c in (linkage.parse_field(col, text) for col, text in facts) if c is not None]
+    return [c for c in (filters.parse_field(col, text) for col, text in facts) if c is not None]
 
 
 @dataclass(frozen=True)

@@ -15,26 +15,16 @@ per QI. One million rows with four QIs take well under a second (see ``bench/uni
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
 from .errors import DPError
+from .filters import require_column, require_rows
 
 
 # --- input checks ------------------------------------------------------------------------------------
-
-
-def require_column(df: pd.DataFrame, column, what: str = "column") -> str:
-    """Raise a DPError naming a missing column, suggesting the closest name and listing the rest."""
-    if column in df.columns:
-        return column
-    names = [str(c) for c in df.columns]
-    close = difflib.get_close_matches(str(column), names, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise DPError(f"unknown {what} {column!r}{hint} Available columns: {', '.join(names)}")
 
 
 def check_qis(df: pd.DataFrame, qis) -> list[str]:
@@ -71,31 +61,25 @@ def check_sensitive(df: pd.DataFrame, sensitive, qis=()) -> str | None:
     return sensitive
 
 
-def _check_rows(df: pd.DataFrame) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise DPError("expected a table (pandas DataFrame)")
-    if len(df) == 0:
-        raise DPError("the table has no rows; load or generate some data first")
-
-
 # --- vectorised grouping -----------------------------------------------------------------------------
 
 
-def _codes(values) -> tuple[np.ndarray, int]:
+def factor_codes(values) -> tuple[np.ndarray, int]:
+    """Dense integer codes of the values (0..K-1) and K; NaN is a value of its own."""
     codes, uniques = pd.factorize(values, use_na_sentinel=False)  # NaN is a value of its own
     return codes.astype(np.int64, copy=False), len(uniques)
 
 
 def _combine(code: np.ndarray, card: int, column) -> tuple[np.ndarray, int]:
     """Dense ids of the pairs (code, column value)."""
-    c, k = _codes(column)
-    return _codes(code * k + c)  # card * k <= n * n < 2**63 for n up to 3e9
+    c, k = factor_codes(column)
+    return factor_codes(code * k + c)  # card * k <= n * n < 2**63 for n up to 3e9
 
 
 def group_ids(df: pd.DataFrame, qis) -> tuple[np.ndarray, int]:
     """Equivalence-class id (0..G-1) of every record on the given QIs, and G."""
     qis = check_qis(df, qis)
-    code, card = _codes(df[qis[0]])
+    code, card = factor_codes(df[qis[0]])
     for q in qis[1:]:
         code, card = _combine(code, card, df[q])
     return code, card
@@ -118,7 +102,8 @@ def unique_ints(x: np.ndarray) -> np.ndarray:
     return s[keep]
 
 
-def _distinct_per_class(ids: np.ndarray, g: int, sensitive_codes: np.ndarray, n_values: int) -> np.ndarray:
+def distinct_per_class(ids: np.ndarray, g: int, sensitive_codes: np.ndarray, n_values: int) -> np.ndarray:
+    """Number of distinct sensitive values in each of the G classes."""
     pairs = unique_ints(ids * n_values + sensitive_codes)
     return np.bincount(pairs // n_values, minlength=g)
 
@@ -161,7 +146,7 @@ def _report(n: int, qis, sensitive, ids: np.ndarray, g: int, sens=None) -> Uniqu
     l_div = homog = None
     if sens is not None:
         s_codes, s_card = sens
-        distinct = _distinct_per_class(ids, g, s_codes, s_card)
+        distinct = distinct_per_class(ids, g, s_codes, s_card)
         l_div = int(distinct.min())
         homog = int(sizes[distinct == 1].sum())
     k = int(sizes.min())
@@ -176,22 +161,22 @@ def _report(n: int, qis, sensitive, ids: np.ndarray, g: int, sens=None) -> Uniqu
 
 def uniqueness(df: pd.DataFrame, qis, sensitive=None) -> UniquenessReport:
     """Uniqueness, class sizes, k-anonymity, ℓ-diversity and prosecutor risk for the given QIs."""
-    _check_rows(df)
+    require_rows(df)
     qis = check_qis(df, qis)
     sensitive = check_sensitive(df, sensitive, qis)
     ids, g = group_ids(df, qis)
-    sens = _codes(df[sensitive]) if sensitive else None
+    sens = factor_codes(df[sensitive]) if sensitive else None
     return _report(len(df), qis, sensitive, ids, g, sens)
 
 
 def incremental(df: pd.DataFrame, qis, sensitive=None) -> pd.DataFrame:
     """One row per step as the QIs are added in the given order: uniqueness, k, ℓ, risk after each."""
-    _check_rows(df)
+    require_rows(df)
     qis = check_qis(df, qis)
     sensitive = check_sensitive(df, sensitive, qis)
-    sens = _codes(df[sensitive]) if sensitive else None
+    sens = factor_codes(df[sensitive]) if sensitive else None
     rows = []
-    code, card = _codes(df[qis[0]])
+    code, card = factor_codes(df[qis[0]])
     for i, q in enumerate(qis):
         if i:
             code, card = _combine(code, card, df[q])

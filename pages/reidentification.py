@@ -6,7 +6,7 @@ One tab per step, so a presenter can go one at a time."""
 
 import streamlit as st
 
-from dpcore import datasets, linkage, uniqueness
+from dpcore import datasets, filters, linkage, uniqueness
 from dpcore import limits as L
 from dpcore import reidentification as story
 from dpcore.figures import reidentification as figs
@@ -302,7 +302,7 @@ with tabs[5]:
                 bands, prefixes = {}, {}
                 gcols = st.columns(max(1, len(uqis)))
                 for i, q in enumerate(uqis):
-                    if linkage.is_numeric_column(udf[q]):
+                    if filters.is_numeric(udf[q]):
                         w = gcols[i].number_input(f"{md(q)}: band width", min_value=0.0, value=0.0, key=f"re_up_band_{q}")
                         if w > 0:
                             bands[q] = w

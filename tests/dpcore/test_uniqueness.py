@@ -106,7 +106,7 @@ def test_misspelt_qi_suggests_the_right_name(table):
 
 
 def test_missing_qi_lists_columns(table):
-    with pytest.raises(DPError, match="Available columns: age, sex, zip, diag"):
+    with pytest.raises(DPError, match="available: age, sex, zip, diag"):
         uniqueness(table, ["height"])
 
 
