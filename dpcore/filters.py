@@ -17,8 +17,8 @@ How a condition matches is decided by the column's type (:func:`column_kind`), o
   (``sex=f`` finds ``F``).
 
 A missing value (NaN, None, ``pd.NA``) never matches, whatever the operator: ``age!=34`` does not count the
-rows whose age is unknown (SQL's rule). Masks are vectorised: numeric columns are compared in numpy,
-text columns are factorised once and each distinct value compared once.
+rows whose age is unknown (SQL's rule). Masks are vectorised: numbers in numpy, text with pandas' string
+kernels, categorical columns once per category.
 """
 
 from __future__ import annotations
@@ -271,11 +271,16 @@ def condition_mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
         return _COMPARE[cond.op](x, target) & ~np.isnan(x)
     if cond.op not in ("=", "!="):
         raise DPError(f"column {name!r} holds text; use = or != with it, not {cond.op!r}")
-    codes, uniques = pd.factorize(s)  # each distinct value compared once; a missing value gets code -1
-    want = str(cond.value).strip().casefold()
-    same = np.fromiter((str(u).strip().casefold() == want for u in uniques), dtype=bool, count=len(uniques))
-    hit = same if cond.op == "=" else ~same
-    return np.isin(codes, np.flatnonzero(hit))
+    want = str(cond.value).strip().lower()
+    if isinstance(s.dtype, pd.CategoricalDtype):  # compare the (few) categories, then look up each row's code
+        cats = pd.Series(s.cat.categories).astype("string").str.strip().str.lower()
+        same = cats.eq(want).to_numpy(dtype=bool, na_value=False)
+        hit = same if cond.op == "=" else ~same
+        code = s.cat.codes.to_numpy()
+        return (code >= 0) & hit[np.maximum(code, 0)]
+    text = s.astype("string")  # vectorised (Arrow) string kernels; a missing value stays <NA>
+    same = text.str.strip().str.lower().eq(want).to_numpy(dtype=bool, na_value=False)
+    return same if cond.op == "=" else text.notna().to_numpy(dtype=bool) & ~same
 
 
 def mask_all(df: pd.DataFrame, conditions) -> np.ndarray:

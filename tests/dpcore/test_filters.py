@@ -129,7 +129,7 @@ def _reference(df, cond):
         elif cond.is_range:
             out.append(cond.low <= v <= cond.high)
         elif isinstance(v, str):
-            same = v.strip().casefold() == str(cond.value).strip().casefold()
+            same = v.strip().lower() == str(cond.value).strip().lower()
             out.append(same if cond.op == "=" else not same)
         else:
             x = float(cond.value)
