@@ -10,7 +10,8 @@ def register(sub) -> None:
     p = sub.add_parser("linkage", help="find-your-neighbour: filter a release with known facts about one person")
     p.add_argument("--data", required=True, help="the released table as CSV")
     p.add_argument("--known", action="append", default=[], metavar="COL=VALUE",
-                   help="an exact fact, e.g. --known age=34 --known zip_code=10001 (repeatable)")
+                   help="a fact, e.g. --known age=34 --known zip_code=10001; also !=, <, <=, >, >= "
+                        "(--known 'age>=30'); text ignores case (repeatable)")
     p.add_argument("--range", action="append", default=[], metavar="COL=LO:HI", dest="ranges",
                    help="a numeric range, inclusive, e.g. --range salary=50000:60000 (repeatable)")
     p.add_argument("--sensitive", action="append", default=None, metavar="COL",

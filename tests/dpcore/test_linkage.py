@@ -272,6 +272,14 @@ def test_cli_known_answer(csv, capsys):
     assert out["conditions"] == ["sex = F", "age in [25, 35]"]
 
 
+def test_cli_known_fact_with_an_operator(csv, release, capsys):
+    """--known takes the same COLUMN op VALUE conditions as the query console (one parser, dpcore.filters)."""
+    assert main(["linkage", "--data", csv, "--known", "sex=f", "--known", "age>=30"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["matches"] == int(((release.sex == "F") & (release.age >= 30)).sum()) > 0
+    assert out["conditions"] == ["sex = f", "age >= 30"]
+
+
 def test_cli_default_scenario(tmp_path, capsys):
     path = tmp_path / "m.csv"
     datasets.medical(10_000, seed=0).to_csv(path, index=False)
