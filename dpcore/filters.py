@@ -224,12 +224,19 @@ def parse_range(item: str) -> Condition:
 
 
 def parse_field(column: str, text) -> Condition | None:
-    """A form field for one column: blank = unknown (None), ``34`` = exact, ``30-39`` / ``30:39`` = range."""
+    """A form field for one column: blank = unknown (None), ``34`` = exact, ``30-39`` / ``30:39`` = range,
+    ``>=65`` (any operator in front) = that comparison."""
     if text is None:
         return None
     text = str(text).strip()
     if not text:
         return None
+    op = next((o for o in OPERATORS if text.startswith(o)), None)
+    if op is not None:
+        value = text[len(op):].strip()
+        if not value:
+            raise DPError(f"no value given after {op!r} for {column}; e.g. {op}65")
+        return Condition(column, op, value)
     if _RANGE_RE.match(text) or ":" in text:
         return _range_text(column, text)
     return Condition(column, "=", text)

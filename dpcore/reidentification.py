@@ -98,7 +98,7 @@ def _describe(c) -> str:
         if c.column == "salary":  # one "$" only: two would start a formula in Streamlit's markdown
             return f"{label} ${c.low:,.0f}–{c.high:,.0f}"
         return f"{label} {c.low:g}–{c.high:g}"
-    return f"{label} {c.value}"
+    return f"{label} {c.value}" if c.op == "=" else f"{label} {c.op} {c.value}"
 
 
 def generalised(df: pd.DataFrame, generalisation) -> pd.DataFrame:

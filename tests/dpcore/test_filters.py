@@ -83,6 +83,10 @@ def test_parsers_and_text_round_trip():
     for text in ("30-39", "30:39", "30..39", "30 to 39", "30 – 39"):
         assert parse_field("age", text) == Condition("age", low=30, high=39)
     assert parse_field("salary", "50,000-60,000") == Condition("salary", low=50_000, high=60_000)
+    assert parse_field("age", ">= 65") == Condition("age", ">=", "65") and parse_field("sex", "!=F").op == "!="
+    assert parse_field("age", "  ") is None
+    with pytest.raises(DPError, match="no value given after '<'"):
+        parse_field("age", "<")
     r = parse_range("salary=50000:60000")
     assert parse_range(r.text()) == r and r.describe() == "salary in [50000, 60000]"
     assert parse_conditions("zip_code=10001, sex!=F and age>3") == (

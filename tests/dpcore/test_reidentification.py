@@ -36,6 +36,13 @@ def test_matches_fall_as_facts_are_added(story):
     assert "add another fact" in reid.neighbour_sentence(wider)
 
 
+def test_a_fact_field_takes_a_comparison():
+    rel = reid.release_of(reid.population(1_000, datasets.REID_SEED))
+    nb = reid.neighbour(rel, (("age", ">=80"), ("sex", "f")))
+    assert nb.matches == int(((rel.age >= 80) & (rel.sex == "F")).sum()) > 1
+    assert nb.narrowing["fact known"].tolist()[0].endswith(">= 80")
+
+
 def test_headline_is_the_unique_share(story):
     assert story.uniqueness.unique_fraction == pytest.approx(0.998)
     assert story.headline().startswith("99.8% of the 1,000 patients (998 people) are the only one")
