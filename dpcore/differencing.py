@@ -40,6 +40,7 @@ import pandas as pd
 
 from . import datasets, limits
 from .errors import DPError
+from .filters import Condition, mask_any
 from .release import release_count, release_value
 from .validation import _as_float, check_epsilon, check_positive_int
 
@@ -93,32 +94,30 @@ def _sql_value(v) -> str:
 
 @dataclass(frozen=True)
 class Where:
-    """A WHERE clause: an OR of conjunctions of ``column = value``."""
+    """A WHERE clause: an OR of conjunctions of ``column = value`` conditions (:class:`dpcore.filters.Condition`)."""
 
-    any_of: tuple[tuple[tuple[str, object], ...], ...]
+    any_of: tuple[tuple[Condition, ...], ...]
 
     @classmethod
     def of(cls, *conjunctions: dict) -> Where:
-        return cls(tuple(tuple(c.items()) for c in conjunctions))
+        return cls(tuple(tuple(Condition(c, "=", v) for c, v in conj.items()) for conj in conjunctions))
 
     def __or__(self, other: Where) -> Where:
         return Where(self.any_of + other.any_of)
 
+    def as_dicts(self) -> list[dict]:
+        """Each conjunction as ``{column: value}`` (the form :meth:`of` takes)."""
+        return [{c.column: c.value for c in conj} for conj in self.any_of]
+
     def sql(self) -> str:
         parts = []
         for conj in self.any_of:
-            s = " AND ".join(f"{c} = {_sql_value(v)}" for c, v in conj)
+            s = " AND ".join(f"{c.column} {c.op} {_sql_value(c.value)}" for c in conj)
             parts.append(f"({s})" if len(conj) > 1 and len(self.any_of) > 1 else s)
         return " OR ".join(parts)
 
     def mask(self, df: pd.DataFrame) -> np.ndarray:
-        out = np.zeros(len(df), dtype=bool)
-        for conj in self.any_of:
-            m = np.ones(len(df), dtype=bool)
-            for col, val in conj:
-                m &= (df[col] == val).to_numpy(dtype=bool)
-            out |= m
-        return out
+        return mask_any(df, self.any_of)
 
 
 def parse_group(spec, df: pd.DataFrame | None = None) -> dict:
@@ -400,7 +399,7 @@ def run_attack(df: pd.DataFrame, *, target_name: str | None = None, target_id=No
     truth = float(df["age"].iloc[pos])
     return AttackResult(int(df["person_id"].iloc[pos]), str(df["name"].iloc[pos]), t_where.sql(), group,
                         g_where.sql(), min_group, list(api.log), c1, x, c2, y, recovered, truth, group_size,
-                        dict(t_where.any_of[0]))
+                        t_where.as_dicts()[0])
 
 
 # --- the attack against a DP interface -------------------------------------------------------------

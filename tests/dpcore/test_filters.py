@@ -153,3 +153,14 @@ def test_vectorised_mask_agrees_with_the_row_loop():
     conds += [Condition("t", op, v) for op in ("=", "!=") for v in ("a", "b", "zz")]
     for c in conds:
         assert (condition_mask(df, c) == _reference(df, c)).all(), c
+
+
+def test_differencing_where_is_an_or_of_filters_conditions(df):
+    from dpcore.differencing import Where
+
+    w = Where.of({"sex": "f", "age": 70}) | Where.of({"sex": "M"})
+    assert w.any_of[0] == (Condition("sex", "=", "f"), Condition("age", "=", 70))
+    assert np.flatnonzero(w.mask(df)).tolist() == [1, 3]
+    assert w.sql() == "(sex = 'f' AND age = 70) OR sex = 'M'" and w.as_dicts()[1] == {"sex": "M"}
+    with pytest.raises(DPError, match="did you mean 'sex'"):  # was a KeyError
+        Where.of({"sx": "F"}).mask(df)
