@@ -5,7 +5,8 @@ recognise a repeated question). :func:`prepare` validates it against the data an
 answer and its sensitivity — no noise. :meth:`Prepared.release` draws the noise, *only* through
 :func:`dpcore.release.release_value` / :func:`dpcore.release.release_count`, and returns the answer
 with its 95% error interval. :func:`ask` ties this to the budget ledger: check, draw, store, in one
-transaction.
+transaction. COUNT conditions and WHERE clauses are :class:`dpcore.filters.Condition` (one rule for every
+page: typed by the column, text ignores case, a missing value never matches).
 
 Neighbouring datasets: add or remove one row (unbounded DP) — the one relation of the ledger — except MEAN
 with ``public_n=True`` (replace one row, the number of rows is treated as public), which is therefore never
@@ -27,7 +28,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,116 +36,18 @@ import pandas as pd
 from . import limits
 from .charge import Charge, Neighbour
 from .errors import DPError
+from .filters import OPERATORS, Condition, column_kind, parse_condition, parse_conditions  # noqa: F401
+from .filters import condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
 from .release import release_count, release_value
 from .validation import check_bounds, check_delta, check_epsilon, check_positive_int
 
 KINDS = ("count", "sum", "mean", "histogram")
 MECHANISMS = ("laplace", "gaussian")
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
-OPERATORS = (">=", "<=", "!=", "=", ">", "<")
-_COND_RE = re.compile(r"^\s*(?P<col>[^<>=!]+?)\s*(?P<op>>=|<=|!=|=|>|<)\s*(?P<val>.*?)\s*$")
-_TRUE = {"true", "1", "yes", "y", "t"}
-_FALSE = {"false", "0", "no", "n", "f"}
 MAX_BINS = limits.QUERY_MAX_BINS  # old names, kept importable; the limits live in dpcore.limits
 MAX_EPSILON = limits.QUERY_EPSILON_MAX
 NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the ledger's one relation
 NOT_DP = "reproducible noise: not a DP release"
-
-
-# --- conditions ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Condition:
-    """``column op value`` with op one of =, !=, <, <=, >, >= (value as text, matched by column type)."""
-
-    column: str
-    op: str
-    value: str
-
-    def text(self) -> str:
-        return f"{self.column}{self.op}{self.value}"
-
-
-def parse_condition(text: str, what: str = "condition") -> Condition:
-    """Parse ``COL=VALUE`` (also !=, <, <=, >, >=)."""
-    if not isinstance(text, str) or not text.strip():
-        raise DPError(f"{what} is empty; write it as COLUMN=VALUE, e.g. sex=F or age>=65")
-    m = _COND_RE.match(text)
-    if not m or not m.group("col").strip():
-        raise DPError(f"{what} {text!r} is not COLUMN=VALUE (operators: {', '.join(OPERATORS)}); "
-                      "e.g. sex=F or age>=65")
-    if m.group("val") == "":
-        raise DPError(f"{what} {text!r} has no value after {m.group('op')!r}; e.g. sex=F")
-    return Condition(m.group("col").strip(), m.group("op"), m.group("val"))
-
-
-def parse_conditions(texts) -> tuple[Condition, ...]:
-    """Several conditions (a list, or one string separated by commas / ' and ')."""
-    if texts is None:
-        return ()
-    if isinstance(texts, str):
-        texts = [t for t in re.split(r",|\band\b", texts) if t.strip()]
-    return tuple(t if isinstance(t, Condition) else parse_condition(t, "WHERE condition") for t in texts)
-
-
-def _is_numeric(s: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-
-
-def _require_column(df: pd.DataFrame, column: str) -> pd.Series:
-    if column not in df.columns:
-        raise DPError(f"unknown column {column!r}; available: {', '.join(map(str, df.columns))}")
-    return df[column]
-
-
-def _mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
-    s = _require_column(df, cond.column)
-    val = cond.value.strip()
-    if pd.api.types.is_bool_dtype(s):
-        low = val.lower()
-        if low not in _TRUE | _FALSE:
-            raise DPError(f"column {cond.column!r} is true/false; compare it with true or false, not {val!r}")
-        if cond.op not in ("=", "!="):
-            raise DPError(f"column {cond.column!r} is true/false; use = or !=, not {cond.op!r}")
-        eq = s.fillna(False).to_numpy(dtype=bool) == (low in _TRUE)
-        return ~eq if cond.op == "!=" else eq
-    if _is_numeric(s):
-        try:
-            target = float(val)
-        except ValueError:
-            raise DPError(f"column {cond.column!r} is numeric; compare it with a number, not {val!r}") from None
-        if math.isnan(target):
-            raise DPError(f"condition {cond.text()!r} can never match (NaN equals nothing, not even a missing "
-                          "value); compare with a number, e.g. age>=65")
-        x = s.to_numpy(dtype=float)
-        ops = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
-               ">=": np.greater_equal}
-        return np.asarray(ops[cond.op](x, target), dtype=bool)
-    if cond.op not in ("=", "!="):
-        raise DPError(f"column {cond.column!r} holds text; use = or != with it, not {cond.op!r}")
-    eq = s.astype("string").eq(val).fillna(False).to_numpy(dtype=bool)
-    out = ~eq if cond.op == "!=" else eq
-    return np.asarray(out, dtype=bool)
-
-
-def column_kind(df: pd.DataFrame, column: str) -> str:
-    """"numeric", "bool", "categorical" (public categories in the dtype) or "text"."""
-    s = _require_column(df, column)
-    if pd.api.types.is_bool_dtype(s):
-        return "bool"
-    if _is_numeric(s):
-        return "numeric"
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        return "categorical"
-    return "text"
-
-
-def _where_mask(df: pd.DataFrame, where) -> np.ndarray:
-    mask = np.ones(len(df), dtype=bool)
-    for cond in where:
-        mask &= _mask(df, cond)
-    return mask
 
 
 # --- the query -------------------------------------------------------------------------------------
@@ -442,17 +344,17 @@ def prepare(df: pd.DataFrame, query: Query) -> Prepared:
     if not isinstance(df, pd.DataFrame):
         raise DPError("data must be a table (DataFrame)")
     q = query
-    mask = _where_mask(df, q.where)
+    mask = mask_all(df, q.where)
     n_rows = int(mask.sum())
     if q.kind == "count":
         if q.condition is not None:
-            mask = mask & _mask(df, q.condition)
+            mask = mask & condition_mask(df, q.condition)
         return Prepared(q, n_rows, true_value=float(mask.sum()), sensitivity=1.0, n_total=len(df))
-    s = _require_column(df, q.column)
+    s = df[require_column(df, q.column)]
     if q.kind in ("sum", "mean"):
-        if not _is_numeric(s) and not pd.api.types.is_bool_dtype(s):
+        if not is_numeric(s) and not pd.api.types.is_bool_dtype(s):
             raise DPError(f"{q.kind.upper()} needs a numeric column; {q.column!r} holds "
-                          f"{'text' if not _is_numeric(s) else s.dtype}. Use COUNT with a condition or a "
+                          f"{'text' if not is_numeric(s) else s.dtype}. Use COUNT with a condition or a "
                           "HISTOGRAM for it")
         lo, hi = q.bounds
         x = s.to_numpy(dtype=float)[mask]
@@ -481,17 +383,9 @@ def canonical_category(s: pd.Series, column: str, text: str):
     True/False for booleans (true/yes/1/t/y are one value), the stripped text otherwise."""
     val = str(text).strip()
     if pd.api.types.is_bool_dtype(s):
-        low = val.lower()
-        if low not in _TRUE | _FALSE:
-            raise DPError(f"column {column!r} is true/false; its categories are true and false, not {val!r}")
-        return low in _TRUE
-    if _is_numeric(s):
-        try:
-            v = float(val)
-        except ValueError:
-            raise DPError(f"column {column!r} is numeric; category {val!r} is not a number") from None
-        if math.isnan(v):
-            raise DPError(f"category {val!r} of column {column!r} can never match; list numbers")
+        return parse_bool(val, f"column {column!r}")
+    if is_numeric(s):
+        v = parse_number(val, f"category {val!r} of column {column!r}")
         return 0.0 if v == 0 else v
     return val
 
@@ -537,7 +431,7 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
     if pd.api.types.is_bool_dtype(s):
         x = s.to_numpy(dtype=bool)
         return ["False", "True"], [int((~x).sum()), int(x.sum())], 1.0
-    if _is_numeric(s):
+    if is_numeric(s):
         if q.bounds is None:
             raise DPError(f"HISTOGRAM of numeric column {q.column!r} needs public bounds LO:HI and a number of "
                           "bins (values outside are clamped into the end bins), or a list of public categories")
@@ -579,7 +473,7 @@ def _cell_hashes(s: pd.Series, name: str) -> np.ndarray:
     """One uint64 per cell, equal for equal values whatever their format: numbers by value (34 == 34.0 ==
     "3.4e1", also inside text columns), booleans as 1/0, text stripped, missing values as one value."""
     col = np.uint64(_h64("col\x1f" + name))
-    if pd.api.types.is_bool_dtype(s) or _is_numeric(s):
+    if pd.api.types.is_bool_dtype(s) or is_numeric(s):
         num = s.astype(float).to_numpy(dtype=float)
         text = None
     else:

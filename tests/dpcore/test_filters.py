@@ -164,3 +164,15 @@ def test_differencing_where_is_an_or_of_filters_conditions(df):
     assert w.sql() == "(sex = 'f' AND age = 70) OR sex = 'M'" and w.as_dicts()[1] == {"sex": "M"}
     with pytest.raises(DPError, match="did you mean 'sex'"):  # was a KeyError
         Where.of({"sx": "F"}).mask(df)
+
+
+def test_query_console_conditions_use_the_same_rule(df):
+    """COUNT/WHERE in the query console: a missing value never matches (``!=`` counted them before), text
+    ignores case and spaces (``sex=f`` found nothing before), as the attacker's facts always did."""
+    from dpcore.queries import make_query, prepare
+
+    def count(condition, where=()):
+        return prepare(df, make_query("count", epsilon=1, condition=condition, where=where)).true_value
+
+    assert count("sex!=F") == 1 and count("age!=34") == 3 and count("maybe!=true") == 1
+    assert count("sex=f") == 3 and count("*", where="sex=F, age>=65") == 2

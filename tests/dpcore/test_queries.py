@@ -8,6 +8,7 @@ import pytest
 
 from dpcore import datasets, ledger, queries
 from dpcore.errors import BudgetExceededError, DPError
+from dpcore.filters import mask_all
 from dpcore.queries import make_query, prepare
 
 
@@ -91,7 +92,7 @@ def test_95_percent_interval_covers_the_truth(df, kw):
     p = prepare(df, q)
     if q.kind == "mean":
         lo, hi = q.bounds
-        m = queries._where_mask(df, q.where)
+        m = mask_all(df, q.where)
         truth = np.clip(df.age[m], lo, hi).mean()
     else:
         truth = p.true_value
