@@ -16,6 +16,7 @@ import pandas as pd
 
 from . import limits
 from .errors import DPError
+from .filters import require_column
 from .validation import check_positive_int
 
 REFERENCE_YEAR = 2026
@@ -281,12 +282,9 @@ def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_U
 
 
 def require_columns(df: pd.DataFrame, columns, what: str = "column") -> None:
-    """Raise DPError naming the missing columns and listing the available ones."""
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        avail = ", ".join(map(str, df.columns))
-        raise DPError(f"unknown {what}{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}; "
-                      f"available: {avail}")
+    """Raise DPError naming a missing column and listing the available ones (:func:`filters.require_column`)."""
+    for c in columns:
+        require_column(df, c, what)
 
 
 def to_csv_bytes(df: pd.DataFrame) -> bytes:

@@ -106,5 +106,5 @@ def test_read_csv_validates():
 
 def test_require_columns_lists_available():
     df = pd.DataFrame({"age": [1], "zip": [2]})
-    with pytest.raises(DPError, match="unknown column agee; available: age, zip"):
+    with pytest.raises(DPError, match=r"unknown column 'agee' \(did you mean 'age'\?\); available: age, zip"):
         datasets.require_columns(df, ["agee"])
