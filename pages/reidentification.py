@@ -112,7 +112,8 @@ with tabs[0]:
                    f"{', '.join(datasets.QUASI_IDENTIFIERS)}. Sensitive: {', '.join(datasets.SENSITIVE_COLUMNS)}. "
                    "These people do not exist.")
     st.markdown("You know a few facts about your neighbour: she is **34**, lives in zip code **10001** and earns "
-                "**$50,000–60,000**. Leave a field blank if unknown; write a range as `LO-HI` or a comparison as `>=65`.")
+                "**$50,000–60,000**. Leave a field blank if unknown; write a range as `LO-HI` or a comparison as "
+                "`>=65`.")
     fields = ["age", "sex", "zip_code", "birth_year", "ethnicity", "salary"]
     cols = st.columns(3) + st.columns(3)  # two rows of three, so a phone stacks them in reading order
     facts = tuple((f, cols[i].text_input(story.QI_LABELS[f], value=linkage.DEFAULT_SCENARIO.get(f, ""),
