@@ -341,7 +341,7 @@ def ray_job(params: dict, ctx) -> dict:
         args_ref = ray.put(params["params"])  # inputs through the object store
         ref = remote_fn.options(num_cpus=spec.get("num_cpus", 1), num_gpus=spec.get("num_gpus", 0),
                                 max_retries=int(spec.get("max_retries", 2)), retry_exceptions=False,
-                                name=f"dpcore:{jobs.target_name(params['target']).rsplit(':', 1)[-1]}:{ctx.job_id}").remote(
+                                name=f"dpcore:{jobs.target_name(params['target'])}:{ctx.job_id}").remote(
             params["target"], args_ref, ctx.job_id, board)
         ctx.progress(executor="ray", phase="queued on ray")
         while True:

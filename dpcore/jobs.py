@@ -26,7 +26,8 @@ worker. Queued jobs stay queued across restarts; finished jobs and their files a
 Cancel: :func:`cancel` cancels a queued job at once, and flags a running one; the worker's heartbeat
 thread sees the flag within one heartbeat, ``ctx.cancelled()`` turns true, the job function returns or
 raises (one exception for every cancel: :class:`dpcore.errors.Cancelled`), and the job ends
-``cancelled``. A cancelled inline run raises ``Cancelled`` too, never a DPError (a cancel is not exit 2). A job that ignores the flag for ``DP_EXPLORER_JOBS_CANCEL_GRACE``
+``cancelled``. A cancelled inline run raises ``Cancelled`` too, never a DPError (a cancel is not
+exit 2). A job that ignores the flag for ``DP_EXPLORER_JOBS_CANCEL_GRACE``
 seconds (default 10) is recorded ``cancelled`` and its worker process exits (a new one is started on
 the next :func:`ensure_workers`).
 
@@ -81,8 +82,8 @@ STATUSES = tuple(JobStatus)
 FINISHED = frozenset({JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED})
 JobCancelled = Cancelled  # the one cancel exception (dpcore.errors.Cancelled); old name kept importable
 DB_NAME = "jobs.sqlite"
-LOG_MAX_BYTES = 5_000_000  # workers.log is rotated (one old copy) when a worker starts past this size
-MAX_HISTORY = 10_000  # progress history entries kept per job (live charts); later ones update progress only
+LOG_MAX_BYTES = limits.JOBS_LOG_MAX_BYTES  # workers.log is rotated (one old copy) past this size
+MAX_HISTORY = limits.JOBS_MAX_HISTORY  # progress history entries kept per job (live charts)
 
 _TARGET_RE = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import datasets
+from . import datasets, limits
 from .errors import DPError
 from .uniqueness import _check_rows, _codes, check_qis, check_sensitive, group_ids, require_column, unique_ints
 from .validation import check_epsilon, check_positive_int
@@ -410,7 +410,7 @@ def generalise_medical(df: pd.DataFrame, *, age_band=1, zip_digits=5, salary_ban
 
 # --- DP defence (simulation) --------------------------------------------------------------------------
 
-MAX_SENSITIVE_VALUES = 200
+MAX_SENSITIVE_VALUES = limits.LINKAGE_MAX_SENSITIVE_VALUES
 
 
 def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_releases: int = 200,
