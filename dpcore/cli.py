@@ -3,7 +3,8 @@
 Each subcommand lives in ``dpcore/commands/<name>.py`` and defines ``register(subparsers)``, which
 adds its parser and sets ``func`` (``args -> JSON-serialisable object``). Errors a user can cause are
 :class:`~dpcore.errors.DPError`: printed as one line on stderr, exit code ``err.exit_code``. Storage
-faults (full disk, read-only or corrupted store) and a closed output pipe are one line and exit 2 too:
+faults (full disk, read-only or corrupted store) and a closed output pipe are one line and exit 2 too.
+A cancelled run (:class:`~dpcore.errors.Cancelled`) and Ctrl-C are one line and exit 130, never 2:
 a user never sees a traceback.
 """
 
@@ -17,7 +18,7 @@ import sqlite3
 import sys
 
 from . import commands, limits, storage
-from .errors import DPError
+from .errors import Cancelled, DPError
 from .serialize import dumps
 
 
@@ -95,6 +96,8 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return _fail("output closed early (broken pipe); the command's result was not fully written")
+    except Cancelled as err:
+        return _fail(str(err) or "cancelled", err.exit_code)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except (sqlite3.Error, OSError) as exc:  # a storage fault the code below did not name: still one line

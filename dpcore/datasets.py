@@ -197,7 +197,7 @@ def load_breast_cancer() -> TabularDataset:
         list(d.target_names),
         lower,
         upper,
-        "feature ranges published with the dataset (UCI description), widened by 10%",
+        "feature ranges as published in the dataset's UCI description (not computed from the rows), widened by 10%",
     )
 
 

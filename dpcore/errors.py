@@ -19,3 +19,14 @@ class BudgetExceededError(DPError):
 
 class JobError(DPError):
     """A background job could not be submitted, found or changed."""
+
+
+class Cancelled(Exception):
+    """Work stopped because someone cancelled it (a job's cancel flag, a page's Stop button).
+
+    The one cancel signal across dpcore: jobs, training, sweeps and attacks raise it, the job runner
+    records ``cancelled``. Not a :class:`DPError` — nothing was wrong with the input — so the CLI
+    exits with :attr:`exit_code` 130 ("stopped"), never 2.
+    """
+
+    exit_code = 130

@@ -38,13 +38,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import DPError
+from .errors import Cancelled, DPError
 
 EXECUTORS = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda")
 RAY_ADDRESS_ENV = "DP_EXPLORER_RAY_ADDRESS"
 RAY_INSTALL = "pip install -r requirements-ray.txt"
-RAY_TARGET = "dpcore.executors:ray_job"
+RAY_TARGET = "ray"  # registered in dpcore.jobs as dpcore.executors:ray_job
 _ADDRESS_RE = re.compile(r"^(auto|(ray://)?[A-Za-z0-9._-]+:[0-9]{1,5})$")
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -192,7 +192,7 @@ class RayExecutor(Executor):
     def submit(self, target, params, *, group=None, label="", device="cpu"):
         from . import jobs
 
-        jobs._resolve_target(target)  # a typo fails here, not on the cluster
+        jobs.resolve(target)  # a typo fails here, not on the cluster
         wrapped = {"target": target, "params": params, "ray": self.spec(check_device(device))}
         return jobs.submit(RAY_TARGET, wrapped, group=group, label=label)
 
@@ -293,7 +293,7 @@ def _run_unit(target: str, params: dict, job_id: str, board) -> dict:
     """Body of a Ray task: run the job function there; return its result, saved files and where it ran."""
     from . import jobs
 
-    fn = jobs._resolve_target(target)
+    fn = jobs.resolve(target)
     ctx = _RemoteContext(job_id, board)
     ctx.progress(executor="ray", ray_node=socket.gethostname(), ray_pid=os.getpid(), phase="started on ray")
     ctx.flush()
@@ -331,6 +331,8 @@ def _ray_objects(ray):
 
 def ray_job(params: dict, ctx) -> dict:
     """Dispatch job (runs in a local worker): one unit as a Ray task, relayed into the job store."""
+    from . import jobs
+
     spec = params["ray"]
     ray = connect(spec["address"])
     remote_fn, board_cls = _ray_objects(ray)
@@ -339,7 +341,7 @@ def ray_job(params: dict, ctx) -> dict:
         args_ref = ray.put(params["params"])  # inputs through the object store
         ref = remote_fn.options(num_cpus=spec.get("num_cpus", 1), num_gpus=spec.get("num_gpus", 0),
                                 max_retries=int(spec.get("max_retries", 2)), retry_exceptions=False,
-                                name=f"dpcore:{params['target'].split(':')[1]}:{ctx.job_id}").remote(
+                                name=f"dpcore:{jobs.target_name(params['target'])}:{ctx.job_id}").remote(
             params["target"], args_ref, ctx.job_id, board)
         ctx.progress(executor="ray", phase="queued on ray")
         while True:
@@ -354,13 +356,13 @@ def ray_job(params: dict, ctx) -> dict:
                 break
             if ctx.cancelled():
                 ray.cancel(ref, force=True, recursive=True)
-                from .jobs import JobCancelled
-
-                raise JobCancelled(f"job {ctx.job_id} was cancelled (its Ray task was stopped)")
+                raise Cancelled(f"job {ctx.job_id} was cancelled (its Ray task was stopped)")
         try:
             out = ray.get(ref, timeout=60)
         except ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
+            if isinstance(cause, Cancelled):
+                raise Cancelled(str(cause)) from None
             if isinstance(cause, DPError):
                 raise DPError(str(cause)) from None
             raise DPError(f"the unit failed on Ray: {_first_line(cause or exc)}") from None
@@ -369,9 +371,7 @@ def ray_job(params: dict, ctx) -> dict:
             raise DPError(f"the Ray worker running this unit was lost after {spec.get('max_retries', 2)} "
                           f"retries ({type(exc).__name__}); submit it again") from None
         except ray.exceptions.TaskCancelledError:
-            from .jobs import JobCancelled
-
-            raise JobCancelled(f"job {ctx.job_id}: its Ray task was cancelled") from None
+            raise Cancelled(f"job {ctx.job_id}: its Ray task was cancelled") from None
         except ray.exceptions.RayError as exc:
             raise DPError(f"the unit failed on Ray ({type(exc).__name__}): {_first_line(exc)}") from None
         for name, data in (out.get("files") or {}).items():

@@ -2,12 +2,18 @@
 
 Long work (training, sweeps) never runs in the Streamlit script thread. A caller submits a job::
 
-    job_id = jobs.submit("dpcore.training:train_job", {"dataset": "digits", ...}, group="sweep-1")
+    job_id = jobs.submit(jobs.TRAIN, {"dataset": "digits", ...}, group="train")
     jobs.ensure_workers()          # cheap and idempotent; starts detached workers if too few are alive
-    jobs.get(job_id)["status"]     # queued / running / done / failed / cancelled
+    jobs.get(job_id).status        # a JobStatus: queued / running / done / failed / cancelled
 
-A worker claims a queued job (``BEGIN IMMEDIATE``: never two claims of one job), imports the target
-``"dpcore.module:function"`` and calls ``fn(params, ctx)``, which returns a JSON-serialisable dict of
+Targets are named through a small registry (:func:`register`): ``"train"`` is
+``dpcore.training:run_job``, ``"sweep.point"`` is ``dpcore.sweep:run_point``, and so on. Records
+written by older versions hold the ``"dpcore.module:function"`` spelling; it still runs and is read
+back as its registered name. :func:`get` and :func:`list_jobs` return frozen :class:`JobRecord` objects
+(attributes, and ``record["status"]`` for older callers).
+
+A worker claims a queued job (``BEGIN IMMEDIATE``: never two claims of one job), imports the
+target's function and calls ``fn(params, ctx)``, which returns a JSON-serialisable dict of
 metrics. ``ctx`` (:class:`JobContext`) reports progress, answers "was I cancelled?", and saves files
 atomically into the job's own folder ``$DP_EXPLORER_HOME/jobs/<id>/``. The worker writes
 ``result.json`` there (temp file, fsync, rename) *before* it commits ``done``.
@@ -19,7 +25,9 @@ worker. Queued jobs stay queued across restarts; finished jobs and their files a
 
 Cancel: :func:`cancel` cancels a queued job at once, and flags a running one; the worker's heartbeat
 thread sees the flag within one heartbeat, ``ctx.cancelled()`` turns true, the job function returns or
-raises, and the job ends ``cancelled``. A job that ignores the flag for ``DP_EXPLORER_JOBS_CANCEL_GRACE``
+raises (one exception for every cancel: :class:`dpcore.errors.Cancelled`), and the job ends
+``cancelled``. A cancelled inline run raises ``Cancelled`` too, never a DPError (a cancel is not
+exit 2). A job that ignores the flag for ``DP_EXPLORER_JOBS_CANCEL_GRACE``
 seconds (default 10) is recorded ``cancelled`` and its worker process exits (a new one is started on
 the next :func:`ensure_workers`).
 
@@ -45,23 +53,92 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import limits, storage
-from .errors import DPError, JobError
+from .errors import Cancelled, DPError, JobError
 
-STATUSES = ("queued", "running", "done", "failed", "cancelled")
-FINISHED = frozenset({"done", "failed", "cancelled"})
+
+class JobStatus(StrEnum):
+    """A job's state. String-valued: stored rows, JSON and ``status == "done"`` read the same as before."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in FINISHED
+
+
+STATUSES = tuple(JobStatus)
+FINISHED = frozenset({JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED})
+JobCancelled = Cancelled  # the one cancel exception (dpcore.errors.Cancelled); old name kept importable
 DB_NAME = "jobs.sqlite"
-LOG_MAX_BYTES = 5_000_000  # workers.log is rotated (one old copy) when a worker starts past this size
-MAX_HISTORY = 10_000  # progress history entries kept per job (live charts); later ones update progress only
+LOG_MAX_BYTES = limits.JOBS_LOG_MAX_BYTES  # workers.log is rotated (one old copy) past this size
+MAX_HISTORY = limits.JOBS_MAX_HISTORY  # progress history entries kept per job (live charts)
 
 _TARGET_RE = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_TARGET_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+
+
+# --------------------------------------------------------------------------------------------- targets
+
+_TARGETS: dict[str, str] = {}   # registered name -> "dpcore.module:function"
+_BY_PATH: dict[str, str] = {}   # "dpcore.module:function" -> registered name (old records, old callers)
+
+
+def register(name: str, path: str) -> str:
+    """Name a job function: ``register("train", "dpcore.training:run_job")``; returns the name.
+
+    Nothing is imported here (the worker imports the function when it runs a job). Registering the
+    same pair twice is harmless; a name or function registered twice differently is a JobError.
+    """
+    if not isinstance(name, str) or not _TARGET_NAME_RE.match(name):
+        raise JobError(f"job target name must be lower-case words joined by dots (e.g. 'sweep.point'), got {name!r}")
+    if not isinstance(path, str) or not _TARGET_RE.match(path):
+        raise JobError(f"job target must look like 'dpcore.module:function' (inside dpcore), got {path!r}")
+    if _TARGETS.get(name, path) != path or _BY_PATH.get(path, name) != name:
+        raise JobError(f"job target {name!r} or {path!r} is already registered differently")
+    _TARGETS[name] = path
+    _BY_PATH[path] = name
+    return name
+
+
+TRAIN = register("train", "dpcore.training:run_job")
+SWEEP_POINT = register("sweep.point", "dpcore.sweep:run_point")
+RAY = register("ray", "dpcore.executors:ray_job")
+for _fn in ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict"):  # demos for tests and benchmarks
+    register(f"demo.{_fn}", f"dpcore.demo_jobs:{_fn}")
+del _fn
+
+
+def targets() -> dict[str, str]:
+    """Registered job targets: name -> ``"dpcore.module:function"``."""
+    return dict(_TARGETS)
+
+
+def target_name(target: str) -> str:
+    """The registered name for ``target`` (a name, or the ``"dpcore.module:function"`` spelling of older
+    records and callers). An unregistered ``dpcore.module:function`` is returned unchanged."""
+    if isinstance(target, str):
+        if target in _TARGETS:
+            return target
+        if target in _BY_PATH:
+            return _BY_PATH[target]
+        if _TARGET_RE.match(target):
+            return target
+    raise JobError(f"unknown job target {target!r}; registered: {', '.join(sorted(_TARGETS))} "
+                   "(or 'dpcore.module:function' inside dpcore)")
 
 
 # --------------------------------------------------------------------------------------------- settings
@@ -313,27 +390,73 @@ def _one_line(exc: BaseException) -> str:
     return msg[:500]
 
 
-def _row_to_job(row: sqlite3.Row, history: list[dict] | None) -> dict:
-    job = {
-        "id": row["id"],
-        "target": row["target"],
-        "params": json.loads(row["params"]),
-        "group": row["grp"],
-        "label": row["label"],
-        "status": row["status"],
-        "progress": json.loads(row["progress"] or "{}"),
-        "created": row["created"],
-        "started": row["started"],
-        "ended": row["ended"],
-        "error": row["error"],
-        "result": json.loads(row["result"]) if row["result"] else None,
-        "result_dir": str(storage.home() / "jobs" / row["id"]),  # not created here: reads work read-only
-        "worker": row["worker"],
-        "cancel_requested": bool(row["cancel_requested"]),
-    }
-    if history is not None:
-        job["history"] = history
-    return job
+@dataclass(frozen=True, eq=True)
+class JobRecord(Mapping):
+    """One job as the store holds it. Frozen; read attributes (``rec.status``). It is also a read-only
+    mapping with the old dict keys (``rec["status"]``, ``rec.get("progress")``, ``dict(rec)``), so callers
+    written against the dict records keep working; :meth:`to_dict` gives plain JSON-ready data."""
+
+    id: str
+    target: str
+    params: dict
+    group: str | None
+    label: str
+    status: JobStatus
+    progress: dict
+    created: float
+    started: float | None
+    ended: float | None
+    error: str | None
+    result: dict | None
+    result_dir: str
+    worker: str | None
+    cancel_requested: bool
+    history: list[dict] | None = None  # None: read without history (then "history" is not a key)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    def _keys(self) -> tuple[str, ...]:
+        names = tuple(f.name for f in fields(self))
+        return names if self.history is not None else names[:-1]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def to_dict(self) -> dict:
+        out = {k: getattr(self, k) for k in self._keys()}
+        out["status"] = str(self.status)
+        return out
+
+
+def _row_to_job(row: sqlite3.Row, history: list[dict] | None) -> JobRecord:
+    return JobRecord(
+        id=row["id"],
+        target=row["target"],
+        params=json.loads(row["params"]),
+        group=row["grp"],
+        label=row["label"],
+        status=JobStatus(row["status"]),
+        progress=json.loads(row["progress"] or "{}"),
+        created=row["created"],
+        started=row["started"],
+        ended=row["ended"],
+        error=row["error"],
+        result=json.loads(row["result"]) if row["result"] else None,
+        result_dir=str(storage.home() / "jobs" / row["id"]),  # not created here: reads work read-only
+        worker=row["worker"],
+        cancel_requested=bool(row["cancel_requested"]),
+        history=history,
+    )
 
 
 def _history(conn: sqlite3.Connection, job_id: str) -> list[dict]:
@@ -345,10 +468,11 @@ def _history(conn: sqlite3.Connection, job_id: str) -> list[dict]:
     return out
 
 
-def _resolve_target(target: str) -> Callable[[dict, "JobContext"], dict]:
-    if not isinstance(target, str) or not _TARGET_RE.match(target):
-        raise JobError(f"job target must look like 'dpcore.module:function' (inside dpcore), got {target!r}")
-    module_name, func_name = target.split(":")
+def resolve(target: str) -> Callable[[dict, "JobContext"], dict]:
+    """The job function for a registered name or a ``"dpcore.module:function"`` path (imported here)."""
+    name = target_name(target)
+    path = _TARGETS.get(name, name)
+    module_name, func_name = path.split(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -359,11 +483,14 @@ def _resolve_target(target: str) -> Callable[[dict, "JobContext"], dict]:
     return fn
 
 
+_resolve_target = resolve  # old private name (dpcore.executors used it)
+
+
 # --------------------------------------------------------------------------------------------- public API
 
 def submit(target: str, params: dict, *, group: str | None = None, label: str = "") -> str:
     """Queue ``fn(params, ctx)`` for a worker; return the job id. Call :func:`ensure_workers` to run it."""
-    _resolve_target(target)
+    resolve(target)
     if not isinstance(params, dict):
         raise JobError(f"job params must be a dict, got {type(params).__name__}")
     try:
@@ -381,7 +508,7 @@ def submit(target: str, params: dict, *, group: str | None = None, label: str = 
     return job_id
 
 
-def get(job_id: str, *, history: bool = True) -> dict:
+def get(job_id: str, *, history: bool = True) -> JobRecord:
     """The job's record: status, progress, history (list of progress updates), times, error, result."""
     _check_id(job_id)
     with _reader() as conn:
@@ -391,7 +518,7 @@ def get(job_id: str, *, history: bool = True) -> dict:
         return _row_to_job(row, _history(conn, job_id) if history else None)
 
 
-def list_jobs(group: str | None = None, limit: int = 100) -> list[dict]:
+def list_jobs(group: str | None = None, limit: int = 100) -> list[JobRecord]:
     """Newest jobs first (without their history), optionally only one group."""
     limit = max(1, min(int(limit), 10_000))
     with _reader() as conn:
@@ -405,7 +532,7 @@ def list_jobs(group: str | None = None, limit: int = 100) -> list[dict]:
         return [_row_to_job(r, None) for r in rows.fetchall()]
 
 
-def cancel(job_id: str) -> dict:
+def cancel(job_id: str) -> JobRecord:
     """Cancel a job: a queued one at once, a running one within a heartbeat or two. Finished: no change."""
     _check_id(job_id)
     now = time.time()
@@ -414,10 +541,10 @@ def cancel(job_id: str) -> dict:
             row = conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()
             if row is None:
                 raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
-            if row["status"] == "queued":
+            if row["status"] == JobStatus.QUEUED:
                 conn.execute("UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
                              "error = 'cancelled before it started' WHERE id = ?", (now, job_id))
-            elif row["status"] == "running":
+            elif row["status"] == JobStatus.RUNNING:
                 conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
     return get(job_id, history=False)
 
@@ -434,12 +561,12 @@ def cancel_group(group: str) -> int:
     return queued + running
 
 
-def wait(job_id: str, timeout: float = 60.0, poll: float = 0.05) -> dict:
+def wait(job_id: str, timeout: float = 60.0, poll: float = 0.05) -> JobRecord:
     """Block until the job finishes (done / failed / cancelled) and return it; JobError after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
         job = get(job_id, history=False)
-        if job["status"] in FINISHED:
+        if job.finished:
             return get(job_id)
         if time.monotonic() >= deadline:
             raise JobError(f"job {job_id} is still {job['status']} after {timeout:g} s")
@@ -638,10 +765,6 @@ def shutdown_workers(timeout: float = 5.0) -> int:
 
 # --------------------------------------------------------------------------------------------- running a job
 
-class JobCancelled(Exception):
-    """Raised by :meth:`JobContext.check_cancelled`; the job ends ``cancelled``."""
-
-
 @dataclass
 class JobContext:
     """What a job function gets besides its params: progress, cancel flag, its own result folder."""
@@ -673,9 +796,9 @@ class JobContext:
         return self._cancel.is_set()
 
     def check_cancelled(self) -> None:
-        """Raise :class:`JobCancelled` if the job was cancelled."""
+        """Raise :class:`~dpcore.errors.Cancelled` if the job was cancelled."""
         if self._cancel.is_set():
-            raise JobCancelled(f"job {self.job_id} was cancelled")
+            raise Cancelled(f"job {self.job_id} was cancelled")
 
     def save_bytes(self, name: str, data: bytes) -> Path:
         """Write ``data`` atomically to ``result_dir/name``; return the path."""
@@ -733,7 +856,7 @@ class _Heartbeat(threading.Thread):
                              (now, self.ctx.job_id, self.worker_id))
                 row = conn.execute("SELECT status, cancel_requested FROM jobs WHERE id = ?",
                                    (self.ctx.job_id,)).fetchone()
-            if row is None or row["cancel_requested"] or row["status"] != "running":
+            if row is None or row["cancel_requested"] or row["status"] != JobStatus.RUNNING:
                 self.ctx._cancel.set()
                 if self.cancel_seen is None:
                     self.cancel_seen = now
@@ -750,7 +873,7 @@ class _Heartbeat(threading.Thread):
                     os._exit(3)
 
 
-def _finish(ctx: JobContext, worker_id: str, status: str, *, result: dict | None = None,
+def _finish(ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None,
             error: str | None = None) -> None:
     with _db() as conn, _tx(conn):
         _flush(conn, ctx)
@@ -764,19 +887,24 @@ def _finish(ctx: JobContext, worker_id: str, status: str, *, result: dict | None
 
 
 def _execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exit: bool,
-             reraise: bool) -> tuple[str, dict | None]:
-    """Run one claimed job to its end state. Returns (status, result)."""
+             reraise: bool) -> tuple[JobStatus, dict | None]:
+    """Run one claimed job to its end state. Returns (status, result).
+
+    With ``reraise`` (inline runs) the job's exception is raised again; any way a job stops on a
+    cancel (``Cancelled``, another exception after the flag was set, a normal return) raises
+    :class:`~dpcore.errors.Cancelled`."""
     result_dir = jobs_dir() / job_id
     result_dir.mkdir(parents=True, exist_ok=True)
     ctx = JobContext(job_id=job_id, result_dir=result_dir)
     beat = _Heartbeat(ctx, worker_id, hard_exit)
     beat.start()
-    status, result, error, exc_out = "failed", None, None, None
+    status, result, error, exc_out = JobStatus.FAILED, None, None, None
+    stopped = "cancelled while running"
     try:
-        fn = _resolve_target(target)
+        fn = resolve(target)
         out = fn(params, ctx)
         if ctx.cancelled():
-            status, error = "cancelled", "cancelled while running"
+            status, error, exc_out = JobStatus.CANCELLED, stopped, Cancelled(f"job {job_id} was cancelled")
         elif not isinstance(out, dict):
             error = f"job function {target} returned {type(out).__name__}, expected a dict of metrics"
         else:
@@ -784,25 +912,27 @@ def _execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exi
             payload = json.dumps({"job_id": job_id, "target": target, "params": params, "result": result},
                                  indent=2, default=_json_default).encode()
             storage.atomic_write_bytes(result_dir / "result.json", payload)  # before `done` is committed
-            status = "done"
-    except JobCancelled:
-        status, error = "cancelled", "cancelled while running"
+            status = JobStatus.DONE
+    except Cancelled as exc:
+        status, error, exc_out = JobStatus.CANCELLED, stopped, exc
     except KeyboardInterrupt as exc:
-        status, error, exc_out = "cancelled", "interrupted", exc
+        status, error, exc_out = JobStatus.CANCELLED, "interrupted", exc
     except Exception as exc:  # noqa: BLE001 - a job's failure is recorded, not fatal to the worker
-        if ctx.cancelled():
-            status, error = "cancelled", "cancelled while running"
+        if ctx.cancelled():  # whatever the job raised on its way out, it was a cancel
+            status, error = JobStatus.CANCELLED, stopped
+            exc_out = Cancelled(f"job {job_id} was cancelled")
+            exc_out.__cause__ = exc
         else:
             error = _one_line(exc)
             print(f"[jobs] job {job_id} ({target}) failed:", file=sys.stderr, flush=True)
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
-        exc_out = exc
+            exc_out = exc
     except BaseException as exc:  # SystemExit from a job: record, then let it end the process
         error, exc_out = _one_line(exc) or "the job exited its process", exc
         beat.stop.set()
         beat.join()
-        _finish(ctx, worker_id, "failed", error=error)
+        _finish(ctx, worker_id, JobStatus.FAILED, error=error)
         raise
     finally:
         beat.stop.set()
@@ -835,7 +965,7 @@ def run_inline(target: str, params: dict, *, group: str | None = None, label: st
 
     The run is recorded in the store like any job (visible in ``jobs list``), with the same context,
     heartbeats and ``result.json``. A job error is raised again here (DPError stays a DPError);
-    a cancelled run raises :class:`JobError`.
+    a cancelled run raises :class:`~dpcore.errors.Cancelled` (not a DPError: a cancel is not exit 2).
     """
     job_id = submit(target, params, group=group, label=label)
     worker_id = f"inline-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
@@ -844,7 +974,7 @@ def run_inline(target: str, params: dict, *, group: str | None = None, label: st
         conn.execute("UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
                      "WHERE id = ? AND status = 'queued'", (now, now, worker_id, job_id))
     status, result = _execute(job_id, target, params, worker_id, hard_exit=False, reraise=True)
-    if status != "done":
+    if status is not JobStatus.DONE:
         job = get(job_id, history=False)
         raise JobError(f"job {job_id} ended {status}: {job['error'] or 'no result'}")
     return result
@@ -937,15 +1067,15 @@ def view(job: dict | str) -> dict:
         if isinstance(done, (int, float)) and isinstance(total, (int, float)) and total > 0:
             fraction = max(0.0, min(1.0, done / total))
             break
-    if job["status"] == "done":
+    if job["status"] == JobStatus.DONE:
         fraction = 1.0
-    parts = [job["status"]]
+    parts = [str(job["status"])]
     if isinstance(p.get("epoch"), (int, float)):
         total_epochs = p.get("total_epochs", p.get("epochs"))
         parts.append(f"epoch {p['epoch']:.3g}" + (f"/{total_epochs}" if total_epochs is not None else ""))
     if "step" in p:
         parts.append(f"step {p['step']}" + (f"/{p['total_steps']}" if "total_steps" in p else ""))
-    if job["status"] in ("failed", "cancelled") and job.get("error"):
+    if job["status"] in (JobStatus.FAILED, JobStatus.CANCELLED) and job.get("error"):
         parts.append(job["error"])
     start = job.get("started") or job.get("created")
     end = job.get("ended") or time.time()

@@ -83,6 +83,23 @@ MODEL_MAX_PARAMS = 2_000_000
 #: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.
 CACHE_MAX_ENTRIES = 8
 
+# --- ε and δ grids (sliders, links and the tables/curves drawn beside them) ------------------------------
+#: Noise page: log-spaced ε choices for its slider (about 0.01 – 20), δ choices for the Gaussian mechanisms,
+#: a few ε values compared side by side, and the rows of its small table.
+NOISE_EPSILON_GRID: tuple[float, ...] = (0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5,
+                                         2.0, 3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 20.0)
+NOISE_DELTA_GRID: tuple[float, ...] = (1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+NOISE_COMPARE_EPSILONS: tuple[float, ...] = (0.5, 1.0, 5.0)
+NOISE_TABLE_EPSILONS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
+#: Re-identification page: ε values of the DP simulation's curve (its slider offers the same ones).
+REID_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+#: Distinct sensitive values the re-identification DP simulation takes (one noisy count per value).
+LINKAGE_MAX_SENSITIVE_VALUES = 200
+
+# --- background job store -----------------------------------------------------------------------------
+JOBS_LOG_MAX_BYTES = 5_000_000  # workers.log is rotated (one old copy) when a worker starts past this size
+JOBS_MAX_HISTORY = 10_000  # progress history entries kept per job (live charts); later ones update progress only
+
 
 def mib(n_bytes: int) -> str:
     """Bytes as MiB for messages: ``52428800`` -> ``'50 MiB'``."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import datasets
+from . import datasets, limits
 from .errors import DPError
 from .filters import Condition, is_numeric, mask_all, parse_condition, parse_finite, require_column, require_rows
 from .filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
@@ -300,7 +300,7 @@ def generalise_medical(df: pd.DataFrame, *, age_band=1, zip_digits=5, salary_ban
 
 # --- DP defence (simulation) --------------------------------------------------------------------------
 
-MAX_SENSITIVE_VALUES = 200
+MAX_SENSITIVE_VALUES = limits.LINKAGE_MAX_SENSITIVE_VALUES
 
 
 def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_releases: int = 200,

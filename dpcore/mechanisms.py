@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
+from . import limits
 from .errors import DPError
 from .validation import check_bounds, check_delta, check_epsilon, check_positive_int, check_sensitivity
 
@@ -31,16 +32,12 @@ MECHANISM_LABELS = {
     "gaussian-classic": "Gaussian (classic calibration, ε < 1 only)",
 }
 
-#: Log-spaced epsilon choices for sliders (about 0.01 – 20).
-EPSILON_GRID: tuple[float, ...] = (0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0,
-                                   3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 20.0)
-#: Delta choices for the Gaussian mechanisms.
-DELTA_GRID: tuple[float, ...] = (1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
-#: A few ε values shown side by side and in the small table.
-COMPARE_EPSILONS: tuple[float, ...] = (0.5, 1.0, 5.0)
-TABLE_EPSILONS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
-
-MAX_SIMULATED_DRAWS = 2_000_000
+# The grids and limits live in dpcore.limits; these names stay importable from here.
+EPSILON_GRID = limits.NOISE_EPSILON_GRID
+DELTA_GRID = limits.NOISE_DELTA_GRID
+COMPARE_EPSILONS = limits.NOISE_COMPARE_EPSILONS
+TABLE_EPSILONS = limits.NOISE_TABLE_EPSILONS
+MAX_SIMULATED_DRAWS = limits.SIMULATED_DRAWS_MAX
 Z95 = float(special.ndtri(0.975))  # 1.959964...
 LAPLACE_Q95 = math.log(20.0)  # P(|Lap(b)| > b ln 20) = 5%
 

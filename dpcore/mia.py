@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import DPError
+from .errors import Cancelled, DPError
 
 ATTACKS = ("threshold", "loss", "lira_offline", "lira_online")
 ATTACK_LABELS = {
@@ -288,7 +288,7 @@ def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: in
     phis = np.empty((n_shadows, n))
     for k in range(n_shadows):
         if should_stop is not None and should_stop():
-            raise DPError("cancelled while training shadow models")
+            raise Cancelled("cancelled while training shadow models")
         idx = np.nonzero(keep[k])[0]
         if np.unique(y_pool[idx]).size < 2:
             idx = np.r_[idx, np.nonzero(~keep[k])[0][:2]]

@@ -16,12 +16,12 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from . import datasets, filters, linkage, uniqueness
+from . import datasets, filters, limits, linkage, uniqueness
 from .interpret import guess_ceiling
 from .validation import check_epsilon
 
-#: ε values of the DP simulation's curve (the page's slider offers the same ones).
-EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+#: ε values of the DP simulation's curve (the page's slider offers the same ones); defined in dpcore.limits.
+EPSILONS = limits.REID_EPSILONS
 #: Generalisation the page starts from: 10-year age bands, 3 zip digits, $10k salary bands.
 DEFAULT_GENERALISATION = (("age_band", 10), ("zip_digits", 3), ("salary_band", 10_000))
 QI_LABELS = {"age": "age", "sex": "sex", "zip_code": "zip code", "birth_year": "birth year",

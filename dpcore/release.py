@@ -15,6 +15,7 @@ import math
 
 from diffprivlib import mechanisms as _dpl
 
+from . import limits
 from .errors import DPError
 from .validation import check_delta, check_epsilon, check_sensitivity
 
@@ -83,7 +84,7 @@ def _check_draws(draws) -> int:
     return n
 
 
-MAX_RELEASE_DRAWS = 1_000_000
+MAX_RELEASE_DRAWS = limits.RELEASE_DRAWS_MAX
 
 
 def release_answer(value: float, *, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float,

@@ -123,3 +123,36 @@ def share_in_url(*keys: str) -> None:
     params = {k: str(st.session_state[k]) for k in keys if st.session_state.get(k) is not None}
     if params != {k: st.query_params.get(k) for k in params} or set(st.query_params) - set(params):
         st.query_params.from_dict(params)
+
+
+# --- one error path that stops the page, one way to hold page state ------------------------------------
+
+
+def required(fn, *args, **kwargs):
+    """Like :func:`guarded`, for a result the rest of the page needs: on an error show the same one
+    message and stop this run of the page (``st.stop()``) instead of returning None."""
+    failed = []
+
+    def call():
+        try:
+            return fn(*args, **kwargs)
+        except BaseException:
+            failed.append(True)
+            raise
+
+    value = guarded(call)
+    if failed:
+        st.stop()
+    return value
+
+
+def state(key: str, default):
+    """This session's value of page state ``key`` (not a widget's), set to ``default`` on first use.
+
+    Every page holds its own state this way: ``step = state("dif_step", 1)``; change it by assigning
+    ``st.session_state[key]`` (in a button branch or a callback). Widgets take their defaults from
+    ``value=from_url(key, default)`` instead, so a shared link can set them.
+    """
+    if key not in st.session_state:
+        st.session_state[key] = default
+    return st.session_state[key]

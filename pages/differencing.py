@@ -7,7 +7,7 @@ from dpcore import differencing as dif
 from dpcore import limits as L
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
-from pages._ui import from_url, guarded, not_private, share_in_url, table_downloads
+from pages._ui import from_url, guarded, not_private, required, share_in_url, state, table_downloads
 
 EPS_OPTIONS = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 GROUP_KINDS = ["First name", "Zip code and sex", "Custom (COLUMN=VALUE,...)"]
@@ -49,9 +49,7 @@ with st.container(border=True):
                                 value=from_url("dif_min_group", dif.DEFAULT_MIN_GROUP, lo=1,
                                                hi=L.DIFFERENCING_MAX_MIN_GROUP), step=5,
                                 key="dif_min_group", help="The interface refuses any group with fewer people.")
-    pop = guarded(_population, int(n), int(seed))
-    if pop is None:
-        st.stop()
+    pop = required(_population, int(n), int(seed))
 
     c1, c2 = st.columns(2)
     target = c1.text_input("Target's full name (the attacker knows it)", value="", key="dif_target",
@@ -76,24 +74,20 @@ with st.container(border=True):
         group = c2.text_input("Group", value="zip_code=10003,sex=M", key="dif_group_custom",
                               help=f"Columns: {', '.join(c for c in dif.QUERY_COLUMNS if c != 'name')}")
 
-attack = guarded(dif.run_attack, pop, target_name=target.strip() or None, group=group, min_group=min_group)
-if attack is None:
-    st.stop()
+attack = required(dif.run_attack, pop, target_name=target.strip() or None, group=group, min_group=min_group)
 headline.markdown(f"#### Two pairs of answers, each about at least {attack.min_group} people, give one patient's "
                   f"exact age: {attack.recovered:g} years.")
 
 # --- step by step ----------------------------------------------------------------------------------
 st.subheader("The attack, step by step (exact answers)")
-if "dif_step" not in st.session_state:
-    st.session_state["dif_step"] = 1
 b1, b2, b3, _ = st.columns([1, 1, 1, 3])
 if b1.button("Next step", key="dif_next", icon=":material/arrow_forward:", type="primary"):
-    st.session_state["dif_step"] = min(st.session_state["dif_step"] + 1, 6)
+    st.session_state["dif_step"] = min(state("dif_step", 1) + 1, 6)
 if b2.button("Show all steps", key="dif_all"):
     st.session_state["dif_step"] = 6
 if b3.button("Start over", key="dif_reset"):
     st.session_state["dif_step"] = 1
-step = st.session_state["dif_step"]
+step = state("dif_step", 1)
 
 q = attack.queries
 titles = [
@@ -159,19 +153,15 @@ trials = c3.number_input("Simulated releases", 1, L.DIFFERENCING_PAGE_MAX_TRIALS
                          key="dif_trials")
 sim_seed = c4.number_input("Simulation seed", L.SEED_MIN, L.SEED_MAX, value=0, step=1, key="dif_sim_seed")
 
-cost = guarded(dif.privacy_cost, eps)
-if cost is None:
-    st.stop()
+cost = required(dif.privacy_cost, eps)
 st.markdown(f"**Privacy cost:** {cost['composition']}. Pure ε-DP (δ = 0) for datasets that differ by adding or "
             "removing one person.",
             help=f"Laplace scales: count {cost['noise_scale_count']:.3g} people, sum "
                  f"{cost['noise_scale_sum']:.3g} years.")
 
-if "dif_release_no" not in st.session_state:
-    st.session_state["dif_release_no"] = 0
 if st.button("Draw another release", key="dif_release", icon=":material/casino:"):
-    st.session_state["dif_release_no"] += 1
-release = guarded(dif.noisy_release, pop, attack, eps, seed=int(sim_seed) * 1000 + st.session_state["dif_release_no"])
+    st.session_state["dif_release_no"] = state("dif_release_no", 0) + 1
+release = guarded(dif.noisy_release, pop, attack, eps, seed=int(sim_seed) * 1000 + state("dif_release_no", 0))
 if release is not None:
     st.markdown("**One release** (drawn with diffprivlib; seeded so the page is reproducible — a real system "
                 "would not seed):")

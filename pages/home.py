@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages._ui import from_url, guarded, share_in_url  # _ui also routes deep links through app.py
+from pages._ui import from_url, guarded, share_in_url, state  # _ui also routes deep links through app.py
 
 from dpcore.figures import home as figs
 from dpcore import sweep
@@ -87,7 +87,7 @@ with st.sidebar:
             from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
 
             st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id)
-    if st.session_state.get("home_report_html"):
+    if state("home_report_html", None):
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
                            "dp-explorer-report.html", "text/html", key="home_report_download",
                            icon=":material/download:")

@@ -11,7 +11,7 @@ from dpcore import limits as L
 from dpcore import reidentification as story
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
-from pages._ui import from_url, guarded, not_private, share_in_url, table_downloads
+from pages._ui import from_url, guarded, not_private, required, share_in_url, table_downloads
 
 
 @st.cache_data(max_entries=4, show_spinner="Generating the synthetic population…")
@@ -100,9 +100,7 @@ with tabs[0]:
                                    value=from_url("re_seed", D.seed, lo=L.SEED_MIN, hi=L.SEED_MAX), step=1,
                                    key="re_seed", help="Fixes the synthetic patients, so the picture is the same "
                                                        "on every run."))
-        df = guarded(release, n, seed)
-        if df is None:
-            st.stop()
+        df = required(release, n, seed)
         head = guarded(uniq, n, seed, D.qis, D.sensitive, None)
         if head is not None:
             headline_slot.markdown(f"#### {story.headline(head[0])}")

@@ -33,9 +33,10 @@ def register(sub) -> None:
     wk.set_defaults(func=run_workers)
 
 
-def _brief(job: dict) -> dict:
+def _brief(job: jobs.JobRecord) -> dict:
     keys = ("id", "status", "target", "group", "label", "created", "started", "ended", "error", "progress")
-    return {k: job.get(k) for k in keys}
+    full = job.to_dict()
+    return {k: full[k] for k in keys}
 
 
 def run_list(args) -> dict:
@@ -44,12 +45,12 @@ def run_list(args) -> dict:
 
 
 def run_show(args) -> dict:
-    return jobs.get(args.id, history=not args.no_history)
+    return jobs.get(args.id, history=not args.no_history).to_dict()
 
 
 def run_cancel(args) -> dict:
     job = jobs.cancel(args.id)
-    return {"id": job["id"], "status": job["status"], "cancel_requested": job["cancel_requested"]}
+    return {"id": job.id, "status": str(job.status), "cancel_requested": job.cancel_requested}
 
 
 def run_workers(args) -> dict:

@@ -27,3 +27,31 @@ def test_table_downloads_neutralise_formula_cells(monkeypatch):
     assert back.iloc[:, 0].tolist() == ['\'=HYPERLINK("http://evil","click")', "'@SUM(1)", "fine"]
     assert back["n"].tolist() == [-1, 0, 1]
     assert "/" not in fname
+
+
+def _required_page():
+    import streamlit as st
+
+    from dpcore.errors import DPError
+    from pages._ui import required, state
+
+    def bad():
+        raise DPError("epsilon must be > 0; try 0.1-10")
+
+    st.session_state["runs"] = state("runs", 0) + 1
+    st.write(f"value {required(lambda: 7)}")
+    if st.session_state.get("fail"):
+        required(bad)
+    st.write("after")
+
+
+def test_required_shows_one_message_and_stops_the_page_and_state_keeps_its_value():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_required_page).run()
+    assert not at.exception and [m.value for m in at.markdown] == ["value 7", "after"] and not at.error
+    at.session_state["fail"] = True
+    at.run()
+    assert not at.exception and [m.value for m in at.markdown] == ["value 7"]
+    assert [e.value for e in at.error] == ["epsilon must be > 0; try 0.1-10"]
+    assert at.session_state["runs"] == 2  # set to its default once, then kept

@@ -314,3 +314,85 @@ def test_cli_unknown_id_is_one_clear_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown job id 'nope'" in err[0]
     assert main(["jobs", "cancel", "nope"]) == 2
+
+
+# ------------------------------------------------------------------------------------------ typed boundary
+
+def test_record_is_frozen_typed_and_still_reads_like_the_old_dict():
+    job_id = jobs.submit("demo.echo", {"x": 1}, group="g", label="typed")
+    rec = jobs.get(job_id)
+    assert isinstance(rec, jobs.JobRecord) and rec.status is jobs.JobStatus.QUEUED and not rec.finished
+    assert rec["status"] == "queued" and rec.get("label") == "typed" and rec["history"] == []
+    assert "history" not in jobs.get(job_id, history=False) and "history" in rec
+    with pytest.raises(AttributeError):
+        rec.status = jobs.JobStatus.DONE  # frozen
+    plain = json.loads(json.dumps(rec.to_dict()))
+    assert plain["status"] == "queued" and plain["params"] == {"x": 1} and plain["target"] == "demo.echo"
+    assert set(jobs.STATUSES) == {"queued", "running", "done", "failed", "cancelled"}
+    assert "done" in jobs.FINISHED and jobs.JobStatus("cancelled").finished
+
+
+def test_targets_are_named_through_the_registry():
+    assert jobs.targets()["train"] == "dpcore.training:run_job"
+    assert jobs.targets()["sweep.point"] == "dpcore.sweep:run_point"
+    assert jobs.target_name("dpcore.sweep:run_point") == jobs.SWEEP_POINT == "sweep.point"
+    assert jobs.register("train", "dpcore.training:run_job") == "train"  # the same pair again is fine
+    with pytest.raises(JobError, match="already registered"):
+        jobs.register("train", "dpcore.demo_jobs:echo")
+    with pytest.raises(JobError, match="unknown job target"):
+        jobs.submit("no.such.job", {})
+    assert jobs.run_inline("demo.echo", {"a": 2})["params"] == {"a": 2}
+
+
+def test_a_record_stored_by_an_older_version_still_opens_and_runs(dp_home):
+    """Older versions stored the target as 'dpcore.module:function'; such rows still open and run."""
+    import sqlite3
+
+    jobs.list_jobs()  # creates the store with today's schema (unchanged since those versions)
+    conn = sqlite3.connect(str(jobs.db_path()))
+    with conn:
+        conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
+                     "VALUES ('old-1', 'dpcore.demo_jobs:echo', '{\"v\": 3}', 'train', '', 'queued', 1.0)")
+    conn.close()
+    rec = jobs.get("old-1")
+    assert rec.status == "queued" and jobs.target_name(rec.target) == "demo.echo"
+    assert jobs.run_worker("w-old", once=True) == 1
+    done = jobs.get("old-1")
+    assert done.status is jobs.JobStatus.DONE and done.result["params"] == {"v": 3}
+
+
+# ------------------------------------------------------------------------------------------ one cancel signal
+
+def test_a_cancelled_inline_run_raises_cancelled_not_a_dp_error():
+    """A cancel used to reach the CLI as JobError (a DPError: exit 2)."""
+    from dpcore.errors import Cancelled
+
+    box = {}
+
+    def run():
+        try:
+            box["result"] = jobs.run_inline(SLEEP, {"steps": 400, "seconds": 0.02})
+        except BaseException as exc:  # noqa: BLE001 - inspected below
+            box["error"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    job_id = wait_for(lambda: next((j.id for j in jobs.list_jobs() if j.status == "running"), None),
+                      what="inline job running")
+    jobs.cancel(job_id)
+    t.join(timeout=20)
+    assert isinstance(box.get("error"), Cancelled) and not isinstance(box["error"], DPError)
+    assert jobs.get(job_id).status == "cancelled"
+    assert jobs.JobCancelled is Cancelled
+
+
+def test_cli_exits_130_on_a_cancel(monkeypatch, capsys):
+    from dpcore.commands import jobs as jobs_cmd
+    from dpcore.errors import Cancelled
+
+    def cancelled(args):
+        raise Cancelled("job 123 was cancelled")
+
+    monkeypatch.setattr(jobs_cmd, "run_list", cancelled)
+    assert main(["jobs", "list"]) == 130
+    assert capsys.readouterr().err.strip() == "error: job 123 was cancelled"

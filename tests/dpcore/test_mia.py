@@ -141,3 +141,15 @@ def test_bad_inputs():
         mia.lira_attack(np.full((4, 2), .5), np.zeros((4, 1)), [0, 1, 0, 1], [1, 1, 0, 0], None, n_shadows=1)
     with pytest.raises(DPError):
         mia.true_class_confidence(np.full((2, 2), .5), [0, 3])
+
+
+def test_a_cancel_during_shadow_training_is_a_cancel_not_a_dp_error():
+    """It used to be a DPError, which the CLI turns into exit 2 (bad input)."""
+    from dpcore.errors import Cancelled, DPError
+
+    X = np.zeros((20, 2))
+    y = np.arange(20) % 2
+    with pytest.raises(Cancelled) as info:
+        mia.lira_attack(np.full((20, 2), 0.5), X, y, np.arange(20) < 10, fit=None, n_shadows=4,
+                        should_stop=lambda: True)
+    assert not isinstance(info.value, DPError)
