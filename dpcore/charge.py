@@ -13,7 +13,8 @@ stores one (``Charge.to_dict``) beside its numbers.
 
 Composition here is *basic* (ε and δ add up, ρ adds up): always a valid bound. Tighter (ε, δ) totals from the
 same charges come from :func:`dpcore.composition.ledger_costs`. Stdlib only, so that the ledger can use it
-cheaply; the exact σ is imported from :mod:`dpcore.mechanisms` only when a Gaussian charge is built.
+cheaply; a release's charge comes from its mechanism class (:meth:`dpcore.mechanisms.Mechanism.charge`), imported
+only when one is built.
 """
 
 from __future__ import annotations
@@ -105,22 +106,21 @@ class Charge:
                  neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
         """An analytic-Gaussian release calibrated to (ε, δ) at L2 sensitivity Δ: ρ = Δ²/(2σ²) with the exact σ
         (σ scales with Δ, so ρ depends on ε and δ alone; Δ = 0 releases nothing and costs ρ = 0)."""
-        from .mechanisms import gaussian_analytic_sigma
-
         if sensitivity == 0:
             return cls(epsilon, delta, 0.0, neighbour)
-        sigma = gaussian_analytic_sigma(epsilon, delta, sensitivity)
-        return cls(epsilon, delta, gaussian_rho(sigma, sensitivity), neighbour)
+        return cls.of_release("gaussian", epsilon, delta, sensitivity, neighbour=neighbour)
 
     @classmethod
     def of_release(cls, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0, *,
                    neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
-        """The charge of one release by ``mechanism`` ("laplace" — counts: geometric — or "gaussian")."""
-        if mechanism == "gaussian":
-            return cls.gaussian(epsilon, delta, sensitivity, neighbour=neighbour)
-        if mechanism == "laplace":
-            return cls.pure(epsilon, neighbour=neighbour)
-        raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
+        """The charge of one release by ``mechanism`` ("laplace" — counts: geometric — or "gaussian"):
+        :meth:`dpcore.mechanisms.Mechanism.charge` of the calibrated mechanism (its ρ from its own σ)."""
+        from . import mechanisms
+
+        if mechanism not in mechanisms.QUERY_MECHANISMS:
+            raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
+        return mechanisms.get(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity).charge(
+            neighbour=neighbour)
 
     # --- composition ---------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from . import limits
-from .charge import gaussian_rho, pure_rho  # noqa: F401  (ρ of one release: defined once, with Charge)
+from .charge import Charge, compose, gaussian_rho, pure_rho  # noqa: F401  (ρ of one release: defined once)
 from .errors import DPError
 from .validation import check_delta, check_epsilon, check_positive_int
 
@@ -52,9 +52,21 @@ def _delta_sum(deltas, k: int) -> float:
 
 
 def basic(epsilons, deltas=None) -> tuple[float, float]:
-    """Basic composition: (Σε, Σδ)."""
+    """Basic composition: (Σε, Σδ) — :func:`dpcore.charge.compose` of one charge per release (the one home)."""
     eps = _eps_list(epsilons)
-    return float(eps.sum()), min(_delta_sum(deltas, eps.size), 1.0)
+    _delta_sum(deltas, eps.size)  # validates the δs and their number
+    ds = np.zeros(eps.size) if deltas is None else np.broadcast_to(np.asarray(deltas, dtype=float), eps.shape)
+    total = compose(Charge(float(e), float(d)) for e, d in zip(eps, ds))
+    return total.epsilon, total.delta
+
+
+def basic_composition(releases) -> tuple[float, float]:
+    """Total (ε, δ) of several releases on the same data by basic composition: the sums of the ε and δ.
+
+    ``releases`` is an iterable of (epsilon, delta) pairs or of dicts with keys ``epsilon`` and ``delta``.
+    A true upper bound (tighter accountants exist for many releases, e.g. advanced composition)."""
+    pairs = [(r["epsilon"], r.get("delta", 0.0)) if isinstance(r, dict) else r for r in releases]
+    return basic([e for e, _ in pairs], [d or 0.0 for _, d in pairs])
 
 
 def advanced(epsilons, delta_prime: float, deltas=None) -> tuple[float, float]:
@@ -128,8 +140,6 @@ def ledger_costs(entries, delta_prime: float) -> list[dict]:
     Returns rows {rule, epsilon, delta, note}. A charge without ``rho`` counts as pure ε-DP (ρ = ε²/2),
     which is only valid when its δ is 0; an (ε, δ) charge without ρ is refused.
     """
-    from .charge import Charge, compose
-
     charges = [Charge.from_dict(e) for e in entries]
     dp = check_delta(delta_prime, "δ′ (delta prime)")
     if not charges:

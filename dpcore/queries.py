@@ -3,7 +3,8 @@
 A query is described by a frozen :class:`Query` (which has a canonical text form, so the ledger can
 recognise a repeated question). :func:`prepare` validates it against the data and computes the true
 answer and its sensitivity — no noise. :meth:`Prepared.release` draws the noise, *only* through
-:func:`dpcore.release.release_value` / :func:`dpcore.release.release_count`, and returns the answer
+:func:`dpcore.release.release_value` / :func:`dpcore.release.release_count` (the mechanism classes'
+secure samplers), and returns the answer
 with its 95% error interval. :func:`ask` ties this to the budget ledger: check, draw, store, in one
 transaction. COUNT conditions and WHERE clauses are :class:`dpcore.filters.Condition` (one rule for every
 page: typed by the column, text ignores case, a missing value never matches).
@@ -25,7 +26,6 @@ teaching). Sensitivities:
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import limits
+from . import limits, mechanisms
 from .charge import Charge, Neighbour
 from .errors import DPError
 from .filters import OPERATORS, Condition, column_kind, parse_condition, parse_conditions  # noqa: F401
@@ -42,8 +42,8 @@ from .release import release_count, release_value
 from .validation import check_bounds, check_delta, check_epsilon, check_positive_int
 
 KINDS = ("count", "sum", "mean", "histogram")
-MECHANISMS = ("laplace", "gaussian")
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
+MECHANISMS = mechanisms.QUERY_MECHANISMS  # old names, kept importable; defined in dpcore.mechanisms
+Z95 = mechanisms.Z95
 MAX_BINS = limits.QUERY_MAX_BINS  # old names, kept importable; the limits live in dpcore.limits
 MAX_EPSILON = limits.QUERY_EPSILON_MAX
 NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the ledger's one relation
@@ -55,7 +55,13 @@ NOT_DP = "reproducible noise: not a DP release"
 
 @dataclass(frozen=True)
 class Query:
-    """One private question. ``epsilon`` (and ``delta`` for Gaussian) is what it costs."""
+    """One private question. ``epsilon`` (and ``delta`` for Gaussian) is what it costs.
+
+    The query console's model, charged to the ledger under add/remove-one neighbours (:attr:`neighbour`; only
+    MEAN with a public n is replace-one, and the ledger refuses it). The noise page's teaching query,
+    :class:`dpcore.mechanisms.QueryAnswer`, is a separate replace-one view with a public n (SUM Δ = U − L there,
+    max(|L|, |U|) here): it is never charged, and its own ``neighbour`` field says so.
+    """
 
     kind: str
     epsilon: float
@@ -72,7 +78,7 @@ class Query:
     def canonical(self) -> str:
         """The question without its ε, as stable text (WHERE order does not matter)."""
         d = {"kind": self.kind, "mechanism": self.mechanism, "where": sorted(c.text() for c in self.where)}
-        if self.mechanism == "gaussian":
+        if not self.pure:
             d["delta"] = repr(float(self.delta))
         if self.kind == "count":
             d["condition"] = self.condition.text() if self.condition else None
@@ -108,6 +114,11 @@ class Query:
         return text + (f" WHERE {where}" if where else "")
 
     @property
+    def pure(self) -> bool:
+        """Pure ε-DP (Laplace; counts: geometric), so δ = 0."""
+        return mechanisms.mechanism_class(self.mechanism).pure
+
+    @property
     def neighbour(self) -> Neighbour:
         """The relation this query's guarantee is about: MEAN with a public n is replace-one, all else add/remove."""
         return Neighbour.REPLACE_ONE if self.kind == "mean" and self.public_n else Neighbour.ADD_REMOVE
@@ -125,9 +136,9 @@ class Query:
     def cost_note(self) -> str:
         """How ε (and δ) is spent, stated honestly."""
         eps, dl = self.epsilon, self.delta
-        dtxt = f", δ = {dl:g}" if self.mechanism == "gaussian" else ""
+        dtxt = "" if self.pure else f", δ = {dl:g}"
         if self.kind == "mean" and not self.public_n:
-            half = f"ε/2 = {eps / 2:g}" + (f", δ/2 = {dl / 2:g}" if self.mechanism == "gaussian" else "")
+            half = f"ε/2 = {eps / 2:g}" + ("" if self.pure else f", δ/2 = {dl / 2:g}")
             return (f"total ε = {eps:g}{dtxt}: {half} on a noisy sum of (x − midpoint) and {half} on a noisy count; "
                     "mean = midpoint + sum / count (basic composition)")
         if self.kind == "mean":
@@ -152,7 +163,7 @@ def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, 
     mechanism = str(mechanism).strip().lower()
     if mechanism not in MECHANISMS:
         raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
-    dl = check_delta(delta) if mechanism == "gaussian" else 0.0
+    dl = 0.0 if mechanisms.mechanism_class(mechanism).pure else check_delta(delta)
     if isinstance(condition, str):
         condition = None if condition.strip() in ("", "*") else parse_condition(condition, "COUNT condition")
     where = parse_conditions(where)
@@ -203,39 +214,10 @@ def parse_bounds(text: str) -> tuple[float, float]:
 # --- noise scales and intervals --------------------------------------------------------------------
 
 
-def gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """σ of the analytic Gaussian mechanism (Balle & Wang 2018), as the release path uses it. No noise drawn."""
-    return _gaussian_sigma(check_epsilon(epsilon), check_delta(delta), float(sensitivity))
-
-
-@functools.lru_cache(maxsize=1024)
-def _gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    from .release import gaussian_sigma  # the σ the release really uses (exact, never below)
-
-    return gaussian_sigma(epsilon, delta, sensitivity)
-
-
-def noise_halfwidth(kind: str, *, epsilon: float, sensitivity: float, delta: float = 0.0, level: float = 0.95) -> float:
-    """Half-width t with P(|noise| <= t) >= level.
-
-    ``kind``: "laplace" (scale Δ/ε: t = Δ/ε·ln(1/(1−level))), "geometric" (two-sided geometric with
-    α = exp(−ε/Δ): the smallest integer t with 2α^(t+1)/(1+α) <= 1−level), "gaussian" (analytic σ).
-    """
-    if sensitivity == 0:
-        return 0.0
-    tail = 1.0 - level
-    if kind == "laplace":
-        return sensitivity / epsilon * math.log(1.0 / tail)
-    if kind == "geometric":
-        alpha = math.exp(-epsilon / sensitivity)
-        # P(|Z| >= t+1) = 2 α^(t+1) / (1+α) <= tail
-        t = math.ceil(math.log(tail * (1 + alpha) / 2) / math.log(alpha) - 1 - 1e-12)
-        return float(max(t, 0))
-    if kind == "gaussian":
-        from scipy.stats import norm
-
-        return float(norm.ppf(1 - tail / 2)) * gaussian_sigma(epsilon, delta, sensitivity)
-    raise DPError(f"unknown noise kind {kind!r}")
+#: The σ a Gaussian release uses (exact analytic, cached in :mod:`dpcore.mechanisms`). No noise drawn.
+gaussian_sigma = mechanisms.gaussian_analytic_sigma
+#: Half-width t with P(|noise| <= t) >= level for "laplace", "geometric" or "gaussian" (one home: the classes).
+noise_halfwidth = mechanisms.halfwidth
 
 
 # --- prepare and release ---------------------------------------------------------------------------
@@ -259,25 +241,28 @@ class Prepared:
         """Draw the noise (the only place it is drawn) and return a JSON-able answer."""
         q = self.query
         rs = np.random.RandomState(random_state) if isinstance(random_state, (int, np.integer)) else random_state
-        gauss = q.mechanism == "gaussian"
+        gauss = not mechanisms.mechanism_class(q.mechanism).pure
         out = {"query": q.describe(), "kind": q.kind, "mechanism": q.mechanism, "epsilon": q.epsilon,
                "delta": q.delta if gauss else 0.0, "cost_note": q.cost_note(), "interval_level": 0.95,
                "secure": random_state is None}
         if random_state is not None:
             out["label"] = NOT_DP
 
-        def count_noise(value, eps, dl, sens=1):
-            if gauss:
-                v = release_value(value, mechanism="gaussian", epsilon=eps, delta=dl, sensitivity=sens,
-                                  random_state=rs)
-                return v, noise_halfwidth("gaussian", epsilon=eps, delta=dl, sensitivity=sens)
-            v = release_count(int(value), epsilon=eps, sensitivity=sens, random_state=rs)
-            return float(v), noise_halfwidth("geometric", epsilon=eps, sensitivity=sens)
+        def noise(value, eps, dl, sens, *, integer, level=0.95):
+            # a count under Laplace is released by the geometric mechanism; the interval is that mechanism's own
+            m = mechanisms.for_release(q.mechanism, epsilon=eps, delta=dl, sensitivity=sens, integer=integer)
+            if isinstance(m, mechanisms.Geometric):  # through the release path's public face (tests spy on it)
+                v = release_count(int(value), epsilon=m.epsilon, sensitivity=int(m.sensitivity), random_state=rs)
+            else:
+                v = release_value(value, mechanism=m.name, epsilon=m.epsilon, delta=m.delta,
+                                  sensitivity=m.sensitivity, random_state=rs)
+            return float(v), m.halfwidth(level)
+
+        def count_noise(value, eps, dl, sens=1, level=0.95):
+            return noise(value, eps, dl, sens, integer=True, level=level)
 
         def value_noise(value, eps, dl, sens, level=0.95):
-            v = release_value(value, mechanism=q.mechanism, epsilon=eps, delta=dl, sensitivity=sens,
-                              random_state=rs)
-            return v, noise_halfwidth(q.mechanism, epsilon=eps, delta=dl, sensitivity=sens, level=level)
+            return noise(value, eps, dl, sens, integer=False, level=level)
 
         if q.kind == "count":
             v, t = count_noise(self.true_value, q.epsilon, q.delta)
@@ -296,12 +281,7 @@ class Prepared:
             e2, d2 = q.epsilon / 2, q.delta / 2
             # Each part gets a 97.5% interval: both hold together with probability >= 95% (union bound).
             s, ts = value_noise(self.true_sum, e2, d2, self.sensitivity, level=0.975)
-            if gauss:
-                n, tn = count_noise(self.true_count, e2, d2)
-                tn = noise_halfwidth("gaussian", epsilon=e2, delta=d2, sensitivity=1.0, level=0.975)
-            else:
-                n, _ = count_noise(self.true_count, e2, d2)
-                tn = noise_halfwidth("geometric", epsilon=e2, sensitivity=1.0, level=0.975)
+            n, tn = count_noise(self.true_count, e2, d2, level=0.975)
             mean = c + s / max(n, 1.0)
             mean = min(max(mean, lo), hi)
             if n - tn > 0:

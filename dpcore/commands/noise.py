@@ -13,8 +13,9 @@ import numpy as np
 from .. import limits
 from .. import mechanisms as mech
 from ..cli import int_arg, seed_arg
+from ..charge import compose
 from ..errors import DPError
-from ..release import basic_composition, release_many
+from ..validation import check_delta, check_positive_int
 
 DEFAULT_DELTA = 1e-5
 
@@ -43,44 +44,39 @@ def run(args) -> dict:
         raise DPError("--secure draws from a secure random source and cannot be seeded; drop --seed "
                       "(or drop --secure for a reproducible simulation)")
     delta = args.delta
-    if args.mechanism == "laplace":
+    if mech.mechanism_class(args.mechanism).pure:
         if delta is not None:
-            from ..validation import check_delta
-
             check_delta(delta)  # still reject nonsense, but Laplace is pure ε-DP
         delta = None
     elif delta is None:
         delta = DEFAULT_DELTA
-    spec = mech.calibrate(args.mechanism, args.epsilon, delta, args.sensitivity)
+    m = mech.get(args.mechanism, epsilon=args.epsilon, delta=delta, sensitivity=args.sensitivity)
     value = mech._finite(args.value, "--value (true value)")
-    lo, hi = mech.ci95(spec, value)
+    lo, hi = m.interval(value, 0.95)
     out = {
-        "mechanism": spec.mechanism,
-        "epsilon": spec.epsilon,
-        "delta": spec.delta,
-        "sensitivity": spec.sensitivity,
-        "scale": spec.scale,
-        "scale_name": "b" if spec.mechanism == "laplace" else "sigma",
+        "mechanism": m.name,
+        "epsilon": m.epsilon,
+        "delta": m.delta,
+        "sensitivity": m.sensitivity,
+        "scale": m.scale,
+        "scale_name": m.scale_ascii,
         "value": value,
-        "expected_abs_error": mech.expected_abs_error(spec),
+        "expected_abs_error": m.expected_abs_error(),
         "ci95": [lo, hi],
     }
-    if spec.mechanism != "laplace" and spec.sensitivity > 0:
-        out["delta_at_epsilon"] = mech.actual_delta(spec)
+    if not m.pure and m.sensitivity > 0:
+        out["delta_at_epsilon"] = m.actual_delta()
     if args.secure:
-        draws = release_many(value, args.draws, mechanism=spec.mechanism, epsilon=spec.epsilon,
-                             delta=spec.delta, sensitivity=spec.sensitivity)
-        eps_total, delta_total = basic_composition([(spec.epsilon, spec.delta)] * len(draws))
+        draws = m.release_many(value, args.draws)
+        total = compose([m.charge()] * len(draws))  # basic composition: each draw costs its charge
         out.update(source="release path: diffprivlib, secure random source (not reproducible)",
-                   seed=None, total_epsilon=eps_total, total_delta=delta_total)
+                   seed=None, total_epsilon=total.epsilon, total_delta=total.delta)
     else:
         seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (limits.SEED_MAX + 1))
-        if spec.scale == 0:
-            from ..validation import check_positive_int
-
+        if m.scale == 0:
             draws = [value] * check_positive_int(args.draws, "number of draws")
         else:
-            draws = mech.simulate(spec, value, args.draws, seed).tolist()
+            draws = m.simulate(value, args.draws, seed).tolist()
         out.update(source="simulation: numpy Generator (plain floating point; not a safe release)", seed=seed)
     out["draws"] = draws
     return out

@@ -1,0 +1,152 @@
+"""One class per mechanism (Laplace, analytic / classic Gaussian, Geometric): construction, exact facts at any
+level, charges, the secure release path and the labelled teaching simulation; the old copies now delegate."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from dpcore import composition, mechanisms, queries, release
+from dpcore.charge import Charge, Neighbour, compose, require_ledger_relation
+from dpcore.errors import DPError
+from dpcore.mechanisms import Geometric, GaussianAnalytic, GaussianClassic, Laplace
+
+
+def test_keyword_only_construction_and_validation():
+    with pytest.raises(TypeError):
+        Laplace(1.0)  # keyword-only, as diffprivlib's mechanisms
+    with pytest.raises(DPError, match="abstract"):
+        mechanisms.Mechanism(epsilon=1.0)
+    with pytest.raises(DPError, match="epsilon"):
+        Laplace(epsilon=0)
+    with pytest.raises(DPError, match="pure ε-DP: δ must be 0"):
+        Laplace(epsilon=1.0, delta=1e-5)
+    with pytest.raises(DPError, match="needs δ"):
+        GaussianAnalytic(epsilon=1.0)
+    with pytest.raises(DPError, match="delta"):
+        GaussianAnalytic(epsilon=1.0, delta=0)
+    with pytest.raises(DPError, match="only valid for ε < 1"):
+        GaussianClassic(epsilon=1.0, delta=1e-5)
+    for bad in (0, 1.5, -1, float("nan"), "1"):
+        with pytest.raises(DPError, match="whole number >= 1"):
+            Geometric(epsilon=1.0, sensitivity=bad)
+    with pytest.raises(DPError, match="sensitivity"):
+        Laplace(epsilon=1.0, sensitivity=-1)
+    with pytest.raises(DPError, match="unknown mechanism"):
+        mechanisms.get("cauchy", epsilon=1.0)
+    m = GaussianAnalytic(epsilon=1.0, delta=1e-5, sensitivity=2.0)
+    with pytest.raises(AttributeError):
+        m.epsilon = 5.0  # frozen: a calibration cannot drift from its scale
+    assert mechanisms.get("laplace", epsilon=1.0, delta=1e-5).delta == 0.0  # by name: a pure mechanism drops δ
+
+
+def test_the_class_table_is_the_one_home():
+    assert set(mechanisms.CLASSES) == {"laplace", "gaussian", "gaussian-classic", "geometric"}
+    assert release.MECHANISMS is mechanisms.MECHANISMS and queries.MECHANISMS is mechanisms.QUERY_MECHANISMS
+    assert queries.Z95 == mechanisms.Z95 == pytest.approx(1.959963984540054, rel=1e-15)
+    assert mechanisms.LAPLACE_Q95 == pytest.approx(math.log(20), rel=1e-14)
+    assert release.basic_composition is composition.basic_composition
+    assert queries.gaussian_sigma is release.gaussian_sigma is mechanisms.gaussian_analytic_sigma
+    assert queries.noise_halfwidth is mechanisms.halfwidth
+    assert mechanisms.NoiseSpec is mechanisms.Mechanism  # old name kept for the noise page and figures
+
+
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.95, 0.99])
+@pytest.mark.parametrize("m", [Laplace(epsilon=0.7, sensitivity=2.0), GaussianAnalytic(epsilon=0.7, delta=1e-5,
+                                                                                       sensitivity=2.0),
+                               GaussianClassic(epsilon=0.5, delta=1e-5, sensitivity=1.0)])
+def test_continuous_halfwidth_holds_its_level_exactly(m, level):
+    x = np.linspace(-300, 300, 600_001)
+    p = m.density(x, center=3.0)
+    lo, hi = m.interval(3.0, level)
+    inside = (x >= lo) & (x <= hi)
+    assert np.trapezoid(p[inside], x[inside]) == pytest.approx(level, abs=2e-4)
+
+
+@pytest.mark.parametrize("eps,sens", [(0.1, 1), (0.5, 1), (1.0, 2), (3.0, 1)])
+@pytest.mark.parametrize("level", [0.9, 0.95, 0.975])
+def test_geometric_facts_against_its_pmf(eps, sens, level):
+    g = Geometric(epsilon=eps, sensitivity=sens)
+    a = math.exp(-eps / sens)
+    k = np.arange(-20_000, 20_001)
+    pmf = g.density(k)
+    assert pmf == pytest.approx((1 - a) / (1 + a) * a ** np.abs(k))
+    assert pmf.sum() == pytest.approx(1.0, abs=1e-9)
+    assert g.density(0.5) == 0.0  # no mass between whole numbers
+    assert np.sum(np.abs(k) * pmf) == pytest.approx(g.expected_abs_error(), rel=1e-9)
+    h = g.halfwidth(level)  # the smallest whole half-width that holds the level
+    assert h == int(h) and pmf[np.abs(k) <= h].sum() >= level > pmf[np.abs(k) <= h - 1].sum()
+    assert np.max(np.abs(g.privacy_loss(k[19_900:20_100]))) == pytest.approx(eps)  # pure ε-DP
+
+
+def test_geometric_teaching_simulation_matches_its_pmf():
+    g = Geometric(epsilon=0.5)
+    s = g.simulate(100, 200_000, seed=7)
+    assert np.array_equal(s, g.simulate(100, 200_000, seed=7)) and np.all(s == np.round(s))
+    # mean |error| has sd ~ 2.8/sqrt(n) ~ 0.006: a 5-sigma bound
+    assert abs(np.mean(np.abs(s - 100)) - g.expected_abs_error()) < 0.035
+    h, a = g.halfwidth(0.95), g.alpha
+    exact = 1 - 2 * a ** (h + 1) / (1 + a)  # P(|X| <= h) >= 95% (whole h: a little above)
+    assert exact >= 0.95 and np.mean(np.abs(s - 100) <= h) == pytest.approx(exact, abs=0.003)  # sd 0.0004
+
+
+def test_charges_come_from_each_class():
+    assert Laplace(epsilon=0.8).charge() == Charge.pure(0.8) and Charge.pure(0.8).rho == pytest.approx(0.32)
+    g = GaussianAnalytic(epsilon=1.0, delta=1e-5, sensitivity=3.0)
+    c = g.charge(neighbour=Neighbour.REPLACE_ONE)
+    assert c.rho == pytest.approx(9 / (2 * g.scale ** 2)) and c.neighbour is Neighbour.REPLACE_ONE
+    assert c.rho == pytest.approx(GaussianAnalytic(epsilon=1.0, delta=1e-5).rho)  # ρ depends on ε, δ alone
+    gc = GaussianClassic(epsilon=0.5, delta=1e-5)
+    assert gc.rho == pytest.approx(1 / (2 * gc.scale ** 2))
+    assert gc.rho < GaussianAnalytic(epsilon=0.5, delta=1e-5).rho  # classic over-provisions noise
+    assert Geometric(epsilon=0.3).charge().rho == pytest.approx(0.045)
+    assert Charge.of_release("gaussian", 1.0, 1e-5, 3.0) == GaussianAnalytic(epsilon=1.0, delta=1e-5,
+                                                                            sensitivity=3.0).charge()
+    assert Charge.gaussian(1.0, 1e-5, 0.0).rho == 0.0
+
+
+def test_basic_composition_is_compose_of_charges():
+    assert composition.basic([0.5, 0.25, 1.0], [0, 1e-5, 1e-5]) == pytest.approx((1.75, 2e-5))
+    total = compose([Charge(0.5), Charge(0.25, 1e-5), Charge(1.0, 1e-5)])
+    assert composition.basic([0.5, 0.25, 1.0], [0, 1e-5, 1e-5]) == (total.epsilon, total.delta)
+    assert composition.basic([1.0, 1.0], 0.6) == (2.0, 1.0)  # δ capped at 1
+    with pytest.raises(DPError, match="epsilon"):
+        composition.basic([1.0, 0.0])
+
+
+def test_for_release_picks_the_mechanism_that_really_releases():
+    g = mechanisms.for_release("laplace", epsilon=1.0, sensitivity=1.5, integer=True)
+    assert isinstance(g, Geometric) and g.sensitivity == 2  # Δ rounded up to a whole number
+    assert isinstance(mechanisms.for_release("gaussian", epsilon=1.0, delta=1e-5, integer=True), GaussianAnalytic)
+    assert isinstance(mechanisms.for_release("laplace", epsilon=1.0), Laplace)
+
+
+def test_release_is_secure_unless_seeded_and_goes_through_diffprivlib():
+    for m in (Laplace(epsilon=1.0), GaussianAnalytic(epsilon=1.0, delta=1e-5), Geometric(epsilon=1.0)):
+        assert isinstance(m._sampler(None)._rng, random.SystemRandom)  # secure random source
+    lap = Laplace(epsilon=1.0, sensitivity=2.0)
+    assert lap.release(5.0, random_state=3) == lap.release(5.0, random_state=3)  # seeded: tests only
+    assert isinstance(Geometric(epsilon=1.0).release(10), int)
+    with pytest.raises(DPError, match="whole number"):
+        Geometric(epsilon=1.0).release(2.5)
+    with pytest.raises(DPError, match="whole number"):
+        Geometric(epsilon=1.0).release(float("nan"))
+    with pytest.raises(DPError, match="true value"):
+        lap.release(float("inf"))
+    many = Geometric(epsilon=1.0).release_many(7, 20, random_state=1)
+    assert len(many) == 20 and all(isinstance(v, int) for v in many)
+    with pytest.raises(DPError, match="at most"):
+        lap.release_many(0.0, mechanisms.MAX_RELEASE_DRAWS + 1)
+
+
+def test_teaching_query_states_its_replace_one_relation_and_the_ledger_refuses_it():
+    from dpcore.datasets import medical
+
+    a = mechanisms.query(medical(300, seed=0), "mean", "age", 18, 90)
+    assert a.neighbour is Neighbour.REPLACE_ONE
+    c = a.charge("laplace", 1.0)
+    assert c.neighbour is Neighbour.REPLACE_ONE and c.epsilon == 1.0
+    with pytest.raises(DPError, match="one relation"):
+        require_ledger_relation(c)
+    assert isinstance(mechanisms.query(medical(300, seed=0), "count").mechanism("laplace", 1.0), Geometric)
