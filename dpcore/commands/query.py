@@ -8,7 +8,7 @@ action). Exit code 3 when the budget would be exceeded (nothing spent, no noise 
 
 from __future__ import annotations
 
-from .. import datasets, queries
+from .. import datasets, mechanisms, queries
 from ..errors import DPError
 
 
@@ -51,7 +51,7 @@ def run(args) -> dict:
                       "recover the exact answer; drop --seed (charged answers use a secure random source); nothing "
                       "was spent")
     delta = args.delta
-    if args.mechanism == "gaussian" and delta is None:
+    if not mechanisms.mechanism_class(args.mechanism).pure and delta is None:
         raise DPError("the Gaussian mechanism needs --delta (charged to the δ budget, below 1/n), e.g. --delta 1e-7; "
                       "or use --mechanism laplace (δ = 0)")
     df = datasets.read_csv(args.data)
