@@ -224,7 +224,7 @@ _connected: str | None = None
 
 def connect(address: str):
     """Connect this process to the Ray cluster once (shipping the dpcore package); return the ray module."""
-    global _connected
+    global _connected, _remote_fn, _board
     ray = require_ray()
     with _conn_lock:
         if _connected == address and ray.is_initialized():
@@ -238,7 +238,7 @@ def connect(address: str):
         except Exception as exc:  # noqa: BLE001 - ConnectionError, RuntimeError, auth errors: one message
             raise DPError(f"cannot reach the Ray cluster at {address}: {_first_line(exc)}; check `ray status` "
                           f"there, the address ({RAY_ADDRESS_ENV}) and the token (RAY_AUTH_TOKEN)") from None
-        _connected = address
+        _connected, _remote_fn, _board = address, None, None  # made again for this cluster
     return ray
 
 
@@ -270,7 +270,7 @@ class _RemoteContext:
 
     def flush(self) -> None:
         if self._pending and self._board is not None:
-            self._board.put.remote(self._pending)  # fire and forget
+            self._board.put.remote(self.job_id, self._pending)  # fire and forget
             self._pending = {}
         self._last = time.monotonic()
 
@@ -303,30 +303,45 @@ def _run_unit(target: str, params: dict, job_id: str, board) -> dict:
 
 
 _remote_fn = None
-_board_cls = None
+_board = None
 
 
-def _ray_objects(ray):
-    global _remote_fn, _board_cls
+class _Board:
+    """Latest progress of the units a dispatcher relays, per job id (merged; taken by the dispatcher).
+    One per dispatcher process, reused for every unit: an actor is a Ray worker process of its own, and one
+    per unit would cost a process start (and could take an idle worker that already imported torch)."""
+
+    def __init__(self):
+        self.fields: dict = {}
+
+    def put(self, job_id, fields):
+        self.fields.setdefault(job_id, {}).update(fields)
+
+    def take(self, job_id):
+        return self.fields.pop(job_id, {})
+
+    def drop(self, job_id):
+        self.fields.pop(job_id, None)
+
+
+def _ray_objects(ray, fresh_board: bool = False):
+    """The remote task function and this dispatcher's progress board (created once; again if it was lost)."""
+    global _remote_fn, _board
     if _remote_fn is None:
         _remote_fn = ray.remote(_run_unit)
+    if _board is None or fresh_board:
+        _board = ray.remote(num_cpus=0)(_Board).remote()
+    return _remote_fn, _board
 
-        class _Board:
-            """Latest progress of the unit this dispatcher relays (merged; taken by the dispatcher)."""
 
-            def __init__(self):
-                self.fields, self.seq = {}, 0
-
-            def put(self, fields):
-                self.fields.update(fields)
-                self.seq += 1
-
-            def take(self):
-                out, self.fields = self.fields, {}
-                return out
-
-        _board_cls = ray.remote(num_cpus=0)(_Board)
-    return _remote_fn, _board_cls
+def _take_progress(ray, board, job_id: str) -> dict:
+    try:
+        return ray.get(board.take.remote(job_id), timeout=5)
+    except ray.exceptions.RayActorError:  # the board's process was lost: a new one for the next units
+        _ray_objects(ray, fresh_board=True)
+        return {}
+    except Exception:  # noqa: BLE001 - progress is best effort; the result is what counts
+        return {}
 
 
 def ray_job(params: dict, ctx) -> dict:
@@ -335,8 +350,7 @@ def ray_job(params: dict, ctx) -> dict:
 
     spec = params["ray"]
     ray = connect(spec["address"])
-    remote_fn, board_cls = _ray_objects(ray)
-    board = board_cls.remote()
+    remote_fn, board = _ray_objects(ray)
     try:
         args_ref = ray.put(params["params"])  # inputs through the object store
         ref = remote_fn.options(num_cpus=spec.get("num_cpus", 1), num_gpus=spec.get("num_gpus", 0),
@@ -346,10 +360,7 @@ def ray_job(params: dict, ctx) -> dict:
         ctx.progress(executor="ray", phase="queued on ray")
         while True:
             ready, _ = ray.wait([ref], timeout=0.25)
-            try:
-                fields = ray.get(board.take.remote(), timeout=5)
-            except Exception:  # noqa: BLE001 - progress is best effort; the result is what counts
-                fields = {}
+            fields = _take_progress(ray, board, ctx.job_id)
             if fields:
                 ctx.progress(**fields)
             if ready:
@@ -382,6 +393,6 @@ def ray_job(params: dict, ctx) -> dict:
         return result
     finally:
         try:
-            ray.kill(board)
+            board.drop.remote(ctx.job_id)
         except Exception:  # noqa: BLE001
             pass
