@@ -43,13 +43,21 @@ def guarded(fn, *args, **kwargs):
         return None
 
 
+CHART_CONFIG = {"displayModeBar": False, "displaylogo": False}
+
+
+def chart(fig, *, key: str, where=st) -> None:
+    """Show a dpcore figure full width, without Plotly's mode bar (``where``: a column or container)."""
+    where.plotly_chart(fig, key=key, config=CHART_CONFIG)
+
+
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
     """CSV and JSON download buttons for a table (CSV cells that a spreadsheet would run are neutralised)."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).strip("._") or "table"  # names may hold user text
-    c1, c2, _ = st.columns([1, 1, 4])
-    c1.download_button("CSV", textsafe.csv_bytes(df), f"{name}.csv", "text/csv",
+    c1, c2, _ = st.columns([1, 1, 2])
+    c1.download_button("Download CSV", textsafe.csv_bytes(df), f"{name}.csv", "text/csv",
                        key=f"{key}_csv", icon=":material/download:")
-    c2.download_button("JSON", json.dumps(json.loads(df.to_json(orient="records")), indent=2).encode(),
+    c2.download_button("Download JSON", json.dumps(json.loads(df.to_json(orient="records")), indent=2).encode(),
                        f"{name}.json", "application/json", key=f"{key}_json", icon=":material/download:")
 
 

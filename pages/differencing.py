@@ -7,7 +7,7 @@ from dpcore import differencing as dif
 from dpcore import limits as L
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
-from pages._ui import from_url, guarded, not_private, required, share_in_url, state, table_downloads
+from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, state, table_downloads
 
 EPS_OPTIONS = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 GROUP_KINDS = ["First name", "Zip code and sex", "Custom (COLUMN=VALUE,...)"]
@@ -121,7 +121,7 @@ for i in range(step):
             m2.metric("True age (hidden data)", f"{attack.true_value:g} years",
                       delta="exact match" if attack.exact else "mismatch", delta_color="off")
             not_private("True value")
-            st.plotly_chart(figs.totals_chart(attack), key="dif_totals")
+            chart(figs.totals_chart(attack), key="dif_totals")
             st.info("Every query was about 50+ people, and yet one person's exact value came out. "
                     "Size limits do not compose: the *difference* of two allowed answers is a disallowed one.")
             table = pd.DataFrame([r.as_dict() for r in attack.queries])[["step", "query", "answer", "refused"]]
@@ -187,10 +187,10 @@ if res is not None:
               help=cost["composition"] + "; add/remove-one person, δ = 0")
     c1, c2 = st.columns(2)
     with c1:
-        st.plotly_chart(figs.estimates_histogram(sim["estimates"], attack.true_value, eps, sim["k_years"]),
+        chart(figs.estimates_histogram(sim["estimates"], attack.true_value, eps, sim["k_years"]),
                         key="dif_hist")
     with c2:
-        st.plotly_chart(figs.success_chart(curve, eps, sim["k_years"]), key="dif_curve")
+        chart(figs.success_chart(curve, eps, sim["k_years"]), key="dif_curve")
     st.caption("Small ε: the estimate is spread over the whole 18–90 range (piling up at the clipping bounds) "
                "and the attacker learns little. Only at very large ε per query does the exact age come back — "
                "that is the price of answering the same person's questions with little noise.")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages._ui import from_url, guarded, share_in_url, state  # _ui also routes deep links through app.py
+from pages._ui import chart, from_url, guarded, share_in_url, state  # _ui also routes deep links through app.py
 
 from dpcore.figures import home as figs
 from dpcore import sweep
@@ -52,7 +52,7 @@ eps = st.select_slider("Your ε", options=HOME_EPS, value=from_url("home_eps", 1
 share_in_url("home_eps")
 c1, c2 = st.columns([3, 2])
 with c1:
-    st.plotly_chart(figs.posterior_chart(eps), key="home_posterior")
+    chart(figs.posterior_chart(eps), key="home_posterior")
 with c2:
     st.metric("Privacy level", privacy_level(eps),
               help="The word follows the bound beside it: strong while 50% sure ends at most 75% sure, moderate "
@@ -64,7 +64,7 @@ with c2:
         st.markdown("Bayes' rule with a likelihood ratio of at most e^ε: p′ ≤ e^ε·p / (1 − p + e^ε·p). Here ε is "
                     "for datasets that differ by adding or removing one person, with δ = 0; a guarantee with "
                     "δ > 0 covers this ε part only and may fail outright with probability δ.")
-st.plotly_chart(figs.deployments_chart(eps), key="home_deployments")
+chart(figs.deployments_chart(eps), key="home_deployments")
 st.caption("Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
            "user per day, a device) and the time window differ.")
 

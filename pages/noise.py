@@ -8,7 +8,7 @@ from dpcore import mechanisms as mech
 from dpcore.figures import noise as figs
 from dpcore.interpret import privacy_level
 from dpcore.release import basic_composition, release_answer
-from pages._ui import from_url, guarded, not_private, share_in_url, table_downloads
+from pages._ui import chart, from_url, guarded, not_private, share_in_url, table_downloads
 
 SIM_DRAWS = 100_000
 SIM_SEED = 0  # the simulation is a picture: seeded so the cache never freezes a real release
@@ -156,17 +156,17 @@ st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {spec.delta:g}**" if m
 share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta")
 
 st.subheader("2 · What released answers look like")
-st.plotly_chart(charts["distribution"], key="noise_chart_distribution")
+chart(charts["distribution"], key="noise_chart_distribution")
 st.caption(f"The bars are a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) to show the "
            f"shape — not releases. Simulated mean |error| {view.sim_mean_abs_error:,.4g} (exact "
            f"{view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of simulated draws fall in the 95% interval.")
 if integer and mechanism == "laplace":
     st.caption("Counts are released with the discrete Laplace (geometric) mechanism: whole numbers with the same "
                "ε guarantee and almost the same spread as the continuous Laplace curves shown here.")
-st.plotly_chart(charts["compare"], key="noise_chart_compare")
+chart(charts["compare"], key="noise_chart_compare")
 
 st.subheader("3 · Why it is private")
-st.plotly_chart(charts["why"], key="noise_chart_why")
+chart(charts["why"], key="noise_chart_why")
 if mechanism == "laplace":
     st.markdown("For **Laplace** the privacy loss ln p_D(z)/p_D′(z) is flat at ±ε beyond the two true answers and "
                 "never leaves the band: every output is at most e^ε times more likely under D than under D′.")
@@ -182,7 +182,7 @@ if spec.scale > 0:  # the worst-case membership ROC of one release (engineer G, 
                     key="noise_chart_tradeoff")
 
 st.subheader("4 · The price: error vs ε")
-st.plotly_chart(charts["error"], key="noise_chart_error")
+chart(charts["error"], key="noise_chart_error")
 table = guarded(_table, mechanism, delta, sensitivity, value, integer, TABLE_SEED)
 if table is not None:
     st.dataframe(table, hide_index=True, key="noise_table")

@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpcore import executors, jobs, sweep
 from dpcore.figures import privacy_utility as figs
-from pages._ui import from_url, guarded, share_in_url, table_downloads
+from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
 
 D = sweep.SweepConfig()
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
@@ -127,11 +127,11 @@ def show_sweep(sid: str, was_running: bool) -> None:
                  "training or accounting; please report it.")
 
     g1, g2 = st.columns(2)
-    g1.plotly_chart(figs.accuracy_chart(result), key="pu_fig_acc")
-    g2.plotly_chart(figs.attack_chart(result, "auc"), key="pu_fig_auc")
+    chart(figs.accuracy_chart(result), key="pu_fig_acc", where=g1)
+    chart(figs.attack_chart(result, "auc"), key="pu_fig_auc", where=g2)
     g3, g4 = st.columns(2)
-    g3.plotly_chart(figs.attack_chart(result, "tpr_at_1pct_fpr"), key="pu_fig_tpr")
-    g4.plotly_chart(figs.empirical_epsilon_chart(result), key="pu_fig_emp")
+    chart(figs.attack_chart(result, "tpr_at_1pct_fpr"), key="pu_fig_tpr", where=g3)
+    chart(figs.empirical_epsilon_chart(result), key="pu_fig_emp", where=g4)
     g4.caption("Open circles: the attacks proved nothing (lower bound 0). That is not proof of safety: with "
                "this many members a perfect attack could prove at most the dotted line, and attacks on natural "
                "rows are weak auditors (Jagielski et al. plant crafted canaries to get tight bounds).")
@@ -163,7 +163,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
                    "give a lower bound on ε that holds for any DP guarantee; a low value does not prove privacy. "
                    "Loss and threshold attacks rank rows by the same number (confidence in the true class): the "
                    "notebook's rule is one fixed cut at the median, the loss attack tries every cut.")
-    r1.plotly_chart(figs.roc_chart(point), key="pu_fig_roc")
+    chart(figs.roc_chart(point), key="pu_fig_roc", where=r1)
 
     rows = sweep.by_epsilon(result)
     if rows:
@@ -176,8 +176,8 @@ def show_sweep(sid: str, was_running: bool) -> None:
         others = {k: v for k, v in others.items() if v}
         others[names[sid]] = result
         c1, c2 = st.columns(2)
-        c1.plotly_chart(figs.compare_chart(others, "accuracy"), key="pu_fig_cmp_acc")
-        c2.plotly_chart(figs.compare_chart(others, "auc"), key="pu_fig_cmp_auc")
+        chart(figs.compare_chart(others, "accuracy"), key="pu_fig_cmp_acc", where=c1)
+        chart(figs.compare_chart(others, "auc"), key="pu_fig_cmp_auc", where=c2)
 
 
 show_sweep(sweep_id, status0["status"] == "running")

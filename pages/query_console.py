@@ -7,7 +7,7 @@ from dpcore import composition, datasets, ledger, limits, queries, textsafe
 from dpcore.charge import Charge
 from dpcore.figures import query_console as figs
 from dpcore.textsafe import md
-from pages._ui import from_url, guarded, share_in_url, table_downloads
+from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
 
 SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
@@ -245,7 +245,7 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
                    f"(it cost ε = {r['epsilon_charged']:g} when first drawn).")
     if isinstance(a["answer"], list):
         h1, h2 = st.columns([4, 1])
-        h1.plotly_chart(figs.histogram_answer(a, last["column"]), key="qc_hist_chart")
+        chart(figs.histogram_answer(a, last["column"]), key="qc_hist_chart", where=h1)
         h2.metric("ε spent now", f"{r['epsilon_spent']:g}")
         h2.metric("ε remaining", f"{r['remaining']:g}")
         h2.metric("δ remaining", f"{r['delta_remaining']:.2g}")
@@ -261,7 +261,7 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
 # --- budget and history --------------------------------------------------------------------------------
 st.subheader("Budget and ledger")
 g1, g2 = st.columns([1, 2])
-g1.plotly_chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge")
+chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge", where=g1)
 if status["exists"]:
     g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g} and δ = {status['delta_spent']:.2g} of "
                f"{status['delta_total']:.2g} (basic composition, neighbours: {queries.NEIGHBOUR}).")
@@ -292,7 +292,7 @@ k3.caption(f"Per query: the builder's ε = {eps:g} with {mechanism}"
            + (f", δ = {delta:g}" if mechanism == "gaussian" else "") + ".")
 curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
 if curves is not None:
-    st.plotly_chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
+    chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
                                            budget=status["total"]), key="qc_comp_chart")
 spends = guarded(ledger.spends_since_reset, analyst, key) if status["exists"] else []
 entries = queries.composition_entries(spends or [])

@@ -11,7 +11,7 @@ from dpcore import limits as L
 from dpcore import reidentification as story
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
-from pages._ui import from_url, guarded, not_private, required, share_in_url, table_downloads
+from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, table_downloads
 
 
 @st.cache_data(max_entries=4, show_spinner="Generating the synthetic population…")
@@ -71,7 +71,7 @@ def show_report(rep, key: str) -> None:
                 help="Prosecutor risk 1/k: chance of picking the right row for the most exposed patient")
     c[4].metric("Average risk", f"{rep.prosecutor_risk_avg:.1%}",
                 help="Mean over patients of 1/(size of their group)")
-    st.plotly_chart(figs.class_size_chart(rep), key=f"{key}_classes")
+    chart(figs.class_size_chart(rep), key=f"{key}_classes")
 
 
 D = story.StorySettings()  # the default story (the report's settings)
@@ -125,7 +125,7 @@ with tabs[0]:
         if nb.matches:
             st.dataframe(nb.result.records, hide_index=True, key="re_matches_table")
             table_downloads(nb.result.records, "neighbour_matches", "re_matches_dl")
-        st.plotly_chart(figs.narrowing_chart(nb.narrowing, len(df)), key="re_narrowing")
+        chart(figs.narrowing_chart(nb.narrowing, len(df)), key="re_narrowing")
         st.caption("Each fact rules patients out. Add sex, birth year or ethnicity, or widen a range, and watch "
                    "the count move.")
         with st.expander("What else the attacker learns"):
@@ -160,7 +160,7 @@ with tabs[1]:
                     help=f"precision {lr.precision:.0%}" if lr.matched_one else None)
         c[3].metric("Diagnoses disclosed", patients(lr.diagnoses_disclosed),
                     help=f"{lr.rare_disclosed} of them with the rare disease")
-        st.plotly_chart(figs.linkage_chart(lr), key="re_link_chart")
+        chart(figs.linkage_chart(lr), key="re_link_chart")
         with st.expander("Examples of linked names, and the register itself"):
             st.dataframe(lr.examples, hide_index=True, key="re_link_examples")
             table_downloads(lr.examples, "re_link_examples", key="re_link_examples_dl")
@@ -180,7 +180,7 @@ with tabs[2]:
         rep, steps = out
         st.markdown(f"**{rep.unique_fraction:.1%}** of patients are unique on {', '.join(qis)}.")
         show_report(rep, "re_uniq")
-        st.plotly_chart(figs.incremental_chart(steps), key="re_incremental")
+        chart(figs.incremental_chart(steps), key="re_incremental")
         with st.expander("The numbers behind the chart"):
             shown = story.steps_table(steps)
             st.dataframe(shown, hide_index=True, key="re_steps_table")
@@ -219,7 +219,7 @@ with tabs[3]:
                 if lr_after is not None:
                     st.metric("Re-identified by linkage", patients(lr_after.right_person),
                               delta=lr_after.right_person - lr.right_person, delta_color="inverse")
-            st.plotly_chart(figs.generalisation_chart(risk_measures(rep, lr), risk_measures(rep_after, lr_after)),
+            chart(figs.generalisation_chart(risk_measures(rep, lr), risk_measures(rep_after, lr_after)),
                             key="re_gen_chart")
             st.caption(f"{patients(rep_after.unique_records)} are still unique after banding (outliers keep k at "
                        f"{rep_after.k_anonymity}; only suppressing them would raise it). Generalisation is not DP: "
@@ -261,7 +261,7 @@ with tabs[4]:
                 f"as likely to be right — here at most {sim['ceiling']:.0%} for an attacker whose best guess "
                 f"without it was right {sim['prior_guess']:.0%} of the time.",
                 icon=":material/verified_user:")
-            st.plotly_chart(figs.dp_success_chart(sim, eps), key="re_dp_chart")
+            chart(figs.dp_success_chart(sim, eps), key="re_dp_chart")
             st.caption(":blue-badge[Simulation] numpy noise over many simulated releases, to visualise the "
                        "attacker's success; a real release draws its counts through the secure release path.")
     else:
@@ -295,7 +295,7 @@ with tabs[5]:
             if urep is not None:
                 show_report(urep, "re_up")
                 usteps = uniqueness.incremental(udf, uqis, usens)
-                st.plotly_chart(figs.incremental_chart(usteps), key="re_up_incremental")
+                chart(figs.incremental_chart(usteps), key="re_up_incremental")
                 st.subheader("Generalise your quasi-identifiers")
                 st.caption("Numbers: band width (0 = keep exact). Text: keep the first characters (0 = keep all).")
                 bands, prefixes = {}, {}
@@ -313,7 +313,7 @@ with tabs[5]:
                 gdf = guarded(linkage.generalise, udf, bands=bands, prefixes=prefixes)
                 urep_after = guarded(uniqueness.uniqueness, gdf, uqis, usens) if gdf is not None else None
                 if urep_after is not None:
-                    st.plotly_chart(figs.generalisation_chart(risk_measures(urep), risk_measures(urep_after)),
+                    chart(figs.generalisation_chart(risk_measures(urep), risk_measures(urep_after)),
                                     key="re_up_gen_chart")
                     st.markdown(f"k-anonymity **{urep.k_anonymity} → {urep_after.k_anonymity}**, unique records "
                                 f"**{urep.unique_fraction:.1%} → {urep_after.unique_fraction:.1%}**"

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dpcore import jobs, training
 from dpcore.figures import training as figs
-from pages._ui import from_url, guarded, share_in_url, table_downloads
+from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
 
 TARGET = "dpcore.training:run_job"
 GROUP = "train"
@@ -221,7 +221,7 @@ def _show_finished(job: dict) -> None:
     for leak in m.get("leaks") or []:
         st.warning(f"Preprocessing leak (not covered by ε): {leak}")
     if private and m.get("epsilon_prv"):
-        st.plotly_chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
+        chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
     d1, d2, _ = st.columns([1, 1, 3])
     d1.download_button("Metrics (JSON)", json.dumps(m, indent=2).encode(), f"run-{job['id']}.json",
                        "application/json", key="tr_dl_metrics", icon=":material/download:")
@@ -266,11 +266,11 @@ def show_job(jid: str, was_active: bool) -> None:
     base_hist = ((base or {}).get("result") or {}).get("history")
     if figs.epoch_rows(history):
         c1, c2, c3 = st.columns(3)
-        c1.plotly_chart(figs.loss_chart(history, base_hist), key="tr_fig_loss")
-        c2.plotly_chart(figs.accuracy_chart(history, base_hist), key="tr_fig_acc")
+        chart(figs.loss_chart(history, base_hist), key="tr_fig_loss", where=c1)
+        chart(figs.accuracy_chart(history, base_hist), key="tr_fig_acc", where=c2)
         if p.get("epsilon") is not None or p.get("noise_multiplier") is not None:
             final = (job.get("result") or {}).get("epsilon")
-            c3.plotly_chart(figs.epsilon_chart(history, p.get("epsilon"), final), key="tr_fig_eps")
+            chart(figs.epsilon_chart(history, p.get("epsilon"), final), key="tr_fig_eps", where=c3)
             c3.caption("Live ε is an RDP upper bound; the final point is the chosen accountant's value.")
     elif status in ("queued", "running"):
         st.info("Waiting for the first epoch…" if status == "running" else "Queued: waiting for a worker…")

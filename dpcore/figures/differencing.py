@@ -5,26 +5,38 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from ..differencing import AGE_HIGH, AGE_LOW, QUERIES_PER_ATTACK, AttackResult
 from . import style
 
 
 def totals_chart(attack: AttackResult) -> go.Figure:
-    """x·c₁ and y·c₂ (total age of each group) and their difference: the target's age."""
+    """x·c₁ and y·c₂ (total age of each group) and, in its own panel, their difference: the target's age.
+
+    The totals are ~100× the difference, so one linear axis would draw the answer as a sliver: two panels.
+    """
     t1 = attack.avg_with * attack.count_with
     t2 = attack.avg_group * attack.count_group
     labels = [f"target OR group<br>x·c₁ = {attack.avg_with:.4g}·{attack.count_with}",
-              f"group<br>y·c₂ = {attack.avg_group:.4g}·{attack.count_group}", "difference<br>= target's age"]
-    fig = go.Figure(go.Bar(
-        x=labels, y=[t1, t2, attack.recovered], text=[f"{t1:,.0f}", f"{t2:,.0f}", f"{attack.recovered:g}"],
-        textposition="outside", marker_color=[style.NEUTRAL, style.NEUTRAL, style.NON_PRIVATE],
+              f"group<br>y·c₂ = {attack.avg_group:.4g}·{attack.count_group}"]
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.16,
+                        subplot_titles=("two allowed totals (years)", "their difference (years)"))
+    fig.add_trace(go.Bar(
+        x=labels, y=[t1, t2], text=[f"{t1:,.0f}", f"{t2:,.0f}"], textposition="outside",
+        marker_color=[style.NEUTRAL, style.NEUTRAL], hovertemplate="%{x}: %{y:,.2f} years<extra></extra>",
+    ), row=1, col=1)
+    fig.add_trace(go.Bar(
+        x=["difference<br>= target's age"], y=[attack.recovered], text=[f"{attack.recovered:g}"],
+        textposition="outside", marker_color=[style.NON_PRIVATE],
         hovertemplate="%{x}: %{y:,.2f} years<extra></extra>",
-    ))
+    ), row=1, col=2)
     style.base_layout(fig, "Exact answers: total age of each group, and the difference (not private)",
-                      "", "total age (years)", height=360)
-    fig.update_yaxes(range=[0, max(t1, t2) * 1.15])
-    fig.update_layout(showlegend=False)
+                      "", "total age (years)", height=380)
+    fig.update_yaxes(range=[0, max(t1, t2) * 1.18], row=1, col=1)
+    fig.update_yaxes(range=[0, max(attack.recovered, 1) * 1.25], title_text="age (years)", row=1, col=2)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(showlegend=False, margin=dict(t=90))
     return fig
 
 
@@ -34,7 +46,7 @@ def estimates_histogram(estimates: np.ndarray, true_value: float, epsilon: float
     hit = float(np.mean(np.abs(est - true_value) <= k)) if est.size else 0.0
     fig = go.Figure()
     fig.add_vrect(x0=max(true_value - k, AGE_LOW - 2), x1=min(true_value + k, AGE_HIGH + 2),
-                  fillcolor="rgba(231,111,81,0.15)", line_width=0, layer="below")
+                  fillcolor=style.rgba(style.NON_PRIVATE, 0.15), line_width=0, layer="below")
     fig.add_trace(go.Histogram(x=est, xbins=dict(start=AGE_LOW - 0.5, end=AGE_HIGH + 0.5, size=1),
                                marker_color=style.PRIVATE, name="attacker's estimate (simulated releases)",
                                hovertemplate="estimate %{x}: %{y} releases<extra></extra>"))
@@ -69,8 +81,7 @@ def success_chart(curve: pd.DataFrame, epsilon: float | None, k: float) -> go.Fi
     style.base_layout(fig, f"Chance the attacker is within ±{k:g} years<br><sup>simulation (clipped estimate) "
                       "and the exact unclipped formula</sup>",
                       "", f"P(|estimate − true age| ≤ {k:g} years)", height=420)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
-                      margin=dict(t=80, b=110))
+    fig.update_layout(margin=dict(t=80))
     style.epsilon_axis(fig, title=f"ε per query (log scale); the attack's 4 queries spend {QUERIES_PER_ATTACK}ε")
     fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
     return fig

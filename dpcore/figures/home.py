@@ -34,7 +34,7 @@ def posterior_chart(epsilon: float) -> go.Figure:
                              line=dict(color=style.NEUTRAL, dash="dot")))
     fig.add_trace(go.Scatter(x=prior, y=post, mode="lines", name=f"upper bound at ε = {epsilon:g}",
                              line=dict(color=style.PRIVATE, width=3), fill="tonexty",
-                             fillcolor="rgba(42,157,143,0.15)"))
+                             fillcolor=style.rgba(style.PRIVATE, 0.15)))
     style.base_layout(fig, "What an attacker can learn: belief before vs at most after",
                       "attacker's prior belief that a person is in the data (probability)",
                       "highest possible posterior belief (probability)")

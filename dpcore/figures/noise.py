@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from ..mechanisms import NoiseView
 from . import style
 
-BAND = "rgba(42,157,143,0.10)"
+BAND = style.rgba(style.PRIVATE, 0.10)
 
 
 def _fmt(x: float) -> str:
@@ -28,9 +28,11 @@ def _layout(title: str, x_title: str, y_title: str, *, height: int = 380, **extr
         title=dict(text=title, x=0.0, xanchor="left"),
         height=height,
         margin=dict(l=60, r=20, t=60, b=55),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
-        xaxis=dict(title=dict(text=x_title)),
-        yaxis=dict(title=dict(text=y_title)),
+        legend=style.legend_below(height),
+        paper_bgcolor=style.TRANSPARENT,
+        plot_bgcolor=style.TRANSPARENT,
+        xaxis=dict(title=dict(text=x_title), automargin=True),
+        yaxis=dict(title=dict(text=y_title), automargin=True),
         shapes=[],
         annotations=[],
     )
@@ -46,7 +48,7 @@ def _vline(x: float, colour: str, *, dash: str = "solid", width: float = 2, xref
 
 def _note(x: float, text: str, colour: str, *, xref: str = "x", y: float = 1.0, xanchor: str = "left") -> dict:
     return dict(x=x, y=y, xref=xref, yref="paper", text=text, showarrow=False, xanchor=xanchor, yanchor="top",
-                font=dict(color=colour, size=11), bgcolor="rgba(255,255,255,0.7)")
+                font=dict(color=colour, size=11))
 
 
 def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.Figure:
@@ -111,7 +113,7 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
         dict(type="scatter", x=z, y=view.pdf_d2, mode="lines", name="p_D′(z): neighbour D′ (one person changed)",
              line=dict(color=style.ACCENT, width=2.5, dash="dash"), xaxis="x", yaxis="y"),
         dict(type="scatter", x=[z[0], z[-1], z[-1], z[0]], y=[-eps, -eps, eps, eps], mode="lines", fill="toself",
-             fillcolor="rgba(42,157,143,0.15)", line=dict(width=0), name=f"allowed band ±ε (ε = {eps:g})",
+             fillcolor=style.rgba(style.PRIVATE, 0.15), line=dict(width=0), name=f"allowed band ±ε (ε = {eps:g})",
              hoverinfo="skip", xaxis="x2", yaxis="y2"),
         dict(type="scatter", x=z, y=loss, mode="lines", name="privacy loss ln p_D(z)/p_D′(z)",
              line=dict(color=style.ACCENT, width=2.5), xaxis="x2", yaxis="y2"),
@@ -129,23 +131,25 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
                              name="loss above ε (the bad region)"))
         verdict = (f"Gaussian: leaves ±ε; P_D[loss > ε] = {view.loss_exceeds_mass:.1e}, "
                    f"δ paid = {view.actual_delta:.1e}")
-    title = "Why it is private: one person changes the output distribution by at most a factor e^ε"
-    layout = _layout(title, x_title, "probability density", height=460,
-                     xaxis=dict(domain=[0, 0.45], title=dict(text=x_title)),
-                     yaxis=dict(title=dict(text="probability density")),
-                     xaxis2=dict(domain=[0.55, 1.0], anchor="y2", title=dict(text=x_title)),
-                     yaxis2=dict(anchor="x2", range=y2_range, title=dict(text="privacy loss (nats)")),
-                     legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0),
-                     margin=dict(l=60, r=20, t=90, b=130))
+    title = "Why it is private: one person moves the output distribution by at most a factor e^ε"
+    # Two panels stacked (one per row reads on a phone): densities on top, the privacy loss below.
+    layout = _layout(title, x_title, "probability density", height=640,
+                     xaxis=dict(anchor="y", title=dict(text=x_title), automargin=True),
+                     yaxis=dict(domain=[0.6, 0.93], title=dict(text="probability density"), automargin=True),
+                     xaxis2=dict(anchor="y2", matches="x", title=dict(text=x_title), automargin=True),
+                     yaxis2=dict(domain=[0.0, 0.4], anchor="x2", range=y2_range, automargin=True,
+                                 title=dict(text="privacy loss (nats)")),
+                     legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0.0),
+                     margin=dict(l=60, r=20, t=60, b=60))
     layout["annotations"] = [
         dict(text=f"D (true {_fmt(view.value)}) and D′ (true {_fmt(view.value + d)}): Δ = {_fmt(d)} apart",
-             x=0.225, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="center", yanchor="bottom",
+             x=0.0, y=0.94, xref="paper", yref="paper", showarrow=False, xanchor="left", yanchor="bottom",
              font=dict(size=12)),
-        dict(text=verdict, x=0.775, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="center",
+        dict(text=verdict, x=0.0, y=0.41, xref="paper", yref="paper", showarrow=False, xanchor="left",
              yanchor="bottom", font=dict(size=11, color=style.NEUTRAL)),
     ]
-    layout["shapes"] = [_vline(view.value, style.PRIVATE, dash="dot", width=1.5),
-                        _vline(view.value + d, style.ACCENT, dash="dot", width=1.5)]
+    layout["shapes"] = [_vline(view.value, style.PRIVATE, dash="dot", width=1.5, yref="y domain"),
+                        _vline(view.value + d, style.ACCENT, dash="dot", width=1.5, yref="y domain")]
     return go.Figure(dict(data=data, layout=layout))
 
 
@@ -165,8 +169,10 @@ def error_chart(view: NoiseView, unit: str = "units of the answer") -> go.Figure
     ]
     layout = _layout(f"Error vs ε ({view.spec.label})", "privacy budget ε (log scale)",
                      f"absolute error ({unit}, log scale)", height=400)
-    layout["xaxis"].update(type="log", range=[math.log10(x_min), math.log10(x_max)])
-    layout["yaxis"].update(type="log")
+    ticks = style.log_ticks(x_min, x_max)
+    layout["xaxis"].update(type="log", range=[math.log10(x_min), math.log10(x_max)], tickvals=ticks,
+                           ticktext=[f"{t:g}" for t in ticks], minor=dict(ticks="", showgrid=False))
+    layout["yaxis"].update(type="log", dtick=1, minor=dict(ticks="", showgrid=False))
     for lo, hi, label, colour in style.ZONES:
         a, b = max(lo, x_min), min(hi, x_max)
         if a < b:
@@ -175,6 +181,7 @@ def error_chart(view: NoiseView, unit: str = "units of the answer") -> go.Figure
             # annotations on a log axis take log10(x); shapes take x itself
             layout["annotations"].append(_note(math.log10(a), label, style.NEUTRAL, y=0.08))
     layout["shapes"].append(_vline(eps, style.NON_PRIVATE, dash="dot", width=1.5))
+    layout["legend"] = style.legend_below(400)
     return go.Figure(dict(data=data, layout=layout))
 
 

@@ -81,8 +81,7 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
     title, ytitle = titles[metric]
     style.base_layout(fig, title, "", ytitle, height=430)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0, font_size=10),
-                      margin=dict(b=120))
+    fig.update_layout(legend=style.legend_below(430, font_size=10))
     return fig
 
 
@@ -100,24 +99,28 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
     if pts:
         claimed = [p.get("epsilon_spent") or p["epsilon"] for p in pts]
         lbs = [p["empirical_epsilon"]["lower_bound"] for p in pts]
+        shown = [i for i, v in enumerate(lbs) if v >= _FLOOR]  # a bound of 0 has no place on a log axis
         fig.add_trace(go.Scatter(
-            x=claimed, y=[max(v, _FLOOR) for v in lbs], mode="markers", name="empirical ε lower bound (95%)",
-            marker=dict(color=style.PRIVATE, size=10, symbol=["circle" if v >= _FLOOR else "circle-open" for v in lbs]),
-            text=[f"seed {p['seed']}, best attack: {mia.ATTACK_LABELS.get(p['empirical_epsilon']['attack'])}"
-                  for p in pts],
-            customdata=lbs,
+            x=[claimed[i] for i in shown], y=[lbs[i] for i in shown], mode="markers",
+            name="empirical ε lower bound (95%)", marker=dict(color=style.PRIVATE, size=10),
+            text=[f"seed {pts[i]['seed']}, best attack: "
+                  f"{mia.ATTACK_LABELS.get(pts[i]['empirical_epsilon']['attack'])}" for i in shown],
+            customdata=[lbs[i] for i in shown],
             hovertemplate="claimed ε = %{x:.2f}<br>proved ε ≥ %{customdata:.3f}<br>%{text}<extra></extra>",
         ))
+        if len(shown) < len(lbs):
+            fig.add_annotation(x=0, y=0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+                               showarrow=False, font=dict(size=10, color=style.NEUTRAL),
+                               text=f"{len(lbs) - len(shown)} of {len(lbs)} runs proved nothing (ε ≥ 0; not drawn)")
         cert = min(p["empirical_epsilon"]["max_certifiable"] for p in pts)
         fig.add_hline(y=cert, line_color=style.NEUTRAL, line_dash="dot",
                       annotation_text=f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
                       annotation_position="top left", annotation_font_size=10)
     style.base_layout(fig, "Audit: ε proved by the attacks vs ε claimed", "",
-                      "empirical ε lower bound (log; open = 0)", height=430)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0, font_size=10),
-                      margin=dict(b=120))
+                      "empirical ε lower bound (log scale)", height=430)
+    fig.update_layout(legend=style.legend_below(430, font_size=10))
     style.epsilon_axis(fig, title="claimed ε (accountant, log scale)", range=[np.log10(lo), np.log10(hi)])
-    fig.update_yaxes(type="log", range=[np.log10(_FLOOR / 1.5), np.log10(hi)])
+    style.log_axis(fig, "y", lo=_FLOOR / 1.5, hi=hi)
     return fig
 
 
@@ -151,12 +154,9 @@ def roc_chart(point: dict, title_suffix: str = "") -> go.Figure:
                                  name=f"{mia.ATTACK_LABELS.get(a, a)} (AUC {v['auc']:.2f})",
                                  line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2)))
     label = "non-private baseline" if point.get("epsilon") is None else f"ε = {point['epsilon']:g}"
-    style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "false positive rate (log)",
-                      "true positive rate (log)", height=520)
-    fig.update_xaxes(type="log", range=[np.log10(floor), 0])
-    fig.update_yaxes(type="log", range=[np.log10(floor), 0])
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0, font_size=10),
-                      margin=dict(b=150))
+    style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "", "", height=520)
+    style.roc_axes(fig, floor)
+    fig.update_layout(legend=style.legend_below(520, font_size=10))
     return fig
 
 

@@ -24,11 +24,12 @@ def budget_gauge(remaining: float | None, total: float | None, *, height: int = 
         gauge=dict(
             axis=dict(range=[0, total if total > 0 else 1], ticksuffix=" ε"),
             bar=dict(color=style.PRIVATE),
-            steps=[dict(range=[0, 0.1 * total], color="rgba(231,111,81,0.25)")] if total else [],
+            steps=[dict(range=[0, 0.1 * total], color=style.rgba(style.NON_PRIVATE, 0.25))] if total else [],
             threshold=dict(line=dict(color=style.NON_PRIVATE, width=3), value=remaining) if total else None,
         ),
     ))
-    fig.update_layout(height=height, margin=dict(l=30, r=30, t=60, b=10), template="plotly_white")
+    fig.update_layout(height=height, margin=dict(l=30, r=30, t=60, b=10),
+                      paper_bgcolor=style.TRANSPARENT)
     return fig
 
 

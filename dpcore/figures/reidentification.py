@@ -94,7 +94,7 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
     x = c["epsilon"].to_numpy()
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[c["ci_high"], c["ci_low"][::-1]] * 100, fill="toself",
-                             fillcolor="rgba(42,157,143,0.2)", line=dict(width=0), hoverinfo="skip",
+                             fillcolor=style.rgba(style.PRIVATE, 0.2), line=dict(width=0), hoverinfo="skip",
                              name="95% interval (simulation)"))
     fig.add_trace(go.Scatter(x=x, y=c["success_rate"] * 100, mode="lines+markers", name="attacker with noisy counts",
                              line=dict(color=style.PRIVATE, width=3),

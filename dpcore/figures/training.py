@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .style import ACCENT, BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, base_layout
+from .style import ACCENT, BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, base_layout, log_axis
 
 
 def epoch_rows(history) -> list[dict]:
@@ -56,9 +56,7 @@ def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: f
         fig.add_trace(go.Scatter(x=[rows[-1]["epoch"]], y=[final_epsilon], name="final ε (accountant)",
                                  mode="markers", marker=dict(color=PRIVATE, size=11, symbol="diamond")))
     base_layout(fig, "Privacy spent per epoch", "epoch", "ε spent so far (log scale)", height=height)
-    fig.update_yaxes(type="log", tickformat=".2g")
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0),
-                      margin=dict(b=90))
+    log_axis(fig, "y")
     return fig
 
 
@@ -83,7 +81,7 @@ def epsilon_comparison_chart(metrics: dict, *, height: int = 260) -> go.Figure:
     lo, hi = min(values + [metrics.get("target_epsilon") or values[0]]), max(values + [metrics.get("target_epsilon") or 0])
     import math
 
-    fig.update_xaxes(type="log", tickformat=".2g", range=[math.log10(lo) - 0.15, math.log10(hi) + 0.25])
+    log_axis(fig, "x", lo=10 ** (math.log10(lo) - 0.15), hi=10 ** (math.log10(hi) + 0.25))
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(showlegend=False, margin=dict(l=200))
     return fig
