@@ -10,10 +10,13 @@ from dpcore.interpret import privacy_level
 from dpcore.release import basic_composition, release_answer
 from pages._ui import chart, from_url, guarded, not_private, share_in_url, table_downloads
 
-SIM_DRAWS = 100_000
+SIM_DRAWS = 100_000  # simulated on the server; only a 120-bin histogram goes to the browser
 SIM_SEED = 0  # the simulation is a picture: seeded so the cache never freezes a real release
+GRID_POINTS = 241  # exact curves: smooth at chart width, light to send and to redraw on every slider move
 TABLE_SEED = 7
 
+NEIGHBOURS = ("Neighbouring datasets here: the same n patients with **one patient's record replaced** (n is "
+              "public). Δ is how far that one replacement can move the answer.")
 QUERIES = {
     "count": "Count: patients with the rare disease (Δ = 1)",
     "mean": "Bounded mean of a column (Δ = (U − L)/n)",
@@ -33,9 +36,11 @@ def _query(n: int, kind: str, column: str, lower: float, upper: float):
     return mech.query(_data(n), kind, column, lower, upper)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_resource(show_spinner=False, max_entries=256)
 def _view(mechanism: str, epsilon: float, delta, sensitivity: float, value: float, draws: int, seed: int):
-    return mech.noise_view(mechanism, epsilon, delta, sensitivity, value, draws=draws, seed=seed)
+    # Read-only once built, shared by every session (no copy per rerun). Seeded: a picture, not a release.
+    return mech.noise_view(mechanism, epsilon, delta, sensitivity, value, draws=draws, seed=seed,
+                           grid_points=GRID_POINTS)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -56,10 +61,11 @@ def _reset_bounds():
 
 
 st.title("Noise mechanisms")
-st.markdown(
-    "A DP answer is the true answer plus random noise scaled to the query's **sensitivity Δ** — how much one "
-    "person can change the answer — divided by the budget **ε**. Move ε and watch the spread of released "
-    "answers, the error you pay, and why an observer still cannot tell whether any one person is in the data."
+headline = st.container()  # the "so what": one sentence and one number, filled in once ε is known
+st.caption(
+    "A DP answer is the true answer plus random noise, scaled to how much one person can move the answer and "
+    "divided by the budget ε. Move ε and watch the spread of released answers, the error you pay, and why an "
+    "observer still cannot tell whether any one person is in the data."
 )
 
 # --- the query ------------------------------------------------------------------------------------------
@@ -89,6 +95,9 @@ else:
                    "never read off the data: the private minimum and maximum are themselves statistics one person "
                    "can move, so a sensitivity computed from them would be wrong and would leak.")
 
+st.caption(NEIGHBOURS if kind != "custom" else "Use the Δ of the neighbour relation you claim (add/remove or "
+           "replace one person): the guarantee holds for that relation only.")
+
 m1, m2 = st.columns([2, 3])
 mechanism = m1.radio("Mechanism", list(mech.MECHANISMS), format_func=mech.MECHANISM_LABELS.get,
                      index=list(mech.MECHANISMS).index(from_url("noise_mech", mech.MECHANISMS[0],
@@ -109,12 +118,12 @@ with m2:
                                   format_func=lambda d: f"{d:.0e}", key="noise_delta")
                  if mechanism != "laplace" else None)
     if mechanism == "laplace":
-        st.caption("Laplace: scale b = Δ/ε, pure ε-DP (δ = 0).")
+        st.caption("Laplace: noise scale = sensitivity / ε; pure ε-DP (δ = 0).")
     elif mechanism == "gaussian":
         st.caption("Analytic Gaussian (Balle & Wang 2018): the smallest σ that is (ε, δ)-DP, valid for every ε.")
     else:
-        st.caption("Classic Gaussian: σ = Δ·√(2 ln(1.25/δ))/ε — the textbook bound, **valid only for ε < 1**, and "
-                   "it adds more noise than the analytic calibration.")
+        st.caption("Classic Gaussian: the textbook calibration, **valid only for ε < 1**, and it adds more noise "
+                   "than the analytic one.", help="σ = Δ·√(2 ln(1.25/δ))/ε, Δ the sensitivity.")
 
 # --- compute (cached per setting; the simulation is seeded) -----------------------------------------------------
 if kind == "custom":
@@ -137,20 +146,38 @@ spec = view.spec
 x_title = f"released answer ({unit})"
 charts = _figures(mechanism, epsilon, delta, sensitivity, value, SIM_DRAWS, SIM_SEED, x_title, unit)
 
-c = st.columns(5)
-c[0].metric("true value (not private)", f"{view.value:,.4g}")
-c[1].metric("sensitivity Δ", f"{spec.sensitivity:,.4g}")
-c[2].metric(f"noise scale {spec.scale_name}", f"{spec.scale:,.4g}")
-c[3].metric("expected |error|", f"{view.expected_abs_error:,.4g}")
-c[4].metric("95% of answers within", f"±{view.ci95[1] - view.value:,.4g}")
+
+
+def _u(x: float, sign: str = "") -> str:
+    """A number with its unit ("$" goes in front; one patient, not "1 patients")."""
+    if unit == "$":
+        return f"{sign}${x:,.4g}"
+    return f"{sign}{x:,.4g} {'patient' if unit == 'patients' and f'{x:.4g}' == '1' else unit}"
+
+
+with headline:
+    st.markdown(f"#### At ε = {spec.epsilon:g}, a released {kind if kind != 'custom' else 'answer'} is typically "
+                f"off by **{_u(view.expected_abs_error)}** — the price of hiding whether any one patient is in "
+                "the data.")
+c = st.columns(5)  # units in the labels: values stay short enough for a phone
+c[0].metric(f"true value ({unit}, not private)", f"{view.value:,.4g}")
+c[1].metric(f"sensitivity Δ ({unit})", f"{spec.sensitivity:,.4g}",
+            help="Δ: the most one person's record can change the true answer (under the neighbour relation "
+                 "stated above).")
+c[2].metric(f"noise scale {spec.scale_name} ({unit})", f"{spec.scale:,.4g}",
+            help=(f"{spec.scale_name} = Δ/ε, the Laplace scale" if mechanism == "laplace" else
+                  f"{spec.scale_name}: the Gaussian's standard deviation, calibrated to ε and δ"))
+c[3].metric(f"expected |error| ({unit})", f"{view.expected_abs_error:,.4g}",
+            help="The average distance between a released answer and the true value.")
+c[4].metric(f"95% of answers within ({unit})", f"±{view.ci95[1] - view.value:,.4g}")
 not_private(f"True value of the {what}")
 if kind != "custom" and answer.clamped:
     st.caption(f"{answer.clamped:,} of {answer.n:,} rows lay outside [{answer.lower:g}, {answer.upper:g}] and "
                "were clamped (a count shown for teaching, not private).")
 st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {spec.delta:g}**" if mechanism != "laplace" else "")
             + f", privacy level **{privacy_level(spec.epsilon)}**: a released answer is typically off by "
-            f"**{view.expected_abs_error:,.4g} {unit}**, and 95% of releases fall in "
-            f"**[{view.ci95[0]:,.4g}, {view.ci95[1]:,.4g}]**.")
+            f"**{_u(view.expected_abs_error)}**, and 95% of releases fall in "
+            f"**[{view.ci95[0]:,.4g}, {view.ci95[1]:,.4g}]** ({unit}).")
 
 # --- charts ---------------------------------------------------------------------------------------------------
 share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta")
@@ -168,12 +195,20 @@ chart(charts["compare"], key="noise_chart_compare")
 st.subheader("3 · Why it is private")
 chart(charts["why"], key="noise_chart_why")
 if mechanism == "laplace":
-    st.markdown("For **Laplace** the privacy loss ln p_D(z)/p_D′(z) is flat at ±ε beyond the two true answers and "
-                "never leaves the band: every output is at most e^ε times more likely under D than under D′.")
+    st.markdown(f"Whatever answer is released, it was at most **e^ε times more likely** (ε = {spec.epsilon:g}) "
+                "with one patient's record than with it replaced: the lower panel never leaves the band.")
 else:
-    st.markdown(f"For the **Gaussian** the loss is a straight line: far enough in the tail it leaves the ±ε band. "
-                f"The outputs there have probability {view.loss_exceeds_mass:.2e} under D; the guarantee only "
-                f"fails by δ = ∫ max(0, p_D − e^ε p_D′) = {view.actual_delta:.2e} (≤ δ = {spec.delta:g}).")
+    st.markdown(f"Almost every answer is at most e^ε times more likely with one patient's record than without; "
+                f"the rare exceptions (far in the tail, outside the band) add up to **δ = {view.actual_delta:.2e}** "
+                f"(≤ the δ = {spec.delta:g} you chose).")
+with st.expander("The maths behind the lower panel"):
+    st.markdown("The **privacy loss** of an output z is ln p_D(z)/p_D′(z), in nats (natural-log units): how much "
+                "more likely z is under D than under its neighbour D′. ε-DP means it stays within ±ε. "
+                + ("For Laplace it is flat at ±ε beyond the two true answers and never leaves the band (δ = 0)."
+                   if mechanism == "laplace" else
+                   f"For the Gaussian it is a straight line, so far enough in the tail it leaves the band; those "
+                   f"outputs have probability {view.loss_exceeds_mass:.2e} under D, and the guarantee fails by "
+                   f"δ = ∫ max(0, p_D − e^ε p_D′) = {view.actual_delta:.2e}."))
 
 if spec.scale > 0:  # the worst-case membership ROC of one release (engineer G, dpcore/figures/advisor.py)
     from dpcore.figures import advisor as _adv_figs
@@ -185,6 +220,8 @@ st.subheader("4 · The price: error vs ε")
 chart(charts["error"], key="noise_chart_error")
 table = guarded(_table, mechanism, delta, sensitivity, value, integer, TABLE_SEED)
 if table is not None:
+    table = table.rename(columns={"epsilon": "ε", "example release": f"example release ({unit})",
+                                  "|error|": f"|error| ({unit})", "expected |error|": f"expected |error| ({unit})"})
     st.dataframe(table, hide_index=True, key="noise_table")
     st.caption("Typical error at each ε, exact (no random draw): the expected |error| and the range that "
                "holds 95% of releases.")
@@ -218,7 +255,9 @@ if releases:
     st.markdown(f"**{len(releases)}** release(s) so far cost **ε = {eps_total:g}**"
                 + (f", **δ = {delta_total:.2g}**" if delta_total > 0 else "")
                 + " in total (basic composition: the sum of each release's ε and δ — a true upper bound).")
-    st.dataframe(pd.DataFrame(releases), hide_index=True, key="noise_releases_table")
-    table_downloads(pd.DataFrame(releases), "noise_releases", key="noise_releases_table_dl")
+    shown = pd.DataFrame(releases).rename(columns={"k": "release #", "epsilon": "ε", "delta": "δ",
+                                                   "released": "released answer"})
+    st.dataframe(shown, hide_index=True, key="noise_releases_table")
+    table_downloads(shown, "noise_releases", key="noise_releases_table_dl")
 st.caption("Your releases are tracked per browser session (this tab): reloading the page starts a new count. "
            "Averaging many releases gets close to the true value — that is exactly why they must all be paid for.")

@@ -31,6 +31,7 @@ def _layout(title: str, x_title: str, y_title: str, *, height: int = 380, **extr
         legend=style.legend_below(height),
         paper_bgcolor=style.TRANSPARENT,
         plot_bgcolor=style.TRANSPARENT,
+        template=style.NO_TEMPLATE,
         xaxis=dict(title=dict(text=x_title), automargin=True),
         yaxis=dict(title=dict(text=y_title), automargin=True),
         shapes=[],
@@ -57,21 +58,19 @@ def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.
     edges = view.hist_edges
     centers = (edges[:-1] + edges[1:]) / 2
     lo, hi = view.ci95
-    title = (f"Distribution of released answers at ε = {spec.epsilon:g}"
-             + (f", δ = {spec.delta:g}" if spec.mechanism != "laplace" else "")
-             + f" ({spec.scale_name} = {_fmt(spec.scale)})")
+    title = (f"Released answers at ε = {spec.epsilon:g}"  # short: Plotly titles do not wrap on a phone
+             + (f", δ = {spec.delta:g}" if spec.mechanism != "laplace" else ""))
     layout = _layout(title, x_title, "probability density (per unit of the answer)", height=400, bargap=0)
     layout["shapes"] = [
         dict(type="rect", x0=lo, x1=hi, y0=0, y1=1, xref="x", yref="paper", fillcolor=BAND, line_width=0,
              layer="below"),
-        _vline(lo, style.PRIVATE, dash="dash", width=1.5),
-        _vline(hi, style.PRIVATE, dash="dash", width=1.5),
         _vline(view.value, style.NON_PRIVATE, width=2.5),
     ]
     layout["annotations"] = [
-        _note(lo, f"95% of releases in [{_fmt(lo)}, {_fmt(hi)}]", style.NEUTRAL, y=0.92),
         _note(view.value, f" true value {_fmt(view.value)} (not private)", style.NON_PRIVATE),
     ]
+    top = 1.08 * max(float(view.pdf.max()), float(view.hist_density.max()))
+    layout["yaxis"]["range"] = [0, top]
     data = [
         dict(type="bar", x=centers, y=view.hist_density, width=edges[1] - edges[0],
              name=f"simulation: {view.draws:,} draws (numpy, seed {view.seed})",
@@ -79,6 +78,9 @@ def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.
              hovertemplate="%{x:.4g}: %{y:.3g}<extra>simulation</extra>"),
         dict(type="scatter", x=view.x, y=view.pdf, mode="lines", name=f"exact density ({spec.label})",
              line=dict(color=style.ACCENT, width=2.5)),
+        dict(type="scatter", x=[lo, lo, None, hi, hi], y=[0, top, None, 0, top], mode="lines", hoverinfo="skip",
+             name=f"95% of releases in [{_fmt(lo)}, {_fmt(hi)}]",
+             line=dict(color=style.PRIVATE, dash="dash", width=1.5)),
     ]
     return go.Figure(dict(data=data, layout=layout))
 
@@ -87,7 +89,7 @@ def compare_chart(view: NoiseView, x_title: str = "released answer") -> go.Figur
     """Densities of released answers for several ε on one chart: the spread grows as ε shrinks."""
     data = []
     for i, (eps, xs, pdf, lo, hi) in enumerate(view.compare):
-        data.append(dict(type="scatter", x=xs, y=pdf, mode="lines",
+        data.append(dict(type="scatter", x=xs[::2], y=pdf[::2], mode="lines",  # 201 points draw smoothly
                          line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2.5),
                          name=f"ε = {eps:g}: 95% within ±{_fmt(hi - view.value)}"))
     layout = _layout(f"Smaller ε, wider spread ({view.spec.label})", x_title,
@@ -120,7 +122,7 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
     ]
     if spec.mechanism == "laplace":
         y2_range = [-2 * eps, 2 * eps]
-        verdict = f"Laplace: the loss never leaves ±ε (it is at most Δ/b = {eps:g}): δ = 0"
+        verdict = f"Laplace: the loss stays within ±ε = ±{eps:g}, so δ = 0"
     else:
         lim = max(3 * eps, 2.0)
         y2_range = [-lim, lim]
@@ -129,9 +131,8 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
             data.append(dict(type="scatter", x=z[out], y=loss[out], mode="lines",
                              line=dict(color=style.NON_PRIVATE, width=4), xaxis="x2", yaxis="y2",
                              name="loss above ε (the bad region)"))
-        verdict = (f"Gaussian: leaves ±ε; P_D[loss > ε] = {view.loss_exceeds_mass:.1e}, "
-                   f"δ paid = {view.actual_delta:.1e}")
-    title = "Why it is private: one person moves the output distribution by at most a factor e^ε"
+        verdict = f"Gaussian: leaves ±ε in the tails; δ paid = {view.actual_delta:.1e}"
+    title = "Why it is private: D vs its neighbour D′"
     # Two panels stacked (one per row reads on a phone): densities on top, the privacy loss below.
     layout = _layout(title, x_title, "probability density", height=640,
                      xaxis=dict(anchor="y", title=dict(text=x_title), automargin=True),
@@ -173,13 +174,14 @@ def error_chart(view: NoiseView, unit: str = "units of the answer") -> go.Figure
     layout["xaxis"].update(type="log", range=[math.log10(x_min), math.log10(x_max)], tickvals=ticks,
                            ticktext=[f"{t:g}" for t in ticks], minor=dict(ticks="", showgrid=False))
     layout["yaxis"].update(type="log", dtick=1, minor=dict(ticks="", showgrid=False))
-    for lo, hi, label, colour in style.ZONES:
+    for i, (lo, hi, label, colour) in enumerate(style.ZONES):
         a, b = max(lo, x_min), min(hi, x_max)
         if a < b:
             layout["shapes"].append(dict(type="rect", x0=a, x1=b, y0=0, y1=1, xref="x", yref="paper",
                                          fillcolor=colour, line_width=0, layer="below"))
-            # annotations on a log axis take log10(x); shapes take x itself
-            layout["annotations"].append(_note(math.log10(a), label, style.NEUTRAL, y=0.08))
+            # annotations on a log axis take log10(x); shapes take x itself. Staggered: narrow zones sit
+            # side by side on a phone.
+            layout["annotations"].append(_note(math.log10(a), label, style.NEUTRAL, y=0.08 + 0.08 * (i % 2)))
     layout["shapes"].append(_vline(eps, style.NON_PRIVATE, dash="dot", width=1.5))
     layout["legend"] = style.legend_below(400)
     return go.Figure(dict(data=data, layout=layout))

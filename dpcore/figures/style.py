@@ -28,6 +28,9 @@ PALETTE = (PRIVATE, NON_PRIVATE, NEUTRAL, ACCENT, BOUND, *SEQUENCE)  # what the 
 LIGHT_BG = "#ffffff"  # Streamlit's light and dark theme backgrounds
 DARK_BG = "#0e1117"
 TRANSPARENT = "rgba(0,0,0,0)"
+# An empty template: the viewer's Streamlit theme fills it in the browser, and a figure without Plotly's
+# default template is a quarter the size and several times faster to serialise on every rerun.
+NO_TEMPLATE: dict = {}
 MIN_CONTRAST = 3.0
 
 _ZONE_COLOURS = ("rgba(42,157,143,0.10)", "rgba(233,196,106,0.14)", "rgba(244,162,97,0.14)", "rgba(231,111,81,0.12)")
@@ -74,6 +77,7 @@ def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, heigh
         legend=legend_below(height),
         paper_bgcolor=TRANSPARENT,
         plot_bgcolor=TRANSPARENT,
+        template=NO_TEMPLATE,
     )
     fig.update_xaxes(title_text=x_title, automargin=True)
     fig.update_yaxes(title_text=y_title, automargin=True)

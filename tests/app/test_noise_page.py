@@ -8,7 +8,8 @@ from .pages import open_page, shown
 
 
 def _metrics(at):
-    return {m.label: m.value for m in at.metric}
+    # labels carry the unit, "expected |error| (patients)": key by the name alone
+    return {m.label.split(" (")[0]: m.value for m in at.metric} | {m.label: m.value for m in at.metric}
 
 
 def _errors(at):

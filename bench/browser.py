@@ -1,0 +1,183 @@
+"""Speed a person feels, measured in headless Chromium (Debian's /usr/bin/chromium via playwright).
+
+1. Noise page: press ← / → on the ε slider; time from the key press to (a) the numbers and (b) every chart
+   showing the new ε. The first pass visits ε values the server has not computed yet, the way back revisits
+   them (cached). Printed: medians in ms.
+2. Cold server: time from `streamlit run` to Home's first chart drawn in the browser, against `import torch`
+   alone in a fresh interpreter, measured in the same run (interleaved). Printed: medians and their ratio.
+
+Targets (issue 14): slider → charts median ≤ 250 ms; Home's first chart ≤ 1.5 × `import torch`.
+
+    .venv/bin/python bench/browser.py [--moves 8] [--cold 3] [--root DIR]
+
+``--root`` points at another checkout of the app (e.g. an older commit exported with `git archive`) so
+"before" and "after" can be measured the same way. Everything runs on 127.0.0.1 and stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def server(root: Path, timeout: float = 120):
+    """`streamlit run app.py` on a free loopback port with a throwaway DP_EXPLORER_HOME; yields (url, t_start)."""
+    home = Path(tempfile.mkdtemp(prefix="dpx-bench-"))
+    port = _free_port()
+    env = dict(os.environ, DP_EXPLORER_HOME=str(home))
+    log = open(home / "streamlit.log", "w")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + timeout
+        while True:
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"streamlit did not start: {(home / 'streamlit.log').read_text()[-1500:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.05)
+        yield url, t0
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+        log.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def wait_idle(pg) -> None:
+    pg.wait_for_selector('[data-testid="stMain"]', timeout=120_000)
+    pg.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
+        timeout=120_000)
+
+
+# The numbers: the sentence "At ε = X ..." under the metrics. The charts: the distribution title, the
+# "why" band legend and the error chart's "your ε" legend all name the new ε once Plotly has redrawn them.
+NUMBERS_JS = """(e) => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  return main && main.innerText.includes('At ε = ' + e + ',') ? performance.now() : false; }"""
+CHARTS_JS = """(e) => {
+  const svgs = [...document.querySelectorAll('.js-plotly-plot .main-svg')].map(s => s.textContent).join('\\n');
+  const want = ['(ε = ' + e + ')', 'your ε = ' + e + ':'];
+  return new RegExp('at ε = ' + e.replace('.', '\\.') + '[ ,]').test(svgs) && want.every(w => svgs.includes(w))
+    ? performance.now() : false; }"""
+
+
+def slider_moves(browser, url: str, moves: int) -> dict[str, list[float]]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = ctx.new_page()
+    pg.goto(f"{url}/noise")
+    wait_idle(pg)
+    pg.wait_for_selector(".js-plotly-plot .main-svg")
+    pg.wait_for_timeout(1000)
+    slider = pg.get_by_role("slider").first
+    out: dict[str, list[float]] = {"numbers, new ε": [], "charts, new ε": [], "numbers, seen ε": [],
+                                   "charts, seen ε": []}
+    for key, kind in [("ArrowLeft", "new ε")] * moves + [("ArrowRight", "seen ε")] * moves:
+        slider.focus()
+        t0 = pg.evaluate("() => performance.now()")
+        slider.press(key)
+        eps = f"{float(slider.get_attribute('aria-valuetext')):g}"
+        t_num = pg.wait_for_function(NUMBERS_JS, arg=eps, polling="raf", timeout=60_000).json_value()
+        t_chart = pg.wait_for_function(CHARTS_JS, arg=eps, polling="raf", timeout=60_000).json_value()
+        out[f"numbers, {kind}"].append(t_num - t0)
+        out[f"charts, {kind}"].append(t_chart - t0)
+        wait_idle(pg)
+        pg.wait_for_timeout(300)  # a person looks before moving again
+    ctx.close()
+    return out
+
+
+def cold_home(browser, root: Path) -> float:
+    with server(root) as (url, t0):
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+        pg = ctx.new_page()
+        pg.goto(url)
+        pg.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+        t = time.perf_counter() - t0
+        ctx.close()
+    return t
+
+
+def import_torch() -> float:
+    code = "import time; t = time.perf_counter(); import torch; print(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--moves", type=int, default=8, help="slider presses each way (default 8)")
+    ap.add_argument("--cold", type=int, default=3, help="cold starts of the server (default 3)")
+    ap.add_argument("--root", type=Path, default=ROOT, help="app checkout to measure (default: this one)")
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    print(f"app: {args.root}   load average before: {load_average()}   cores: {os.cpu_count()}")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            if args.moves:
+                with server(args.root) as (url, _):
+                    times = slider_moves(browser, url, args.moves)
+                print(f"noise page, ε slider key press → updated in the browser (median of {args.moves} each):")
+                for what, ts in times.items():
+                    print(f"  {what:16s} {statistics.median(ts):7.0f} ms   (min {min(ts):.0f}, max {max(ts):.0f})")
+                allc = times["charts, new ε"] + times["charts, seen ε"]
+                print(f"  charts, all moves median {statistics.median(allc):.0f} ms   target ≤ 250 ms")
+            if args.cold:
+                home, torch_t = [], []
+                for _ in range(args.cold):
+                    home.append(cold_home(browser, args.root))
+                    torch_t.append(import_torch())
+                h, tt = statistics.median(home), statistics.median(torch_t)
+                print(f"cold server → Home's first chart: {h:.2f} s (runs {', '.join(f'{x:.2f}' for x in home)})")
+                print(f"import torch alone:               {tt:.2f} s (runs {', '.join(f'{x:.2f}' for x in torch_t)})")
+                print(f"ratio: {h / tt:.2f}   target ≤ 1.5")
+        finally:
+            browser.close()
+    print(f"load average after: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()

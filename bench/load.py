@@ -1,0 +1,156 @@
+"""Many viewers at once: concurrent sessions moving the noise page's ε slider, on 127.0.0.1 only.
+
+Each simulated viewer speaks Streamlit's own websocket protocol (/_stcore/stream, the same protobuf
+messages a browser sends): it opens the noise page, then moves the ε slider every 0.3–1.0 s (seeded
+"think time", a workshop audience rather than a synchronised robot), and times each rerun from the
+message it sends to the server's "script finished". Meanwhile /_stcore/health is polled every 0.25 s.
+
+Printed: median (and 90th percentile) rerun with 1 session and with N sessions, their ratio, and the
+slowest health check. Targets (issue 14): 20 sessions' median ≤ 4 × one session's; health < 1 s.
+
+    .venv/bin/python bench/load.py [--sessions 20] [--moves 10] [--seconds 120] [--root DIR]
+
+Bounded: at most 50 sessions, every phase has a deadline, the server it starts is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from browser import ROOT, load_average, server  # noqa: E402
+
+MAX_SESSIONS = 50
+SLIDER_LABEL = "privacy budget ε (log scale)"
+EPS_PATH = ["0.7", "0.5", "0.3", "0.2", "0.15", "0.1", "0.15", "0.2", "0.3", "0.5", "0.7", "1.0", "1.5", "2.0",
+            "1.5"]
+
+
+def _find_slider_id(msg) -> str | None:
+    if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+        return None
+    el = msg.delta.new_element
+    if el.WhichOneof("type") == "slider" and el.slider.label == SLIDER_LABEL:
+        return el.slider.id
+    return None
+
+
+class Viewer:
+    def __init__(self, url: str, seed: int):
+        self.url = url.replace("http://", "ws://") + "/_stcore/stream"
+        self.rng = random.Random(seed)
+        self.start = self.rng.randrange(len(EPS_PATH))
+        self.times: list[float] = []
+        self.slider_id: str | None = None
+
+    async def _rerun(self, ws, eps: str | None) -> float:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = BackMsg()
+        msg.rerun_script.page_name = "noise"
+        if eps is not None:
+            w = msg.rerun_script.widget_states.widgets.add()
+            w.id = self.slider_id
+            w.string_array_value.data.append(eps)
+        t0 = time.perf_counter()
+        await ws.send(msg.SerializeToString())
+        return await self._until_finished(ws, t0)
+
+    async def _until_finished(self, ws, t0: float) -> float:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        while True:
+            raw = await ws.recv()
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            sid = _find_slider_id(fm)
+            if sid:
+                self.slider_id = sid
+            if fm.WhichOneof("type") == "script_finished":
+                return time.perf_counter() - t0
+
+    async def run(self, moves: int, deadline: float) -> None:
+        from websockets.asyncio.client import connect
+
+        async with connect(self.url, subprotocols=["streamlit"], max_size=64 << 20, compression=None) as ws:
+            await self._rerun(ws, None)  # opening the page (may run app.py's navigation first)
+            for _ in range(3):
+                if self.slider_id:
+                    break
+                await self._rerun(ws, None)
+            if not self.slider_id:
+                raise RuntimeError("no ε slider found on the noise page")
+            await asyncio.sleep(self.rng.uniform(0.0, 1.0))
+            for i in range(moves):
+                if time.perf_counter() > deadline:
+                    break
+                eps = EPS_PATH[(self.start + i) % len(EPS_PATH)]
+                self.times.append(await self._rerun(ws, eps))
+                await asyncio.sleep(self.rng.uniform(0.3, 1.0))
+
+
+async def _health(url: str, stop: asyncio.Event, out: list[float]) -> None:
+    import urllib.request
+
+    def check() -> float:
+        t = time.perf_counter()
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=30) as r:
+                r.read()
+            return time.perf_counter() - t
+        except OSError:  # a failed health check counts as the timeout
+            return 30.0
+
+    while not stop.is_set():
+        out.append(await asyncio.to_thread(check))
+        await asyncio.sleep(0.25)
+
+
+async def phase(url: str, sessions: int, moves: int, seconds: float) -> tuple[list[float], list[float]]:
+    deadline = time.perf_counter() + seconds
+    viewers = [Viewer(url, seed=i) for i in range(sessions)]
+    stop, health = asyncio.Event(), []
+    h = asyncio.create_task(_health(url, stop, health))
+    try:
+        await asyncio.wait_for(asyncio.gather(*(v.run(moves, deadline) for v in viewers)), seconds + 60)
+    finally:
+        stop.set()
+        await h
+    return [t for v in viewers for t in v.times], health
+
+
+def _p90(xs: list[float]) -> float:
+    return sorted(xs)[min(len(xs) - 1, int(0.9 * len(xs)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sessions", type=int, default=20)
+    ap.add_argument("--moves", type=int, default=10, help="slider moves per session (default 10)")
+    ap.add_argument("--seconds", type=float, default=120, help="deadline per phase (default 120 s)")
+    ap.add_argument("--root", type=Path, default=ROOT, help="app checkout to measure (default: this one)")
+    args = ap.parse_args()
+    n = max(1, min(args.sessions, MAX_SESSIONS))
+    print(f"app: {args.root}   load average before: {load_average()}")
+    with server(args.root) as (url, _):
+        asyncio.run(phase(url, 1, 3, args.seconds))  # warm caches the way a first visitor would
+        one, h1 = asyncio.run(phase(url, 1, args.moves, args.seconds))
+        many, hn = asyncio.run(phase(url, n, args.moves, args.seconds))
+    m1, mn = statistics.median(one), statistics.median(many)
+    print(f"1 session:   median rerun {m1 * 1e3:7.0f} ms   p90 {_p90(one) * 1e3:7.0f} ms   ({len(one)} moves)")
+    print(f"{n} sessions: median rerun {mn * 1e3:7.0f} ms   p90 {_p90(many) * 1e3:7.0f} ms   ({len(many)} moves)")
+    print(f"ratio {n} sessions / 1: {mn / m1:.1f}x   target ≤ 4x")
+    print(f"health check with {n} sessions: median {statistics.median(hn) * 1e3:.0f} ms, "
+          f"slowest {max(hn) * 1e3:.0f} ms ({len(hn)} checks)   target < 1000 ms")
+    print(f"load average after: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()
