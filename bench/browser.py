@@ -43,7 +43,9 @@ def _free_port() -> int:
 
 @contextmanager
 def server(root: Path, timeout: float = 120):
-    """`streamlit run app.py` on a free loopback port with a throwaway DP_EXPLORER_HOME; yields (url, t_start)."""
+    """`streamlit run app.py` on a free loopback port with a throwaway DP_EXPLORER_HOME.
+
+    Yields (url, t_start, pid)."""
     home = Path(tempfile.mkdtemp(prefix="dpx-bench-"))
     port = _free_port()
     env = dict(os.environ, DP_EXPLORER_HOME=str(home))
@@ -66,7 +68,7 @@ def server(root: Path, timeout: float = 120):
                         break
             except OSError:
                 time.sleep(0.05)
-        yield url, t0
+        yield url, t0, proc.pid
     finally:
         os.killpg(proc.pid, 15)
         try:
@@ -93,13 +95,16 @@ NUMBERS_JS = """(e) => {
 CHARTS_JS = """(e) => {
   const svgs = [...document.querySelectorAll('.js-plotly-plot .main-svg')].map(s => s.textContent).join('\\n');
   const want = ['(ε = ' + e + ')', 'your ε = ' + e + ':'];
-  return new RegExp('at ε = ' + e.replace('.', '\\.') + '[ ,]').test(svgs) && want.every(w => svgs.includes(w))
+  return new RegExp('answers at ε = ' + e.replace('.', '\\.') + '(?![0-9.])').test(svgs)
+    && want.every(w => svgs.includes(w))
     ? performance.now() : false; }"""
 
 
 def slider_moves(browser, url: str, moves: int) -> dict[str, list[float]]:
+    """Per move: wall ms from the key press to the numbers and to every chart showing the new ε."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = ctx.new_page()
+
     pg.goto(f"{url}/noise")
     wait_idle(pg)
     pg.wait_for_selector(".js-plotly-plot .main-svg")
@@ -112,8 +117,8 @@ def slider_moves(browser, url: str, moves: int) -> dict[str, list[float]]:
         t0 = pg.evaluate("() => performance.now()")
         slider.press(key)
         eps = f"{float(slider.get_attribute('aria-valuetext')):g}"
-        t_num = pg.wait_for_function(NUMBERS_JS, arg=eps, polling="raf", timeout=60_000).json_value()
-        t_chart = pg.wait_for_function(CHARTS_JS, arg=eps, polling="raf", timeout=60_000).json_value()
+        t_num = pg.wait_for_function(NUMBERS_JS, arg=eps, polling=20, timeout=60_000).json_value()
+        t_chart = pg.wait_for_function(CHARTS_JS, arg=eps, polling=20, timeout=60_000).json_value()
         out[f"numbers, {kind}"].append(t_num - t0)
         out[f"charts, {kind}"].append(t_chart - t0)
         wait_idle(pg)
@@ -123,7 +128,7 @@ def slider_moves(browser, url: str, moves: int) -> dict[str, list[float]]:
 
 
 def cold_home(browser, root: Path) -> float:
-    with server(root) as (url, t0):
+    with server(root) as (url, t0, _):
         ctx = browser.new_context(viewport={"width": 1280, "height": 800})
         pg = ctx.new_page()
         pg.goto(url)
@@ -158,7 +163,7 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             if args.moves:
-                with server(args.root) as (url, _):
+                with server(args.root) as (url, _, _pid):
                     times = slider_moves(browser, url, args.moves)
                 print(f"noise page, ε slider key press → updated in the browser (median of {args.moves} each):")
                 for what, ts in times.items():

@@ -6,12 +6,15 @@ import json
 import math
 import re
 import sqlite3
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 
 from dpcore import limits, storage, textsafe
 from dpcore.errors import DPError
+
+if TYPE_CHECKING:  # pandas costs ~0.5 s to import: Home's first chart does not wait for it
+    import pandas as pd
 
 
 def _route_deep_links_through_app() -> None:
