@@ -26,31 +26,18 @@ QUERIES = {
 COLUMNS = {"age": "years", "salary": "$"}
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+# Read-only once built and shared by every session (cache_resource: no pickled copy per rerun).
+@st.cache_resource(show_spinner=False, max_entries=8)
 def _data(n: int) -> pd.DataFrame:
     return datasets.medical(n, seed=0)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _query(n: int, kind: str, column: str, lower: float, upper: float):
     return mech.query(_data(n), kind, column, lower, upper)
 
 
-@st.cache_resource(show_spinner=False, max_entries=256)
-def _view(mechanism: str, epsilon: float, delta, sensitivity: float, value: float, draws: int, seed: int):
-    # Read-only once built, shared by every session (no copy per rerun). Seeded: a picture, not a release.
-    return mech.noise_view(mechanism, epsilon, delta, sensitivity, value, draws=draws, seed=seed,
-                           grid_points=GRID_POINTS)
-
-
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _figures(mechanism: str, epsilon: float, delta, sensitivity: float, value: float, draws: int, seed: int,
-             x_title: str, unit: str):
-    # Figures are read-only once built: shared, not copied on every rerun.
-    return figs.figures(_view(mechanism, epsilon, delta, sensitivity, value, draws, seed), x_title, unit)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
 def _table(mechanism: str, delta, sensitivity: float, value: float, integer: bool, seed: int):
     return mech.epsilon_table(mechanism, delta, sensitivity, value, integer=integer, seed=seed)
 
@@ -139,12 +126,15 @@ else:
     unit = "patients" if kind == "count" else COLUMNS[column]
     what = answer.description
 
-view = guarded(_view, mechanism, epsilon, delta, sensitivity, value, SIM_DRAWS, SIM_SEED)
-if view is None:
-    st.stop()
-spec = view.spec
 x_title = f"released answer ({unit})"
-charts = _figures(mechanism, epsilon, delta, sensitivity, value, SIM_DRAWS, SIM_SEED, x_title, unit)
+# View and figures: one process-wide cache shared by every viewer (dpcore.figures.noise.page_view).
+shown = guarded(figs.page_view, mechanism, float(epsilon), None if delta is None else float(delta),
+                float(sensitivity), float(value), draws=SIM_DRAWS, seed=SIM_SEED, grid_points=GRID_POINTS,
+                x_title=x_title, unit=unit)
+if shown is None:
+    st.stop()
+view, charts = shown
+spec = view.spec
 
 
 

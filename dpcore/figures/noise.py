@@ -8,10 +8,12 @@ can add ``fig.update_layout(template="plotly_white")``). Colours come from :mod:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import plotly.graph_objects as go
 
+from .. import mechanisms as mech
 from ..mechanisms import NoiseView
 from . import style
 
@@ -197,4 +199,18 @@ def figures(view: NoiseView, x_title: str = "released answer", unit: str = "unit
     }
 
 
-__all__ = ["distribution_chart", "compare_chart", "why_private_chart", "error_chart", "figures"]
+@functools.lru_cache(maxsize=256)
+def page_view(mechanism: str, epsilon: float, delta, sensitivity: float, value: float, *, draws: int, seed: int,
+              grid_points: int, x_title: str, unit: str) -> tuple[NoiseView, dict]:
+    """The noise page's view and figures for one setting, built once per process and shared read-only.
+
+    A process-wide cache (not Streamlit's, which hashes arguments and source on every call): with twenty
+    viewers moving sliders, a revisited setting costs nothing. The simulation is seeded — a picture, never a
+    release. A DPError (bad setting) is raised every time, never cached.
+    """
+    view = mech.noise_view(mechanism, epsilon, delta, sensitivity, value, draws=draws, seed=seed,
+                           grid_points=grid_points)
+    return view, figures(view, x_title, unit)
+
+
+__all__ = ["distribution_chart", "compare_chart", "why_private_chart", "error_chart", "figures", "page_view"]
