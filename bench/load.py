@@ -139,7 +139,7 @@ def main() -> None:
     args = ap.parse_args()
     n = max(1, min(args.sessions, MAX_SESSIONS))
     print(f"app: {args.root}   load average before: {load_average()}")
-    with server(args.root) as (url, _):
+    with server(args.root) as (url, _, _pid):
         asyncio.run(phase(url, 1, 3, args.seconds))  # warm caches the way a first visitor would
         one, h1 = asyncio.run(phase(url, 1, args.moves, args.seconds))
         many, hn = asyncio.run(phase(url, n, args.moves, args.seconds))
