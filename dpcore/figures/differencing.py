@@ -52,12 +52,13 @@ def estimates_histogram(estimates: np.ndarray, true_value: float, epsilon: float
                                hovertemplate="estimate %{x}: %{y} releases<extra></extra>"))
     fig.add_vline(x=true_value, line_color=style.NON_PRIVATE, line_width=3, line_dash="dash",
                   annotation_text=f"true age {true_value:g} (not private)", annotation_position="top right")
-    style.base_layout(fig, f"Simulation: the attacker's estimate at ε = {epsilon:g} per query<br>"
-                      f"<sup>{est.size:,} releases; attack total ε = {QUERIES_PER_ATTACK * epsilon:g}; "
+    # Titles in short lines: Plotly does not wrap them, and a phone is 390 px wide.
+    style.base_layout(fig, f"Attacker's estimate, ε = {epsilon:g} per query<br>"
+                      f"<sup>{est.size:,} simulated releases; attack total ε = {QUERIES_PER_ATTACK * epsilon:g}<br>"
                       f"shaded ±{k:g} years around the truth: {hit:.1%} land there</sup>",
-                      "attacker's estimate of the age (years, clipped to 18–90)",
-                      "simulated releases (count)", height=420)
-    fig.update_layout(showlegend=False, margin=dict(t=80))
+                      "estimated age (years, clipped to 18–90)",
+                      "simulated releases (count)", height=440)
+    fig.update_layout(showlegend=False, margin=dict(t=100))
     fig.update_xaxes(range=[AGE_LOW - 2, AGE_HIGH + 2])
     return fig
 
@@ -72,16 +73,16 @@ def success_chart(curve: pd.DataFrame, epsilon: float | None, k: float) -> go.Fi
     ))
     fig.add_trace(go.Scatter(
         x=curve["epsilon_per_query"], y=curve["analytic_unclipped"], mode="lines",
-        name="exact, unclipped: 1 − e^(−k/b)(1 + k/2b), b = 72/ε", line=dict(color=style.BOUND, dash="dash"),
-        hovertemplate="ε per query %{x:.3g}: %{y:.1%}<extra></extra>",
+        name="exact formula (unclipped)", line=dict(color=style.BOUND, dash="dash"),
+        hovertemplate="ε per query %{x:.3g}: %{y:.1%}<extra>1 − e^(−k/b)(1 + k/2b), b = 72/ε</extra>",
     ))
     if epsilon is not None:
         fig.add_vline(x=epsilon, line_color=style.ACCENT, line_dash="dot",
                       annotation_text=f"your ε = {epsilon:g} per query", annotation_position="top left")
-    style.base_layout(fig, f"Chance the attacker is within ±{k:g} years<br><sup>simulation (clipped estimate) "
-                      "and the exact unclipped formula</sup>",
+    style.base_layout(fig, f"Chance the attacker is within ±{k:g} years<br><sup>simulated vs exact "
+                      "(unclipped)</sup>",
                       "", f"P(|estimate − true age| ≤ {k:g} years)", height=420)
     fig.update_layout(margin=dict(t=80))
-    style.epsilon_axis(fig, title=f"ε per query (log scale); the attack's 4 queries spend {QUERIES_PER_ATTACK}ε")
+    style.epsilon_axis(fig, title=f"ε per query (log scale; the attack spends {QUERIES_PER_ATTACK}ε)")
     fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
     return fig
