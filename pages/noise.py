@@ -210,8 +210,9 @@ st.subheader("4 · The price: error vs ε")
 chart(charts["error"], key="noise_chart_error")
 table = guarded(_table, mechanism, delta, sensitivity, value, integer, TABLE_SEED)
 if table is not None:
-    table = table.rename(columns={"epsilon": "ε", "example release": f"example release ({unit})",
-                                  "|error|": f"|error| ({unit})", "expected |error|": f"expected |error| ({unit})"})
+    table = table.rename(columns={"epsilon": "ε", "noise scale": f"noise scale ({unit})",
+                                  "expected |error|": f"expected |error| ({unit})",
+                                  "95% within ±": f"95% within ± ({unit})"})
     st.dataframe(table, hide_index=True, key="noise_table")
     st.caption("Typical error at each ε, exact (no random draw): the expected |error| and the range that "
                "holds 95% of releases.")
