@@ -8,7 +8,7 @@ from dpcore import advise as adv
 from dpcore import mechanisms as mech
 from dpcore import sweep, textsafe
 from dpcore.figures import advisor as figs
-from pages._ui import from_url, guarded, share_in_url
+from pages._ui import chart, from_url, guarded, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
 RISKS = {"tpr": "Membership: TPR at a given FPR", "posterior": "Posterior belief from a prior",
@@ -123,8 +123,8 @@ else:
 for note in res.get("notes") or []:
     st.caption(textsafe.md_message(note))
 
-st.plotly_chart(figs.feasible_band_chart(res), key="adv_band")
-st.plotly_chart(figs.advice_tradeoff_chart(res), key="adv_roc")
+chart(figs.feasible_band_chart(res), key="adv_band")
+chart(figs.advice_tradeoff_chart(res), key="adv_roc")
 st.caption("The curve is the highest TPR *any* membership test can reach at each FPR against the recommended "
            "setting, from the same privacy-loss distribution as its ε (exact for Gaussian and ε-DP; a pessimistic "
            "PLD for DP-SGD). Measured attacks sit below it.")

@@ -203,8 +203,8 @@ with st.expander("The maths behind the lower panel"):
 if spec.scale > 0:  # the worst-case membership ROC of one release (engineer G, dpcore/figures/advisor.py)
     from dpcore.figures import advisor as _adv_figs
 
-    st.plotly_chart(_adv_figs.noise_tradeoff_chart(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale),
-                    key="noise_chart_tradeoff")
+    chart(_adv_figs.noise_tradeoff_chart(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale),
+          key="noise_chart_tradeoff")
 
 st.subheader("4 · The price: error vs ε")
 chart(charts["error"], key="noise_chart_error")

@@ -236,7 +236,7 @@ def _show_finished(job: dict) -> None:
 
         stmt = guarded(statement.for_job, job["id"])
         if stmt:
-            st.plotly_chart(adv_figs.statement_tradeoff_chart(stmt), key="tr_fig_tradeoff")
+            chart(adv_figs.statement_tradeoff_chart(stmt), key="tr_fig_tradeoff")
             st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
                                f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
                                icon=":material/verified_user:")

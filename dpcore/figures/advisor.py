@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import textsafe
-from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis
+from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis, roc_axes
 
 FPR_MIN = 1e-5
 
@@ -62,8 +62,7 @@ def tradeoff_chart(curves: list[dict], title: str = "Worst-case membership attac
                                  marker=dict(size=12, color=NON_PRIVATE, symbol="x")))
     base_layout(fig, textsafe.plotly(title), "false-positive rate (log scale)", "true-positive rate (log scale)",
                 height=height)
-    fig.update_xaxes(type="log", range=[math.log10(FPR_MIN), 0])
-    fig.update_yaxes(type="log", range=[math.log10(FPR_MIN), 0])
+    roc_axes(fig, FPR_MIN, x_title="false-positive rate (log scale)", y_title="true-positive rate (log scale)")
     return fig
 
 
