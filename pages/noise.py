@@ -37,6 +37,14 @@ def _query(n: int, kind: str, column: str, lower: float, upper: float):
     return mech.query(_data(n), kind, column, lower, upper)
 
 
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _tradeoff(mechanism: str, epsilon: float, delta, sensitivity: float, scale: float):
+    # exact curve, no randomness: built once per setting and shared (it cost ~15 ms on every rerun)
+    from dpcore.figures import advisor as adv_figs
+
+    return adv_figs.noise_tradeoff_chart(mechanism, epsilon, delta, sensitivity, scale)
+
+
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _table(mechanism: str, delta, sensitivity: float, value: float, integer: bool, seed: int):
     return mech.epsilon_table(mechanism, delta, sensitivity, value, integer=integer, seed=seed)
@@ -201,10 +209,7 @@ with st.expander("The maths behind the lower panel"):
                    f"δ = ∫ max(0, p_D − e^ε p_D′) = {view.actual_delta:.2e}."))
 
 if spec.scale > 0:  # the worst-case membership ROC of one release (engineer G, dpcore/figures/advisor.py)
-    from dpcore.figures import advisor as _adv_figs
-
-    chart(_adv_figs.noise_tradeoff_chart(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale),
-          key="noise_chart_tradeoff")
+    chart(_tradeoff(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale), key="noise_chart_tradeoff")
 
 st.subheader("4 · The price: error vs ε")
 chart(charts["error"], key="noise_chart_error")
