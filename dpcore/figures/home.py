@@ -14,15 +14,16 @@ def deployments_chart(user_epsilon: float) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=[d.epsilon for d in deps], y=[d.name for d in deps], mode="markers+text",
-        text=[f"ε = {d.epsilon:g} ({d.unit})" for d in deps], textposition="middle right",
-        marker=dict(size=12, color=style.ACCENT), name="published deployments",
-        hovertemplate="%{y}: ε = %{x}<extra></extra>",
+        text=[f"{d.epsilon:g}" for d in deps], textposition="middle right",  # short: fits a phone
+        customdata=[d.unit for d in deps], marker=dict(size=12, color=style.ACCENT), name="published deployments",
+        hovertemplate="%{y}: ε = %{x} (%{customdata})<extra></extra>",
     ))
     style.mark_epsilon(fig, user_epsilon, f" your ε = {user_epsilon:g}")
     style.add_epsilon_zones(fig, 0.05, 300)
-    style.base_layout(fig, "Where is your epsilon? Published deployments", "", "", height=420)
+    style.base_layout(fig, "Published deployments' ε", "", "", height=420)
     style.epsilon_axis(fig, range=[np.log10(0.05), np.log10(300)])
-    fig.update_layout(showlegend=False, margin=dict(l=220, r=20, t=60, b=55))
+    # the names' own width sets the left margin (automargin), so a phone keeps room for the plot
+    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=60, b=55))
     return fig
 
 
@@ -35,9 +36,8 @@ def posterior_chart(epsilon: float) -> go.Figure:
     fig.add_trace(go.Scatter(x=prior, y=post, mode="lines", name=f"upper bound at ε = {epsilon:g}",
                              line=dict(color=style.PRIVATE, width=3), fill="tonexty",
                              fillcolor=style.rgba(style.PRIVATE, 0.15)))
-    style.base_layout(fig, "What an attacker can learn: belief before vs at most after",
-                      "attacker's prior belief that a person is in the data (probability)",
-                      "highest possible posterior belief (probability)")
+    style.base_layout(fig, "Attacker's belief: before vs at most after",  # short lines: fit a phone
+                      "belief before (prior probability)", "highest belief after (probability)")
     fig.update_xaxes(range=[0, 1], tickformat=".0%")
     fig.update_yaxes(range=[0, 1], tickformat=".0%")
     return fig

@@ -156,11 +156,12 @@ def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVA
 
 
 def add_epsilon_zones(fig: go.Figure, x_min: float, x_max: float) -> go.Figure:
-    for lo, hi, label, colour in ZONES:
+    for i, (lo, hi, label, colour) in enumerate(ZONES):
         a, b = max(lo, x_min), min(hi, x_max)
         if a < b:
             fig.add_vrect(x0=a, x1=b, fillcolor=colour, line_width=0, layer="below")
             # On a log axis Plotly reads an annotation's x as log10 of the value (shapes take the value).
-            fig.add_annotation(x=math.log10(a), y=1, xref="x", yref="paper", yanchor="top", xanchor="left",
+            # Staggered rows: narrow zones' labels would overlap on a phone.
+            fig.add_annotation(x=math.log10(a), y=1 - 0.06 * (i % 2), xref="x", yref="paper", yanchor="top", xanchor="left",
                                text=label, showarrow=False, font=dict(size=10, color=NEUTRAL))
     return fig
