@@ -29,7 +29,7 @@ invariant below is enforced by one piece of SQL in this file.)
 * Storage faults (full disk, read-only home, a damaged file) become one :class:`DPError` that says what to do;
   reading (``status``) opens the file read-only and never writes the schema.
 
-This module is deliberately light (stdlib only, with dpcore.charge) so that many processes can use it cheaply.
+This module is deliberately light (stdlib only, with dpcore.noise.charge) so that many processes can use it cheaply.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 
 from . import limits
-from .charge import Charge, Neighbour, require_ledger_relation
+from .noise.charge import Charge, Neighbour, require_ledger_relation
 from .errors import BudgetExceededError, DPError
 
 MICRO = 1_000_000
@@ -637,7 +637,7 @@ def spend(analyst: str, dataset: str, query: str, charge, compute, *, budget=Non
           description: str | None = None, path=None) -> dict:
     """Check the budget (ε and δ), draw the answer with ``compute()`` and record both — atomically.
 
-    ``charge`` is what the answer costs: a :class:`dpcore.charge.Charge` (its neighbour relation must be add/remove
+    ``charge`` is what the answer costs: a :class:`dpcore.noise.charge.Charge` (its neighbour relation must be add/remove
     one record, else refused before anything is touched), or a bare ε with ``delta`` beside it (an add/remove
     charge).
     ``dataset`` is a registered dataset's fingerprint. ``query`` is the canonical query text (without ε).

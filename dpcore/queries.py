@@ -3,7 +3,7 @@
 A query is described by a frozen :class:`Query` (which has a canonical text form, so the ledger can
 recognise a repeated question). :func:`prepare` validates it against the data and computes the true
 answer and its sensitivity — no noise. :meth:`Prepared.release` draws the noise, *only* through
-:func:`dpcore.release.release_value` / :func:`dpcore.release.release_count` (the mechanism classes'
+:func:`dpcore.noise.release.release_value` / :func:`dpcore.noise.release.release_count` (the mechanism classes'
 secure samplers), and returns the answer
 with its 95% error interval. :func:`ask` ties this to the budget ledger: check, draw, store, in one
 transaction. COUNT conditions and WHERE clauses are :class:`dpcore.filters.Condition` (one rule for every
@@ -33,17 +33,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import limits, mechanisms
-from .charge import Charge, Neighbour
+from . import limits
 from .errors import DPError
 from .filters import OPERATORS, Condition, column_kind, parse_condition, parse_conditions  # noqa: F401
 from .filters import condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
-from .release import release_count, release_value
+from .noise import calibration, mechanisms
+from .noise.charge import Charge, Neighbour
+from .noise.release import release_count, release_value
 from .validation import check_bounds, check_delta, check_epsilon, check_positive_int
 
 KINDS = ("count", "sum", "mean", "histogram")
-MECHANISMS = mechanisms.QUERY_MECHANISMS  # old names, kept importable; defined in dpcore.mechanisms
-Z95 = mechanisms.Z95
+MECHANISMS = mechanisms.QUERY_MECHANISMS  # old names, kept importable; defined in dpcore.noise.mechanisms
+Z95 = calibration.Z95
 MAX_BINS = limits.QUERY_MAX_BINS  # old names, kept importable; the limits live in dpcore.limits
 MAX_EPSILON = limits.QUERY_EPSILON_MAX
 NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the ledger's one relation
@@ -59,7 +60,7 @@ class Query:
 
     The query console's model, charged to the ledger under add/remove-one neighbours (:attr:`neighbour`; only
     MEAN with a public n is replace-one, and the ledger refuses it). The noise page's teaching query,
-    :class:`dpcore.mechanisms.QueryAnswer`, is a separate replace-one view with a public n (SUM Δ = U − L there,
+    :class:`dpcore.noise.teaching.QueryAnswer`, is a separate replace-one view with a public n (SUM Δ = U − L there,
     max(|L|, |U|) here): it is never charged, and its own ``neighbour`` field says so.
     """
 
@@ -214,8 +215,8 @@ def parse_bounds(text: str) -> tuple[float, float]:
 # --- noise scales and intervals --------------------------------------------------------------------
 
 
-#: The σ a Gaussian release uses (exact analytic, cached in :mod:`dpcore.mechanisms`). No noise drawn.
-gaussian_sigma = mechanisms.gaussian_analytic_sigma
+#: The σ a Gaussian release uses (exact analytic, cached in :mod:`dpcore.noise.calibration`). No noise drawn.
+gaussian_sigma = calibration.gaussian_analytic_sigma
 #: Half-width t with P(|noise| <= t) >= level for "laplace", "geometric" or "gaussian" (one home: the classes).
 noise_halfwidth = mechanisms.halfwidth
 
@@ -566,7 +567,7 @@ def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, delta_budg
 
 def composition_entries(events) -> list[Charge]:
     """Ledger spend events -> their :class:`Charge` (ε and δ as charged, ρ of the release) for
-    :func:`dpcore.composition.ledger_costs`. Older answers stored only ``rho``: the relation is the ledger's."""
+    :func:`dpcore.noise.composition.ledger_costs`. Older answers stored only ``rho``: the relation is the ledger's."""
     out = []
     for e in events:
         if e.get("kind", "spend") != "spend":

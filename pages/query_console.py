@@ -3,8 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import composition, datasets, ledger, limits, queries, textsafe
-from dpcore.charge import Charge
+from dpcore import datasets, ledger, limits, queries, textsafe
+from dpcore.noise import composition
+from dpcore.noise.charge import Charge
 from dpcore.figures import query_console as figs
 from dpcore.textsafe import md
 from pages._ui import from_url, guarded, share_in_url, table_downloads

@@ -8,7 +8,8 @@ action). Exit code 3 when the budget would be exceeded (nothing spent, no noise 
 
 from __future__ import annotations
 
-from .. import datasets, mechanisms, queries
+from .. import datasets, queries
+from ..noise import mechanisms
 from ..errors import DPError
 
 

@@ -12,7 +12,7 @@ import math
 
 import plotly.graph_objects as go
 
-from ..mechanisms import NoiseView
+from ..noise.view import NoiseView
 from . import style
 
 BAND = "rgba(42,157,143,0.10)"

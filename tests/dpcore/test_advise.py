@@ -8,7 +8,8 @@ import pytest
 from scipy.special import ndtr, ndtri
 
 from dpcore import advise as adv
-from dpcore import audit, mechanisms, queries
+from dpcore import audit, queries
+from dpcore.noise import calibration
 from dpcore.cli import main
 from dpcore.errors import DPError
 
@@ -29,14 +30,14 @@ def test_gaussian_tpr_limit_known_answer(sens):
     assert audit.gaussian_tradeoff(sens / out["sigma"], [0.01])[0] == pytest.approx(0.05, rel=1e-9)
     # ε at δ is the Gaussian's exact ε for that σ: δ(ε) ≤ δ, and a hair less ε breaks it
     eps = out["epsilon"]
-    assert mechanisms.gaussian_delta(out["sigma"], eps, sens) <= 1e-5
-    assert mechanisms.gaussian_delta(out["sigma"], eps * (1 - 1e-6), sens) > 1e-5
+    assert calibration.gaussian_delta(out["sigma"], eps, sens) <= 1e-5
+    assert calibration.gaussian_delta(out["sigma"], eps * (1 - 1e-6), sens) > 1e-5
     assert out["epsilon_range"] == [None, eps] and out["feasible"]
 
 
 def test_gaussian_epsilon_inverts_the_analytic_calibration():
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-5), (8.0, 1e-9)]:
-        sigma = mechanisms.gaussian_analytic_sigma(eps, delta, 2.0)
+        sigma = calibration.gaussian_analytic_sigma(eps, delta, 2.0)
         assert adv.gaussian_epsilon(sigma, delta, 2.0) == pytest.approx(eps, rel=1e-7)
 
 

@@ -5,10 +5,11 @@ import math
 
 import pytest
 
-from dpcore import composition, ledger, queries
-from dpcore.charge import ZERO, Charge, Neighbour, compose, require_ledger_relation
+from dpcore import ledger, queries
 from dpcore.errors import DPError
-from dpcore.mechanisms import gaussian_analytic_sigma
+from dpcore.noise import composition
+from dpcore.noise.calibration import gaussian_analytic_sigma
+from dpcore.noise.charge import ZERO, Charge, Neighbour, compose, gaussian_rho, require_ledger_relation
 
 DS = "c" * 64
 
@@ -35,7 +36,7 @@ def test_gaussian_rho_uses_the_exact_analytic_sigma():
     c = Charge.gaussian(1.0, 1e-5)
     assert c.rho == pytest.approx(0.0359257, rel=1e-5)
     sigma = gaussian_analytic_sigma(1.0, 1e-5, 1.0)
-    assert c.rho == composition.gaussian_rho(sigma, 1.0)
+    assert c.rho == gaussian_rho(sigma, 1.0)
     # σ scales with Δ, so ρ does not depend on Δ (Δ = 0 releases nothing)
     assert Charge.gaussian(1.0, 1e-5, 7.0).rho == pytest.approx(c.rho, rel=1e-9)
     assert Charge.gaussian(1.0, 1e-5, 0.0).rho == 0.0
