@@ -145,7 +145,7 @@ class UtilityTarget:
             raise DPError(f"confidence must be in [0.5, 1), got {self.confidence!r}; 0.95 is usual")
         bounds, n = self.bounds, self.n
         if bounds is not None:
-            from .queries import parse_bounds
+            from .queries.model import parse_bounds
             from .validation import check_bounds
 
             bounds = parse_bounds(bounds) if isinstance(bounds, str) else check_bounds(*bounds)

@@ -148,7 +148,8 @@ def for_sweep(sweep_id: str) -> dict:
 
 def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=None) -> dict:
     """Statement for an analyst's query history on one dataset (the spends since the last reset)."""
-    from . import audit, ledger, queries
+    from . import audit
+    from .queries import answering, ledger
     from .noise import composition
 
     spends = ledger.spends_since_reset(analyst, dataset, path=path)
@@ -159,7 +160,7 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
         mechs.add(mech)
         replace_one |= "PUBLIC N" in str(e.get("query") or "").upper()
         seeded |= ans.get("secure") is False
-        (charge,) = queries.composition_entries([e])  # ε and δ as charged, ρ of the release
+        (charge,) = answering.composition_entries([e])  # ε and δ as charged, ρ of the release
         entries.append({"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho,
                         "query": e.get("query"), "mechanism": mech})
     out = {"kind": "ledger", "subject": {"analyst": analyst, "dataset": dataset}, "unit_of_privacy": UNIT,

@@ -1,6 +1,7 @@
 """Noise: what one private answer costs and how it is drawn.
 
-* :mod:`~dpcore.noise.calibration` — b and σ for (ε, δ) at sensitivity Δ (the one analytic-Gaussian solver), quantiles.
+* :mod:`~dpcore.noise.calibration` — b and σ for (ε, δ) at sensitivity Δ (the one analytic-Gaussian solver),
+  quantiles.
 * :mod:`~dpcore.noise.mechanisms` — one class per mechanism (Laplace, Gaussian analytic/classic, Geometric):
   scale, density, half-width, privacy loss, ρ, its Charge, the secure sample and a labelled teaching simulation.
 * :mod:`~dpcore.noise.release` — the release path by mechanism name (diffprivlib's secure samplers, our exact σ).

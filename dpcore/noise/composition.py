@@ -52,7 +52,7 @@ def _delta_sum(deltas, k: int) -> float:
 
 
 def basic(epsilons, deltas=None) -> tuple[float, float]:
-    """Basic composition: (Σε, Σδ) — :func:`dpcore.noise.charge.compose` of one charge per release (the one home)."""
+    """Basic composition: (Σε, Σδ) — :func:`dpcore.noise.charge.compose` of one charge per release (one home)."""
     eps = _eps_list(epsilons)
     _delta_sum(deltas, eps.size)  # validates the δs and their number
     ds = np.zeros(eps.size) if deltas is None else np.broadcast_to(np.asarray(deltas, dtype=float), eps.shape)

@@ -24,7 +24,7 @@ QUERY_KINDS = ("count", "sum", "mean")
 class QueryAnswer:
     """The true (NOT private) answer of a teaching query and its sensitivity under REPLACE-ONE neighbours.
 
-    This is the noise page's teaching view, deliberately apart from :class:`dpcore.queries.Query` (the query
+    This is the noise page's teaching view, deliberately apart from :class:`~dpcore.queries.model.Query` (the query
     console and its ledger, add/remove one row): here the number of rows n is public and neighbours swap one
     record, so a bounded SUM has Δ = U − L (add/remove: max(|L|, |U|)) and a MEAN Δ = (U − L)/n with all ε on
     it (add/remove: noisy sum / noisy count). Its answers are never charged to a ledger; ``neighbour`` says the

@@ -8,8 +8,8 @@ import pytest
 from scipy.special import ndtr, ndtri
 
 from dpcore import advise as adv
-from dpcore import audit, queries
-from dpcore.noise import calibration
+from dpcore import audit
+from dpcore.noise import calibration, mechanisms
 from dpcore.cli import main
 from dpcore.errors import DPError
 
@@ -57,7 +57,7 @@ def test_gaussian_utility_and_feasible_band():
     assert lo < hi
     # the recommendation is the most private setting that meets the target: σ = k / z
     assert out["sigma"] == pytest.approx(5 / ndtri(0.975), rel=1e-12)
-    assert queries.noise_halfwidth("gaussian", epsilon=out["epsilon"], sensitivity=1.0, delta=1e-5) <= 5 + 1e-6
+    assert mechanisms.halfwidth("gaussian", epsilon=out["epsilon"], sensitivity=1.0, delta=1e-5) <= 5 + 1e-6
 
 
 def test_conflict_is_measured_and_each_fix_reconciles():
@@ -101,7 +101,7 @@ def test_pure_dp_known_answers():
 def test_laplace_utility_uses_the_95_percent_halfwidth():
     out = adv.advise("laplace", R("tpr", 0.9, 0.01), U("sum", within=900, bounds=(0, 90)))
     assert out["utility"]["epsilon_min"] == pytest.approx(90 * math.log(20) / 900)
-    assert queries.noise_halfwidth("laplace", epsilon=out["epsilon"], sensitivity=90) == pytest.approx(900)
+    assert mechanisms.halfwidth("laplace", epsilon=out["epsilon"], sensitivity=90) == pytest.approx(900)
     assert out["scale_b"] == pytest.approx(90 / out["epsilon"])
 
 

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from dpcore import ledger, queries
+from dpcore.queries import ledger, model
 from dpcore.errors import DPError
 from dpcore.noise import composition
 from dpcore.noise.calibration import gaussian_analytic_sigma
@@ -78,12 +78,12 @@ def test_frozen_validated_and_stored_round_trip():
 
 
 def test_mean_is_two_half_releases_composed():
-    q = queries.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-6)
+    q = model.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-6)
     c = q.charge(36.0)
     half = Charge.gaussian(0.5, 5e-7)
     assert c.epsilon == 1.0 and c.delta == 1e-6  # exactly what the ledger charges
     assert c.rho == pytest.approx(2 * half.rho)
-    pub = queries.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), public_n=True)
+    pub = model.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), public_n=True)
     assert pub.charge(0.01).neighbour is Neighbour.REPLACE_ONE
 
 

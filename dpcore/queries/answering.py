@@ -1,6 +1,6 @@
-"""Private queries over a pandas DataFrame: COUNT, SUM, MEAN, HISTOGRAM with WHERE filters.
+"""Answering private queries over a pandas DataFrame: COUNT, SUM, MEAN, HISTOGRAM with WHERE filters.
 
-A query is described by a frozen :class:`Query` (which has a canonical text form, so the ledger can
+A query is a frozen :class:`dpcore.queries.model.Query` (which has a canonical text form, so the ledger can
 recognise a repeated question). :func:`prepare` validates it against the data and computes the true
 answer and its sensitivity — no noise. :meth:`Prepared.release` draws the noise, *only* through
 :func:`dpcore.noise.release.release_value` / :func:`dpcore.noise.release.release_count` (the mechanism classes'
@@ -26,202 +26,21 @@ teaching). Sensitivities:
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from . import limits
-from .errors import DPError
-from .filters import OPERATORS, Condition, column_kind, parse_condition, parse_conditions  # noqa: F401
-from .filters import condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
-from .noise import calibration, mechanisms
-from .noise.charge import Charge, Neighbour
-from .noise.release import release_count, release_value
-from .validation import check_bounds, check_delta, check_epsilon, check_positive_int
+from ..errors import DPError
+from ..filters import condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
+from ..noise import mechanisms
+from ..noise.charge import Charge, Neighbour
+from ..noise.release import release_count, release_value
+from . import ledger
+from .fingerprint import dataset_key
+from .model import Query
 
-KINDS = ("count", "sum", "mean", "histogram")
-MECHANISMS = mechanisms.QUERY_MECHANISMS  # old names, kept importable; defined in dpcore.noise.mechanisms
-Z95 = calibration.Z95
-MAX_BINS = limits.QUERY_MAX_BINS  # old names, kept importable; the limits live in dpcore.limits
-MAX_EPSILON = limits.QUERY_EPSILON_MAX
-NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the ledger's one relation
 NOT_DP = "reproducible noise: not a DP release"
-
-
-# --- the query -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Query:
-    """One private question. ``epsilon`` (and ``delta`` for Gaussian) is what it costs.
-
-    The query console's model, charged to the ledger under add/remove-one neighbours (:attr:`neighbour`; only
-    MEAN with a public n is replace-one, and the ledger refuses it). The noise page's teaching query,
-    :class:`dpcore.noise.teaching.QueryAnswer`, is a separate replace-one view with a public n (SUM Δ = U − L there,
-    max(|L|, |U|) here): it is never charged, and its own ``neighbour`` field says so.
-    """
-
-    kind: str
-    epsilon: float
-    column: str | None = None  # SUM/MEAN/HISTOGRAM column
-    condition: Condition | None = None  # COUNT condition (None = all rows passing WHERE)
-    bounds: tuple[float, float] | None = None  # public bounds for SUM/MEAN (and numeric histogram)
-    where: tuple[Condition, ...] = ()
-    mechanism: str = "laplace"
-    delta: float = 0.0
-    bins: int = 10  # numeric histogram
-    categories: tuple[str, ...] | None = None  # public categories for a histogram
-    public_n: bool = False  # MEAN only: treat the row count as public
-
-    def canonical(self) -> str:
-        """The question without its ε, as stable text (WHERE order does not matter)."""
-        d = {"kind": self.kind, "mechanism": self.mechanism, "where": sorted(c.text() for c in self.where)}
-        if not self.pure:
-            d["delta"] = repr(float(self.delta))
-        if self.kind == "count":
-            d["condition"] = self.condition.text() if self.condition else None
-        else:
-            d["column"] = self.column
-        if self.kind in ("sum", "mean") or (self.kind == "histogram" and self.bounds is not None):
-            d["bounds"] = [repr(float(b)) for b in self.bounds]
-        if self.kind == "histogram":
-            if self.categories is not None:
-                d["categories"] = list(self.categories)
-            elif self.bounds is not None:
-                d["bins"] = int(self.bins)
-        if self.kind == "mean":
-            d["public_n"] = bool(self.public_n)
-        return json.dumps(d, sort_keys=True, separators=(",", ":"))
-
-    def describe(self) -> str:
-        """Readable SQL-like text."""
-        where = " AND ".join(c.text() for c in self.where)
-        if self.kind == "count":
-            cond = [self.condition.text()] if self.condition else []
-            allc = " AND ".join(cond + ([where] if where else []))
-            return f"COUNT(*){' WHERE ' + allc if allc else ''}"
-        if self.kind == "histogram":
-            how = (f" BINS {self.bins} IN [{self.bounds[0]:g}, {self.bounds[1]:g}]" if self.bounds is not None
-                   and self.categories is None else "")
-            text = f"HISTOGRAM({self.column}){how}"
-        else:
-            lo, hi = self.bounds
-            text = f"{self.kind.upper()}({self.column} CLAMPED TO [{lo:g}, {hi:g}])"
-            if self.kind == "mean" and self.public_n:
-                text += " WITH PUBLIC n"
-        return text + (f" WHERE {where}" if where else "")
-
-    @property
-    def pure(self) -> bool:
-        """Pure ε-DP (Laplace; counts: geometric), so δ = 0."""
-        return mechanisms.mechanism_class(self.mechanism).pure
-
-    @property
-    def neighbour(self) -> Neighbour:
-        """The relation this query's guarantee is about: MEAN with a public n is replace-one, all else add/remove."""
-        return Neighbour.REPLACE_ONE if self.kind == "mean" and self.public_n else Neighbour.ADD_REMOVE
-
-    def charge(self, sensitivity: float = 1.0) -> Charge:
-        """What answering costs: ε (and δ) as asked, ρ of the releases, under :attr:`neighbour`.
-        MEAN (noisy sum / noisy count) is two releases of ε/2 (δ/2) each, composed."""
-        rel = self.neighbour
-        if self.kind == "mean" and not self.public_n:
-            e2, d2 = self.epsilon / 2, self.delta / 2
-            return (Charge.of_release(self.mechanism, e2, d2, sensitivity, neighbour=rel)
-                    + Charge.of_release(self.mechanism, e2, d2, 1.0, neighbour=rel))
-        return Charge.of_release(self.mechanism, self.epsilon, self.delta, sensitivity, neighbour=rel)
-
-    def cost_note(self) -> str:
-        """How ε (and δ) is spent, stated honestly."""
-        eps, dl = self.epsilon, self.delta
-        dtxt = "" if self.pure else f", δ = {dl:g}"
-        if self.kind == "mean" and not self.public_n:
-            half = f"ε/2 = {eps / 2:g}" + ("" if self.pure else f", δ/2 = {dl / 2:g}")
-            return (f"total ε = {eps:g}{dtxt}: {half} on a noisy sum of (x − midpoint) and {half} on a noisy count; "
-                    "mean = midpoint + sum / count (basic composition)")
-        if self.kind == "mean":
-            return f"ε = {eps:g}{dtxt} on the clamped mean; the row count n is treated as public"
-        if self.kind == "histogram":
-            return (f"ε = {eps:g}{dtxt} for the whole histogram: the bins are disjoint (each record falls in exactly "
-                    "one), so adding or removing one record changes one bin by 1 (Δ = 1) and each bin gets the "
-                    "full ε")
-        return f"ε = {eps:g}{dtxt} on one noisy {self.kind}"
-
-
-def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, where=(), mechanism="laplace",
-               delta=0.0, bins=10, categories=None, public_n=False) -> Query:
-    """Build and validate a :class:`Query` from loose input (strings from a CLI or widgets)."""
-    kind = str(kind).strip().lower()
-    if kind not in KINDS:
-        raise DPError(f"unknown query kind {kind!r}; choose one of {', '.join(KINDS)}")
-    eps = check_epsilon(epsilon)
-    if eps > MAX_EPSILON:
-        raise DPError(f"epsilon must be at most {MAX_EPSILON:g} for one query, got {eps:g}; try 0.1–10 (an ε this "
-                      "large protects nobody)")
-    mechanism = str(mechanism).strip().lower()
-    if mechanism not in MECHANISMS:
-        raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
-    dl = 0.0 if mechanisms.mechanism_class(mechanism).pure else check_delta(delta)
-    if isinstance(condition, str):
-        condition = None if condition.strip() in ("", "*") else parse_condition(condition, "COUNT condition")
-    where = parse_conditions(where)
-    if bounds is not None:
-        if isinstance(bounds, str):
-            bounds = parse_bounds(bounds)
-        bounds = check_bounds(*bounds, name=f"bounds of {column}")
-    if kind != "count":
-        if not column or not str(column).strip():
-            raise DPError(f"{kind.upper()} needs a column")
-        column = str(column).strip()
-    if kind in ("sum", "mean") and bounds is None:
-        raise DPError(f"{kind.upper()}({column}) needs public bounds LO:HI (known without looking at the data), "
-                      "e.g. --bounds 18:90; values outside are clamped")
-    if kind == "histogram":
-        bins = check_positive_int(bins, "bins")
-        if bins > MAX_BINS:
-            raise DPError(f"bins must be at most {MAX_BINS}, got {bins}")
-        if categories is not None:
-            if isinstance(categories, str):
-                categories = [c for c in categories.split(",")]
-            categories = tuple(dict.fromkeys(str(c).strip() for c in categories if str(c).strip()))  # same text
-            # (several spellings of one value, e.g. 34 and 34.0, are refused in prepare(), once the type is known)
-            if not categories:
-                raise DPError("categories is empty; list the public categories separated by commas, e.g. F,M")
-            if len(categories) > MAX_BINS:
-                raise DPError(f"at most {MAX_BINS} categories, got {len(categories)}")
-    if public_n and kind != "mean":
-        public_n = False
-    if public_n and where:
-        raise DPError("MEAN with public n cannot have a WHERE filter: the filtered row count is not public; "
-                      "untick 'public n' (the mean is then noisy sum / noisy count)")
-    return Query(kind=kind, epsilon=eps, column=column if kind != "count" else None, condition=condition,
-                 bounds=bounds if kind != "count" else None, where=where, mechanism=mechanism, delta=dl,
-                 bins=int(bins) if kind == "histogram" else 10,
-                 categories=categories if kind == "histogram" else None, public_n=bool(public_n))
-
-
-def parse_bounds(text: str) -> tuple[float, float]:
-    """``LO:HI`` -> (lo, hi), validated."""
-    parts = str(text).split(":")
-    if len(parts) != 2:
-        raise DPError(f"bounds {text!r} must be LO:HI, e.g. 18:90 (on the command line write --bounds=-10:10 "
-                      "for negatives)")
-    return check_bounds(parts[0].strip(), parts[1].strip())
-
-
-# --- noise scales and intervals --------------------------------------------------------------------
-
-
-#: The σ a Gaussian release uses (exact analytic, cached in :mod:`dpcore.noise.calibration`). No noise drawn.
-gaussian_sigma = calibration.gaussian_analytic_sigma
-#: Half-width t with P(|noise| <= t) >= level for "laplace", "geometric" or "gaussian" (one home: the classes).
-noise_halfwidth = mechanisms.halfwidth
-
-
-# --- prepare and release ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -428,116 +247,6 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
                   "in the data are themselves private); pass them separated by commas, e.g. --categories F,M")
 
 
-# --- dataset identity ------------------------------------------------------------------------------
-
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-SKETCH_K = 256
-MAX_SKETCH_COLUMNS = limits.QUERY_MAX_SKETCH_COLUMNS
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser on uint64 arrays (wrapping arithmetic): a stable, well-spread hash."""
-    with np.errstate(over="ignore"):
-        z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def _h64(text: str) -> int:
-    import hashlib
-
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
-
-
-def _cell_hashes(s: pd.Series, name: str) -> np.ndarray:
-    """One uint64 per cell, equal for equal values whatever their format: numbers by value (34 == 34.0 ==
-    "3.4e1", also inside text columns), booleans as 1/0, text stripped, missing values as one value."""
-    col = np.uint64(_h64("col\x1f" + name))
-    if pd.api.types.is_bool_dtype(s) or is_numeric(s):
-        num = s.astype(float).to_numpy(dtype=float)
-        text = None
-    else:
-        obj = s.astype(object)
-        low = obj.map(lambda v: v.strip().lower() if isinstance(v, str) else v)
-        num = pd.to_numeric(low.replace({"true": 1.0, "false": 0.0}), errors="coerce").to_numpy(dtype=float)
-        text = obj
-    num = np.where(num == 0, 0.0, num)  # -0.0 == 0.0
-    isnum = ~np.isnan(num)
-    out = _mix(np.where(isnum, num, 0.0).view(np.uint64) ^ col)
-    if text is not None:
-        missing = text.isna().to_numpy()
-        rest = ~isnum & ~missing
-        if rest.any():
-            codes, uniques = pd.factorize(text[rest].map(lambda v: str(v).strip()))
-            uh = np.array([_h64("txt\x1f" + u) for u in uniques], dtype=np.uint64)
-            out[rest] = _mix(uh[codes] ^ col)
-        nan_mask = missing | (~isnum & ~rest)
-    else:
-        nan_mask = ~isnum
-    out[nan_mask] = _mix(np.full(int(nan_mask.sum()), _h64("na"), dtype=np.uint64) ^ col)
-    return out
-
-
-def _row_hashes(df: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Column names (stripped, sorted), per-cell hashes (n × c) and per-row hashes (sum of the cells: independent
-    of column order)."""
-    names = [str(c).strip() for c in df.columns]
-    if len(set(names)) != len(names):
-        raise DPError("the table has duplicate column names; rename them so that each column is named once")
-    order = sorted(range(len(names)), key=lambda i: names[i])
-    cells = np.empty((len(df), len(names)), dtype=np.uint64)
-    for j, i in enumerate(order):
-        cells[:, j] = _cell_hashes(df.iloc[:, i], names[i])
-    with np.errstate(over="ignore"):
-        rows = cells.sum(axis=1, dtype=np.uint64) if len(names) else np.zeros(len(df), dtype=np.uint64)
-    return [names[i] for i in order], cells, rows
-
-
-def _fingerprint(names, rows) -> str:
-    import hashlib
-
-    h = hashlib.sha256(json.dumps({"columns": names, "rows": int(len(rows))}).encode())
-    h.update(np.sort(rows).astype("<u8").tobytes())
-    return h.hexdigest()
-
-
-def _bottom(x: np.ndarray, k: int = SKETCH_K) -> list[int]:
-    if len(x) > k:
-        x = np.partition(x, k - 1)[:k]
-    return [int(v) for v in np.sort(x)]
-
-
-def dataset_identity(df: pd.DataFrame) -> dict:
-    """What the ledger registers about a table: a fingerprint that ignores row order, column order and number
-    formatting; n, the column names; and bottom-k sketches of the row hashes (all columns, and each column left
-    out) so that a near-identical table (a column added or dropped, a few rows changed) is recognised."""
-    if not isinstance(df, pd.DataFrame) or len(df) == 0 or df.shape[1] == 0:
-        raise DPError("a dataset needs at least one row and one column")
-    from .ledger import content_hash
-
-    names, cells, rows = _row_hashes(df)
-    sketch = {"": _bottom(rows)}
-    if 1 < len(names) <= MAX_SKETCH_COLUMNS:
-        with np.errstate(over="ignore"):
-            for j, name in enumerate(names):
-                sketch[name] = _bottom(rows - cells[:, j])
-    return {"fingerprint": _fingerprint(names, rows), "n_rows": int(len(df)), "columns": names, "sketch": sketch,
-            "legacy_keys": [content_hash(df.to_csv(index=False).encode())]}
-
-
-# --- with the ledger -------------------------------------------------------------------------------
-
-
-def dataset_key(df: pd.DataFrame) -> str:
-    """The table's fingerprint: the same rows and columns give the same key whatever their order, the number
-    format (34 vs 34.0), the file name or the dtype."""
-    if not isinstance(df, pd.DataFrame) or len(df) == 0 or df.shape[1] == 0:
-        raise DPError("a dataset needs at least one row and one column")
-    names, _, rows = _row_hashes(df)
-    return _fingerprint(names, rows)
-
-
 def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, delta_budget=None, random_state=None,
         dataset: str | None = None, path=None) -> dict:
     """Answer ``query`` for ``analyst`` on the registered dataset ``df`` within their budget (ε and δ). See
@@ -549,8 +258,6 @@ def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, delta_budg
     answer for free. MEAN with a public n (a replace-one mechanism) is refused: the ledger charges every answer
     under one relation, add or remove one record.
     """
-    from . import ledger
-
     if random_state is not None:
         raise DPError("a seeded answer cannot be charged to a budget: anyone with the seed could replay the noise "
                       "and recover the exact answer; drop the seed (answers through the ledger always use a secure "
