@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import plotly.io as pio  # noqa: E402
 from diffprivlib import mechanisms as dpl  # noqa: E402
 
-from dpcore import mechanisms as mech  # noqa: E402
+from dpcore.noise import view as noise_page  # noqa: E402
 from dpcore.figures import noise as figs  # noqa: E402
 
 SETTINGS = {"laplace": None, "gaussian": 1e-5, "gaussian-classic": 1e-5}
@@ -31,7 +31,7 @@ SETTINGS = {"laplace": None, "gaussian": 1e-5, "gaussian-classic": 1e-5}
 def slider_move(mechanism: str, epsilon: float, delta, draws: int) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one uncached slider move. CPU time is robust to a busy machine."""
     t, c = time.perf_counter(), time.process_time()
-    view = mech.noise_view(mechanism, epsilon, delta, 1.0, 169.0, draws=draws, seed=0)
+    view = noise_page.noise_view(mechanism, epsilon, delta, 1.0, 169.0, draws=draws, seed=0)
     for fig in figs.figures(view, "released answer (patients)", "patients").values():
         pio.to_json(fig, validate=False)
     return time.perf_counter() - t, time.process_time() - c

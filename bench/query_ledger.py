@@ -21,7 +21,7 @@ N = 200
 def _worker(args):
     home, i, n = args
     os.environ["DP_EXPLORER_HOME"] = home
-    from dpcore import ledger
+    from dpcore.queries import ledger
 
     ledger.register_builtin("bench", {"fingerprint": "d" * 64, "n_rows": 10_000, "columns": ["a"], "sketch": {"": []}})
     t = time.perf_counter()
@@ -33,17 +33,18 @@ def _worker(args):
 def main() -> None:
     home = tempfile.mkdtemp(prefix="dp-bench-")
     os.environ["DP_EXPLORER_HOME"] = home
-    from dpcore import datasets, ledger, queries
+    from dpcore import datasets
+    from dpcore.queries import answering, fingerprint, ledger, model
 
     df = datasets.medical(10_000, 0)
     t = time.perf_counter()
-    identity = queries.dataset_identity(df)
+    identity = fingerprint.dataset_identity(df)
     print(f"dataset identity (order/format-insensitive fingerprint + near-duplicate sketches), 10,000 rows: "
           f"{(time.perf_counter() - t) * 1e3:.0f} ms")
     key = identity["fingerprint"]
     ledger.register_builtin("bench medical", identity)
-    q = queries.make_query("count", epsilon=0.001, condition="sex=F", where="age>=65")
-    prepared = queries.prepare(df, q)
+    q = model.make_query("count", epsilon=0.001, condition="sex=F", where="age>=65")
+    prepared = answering.prepare(df, q)
 
     t = time.perf_counter()
     for i in range(N):
@@ -52,13 +53,13 @@ def main() -> None:
 
     t = time.perf_counter()
     for i in range(N):
-        qi = queries.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F", where="age>=65")
-        queries.ask(df, "bench", qi, budget=1000.0, dataset=key)
+        qi = model.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F", where="age>=65")
+        answering.ask(df, "bench", qi, budget=1000.0, dataset=key)
     with_ledger = (time.perf_counter() - t) / N
 
     t = time.perf_counter()
     for i in range(N):
-        queries.ask(df, "bench", queries.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F",
+        answering.ask(df, "bench", model.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F",
                                                     where="age>=65"), dataset=key)
     repeat = (time.perf_counter() - t) / N
 

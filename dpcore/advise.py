@@ -145,7 +145,7 @@ class UtilityTarget:
             raise DPError(f"confidence must be in [0.5, 1), got {self.confidence!r}; 0.95 is usual")
         bounds, n = self.bounds, self.n
         if bounds is not None:
-            from .queries import parse_bounds
+            from .queries.model import parse_bounds
             from .validation import check_bounds
 
             bounds = parse_bounds(bounds) if isinstance(bounds, str) else check_bounds(*bounds)
@@ -186,7 +186,7 @@ class UtilityTarget:
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest ε (an upper bound, to 1e-9 relative) at which Gaussian noise σ is (ε, δ)-DP: the inverse of
-    :func:`dpcore.mechanisms.gaussian_delta` in ε (Balle & Wang 2018). 0 when δ(0) ≤ δ already."""
+    :func:`dpcore.noise.calibration.gaussian_delta` in ε (Balle & Wang 2018). 0 when δ(0) ≤ δ already."""
     from scipy.optimize import brentq
     from scipy.special import log_ndtr
 
@@ -198,7 +198,7 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     if mu == 0:
         return 0.0
 
-    def f(e):  # δ(ε) − target, the formula of mechanisms.gaussian_delta for any ε ≥ 0; decreasing in ε
+    def f(e):  # δ(ε) − target, the formula of calibration.gaussian_delta for any ε ≥ 0; decreasing in ε
         return float(_ndtr(mu / 2 - e / mu) - math.exp(e + log_ndtr(-mu / 2 - e / mu))) - d
 
     if 2 * _ndtr(mu / 2) - 1 <= d:  # δ(0) = TV distance
@@ -232,8 +232,8 @@ def pure_advantage(epsilon: float) -> float:
 
 
 def pure_posterior(epsilon: float, prior: float) -> float:
-    """Posterior bound e^ε·p/(1 − p + e^ε·p) (:func:`dpcore.interpret.posterior_bound`)."""
-    from .interpret import posterior_bound
+    """Posterior bound e^ε·p/(1 − p + e^ε·p) (:func:`dpcore.noise.interpret.posterior_bound`)."""
+    from .noise.interpret import posterior_bound
 
     return float(posterior_bound(prior, epsilon))
 
@@ -253,7 +253,7 @@ def _gaussian_mu_max(risk: RiskLimit, delta: float) -> float:
         return float(_ndtri(risk.value) - _ndtri(risk.at))
     if risk.kind == "advantage":
         return float(2 * _ndtri((1 + risk.value) / 2))
-    from .mechanisms import gaussian_analytic_sigma
+    from .noise.calibration import gaussian_analytic_sigma
 
     return 1.0 / gaussian_analytic_sigma(_pure_epsilon_max(risk), delta, 1.0)
 
@@ -660,7 +660,7 @@ def page_link(result: dict) -> dict:
                 "params": {},
                 "state": {"tr_privacy_mode": "noise multiplier σ", "tr_sigma": float(result["noise_multiplier"]),
                           "tr_delta": float(result["delta"])}}
-    from .mechanisms import DELTA_GRID, EPSILON_GRID
+    from .noise.view import DELTA_GRID, EPSILON_GRID
 
     lo, hi = result["epsilon_range"]
     eps = result["epsilon"]

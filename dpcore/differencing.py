@@ -26,7 +26,7 @@ only in the first group, so the target's own privacy loss is at most ``2ε``. Th
 ``1 − e^{−k/b}(1 + k/(2b))`` with ``b = 72/ε`` (difference of two Laplace variables); clipping can only help
 the attacker, so the simulated rate is at least this.
 
-One example release is drawn through :mod:`dpcore.release` (diffprivlib); the distribution over many
+One example release is drawn through :mod:`dpcore.noise.release` (diffprivlib); the distribution over many
 releases is a plain-numpy *simulation* (vectorised, seeded).
 """
 
@@ -41,7 +41,7 @@ import pandas as pd
 from . import datasets, limits
 from .errors import DPError
 from .filters import Condition, mask_any
-from .release import release_count, release_value
+from .noise.release import release_count, release_value
 from .validation import _as_float, check_epsilon, check_positive_int
 
 #: Public bounds of the attacked column (domain knowledge, not the data's min/max).

@@ -51,8 +51,8 @@ REID_MAX_ROWS = 200_000
 LINKAGE_MAX_RECORDS = 10_000  # matching rows printed by `python -m dpcore linkage`
 
 # --- noise draws --------------------------------------------------------------------------------------
-SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.mechanisms.MAX_SIMULATED_DRAWS)
-RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.release.MAX_RELEASE_DRAWS)
+SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.noise.mechanisms.MAX_SIMULATED_DRAWS)
+RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.noise.mechanisms.MAX_RELEASE_DRAWS)
 
 # --- query console and budget ledger (page, links, `query` and `budget` CLI) ------------------------
 #: ε of one query: above this a release protects nobody (and exp(−ε) underflows in the interval maths).

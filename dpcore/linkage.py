@@ -9,7 +9,7 @@
   salary bands.
 * :func:`dp_attack_simulation` -- the attacker asks the same questions as noisy counts at ε. This is a
   numpy *simulation* over many releases, for visualising success rates, not a release path (released
-  answers go through :mod:`dpcore.release`).
+  answers go through :mod:`dpcore.noise.release`).
 """
 
 from __future__ import annotations
@@ -374,8 +374,8 @@ def check_seed(seed) -> int:
 
 
 def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, random_state=None) -> int:
-    """The neighbour query answered as one DP count (geometric mechanism via :mod:`dpcore.release`)."""
-    from .release import release_count
+    """The neighbour query answered as one DP count (geometric mechanism via :mod:`dpcore.noise.release`)."""
+    from .noise.release import release_count
 
     res = find_matches(df, conditions, max_records=0)
     return release_count(res.matches, epsilon=epsilon, random_state=random_state)

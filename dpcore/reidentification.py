@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from . import datasets, filters, limits, linkage, uniqueness
-from .interpret import guess_ceiling
+from .noise.interpret import guess_ceiling
 from .validation import check_epsilon
 
 #: ε values of the DP simulation's curve (the page's slider offers the same ones); defined in dpcore.limits.
@@ -143,7 +143,7 @@ def dp_guarantee(epsilon: float, prior_guess: float) -> dict:
     two datasets that differ in her diagnosis only (replace-one) differ in two counts, so the answers are
     2ε-DP for that question. Any output is then at most e^(2ε) times more likely under one diagnosis than
     under another, so whatever the attacker knew before, their chance of guessing right is at most
-    e^(2ε) times the chance without the release (:func:`dpcore.interpret.guess_ceiling`).
+    e^(2ε) times the chance without the release (:func:`dpcore.noise.interpret.guess_ceiling`).
     """
     eps = check_epsilon(epsilon)
     replace_eps = 2 * eps

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import textsafe
-from .interpret import level_sentence, posterior_bound, privacy_level, reading
+from .noise.interpret import level_sentence, posterior_bound, privacy_level, reading
 from .errors import DPError
 from .validation import check_epsilon
 
@@ -111,14 +111,15 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
 
 def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     """The default noise scenario: count of patients with the rare disease, Laplace at the chosen ε."""
-    from . import datasets, mechanisms
+    from . import datasets
+    from .noise import teaching, view as noise_page
     from .figures import noise as noise_figs
 
     df = datasets.medical(n, seed)
-    q = mechanisms.query(df, "count", "has_rare_disease")
-    view = mechanisms.noise_view("laplace", epsilon, None, q.sensitivity, q.true_value, draws=20_000, seed=seed)
+    q = teaching.query(df, "count", "has_rare_disease")
+    view = noise_page.noise_view("laplace", epsilon, None, q.sensitivity, q.true_value, draws=20_000, seed=seed)
     figs = noise_figs.figures(view, "released count of patients with the rare disease", "patients")
-    table = mechanisms.epsilon_table("laplace", None, q.sensitivity, q.true_value, integer=True, seed=seed)
+    table = noise_page.epsilon_table("laplace", None, q.sensitivity, q.true_value, integer=True, seed=seed)
     lo, hi = view.ci95
     return Section(
         "Noise: a count released with the Laplace mechanism",

@@ -148,7 +148,9 @@ def for_sweep(sweep_id: str) -> dict:
 
 def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=None) -> dict:
     """Statement for an analyst's query history on one dataset (the spends since the last reset)."""
-    from . import audit, composition, ledger, queries
+    from . import audit
+    from .queries import answering, ledger
+    from .noise import composition
 
     spends = ledger.spends_since_reset(analyst, dataset, path=path)
     entries, mechs, replace_one, seeded = [], set(), False, False
@@ -158,7 +160,7 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
         mechs.add(mech)
         replace_one |= "PUBLIC N" in str(e.get("query") or "").upper()
         seeded |= ans.get("secure") is False
-        (charge,) = queries.composition_entries([e])  # ε and δ as charged, ρ of the release
+        (charge,) = answering.composition_entries([e])  # ε and δ as charged, ρ of the release
         entries.append({"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho,
                         "query": e.get("query"), "mechanism": mech})
     out = {"kind": "ledger", "subject": {"analyst": analyst, "dataset": dataset}, "unit_of_privacy": UNIT,
@@ -188,8 +190,8 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
         rho = sum(float(x["rho"]) for x in entries)
         out["mu"] = {"value": math.sqrt(2 * rho), "kind": "exact Gaussian DP: μ = √(Σ Δ²/σ²) of the Gaussian answers"}
     out["audit"] = None
-    out["recompute"] = {"accountant": "dpcore.composition.basic(epsilons, deltas)",
-                        "epsilon_at_delta": "dpcore.composition.ledger_costs(queries, delta_prime)",
+    out["recompute"] = {"accountant": "dpcore.noise.composition.basic(epsilons, deltas)",
+                        "epsilon_at_delta": "dpcore.noise.composition.ledger_costs(queries, delta_prime)",
                         "tradeoff": "dpcore.audit.roc_from_privacy_profile(profile epsilons, deltas, fpr)"}
     out["summary"] = (f"{len(entries)} answers: ε = {basic[0]:.3g}, δ = {basic[1]:.3g} by basic composition; "
                       + "; ".join(f"ε = {r['epsilon']:.3g} at δ = {r['delta']:.2g} ({r['rule']})" for r in rows
@@ -199,7 +201,7 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
 
 def _best_at(entries, d: float) -> dict:
     """The smallest ε among the composition rules whose total δ is at most d (δ′ = d for zCDP/RDP)."""
-    from . import composition
+    from .noise import composition
 
     ok = [r for r in composition.ledger_costs(entries, d) if r["delta"] <= d * (1 + 1e-12)]
     if not ok:
@@ -219,7 +221,8 @@ def _close(a, b, rel=_TOL) -> bool:
 
 def verify(st: dict) -> list[str]:
     """Recompute every number of a statement from its own inputs; returns the mismatches (empty = checks out)."""
-    from . import accounting, composition
+    from . import accounting
+    from .noise import composition
 
     bad = []
     blocks = st.get("points") if st.get("kind") == "sweep" else [st]

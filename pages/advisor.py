@@ -5,9 +5,9 @@ import json
 import streamlit as st
 
 from dpcore import advise as adv
-from dpcore import mechanisms as mech
 from dpcore import sweep, textsafe
 from dpcore.figures import advisor as figs
+from dpcore.noise import view as noise_page
 from pages._ui import chart, from_url, guarded, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
@@ -30,7 +30,7 @@ risk_kind = c2.radio("Risk limit", list(RISKS), format_func=RISKS.get, key="adv_
                      index=list(RISKS).index(from_url("adv_risk", "tpr", list(RISKS))))
 delta = None
 if mechanism != "laplace":
-    delta = c3.select_slider("δ", options=list(mech.DELTA_GRID), value=from_url("adv_delta", 1e-5, list(mech.DELTA_GRID)),
+    delta = c3.select_slider("δ", options=list(noise_page.DELTA_GRID), value=from_url("adv_delta", 1e-5, list(noise_page.DELTA_GRID)),
                              format_func=lambda d: f"{d:.0e}", key="adv_delta")
 
 r1, r2 = st.columns(2)

@@ -6,7 +6,7 @@ from pages._ui import chart, from_url, guarded, share_in_url, state  # _ui also 
 
 from dpcore.figures import home as figs
 from dpcore import sweep
-from dpcore.interpret import level_sentence, posterior_bound, privacy_level, reading
+from dpcore.noise.interpret import level_sentence, posterior_bound, privacy_level, reading
 from dpcore.report import sweep_title
 
 st.title("DP Explorer")

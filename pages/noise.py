@@ -4,10 +4,13 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import datasets
-from dpcore import mechanisms as mech
 from dpcore.figures import noise as figs
-from dpcore.interpret import privacy_level
-from dpcore.release import basic_composition, release_answer
+from dpcore.noise import mechanisms as mech
+from dpcore.noise import teaching
+from dpcore.noise import view as noise_page
+from dpcore.noise.composition import basic_composition
+from dpcore.noise.interpret import privacy_level
+from dpcore.noise.release import release_answer
 from pages._ui import chart, from_url, guarded, not_private, share_in_url, table_downloads
 
 SIM_DRAWS = 100_000  # simulated on the server; only a 120-bin histogram goes to the browser
@@ -34,7 +37,7 @@ def _data(n: int) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _query(n: int, kind: str, column: str, lower: float, upper: float):
-    return mech.query(_data(n), kind, column, lower, upper)
+    return teaching.query(_data(n), kind, column, lower, upper)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
@@ -47,7 +50,7 @@ def _tradeoff(mechanism: str, epsilon: float, delta, sensitivity: float, scale: 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _table(mechanism: str, delta, sensitivity: float, value: float, integer: bool, seed: int):
-    return mech.epsilon_table(mechanism, delta, sensitivity, value, integer=integer, seed=seed)
+    return noise_page.epsilon_table(mechanism, delta, sensitivity, value, integer=integer, seed=seed)
 
 
 def _reset_bounds():
@@ -106,10 +109,10 @@ with m2:
         delta = (e2.number_input("δ", value=1e-5, format="%.1e", key="noise_delta_typed")
                  if mechanism != "laplace" else None)
     else:
-        epsilon = st.select_slider("privacy budget ε (log scale)", options=list(mech.EPSILON_GRID),
-                                   value=from_url("noise_eps", 1.0, list(mech.EPSILON_GRID)), key="noise_eps")
-        delta = (st.select_slider("δ (Gaussian only; keep it well below 1/n)", options=list(mech.DELTA_GRID),
-                                  value=from_url("noise_delta", 1e-5, list(mech.DELTA_GRID)),
+        epsilon = st.select_slider("privacy budget ε (log scale)", options=list(noise_page.EPSILON_GRID),
+                                   value=from_url("noise_eps", 1.0, list(noise_page.EPSILON_GRID)), key="noise_eps")
+        delta = (st.select_slider("δ (Gaussian only; keep it well below 1/n)", options=list(noise_page.DELTA_GRID),
+                                  value=from_url("noise_delta", 1e-5, list(noise_page.DELTA_GRID)),
                                   format_func=lambda d: f"{d:.0e}", key="noise_delta")
                  if mechanism != "laplace" else None)
     if mechanism == "laplace":

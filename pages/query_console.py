@@ -3,9 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import composition, datasets, ledger, limits, queries, textsafe
-from dpcore.charge import Charge
+from dpcore import datasets, filters, limits, textsafe
 from dpcore.figures import query_console as figs
+from dpcore.noise import composition, mechanisms
+from dpcore.noise.charge import Charge
+from dpcore.queries import answering, fingerprint, ledger, model
 from dpcore.textsafe import md
 from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
 
@@ -39,13 +41,13 @@ if _reset_note:  # after a reset: untick the confirmation before the checkbox is
 @st.cache_data(show_spinner=False, max_entries=8)
 def _medical(n: int, seed: int):
     df = datasets.medical(n, seed)
-    return df, queries.dataset_identity(df)
+    return df, fingerprint.dataset_identity(df)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _uploaded(data: bytes):
     df = datasets.read_csv(data)
-    return df, queries.dataset_identity(df)
+    return df, fingerprint.dataset_identity(df)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -157,7 +159,7 @@ if status["exists"]:
     delta_left = status["delta_remaining"]
     st.markdown(f"**You have ε = {status['remaining']:g} of {status['total']:g} and δ = {delta_left:.2g} of "
                 f"{status['delta_total']:.2g} left** on this dataset — each answer protects anyone against what "
-                f"could be learned by {queries.NEIGHBOUR}.",
+                f"could be learned by {model.NEIGHBOUR}.",
                 help="ε (epsilon) bounds how much any one answer can change when one record is added or removed; "
                      "smaller is more private. δ is the small chance that bound fails. Both add up over answers.")
     st.caption("The totals were fixed when first used; only an admin changes them (below).")
@@ -167,7 +169,7 @@ else:
         "Total budget ε for this analyst on this dataset (set once)", min_value=0.0,
         max_value=limits.BUDGET_EPSILON_MAX, step=0.5, key="qc_budget", format="%.3f")
     st.markdown(f"**A new budget: ε = {budget:g} and δ = {delta_left:.2g} (1/(10·n) for n = {n_rows:,}) to "
-                f"spend** on this dataset, protecting anyone against {queries.NEIGHBOUR}.",
+                f"spend** on this dataset, protecting anyone against {model.NEIGHBOUR}.",
                 help="ε bounds what one answer reveals about one person; δ is the small chance that bound fails.")
 
 # --- query builder -------------------------------------------------------------------------------------
@@ -186,7 +188,7 @@ if kind == "count":
 else:
     column = b2.selectbox("Column", columns, key="qc_column", on_change=_on_column)
     kw["column"] = column
-    ckind = queries.column_kind(df, column)
+    ckind = filters.column_kind(df, column)
     needs_bounds = kind in ("sum", "mean") or (kind == "histogram" and ckind == "numeric")
     if kind == "histogram" and ckind == "text":
         kw["categories"] = b3.text_input("Public categories (comma-separated)", key="qc_categories",
@@ -205,7 +207,7 @@ else:
 kw["where"] = st.text_input("WHERE (optional; conditions separated by commas, all must hold)", key="qc_where",
                             placeholder="e.g. age>=65, sex=F")
 m1, m2, m3 = st.columns(3)
-mechanism = m1.radio("Mechanism", queries.MECHANISMS, key="qc_mech", horizontal=True,
+mechanism = m1.radio("Mechanism", mechanisms.QUERY_MECHANISMS, key="qc_mech", horizontal=True,
                      help="laplace: Laplace noise (counts: geometric, whole numbers); gaussian: analytic Gaussian")
 eps = m2.number_input("ε for this query", min_value=0.0, max_value=limits.QUERY_EPSILON_MAX, step=0.05, key="qc_eps",
                       format="%.3f", help="What this answer costs from the ε budget. Smaller: more noise, more privacy.")
@@ -226,9 +228,9 @@ if mechanism == "gaussian":
 
 if st.button("Ask (spends ε)", key="qc_ask", type="primary", disabled=delta is None):
     st.session_state.pop("qc_last", None)  # a refused question must not leave the previous answer looking current
-    q = guarded(queries.make_query, kind, epsilon=eps, mechanism=mechanism, delta=delta, **kw)
+    q = guarded(model.make_query, kind, epsilon=eps, mechanism=mechanism, delta=delta, **kw)
     if q is not None:
-        r = guarded(queries.ask, df, analyst, q, budget=budget, dataset=key)
+        r = guarded(answering.ask, df, analyst, q, budget=budget, dataset=key)
         if r is not None:
             st.session_state.qc_last = {"analyst": ledger.canonical_analyst(analyst), "key": key, "result": r,
                                         "column": kw.get("column", "")}
@@ -239,7 +241,7 @@ last = st.session_state.get("qc_last")
 if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(analyst):
     r, a = last["result"], last["result"]["answer"]
     st.markdown(f"**{md(a['query'])}** · {a['mechanism']} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
-                f"{queries.NEIGHBOUR}")
+                f"{model.NEIGHBOUR}")
     if r["reused"]:
         st.success(f"Same question as before: the stored answer is returned and costs nothing "
                    f"(it cost ε = {r['epsilon_charged']:g} when first drawn).")
@@ -264,7 +266,7 @@ g1, g2 = st.columns([1, 2])
 chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge", where=g1)
 if status["exists"]:
     g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g} and δ = {status['delta_spent']:.2g} of "
-               f"{status['delta_total']:.2g} (basic composition, neighbours: {queries.NEIGHBOUR}).")
+               f"{status['delta_total']:.2g} (basic composition, neighbours: {model.NEIGHBOUR}).")
 hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
                       "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]), "note": e["note"] or ""}
                      for e in status["history"]],
@@ -295,7 +297,7 @@ if curves is not None:
     chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
                                            budget=status["total"]), key="qc_comp_chart")
 spends = guarded(ledger.spends_since_reset, analyst, key) if status["exists"] else []
-entries = queries.composition_entries(spends or [])
+entries = answering.composition_entries(spends or [])
 costs = guarded(composition.ledger_costs, entries, dprime)
 if costs is not None:
     st.markdown(f"**This analyst's ledger under each rule** ({len(entries)} paid "

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 
-from .. import datasets, ledger, queries
+from .. import datasets
+from ..queries import fingerprint, ledger
 from ..errors import DPError
 
 
@@ -42,9 +43,9 @@ def run(args) -> dict:
         ledger.check_admin_token(token)  # before reading the data: refused without the token
     df = datasets.read_csv(args.data)
     if args.action == "register":
-        return ledger.register_dataset(args.name, queries.dataset_identity(df), token=token,
+        return ledger.register_dataset(args.name, fingerprint.dataset_identity(df), token=token,
                                        allow_similar=args.allow_similar)
-    key = queries.dataset_key(df)
+    key = fingerprint.dataset_key(df)
     if args.action == "reset":
         return ledger.reset(args.analyst, key, admin=args.admin, token=token, reason=args.reason, total=args.total,
                             delta_total=args.delta_total, confirm=args.confirm)

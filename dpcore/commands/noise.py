@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import limits
-from .. import mechanisms as mech
+from ..noise import mechanisms as mech
 from ..cli import int_arg, seed_arg
-from ..charge import compose
+from ..noise.charge import compose
 from ..errors import DPError
 from ..validation import check_delta, check_positive_int
 

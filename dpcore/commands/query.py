@@ -8,7 +8,9 @@ action). Exit code 3 when the budget would be exceeded (nothing spent, no noise 
 
 from __future__ import annotations
 
-from .. import datasets, mechanisms, queries
+from .. import datasets
+from ..noise import mechanisms
+from ..queries import answering, fingerprint, model
 from ..errors import DPError
 
 
@@ -34,7 +36,7 @@ def register(sub) -> None:
     p.add_argument("--categories", metavar="A,B,...", help="public categories of a histogram column")
     p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
                    help="filter rows first (repeatable, all must hold; also !=, <, <=, >, >=)")
-    p.add_argument("--mechanism", choices=list(queries.MECHANISMS), default="laplace",
+    p.add_argument("--mechanism", choices=list(mechanisms.QUERY_MECHANISMS), default="laplace",
                    help="laplace (counts: geometric) or gaussian (analytic, needs --delta)")
     p.add_argument("--delta", type=float, default=None,
                    help="δ for the Gaussian mechanism, charged to the δ budget; below 1/n, e.g. 1e-7")
@@ -56,18 +58,18 @@ def run(args) -> dict:
                       "or use --mechanism laplace (δ = 0)")
     df = datasets.read_csv(args.data)
     if args.count is not None:
-        q = queries.make_query("count", epsilon=args.epsilon, condition=args.count, where=args.where,
+        q = model.make_query("count", epsilon=args.epsilon, condition=args.count, where=args.where,
                                mechanism=args.mechanism, delta=delta or 0.0)
     else:
         kind, column = next((k, getattr(args, k)) for k in ("sum", "mean", "histogram") if getattr(args, k) is not None)
         if not column.strip():
             raise DPError(f"--{kind} needs a column name, e.g. --{kind} age; columns: "
                           f"{', '.join(map(str, df.columns))}")
-        q = queries.make_query(kind, epsilon=args.epsilon, column=column, bounds=args.bounds, where=args.where,
+        q = model.make_query(kind, epsilon=args.epsilon, column=column, bounds=args.bounds, where=args.where,
                                mechanism=args.mechanism, delta=delta or 0.0, bins=args.bins,
                                categories=args.categories, public_n=args.public_n)
-    key = queries.dataset_key(df)
-    r = queries.ask(df, args.analyst, q, budget=args.budget, delta_budget=args.delta_budget, dataset=key)
+    key = fingerprint.dataset_key(df)
+    r = answering.ask(df, args.analyst, q, budget=args.budget, delta_budget=args.delta_budget, dataset=key)
     a = r["answer"]
     out = {"answer": a["answer"], "interval": a["interval"], "interval_note": a["interval_note"],
            "epsilon_spent": r["epsilon_spent"], "remaining": r["remaining"], "total": r["total"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..interpret import DEPLOYMENTS, posterior_bound
+from ..noise.interpret import DEPLOYMENTS, posterior_bound
 from . import style
 
 

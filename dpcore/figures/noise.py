@@ -13,8 +13,7 @@ import math
 
 import plotly.graph_objects as go
 
-from .. import mechanisms as mech
-from ..mechanisms import NoiseView
+from ..noise.view import NoiseView, noise_view
 from . import style
 
 BAND = style.rgba(style.PRIVATE, 0.10)
@@ -208,7 +207,7 @@ def page_view(mechanism: str, epsilon: float, delta, sensitivity: float, value: 
     viewers moving sliders, a revisited setting costs nothing. The simulation is seeded — a picture, never a
     release. A DPError (bad setting) is raised every time, never cached.
     """
-    view = mech.noise_view(mechanism, epsilon, delta, sensitivity, value, draws=draws, seed=seed,
+    view = noise_view(mechanism, epsilon, delta, sensitivity, value, draws=draws, seed=seed,
                            grid_points=grid_points)
     return view, figures(view, x_title, unit)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..interpret import guess_ceiling
+from ..noise.interpret import guess_ceiling
 from .. import textsafe
 from . import style
 

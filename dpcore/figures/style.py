@@ -15,7 +15,7 @@ import math
 
 import plotly.graph_objects as go
 
-from ..interpret import level_edges
+from ..noise.interpret import level_edges
 
 PRIVATE = "#2a9d8f"  # anything DP
 NON_PRIVATE = "#e76f51"  # anything not private (baselines, true values)

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from dpcore import datasets, ledger, queries
+from dpcore import datasets
+from dpcore.queries import fingerprint, ledger
 
 from .pages import open_page
 
@@ -110,7 +111,7 @@ def test_bad_inputs_show_errors_and_spend_nothing(setup, message):
         at.button(key="qc_ask").click().run()
     assert not at.exception
     assert any(message in e for e in _errors(at)), _errors(at)
-    key = queries.dataset_key(datasets.medical(2000, 0))
+    key = fingerprint.dataset_key(datasets.medical(2000, 0))
     st = ledger.status("analyst-1", key, with_history=False)
     assert st["spent"] == 0.0
 
@@ -160,7 +161,7 @@ def test_uploads_are_queried_only_once_registered(monkeypatch):
     assert any("wrong" in e for e in _errors(at))
     at.text_input(key="qc_token").input("tok")
     at.button(key="qc_register").click().run()
-    assert not at.exception and ledger.dataset_info(queries.dataset_key(df))["name"] == "clinic"
+    assert not at.exception and ledger.dataset_info(fingerprint.dataset_key(df))["name"] == "clinic"
     _ask(at)
     assert _metrics(at)["ε remaining"] == "0.9"
     # the same people with rows reordered and ages written as 34.0 are the same dataset and budget

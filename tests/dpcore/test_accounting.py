@@ -137,10 +137,10 @@ def test_pld_epsilon_agrees_with_prv_and_is_below_rdp():
 
 def test_pld_epsilon_of_one_gaussian_is_the_analytic_gaussian():
     """One full-batch step is the Gaussian mechanism: its exact δ at the PLD's ε is the target δ."""
-    from dpcore import mechanisms
+    from dpcore.noise import calibration
 
     eps = accounting.pld_epsilon(2.0, 1.0, 1, 1e-5)
-    exact = mechanisms.gaussian_delta(2.0, eps, 1.0)
+    exact = calibration.gaussian_delta(2.0, eps, 1.0)
     assert exact <= 1e-5 and exact == pytest.approx(1e-5, rel=2e-3)
 
 

@@ -8,7 +8,8 @@ import pytest
 from scipy.special import ndtr, ndtri
 
 from dpcore import advise as adv
-from dpcore import audit, mechanisms, queries
+from dpcore import audit
+from dpcore.noise import calibration, mechanisms
 from dpcore.cli import main
 from dpcore.errors import DPError
 
@@ -29,14 +30,14 @@ def test_gaussian_tpr_limit_known_answer(sens):
     assert audit.gaussian_tradeoff(sens / out["sigma"], [0.01])[0] == pytest.approx(0.05, rel=1e-9)
     # ε at δ is the Gaussian's exact ε for that σ: δ(ε) ≤ δ, and a hair less ε breaks it
     eps = out["epsilon"]
-    assert mechanisms.gaussian_delta(out["sigma"], eps, sens) <= 1e-5
-    assert mechanisms.gaussian_delta(out["sigma"], eps * (1 - 1e-6), sens) > 1e-5
+    assert calibration.gaussian_delta(out["sigma"], eps, sens) <= 1e-5
+    assert calibration.gaussian_delta(out["sigma"], eps * (1 - 1e-6), sens) > 1e-5
     assert out["epsilon_range"] == [None, eps] and out["feasible"]
 
 
 def test_gaussian_epsilon_inverts_the_analytic_calibration():
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-5), (8.0, 1e-9)]:
-        sigma = mechanisms.gaussian_analytic_sigma(eps, delta, 2.0)
+        sigma = calibration.gaussian_analytic_sigma(eps, delta, 2.0)
         assert adv.gaussian_epsilon(sigma, delta, 2.0) == pytest.approx(eps, rel=1e-7)
 
 
@@ -56,7 +57,7 @@ def test_gaussian_utility_and_feasible_band():
     assert lo < hi
     # the recommendation is the most private setting that meets the target: σ = k / z
     assert out["sigma"] == pytest.approx(5 / ndtri(0.975), rel=1e-12)
-    assert queries.noise_halfwidth("gaussian", epsilon=out["epsilon"], sensitivity=1.0, delta=1e-5) <= 5 + 1e-6
+    assert mechanisms.halfwidth("gaussian", epsilon=out["epsilon"], sensitivity=1.0, delta=1e-5) <= 5 + 1e-6
 
 
 def test_conflict_is_measured_and_each_fix_reconciles():
@@ -100,7 +101,7 @@ def test_pure_dp_known_answers():
 def test_laplace_utility_uses_the_95_percent_halfwidth():
     out = adv.advise("laplace", R("tpr", 0.9, 0.01), U("sum", within=900, bounds=(0, 90)))
     assert out["utility"]["epsilon_min"] == pytest.approx(90 * math.log(20) / 900)
-    assert queries.noise_halfwidth("laplace", epsilon=out["epsilon"], sensitivity=90) == pytest.approx(900)
+    assert mechanisms.halfwidth("laplace", epsilon=out["epsilon"], sensitivity=90) == pytest.approx(900)
     assert out["scale_b"] == pytest.approx(90 / out["epsilon"])
 
 

@@ -169,7 +169,8 @@ def test_differencing_where_is_an_or_of_filters_conditions(df):
 def test_query_console_conditions_use_the_same_rule(df):
     """COUNT/WHERE in the query console: a missing value never matches (``!=`` counted them before), text
     ignores case and spaces (``sex=f`` found nothing before), as the attacker's facts always did."""
-    from dpcore.queries import make_query, prepare
+    from dpcore.queries.answering import prepare
+    from dpcore.queries.model import make_query
 
     def count(condition, where=()):
         return prepare(df, make_query("count", epsilon=1, condition=condition, where=where)).true_value

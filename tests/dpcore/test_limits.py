@@ -1,15 +1,16 @@
 """dpcore.limits is the one home of every limit and ε grid; the old names elsewhere are the same objects."""
 
-from dpcore import jobs, limits, linkage, mechanisms, reidentification, release
+from dpcore import jobs, limits, linkage, reidentification
+from dpcore.noise import mechanisms, view
 
 
 def test_old_names_are_aliases_of_the_limits():
-    assert mechanisms.EPSILON_GRID is limits.NOISE_EPSILON_GRID
-    assert mechanisms.DELTA_GRID is limits.NOISE_DELTA_GRID
-    assert mechanisms.COMPARE_EPSILONS is limits.NOISE_COMPARE_EPSILONS
-    assert mechanisms.TABLE_EPSILONS is limits.NOISE_TABLE_EPSILONS
+    assert view.EPSILON_GRID is limits.NOISE_EPSILON_GRID
+    assert view.DELTA_GRID is limits.NOISE_DELTA_GRID
+    assert view.COMPARE_EPSILONS is limits.NOISE_COMPARE_EPSILONS
+    assert view.TABLE_EPSILONS is limits.NOISE_TABLE_EPSILONS
     assert mechanisms.MAX_SIMULATED_DRAWS == limits.SIMULATED_DRAWS_MAX
-    assert release.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
+    assert mechanisms.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
     assert reidentification.EPSILONS is limits.REID_EPSILONS
     assert linkage.MAX_SENSITIVE_VALUES == limits.LINKAGE_MAX_SENSITIVE_VALUES
     assert jobs.MAX_HISTORY == limits.JOBS_MAX_HISTORY and jobs.LOG_MAX_BYTES == limits.JOBS_LOG_MAX_BYTES

@@ -3,7 +3,8 @@
 import re
 import tomllib
 
-from dpcore import datasets, differencing, limits, mechanisms, release
+from dpcore import datasets, differencing, limits
+from dpcore.noise import mechanisms
 
 from ..conftest import ROOT
 
@@ -50,7 +51,7 @@ def test_old_names_are_the_limits():
     assert datasets.MAX_ROWS == limits.MEDICAL_MAX_ROWS
     assert differencing.MAX_TRIALS == limits.DIFFERENCING_MAX_TRIALS
     assert mechanisms.MAX_SIMULATED_DRAWS == limits.SIMULATED_DRAWS_MAX
-    assert release.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
+    assert mechanisms.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
 
 
 def test_mib_in_messages():

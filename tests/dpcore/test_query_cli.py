@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from dpcore import datasets, ledger
+from dpcore import datasets
+from dpcore.queries import ledger
 from dpcore.cli import main
 
 from ..conftest import ROOT
@@ -112,9 +113,9 @@ def test_seed_with_the_ledger_is_refused_and_spends_nothing(csv, capsys):
 
 
 def _key(csv):
-    from dpcore import queries
+    from dpcore.queries import fingerprint
 
-    return queries.dataset_key(datasets.read_csv(csv))
+    return fingerprint.dataset_key(datasets.read_csv(csv))
 
 
 @pytest.mark.parametrize("args, message, code_", [

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from dpcore import datasets, jobs, queries, statement
+from dpcore import datasets, jobs, statement
+from dpcore.queries import answering, fingerprint, model
 from dpcore.cli import main
 from dpcore.errors import DPError
 
@@ -52,15 +53,15 @@ def test_sweep_statement_recomputes_from_json_alone():
 
 
 def test_ledger_statement_composes_and_recomputes(dp_home):
-    from dpcore import ledger
+    from dpcore.queries import ledger
 
     df = datasets.medical(2000, 0)
-    ledger.register_builtin("medical 2000", queries.dataset_identity(df))
-    queries.ask(df, "ann", queries.make_query("count", epsilon=0.5, condition="has_rare_disease=true"),
+    ledger.register_builtin("medical 2000", fingerprint.dataset_identity(df))
+    answering.ask(df, "ann", model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"),
                 budget=2.0, delta_budget=5e-5)
-    queries.ask(df, "ann", queries.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
+    answering.ask(df, "ann", model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
                                               delta=1e-7))
-    st = _roundtrip(statement.for_ledger("ann", queries.dataset_key(df), n_rows=2000))
+    st = _roundtrip(statement.for_ledger("ann", fingerprint.dataset_key(df), n_rows=2000))
     assert st["accountant"]["epsilon"] == pytest.approx(0.8) and st["accountant"]["delta"] == pytest.approx(1e-7)
     assert st["reproducible_noise"] is False
     for r in st["epsilon_at_delta"]:

@@ -33,7 +33,7 @@ def _hex_colours(fig: go.Figure) -> set[str]:
 
 
 def test_noise_figures_use_only_palette_colours():
-    from dpcore import mechanisms as mech
+    from dpcore.noise import view as mech
     from dpcore.figures import noise
 
     palette = {c.lower() for c in style.PALETTE}

@@ -6,14 +6,14 @@ stores one (``Charge.to_dict``) beside its numbers.
 
 * ``epsilon``, ``delta``: the (ε, δ)-DP guarantee of the release — what the ledger spends.
 * ``rho``: its zCDP cost (Bun & Steinke 2016) where it applies — Δ²/(2σ²) for a Gaussian release with the exact
-  analytic σ (:func:`dpcore.mechanisms.gaussian_analytic_sigma`, the app's one σ solver), ε²/2 for a pure
+  analytic σ (:func:`dpcore.noise.calibration.gaussian_analytic_sigma`, the app's one σ solver), ε²/2 for a pure
   ε-DP release (δ = 0). ``None`` for an (ε, δ) guarantee with no known ρ: zCDP accounting then refuses it.
 * ``neighbour``: the relation the guarantee is about. Only charges of the same relation compose; the ledger
   accepts :attr:`Neighbour.ADD_REMOVE` alone (add or remove one person's record).
 
 Composition here is *basic* (ε and δ add up, ρ adds up): always a valid bound. Tighter (ε, δ) totals from the
-same charges come from :func:`dpcore.composition.ledger_costs`. Stdlib only, so that the ledger can use it
-cheaply; a release's charge comes from its mechanism class (:meth:`dpcore.mechanisms.Mechanism.charge`), imported
+same charges come from :func:`dpcore.noise.composition.ledger_costs`. Stdlib only, so that the ledger can use it
+cheaply; a release's charge comes from its mechanism class (:meth:`dpcore.noise.mechanisms.Mechanism.charge`), imported
 only when one is built.
 """
 
@@ -23,8 +23,8 @@ import enum
 import math
 from dataclasses import dataclass
 
-from .errors import DPError
-from .validation import check_epsilon
+from ..errors import DPError
+from ..validation import check_epsilon
 
 
 def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
@@ -114,7 +114,7 @@ class Charge:
     def of_release(cls, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0, *,
                    neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
         """The charge of one release by ``mechanism`` ("laplace" — counts: geometric — or "gaussian"):
-        :meth:`dpcore.mechanisms.Mechanism.charge` of the calibrated mechanism (its ρ from its own σ)."""
+        :meth:`dpcore.noise.mechanisms.Mechanism.charge` of the calibrated mechanism (its ρ from its own σ)."""
         from . import mechanisms
 
         if mechanism not in mechanisms.QUERY_MECHANISMS:

@@ -3,7 +3,9 @@
 One budget per (analyst, registered dataset), stored in ``$DP_EXPLORER_HOME/ledger.sqlite`` (WAL mode,
 file mode 0600), so a new browser tab, a second process or an app restart does not refill it.
 (Over 400 lines because schema, migration, registry and the spend transaction must stay together: every
-invariant below is enforced by one piece of SQL in this file.)
+invariant below is enforced by one piece of SQL in this file, all through the one ``BEGIN IMMEDIATE`` helper and
+the private connection cache; split apart, the registry and the spend would import each other's private helpers.
+The data-side identity — the fingerprint and sketches — lives in :mod:`dpcore.queries.fingerprint`.)
 
 * **Neighbour relation**: one, for every charge: add or remove one person's record (unbounded DP). Charges
   add up by basic composition, ε and δ separately.
@@ -13,8 +15,9 @@ invariant below is enforced by one piece of SQL in this file.)
   above 1/n) and a query's δ must fit in what is left and stay below 1/n.
 * **Budgets belong to registered datasets** (table ``datasets``): the built-in synthetic data, or an upload
   that an admin registers under a name. A dataset is keyed by a content fingerprint that ignores row order,
-  column order and number formatting (computed by :func:`dpcore.queries.dataset_identity`); registering data
-  that is near-identical to a registered dataset is refused unless the admin confirms explicitly.
+  column order and number formatting (computed by :func:`dpcore.queries.fingerprint.dataset_identity`);
+  registering data that is near-identical to a registered dataset is refused unless the admin confirms
+  explicitly.
 * **Analyst names** are canonicalised (NFKC, casefold, trimmed, inner spaces collapsed): look-alike names
   share one budget; the name as first typed is kept for display.
 * **Admin actions** (register, reset, change a total) need the token configured on the server in
@@ -29,7 +32,7 @@ invariant below is enforced by one piece of SQL in this file.)
 * Storage faults (full disk, read-only home, a damaged file) become one :class:`DPError` that says what to do;
   reading (``status``) opens the file read-only and never writes the schema.
 
-This module is deliberately light (stdlib only, with dpcore.charge) so that many processes can use it cheaply.
+This module is deliberately light (stdlib only, with dpcore.noise.charge) so that many processes can use it cheaply.
 """
 
 from __future__ import annotations
@@ -47,14 +50,13 @@ from contextlib import contextmanager
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 
-from . import limits
-from .charge import Charge, Neighbour, require_ledger_relation
-from .errors import BudgetExceededError, DPError
+from .. import limits
+from ..errors import BudgetExceededError, DPError
+from ..noise.charge import Charge, Neighbour, require_ledger_relation
 
 MICRO = 1_000_000
 ATTO = 10 ** 18
 BUSY_TIMEOUT_S = 60.0
-MAX_BUDGET = limits.BUDGET_EPSILON_MAX  # old name, kept importable
 FILENAME = "ledger.sqlite"
 SCHEMA_VERSION = 2
 ADMIN_ENV = "DP_EXPLORER_ADMIN_TOKEN"
@@ -105,7 +107,7 @@ CREATE INDEX IF NOT EXISTS events_by_budget ON events (analyst, dataset, id);
 
 
 def default_path() -> Path:
-    from . import storage
+    from .. import storage
 
     return storage.home() / FILENAME
 
@@ -135,8 +137,8 @@ def to_micro(epsilon, *, name: str = "epsilon", rounding=ROUND_CEILING) -> int:
     d = _decimal(epsilon, name)
     if d <= 0:
         raise DPError(f"{name} must be > 0, got {epsilon}; try 0.1–10")
-    if d > Decimal(repr(MAX_BUDGET)):
-        raise DPError(f"{name} must be at most {MAX_BUDGET:g}, got {epsilon}")
+    if d > Decimal(repr(limits.BUDGET_EPSILON_MAX)):
+        raise DPError(f"{name} must be at most {limits.BUDGET_EPSILON_MAX:g}, got {epsilon}")
     m = int(d.scaleb(6).to_integral_value(rounding=rounding))
     if m <= 0:
         raise DPError(f"{name} must be at least 0.000001 (one micro-ε), got {epsilon}")
@@ -223,7 +225,7 @@ def check_admin_token(token) -> None:
 
 def _fault(exc: BaseException, path) -> DPError:
     """A storage fault as one message that says what to do next (:func:`dpcore.storage.fault_message`)."""
-    from . import storage
+    from .. import storage
 
     return storage.StorageError(storage.fault_message(exc, path, store="the budget ledger",
                                                       unharmed="nothing was spent"))
@@ -447,7 +449,8 @@ def _check_identity(identity: dict) -> dict:
         cols = [str(c) for c in identity["columns"]]
         sketch = {str(k): [int(h) for h in v] for k, v in identity["sketch"].items()}
     except (KeyError, TypeError, ValueError, AttributeError):
-        raise DPError("dataset identity is incomplete; compute it with dpcore.queries.dataset_identity") from None
+        raise DPError("dataset identity is incomplete; compute it with "
+                      "dpcore.queries.fingerprint.dataset_identity") from None
     if n <= 0:
         raise DPError("a dataset needs at least one row")
     return {"fingerprint": fp, "n_rows": n, "columns": cols, "sketch": sketch,
@@ -637,9 +640,9 @@ def spend(analyst: str, dataset: str, query: str, charge, compute, *, budget=Non
           description: str | None = None, path=None) -> dict:
     """Check the budget (ε and δ), draw the answer with ``compute()`` and record both — atomically.
 
-    ``charge`` is what the answer costs: a :class:`dpcore.charge.Charge` (its neighbour relation must be add/remove
-    one record, else refused before anything is touched), or a bare ε with ``delta`` beside it (an add/remove
-    charge).
+    ``charge`` is what the answer costs: a :class:`dpcore.noise.charge.Charge` (its neighbour relation must be
+    add/remove one record, else refused before anything is touched), or a bare ε with ``delta`` beside it (an
+    add/remove charge).
     ``dataset`` is a registered dataset's fingerprint. ``query`` is the canonical query text (without ε).
     ``compute`` is called at most once, inside the transaction, and only when the budget allows; it must return a
     JSON-able answer. ``budget`` (ε) and ``delta_budget`` (δ, default 1/(10·n)) set the totals the first time

@@ -20,10 +20,10 @@ import math
 
 import numpy as np
 
-from . import limits
-from .charge import Charge, compose, gaussian_rho, pure_rho  # noqa: F401  (ρ of one release: defined once)
-from .errors import DPError
-from .validation import check_delta, check_epsilon, check_positive_int
+from .. import limits
+from ..errors import DPError
+from ..validation import check_delta, check_epsilon, check_positive_int
+from .charge import Charge, compose, pure_rho
 
 #: Orders α for the RDP conversion: log-spaced α − 1 from 1e-4 to 10 (the optimum sits at
 #: α − 1 ≈ √(ln(1/δ)/ρ), close to 1 for large total ρ), then Opacus-like integers and large orders.
@@ -52,7 +52,7 @@ def _delta_sum(deltas, k: int) -> float:
 
 
 def basic(epsilons, deltas=None) -> tuple[float, float]:
-    """Basic composition: (Σε, Σδ) — :func:`dpcore.charge.compose` of one charge per release (the one home)."""
+    """Basic composition: (Σε, Σδ) — :func:`dpcore.noise.charge.compose` of one charge per release (one home)."""
     eps = _eps_list(epsilons)
     _delta_sum(deltas, eps.size)  # validates the δs and their number
     ds = np.zeros(eps.size) if deltas is None else np.broadcast_to(np.asarray(deltas, dtype=float), eps.shape)
@@ -134,7 +134,7 @@ def curves(epsilon: float, k_max: int, delta_prime: float, *, delta: float = 0.0
 
 
 def ledger_costs(entries, delta_prime: float) -> list[dict]:
-    """What a list of spends costs under each rule. ``entries``: :class:`dpcore.charge.Charge` objects (or their
+    """What a list of spends costs under each rule. ``entries``: :class:`dpcore.noise.charge.Charge` objects (or their
     stored dicts with ``epsilon``, ``delta``, ``rho``), all under one neighbour relation.
 
     Returns rows {rule, epsilon, delta, note}. A charge without ``rho`` counts as pure ε-DP (ρ = ε²/2),

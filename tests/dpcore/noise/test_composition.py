@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from dpcore import composition as C
+from dpcore.noise import composition as C
+from dpcore.noise.charge import gaussian_rho, pure_rho
 from dpcore.errors import DPError
 
 
@@ -34,9 +35,9 @@ def test_advanced_beats_basic_only_for_many_small_queries():
 
 
 def test_zcdp_known_values():
-    assert C.gaussian_rho(1.0, 1.0) == 0.5
-    assert C.gaussian_rho(2.0, 4.0) == 2.0
-    assert C.pure_rho(0.2) == pytest.approx(0.02)
+    assert gaussian_rho(1.0, 1.0) == 0.5
+    assert gaussian_rho(2.0, 4.0) == 2.0
+    assert pure_rho(0.2) == pytest.approx(0.02)
     # ρ + 2 sqrt(ρ ln(1/δ)) at ρ = 0.5, δ = 1e-5
     assert C.zcdp_epsilon(0.5, 1e-5) == pytest.approx(0.5 + 2 * math.sqrt(0.5 * math.log(1e5)))
     assert C.zcdp_epsilon(0.5, 1e-5) == pytest.approx(5.298525912, rel=1e-9)
@@ -57,7 +58,7 @@ def test_rdp_matches_opacus_conversion():
 
 def test_zcdp_beats_basic_for_many_gaussian_queries():
     # 100 Gaussian queries with σ = 10 (Δ = 1): ρ = 100 / 200 = 0.5 in total
-    rho = 100 * C.gaussian_rho(10.0)
+    rho = 100 * gaussian_rho(10.0)
     assert C.zcdp_epsilon(rho, 1e-5) == pytest.approx(5.2985, abs=1e-4)
 
 
@@ -93,7 +94,7 @@ def test_ledger_costs():
     (lambda: C.zcdp_epsilon(-1, 1e-5), "ρ must be"),
     (lambda: C.zcdp_epsilon(0.5, 0), "delta must be in"),
     (lambda: C.rdp_epsilon(0.5, 1e-5, [0.5, 2]), "orders"),
-    (lambda: C.gaussian_rho(0), "σ must be"),
+    (lambda: gaussian_rho(0), "σ must be"),
     (lambda: C.curves(0.1, 10**6, 1e-5), "at most"),
 ])
 def test_bad_inputs(call, match):

@@ -6,10 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import datasets, ledger, queries
+from dpcore import datasets
+from dpcore.noise import calibration, mechanisms
+from dpcore.queries import answering, fingerprint, ledger
 from dpcore.errors import BudgetExceededError, DPError
 from dpcore.filters import mask_all
-from dpcore.queries import make_query, prepare
+from dpcore.queries.answering import prepare
+from dpcore.queries.model import make_query
 
 
 @pytest.fixture(scope="module")
@@ -104,13 +107,13 @@ def test_95_percent_interval_covers_the_truth(df, kw):
 
 def test_geometric_halfwidth_is_the_smallest_integer_with_95_percent():
     for eps in (0.05, 0.3, 1.0, 3.0):
-        t = queries.noise_halfwidth("geometric", epsilon=eps, sensitivity=1)
+        t = mechanisms.halfwidth("geometric", epsilon=eps, sensitivity=1)
         a = math.exp(-eps)
         tail = lambda k: 2 * a ** (k + 1) / (1 + a)  # P(|Z| > k)
         assert tail(t) <= 0.05 and (t == 0 or tail(t - 1) > 0.05)
-    assert queries.noise_halfwidth("laplace", epsilon=1, sensitivity=2) == pytest.approx(2 * math.log(20))
-    sig = queries.gaussian_sigma(1.0, 1e-5, 1.0)
-    assert queries.noise_halfwidth("gaussian", epsilon=1, delta=1e-5, sensitivity=1) == pytest.approx(1.959964 * sig,
+    assert mechanisms.halfwidth("laplace", epsilon=1, sensitivity=2) == pytest.approx(2 * math.log(20))
+    sig = calibration.gaussian_analytic_sigma(1.0, 1e-5, 1.0)
+    assert mechanisms.halfwidth("gaussian", epsilon=1, delta=1e-5, sensitivity=1) == pytest.approx(1.959964 * sig,
                                                                                                       rel=1e-5)
 
 
@@ -131,9 +134,9 @@ def test_mean_cost_is_stated_and_split(df):
 
 def test_noise_is_drawn_only_by_the_release_path(df, monkeypatch):
     calls = []
-    real_v, real_c = queries.release_value, queries.release_count
-    monkeypatch.setattr(queries, "release_value", lambda *a, **k: calls.append("v") or real_v(*a, **k))
-    monkeypatch.setattr(queries, "release_count", lambda *a, **k: calls.append("c") or real_c(*a, **k))
+    real_v, real_c = answering.release_value, answering.release_count
+    monkeypatch.setattr(answering, "release_value", lambda *a, **k: calls.append("v") or real_v(*a, **k))
+    monkeypatch.setattr(answering, "release_count", lambda *a, **k: calls.append("c") or real_c(*a, **k))
     prepare(df, make_query("mean", epsilon=1, column="age", bounds=(18, 90))).release(0)
     assert calls == ["v", "c"]
     calls.clear()
@@ -142,24 +145,24 @@ def test_noise_is_drawn_only_by_the_release_path(df, monkeypatch):
 
 
 def test_ask_spends_repeats_free_and_refuses_without_noise(df, monkeypatch):
-    ledger.register_builtin("medical 1000", queries.dataset_identity(df))
+    ledger.register_builtin("medical 1000", fingerprint.dataset_identity(df))
     q = make_query("count", epsilon=0.6, condition="sex=F")
-    a = queries.ask(df, "ann", q, budget=1.0)
-    b = queries.ask(df, "ann", q)
+    a = answering.ask(df, "ann", q, budget=1.0)
+    b = answering.ask(df, "ann", q)
     assert b["reused"] and b["answer"]["answer"] == a["answer"]["answer"] and b["remaining"] == pytest.approx(0.4)
-    monkeypatch.setattr(queries, "release_count", lambda *a, **k: pytest.fail("noise drawn for a refused query"))
+    monkeypatch.setattr(answering, "release_count", lambda *a, **k: pytest.fail("noise drawn for a refused query"))
     with pytest.raises(BudgetExceededError, match="only ε = 0.4"):
-        queries.ask(df, "ann", make_query("count", epsilon=0.6, condition="sex=M"))
+        answering.ask(df, "ann", make_query("count", epsilon=0.6, condition="sex=M"))
     # the same data re-read from CSV is the same dataset (same budget)
     csv = datasets.read_csv(df.to_csv(index=False).encode())
-    assert queries.dataset_key(csv) == queries.dataset_key(df)
-    assert ledger.status("ann", queries.dataset_key(csv), with_history=False)["spent"] == pytest.approx(0.6)
+    assert fingerprint.dataset_key(csv) == fingerprint.dataset_key(df)
+    assert ledger.status("ann", fingerprint.dataset_key(csv), with_history=False)["spent"] == pytest.approx(0.6)
 
 
 def test_bad_input_costs_nothing(df):
     with pytest.raises(DPError, match="unknown column"):
-        queries.ask(df, "ann", make_query("sum", epsilon=0.5, column="nope", bounds=(0, 1)), budget=1.0)
-    assert not ledger.status("ann", queries.dataset_key(df), with_history=False)["exists"]
+        answering.ask(df, "ann", make_query("sum", epsilon=0.5, column="nope", bounds=(0, 1)), budget=1.0)
+    assert not ledger.status("ann", fingerprint.dataset_key(df), with_history=False)["exists"]
 
 
 # --- one test per bad input ------------------------------------------------------------------------
@@ -251,34 +254,34 @@ def test_public_n_mean_imputes_missing_values_with_the_midpoint():
 
 
 def test_ask_refuses_a_seed_and_spends_nothing(df):
-    ledger.register_builtin("medical 1000", queries.dataset_identity(df))
+    ledger.register_builtin("medical 1000", fingerprint.dataset_identity(df))
     with pytest.raises(DPError, match="seeded answer cannot be charged"):
-        queries.ask(df, "ann", make_query("count", epsilon=0.5, condition="sex=F"), budget=1.0, random_state=7)
-    assert not ledger.status("ann", queries.dataset_key(df), with_history=False)["exists"]
-    r = queries.ask(df, "ann", make_query("count", epsilon=0.5, condition="sex=F"), budget=1.0)
+        answering.ask(df, "ann", make_query("count", epsilon=0.5, condition="sex=F"), budget=1.0, random_state=7)
+    assert not ledger.status("ann", fingerprint.dataset_key(df), with_history=False)["exists"]
+    r = answering.ask(df, "ann", make_query("count", epsilon=0.5, condition="sex=F"), budget=1.0)
     assert r["answer"]["secure"] is True and "label" not in r["answer"]
     # a seeded answer outside the ledger is labelled as what it is
-    assert prepare(df, make_query("count", epsilon=1, condition="sex=F")).release(3)["label"] == queries.NOT_DP
+    assert prepare(df, make_query("count", epsilon=1, condition="sex=F")).release(3)["label"] == answering.NOT_DP
 
 
 def test_ask_refuses_mean_with_public_n(df):
-    ledger.register_builtin("medical 1000", queries.dataset_identity(df))
+    ledger.register_builtin("medical 1000", fingerprint.dataset_identity(df))
     q = make_query("mean", epsilon=0.5, column="age", bounds=(18, 90), public_n=True)
     with pytest.raises(DPError, match="replacing one record.*noise page"):
-        queries.ask(df, "ann", q, budget=1.0)
-    assert not ledger.status("ann", queries.dataset_key(df), with_history=False)["exists"]
+        answering.ask(df, "ann", q, budget=1.0)
+    assert not ledger.status("ann", fingerprint.dataset_key(df), with_history=False)["exists"]
 
 
 def test_ask_charges_delta_and_refuses_when_it_does_not_fit(df):
-    ledger.register_builtin("medical 1000", queries.dataset_identity(df))  # n = 1000: δ total 1e-4
+    ledger.register_builtin("medical 1000", fingerprint.dataset_identity(df))  # n = 1000: δ total 1e-4
     q = make_query("count", epsilon=0.001, condition="sex=F", mechanism="gaussian", delta=0.49)
     with pytest.raises(DPError, match="not below 1/n"):  # the audit's ±1 answer for almost nothing
-        queries.ask(df, "ann", q, budget=1.0)
-    r = queries.ask(df, "ann", make_query("count", epsilon=0.1, condition="sex=F", mechanism="gaussian",
+        answering.ask(df, "ann", q, budget=1.0)
+    r = answering.ask(df, "ann", make_query("count", epsilon=0.1, condition="sex=F", mechanism="gaussian",
                                           delta=8e-5), budget=1.0)
     assert r["delta_spent_now"] == 8e-5 and r["delta_remaining"] == pytest.approx(2e-5)
     with pytest.raises(BudgetExceededError, match="needs δ"):
-        queries.ask(df, "ann", make_query("count", epsilon=0.1, condition="sex=M", mechanism="gaussian",
+        answering.ask(df, "ann", make_query("count", epsilon=0.1, condition="sex=M", mechanism="gaussian",
                                           delta=3e-5))
 
 
@@ -316,17 +319,17 @@ def test_epsilon_above_the_query_limit_is_refused():
 
 
 def test_dataset_identity_ignores_order_and_number_format(df):
-    key = queries.dataset_key(df)
+    key = fingerprint.dataset_key(df)
     shuffled = df.sample(frac=1, random_state=3)[list(reversed(df.columns))].reset_index(drop=True)
-    assert queries.dataset_key(shuffled) == key
+    assert fingerprint.dataset_key(shuffled) == key
     text = df.to_csv(index=False).replace(",34,", ",34.0,").encode()
-    assert queries.dataset_key(datasets.read_csv(text)) == key
-    assert queries.dataset_key(df.iloc[1:]) != key and queries.dataset_key(df.drop(columns="salary")) != key
+    assert fingerprint.dataset_key(datasets.read_csv(text)) == key
+    assert fingerprint.dataset_key(df.iloc[1:]) != key and fingerprint.dataset_key(df.drop(columns="salary")) != key
 
 
 def test_near_identical_data_is_not_registered_quietly(df, monkeypatch):
     monkeypatch.setenv(ledger.ADMIN_ENV, "tok")
-    ledger.register_dataset("clinic", queries.dataset_identity(df), token="tok")
+    ledger.register_dataset("clinic", fingerprint.dataset_identity(df), token="tok")
     near = {
         "one row dropped": df.iloc[1:],
         "a column added": df.assign(extra=1),
@@ -335,11 +338,11 @@ def test_near_identical_data_is_not_registered_quietly(df, monkeypatch):
     }
     for what, data in near.items():
         with pytest.raises(DPError, match="nearly equals the registered dataset 'clinic'"):
-            ledger.register_dataset(f"copy ({what})", queries.dataset_identity(data), token="tok")
+            ledger.register_dataset(f"copy ({what})", fingerprint.dataset_identity(data), token="tok")
     with pytest.raises(DPError, match="already registered as 'clinic'"):
-        ledger.register_dataset("same", queries.dataset_identity(df.iloc[::-1]), token="tok")
+        ledger.register_dataset("same", fingerprint.dataset_identity(df.iloc[::-1]), token="tok")
     # different people with the same columns register; so does a near copy the admin confirms explicitly
     other = datasets.medical(1000, seed=5)
-    assert ledger.register_dataset("other clinic", queries.dataset_identity(other), token="tok")["n_rows"] == 1000
-    r = ledger.register_dataset("confirmed", queries.dataset_identity(df.iloc[1:]), token="tok", allow_similar=True)
+    assert ledger.register_dataset("other clinic", fingerprint.dataset_identity(other), token="tok")["n_rows"] == 1000
+    r = ledger.register_dataset("confirmed", fingerprint.dataset_identity(df.iloc[1:]), token="tok", allow_similar=True)
     assert r["name"] == "confirmed"

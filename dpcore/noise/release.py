@@ -1,11 +1,11 @@
 """The release path: how a DP answer that a user *sees as released* is drawn.
 
-Released answers never come from plain numpy. Each mechanism class in :mod:`dpcore.mechanisms` draws through
-diffprivlib (:meth:`~dpcore.mechanisms.Mechanism.release`, a cryptographically secure random source when
+Released answers never come from plain numpy. Each mechanism class in :mod:`dpcore.noise.mechanisms` draws through
+diffprivlib (:meth:`~dpcore.noise.mechanisms.Mechanism.release`, a cryptographically secure random source when
 ``random_state`` is None), counts through the integer geometric mechanism (discrete Laplace). A Gaussian
 release uses diffprivlib's sampler with OUR exact analytic σ (:class:`ExactGaussian`), never a smaller one.
 The functions here are the release path's public face by mechanism name (pages, queries, CLI); plain numpy is
-only for *simulated* histograms (:meth:`~dpcore.mechanisms.Mechanism.simulate`).
+only for *simulated* histograms (:meth:`~dpcore.noise.mechanisms.Mechanism.simulate`).
 
 Pass ``random_state`` (an int seed) only in tests and reproducible demos: a seeded release is
 reproducible and therefore must never be labelled as a secure release.
@@ -16,23 +16,16 @@ from __future__ import annotations
 from diffprivlib import mechanisms as _dpl
 
 from . import mechanisms as _m
-from .composition import basic_composition  # noqa: F401  (old home; defined once in composition)
-
-MECHANISMS = _m.MECHANISMS
-MAX_RELEASE_DRAWS = _m.MAX_RELEASE_DRAWS
+from .calibration import gaussian_analytic_sigma
 
 
 class ExactGaussian(_dpl.GaussianAnalytic):
     """diffprivlib's secure Gaussian sampler, with σ from OUR exact analytic calibration
-    (:func:`dpcore.mechanisms.gaussian_analytic_sigma`) — one σ solver in the app. diffprivlib's own solver
+    (:func:`dpcore.noise.calibration.gaussian_analytic_sigma`) — one σ solver in the app. diffprivlib's own solver
     lands slightly *below* the exact σ at extreme settings (δ 5.7% over target at ε = 20, δ = 1e-7)."""
 
     def _find_scale(self):
-        return _m.gaussian_analytic_sigma(self.epsilon, self.delta, self.sensitivity)
-
-
-#: The σ a Gaussian release actually uses (the exact analytic one). No noise drawn.
-gaussian_sigma = _m.gaussian_analytic_sigma
+        return gaussian_analytic_sigma(self.epsilon, self.delta, self.sensitivity)
 
 
 def _mechanism(mechanism: str, epsilon: float, delta: float, sensitivity: float, random_state):

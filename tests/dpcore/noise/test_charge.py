@@ -5,10 +5,11 @@ import math
 
 import pytest
 
-from dpcore import composition, ledger, queries
-from dpcore.charge import ZERO, Charge, Neighbour, compose, require_ledger_relation
+from dpcore.queries import ledger, model
 from dpcore.errors import DPError
-from dpcore.mechanisms import gaussian_analytic_sigma
+from dpcore.noise import composition
+from dpcore.noise.calibration import gaussian_analytic_sigma
+from dpcore.noise.charge import ZERO, Charge, Neighbour, compose, gaussian_rho, require_ledger_relation
 
 DS = "c" * 64
 
@@ -35,7 +36,7 @@ def test_gaussian_rho_uses_the_exact_analytic_sigma():
     c = Charge.gaussian(1.0, 1e-5)
     assert c.rho == pytest.approx(0.0359257, rel=1e-5)
     sigma = gaussian_analytic_sigma(1.0, 1e-5, 1.0)
-    assert c.rho == composition.gaussian_rho(sigma, 1.0)
+    assert c.rho == gaussian_rho(sigma, 1.0)
     # σ scales with Δ, so ρ does not depend on Δ (Δ = 0 releases nothing)
     assert Charge.gaussian(1.0, 1e-5, 7.0).rho == pytest.approx(c.rho, rel=1e-9)
     assert Charge.gaussian(1.0, 1e-5, 0.0).rho == 0.0
@@ -77,12 +78,12 @@ def test_frozen_validated_and_stored_round_trip():
 
 
 def test_mean_is_two_half_releases_composed():
-    q = queries.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-6)
+    q = model.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-6)
     c = q.charge(36.0)
     half = Charge.gaussian(0.5, 5e-7)
     assert c.epsilon == 1.0 and c.delta == 1e-6  # exactly what the ledger charges
     assert c.rho == pytest.approx(2 * half.rho)
-    pub = queries.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), public_n=True)
+    pub = model.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), public_n=True)
     assert pub.charge(0.01).neighbour is Neighbour.REPLACE_ONE
 
 

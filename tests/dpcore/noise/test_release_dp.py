@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.stats import hypergeom
 
-from dpcore.release import release_count, release_many
+from dpcore.noise.release import release_count, release_many
 
 N = 20_000
 ALPHA = 0.01

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DPError
-from .validation import check_epsilon
+from ..errors import DPError
+from ..validation import check_epsilon
 
 
 @dataclass(frozen=True)

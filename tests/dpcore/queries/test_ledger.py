@@ -10,17 +10,18 @@ import time
 
 import pytest
 
-from dpcore import ledger, storage
+from dpcore import storage
+from dpcore.queries import ledger
 from dpcore.errors import BudgetExceededError, DPError
 
-from ..conftest import ROOT
+from ...conftest import ROOT
 
 DS = "d" * 64
 
 # A child process: wait for the start file, then try to spend 0.1 of a 1.0 budget; print the outcome.
 SPENDER = r"""
 import os, sys, time
-from dpcore import ledger
+from dpcore.queries import ledger
 from dpcore.errors import BudgetExceededError
 start, i = sys.argv[1], int(sys.argv[2])
 while not os.path.exists(start):
@@ -35,7 +36,7 @@ except BudgetExceededError:
 # A child that takes the write lock, draws, signals and then hangs inside the transaction until killed.
 HANGER = r"""
 import sys, time, pathlib
-from dpcore import ledger
+from dpcore.queries import ledger
 flag = pathlib.Path(sys.argv[1])
 def compute():
     flag.write_text("drawn")
@@ -47,7 +48,7 @@ ledger.spend("alice", "d" * 64, "hang", 0.3, compute, budget=1.0)
 # A child that commits a spend and is SIGKILLed before it can print (a crash between spend and display).
 COMMIT_THEN_DIE = r"""
 import os, signal
-from dpcore import ledger
+from dpcore.queries import ledger
 ledger.spend("alice", "d" * 64, "q-crash", 0.25, lambda: {"answer": 41.5}, budget=1.0)
 os.kill(os.getpid(), signal.SIGKILL)
 print("never")
@@ -162,7 +163,7 @@ def test_separate_analysts_and_datasets_have_separate_budgets():
 def test_persists_across_restart(dp_home):
     ledger.spend("alice", DS, "q1", 0.4, _answer(7), budget=1.0)
     # a fresh interpreter (an app restart) sees the same budget and the stored answer
-    code = ("from dpcore import ledger; import json; r = ledger.spend('alice', 'd'*64, 'q1', 0.4, lambda: 1/0); "
+    code = ("from dpcore.queries import ledger; import json; r = ledger.spend('alice', 'd'*64, 'q1', 0.4, lambda: 1/0); "
             "print(json.dumps(r))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True,
                          timeout=60)

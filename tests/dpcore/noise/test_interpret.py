@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.interpret import (DEPLOYMENTS, LEVELS, guess_ceiling, level_sentence, posterior_bound, privacy_level,
+from dpcore.noise.interpret import (DEPLOYMENTS, LEVELS, guess_ceiling, level_sentence, posterior_bound, privacy_level,
                               reading)
 
 
