@@ -420,7 +420,9 @@ def advise(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None
                       "targets go with gaussian or laplace")
     out = {"mechanism": mech, "mechanism_label": MECHANISM_LABELS[mech], "delta": d,
            "risk": {"kind": risk.kind, "limit": risk.value, "at": risk.at, "text": risk.text()},
-           "utility": None if utility is None else {"kind": utility.kind, "text": utility.text()},
+           "utility": None if utility is None else {
+               "kind": utility.kind, "text": utility.text(), "n": utility.n,
+               "bounds": None if utility.bounds is None else [float(b) for b in utility.bounds]},
            "accountant": {"gaussian": "exact Gaussian trade-off (Balle & Wang 2018; Dong, Roth & Su 2019)",
                           "laplace": "pure ε-DP trade-off (Kairouz et al. 2015)",
                           "dpsgd": "dp_accounting PLD (pessimistic: an upper bound)"}[mech],
@@ -677,3 +679,58 @@ def page_link(result: dict) -> dict:
     return {"page": "pages/noise.py", "label": f"Open the noise page at ε = {grid_eps:g}",
             "params": params, "state": {},
             "meets_utility": lo is None or grid_eps >= lo * (1 - 1e-9)}
+
+
+# the query console's δ choices (pages/query_console.py DELTA_CHOICES: a link snaps to the nearest one)
+CONSOLE_DELTAS = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
+
+
+def _digits(x: float, up: bool, sig: int = 4) -> float:
+    """``x`` to ``sig`` significant digits, rounded up or down (a link carries a readable number)."""
+    if x <= 0:
+        return x
+    p = 10 ** (sig - 1 - math.floor(math.log10(x)))
+    return (math.ceil(x * p * (1 - 1e-12)) if up else math.floor(x * p * (1 + 1e-12))) / p
+
+
+def console_link(result: dict) -> dict | None:
+    """The query console set up for a COUNT/SUM/MEAN recommendation: {page, label, params, notes}; None otherwise.
+
+    The console calibrates its own noise from (ε, δ), never below the exact calibration. The link's ε is chosen
+    so the risk limit still holds there: for Laplace the recommended ε with 4 digits (rounded up only while it
+    stays within the risk limit's ε); for Gaussian the console's largest δ not above the advice's δ, with the ε
+    at which that δ gives at least the advised σ (rounded down). The analyst is never carried in a link.
+    """
+    util = result.get("utility") or {}
+    kind = util.get("kind")
+    if kind not in ("count", "sum", "mean") or result.get("mechanism") not in ("laplace", "gaussian"):
+        return None
+    lo, hi = result["epsilon_range"]
+    params: dict = {"qc_kind": kind.upper(), "qc_mech": result["mechanism"]}
+    if result["mechanism"] == "laplace":
+        up = _digits(result["epsilon"], up=True)
+        eps = up if up <= hi * (1 + 1e-12) else _digits(result["epsilon"], up=False)
+    else:
+        from .mechanisms import gaussian_analytic_sigma
+
+        d_link = max(d for d in CONSOLE_DELTAS if d <= result["delta"] * (1 + 1e-12))
+        params["qc_delta"] = d_link
+        sens = result["sensitivity"]
+        exact = gaussian_epsilon(result["sigma"], d_link, sens)
+        ceiling = gaussian_epsilon(result["risk"]["sigma_min"], d_link, sens)  # the risk limit's ε at this δ
+        up = _digits(exact, up=True)
+        eps = up if up <= ceiling * (1 - 1e-9) else _digits(exact, up=False)
+        sigma_max = util.get("sigma_max")
+        meets = sigma_max is None or gaussian_analytic_sigma(eps, d_link, sens) <= sigma_max * (1 + 1e-9)
+    params["qc_eps"] = eps
+    if util.get("bounds") and kind in ("sum", "mean"):
+        params["qc_lo"], params["qc_hi"] = util["bounds"]
+    notes = []
+    if kind == "mean":
+        notes.append("The console's MEAN divides a noisy sum by a noisy count (ε split in two, add/remove one "
+                     "record), so its error is larger than this advice's public-n mean; the risk limit still holds.")
+    if kind in ("sum", "mean"):
+        notes.append("Choose the column these public bounds are for in the console (the bounds travel in the link).")
+    return {"page": "pages/query_console.py", "label": f"Open the query console: {kind.upper()} at ε = {eps:g}",
+            "params": params, "notes": notes,
+            "meets_utility": meets if result["mechanism"] == "gaussian" else lo is None or eps >= lo * (1 - 1e-9)}
