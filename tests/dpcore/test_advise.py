@@ -243,3 +243,22 @@ def test_console_link_for_laplace_sum_carries_bounds_and_stays_under_the_limit()
     assert p == {"qc_kind": "SUM", "qc_mech": "laplace", "qc_eps": p["qc_eps"], "qc_lo": 18.0, "qc_hi": 90.0}
     assert out["epsilon_range"][0] <= p["qc_eps"] <= out["epsilon_range"][1]
     assert adv.console_link(adv.advise("laplace", R("tpr", 0.05, 0.01), None)) is None  # no query to open
+
+
+@pytest.mark.parametrize("risk", [R("tpr", 0.1, 0.01), R("posterior", 0.2, 0.05)])
+def test_dpsgd_solve_is_minimal_in_few_pld_evaluations(monkeypatch, risk):
+    """The search uses the risk's value (secant + straddle), not pass/fail bisection: at most 5 coarse-PLD
+    evaluations (bisection needed 7, and the posterior's start needed Opacus's PRV calibration), and the answer
+    is still minimal to the solver's tolerance on the PLD it searched."""
+    calls = []
+    real = adv.dpsgd_risk
+
+    def counting(*a, **k):
+        calls.append(k.get("coarse", False))
+        return real(*a, **k)
+
+    monkeypatch.setattr(adv, "dpsgd_risk", counting)
+    nm = adv.solve_noise_multiplier(risk, 0.2, 10, 1e-5)
+    assert calls.count(True) <= 5 and calls.count(False) == 1
+    assert real(nm * (1 + 1e-9), 0.2, 10, risk, 1e-5) <= risk.value
+    assert real(nm / (1 + 2 * adv.NM_RTOL), 0.2, 10, risk, 1e-5, coarse=True) > risk.value
