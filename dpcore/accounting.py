@@ -243,11 +243,17 @@ def _hockey_stick(pmf, eps: np.ndarray) -> np.ndarray:
     δ(ε) = inf_mass + Σ_{l > ε} p_l (1 − e^{ε − l}), by suffix sums."""
     pmf = pmf.to_dense_pmf()
     losses = (np.arange(pmf.size) + pmf._lower_loss) * pmf._discretization
-    p = np.asarray(pmf._probs, dtype=float)
+    # --- overflow fix (engineer G): Σ_{l > ε} p_l e^{ε − l} in log space. e^{−l} and e^{ε} overflow for very
+    # small noise multipliers (losses and ε beyond ±709: NaN and RuntimeWarnings); ε + log Σ p_l e^{−l} ≤ 0 here.
+    # The FFT's tiny negative probabilities count as 0 (each term p_l(1 − e^{ε−l}) ≥ 0 then: δ only grows).
+    p = np.maximum(np.asarray(pmf._probs, dtype=float), 0.0)
     s1 = np.r_[np.cumsum(p[::-1])[::-1], 0.0]
-    s2 = np.r_[np.cumsum((p * np.exp(-losses))[::-1])[::-1], 0.0]
+    with np.errstate(divide="ignore"):
+        log_terms = np.log(p) - losses
+    log_s2 = np.r_[np.logaddexp.accumulate(log_terms[::-1])[::-1], -np.inf]
     idx = np.searchsorted(losses, eps, side="right")
-    return np.maximum(pmf._infinity_mass + s1[idx] - np.exp(eps) * s2[idx], 0.0)
+    return np.clip(pmf._infinity_mass + s1[idx] - np.exp(np.minimum(eps + log_s2[idx], 0.0)), 0.0, 1.0)
+    # --- end of the overflow fix
 
 
 def privacy_profile(noise_multiplier: float, sample_rate: float, steps: int,

@@ -304,51 +304,76 @@ def dpsgd_loss_tail(noise_multiplier: float, sample_rate: float, steps: int, eps
 
 def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delta: float) -> float:
     """Smallest DP-SGD noise multiplier (to ``NM_RTOL``) whose PLD meets ``risk``; the returned value meets it
-    on the same (fine) PLD the statement and the trade-off curves use. Bisection on the coarse PLD (an upper
-    bound, ~0.1 s per evaluation) from a central-limit guess, then one check on the fine one."""
-    def ok(s):
-        return dpsgd_risk(s, sample_rate, steps, risk, delta, coarse=True) <= risk.value
+    on the same (fine) PLD the statement and the trade-off curves use.
 
-    if risk.kind == "posterior":
-        mu_cap = None
-    else:
-        mu_cap = _gaussian_mu_max(risk, delta)
-    if mu_cap:  # Gaussian DP by the CLT: μ ≈ q·√(T(e^{1/σ²} − 1))
-        target = (mu_cap / (sample_rate * math.sqrt(steps))) ** 2
-        guess = 1 / math.sqrt(math.log1p(target))
-    else:
-        from .accounting import calibrate_noise
+    Search on the coarse PLD (an upper bound, ~0.1–0.3 s per evaluation), using the risk's value, not just
+    pass/fail: start from the central-limit (Gaussian-DP) guess, bracket with secant steps in log σ, then
+    interpolate and test just either side of the estimate, so the bracket closes to ``NM_RTOL`` in about four
+    evaluations (bisection took seven). One check on the fine PLD at the end (the page needs that PLD anyway).
+    """
+    lim = math.log(risk.value)
+    seen: dict = {}
 
-        try:
-            guess = calibrate_noise(_pure_epsilon_max(risk), delta, sample_rate, steps, "prv")[0]
-        except DPError:
-            guess = NM_MAX / 2
-    guess = min(max(guess, NM_MIN * 1.01), NM_MAX / 1.01)
-    lo, hi = NM_MIN, NM_MAX
-    if ok(guess):
-        hi = guess
-        g = guess / 1.05
-        while g > lo and ok(g):
-            hi, g = g, g / 1.3
-        lo = max(lo, g)
-        if lo == NM_MIN and ok(NM_MIN):
-            hi = NM_MIN
-    else:
-        lo = guess
-        g = guess * 1.05
-        while g < hi and not ok(g):
-            lo, g = g, g * 1.3
-        if g >= hi and not ok(NM_MAX):
-            raise DPError(f"even noise multiplier {NM_MAX:g} does not meet {risk.text()} with {steps} steps at "
-                          f"sample rate {sample_rate:g}; train fewer steps or with smaller batches, or weaken "
-                          "the limit")
-        hi = min(hi, g)
-    while hi / lo > 1 + NM_RTOL:
-        mid = math.sqrt(lo * hi)
-        if ok(mid):
-            hi = mid
+    def f(s):  # > 0: the limit is broken at noise multiplier s; decreasing in s
+        if s not in seen:
+            v = dpsgd_risk(s, sample_rate, steps, risk, delta, coarse=True)
+            seen[s] = math.log(max(v, 1e-300)) - lim
+        return seen[s]
+
+    def root(a, fa, b, fb):  # where the line through (log a, fa), (log b, fb) crosses 0; None if it cannot
+        if not (math.isfinite(fa) and math.isfinite(fb)) or fa == fb:
+            return None
+        x = math.exp(math.log(a) - fa * (math.log(b) - math.log(a)) / (fb - fa))
+        return x if math.isfinite(x) and x > 0 else None
+
+    # Gaussian DP by the CLT: μ ≈ q·√(T(e^{1/σ²} − 1)); the posterior limit via its ε at δ
+    target = (_gaussian_mu_max(risk, delta) / (sample_rate * math.sqrt(steps))) ** 2
+    guess = min(max(1 / math.sqrt(math.log1p(target)), NM_MIN * 1.01), NM_MAX / 1.01)
+    # 1. bracket: lo breaks the limit, hi meets it
+    lo = hi = None
+    x, fx = guess, f(guess)
+    prev = None
+    while lo is None or hi is None:
+        if fx > 0:
+            lo = x
         else:
-            lo = mid
+            hi = x
+        if lo is not None and hi is not None:
+            break
+        up = hi is None
+        r = root(prev, seen[prev], x, fx) if prev is not None else None
+        factor = 1.05 if r is None else min(max((r / x) ** (1 if up else -1) * 1.02, 1.05), 4.0)
+        prev, x = x, (x * factor if up else x / factor)
+        if up and x >= NM_MAX:
+            x = NM_MAX
+            if f(x) > 0:
+                raise DPError(f"even noise multiplier {NM_MAX:g} does not meet {risk.text()} with {steps} steps at "
+                              f"sample rate {sample_rate:g}; train fewer steps or with smaller batches, or weaken "
+                              "the limit")
+        if not up and x <= NM_MIN:
+            x = NM_MIN
+            if f(x) <= 0:
+                lo = hi = NM_MIN
+                break
+        fx = f(x)
+    # 2. close the bracket: interpolate, then test just above the estimate and just below the new hi
+    stale = 0
+    while hi / lo > 1 + NM_RTOL:
+        width = math.log(hi / lo)
+        r = root(lo, seen[lo], hi, seen[hi]) if stale < 2 else None
+        x = r if r is not None and lo < r < hi else math.sqrt(lo * hi)
+        x = min(max(x * (1 + NM_RTOL / 3), lo * (1 + NM_RTOL / 4)), hi / (1 + NM_RTOL / 4))
+        if f(x) > 0:
+            lo = x
+        else:
+            hi = x
+            y = max(hi / (1 + NM_RTOL * 0.999), lo)
+            if y > lo:
+                if f(y) > 0:
+                    lo = y
+                else:
+                    hi = y
+        stale = stale + 1 if math.log(hi / lo) > width / 2 else 0
     for _ in range(40):  # the fine PLD (what everything else shows) must agree; step up if it does not
         if dpsgd_risk(hi, sample_rate, steps, risk, delta) <= risk.value:
             return float(hi)
@@ -420,7 +445,9 @@ def advise(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None
                       "targets go with gaussian or laplace")
     out = {"mechanism": mech, "mechanism_label": MECHANISM_LABELS[mech], "delta": d,
            "risk": {"kind": risk.kind, "limit": risk.value, "at": risk.at, "text": risk.text()},
-           "utility": None if utility is None else {"kind": utility.kind, "text": utility.text()},
+           "utility": None if utility is None else {
+               "kind": utility.kind, "text": utility.text(), "n": utility.n,
+               "bounds": None if utility.bounds is None else [float(b) for b in utility.bounds]},
            "accountant": {"gaussian": "exact Gaussian trade-off (Balle & Wang 2018; Dong, Roth & Su 2019)",
                           "laplace": "pure ε-DP trade-off (Kairouz et al. 2015)",
                           "dpsgd": "dp_accounting PLD (pessimistic: an upper bound)"}[mech],
@@ -677,3 +704,58 @@ def page_link(result: dict) -> dict:
     return {"page": "pages/noise.py", "label": f"Open the noise page at ε = {grid_eps:g}",
             "params": params, "state": {},
             "meets_utility": lo is None or grid_eps >= lo * (1 - 1e-9)}
+
+
+# the query console's δ choices (pages/query_console.py DELTA_CHOICES: a link snaps to the nearest one)
+CONSOLE_DELTAS = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
+
+
+def _digits(x: float, up: bool, sig: int = 4) -> float:
+    """``x`` to ``sig`` significant digits, rounded up or down (a link carries a readable number)."""
+    if x <= 0:
+        return x
+    p = 10 ** (sig - 1 - math.floor(math.log10(x)))
+    return (math.ceil(x * p * (1 - 1e-12)) if up else math.floor(x * p * (1 + 1e-12))) / p
+
+
+def console_link(result: dict) -> dict | None:
+    """The query console set up for a COUNT/SUM/MEAN recommendation: {page, label, params, notes}; None otherwise.
+
+    The console calibrates its own noise from (ε, δ), never below the exact calibration. The link's ε is chosen
+    so the risk limit still holds there: for Laplace the recommended ε with 4 digits (rounded up only while it
+    stays within the risk limit's ε); for Gaussian the console's largest δ not above the advice's δ, with the ε
+    at which that δ gives at least the advised σ (rounded down). The analyst is never carried in a link.
+    """
+    util = result.get("utility") or {}
+    kind = util.get("kind")
+    if kind not in ("count", "sum", "mean") or result.get("mechanism") not in ("laplace", "gaussian"):
+        return None
+    lo, hi = result["epsilon_range"]
+    params: dict = {"qc_kind": kind.upper(), "qc_mech": result["mechanism"]}
+    if result["mechanism"] == "laplace":
+        up = _digits(result["epsilon"], up=True)
+        eps = up if up <= hi * (1 + 1e-12) else _digits(result["epsilon"], up=False)
+    else:
+        from .mechanisms import gaussian_analytic_sigma
+
+        d_link = max(d for d in CONSOLE_DELTAS if d <= result["delta"] * (1 + 1e-12))
+        params["qc_delta"] = d_link
+        sens = result["sensitivity"]
+        exact = gaussian_epsilon(result["sigma"], d_link, sens)
+        ceiling = gaussian_epsilon(result["risk"]["sigma_min"], d_link, sens)  # the risk limit's ε at this δ
+        up = _digits(exact, up=True)
+        eps = up if up <= ceiling * (1 - 1e-9) else _digits(exact, up=False)
+        sigma_max = util.get("sigma_max")
+        meets = sigma_max is None or gaussian_analytic_sigma(eps, d_link, sens) <= sigma_max * (1 + 1e-9)
+    params["qc_eps"] = eps
+    if util.get("bounds") and kind in ("sum", "mean"):
+        params["qc_lo"], params["qc_hi"] = util["bounds"]
+    notes = []
+    if kind == "mean":
+        notes.append("The console's MEAN divides a noisy sum by a noisy count (ε split in two, add/remove one "
+                     "record), so its error is larger than this advice's public-n mean; the risk limit still holds.")
+    if kind in ("sum", "mean"):
+        notes.append("Choose the column these public bounds are for in the console (the bounds travel in the link).")
+    return {"page": "pages/query_console.py", "label": f"Open the query console: {kind.upper()} at ε = {eps:g}",
+            "params": params, "notes": notes,
+            "meets_utility": meets if result["mechanism"] == "gaussian" else lo is None or eps >= lo * (1 - 1e-9)}

@@ -204,6 +204,116 @@ def sweep_section(sweep_id: str) -> Section:
                    {"title": title, "rows": rows, "baseline": base})
 
 
+def _fmt(x, spec=".3g") -> str:
+    return "—" if x is None else format(float(x), spec)
+
+
+def _noise_fact(st: dict) -> str:
+    if st.get("reproducible_noise"):
+        return f"REPRODUCIBLE (seeded) noise: not a DP release. {st.get('noise_source') or ''}".strip()
+    return st.get("noise_source") or "secure random source (never stored or shown)"
+
+
+def _eps_table(rows: list[dict]) -> pd.DataFrame:
+    out = []
+    for r in rows:
+        row = {"δ": f"{r['delta']:.3g}"}
+        if "epsilon_pld" in r:
+            row["ε (dp_accounting PLD)"] = _fmt(r["epsilon_pld"])
+            row.update({f"ε ({k.removeprefix('epsilon_')} accountant)": _fmt(v) for k, v in r.items()
+                        if k.startswith("epsilon_") and k != "epsilon_pld"})
+        else:
+            row["ε"] = _fmt(r.get("epsilon"))
+            row["composition rule"] = r.get("rule") or ""
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _audit_fact(a: dict | None) -> str:
+    if not a:
+        return "no membership audit"
+    return (f"empirical ε ≥ {_fmt(a.get('lower_bound'), '.3g')} with {_fmt(a.get('confidence'), '.0%')} confidence "
+            f"({a.get('attack')} attack, {a.get('members')} members / {a.get('nonmembers')} non-members, "
+            f"{'within' if a.get('within_claim') else 'ABOVE'} the claimed ε)")
+
+
+def statement_section(st: dict, name: str | None = None) -> Section:
+    """A privacy statement (:mod:`dpcore.statement`) as a report section: its facts and ε at several δ as
+    tables (every cell escaped), its summary, and its worst-case trade-off curve. Names that came from users
+    (run labels, analysts, datasets) go in tables and the escaped title only, never through inline markdown.
+    ``name``: what the section calls its subject (a sweep is named by what it is, never by its id)."""
+    from .figures import advisor as adv_figs
+
+    kind = st.get("kind")
+    facts = {"unit of privacy": st.get("unit_of_privacy"), "neighbour relation": st.get("neighbour_relation")}
+    tables: list[pd.DataFrame] = []
+    paras = []
+    if kind == "training_run":
+        title = f"Privacy statement: training run {st.get('label') or st.get('subject')}"
+        facts.update({"run": st.get("subject"), "dataset": st.get("dataset"), "model": st.get("model"),
+                      "training rows": st.get("rows")})
+    elif kind == "sweep":
+        title = f"Privacy statement: sweep {name or st.get('name') or st.get('dataset')}"
+        facts.update({"dataset": st.get("dataset"), "model": st.get("model"),
+                      "training rows": st.get("rows"), "sampling": "Poisson (each record joins each batch "
+                      "independently with probability q)"})
+    else:
+        subj = st.get("subject") or {}
+        title = f"Privacy statement: queries by {subj.get('analyst')} on dataset {subj.get('dataset')}"
+        facts.update({"analyst": subj.get("analyst"), "dataset": subj.get("dataset"),
+                      "answers since the last reset": len(st.get("queries") or [])})
+    if kind != "sweep":
+        samp = st.get("sampling") or {}
+        facts["sampling"] = samp.get("scheme") + (f", q = {samp['sample_rate']:.4g}" if samp.get("sample_rate")
+                                                  else "") if samp else "—"
+        mech = st.get("mechanism") or {}
+        if mech.get("noise_multiplier") is not None:
+            facts["mechanism"] = (f"{mech.get('name')}: noise multiplier {mech['noise_multiplier']:.4g}, "
+                                  f"q = {mech['sample_rate']:.4g}, {mech['steps']} steps, clip {mech.get('clip')}")
+        acc = st.get("accountant") or {}
+        if acc:
+            facts["accountant"] = f"{acc.get('name')}: ε = {_fmt(acc.get('epsilon'))} at δ = {_fmt(acc.get('delta'), 'g')}"
+        if (st.get("mu") or {}).get("value") is not None:
+            facts["μ (Gaussian DP)"] = f"{st['mu']['value']:.4g} — {st['mu']['kind']}"
+        facts["audit"] = _audit_fact(st.get("audit")) if st.get("audit") else (st.get("audit_note") or
+                                                                            "no membership audit")
+    facts["noise"] = _noise_fact(st)
+    facts["how to check"] = ("every number is recomputed from the statement's own inputs by "
+                             "python -m dpcore statement --verify FILE.json")
+    tables.append(pd.DataFrame({"": list(facts), "statement": ["—" if v is None else str(v) for v in facts.values()]}))
+    if kind == "training_run" and not st.get("private"):
+        paras.append("Not private: this run trained without DP, so no ε bounds what the model reveals about a record.")
+        return Section(title, paras, [], tables)
+    if kind == "sweep":
+        tables.append(pd.DataFrame([{
+            "target ε": f"{p.get('target_epsilon', 0):g}", "seed": p.get("seed"),
+            "noise multiplier": _fmt(p["mechanism"]["noise_multiplier"], ".4g"),
+            "q": _fmt(p["mechanism"]["sample_rate"], ".4g"), "steps": p["mechanism"]["steps"],
+            "ε (run's accountant)": f"{_fmt((p.get('accountant') or {}).get('epsilon'))} at δ = "
+                                    f"{_fmt((p.get('accountant') or {}).get('delta'), 'g')}",
+            **{f"ε at δ = {r['delta']:.2g} (PLD)": _fmt(r.get("epsilon_pld")) for r in p["epsilon_at_delta"]},
+            "μ (CLT, approx.)": _fmt((p.get("mu") or {}).get("value")),
+            "audit": _audit_fact(p.get("audit")),
+            "noise": "reproducible: not a DP release" if p.get("reproducible_noise") else "secure",
+        } for p in st.get("points") or []]))
+        paras.append(f"{len(st.get('points') or [])} DP point(s). Each point's ε is an upper bound from its own "
+                     "accountant and from dp_accounting's privacy-loss distribution (PLD) at several δ; the audit is "
+                     "a lower bound measured by membership attacks on held-out rows.")
+    elif st.get("epsilon_at_delta"):
+        tables.append(_eps_table(st["epsilon_at_delta"]))
+        paras.append("ε at several δ, each an upper bound for the neighbour relation above: δ = 1e-5, 1e-6 and 1/n "
+                     "where the number of rows n is known.")
+    else:
+        paras.append("Nothing spent: no queries were answered since the last reset.")
+        return Section(title, paras, [], tables)
+    if st.get("reproducible_noise"):
+        paras.append("**Warning:** some noise behind this statement was drawn from a seed (reproducible), so that "
+                     "part is not a DP release.")
+    paras.append("The chart is the worst-case ROC of a membership attacker: no attack's true- and false-positive "
+                 "rates lie above the curve.")
+    return Section(title, paras, [adv_figs.statement_tradeoff_chart(st)], tables)
+
+
 def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     """Five sentences a board needs, from the numbers the sections below show."""
     from . import reidentification as reid
@@ -241,16 +351,22 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0, story_settings=None) -> str:
+          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=()) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.reidentification.StorySettings`), so its numbers match the page.
+    A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
+    ``(analyst, dataset key[, rows])`` in ``ledgers``.
     """
     from . import reidentification as reid
+    from . import statement
 
     eps = check_epsilon(epsilon)
     story = story_settings or reid.StorySettings()
+    # statements first: a wrong run id or an unfinished run fails before the slow sections are built
+    statements = [statement.for_job(j) for j in dict.fromkeys(job_ids)]
+    statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
     sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
                 reidentification_section(eps, story)]
     settings = {"ε": f"{eps:g}", "δ": f"{delta:g}" if delta else "0 (pure ε-DP for the Laplace queries)",
@@ -264,4 +380,12 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
         sections.append(sec)
         settings["sweep"] = sec.numbers["title"]
         settings["accountant"] += "; Opacus accountant for DP-SGD (see the sweep section)"
+        try:
+            sections.append(statement_section(statement.for_sweep(sweep_id), sec.numbers["title"]))
+        except DPError:  # only a baseline or diffprivlib points: nothing to state beyond the sweep section
+            pass
+    sections += [statement_section(s) for s in statements]
+    n_st = sum(sec.title.startswith("Privacy statement") for sec in sections)
+    if n_st:
+        settings["privacy statements"] = f"{n_st} (training runs, sweeps and query histories: see their sections)"
     return render([executive_summary(eps, delta, sections), *sections], settings)

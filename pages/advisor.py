@@ -90,6 +90,7 @@ share_in_url("adv_mech", "adv_risk", "adv_delta", "adv_t", "adv_a", "adv_query",
 def _solve(mechanism, risk, utility, delta, sample_rate, steps):
     out = adv.advise(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
     out["link"] = adv.page_link(out)
+    out["console_link"] = adv.console_link(out)
     return out
 
 
@@ -144,5 +145,12 @@ else:
     if not link.get("meets_utility", True):
         st.caption("The noise page's ε slider is a grid: the nearest value below the recommendation keeps the risk "
                    "limit, but not the utility target.")
+console = res.get("console_link")
+if console:  # the same setting as a real, budgeted query (the analyst is chosen there, never carried by a link)
+    query = "&".join(f"{k}={v}" for k, v in console["params"].items())
+    st.link_button(console["label"], f"./query_console?{query}", icon=":material/terminal:")
+    for note in console["notes"] + ([] if console["meets_utility"] else [
+            "Rounded to the console's δ choices, this ε keeps the risk limit but not the utility target."]):
+        st.caption(note)
 st.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
                    "application/json", key="adv_dl", icon=":material/download:")

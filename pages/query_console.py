@@ -23,12 +23,13 @@ DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, 
             "qc_reg_name": "", "qc_reg_similar": False}
 # Re-assign every widget's state each run: Streamlit forgets the state of widgets a run did not draw (e.g. while
 # waiting for an upload), and the browser would then show the widget's blank default instead of ours.
-SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps")  # what a link carries (never the analyst: links get shared)
+SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps", "qc_mech", "qc_delta", "qc_lo", "qc_hi")  # never the analyst
+OPTIONS = {"qc_kind": list(KINDS), "qc_mech": list(queries.MECHANISMS), "qc_delta": DELTA_CHOICES}
 RANGES = {"qc_n": (limits.QUERY_CONSOLE_MIN_ROWS, limits.QUERY_CONSOLE_MAX_ROWS),
           "qc_seed": (0, limits.QUERY_CONSOLE_SEED_MAX), "qc_eps": (0.0, limits.QUERY_EPSILON_MAX)}
 for _k, _v in DEFAULTS.items():
     if _k in SHARED and _k not in st.session_state:  # a link never asks for more than the widget allows
-        _v = from_url(_k, _v, list(KINDS) if _k == "qc_kind" else None, lo=RANGES.get(_k, (None,))[0],
+        _v = from_url(_k, _v, OPTIONS.get(_k), lo=RANGES.get(_k, (None,))[0],
                       hi=RANGES.get(_k, (None, None))[1])
     st.session_state[_k] = st.session_state.get(_k, _v)
 if st.session_state["qc_kind"] not in KINDS:

@@ -1,4 +1,5 @@
-"""`python -m dpcore report --out FILE.html [--sweep ID] [--epsilon E]`: a self-contained HTML report."""
+"""`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger ANALYST DATASET ...] [--epsilon E]`:
+a self-contained HTML report, with a privacy statement for the sweep, each training run and each query history."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="output .html path")
     p.add_argument("--epsilon", type=float, default=1.0, help="the ε the report explains (default 1)")
     p.add_argument("--sweep", default=None, help="include a stored privacy–utility sweep by id")
+    p.add_argument("--job", action="append", default=[], metavar="ID",
+                   help="add the privacy statement of a finished training run (repeatable)")
+    p.add_argument("--ledger", action="append", nargs=2, default=[], metavar=("ANALYST", "DATASET"),
+                   help="add the privacy statement of an analyst's query history on a dataset key (repeatable)")
     p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS), default=10_000,
                    help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} "
                         "(default 10000)")
@@ -31,6 +36,8 @@ def run(args) -> dict:
         raise DPError(f"--out must be a file path, got a folder: {out}")
     if not out.parent.exists():
         raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
-    html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed)
+    html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
+                        ledgers=[tuple(x) for x in args.ledger])
     atomic_write_bytes(out, html.encode())
-    return {"out": str(out), "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep}
+    return {"out": str(out), "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
+            "jobs": args.job, "ledgers": len(args.ledger)}

@@ -86,18 +86,41 @@ def noise_tradeoff_chart(mechanism: str, epsilon: float, delta: float | None, se
     return tradeoff_chart([c], "What the best membership attack can reach against one release")
 
 
+def _eps_text(rows) -> str:
+    return ", ".join(f"ε = {r.get('epsilon_pld', r.get('epsilon')):.3g} at δ = {r['delta']:.1g}" for r in rows
+                     if r.get("epsilon_pld", r.get("epsilon")) is not None)
+
+
+_STATEMENT_TITLE = {"training_run": "this run", "sweep": "each sweep point", "ledger": "this query history"}
+
+
 def statement_tradeoff_chart(st: dict) -> go.Figure:
-    """The trade-off curve of a privacy statement (training run or ledger), with ε at its δ in the legend."""
-    rows = st.get("epsilon_at_delta") or []
-    eps = ", ".join(f"ε = {r.get('epsilon_pld', r.get('epsilon')):.3g} at δ = {r['delta']:.1g}" for r in rows
-                    if r.get("epsilon_pld", r.get("epsilon")) is not None)
-    mu = st.get("mu") or {}
-    name = "worst case from the PLD" + (f" (μ ≈ {mu['value']:.3g})" if mu.get("value") is not None else "")
-    fig = tradeoff_chart([{"name": name, **st["tradeoff"]}], "Worst-case membership attack against this run")
-    if eps:
+    """The trade-off curve of a privacy statement (training run, sweep or ledger), with ε at its δ beside it.
+    A sweep draws one curve per distinct DP point (points that differ only by seed share a curve)."""
+    title = f"Worst-case membership attack against {_STATEMENT_TITLE.get(st.get('kind'), 'this release')}"
+    if st.get("kind") == "sweep":
+        curves, seen = [], set()
+        for p in st.get("points") or []:
+            m = p.get("mechanism") or {}
+            key = (m.get("noise_multiplier"), m.get("sample_rate"), m.get("steps"))
+            if key in seen or not (p.get("tradeoff") or {}).get("fpr"):
+                continue
+            seen.add(key)
+            first = next((r for r in p.get("epsilon_at_delta") or [] if r.get("epsilon_pld") is not None), None)
+            at = f": ε = {first['epsilon_pld']:.3g} at δ = {first['delta']:.1g}" if first else ""
+            curves.append({"name": f"target ε = {p.get('target_epsilon', 0):g}{at}", **p["tradeoff"]})
+        fig = tradeoff_chart(curves, title)
+        note = st.get("neighbour_relation", "")
+    else:
+        mu = st.get("mu") or {}
+        src = "the PLD" if st.get("kind") != "ledger" else "the (ε, δ) guarantees"
+        name = f"worst case from {src}" + (f" (μ ≈ {mu['value']:.3g})" if mu.get("value") is not None else "")
+        fig = tradeoff_chart([{"name": name, **st["tradeoff"]}], title)
+        eps = _eps_text(st.get("epsilon_at_delta") or [])
+        note = (eps + "; " if eps else "") + st.get("neighbour_relation", "")
+    if note:
         fig.add_annotation(x=0, y=-0.28, xref="paper", yref="paper", showarrow=False, xanchor="left",
-                           text=textsafe.plotly(eps + f"; {st.get('neighbour_relation', '')}"),
-                           font=dict(size=11, color=NEUTRAL))
+                           text=textsafe.plotly(note), font=dict(size=11, color=NEUTRAL))
         fig.update_layout(margin=dict(b=90))
     return fig
 

@@ -54,3 +54,30 @@ def test_dpsgd_noise_multiplier_and_training_button(chdir_root):
     assert not at.exception, [e.value for e in at.exception]
     assert float(_metric(at, "noise multiplier")) > 0.5
     assert at.button(key="adv_go")
+
+
+def _link_urls(at):
+    return [b.proto.url for b in at.get("link_button")]
+
+
+def test_count_advice_opens_the_query_console_with_that_setting(chdir_root):
+    """One click: the console opens with the advised kind, mechanism, ε and δ (never an analyst)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from .test_shareable_urls import open_with
+
+    at = open_page("pages/advisor.py")
+    at.selectbox(key="adv_query").set_value("sum").run()
+    at.number_input(key="adv_k").set_value(500.0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    url = next(u for u in _link_urls(at) if "query_console" in u)
+    params = dict(parse_qsl(urlsplit(url).query))
+    assert set(params) == {"qc_kind", "qc_mech", "qc_eps", "qc_delta", "qc_lo", "qc_hi"}
+    qc = open_with("pages/query_console.py", params)
+    assert not qc.exception, [e.value for e in qc.exception]
+    assert qc.selectbox(key="qc_kind").value == "SUM"
+    assert qc.radio(key="qc_mech").value == "gaussian"
+    assert qc.number_input(key="qc_eps").value == pytest.approx(float(params["qc_eps"]))
+    assert qc.selectbox(key="qc_delta").value == pytest.approx(1e-5)
+    assert (qc.number_input(key="qc_lo").value, qc.number_input(key="qc_hi").value) == (18.0, 90.0)
+    assert qc.text_input(key="qc_analyst").value == "analyst-1"

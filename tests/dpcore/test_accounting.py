@@ -198,3 +198,21 @@ def test_dpsgd_tradeoff_rejects_bad_fpr():
         accounting.dpsgd_tradeoff(1.0, 0.1, 10, fpr=[0.1, 2.0])
     with pytest.raises(DPError):
         accounting.pld_epsilon(0.0, 0.1, 10, 1e-5)
+
+
+@pytest.mark.parametrize("sigma,q,steps", [(0.2, 0.5, 100), (1.0, 0.05, 50)])
+def test_privacy_profile_is_finite_for_tiny_noise_and_matches_dp_accounting(sigma, q, steps):
+    """δ(ε) by suffix sums in log space: a tiny noise multiplier puts privacy losses and ε beyond ±709, where
+    e^{−l}·e^{ε} overflowed (NaN and RuntimeWarnings, before the fix); values agree with the library's own δ(ε)."""
+    import numpy as np
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eps, delta = accounting.privacy_profile(sigma, q, steps)
+        tpr = accounting.dpsgd_tradeoff(sigma, q, steps)["tpr"]
+    assert np.all(np.isfinite(delta)) and np.all((delta >= 0) & (delta <= 1)) and np.all(np.isfinite(tpr))
+    assert np.all(np.diff(delta) <= 1e-12)  # δ(ε) is non-increasing
+    pld = accounting._pld_for(sigma, q, steps)
+    for e in (0.0, 1.0, float(eps[len(eps) // 2])):
+        i = int(np.searchsorted(eps, e))
+        assert delta[i] == pytest.approx(pld.get_delta_for_epsilon(float(eps[i])), rel=1e-6, abs=1e-12)

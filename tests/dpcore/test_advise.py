@@ -214,3 +214,52 @@ def test_cli_bad_input_one_line_exit_2(argv, capsys):
     assert main(["advise", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+# --- the query console link ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("delta", [1e-5, 3e-6])
+def test_console_link_keeps_the_risk_limit_at_the_consoles_own_calibration(delta):
+    """The console calibrates σ from (ε, δ) itself: at the link's ε and δ (a δ the console offers, never above
+    the advice's) its σ is at least the risk limit's σ_min, and it still meets the COUNT target."""
+    from dpcore.mechanisms import gaussian_analytic_sigma
+
+    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=delta)
+    link = adv.console_link(out)
+    p = link["params"]
+    assert link["page"] == "pages/query_console.py" and "analyst" not in str(p)
+    assert p["qc_kind"] == "COUNT" and p["qc_mech"] == "gaussian"
+    assert p["qc_delta"] in adv.CONSOLE_DELTAS and p["qc_delta"] <= delta
+    sigma = gaussian_analytic_sigma(p["qc_eps"], p["qc_delta"], 1.0)
+    assert sigma >= out["risk"]["sigma_min"] * (1 - 1e-9)  # 1.4674: TPR ≤ 0.05 at FPR 0.01
+    assert link["meets_utility"] and sigma <= out["utility"]["sigma_max"] * (1 + 1e-9)
+    assert len(repr(p["qc_eps"])) <= 8  # a readable number in the link
+
+
+def test_console_link_for_laplace_sum_carries_bounds_and_stays_under_the_limit():
+    out = adv.advise("laplace", R("posterior", 0.5, 0.1), U("sum", within=500, bounds=(18, 90)))
+    link = adv.console_link(out)
+    p = link["params"]
+    assert p == {"qc_kind": "SUM", "qc_mech": "laplace", "qc_eps": p["qc_eps"], "qc_lo": 18.0, "qc_hi": 90.0}
+    assert out["epsilon_range"][0] <= p["qc_eps"] <= out["epsilon_range"][1]
+    assert adv.console_link(adv.advise("laplace", R("tpr", 0.05, 0.01), None)) is None  # no query to open
+
+
+@pytest.mark.parametrize("risk", [R("tpr", 0.1, 0.01), R("posterior", 0.2, 0.05)])
+def test_dpsgd_solve_is_minimal_in_few_pld_evaluations(monkeypatch, risk):
+    """The search uses the risk's value (secant + straddle), not pass/fail bisection: at most 5 coarse-PLD
+    evaluations (bisection needed 7, and the posterior's start needed Opacus's PRV calibration), and the answer
+    is still minimal to the solver's tolerance on the PLD it searched."""
+    calls = []
+    real = adv.dpsgd_risk
+
+    def counting(*a, **k):
+        calls.append(k.get("coarse", False))
+        return real(*a, **k)
+
+    monkeypatch.setattr(adv, "dpsgd_risk", counting)
+    nm = adv.solve_noise_multiplier(risk, 0.2, 10, 1e-5)
+    assert calls.count(True) <= 5 and calls.count(False) == 1
+    assert real(nm * (1 + 1e-9), 0.2, 10, risk, 1e-5) <= risk.value
+    assert real(nm / (1 + 2 * adv.NM_RTOL), 0.2, 10, risk, 1e-5, coarse=True) > risk.value

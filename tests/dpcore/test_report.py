@@ -70,6 +70,11 @@ def test_cli_report(tmp_path, capsys):
     assert info["bytes"] == out.stat().st_size > 100_000
     assert main(["report", "--out", str(tmp_path / "missing" / "r.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    assert main(["report", "--out", str(out), "--job", "nope"]) == 2  # a statement needs a finished run
+    capsys.readouterr()
+    assert main(["report", "--out", str(out), "--n", "1500", "--ledger", "nobody", "med"]) == 0
+    assert json.loads(capsys.readouterr().out)["ledgers"] == 1
+    assert "Privacy statement: queries by nobody on dataset med" in out.read_text()
 
 
 def test_report_with_a_stored_sweep(tmp_path):
@@ -84,3 +89,45 @@ def test_report_with_a_stored_sweep(tmp_path):
     assert "empirical" in html
     with pytest.raises(DPError, match="no stored sweep"):
         report.build(1.0, n=1500, sweep_id="nope")
+
+
+EVIL = "<img src=x onerror=alert(1)>**bold**"
+
+
+def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
+    """One section per statement the report covers (run, sweep, ledger): escaped names, ε at several δ, the
+    trade-off chart, and nothing wider than the page (1280 px screen, 1100 px body)."""
+    from dpcore import datasets, jobs, ledger, queries
+    from tests.dpcore.test_statement import _fake_sweep
+
+    real_get = jobs.get
+    run = {"id": "job-1", "status": "done", "label": EVIL, "result": {
+        "private": True, "dataset": "breast_cancer", "model": "logreg", "n_train": 400, "noise_multiplier": 1.1,
+        "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
+        "reproducible_noise": False, "noise_source": "secrets.SystemRandom", "dp_release": True}}
+    monkeypatch.setattr(jobs, "get", lambda j, history=True: run if j == "job-1" else real_get(j, history=history))
+    df = datasets.medical(1500, 0)
+    ledger.register_builtin("medical 1500", queries.dataset_identity(df))
+    queries.ask(df, EVIL, queries.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
+    sid = _fake_sweep()
+    html = report.build(1.0, n=1500, sweep_id=sid, job_ids=["job-1"],
+                        ledgers=[(EVIL, queries.dataset_key(df), 1500)])
+    body = _text(html)
+    heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", body)
+    assert len(heads) == 3, heads  # the sweep, the run, the ledger
+    assert "<img" not in body and "<strong>bold</strong>" not in body  # user text is escaped, never rendered
+    assert "&lt;img src=x onerror=alert(1)&gt;**bold**" in body
+    assert "add/remove one record" in body and "one patient's record" in body
+    for d in ("1e-05", "1e-06", "0.0025"):  # ε at δ = 1e-5, 1e-6 and 1/n (n = 400 training rows)
+        assert f"<td>{d}</td>" in body
+    assert "empirical ε ≥ 0.3 with 95% confidence" in body  # the sweep point's audit
+    assert "REPRODUCIBLE" in body  # the fake sweep's points carry no noise source: not called a DP release
+    assert html.count("Worst-case membership attack against") == 3
+    # nothing fixed-width beyond the page: figures autosize, wide tables scroll inside their box
+    assert not re.search(r'"width":\s*(1[1-9]\d\d|[2-9]\d\d\d)', html)
+    assert html.count("<div class='tbl'><table") == html.count("<table")
+
+
+def test_report_statement_for_a_missing_run_says_so():
+    with pytest.raises(DPError):
+        report.build(1.0, n=1500, job_ids=["nope"])

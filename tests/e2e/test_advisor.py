@@ -23,3 +23,12 @@ def test_advisor_solves_and_links_to_the_noise_page(app_server, page):
     wait_for_app(noise)
     noise.get_by_text("At ε = 0.7, δ = 1e-05").first.wait_for(timeout=60_000)
     assert noise.locator('[data-testid="stException"]').count() == 0
+    # the same advice as a real, budgeted query: the console opens with COUNT, Gaussian, the ε and δ
+    with page.context.expect_page() as new:
+        page.get_by_text("Open the query console: COUNT at ε =").first.click()
+    qc = new.value
+    wait_for_app(qc)
+    qc.get_by_text("Ask a question").first.wait_for(timeout=60_000)
+    assert qc.locator('[data-testid="stException"]').count() == 0
+    assert "qc_eps=0.7097" in qc.url and "qc_mech=gaussian" in qc.url and "analyst" not in qc.url
+    assert qc.get_by_role("spinbutton", name="ε for this query").input_value() == "0.710"  # shown to 3 decimals, kept exact
