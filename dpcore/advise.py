@@ -736,7 +736,7 @@ def console_link(result: dict) -> dict | None:
         up = _digits(result["epsilon"], up=True)
         eps = up if up <= hi * (1 + 1e-12) else _digits(result["epsilon"], up=False)
     else:
-        from .mechanisms import gaussian_analytic_sigma
+        from .noise.calibration import gaussian_analytic_sigma
 
         d_link = max(d for d in CONSOLE_DELTAS if d <= result["delta"] * (1 + 1e-12))
         params["qc_delta"] = d_link

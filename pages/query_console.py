@@ -24,7 +24,7 @@ DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, 
 # Re-assign every widget's state each run: Streamlit forgets the state of widgets a run did not draw (e.g. while
 # waiting for an upload), and the browser would then show the widget's blank default instead of ours.
 SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps", "qc_mech", "qc_delta", "qc_lo", "qc_hi")  # never the analyst
-OPTIONS = {"qc_kind": list(KINDS), "qc_mech": list(queries.MECHANISMS), "qc_delta": DELTA_CHOICES}
+OPTIONS = {"qc_kind": list(KINDS), "qc_mech": list(mechanisms.QUERY_MECHANISMS), "qc_delta": DELTA_CHOICES}
 RANGES = {"qc_n": (limits.QUERY_CONSOLE_MIN_ROWS, limits.QUERY_CONSOLE_MAX_ROWS),
           "qc_seed": (0, limits.QUERY_CONSOLE_SEED_MAX), "qc_eps": (0.0, limits.QUERY_EPSILON_MAX)}
 for _k, _v in DEFAULTS.items():

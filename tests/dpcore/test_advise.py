@@ -223,7 +223,7 @@ def test_cli_bad_input_one_line_exit_2(argv, capsys):
 def test_console_link_keeps_the_risk_limit_at_the_consoles_own_calibration(delta):
     """The console calibrates σ from (ε, δ) itself: at the link's ε and δ (a δ the console offers, never above
     the advice's) its σ is at least the risk limit's σ_min, and it still meets the COUNT target."""
-    from dpcore.mechanisms import gaussian_analytic_sigma
+    from dpcore.noise.calibration import gaussian_analytic_sigma
 
     out = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=delta)
     link = adv.console_link(out)

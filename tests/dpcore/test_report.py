@@ -97,7 +97,8 @@ EVIL = "<img src=x onerror=alert(1)>**bold**"
 def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     """One section per statement the report covers (run, sweep, ledger): escaped names, ε at several δ, the
     trade-off chart, and nothing wider than the page (1280 px screen, 1100 px body)."""
-    from dpcore import datasets, jobs, ledger, queries
+    from dpcore import datasets, jobs
+    from dpcore.queries import answering, fingerprint, ledger, model
     from tests.dpcore.test_statement import _fake_sweep
 
     real_get = jobs.get
@@ -107,11 +108,11 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
         "reproducible_noise": False, "noise_source": "secrets.SystemRandom", "dp_release": True}}
     monkeypatch.setattr(jobs, "get", lambda j, history=True: run if j == "job-1" else real_get(j, history=history))
     df = datasets.medical(1500, 0)
-    ledger.register_builtin("medical 1500", queries.dataset_identity(df))
-    queries.ask(df, EVIL, queries.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
+    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
+    answering.ask(df, EVIL, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
     sid = _fake_sweep()
     html = report.build(1.0, n=1500, sweep_id=sid, job_ids=["job-1"],
-                        ledgers=[(EVIL, queries.dataset_key(df), 1500)])
+                        ledgers=[(EVIL, fingerprint.dataset_key(df), 1500)])
     body = _text(html)
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", body)
     assert len(heads) == 3, heads  # the sweep, the run, the ledger
