@@ -40,3 +40,18 @@ def write_json(path_text: str, obj, option: str = "--json") -> None:
         path.write_text(dumps(obj))
     except OSError as exc:
         raise DPError(f"could not write {path}: {exc.strerror}") from None
+
+
+def check_json_path(path_text: str | None, option: str = "--json") -> None:
+    """Refuse an unusable ``--json`` target *before* a long run starts: a folder, or a missing parent folder."""
+    if not path_text:
+        return
+    from pathlib import Path
+
+    from .errors import DPError
+
+    path = Path(path_text)
+    if path.is_dir():
+        raise DPError(f"{option} must be a file path, got a folder: {path}")
+    if not path.parent.is_dir():
+        raise DPError(f"{option}: the folder {path.parent} does not exist; create it or choose another path")

@@ -9,6 +9,12 @@ Entry points:
 
 DP-SGD runs through Opacus's ``PrivacyEngine`` with Poisson sampling. The reported epsilon is the
 accountant's value for the run's own (noise multiplier, sample rate, steps actually taken).
+
+Randomness: the seed fixes the data split and the initial weights only. Poisson sampling and gradient noise
+of every DP run (fused engine, Opacus modes, diffprivlib) come from generators seeded with 64 bits from
+:mod:`secrets` that are never stored or shown, so nobody can re-run training on D and D minus one row and
+compare. ``reproducible_noise=True`` (tests, teaching) seeds them from the seed instead; such a run is
+labelled :data:`REPRODUCIBLE_LABEL` everywhere it is shown.
 Metrics on the training rows (loss, train accuracy) are *not* DP and are labelled as such.
 """
 
@@ -18,6 +24,7 @@ import dataclasses
 import io
 import json
 import math
+import secrets
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -47,6 +54,11 @@ MEDICAL_ROWS = 10_000
 MEDICAL_DATA_SEED = 0
 #: Expected range of test accuracy etc.: labels used in the UI / JSON.
 NOT_DP_NOTE = "computed on the private training rows without DP: for diagnosis only, not a DP release"
+#: The label of every run (and sweep point) whose sampling and noise were drawn from the public seed.
+REPRODUCIBLE_LABEL = "reproducible noise: not a DP release"
+#: Model-size limits (checked before any job exists): hidden units of the MLP, parameters of any model.
+MAX_HIDDEN = 4096
+MAX_PARAMS = 2_000_000
 
 
 #: Starting points per (dataset, model) that worked in bench/utility.py; the page pre-fills them.
@@ -97,6 +109,8 @@ class TrainConfig:
     hidden: int = 32
     grad_sample_mode: str = "auto"
     device: str = "auto"  # auto (CUDA GPU when present, else CPU) / cpu / cuda — see dpcore.executors
+    #: True: Poisson sampling and noise drawn from ``seed`` (tests, teaching) -- the run is NOT a DP release.
+    reproducible_noise: bool = False
 
     # -- derived
     @property
@@ -149,6 +163,11 @@ class TrainConfig:
             raise DPError("epochs must be at most 10000")
         check_positive_int(self.batch_size, "batch size")
         check_positive_int(self.hidden, "hidden units")
+        if self.hidden > MAX_HIDDEN:
+            raise DPError(f"hidden units must be at most {MAX_HIDDEN:,} (models are limited to "
+                          f"{MAX_PARAMS:,} parameters), got {self.hidden:,}; try 32–512")
+        if not isinstance(self.reproducible_noise, (bool, np.bool_)):
+            raise DPError(f"reproducible_noise must be true or false, got {self.reproducible_noise!r}")
         for name, v in (("learning rate", self.lr), ("clip (max grad norm)", self.clip)):
             f = _float(v, name)
             if not (f > 0 and math.isfinite(f)):
@@ -189,6 +208,8 @@ class TrainConfig:
         for k in ("epsilon", "delta", "noise_multiplier", "lr", "clip", "test_size"):
             if p.get(k) is not None:
                 p[k] = _float(p[k], k.replace("_", " "))
+        if isinstance(p.get("reproducible_noise"), str):
+            p["reproducible_noise"] = p["reproducible_noise"].strip().lower() in ("1", "true", "yes")
         for k in ("epochs", "batch_size", "seed", "train_size", "hidden"):
             if p.get(k) is not None and not isinstance(p[k], bool):
                 try:
@@ -446,6 +467,35 @@ def build_model(cfg: TrainConfig, split: Split):
     raise DPError(f"{cfg.model} is not a torch model")
 
 
+def n_parameters(cfg: TrainConfig, split: Split) -> int:
+    """Number of weights :func:`build_model` would create (without creating them)."""
+    d, c = split.n_features, split.n_classes
+    if cfg.model.startswith("diffprivlib"):
+        return 2 * d * c + 2 * c
+    if cfg.model == "logreg":
+        return (d + 1) * c
+    if cfg.model == "mlp":
+        return (d + 1) * cfg.hidden + (cfg.hidden + 1) * c
+    if split.image_shape is None:
+        return 0
+    ch, h, w = split.image_shape
+    return (ch * 9 + 1) * 8 + (8 * 9 + 1) * 16 + (16 * (h // 4) * (w // 4) + 1) * c
+
+
+def check_model_size(cfg: TrainConfig, split: Split) -> int:
+    """Refuse a model above :data:`MAX_PARAMS` weights before any memory is spent on it."""
+    n = n_parameters(cfg, split)
+    if n > MAX_PARAMS:
+        raise DPError(f"the model would have {n:,} parameters; the limit is {MAX_PARAMS:,}. "
+                      "Use fewer hidden units (e.g. 32–512) or fewer features")
+    return n
+
+
+def secure_seed() -> int:
+    """64 bits from the operating system's CSPRNG, for a generator whose state is never stored."""
+    return secrets.randbits(64)
+
+
 def resolve_grad_sample_mode(cfg: TrainConfig) -> str:
     if cfg.grad_sample_mode != "auto":
         return cfg.grad_sample_mode
@@ -647,6 +697,18 @@ def _evaluate(model, X, y, crit=None):
     return acc, loss
 
 
+def noise_fields(cfg: TrainConfig) -> dict:
+    """Where a run's sampling and noise came from: the fields every result (JSON, page, sweep) carries."""
+    out = {"reproducible_noise": bool(cfg.reproducible_noise),
+           "dp_release": bool(cfg.private and not cfg.reproducible_noise),
+           "noise_source": (None if not cfg.private else
+                            "seeded from the public seed" if cfg.reproducible_noise else
+                            "secure: secret seeds from the OS CSPRNG, never stored")}
+    if cfg.reproducible_noise:
+        out["release_label"] = REPRODUCIBLE_LABEL
+    return out
+
+
 def _delta_warnings(cfg: TrainConfig, n_train: int) -> list[str]:
     if cfg.private and cfg.delta >= 1.0 / n_train:
         return [f"δ = {cfg.delta:g} is not below 1/n = 1/{n_train} = {1 / n_train:.2g}: a mechanism that "
@@ -660,6 +722,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
     ``should_stop()`` is checked every step (raises :class:`TrainingCancelled`)."""
     cfg = TrainConfig.from_dict(cfg.to_dict()) if isinstance(cfg, TrainConfig) else TrainConfig.from_dict(cfg)
     split = split if split is not None else load_split(cfg)
+    check_model_size(cfg, split)
     if cfg.model.startswith("diffprivlib"):
         return _train_diffprivlib(cfg, split, progress)
     import torch
@@ -683,8 +746,11 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
     crit = torch.nn.CrossEntropyLoss()
     opt_cls = torch.optim.SGD if cfg.optimizer == "sgd" else torch.optim.Adam
     opt = opt_cls(model.parameters(), lr=cfg.lr)
-    gen = torch.Generator().manual_seed(cfg.seed)
-    noise_gen = torch.Generator(device=dev).manual_seed(cfg.seed + 7919)
+    gen = torch.Generator().manual_seed(cfg.seed)  # the baseline's shuffling: not a DP release, seeded
+    # DP runs: Poisson sampling and noise from secret seeds that are never stored (see the module docstring)
+    secure = cfg.private and not cfg.reproducible_noise
+    sample_gen = torch.Generator().manual_seed(secure_seed() if secure else cfg.seed)
+    noise_gen = torch.Generator(device=dev).manual_seed(secure_seed() if secure else cfg.seed + 7919)
     ds = _make_dataset(split.X_train, split.y_train)
     from torch.utils.data import DataLoader
 
@@ -700,7 +766,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         from opacus.accountants import create_accountant
         from opacus.data_loader import DPDataLoader
 
-        loader = DPDataLoader.from_data_loader(loader, generator=gen)  # Poisson sampling
+        loader = DPDataLoader.from_data_loader(loader, generator=sample_gen)  # Poisson sampling
         q_actual = loader.sample_rate
         fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], int(len(ds) * q_actual), noise_gen)
         accountant = create_accountant(cfg.accountant)  # Opacus's accountant, stepped once per optimizer step
@@ -720,7 +786,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
             model, opt, crit, loader = out
         else:
             model, opt, loader = out
-        loader.batch_sampler.generator = gen  # Poisson sampling draws from the run's seeded generator
+        loader.batch_sampler.generator = sample_gen  # Poisson sampling: the run's secret (or seeded) generator
         q_actual = 1 / len(loader)
         if abs(q_actual - pl["sample_rate"]) > 1e-12:  # accounting must describe what really runs
             raise RuntimeError(f"sample rate mismatch: planned {pl['sample_rate']}, Opacus {q_actual}")
@@ -796,6 +862,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         "leaks": split.leaks, "warnings": warn, "history": history,
         "train_seconds": time.perf_counter() - t_start, "loop_seconds": t_train,
         "calibration_seconds": pl.get("calibration_seconds"), "device": dev.type,
+        **noise_fields(cfg),
     }
     if cfg.private:
         acc_hist = list(accountant.history)
@@ -826,6 +893,8 @@ def _train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
     hi = np.ones(d)
     Xc = np.clip(X, lo, hi)
     classes = np.arange(split.n_classes)
+    # None: diffprivlib's mechanisms draw from secrets.SystemRandom; a seed only in reproducible-noise mode
+    dp_random_state = cfg.seed if cfg.reproducible_noise else None
     with warnings.catch_warnings():
         warnings.simplefilter("error", category=_privacy_leak_warning())
         if cfg.model == "diffprivlib_logreg":
@@ -839,7 +908,7 @@ def _train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
 
                 est = _dp_logistic_regression_class()(
                     epsilon=cfg.epsilon, data_norm=data_norm, max_iter=max(100, cfg.epochs * 10),
-                    random_state=cfg.seed, C=1.0, accountant=BudgetAccountant())
+                    random_state=dp_random_state, C=1.0, accountant=BudgetAccountant())
             est.fit(Xc, y)
         else:
             if cfg.epsilon is None:
@@ -850,7 +919,7 @@ def _train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
                 from diffprivlib import BudgetAccountant
                 from diffprivlib.models import GaussianNB
 
-                est = GaussianNB(epsilon=cfg.epsilon, bounds=(lo, hi), priors=None, random_state=cfg.seed,
+                est = GaussianNB(epsilon=cfg.epsilon, bounds=(lo, hi), priors=None, random_state=dp_random_state,
                                  accountant=BudgetAccountant())
             est.fit(Xc, y)
     res = TrainResult(cfg, {}, est, split)
@@ -873,7 +942,7 @@ def _train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
         "n_classes": split.n_classes, "grad_sample_mode": None, "bounds_note": split.bounds_note + "; features clipped to [-1, 1]"
         + (", data_norm = sqrt(d)" if cfg.model == "diffprivlib_logreg" else ""),
         "leaks": split.leaks, "warnings": [], "history": [], "classes_seen": [int(c) for c in proba_classes],
-        "train_seconds": time.perf_counter() - t0,
+        "train_seconds": time.perf_counter() - t0, **noise_fields(cfg),
     }
     progress(phase="done", epoch=1, step=1, total_steps=1, accuracy=test_acc, epsilon=cfg.epsilon)
     return res
@@ -935,12 +1004,14 @@ def preflight(cfg: TrainConfig | dict) -> dict:
     message. Returns a short summary (rows, features, classes, warnings)."""
     cfg = cfg if isinstance(cfg, TrainConfig) else TrainConfig.from_dict(cfg)
     split = load_split(cfg.validate())
+    check_model_size(cfg, split)
     n = split.n_train
     if cfg.batch_size > n:
         raise DPError(f"batch size {cfg.batch_size} is larger than the {n} training rows; "
                       f"use at most {n} (e.g. {max(1, n // 8)})")
     return {"n_train": n, "n_test": int(len(split.y_test)), "n_features": split.n_features,
-            "n_classes": split.n_classes, "warnings": _delta_warnings(cfg, n), "leaks": split.leaks}
+            "n_classes": split.n_classes, "n_parameters": n_parameters(cfg, split),
+            "warnings": _delta_warnings(cfg, n), "leaks": split.leaks}
 
 
 def baseline_params(params: dict) -> dict:

@@ -1,11 +1,15 @@
 """`python -m dpcore train --dataset {medical,breast_cancer,digits,csv:PATH,mnist:PATH} [--target COL]
 --model {logreg,mlp,cnn} --epsilon E|none [--delta D] [--noise-multiplier S] [--epochs N] [--batch-size B]
-[--lr LR] [--clip C] [--accountant prv|rdp] [--seed K] [--json OUT] [--background]`
+[--lr LR] [--clip C] [--accountant prv|rdp] [--seed K] [--reproducible-noise] [--json OUT] [--background]`
 
 Trains one model (DP-SGD with Opacus, or the non-private baseline with ``--epsilon none``) and prints
 its metrics as JSON. The run is recorded as a job (``python -m dpcore jobs list``). ``--background``
 submits it to the background workers and prints the job id at once. Unset hyper-parameters take the
 recommended values for the dataset and model.
+
+The seed fixes the data split and the initial weights; Poisson sampling and noise come from secret seeds that
+are never stored. ``--reproducible-noise`` draws them from the seed (tests, teaching): the run is then labelled
+"reproducible noise: not a DP release".
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import sys
 
 from .. import training
 from ..errors import DPError
-from ..serialize import write_json
+from ..serialize import check_json_path, write_json
 
 TARGET = "dpcore.training:run_job"
 
@@ -45,7 +49,10 @@ def register(sub) -> None:
     p.add_argument("--clip", type=float, default=None, help="max per-sample gradient norm C")
     p.add_argument("--optimizer", choices=list(training.OPTIMIZERS), default=None, help="sgd or adam")
     p.add_argument("--accountant", choices=["prv", "rdp"], default="prv", help="privacy accountant (default prv)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (split, init, sampling, noise)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the data split and initial weights (sampling and noise stay secret)")
+    p.add_argument("--reproducible-noise", action="store_true",
+                   help="draw sampling and noise from --seed too (tests/teaching): NOT a DP release")
     p.add_argument("--train-size", type=int, default=None, help="use only this many training rows")
     p.add_argument("--hidden", type=int, default=None, help="hidden units of the mlp (default 32)")
     p.add_argument("--grad-sample-mode", default="auto", choices=list(training.GRAD_SAMPLE_MODES),
@@ -62,7 +69,8 @@ def params_from_args(args) -> dict:
     params = {"dataset": args.dataset, "target": args.target, "model": args.model, "epsilon": args.epsilon,
               "delta": args.delta, "noise_multiplier": args.noise_multiplier, "accountant": args.accountant,
               "seed": args.seed, "train_size": args.train_size, "grad_sample_mode": args.grad_sample_mode,
-              "device": args.device}
+              "device": args.device,
+              "reproducible_noise": bool(getattr(args, "reproducible_noise", False))}
     for key in ("epochs", "batch_size", "lr", "clip", "optimizer", "hidden"):
         value = getattr(args, key)
         if value is not None:
@@ -79,6 +87,7 @@ def params_from_args(args) -> dict:
 def run(args):
     from .. import jobs
 
+    check_json_path(args.json_out)  # a bad --json target fails now, not after the run
     params = params_from_args(args)
     training.preflight(params)  # bad data / target / batch size: one clear line, before any job exists
     label = f"{params['model']} on {params['dataset']} " + (
@@ -95,6 +104,8 @@ def run(args):
     result = jobs.run_inline(TARGET, params, group="train", label=label)
     for w in result.get("warnings") or []:
         print(f"warning: {w}", file=sys.stderr)
+    if result.get("release_label"):
+        print(f"warning: {result['release_label']}", file=sys.stderr)
     if args.json_out:
         write_json(args.json_out, result)
     return result

@@ -220,13 +220,62 @@ def test_noise_multiplier_mode_and_nonprivate_baseline():
     assert b.metrics["epsilon"] is None and b.metrics["noise_multiplier"] is None and not b.metrics["private"]
 
 
-def test_reproducible_with_seed():
-    cfg = TrainConfig(**FAST, epsilon=1.0, seed=3)
+def _weights(r):
+    return [v.clone() for v in r.model.state_dict().values()]
+
+
+def _same(a, b):
+    return all(torch.equal(x, y) for x, y in zip(_weights(a), _weights(b)))
+
+
+@pytest.mark.parametrize("model,mode", [("logreg", "auto"), ("logreg", "hooks")])
+def test_default_dp_runs_are_not_reproducible_from_the_seed(model, mode):
+    """11.6: an attacker who re-runs training with the public seed must not get the released weights."""
+    cfg = TrainConfig(**{**FAST, "model": model, "epochs": 1}, epsilon=1.0, seed=3, grad_sample_mode=mode)
     a, b = training.train(cfg), training.train(cfg)
-    assert a.state_dict_bytes() == b.state_dict_bytes() or all(
-        torch.equal(x, y) for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()))
-    c = training.train(TrainConfig(**FAST, epsilon=1.0, seed=4))
+    assert np.array_equal(a.split.X_train, b.split.X_train)  # same split (the seed keeps it)
+    assert not _same(a, b)  # different sampling and noise
+    assert a.metrics["reproducible_noise"] is False and a.metrics["dp_release"] is True
+    assert "secure" in a.metrics["noise_source"] and "release_label" not in a.metrics
+
+
+def test_default_cnn_run_is_not_reproducible_from_the_seed():
+    cfg = TrainConfig(dataset="digits", model="cnn", epsilon=4.0, epochs=1, batch_size=64, train_size=200, seed=1)
+    assert not _same(training.train(cfg), training.train(cfg))
+
+
+def test_reproducible_noise_mode_is_explicit_and_labelled():
+    cfg = TrainConfig(**FAST, epsilon=1.0, seed=3, reproducible_noise=True)
+    a, b = training.train(cfg), training.train(cfg)
+    assert _same(a, b)
+    assert a.metrics["reproducible_noise"] is True and a.metrics["dp_release"] is False
+    assert a.metrics["release_label"] == training.REPRODUCIBLE_LABEL == "reproducible noise: not a DP release"
+    c = training.train(TrainConfig(**FAST, epsilon=1.0, seed=4, reproducible_noise=True))
     assert not torch.equal(a.model[1].weight, c.model[1].weight)
+    assert TrainConfig.from_dict({**FAST, "reproducible_noise": "true"}).reproducible_noise is True
+    with pytest.raises(DPError, match="reproducible_noise"):
+        TrainConfig(**FAST, reproducible_noise="maybe").validate()
+
+
+def test_diffprivlib_noise_is_secure_by_default():
+    cfg = TrainConfig(dataset="breast_cancer", model="diffprivlib_logreg", epsilon=1.0, seed=0)
+    a, b = training.train(cfg), training.train(cfg)
+    assert not np.array_equal(a.model.coef_, b.model.coef_)
+    rep = dict(dataset="breast_cancer", model="diffprivlib_logreg", epsilon=1.0, seed=0, reproducible_noise=True)
+    c, d = training.train(TrainConfig(**rep)), training.train(TrainConfig(**rep))
+    assert np.array_equal(c.model.coef_, d.model.coef_) and c.metrics["release_label"]
+
+
+def test_model_size_is_bounded_before_training():
+    with pytest.raises(DPError, match="at most 4,096"):
+        TrainConfig(**{**FAST, "model": "mlp"}, hidden=2_000_000_000).validate()
+    cfg = TrainConfig(dataset="digits", model="mlp", hidden=4096, epsilon=None)
+    assert training.preflight(TrainConfig(dataset="digits", model="mlp", hidden=64))["n_parameters"] == 65 * 64 + 65 * 10
+    split = training.load_split(cfg)
+    assert training.n_parameters(cfg, split) == sum(p.numel() for p in training.build_model(cfg, split).parameters())
+    split.X_train = np.zeros((4, 1000), np.float32)  # 1,000 features x 4,096 hidden > 2,000,000
+    with pytest.raises(DPError, match="limit is 2,000,000"):
+        training.check_model_size(cfg, split)
 
 
 def test_opacus_modes_train(tmp_path):
@@ -317,3 +366,31 @@ def test_empty_poisson_batches_still_count_as_noisy_steps():
                                    batch_size=2, train_size=20, delta=1e-3, seed=1))
     assert r.metrics["steps"] == 30 and r.metrics["grad_sample_mode"] == "ew"
     assert r.metrics["epsilon"] == pytest.approx(accounting.epsilon(1.0, 0.1, 30, 1e-3))
+
+
+def test_cli_refuses_huge_model_and_json_folder_before_the_run(tmp_path, capsys, monkeypatch):
+    from dpcore import cli, jobs
+
+    ran = []
+    monkeypatch.setattr(jobs, "run_inline", lambda *a, **k: ran.append(a) or {})
+    base = ["train", "--dataset", "digits", "--model", "mlp", "--epsilon", "1", "--epochs", "1"]
+    assert cli.main(base + ["--hidden", "2000000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hidden units must be at most" in err
+    assert cli.main(base + ["--json", str(tmp_path)]) == 2
+    assert "got a folder" in capsys.readouterr().err
+    assert cli.main(base + ["--json", str(tmp_path / "nope" / "x.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert ran == []  # refused before any training
+
+
+def test_cli_reproducible_noise_is_labelled(tmp_path, capsys):
+    from dpcore import cli
+
+    out = tmp_path / "r.json"
+    rc = cli.main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--epochs", "1",
+                   "--reproducible-noise", "--json", str(out)])
+    assert rc == 0
+    m = json.loads(out.read_text())
+    assert m["reproducible_noise"] is True and m["release_label"] == "reproducible noise: not a DP release"
+    assert "not a DP release" in capsys.readouterr().err
