@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import audit, mia, sweep
+from .. import audit, sweep
 from . import style
 
 _DASHES = ["solid", "dash", "dot", "dashdot"]
@@ -27,25 +27,64 @@ def _attacks(result: dict) -> list[str]:
     return []
 
 
+def _chance(result: dict) -> float | None:
+    for p in [result.get("baseline")] + list(result.get("points", [])):
+        if p and p.get("chance_accuracy") is not None:
+            return float(p["chance_accuracy"])
+    return None
+
+
 def accuracy_chart(result: dict) -> go.Figure:
+    """Mean test accuracy per ε with ±1 SD error bars over seeds, every seed's model as a dot, the
+    non-private baseline and the chance level (always guessing the most common class)."""
     rows = sweep.by_epsilon(result)
     base = sweep.baseline_summary(result)
     lo, hi = _eps_range(result)
     fig = go.Figure()
     if rows:
+        seeds = "seed" if max(r["n"] for r in rows) == 1 else f"{max(r['n'] for r in rows)} seeds"
         fig.add_trace(go.Scatter(
             x=[r["epsilon"] for r in rows], y=[r["accuracy"] for r in rows], mode="lines+markers",
-            name="DP-SGD (mean over seeds)", line=dict(color=style.PRIVATE, width=3),
+            name=f"DP-SGD (mean ± SD over {seeds})", line=dict(color=style.PRIVATE, width=3),
             error_y=dict(type="data", array=[r["accuracy_sd"] or 0 for r in rows], visible=True),
             hovertemplate="ε = %{x}<br>test accuracy %{y:.1%}<extra></extra>",
         ))
+        pts = result.get("points", [])
+        fig.add_trace(go.Scatter(
+            x=[p["epsilon"] for p in pts], y=[p["test_accuracy"] for p in pts], mode="markers",
+            name="each model", marker=dict(color=style.PRIVATE, size=5, opacity=0.45),
+            hovertemplate="ε = %{x}<br>test accuracy %{y:.1%}<extra></extra>"))
     if base:
         fig.add_trace(go.Scatter(x=[lo, hi], y=[base["accuracy"]] * 2, mode="lines",
                                  name="non-private baseline (no DP)",
                                  line=dict(color=style.NON_PRIVATE, dash="dash", width=2)))
-    style.base_layout(fig, "Utility: test accuracy vs privacy budget", "", "test accuracy (fraction of rows)")
+    chance = _chance(result)
+    if chance is not None:
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[chance] * 2, mode="lines", name="chance (guess the commonest class)",
+                                 line=dict(color=style.NEUTRAL, dash="dot", width=1.5)))
+    style.base_layout(fig, "Utility: test accuracy vs privacy budget", "", "test accuracy (% of test rows)")
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
-    fig.update_yaxes(tickformat=".0%")
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
+    return fig
+
+
+def size_chart(result: dict) -> go.Figure:
+    """The training-set-size control: accuracy DP costs at one ε (baseline − DP, mean over seeds) per size."""
+    rows = sweep.size_control(result)
+    fig = go.Figure()
+    if rows:
+        x = [f"{r['fraction']:.0%} ({r['n_train']:,} rows)" for r in rows]
+        fig.add_trace(go.Bar(x=x, y=[r["baseline_accuracy"] for r in rows], name="non-private baseline",
+                             marker_color=style.NON_PRIVATE,
+                             error_y=dict(type="data", array=[r["baseline_accuracy_sd"] or 0 for r in rows])))
+        fig.add_trace(go.Bar(x=x, y=[r["dp_accuracy"] for r in rows], name=f"DP-SGD at ε = {rows[0]['epsilon']:g}",
+                             marker_color=style.PRIVATE,
+                             error_y=dict(type="data", array=[r["dp_accuracy_sd"] or 0 for r in rows]),
+                             text=[f"costs {r['cost'] * 100:.1f} points" for r in rows], textposition="outside"))
+    style.base_layout(fig, "More data makes DP cheaper: accuracy by training-set size", "training rows used",
+                      "test accuracy (% of test rows)", height=430)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.12])
+    fig.update_layout(barmode="group")
     return fig
 
 
@@ -61,7 +100,7 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
     fig = go.Figure()
     for i, a in enumerate(_attacks(result)):
         colour = style.SEQUENCE[i % len(style.SEQUENCE)]
-        label = mia.ATTACK_LABELS.get(a, a)
+        label = sweep.ATTACK_LABELS.get(a, a)
         if rows:
             fig.add_trace(go.Scatter(
                 x=[r["epsilon"] for r in rows], y=[r.get(f"{a}.{metric}") for r in rows], mode="lines+markers",
@@ -103,8 +142,8 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=[claimed[i] for i in shown], y=[lbs[i] for i in shown], mode="markers",
             name="empirical ε lower bound (95%)", marker=dict(color=style.PRIVATE, size=10),
-            text=[f"seed {pts[i]['seed']}, best attack: "
-                  f"{mia.ATTACK_LABELS.get(pts[i]['empirical_epsilon']['attack'])}" for i in shown],
+            text=[f"seed {pts[i]['seed']}, audit: "
+                  f"{sweep.ATTACK_LABELS.get(pts[i]['empirical_epsilon'].get('attack'), '?')}" for i in shown],
             customdata=[lbs[i] for i in shown],
             hovertemplate="claimed ε = %{x:.2f}<br>proved ε ≥ %{customdata:.3f}<br>%{text}<extra></extra>",
         ))
@@ -151,7 +190,7 @@ def roc_chart(point: dict, title_suffix: str = "") -> go.Figure:
         fpr = np.maximum(np.asarray(v["roc"]["fpr"], float), floor)
         tpr = np.maximum(np.asarray(v["roc"]["tpr"], float), floor)
         fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines", line_shape="hv",
-                                 name=f"{mia.ATTACK_LABELS.get(a, a)} (AUC {v['auc']:.2f})",
+                                 name=f"{sweep.ATTACK_LABELS.get(a, a)} (AUC {v['auc']:.2f})",
                                  line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2)))
     label = "non-private baseline" if point.get("epsilon") is None else f"ε = {point['epsilon']:g}"
     style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "", "", height=520)

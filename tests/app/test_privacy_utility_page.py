@@ -1,5 +1,7 @@
 """AppTest for the privacy–utility page: empty state, bad input, a started sweep's progress, a stored sweep."""
 
+import json
+
 import pytest
 
 from dpcore import jobs, sweep
@@ -8,7 +10,7 @@ from .pages import open_page
 
 PAGE = "pages/privacy_utility.py"
 TINY = dict(dataset="breast_cancer", model="logreg", epsilons=(1.0, 4.0), seeds=1, epochs=2, batch_size=32,
-            lr=0.5, train_size=60, hidden=None)
+            lr=0.5, train_size=80, hidden=None, canaries=30, size_fractions=())
 
 
 def _texts(at):
@@ -21,7 +23,11 @@ def test_empty_state_and_controls(chdir_root):
     assert at.title[0].value == "Privacy–utility curve"
     assert any("No sweep yet" in i.value for i in at.info)
     assert at.multiselect(key="pu_eps").value == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
-    assert at.number_input(key="pu_train_size").value == sweep.SweepConfig().train_size
+    assert at.number_input(key="pu_train_size").value == 0  # 0 = every training row: the demo
+    text = _texts(at)
+    # the story is above the charts, not in a closed expander: why the baseline leaks, what small ε costs
+    assert "Why the non-private model leaks" in text and "What a small ε costs" in text
+    assert "So what" in text and "add or remove one record" in text
 
 
 def test_empty_epsilon_grid_is_an_error(chdir_root):
@@ -38,13 +44,14 @@ def test_start_queues_jobs_and_shows_progress(chdir_root, monkeypatch):
     at.multiselect(key="pu_eps").set_value([1.0, 8.0])
     at.button(key="pu_start").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    queued = jobs.list_jobs()
-    assert len(queued) == 3 and all(j["target"] == sweep.POINT_TARGET for j in queued)
-    assert any("0 of 3 models finished" in (p.proto.text or "") for p in at.get("progress"))
+    queued = jobs.list_jobs(limit=500)
+    n = len(sweep.SweepConfig(epsilons=(1.0, 8.0)).validate().point_params())  # 3 seeds, size control
+    assert len(queued) == n and all(j["target"] == sweep.POINT_TARGET for j in queued)
+    assert any(f"0 of {n} models finished" in (p.proto.text or "") for p in at.get("progress"))
     assert any("Waiting for the first model" in i.value for i in at.info)
     at.button(key="pu_cancel").click().run()
     assert not at.exception
-    assert {j["status"] for j in jobs.list_jobs()} == {"cancelled"}
+    assert {j["status"] for j in jobs.list_jobs(limit=500)} == {"cancelled"}
 
 
 @pytest.fixture
@@ -73,3 +80,35 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     at.multiselect(key="pu_compare").set_value([b["id"]]).run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == n + 2
+
+
+def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root, dp_home, monkeypatch):
+    """State bug: after a sweep finished, the slider could read ε = 1 while the ROC and metrics were ε = 8.
+    The slider's options are now the sweep's whole grid, so what it shows is what is drawn."""
+    full = sweep.run_sweep_inline(sweep.SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), store=False)
+    sid = sweep.start_sweep(sweep.SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), workers=0)
+    rec = sweep.load(sid)
+    done = {}
+
+    def fake_state(i):  # the sweep fills in: baseline, then ε = 8, then ε = 1
+        res = {"config": rec["config"], "baseline": full["baseline"],
+               "points": [p for p in full["points"] if p["epsilon"] in done]}
+        return {"id": i, "name": "t", "status": "running" if len(done) < 2 else "done", "fraction": 0.5,
+                "done": 1 + len(done), "total": 3, "failed": [], "running": [], "result": res}
+
+    monkeypatch.setattr(sweep, "state", fake_state)
+    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)
+    at = open_page(PAGE)
+    at.selectbox(key="pu_sweep").set_value(sid).run()
+    assert at.select_slider(key="pu_point").value == 1.0
+    assert any("not finished yet" in i.value for i in at.info)
+    done[8.0] = True
+    at.run()
+    assert at.select_slider(key="pu_point").value == 1.0 and any("not finished" in i.value for i in at.info)
+    done[1.0] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.select_slider(key="pu_point").value == 1.0
+    assert "At ε = 1 " in _texts(at)
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "Attack ROC, ε = 1" in titles and "Attack ROC, ε = 8" not in titles

@@ -2,13 +2,14 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from dpcore import sweep
 from dpcore.errors import DPError
 
 TINY = dict(dataset="breast_cancer", model="logreg", epsilons=(1.0, 4.0), seeds=1, epochs=2, batch_size=32,
-            lr=0.5, train_size=60, hidden=None, attacks=("threshold", "loss"))
+            lr=0.5, train_size=100, hidden=None, attacks=("threshold", "loss"), canaries=40, size_fractions=())
 
 
 @pytest.fixture(scope="module")
@@ -29,18 +30,21 @@ def tiny_result():
 
 def test_tiny_sweep_end_to_end(tiny_result):
     r = tiny_result
-    assert r["baseline"]["epsilon"] is None and "empirical_epsilon" not in r["baseline"]
+    assert r["baseline"]["epsilon"] is None and r["baseline"]["empirical_epsilon"]["claimed"] is None
     assert [p["epsilon"] for p in r["points"]] == [1.0, 4.0]
-    for p in r["points"]:
+    for p in [r["baseline"]] + r["points"]:
         assert 0 <= p["test_accuracy"] <= 1
-        assert set(p["mia"]) == {"threshold", "loss"}
-        for m in p["mia"].values():
-            assert 0 <= m["auc"] <= 1 and 0 <= m["advantage"] <= 1
-            assert m["n_members"] == m["n_nonmembers"] == 60
+        assert set(p["mia"]) == {"threshold", "loss", "canary"}
+        for a in ("threshold", "loss"):
+            assert p["mia"][a]["n_members"] == p["mia"][a]["n_nonmembers"] == 100  # ordinary records only
+        assert p["mia"]["canary"]["n_members"] + p["mia"]["canary"]["n_nonmembers"] == 40
+        assert p["canaries"]["n"] == 40 and p["reproducible_noise"] is False and p["dp_release"] is (
+            p["epsilon"] is not None)
+    for p in r["points"]:
         e = p["empirical_epsilon"]
         # truth target: never above the claimed epsilon
-        assert 0 <= e["lower_bound"] <= p["epsilon_spent"] <= p["epsilon"] + 1e-9
-        assert e["max_certifiable"] > 0
+        assert 0 <= e["lower_bound"] <= p["epsilon_spent"] <= p["epsilon"] + 1e-9 and e["within_claim"]
+        assert e["max_certifiable"] > 0 and e["attack"] == "canary" and "records" in e
         assert p["gdp_mu"] > 0
         # the audit's counts and confidence, and the exact ROC from the accountant's PLD (issue 11.8/11.9)
         assert e["confidence"] == 0.95 and e["members"] + e["selection_members"] == 60
@@ -54,12 +58,76 @@ def test_tiny_sweep_end_to_end(tiny_result):
 
 def test_cli_json_has_the_documented_shape(tiny_result):
     out = json.loads(json.dumps(sweep.cli_json(tiny_result)))
-    assert set(out) >= {"baseline", "points"}
-    assert out["baseline"]["epsilon"] is None
+    assert set(out) >= {"baseline", "points", "reproducible_noise"}
+    assert out["baseline"]["epsilon"] is None and "lower_bound" in out["baseline"]["empirical_epsilon"]
+    for p in [out["baseline"]] + out["points"]:
+        assert {"epsilon", "seed", "test_accuracy", "mia", "empirical_epsilon"} <= set(p)
+        for a in ("threshold", "loss", "canary"):
+            assert {"auc", "advantage", "tpr_at_1pct_fpr"} <= set(p["mia"][a])
     p = out["points"][0]
-    assert {"epsilon", "seed", "test_accuracy", "mia", "empirical_epsilon"} <= set(p)
-    assert set(p["mia"]["loss"]) == {"auc", "advantage", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr"}
-    assert set(p["empirical_epsilon"]) >= {"lower_bound", "max_certifiable"}
+    assert p["target_epsilon"] == 1.0 and p["epsilon"] == tiny_result["points"][0]["epsilon_spent"] <= 1.0
+    assert set(p["empirical_epsilon"]) >= {"lower_bound", "max_certifiable", "confidence"}
+
+
+def test_default_config_has_the_demo_shape():
+    """The default run (CLI without arguments, the page's Start): full digits, >= 3 seeds per ε incl. 1 and 8,
+    canaries, the size control with its own baselines; baselines first. (Its figures: bench/sweep.py.)"""
+    cfg = sweep.SweepConfig().validate()
+    assert cfg.dataset == "digits" and cfg.train_size is None and cfg.seeds >= 3
+    assert {1.0, 8.0} <= set(cfg.epsilons) and 200 <= cfg.canaries <= 500
+    assert cfg.size_fractions == (0.25, 0.5) and cfg.reproducible_noise is False
+    params = cfg.point_params()
+    n = cfg.n_rows()
+    assert n > 1400
+    assert [p["train"]["epsilon"] for p in params[:cfg.seeds]] == [None] * cfg.seeds
+    main = [p for p in params if p["train_fraction"] == 1.0]
+    assert len(main) == cfg.seeds * (1 + len(cfg.epsilons)) and all(p["canaries"] == cfg.canaries for p in main)
+    control = [p for p in params if p["train_fraction"] < 1.0]
+    assert len(control) == 2 * 2 * cfg.seeds and all(p["canaries"] == 0 for p in control)
+    assert sorted({p["train"]["train_size"] for p in control}) == [int(n * 0.25), int(n * 0.5)]
+    assert {p["train"]["epsilon"] for p in control} == {None, cfg.size_epsilon}
+
+
+def test_canaries_are_mislabelled_and_included_by_a_secret_coin():
+    from dpcore import training
+
+    split = training.load_split(training.TrainConfig(dataset="digits", model="mlp", epsilon=None))
+    a, b = sweep.make_canaries(split, 300, 0), sweep.make_canaries(split, 300, 0)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)  # which records: public
+    assert not np.array_equal(a.included, b.included)  # in or out: a fresh secret coin per run
+    assert 0.35 < a.included.mean() < 0.65
+    idx = [int(np.flatnonzero((split.X_train == x).all(1))[0]) for x in a.X[:50]]
+    assert np.all(split.y_train[idx] != a.y[:50])  # never the true label
+    r1 = sweep.make_canaries(split, 300, 0, reproducible=True)
+    assert np.array_equal(r1.included, sweep.make_canaries(split, 300, 0, reproducible=True).included)
+    grown = a.add_to(split)
+    assert grown.n_train == split.n_train + int(a.included.sum())
+
+
+def test_size_control_summary():
+    pts = [{"epsilon": e, "seed": 0, "test_accuracy": acc, "train_fraction": f, "n_train": n, "mia": {}}
+           for e, acc, f, n in [(None, 0.9, 0.25, 100), (1.0, 0.5, 0.25, 100), (None, 0.95, 0.5, 200),
+                                (1.0, 0.8, 0.5, 200)]]
+    res = {"config": {"size_epsilon": 1.0}, "size_control": pts,
+           "baseline": {"epsilon": None, "seed": 0, "test_accuracy": 0.97, "n_train": 400, "mia": {}},
+           "points": [{"epsilon": 1.0, "seed": 0, "test_accuracy": 0.9, "n_train": 400, "mia": {}}]}
+    rows = sweep.size_control(res)
+    assert [r["fraction"] for r in rows] == [0.25, 0.5, 1.0]
+    assert [round(r["cost"], 3) for r in rows] == [0.4, 0.15, 0.07]
+
+
+def test_reproducible_sweep_is_labelled_everywhere(dp_home):
+    cfg = dict(TINY, epsilons=(2.0,), reproducible_noise=True)
+    a = sweep.run_sweep_inline(sweep.SweepConfig(**cfg))
+    b = sweep.run_sweep_inline(sweep.SweepConfig(**cfg), store=False)
+    assert a["points"][0]["test_accuracy"] == b["points"][0]["test_accuracy"]  # replayable: not a DP release
+    label = "reproducible noise: not a DP release"
+    assert a["release_label"] == label and all(p["release_label"] == label for p in a["points"])
+    out = sweep.cli_json(a)
+    assert out["reproducible_noise"] is True and out["points"][0]["release_label"] == label
+    rec = sweep.load(a["id"])
+    assert rec["reproducible_noise"] is True and label in rec["name"]
+    assert label in sweep.reading(a, 2.0)
 
 
 def test_summaries_and_reading(tiny_result):
@@ -121,6 +189,8 @@ def test_stored_sweep_state_and_reopen(monkeypatch):
     dict(epsilons=()), dict(epsilons=(0.0,)), dict(epsilons=(-1,)), dict(seeds=0), dict(seeds=11),
     dict(attacks=("magic",)), dict(attacks=("lira",), shadows=1), dict(delta=1.0), dict(epochs=0),
     dict(test_size=2.0), dict(shadow_trainer="gpu"), dict(dataset="foo"), dict(model="cnn"),
+    dict(canaries=-1), dict(canaries=60), dict(size_fractions=(1.5,)), dict(size_fractions=(0.1,)),
+    dict(reproducible_noise="yes"), dict(batch_size=500),
 ])
 def test_bad_config(bad):
     with pytest.raises(DPError):
@@ -149,27 +219,39 @@ def test_cli_inline_tiny(tmp_path, capsys):
 
     out = tmp_path / "s.json"
     rc = main(["sweep", "--dataset", "breast_cancer", "--model", "logreg", "--epsilons", "2", "--epochs", "1",
-               "--train-size", "40", "--workers", "0", "--json", str(out)])
+               "--train-size", "80", "--canaries", "30", "--size-fractions", "", "--batch-size", "32", "--workers", "0",
+               "--json", str(out)])
     assert rc == 0
     data = json.loads(out.read_text())
-    assert data["baseline"]["epsilon"] is None and data["points"][0]["epsilon"] == 2.0
+    assert data["baseline"]["epsilon"] is None and data["points"][0]["target_epsilon"] == 2.0
+    assert 0 < data["points"][0]["epsilon"] <= 2.0
 
 
 def test_lira_point_with_shadows_trained_like_the_target():
     cfg = sweep.SweepConfig(**{**TINY, "epsilons": (2.0,), "attacks": ("loss", "lira"), "shadows": 2}).validate()
     p = sweep.run_point(cfg.point_params()[1])
-    assert set(p["mia"]) == {"loss", "lira_offline", "lira_online"}
+    assert set(p["mia"]) == {"loss", "lira_offline", "lira_online", "canary"}
     assert p["mia"]["lira_online"]["shadows"] == 2
     assert 0 <= p["empirical_epsilon"]["lower_bound"] <= p["epsilon_spent"]
 
 
-def test_default_demo_baseline_leaks():
-    """The page's demo must show a leak: the non-private baseline's loss-attack AUC >= 0.6 (seed 0)."""
+def test_default_demo_baseline_is_caught_by_the_canary_audit():
+    """The page's demo must show the leak where it lives: the non-private baseline (seed 0, reproducible coins)
+    is accurate and memorises its canaries: TPR at 1% FPR >= 0.10 and a proved ε >= 1."""
     import torch
 
     torch.set_num_threads(1)
-    cfg = sweep.SweepConfig().validate()
+    cfg = sweep.SweepConfig(reproducible_noise=True, size_fractions=()).validate()
     base = sweep.run_point(cfg.point_params()[0])
     assert base["epsilon"] is None
-    assert base["mia"]["loss"]["auc"] >= 0.6
-    assert base["test_accuracy"] >= 0.8
+    assert base["test_accuracy"] >= 0.95
+    assert base["mia"]["canary"]["tpr_at_1pct_fpr"] >= 0.10
+    assert base["empirical_epsilon"]["lower_bound"] >= 1.0
+
+
+def test_cli_refuses_json_folder_before_the_sweep(tmp_path, capsys, monkeypatch):
+    from dpcore.cli import main
+
+    monkeypatch.setattr(sweep, "run_sweep_parallel", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    assert main(["sweep", "--json", str(tmp_path)]) == 2
+    assert "got a folder" in capsys.readouterr().err
