@@ -350,21 +350,42 @@ def pd_unique(series):
     return pd.unique(pd.Series(series).astype(object))
 
 
+#: Local data files (MNIST .npz) are read only from this folder under $DP_EXPLORER_HOME.
+DATA_DIR_NAME = "data"
+MNIST_NOT_USABLE = ("MNIST file not usable: put a keras-layout mnist.npz (x_train, y_train, x_test, y_test) in "
+                    "the data folder under DP_EXPLORER_HOME and give its file name, e.g. mnist:mnist.npz")
+
+
+def data_dir() -> Path:
+    """``$DP_EXPLORER_HOME/data``: the only folder local data files (MNIST) are read from."""
+    from . import storage
+
+    return storage.subdir(DATA_DIR_NAME)
+
+
+def _data_file(path: str) -> Path:
+    """A file inside :func:`data_dir` (a bare name or a path in it), else one message that never says whether
+    a path exists elsewhere on the server."""
+    root = data_dir().resolve()
+    p = Path(str(path)).expanduser()
+    p = (p if p.is_absolute() else root / p).resolve()
+    if p.parent != root and root not in p.parents or not p.is_file():
+        raise DPError(MNIST_NOT_USABLE)
+    return p
+
+
 def _mnist_arrays(path: str):
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise DPError(f"MNIST file not found: {path}; point to a local .npz with x_train, y_train, x_test, y_test "
-                      "(nothing is downloaded)")
+    p = _data_file(path)
     try:
         with np.load(p, allow_pickle=False) as z:
             missing = [k for k in ("x_train", "y_train", "x_test", "y_test") if k not in z.files]
             if missing:
-                raise DPError(f"{path} lacks arrays {', '.join(missing)}; expected the keras mnist.npz layout")
+                raise DPError(f"{p.name} lacks arrays {', '.join(missing)}; expected the keras mnist.npz layout")
             arrs = {k: z[k] for k in ("x_train", "y_train", "x_test", "y_test")}
     except DPError:
         raise
     except Exception as exc:  # noqa: BLE001 - a corrupt/foreign file
-        raise DPError(f"could not read {path} as .npz ({type(exc).__name__}); expected keras mnist.npz") from None
+        raise DPError(f"could not read {p.name} as .npz ({type(exc).__name__}); expected keras mnist.npz") from None
     xs = []
     for k in ("x_train", "x_test"):
         x = arrs[k]
@@ -697,6 +718,22 @@ def _evaluate(model, X, y, crit=None):
     return acc, loss
 
 
+def divergence(history, n_classes: int = 2) -> str | None:
+    """A plain sentence if the run's training loss diverged — not finite, or ending far above the loss of a
+    uniform guess, ln(classes) — else None. The loss is not DP: a diagnosis for the person who trains."""
+    losses = [float(h["loss"]) for h in (history or []) if isinstance(h, dict) and h.get("loss") is not None]
+    if not losses:
+        return None
+    if not all(math.isfinite(v) for v in losses):
+        return ("the training loss diverged (it became infinite or not a number): the model is useless. "
+                "Lower the learning rate (e.g. 10× smaller) or the clip C and train again")
+    guess = math.log(max(int(n_classes), 2))
+    if losses[-1] > 3 * guess:
+        return (f"the training loss diverged: it ends at {losses[-1]:.3g} nats, far above the {guess:.2f} of a "
+                "uniform guess. Lower the learning rate (e.g. 10× smaller) and train again")
+    return None
+
+
 def noise_fields(cfg: TrainConfig) -> dict:
     """Where a run's sampling and noise came from: the fields every result (JSON, page, sweep) carries."""
     out = {"reproducible_noise": bool(cfg.reproducible_noise),
@@ -862,6 +899,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         "leaks": split.leaks, "warnings": warn, "history": history,
         "train_seconds": time.perf_counter() - t_start, "loop_seconds": t_train,
         "calibration_seconds": pl.get("calibration_seconds"), "device": dev.type,
+        "diverged": divergence(history, split.n_classes),
         **noise_fields(cfg),
     }
     if cfg.private:
@@ -979,19 +1017,54 @@ def _privacy_leak_warning():
 # --- helpers for the page / CLI --------------------------------------------------------------------
 
 
+def upload_columns(data: bytes) -> list[str]:
+    """Validate an uploaded CSV *in memory* (nothing is written) and return its column names."""
+    if not data:
+        raise DPError("the uploaded file is empty")
+    return [str(c) for c in datasets.read_csv(bytes(data)).columns]
+
+
 def save_upload(data: bytes, suffix: str = ".csv") -> str:
     """Store uploaded bytes under ``$DP_EXPLORER_HOME/uploads/`` (named by content hash) so a background
-    job can read them; return the path for ``dataset="csv:PATH"``."""
+    job can read them; return the path for ``dataset="csv:PATH"``. Call it only when a job is submitted,
+    after :func:`upload_columns` accepted the bytes; :func:`release_uploads` deletes it once no queued or
+    running job needs it."""
     import hashlib
 
     from . import storage
 
-    if not data:
-        raise DPError("the uploaded file is empty")
+    upload_columns(data)
     path = storage.subdir("uploads") / (hashlib.sha256(data).hexdigest()[:16] + suffix)
     if not path.exists():
         storage.atomic_write_bytes(path, data)
     return str(path)
+
+
+def release_uploads(keep: str | None = None, finished_job: str | None = None) -> list[str]:
+    """Delete stored uploads that no queued or running job reads (finished, failed, cancelled or deleted jobs
+    keep nothing on disk). ``keep``: a path still needed by the caller; ``finished_job``: a job that is ending
+    now (its own row still says running). Returns the deleted file names."""
+    from . import jobs, storage
+
+    folder = storage.subdir("uploads")
+    files = list(folder.glob("*"))
+    if not files:
+        return []
+    active = set() if keep is None else {str(Path(keep).resolve())}
+    for j in jobs.list_jobs(limit=10_000):
+        if j["status"] in ("queued", "running") and j["id"] != finished_job:
+            ds = str(((j.get("params") or {}).get("train") or j.get("params") or {}).get("dataset") or "")
+            if ds.startswith("csv:"):
+                active.add(str(Path(ds[4:]).resolve()))
+    gone = []
+    for f in files:
+        if str(f.resolve()) not in active:
+            try:
+                f.unlink()
+                gone.append(f.name)
+            except OSError:
+                pass
+    return gone
 
 
 def csv_columns(path: str) -> list[str]:
@@ -1022,6 +1095,22 @@ def baseline_params(params: dict) -> dict:
 # --- background job entry point -------------------------------------------------------------------
 
 
+def _is_upload(cfg: TrainConfig) -> bool:
+    if cfg.dataset_kind != "csv":
+        return False
+    from . import storage
+
+    return Path(cfg.dataset_path).resolve().parent == storage.subdir("uploads").resolve()
+
+
+def _release_after_job(job_id) -> None:
+    """This job no longer needs its upload: delete uploads no *other* queued or running job reads."""
+    try:
+        release_uploads(finished_job=job_id)
+    except Exception:  # noqa: BLE001 - clean-up must never turn a finished run into a failure
+        pass
+
+
 def run_job(params: dict, ctx) -> dict:
     """Job target ``"dpcore.training:run_job"``: train, report progress, save weights + metrics."""
     try:
@@ -1040,6 +1129,9 @@ def run_job(params: dict, ctx) -> dict:
         if check is not None:
             check()
         raise
+    finally:
+        if _is_upload(cfg):
+            _release_after_job(getattr(ctx, "job_id", None))
     ctx.save_bytes(result.weights_filename, result.state_dict_bytes())
     ctx.save_bytes("metrics.json", result.metrics_json())
     out = dict(result.metrics)

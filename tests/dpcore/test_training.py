@@ -138,7 +138,7 @@ def _tiny_mnist(path, n_train=60, n_test=20):
 
 
 def test_mnist_npz_loader_and_cnn(tmp_path):
-    path = _tiny_mnist(tmp_path / "mnist.npz")
+    path = _tiny_mnist(training.data_dir() / "mnist.npz")
     cfg = TrainConfig(dataset=f"mnist:{path}", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=1,
                       batch_size=20, delta=0.02)
     s = training.load_split(cfg)
@@ -150,11 +150,49 @@ def test_mnist_npz_loader_and_cnn(tmp_path):
 
 
 def test_mnist_bad_files(tmp_path):
-    with pytest.raises(DPError, match="not found"):
-        training.load_split(TrainConfig(dataset=f"mnist:{tmp_path / 'missing.npz'}", model="cnn"))
-    np.savez(tmp_path / "bad.npz", x_train=np.zeros((2, 28, 28)))
+    np.savez(training.data_dir() / "bad.npz", x_train=np.zeros((2, 28, 28)))
     with pytest.raises(DPError, match="lacks arrays"):
-        training.load_split(TrainConfig(dataset=f"mnist:{tmp_path / 'bad.npz'}", model="cnn"))
+        training.load_split(TrainConfig(dataset="mnist:bad.npz", model="cnn"))  # a name in the data folder
+    assert training.load_split(TrainConfig(dataset=f"mnist:{_tiny_mnist(training.data_dir() / 'm.npz').name}",
+                                           model="cnn")).n_train == 60
+
+
+def test_mnist_only_from_the_data_folder_with_one_message(tmp_path):
+    """12: the path box must not tell a visitor whether a file exists anywhere on the server."""
+    outside = _tiny_mnist(tmp_path / "mnist.npz")  # a real, valid file outside the data folder
+    messages = set()
+    for path in (outside, tmp_path / "missing.npz", "/etc/passwd", "../" * 8 + "etc/passwd", tmp_path,
+                 "missing.npz", training.data_dir()):
+        with pytest.raises(DPError) as err:
+            training.load_split(TrainConfig(dataset=f"mnist:{path}", model="cnn"))
+        messages.add(str(err.value))
+    assert messages == {training.MNIST_NOT_USABLE}
+    (training.data_dir() / "link.npz").symlink_to(outside)  # a link out of the folder is outside too
+    with pytest.raises(DPError, match="not usable"):
+        training.load_split(TrainConfig(dataset="mnist:link.npz", model="cnn"))
+
+
+def test_upload_validated_in_memory_and_deleted_when_its_job_ends(tmp_path):
+    from dpcore import jobs, storage
+
+    with pytest.raises(DPError):
+        training.upload_columns(b"\xff\xfe not csv \x00")
+    assert list(storage.subdir("uploads").glob("*")) == []  # a rejected file leaves nothing on disk
+    data = b"age,score,label\n" + b"".join(f"{20 + i % 50},{i % 7},{i % 2}\n".encode() for i in range(80))
+    assert training.upload_columns(data) == ["age", "score", "label"]
+    assert list(storage.subdir("uploads").glob("*")) == []
+    path = training.save_upload(data)
+    params = TrainConfig(dataset=f"csv:{path}", target="label", model="logreg", epsilon=1.0, epochs=1,
+                         batch_size=16).to_dict()
+    queued = jobs.submit("dpcore.training:run_job", params, group="train", label="t")
+    assert training.release_uploads() == [] and Path(path).exists()  # a queued job still needs it
+    jobs.cancel(queued)  # cancelled (or deleted) before it ran: released at the next clean-up
+    assert training.release_uploads() == [Path(path).name] and not Path(path).exists()
+    path = training.save_upload(data)
+    ctx = FakeCtx(tmp_path)
+    ctx.job_id = "job-x"
+    training.run_job(dict(params, dataset=f"csv:{path}"), ctx)  # the job's own end deletes it
+    assert not Path(path).exists()
 
 
 # --- DP-SGD ---------------------------------------------------------------------------------------
@@ -394,3 +432,13 @@ def test_cli_reproducible_noise_is_labelled(tmp_path, capsys):
     m = json.loads(out.read_text())
     assert m["reproducible_noise"] is True and m["release_label"] == "reproducible noise: not a DP release"
     assert "not a DP release" in capsys.readouterr().err
+
+
+def test_a_diverging_run_says_so():
+    assert training.divergence([{"loss": 0.7}, {"loss": 0.4}]) is None
+    assert "diverged" in training.divergence([{"loss": 0.7}, {"loss": float("nan")}])
+    assert "ends at 3 nats" in training.divergence([{"loss": 0.7}, {"loss": 3.0}], 2)
+    assert training.divergence([{"loss": 2.4}, {"loss": 2.3}], 10) is None  # a weak model is not a diverged one
+    r = training.train(TrainConfig(**{**FAST, "epochs": 3}, epsilon=None, lr=1e4, optimizer="sgd"))
+    assert r.metrics["diverged"] and "learning rate" in r.metrics["diverged"]
+    assert training.train(TrainConfig(**FAST, epsilon=None)).metrics["diverged"] is None
