@@ -67,7 +67,7 @@ def test_sweep_link_opens_that_sweep(chdir_root):
     from dpcore import sweep
 
     cfg = {"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0], "epochs": 1, "train_size": 40,
-           "hidden": None, "lr": 0.5, "baseline": False}
+           "hidden": None, "lr": 0.5, "baseline": False, "batch_size": 16, "canaries": 0, "size_fractions": []}
     first = sweep.run_sweep_inline(cfg)["id"]
     sweep.run_sweep_inline(cfg)  # a newer one, which the page would show by default
     at = open_with("pages/privacy_utility.py", {"pu_sweep": first})

@@ -45,46 +45,68 @@ def test_bad_input_is_an_error_not_a_job(chdir_root, monkeypatch):
 
 
 def test_queued_job_shows_progress_and_cancels(chdir_root, monkeypatch):
-    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)  # no worker: the job stays queued
+    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)  # no worker: the jobs stay queued
     at = open_page(PAGE)
     at.button(key="tr_train_dp").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    [job] = jobs.list_jobs()
+    twin, job = jobs.list_jobs()  # one click: the DP run and its non-private twin
     assert job["status"] == "queued" and job["params"]["epsilon"] == 1.0
+    assert twin["params"]["epsilon"] is None and twin["params"]["seed"] == job["params"]["seed"]
+    assert at.selectbox(key="tr_pick").value == job["id"]
     assert len(at.get("progress")) == 1
     at.button(key="tr_cancel").click().run()
     assert jobs.get(job["id"])["status"] == "cancelled"
     at.run()
     assert not at.exception
     assert any("cancelled" in w.value for w in at.warning)
+    picker = at.selectbox(key="tr_pick")
+    assert "cancelled" in picker.format_func(picker.value)  # the picker's label follows the job
 
 
-def test_tiny_job_runs_in_a_worker_and_shows_the_bill(chdir_root):
+def test_mnist_path_outside_the_data_folder_is_one_message(chdir_root, monkeypatch, tmp_path):
+    from dpcore import training
+
+    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)
+    at = open_page(PAGE)
+    at.selectbox(key="tr_dataset").set_value("mnist").run()
+    assert "`data` folder under DP_EXPLORER_HOME" in _texts(at)
+    for path in ("/etc/passwd", str(tmp_path / "nothing.npz")):
+        at.text_input(key="tr_mnist_path").set_value(path).run()
+        at.button(key="tr_train_dp").click().run()
+        assert not at.exception
+        assert [e.value for e in at.error] == [training.MNIST_NOT_USABLE]
+    assert jobs.list_jobs() == []
+
+
+def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
     at = open_page(PAGE)
     at.number_input(key="tr_epochs").set_value(2)
     at.button(key="tr_train_dp").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    job_id = jobs.list_jobs()[0]["id"]
+    twin_id, job_id = [j["id"] for j in jobs.list_jobs()]
     try:
         assert jobs.wait(job_id, timeout=120)["status"] == "done"
+        assert jobs.wait(twin_id, timeout=120)["status"] == "done"
         at.run()
         assert not at.exception, [e.value for e in at.exception]
+        assert at.selectbox(key="tr_pick").value == job_id
         m = _metrics(at)
         eps = float(m["ε (PRV)"])
         assert 0.5 < eps <= 1.0
         assert m["δ"] == "1e-05" and int(m["Steps T"]) == 16
+        assert m["Test accuracy"].endswith("%") and m["Baseline test accuracy (no DP)"].endswith("%")
+        head = " ".join(h.value for h in at.subheader)
+        assert "DP costs" in head and "points of accuracy at ε = " in head and "δ = 1e-05" in head
+        assert "add/remove one record" in head
         text = _texts(at)
-        assert "RDP ε" in text and "shortcut" in text and "Not DP" in text
+        assert "RDP ε" in text and "shortcut" in text and "Not DP" in text and "So what" in text
         assert len(at.get("plotly_chart")) >= 4
         downloads = {d.key for d in at.get("download_button")}
         assert {"tr_dl_metrics", "tr_dl_weights"} <= downloads  # the run's export (plus the runs table's)
-        # the matching baseline, one click away, then compared on the DP run's view
-        at.button(key="tr_train_pair").click().run()
-        base_id = jobs.list_jobs()[0]["id"]
-        assert base_id != job_id and jobs.get(base_id)["params"]["epsilon"] is None
-        assert jobs.wait(base_id, timeout=120)["status"] == "done"
-        at.run()
-        assert at.selectbox(key="tr_pick").value == job_id
-        assert _metrics(at)["Baseline test accuracy (no DP)"] not in ("—", "this is it")
+        assert not any(b.key == "tr_train_pair" for b in at.button)  # the twin is there: nothing to ask for
+        # a reload (a new session) lands on the comparison, not on the twin submitted after the DP run
+        again = open_page(PAGE)
+        assert again.selectbox(key="tr_pick").value == job_id
+        assert "DP costs" in " ".join(h.value for h in again.subheader)
     finally:
         jobs.shutdown_workers()

@@ -81,7 +81,8 @@ def test_report_with_a_stored_sweep(tmp_path):
     from dpcore import sweep
 
     result = sweep.run_sweep_inline({"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0],
-                                     "epochs": 2, "train_size": 60, "hidden": None, "lr": 0.5})
+                                     "epochs": 2, "train_size": 60, "hidden": None, "lr": 0.5, "batch_size": 16,
+                                     "canaries": 0, "size_fractions": []})
     html = report.build(1.0, n=1500, sweep_id=result["id"])
     assert "Privacy–utility: breast_cancer, logreg model, ε 1, " in html  # named by what it is, not its id
     assert result["id"] not in _text(html)

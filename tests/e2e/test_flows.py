@@ -73,8 +73,8 @@ def test_report_downloads_and_opens_offline(app_server, page, tmp_path):
 def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server, page):
     page.goto(f"{app_server}/training")
     wait_for_app(page)
-    page.get_by_role("button", name="Train DP").click()
-    page.get_by_text("Both accountants").first.wait_for(timeout=240_000)
+    page.get_by_role("button", name="Train DP + baseline").click()
+    page.get_by_text("points of accuracy at ε").first.wait_for(timeout=240_000)  # the pair's headline
     no_exception(page)
     screenshot(page, "flow_training_done")
 
