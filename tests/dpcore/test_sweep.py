@@ -47,7 +47,9 @@ def test_tiny_sweep_end_to_end(tiny_result):
         assert e["max_certifiable"] > 0 and e["attack"] == "canary" and "records" in e
         assert p["gdp_mu"] > 0
         # the audit's counts and confidence, and the exact ROC from the accountant's PLD (issue 11.8/11.9)
-        assert e["confidence"] == 0.95 and e["members"] + e["selection_members"] == 60
+        assert e["confidence"] == 0.95 and e["n_canaries"] == 40  # the one-run audit on the canaries
+        rec = e["records"]  # the split audit on ordinary records, beside it
+        assert rec["confidence"] == 0.95 and rec["members"] + rec["selection_members"] == 100
         t = p["tradeoff"]
         assert (t["noise_multiplier"], t["sample_rate"], t["steps"], t["delta"]) == (
             p["noise_multiplier"], p["sample_rate"], p["steps"], p["delta"])
