@@ -16,8 +16,8 @@ ATTACK_NAMES = {"threshold": "Confidence > median (notebook)", "loss": "Loss thr
 
 st.title("Privacy–utility curve")
 st.markdown(
-    "**So what:** on the default demo (digit images), DP-SGD at **ε = 1** keeps about **88%** test accuracy "
-    "against **97%** without privacy — and the audit that catches the non-private model red-handed proves "
+    "**So what:** on the default demo (digit images), DP-SGD at **ε = 1** keeps about **90%** test accuracy "
+    "against about **96%** without privacy — and the audit that catches the non-private model red-handed proves "
     "nothing against the private ones. Each point below is a model trained with DP-SGD at one ε "
     "(δ and the neighbour relation, *add or remove one record*, are stated beside every ε), then attacked."
 )
