@@ -218,12 +218,18 @@ if st.session_state.get("tr_pick") not in ids:
     private = [j["id"] for j in recent if (j.get("params") or {}).get("epsilon") is not None
                or (j.get("params") or {}).get("noise_multiplier") is not None]
     st.session_state["tr_pick"] = private[0] if private else ids[0]
-names = {j["id"]: f"{j['label']} · {j['status']} · {j['id']}" for j in recent}
-job_id = st.selectbox("Run", ids, format_func=names.get, key="tr_pick")
+# The picker's labels never carry the status: a select box keeps showing the label it was opened with, so a
+# status in it stayed on "queued" while the job ran and finished. The status is drawn fresh beside it.
+names = {j["id"]: f"{j['label']} · {j['id']}" for j in recent}
+pick_col, status_col = st.columns([4, 1], vertical_alignment="bottom")
+job_id = pick_col.selectbox("Run", ids, format_func=names.get, key="tr_pick")
 share_in_url("tr_pick")
 first = guarded(jobs.get, job_id, history=False)
 if first is None:
     st.stop()
+STATUS_WORDS = {"queued": "queued", "running": "running", "done": "done", "failed": "failed",
+                "cancelled": "cancelled"}
+status_col.markdown(f"Status: **{STATUS_WORDS.get(first['status'], first['status'])}**")
 ACTIVE = ("queued", "running")
 _private_first = (first.get("params") or {}).get("epsilon") is not None or \
     (first.get("params") or {}).get("noise_multiplier") is not None

@@ -75,9 +75,8 @@ def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server,
     wait_for_app(page)
     page.get_by_role("button", name="Train DP + baseline").click()
     page.get_by_text("points of accuracy at ε").first.wait_for(timeout=240_000)  # the pair's headline
-    # the run picker's label followed the job (it used to stay on "queued")
-    page.wait_for_function("() => [...document.querySelectorAll('input[role=combobox]')]"
-                           ".some(e => e.value.includes('· done ·'))", timeout=30_000)
+    # the run's status beside the picker followed the job (the picker's own label used to stay on "queued")
+    page.get_by_text("Status: done").first.wait_for(timeout=30_000)
     no_exception(page)
     screenshot(page, "flow_training_done")
 
