@@ -124,7 +124,7 @@ def for_sweep(sweep_id: str) -> dict:
     for p in result["points"]:
         if not (p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")):
             continue
-        n = cfg.get("train_size")
+        n = p.get("n_train") or cfg.get("train_size")  # rows this point trained on (canaries included)
         blk = dpsgd_block(p["noise_multiplier"], p["sample_rate"], p["steps"], _deltas(n),
                           accountant=p.get("accountant"), tradeoff=p.get("tradeoff"))
         e = p.get("empirical_epsilon") or {}

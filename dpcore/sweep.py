@@ -83,9 +83,11 @@ class SweepConfig:
     accountant: str = "prv"
     baseline: bool = True
     device: str = "auto"  # training device: auto / cpu / cuda (issue 17)
-    #: Mislabelled training images, each included with probability 1/2, audited with the one-run method.
+    #: Mislabelled training images, each included with probability 1/2, audited with the one-run method
+    #: (at most a quarter of the training rows: fewer on small data).
     canaries: int = DEFAULT_CANARIES
-    #: Training-set size control: these fractions of the rows, at size_epsilon, each with its own baseline.
+    #: Training-set size control: these fractions of the rows, at size_epsilon, each with its own baseline
+    #: (a fraction leaving fewer rows than one batch, or than 20, is left out).
     size_fractions: tuple = DEFAULT_SIZE_FRACTIONS
     size_epsilon: float = 1.0
     #: True: sampling, noise and canary inclusion drawn from the seeds (tests, teaching): NOT a DP release.
@@ -137,12 +139,14 @@ class SweepConfig:
         if tc.batch_size > n:
             raise DPError(f"batch size {tc.batch_size} is larger than the {n} training rows; use at most {n} "
                           f"(e.g. {max(1, n // 8)})")
-        if out.canaries or fracs:
-            if out.canaries > n // 2:
-                raise DPError(f"{out.canaries} canaries are too many for {n} training rows; use at most {n // 2}")
-            if fracs and int(n * fracs[0]) < max(2, tc.batch_size):
-                raise DPError(f"{fracs[0]:.0%} of {n} rows is fewer than the batch size {tc.batch_size}; "
-                              "use larger size_fractions or a smaller batch")
+        # Small data (a custom train_size): at most a quarter of the rows become canaries, and size fractions
+        # too small to fill one batch are left out of the control; the sweep record shows what ran.
+        canaries = min(out.canaries, n // 4)
+        if out.canaries and canaries < 2:
+            canaries = 0
+        kept = tuple(f for f in fracs if int(n * f) >= max(tc.batch_size, 20))
+        if canaries != out.canaries or kept != fracs:
+            out = replace(out, canaries=canaries, size_fractions=kept)
         return out
 
     def n_rows(self) -> int:
@@ -345,7 +349,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "delta": m.get("delta", params["train"].get("delta")),
         "seed": seed,
         "train_fraction": float(params.get("train_fraction", 1.0)),
-        "n_train": int(split.n_train),
+        "n_train": int(m.get("n_train") or split.n_train),  # rows trained on, included canaries too
         "n_classes": int(split.n_classes),
         "chance_accuracy": float(np.bincount(split.y_test).max() / max(len(split.y_test), 1)),
         "test_accuracy": m.get("test_accuracy"),

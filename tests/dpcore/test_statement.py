@@ -21,7 +21,7 @@ def _fake_sweep():
     rec = {"id": "20250101-000000-beef", "name": "fake", "created": 1.0, "status": "done", "config": cfg,
            "jobs": [], "failed": [],
            "result": {"config": cfg, "baseline": None, "points": [
-               {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "test_accuracy": 0.8,
+               {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "test_accuracy": 0.8, "n_train": 80,
                 "noise_multiplier": 1.2, "sample_rate": 0.5, "steps": 20, "accountant": "prv", "mia": {},
                 "empirical_epsilon": {"lower_bound": 0.3, "confidence": 0.95, "delta": 1e-5, "attack": "loss",
                                       "members": 40, "nonmembers": 40, "tp": 25, "fp": 15, "max_certifiable": 2.1,

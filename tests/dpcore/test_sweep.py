@@ -9,7 +9,7 @@ from dpcore import sweep
 from dpcore.errors import DPError
 
 TINY = dict(dataset="breast_cancer", model="logreg", epsilons=(1.0, 4.0), seeds=1, epochs=2, batch_size=32,
-            lr=0.5, train_size=100, hidden=None, attacks=("threshold", "loss"), canaries=40, size_fractions=())
+            lr=0.5, train_size=160, hidden=None, attacks=("threshold", "loss"), canaries=40, size_fractions=())
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_tiny_sweep_end_to_end(tiny_result):
         assert 0 <= p["test_accuracy"] <= 1
         assert set(p["mia"]) == {"threshold", "loss", "canary"}
         for a in ("threshold", "loss"):
-            assert p["mia"][a]["n_members"] == p["mia"][a]["n_nonmembers"] == 100  # ordinary records only
+            assert p["mia"][a]["n_members"] == p["mia"][a]["n_nonmembers"] == 114  # ordinary records only
         assert p["mia"]["canary"]["n_members"] + p["mia"]["canary"]["n_nonmembers"] == 40
         assert p["canaries"]["n"] == 40 and p["reproducible_noise"] is False and p["dp_release"] is (
             p["epsilon"] is not None)
@@ -49,7 +49,7 @@ def test_tiny_sweep_end_to_end(tiny_result):
         # the audit's counts and confidence, and the exact ROC from the accountant's PLD (issue 11.8/11.9)
         assert e["confidence"] == 0.95 and e["n_canaries"] == 40  # the one-run audit on the canaries
         rec = e["records"]  # the split audit on ordinary records, beside it
-        assert rec["confidence"] == 0.95 and rec["members"] + rec["selection_members"] == 100
+        assert rec["confidence"] == 0.95 and rec["members"] + rec["selection_members"] == 114
         t = p["tradeoff"]
         assert (t["noise_multiplier"], t["sample_rate"], t["steps"], t["delta"]) == (
             p["noise_multiplier"], p["sample_rate"], p["steps"], p["delta"])
@@ -191,7 +191,7 @@ def test_stored_sweep_state_and_reopen(monkeypatch):
     dict(epsilons=()), dict(epsilons=(0.0,)), dict(epsilons=(-1,)), dict(seeds=0), dict(seeds=11),
     dict(attacks=("magic",)), dict(attacks=("lira",), shadows=1), dict(delta=1.0), dict(epochs=0),
     dict(test_size=2.0), dict(shadow_trainer="gpu"), dict(dataset="foo"), dict(model="cnn"),
-    dict(canaries=-1), dict(canaries=60), dict(size_fractions=(1.5,)), dict(size_fractions=(0.1,)),
+    dict(canaries=-1), dict(canaries=5000), dict(size_fractions=(1.5,)), dict(size_fractions=(0.0,)),
     dict(reproducible_noise="yes"), dict(batch_size=500),
 ])
 def test_bad_config(bad):
@@ -257,3 +257,9 @@ def test_cli_refuses_json_folder_before_the_sweep(tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(sweep, "run_sweep_parallel", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
     assert main(["sweep", "--json", str(tmp_path)]) == 2
     assert "got a folder" in capsys.readouterr().err
+
+
+def test_small_data_sweep_adapts_its_audit_and_size_control():
+    cfg = sweep.SweepConfig(**{**TINY, "canaries": 300, "size_fractions": (0.1, 0.5)}).validate()
+    assert cfg.canaries == 40 and cfg.size_fractions == (0.5,)  # a quarter of 160 rows; 16 rows < one batch
+    assert sweep.SweepConfig(**{**TINY, "train_size": 6, "batch_size": 2, "canaries": 300}).validate().canaries == 0
