@@ -13,11 +13,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["DP_EXPLORER_HOME"] = tempfile.mkdtemp(prefix="dp-jobs-bench-")
 os.environ.setdefault("DP_EXPLORER_JOBS_IDLE_EXIT", "15")
 
-from dpcore import jobs  # noqa: E402
+from dpcore.jobs import runner, store, workers  # noqa: E402
 
 
 def main() -> None:
-    ctx = jobs.JobContext(job_id="bench", result_dir=Path(os.environ["DP_EXPLORER_HOME"]))
+    ctx = runner.JobContext(job_id="bench", result_dir=Path(os.environ["DP_EXPLORER_HOME"]))
     n = 20_000
     t = time.perf_counter()
     for i in range(n):
@@ -30,25 +30,25 @@ def main() -> None:
     print(f"ctx.progress(): {per_call * 1e6:.1f} µs/call; ctx.cancelled(): {per_check * 1e9:.0f} ns/call")
 
     t = time.perf_counter()
-    jobs.ensure_workers(2)
-    first = jobs.submit("dpcore.demo_jobs:echo", {})
-    jobs.wait(first, timeout=60)
+    workers.ensure_workers(2)
+    first = store.submit("demo.echo", {})
+    store.wait(first, timeout=60)
     print(f"cold start (spawn 2 workers + first trivial job): {time.perf_counter() - t:.2f} s")
     lat = []
     for _ in range(10):
         t = time.perf_counter()
-        jobs.wait(jobs.submit("dpcore.demo_jobs:echo", {}), timeout=60)
+        store.wait(store.submit("demo.echo", {}), timeout=60)
         lat.append(time.perf_counter() - t)
     lat.sort()
     print(f"warm submit->done latency, trivial job: median {lat[5]:.2f} s, max {lat[-1]:.2f} s (poll 0.5 s)")
-    job = jobs.submit("dpcore.demo_jobs:sleep", {"steps": 100_000, "seconds": 0.01})
-    while not jobs.get(job, history=False)["progress"]:
+    job = store.submit("demo.sleep", {"steps": 100_000, "seconds": 0.01})
+    while not store.get(job, history=False)["progress"]:
         time.sleep(0.05)
     t = time.perf_counter()
-    jobs.cancel(job)
-    jobs.wait(job, timeout=30)
+    store.cancel(job)
+    store.wait(job, timeout=30)
     print(f"cancel latency (heartbeat 1 s): {time.perf_counter() - t:.2f} s")
-    jobs.shutdown_workers(timeout=5)
+    workers.shutdown_workers(timeout=5)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ def config(full: bool):
 
 
 def inner(full: bool) -> None:
-    from dpcore import executors, jobs, storage, sweep
+    from dpcore import storage, sweep
+    from dpcore.jobs import executors, workers
 
     os.environ.setdefault(storage.ENV_VAR, tempfile.mkdtemp(prefix="dpx-bench-"))
     cfg = config(full)
@@ -47,7 +48,7 @@ def inner(full: bool) -> None:
     t = time.perf_counter()
     sweep.run_sweep_parallel(cfg, workers=2, timeout=3600)
     t_local = time.perf_counter() - t
-    jobs.shutdown_workers()
+    workers.shutdown_workers()
     print(f"2 local workers:             {t_local:7.1f} s", flush=True)
 
     tmp = tempfile.mkdtemp(prefix="dpxb", dir="/tmp")
@@ -64,7 +65,7 @@ def inner(full: bool) -> None:
         print(f"Ray overhead:                {t_ray / t_local:7.2f}x the local time (same 2 CPUs)")
         assert all(p["ran_on"]["executor"] == "ray" for p in res["points"])
     finally:
-        jobs.shutdown_workers()
+        workers.shutdown_workers()
         subprocess.run([ray_bin, "stop", "--force"], timeout=60, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
     # One Ray task per point (num_cpus=1): a cluster runs min(points, total CPUs) at once. Shadows train

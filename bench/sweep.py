@@ -34,14 +34,15 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from dpcore import jobs, sweep
+    from dpcore import sweep
+    from dpcore.jobs import workers
 
     cfg = sweep.SweepConfig().validate()
     n = len(cfg.point_params())
     t0 = time.perf_counter()
     res = sweep.run_sweep_parallel(cfg, workers=args.workers)
     t_par = time.perf_counter() - t0
-    jobs.shutdown_workers()
+    workers.shutdown_workers()
     print(f"default demo: {cfg.dataset} {cfg.model} (hidden {cfg.hidden}), {cfg.n_rows()} training rows, "
           f"{cfg.epochs} epochs, {len(cfg.epsilons)} ε × {cfg.seeds} seeds + baselines + size control "
           f"{list(cfg.size_fractions)} = {n} models, {cfg.canaries} canaries, attacks {','.join(cfg.attacks)}")

@@ -66,10 +66,10 @@ def _noise(result: dict) -> dict:
 
 
 def for_job(job_id: str) -> dict:
-    """Statement for a finished training run (a background job of ``dpcore.training:run_job``)."""
-    from . import jobs
+    """Statement for a finished training run (a background job of target ``"train"``)."""
+    from .jobs import store
 
-    job = jobs.get(job_id, history=False)
+    job = store.get(job_id, history=False)
     if job["status"] != "done" or not job.get("result"):
         raise DPError(f"job {job_id} is {job['status']}: a statement needs a finished run")
     m = job["result"]

@@ -1,6 +1,6 @@
 """Privacy–utility sweeps: train one model per (ε, seed) plus the non-private baseline, attack each one.
 
-A sweep is a group of background jobs (:mod:`dpcore.jobs`), one per point, each running
+A sweep is a group of background jobs (:mod:`dpcore.jobs.store`), one per point, each running
 :func:`run_point`: train with :func:`dpcore.training.train`, run the membership-inference attacks of
 :mod:`dpcore.mia` on members (training rows) and as many held-out non-members, and — for DP points — the
 empirical ε audit of :mod:`dpcore.audit`. The sweep's own record (config, job ids, and once finished
@@ -38,6 +38,7 @@ import numpy as np
 
 from . import audit, mia, storage
 from .errors import DPError
+from .jobs.registry import SWEEP_POINT
 from .serialize import dumps
 from .validation import check_delta, check_epsilon, check_positive_int
 
@@ -51,7 +52,6 @@ CANARY_ATTACK = "canary"
 #: Attack names as shown: the ordinary-record attacks of :mod:`dpcore.mia` and the canary audit's score.
 ATTACK_LABELS = {**mia.ATTACK_LABELS, CANARY_ATTACK: "canaries (confidence in the planted label)"}
 SWEEP_ATTACKS = ("threshold", "loss", "lira")
-POINT_TARGET = "dpcore.sweep:run_point"
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 REPORTED_METRICS = ("auc", "advantage", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr")
 
@@ -518,8 +518,8 @@ def start_sweep(cfg: SweepConfig | dict | None = None, *, name: str = "", worker
                 executor=None) -> str:
     """Submit one background job per point, record the sweep, start workers. Returns the sweep id.
 
-    ``executor`` (dpcore.executors): where the points run; default local worker processes."""
-    from . import executors
+    ``executor`` (dpcore.jobs.executors): where the points run; default local worker processes."""
+    from .jobs import executors
 
     cfg = _config(cfg)
     # --- engineer H (issue 17): points go through an Executor (local processes or Ray tasks) ---
@@ -531,7 +531,7 @@ def start_sweep(cfg: SweepConfig | dict | None = None, *, name: str = "", worker
     for p in cfg.point_params():
         eps = p["train"]["epsilon"]
         label = f"sweep {sweep_id}: " + ("baseline" if eps is None else f"ε={eps:g}") + f" seed {p['seed']}"
-        jid = ex.submit(POINT_TARGET, p, group=group, label=label, device=device)
+        jid = ex.submit(SWEEP_POINT, p, group=group, label=label, device=device)
         entries.append({"job_id": jid, "epsilon": eps, "seed": p["seed"]})
     name = name or _default_name(cfg)
     _write({"id": sweep_id, "name": name, "created": time.time(), "status": "running", "group": group,
@@ -546,7 +546,7 @@ def state(sweep_id: str) -> dict:
 
     Returns {id, name, status, fraction, done, total, failed: [..], result: {config, baseline, points}}.
     """
-    from . import jobs
+    from .jobs import display, store as job_store
 
     rec = load(sweep_id)
     cfg = SweepConfig.from_dict(rec["config"])
@@ -559,7 +559,7 @@ def state(sweep_id: str) -> dict:
     fraction = 0.0
     for e in rec["jobs"]:
         try:
-            job = jobs.get(e["job_id"], history=False)
+            job = job_store.get(e["job_id"], history=False)
         except DPError:
             failed.append({**e, "error": "job record missing"})
             fraction += 1
@@ -572,7 +572,7 @@ def state(sweep_id: str) -> dict:
             failed.append({**e, "error": job.get("error") or st, "status": st})
             fraction += 1
         else:
-            v = jobs.view(job)
+            v = display.view(job)
             f = v["fraction"] or 0.0
             if (job.get("progress") or {}).get("phase") == "attack":
                 f = 1.0
@@ -599,12 +599,12 @@ def _summary(rec: dict) -> dict:
 
 
 def cancel(sweep_id: str) -> None:
-    from . import jobs
+    from .jobs import store as job_store
 
     rec = load(sweep_id)
     for e in rec["jobs"]:
         try:
-            jobs.cancel(e["job_id"])
+            job_store.cancel(e["job_id"])
         except DPError:
             pass
 

@@ -5,7 +5,7 @@ Entry points:
 * :class:`TrainConfig` — every knob of a run (frozen; ``validate()`` raises :class:`DPError`).
 * :func:`load_split` — features/labels, preprocessed with *public* bounds only.
 * :func:`train` — fit one model; returns a :class:`TrainResult` (metrics, model, split, predict_proba).
-* :func:`run_job` — the background-job entry point (``jobs.submit("dpcore.training:run_job", params)``).
+* :func:`run_job` — the background-job entry point (job target ``"train"``: ``store.submit("train", params)``).
 
 DP-SGD runs through Opacus's ``PrivacyEngine`` with Poisson sampling. The reported epsilon is the
 accountant's value for the run's own (noise multiplier, sample rate, steps actually taken).
@@ -108,7 +108,7 @@ class TrainConfig:
     test_size: float = 0.2
     hidden: int = 32
     grad_sample_mode: str = "auto"
-    device: str = "auto"  # auto (CUDA GPU when present, else CPU) / cpu / cuda — see dpcore.executors
+    device: str = "auto"  # auto (CUDA GPU when present, else CPU) / cpu / cuda — see dpcore.jobs.executors
     #: True: Poisson sampling and noise drawn from ``seed`` (tests, teaching) -- the run is NOT a DP release.
     reproducible_noise: bool = False
 
@@ -184,7 +184,7 @@ class TrainConfig:
             raise DPError(f"test size is a fraction of the rows in (0, 1), got {self.test_size!r}; try 0.2")
         if self.grad_sample_mode not in GRAD_SAMPLE_MODES:
             raise DPError(f"unknown grad_sample_mode {self.grad_sample_mode!r}; use {', '.join(GRAD_SAMPLE_MODES)}")
-        from .executors import check_device
+        from .jobs.executors import check_device
 
         check_device(self.device)
         if self.device == "cuda" and self.model.startswith("diffprivlib"):
@@ -776,7 +776,7 @@ def train(cfg: TrainConfig, progress: Callable[..., None] | None = None,
         raise DPError(f"batch size {cfg.batch_size} is larger than the {n} training rows; use at most {n}")
     warn = _delta_warnings(cfg, n)
 
-    from .executors import resolve_device
+    from .jobs.executors import resolve_device
 
     dev = torch.device(resolve_device(cfg.device))  # cuda asked without a GPU: a clear DPError
     model = build_model(cfg, split).to(dev)
@@ -1044,14 +1044,15 @@ def release_uploads(keep: str | None = None, finished_job: str | None = None) ->
     """Delete stored uploads that no queued or running job reads (finished, failed, cancelled or deleted jobs
     keep nothing on disk). ``keep``: a path still needed by the caller; ``finished_job``: a job that is ending
     now (its own row still says running). Returns the deleted file names."""
-    from . import jobs, storage
+    from . import storage
+    from .jobs import store
 
     folder = storage.subdir("uploads")
     files = list(folder.glob("*"))
     if not files:
         return []
     active = set() if keep is None else {str(Path(keep).resolve())}
-    for j in jobs.list_jobs(limit=10_000):
+    for j in store.list_jobs(limit=10_000):
         if j["status"] in ("queued", "running") and j["id"] != finished_job:
             ds = str(((j.get("params") or {}).get("train") or j.get("params") or {}).get("dataset") or "")
             if ds.startswith("csv:"):
@@ -1112,7 +1113,7 @@ def _release_after_job(job_id) -> None:
 
 
 def run_job(params: dict, ctx) -> dict:
-    """Job target ``"dpcore.training:run_job"``: train, report progress, save weights + metrics."""
+    """Job target ``"train"`` (:mod:`dpcore.jobs.registry`): train, report progress, save weights + metrics."""
     try:
         import torch
 

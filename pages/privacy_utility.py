@@ -3,8 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import executors, jobs, sweep
+from dpcore import sweep
 from dpcore.figures import privacy_utility as figs
+from dpcore.jobs import executors, workers
 from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
 
 D = sweep.SweepConfig()
@@ -100,7 +101,7 @@ status0 = guarded(sweep.state, sweep_id)
 if status0 is None:
     st.stop()
 if status0["status"] == "running":
-    jobs.ensure_workers(2)
+    workers.ensure_workers(2)
 
 
 @st.fragment(run_every=1.5 if status0["status"] == "running" else None)

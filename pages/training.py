@@ -6,11 +6,12 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dpcore import jobs, sweep, training
+from dpcore import sweep, training
 from dpcore.figures import training as figs
+from dpcore.jobs import display, registry, store, workers
 from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
 
-TARGET = "dpcore.training:run_job"
+TARGET = registry.TRAIN
 GROUP = "train"
 DATASETS = {"breast_cancer": "Breast cancer (569 rows, 30 features, binary)",
             "medical": "Synthetic medical extract (10,000 rows)",
@@ -170,13 +171,13 @@ def _submit(p: dict, show: bool = True, with_baseline: bool = False) -> None:
     if cfg is None or guarded(training.preflight, cfg) is None:
         _release_uploads()  # a refused run keeps nothing on disk
         return
-    job_id = guarded(jobs.submit, TARGET, cfg.to_dict(), group=GROUP, label=_label(cfg))
+    job_id = guarded(store.submit, TARGET, cfg.to_dict(), group=GROUP, label=_label(cfg))
     if job_id and with_baseline and cfg.private:
         base = cfg.baseline()
         if _find_baseline(cfg.to_dict(), ("queued", "running", "done")) is None:
-            guarded(jobs.submit, TARGET, base.to_dict(), group=GROUP, label=_label(base) + " (twin)")
+            guarded(store.submit, TARGET, base.to_dict(), group=GROUP, label=_label(base) + " (twin)")
     if job_id:
-        jobs.ensure_workers(2)
+        workers.ensure_workers(2)
         if show:
             st.session_state["tr_new_job"] = job_id
         st.toast(f"Job {job_id} queued: {_label(cfg)}" + (" and its non-private twin" if with_baseline else ""))
@@ -188,7 +189,7 @@ def _find_baseline(params: dict, statuses=("done",)) -> dict | None:
         want = training.baseline_params(params)
     except Exception:  # noqa: BLE001 - an old or foreign job
         return None
-    for j in jobs.list_jobs(group=GROUP, limit=100):
+    for j in store.list_jobs(group=GROUP, limit=100):
         if j["status"] in statuses and j["params"] == want:
             return j
     return None
@@ -203,7 +204,7 @@ if go_base:
     _submit({**params, "epsilon": None, "noise_multiplier": None})
 
 # ---------------------------------------------------------------------------------------------- one job
-recent = jobs.list_jobs(group=GROUP, limit=30)
+recent = store.list_jobs(group=GROUP, limit=30)
 if not recent:
     st.info("No training run yet. Press **Train DP + baseline** (a few seconds for breast cancer).")
     st.stop()
@@ -224,7 +225,7 @@ names = {j["id"]: f"{j['label']} · {j['id']}" for j in recent}
 pick_col, status_col = st.columns([4, 1], vertical_alignment="bottom")
 job_id = pick_col.selectbox("Run", ids, format_func=names.get, key="tr_pick")
 share_in_url("tr_pick")
-first = guarded(jobs.get, job_id, history=False)
+first = guarded(store.get, job_id, history=False)
 if first is None:
     st.stop()
 STATUS_WORDS = {"queued": "queued", "running": "running", "done": "done", "failed": "failed",
@@ -236,7 +237,7 @@ _private_first = (first.get("params") or {}).get("epsilon") is not None or \
 twin0 = _find_baseline(first["params"], ACTIVE + ("done",)) if _private_first else None
 polling = first["status"] in ACTIVE or (twin0 is not None and twin0["status"] in ACTIVE)
 if polling:
-    jobs.ensure_workers(2)
+    workers.ensure_workers(2)
 
 
 def _baseline_for(job: dict) -> dict | None:
@@ -331,7 +332,7 @@ def _show_finished(job: dict, twin: dict | None) -> None:
     d1.download_button("Metrics (JSON)", json.dumps(m, indent=2).encode(), f"run-{job['id']}.json",
                        "application/json", key="tr_dl_metrics", icon=":material/download:")
     wname = m.get("weights_file")
-    wpath = jobs.result_path(job["id"], wname) if wname else None
+    wpath = store.result_path(job["id"], wname) if wname else None
     if wpath is not None and wpath.exists():
         d2.download_button("Model weights", wpath.read_bytes(), f"model-{job['id']}{wpath.suffix}",
                            "application/octet-stream", key="tr_dl_weights", icon=":material/download:")
@@ -353,7 +354,7 @@ def _state(job: dict | None) -> str | None:
 
 @st.fragment(run_every=1.0 if polling else None)
 def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
-    v = guarded(jobs.view, jid)
+    v = guarded(display.view, jid)
     if v is None:
         return
     job = v["job"]
@@ -367,7 +368,7 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
     if status in ACTIVE:
         st.progress(v["fraction"] or 0.0, text=v["text"])
         if st.button("Cancel", key="tr_cancel", icon=":material/stop:"):
-            guarded(jobs.cancel, jid)
+            guarded(store.cancel, jid)
             st.rerun(scope="app")
     if status == "failed":
         st.error(f"The run failed: {job['error']}")

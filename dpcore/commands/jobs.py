@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .. import jobs, limits
+from .. import limits
 from ..cli import int_arg
+from ..jobs import records, store, workers
 
 
 def register(sub) -> None:
@@ -33,31 +34,31 @@ def register(sub) -> None:
     wk.set_defaults(func=run_workers)
 
 
-def _brief(job: jobs.JobRecord) -> dict:
+def _brief(job: records.JobRecord) -> dict:
     keys = ("id", "status", "target", "group", "label", "created", "started", "ended", "error", "progress")
     full = job.to_dict()
     return {k: full[k] for k in keys}
 
 
 def run_list(args) -> dict:
-    items = jobs.list_jobs(group=args.group, limit=args.limit)
+    items = store.list_jobs(group=args.group, limit=args.limit)
     return {"count": len(items), "jobs": [_brief(j) for j in items]}
 
 
 def run_show(args) -> dict:
-    return jobs.get(args.id, history=not args.no_history).to_dict()
+    return store.get(args.id, history=not args.no_history).to_dict()
 
 
 def run_cancel(args) -> dict:
-    job = jobs.cancel(args.id)
+    job = store.cancel(args.id)
     return {"id": job.id, "status": str(job.status), "cancel_requested": job.cancel_requested}
 
 
 def run_workers(args) -> dict:
     out: dict = {}
     if args.stop:
-        out["asked_to_stop"] = jobs.shutdown_workers()
+        out["asked_to_stop"] = workers.shutdown_workers()
     if args.start is not None:
-        out["started"] = jobs.ensure_workers(args.start)
-    out["workers"] = jobs.workers()
+        out["started"] = workers.ensure_workers(args.start)
+    out["workers"] = workers.list_workers()
     return out

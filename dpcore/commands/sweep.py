@@ -78,7 +78,7 @@ def run(args) -> dict:
 
     executor = None
     if args.executor == "ray":
-        from ..executors import RayExecutor
+        from ..jobs.executors import RayExecutor
 
         executor = RayExecutor(args.ray_address)
         args.workers = max(args.workers, 1)

@@ -20,8 +20,6 @@ from .. import training
 from ..errors import DPError
 from ..serialize import check_json_path, write_json
 
-TARGET = "dpcore.training:run_job"
-
 
 def _epsilon(text: str):
     if str(text).strip().lower() in ("none", "inf", "nonprivate", "non-private"):
@@ -78,14 +76,14 @@ def params_from_args(args) -> dict:
         elif key in rec:
             params[key] = rec[key]
     if args.device == "cuda":  # runs on this machine: no GPU here is a clear error before any job is queued
-        from ..executors import resolve_device
+        from ..jobs.executors import resolve_device
 
         resolve_device("cuda")
     return training.TrainConfig.from_dict(params).to_dict()  # validates: bad input fails here, before a job
 
 
 def run(args):
-    from .. import jobs
+    from ..jobs import registry, runner, store, workers
 
     check_json_path(args.json_out)  # a bad --json target fails now, not after the run
     params = params_from_args(args)
@@ -94,14 +92,14 @@ def run(args):
         f"ε={params['epsilon']:g}" if params["epsilon"] is not None
         else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private"))
     if args.background:
-        job_id = jobs.submit(TARGET, params, group="train", label=label)
-        jobs.ensure_workers()
+        job_id = store.submit(registry.TRAIN, params, group="train", label=label)
+        workers.ensure_workers()
         out = {"job_id": job_id, "status": "queued", "show": f"python -m dpcore jobs show {job_id}"}
         if args.json_out:
             write_json(args.json_out, out)
         return out
     print(f"[train] {label} ...", file=sys.stderr, flush=True)
-    result = jobs.run_inline(TARGET, params, group="train", label=label)
+    result = runner.run_inline(registry.TRAIN, params, group="train", label=label)
     for w in result.get("warnings") or []:
         print(f"warning: {w}", file=sys.stderr)
     if result.get("release_label"):

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from dpcore import jobs, sweep
+from dpcore import sweep
+from dpcore.jobs import registry, store, workers
 
 from .pages import open_page
 
@@ -39,19 +40,19 @@ def test_empty_epsilon_grid_is_an_error(chdir_root):
 
 
 def test_start_queues_jobs_and_shows_progress(chdir_root, monkeypatch):
-    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)  # keep the jobs queued: no worker processes
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)  # keep the jobs queued: no worker processes
     at = open_page(PAGE)
     at.multiselect(key="pu_eps").set_value([1.0, 8.0])
     at.button(key="pu_start").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    queued = jobs.list_jobs(limit=500)
+    queued = store.list_jobs(limit=500)
     n = len(sweep.SweepConfig(epsilons=(1.0, 8.0)).validate().point_params())  # 3 seeds, size control
-    assert len(queued) == n and all(j["target"] == sweep.POINT_TARGET for j in queued)
+    assert len(queued) == n and all(j["target"] == registry.SWEEP_POINT for j in queued)
     assert any(f"0 of {n} models finished" in (p.proto.text or "") for p in at.get("progress"))
     assert any("Waiting for the first model" in i.value for i in at.info)
     at.button(key="pu_cancel").click().run()
     assert not at.exception
-    assert {j["status"] for j in jobs.list_jobs(limit=500)} == {"cancelled"}
+    assert {j["status"] for j in store.list_jobs(limit=500)} == {"cancelled"}
 
 
 @pytest.fixture
@@ -97,7 +98,7 @@ def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root
                 "done": 1 + len(done), "total": 3, "failed": [], "running": [], "result": res}
 
     monkeypatch.setattr(sweep, "state", fake_state)
-    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
     at = open_page(PAGE)
     at.selectbox(key="pu_sweep").set_value(sid).run()
     assert at.select_slider(key="pu_point").value == 1.0

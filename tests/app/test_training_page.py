@@ -3,7 +3,7 @@ finished view (ε from both accountants, shortcut, baseline comparison, download
 
 import torch
 
-from dpcore import jobs
+from dpcore.jobs import store, workers
 
 from .pages import open_page
 
@@ -31,7 +31,7 @@ def test_empty_state_and_defaults(chdir_root):
 
 
 def test_bad_input_is_an_error_not_a_job(chdir_root, monkeypatch):
-    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
     at = open_page(PAGE)
     at.number_input(key="tr_eps").set_value(0.0)
     at.button(key="tr_train_dp").click().run()
@@ -41,21 +41,21 @@ def test_bad_input_is_an_error_not_a_job(chdir_root, monkeypatch):
     at.number_input(key="tr_batch_size").set_value(5000)
     at.button(key="tr_train_dp").click().run()
     assert any("larger than the 455 training rows" in e.value for e in at.error)
-    assert not at.exception and jobs.list_jobs() == []
+    assert not at.exception and store.list_jobs() == []
 
 
 def test_queued_job_shows_progress_and_cancels(chdir_root, monkeypatch):
-    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)  # no worker: the jobs stay queued
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)  # no worker: the jobs stay queued
     at = open_page(PAGE)
     at.button(key="tr_train_dp").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    twin, job = jobs.list_jobs()  # one click: the DP run and its non-private twin
+    twin, job = store.list_jobs()  # one click: the DP run and its non-private twin
     assert job["status"] == "queued" and job["params"]["epsilon"] == 1.0
     assert twin["params"]["epsilon"] is None and twin["params"]["seed"] == job["params"]["seed"]
     assert at.selectbox(key="tr_pick").value == job["id"]
     assert len(at.get("progress")) == 1
     at.button(key="tr_cancel").click().run()
-    assert jobs.get(job["id"])["status"] == "cancelled"
+    assert store.get(job["id"])["status"] == "cancelled"
     at.run()
     assert not at.exception
     assert any("cancelled" in w.value for w in at.warning)
@@ -65,7 +65,7 @@ def test_queued_job_shows_progress_and_cancels(chdir_root, monkeypatch):
 def test_mnist_path_outside_the_data_folder_is_one_message(chdir_root, monkeypatch, tmp_path):
     from dpcore import training
 
-    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: 0)
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
     at = open_page(PAGE)
     at.selectbox(key="tr_dataset").set_value("mnist").run()
     assert "`data` folder under DP_EXPLORER_HOME" in _texts(at)
@@ -74,7 +74,7 @@ def test_mnist_path_outside_the_data_folder_is_one_message(chdir_root, monkeypat
         at.button(key="tr_train_dp").click().run()
         assert not at.exception
         assert [e.value for e in at.error] == [training.MNIST_NOT_USABLE]
-    assert jobs.list_jobs() == []
+    assert store.list_jobs() == []
 
 
 def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
@@ -82,10 +82,10 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
     at.number_input(key="tr_epochs").set_value(2)
     at.button(key="tr_train_dp").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    twin_id, job_id = [j["id"] for j in jobs.list_jobs()]
+    twin_id, job_id = [j["id"] for j in store.list_jobs()]
     try:
-        assert jobs.wait(job_id, timeout=120)["status"] == "done"
-        assert jobs.wait(twin_id, timeout=120)["status"] == "done"
+        assert store.wait(job_id, timeout=120)["status"] == "done"
+        assert store.wait(twin_id, timeout=120)["status"] == "done"
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.selectbox(key="tr_pick").value == job_id
@@ -108,4 +108,4 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         assert again.selectbox(key="tr_pick").value == job_id
         assert "DP costs" in " ".join(h.value for h in again.subheader)
     finally:
-        jobs.shutdown_workers()
+        workers.shutdown_workers()

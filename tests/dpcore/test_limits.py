@@ -1,6 +1,7 @@
 """dpcore.limits is the one home of every limit and ε grid; the old names elsewhere are the same objects."""
 
-from dpcore import jobs, limits, linkage, reidentification
+from dpcore import limits, linkage, reidentification
+from dpcore.jobs import runner, workers
 from dpcore.noise import mechanisms, view
 
 
@@ -13,7 +14,7 @@ def test_old_names_are_aliases_of_the_limits():
     assert mechanisms.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
     assert reidentification.EPSILONS is limits.REID_EPSILONS
     assert linkage.MAX_SENSITIVE_VALUES == limits.LINKAGE_MAX_SENSITIVE_VALUES
-    assert jobs.MAX_HISTORY == limits.JOBS_MAX_HISTORY and jobs.LOG_MAX_BYTES == limits.JOBS_LOG_MAX_BYTES
+    assert runner.MAX_HISTORY == limits.JOBS_MAX_HISTORY and workers.LOG_MAX_BYTES == limits.JOBS_LOG_MAX_BYTES
 
 
 def test_grids_are_sorted_positive_and_inside_the_epsilon_limits():

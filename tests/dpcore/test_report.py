@@ -98,16 +98,17 @@ EVIL = "<img src=x onerror=alert(1)>**bold**"
 def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     """One section per statement the report covers (run, sweep, ledger): escaped names, ε at several δ, the
     trade-off chart, and nothing wider than the page (1280 px screen, 1100 px body)."""
-    from dpcore import datasets, jobs
+    from dpcore import datasets
+    from dpcore.jobs import store
     from dpcore.queries import answering, fingerprint, ledger, model
     from tests.dpcore.test_statement import _fake_sweep
 
-    real_get = jobs.get
+    real_get = store.get
     run = {"id": "job-1", "status": "done", "label": EVIL, "result": {
         "private": True, "dataset": "breast_cancer", "model": "logreg", "n_train": 400, "noise_multiplier": 1.1,
         "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
         "reproducible_noise": False, "noise_source": "secrets.SystemRandom", "dp_release": True}}
-    monkeypatch.setattr(jobs, "get", lambda j, history=True: run if j == "job-1" else real_get(j, history=history))
+    monkeypatch.setattr(store, "get", lambda j, history=True: run if j == "job-1" else real_get(j, history=history))
     df = datasets.medical(1500, 0)
     ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
     answering.ask(df, EVIL, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)

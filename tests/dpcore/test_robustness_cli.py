@@ -109,8 +109,8 @@ def test_broken_pipe_in_process(capsys, monkeypatch):
 
 
 def test_sweep_workers_upper_bound_refused_before_any_job(capsys):
-    from dpcore import jobs
+    from dpcore.jobs import store
 
     rc, out, err = run(capsys, "sweep", "--workers", "100000", "--epsilons", "1")
     assert rc == 2 and _one_line(err) and "--workers must be 0" in err
-    assert jobs.list_jobs() == []  # nothing was submitted
+    assert store.list_jobs() == []  # nothing was submitted

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from dpcore import datasets, jobs, statement
+from dpcore import datasets, statement
+from dpcore.jobs import registry, runner, store
 from dpcore.queries import answering, fingerprint, model
 from dpcore.cli import main
 from dpcore.errors import DPError
@@ -78,9 +79,9 @@ def test_empty_ledger_statement_says_nothing_spent():
 
 @pytest.mark.slow
 def test_training_run_statement(dp_home):
-    jobs.run_inline("dpcore.training:run_job", {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0,
+    runner.run_inline(registry.TRAIN, {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0,
                                                 "delta": 1e-5, "epochs": 2, "batch_size": 64, "seed": 0})
-    job_id = jobs.list_jobs()[0]["id"]
+    job_id = store.list_jobs()[0]["id"]
     st = _roundtrip(statement.for_job(job_id))
     assert st["private"] and st["kind"] == "training_run"
     assert st["accountant"]["epsilon"] <= 2.0 + 1e-9

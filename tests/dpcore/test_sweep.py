@@ -156,13 +156,13 @@ def test_figures_build(tiny_result):
 
 def test_stored_sweep_state_and_reopen(monkeypatch):
     """A sweep's record points at jobs; once they are done the record stores the points for good."""
-    from dpcore import jobs
+    from dpcore.jobs import store, workers
 
     fake_point = {"epsilon": None, "seed": 0, "test_accuracy": 0.9, "mia": {}}
     submitted = []
-    monkeypatch.setattr(jobs, "submit", lambda target, params, group=None, label="": submitted.append(params)
+    monkeypatch.setattr(store, "submit", lambda target, params, group=None, label="": submitted.append(params)
                         or f"job{len(submitted)}")
-    monkeypatch.setattr(jobs, "ensure_workers", lambda n=2: n)
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: n)
     sid = sweep.start_sweep(dict(TINY, epsilons=(1.0,)), workers=2)
     assert len(submitted) == 2 and submitted[0]["train"]["epsilon"] is None  # baseline first
     status = {"job1": "running", "job2": "queued"}
@@ -174,13 +174,13 @@ def test_stored_sweep_state_and_reopen(monkeypatch):
                 "result": res if done else None, "error": None, "history": [], "created": 0, "started": 0,
                 "ended": None}
 
-    monkeypatch.setattr(jobs, "get", get)
+    monkeypatch.setattr(store, "get", get)
     s = sweep.state(sid)
     assert s["status"] == "running" and s["done"] == 0 and 0.4 < s["fraction"] < 0.5
     status.update(job1="done", job2="done")
     s = sweep.state(sid)
     assert s["status"] == "done" and s["done"] == 2 and s["fraction"] == 1.0
-    monkeypatch.setattr(jobs, "get", lambda *a, **k: (_ for _ in ()).throw(AssertionError("job store read")))
+    monkeypatch.setattr(store, "get", lambda *a, **k: (_ for _ in ()).throw(AssertionError("job store read")))
     again = sweep.state(sid)  # finished sweeps are read from their own record
     assert again["result"]["baseline"]["test_accuracy"] == 0.9
     assert [s["id"] for s in sweep.list_sweeps()] == [sid]

@@ -173,7 +173,8 @@ def test_mnist_only_from_the_data_folder_with_one_message(tmp_path):
 
 
 def test_upload_validated_in_memory_and_deleted_when_its_job_ends(tmp_path):
-    from dpcore import jobs, storage
+    from dpcore import storage
+    from dpcore.jobs import registry, store
 
     with pytest.raises(DPError):
         training.upload_columns(b"\xff\xfe not csv \x00")
@@ -184,9 +185,9 @@ def test_upload_validated_in_memory_and_deleted_when_its_job_ends(tmp_path):
     path = training.save_upload(data)
     params = TrainConfig(dataset=f"csv:{path}", target="label", model="logreg", epsilon=1.0, epochs=1,
                          batch_size=16).to_dict()
-    queued = jobs.submit("dpcore.training:run_job", params, group="train", label="t")
+    queued = store.submit(registry.TRAIN, params, group="train", label="t")
     assert training.release_uploads() == [] and Path(path).exists()  # a queued job still needs it
-    jobs.cancel(queued)  # cancelled (or deleted) before it ran: released at the next clean-up
+    store.cancel(queued)  # cancelled (or deleted) before it ran: released at the next clean-up
     assert training.release_uploads() == [Path(path).name] and not Path(path).exists()
     path = training.save_upload(data)
     ctx = FakeCtx(tmp_path)
@@ -408,10 +409,11 @@ def test_empty_poisson_batches_still_count_as_noisy_steps():
 
 
 def test_cli_refuses_huge_model_and_json_folder_before_the_run(tmp_path, capsys, monkeypatch):
-    from dpcore import cli, jobs
+    from dpcore import cli
+    from dpcore.jobs import runner
 
     ran = []
-    monkeypatch.setattr(jobs, "run_inline", lambda *a, **k: ran.append(a) or {})
+    monkeypatch.setattr(runner, "run_inline", lambda *a, **k: ran.append(a) or {})
     base = ["train", "--dataset", "digits", "--model", "mlp", "--epsilon", "1", "--epochs", "1"]
     assert cli.main(base + ["--hidden", "2000000000"]) == 2
     err = capsys.readouterr().err

@@ -17,7 +17,8 @@ import pytest
 if os.environ.get("DP_EXPLORER_RAY_SUITE") != "1":
     pytest.skip("run through tests/ray/test_ray_executor.py (private network namespace)", allow_module_level=True)
 
-from dpcore import executors, jobs, sweep  # noqa: E402
+from dpcore import sweep  # noqa: E402
+from dpcore.jobs import executors, records, registry, store, workers  # noqa: E402
 
 RAY = str(Path(sys.executable).with_name("ray"))
 PORT = 6391
@@ -53,7 +54,7 @@ def head():
     try:
         yield address
     finally:
-        jobs.shutdown_workers(timeout=2)
+        workers.shutdown_workers(timeout=2)
         import ray
 
         ray.shutdown()  # this process's driver, while the cluster is still up (quick)
@@ -101,8 +102,8 @@ def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
     assert rec["executor"]["name"] == "ray" and rec["executor"]["address"] == head
     assert rec["status"] == "done" and not rec["failed"]
     assert sweep.cli_json(res)["executor"]["name"] == "ray"
-    job = jobs.get(rec["jobs"][0]["job_id"])
-    assert job["target"] == executors.RAY_TARGET and any(h.get("ray_pid") for h in job["history"])
+    job = store.get(rec["jobs"][0]["job_id"])
+    assert job["target"] == registry.RAY and any(h.get("ray_pid") for h in job["history"])
     points = [res["baseline"], *res["points"]]
     assert all(p["ran_on"]["executor"] == "ray" for p in points)
     assert "lira_online" in res["baseline"]["mia"]
@@ -138,11 +139,11 @@ def _wait_for(pred, timeout, what):
 
 
 def _ray_pid(job_id):
-    return (jobs.get(job_id, history=False)["progress"] or {}).get("ray_pid")
+    return (store.get(job_id, history=False)["progress"] or {}).get("ray_pid")
 
 
 def _step(job_id):
-    return (jobs.get(job_id, history=False)["progress"] or {}).get("step") or 0
+    return (store.get(job_id, history=False)["progress"] or {}).get("step") or 0
 
 
 def _alive(pid):
@@ -162,12 +163,12 @@ def test_killed_ray_worker_is_retried_on_a_fresh_one(head, dp_home):
     ex = _ex(head, max_retries=1)
     # killed mid-training; a warm worker may finish a short point before the kill lands: then a longer one
     for epochs in (300, 1200, 4800):
-        jid = ex.submit(sweep.POINT_TARGET, _slow_point(epochs=epochs), label="retried")
+        jid = ex.submit(registry.SWEEP_POINT, _slow_point(epochs=epochs), label="retried")
         ex.start(1)
         pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
         _wait_for(lambda: _step(jid) > 0, 60, "training progress relayed from Ray")
         os.kill(pid, signal.SIGKILL)
-        job = jobs.wait(jid, timeout=120)
+        job = store.wait(jid, timeout=120)
         assert job["status"] == "done", job["error"]  # the point still finishes, on a fresh worker
         pids = {h.get("ray_pid") for h in job["history"] if h.get("ray_pid")}
         assert pid in pids
@@ -180,12 +181,12 @@ def test_killed_ray_worker_is_retried_on_a_fresh_one(head, dp_home):
 
 def test_cancel_reaches_the_running_ray_task(head, ray_driver, dp_home):
     ex = _ex(head)
-    jid = ex.submit(sweep.POINT_TARGET, _slow_point(), label="cancel me")
+    jid = ex.submit(registry.SWEEP_POINT, _slow_point(), label="cancel me")
     ex.start(1)
     pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
     _wait_for(lambda: _step(jid) > 0, 60, "training progress relayed from Ray")
-    jobs.cancel(jid)
-    job = _wait_for(lambda: (j := jobs.get(jid, history=False))["status"] in jobs.FINISHED and j, 20, "cancel")
+    store.cancel(jid)
+    job = _wait_for(lambda: (j := store.get(jid, history=False))["status"] in records.FINISHED and j, 20, "cancel")
     assert job["status"] == "cancelled"
     # the task's worker process was killed (force) and its CPU is free again
     _wait_for(lambda: not _alive(pid), 20, "the Ray worker to be stopped")
@@ -195,10 +196,10 @@ def test_cancel_reaches_the_running_ray_task(head, ray_driver, dp_home):
 def test_killed_ray_worker_without_retries_fails_clearly(head, dp_home):
     # killed as soon as it starts (before any import): the point fails with the reason, never silently missing
     ex0 = _ex(head, max_retries=0)
-    jid0 = ex0.submit(sweep.POINT_TARGET, _slow_point(), label="lost")
+    jid0 = ex0.submit(registry.SWEEP_POINT, _slow_point(), label="lost")
     ex0.start(1)
     pid0 = _wait_for(lambda: _ray_pid(jid0), 60, "the Ray task to start")
     os.kill(pid0, signal.SIGKILL)
-    job0 = jobs.wait(jid0, timeout=60)
+    job0 = store.wait(jid0, timeout=60)
     assert job0["status"] == "failed"
     assert "lost" in job0["error"] and "submit it again" in job0["error"]

@@ -1,12 +1,15 @@
 """Executors and device selection without a Ray cluster (the cluster checks live in tests/ray)."""
 
+import importlib.util
 import sys
+from pathlib import Path
 
 import pytest
 
-from dpcore import executors, sweep, training
+from dpcore import sweep, training
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.jobs import executors, registry
 
 NO_CUDA = not executors.cuda_available()
 
@@ -88,7 +91,7 @@ def test_ray_executor_needs_an_address(monkeypatch):
 
 def test_ray_executor_queues_dispatch_jobs_with_resources(monkeypatch):
     pytest.importorskip("ray")
-    from dpcore import jobs
+    from dpcore.jobs import store
 
     ex = executors.RayExecutor("127.0.0.1:6379", max_retries=3)
     cfg = sweep.SweepConfig(epsilons=(1.0,), epochs=1, device="cuda").validate()
@@ -96,9 +99,9 @@ def test_ray_executor_queues_dispatch_jobs_with_resources(monkeypatch):
     rec = sweep.load(sid)
     assert rec["executor"] == {"name": "ray", "address": "127.0.0.1:6379", "num_cpus_per_task": 1.0,
                                "max_retries": 3}
-    job = jobs.get(rec["jobs"][0]["job_id"])
-    assert job["target"] == executors.RAY_TARGET
-    assert job["params"]["target"] == sweep.POINT_TARGET
+    job = store.get(rec["jobs"][0]["job_id"])
+    assert job["target"] == registry.RAY
+    assert job["params"]["target"] == registry.SWEEP_POINT  # the name, not where the function lives
     assert job["params"]["ray"] == {"address": "127.0.0.1:6379", "num_cpus": 1.0, "num_gpus": 1, "max_retries": 3}
     assert job["params"]["params"]["train"]["device"] == "cuda"
     sweep.cancel(sid)
@@ -112,3 +115,20 @@ def test_local_sweep_records_its_executor():
     if NO_CUDA:
         with pytest.raises(DPError, match="no CUDA GPU"):  # local + cuda: refused before queueing
             sweep.start_sweep(sweep.SweepConfig(epsilons=(1.0,), epochs=1, device="cuda"), workers=0)
+
+
+def test_ray_ships_the_whole_dpcore_package():
+    """runtime_env.py_modules gets dpcore/ itself (not dpcore/jobs/, where this module now lives): a Ray worker
+    must import dpcore.training, dpcore.sweep and dpcore.jobs.executors from what was shipped."""
+    import dpcore
+
+    shipped = executors._PACKAGE_DIR
+    assert shipped == Path(dpcore.__file__).resolve().parent
+    assert (shipped / "__init__.py").is_file() and (shipped / "jobs" / "executors.py").is_file()
+
+
+def test_local_workers_start_the_moved_worker_module():
+    from dpcore.jobs import workers
+
+    assert workers.WORKER_MODULE == "dpcore.jobs.worker"
+    assert importlib.util.find_spec(workers.WORKER_MODULE) is not None

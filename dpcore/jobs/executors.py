@@ -1,11 +1,11 @@
 """Where long work runs: local worker processes (the embedded default) or a Ray cluster.
 
 Every unit of long work — a sweep point's training and attacks, a LiRA shadow model, an audit — is a job
-in the SQLite store of :mod:`dpcore.jobs`, and only this machine (the app's) ever writes that store.
+in the SQLite store of :mod:`dpcore.jobs.store`, and only this machine (the app's) ever writes that store.
 An :class:`Executor` decides how a unit is queued there:
 
 ``LocalExecutor`` ("local")
-    the job runs in one of this machine's worker processes (``python -m dpcore.worker``), as always.
+    the job runs in one of this machine's worker processes (``python -m dpcore.jobs.worker``), as always.
 ``RayExecutor`` ("ray")
     the job is a small *dispatch* job: a local worker claims it, connects to the Ray cluster
     (``DP_EXPLORER_RAY_ADDRESS`` or ``--ray-address``), submits the unit as a Ray task with its resource
@@ -38,15 +38,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import Cancelled, DPError
+from ..errors import Cancelled, DPError
+from . import registry, store, workers
 
 EXECUTORS = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda")
 RAY_ADDRESS_ENV = "DP_EXPLORER_RAY_ADDRESS"
 RAY_INSTALL = "pip install -r requirements-ray.txt"
-RAY_TARGET = "ray"  # registered in dpcore.jobs as dpcore.executors:ray_job
 _ADDRESS_RE = re.compile(r"^(auto|(ray://)?[A-Za-z0-9._-]+:[0-9]{1,5})$")
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # dpcore/ itself: the whole package goes to the cluster
 
 
 def _env_int(name: str, default: int, lo: int, hi: int) -> int:
@@ -122,7 +122,7 @@ def available_executors() -> tuple[str, ...]:
 
 
 class Executor:
-    """How units of long work are queued. Results, progress and cancel always go through dpcore.jobs."""
+    """How units of long work are queued. Results, progress and cancel always go through dpcore.jobs.store."""
 
     name = "base"
 
@@ -140,7 +140,7 @@ class Executor:
 
 
 class LocalExecutor(Executor):
-    """The embedded default: local worker processes pull jobs from the store (see dpcore.jobs)."""
+    """The embedded default: local worker processes pull jobs from the store (see dpcore.jobs.workers)."""
 
     name = "local"
 
@@ -150,16 +150,12 @@ class LocalExecutor(Executor):
         self.workers = workers
 
     def submit(self, target, params, *, group=None, label="", device="cpu"):
-        from . import jobs
-
         if device == "cuda" and not cuda_available():
             resolve_device("cuda")  # the clear error, before anything is queued
-        return jobs.submit(target, params, group=group, label=label)
+        return store.submit(target, params, group=group, label=label)
 
     def start(self, n_units):
-        from . import jobs
-
-        return jobs.ensure_workers(self.workers)
+        return workers.ensure_workers(self.workers)
 
     def describe(self):
         return {"name": self.name, "workers": self.workers}
@@ -190,16 +186,12 @@ class RayExecutor(Executor):
                 "max_retries": self.max_retries}
 
     def submit(self, target, params, *, group=None, label="", device="cpu"):
-        from . import jobs
-
-        jobs.resolve(target)  # a typo fails here, not on the cluster
-        wrapped = {"target": target, "params": params, "ray": self.spec(check_device(device))}
-        return jobs.submit(RAY_TARGET, wrapped, group=group, label=label)
+        registry.resolve(target)  # a typo fails here, not on the cluster
+        wrapped = {"target": registry.target_name(target), "params": params, "ray": self.spec(check_device(device))}
+        return store.submit(registry.RAY, wrapped, group=group, label=label)
 
     def start(self, n_units):
-        from . import jobs
-
-        return jobs.ensure_workers(max(1, min(int(n_units), self.dispatchers)))
+        return workers.ensure_workers(max(1, min(int(n_units), self.dispatchers)))
 
     def describe(self):
         return {"name": self.name, "address": self.address, "num_cpus_per_task": self.num_cpus,
@@ -260,10 +252,9 @@ class _RemoteContext:
         self.files: dict[str, bytes] = {}
 
     def progress(self, **fields: Any) -> None:
-        from .jobs import _dumps
         import json
 
-        self._pending.update(json.loads(_dumps(fields)))
+        self._pending.update(json.loads(store.dumps(fields)))
         now = time.monotonic()
         if now - self._last >= 0.25:
             self.flush()
@@ -281,9 +272,7 @@ class _RemoteContext:
         return None
 
     def save_bytes(self, name: str, data: bytes) -> Path:
-        from .jobs import _check_name
-
-        self.files[_check_name(name)] = bytes(data)
+        self.files[store.check_name(name)] = bytes(data)
         path = self.result_dir / name
         path.write_bytes(data)
         return path
@@ -291,9 +280,7 @@ class _RemoteContext:
 
 def _run_unit(target: str, params: dict, job_id: str, board) -> dict:
     """Body of a Ray task: run the job function there; return its result, saved files and where it ran."""
-    from . import jobs
-
-    fn = jobs.resolve(target)
+    fn = registry.resolve(target)
     ctx = _RemoteContext(job_id, board)
     ctx.progress(executor="ray", ray_node=socket.gethostname(), ray_pid=os.getpid(), phase="started on ray")
     ctx.flush()
@@ -346,8 +333,6 @@ def _take_progress(ray, board, job_id: str) -> dict:
 
 def ray_job(params: dict, ctx) -> dict:
     """Dispatch job (runs in a local worker): one unit as a Ray task, relayed into the job store."""
-    from . import jobs
-
     spec = params["ray"]
     ray = connect(spec["address"])
     remote_fn, board = _ray_objects(ray)
@@ -355,7 +340,7 @@ def ray_job(params: dict, ctx) -> dict:
         args_ref = ray.put(params["params"])  # inputs through the object store
         ref = remote_fn.options(num_cpus=spec.get("num_cpus", 1), num_gpus=spec.get("num_gpus", 0),
                                 max_retries=int(spec.get("max_retries", 2)), retry_exceptions=False,
-                                name=f"dpcore:{jobs.target_name(params['target'])}:{ctx.job_id}").remote(
+                                name=f"dpcore:{registry.target_name(params['target'])}:{ctx.job_id}").remote(
             params["target"], args_ref, ctx.job_id, board)
         ctx.progress(executor="ray", phase="queued on ray")
         while True:

@@ -1,6 +1,6 @@
-"""Background jobs: lifecycle, cancel, dead workers, restart, no double claim, bad input.
+"""Background jobs through the store: lifecycle, cancel, dead workers, restart, no double claim, bad input.
 
-Workers are real detached processes (``python -m dpcore.worker``) on a per-test DP_EXPLORER_HOME, with
+Workers are real detached processes (``python -m dpcore.jobs.worker``) on a per-test DP_EXPLORER_HOME, with
 short heartbeat intervals so every test stays fast. Time limits below are generous multiples of the
 heartbeat (0.2 s), not benchmarks.
 """
@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from dpcore import jobs
 from dpcore.cli import main
 from dpcore.errors import DPError, JobError
+from dpcore.jobs import display, records, runner, store, workers
 
-SLEEP = "dpcore.demo_jobs:sleep"
+SLEEP = "demo.sleep"
 
 
 @pytest.fixture(autouse=True)
@@ -29,8 +29,8 @@ def fast_jobs(monkeypatch):
     monkeypatch.setenv("DP_EXPLORER_JOBS_IDLE_EXIT", "30")
     monkeypatch.setenv("DP_EXPLORER_JOBS_CANCEL_GRACE", "1.0")
     yield
-    jobs.shutdown_workers(timeout=2.0)
-    executor = jobs.get_executor()
+    workers.shutdown_workers(timeout=2.0)
+    executor = workers.get_executor()
     for proc in executor.children():  # only the processes this test started
         if proc.poll() is None:
             proc.kill()
@@ -54,16 +54,16 @@ def file_hashes(folder):
 # ------------------------------------------------------------------------------------------ lifecycle
 
 def test_lifecycle_submit_progress_done(dp_home):
-    job_id = jobs.submit(SLEEP, {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}, group="g1", label="demo")
-    job = jobs.get(job_id)
+    job_id = store.submit(SLEEP, {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}, group="g1", label="demo")
+    job = store.get(job_id)
     assert job["status"] == "queued" and job["group"] == "g1" and job["label"] == "demo"
     assert job["params"] == {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}
-    assert jobs.ensure_workers(1) == 1
+    assert workers.ensure_workers(1) == 1
     # live progress is visible while it runs
-    running = wait_for(lambda: (j := jobs.get(job_id))["status"] == "running" and j["progress"].get("step") and j,
+    running = wait_for(lambda: (j := store.get(job_id))["status"] == "running" and j["progress"].get("step") and j,
                        what="running with progress")
     assert 0 < running["progress"]["step"] <= 30 and running["progress"]["total_steps"] == 30
-    done = jobs.wait(job_id, timeout=20)
+    done = store.wait(job_id, timeout=20)
     assert done["status"] == "done" and done["error"] is None
     assert done["result"]["steps"] == 30
     assert done["progress"]["step"] == 30 and done["progress"]["epoch"] == 3
@@ -79,43 +79,43 @@ def test_lifecycle_submit_progress_done(dp_home):
     assert (result_dir / "model.bin").read_bytes() == b"30"
     assert not [p for p in result_dir.iterdir() if p.name.endswith(".tmp")]
     # page helper: data only
-    v = jobs.view(done)
+    v = display.view(done)
     assert v["finished"] and v["fraction"] == 1.0 and v["x"] == "epoch"
     assert [x for x, _ in v["series"]["epsilon"]] == [1, 2, 3]
     assert "done" in v["text"]
-    frame = jobs.history_frame(done)
+    frame = display.history_frame(done)
     assert len(frame) == len(done["history"]) and {"t", "step", "loss", "epsilon"} <= set(frame.columns)
     # listing
-    listed = jobs.list_jobs(group="g1")
+    listed = store.list_jobs(group="g1")
     assert [j["id"] for j in listed] == [job_id] and "history" not in listed[0]
-    assert jobs.list_jobs(group="other") == []
+    assert store.list_jobs(group="other") == []
 
 
 def test_run_inline_returns_result_and_records_job(dp_home):
-    result = jobs.run_inline(SLEEP, {"steps": 3, "seconds": 0.0})
+    result = runner.run_inline(SLEEP, {"steps": 3, "seconds": 0.0})
     assert result["steps"] == 3 and result["pid"] == os.getpid()
-    (job,) = jobs.list_jobs()
+    (job,) = store.list_jobs()
     assert job["status"] == "done" and job["result"] == result
     assert (dp_home / "jobs" / job["id"] / "result.json").exists()
 
 
 def test_run_inline_reraises_job_errors():
     with pytest.raises(DPError, match="epsilon must be > 0"):
-        jobs.run_inline("dpcore.demo_jobs:fail", {"kind": "dp"})
-    (job,) = jobs.list_jobs()
+        runner.run_inline("demo.fail", {"kind": "dp"})
+    (job,) = store.list_jobs()
     assert job["status"] == "failed" and job["error"] == "epsilon must be > 0; try 0.1-10"
 
 
 def test_failed_jobs_record_one_line_and_log_the_traceback(dp_home):
-    runtime = jobs.submit("dpcore.demo_jobs:fail", {"kind": "runtime"})
-    dperr = jobs.submit("dpcore.demo_jobs:fail", {"kind": "dp", "message": "delta must be < 1/n; try 1e-6"})
-    wrong = jobs.submit("dpcore.demo_jobs:not_a_dict", {})
-    jobs.ensure_workers(1)
-    r = jobs.wait(runtime, timeout=20)
+    runtime = store.submit("demo.fail", {"kind": "runtime"})
+    dperr = store.submit("demo.fail", {"kind": "dp", "message": "delta must be < 1/n; try 1e-6"})
+    wrong = store.submit("demo.not_a_dict", {})
+    workers.ensure_workers(1)
+    r = store.wait(runtime, timeout=20)
     assert r["status"] == "failed" and r["error"] == "RuntimeError: boom" and r["result"] is None
     assert r["progress"] == {"step": 1, "total_steps": 2}
-    assert jobs.wait(dperr, timeout=20)["error"] == "delta must be < 1/n; try 1e-6"
-    w = jobs.wait(wrong, timeout=20)
+    assert store.wait(dperr, timeout=20)["error"] == "delta must be < 1/n; try 1e-6"
+    w = store.wait(wrong, timeout=20)
     assert w["status"] == "failed" and "expected a dict" in w["error"]
     assert not (dp_home / "jobs" / runtime / "result.json").exists()
     log = (dp_home / "logs" / "workers.log").read_text()
@@ -125,118 +125,118 @@ def test_failed_jobs_record_one_line_and_log_the_traceback(dp_home):
 # ------------------------------------------------------------------------------------------ cancel
 
 def test_cancel_running_job_within_two_seconds():
-    job_id = jobs.submit(SLEEP, {"steps": 2000, "seconds": 0.01})
-    jobs.ensure_workers(1)
-    wait_for(lambda: jobs.get(job_id)["progress"].get("step"), what="job running")
+    job_id = store.submit(SLEEP, {"steps": 2000, "seconds": 0.01})
+    workers.ensure_workers(1)
+    wait_for(lambda: store.get(job_id)["progress"].get("step"), what="job running")
     t0 = time.monotonic()
-    assert jobs.cancel(job_id)["cancel_requested"]
-    job = jobs.wait(job_id, timeout=2.0)
+    assert store.cancel(job_id)["cancel_requested"]
+    job = store.wait(job_id, timeout=2.0)
     assert job["status"] == "cancelled" and time.monotonic() - t0 < 2.0
     assert job["progress"]["step"] < 2000
     # the worker carries on with the next job
-    nxt = jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0})
-    assert jobs.wait(nxt, timeout=20)["status"] == "done"
+    nxt = store.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    assert store.wait(nxt, timeout=20)["status"] == "done"
 
 
 def test_cancel_queued_job_is_immediate_and_it_never_runs():
-    job_id = jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0})
-    job = jobs.cancel(job_id)
+    job_id = store.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    job = store.cancel(job_id)
     assert job["status"] == "cancelled" and job["ended"] is not None
-    other = jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0})
-    jobs.ensure_workers(1)
-    assert jobs.wait(other, timeout=20)["status"] == "done"
-    job = jobs.get(job_id)
+    other = store.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    workers.ensure_workers(1)
+    assert store.wait(other, timeout=20)["status"] == "done"
+    job = store.get(job_id)
     assert job["status"] == "cancelled" and job["started"] is None
     # cancelling a finished job changes nothing
-    assert jobs.cancel(other)["status"] == "done"
+    assert store.cancel(other)["status"] == "done"
 
 
 def test_cancel_group_cancels_only_that_group():
-    a = [jobs.submit(SLEEP, {"steps": 1}, group="sweep-a") for _ in range(3)]
-    b = jobs.submit(SLEEP, {"steps": 1}, group="sweep-b")
-    assert jobs.cancel_group("sweep-a") == 3
-    assert {jobs.get(i)["status"] for i in a} == {"cancelled"}
-    assert jobs.get(b)["status"] == "queued"
+    a = [store.submit(SLEEP, {"steps": 1}, group="sweep-a") for _ in range(3)]
+    b = store.submit(SLEEP, {"steps": 1}, group="sweep-b")
+    assert store.cancel_group("sweep-a") == 3
+    assert {store.get(i)["status"] for i in a} == {"cancelled"}
+    assert store.get(b)["status"] == "queued"
 
 
 def test_job_ignoring_cancel_is_stopped_with_its_worker():
-    job_id = jobs.submit("dpcore.demo_jobs:ignore_cancel", {"seconds": 60})
-    jobs.ensure_workers(1)
-    wait_for(lambda: jobs.get(job_id)["status"] == "running", what="job running")
-    (worker,) = jobs.workers()
-    jobs.cancel(job_id)
-    job = jobs.wait(job_id, timeout=8)
+    job_id = store.submit("demo.ignore_cancel", {"seconds": 60})
+    workers.ensure_workers(1)
+    wait_for(lambda: store.get(job_id)["status"] == "running", what="job running")
+    (worker,) = workers.list_workers()
+    store.cancel(job_id)
+    job = store.wait(job_id, timeout=8)
     assert job["status"] == "cancelled" and "ignored" in job["error"]
-    proc = next(p for p in jobs.get_executor().children() if p.pid == worker["pid"])
+    proc = next(p for p in workers.get_executor().children() if p.pid == worker["pid"])
     assert proc.wait(timeout=10) == 3
 
 
 # ------------------------------------------------------------------------------------------ failures, restarts
 
 def test_sigkilled_worker_fails_its_job_and_leaves_earlier_results_alone(dp_home):
-    first = jobs.submit(SLEEP, {"steps": 3, "seconds": 0.0})
-    jobs.ensure_workers(1)
-    before = jobs.wait(first, timeout=20)
+    first = store.submit(SLEEP, {"steps": 3, "seconds": 0.0})
+    workers.ensure_workers(1)
+    before = store.wait(first, timeout=20)
     first_dir = dp_home / "jobs" / first
     hashes = file_hashes(first_dir)
     assert set(hashes) == {"result.json", "model.bin"}
 
-    victim = jobs.submit(SLEEP, {"steps": 5000, "seconds": 0.01})
-    wait_for(lambda: jobs.get(victim)["progress"].get("step"), what="victim running")
-    worker_id = jobs.get(victim)["worker"]
-    (worker,) = [w for w in jobs.workers() if w["id"] == worker_id]
+    victim = store.submit(SLEEP, {"steps": 5000, "seconds": 0.01})
+    wait_for(lambda: store.get(victim)["progress"].get("step"), what="victim running")
+    worker_id = store.get(victim)["worker"]
+    (worker,) = [w for w in workers.list_workers() if w["id"] == worker_id]
     os.kill(worker["pid"], signal.SIGKILL)
 
-    job = jobs.wait(victim, timeout=10)  # dead after 1.5 s without heartbeat
+    job = store.wait(victim, timeout=10)  # dead after 1.5 s without heartbeat
     assert job["status"] == "failed" and job["error"].startswith("worker died")
     assert file_hashes(first_dir) == hashes
-    after = jobs.get(first)
+    after = store.get(first)
     assert {k: after[k] for k in ("status", "result", "ended", "history")} == \
            {k: before[k] for k in ("status", "result", "ended", "history")}
     # a fresh worker is started in place of the dead one, and later jobs run
-    assert jobs.ensure_workers(1) == 1
-    later = jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0})
-    assert jobs.wait(later, timeout=20)["status"] == "done"
-    assert jobs.get(victim)["status"] == "failed"
+    assert workers.ensure_workers(1) == 1
+    later = store.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    assert store.wait(later, timeout=20)["status"] == "done"
+    assert store.get(victim)["status"] == "failed"
 
 
 def test_sigterm_fails_the_running_job_at_once():
-    job_id = jobs.submit(SLEEP, {"steps": 5000, "seconds": 0.01})
-    jobs.ensure_workers(1)
-    wait_for(lambda: jobs.get(job_id)["progress"].get("step"), what="job running")
-    (worker,) = jobs.workers()
+    job_id = store.submit(SLEEP, {"steps": 5000, "seconds": 0.01})
+    workers.ensure_workers(1)
+    wait_for(lambda: store.get(job_id)["progress"].get("step"), what="job running")
+    (worker,) = workers.list_workers()
     os.kill(worker["pid"], signal.SIGTERM)
-    job = jobs.wait(job_id, timeout=5)
+    job = store.wait(job_id, timeout=5)
     assert job["status"] == "failed" and job["error"] == "the worker was stopped (SIGTERM); submit the job again"
-    wait_for(lambda: jobs.workers() == [], what="worker gone")
+    wait_for(lambda: workers.list_workers() == [], what="worker gone")
 
 
 def test_queued_jobs_survive_a_restart():
-    ids = [jobs.submit(SLEEP, {"steps": 2, "seconds": 0.0}) for _ in range(3)]
+    ids = [store.submit(SLEEP, {"steps": 2, "seconds": 0.0}) for _ in range(3)]
     time.sleep(0.3)
-    assert [jobs.get(i)["status"] for i in ids] == ["queued"] * 3  # nobody runs them
-    jobs._initialised.clear()  # a new app process: nothing cached in memory
-    assert jobs.ensure_workers(2) == 2
-    assert [jobs.wait(i, timeout=20)["status"] for i in ids] == ["done"] * 3
+    assert [store.get(i)["status"] for i in ids] == ["queued"] * 3  # nobody runs them
+    store._initialised.clear()  # a new app process: nothing cached in memory
+    assert workers.ensure_workers(2) == 2
+    assert [store.wait(i, timeout=20)["status"] for i in ids] == ["done"] * 3
 
 
 def test_two_workers_never_claim_the_same_job(dp_home):
     log = dp_home / "claims.log"
-    ids = [jobs.submit("dpcore.demo_jobs:echo", {"seconds": 0.02, "log": str(log)}) for _ in range(12)]
-    assert jobs.ensure_workers(2) == 2
-    assert jobs.ensure_workers(2) == 0  # idempotent
-    assert all(jobs.wait(i, timeout=30)["status"] == "done" for i in ids)
+    ids = [store.submit("demo.echo", {"seconds": 0.02, "log": str(log)}) for _ in range(12)]
+    assert workers.ensure_workers(2) == 2
+    assert workers.ensure_workers(2) == 0  # idempotent
+    assert all(store.wait(i, timeout=30)["status"] == "done" for i in ids)
     lines = log.read_text().split()
     claimed = lines[0::2]
     assert sorted(claimed) == sorted(ids)  # every job ran exactly once
 
 
 def test_concurrent_claims_are_disjoint():
-    ids = {jobs.submit(SLEEP, {"steps": 1}) for _ in range(40)}
+    ids = {store.submit(SLEEP, {"steps": 1}) for _ in range(40)}
     got: dict[str, list] = {"a": [], "b": [], "c": []}
 
     def grab(name):
-        while (row := jobs._claim(f"t-{name}")) is not None:
+        while (row := runner.claim(f"t-{name}")) is not None:
             got[name].append(row["id"])
 
     threads = [threading.Thread(target=grab, args=(n,)) for n in got]
@@ -250,46 +250,47 @@ def test_concurrent_claims_are_disjoint():
 
 def test_idle_worker_exits_on_its_own(monkeypatch):
     monkeypatch.setenv("DP_EXPLORER_JOBS_IDLE_EXIT", "0.3")
-    jobs.ensure_workers(1)
-    proc = jobs.get_executor().children()[-1]
+    workers.ensure_workers(1)
+    proc = workers.get_executor().children()[-1]
     assert proc.wait(timeout=15) == 0
-    assert jobs.workers() == []
+    assert workers.list_workers() == []
 
 
 # ------------------------------------------------------------------------------------------ bad input
 
-@pytest.mark.parametrize("target", ["os:system", "dpcore", "dpcore.demo_jobs", "dpcore.nope:run",
-                                    "dpcore.demo_jobs:missing", "dpcore.demo_jobs:sleep; rm", "", None])
+@pytest.mark.parametrize("target", ["os:system", "dpcore", "dpcore.jobs.demo_jobs", "dpcore.nope:run",
+                                    "dpcore.jobs.demo_jobs:missing", "dpcore.demo_jobs:missing",
+                                    "dpcore.jobs.demo_jobs:sleep; rm", "demo.nope", "", None])
 def test_bad_target_is_a_job_error(target):
     with pytest.raises(JobError, match="job target"):
-        jobs.submit(target, {})
-    assert jobs.list_jobs() == []
+        store.submit(target, {})
+    assert store.list_jobs() == []
 
 
 @pytest.mark.parametrize("params", [{"x": object()}, {"x": float("nan")}, [1, 2], None])
 def test_params_must_be_a_json_dict(params):
     with pytest.raises(JobError, match="params"):
-        jobs.submit(SLEEP, params)
+        store.submit(SLEEP, params)
 
 
 @pytest.mark.parametrize("job_id", ["nope", "../../etc", "", 7])
 def test_unknown_job_id_is_a_job_error(job_id):
     with pytest.raises(JobError, match="unknown job id"):
-        jobs.get(job_id)
+        store.get(job_id)
     with pytest.raises(JobError, match="unknown job id"):
-        jobs.cancel(job_id)
+        store.cancel(job_id)
     with pytest.raises(JobError, match="unknown job id"):
-        jobs.wait(job_id, timeout=0.1)
+        store.wait(job_id, timeout=0.1)
 
 
 def test_wait_times_out_with_a_job_error():
-    job_id = jobs.submit(SLEEP, {"steps": 1})
+    job_id = store.submit(SLEEP, {"steps": 1})
     with pytest.raises(JobError, match="still queued"):
-        jobs.wait(job_id, timeout=0.1)
+        store.wait(job_id, timeout=0.1)
 
 
 def test_save_bytes_rejects_paths():
-    ctx = jobs.JobContext(job_id="x", result_dir=jobs.jobs_dir() / "x")
+    ctx = runner.JobContext(job_id="x", result_dir=store.jobs_dir() / "x")
     with pytest.raises(JobError, match="plain name"):
         ctx.save_bytes("../evil", b"")
     assert ctx.save_bytes("ok.bin", b"1").read_bytes() == b"1"
@@ -298,7 +299,7 @@ def test_save_bytes_rejects_paths():
 # ------------------------------------------------------------------------------------------ CLI
 
 def test_cli_list_show_cancel(capsys):
-    job_id = jobs.submit(SLEEP, {"steps": 1}, label="cli")
+    job_id = store.submit(SLEEP, {"steps": 1}, label="cli")
     assert main(["jobs", "list"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["count"] == 1 and listed["jobs"][0]["id"] == job_id
@@ -319,46 +320,17 @@ def test_cli_unknown_id_is_one_clear_line(capsys):
 # ------------------------------------------------------------------------------------------ typed boundary
 
 def test_record_is_frozen_typed_and_still_reads_like_the_old_dict():
-    job_id = jobs.submit("demo.echo", {"x": 1}, group="g", label="typed")
-    rec = jobs.get(job_id)
-    assert isinstance(rec, jobs.JobRecord) and rec.status is jobs.JobStatus.QUEUED and not rec.finished
+    job_id = store.submit("demo.echo", {"x": 1}, group="g", label="typed")
+    rec = store.get(job_id)
+    assert isinstance(rec, records.JobRecord) and rec.status is records.JobStatus.QUEUED and not rec.finished
     assert rec["status"] == "queued" and rec.get("label") == "typed" and rec["history"] == []
-    assert "history" not in jobs.get(job_id, history=False) and "history" in rec
+    assert "history" not in store.get(job_id, history=False) and "history" in rec
     with pytest.raises(AttributeError):
-        rec.status = jobs.JobStatus.DONE  # frozen
+        rec.status = records.JobStatus.DONE  # frozen
     plain = json.loads(json.dumps(rec.to_dict()))
     assert plain["status"] == "queued" and plain["params"] == {"x": 1} and plain["target"] == "demo.echo"
-    assert set(jobs.STATUSES) == {"queued", "running", "done", "failed", "cancelled"}
-    assert "done" in jobs.FINISHED and jobs.JobStatus("cancelled").finished
-
-
-def test_targets_are_named_through_the_registry():
-    assert jobs.targets()["train"] == "dpcore.training:run_job"
-    assert jobs.targets()["sweep.point"] == "dpcore.sweep:run_point"
-    assert jobs.target_name("dpcore.sweep:run_point") == jobs.SWEEP_POINT == "sweep.point"
-    assert jobs.register("train", "dpcore.training:run_job") == "train"  # the same pair again is fine
-    with pytest.raises(JobError, match="already registered"):
-        jobs.register("train", "dpcore.demo_jobs:echo")
-    with pytest.raises(JobError, match="unknown job target"):
-        jobs.submit("no.such.job", {})
-    assert jobs.run_inline("demo.echo", {"a": 2})["params"] == {"a": 2}
-
-
-def test_a_record_stored_by_an_older_version_still_opens_and_runs(dp_home):
-    """Older versions stored the target as 'dpcore.module:function'; such rows still open and run."""
-    import sqlite3
-
-    jobs.list_jobs()  # creates the store with today's schema (unchanged since those versions)
-    conn = sqlite3.connect(str(jobs.db_path()))
-    with conn:
-        conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
-                     "VALUES ('old-1', 'dpcore.demo_jobs:echo', '{\"v\": 3}', 'train', '', 'queued', 1.0)")
-    conn.close()
-    rec = jobs.get("old-1")
-    assert rec.status == "queued" and jobs.target_name(rec.target) == "demo.echo"
-    assert jobs.run_worker("w-old", once=True) == 1
-    done = jobs.get("old-1")
-    assert done.status is jobs.JobStatus.DONE and done.result["params"] == {"v": 3}
+    assert set(records.STATUSES) == {"queued", "running", "done", "failed", "cancelled"}
+    assert "done" in records.FINISHED and records.JobStatus("cancelled").finished
 
 
 # ------------------------------------------------------------------------------------------ one cancel signal
@@ -371,19 +343,18 @@ def test_a_cancelled_inline_run_raises_cancelled_not_a_dp_error():
 
     def run():
         try:
-            box["result"] = jobs.run_inline(SLEEP, {"steps": 400, "seconds": 0.02})
+            box["result"] = runner.run_inline(SLEEP, {"steps": 400, "seconds": 0.02})
         except BaseException as exc:  # noqa: BLE001 - inspected below
             box["error"] = exc
 
     t = threading.Thread(target=run)
     t.start()
-    job_id = wait_for(lambda: next((j.id for j in jobs.list_jobs() if j.status == "running"), None),
+    job_id = wait_for(lambda: next((j.id for j in store.list_jobs() if j.status == "running"), None),
                       what="inline job running")
-    jobs.cancel(job_id)
+    store.cancel(job_id)
     t.join(timeout=20)
     assert isinstance(box.get("error"), Cancelled) and not isinstance(box["error"], DPError)
-    assert jobs.get(job_id).status == "cancelled"
-    assert jobs.JobCancelled is Cancelled
+    assert store.get(job_id).status == "cancelled"
 
 
 def test_cli_exits_130_on_a_cancel(monkeypatch, capsys):

@@ -1,6 +1,7 @@
 """Tiny job functions for tests and demos of the background job machinery (no maths, no torch).
 
-Each is ``fn(params, ctx) -> dict`` like a real job target (see :mod:`dpcore.jobs`).
+Each is ``fn(params, ctx) -> dict`` like a real job target (see :mod:`dpcore.jobs.runner`), registered as
+``demo.<name>`` in :mod:`dpcore.jobs.registry`.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from .errors import DPError
+from ..errors import DPError
 
 
 def sleep(params: dict, ctx) -> dict:

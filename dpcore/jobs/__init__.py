@@ -1,0 +1,19 @@
+"""Background jobs: long work (training, sweeps, shadow models, audits) outside the Streamlit script thread.
+
+* :mod:`~dpcore.jobs.store` — the SQLite job store under ``$DP_EXPLORER_HOME``: submit, get, list, cancel,
+  wait, result files; liveness (a job whose worker stopped heartbeating ends ``failed``).
+* :mod:`~dpcore.jobs.records` — :class:`~dpcore.jobs.records.JobStatus` and the frozen
+  :class:`~dpcore.jobs.records.JobRecord` the store returns.
+* :mod:`~dpcore.jobs.registry` — job targets by registered name (``"train"``, ``"sweep.point"``, ...) and the
+  one translation of old ``"dpcore.module:function"`` paths that stored rows may hold.
+* :mod:`~dpcore.jobs.runner` — running one job: its context (progress, cancel flag, files), heartbeat, end state;
+  :func:`~dpcore.jobs.runner.run_inline` runs one in this process.
+* :mod:`~dpcore.jobs.worker` — the worker process (``python -m dpcore.jobs.worker``): claim, run, repeat.
+* :mod:`~dpcore.jobs.workers` — starting, counting and stopping local worker processes.
+* :mod:`~dpcore.jobs.executors` — where a unit of long work runs: local worker processes or a Ray cluster;
+  device selection.
+* :mod:`~dpcore.jobs.settings` — timing knobs from the environment; :mod:`~dpcore.jobs.display` — what a page
+  draws for a job; :mod:`~dpcore.jobs.demo_jobs` — tiny job functions for tests and benchmarks.
+
+Nothing is re-exported here: import each name from its module. Importing this package imports nothing heavy.
+"""

@@ -1,0 +1,93 @@
+"""Job targets: the registered names a job row stores, and the one place they are turned into functions.
+
+A job names its function by a registered name (``"train"``, ``"sweep.point"``, ``"ray"``, ``"demo.echo"``),
+never by where the function lives, so a module can move without breaking queued or finished rows.
+:func:`resolve` imports the function when a worker runs the job (nothing is imported at registration).
+
+Rows written before the names existed, or before a module moved, hold a ``"dpcore.module:function"`` path.
+:data:`MOVED` maps each such old path to its name — the only place old paths are translated. Any other
+``"dpcore.module:function"`` path inside dpcore still runs as it is (tests and notebooks use that).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Callable
+
+from ..errors import JobError
+
+_PATH_RE = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+
+_TARGETS: dict[str, str] = {}   # registered name -> "dpcore.module:function" (where it lives now)
+_BY_PATH: dict[str, str] = {}   # "dpcore.module:function" -> registered name
+
+
+def register(name: str, path: str) -> str:
+    """Name a job function: ``register("train", "dpcore.training:run_job")``; returns the name.
+
+    Nothing is imported here (the worker imports the function when it runs a job). Registering the
+    same pair twice is harmless; a name or function registered twice differently is a JobError.
+    """
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise JobError(f"job target name must be lower-case words joined by dots (e.g. 'sweep.point'), got {name!r}")
+    if not isinstance(path, str) or not _PATH_RE.match(path):
+        raise JobError(f"job target must look like 'dpcore.module:function' (inside dpcore), got {path!r}")
+    if _TARGETS.get(name, path) != path or _BY_PATH.get(path, name) != name:
+        raise JobError(f"job target {name!r} or {path!r} is already registered differently")
+    _TARGETS[name] = path
+    _BY_PATH[path] = name
+    return name
+
+
+TRAIN = register("train", "dpcore.training:run_job")
+SWEEP_POINT = register("sweep.point", "dpcore.sweep:run_point")
+RAY = register("ray", "dpcore.jobs.executors:ray_job")
+DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests and benchmarks
+for _fn in DEMOS:
+    register(f"demo.{_fn}", f"dpcore.jobs.demo_jobs:{_fn}")
+del _fn
+
+# Old "dpcore.module:function" paths that stored rows may hold -> the registered name that runs them now.
+MOVED: dict[str, str] = {
+    "dpcore.executors:ray_job": RAY,  # dpcore/executors.py moved into dpcore/jobs/
+    **{f"dpcore.demo_jobs:{fn}": f"demo.{fn}" for fn in DEMOS},  # dpcore/demo_jobs.py moved into dpcore/jobs/
+}
+
+
+def targets() -> dict[str, str]:
+    """Registered job targets: name -> ``"dpcore.module:function"``."""
+    return dict(_TARGETS)
+
+
+def target_name(target: str) -> str:
+    """The registered name for ``target``: a name, the ``"dpcore.module:function"`` path of a registered
+    function, or an old path listed in :data:`MOVED`. An unregistered path inside dpcore is returned
+    unchanged; anything else is a JobError."""
+    if isinstance(target, str):
+        if target in _TARGETS:
+            return target
+        if target in _BY_PATH:
+            return _BY_PATH[target]
+        if target in MOVED:
+            return MOVED[target]
+        if _PATH_RE.match(target):
+            return target
+    raise JobError(f"unknown job target {target!r}; registered: {', '.join(sorted(_TARGETS))} "
+                   "(or 'dpcore.module:function' inside dpcore)")
+
+
+def resolve(target: str) -> Callable[[dict, object], dict]:
+    """The job function ``fn(params, ctx) -> dict`` for ``target`` (see :func:`target_name`), imported here."""
+    name = target_name(target)
+    path = _TARGETS.get(name, name)
+    module_name, func_name = path.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise JobError(f"job target {target!r}: cannot import {module_name} ({exc})") from None
+    fn = getattr(module, func_name, None)
+    if not callable(fn):
+        raise JobError(f"job target {target!r}: {module_name} has no function {func_name!r}")
+    return fn

@@ -1,0 +1,65 @@
+"""Job targets: registered names, and rows that hold the old ``dpcore.module:function`` paths."""
+
+import importlib.util
+import sqlite3
+
+import pytest
+
+from dpcore.errors import JobError
+from dpcore.jobs import demo_jobs, executors, records, registry, runner, store, worker
+
+
+def test_targets_are_named_through_the_registry():
+    assert registry.targets()["train"] == "dpcore.training:run_job"
+    assert registry.targets()["sweep.point"] == "dpcore.sweep:run_point"
+    assert registry.targets()["ray"] == "dpcore.jobs.executors:ray_job"
+    assert registry.target_name("dpcore.sweep:run_point") == registry.SWEEP_POINT == "sweep.point"
+    assert registry.register("train", "dpcore.training:run_job") == "train"  # the same pair again is fine
+    with pytest.raises(JobError, match="already registered"):
+        registry.register("train", "dpcore.jobs.demo_jobs:echo")
+    with pytest.raises(JobError, match="unknown job target"):
+        store.submit("no.such.job", {})
+    assert runner.run_inline("demo.echo", {"a": 2})["params"] == {"a": 2}
+
+
+@pytest.mark.parametrize("old,name", [
+    ("dpcore.demo_jobs:echo", "demo.echo"),
+    ("dpcore.demo_jobs:sleep", "demo.sleep"),
+    ("dpcore.executors:ray_job", "ray"),
+    ("dpcore.training:run_job", "train"),
+    ("dpcore.sweep:run_point", "sweep.point"),
+])
+def test_every_old_path_resolves_to_the_function_its_name_runs(old, name):
+    assert registry.target_name(old) == name
+    assert registry.resolve(old) is registry.resolve(name)
+    assert set(registry.MOVED.values()) <= set(registry.targets())
+
+
+def test_old_paths_of_moved_modules_resolve_although_the_modules_are_gone():
+    """No shims: the old modules do not exist; the one translation table runs their rows."""
+    for gone in ("dpcore.demo_jobs", "dpcore.executors", "dpcore.worker"):
+        assert importlib.util.find_spec(gone) is None
+    assert registry.resolve("dpcore.demo_jobs:sleep") is demo_jobs.sleep
+    assert registry.resolve("dpcore.executors:ray_job") is executors.ray_job
+
+
+def test_submit_stores_the_registered_name():
+    job_id = store.submit("dpcore.demo_jobs:echo", {"x": 1})
+    assert store.get(job_id).target == "demo.echo"
+
+
+@pytest.mark.parametrize("old", ["dpcore.demo_jobs:echo", "dpcore.jobs.demo_jobs:echo"])
+def test_a_row_written_with_an_old_target_still_opens_and_runs(dp_home, old):
+    """Older versions stored the target as 'dpcore.module:function' (demo_jobs lived at dpcore/demo_jobs.py);
+    such rows still open, and a worker runs them."""
+    store.list_jobs()  # creates the store with today's schema (unchanged since those versions)
+    conn = sqlite3.connect(str(store.db_path()))
+    with conn:
+        conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
+                     "VALUES ('old-1', ?, '{\"v\": 3}', 'train', '', 'queued', 1.0)", (old,))
+    conn.close()
+    rec = store.get("old-1")
+    assert rec.status == "queued" and rec.target == old and registry.target_name(rec.target) == "demo.echo"
+    assert worker.run_worker("w-old", once=True) == 1
+    done = store.get("old-1")
+    assert done.status is records.JobStatus.DONE and done.result["params"] == {"v": 3}
