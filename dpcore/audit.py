@@ -24,6 +24,7 @@ DP-SGD's is :func:`dpcore.accounting.dpsgd_tradeoff`).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -192,20 +193,67 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
 # --- several models (seeds): a bound over all of them that keeps its confidence ----------------------------
 
 
-def combine_bounds(audits, confidence: float = 0.95) -> dict:
-    """One lower bound on ε from :func:`audit_scores` run on several models (seeds) of the same ε that
-    still holds at ``confidence``: the largest of k bounds each at ``confidence`` does not (with k
-    independent audits it exceeds the true ε in up to 1 − confidence^k of sweeps: 23% for five seeds).
+def _is_one_run(a: dict) -> bool:
+    return a.get("n_canaries") is not None and a.get("tp") is None
 
-    Each audit's fixed test (chosen on its selection half) is re-bounded from its audit-half counts
-    (``tp``, ``fp``, ``members``, ``nonmembers``, ``delta``) at a corrected level — valid because the test
-    was fixed without looking at those rows, whatever level it was planned at:
+
+def _check_stored(a) -> None:
+    if not isinstance(a, dict) or a.get("delta") is None:
+        raise DPError("combine_bounds takes the dicts returned by audit_scores or one_run_lower_bound (with "
+                      "their counts and delta); re-run the audit")
+    need = (("n_canaries",) + (("tried",) if a.get("tried") else ("guesses", "correct"))) if _is_one_run(a) \
+        else ("tp", "fp", "members", "nonmembers")
+    if any(a.get(key) is None for key in need):
+        raise DPError("combine_bounds takes the dicts returned by audit_scores (tp, fp, members, nonmembers) or "
+                      "one_run_lower_bound (n_canaries, tried); re-run the audit with one of them")
+
+
+@functools.lru_cache(maxsize=4096)
+def _one_run_at(m: int, tried: tuple, delta: float, alpha: float) -> tuple[float, float]:
+    """A one-run audit's bound re-computed at level ``alpha`` from its candidates' (guesses, correct), with the
+    same Bonferroni over candidates as :func:`one_run_lower_bound`; and the most it could prove (every guess
+    right). Cached: a page draws the same sweep's figures several times per rerun."""
+    r = np.array([t[0] for t in tried], float)
+    v = np.array([t[1] for t in tried], float)
+    a = alpha / len(tried)
+    return float(_one_run_eps(m, r, v, a, delta).max()), float(_one_run_eps(m, r, r, a, delta).max())
+
+
+def stored_bound(a: dict, confidence: float) -> tuple[float, float]:
+    """(lower bound, max certifiable) of one stored audit — :func:`audit_scores`' fixed test or
+    :func:`one_run_lower_bound`'s guesses — re-computed from its counts at ``confidence`` (which may be
+    above 0.95: a correction for several audits). Valid whatever level the audit was planned at: what was
+    chosen was chosen without looking at the counts it is bounded on."""
+    _check_stored(a)
+    alpha = 1.0 - float(confidence)
+    delta = check_delta(a["delta"], allow_zero=True)
+    if _is_one_run(a):
+        if a.get("tried"):
+            tried = tuple((int(g), int(c)) for g, c in a["tried"])
+            return _one_run_at(int(a["n_canaries"]), tried, delta, alpha)
+        # stored before the candidates were kept: the chosen one, still corrected for all that were tried
+        k = max(int(a.get("candidates") or 1), 1)
+        lb, cert = _one_run_at(int(a["n_canaries"]), ((int(a["guesses"]), int(a["correct"])),), delta, alpha / k)
+        return lb, cert
+    lb = _one_test_bound(a["tp"], a["fp"], a["members"], a["nonmembers"], delta, alpha)[0]
+    return float(lb), max_certifiable_epsilon(a["members"], a["nonmembers"], delta, alpha)
+
+
+def combine_bounds(audits, confidence: float = 0.95) -> dict:
+    """One lower bound on ε from audits of several models (seeds) of the same ε that still holds at
+    ``confidence``: the largest of k bounds each at ``confidence`` does not (with k independent audits it
+    exceeds the true ε in up to 1 − confidence^k of sweeps: 23% for five seeds).
+
+    Each audit — :func:`audit_scores` (a fixed test chosen on its selection half) or
+    :func:`one_run_lower_bound` (canary guesses) — is re-bounded from its stored counts at a corrected level
+    (:func:`stored_bound`); the correction is a union bound, so it holds for any mix of the two:
 
     * ``lower_bound`` — the largest seed's bound, each at 1 − (1 − c)/k (Bonferroni: the union of k
       events of probability (1 − c)/k);
     * ``median_lower_bound`` — the j-th largest, j = ⌈k/2⌉ (the median seed), each at 1 − (1 − c)·j/k:
       at least j of k bounds exceed ε with probability ≤ k·α′/j = 1 − c (Markov; no independence
-      assumed). Less correction, so often larger than ``lower_bound`` when the seeds agree.
+      assumed). Less correction, so often larger than ``lower_bound`` when the seeds agree. Each of the two
+      holds at ``confidence`` on its own; the larger of them does not.
 
     Returns {lower_bound, median_lower_bound, confidence, k, per_audit_confidence,
     median_per_audit_confidence, bounds (each seed's Bonferroni bound, in the given order), best (index
@@ -215,26 +263,18 @@ def combine_bounds(audits, confidence: float = 0.95) -> dict:
     audits = [a for a in (audits or []) if a is not None]
     if not audits:
         raise DPError("no audits to combine; run the membership audit on at least one model")
-    need = ("tp", "fp", "members", "nonmembers", "delta")
     for a in audits:
-        if not isinstance(a, dict) or any(a.get(key) is None for key in need):
-            raise DPError("combine_bounds takes the dicts returned by audit_scores (with tp, fp, members, "
-                          "nonmembers and delta); re-run the audit with audit_scores")
+        _check_stored(a)
     k = len(audits)
     alpha = 1.0 - conf
     j = math.ceil(k / 2)
-
-    tp, fp, n_pos, n_neg = (np.array([a[key] for a in audits], dtype=float)
-                            for key in ("tp", "fp", "members", "nonmembers"))
-    delta = np.array([check_delta(a["delta"], allow_zero=True) for a in audits])
-    bonf = [float(b) for b in _one_test_bound(tp, fp, n_pos, n_neg, delta, alpha / k)[0]]
-    median = float(np.sort(_one_test_bound(tp, fp, n_pos, n_neg, delta, alpha * j / k)[0])[::-1][j - 1])
+    bonf = [stored_bound(a, 1.0 - alpha / k) for a in audits]
+    median = sorted((stored_bound(a, 1.0 - alpha * j / k)[0] for a in audits), reverse=True)[j - 1]
+    bounds = [b for b, _ in bonf]
     return {
-        "lower_bound": max(bonf), "median_lower_bound": median, "confidence": conf, "k": k,
+        "lower_bound": max(bounds), "median_lower_bound": float(median), "confidence": conf, "k": k,
         "per_audit_confidence": 1.0 - alpha / k, "median_per_audit_confidence": 1.0 - alpha * j / k,
-        "bounds": bonf, "best": int(np.argmax(bonf)),
-        "max_certifiable": max(max_certifiable_epsilon(a["members"], a["nonmembers"], a["delta"], alpha / k)
-                               for a in audits),
+        "bounds": bounds, "best": int(np.argmax(bounds)), "max_certifiable": max(c for _, c in bonf),
         "method": f"largest of {k} seeds' bounds, each at confidence 1 − (1 − {conf:g})/{k} (Bonferroni); "
                   f"median: bound number {j} of {k} from the top, each at 1 − (1 − {conf:g})·{j}/{k}",
     }
@@ -259,17 +299,16 @@ def _one_run_pvalue(m: int, r, v, eps, delta: float):
     beta = stats.binom.sf(v - 1, r, q)
     if delta == 0:
         return np.minimum(beta, 1.0)
+    # the δ term for every element at once: window[j, i-1] = P[v_j > B_j >= v_j - i], i = 1..v_j
     shape = np.broadcast(r, v, q).shape
     rb, vb, qb, bb = (np.broadcast_to(x, shape).ravel() for x in (r, v, q, beta))
-    out = np.empty(rb.size)
-    for j in range(rb.size):
-        vi = int(vb[j])
-        i = np.arange(1, vi + 1)
-        # P[v > B >= v - i] for i = 1..v, B ~ Binomial(r, q)
-        window = stats.binom.cdf(vi - 1, rb[j], qb[j]) - stats.binom.cdf(vi - i - 1, rb[j], qb[j])
-        a = float(np.max(window / i)) if vi > 0 else 0.0
-        out[j] = bb[j] + a * delta * 2 * m
-    return np.minimum(out.reshape(shape), 1.0)
+    i = np.arange(1, int(vb.max(initial=0)) + 1)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        window = stats.binom.cdf(vb[:, None] - 1, rb[:, None], qb[:, None]) \
+            - stats.binom.cdf(vb[:, None] - i - 1, rb[:, None], qb[:, None])
+        ratio = np.where(i <= vb[:, None], window / i, -np.inf)
+    a = np.where(vb > 0, ratio.max(axis=1, initial=-np.inf), 0.0)
+    return np.minimum((bb + a * delta * 2 * m).reshape(shape), 1.0)
 
 
 def _one_run_eps(m: int, r, v, alpha: float, delta: float, iters: int = 50):
@@ -304,7 +343,8 @@ def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: flo
     k_pos = k_neg = f·m for each f in :data:`ONE_RUN_FRACTIONS` is tried at confidence
     1 − (1 − confidence)/len(fractions) (Bonferroni), so the stated confidence still holds.
 
-    Returns {lower_bound, confidence, delta, guesses, correct, k_pos, k_neg, n_canaries, candidates}.
+    Returns {lower_bound, confidence, delta, guesses, correct, k_pos, k_neg, n_canaries, candidates,
+    tried ([guesses, correct] of every candidate: what :func:`combine_bounds` re-bounds at another level)}.
     """
     d = check_delta(delta, allow_zero=True)
     conf = _check_confidence(confidence)
@@ -342,7 +382,7 @@ def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: flo
     i = int(np.argmax(eps))
     return {"lower_bound": float(eps[i]), "confidence": conf, "delta": d, "guesses": int(r[i]),
             "correct": int(v[i]), "k_pos": int(cands[i][0]), "k_neg": int(cands[i][1]), "n_canaries": int(m),
-            "candidates": len(cands)}
+            "candidates": len(cands), "tried": [[int(a), int(b)] for a, b in zip(r, v)]}
 
 
 # --- theoretical ceilings on the ROC --------------------------------------------------------------------
