@@ -758,6 +758,13 @@ def by_epsilon(result: dict) -> list[dict]:
     return rows
 
 
+def summary_row(result: dict, epsilon) -> dict | None:
+    """The :func:`by_epsilon` row of ``epsilon`` (None: :func:`baseline_summary`); None if not finished."""
+    if epsilon is None:
+        return baseline_summary(result)
+    return next((r for r in by_epsilon(result) if r["epsilon"] == epsilon), None)
+
+
 def size_control(result: dict) -> list[dict]:
     """The training-set-size control: per fraction of the rows, the baseline's and the DP model's mean
     accuracy (over seeds) and the accuracy DP costs. The full-size row comes from the main grid."""

@@ -113,3 +113,26 @@ def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root
     assert "At ε = 1 " in _texts(at)
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "Attack ROC, ε = 1" in titles and "Attack ROC, ε = 8" not in titles
+
+
+def test_page_shows_the_proved_epsilon_over_all_seeds(chdir_root, dp_home):
+    """Issue 11.8: with several seeds the page's "Proved ε ≥" and its reading show the bound that holds at 95%
+    over all seeds, not one seed's (each seed's own 95% bound is higher here)."""
+    from tests.dpcore.test_sweep import multi_seed_result
+
+    res = multi_seed_result(sweep_id="20250101-000000-c3c3")
+    (row,) = sweep.by_epsilon(res)
+    per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
+    assert row["empirical_epsilon"] < min(per_seed)
+    at = open_page(PAGE)
+    at.selectbox(key="pu_sweep").set_value("20250101-000000-c3c3").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.select_slider(key="pu_point").value == 8.0
+    proved = next(m for m in at.metric if m.label == "Proved ε ≥")
+    assert proved.value == f"{row['empirical_epsilon']:.2f}"
+    text = _texts(at)
+    assert f"ε ≥ {row['empirical_epsilon']:.2f} empirically (over 4 seeds, at 95% confidence overall)" in text
+    assert not any(f"{v:.2f}" in text or proved.value == f"{v:.2f}" for v in per_seed)
+    at.select_slider(key="pu_point").set_value("baseline").run()
+    base = sweep.baseline_summary(res)
+    assert next(m for m in at.metric if m.label == "Proved ε ≥").value == f"{base['empirical_epsilon']:.2f}"

@@ -134,3 +134,19 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
 def test_report_statement_for_a_missing_run_says_so():
     with pytest.raises(DPError):
         report.build(1.0, n=1500, job_ids=["nope"])
+
+
+def test_report_shows_the_proved_epsilon_over_all_seeds():
+    """Issue 11.8: the sweep section's table and reading carry the bound at 95% over all seeds of an ε."""
+    from dpcore import sweep
+    from tests.dpcore.test_sweep import multi_seed_result
+
+    res = multi_seed_result(sweep_id="20250101-000000-c3c4")
+    (row,) = sweep.by_epsilon(res)
+    per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
+    body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c4"))
+    assert "<th>proved ε (95% over all seeds)</th>" in body
+    assert f"<td>{row['empirical_epsilon']:.2f}</td>" in body
+    assert f"<td>{row['empirical_epsilon_median']:.2f}</td>" in body
+    assert "over 4 seeds, at 95% confidence overall" in body
+    assert not any(f"{v:.2f}" in body for v in per_seed)
