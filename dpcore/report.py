@@ -236,8 +236,14 @@ def _audit_fact(a: dict | None) -> str:
     if not a:
         return "no membership audit"
     return (f"empirical ε ≥ {_fmt(a.get('lower_bound'), '.3g')} with {_fmt(a.get('confidence'), '.0%')} confidence "
-            f"({a.get('attack')} attack, {a.get('members')} members / {a.get('nonmembers')} non-members, "
-            f"{'within' if a.get('within_claim') else 'ABOVE'} the claimed ε)")
+            f"({_audit_counts(a)}, {'within' if a.get('within_claim') else 'ABOVE'} the claimed ε)")
+
+
+def _audit_counts(a: dict) -> str:
+    if a.get("n_canaries") is not None:  # the one-run canary audit has guesses, not members / non-members
+        return (f"one-run canary audit, {a.get('correct')} of {a.get('guesses')} guesses right on "
+                f"{a.get('n_canaries')} canaries")
+    return f"{a.get('attack')} attack, {a.get('members')} members / {a.get('nonmembers')} non-members"
 
 
 def statement_section(st: dict, name: str | None = None) -> Section:

@@ -133,7 +133,7 @@ def for_sweep(sweep_id: str) -> dict:
                                    "delta": p.get("delta")},
                     "audit": None if not e else {k: e.get(k) for k in (
                         "lower_bound", "confidence", "delta", "attack", "members", "nonmembers", "tp", "fp",
-                        "max_certifiable", "within_claim", "method")},
+                        "n_canaries", "guesses", "correct", "max_certifiable", "within_claim", "method")},
                     **_noise(p)})
         points.append(blk)
     if not points:

@@ -150,3 +150,18 @@ def test_report_shows_the_proved_epsilon_over_all_seeds():
     assert f"<td>{row['empirical_epsilon_median']:.2f}</td>" in body
     assert "over 4 seeds, at 95% confidence overall" in body
     assert not any(f"{v:.2f}" in body for v in per_seed)
+
+
+def test_statement_names_what_a_canary_audit_counted():
+    """Each model's statement names its canary audit's counts (guesses right of canaries), not 'None members'."""
+    from dpcore import sweep
+    from tests.dpcore.test_sweep import multi_seed_result
+
+    res = multi_seed_result(seeds=1)
+    res["points"][0].update(noise_multiplier=1.0, sample_rate=0.1, steps=100, n_train=1000)
+    e = res["points"][0]["empirical_epsilon"]
+    sweep._write({"id": "20250101-000000-c3c5", "name": "one seed", "created": 1.0, "status": "done",
+                  "config": res["config"], "jobs": [], "failed": [], "result": res})
+    body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c5"))
+    assert f"one-run canary audit, {e['correct']} of {e['guesses']} guesses right on 300 canaries" in body
+    assert "None members" not in body
