@@ -161,21 +161,11 @@ def reidentification_section(epsilon: float, settings=None) -> Section:
     )
 
 
-def sweep_title(rec: dict) -> str:
-    """A sweep named by what it is: dataset, model, ε range and date (never by its id)."""
-    cfg = rec.get("config") or {}
-    eps = [float(e) for e in cfg.get("epsilons") or []]
-    rng = f"ε {min(eps):g}–{max(eps):g}" if len(eps) > 1 else (f"ε {eps[0]:g}" if eps else "ε ?")
-    when = rec.get("created")
-    date = _dt.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if isinstance(when, (int, float)) else ""
-    model = cfg.get("model") or "?"
-    return ", ".join(x for x in (str(cfg.get("dataset") or "?"), f"{model} model", rng, date) if x)
-
-
 def sweep_section(sweep_id: str) -> Section:
     """Accuracy vs ε and membership-inference results of a stored sweep (finished points so far)."""
     from . import sweep as sweep_mod
     from .figures import privacy_utility as pfigs
+    from .sweep import sweep_title
 
     st = sweep_mod.state(sweep_id)
     result = st["result"]

@@ -111,6 +111,79 @@ def _summary(st: dict) -> str:
     return text
 
 
+def for_point(p: dict, *, rows: int | None = None, accountant: bool = False) -> dict:
+    """One DP-SGD point of a sweep: ε at δ = 1e-5, 1e-6 and 1/n (PLD; with ``accountant`` also the run's own
+    accountant recomputed), μ, the worst-case ROC it stored (``p["tradeoff"]``, the PLD of what was run), the
+    run's own claim and its audit. ``n`` is the rows the point trained on (canaries included), else ``rows``."""
+    if not (p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")):
+        raise DPError("this model has no DP-SGD noise multiplier, sample rate and steps to state")
+    n = p.get("n_train") or rows
+    blk = dpsgd_block(p["noise_multiplier"], p["sample_rate"], p["steps"], _deltas(n),
+                      accountant=p.get("accountant") if accountant else None, tradeoff=p.get("tradeoff"))
+    e = p.get("empirical_epsilon") or {}
+    blk.update({"target_epsilon": p["epsilon"], "seed": p.get("seed"), "test_accuracy": p.get("test_accuracy"),
+                "rows": n,
+                "accountant": {"name": p.get("accountant"), "epsilon": p.get("epsilon_spent"),
+                               "delta": p.get("delta")},
+                "audit": None if not e else {k: e.get(k) for k in (
+                    "lower_bound", "confidence", "delta", "attack", "members", "nonmembers", "tp", "fp",
+                    "n_canaries", "guesses", "correct", "max_certifiable", "within_claim", "method")},
+                **_noise(p)})
+    return blk
+
+
+def ceiling_tpr(blk: dict, fpr: float) -> float:
+    """The worst-case TPR at ``fpr`` on a block's trade-off curve (interpolated in log FPR; the curve is
+    concave, so this under-states the ceiling by at most the grid's spacing: for words, not for proofs)."""
+    import numpy as np
+
+    f = np.asarray(blk["tradeoff"]["fpr"], float)
+    t = np.asarray(blk["tradeoff"]["tpr"], float)
+    keep = f > 0
+    return float(np.interp(np.log(fpr), np.log(f[keep]), t[keep]))
+
+
+def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None) -> str:
+    """The gap between the proven ε (the accountant's upper bound) and the measured one (the audit's lower
+    bound) of one :func:`for_point` block, in words; with the point's ``mia`` results, also at 1% FPR: the
+    worst-case TPR against the best measured attack's."""
+    a = blk.get("accountant") or {}
+    claimed, d = a.get("epsilon"), a.get("delta")
+    if claimed is None:
+        row = blk["epsilon_at_delta"][0]
+        claimed, d = row["epsilon_pld"], row["delta"]
+    name = str(a.get("name") or "PLD").upper()
+    text = f"**Proven:** ε ≤ {claimed:.2f} at δ = {d:g} (add/remove one record; {name} accountant)."
+    au = blk.get("audit")
+    if not au or au.get("lower_bound") is None:
+        return text + " No audit was run on this model, so nothing was measured."
+    lb, conf = float(au["lower_bound"]), au.get("confidence") or 0.95
+    who = "the canary audit" if au.get("attack") == "canary" else "the audit"
+    if lb > claimed + 1e-9:
+        return text + (f" **Measured:** {who} proves ε ≥ {lb:.2f} ({conf:.0%} confidence) — *above* the proven ε: "
+                       f"a bug in training or accounting (or the {1 - conf:.0%} chance that a {conf:.0%} bound is wrong); "
+                       "please report it.")
+    if lb <= 0:
+        text += (f" **Measured:** {who} proves nothing (ε ≥ 0 at {conf:.0%} confidence). The whole gap of "
+                 f"{claimed:.2f} is unmeasured")
+    else:
+        text += (f" **Measured:** {who} proves ε ≥ {lb:.2f} ({conf:.0%} confidence). The gap, {claimed - lb:.2f}, "
+                 f"means the attacks showed {lb / claimed:.0%} of what the accountant allows")
+    text += (": either attackers on this model are weaker than the worst case the accountant allows for, or "
+             "these attacks are not the strongest — the proven bound is what holds against every attacker.")
+    cert = au.get("max_certifiable")
+    if cert is not None and cert < claimed:
+        text += (f" This audit could not have proved more than ε ≈ {cert:.1f} even with every guess right, "
+                 "so it cannot close the gap.")
+    measured = {k: v["tpr_at_1pct_fpr"] for k, v in (mia or {}).items() if v.get("tpr_at_1pct_fpr") is not None}
+    if measured and blk.get("tradeoff", {}).get("fpr"):
+        best = max(measured, key=measured.get)
+        name = (labels or {}).get(best, best)
+        text += (f" At 1% false positives the worst case lets an attacker catch {ceiling_tpr(blk, 0.01):.1%} of "
+                 f"members; the best attack measured caught {measured[best]:.1%} ({name}).")
+    return text
+
+
 def for_sweep(sweep_id: str) -> dict:
     """Statement for a stored privacy–utility sweep: one block per DP point, with its audit."""
     from . import sweep
@@ -120,22 +193,8 @@ def for_sweep(sweep_id: str) -> dict:
     if not result or not result.get("points"):
         raise DPError(f"sweep {sweep_id!r} has no finished points yet; a statement needs finished points")
     cfg = rec.get("config") or {}
-    points = []
-    for p in result["points"]:
-        if not (p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")):
-            continue
-        n = p.get("n_train") or cfg.get("train_size")  # rows this point trained on (canaries included)
-        blk = dpsgd_block(p["noise_multiplier"], p["sample_rate"], p["steps"], _deltas(n),
-                          accountant=p.get("accountant"), tradeoff=p.get("tradeoff"))
-        e = p.get("empirical_epsilon") or {}
-        blk.update({"target_epsilon": p["epsilon"], "seed": p.get("seed"), "test_accuracy": p.get("test_accuracy"),
-                    "accountant": {"name": p.get("accountant"), "epsilon": p.get("epsilon_spent"),
-                                   "delta": p.get("delta")},
-                    "audit": None if not e else {k: e.get(k) for k in (
-                        "lower_bound", "confidence", "delta", "attack", "members", "nonmembers", "tp", "fp",
-                        "n_canaries", "guesses", "correct", "max_certifiable", "within_claim", "method")},
-                    **_noise(p)})
-        points.append(blk)
+    points = [for_point(p, rows=cfg.get("train_size"), accountant=True) for p in result["points"]
+              if p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")]
     if not points:
         raise DPError(f"sweep {sweep_id!r} has no DP-SGD points to state (only a baseline or diffprivlib models)")
     return {"kind": "sweep", "subject": sweep_id, "name": rec.get("name"), "unit_of_privacy": UNIT,

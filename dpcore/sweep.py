@@ -26,6 +26,7 @@ their own baselines) shows that the same ε costs less accuracy with more data.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import re
@@ -512,6 +513,17 @@ def list_sweeps(refresh: bool = True) -> list[dict]:
             continue
         out.append({k: r.get(k) for k in ("id", "name", "created", "status", "config", "reproducible_noise")})
     return sorted(out, key=lambda r: r.get("created") or 0, reverse=True)
+
+
+def sweep_title(rec: dict) -> str:
+    """A sweep named by what it is: dataset, model, ε range and date (never by its id)."""
+    cfg = rec.get("config") or {}
+    eps = [float(e) for e in cfg.get("epsilons") or []]
+    rng = f"ε {min(eps):g}–{max(eps):g}" if len(eps) > 1 else (f"ε {eps[0]:g}" if eps else "ε ?")
+    when = rec.get("created")
+    date = datetime.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if isinstance(when, (int, float)) else ""
+    model = cfg.get("model") or "?"
+    return ", ".join(x for x in (str(cfg.get("dataset") or "?"), f"{model} model", rng, date) if x)
 
 
 def start_sweep(cfg: SweepConfig | dict | None = None, *, name: str = "", workers: int = 2,

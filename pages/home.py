@@ -6,8 +6,9 @@ from pages._ui import chart, from_url, guarded, share_in_url, state  # _ui also 
 
 from dpcore.figures import home as figs
 from dpcore import sweep
+from dpcore.jobs import store
 from dpcore.noise.interpret import level_sentence, posterior_bound, privacy_level, reading
-from dpcore.report import sweep_title
+from dpcore.queries import ledger
 
 st.title("DP Explorer")
 st.markdown(
@@ -77,16 +78,32 @@ with st.expander("The formal definition", icon=":material/function:"):
 with st.sidebar:
     st.markdown("**Report**")
     finished = [s for s in sweep.list_sweeps(refresh=False) if s.get("status") == "done"]
-    sweep_names = {s["id"]: sweep_title(s) for s in finished}  # named by what they are, never by id
+    sweep_names = {s["id"]: sweep.sweep_title(s) for s in finished}  # named by what they are, never by id
     sweep_id = st.selectbox("Include a privacy–utility sweep", [None, *sweep_names], key="home_report_sweep",
                             format_func=lambda i: "none" if i is None else sweep_names[i],
                             disabled=not finished, help="Finished sweeps from the Privacy–utility page")
+    # training runs and query histories: each gets a privacy statement section (reads only; nothing imported
+    # beyond the job store and the ledger until the button is pressed)
+    runs = {j["id"]: j.get("label") or j["id"] for j in (guarded(store.list_jobs, group="train", limit=30) or [])
+            if j["status"] == "done"}
+    job_ids = st.multiselect("Include training runs", list(runs), format_func=runs.get, key="home_report_jobs",
+                             disabled=not runs, placeholder="none" if runs else "no finished runs yet",
+                             help="Finished runs from the DP training page: each adds its privacy statement "
+                                  "(ε at several δ, trade-off curve, noise source)")
+    books = {(b["analyst"], b["dataset"]): b for b in (guarded(ledger.budgets) or [])}
+    picked = st.multiselect("Include query ledgers", list(books), key="home_report_ledgers",
+                            format_func=lambda k: f"{books[k]['analyst']} · {books[k]['dataset_name'] or 'dataset'} "
+                                                  f"(ε {books[k]['spent']:g} spent)",
+                            disabled=not books, placeholder="none" if books else "no queries answered yet",
+                            help="Analysts' query histories from the console: each adds its privacy statement")
     if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
                  help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
-        with st.spinner("Building the report (noise, re-identification and sweep findings) ..."):
+        with st.spinner("Building the report (noise, re-identification, sweep and statements) ..."):
             from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
 
-            st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id)
+            lgs = [(a, d, books[(a, d)]["n_rows"]) if books[(a, d)]["n_rows"] else (a, d) for a, d in picked]
+            st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id,
+                                                           job_ids=job_ids, ledgers=lgs)
     if state("home_report_html", None):
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
                            "dp-explorer-report.html", "text/html", key="home_report_download",

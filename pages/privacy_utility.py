@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import sweep
+from dpcore import statement, sweep
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import executors, workers
 from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
@@ -185,7 +185,16 @@ def show_sweep(sid: str, was_running: bool) -> None:
                    "right guesses bounds ε (95% confidence). Loss and threshold attacks on ordinary records "
                    "(training rows vs test rows) are shown beside it.")
     if point is not None:
-        chart(figs.roc_chart(point), key="pu_fig_roc", where=r1)
+        block = None
+        if choice != "baseline" and point.get("tradeoff") and point.get("noise_multiplier"):
+            block = guarded(statement.for_point, point)
+        chart(figs.roc_chart(point, block=block), key="pu_fig_roc", where=r1)
+        if block is not None:
+            r1.markdown(statement.gap_words(block, point["mia"], labels=sweep.ATTACK_LABELS))
+            r1.caption("The shaded region is impossible for any attacker: the curve is this model's worst-case "
+                       "ROC from the privacy-loss distribution of its own noise, sampling rate and steps. ε at "
+                       "three δ (1e-5, 1e-6 and 1/n, n = rows trained on) and μ (Gaussian DP by the central limit "
+                       "theorem: an estimate, not a bound) are in its legend.")
 
     rows = sweep.by_epsilon(result)
     if rows:

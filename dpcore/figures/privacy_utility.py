@@ -6,6 +6,8 @@ Plotly figure; ε axes are log scale.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -172,39 +174,72 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
     return fig
 
 
-def roc_chart(point: dict, title_suffix: str = "") -> go.Figure:
-    """ROC curves (log–log) of one model's attacks, with the (ε, δ) ceiling and, for DP points, the exact
-    worst-case ROC from the privacy-loss distribution (``point["tradeoff"]``; older stored sweeps without it
-    show the (ε, δ) ceiling only — the CLT/GDP curve is not drawn: it is not an upper bound)."""
+def _ceiling_note(block: dict) -> str:
+    """ε at each δ of the block (PLD) and μ: legend lines short enough for a phone."""
+    parts = []
+    for i, r in enumerate(block["epsilon_at_delta"]):
+        d = r["delta"]
+        which = (f"1/n (n = {block['rows']:,})" if block.get("rows") and math.isclose(d, 1 / block["rows"])
+                 else f"{d:g}")
+        parts.append(f"{'ε ' if i == 0 else ''}≤ {r['epsilon_pld']:.2f} at δ = {which}")
+    lines = [", ".join(parts[:2])] + parts[2:]
+    mu = (block.get("mu") or {}).get("value")
+    if mu is not None:
+        lines.append(f"μ ≈ {mu:.2f} (Gaussian DP, a CLT estimate)")
+    return "<br>".join(lines)
+
+
+def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) -> go.Figure:
+    """ROC curves (log–log) of one model's attacks — the canary attack and the attacks on ordinary records —
+    under one ceiling: for a DP-SGD point, its worst-case ROC from the privacy-loss distribution of what was
+    actually run (``point["tradeoff"]``; no attack can go above it), with ε at δ = 1e-5, 1e-6 and 1/n and μ in
+    its legend entry (``block``: :func:`dpcore.statement.for_point` of the point, computed when not given). Older
+    stored points without a trade-off curve show the looser (ε, δ) ceiling; the CLT/GDP curve is never drawn
+    (it is an approximation, not an upper bound). Traces carry ``meta``: "ceiling", "chance", "attack:<name>"."""
+    from .. import statement
+
     fig = go.Figure()
     n_neg = max((v.get("n_nonmembers") or 1) for v in point["mia"].values())
     floor = 1.0 / (2 * n_neg)
     grid = np.geomspace(floor, 1, 200)
     eps = point.get("epsilon_spent") or point.get("epsilon")
-    if eps is not None:
+    t = point.get("tradeoff") if point.get("epsilon") is not None else None
+    if t and t.get("fpr"):
+        if block is None and point.get("noise_multiplier") and point.get("sample_rate") and point.get("steps"):
+            block = statement.for_point(point)
+        tf, tt = np.asarray(t["fpr"], float), np.asarray(t["tpr"], float)
+        keep = tf >= floor
+        fig.add_trace(go.Scatter(x=tf[keep], y=np.ones(int(keep.sum())), mode="lines", line=dict(width=0),
+                                 showlegend=False, hoverinfo="skip"))  # the shading's upper edge
+        fig.add_trace(go.Scatter(
+            x=tf[keep], y=tt[keep], mode="lines", meta="ceiling", fill="tonexty",
+            fillcolor=style.rgba(style.BOUND, 0.08), line=dict(color=style.BOUND, width=3),
+            name="worst case for this run (exact PLD):<br>no attack can go above this line"
+                 + (f"<br>{_ceiling_note(block)}" if block is not None else ""),
+            hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{y:.3g}<extra>ceiling</extra>"))
+    elif eps is not None:
         delta = point.get("delta") or 1e-5
-        fig.add_trace(go.Scatter(x=grid, y=audit.dp_roc_ceiling(eps, delta, grid), mode="lines",
-                                 name=f"DP ceiling at ε = {eps:.2f}, δ = {delta:g}",
-                                 line=dict(color=style.BOUND, width=2.5)))
-        t = point.get("tradeoff")
-        if t and t.get("fpr"):  # exact worst-case ROC from the accountant's PLD: a true ceiling
-            tf = np.asarray(t["fpr"], float)
-            keep = tf >= floor
-            fig.add_trace(go.Scatter(x=tf[keep], y=np.asarray(t["tpr"], float)[keep], mode="lines",
-                                     name="worst-case ROC of DP-SGD (exact PLD; no attack goes above)",
-                                     line=dict(color=style.BOUND, width=1.5, dash="dot")))
-    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", name="random guessing",
+        fig.add_trace(go.Scatter(x=grid, y=audit.dp_roc_ceiling(eps, delta, grid), mode="lines", meta="ceiling",
+                                 name=f"(ε, δ) ceiling at ε = {eps:.2f}, δ = {delta:g}:<br>no attack can go above",
+                                 line=dict(color=style.BOUND, width=3)))
+    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", name="random guessing", meta="chance",
                              line=dict(color=style.NEUTRAL, dash="dot", width=1)))
     for i, (a, v) in enumerate(point["mia"].items()):
         fpr = np.maximum(np.asarray(v["roc"]["fpr"], float), floor)
         tpr = np.maximum(np.asarray(v["roc"]["tpr"], float), floor)
-        fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines", line_shape="hv",
-                                 name=f"{sweep.ATTACK_LABELS.get(a, a)} (AUC {v['auc']:.2f})",
-                                 line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2)))
+        canary = a == sweep.CANARY_ATTACK
+        fig.add_trace(go.Scatter(
+            x=fpr, y=tpr, mode="lines", line_shape="hv", meta=f"attack:{a}",
+            name=f"{sweep.ATTACK_LABELS.get(a, a)}<br>AUC {v['auc']:.2f}, {v.get('n_members', '?')} in / "
+                 f"{v.get('n_nonmembers', '?')} out",
+            line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=3 if canary else 2),
+            hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra></extra>"))
     label = "non-private baseline" if point.get("epsilon") is None else f"ε = {point['epsilon']:g}"
-    style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "", "", height=520)
+    height = 640  # the legend below (phones) takes ~200 px; the plot keeps ~350
+    style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "", "", height=height)
     style.roc_axes(fig, floor)
-    fig.update_layout(legend=style.legend_below(520, font_size=10))
+    # legend below (phones); "normal": a filled trace would otherwise flip the order and put the ceiling last
+    fig.update_layout(legend={**style.legend_below(height, font_size=10), "traceorder": "normal"})
     return fig
 
 

@@ -853,6 +853,21 @@ def status(analyst: str, dataset: str, *, path=None, with_history: bool = True) 
     return out
 
 
+def budgets(*, path=None) -> list[dict]:
+    """Every analyst's budget on a dataset that has ε spent, newest first: {analyst (as entered), dataset (key),
+    dataset_name, n_rows (None when unregistered), spent}. Read-only (the report's picker lists them)."""
+    with _reading(path) as conn:
+        if conn is None or not _has_tables(conn) or "display" not in _columns(conn, "budgets"):
+            return []
+        names = {r["fingerprint"]: r for r in conn.execute("SELECT fingerprint, name, n_rows FROM datasets")}
+        rows = conn.execute("SELECT analyst, display, dataset, spent_micro FROM budgets WHERE spent_micro > 0 "
+                            "ORDER BY created DESC").fetchall()
+    return [{"analyst": r["display"] or r["analyst"], "dataset": r["dataset"],
+             "dataset_name": names[r["dataset"]]["name"] if r["dataset"] in names else None,
+             "n_rows": int(names[r["dataset"]]["n_rows"]) if r["dataset"] in names else None,
+             "spent": from_micro(r["spent_micro"])} for r in rows]
+
+
 def spends_since_reset(analyst: str, dataset: str, *, path=None) -> list[dict]:
     """The spend events that count against the current budget (for composition accounting)."""
     events = history(analyst, dataset, path=path)

@@ -72,6 +72,16 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     assert len(charts) >= 5
     before = _texts(at)
     assert "At ε = 1 " in before
+    # the inspected model's ROC: one ceiling (the PLD worst case of what was run) over every measured attack,
+    # the canary attack included, and the gap between proven and measured ε in words
+    roc = next(json.loads(c.proto.spec) for c in charts
+               if json.loads(c.proto.spec)["layout"]["title"]["text"] == "Attack ROC, ε = 1")
+    metas = [t.get("meta") for t in roc["data"]]
+    assert metas.count("ceiling") == 1 and {"attack:canary", "attack:loss", "attack:threshold"} <= set(metas)
+    ceiling = roc["data"][metas.index("ceiling")]
+    assert "exact PLD" in ceiling["name"] and "1/n" in ceiling["name"] and "μ ≈" in ceiling["name"]
+    assert roc["layout"]["legend"]["orientation"] == "h" and roc["layout"]["legend"]["y"] < 0
+    assert "Proven:** ε ≤" in before and "Measured:** the canary audit proves" in before
     at.select_slider(key="pu_point").set_value(4.0).run()
     after = _texts(at)
     assert "At ε = 4 " in after and after != before

@@ -109,3 +109,51 @@ def test_statement_cli(capsys, tmp_path):
     assert main(["statement", "--job", "nope"]) == 2
     with pytest.raises(DPError):
         statement.for_sweep("20990101-000000-0000")
+
+
+# --- one sweep point: the page's ROC ceiling and the gap in words ------------------------------------------
+
+
+def _point(lower_bound=0.3, max_certifiable=2.1, attack="canary"):
+    from dpcore import accounting
+
+    p = {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "test_accuracy": 0.8, "n_train": 80,
+         "noise_multiplier": 1.2, "sample_rate": 0.5, "steps": 20, "accountant": "prv",
+         "mia": {"loss": {"tpr_at_1pct_fpr": 0.015}, "canary": {"tpr_at_1pct_fpr": 0.02}},
+         "empirical_epsilon": {"lower_bound": lower_bound, "confidence": 0.95, "attack": attack,
+                               "max_certifiable": max_certifiable, "within_claim": lower_bound <= 1.98}}
+    p["tradeoff"] = accounting.dpsgd_tradeoff(1.2, 0.5, 20)
+    return p
+
+
+def test_point_block_states_epsilon_at_three_deltas_mu_and_its_own_curve():
+    from dpcore import accounting, audit
+
+    p = _point()
+    b = statement.for_point(p)
+    assert [r["delta"] for r in b["epsilon_at_delta"]] == [1e-5, 1e-6, 1 / 80] and b["rows"] == 80
+    for r in b["epsilon_at_delta"]:
+        assert r["epsilon_pld"] == pytest.approx(accounting.pld_epsilon(1.2, 0.5, 20, r["delta"]))
+    assert b["mu"]["value"] == pytest.approx(audit.gdp_mu(1.2, 0.5, 20))
+    assert b["tradeoff"]["tpr"] == p["tradeoff"]["tpr"]  # what the run stored, not a recomputation
+    # the ceiling at 1% FPR read off the curve: the curve's own value at its grid point 0.01
+    i = min(range(len(p["tradeoff"]["fpr"])), key=lambda k: abs(p["tradeoff"]["fpr"][k] - 0.01))
+    assert statement.ceiling_tpr(b, 0.01) == pytest.approx(p["tradeoff"]["tpr"][i], rel=1e-6)
+    with pytest.raises(DPError, match="no DP-SGD"):
+        statement.for_point({"epsilon": None, "mia": {}})
+
+
+def test_gap_words_say_proven_measured_and_the_gap():
+    p = _point(lower_bound=0.5, max_certifiable=3.0)
+    b = statement.for_point(p)
+    text = statement.gap_words(b, p["mia"], labels={"canary": "canaries"})
+    assert "Proven:** ε ≤ 1.98 at δ = 1e-05" in text and "PRV accountant" in text
+    assert "the canary audit proves ε ≥ 0.50 (95% confidence)" in text
+    assert "The gap, 1.48" in text and "25% of what the accountant allows" in text
+    assert "could not have proved" not in text  # this audit could have proved up to 3.0 > 1.98
+    assert f"catch {statement.ceiling_tpr(b, 0.01):.1%}" in text and "caught 2.0% (canaries)" in text
+    nothing = statement.gap_words(statement.for_point(_point(lower_bound=0.0, max_certifiable=0.9)))
+    assert "proves nothing" in nothing and "whole gap of 1.98" in nothing
+    assert "could not have proved more than ε ≈ 0.9" in nothing
+    above = statement.gap_words(statement.for_point(_point(lower_bound=2.5)))
+    assert "*above* the proven ε" in above and "please report it" in above

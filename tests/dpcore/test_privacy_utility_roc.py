@@ -1,0 +1,60 @@
+"""The privacy–utility page's ROC chart: one ceiling (the PLD worst case of what was run), every attack under it."""
+
+import numpy as np
+
+from dpcore import accounting, statement
+from dpcore.figures import privacy_utility as figs
+
+
+def _attack(n, auc):
+    f = np.linspace(0, 1, 11)
+    return {"auc": auc, "n_members": n, "n_nonmembers": n, "tpr_at_1pct_fpr": 0.01,
+            "roc": {"fpr": f.tolist(), "tpr": f.tolist()}}
+
+
+def _point(tradeoff=True):
+    p = {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "n_train": 80, "noise_multiplier": 1.2,
+         "sample_rate": 0.5, "steps": 20, "accountant": "prv",
+         "mia": {"loss": _attack(100, 0.52), "threshold": _attack(100, 0.51), "canary": _attack(40, 0.55)}}
+    if tradeoff:
+        p["tradeoff"] = accounting.dpsgd_tradeoff(1.2, 0.5, 20)
+    return p
+
+
+def _by_meta(fig):
+    return {t.meta: t for t in fig.data if t.meta}
+
+
+def test_one_ceiling_the_runs_own_pld_curve_with_epsilons_and_mu():
+    """Before: the (ε, δ) ceiling and the PLD curve were two lines, and neither μ nor ε at 1e-6 and 1/n was
+    shown; now the PLD curve of what was run is the one ceiling, its legend states ε at three δ and μ."""
+    p = _point()
+    fig = figs.roc_chart(p)
+    metas = [t.meta for t in fig.data if t.meta]
+    assert metas.count("ceiling") == 1
+    assert {"attack:loss", "attack:threshold", "attack:canary", "chance"} <= set(metas)
+    ceil = _by_meta(fig)["ceiling"]
+    floor = 1 / (2 * 100)
+    keep = np.asarray(p["tradeoff"]["fpr"]) >= floor
+    assert np.allclose(ceil.y, np.asarray(p["tradeoff"]["tpr"])[keep]) and min(ceil.x) >= floor
+    b = statement.for_point(p)
+    for r in b["epsilon_at_delta"]:
+        assert f"{r['epsilon_pld']:.2f} at δ = " in ceil.name
+    assert "1/n (n = 80)" in ceil.name and f"μ ≈ {b['mu']['value']:.2f}" in ceil.name
+    assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0  # below the plot: phones
+
+
+def test_points_without_a_curve_fall_back_to_the_epsilon_delta_ceiling_and_baseline_has_none():
+    fig = figs.roc_chart(_point(tradeoff=False))
+    assert [t.meta for t in fig.data].count("ceiling") == 1
+    assert "(ε, δ) ceiling at ε = 1.98" in _by_meta(fig)["ceiling"].name
+    base = {**_point(tradeoff=False), "epsilon": None, "epsilon_spent": None}
+    assert "ceiling" not in [t.meta for t in figs.roc_chart(base).data]
+
+
+def test_given_block_is_used_as_is():
+    p = _point()
+    b = statement.for_point(p)
+    b["epsilon_at_delta"][0]["epsilon_pld"] = 0.123456
+    assert "0.12 at δ" in _by_meta(figs.roc_chart(p, block=b))["ceiling"].name
