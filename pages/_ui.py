@@ -164,8 +164,28 @@ def state(key: str, default):
 
     Every page holds its own state this way: ``step = state("dif_step", 1)``; change it by assigning
     ``st.session_state[key]`` (in a button branch or a callback). Widgets take their defaults from
-    ``value=from_url(key, default)`` instead, so a shared link can set them.
+    ``value=from_url(key, default)`` instead, so a shared link can set them, or, when a callback also sets
+    them or a run may not draw them, from :func:`widget_state`.
     """
     if key not in st.session_state:
         st.session_state[key] = default
     return st.session_state[key]
+
+
+def widget_state(defaults: dict, *, shared=(), options: dict | None = None, ranges: dict | None = None) -> None:
+    """Give these widgets their defaults and keep their values through runs that do not draw them.
+
+    For widgets whose value the page or a callback also sets (a new column resets its bounds, a new
+    dataset its hyper-parameters) or that a run may leave undrawn (waiting for an upload, a field shown for
+    one mode only): Streamlit forgets the state of a widget a run did not draw, and the browser would then show
+    the widget's blank default instead of ours. Call it once near the top of the page, before the widgets,
+    with every such key; those widgets take no ``value=``/``index=`` (their value lives in session state).
+    Keys in ``shared`` start from the shared link when this session has none yet, validated like
+    :func:`from_url` (``options[key]``: the choices; ``ranges[key]``: the widget's ``(min, max)``).
+    """
+    options, ranges = options or {}, ranges or {}
+    for key, default in defaults.items():
+        if key in shared and key not in st.session_state:  # a link never asks for more than the widget allows
+            lo, hi = ranges.get(key, (None, None))
+            default = from_url(key, default, options.get(key), lo=lo, hi=hi)
+        st.session_state[key] = st.session_state.get(key, default)  # re-assigned: kept while not drawn

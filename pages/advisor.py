@@ -8,7 +8,7 @@ from dpcore import advise as adv
 from dpcore import sweep, textsafe
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
-from pages._ui import chart, from_url, guarded, share_in_url
+from pages._ui import chart, from_url, guarded, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
 RISKS = {"tpr": "Membership: TPR at a given FPR", "posterior": "Posterior belief from a prior",
@@ -94,9 +94,7 @@ def _solve(mechanism, risk, utility, delta, sample_rate, steps):
     return out
 
 
-res = guarded(_solve, mechanism, risk, utility, delta, sample_rate, steps)
-if res is None:
-    st.stop()
+res = required(_solve, mechanism, risk, utility, delta, sample_rate, steps)
 
 st.subheader("Answer")
 lo, hi = res["epsilon_range"]

@@ -11,7 +11,8 @@ from dpcore.noise import view as noise_page
 from dpcore.noise.composition import basic_composition
 from dpcore.noise.interpret import privacy_level
 from dpcore.noise.release import release_answer
-from pages._ui import chart, from_url, guarded, not_private, share_in_url, table_downloads
+from pages._ui import (chart, from_url, guarded, not_private, required, share_in_url, state, table_downloads,
+                       widget_state)
 
 SIM_DRAWS = 100_000  # simulated on the server; only a 120-bin histogram goes to the browser
 SIM_SEED = 0  # the simulation is a picture: seeded so the cache never freezes a real release
@@ -67,9 +68,9 @@ st.caption(
 )
 
 # --- the query ------------------------------------------------------------------------------------------
-st.session_state.setdefault("noise_column", "age")
-if "noise_lower" not in st.session_state:
-    _reset_bounds()
+# Column and bounds live in session state (a new column resets its bounds) and are kept while a count is shown.
+widget_state({"noise_column": "age", "noise_lower": datasets.PUBLIC_BOUNDS["age"][0],
+              "noise_upper": datasets.PUBLIC_BOUNDS["age"][1]})
 
 st.subheader("1 · Choose a query and a mechanism")
 q1, q2, q3 = st.columns([2, 1, 1])
@@ -128,25 +129,17 @@ if kind == "custom":
     value, sensitivity, integer, unit = value_in, sens_in, False, "units of the answer"
     what = "custom value"
 else:
-    if guarded(_data, n_in) is None:
-        st.stop()
-    answer = guarded(_query, int(n_in), kind, column, lower, upper)
-    if answer is None:
-        st.stop()
+    answer = required(_query, int(n_in), kind, column, lower, upper)
     value, sensitivity, integer = answer.true_value, answer.sensitivity, answer.integer
     unit = "patients" if kind == "count" else COLUMNS[column]
     what = answer.description
 
 x_title = f"released answer ({unit})"
 # View and figures: one process-wide cache shared by every viewer (dpcore.figures.noise.page_view).
-shown = guarded(figs.page_view, mechanism, float(epsilon), None if delta is None else float(delta),
-                float(sensitivity), float(value), draws=SIM_DRAWS, seed=SIM_SEED, grid_points=GRID_POINTS,
-                x_title=x_title, unit=unit)
-if shown is None:
-    st.stop()
-view, charts = shown
+view, charts = required(figs.page_view, mechanism, float(epsilon), None if delta is None else float(delta),
+                        float(sensitivity), float(value), draws=SIM_DRAWS, seed=SIM_SEED,
+                        grid_points=GRID_POINTS, x_title=x_title, unit=unit)
 spec = view.spec
-
 
 
 def _u(x: float, sign: str = "") -> str:
@@ -233,7 +226,7 @@ st.markdown("Each press draws **one** answer through the safe release path (diff
             + ("; a count with Laplace uses the integer geometric mechanism" if integer and mechanism == "laplace"
                else "") + "). "
             "Every release spends ε again: releasing the same answer k times costs k·ε.")
-releases = st.session_state.setdefault("noise_releases", [])
+releases = state("noise_releases", [])
 r1, r2 = st.columns([1, 1])
 if r1.button("Release one answer", key="noise_release", type="primary", icon=":material/lock:"):
     out = guarded(release_answer, value, mechanism=mechanism, epsilon=spec.epsilon, delta=spec.delta,

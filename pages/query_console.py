@@ -9,7 +9,7 @@ from dpcore.noise import composition, mechanisms
 from dpcore.noise.charge import Charge
 from dpcore.queries import answering, fingerprint, ledger, model
 from dpcore.textsafe import md
-from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
+from pages._ui import chart, guarded, required, share_in_url, table_downloads, widget_state
 
 SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
@@ -21,17 +21,12 @@ DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, 
             "qc_mech": "laplace", "qc_eps": 0.1, "qc_delta": 1e-7, "qc_dprime": 1e-6, "qc_kmax": 100,
             "qc_admin": "", "qc_token": "", "qc_reset_total": 1.0, "qc_reset_reason": "", "qc_reset_confirm": False,
             "qc_reg_name": "", "qc_reg_similar": False}
-# Re-assign every widget's state each run: Streamlit forgets the state of widgets a run did not draw (e.g. while
-# waiting for an upload), and the browser would then show the widget's blank default instead of ours.
 SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps", "qc_mech", "qc_delta", "qc_lo", "qc_hi")  # never the analyst
 OPTIONS = {"qc_kind": list(KINDS), "qc_mech": list(mechanisms.QUERY_MECHANISMS), "qc_delta": DELTA_CHOICES}
 RANGES = {"qc_n": (limits.QUERY_CONSOLE_MIN_ROWS, limits.QUERY_CONSOLE_MAX_ROWS),
           "qc_seed": (0, limits.QUERY_CONSOLE_SEED_MAX), "qc_eps": (0.0, limits.QUERY_EPSILON_MAX)}
-for _k, _v in DEFAULTS.items():
-    if _k in SHARED and _k not in st.session_state:  # a link never asks for more than the widget allows
-        _v = from_url(_k, _v, OPTIONS.get(_k), lo=RANGES.get(_k, (None,))[0],
-                      hi=RANGES.get(_k, (None, None))[1])
-    st.session_state[_k] = st.session_state.get(_k, _v)
+# Held in session state, not value=: callbacks set some, and a run waiting for an upload draws none of them.
+widget_state(DEFAULTS, shared=SHARED, options=OPTIONS, ranges=RANGES)
 if st.session_state["qc_kind"] not in KINDS:
     st.session_state["qc_kind"] = DEFAULTS["qc_kind"]
 _reset_note = st.session_state.pop("qc_reset_done", None)
@@ -151,9 +146,7 @@ if st.session_state.pop("qc_registered", None):
 st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · fingerprint "
            f"`{key[:12]}…` · columns: {', '.join(map(md, df.columns))}")
 
-status = guarded(ledger.status, analyst, key)
-if status is None:
-    st.stop()
+status = required(ledger.status, analyst, key)
 n_rows = info["n_rows"]
 if status["exists"]:
     budget = None

@@ -9,7 +9,7 @@ import streamlit as st
 from dpcore import sweep, training
 from dpcore.figures import training as figs
 from dpcore.jobs import display, registry, store, workers
-from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
+from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads, widget_state
 
 TARGET = registry.TRAIN
 GROUP = "train"
@@ -35,18 +35,22 @@ def _on_dataset() -> None:
     _apply_recommended()
 
 
+HYPER = ("epochs", "batch_size", "lr", "clip", "optimizer")  # pre-filled per dataset and model
+
+
 def _apply_recommended() -> None:
     """Pre-fill the hyper-parameters that work for the chosen dataset and model."""
     kind = st.session_state.get("tr_dataset", "breast_cancer")
     rec = training.recommended(kind, st.session_state["tr_model"])
-    for key in ("epochs", "batch_size", "lr", "clip", "optimizer"):
+    for key in HYPER:
         st.session_state[f"tr_{key}"] = rec[key]
 
 
-if "tr_epochs" not in st.session_state:
-    st.session_state["tr_dataset"] = "breast_cancer"
-    st.session_state["tr_model"] = "logreg"
-    _apply_recommended()
+# Held in session state, not value=: the dataset and model callbacks set the hyper-parameters, the advisor's
+# "open on the training page" sets the privacy fields, and the ε / σ field not shown keeps its value.
+widget_state({"tr_dataset": "breast_cancer", "tr_model": "logreg",
+              **{f"tr_{k}": training.recommended("breast_cancer", "logreg")[k] for k in HYPER},
+              "tr_privacy_mode": "target ε", "tr_eps": 1.0, "tr_sigma": 1.0, "tr_delta": 1e-5})
 
 acc_text = sweep.accuracy_text
 RELATION = "add/remove one record"
@@ -111,13 +115,13 @@ with st.container(border=True):
                         "standard deviation ÷ clip C): ε is computed.")
     epsilon = noise = None
     if how == "target ε":
-        epsilon = p2.number_input("Target ε", min_value=0.0, value=1.0, step=0.5, key="tr_eps", format="%.2f",
+        epsilon = p2.number_input("Target ε", min_value=0.0, step=0.5, key="tr_eps", format="%.2f",
                                   help=f"Privacy budget ({RELATION}, with the δ beside it): smaller = more "
                                        "private, more noise. 1 is strong, 8 is moderate.")
     else:
-        noise = p2.number_input("Noise multiplier σ", min_value=0.0, value=1.0, step=0.1, key="tr_sigma",
+        noise = p2.number_input("Noise multiplier σ", min_value=0.0, step=0.1, key="tr_sigma",
                                 format="%.2f")
-    delta = p3.number_input("δ", min_value=0.0, max_value=1.0, value=1e-5, format="%.0e", step=1e-6,
+    delta = p3.number_input("δ", min_value=0.0, max_value=1.0, format="%.0e", step=1e-6,
                             key="tr_delta", help="The small chance the ε guarantee may fail. Keep δ well below "
                                                  "1/n (n = training rows).")
     accountant = p4.selectbox("Accountant", ["prv", "rdp"], key="tr_accountant",
@@ -225,9 +229,7 @@ names = {j["id"]: f"{j['label']} · {j['id']}" for j in recent}
 pick_col, status_col = st.columns([4, 1], vertical_alignment="bottom")
 job_id = pick_col.selectbox("Run", ids, format_func=names.get, key="tr_pick")
 share_in_url("tr_pick")
-first = guarded(store.get, job_id, history=False)
-if first is None:
-    st.stop()
+first = required(store.get, job_id, history=False)
 STATUS_WORDS = {"queued": "queued", "running": "running", "done": "done", "failed": "failed",
                 "cancelled": "cancelled"}
 status_col.markdown(f"Status: **{STATUS_WORDS.get(first['status'], first['status'])}**")

@@ -88,3 +88,15 @@ def test_bad_query_inputs_in_ui(at):
     at.number_input(key="noise_sens").set_value(-1.0).run()
     assert any("sensitivity must be a finite number >= 0" in e for e in _errors(at))
     assert not at.exception
+
+
+def test_column_and_bounds_survive_a_count(at):
+    """The mean's column and bounds are kept while a count (which does not draw them) is shown."""
+    at.selectbox(key="noise_query").set_value("mean").run()
+    at.selectbox(key="noise_column").set_value("salary").run()
+    at.number_input(key="noise_upper").set_value(250_000.0).run()
+    at.selectbox(key="noise_query").set_value("count").run()
+    at.selectbox(key="noise_query").set_value("mean").run()
+    assert not at.exception
+    assert at.selectbox(key="noise_column").value == "salary"
+    assert at.number_input(key="noise_upper").value == 250_000.0

@@ -109,3 +109,16 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         assert "DP costs" in " ".join(h.value for h in again.subheader)
     finally:
         workers.shutdown_workers()
+
+
+def test_privacy_fields_keep_their_values_when_the_mode_switches(chdir_root):
+    at = open_page(PAGE)
+    at.radio(key="tr_privacy_mode").set_value("noise multiplier σ").run()
+    at.number_input(key="tr_sigma").set_value(2.5).run()
+    at.radio(key="tr_privacy_mode").set_value("target ε").run()
+    at.number_input(key="tr_eps").set_value(3.0).run()
+    at.radio(key="tr_privacy_mode").set_value("noise multiplier σ").run()
+    assert not at.exception
+    assert at.number_input(key="tr_sigma").value == 2.5
+    at.radio(key="tr_privacy_mode").set_value("target ε").run()
+    assert at.number_input(key="tr_eps").value == 3.0

@@ -56,3 +56,30 @@ def test_required_shows_one_message_and_stops_the_page_and_state_keeps_its_value
     assert not at.exception and [m.value for m in at.markdown] == ["value 7"]
     assert [e.value for e in at.error] == ["epsilon must be > 0; try 0.1-10"]
     assert at.session_state["runs"] == 2  # set to its default once, then kept
+
+
+def _widget_state_page():
+    import streamlit as st
+
+    from pages._ui import widget_state
+
+    widget_state({"n": 5, "word": "a"}, shared=("n",), ranges={"n": (1, 10)})
+    if st.session_state.get("show", True):
+        st.number_input("n", 1, 10, key="n")
+        st.text_input("word", key="word")
+
+
+def test_widget_state_keeps_values_through_runs_that_do_not_draw_the_widget_and_reads_links():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_widget_state_page)
+    at.query_params["n"] = "99"  # a link asking for more than the widget allows is clamped
+    at.run()
+    assert not at.exception and at.number_input(key="n").value == 10 and at.text_input(key="word").value == "a"
+    at.number_input(key="n").set_value(3).run()
+    at.text_input(key="word").set_value("kept").run()
+    at.session_state["show"] = False
+    at.run()  # neither widget drawn: Streamlit would forget them
+    at.session_state["show"] = True
+    at.run()
+    assert at.number_input(key="n").value == 3 and at.text_input(key="word").value == "kept"
