@@ -85,23 +85,20 @@ analyst = c1.text_input("Analyst name", key="qc_analyst",
                         help="The budget belongs to this name and the dataset. Names that read the same (case, "
                              "spaces, look-alike letters) share one budget. Links to this page never carry it.")
 source = c2.radio("Dataset", SOURCES, key="qc_source", horizontal=True)
-loaded = None
 if source == SOURCES[0]:
     s1, s2 = c3.columns(2)
     n = s1.number_input("Rows", min_value=limits.QUERY_CONSOLE_MIN_ROWS, max_value=limits.QUERY_CONSOLE_MAX_ROWS,
                         step=1000, key="qc_n")
     seed = s2.number_input("Seed", min_value=0, max_value=limits.QUERY_CONSOLE_SEED_MAX, step=1, key="qc_seed")
-    loaded = guarded(_medical, int(n), int(seed))
-    if loaded is not None:  # the built-in data is registered by the app itself (its content is fixed by code)
-        loaded = loaded if guarded(ledger.register_builtin, f"synthetic medical (n={int(n):,}, seed={int(seed)})",
-                                   loaded[1]) else None
+    df, identity = required(_medical, int(n), int(seed))
+    # the built-in data is registered by the app itself (its content is fixed by code)
+    required(ledger.register_builtin, f"synthetic medical (n={int(n):,}, seed={int(seed)})", identity)
 else:
     up = c3.file_uploader("CSV with a header row", type=["csv"], key="qc_upload")
     if up is None:
         st.info("Upload a CSV to query it, or switch back to the synthetic medical data.")
-    else:
-        loaded = guarded(_uploaded, up.getvalue())
-
+        st.stop()
+    df, identity = required(_uploaded, up.getvalue())
 
 
 def _admin_token() -> str | None:
@@ -130,11 +127,8 @@ def _register_upload(identity: dict) -> None:
                 st.rerun()
 
 
-if loaded is None:
-    st.stop()
-df, identity = loaded
 key = identity["fingerprint"]
-info = guarded(ledger.dataset_info, key)
+info = required(ledger.dataset_info, key)
 if info is None:
     st.warning("This upload is not a registered dataset, so it has no budget and cannot be queried. The data "
                "owner (admin) registers it once under a name; the same data uploaded again later (rows or columns "

@@ -218,3 +218,16 @@ def test_untrusted_names_are_shown_as_text_never_as_links_images_or_html(monkeyp
     assert any(r"HISTOGRAM\(\[x\]\(http" in t for t in shown)  # the question, escaped
     spec = at.get("plotly_chart")[0].proto.spec
     assert "&lt;b&gt;b&lt;" in spec and "<b>" not in spec  # chart title, axis and tick labels
+
+
+def test_a_fault_reading_the_registry_is_not_called_an_unregistered_dataset(monkeypatch):
+    import sqlite3
+
+    def broken(*a, **k):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(ledger, "dataset_info", broken)
+    at = open_page("pages/query_console.py")
+    assert not at.exception
+    assert len(at.error) == 1
+    assert not any("not a registered dataset" in w.value for w in at.warning)  # nor an admin form to register it
