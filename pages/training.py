@@ -208,7 +208,7 @@ if go_base:
     _submit({**params, "epsilon": None, "noise_multiplier": None})
 
 # ---------------------------------------------------------------------------------------------- one job
-recent = store.list_jobs(group=GROUP, limit=30)
+recent = required(store.list_jobs, group=GROUP, limit=30)
 if not recent:
     st.info("No training run yet. Press **Train DP + baseline** (a few seconds for breast cancer).")
     st.stop()

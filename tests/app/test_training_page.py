@@ -122,3 +122,11 @@ def test_privacy_fields_keep_their_values_when_the_mode_switches(chdir_root):
     assert at.number_input(key="tr_sigma").value == 2.5
     at.radio(key="tr_privacy_mode").set_value("target ε").run()
     assert at.number_input(key="tr_eps").value == 3.0
+
+
+def test_a_damaged_job_store_is_one_message(chdir_root, dp_home):
+    dp_home.mkdir(parents=True, exist_ok=True)
+    (dp_home / store.DB_NAME).write_bytes(b"garbage" * 1000)
+    at = open_page(PAGE)
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.error) == 1
