@@ -6,7 +6,7 @@ import streamlit as st
 from dpcore import statement, sweep
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import executors, workers
-from pages._ui import chart, from_url, guarded, share_in_url, table_downloads
+from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads
 
 D = sweep.SweepConfig()
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
@@ -80,7 +80,7 @@ with st.container(border=True):
                f"ε = {D.size_epsilon:g}. Sampling and noise come from a secure source and are never stored.")
 
 # ---------------------------------------------------------------------------------------- choose a sweep
-stored = sweep.list_sweeps()
+stored = required(sweep.list_sweeps)
 if not stored:
     st.info("No sweep yet. Press **Start sweep** to run the default demo (about two minutes on 2 cores).")
     st.stop()
@@ -97,9 +97,7 @@ share_in_url("pu_sweep")
 compare = cs2.multiselect("Compare with stored sweeps", [i for i in ids if i != sweep_id], format_func=names.get,
                           key="pu_compare")
 
-status0 = guarded(sweep.state, sweep_id)
-if status0 is None:
-    st.stop()
+status0 = required(sweep.state, sweep_id)
 if status0["status"] == "running":
     workers.ensure_workers(2)
 

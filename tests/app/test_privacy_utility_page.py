@@ -146,3 +146,16 @@ def test_page_shows_the_proved_epsilon_over_all_seeds(chdir_root, dp_home):
     at.select_slider(key="pu_point").set_value("baseline").run()
     base = sweep.baseline_summary(res)
     assert next(m for m in at.metric if m.label == "Proved ε ≥").value == f"{base['empirical_epsilon']:.2f}"
+
+
+
+def test_a_storage_fault_listing_sweeps_is_one_message(chdir_root, monkeypatch):
+    import sqlite3
+
+    def broken(*a, **k):  # e.g. a running sweep looked up in a damaged job store
+        raise sqlite3.DatabaseError("file is not a database")
+
+    monkeypatch.setattr(sweep, "list_sweeps", broken)
+    at = open_page(PAGE)
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.error) == 1
