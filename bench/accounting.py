@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore import accounting  # noqa: E402
+from dpcore.training import accounting  # noqa: E402
 
 RUNS = [(1 / 8, 80), (0.01, 1000)]  # (sample rate, steps): a small dataset's 10 epochs; 10 epochs at q = 1%
 

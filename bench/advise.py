@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore import accounting  # noqa: E402
+from dpcore.training import accounting  # noqa: E402
 from dpcore import advise as adv  # noqa: E402
 
 R = adv.RiskLimit

@@ -19,21 +19,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from dpcore import training  # noqa: E402
+from dpcore.training.config import BEST_GRAD_SAMPLE_MODE, TrainConfig  # noqa: E402
+from dpcore.training.data import load_split  # noqa: E402
+from dpcore.training.fused import FusedDPSGD  # noqa: E402
+from dpcore.training.models import batch_as_is, build_model, make_dataset  # noqa: E402
 
 DATA = {"logreg": "breast_cancer", "mlp": "medical", "cnn": "digits"}
 
 
-def loop_time(cfg: training.TrainConfig, split, steps: int, repeats: int = 9) -> float:
+def loop_time(cfg: TrainConfig, split, steps: int, repeats: int = 9) -> float:
     """Seconds per step: the best of `repeats` timings of `steps` steps (after a warm-up). The minimum
     is robust to other processes sharing the CPU."""
     torch.manual_seed(0)
-    model = training.build_model(cfg, split)
+    model = build_model(cfg, split)
     crit = torch.nn.CrossEntropyLoss()
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
-    ds = training._make_dataset(split.X_train, split.y_train)
+    ds = make_dataset(split.X_train, split.y_train)
     loader = torch.utils.data.DataLoader(ds, batch_size=cfg.batch_size, shuffle=True,
-                                         collate_fn=training._batch_as_is)
+                                         collate_fn=batch_as_is)
     fused = None
     if cfg.private and cfg.grad_sample_mode == "fused":
         from opacus.accountants import create_accountant
@@ -41,7 +44,7 @@ def loop_time(cfg: training.TrainConfig, split, steps: int, repeats: int = 9) ->
 
         loader = DPDataLoader.from_data_loader(loader)
         q = loader.sample_rate
-        fused = training.FusedDPSGD(model, 1.0, 1.0, int(len(ds) * q), torch.Generator().manual_seed(0))
+        fused = FusedDPSGD(model, 1.0, 1.0, int(len(ds) * q), torch.Generator().manual_seed(0))
         accountant = create_accountant("prv")
     elif cfg.private:
         from opacus import PrivacyEngine
@@ -91,18 +94,18 @@ def main(argv=None) -> None:
     torch.set_num_threads(1)
     print(f"{'model':8} {'dataset':14} {'mode':10} {'non-private ms':>15} {'DP ms':>8} {'ratio':>7}")
     for model in args.models.split(","):
-        base = training.TrainConfig(dataset=DATA[model], model=model, epsilon=None, batch_size=args.batch_size)
-        split = training.load_split(base)
+        base = TrainConfig(dataset=DATA[model], model=model, epsilon=None, batch_size=args.batch_size)
+        split = load_split(base)
         t_np = loop_time(base, split, args.steps)
         for mode in args.modes.split(","):
-            cfg = training.TrainConfig(dataset=DATA[model], model=model, noise_multiplier=1.0, epsilon=None,
+            cfg = TrainConfig(dataset=DATA[model], model=model, noise_multiplier=1.0, epsilon=None,
                                        batch_size=args.batch_size, grad_sample_mode=mode)
             try:
                 t_dp = loop_time(cfg, split, args.steps)
             except Exception as exc:  # noqa: BLE001 - a mode that does not support a layer
                 print(f"{model:8} {DATA[model]:14} {mode:10} {'':>15} {'n/a':>8} ({type(exc).__name__}: {exc})"[:160])
                 continue
-            chosen = " <- auto" if training.BEST_GRAD_SAMPLE_MODE.get(model) == mode else ""
+            chosen = " <- auto" if BEST_GRAD_SAMPLE_MODE.get(model) == mode else ""
             print(f"{model:8} {DATA[model]:14} {mode:10} {t_np * 1e3:15.3f} {t_dp * 1e3:8.3f} {t_dp / t_np:6.2f}x{chosen}")
 
 

@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from dpcore.training import TrainConfig, recommended, train  # noqa: E402
+from dpcore.training.config import TrainConfig, recommended  # noqa: E402
+from dpcore.training.loop import train  # noqa: E402
 
 
 def median_acc(dataset, model, epsilon, seeds, target=None):
@@ -25,7 +26,7 @@ def median_acc(dataset, model, epsilon, seeds, target=None):
         cfg = TrainConfig(dataset=dataset, model=model, epsilon=epsilon, seed=seed, target=target,
                           **recommended(dataset, model))
         last = train(cfg).metrics
-        accs.append(last["test_accuracy"])
+        accs.append(last.test_accuracy)
     return statistics.median(accs), accs, last
 
 
@@ -46,8 +47,8 @@ def main(argv=None):
         for eps in epsilons:
             med, accs, m = median_acc(dataset, model, eps, seeds, target)
             e = "none" if eps is None else f"{eps:g}"
-            extra = "" if eps is None else (f"{m['noise_multiplier']:6.2f} {m['epsilon_prv']:7.3f} {m['epsilon_rdp']:7.3f} "
-                                            f"{m['shortcut_epsilon']:8.3f}")
+            extra = "" if eps is None else (f"{m.noise_multiplier:6.2f} {m.epsilon_prv:7.3f} {m.epsilon_rdp:7.3f} "
+                                            f"{m.shortcut_epsilon:8.3f}")
             print(f"{dataset:14} {model:7} {e:>5} {med:10.3f}  {' '.join(f'{a:.3f}' for a in accs):18} {extra}",
                   flush=True)
 

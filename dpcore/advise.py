@@ -7,7 +7,7 @@ f(α) = the highest TPR any test reaches at FPR α:
 * ``tpr``: f(α) ≤ T at FPR α. Gaussian with μ = Δ/σ: f(α) = Φ(Φ⁻¹(α) + μ) (Dong, Roth & Su 2019), so
   σ ≥ Δ / (Φ⁻¹(T) − Φ⁻¹(α)); any pure ε-DP mechanism (Laplace, geometric): f(α) = min(e^ε·α, 1 − e^−ε·(1 − α)),
   so ε ≤ max(ln(T/α), ln((1 − α)/(1 − T))); DP-SGD: the PLD trade-off curve of
-  :func:`dpcore.accounting.privacy_profile`.
+  :func:`dpcore.training.accounting.privacy_profile`.
 * ``advantage``: max_α f(α) − α ≤ A. That maximum is the total-variation distance δ(0):
   2Φ(μ/2) − 1 (Gaussian), tanh(ε/2) (pure ε-DP), δ(ε = 0) of the PLD (DP-SGD).
 * ``posterior``: an attacker with prior p ends at most at P. Pure ε-DP: P ≤ e^ε·p/(1 − p + e^ε·p), so
@@ -272,7 +272,7 @@ def dpsgd_risk(noise_multiplier: float, sample_rate: float, steps: int, risk: Ri
     """The attack quantity a risk limit bounds, for DP-SGD, from the PLD (an upper bound): the worst-case TPR at
     α, the advantage δ(0), or the posterior bound at the ε of δ. ``coarse``: the fast coarse PLD (for searching;
     also an upper bound)."""
-    from . import accounting
+    from .training import accounting
     from .audit import roc_from_privacy_profile
 
     eps, dl = accounting.privacy_profile(noise_multiplier, sample_rate, steps, coarse=coarse)
@@ -292,7 +292,7 @@ def dpsgd_loss_tail(noise_multiplier: float, sample_rate: float, steps: int, eps
     """An upper bound on P[privacy loss > ε] for DP-SGD from its PLD profile (max over both directions):
     δ(ε′) = E[(1 − e^{ε′−L})₊] ≥ (1 − e^{ε′−ε})·P[L > ε] for any ε′ < ε; we take the profile's grid point ε′ at
     or below ε/2 (δ is decreasing, so its δ is at least δ(ε′))."""
-    from . import accounting
+    from .training import accounting
 
     eps, dl = accounting.privacy_profile(noise_multiplier, sample_rate, steps)
     i = max(int(np.searchsorted(eps, epsilon / 2, side="right")) - 1, 0)
@@ -596,7 +596,7 @@ def _conflict(out, risk, utility, e_min, e_max, sens, mech, *, sigma_min=None, s
 
 
 def _advise_dpsgd(out, risk, utility, d, sample_rate, steps):
-    from . import accounting
+    from .training import accounting
 
     curve = None
     if utility is not None:

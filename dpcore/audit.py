@@ -19,7 +19,7 @@ non-members even a perfect attack cannot certify more than :func:`max_certifiabl
 
 Ceilings: :func:`dp_roc_ceiling` (any (ε, δ)-DP algorithm), :func:`gaussian_tradeoff` and
 :func:`laplace_tradeoff` (exact, one release), :func:`roc_from_privacy_profile` (exact from a PLD's δ(ε);
-DP-SGD's is :func:`dpcore.accounting.dpsgd_tradeoff`).
+DP-SGD's is :func:`dpcore.training.accounting.dpsgd_tradeoff`).
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ def _deltas(n: int | None) -> list[float]:
 def dpsgd_block(noise_multiplier: float, sample_rate: float, steps: int, deltas, *, accountant: str | None = None,
                 tradeoff: dict | None = None) -> dict:
     """ε at each δ (PLD, and the run's own accountant), μ (CLT, an approximation) and the trade-off curve."""
-    from . import accounting, audit
+    from . import audit
+    from .training import accounting
 
     s, q, t = float(noise_multiplier), float(sample_rate), int(steps)
     rows = []
@@ -49,8 +50,8 @@ def dpsgd_block(noise_multiplier: float, sample_rate: float, steps: int, deltas,
                "kind": "Gaussian-DP μ by the central limit theorem (Bu et al. 2020): an approximation, not a bound"},
         "tradeoff": {"fpr": list(curve["fpr"]), "tpr": list(curve["tpr"]),
                      "source": "dp_accounting PLD (pessimistic): no attack's ROC lies above it"},
-        "recompute": {"epsilon_pld": "dpcore.accounting.pld_epsilon(noise_multiplier, sample_rate, steps, delta)",
-                      "tradeoff": "dpcore.accounting.dpsgd_tradeoff(noise_multiplier, sample_rate, steps, fpr)",
+        "recompute": {"epsilon_pld": "dpcore.training.accounting.pld_epsilon(noise_multiplier, sample_rate, steps, delta)",
+                      "tradeoff": "dpcore.training.accounting.dpsgd_tradeoff(noise_multiplier, sample_rate, steps, fpr)",
                       "inputs": {"noise_multiplier": s, "sample_rate": q, "steps": t}},
     }
 
@@ -238,7 +239,7 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
     profile = [(basic[0], basic[1])] + [(r["epsilon"], r["delta"]) for r in rows if r["epsilon"] is not None]
     import numpy as np
 
-    from .accounting import TRADEOFF_FPR
+    from .training.accounting import TRADEOFF_FPR
 
     fpr = np.asarray(TRADEOFF_FPR)
     out["tradeoff"] = {"fpr": fpr.tolist(),
@@ -280,7 +281,7 @@ def _close(a, b, rel=_TOL) -> bool:
 
 def verify(st: dict) -> list[str]:
     """Recompute every number of a statement from its own inputs; returns the mismatches (empty = checks out)."""
-    from . import accounting
+    from .training import accounting
     from .noise import composition
 
     bad = []

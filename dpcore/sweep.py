@@ -1,7 +1,7 @@
 """Privacy–utility sweeps: train one model per (ε, seed) plus the non-private baseline, attack each one.
 
 A sweep is a group of background jobs (:mod:`dpcore.jobs.store`), one per point, each running
-:func:`run_point`: train with :func:`dpcore.training.train`, run the membership-inference attacks of
+:func:`run_point`: train with :func:`dpcore.training.loop.train`, run the membership-inference attacks of
 :mod:`dpcore.mia` on members (training rows) and as many held-out non-members, and — for DP points — the
 empirical ε audit of :mod:`dpcore.audit`. The sweep's own record (config, job ids, and once finished
 the points) lives in ``$DP_EXPLORER_HOME/sweeps/<id>.json``, written atomically, so a finished sweep
@@ -32,7 +32,6 @@ import math
 import re
 import secrets
 import time
-import warnings
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -41,9 +40,8 @@ from . import audit, mia, storage
 from .errors import DPError
 from .jobs.registry import SWEEP_POINT
 from .serialize import dumps
+from .training.config import REPRODUCIBLE_LABEL
 from .validation import check_delta, check_epsilon, check_positive_int
-
-REPRODUCIBLE_LABEL = "reproducible noise: not a DP release"  # = training.REPRODUCIBLE_LABEL (no torch import)
 
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_CANARIES = 300
@@ -133,13 +131,11 @@ class SweepConfig:
             raise DPError(f"reproducible_noise must be true or false, got {self.reproducible_noise!r}")
         out = replace(self, epsilons=eps, seeds=seeds, attacks=attacks, shadows=shadows, size_fractions=fracs,
                       size_epsilon=size_eps, canaries=int(self.canaries))
-        from . import training  # the training settings must be valid before any job is queued
+        from .training.config import TrainConfig, check_batch_size  # valid before any job is queued
 
-        tc = training.TrainConfig.from_dict(out.train_dict(eps[0], 0))
+        tc = TrainConfig.from_dict(out.train_dict(eps[0], 0))
         n = out.n_rows()
-        if tc.batch_size > n:
-            raise DPError(f"batch size {tc.batch_size} is larger than the {n} training rows; use at most {n} "
-                          f"(e.g. {max(1, n // 8)})")
+        check_batch_size(tc.batch_size, n)
         # Small data (a custom train_size): at most a quarter of the rows become canaries, and size fractions
         # too small to fill one batch are left out of the control; the sweep record shows what ran.
         canaries = min(out.canaries, n // 4)
@@ -152,9 +148,10 @@ class SweepConfig:
 
     def n_rows(self) -> int:
         """Training rows of one point (before canaries), from the data itself."""
-        from . import training
+        from .training.config import TrainConfig
+        from .training.data import load_split
 
-        return training.load_split(training.TrainConfig.from_dict(self.train_dict(None, 0))).n_train
+        return load_split(TrainConfig.from_dict(self.train_dict(None, 0))).n_train
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -176,7 +173,7 @@ class SweepConfig:
         return cls(**d).validate()
 
     def train_dict(self, epsilon: float | None, seed: int) -> dict:
-        """The training.TrainConfig fields for one point (None epsilon = the non-private baseline)."""
+        """The dpcore.training.config.TrainConfig fields for one point (None epsilon = the non-private baseline)."""
         d = {"dataset": self.dataset, "model": self.model, "epsilon": epsilon, "delta": self.delta,
              "epochs": self.epochs, "batch_size": self.batch_size, "lr": self.lr, "clip": self.clip,
              "accountant": self.accountant, "seed": seed, "device": self.device,
@@ -219,7 +216,7 @@ class SweepConfig:
 def _shadow_fit(params: dict, cfg, split, should_stop=None):
     """How LiRA's shadow models are trained.
 
-    "same" (default): :func:`dpcore.training.train` with the target's own config (model, epochs, lr, and
+    "same" (default): :func:`dpcore.training.loop.train` with the target's own config (model, epochs, lr, and
     DP-SGD at the same ε if the target is DP) on each random half of the pool — faithful, one training per
     shadow. "sklearn": a scikit-learn stand-in of the same architecture and epochs, trained non-privately;
     its confidences are distributed differently from the target's, which hurts online LiRA (measured on the
@@ -228,7 +225,7 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
     if params.get("shadow_trainer", "sklearn") == "same":
         import dataclasses
 
-        from . import training
+        from .training.loop import train
 
         def fit(X, y, seed):
             sub = dataclasses.replace(split, X_train=np.ascontiguousarray(X, np.float32),
@@ -236,7 +233,7 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
                                       y_test=split.y_test[:8])
             c = dataclasses.replace(cfg, seed=int(seed) % (2**31), train_size=None,
                                     batch_size=min(cfg.batch_size, len(y)))
-            res = training.train(c, should_stop=should_stop, split=sub)
+            res = train(c, should_stop=should_stop, split=sub)
             return res.predict_proba
 
         return fit
@@ -295,16 +292,14 @@ def _one_run_bound(scores, included, delta: float) -> dict:
 
 def run_point(params: dict, ctx=None) -> dict:
     """Job target: train one model (with canaries), attack it, audit it. Returns the point dict (JSON-able)."""
-    import torch
+    from .training.config import TrainConfig, noise_fields
+    from .training.data import load_split
+    from .training.job import train_in_job
 
-    from . import training
-
-    torch.set_num_threads(1)
     t0 = time.perf_counter()
-    cfg = training.TrainConfig.from_dict(params["train"])
-    cfg.validate()
+    cfg = TrainConfig.from_dict(params["train"])
     seed = int(params.get("seed", 0))
-    split = training.load_split(cfg)
+    split = load_split(cfg)
     n_canaries = int(params.get("canaries", 0) or 0)
     canaries = make_canaries(split, n_canaries, seed, reproducible=cfg.reproducible_noise) if n_canaries else None
 
@@ -314,16 +309,7 @@ def run_point(params: dict, ctx=None) -> dict:
             ctx.progress(**{**keep, "phase": "train"})
 
     stop = (lambda: ctx.cancelled()) if ctx is not None else None
-    try:
-        with warnings.catch_warnings():
-            # Opacus's per-step hook notices would flood the worker log; they do not change the result.
-            warnings.simplefilter("ignore", UserWarning)
-            res = training.train(cfg, progress=report, should_stop=stop,
-                                 split=canaries.add_to(split) if canaries is not None else split)
-    except training.TrainingCancelled:
-        if ctx is not None and hasattr(ctx, "check_cancelled"):
-            ctx.check_cancelled()
-        raise
+    res = train_in_job(cfg, ctx, split=canaries.add_to(split) if canaries is not None else split, progress=report)
     t_train = time.perf_counter() - t0
     if ctx is not None:
         ctx.progress(phase="attack")
@@ -342,7 +328,7 @@ def run_point(params: dict, ctx=None) -> dict:
         k = canaries.included
         results[CANARY_ATTACK] = {**mia.attack_metrics(mia.roc(c_scores[k], c_scores[~k])),
                                   "records": "canaries (mislabelled training images)"}
-    m = dict(res.metrics)
+    m = res.metrics.to_dict()
     eps_spent = m.get("epsilon")
     point = {
         "epsilon": params["train"].get("epsilon"),
@@ -365,7 +351,7 @@ def run_point(params: dict, ctx=None) -> dict:
                                                    "included": int(canaries.included.sum())},
         "train_seconds": round(t_train, 3),
         "seconds": None,
-        **training.noise_fields(cfg),
+        **noise_fields(cfg),
     }
     delta = float(point["delta"] or params["train"]["delta"])
     if canaries is not None:
@@ -384,7 +370,7 @@ def run_point(params: dict, ctx=None) -> dict:
         sigma, q, steps = float(point["noise_multiplier"]), float(point["sample_rate"]), int(point["steps"])
         point["gdp_mu"] = audit.gdp_mu(sigma, q, steps)
         # the worst-case ROC from the same privacy-loss distribution as the tight ε (issue 11.9)
-        from . import accounting
+        from .training import accounting
 
         point["epsilon_pld"] = accounting.pld_epsilon(sigma, q, steps, delta)
         point["tradeoff"] = {**accounting.dpsgd_tradeoff(sigma, q, steps), "noise_multiplier": sigma,

@@ -6,9 +6,12 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dpcore import sweep, training
+from dpcore import sweep
 from dpcore.figures import training as figs
 from dpcore.jobs import display, registry, store, workers
+from dpcore.training.config import MEDICAL_TARGETS, OPTIMIZERS, TrainConfig, recommended
+from dpcore.training.data import release_uploads, save_upload, upload_columns
+from dpcore.training.job import baseline_params, preflight
 from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads, widget_state
 
 TARGET = registry.TRAIN
@@ -41,7 +44,7 @@ HYPER = ("epochs", "batch_size", "lr", "clip", "optimizer")  # pre-filled per da
 def _apply_recommended() -> None:
     """Pre-fill the hyper-parameters that work for the chosen dataset and model."""
     kind = st.session_state.get("tr_dataset", "breast_cancer")
-    rec = training.recommended(kind, st.session_state["tr_model"])
+    rec = recommended(kind, st.session_state["tr_model"])
     for key in HYPER:
         st.session_state[f"tr_{key}"] = rec[key]
 
@@ -49,7 +52,7 @@ def _apply_recommended() -> None:
 # Held in session state, not value=: the dataset and model callbacks set the hyper-parameters, the advisor's
 # "open on the training page" sets the privacy fields, and the ε / σ field not shown keeps its value.
 widget_state({"tr_dataset": "breast_cancer", "tr_model": "logreg",
-              **{f"tr_{k}": training.recommended("breast_cancer", "logreg")[k] for k in HYPER},
+              **{f"tr_{k}": recommended("breast_cancer", "logreg")[k] for k in HYPER},
               "tr_privacy_mode": "target ε", "tr_eps": 1.0, "tr_sigma": 1.0, "tr_delta": 1e-5})
 
 acc_text = sweep.accuracy_text
@@ -59,7 +62,7 @@ RELATION = "add/remove one record"
 def _release_uploads() -> None:
     """Uploads no queued or running job needs are deleted (finished, cancelled or deleted jobs keep none)."""
     try:
-        training.release_uploads()
+        release_uploads()
     except Exception:  # noqa: BLE001 - housekeeping must never break the page
         pass
 
@@ -88,12 +91,12 @@ with st.container(border=True):
                          on_change=_apply_recommended)
     dataset, target, upload_bytes = kind, None, None
     if kind == "medical":
-        target = c3.selectbox("Predict", list(training.MEDICAL_TARGETS), key="tr_target",
+        target = c3.selectbox("Predict", list(MEDICAL_TARGETS), key="tr_target",
                               help="has_rare_disease: ~2% positives (accuracy is misleading); diagnosis: 6 classes")
     elif kind == "csv":
         up = c3.file_uploader("CSV file", type=["csv"], key="tr_csv")
         if up is not None:
-            cols = guarded(training.upload_columns, up.getvalue())  # validated in memory: nothing on disk yet
+            cols = guarded(upload_columns, up.getvalue())  # validated in memory: nothing on disk yet
             if cols:
                 upload_bytes = up.getvalue()
                 dataset = "csv:(upload)"
@@ -135,7 +138,7 @@ with st.container(border=True):
     lr = h3.number_input("Learning rate", min_value=0.0, key="tr_lr", format="%.3f", step=0.01)
     clip = h4.number_input("Clip C", min_value=0.0, key="tr_clip", format="%.2f", step=0.1,
                            help="Max L2 norm of each example's gradient: how far one record can move the model.")
-    optimizer = h5.selectbox("Optimizer", list(training.OPTIMIZERS), key="tr_optimizer")
+    optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer")
     seed = h6.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed",
                            help="Fixes the data split and starting weights only; sampling and noise stay secret.")
     train_size = h7.number_input("Training rows (0 = all)", 0, 1_000_000, 0, key="tr_train_size")
@@ -157,7 +160,7 @@ def _with_upload(p: dict) -> dict | None:
     if upload_bytes is None:
         st.error("Upload a CSV file first.")
         return None
-    path = guarded(training.save_upload, upload_bytes)
+    path = guarded(save_upload, upload_bytes)
     return None if path is None else {**p, "dataset": f"csv:{path}"}
 
 
@@ -171,8 +174,8 @@ def _submit(p: dict, show: bool = True, with_baseline: bool = False) -> None:
     p = _with_upload(p)
     if p is None:
         return
-    cfg = guarded(training.TrainConfig.from_dict, p)
-    if cfg is None or guarded(training.preflight, cfg) is None:
+    cfg = guarded(TrainConfig.from_dict, p)
+    if cfg is None or guarded(preflight, cfg) is None:
         _release_uploads()  # a refused run keeps nothing on disk
         return
     job_id = guarded(store.submit, TARGET, cfg.to_dict(), group=GROUP, label=_label(cfg))
@@ -190,7 +193,7 @@ def _submit(p: dict, show: bool = True, with_baseline: bool = False) -> None:
 def _find_baseline(params: dict, statuses=("done",)) -> dict | None:
     """The newest non-private baseline with the same model, split and epochs, in one of ``statuses``."""
     try:
-        want = training.baseline_params(params)
+        want = baseline_params(params)
     except Exception:  # noqa: BLE001 - an old or foreign job
         return None
     for j in store.list_jobs(group=GROUP, limit=100):
@@ -315,7 +318,7 @@ def _show_finished(job: dict, twin: dict | None) -> None:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
         if not bm and (twin is None or twin["status"] not in ACTIVE):
             if st.button("Train the matching non-private baseline", key="tr_train_pair", icon=":material/lock_open:"):
-                _submit(training.baseline_params(job["params"]), show=False)  # stay here: compare when done
+                _submit(baseline_params(job["params"]), show=False)  # stay here: compare when done
                 st.rerun(scope="app")
     elif private:  # diffprivlib
         k3.metric("ε (pure, diffprivlib)", _fmt(m.get("epsilon")), help=f"δ = 0, {RELATION}.")

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import sys
 
-from .. import training
 from ..errors import DPError
 from ..serialize import check_json_path, write_json
+from ..training.config import GRAD_SAMPLE_MODES, MODELS, OPTIMIZERS, TrainConfig, recommended
+from ..training.job import preflight
 
 
 def _epsilon(text: str):
@@ -35,7 +36,7 @@ def register(sub) -> None:
     p.add_argument("--dataset", required=True,
                    help="medical, breast_cancer, digits, csv:PATH or mnist:PATH (a local keras mnist.npz)")
     p.add_argument("--target", default=None, help="label column: medical has_rare_disease|diagnosis; csv: a column")
-    p.add_argument("--model", required=True, choices=list(training.MODELS), help="model to train")
+    p.add_argument("--model", required=True, choices=list(MODELS), help="model to train")
     p.add_argument("--epsilon", required=True, type=_epsilon,
                    help="target ε (noise calibrated for the planned steps), or 'none' (non-private, or with "
                         "--noise-multiplier: ε is computed)")
@@ -45,7 +46,7 @@ def register(sub) -> None:
     p.add_argument("--batch-size", type=int, default=None, help="expected batch size (Poisson sampling)")
     p.add_argument("--lr", type=float, default=None, help="learning rate")
     p.add_argument("--clip", type=float, default=None, help="max per-sample gradient norm C")
-    p.add_argument("--optimizer", choices=list(training.OPTIMIZERS), default=None, help="sgd or adam")
+    p.add_argument("--optimizer", choices=list(OPTIMIZERS), default=None, help="sgd or adam")
     p.add_argument("--accountant", choices=["prv", "rdp"], default="prv", help="privacy accountant (default prv)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the data split and initial weights (sampling and noise stay secret)")
@@ -53,7 +54,7 @@ def register(sub) -> None:
                    help="draw sampling and noise from --seed too (tests/teaching): NOT a DP release")
     p.add_argument("--train-size", type=int, default=None, help="use only this many training rows")
     p.add_argument("--hidden", type=int, default=None, help="hidden units of the mlp (default 32)")
-    p.add_argument("--grad-sample-mode", default="auto", choices=list(training.GRAD_SAMPLE_MODES),
+    p.add_argument("--grad-sample-mode", default="auto", choices=list(GRAD_SAMPLE_MODES),
                    help="per-sample gradient mode (default: fastest measured for the model)")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                    help="auto = a CUDA GPU when present, else CPU; cuda without one is an error (default auto)")
@@ -63,7 +64,7 @@ def register(sub) -> None:
 
 
 def params_from_args(args) -> dict:
-    rec = training.recommended(args.dataset, args.model)
+    rec = recommended(args.dataset, args.model)
     params = {"dataset": args.dataset, "target": args.target, "model": args.model, "epsilon": args.epsilon,
               "delta": args.delta, "noise_multiplier": args.noise_multiplier, "accountant": args.accountant,
               "seed": args.seed, "train_size": args.train_size, "grad_sample_mode": args.grad_sample_mode,
@@ -79,7 +80,7 @@ def params_from_args(args) -> dict:
         from ..jobs.executors import resolve_device
 
         resolve_device("cuda")
-    return training.TrainConfig.from_dict(params).to_dict()  # validates: bad input fails here, before a job
+    return TrainConfig.from_dict(params).to_dict()  # validates: bad input fails here, before a job
 
 
 def run(args):
@@ -87,7 +88,7 @@ def run(args):
 
     check_json_path(args.json_out)  # a bad --json target fails now, not after the run
     params = params_from_args(args)
-    training.preflight(params)  # bad data / target / batch size: one clear line, before any job exists
+    preflight(params)  # bad data / target / batch size: one clear line, before any job exists
     label = f"{params['model']} on {params['dataset']} " + (
         f"ε={params['epsilon']:g}" if params["epsilon"] is not None
         else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private"))

@@ -127,7 +127,8 @@ def statement_tradeoff_chart(st: dict) -> go.Figure:
 
 def advice_tradeoff_chart(result: dict) -> go.Figure:
     """The recommended setting's worst-case ROC with the risk limit's point (TPR limit at its FPR)."""
-    from .. import accounting, audit
+    from .. import audit
+    from ..training import accounting
 
     fpr = np.geomspace(FPR_MIN, 1, 121)
     mech = result["mechanism"]

@@ -25,7 +25,7 @@ _BY_PATH: dict[str, str] = {}   # "dpcore.module:function" -> registered name
 
 
 def register(name: str, path: str) -> str:
-    """Name a job function: ``register("train", "dpcore.training:run_job")``; returns the name.
+    """Name a job function: ``register("train", "dpcore.training.job:run_job")``; returns the name.
 
     Nothing is imported here (the worker imports the function when it runs a job). Registering the
     same pair twice is harmless; a name or function registered twice differently is a JobError.
@@ -41,7 +41,7 @@ def register(name: str, path: str) -> str:
     return name
 
 
-TRAIN = register("train", "dpcore.training:run_job")
+TRAIN = register("train", "dpcore.training.job:run_job")
 SWEEP_POINT = register("sweep.point", "dpcore.sweep:run_point")
 RAY = register("ray", "dpcore.jobs.executors:ray_job")
 DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests and benchmarks
@@ -52,6 +52,7 @@ del _fn
 # Old "dpcore.module:function" paths that stored rows may hold -> the registered name that runs them now.
 MOVED: dict[str, str] = {
     "dpcore.executors:ray_job": RAY,  # dpcore/executors.py moved into dpcore/jobs/
+    "dpcore.training:run_job": TRAIN,  # dpcore/training.py became the dpcore/training/ package
     **{f"dpcore.demo_jobs:{fn}": f"demo.{fn}" for fn in DEMOS},  # dpcore/demo_jobs.py moved into dpcore/jobs/
 }
 

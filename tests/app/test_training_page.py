@@ -63,7 +63,7 @@ def test_queued_job_shows_progress_and_cancels(chdir_root, monkeypatch):
 
 
 def test_mnist_path_outside_the_data_folder_is_one_message(chdir_root, monkeypatch, tmp_path):
-    from dpcore import training
+    from dpcore.training.data import MNIST_NOT_USABLE
 
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
     at = open_page(PAGE)
@@ -73,7 +73,7 @@ def test_mnist_path_outside_the_data_folder_is_one_message(chdir_root, monkeypat
         at.text_input(key="tr_mnist_path").set_value(path).run()
         at.button(key="tr_train_dp").click().run()
         assert not at.exception
-        assert [e.value for e in at.error] == [training.MNIST_NOT_USABLE]
+        assert [e.value for e in at.error] == [MNIST_NOT_USABLE]
     assert store.list_jobs() == []
 
 

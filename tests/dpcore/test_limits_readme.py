@@ -60,8 +60,8 @@ def test_mib_in_messages():
 
 
 def test_model_size_mirrors_training():
-    """dpcore.training owns the model-size checks (read as text: importing it loads torch)."""
-    src = (ROOT / "dpcore" / "training.py").read_text()
+    """dpcore.training.config owns the model-size checks (read as text: importing it loads torch)."""
+    src = (ROOT / "dpcore" / "training" / "config.py").read_text()
     for name, value in (("MAX_PARAMS", limits.MODEL_MAX_PARAMS), ("MAX_HIDDEN", limits.MODEL_MAX_HIDDEN)):
         m = re.search(rf"^{name}\s*=\s*([\w.]+)", src, re.M)
         if m and m.group(1).replace("_", "").isdigit():

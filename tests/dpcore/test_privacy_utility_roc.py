@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from dpcore import accounting, statement
+from dpcore import statement
+from dpcore.training import accounting
 from dpcore.figures import privacy_utility as figs
 
 

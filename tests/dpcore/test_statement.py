@@ -115,7 +115,7 @@ def test_statement_cli(capsys, tmp_path):
 
 
 def _point(lower_bound=0.3, max_certifiable=2.1, attack="canary"):
-    from dpcore import accounting
+    from dpcore.training import accounting
 
     p = {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "test_accuracy": 0.8, "n_train": 80,
          "noise_multiplier": 1.2, "sample_rate": 0.5, "steps": 20, "accountant": "prv",
@@ -127,7 +127,8 @@ def _point(lower_bound=0.3, max_certifiable=2.1, attack="canary"):
 
 
 def test_point_block_states_epsilon_at_three_deltas_mu_and_its_own_curve():
-    from dpcore import accounting, audit
+    from dpcore import audit
+    from dpcore.training import accounting
 
     p = _point()
     b = statement.for_point(p)

@@ -91,9 +91,10 @@ def test_default_config_has_the_demo_shape():
 
 
 def test_canaries_are_mislabelled_and_included_by_a_secret_coin():
-    from dpcore import training
+    from dpcore.training.config import TrainConfig
+    from dpcore.training.data import load_split
 
-    split = training.load_split(training.TrainConfig(dataset="digits", model="mlp", epsilon=None))
+    split = load_split(TrainConfig(dataset="digits", model="mlp", epsilon=None))
     a, b = sweep.make_canaries(split, 300, 0), sweep.make_canaries(split, 300, 0)
     assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)  # which records: public
     assert not np.array_equal(a.included, b.included)  # in or out: a fresh secret coin per run

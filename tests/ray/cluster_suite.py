@@ -45,7 +45,7 @@ def head():
            "--disable-usage-stats", f"--temp-dir={tmp}", "--system-config", json.dumps(SYSTEM_CONFIG)]
     starting = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # meanwhile (most of `ray start` is waiting): this process imports what the inline comparison run needs
-    from dpcore import training  # noqa: F401
+    from dpcore.training import job, loop  # noqa: F401
 
     out, _ = starting.communicate(timeout=90)
     assert starting.returncode == 0, out[-3000:]

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from dpcore import sweep, training
+from dpcore import sweep
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.training.config import TrainConfig
+from dpcore.training.loop import train
 from dpcore.jobs import executors, registry
 
 NO_CUDA = not executors.cuda_available()
@@ -20,18 +22,18 @@ def test_device_names_and_auto_on_this_machine():
     with pytest.raises(DPError, match="auto.*cpu.*cuda"):
         executors.resolve_device("gpu")
     with pytest.raises(DPError, match="unknown device"):
-        training.TrainConfig(device="tpu").validate()
+        TrainConfig(device="tpu")
     with pytest.raises(DPError, match="CPU only"):
-        training.TrainConfig(model="diffprivlib_logreg", device="cuda").validate()
+        TrainConfig(model="diffprivlib_logreg", device="cuda")
 
 
 @pytest.mark.skipif(not NO_CUDA, reason="this machine has a CUDA GPU")
 def test_cuda_without_a_gpu_is_a_clear_error(capsys):
     with pytest.raises(DPError, match="no CUDA GPU"):
         executors.resolve_device("cuda")
-    cfg = training.TrainConfig(dataset="breast_cancer", model="logreg", epochs=1, device="cuda")
+    cfg = TrainConfig(dataset="breast_cancer", model="logreg", epochs=1, device="cuda")
     with pytest.raises(DPError, match="no CUDA GPU"):
-        training.train(cfg)
+        train(cfg)
     # CLI: one line, exit 2, before anything is queued
     assert main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1",
                  "--device", "cuda"]) == 2
@@ -41,19 +43,19 @@ def test_cuda_without_a_gpu_is_a_clear_error(capsys):
 
 @pytest.mark.parametrize("model,epsilon", [("logreg", 2.0), ("mlp", None), ("diffprivlib_logreg", 2.0)])
 def test_device_is_recorded(model, epsilon):
-    cfg = training.TrainConfig(dataset="breast_cancer", model=model, epsilon=epsilon, epochs=1, device="auto")
-    res = training.train(cfg)
-    assert res.metrics["device"] == ("cpu" if NO_CUDA or model.startswith("diffprivlib") else "cuda")
+    cfg = TrainConfig(dataset="breast_cancer", model=model, epsilon=epsilon, epochs=1, device="auto")
+    res = train(cfg)
+    assert res.metrics.device == ("cpu" if NO_CUDA or model.startswith("diffprivlib") else "cuda")
 
 
 @pytest.mark.skipif(NO_CUDA, reason="no CUDA GPU on this machine (torch sees none); CUDA paths skipped")
 @pytest.mark.parametrize("model,mode", [("logreg", "fused"), ("mlp", "auto"), ("mlp", "hooks")])
 def test_cuda_training_paths(model, mode):  # pragma: no cover - runs only where a GPU is present
-    cfg = training.TrainConfig(dataset="breast_cancer", model=model, epsilon=2.0, epochs=2, device="cuda",
+    cfg = TrainConfig(dataset="breast_cancer", model=model, epsilon=2.0, epochs=2, device="cuda",
                                grad_sample_mode=mode)
-    res = training.train(cfg)
-    assert res.metrics["device"] == "cuda"
-    assert res.metrics["epsilon"] <= 2.0 + 1e-9
+    res = train(cfg)
+    assert res.metrics.device == "cuda"
+    assert res.metrics.epsilon <= 2.0 + 1e-9
     proba = res.predict_proba(res.split.X_test[:5])
     assert proba.shape[0] == 5 and abs(proba.sum(axis=1) - 1).max() < 1e-5
 

@@ -10,11 +10,11 @@ from dpcore.jobs import demo_jobs, executors, records, registry, runner, store, 
 
 
 def test_targets_are_named_through_the_registry():
-    assert registry.targets()["train"] == "dpcore.training:run_job"
+    assert registry.targets()["train"] == "dpcore.training.job:run_job"
     assert registry.targets()["sweep.point"] == "dpcore.sweep:run_point"
     assert registry.targets()["ray"] == "dpcore.jobs.executors:ray_job"
     assert registry.target_name("dpcore.sweep:run_point") == registry.SWEEP_POINT == "sweep.point"
-    assert registry.register("train", "dpcore.training:run_job") == "train"  # the same pair again is fine
+    assert registry.register("train", "dpcore.training.job:run_job") == "train"  # the same pair again is fine
     with pytest.raises(JobError, match="already registered"):
         registry.register("train", "dpcore.jobs.demo_jobs:echo")
     with pytest.raises(JobError, match="unknown job target"):
@@ -37,7 +37,7 @@ def test_every_old_path_resolves_to_the_function_its_name_runs(old, name):
 
 def test_old_paths_of_moved_modules_resolve_although_the_modules_are_gone():
     """No shims: the old modules do not exist; the one translation table runs their rows."""
-    for gone in ("dpcore.demo_jobs", "dpcore.executors", "dpcore.worker"):
+    for gone in ("dpcore.demo_jobs", "dpcore.executors", "dpcore.worker", "dpcore.accounting"):
         assert importlib.util.find_spec(gone) is None
     assert registry.resolve("dpcore.demo_jobs:sleep") is demo_jobs.sleep
     assert registry.resolve("dpcore.executors:ray_job") is executors.ray_job

@@ -6,7 +6,7 @@ import warnings
 import pytest
 from opacus.accountants import PRVAccountant, RDPAccountant
 
-from dpcore import accounting
+from dpcore.training import accounting
 from dpcore.errors import DPError
 
 

@@ -10,9 +10,16 @@ import numpy as np
 import pytest
 import torch
 
-from dpcore import accounting, training
-from dpcore.errors import DPError
-from dpcore.training import TrainConfig
+from dpcore.errors import Cancelled, DPError
+from dpcore.training import accounting
+from dpcore.training.config import BEST_GRAD_SAMPLE_MODE, REPRODUCIBLE_LABEL, TrainConfig
+from dpcore.training.data import MNIST_NOT_USABLE, data_dir, load_split, release_uploads, save_upload, upload_columns
+from dpcore.training.fused import FusedDPSGD
+from dpcore.training.job import preflight, run_job
+from dpcore.training.loop import train
+from dpcore.training.models import batch_as_is, build_model, check_model_size, make_dataset, n_parameters
+from dpcore.training.results import divergence
+
 
 torch.set_num_threads(1)
 
@@ -64,7 +71,7 @@ class FakeCtx:
 ])
 def test_bad_config(kwargs, match):
     with pytest.raises(DPError, match=match):
-        TrainConfig(**{**FAST, **kwargs}).validate()
+        TrainConfig(**{**FAST, **kwargs})
 
 
 def test_from_dict_round_trip_and_unknown_key():
@@ -77,36 +84,36 @@ def test_from_dict_round_trip_and_unknown_key():
 
 def test_batch_larger_than_data():
     with pytest.raises(DPError, match="larger than the 20 training rows"):
-        training.train(TrainConfig(**{**FAST, "batch_size": 64, "train_size": 20}))
+        train(TrainConfig(**{**FAST, "batch_size": 64, "train_size": 20}))
 
 
 # --- data -----------------------------------------------------------------------------------------
 
 
 def test_split_uses_public_bounds_and_is_seeded():
-    a = training.load_split(TrainConfig(**FAST, seed=1))
-    b = training.load_split(TrainConfig(**FAST, seed=1))
-    c = training.load_split(TrainConfig(**FAST, seed=2))
+    a = load_split(TrainConfig(**FAST, seed=1))
+    b = load_split(TrainConfig(**FAST, seed=1))
+    c = load_split(TrainConfig(**FAST, seed=2))
     assert np.array_equal(a.X_train, b.X_train) and not np.array_equal(a.y_test, c.y_test)
     assert a.X_train.dtype == np.float32 and a.y_train.dtype == np.int64
     assert a.X_train.min() >= -1 and a.X_train.max() <= 1 and a.leaks == []
     assert "public" in a.bounds_note or "published" in a.bounds_note
     # scaling does not depend on which rows are in the training split: the union of rows is identical
-    other = training.load_split(TrainConfig(**FAST, seed=2, test_size=0.5))
+    other = load_split(TrainConfig(**FAST, seed=2, test_size=0.5))
     rows = lambda s: sorted(map(tuple, np.concatenate([s.X_train, s.X_test]).round(6)))  # noqa: E731
     assert rows(a) == rows(other)
 
 
 def test_medical_targets():
-    s = training.load_split(TrainConfig(dataset="medical", target="diagnosis", model="logreg", epsilon=None))
+    s = load_split(TrainConfig(dataset="medical", target="diagnosis", model="logreg", epsilon=None))
     assert s.n_classes == 6 and "has_rare_disease" in s.feature_names
-    s2 = training.load_split(TrainConfig(dataset="medical", target="has_rare_disease", model="logreg", epsilon=None))
+    s2 = load_split(TrainConfig(dataset="medical", target="has_rare_disease", model="logreg", epsilon=None))
     assert s2.n_classes == 2 and any(n.startswith("diagnosis=") for n in s2.feature_names)
     assert s.leaks == []
 
 
 def test_train_size_subsamples():
-    s = training.load_split(TrainConfig(**FAST, train_size=50))
+    s = load_split(TrainConfig(**FAST, train_size=50))
     assert s.n_train == 50
 
 
@@ -120,14 +127,14 @@ def test_csv_loader(tmp_path):
     path = tmp_path / "d.csv"
     df.to_csv(path, index=False)
     cfg = TrainConfig(dataset=f"csv:{path}", target="label", model="logreg", epsilon=None, epochs=1, batch_size=16)
-    s = training.load_split(cfg)
+    s = load_split(cfg)
     assert s.n_classes == 2 and "city=a" in s.feature_names and "age" in s.feature_names
     assert any("score" in leak for leak in s.leaks)  # no public bounds for 'score': said on screen
     with pytest.raises(DPError, match="unknown target column"):
-        training.load_split(TrainConfig(dataset=f"csv:{path}", target="nope", model="logreg"))
+        load_split(TrainConfig(dataset=f"csv:{path}", target="nope", model="logreg"))
     df[["city", "label"]].to_csv(tmp_path / "cat.csv", index=False)
     with pytest.raises(DPError, match="no numeric feature"):
-        training.load_split(TrainConfig(dataset=f"csv:{tmp_path / 'cat.csv'}", target="label", model="logreg"))
+        load_split(TrainConfig(dataset=f"csv:{tmp_path / 'cat.csv'}", target="label", model="logreg"))
 
 
 def _tiny_mnist(path, n_train=60, n_test=20):
@@ -138,22 +145,22 @@ def _tiny_mnist(path, n_train=60, n_test=20):
 
 
 def test_mnist_npz_loader_and_cnn(tmp_path):
-    path = _tiny_mnist(training.data_dir() / "mnist.npz")
+    path = _tiny_mnist(data_dir() / "mnist.npz")
     cfg = TrainConfig(dataset=f"mnist:{path}", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=1,
                       batch_size=20, delta=0.02)
-    s = training.load_split(cfg)
+    s = load_split(cfg)
     assert s.X_train.shape == (60, 784) and s.image_shape == (1, 28, 28) and s.X_train.max() <= 1
-    r = training.train(cfg)
+    r = train(cfg)
     assert r.predict_proba(s.X_test).shape == (20, 10)
-    assert r.metrics["grad_sample_mode"] == training.BEST_GRAD_SAMPLE_MODE["cnn"]
-    assert r.metrics["warnings"]  # delta 0.02 >= 1/60
+    assert r.metrics.grad_sample_mode == BEST_GRAD_SAMPLE_MODE["cnn"]
+    assert r.metrics.warnings  # delta 0.02 >= 1/60
 
 
 def test_mnist_bad_files(tmp_path):
-    np.savez(training.data_dir() / "bad.npz", x_train=np.zeros((2, 28, 28)))
+    np.savez(data_dir() / "bad.npz", x_train=np.zeros((2, 28, 28)))
     with pytest.raises(DPError, match="lacks arrays"):
-        training.load_split(TrainConfig(dataset="mnist:bad.npz", model="cnn"))  # a name in the data folder
-    assert training.load_split(TrainConfig(dataset=f"mnist:{_tiny_mnist(training.data_dir() / 'm.npz').name}",
+        load_split(TrainConfig(dataset="mnist:bad.npz", model="cnn"))  # a name in the data folder
+    assert load_split(TrainConfig(dataset=f"mnist:{_tiny_mnist(data_dir() / 'm.npz').name}",
                                            model="cnn")).n_train == 60
 
 
@@ -162,14 +169,14 @@ def test_mnist_only_from_the_data_folder_with_one_message(tmp_path):
     outside = _tiny_mnist(tmp_path / "mnist.npz")  # a real, valid file outside the data folder
     messages = set()
     for path in (outside, tmp_path / "missing.npz", "/etc/passwd", "../" * 8 + "etc/passwd", tmp_path,
-                 "missing.npz", training.data_dir()):
+                 "missing.npz", data_dir()):
         with pytest.raises(DPError) as err:
-            training.load_split(TrainConfig(dataset=f"mnist:{path}", model="cnn"))
+            load_split(TrainConfig(dataset=f"mnist:{path}", model="cnn"))
         messages.add(str(err.value))
-    assert messages == {training.MNIST_NOT_USABLE}
-    (training.data_dir() / "link.npz").symlink_to(outside)  # a link out of the folder is outside too
+    assert messages == {MNIST_NOT_USABLE}
+    (data_dir() / "link.npz").symlink_to(outside)  # a link out of the folder is outside too
     with pytest.raises(DPError, match="not usable"):
-        training.load_split(TrainConfig(dataset="mnist:link.npz", model="cnn"))
+        load_split(TrainConfig(dataset="mnist:link.npz", model="cnn"))
 
 
 def test_upload_validated_in_memory_and_deleted_when_its_job_ends(tmp_path):
@@ -177,22 +184,22 @@ def test_upload_validated_in_memory_and_deleted_when_its_job_ends(tmp_path):
     from dpcore.jobs import registry, store
 
     with pytest.raises(DPError):
-        training.upload_columns(b"\xff\xfe not csv \x00")
+        upload_columns(b"\xff\xfe not csv \x00")
     assert list(storage.subdir("uploads").glob("*")) == []  # a rejected file leaves nothing on disk
     data = b"age,score,label\n" + b"".join(f"{20 + i % 50},{i % 7},{i % 2}\n".encode() for i in range(80))
-    assert training.upload_columns(data) == ["age", "score", "label"]
+    assert upload_columns(data) == ["age", "score", "label"]
     assert list(storage.subdir("uploads").glob("*")) == []
-    path = training.save_upload(data)
+    path = save_upload(data)
     params = TrainConfig(dataset=f"csv:{path}", target="label", model="logreg", epsilon=1.0, epochs=1,
                          batch_size=16).to_dict()
     queued = store.submit(registry.TRAIN, params, group="train", label="t")
-    assert training.release_uploads() == [] and Path(path).exists()  # a queued job still needs it
+    assert release_uploads() == [] and Path(path).exists()  # a queued job still needs it
     store.cancel(queued)  # cancelled (or deleted) before it ran: released at the next clean-up
-    assert training.release_uploads() == [Path(path).name] and not Path(path).exists()
-    path = training.save_upload(data)
+    assert release_uploads() == [Path(path).name] and not Path(path).exists()
+    path = save_upload(data)
     ctx = FakeCtx(tmp_path)
     ctx.job_id = "job-x"
-    training.run_job(dict(params, dataset=f"csv:{path}"), ctx)  # the job's own end deletes it
+    run_job(dict(params, dataset=f"csv:{path}"), ctx)  # the job's own end deletes it
     assert not Path(path).exists()
 
 
@@ -204,13 +211,13 @@ def test_fused_clipped_gradient_equals_opacus(model, dataset):
     from opacus import PrivacyEngine
 
     cfg = TrainConfig(dataset=dataset, model=model, epsilon=None, hidden=8)
-    s = training.load_split(cfg)
+    s = load_split(cfg)
     torch.manual_seed(0)
-    m1 = training.build_model(cfg, s)
+    m1 = build_model(cfg, s)
     m2 = copy.deepcopy(m1)
     X, y = torch.from_numpy(s.X_train[:40]) * 3, torch.from_numpy(s.y_train[:40])
-    dl = torch.utils.data.DataLoader(training._make_dataset(s.X_train, s.y_train), batch_size=32,
-                                     collate_fn=training._batch_as_is)
+    dl = torch.utils.data.DataLoader(make_dataset(s.X_train, s.y_train), batch_size=32,
+                                     collate_fn=batch_as_is)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gm, opt, _ = PrivacyEngine().make_private(module=m2, optimizer=torch.optim.SGD(m2.parameters(), lr=0.1),
@@ -218,18 +225,18 @@ def test_fused_clipped_gradient_equals_opacus(model, dataset):
         opt.zero_grad()
         torch.nn.functional.cross_entropy(gm(X), y).backward()
         opt.pre_step()
-    training.FusedDPSGD(m1, 0.5, 0.0, opt.expected_batch_size, None).backward(X, y)
+    FusedDPSGD(m1, 0.5, 0.0, opt.expected_batch_size, None).backward(X, y)
     for a, b in zip(m1.parameters(), m2.parameters()):
         assert torch.allclose(a.grad, b.grad, atol=1e-6)
 
 
 def test_fused_noise_has_the_right_scale():
     cfg = TrainConfig(**FAST)
-    s = training.load_split(cfg)
-    m = training.build_model(cfg, s)
+    s = load_split(cfg)
+    m = build_model(cfg, s)
     with torch.no_grad():
         m[1].weight.zero_()
-    f = training.FusedDPSGD(m, clip=2.0, noise_multiplier=3.0, expected_batch_size=10, generator=torch.Generator().manual_seed(0))
+    f = FusedDPSGD(m, clip=2.0, noise_multiplier=3.0, expected_batch_size=10, generator=torch.Generator().manual_seed(0))
     X, y = torch.zeros(0, s.n_features), torch.zeros(0, dtype=torch.long)  # empty Poisson batch: noise only
     f.backward(X, y)
     assert m[1].weight.grad.std().item() == pytest.approx(3.0 * 2.0 / 10, rel=0.35)
@@ -237,8 +244,8 @@ def test_fused_noise_has_the_right_scale():
 
 @pytest.mark.parametrize("accountant", ["prv", "rdp"])
 def test_private_run_reports_honest_epsilon(accountant):
-    r = training.train(TrainConfig(**FAST, epsilon=1.0, accountant=accountant))
-    m = r.metrics
+    r = train(TrainConfig(**FAST, epsilon=1.0, accountant=accountant))
+    m = r.metrics.to_dict()
     assert m["epsilon"] <= 1.0
     q, steps = m["sample_rate"], m["steps"]
     assert steps == 2 * accounting.steps_per_epoch(q)
@@ -253,10 +260,10 @@ def test_private_run_reports_honest_epsilon(accountant):
 
 
 def test_noise_multiplier_mode_and_nonprivate_baseline():
-    r = training.train(TrainConfig(**{**FAST, "epsilon": None, "noise_multiplier": 2.0}))
-    assert r.metrics["noise_multiplier"] == 2.0 and r.metrics["epsilon"] > 0
-    b = training.train(TrainConfig(**FAST, epsilon=1.0).baseline())
-    assert b.metrics["epsilon"] is None and b.metrics["noise_multiplier"] is None and not b.metrics["private"]
+    r = train(TrainConfig(**{**FAST, "epsilon": None, "noise_multiplier": 2.0}))
+    assert r.metrics.noise_multiplier == 2.0 and r.metrics.epsilon > 0
+    b = train(TrainConfig(**FAST, epsilon=1.0).baseline())
+    assert b.metrics.epsilon is None and b.metrics.noise_multiplier is None and not b.metrics.private
 
 
 def _weights(r):
@@ -271,71 +278,71 @@ def _same(a, b):
 def test_default_dp_runs_are_not_reproducible_from_the_seed(model, mode):
     """11.6: an attacker who re-runs training with the public seed must not get the released weights."""
     cfg = TrainConfig(**{**FAST, "model": model, "epochs": 1}, epsilon=1.0, seed=3, grad_sample_mode=mode)
-    a, b = training.train(cfg), training.train(cfg)
+    a, b = train(cfg), train(cfg)
     assert np.array_equal(a.split.X_train, b.split.X_train)  # same split (the seed keeps it)
     assert not _same(a, b)  # different sampling and noise
-    assert a.metrics["reproducible_noise"] is False and a.metrics["dp_release"] is True
-    assert "secure" in a.metrics["noise_source"] and "release_label" not in a.metrics
+    assert a.metrics.reproducible_noise is False and a.metrics.dp_release is True
+    assert "secure" in a.metrics.noise_source and a.metrics.release_label is None
 
 
 def test_default_cnn_run_is_not_reproducible_from_the_seed():
     cfg = TrainConfig(dataset="digits", model="cnn", epsilon=4.0, epochs=1, batch_size=64, train_size=200, seed=1)
-    assert not _same(training.train(cfg), training.train(cfg))
+    assert not _same(train(cfg), train(cfg))
 
 
 def test_reproducible_noise_mode_is_explicit_and_labelled():
     cfg = TrainConfig(**FAST, epsilon=1.0, seed=3, reproducible_noise=True)
-    a, b = training.train(cfg), training.train(cfg)
+    a, b = train(cfg), train(cfg)
     assert _same(a, b)
-    assert a.metrics["reproducible_noise"] is True and a.metrics["dp_release"] is False
-    assert a.metrics["release_label"] == training.REPRODUCIBLE_LABEL == "reproducible noise: not a DP release"
-    c = training.train(TrainConfig(**FAST, epsilon=1.0, seed=4, reproducible_noise=True))
+    assert a.metrics.reproducible_noise is True and a.metrics.dp_release is False
+    assert a.metrics.release_label == REPRODUCIBLE_LABEL == "reproducible noise: not a DP release"
+    c = train(TrainConfig(**FAST, epsilon=1.0, seed=4, reproducible_noise=True))
     assert not torch.equal(a.model[1].weight, c.model[1].weight)
     assert TrainConfig.from_dict({**FAST, "reproducible_noise": "true"}).reproducible_noise is True
     with pytest.raises(DPError, match="reproducible_noise"):
-        TrainConfig(**FAST, reproducible_noise="maybe").validate()
+        TrainConfig(**FAST, reproducible_noise="maybe")
 
 
 def test_diffprivlib_noise_is_secure_by_default():
     cfg = TrainConfig(dataset="breast_cancer", model="diffprivlib_logreg", epsilon=1.0, seed=0)
-    a, b = training.train(cfg), training.train(cfg)
+    a, b = train(cfg), train(cfg)
     assert not np.array_equal(a.model.coef_, b.model.coef_)
     rep = dict(dataset="breast_cancer", model="diffprivlib_logreg", epsilon=1.0, seed=0, reproducible_noise=True)
-    c, d = training.train(TrainConfig(**rep)), training.train(TrainConfig(**rep))
-    assert np.array_equal(c.model.coef_, d.model.coef_) and c.metrics["release_label"]
+    c, d = train(TrainConfig(**rep)), train(TrainConfig(**rep))
+    assert np.array_equal(c.model.coef_, d.model.coef_) and c.metrics.release_label
 
 
 def test_model_size_is_bounded_before_training():
     with pytest.raises(DPError, match="at most 4,096"):
-        TrainConfig(**{**FAST, "model": "mlp"}, hidden=2_000_000_000).validate()
+        TrainConfig(**{**FAST, "model": "mlp"}, hidden=2_000_000_000)
     cfg = TrainConfig(dataset="digits", model="mlp", hidden=4096, epsilon=None)
-    assert training.preflight(TrainConfig(dataset="digits", model="mlp", hidden=64))["n_parameters"] == 65 * 64 + 65 * 10
-    split = training.load_split(cfg)
-    assert training.n_parameters(cfg, split) == sum(p.numel() for p in training.build_model(cfg, split).parameters())
+    assert preflight(TrainConfig(dataset="digits", model="mlp", hidden=64))["n_parameters"] == 65 * 64 + 65 * 10
+    split = load_split(cfg)
+    assert n_parameters(cfg, split) == sum(p.numel() for p in build_model(cfg, split).parameters())
     split.X_train = np.zeros((4, 1000), np.float32)  # 1,000 features x 4,096 hidden > 2,000,000
     with pytest.raises(DPError, match="limit is 2,000,000"):
-        training.check_model_size(cfg, split)
+        check_model_size(cfg, split)
 
 
 def test_opacus_modes_train(tmp_path):
     for mode in ("hooks", "ghost"):
-        r = training.train(TrainConfig(**{**FAST, "epochs": 1}, epsilon=2.0, grad_sample_mode=mode))
-        assert r.metrics["grad_sample_mode"] == mode and r.metrics["epsilon"] <= 2.0
+        r = train(TrainConfig(**{**FAST, "epochs": 1}, epsilon=2.0, grad_sample_mode=mode))
+        assert r.metrics.grad_sample_mode == mode and r.metrics.epsilon <= 2.0
 
 
 def test_delta_warning():
-    r = training.train(TrainConfig(**FAST, epsilon=1.0, delta=0.01))
-    assert any("1/n" in w for w in r.metrics["warnings"])
+    r = train(TrainConfig(**FAST, epsilon=1.0, delta=0.01))
+    assert any("1/n" in w for w in r.metrics.warnings)
 
 
 def test_cnn_digits_small():
-    r = training.train(TrainConfig(dataset="digits", model="cnn", epsilon=4.0, epochs=1, batch_size=64, train_size=300))
-    assert 0 <= r.metrics["test_accuracy"] <= 1 and r.metrics["epsilon"] <= 4.0
+    r = train(TrainConfig(dataset="digits", model="cnn", epsilon=4.0, epochs=1, batch_size=64, train_size=300))
+    assert 0 <= r.metrics.test_accuracy <= 1 and r.metrics.epsilon <= 4.0
 
 
 def test_should_stop_cancels_promptly():
-    with pytest.raises(training.TrainingCancelled):
-        training.train(TrainConfig(**FAST, epsilon=1.0), should_stop=lambda: True)
+    with pytest.raises(Cancelled):
+        train(TrainConfig(**FAST, epsilon=1.0), should_stop=lambda: True)
 
 
 # --- diffprivlib ----------------------------------------------------------------------------------
@@ -347,9 +354,9 @@ def test_diffprivlib_models_without_leak_warning(model):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        r = training.train(TrainConfig(dataset="breast_cancer", model=model, epsilon=1.0, seed=0,
+        r = train(TrainConfig(dataset="breast_cancer", model=model, epsilon=1.0, seed=0,
                                        reproducible_noise=True))  # an accuracy bound needs a fixed draw
-    assert 0.5 <= r.metrics["test_accuracy"] <= 1 and r.metrics["epsilon"] == 1.0
+    assert 0.5 <= r.metrics.test_accuracy <= 1 and r.metrics.epsilon == 1.0
     assert r.predict_proba(r.split.X_test).shape == (len(r.split.y_test), 2)
     assert r.state_dict_bytes()
 
@@ -359,7 +366,7 @@ def test_diffprivlib_models_without_leak_warning(model):
 
 def test_run_job_saves_weights_and_metrics(tmp_path):
     ctx = FakeCtx(tmp_path)
-    out = training.run_job({**FAST, "epsilon": 1.0}, ctx)
+    out = run_job({**FAST, "epsilon": 1.0}, ctx)
     assert set(ctx.files) == {"model.pt", "metrics.json"}
     assert json.loads(ctx.files["metrics.json"])["epsilon"] == out["epsilon"]
     epochs = [e for e in ctx.events if "accuracy" in e and "loss" in e]
@@ -370,13 +377,13 @@ def test_run_job_saves_weights_and_metrics(tmp_path):
 
 def test_run_job_cancel(tmp_path):
     with pytest.raises(Exception):
-        training.run_job({**FAST, "epsilon": 1.0}, FakeCtx(tmp_path, cancel_after=3))
+        run_job({**FAST, "epsilon": 1.0}, FakeCtx(tmp_path, cancel_after=3))
 
 
 def test_preflight_catches_bad_runs_before_a_job(tmp_path):
-    assert training.preflight(TrainConfig(**FAST))["n_train"] == 455
+    assert preflight(TrainConfig(**FAST))["n_train"] == 455
     with pytest.raises(DPError, match="larger than the 455 training rows"):
-        training.preflight(TrainConfig(**{**FAST, "batch_size": 1000}))
+        preflight(TrainConfig(**{**FAST, "batch_size": 1000}))
 
 
 def test_cli_train_json_and_bad_input(tmp_path, capsys):
@@ -402,10 +409,10 @@ def test_cli_train_json_and_bad_input(tmp_path, capsys):
 
 def test_empty_poisson_batches_still_count_as_noisy_steps():
     # q = 0.1 on 20 rows: about one batch in eight is empty; each one is still a (noise-only) DP step
-    r = training.train(TrainConfig(dataset="digits", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=3,
+    r = train(TrainConfig(dataset="digits", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=3,
                                    batch_size=2, train_size=20, delta=1e-3, seed=1))
-    assert r.metrics["steps"] == 30 and r.metrics["grad_sample_mode"] == "ew"
-    assert r.metrics["epsilon"] == pytest.approx(accounting.epsilon(1.0, 0.1, 30, 1e-3))
+    assert r.metrics.steps == 30 and r.metrics.grad_sample_mode == "ew"
+    assert r.metrics.epsilon == pytest.approx(accounting.epsilon(1.0, 0.1, 30, 1e-3))
 
 
 def test_cli_refuses_huge_model_and_json_folder_before_the_run(tmp_path, capsys, monkeypatch):
@@ -438,10 +445,10 @@ def test_cli_reproducible_noise_is_labelled(tmp_path, capsys):
 
 
 def test_a_diverging_run_says_so():
-    assert training.divergence([{"loss": 0.7}, {"loss": 0.4}]) is None
-    assert "diverged" in training.divergence([{"loss": 0.7}, {"loss": float("nan")}])
-    assert "ends at 3 nats" in training.divergence([{"loss": 0.7}, {"loss": 3.0}], 2)
-    assert training.divergence([{"loss": 2.4}, {"loss": 2.3}], 10) is None  # a weak model is not a diverged one
-    r = training.train(TrainConfig(**{**FAST, "epochs": 3}, epsilon=None, lr=1e4, optimizer="sgd"))
-    assert r.metrics["diverged"] and "learning rate" in r.metrics["diverged"]
-    assert training.train(TrainConfig(**FAST, epsilon=None)).metrics["diverged"] is None
+    assert divergence([{"loss": 0.7}, {"loss": 0.4}]) is None
+    assert "diverged" in divergence([{"loss": 0.7}, {"loss": float("nan")}])
+    assert "ends at 3 nats" in divergence([{"loss": 0.7}, {"loss": 3.0}], 2)
+    assert divergence([{"loss": 2.4}, {"loss": 2.3}], 10) is None  # a weak model is not a diverged one
+    r = train(TrainConfig(**{**FAST, "epochs": 3}, epsilon=None, lr=1e4, optimizer="sgd"))
+    assert r.metrics.diverged and "learning rate" in r.metrics.diverged
+    assert train(TrainConfig(**FAST, epsilon=None)).metrics.diverged is None

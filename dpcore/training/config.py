@@ -1,0 +1,229 @@
+"""One training run's settings: :class:`TrainConfig`, validated once, where it is built.
+
+A ``TrainConfig`` that exists is valid: ``__post_init__`` checks every field (a :class:`~dpcore.errors.DPError`
+that says what to do next), so code that receives one — the loader, the loop, the job, a sweep point — never
+checks it again. :meth:`TrainConfig.from_dict` turns job params / form values into one (string numbers accepted).
+
+Also here: the names a run may use (models, optimisers, datasets, grad-sample modes), the recommended starting
+hyper-parameters, the one batch-size check (:func:`check_batch_size`), and the labels every result carries
+(:func:`noise_fields`, :func:`delta_warnings`). Importing this module imports neither torch nor opacus.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import limits
+from ..errors import DPError
+from ..validation import _as_float as _float
+from ..validation import check_delta, check_epsilon, check_positive_int
+from . import accounting
+
+MODELS = ("logreg", "mlp", "cnn", "diffprivlib_logreg", "diffprivlib_nb")
+TORCH_MODELS = ("logreg", "mlp", "cnn")
+OPTIMIZERS = ("sgd", "adam")
+BUILTIN_DATASETS = ("medical", "breast_cancer", "digits")
+MEDICAL_TARGETS = ("has_rare_disease", "diagnosis")
+GRAD_SAMPLE_MODES = ("auto", "fused", "hooks", "ghost", "ew", "functorch")
+#: Fastest correct per-sample-gradient mode per model, measured with bench/dpsgd_overhead.py on CPU.
+#: "fused" (ours, Linear/ReLU nets only): per-sample norms from the ghost-norm identity and one matmul
+#: per layer for the clipped sum, inside Opacus's Poisson DPDataLoader and Opacus's accountant;
+#: tested equal to Opacus's own clipped, noised gradient. The others are Opacus's modes.
+BEST_GRAD_SAMPLE_MODE = {"logreg": "fused", "mlp": "fused", "cnn": "ew"}
+MEDICAL_ROWS = 10_000
+MEDICAL_DATA_SEED = 0
+#: Expected range of test accuracy etc.: labels used in the UI / JSON.
+NOT_DP_NOTE = "computed on the private training rows without DP: for diagnosis only, not a DP release"
+#: The label of every run (and sweep point) whose sampling and noise were drawn from the public seed.
+REPRODUCIBLE_LABEL = "reproducible noise: not a DP release"
+#: Model-size limits (checked before any job exists): hidden units of the MLP, parameters of any model.
+MAX_HIDDEN = limits.MODEL_MAX_HIDDEN
+MAX_PARAMS = limits.MODEL_MAX_PARAMS
+
+
+#: Starting points per (dataset, model) that worked in bench/utility.py; the page pre-fills them.
+RECOMMENDED = {
+    ("breast_cancer", "logreg"): dict(epochs=10, batch_size=64, lr=0.1, optimizer="adam", clip=1.0),
+    ("breast_cancer", "mlp"): dict(epochs=10, batch_size=64, lr=0.05, optimizer="adam", clip=1.0),
+    ("medical", "logreg"): dict(epochs=5, batch_size=256, lr=0.05, optimizer="adam", clip=1.0),
+    ("medical", "mlp"): dict(epochs=5, batch_size=256, lr=0.02, optimizer="adam", clip=1.0),
+    ("digits", "logreg"): dict(epochs=15, batch_size=64, lr=0.05, optimizer="adam", clip=1.0),
+    ("digits", "mlp"): dict(epochs=15, batch_size=64, lr=0.02, optimizer="adam", clip=1.0),
+    ("digits", "cnn"): dict(epochs=15, batch_size=128, lr=0.05, optimizer="adam", clip=1.0),
+}
+
+
+def recommended(dataset: str, model: str) -> dict:
+    """Hyper-parameters that are a sensible start for this dataset and model."""
+    kind = str(dataset).split(":", 1)[0]
+    return dict(RECOMMENDED.get((kind, model), dict(epochs=10, batch_size=64, lr=0.05, optimizer="adam", clip=1.0)))
+
+
+# --- configuration --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run. ``epsilon=None`` and ``noise_multiplier=None``: non-private baseline.
+    ``epsilon`` set: noise calibrated for the planned steps. ``noise_multiplier`` set: epsilon computed.
+
+    Validated when built (``__post_init__``, also on ``dataclasses.replace``): an instance is a valid run."""
+
+    dataset: str = "breast_cancer"
+    target: str | None = None
+    model: str = "logreg"
+    epsilon: float | None = 1.0
+    delta: float = 1e-5
+    noise_multiplier: float | None = None
+    epochs: int = 10
+    batch_size: int = 64
+    lr: float = 0.1
+    clip: float = 1.0
+    optimizer: str = "adam"
+    accountant: str = "prv"
+    seed: int = 0
+    train_size: int | None = None
+    test_size: float = 0.2
+    hidden: int = 32
+    grad_sample_mode: str = "auto"
+    device: str = "auto"  # auto (CUDA GPU when present, else CPU) / cpu / cuda — see dpcore.jobs.executors
+    #: True: Poisson sampling and noise drawn from ``seed`` (tests, teaching) -- the run is NOT a DP release.
+    reproducible_noise: bool = False
+
+    # -- derived
+    @property
+    def private(self) -> bool:
+        return self.epsilon is not None or self.noise_multiplier is not None
+
+    @property
+    def dataset_kind(self) -> str:
+        return self.dataset.split(":", 1)[0]
+
+    @property
+    def dataset_path(self) -> str | None:
+        return self.dataset.split(":", 1)[1] if ":" in self.dataset else None
+
+    def baseline(self) -> "TrainConfig":
+        """The non-private baseline: same model, data split, epochs and optimiser, no noise/clipping."""
+        return dataclasses.replace(self, epsilon=None, noise_multiplier=None)
+
+    def __post_init__(self) -> None:
+        kind = self.dataset_kind
+        if kind not in BUILTIN_DATASETS + ("csv", "mnist"):
+            raise DPError(f"unknown dataset {self.dataset!r}; use medical, breast_cancer, digits, csv:PATH or mnist:PATH")
+        if kind in ("csv", "mnist") and not self.dataset_path:
+            raise DPError(f"dataset {kind} needs a file path: {kind}:PATH")
+        if kind in BUILTIN_DATASETS and ":" in self.dataset:
+            raise DPError(f"dataset {kind} takes no path; use just {kind!r}")
+        if kind == "medical" and self.target not in (None,) + MEDICAL_TARGETS:
+            raise DPError(f"unknown target {self.target!r} for medical; use has_rare_disease or diagnosis")
+        if kind == "csv" and not self.target:
+            raise DPError("a CSV dataset needs --target COLUMN (the label to predict)")
+        if self.model not in MODELS:
+            raise DPError(f"unknown model {self.model!r}; use one of {', '.join(MODELS)}")
+        if self.model == "cnn" and kind not in ("digits", "mnist"):
+            raise DPError("the cnn model needs image data: use dataset digits or mnist:PATH (or model logreg/mlp)")
+        if self.model.startswith("diffprivlib") and kind in ("mnist",):
+            raise DPError("diffprivlib models are for tabular data; use logreg/mlp/cnn for mnist")
+        if self.epsilon is not None:
+            check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        if self.noise_multiplier is not None:
+            if self.epsilon is not None:
+                raise DPError("give either a target epsilon or a noise multiplier, not both")
+            nm = _float(self.noise_multiplier, "noise multiplier")
+            if not (0 < nm < 1e4):
+                raise DPError(f"noise multiplier must be > 0, got {self.noise_multiplier!r}; try 0.5–5")
+        if self.model.startswith("diffprivlib") and self.noise_multiplier is not None:
+            raise DPError("diffprivlib models take a target epsilon, not a noise multiplier")
+        check_positive_int(self.epochs, "epochs")
+        if self.epochs > 10_000:
+            raise DPError("epochs must be at most 10000")
+        check_positive_int(self.batch_size, "batch size")
+        check_positive_int(self.hidden, "hidden units")
+        if self.hidden > MAX_HIDDEN:
+            raise DPError(f"hidden units must be at most {MAX_HIDDEN:,} (models are limited to "
+                          f"{MAX_PARAMS:,} parameters), got {self.hidden:,}; try 32–512")
+        if not isinstance(self.reproducible_noise, (bool, np.bool_)):
+            raise DPError(f"reproducible_noise must be true or false, got {self.reproducible_noise!r}")
+        for name, v in (("learning rate", self.lr), ("clip (max grad norm)", self.clip)):
+            f = _float(v, name)
+            if not (f > 0 and math.isfinite(f)):
+                raise DPError(f"{name} must be > 0, got {v!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise DPError(f"unknown optimizer {self.optimizer!r}; use sgd or adam")
+        accounting.check_accountant(self.accountant)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise DPError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        if self.train_size is not None:
+            check_positive_int(self.train_size, "train size")
+        ts = _float(self.test_size, "test size")
+        if not (0 < ts < 1):
+            raise DPError(f"test size is a fraction of the rows in (0, 1), got {self.test_size!r}; try 0.2")
+        if self.grad_sample_mode not in GRAD_SAMPLE_MODES:
+            raise DPError(f"unknown grad_sample_mode {self.grad_sample_mode!r}; use {', '.join(GRAD_SAMPLE_MODES)}")
+        from ..jobs.executors import check_device
+
+        check_device(self.device)
+        if self.device == "cuda" and self.model.startswith("diffprivlib"):
+            raise DPError("diffprivlib models run on the CPU only; use --device auto or cpu with them")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, params: dict) -> "TrainConfig":
+        if isinstance(params, TrainConfig):
+            return params
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(params) - names)
+        if unknown:
+            raise DPError(f"unknown training parameter(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        p = dict(params)
+        if isinstance(p.get("epsilon"), str) and p["epsilon"].strip().lower() in ("none", "", "inf", "nonprivate"):
+            p["epsilon"] = None
+        for k in ("epsilon", "delta", "noise_multiplier", "lr", "clip", "test_size"):
+            if p.get(k) is not None:
+                p[k] = _float(p[k], k.replace("_", " "))
+        if isinstance(p.get("reproducible_noise"), str):
+            p["reproducible_noise"] = p["reproducible_noise"].strip().lower() in ("1", "true", "yes")
+        for k in ("epochs", "batch_size", "seed", "train_size", "hidden"):
+            if p.get(k) is not None and not isinstance(p[k], bool):
+                try:
+                    if float(p[k]) == int(float(p[k])):
+                        p[k] = int(float(p[k]))
+                except (TypeError, ValueError):
+                    pass
+        return cls(**p)
+
+
+def noise_fields(cfg: TrainConfig) -> dict:
+    """Where a run's sampling and noise came from: the fields every result (JSON, page, sweep) carries."""
+    out = {"reproducible_noise": bool(cfg.reproducible_noise),
+           "dp_release": bool(cfg.private and not cfg.reproducible_noise),
+           "noise_source": (None if not cfg.private else
+                            "seeded from the public seed" if cfg.reproducible_noise else
+                            "secure: secret seeds from the OS CSPRNG, never stored")}
+    if cfg.reproducible_noise:
+        out["release_label"] = REPRODUCIBLE_LABEL
+    return out
+
+
+def check_batch_size(batch_size: int, n_train: int) -> None:
+    """The one batch-size check: a batch (the expected size under Poisson sampling) fits in the training rows."""
+    if batch_size > n_train:
+        raise DPError(f"batch size {batch_size} is larger than the {n_train} training rows; "
+                      f"use at most {n_train} (e.g. {max(1, n_train // 8)})")
+
+
+def delta_warnings(cfg: TrainConfig, n_train: int) -> list[str]:
+    """A warning when δ is not below 1/n (a mechanism publishing one row outright would meet it)."""
+    if cfg.private and cfg.delta >= 1.0 / n_train:
+        return [f"δ = {cfg.delta:g} is not below 1/n = 1/{n_train} = {1 / n_train:.2g}: a mechanism that "
+                "publishes one random row outright would satisfy this δ. Use δ ≤ 1/(10·n), e.g. 1e-5 or smaller."]
+    return []
+

@@ -1,0 +1,308 @@
+"""A run's data: loading a dataset, the seeded train/test split, scaling with public bounds, and uploads.
+
+* :func:`load_split` — features/labels of a :class:`~dpcore.training.config.TrainConfig`, preprocessed with
+  *public* bounds only (data-dependent bounds of an uploaded CSV are listed in ``Split.leaks``).
+* Uploads: :func:`upload_columns` validates bytes in memory, :func:`save_upload` stores them for a job,
+  :func:`release_uploads` deletes them once no queued or running job reads them.
+* MNIST only from :func:`data_dir` (``$DP_EXPLORER_HOME/data``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import datasets
+from ..errors import DPError
+from .config import MEDICAL_DATA_SEED, MEDICAL_ROWS, TrainConfig
+
+@dataclass
+class Split:
+    """Preprocessed train/test arrays. ``image_shape`` is (C, H, W) for image data, else None."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    n_classes: int
+    feature_names: list[str]
+    class_names: list[str]
+    bounds_note: str
+    leaks: list[str] = field(default_factory=list)
+    image_shape: tuple[int, int, int] | None = None
+
+    @property
+    def n_train(self) -> int:
+        return int(len(self.y_train))
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X_train.shape[1])
+
+
+def _scale(X: np.ndarray, lower, upper) -> np.ndarray:
+    """Map to [-1, 1] with public bounds (clipping values outside them)."""
+    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
+    Z = (np.clip(X, lower, upper) - lower) / (upper - lower)
+    return (2 * Z - 1).astype(np.float32)
+
+
+def _one_hot(values, categories) -> np.ndarray:
+    values = np.asarray(values, dtype=object)
+    return np.stack([(values == c) for c in categories], axis=1).astype(np.float32)
+
+
+def _medical_arrays(target: str):
+    df = datasets.medical(MEDICAL_ROWS, MEDICAL_DATA_SEED)
+    target = target or "has_rare_disease"
+    parts, names = [], []
+    num = ["age", "salary"]  # birth_year is age in disguise
+    lo = [datasets.PUBLIC_BOUNDS[c][0] for c in num]
+    hi = [datasets.PUBLIC_BOUNDS[c][1] for c in num]
+    parts.append(_scale(df[num].to_numpy(float), lo, hi))
+    names += num
+    cats = {"sex": datasets.SEXES, "zip_code": datasets.ZIP_CODES, "ethnicity": datasets.ETHNICITIES}
+    if target != "diagnosis":
+        cats["diagnosis"] = datasets.DIAGNOSES
+    for col, values in cats.items():
+        parts.append(_one_hot(df[col].astype(object).to_numpy(), list(values)))
+        names += [f"{col}={v}" for v in values]
+    if target != "has_rare_disease":
+        parts.append(df[["has_rare_disease"]].to_numpy(np.float32))
+        names.append("has_rare_disease")
+    X = np.concatenate(parts, axis=1)
+    if target == "has_rare_disease":
+        y, classes = df["has_rare_disease"].to_numpy().astype(np.int64), ["no", "yes"]
+    else:
+        classes = list(datasets.DIAGNOSES)
+        order = {c: i for i, c in enumerate(classes)}
+        y = np.array([order[v] for v in df["diagnosis"].astype(object)], dtype=np.int64)
+    note = "numeric features scaled with public bounds (age 18–90, salary 0–250k); categories are public code lists"
+    return X, y, names, classes, note, [], None
+
+
+def _csv_arrays(path: str, target: str):
+    df = datasets.read_csv(path)
+    datasets.require_columns(df, [target], "target column")
+    y_raw = df[target]
+    if y_raw.isna().any():
+        raise DPError(f"target column {target!r} has missing values; drop those rows first")
+    classes = sorted(map(str, pd_unique(y_raw)))
+    if len(classes) < 2:
+        raise DPError(f"target column {target!r} has a single value; a classifier needs at least 2 classes")
+    if len(classes) > 50:
+        raise DPError(f"target column {target!r} has {len(classes)} distinct values; choose a categorical label (≤ 50 classes)")
+    order = {c: i for i, c in enumerate(classes)}
+    y = np.array([order[str(v)] for v in y_raw], dtype=np.int64)
+    feats = df.drop(columns=[target])
+    import pandas as pd
+
+    numeric = [c for c in feats.columns
+               if pd.api.types.is_numeric_dtype(feats[c].dtype) or pd.api.types.is_bool_dtype(feats[c].dtype)]
+    if not numeric:
+        raise DPError(f"the CSV has no numeric feature columns besides the target {target!r}; "
+                      "a model needs at least one numeric column")
+    other = [c for c in feats.columns if c not in numeric]
+    categorical = [c for c in other if feats[c].nunique(dropna=True) <= 20]
+    dropped = [c for c in other if c not in categorical]
+    parts, names, leaks = [], [], []
+    Xn = feats[numeric].astype(float).to_numpy()
+    lower, upper, data_bounds = [], [], []
+    for j, c in enumerate(numeric):
+        if c in datasets.PUBLIC_BOUNDS:
+            lo, hi = datasets.PUBLIC_BOUNDS[c]
+        else:
+            col = Xn[:, j][~np.isnan(Xn[:, j])]
+            lo, hi = (float(col.min()), float(col.max())) if len(col) else (0.0, 1.0)
+            if hi <= lo:
+                hi = lo + 1.0
+            data_bounds.append(c)
+        lower.append(lo)
+        upper.append(hi)
+    Xn = np.where(np.isnan(Xn), np.asarray(lower), Xn)
+    parts.append(_scale(Xn, lower, upper))
+    names += numeric
+    if data_bounds:
+        leaks.append("scaling of " + ", ".join(map(str, data_bounds)) + " uses the min/max of the uploaded rows "
+                     "(not public bounds): that leaks a little about the extreme rows and is not covered by ε")
+    for c in categorical:
+        cats = sorted(map(str, pd_unique(feats[c].dropna())))
+        parts.append(_one_hot(feats[c].astype(object).map(lambda v: str(v) if v == v else None).to_numpy(), cats))
+        names += [f"{c}={v}" for v in cats]
+    if categorical:
+        leaks.append("one-hot categories of " + ", ".join(map(str, categorical)) + " are read from the uploaded rows")
+    note = "numeric features scaled to [-1, 1]" + (" with public bounds" if not data_bounds else "")
+    if dropped:
+        note += f"; dropped text columns with many values: {', '.join(map(str, dropped))}"
+    return np.concatenate(parts, axis=1), y, names, classes, note, leaks, None
+
+
+def pd_unique(series):
+    import pandas as pd
+
+    return pd.unique(pd.Series(series).astype(object))
+
+
+#: Local data files (MNIST .npz) are read only from this folder under $DP_EXPLORER_HOME.
+DATA_DIR_NAME = "data"
+MNIST_NOT_USABLE = ("MNIST file not usable: put a keras-layout mnist.npz (x_train, y_train, x_test, y_test) in "
+                    "the data folder under DP_EXPLORER_HOME and give its file name, e.g. mnist:mnist.npz")
+
+
+def data_dir() -> Path:
+    """``$DP_EXPLORER_HOME/data``: the only folder local data files (MNIST) are read from."""
+    from .. import storage
+
+    return storage.subdir(DATA_DIR_NAME)
+
+
+def _data_file(path: str) -> Path:
+    """A file inside :func:`data_dir` (a bare name or a path in it), else one message that never says whether
+    a path exists elsewhere on the server."""
+    root = data_dir().resolve()
+    p = Path(str(path)).expanduser()
+    p = (p if p.is_absolute() else root / p).resolve()
+    if p.parent != root and root not in p.parents or not p.is_file():
+        raise DPError(MNIST_NOT_USABLE)
+    return p
+
+
+def _mnist_arrays(path: str):
+    p = _data_file(path)
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            missing = [k for k in ("x_train", "y_train", "x_test", "y_test") if k not in z.files]
+            if missing:
+                raise DPError(f"{p.name} lacks arrays {', '.join(missing)}; expected the keras mnist.npz layout")
+            arrs = {k: z[k] for k in ("x_train", "y_train", "x_test", "y_test")}
+    except DPError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a corrupt/foreign file
+        raise DPError(f"could not read {p.name} as .npz ({type(exc).__name__}); expected keras mnist.npz") from None
+    xs = []
+    for k in ("x_train", "x_test"):
+        x = arrs[k]
+        if x.ndim != 3 or x.shape[1:] != (28, 28):
+            raise DPError(f"{k} must have shape (n, 28, 28), got {x.shape}")
+        xs.append((x.astype(np.float32) / 255.0).reshape(len(x), -1))
+    ys = [arrs[k].astype(np.int64).reshape(-1) for k in ("y_train", "y_test")]
+    if len(ys[0]) != len(xs[0]) or len(ys[1]) != len(xs[1]):
+        raise DPError("x and y arrays in the .npz have different lengths")
+    if ys[0].min() < 0 or ys[0].max() > 9:
+        raise DPError("MNIST labels must be digits 0–9")
+    return xs, ys
+
+
+def load_split(cfg: TrainConfig) -> Split:
+    """Load and preprocess the data for ``cfg`` (seeded split; scaling with public bounds only)."""
+    kind, image_shape, leaks = cfg.dataset_kind, None, []
+    if kind == "mnist":
+        (X_tr, X_te), (y_tr, y_te) = _mnist_arrays(cfg.dataset_path)
+        names = [f"pixel_{i}" for i in range(X_tr.shape[1])]
+        classes = [str(i) for i in range(10)]
+        note = "pixels divided by 255 (their public range); the file's own train/test split"
+        image_shape = (1, 28, 28)
+    else:
+        if kind == "medical":
+            X, y, names, classes, note, leaks, image_shape = _medical_arrays(cfg.target)
+        elif kind == "csv":
+            X, y, names, classes, note, leaks, image_shape = _csv_arrays(cfg.dataset_path, cfg.target)
+        else:
+            if cfg.target not in (None, "", "target"):
+                raise DPError(f"unknown target {cfg.target!r} for {kind}; it has a single label (leave target empty)")
+            ds = datasets.load_breast_cancer() if kind == "breast_cancer" else datasets.load_digits()
+            if kind == "digits":
+                X = (ds.X / 16.0).astype(np.float32)  # public pixel range 0–16 -> [0, 1]
+                image_shape = (1, 8, 8)
+            else:  # skewed, non-negative measurements: a fixed log1p (public, data-independent), then bounds
+                X = _scale(np.log1p(np.clip(ds.X, ds.lower, ds.upper)), np.log1p(ds.lower), np.log1p(ds.upper))
+            y, names, classes, note = ds.y, ds.feature_names, ds.target_names, ds.bounds_note
+            if kind == "breast_cancer":
+                note += "; log1p then scaled to [-1, 1] with those bounds"
+        rng = np.random.default_rng(cfg.seed)
+        perm = rng.permutation(len(y))
+        n_test = max(1, int(round(len(y) * cfg.test_size)))
+        if len(y) - n_test < 2:
+            raise DPError(f"only {len(y)} rows: too few to split into train and test")
+        te, tr = perm[:n_test], perm[n_test:]
+        X_tr, y_tr, X_te, y_te = X[tr], y[tr], X[te], y[te]
+    if cfg.train_size is not None:
+        if cfg.train_size > len(y_tr):
+            raise DPError(f"train size {cfg.train_size} is larger than the {len(y_tr)} training rows available")
+        sub = np.random.default_rng([cfg.seed, 1]).permutation(len(y_tr))[: cfg.train_size]
+        X_tr, y_tr = X_tr[np.sort(sub)], y_tr[np.sort(sub)]
+    n_classes = max(len(classes), int(max(y_tr.max(initial=0), y_te.max(initial=0))) + 1)
+    return Split(np.ascontiguousarray(X_tr, np.float32), np.asarray(y_tr, np.int64),
+                 np.ascontiguousarray(X_te, np.float32), np.asarray(y_te, np.int64),
+                 n_classes, list(map(str, names)), list(map(str, classes)), note, list(leaks), image_shape)
+
+
+# --- uploads --------------------------------------------------------------------------------------
+
+
+def upload_columns(data: bytes) -> list[str]:
+    """Validate an uploaded CSV *in memory* (nothing is written) and return its column names."""
+    if not data:
+        raise DPError("the uploaded file is empty")
+    return [str(c) for c in datasets.read_csv(bytes(data)).columns]
+
+
+def save_upload(data: bytes, suffix: str = ".csv") -> str:
+    """Store uploaded bytes under ``$DP_EXPLORER_HOME/uploads/`` (named by content hash) so a background
+    job can read them; return the path for ``dataset="csv:PATH"``. Call it only when a job is submitted,
+    after :func:`upload_columns` accepted the bytes; :func:`release_uploads` deletes it once no queued or
+    running job needs it."""
+    import hashlib
+
+    from .. import storage
+
+    upload_columns(data)
+    path = storage.subdir("uploads") / (hashlib.sha256(data).hexdigest()[:16] + suffix)
+    if not path.exists():
+        storage.atomic_write_bytes(path, data)
+    return str(path)
+
+
+def release_uploads(keep: str | None = None, finished_job: str | None = None) -> list[str]:
+    """Delete stored uploads that no queued or running job reads (finished, failed, cancelled or deleted jobs
+    keep nothing on disk). ``keep``: a path still needed by the caller; ``finished_job``: a job that is ending
+    now (its own row still says running). Returns the deleted file names."""
+    from .. import storage
+    from ..jobs import store
+
+    folder = storage.subdir("uploads")
+    files = list(folder.glob("*"))
+    if not files:
+        return []
+    active = set() if keep is None else {str(Path(keep).resolve())}
+    for j in store.list_jobs(limit=10_000):
+        if j["status"] in ("queued", "running") and j["id"] != finished_job:
+            ds = str(((j.get("params") or {}).get("train") or j.get("params") or {}).get("dataset") or "")
+            if ds.startswith("csv:"):
+                active.add(str(Path(ds[4:]).resolve()))
+    gone = []
+    for f in files:
+        if str(f.resolve()) not in active:
+            try:
+                f.unlink()
+                gone.append(f.name)
+            except OSError:
+                pass
+    return gone
+
+
+def csv_columns(path: str) -> list[str]:
+    """Column names of a stored CSV (validated), for choosing the target."""
+    return [str(c) for c in datasets.read_csv(path).columns]
+
+
+def is_upload(cfg: TrainConfig) -> bool:
+    """Whether the run reads a stored upload (deleted by :func:`release_uploads` once no job needs it)."""
+    if cfg.dataset_kind != "csv":
+        return False
+    from .. import storage
+
+    return Path(cfg.dataset_path).resolve().parent == storage.subdir("uploads").resolve()
+

@@ -1,0 +1,286 @@
+"""The DP-SGD training loop: :func:`train` fits one model (DP-SGD through Opacus or the fused step, or the
+non-private baseline with the same model, split and epochs) and returns a
+:class:`~dpcore.training.results.TrainResult`.
+
+DP-SGD runs with Poisson sampling. The reported epsilon is the accountant's value for the run's own (noise
+multiplier, sample rate, steps actually taken).
+
+Randomness: the seed fixes the data split and the initial weights only. Poisson sampling and gradient noise
+of every DP run (fused engine, Opacus modes, diffprivlib) come from generators seeded with 64 bits from
+:mod:`secrets` that are never stored or shown, so nobody can re-run training on D and D minus one row and
+compare. ``reproducible_noise=True`` (tests, teaching) seeds them from the seed instead; such a run is
+labelled :data:`~dpcore.training.config.REPRODUCIBLE_LABEL` everywhere it is shown.
+Metrics on the training rows (loss, train accuracy) are *not* DP and are labelled as such.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import Cancelled, DPError
+from . import accounting
+from .config import NOT_DP_NOTE, TrainConfig, check_batch_size, delta_warnings, noise_fields
+from .data import Split, load_split
+from .models import batch_as_is, build_model, check_model_size, make_dataset, resolve_grad_sample_mode
+from .results import SHORTCUT_NOTE, TrainMetrics, TrainResult, divergence
+
+
+def plan(cfg: TrainConfig, n_train: int) -> dict:
+    """Sample rate, steps per epoch and steps; for a private run also the noise multiplier (calibrated when a
+    target epsilon is given)."""
+    check_batch_size(cfg.batch_size, n_train)
+    if not cfg.private:  # the baseline shuffles into fixed batches
+        per_epoch = math.ceil(n_train / cfg.batch_size)
+        return {"sample_rate": min(1.0, cfg.batch_size / n_train), "steps": cfg.epochs * per_epoch,
+                "steps_per_epoch": per_epoch}
+    q = accounting.sample_rate_for(n_train, cfg.batch_size)
+    steps = cfg.epochs * accounting.steps_per_epoch(q)
+    out = {"sample_rate": q, "steps": steps, "steps_per_epoch": accounting.steps_per_epoch(q)}
+    if cfg.epsilon is not None:
+        t0 = time.perf_counter()
+        sigma, eps = accounting.calibrate_noise(cfg.epsilon, cfg.delta, q, steps, cfg.accountant)
+        out.update(noise_multiplier=sigma, planned_epsilon=eps, calibration_seconds=time.perf_counter() - t0)
+    else:
+        out.update(noise_multiplier=float(cfg.noise_multiplier))
+    return out
+
+
+def _evaluate(model, X, y):
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        logits = model(X)
+        acc = float((logits.argmax(1) == y).float().mean()) if len(y) else float("nan")
+        loss = float(torch.nn.functional.cross_entropy(logits, y)) if len(y) else float("nan")
+    model.train()
+    return acc, loss
+
+
+def secure_seed() -> int:
+    """64 bits from the operating system's CSPRNG, for a generator whose state is never stored."""
+    return secrets.randbits(64)
+
+
+@dataclass
+class _Run:
+    """What the epochs need: the (possibly Opacus-wrapped) model and its bare module, optimiser, loader,
+    the DP machinery (accountant, fused step or noise generator) and the plan."""
+
+    dev: Any
+    model: Any
+    core: Any
+    opt: Any
+    crit: Any
+    loader: Any
+    plan: dict
+    mode: str | None = None
+    accountant: Any = None
+    fused: Any = None
+    noise_gen: Any = None
+
+    @property
+    def sigma(self):
+        return self.plan.get("noise_multiplier")
+
+    @property
+    def q(self) -> float:
+        return self.plan["sample_rate"]
+
+
+def _check_sample_rate(planned: float, actual: float) -> None:
+    if abs(actual - planned) > 1e-12:  # accounting must describe what really runs
+        raise RuntimeError(f"sample rate mismatch: planned {planned}, Opacus {actual}")
+
+
+def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
+    """Model, optimiser and loader on the run's device; for a DP run Poisson sampling and noise from secret
+    seeds (see the module docstring), through the fused step or Opacus's PrivacyEngine."""
+    import torch
+    from torch.utils.data import DataLoader
+
+    from ..jobs.executors import resolve_device
+
+    torch.manual_seed(cfg.seed)
+    dev = torch.device(resolve_device(cfg.device))  # cuda asked without a GPU: a clear DPError
+    model = build_model(cfg, split).to(dev)
+    crit = torch.nn.CrossEntropyLoss()
+    opt_cls = torch.optim.SGD if cfg.optimizer == "sgd" else torch.optim.Adam
+    opt = opt_cls(model.parameters(), lr=cfg.lr)
+    gen = torch.Generator().manual_seed(cfg.seed)  # the baseline's shuffling: not a DP release, seeded
+    secure = cfg.private and not cfg.reproducible_noise
+    sample_gen = torch.Generator().manual_seed(secure_seed() if secure else cfg.seed)
+    noise_gen = torch.Generator(device=dev).manual_seed(secure_seed() if secure else cfg.seed + 7919)
+    ds = make_dataset(split.X_train, split.y_train)
+    loader = DataLoader(ds, batch_size=cfg.batch_size, shuffle=True, generator=gen, collate_fn=batch_as_is)
+    if not cfg.private:
+        return _Run(dev, model, model, opt, crit, loader, pl)
+    mode = resolve_grad_sample_mode(cfg)
+    if mode == "fused" and cfg.model == "cnn":
+        raise DPError("grad_sample_mode fused is for logreg/mlp; use auto, ew or hooks for the cnn")
+    if mode == "fused":
+        from opacus.accountants import create_accountant
+        from opacus.data_loader import DPDataLoader
+
+        from .fused import FusedDPSGD
+
+        loader = DPDataLoader.from_data_loader(loader, generator=sample_gen)  # Poisson sampling
+        _check_sample_rate(pl["sample_rate"], loader.sample_rate)
+        fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], int(len(ds) * loader.sample_rate), noise_gen)
+        # Opacus's accountant, stepped once per optimizer step
+        return _Run(dev, model, model, opt, crit, loader, pl, mode, create_accountant(cfg.accountant), fused,
+                    noise_gen)
+    from opacus import PrivacyEngine
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # secure RNG / functorch notices
+        engine = PrivacyEngine(accountant=cfg.accountant)
+        out = engine.make_private(module=model, optimizer=opt, criterion=crit, data_loader=loader,
+                                  noise_multiplier=pl["noise_multiplier"], max_grad_norm=cfg.clip,
+                                  poisson_sampling=True, grad_sample_mode=mode, noise_generator=noise_gen)
+    if len(out) == 4:
+        model, opt, crit, loader = out
+    else:
+        model, opt, loader = out
+    loader.batch_sampler.generator = sample_gen  # Poisson sampling: the run's secret (or seeded) generator
+    _check_sample_rate(pl["sample_rate"], 1 / len(loader))
+    core = model._module if hasattr(model, "_module") else model
+    return _Run(dev, model, core, opt, crit, loader, pl, mode, engine.accountant, None, noise_gen)
+
+
+def _step(cfg: TrainConfig, run: _Run, xb, yb):
+    """One optimiser step on one batch; returns the batch's mean loss (not DP)."""
+    import torch
+
+    run.opt.zero_grad(set_to_none=True)
+    if run.fused is not None:
+        loss = run.fused.backward(xb, yb)
+        run.opt.step()
+        run.accountant.step(noise_multiplier=run.fused.sigma, sample_rate=run.q)
+    elif cfg.private and len(yb) == 0:
+        # An empty Poisson batch (some Opacus modes, e.g. "ew", cannot run one): the DP-SGD update is
+        # noise only — exactly what Opacus's optimizer computes for zero clipped gradients.
+        for p in run.opt.params:
+            p.grad = torch.normal(0.0, run.sigma * cfg.clip, p.shape, generator=run.noise_gen,
+                                  device=p.device) / run.opt.expected_batch_size
+        run.opt.original_optimizer.step()
+        run.accountant.step(noise_multiplier=run.sigma, sample_rate=run.q)
+        loss = torch.zeros(())
+    else:
+        loss = run.crit(run.model(xb), yb)
+        loss.backward()
+        run.opt.step()
+    return loss
+
+
+def _run_epochs(cfg: TrainConfig, run: _Run, split: Split, progress, should_stop) -> tuple[list, int, float]:
+    """Every epoch: the steps (cancel checked before each), then held-out accuracy and ε so far.
+    Returns (history, steps taken, seconds in the steps)."""
+    import torch
+
+    pl, dev = run.plan, run.dev
+    X_te, y_te = torch.from_numpy(split.X_test).to(dev), torch.from_numpy(split.y_test).to(dev)
+    total, per_epoch = pl["steps"], pl["steps_per_epoch"]
+    report_every = max(1, per_epoch // 4)
+    history, step, t_train = [], 0, 0.0
+    progress(epoch=0, step=0, total_steps=total, epochs=cfg.epochs, phase="training",
+             noise_multiplier=run.sigma, sample_rate=run.q, private=cfg.private)
+    for epoch in range(1, cfg.epochs + 1):
+        t_ep = time.perf_counter()
+        losses, seen = 0.0, 0
+        run.model.train()
+        for xb, yb in run.loader:
+            if should_stop():
+                raise Cancelled("training was cancelled")
+            if dev.type != "cpu":
+                xb, yb = xb.to(dev, non_blocking=True), yb.to(dev, non_blocking=True)
+            loss = _step(cfg, run, xb, yb)
+            step += 1
+            if len(yb):
+                losses += float(loss.detach()) * len(yb)
+                seen += len(yb)
+            if step % report_every == 0 and step % per_epoch != 0:
+                progress(epoch=epoch - 1 + (step % per_epoch) / per_epoch, step=step,
+                         total_steps=total, batch_loss=float(loss.detach()) if len(yb) else None)
+        t_train += time.perf_counter() - t_ep
+        acc, test_loss = _evaluate(run.core, X_te, y_te)  # the bare module: no per-sample machinery
+        eps_so_far = accounting.fast_rdp_epsilon(run.sigma, run.q, step, cfg.delta) if cfg.private else None
+        row = {"epoch": epoch, "step": step, "total_steps": total, "loss": losses / max(seen, 1),
+               "accuracy": acc, "test_loss": test_loss, "epsilon": eps_so_far}
+        history.append(row)
+        progress(**row, epsilon_bound="rdp (integer orders), an upper bound" if cfg.private else None)
+    return history, step, t_train
+
+
+def _spent(cfg: TrainConfig, run: _Run, step: int) -> dict:
+    """ε of the steps actually taken, from the accountant's own history (both accountants), at the run's δ."""
+    if not cfg.private:
+        return {}
+    acc_hist = list(run.accountant.history)
+    assert sum(h[2] for h in acc_hist) == step, "accountant saw a different number of steps"
+    prv = accounting.epsilon_from_history(acc_hist, cfg.delta, "prv")
+    rdp = accounting.epsilon_from_history(acc_hist, cfg.delta, "rdp")
+    return {"epsilon_prv": prv, "epsilon_rdp": rdp, "epsilon": prv if cfg.accountant == "prv" else rdp,
+            "shortcut_epsilon": accounting.shortcut_epsilon(run.sigma, run.q, step, cfg.delta) if step else 0.0}
+
+
+def _finish(cfg: TrainConfig, run: _Run, split: Split, history: list, step: int, t_start: float,
+            t_train: float) -> TrainResult:
+    """A fresh copy of the trained weights (no Opacus hooks), its accuracy, and the run's metrics."""
+    import torch
+
+    final = build_model(cfg, split).to(run.dev)
+    final.load_state_dict(run.core.state_dict())
+    final.eval()
+    dev = run.dev
+    test_acc, test_loss = _evaluate(final, torch.from_numpy(split.X_test).to(dev),
+                                    torch.from_numpy(split.y_test).to(dev))
+    train_acc, train_loss = _evaluate(final, torch.from_numpy(split.X_train).to(dev),
+                                      torch.from_numpy(split.y_train).to(dev))
+    spent = _spent(cfg, run, step)
+    if history and cfg.private:
+        history[-1]["epsilon"] = spent["epsilon"]
+    metrics = TrainMetrics(
+        dataset=cfg.dataset, target=cfg.target, model=cfg.model, private=cfg.private, seed=cfg.seed,
+        device=dev.type, delta=cfg.delta if cfg.private else None, target_epsilon=cfg.epsilon,
+        accountant=cfg.accountant if cfg.private else None, noise_multiplier=run.sigma, sample_rate=run.q,
+        steps=step, shortcut_note=SHORTCUT_NOTE, **spent, **noise_fields(cfg),
+        epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, clip=cfg.clip if cfg.private else None,
+        optimizer=cfg.optimizer, grad_sample_mode=run.mode,
+        test_accuracy=test_acc, test_loss=test_loss, train_accuracy=train_acc, train_loss=train_loss,
+        train_metrics_note=NOT_DP_NOTE, diverged=divergence(history, split.n_classes), history=tuple(history),
+        n_train=split.n_train, n_test=int(len(split.y_test)), n_features=split.n_features,
+        n_classes=split.n_classes, bounds_note=split.bounds_note, leaks=tuple(split.leaks),
+        warnings=tuple(delta_warnings(cfg, split.n_train)),
+        train_seconds=time.perf_counter() - t_start, loop_seconds=t_train,
+        calibration_seconds=run.plan.get("calibration_seconds"))
+    return TrainResult(cfg, metrics, final, split)
+
+
+def train(cfg: TrainConfig | dict, progress: Callable[..., None] | None = None,
+          should_stop: Callable[[], bool] | None = None, split: Split | None = None) -> TrainResult:
+    """Train one model: plan (steps, calibrated noise), set up, run the epochs, finish.
+
+    ``cfg`` is a :class:`TrainConfig` (already valid) or job params (validated here, once). ``split``: data
+    already loaded by the caller (not loaded again). ``progress(**fields)`` is called every epoch and every few
+    steps; ``should_stop()`` is checked every step (raises :class:`~dpcore.errors.Cancelled`)."""
+    cfg = cfg if isinstance(cfg, TrainConfig) else TrainConfig.from_dict(cfg)
+    split = split if split is not None else load_split(cfg)
+    check_model_size(cfg, split)
+    progress = progress or (lambda **_: None)
+    if cfg.model.startswith("diffprivlib"):
+        from .dplib import train_diffprivlib
+
+        return train_diffprivlib(cfg, split, progress)
+    t_start = time.perf_counter()
+    run = _setup(cfg, split, plan(cfg, split.n_train))
+    history, step, t_train = _run_epochs(cfg, run, split, progress, should_stop or (lambda: False))
+    result = _finish(cfg, run, split, history, step, t_start, t_train)
+    progress(phase="done", step=step, total_steps=run.plan["steps"], epsilon=result.metrics.epsilon,
+             test_accuracy=result.metrics.test_accuracy)
+    return result

@@ -1,0 +1,172 @@
+"""What a run produces: :class:`TrainMetrics` (typed, stored as JSON by jobs) and :class:`TrainResult`
+(metrics + fitted model + split, with ``predict_proba`` and the weights as bytes)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..serialize import dumps
+from .config import TrainConfig
+from .data import Split
+
+SHORTCUT_NOTE = "seed notebook's q/σ·sqrt(2T ln(1/δ)): NOT a privacy guarantee, shown for comparison"
+
+
+@dataclass(frozen=True)
+class TrainMetrics:
+    """What one run measured and spent — one set of fields for both paths (Opacus/fused and diffprivlib).
+
+    ``epsilon`` is the accountant's upper bound for the steps actually taken (None: not private), with
+    ``delta`` and the add/remove-one-record relation; ``train_*`` and ``history``'s losses are not DP.
+    Stored as JSON by jobs: :meth:`to_dict` / :meth:`from_dict` (which also reads results written by older
+    versions: missing fields take their defaults, unknown keys are ignored).
+    """
+
+    dataset: str
+    model: str
+    private: bool
+    target: str | None = None
+    seed: int = 0
+    device: str = "cpu"
+    # privacy: the bound, its δ, and how it was computed
+    epsilon: float | None = None
+    delta: float | None = None
+    target_epsilon: float | None = None
+    accountant: str | None = None
+    noise_multiplier: float | None = None
+    sample_rate: float | None = None
+    steps: int | None = None
+    epsilon_prv: float | None = None
+    epsilon_rdp: float | None = None
+    shortcut_epsilon: float | None = None
+    shortcut_note: str | None = None
+    # where sampling and noise came from (see config.noise_fields)
+    reproducible_noise: bool = False
+    dp_release: bool = False
+    noise_source: str | None = None
+    release_label: str | None = None
+    # settings
+    epochs: int | None = None
+    batch_size: int | None = None
+    lr: float | None = None
+    clip: float | None = None
+    optimizer: str | None = None
+    grad_sample_mode: str | None = None
+    # utility (train_* on the private rows: not DP)
+    test_accuracy: float | None = None
+    test_loss: float | None = None
+    train_accuracy: float | None = None
+    train_loss: float | None = None
+    train_metrics_note: str | None = None
+    diverged: str | None = None
+    history: tuple = ()
+    classes_seen: tuple | None = None
+    # data
+    n_train: int | None = None
+    n_test: int | None = None
+    n_features: int | None = None
+    n_classes: int | None = None
+    bounds_note: str | None = None
+    leaks: tuple = ()
+    warnings: tuple = ()
+    # time
+    train_seconds: float | None = None
+    loop_seconds: float | None = None
+    calibration_seconds: float | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-able fields (lists for sequences); ``release_label`` only when there is one."""
+        out = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name == "history":
+                v = [dict(h) for h in v]
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[f.name] = v
+        if out["release_label"] is None:
+            del out["release_label"]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainMetrics":
+        """Metrics from a stored result (any version): unknown keys ignored, missing ones take defaults."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: v for k, v in dict(data or {}).items() if k in names}
+        kw.setdefault("dataset", "")
+        kw.setdefault("model", "")
+        kw.setdefault("private", kw.get("epsilon") is not None)
+        for k in ("history", "leaks", "warnings"):
+            kw[k] = tuple(kw.get(k) or ())
+        if kw.get("classes_seen") is not None:
+            kw["classes_seen"] = tuple(kw["classes_seen"])
+        return cls(**kw)
+
+
+@dataclass
+class TrainResult:
+    config: TrainConfig
+    metrics: TrainMetrics
+    model: Any
+    split: Split
+
+    def predict_proba(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float32)
+        if self.config.model.startswith("diffprivlib"):
+            return np.asarray(self.model.predict_proba(X), dtype=np.float64)
+        import torch
+
+        self.model.eval()
+        dev = next(self.model.parameters()).device
+        with torch.no_grad():
+            x = torch.from_numpy(np.ascontiguousarray(X)).to(dev)
+            return torch.softmax(self.model(x), dim=1).double().cpu().numpy()
+
+    def predict(self, X) -> np.ndarray:
+        return self.predict_proba(X).argmax(axis=1)
+
+    @property
+    def weights_filename(self) -> str:
+        return "model.json" if self.config.model.startswith("diffprivlib") else "model.pt"
+
+    def state_dict_bytes(self) -> bytes:
+        """Model weights: a torch ``state_dict`` (torch.save), or the fitted arrays of a diffprivlib
+        estimator as JSON (coef_/intercept_ or theta_/var_/class_prior_)."""
+        if self.config.model.startswith("diffprivlib"):
+            attrs = ("classes_", "coef_", "intercept_", "theta_", "var_", "class_prior_", "class_count_")
+            arrays = {a: np.asarray(getattr(self.model, a)).tolist() for a in attrs
+                      if getattr(self.model, a, None) is not None}
+            return json.dumps({"estimator": type(self.model).__name__, **arrays}).encode()
+        import torch
+
+        buf = io.BytesIO()
+        torch.save(self.model.state_dict(), buf)
+        return buf.getvalue()
+
+    def metrics_json(self) -> bytes:
+        return dumps(self.metrics.to_dict()).encode()
+
+
+
+def divergence(history, n_classes: int = 2) -> str | None:
+    """A plain sentence if the run's training loss diverged — not finite, or ending far above the loss of a
+    uniform guess, ln(classes) — else None. The loss is not DP: a diagnosis for the person who trains."""
+    losses = [float(h["loss"]) for h in (history or []) if isinstance(h, dict) and h.get("loss") is not None]
+    if not losses:
+        return None
+    if not all(math.isfinite(v) for v in losses):
+        return ("the training loss diverged (it became infinite or not a number): the model is useless. "
+                "Lower the learning rate (e.g. 10× smaller) or the clip C and train again")
+    guess = math.log(max(int(n_classes), 2))
+    if losses[-1] > 3 * guess:
+        return (f"the training loss diverged: it ends at {losses[-1]:.3g} nats, far above the {guess:.2f} of a "
+                "uniform guess. Lower the learning rate (e.g. 10× smaller) and train again")
+    return None
+

@@ -1,0 +1,55 @@
+"""The training job boundary: old stored rows still run, typed metrics read results of older versions,
+a config is valid once built, one cancel signal."""
+
+import dataclasses
+import json
+import sqlite3
+
+import pytest
+
+from dpcore.errors import DPError
+from dpcore.jobs import records, registry, store, worker
+from dpcore.training.config import TrainConfig, check_batch_size
+from dpcore.training.job import run_job
+from dpcore.training.results import TrainMetrics
+
+TINY = dict(dataset="breast_cancer", model="logreg", epsilon=2.0, epochs=1, batch_size=64,
+            reproducible_noise=True)
+
+
+def test_a_row_stored_with_the_old_training_target_still_runs(dp_home):
+    """Rows written before dpcore/training.py became a package hold 'dpcore.training:run_job'."""
+    assert registry.resolve("dpcore.training:run_job") is run_job
+    store.list_jobs()
+    conn = sqlite3.connect(str(store.db_path()))
+    with conn:
+        conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
+                     "VALUES ('old-train', 'dpcore.training:run_job', ?, 'train', '', 'queued', 1.0)",
+                     (json.dumps(TrainConfig(**TINY).to_dict()),))
+    conn.close()
+    assert worker.run_worker("w-old-train", once=True) == 1
+    done = store.get("old-train")
+    assert done.status is records.JobStatus.DONE, done.error
+    m = TrainMetrics.from_dict(done.result)
+    assert m.private and 0 < m.epsilon <= 2.0 and m.delta == 1e-5 and m.release_label
+
+
+def test_metrics_read_results_stored_by_older_versions():
+    old = {"dataset": "digits", "model": "mlp", "private": True, "epsilon": 1.5, "delta": 1e-5,
+           "history": [{"epoch": 1, "loss": 0.5}], "leaks": [], "warnings": ["w"],
+           "weights_file": "model.pt", "config": {"epochs": 1}, "some_key_from_before": 1}  # no diverged, no lr
+    m = TrainMetrics.from_dict(old)
+    assert m.epsilon == 1.5 and m.diverged is None and m.lr is None and m.warnings == ("w",)
+    assert m.history[0]["loss"] == 0.5
+    d = m.to_dict()
+    assert TrainMetrics.from_dict(d) == m and "release_label" not in d and isinstance(d["history"], list)
+
+
+def test_a_config_is_valid_once_built():
+    """No validate() to forget: building one (also by dataclasses.replace) checks every field."""
+    cfg = TrainConfig(**TINY)
+    assert not hasattr(cfg, "validate")
+    with pytest.raises(DPError, match="epsilon"):
+        dataclasses.replace(cfg, epsilon=-1.0)
+    with pytest.raises(DPError, match="batch size 500 is larger than the 455 training rows"):
+        check_batch_size(500, 455)
