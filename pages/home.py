@@ -70,7 +70,8 @@ st.caption("Epsilons of published deployments are not directly comparable: the u
            "user per day, a device) and the time window differ.")
 
 with st.expander("The formal definition", icon=":material/function:"):
-    st.latex(r"\Pr[M(D) \in S] \;\le\; e^{\varepsilon}\,\Pr[M(D') \in S] + \delta")
+    # two lines, so a phone (390 px) shows the whole formula without scrolling sideways
+    st.latex(r"\begin{gathered}\Pr[M(D) \in S] \\ \le\; e^{\varepsilon}\,\Pr[M(D') \in S] + \delta\end{gathered}")
     st.markdown("For every pair of **neighbouring** datasets D, D′ — here: D′ is D with one person's record added "
                 "or removed — and every set of outputs S. δ is a small probability (≪ 1/n, the number of people) "
                 "that the bound may fail; δ = 0 is *pure* ε-DP.")

@@ -83,7 +83,7 @@ def noise_tradeoff_chart(mechanism: str, epsilon: float, delta: float | None, se
                          scale: float) -> go.Figure:
     """One chart call for the noise page: the chosen mechanism's worst-case ROC."""
     c = mechanism_curve(mechanism, epsilon, delta, sensitivity, scale)
-    return tradeoff_chart([c], "What the best membership attack can reach against one release")
+    return tradeoff_chart([c], "Best possible attack on one release")
 
 
 def _eps_text(rows) -> str:
@@ -97,7 +97,7 @@ _STATEMENT_TITLE = {"training_run": "this run", "sweep": "each sweep point", "le
 def statement_tradeoff_chart(st: dict) -> go.Figure:
     """The trade-off curve of a privacy statement (training run, sweep or ledger), with ε at its δ beside it.
     A sweep draws one curve per distinct DP point (points that differ only by seed share a curve)."""
-    title = f"Worst-case membership attack against {_STATEMENT_TITLE.get(st.get('kind'), 'this release')}"
+    title = f"Best possible attack on {_STATEMENT_TITLE.get(st.get('kind'), 'this release')}"
     if st.get("kind") == "sweep":
         curves, seen = [], set()
         for p in st.get("points") or []:
@@ -143,4 +143,4 @@ def advice_tradeoff_chart(result: dict) -> go.Figure:
         c = {"name": f"DP-SGD noise multiplier {result['noise_multiplier']:.3g} (PLD)", **curve}
     r = result["risk"]
     mark = (r["at"], r["limit"], f"limit: TPR ≤ {r['limit']:g} at FPR {r['at']:g}") if r["kind"] == "tpr" else None
-    return tradeoff_chart([c], "Worst-case membership attack at the recommended setting", mark=mark)
+    return tradeoff_chart([c], "Best possible attack at this setting", mark=mark)

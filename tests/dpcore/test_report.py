@@ -125,7 +125,7 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
         assert f"<td>{d}</td>" in body
     assert "empirical ε ≥ 0.3 with 95% confidence" in body  # the sweep point's audit
     assert "REPRODUCIBLE" in body  # the fake sweep's points carry no noise source: not called a DP release
-    assert html.count("Worst-case membership attack against") == 3
+    assert html.count("Best possible attack on") == 3
     # nothing fixed-width beyond the page: figures autosize, wide tables scroll inside their box
     assert not re.search(r'"width":\s*(1[1-9]\d\d|[2-9]\d\d\d)', html)
     assert html.count("<div class='tbl'><table") == html.count("<table")

@@ -45,3 +45,26 @@ def test_viewers_get_no_deploy_button_or_developer_menu(app_server, page):
     if menu.count():
         menu.first.click()
         assert page.get_by_text("Clear cache").count() == 0
+
+
+# Right edges of what a reader sees: KaTeX's drawn formula (its MathML twin is visually hidden) and chart titles.
+RIGHT_EDGES_JS = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.getBoundingClientRect().width > 0)
+    .map(e => [e.textContent.slice(0, 40), Math.round(e.getBoundingClientRect().right)])"""
+
+
+def test_formula_and_chart_titles_fit_a_phone(app_server, phone):
+    phone.goto(app_server)
+    wait_for_app(phone)
+    phone.get_by_text("The formal definition").click()
+    phone.wait_for_selector(".katex-display .katex-html")
+    wide = [r for r in phone.evaluate(RIGHT_EDGES_JS, ".katex-display .katex-html") if r[1] > 390]
+    # nor hidden in a box the reader has to scroll sideways (KaTeX's struts overhang by a pixel or two)
+    wide += phone.evaluate("() => [...document.querySelectorAll('.katex-display, .katex-display *')]"
+                           ".filter(e => !e.closest('.katex-mathml') && e.scrollWidth > e.clientWidth + 8)"
+                           ".map(e => ['scrolls', e.className, e.scrollWidth, e.clientWidth])")
+    for slug in ("noise", "advisor"):
+        phone.goto(f"{app_server}/{slug}")
+        wait_for_app(phone)
+        phone.wait_for_selector(".gtitle")
+        wide += [(slug, *r) for r in phone.evaluate(RIGHT_EDGES_JS, ".gtitle") if r[1] > 390]
+    assert not wide, f"text past the right edge of a 390 px screen (text, right edge px): {wide}"
