@@ -34,7 +34,7 @@ SUMMARY_TITLE = "Executive summary"
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
-color:#1f2933;padding:0 1em;line-height:1.5}
+color:#1f2933;padding:0 1em;line-height:1.5;overflow-wrap:anywhere}
 h1{color:#264653}h2{color:#2a9d8f;border-bottom:2px solid #e9ecef;padding-bottom:.2em;margin-top:2em}
 .tbl{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:1em 0;font-size:.9em;max-width:100%}
 td,th{border:1px solid #dee2e6;padding:.3em .6em;overflow-wrap:anywhere;vertical-align:top}

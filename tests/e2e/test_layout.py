@@ -68,3 +68,26 @@ def test_formula_and_chart_titles_fit_a_phone(app_server, phone):
         phone.wait_for_selector(".gtitle")
         wide += [(slug, *r) for r in phone.evaluate(RIGHT_EDGES_JS, ".gtitle") if r[1] > 390]
     assert not wide, f"text past the right edge of a 390 px screen (text, right edge px): {wide}"
+
+
+def test_html_report_fits_a_1280_window(browser, tmp_path):
+    """The report opened in a 1280×800 window never scrolls sideways, even with a sweep, a query history and
+    an analyst name with no spaces (it ran 300 px past the edge in the statement's heading)."""
+    from dpcore import datasets, report
+    from dpcore.queries import answering, fingerprint, ledger, model
+    from tests.dpcore.test_statement import _fake_sweep
+
+    name = "analyst_" + "x" * 90
+    df = datasets.medical(1500, 0)
+    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
+    answering.ask(df, name, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
+    path = tmp_path / "report.html"
+    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(),
+                                 ledgers=[(name, fingerprint.dataset_key(df), 1500)]), encoding="utf-8")
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = ctx.new_page()
+    pg.goto(path.as_uri())
+    pg.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6", timeout=60_000)
+    scroll, inner = pg.evaluate(OVERFLOW_JS)
+    ctx.close()
+    assert scroll <= inner + 1, f"the report is {scroll} px wide in a {inner} px window"
