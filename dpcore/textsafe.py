@@ -30,9 +30,10 @@ import html as _html
 import math
 import re
 import string
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas only where a DataFrame is exported: Home's first render never loads it (~0.5 s)
+    import pandas as pd
 
 __all__ = ["md", "md_message", "html", "plotly", "csv_cell", "csv_safe", "csv_bytes", "FORMULA_PREFIXES"]
 
@@ -93,6 +94,8 @@ def csv_cell(value: Any) -> Any:
 
 def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``df`` whose text cells and column names cannot run as spreadsheet formulas."""
+    import pandas as pd
+
     out = df.copy()
     out.columns = [csv_cell(c) if isinstance(c, str) else c for c in out.columns]
     for i in range(out.shape[1]):
