@@ -6,6 +6,7 @@ import json
 import math
 import re
 import sqlite3
+import weakref
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -49,9 +50,41 @@ def guarded(fn, *args, **kwargs):
 CHART_CONFIG = {"displayModeBar": False, "displaylogo": False}
 
 
+_SENT: dict = {}  # id(figure) -> (weak ref to it, its frozen twin); the entry goes when the figure does
+_FROZEN: type | None = None
+
+
+def _sendable(fig):
+    """``fig`` with its dict computed once per figure object. Streamlit's plotly_chart calls ``to_dict()`` on
+    every rerun (a deep copy and base64 of every array: the largest per-chart cost when twenty viewers share
+    one cached figure). Figures are read-only once shown: the cached ones are shared by every session."""
+    global _FROZEN
+    import plotly.graph_objects as go
+
+    if type(fig) is not go.Figure:
+        return fig
+    if _FROZEN is None:
+        class FrozenFigure(go.Figure):  # a BaseFigure to Streamlit; only its dict is ever read
+            def __init__(self, spec: dict) -> None:  # skips Figure's validation: the spec came from a Figure
+                self._frozen_spec = spec
+
+            def to_dict(self) -> dict:
+                return self._frozen_spec
+
+            to_plotly_json = to_dict
+
+        _FROZEN = FrozenFigure
+    key = id(fig)
+    ref, frozen = _SENT.get(key, (None, None))
+    if ref is None or ref() is not fig:  # figures are unhashable; an id is reused only after its figure died
+        frozen = _FROZEN(fig.to_dict())
+        _SENT[key] = (weakref.ref(fig, lambda _r, k=key: _SENT.pop(k, None)), frozen)
+    return frozen
+
+
 def chart(fig, *, key: str, where=st) -> None:
     """Show a dpcore figure full width, without Plotly's mode bar (``where``: a column or container)."""
-    where.plotly_chart(fig, key=key, config=CHART_CONFIG)
+    where.plotly_chart(_sendable(fig), key=key, config=CHART_CONFIG)
 
 
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:

@@ -83,3 +83,33 @@ def test_widget_state_keeps_values_through_runs_that_do_not_draw_the_widget_and_
     at.session_state["show"] = True
     at.run()
     assert at.number_input(key="n").value == 3 and at.text_input(key="word").value == "kept"
+
+
+def test_chart_sends_the_figure_unchanged_and_converts_a_shared_figure_once(monkeypatch):
+    import gc
+
+    import plotly.graph_objects as go
+    import plotly.io
+    import plotly.tools
+
+    from dpcore.figures import noise as figs
+
+    sent = []
+    monkeypatch.setattr(_ui.st, "plotly_chart", lambda fig, **kw: sent.append(
+        plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True),
+                          validate=False)))  # what Streamlit's plotly_chart puts in the message
+    fig = figs.page_view("laplace", 1.0, None, 1.0, 130.0, draws=1000, seed=0, grid_points=41,
+                         x_title="released answer", unit="patients")[1]["why"]
+    calls = []
+    real = go.Figure.to_dict
+    monkeypatch.setattr(go.Figure, "to_dict", lambda self: calls.append(1) or real(self))
+    for _ in range(3):
+        _ui.chart(fig, key="k")
+    assert sent == [plotly.io.to_json(real(fig), validate=False)] * 3  # the same spec as the plain figure
+    assert len(calls) == 1  # one deep copy per shared figure, not one per rerun
+    other = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    _ui.chart(other, key="k2")
+    n = len(_ui._SENT)
+    del other
+    gc.collect()
+    assert len(_ui._SENT) == n - 1  # a figure's entry goes with it
