@@ -25,17 +25,18 @@ PORT = 6393
 
 
 def config(full: bool):
-    from dpcore import sweep
+    from dpcore.sweep.config import SweepConfig
 
     if full:
-        return sweep.SweepConfig(epsilons=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"),
+        return SweepConfig(epsilons=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"),
                                  shadows=64, hidden=64, epochs=20).validate()
-    return sweep.SweepConfig(epsilons=(1.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"), shadows=16,
+    return SweepConfig(epsilons=(1.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"), shadows=16,
                              hidden=32, epochs=5, train_size=60).validate()
 
 
 def inner(full: bool) -> None:
-    from dpcore import storage, sweep
+    from dpcore import storage
+    from dpcore.sweep import runs as sweep_runs
     from dpcore.jobs import executors, workers
 
     os.environ.setdefault(storage.ENV_VAR, tempfile.mkdtemp(prefix="dpx-bench-"))
@@ -46,7 +47,7 @@ def inner(full: bool) -> None:
           f"({units + shadows} trainings)", flush=True)
 
     t = time.perf_counter()
-    sweep.run_sweep_parallel(cfg, workers=2, timeout=3600)
+    sweep_runs.run_sweep_parallel(cfg, workers=2, timeout=3600)
     t_local = time.perf_counter() - t
     workers.shutdown_workers()
     print(f"2 local workers:             {t_local:7.1f} s", flush=True)
@@ -59,7 +60,7 @@ def inner(full: bool) -> None:
     try:
         ex = executors.RayExecutor(f"127.0.0.1:{PORT}")
         t = time.perf_counter()
-        res = sweep.run_sweep_parallel(cfg, timeout=3600, executor=ex)
+        res = sweep_runs.run_sweep_parallel(cfg, timeout=3600, executor=ex)
         t_ray = time.perf_counter() - t
         print(f"local Ray, 2 CPUs:           {t_ray:7.1f} s", flush=True)
         print(f"Ray overhead:                {t_ray / t_local:7.2f}x the local time (same 2 CPUs)")

@@ -34,13 +34,14 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from dpcore import sweep
+    from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
+    from dpcore.sweep.config import SweepConfig
     from dpcore.jobs import workers
 
-    cfg = sweep.SweepConfig().validate()
+    cfg = SweepConfig().validate()
     n = len(cfg.point_params())
     t0 = time.perf_counter()
-    res = sweep.run_sweep_parallel(cfg, workers=args.workers)
+    res = sweep_runs.run_sweep_parallel(cfg, workers=args.workers)
     t_par = time.perf_counter() - t0
     workers.shutdown_workers()
     print(f"default demo: {cfg.dataset} {cfg.model} (hidden {cfg.hidden}), {cfg.n_rows()} training rows, "
@@ -50,7 +51,7 @@ def main() -> None:
           f"(target: about 120 s on 2 cores)")
     if args.sequential:
         t0 = time.perf_counter()
-        sweep.run_sweep_inline(cfg, store=False)
+        sweep_runs.run_sweep_inline(cfg, store=False)
         t_seq = time.perf_counter() - t0
         print(f"one after another in this process: {t_seq:6.1f} s; ratio sequential / parallel {t_seq / t_par:.2f}x")
 
@@ -64,8 +65,8 @@ def main() -> None:
           f"(target >= 0.10)")
     print(f"{ok(statistics.median(lbs) >= 1.0)} baseline empirical ε >= {[round(v, 2) for v in lbs]} per seed, each "
           f"95% alone (target >= 1.0); over all {len(lbs)} seeds at 95%: ε >= "
-          f"{sweep.baseline_summary(res)['empirical_epsilon'] or 0:.2f}")
-    for r in sweep.by_epsilon(res):
+          f"{sweep_summary.baseline_summary(res)['empirical_epsilon'] or 0:.2f}")
+    for r in sweep_summary.by_epsilon(res):
         target = {1.0: 0.75, 8.0: 0.90}.get(r["epsilon"])
         tag = "    " if target is None else ok(r["accuracy_median"] >= target)
         print(f"{tag} ε = {r['epsilon']:<5g} median accuracy {r['accuracy_median']:.3f} "
@@ -73,9 +74,9 @@ def main() -> None:
               + (f" target >= {target}" if target else "")
               + f"; canary AUC {r['canary.auc']:.3f}, proved ε >= {r['empirical_epsilon'] or 0:.2f} over "
               f"{r['empirical_epsilon_k']} seeds at 95% (claimed {r['epsilon_spent']:.2f})")
-    bad = sweep.violations(res)
+    bad = sweep_summary.violations(res)
     print(f"{ok(not bad)} every empirical ε <= claimed ε" + ("" if not bad else f": VIOLATED {bad}"))
-    rows = sweep.size_control(res)
+    rows = sweep_summary.size_control(res)
     for r in rows:
         print(f"     size {r['fraction']:.0%} ({r['n_train']} rows): baseline {r['baseline_accuracy']:.3f}, "
               f"DP ε = {r['epsilon']:g} {r['dp_accuracy']:.3f}, cost {r['cost']:.3f}")

@@ -383,9 +383,9 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
 
 def _sweep_curve(sweep_id: str) -> dict:
     """Per-ε rows of a stored sweep: accuracy lower end, noise multiplier, sample rate, steps, δ."""
-    from . import sweep as sw
+    from .sweep import runs as sweep_runs
 
-    rec = sw.load(sweep_id)
+    rec = sweep_runs.load(sweep_id)
     result = rec.get("result")
     if not result or not result.get("points"):
         raise DPError(f"sweep {sweep_id!r} has no finished DP points yet; wait for it or pick another")

@@ -20,7 +20,7 @@ Attacks
   ("fixed variance", as the paper recommends below 64 shadows).
 
 Shadow models are fitted by a caller-supplied ``fit(X, y, seed) -> predict_proba``; the sweep passes
-:func:`dpcore.training.train` with the target's own configuration (see ``dpcore.sweep._shadow_fit``);
+:func:`dpcore.training.train` with the target's own configuration (see ``dpcore.sweep.point._shadow_fit``);
 :func:`default_shadow_fit` is a scikit-learn stand-in for callers without the training stack.
 """
 

@@ -163,25 +163,24 @@ def reidentification_section(epsilon: float, settings=None) -> Section:
 
 def sweep_section(sweep_id: str) -> Section:
     """Accuracy vs ε and membership-inference results of a stored sweep (finished points so far)."""
-    from . import sweep as sweep_mod
+    from .sweep import runs as sweep_runs, summary as sweep_summary
     from .figures import privacy_utility as pfigs
-    from .sweep import sweep_title
 
-    st = sweep_mod.state(sweep_id)
+    st = sweep_runs.state(sweep_id)
     result = st["result"]
     if not result.get("points") and not result.get("baseline"):
         raise DPError(f"sweep {sweep_id!r} has no finished points yet; wait for it or choose another")
-    rows = sweep_mod.by_epsilon(result)
+    rows = sweep_summary.by_epsilon(result)
     cfg = result.get("config", {})
-    title = sweep_title({**st, "config": {**(st.get("config") or {}), **cfg}})
+    title = sweep_summary.sweep_title({**st, "config": {**(st.get("config") or {}), **cfg}})
     paras = [f"Sweep: {title} ({st['status']}, {st['done']} of {st['total']} trainings finished); "
              f"δ = {cfg.get('delta', '?')}, neighbours differ by adding or removing one training example, "
              f"accountant {cfg.get('accountant', '?')}. Each DP point's ε is the accountant's upper bound; the "
              "empirical ε is a lower bound from membership-inference attacks at 95% confidence over all the "
              "seeds of an ε together (each seed's audit corrected for their number), with the median seed's bound "
              "as a separate 95% statement."]
-    paras += [sweep_mod.reading(result, r["epsilon"]) for r in rows]
-    bad = sweep_mod.violations(result)
+    paras += [sweep_summary.reading(result, r["epsilon"]) for r in rows]
+    bad = sweep_summary.violations(result)
     paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
                  f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
     table = pd.DataFrame([{
@@ -190,7 +189,7 @@ def sweep_section(sweep_id: str) -> Section:
         "proved ε (95% over all seeds)": _fmt(r.get("empirical_epsilon"), ".2f"),
         "proved ε, median seed (95%)": _fmt(r.get("empirical_epsilon_median"), ".2f"),
     } for r in rows])
-    base = sweep_mod.baseline_summary(result)
+    base = sweep_summary.baseline_summary(result)
     figs = [pfigs.accuracy_chart(result), pfigs.attack_chart(result, "auc"),
             pfigs.attack_chart(result, "tpr_at_1pct_fpr"), pfigs.empirical_epsilon_chart(result)]
     return Section(f"Privacy–utility: {title}", paras, figs, [table],

@@ -187,9 +187,9 @@ def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None)
 
 def for_sweep(sweep_id: str) -> dict:
     """Statement for a stored privacy–utility sweep: one block per DP point, with its audit."""
-    from . import sweep
+    from .sweep import runs as sweep_runs
 
-    rec = sweep.load(sweep_id)
+    rec = sweep_runs.load(sweep_id)
     result = rec.get("result")
     if not result or not result.get("points"):
         raise DPError(f"sweep {sweep_id!r} has no finished points yet; a statement needs finished points")

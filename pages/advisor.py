@@ -5,7 +5,8 @@ import json
 import streamlit as st
 
 from dpcore import advise as adv
-from dpcore import sweep, textsafe
+from dpcore import textsafe
+from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
 from pages._ui import chart, from_url, guarded, required, share_in_url
@@ -53,7 +54,7 @@ risk = adv.RiskLimit(risk_kind, limit, at)
 utility, sample_rate, steps = None, None, None
 st.markdown("**Utility target**")
 if mechanism == "dpsgd":
-    sweeps = [s for s in (guarded(sweep.list_sweeps) or []) if s.get("status") == "done"]
+    sweeps = [s for s in (guarded(sweep_runs.list_sweeps) or []) if s.get("status") == "done"]
     u1, u2, u3 = st.columns(3)
     names = {"": "No accuracy target"} | {s["id"]: f"{s.get('name') or s['id']} · {s['id']}" for s in sweeps}
     sid = u1.selectbox("Accuracy from a stored sweep", list(names), format_func=lambda k: textsafe.md(names[k]),

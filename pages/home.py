@@ -5,7 +5,7 @@ import streamlit as st
 from pages._ui import chart, from_url, guarded, share_in_url, state  # _ui also routes deep links through app.py
 
 from dpcore.figures import home as figs
-from dpcore import sweep
+from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.jobs import store
 from dpcore.noise.interpret import level_sentence, posterior_bound, privacy_level, reading
 from dpcore.queries import ledger
@@ -78,8 +78,8 @@ with st.expander("The formal definition", icon=":material/function:"):
 
 with st.sidebar:
     st.markdown("**Report**")
-    finished = [s for s in sweep.list_sweeps(refresh=False) if s.get("status") == "done"]
-    sweep_names = {s["id"]: sweep.sweep_title(s) for s in finished}  # named by what they are, never by id
+    finished = [s for s in sweep_runs.list_sweeps(refresh=False) if s.get("status") == "done"]
+    sweep_names = {s["id"]: sweep_summary.sweep_title(s) for s in finished}  # named by what they are, never by id
     sweep_id = st.selectbox("Include a privacy–utility sweep", [None, *sweep_names], key="home_report_sweep",
                             format_func=lambda i: "none" if i is None else sweep_names[i],
                             disabled=not finished, help="Finished sweeps from the Privacy–utility page")

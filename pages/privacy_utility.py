@@ -3,12 +3,15 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import statement, sweep
+from dpcore import statement
+from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
+from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
+from dpcore.training.config import REPRODUCIBLE_LABEL
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import executors, workers
 from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads
 
-D = sweep.SweepConfig()
+D = SweepConfig()
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
 DATASETS = {"digits": "Digits (8×8 images, 10 classes)", "breast_cancer": "Breast cancer (30 features, binary)",
             "medical": "Synthetic medical (predict the diagnosis)"}
@@ -62,14 +65,14 @@ with st.container(border=True):
                           help=f"Ray: {executors.RAY_ADDRESS_ENV} = {executors.ray_address()}; one Ray task per "
                                "model, results stored here.")
     if start:
-        cfg = guarded(lambda: sweep.SweepConfig(
+        cfg = guarded(lambda: SweepConfig(
             dataset=dataset, model=model, target="diagnosis" if dataset == "medical" else None,
             epsilons=tuple(epsilons), seeds=int(seeds), attacks=tuple(attacks), shadows=int(shadows),
             epochs=int(epochs), train_size=int(train_size) or None,
             hidden=D.hidden if model == "mlp" else None).validate())
         if cfg is not None:
             ex = guarded(executors.make_executor, run_on)
-            sid = guarded(sweep.start_sweep, cfg, executor=ex) if ex is not None else None
+            sid = guarded(sweep_runs.start_sweep, cfg, executor=ex) if ex is not None else None
             if sid:
                 st.session_state["pu_current"] = sid
                 st.session_state["pu_sweep"] = sid
@@ -80,7 +83,7 @@ with st.container(border=True):
                f"ε = {D.size_epsilon:g}. Sampling and noise come from a secure source and are never stored.")
 
 # ---------------------------------------------------------------------------------------- choose a sweep
-stored = required(sweep.list_sweeps)
+stored = required(sweep_runs.list_sweeps)
 if not stored:
     st.info("No sweep yet. Press **Start sweep** to run the default demo (about two minutes on 2 cores).")
     st.stop()
@@ -97,14 +100,14 @@ share_in_url("pu_sweep")
 compare = cs2.multiselect("Compare with stored sweeps", [i for i in ids if i != sweep_id], format_func=names.get,
                           key="pu_compare")
 
-status0 = required(sweep.state, sweep_id)
+status0 = required(sweep_runs.state, sweep_id)
 if status0["status"] == "running":
     workers.ensure_workers(2)
 
 
 @st.fragment(run_every=1.5 if status0["status"] == "running" else None)
 def show_sweep(sid: str, was_running: bool) -> None:
-    s = guarded(sweep.state, sid)
+    s = guarded(sweep_runs.state, sid)
     if s is None:
         return
     result = s["result"]
@@ -112,7 +115,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.progress(min(s["fraction"], 1.0), text=f"{s['done']} of {s['total']} models finished"
                     + (f" · running: {', '.join(r['text'] for r in s['running'][:2])}" if s["running"] else ""))
         if st.button("Cancel sweep", key="pu_cancel", icon=":material/stop:"):
-            sweep.cancel(sid)
+            sweep_runs.cancel(sid)
     elif was_running:
         st.rerun(scope="app")  # finished: stop polling
     else:
@@ -124,9 +127,9 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.info("Waiting for the first model (the non-private baseline comes first)…")
         return
     if result.get("release_label") or (s.get("reproducible_noise")):
-        st.warning(f"**{sweep.REPRODUCIBLE_LABEL}** — this sweep drew sampling, noise and canary coins from its "
+        st.warning(f"**{REPRODUCIBLE_LABEL}** — this sweep drew sampling, noise and canary coins from its "
                    "seeds (tests, teaching). Its models are not DP releases.")
-    bad = sweep.violations(result)
+    bad = sweep_summary.violations(result)
     if bad:
         st.error(f"{len(bad)} model(s) have an empirical ε above the claimed ε — that would be a bug in "
                  "training or accounting; please report it.")
@@ -161,7 +164,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
         else:
             point = next((p for p in result["points"] if p["epsilon"] == choice), None)
             if point is not None:
-                st.markdown(sweep.reading(result, choice))
+                st.markdown(sweep_summary.reading(result, choice))
         if point is None:
             st.info("This model has not finished yet.")
         elif point.get("empirical_epsilon"):
@@ -170,7 +173,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
             m1.metric("Claimed ε", "∞ (no DP)" if e.get("claimed") is None else f"{e['claimed']:.2f}",
                       help=f"Accountant's upper bound, δ = {point.get('delta') or result['config']['delta']:g}, "
                            "add/remove one record.")
-            row = sweep.summary_row(result, None if choice == "baseline" else choice) or {}
+            row = sweep_summary.summary_row(result, None if choice == "baseline" else choice) or {}
             k, proved = row.get("empirical_epsilon_k") or 0, row.get("empirical_epsilon")
             m2.metric("Proved ε ≥", "—" if proved is None else f"{proved:.2f}",
                       help=f"95% lower bound over all {k} model(s) here together (each model's audit corrected "
@@ -188,20 +191,20 @@ def show_sweep(sid: str, was_running: bool) -> None:
             block = guarded(statement.for_point, point)
         chart(figs.roc_chart(point, block=block), key="pu_fig_roc", where=r1)
         if block is not None:
-            r1.markdown(statement.gap_words(block, point["mia"], labels=sweep.ATTACK_LABELS))
+            r1.markdown(statement.gap_words(block, point["mia"], labels=ATTACK_LABELS))
             r1.caption("The shaded region is impossible for any attacker: the curve is this model's worst-case "
                        "ROC from the privacy-loss distribution of its own noise, sampling rate and steps. ε at "
                        "three δ (1e-5, 1e-6 and 1/n, n = rows trained on) and μ (Gaussian DP by the central limit "
                        "theorem: an estimate, not a bound) are in its legend.")
 
-    rows = sweep.by_epsilon(result)
+    rows = sweep_summary.by_epsilon(result)
     if rows:
         df = pd.DataFrame(rows)
         cols = [c for c in df.columns if not c.endswith("_sd")]
         st.dataframe(df[cols], hide_index=True, key="pu_table")
         table_downloads(df, f"sweep-{sid}", key="pu_dl")
     if compare:
-        others = {names[i]: (sweep.state(i) or {}).get("result") for i in compare}
+        others = {names[i]: (sweep_runs.state(i) or {}).get("result") for i in compare}
         others = {k: v for k, v in others.items() if v}
         others[names[sid]] = result
         c1, c2 = st.columns(2)

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dpcore import sweep
+from dpcore.sweep import summary as sweep_summary
 from dpcore.figures import training as figs
 from dpcore.jobs import display, registry, store, workers
 from dpcore.training.config import MEDICAL_TARGETS, OPTIMIZERS, TrainConfig, recommended
@@ -55,7 +55,7 @@ widget_state({"tr_dataset": "breast_cancer", "tr_model": "logreg",
               **{f"tr_{k}": recommended("breast_cancer", "logreg")[k] for k in HYPER},
               "tr_privacy_mode": "target ε", "tr_eps": 1.0, "tr_sigma": 1.0, "tr_delta": 1e-5})
 
-acc_text = sweep.accuracy_text
+acc_text = sweep_summary.accuracy_text
 RELATION = "add/remove one record"
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import sys
 
-from .. import sweep
 from ..errors import DPError
 from ..serialize import check_json_path, write_json
+from ..sweep import runs as sweep_runs, summary as sweep_summary
+from ..sweep.config import SweepConfig
 
-_D = sweep.SweepConfig()
+_D = SweepConfig()
 
 
 def _floats(text: str, option: str = "--epsilons") -> tuple:
@@ -57,7 +58,7 @@ def register(sub) -> None:
 
 def run(args) -> dict:
     check_json_path(args.json_out)  # a bad --json target fails now, not after the sweep
-    cfg = sweep.SweepConfig(
+    cfg = SweepConfig(
         dataset=args.dataset, target=args.target, model=args.model, epsilons=_floats(args.epsilons),
         seeds=args.seeds, attacks=tuple(a.strip() for a in args.attacks.split(",")), shadows=args.shadows,
         epochs=args.epochs, train_size=args.train_size, batch_size=args.batch_size, lr=args.lr, delta=args.delta,
@@ -83,14 +84,14 @@ def run(args) -> dict:
         executor = RayExecutor(args.ray_address)
         args.workers = max(args.workers, 1)
     if args.workers == 0:
-        result = sweep.run_sweep_inline(
+        result = sweep_runs.run_sweep_inline(
             cfg, progress=lambda i, n, e, s: print(f"[sweep] point {i + 1}/{n}: "
                                                    f"{'baseline' if e is None else f'ε={e:g}'} seed {s}",
                                                    file=sys.stderr, flush=True))
     else:
-        result = sweep.run_sweep_parallel(cfg, workers=args.workers, progress=tell, executor=executor)
-    out = sweep.cli_json(result)
-    bad = sweep.violations(result)
+        result = sweep_runs.run_sweep_parallel(cfg, workers=args.workers, progress=tell, executor=executor)
+    out = sweep_summary.cli_json(result)
+    bad = sweep_summary.violations(result)
     if bad:
         out["violations"] = bad
         print(f"warning: {len(bad)} point(s) have an empirical ε above the claimed ε — please report",

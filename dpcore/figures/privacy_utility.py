@@ -11,7 +11,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import audit, sweep
+from .. import audit
+from ..sweep import summary as sweep_summary
+from ..sweep.config import ATTACK_LABELS, CANARY_ATTACK
 from . import style
 
 _DASHES = ["solid", "dash", "dot", "dashdot"]
@@ -39,8 +41,8 @@ def _chance(result: dict) -> float | None:
 def accuracy_chart(result: dict) -> go.Figure:
     """Mean test accuracy per ε with ±1 SD error bars over seeds, every seed's model as a dot, the
     non-private baseline and the chance level (always guessing the most common class)."""
-    rows = sweep.by_epsilon(result)
-    base = sweep.baseline_summary(result)
+    rows = sweep_summary.by_epsilon(result)
+    base = sweep_summary.baseline_summary(result)
     lo, hi = _eps_range(result)
     fig = go.Figure()
     if rows:
@@ -72,7 +74,7 @@ def accuracy_chart(result: dict) -> go.Figure:
 
 def size_chart(result: dict) -> go.Figure:
     """The training-set-size control: accuracy DP costs at one ε (baseline − DP, mean over seeds) per size."""
-    rows = sweep.size_control(result)
+    rows = sweep_summary.size_control(result)
     fig = go.Figure()
     if rows:
         x = [f"{r['fraction']:.0%} ({r['n_train']:,} rows)" for r in rows]
@@ -96,13 +98,13 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
               "advantage": ("Attacker advantage vs privacy budget", "advantage max(TPR − FPR)"),
               "tpr_at_1pct_fpr": ("Attack TPR at 1% FPR vs privacy budget", "TPR at 1% FPR (fraction)"),
               "tpr_at_0.1pct_fpr": ("Attack TPR at 0.1% FPR vs privacy budget", "TPR at 0.1% FPR (fraction)")}
-    rows = sweep.by_epsilon(result)
-    base = sweep.baseline_summary(result)
+    rows = sweep_summary.by_epsilon(result)
+    base = sweep_summary.baseline_summary(result)
     lo, hi = _eps_range(result)
     fig = go.Figure()
     for i, a in enumerate(_attacks(result)):
         colour = style.SEQUENCE[i % len(style.SEQUENCE)]
-        label = sweep.ATTACK_LABELS.get(a, a)
+        label = ATTACK_LABELS.get(a, a)
         if rows:
             fig.add_trace(go.Scatter(
                 x=[r["epsilon"] for r in rows], y=[r.get(f"{a}.{metric}") for r in rows], mode="lines+markers",
@@ -145,11 +147,11 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
             x=[claimed[i] for i in shown], y=[lbs[i] for i in shown], mode="markers",
             name="one model's empirical ε lower bound (95%)", marker=dict(color=style.PRIVATE, size=10),
             text=[f"seed {pts[i]['seed']}, audit: "
-                  f"{sweep.ATTACK_LABELS.get(pts[i]['empirical_epsilon'].get('attack'), '?')}" for i in shown],
+                  f"{ATTACK_LABELS.get(pts[i]['empirical_epsilon'].get('attack'), '?')}" for i in shown],
             customdata=[lbs[i] for i in shown],
             hovertemplate="claimed ε = %{x:.2f}<br>proved ε ≥ %{customdata:.3f}<br>%{text}<extra></extra>",
         ))
-        rows = [r for r in sweep.by_epsilon(result) if (r.get("empirical_epsilon") or 0) >= _FLOOR]
+        rows = [r for r in sweep_summary.by_epsilon(result) if (r.get("empirical_epsilon") or 0) >= _FLOOR]
         if rows:  # the seeds of each ε together: the bound that holds at 95% over all of them
             fig.add_trace(go.Scatter(
                 x=[r["epsilon_spent"] for r in rows], y=[r["empirical_epsilon"] for r in rows], mode="markers",
@@ -227,10 +229,10 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
     for i, (a, v) in enumerate(point["mia"].items()):
         fpr = np.maximum(np.asarray(v["roc"]["fpr"], float), floor)
         tpr = np.maximum(np.asarray(v["roc"]["tpr"], float), floor)
-        canary = a == sweep.CANARY_ATTACK
+        canary = a == CANARY_ATTACK
         fig.add_trace(go.Scatter(
             x=fpr, y=tpr, mode="lines", line_shape="hv", meta=f"attack:{a}",
-            name=f"{sweep.ATTACK_LABELS.get(a, a)}<br>AUC {v['auc']:.2f}, {v.get('n_members', '?')} in / "
+            name=f"{ATTACK_LABELS.get(a, a)}<br>AUC {v['auc']:.2f}, {v.get('n_members', '?')} in / "
                  f"{v.get('n_nonmembers', '?')} out",
             line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=3 if canary else 2),
             hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra></extra>"))
@@ -248,7 +250,7 @@ def compare_chart(results: dict[str, dict], metric: str = "accuracy") -> go.Figu
     fig = go.Figure()
     los, his = [], []
     for i, (name, res) in enumerate(results.items()):
-        rows = sweep.by_epsilon(res)
+        rows = sweep_summary.by_epsilon(res)
         if not rows:
             continue
         lo, hi = _eps_range(res)

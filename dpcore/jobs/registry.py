@@ -42,7 +42,7 @@ def register(name: str, path: str) -> str:
 
 
 TRAIN = register("train", "dpcore.training.job:run_job")
-SWEEP_POINT = register("sweep.point", "dpcore.sweep:run_point")
+SWEEP_POINT = register("sweep.point", "dpcore.sweep.point:run_point")
 RAY = register("ray", "dpcore.jobs.executors:ray_job")
 DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests and benchmarks
 for _fn in DEMOS:
@@ -53,6 +53,7 @@ del _fn
 MOVED: dict[str, str] = {
     "dpcore.executors:ray_job": RAY,  # dpcore/executors.py moved into dpcore/jobs/
     "dpcore.training:run_job": TRAIN,  # dpcore/training.py became the dpcore/training/ package
+    "dpcore.sweep:run_point": SWEEP_POINT,  # dpcore/sweep.py became the dpcore/sweep/ package
     **{f"dpcore.demo_jobs:{fn}": f"demo.{fn}" for fn in DEMOS},  # dpcore/demo_jobs.py moved into dpcore/jobs/
 }
 

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from dpcore import sweep
+from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
+from dpcore.sweep.config import SweepConfig
 from dpcore.jobs import registry, store, workers
 
 from .pages import open_page
@@ -46,7 +47,7 @@ def test_start_queues_jobs_and_shows_progress(chdir_root, monkeypatch):
     at.button(key="pu_start").click().run()
     assert not at.exception, [e.value for e in at.exception]
     queued = store.list_jobs(limit=500)
-    n = len(sweep.SweepConfig(epsilons=(1.0, 8.0)).validate().point_params())  # 3 seeds, size control
+    n = len(SweepConfig(epsilons=(1.0, 8.0)).validate().point_params())  # 3 seeds, size control
     assert len(queued) == n and all(j["target"] == registry.SWEEP_POINT for j in queued)
     assert any(f"0 of {n} models finished" in (p.proto.text or "") for p in at.get("progress"))
     assert any("Waiting for the first model" in i.value for i in at.info)
@@ -57,8 +58,8 @@ def test_start_queues_jobs_and_shows_progress(chdir_root, monkeypatch):
 
 @pytest.fixture
 def stored(dp_home):
-    a = sweep.run_sweep_inline(sweep.SweepConfig(**TINY), name="tiny A")
-    b = sweep.run_sweep_inline(sweep.SweepConfig(**{**TINY, "epsilons": (2.0,)}), name="tiny B")
+    a = sweep_runs.run_sweep_inline(SweepConfig(**TINY), name="tiny A")
+    b = sweep_runs.run_sweep_inline(SweepConfig(**{**TINY, "epsilons": (2.0,)}), name="tiny B")
     return a, b
 
 
@@ -96,9 +97,9 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
 def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root, dp_home, monkeypatch):
     """State bug: after a sweep finished, the slider could read ε = 1 while the ROC and metrics were ε = 8.
     The slider's options are now the sweep's whole grid, so what it shows is what is drawn."""
-    full = sweep.run_sweep_inline(sweep.SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), store=False)
-    sid = sweep.start_sweep(sweep.SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), workers=0)
-    rec = sweep.load(sid)
+    full = sweep_runs.run_sweep_inline(SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), store=False)
+    sid = sweep_runs.start_sweep(SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), workers=0)
+    rec = sweep_runs.load(sid)
     done = {}
 
     def fake_state(i):  # the sweep fills in: baseline, then ε = 8, then ε = 1
@@ -107,7 +108,7 @@ def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root
         return {"id": i, "name": "t", "status": "running" if len(done) < 2 else "done", "fraction": 0.5,
                 "done": 1 + len(done), "total": 3, "failed": [], "running": [], "result": res}
 
-    monkeypatch.setattr(sweep, "state", fake_state)
+    monkeypatch.setattr(sweep_runs, "state", fake_state)
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
     at = open_page(PAGE)
     at.selectbox(key="pu_sweep").set_value(sid).run()
@@ -128,10 +129,10 @@ def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root
 def test_page_shows_the_proved_epsilon_over_all_seeds(chdir_root, dp_home):
     """Issue 11.8: with several seeds the page's "Proved ε ≥" and its reading show the bound that holds at 95%
     over all seeds, not one seed's (each seed's own 95% bound is higher here)."""
-    from tests.dpcore.test_sweep import multi_seed_result
+    from tests.dpcore.sweep.helpers import multi_seed_result
 
     res = multi_seed_result(sweep_id="20250101-000000-c3c3")
-    (row,) = sweep.by_epsilon(res)
+    (row,) = sweep_summary.by_epsilon(res)
     per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
     assert row["empirical_epsilon"] < min(per_seed)
     at = open_page(PAGE)
@@ -144,7 +145,7 @@ def test_page_shows_the_proved_epsilon_over_all_seeds(chdir_root, dp_home):
     assert f"ε ≥ {row['empirical_epsilon']:.2f} empirically (over 4 seeds, at 95% confidence overall)" in text
     assert not any(f"{v:.2f}" in text or proved.value == f"{v:.2f}" for v in per_seed)
     at.select_slider(key="pu_point").set_value("baseline").run()
-    base = sweep.baseline_summary(res)
+    base = sweep_summary.baseline_summary(res)
     assert next(m for m in at.metric if m.label == "Proved ε ≥").value == f"{base['empirical_epsilon']:.2f}"
 
 
@@ -155,7 +156,7 @@ def test_a_storage_fault_listing_sweeps_is_one_message(chdir_root, monkeypatch):
     def broken(*a, **k):  # e.g. a running sweep looked up in a damaged job store
         raise sqlite3.DatabaseError("file is not a database")
 
-    monkeypatch.setattr(sweep, "list_sweeps", broken)
+    monkeypatch.setattr(sweep_runs, "list_sweeps", broken)
     at = open_page(PAGE)
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.error) == 1

@@ -64,12 +64,12 @@ def test_query_console_link_carries_the_query_but_never_the_analyst(chdir_root):
 
 
 def test_sweep_link_opens_that_sweep(chdir_root):
-    from dpcore import sweep
+    from dpcore.sweep import runs as sweep_runs
 
     cfg = {"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0], "epochs": 1, "train_size": 40,
            "hidden": None, "lr": 0.5, "baseline": False, "batch_size": 16, "canaries": 0, "size_fractions": []}
-    first = sweep.run_sweep_inline(cfg)["id"]
-    sweep.run_sweep_inline(cfg)  # a newer one, which the page would show by default
+    first = sweep_runs.run_sweep_inline(cfg)["id"]
+    sweep_runs.run_sweep_inline(cfg)  # a newer one, which the page would show by default
     at = open_with("pages/privacy_utility.py", {"pu_sweep": first})
     assert not at.exception
     assert at.selectbox(key="pu_sweep").value == first

@@ -153,15 +153,16 @@ def test_dpsgd_advantage_is_the_pld_delta_at_zero():
 
 
 def _fake_sweep(points, delta=1e-5):
-    from dpcore import sweep
+    from dpcore.sweep import runs as sweep_runs
+    from dpcore.sweep.config import SweepConfig
 
     rec = {"id": "20250101-000000-abcd", "name": "fake", "created": 1.0, "status": "done",
-           "config": sweep.SweepConfig().to_dict(), "jobs": [], "failed": [],
-           "result": {"config": sweep.SweepConfig().to_dict(), "baseline": None,
+           "config": SweepConfig().to_dict(), "jobs": [], "failed": [],
+           "result": {"config": SweepConfig().to_dict(), "baseline": None,
                       "points": [{"epsilon": e, "seed": s, "test_accuracy": a, "noise_multiplier": nm,
                                   "sample_rate": 0.1, "steps": 30, "delta": delta}
                                  for e, s, a, nm in points]}}
-    sweep._write(rec)
+    sweep_runs.save(rec)
     return rec["id"]
 
 

@@ -78,9 +78,9 @@ def test_cli_report(tmp_path, capsys):
 
 
 def test_report_with_a_stored_sweep(tmp_path):
-    from dpcore import sweep
+    from dpcore.sweep import runs as sweep_runs
 
-    result = sweep.run_sweep_inline({"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0],
+    result = sweep_runs.run_sweep_inline({"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0],
                                      "epochs": 2, "train_size": 60, "hidden": None, "lr": 0.5, "batch_size": 16,
                                      "canaries": 0, "size_fractions": []})
     html = report.build(1.0, n=1500, sweep_id=result["id"])
@@ -138,11 +138,11 @@ def test_report_statement_for_a_missing_run_says_so():
 
 def test_report_shows_the_proved_epsilon_over_all_seeds():
     """Issue 11.8: the sweep section's table and reading carry the bound at 95% over all seeds of an ε."""
-    from dpcore import sweep
-    from tests.dpcore.test_sweep import multi_seed_result
+    from dpcore.sweep import summary as sweep_summary
+    from tests.dpcore.sweep.helpers import multi_seed_result
 
     res = multi_seed_result(sweep_id="20250101-000000-c3c4")
-    (row,) = sweep.by_epsilon(res)
+    (row,) = sweep_summary.by_epsilon(res)
     per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
     body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c4"))
     assert "<th>proved ε (95% over all seeds)</th>" in body
@@ -154,13 +154,13 @@ def test_report_shows_the_proved_epsilon_over_all_seeds():
 
 def test_statement_names_what_a_canary_audit_counted():
     """Each model's statement names its canary audit's counts (guesses right of canaries), not 'None members'."""
-    from dpcore import sweep
-    from tests.dpcore.test_sweep import multi_seed_result
+    from dpcore.sweep import runs as sweep_runs
+    from tests.dpcore.sweep.helpers import multi_seed_result
 
     res = multi_seed_result(seeds=1)
     res["points"][0].update(noise_multiplier=1.0, sample_rate=0.1, steps=100, n_train=1000)
     e = res["points"][0]["empirical_epsilon"]
-    sweep._write({"id": "20250101-000000-c3c5", "name": "one seed", "created": 1.0, "status": "done",
+    sweep_runs.save({"id": "20250101-000000-c3c5", "name": "one seed", "created": 1.0, "status": "done",
                   "config": res["config"], "jobs": [], "failed": [], "result": res})
     body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c5"))
     assert f"one-run canary audit, {e['correct']} of {e['guesses']} guesses right on 300 canaries" in body

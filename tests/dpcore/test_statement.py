@@ -16,9 +16,10 @@ def _roundtrip(st):
 
 
 def _fake_sweep():
-    from dpcore import sweep
+    from dpcore.sweep import runs as sweep_runs
+    from dpcore.sweep.config import SweepConfig
 
-    cfg = sweep.SweepConfig().to_dict()
+    cfg = SweepConfig().to_dict()
     rec = {"id": "20250101-000000-beef", "name": "fake", "created": 1.0, "status": "done", "config": cfg,
            "jobs": [], "failed": [],
            "result": {"config": cfg, "baseline": None, "points": [
@@ -27,7 +28,7 @@ def _fake_sweep():
                 "empirical_epsilon": {"lower_bound": 0.3, "confidence": 0.95, "delta": 1e-5, "attack": "loss",
                                       "members": 40, "nonmembers": 40, "tp": 25, "fp": 15, "max_certifiable": 2.1,
                                       "within_claim": True, "method": "split"}}]}}
-    sweep._write(rec)
+    sweep_runs.save(rec)
     return rec["id"]
 
 

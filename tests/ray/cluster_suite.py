@@ -17,7 +17,8 @@ import pytest
 if os.environ.get("DP_EXPLORER_RAY_SUITE") != "1":
     pytest.skip("run through tests/ray/test_ray_executor.py (private network namespace)", allow_module_level=True)
 
-from dpcore import sweep  # noqa: E402
+from dpcore.sweep import runs as sweep_runs, summary as sweep_summary  # noqa: E402
+from dpcore.sweep.config import SweepConfig  # noqa: E402
 from dpcore.jobs import executors, records, registry, store, workers  # noqa: E402
 
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -82,9 +83,9 @@ def _strip(point):
 def _reproducible_cfg(**kw):
     """The same small sweep; with reproducible noise where the sweep supports it (DP points then match too)."""
     cfg = dict(FAST, **kw)
-    if "reproducible_noise" in sweep.SweepConfig.__dataclass_fields__:
+    if "reproducible_noise" in SweepConfig.__dataclass_fields__:
         cfg["reproducible_noise"] = True
-    return sweep.SweepConfig(**cfg).validate()
+    return SweepConfig(**cfg).validate()
 
 
 def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
@@ -93,15 +94,15 @@ def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
     # the inline run to compare with goes alongside (the Ray run is mostly waiting for processes to start)
     with ThreadPoolExecutor(1) as pool:
         t1 = time.monotonic()
-        inline = pool.submit(lambda: (sweep.run_sweep_inline(cfg, store=False), time.monotonic() - t1))
+        inline = pool.submit(lambda: (sweep_runs.run_sweep_inline(cfg, store=False), time.monotonic() - t1))
         t0 = time.monotonic()
-        res = sweep.run_sweep_parallel(cfg, executor=ex, timeout=150)
+        res = sweep_runs.run_sweep_parallel(cfg, executor=ex, timeout=150)
         t_ray = time.monotonic() - t0
         local, t_local = inline.result(timeout=150)
-    rec = sweep.load(res["id"])
+    rec = sweep_runs.load(res["id"])
     assert rec["executor"]["name"] == "ray" and rec["executor"]["address"] == head
     assert rec["status"] == "done" and not rec["failed"]
-    assert sweep.cli_json(res)["executor"]["name"] == "ray"
+    assert sweep_summary.cli_json(res)["executor"]["name"] == "ray"
     job = store.get(rec["jobs"][0]["job_id"])
     assert job["target"] == registry.RAY and any(h.get("ray_pid") for h in job["history"])
     points = [res["baseline"], *res["points"]]
@@ -123,7 +124,7 @@ def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
 
 def _slow_point(epochs=10_000):
     # 10,000 epochs: minutes, so it is caught while running (cancelled or killed within seconds)
-    cfg = sweep.SweepConfig(dataset="digits", model="mlp", hidden=64, epochs=epochs, epsilons=(4.0,),
+    cfg = SweepConfig(dataset="digits", model="mlp", hidden=64, epochs=epochs, epsilons=(4.0,),
                             train_size=80, batch_size=20, attacks=("threshold",), baseline=True).validate()
     return cfg.point_params()[0]
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dpcore import sweep
+from dpcore.sweep import runs as sweep_runs
+from dpcore.sweep.config import SweepConfig
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.training.config import TrainConfig
@@ -96,9 +97,9 @@ def test_ray_executor_queues_dispatch_jobs_with_resources(monkeypatch):
     from dpcore.jobs import store
 
     ex = executors.RayExecutor("127.0.0.1:6379", max_retries=3)
-    cfg = sweep.SweepConfig(epsilons=(1.0,), epochs=1, device="cuda").validate()
-    sid = sweep.start_sweep(cfg, workers=0, executor=ex)  # queued only: nothing connects
-    rec = sweep.load(sid)
+    cfg = SweepConfig(epsilons=(1.0,), epochs=1, device="cuda").validate()
+    sid = sweep_runs.start_sweep(cfg, workers=0, executor=ex)  # queued only: nothing connects
+    rec = sweep_runs.load(sid)
     assert rec["executor"] == {"name": "ray", "address": "127.0.0.1:6379", "num_cpus_per_task": 1.0,
                                "max_retries": 3}
     job = store.get(rec["jobs"][0]["job_id"])
@@ -106,17 +107,17 @@ def test_ray_executor_queues_dispatch_jobs_with_resources(monkeypatch):
     assert job["params"]["target"] == registry.SWEEP_POINT  # the name, not where the function lives
     assert job["params"]["ray"] == {"address": "127.0.0.1:6379", "num_cpus": 1.0, "num_gpus": 1, "max_retries": 3}
     assert job["params"]["params"]["train"]["device"] == "cuda"
-    sweep.cancel(sid)
+    sweep_runs.cancel(sid)
 
 
 def test_local_sweep_records_its_executor():
-    cfg = sweep.SweepConfig(epsilons=(1.0,), epochs=1, device="cpu").validate()
-    sid = sweep.start_sweep(cfg, workers=0)
-    assert sweep.load(sid)["executor"] == {"name": "local", "workers": 1}
-    sweep.cancel(sid)
+    cfg = SweepConfig(epsilons=(1.0,), epochs=1, device="cpu").validate()
+    sid = sweep_runs.start_sweep(cfg, workers=0)
+    assert sweep_runs.load(sid)["executor"] == {"name": "local", "workers": 1}
+    sweep_runs.cancel(sid)
     if NO_CUDA:
         with pytest.raises(DPError, match="no CUDA GPU"):  # local + cuda: refused before queueing
-            sweep.start_sweep(sweep.SweepConfig(epsilons=(1.0,), epochs=1, device="cuda"), workers=0)
+            sweep_runs.start_sweep(SweepConfig(epsilons=(1.0,), epochs=1, device="cuda"), workers=0)
 
 
 def test_ray_ships_the_whole_dpcore_package():

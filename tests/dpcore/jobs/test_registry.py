@@ -11,7 +11,7 @@ from dpcore.jobs import demo_jobs, executors, records, registry, runner, store, 
 
 def test_targets_are_named_through_the_registry():
     assert registry.targets()["train"] == "dpcore.training.job:run_job"
-    assert registry.targets()["sweep.point"] == "dpcore.sweep:run_point"
+    assert registry.targets()["sweep.point"] == "dpcore.sweep.point:run_point"
     assert registry.targets()["ray"] == "dpcore.jobs.executors:ray_job"
     assert registry.target_name("dpcore.sweep:run_point") == registry.SWEEP_POINT == "sweep.point"
     assert registry.register("train", "dpcore.training.job:run_job") == "train"  # the same pair again is fine
@@ -41,6 +41,17 @@ def test_old_paths_of_moved_modules_resolve_although_the_modules_are_gone():
         assert importlib.util.find_spec(gone) is None
     assert registry.resolve("dpcore.demo_jobs:sleep") is demo_jobs.sleep
     assert registry.resolve("dpcore.executors:ray_job") is executors.ray_job
+
+
+def test_a_sweep_point_row_from_before_the_sweep_package_runs_the_moved_function():
+    """dpcore/sweep.py became the dpcore/sweep/ package: the package itself has no run_point (no shim), yet rows
+    holding "dpcore.sweep:run_point" resolve, through MOVED, to dpcore.sweep.point.run_point."""
+    import dpcore.sweep
+    from dpcore.sweep import point
+
+    assert not hasattr(dpcore.sweep, "run_point")
+    assert registry.MOVED["dpcore.sweep:run_point"] == registry.SWEEP_POINT
+    assert registry.resolve("dpcore.sweep:run_point") is point.run_point
 
 
 def test_submit_stores_the_registered_name():

@@ -1,0 +1,49 @@
+"""SweepConfig: the demo's shape, validation, and how small data adapts the audit and the size control."""
+
+import pytest
+
+from dpcore.errors import DPError
+from dpcore.sweep.config import SweepConfig
+from tests.dpcore.sweep.helpers import TINY
+
+
+def test_default_config_has_the_demo_shape():
+    """The default run (CLI without arguments, the page's Start): full digits, >= 3 seeds per ε incl. 1 and 8,
+    canaries, the size control with its own baselines; baselines first. (Its figures: bench/sweep.py.)"""
+    cfg = SweepConfig().validate()
+    assert cfg.dataset == "digits" and cfg.train_size is None and cfg.seeds >= 3
+    assert {1.0, 8.0} <= set(cfg.epsilons) and 200 <= cfg.canaries <= 500
+    assert cfg.size_fractions == (0.25, 0.5) and cfg.reproducible_noise is False
+    params = cfg.point_params()
+    n = cfg.n_rows()
+    assert n > 1400
+    assert [p["train"]["epsilon"] for p in params[:cfg.seeds]] == [None] * cfg.seeds
+    main = [p for p in params if p["train_fraction"] == 1.0]
+    assert len(main) == cfg.seeds * (1 + len(cfg.epsilons)) and all(p["canaries"] == cfg.canaries for p in main)
+    control = [p for p in params if p["train_fraction"] < 1.0]
+    assert len(control) == 2 * 2 * cfg.seeds and all(p["canaries"] == 0 for p in control)
+    assert sorted({p["train"]["train_size"] for p in control}) == [int(n * 0.25), int(n * 0.5)]
+    assert {p["train"]["epsilon"] for p in control} == {None, cfg.size_epsilon}
+
+
+@pytest.mark.parametrize("bad", [
+    dict(epsilons=()), dict(epsilons=(0.0,)), dict(epsilons=(-1,)), dict(seeds=0), dict(seeds=11),
+    dict(attacks=("magic",)), dict(attacks=("lira",), shadows=1), dict(delta=1.0), dict(epochs=0),
+    dict(test_size=2.0), dict(shadow_trainer="gpu"), dict(dataset="foo"), dict(model="cnn"),
+    dict(canaries=-1), dict(canaries=5000), dict(size_fractions=(1.5,)), dict(size_fractions=(0.0,)),
+    dict(reproducible_noise="yes"), dict(batch_size=500),
+])
+def test_bad_config(bad):
+    with pytest.raises(DPError):
+        SweepConfig(**{**TINY, **bad}).validate()
+
+
+def test_unknown_setting():
+    with pytest.raises(DPError):
+        SweepConfig.from_dict({"colour": "red"})
+
+
+def test_small_data_sweep_adapts_its_audit_and_size_control():
+    cfg = SweepConfig(**{**TINY, "canaries": 300, "size_fractions": (0.1, 0.5)}).validate()
+    assert cfg.canaries == 40 and cfg.size_fractions == (0.5,)  # a quarter of 160 rows; 16 rows < one batch
+    assert SweepConfig(**{**TINY, "train_size": 6, "batch_size": 2, "canaries": 300}).validate().canaries == 0

@@ -1,0 +1,46 @@
+"""One sweep point: canaries (public choice, secret coin), LiRA shadows trained like the target, the demo's leak."""
+
+import numpy as np
+
+from dpcore.sweep import point as sweep_point
+from dpcore.sweep.config import SweepConfig
+from tests.dpcore.sweep.helpers import TINY
+
+
+def test_canaries_are_mislabelled_and_included_by_a_secret_coin():
+    from dpcore.training.config import TrainConfig
+    from dpcore.training.data import load_split
+
+    split = load_split(TrainConfig(dataset="digits", model="mlp", epsilon=None))
+    a, b = sweep_point.make_canaries(split, 300, 0), sweep_point.make_canaries(split, 300, 0)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)  # which records: public
+    assert not np.array_equal(a.included, b.included)  # in or out: a fresh secret coin per run
+    assert 0.35 < a.included.mean() < 0.65
+    idx = [int(np.flatnonzero((split.X_train == x).all(1))[0]) for x in a.X[:50]]
+    assert np.all(split.y_train[idx] != a.y[:50])  # never the true label
+    r1 = sweep_point.make_canaries(split, 300, 0, reproducible=True)
+    assert np.array_equal(r1.included, sweep_point.make_canaries(split, 300, 0, reproducible=True).included)
+    grown = a.add_to(split)
+    assert grown.n_train == split.n_train + int(a.included.sum())
+
+
+def test_lira_point_with_shadows_trained_like_the_target():
+    cfg = SweepConfig(**{**TINY, "epsilons": (2.0,), "attacks": ("loss", "lira"), "shadows": 2}).validate()
+    p = sweep_point.run_point(cfg.point_params()[1])
+    assert set(p["mia"]) == {"loss", "lira_offline", "lira_online", "canary"}
+    assert p["mia"]["lira_online"]["shadows"] == 2
+    assert 0 <= p["empirical_epsilon"]["lower_bound"] <= p["epsilon_spent"]
+
+
+def test_default_demo_baseline_is_caught_by_the_canary_audit():
+    """The page's demo must show the leak where it lives: the non-private baseline (seed 0, reproducible coins)
+    is accurate and memorises its canaries: TPR at 1% FPR >= 0.10 and a proved ε >= 1."""
+    import torch
+
+    torch.set_num_threads(1)
+    cfg = SweepConfig(reproducible_noise=True, size_fractions=()).validate()
+    base = sweep_point.run_point(cfg.point_params()[0])
+    assert base["epsilon"] is None
+    assert base["test_accuracy"] >= 0.95
+    assert base["mia"]["canary"]["tpr_at_1pct_fpr"] >= 0.10
+    assert base["empirical_epsilon"]["lower_bound"] >= 1.0
