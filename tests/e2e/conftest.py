@@ -106,15 +106,20 @@ def page(browser):
     ctx.close()
 
 
-def wait_for_app(pg) -> None:
-    """Wait until Streamlit finished a script run (no running indicator) and the main block is there."""
+def wait_for_app(pg, timeout: int = 180_000) -> None:
+    """Wait until Streamlit has finished a script run and drawn it: the app is connected and its script state
+    is "notRunning" (the frontend's own flag, which Streamlit's e2e tests wait on too).
+
+    The old check ("no Running in the status widget") also passed before the first run had even started
+    (state "initial": a fresh tab's skeleton), so on a busy machine tests read widgets from the first paint
+    (a number input's proto default before its session value) or waited on text from a run that had not
+    begun. A click that reruns sets "rerunRequested" at once, so calling this right after a click waits for
+    that run too.
+    """
+    pg.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+                         '[data-test-script-state="notRunning"]', state="attached", timeout=timeout)
     pg.wait_for_selector('[data-testid="stMain"]', timeout=60_000)
-    pg.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
-        timeout=120_000,
-    )
-    pg.wait_for_timeout(500)
+    pg.wait_for_timeout(500)  # React commits the last deltas of the run
 
 
 def screenshot(pg, name: str) -> Path:

@@ -3,6 +3,7 @@ the feasible band, and "Open the noise page" lands there with the advised mechan
 slider's 0.7: more noise, so the risk limit still holds)."""
 
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import screenshot, wait_for_app
 
@@ -31,4 +32,10 @@ def test_advisor_solves_and_links_to_the_noise_page(app_server, page):
     qc.get_by_text("Ask a question").first.wait_for(timeout=60_000)
     assert qc.locator('[data-testid="stException"]').count() == 0
     assert "qc_eps=0.7097" in qc.url and "qc_mech=gaussian" in qc.url and "analyst" not in qc.url
-    assert qc.get_by_role("spinbutton", name="ε for this query").input_value() == "0.710"  # shown to 3 decimals, kept exact
+    # Shown to 3 decimals, kept exact. The browser first paints a number input with its proto default (the
+    # widget's min_value, 0.000) and applies the session value a moment later: wait for the value, then check
+    # it stays once the page has settled (a rerun resetting the state would show here).
+    eps_box = qc.get_by_role("spinbutton", name="ε for this query")
+    expect(eps_box).to_have_value("0.710", timeout=60_000)
+    wait_for_app(qc)
+    assert eps_box.input_value() == "0.710"
