@@ -110,8 +110,15 @@ with m2:
         delta = (e2.number_input("δ", value=1e-5, format="%.1e", key="noise_delta_typed")
                  if mechanism != "laplace" else None)
     else:
-        epsilon = st.select_slider("privacy budget ε (log scale)", options=list(noise_page.EPSILON_GRID),
-                                   value=from_url("noise_eps", 1.0, list(noise_page.EPSILON_GRID)), key="noise_eps")
+        eps_grid = list(noise_page.EPSILON_GRID)
+        if mechanism == "gaussian-classic":  # its calibration only holds for ε < 1: offer only those
+            eps_grid = [e for e in eps_grid if e < 1]
+            if st.session_state.get("noise_eps", 0) >= 1:
+                st.session_state["noise_eps"] = eps_grid[-1]
+                st.info(f"The classic Gaussian calibration only holds for ε < 1, so ε is now {eps_grid[-1]:g}; "
+                        "pick the analytic Gaussian for larger ε.")
+        eps_kw = {} if "noise_eps" in st.session_state else {"value": from_url("noise_eps", 1.0, eps_grid)}
+        epsilon = st.select_slider("privacy budget ε (log scale)", options=eps_grid, key="noise_eps", **eps_kw)
         delta = (st.select_slider("δ (Gaussian only; keep it well below 1/n)", options=list(noise_page.DELTA_GRID),
                                   value=from_url("noise_delta", 1e-5, list(noise_page.DELTA_GRID)),
                                   format_func=lambda d: f"{d:.0e}", key="noise_delta")

@@ -57,10 +57,31 @@ def test_gaussian_and_mean_query(at):
     at.selectbox(key="noise_query").set_value("mean").run()
     assert not at.exception and not _errors(at)
     assert _metrics(at)["sensitivity Δ"] == "0.0072"  # (90 - 18) / 10,000
+    sections = len(at.subheader)
+    # The classic calibration holds only for ε < 1: the slider then offers only those ε (was: the page went
+    # blank below an error at the default ε = 1), and says so.
     at.radio(key="noise_mech").set_value("gaussian-classic").run()
+    assert not at.exception and not _errors(at)
+    assert at.select_slider(key="noise_eps").value < 1
+    assert all(float(e) < 1 for e in at.select_slider(key="noise_eps").options)
+    assert any("only holds for ε < 1" in i.value for i in at.info)
+    assert len(at.subheader) == sections  # every section still drawn
+    # A typed ε ≥ 1 still gets the clear message, and it reaches markdown escaped, so "<" can never open HTML
+    at.toggle(key="noise_exact").set_value(True).run()
+    at.number_input(key="noise_eps_typed").set_value(2.0).run()
     assert any("only valid for ε < 1" in e for e in _errors(at))
-    # and it reaches markdown escaped, so "<" can never open HTML
     assert any(textsafe.md_message("only valid for ε < 1") in e.value for e in at.error)
+
+
+def test_classic_gaussian_from_a_link_at_epsilon_one_is_not_blank(chdir_root):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(chdir_root / "pages" / "noise.py"), default_timeout=90)
+    at.query_params["noise_mech"], at.query_params["noise_eps"] = "gaussian-classic", "1.0"
+    at.run()
+    assert not at.exception and not _errors(at)
+    assert at.select_slider(key="noise_eps").value == 0.7
+    assert len(at.subheader) >= 5
 
 
 @pytest.mark.parametrize("key,value,msg", [
