@@ -74,6 +74,7 @@ with st.container(border=True):
         group = c2.text_input("Group", value="zip_code=10003,sex=M", key="dif_group_custom",
                               help=f"Columns: {', '.join(c for c in dif.QUERY_COLUMNS if c != 'name')}")
 
+share_in_url("dif_n", "dif_seed", "dif_min_group", "dif_eps")  # before anything below can stop the page
 attack = required(dif.run_attack, pop, target_name=target.strip() or None, group=group, min_group=min_group)
 headline.markdown(f"#### Two pairs of answers, each about at least {attack.min_group} people, give one patient's "
                   f"exact age: {attack.recovered:g} years.")

@@ -131,6 +131,9 @@ with m2:
         st.caption("Classic Gaussian: the textbook calibration, **valid only for ε < 1**, and it adds more noise "
                    "than the analytic one.", help="σ = Δ·√(2 ln(1.25/δ))/ε, Δ the sensitivity.")
 
+# The link follows the widgets before anything below can stop the page on an error.
+share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta")
+
 # --- compute (cached per setting; the simulation is seeded) -----------------------------------------------------
 if kind == "custom":
     value, sensitivity, integer, unit = value_in, sens_in, False, "units of the answer"
@@ -181,7 +184,6 @@ st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {spec.delta:g}**" if m
             f"**[{view.ci95[0]:,.4g}, {view.ci95[1]:,.4g}]** ({unit}).")
 
 # --- charts ---------------------------------------------------------------------------------------------------
-share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta")
 
 st.subheader("2 · What released answers look like")
 chart(charts["distribution"], key="noise_chart_distribution")
