@@ -269,12 +269,15 @@ def default_shadow_fit(model: str = "mlp", hidden: int = 64, epochs: int = 100, 
 
 
 def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: int = 8, seed=0,
-                should_stop=None, progress=None) -> dict[str, tuple[Roc, dict]]:
+                should_stop=None, progress=None, fit_many=None) -> dict[str, tuple[Roc, dict]]:
     """Train ``n_shadows`` shadows on random halves of the pool and run LiRA offline and online.
 
     target_proba_pool: the target model's probabilities on the pool rows; is_member: bool per pool row
     (ground truth, used only to score the attack). Each row is IN for exactly half of the shadows
     (balanced halves, as in the paper), so online LiRA has IN and OUT statistics for every row.
+    ``fit_many(list of (X, y, seed), X_pool) -> list of probability arrays on X_pool`` trains all shadows
+    at once (e.g. one Ray task each); without it they are trained one by one with ``fit``. The halves and
+    seeds are the same either way, so the results are too.
     """
     if n_shadows < 2:
         raise DPError("LiRA needs at least 2 shadow models (try 8–16)")
@@ -286,16 +289,26 @@ def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: in
     # Balanced halves: for each row, a random half of the shadows train on it.
     keep = np.argsort(rng.random((n_shadows, n)), axis=0) < (n_shadows // 2)
     phis = np.empty((n_shadows, n))
+    jobs = []
     for k in range(n_shadows):
         if should_stop is not None and should_stop():
             raise Cancelled("cancelled while training shadow models")
         idx = np.nonzero(keep[k])[0]
         if np.unique(y_pool[idx]).size < 2:
             idx = np.r_[idx, np.nonzero(~keep[k])[0][:2]]
+        if fit_many is not None:
+            jobs.append((X_pool[idx], y_pool[idx], int(rng.integers(2**31))))
+            continue
         predict = fit(X_pool[idx], y_pool[idx], int(rng.integers(2**31)))
         phis[k] = logit_confidence(predict(X_pool), y_pool)
         if progress is not None:
             progress(shadow=k + 1, shadows=n_shadows)
+    if fit_many is not None:
+        probas = list(fit_many(jobs, X_pool))
+        if len(probas) != n_shadows:
+            raise DPError(f"fit_many returned {len(probas)} shadows, {n_shadows} were asked for")
+        for k, proba in enumerate(probas):
+            phis[k] = logit_confidence(proba, y_pool)
     target_phi = logit_confidence(target_proba_pool, y_pool)
     out = {}
     for name, online in (("lira_offline", False), ("lira_online", True)):
@@ -307,7 +320,7 @@ def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: in
 
 def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("threshold", "loss"),
                 shadows: int = 8, shadow_fit=None, seed=0, max_per_side: int | None = None,
-                should_stop=None, progress=None) -> dict:
+                should_stop=None, progress=None, shadow_fit_many=None) -> dict:
     """Run the chosen attacks on a trained model. Returns {attack: metrics dict} plus the raw Roc objects
     under ``"_roc"`` and each attack's (member_scores, nonmember_scores) under ``"_scores"`` (for
     :func:`dpcore.audit.audit_scores`; drop both before serialising). Every attack scores the same rows in
@@ -342,7 +355,7 @@ def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("th
         y_pool = np.concatenate([ym, yn])
         member = np.r_[np.ones(len(ym), bool), np.zeros(len(yn), bool)]
         lira = lira_attack(np.concatenate([pm, pn]), X_pool, y_pool, member, shadow_fit, shadows, rng,
-                           should_stop=should_stop, progress=progress)
+                           should_stop=should_stop, progress=progress, fit_many=shadow_fit_many)
         for name, (r, extra) in lira.items():
             rocs[name] = r
             scores[name] = extra.pop("_scores")

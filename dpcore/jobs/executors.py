@@ -11,11 +11,12 @@ An :class:`Executor` decides how a unit is queued there:
     (``DP_EXPLORER_RAY_ADDRESS`` or ``--ray-address``), submits the unit as a Ray task with its resource
     request (``num_cpus``; ``num_gpus=1`` when the training config asks for ``device="cuda"``), relays the
     task's progress into the store, turns a cancel into ``ray.cancel(..., force=True)`` (children too),
-    and stores the result the task returns. The task's inputs travel through Ray's object store; the
-    dpcore package is shipped to the cluster with the connection (``runtime_env.py_modules``), so cluster
-    nodes need only our pinned requirements. A worker or node lost mid-task is retried by Ray
-    (``max_retries``, default 2, ``DP_EXPLORER_RAY_MAX_RETRIES``); once retries are spent the unit ends
-    ``failed`` with the reason — never a silently missing point.
+    and stores the result the task returns. A unit may fan its own work out as nested Ray tasks
+    (``ctx.map_tasks``: a sweep point's LiRA shadows, one CPU each); a cancel stops them with it. The
+    task's inputs travel through Ray's object store; the dpcore package is shipped to the cluster with the
+    connection (``runtime_env.py_modules``), so cluster nodes need only our pinned requirements. A worker
+    or node lost mid-task is retried by Ray (``max_retries``, default 2, ``DP_EXPLORER_RAY_MAX_RETRIES``);
+    once retries are spent the unit ends ``failed`` with the reason — never a silently missing point.
 
 Ray is optional (``requirements-ray.txt``): nothing here imports it until a Ray job runs, and choosing
 Ray without it installed is one :class:`DPError` saying how to install it.
@@ -264,6 +265,28 @@ class _RemoteContext:
             self._board.put.remote(self.job_id, self._pending)  # fire and forget
             self._pending = {}
         self._last = time.monotonic()
+
+    executor = "ray"  # job functions may fan their own work out as nested tasks (:meth:`map_tasks`)
+
+    def map_tasks(self, fn, items, *, shared=(), name: str = "unit", num_cpus: float = 1.0,
+                  on_done=None) -> list:
+        """``[fn(*shared, *item) for item in items]``, each call a nested Ray task (``num_cpus`` each) named
+        ``dpcore:<name>:<job id>:<i>``; ``shared`` goes to the object store once. Results in order. A cancel
+        of this unit stops them too (``ray.cancel(..., recursive=True)``); a lost worker is retried by Ray."""
+        import ray
+
+        remote = ray.remote(fn)
+        shared_refs = [ray.put(v) for v in shared]
+        refs = [remote.options(num_cpus=num_cpus, name=f"dpcore:{name}:{self.job_id}:{i}")
+                .remote(*shared_refs, *item) for i, item in enumerate(items)]
+        pending, done = list(refs), 0
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
+            done += len(ready)
+            if ready and on_done is not None:
+                on_done(done, len(refs))
+            self.flush()
+        return ray.get(refs)
 
     def cancelled(self) -> bool:
         return False

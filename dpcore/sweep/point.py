@@ -45,6 +45,34 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
     return mia.default_shadow_fit(cfg.model, int(cfg.hidden), int(cfg.epochs), 1e-3)
 
 
+def _shadow_task(params: dict, cfg, split, X_pool, X, y, seed) -> dict:
+    """One LiRA shadow as a nested Ray task: train it on (X, y) exactly as :func:`_shadow_fit` does locally
+    and return its probabilities on the pool (an array, not a model or closure) and the task's name."""
+    import ray
+
+    proba = np.asarray(_shadow_fit(params, cfg, split)(X, y, seed)(X_pool))
+    return {"proba": proba, "task": ray.get_runtime_context().get_task_name()}
+
+
+def _shadow_fit_many(params: dict, cfg, split, ctx):
+    """On Ray (``ctx.executor == "ray"``): every LiRA shadow its own nested task (one CPU each), so a point's
+    shadows spread over the cluster. Elsewhere None: the shadows are trained one by one in this process."""
+    if getattr(ctx, "executor", "local") != "ray":
+        return None
+
+    def fit_many(jobs, X_pool):
+        def done(k, n):
+            ctx.progress(phase="attack", shadow=k, shadows=n)
+
+        outs = ctx.map_tasks(_shadow_task, jobs, shared=(params, cfg, split, np.asarray(X_pool)),
+                             name="lira-shadow", num_cpus=1.0, on_done=done)
+        ctx.progress(shadow_tasks=[o["task"] for o in outs])
+        ctx.flush()
+        return [o["proba"] for o in outs]
+
+    return fit_many
+
+
 @dataclass
 class Canaries:
     """Audit records: ``X`` with wrong labels ``y``; ``included[i]``: canary i was in the training set."""
@@ -124,7 +152,7 @@ def run_point(params: dict, ctx=None) -> dict:
                               attacks=attacks, shadows=int(params.get("shadows", 8)),
                               shadow_fit=_shadow_fit(params, cfg, split, stop),
                               seed=np.random.default_rng([seed, 7]),
-                              should_stop=stop)
+                              should_stop=stop, shadow_fit_many=_shadow_fit_many(params, cfg, split, ctx))
     results.pop("_roc")
     scores = results.pop("_scores")
     canary_audit = None

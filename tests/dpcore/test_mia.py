@@ -125,6 +125,37 @@ def test_lira_with_sklearn_shadows_detects_a_memorising_target():
     assert out["lira_online"][0].auc > 0.65
 
 
+def test_lira_with_fit_many_gives_the_per_shadow_loop_s_results():
+    """fit_many (how a Ray point fans shadows out as tasks) sees the same halves and seeds as the loop."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
+    member = np.arange(60) < 30
+    p = np.clip(KNeighborsClassifier(1).fit(X[member], y[member]).predict_proba(X), 0.05, 0.95)
+    seen = []
+
+    def fit(Xs, ys, seed):
+        seen.append((len(ys), seed))
+        m = KNeighborsClassifier(3).fit(Xs + 1e-3 * (seed % 7), ys)  # the seed matters to the shadow
+        return lambda Xq: np.clip(m.predict_proba(Xq), 0.05, 0.95)
+
+    def fit_many(jobs, X_pool):
+        assert X_pool is X or np.array_equal(X_pool, X)
+        return [fit(Xs, ys, s)(X_pool) for Xs, ys, s in jobs]
+
+    loop = mia.lira_attack(p, X, y, member, fit, n_shadows=6, seed=1)
+    seeds_loop, seen[:] = list(seen), []
+    many = mia.lira_attack(p, X, y, member, None, n_shadows=6, seed=1, fit_many=fit_many)
+    assert seen == seeds_loop and len(seen) == 6
+    for name in ("lira_offline", "lira_online"):
+        for a, b in zip(loop[name][1]["_scores"], many[name][1]["_scores"]):
+            np.testing.assert_array_equal(a, b)
+        assert loop[name][0].auc == many[name][0].auc
+    with pytest.raises(DPError, match="fit_many returned"):
+        mia.lira_attack(p, X, y, member, None, n_shadows=6, seed=1, fit_many=lambda jobs, Xp: [])
+
+
 @pytest.mark.parametrize("bad", [([], [1.0]), ([1.0], []), ([np.nan], [1.0])])
 def test_bad_scores(bad):
     with pytest.raises(DPError):

@@ -108,6 +108,13 @@ def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
     points = [res["baseline"], *res["points"]]
     assert all(p["ran_on"]["executor"] == "ray" for p in points)
     assert "lira_online" in res["baseline"]["mia"]
+    # each point's LiRA shadows ran as nested Ray tasks of their own, one per shadow, named after the point
+    for j in rec["jobs"]:
+        hist = store.get(j["job_id"])["history"]
+        names = next((h["shadow_tasks"] for h in reversed(hist) if h.get("shadow_tasks")), None)
+        assert names is not None, hist[-3:]
+        assert len(set(names)) == cfg.shadows, names
+        assert all(n.startswith(f"dpcore:lira-shadow:{j['job_id']}:") for n in names), names
 
     base_ray, base_local = _strip(res["baseline"]), _strip(local["baseline"])
     assert base_ray == base_local  # non-private baseline, its attacks and LiRA shadows: identical numbers

@@ -32,6 +32,43 @@ def test_lira_point_with_shadows_trained_like_the_target():
     assert 0 <= p["empirical_epsilon"]["lower_bound"] <= p["epsilon_spent"]
 
 
+class _FanOutCtx:
+    """A job context that says it runs on Ray and runs each 'nested task' here (what run_point hands out)."""
+
+    executor = "ray"
+
+    def __init__(self):
+        self.calls, self.fields = [], {}
+
+    def progress(self, **f):
+        self.fields.update(f)
+
+    def flush(self):
+        pass
+
+    def cancelled(self):
+        return False
+
+    def map_tasks(self, fn, items, *, shared=(), name="", num_cpus=1.0, on_done=None):
+        assert fn is sweep_point._shadow_task and num_cpus == 1.0
+        self.calls.extend(items)
+        params, cfg, split, X_pool = shared
+        return [{"proba": sweep_point._shadow_fit(params, cfg, split)(X, y, s)(X_pool), "task": f"{name}:{i}"}
+                for i, (X, y, s) in enumerate(items)]
+
+
+def test_lira_shadows_fanned_out_as_tasks_give_the_local_result():
+    cfg = SweepConfig(**{**TINY, "attacks": ("lira",), "shadows": 3, "reproducible_noise": True}).validate()
+    params = cfg.point_params()[0]  # the non-private baseline: no calibration, the same model both times
+    assert params["train"].get("epsilon") is None
+    ctx = _FanOutCtx()
+    fanned, local = sweep_point.run_point(params, ctx), sweep_point.run_point(params)
+    assert len(ctx.calls) == 3 and len(ctx.fields["shadow_tasks"]) == 3  # one task per shadow, arrays back
+    for name in ("lira_offline", "lira_online"):
+        assert fanned["mia"][name] == local["mia"][name]
+    assert sweep_point._shadow_fit_many(params, None, None, None) is None  # no Ray: the per-shadow loop
+
+
 def test_default_demo_baseline_is_caught_by_the_canary_audit():
     """The page's demo must show the leak where it lives: the non-private baseline (seed 0, reproducible coins)
     is accurate and memorises its canaries: TPR at 1% FPR >= 0.10 and a proved ε >= 1."""
