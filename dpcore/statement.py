@@ -69,30 +69,31 @@ def _noise(result: dict) -> dict:
 def for_job(job_id: str) -> dict:
     """Statement for a finished training run (a background job of target ``"train"``)."""
     from .jobs import store
+    from .training.results import TrainMetrics
 
     job = store.get(job_id, history=False)
-    if job["status"] != "done" or not job.get("result"):
+    m = TrainMetrics.from_job(job) if job["status"] == "done" else None
+    if m is None:
         raise DPError(f"job {job_id} is {job['status']}: a statement needs a finished run")
-    m = job["result"]
+    # the noise source from the stored dict: a result written before it was recorded lacks the key (seeded)
     out = {"kind": "training_run", "subject": job_id, "label": job.get("label"),
            "unit_of_privacy": UNIT, "neighbour_relation": ADD_REMOVE,
-           "dataset": m.get("dataset"), "model": m.get("model"), "rows": m.get("n_train"), **_noise(m)}
-    if not m.get("private"):
+           "dataset": m.dataset or None, "model": m.model or None, "rows": m.n_train, **_noise(job["result"])}
+    if not m.private:
         out.update(private=False, epsilon=None,
                    summary="not private: trained without DP; no ε bounds what it reveals about a record")
         return out
     out["private"] = True
-    if m.get("noise_multiplier") is None:  # diffprivlib: pure ε, no sampling
-        out.update(accountant={"name": m.get("accountant"), "epsilon": m.get("epsilon"), "delta": 0.0},
-                   epsilon_at_delta=[{"delta": 0.0, "epsilon": m.get("epsilon")}],
+    if m.noise_multiplier is None:  # diffprivlib: pure ε, no sampling
+        out.update(accountant={"name": m.accountant, "epsilon": m.epsilon, "delta": 0.0},
+                   epsilon_at_delta=[{"delta": 0.0, "epsilon": m.epsilon}],
                    sampling={"scheme": "none (the whole data set in one pass)"},
-                   summary=f"ε = {m.get('epsilon'):g} (pure, δ = 0), add/remove one record")
+                   summary=f"ε = {m.epsilon:g} (pure, δ = 0), add/remove one record")
         return out
-    block = dpsgd_block(m["noise_multiplier"], m["sample_rate"], m["steps"], _deltas(m.get("n_train")),
-                        accountant=m.get("accountant"))
+    block = dpsgd_block(m.noise_multiplier, m.sample_rate, m.steps, _deltas(m.n_train), accountant=m.accountant)
     out.update(block)
-    out["mechanism"]["clip"] = m.get("clip")
-    out["accountant"] = {"name": m.get("accountant"), "epsilon": m.get("epsilon"), "delta": m.get("delta"),
+    out["mechanism"]["clip"] = m.clip
+    out["accountant"] = {"name": m.accountant, "epsilon": m.epsilon, "delta": m.delta,
                          "note": "the run's own accountant (PRV or RDP), an upper bound"}
     out["audit"] = None
     out["audit_note"] = ("no membership audit was run for this training run; a privacy–utility sweep audits each "

@@ -12,6 +12,7 @@ from dpcore.jobs import display, registry, store, workers
 from dpcore.training.config import MEDICAL_TARGETS, OPTIMIZERS, TrainConfig, recommended
 from dpcore.training.data import release_uploads, save_upload, upload_columns
 from dpcore.training.job import baseline_params, preflight
+from dpcore.training.results import TrainMetrics
 from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads, widget_state
 
 TARGET = registry.TRAIN
@@ -254,94 +255,96 @@ def _fmt(v, spec=".3f", none="—"):
     return none if v is None else format(v, spec)
 
 
-def _headline(m: dict, bm: dict, twin: dict | None) -> None:
+def _headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> None:
     """One sentence and one number: what DP cost on this run."""
-    eps = m.get("epsilon")
-    where = (f"at ε = {eps:.2f} (δ = {m.get('delta'):g}, {RELATION})" if m.get("delta")
-             else f"at ε = {eps:.2f} (pure ε-DP, δ = 0, {RELATION})")
-    if bm.get("test_accuracy") is not None and m.get("test_accuracy") is not None:
-        cost = (bm["test_accuracy"] - m["test_accuracy"]) * 100
+    where = (f"at ε = {m.epsilon:.2f} (δ = {m.delta:g}, {RELATION})" if m.delta
+             else f"at ε = {m.epsilon:.2f} (pure ε-DP, δ = 0, {RELATION})")
+    if bm is not None and bm.test_accuracy is not None and m.test_accuracy is not None:
+        cost = (bm.test_accuracy - m.test_accuracy) * 100
         if cost >= 0:
             st.subheader(f"DP costs {cost:.1f} points of accuracy {where}")
         else:
             st.subheader(f"DP costs nothing measurable {where}: {-cost:.1f} points above the baseline")
-        st.markdown(f"Test accuracy **{acc_text(m['test_accuracy'])}** with DP vs **{acc_text(bm['test_accuracy'])}** "
+        st.markdown(f"Test accuracy **{acc_text(m.test_accuracy)}** with DP vs **{acc_text(bm.test_accuracy)}** "
                     "for the non-private twin (same model, split and epochs).")
     elif twin is not None and twin["status"] in ACTIVE:
-        st.subheader(f"Test accuracy {acc_text(m.get('test_accuracy'))} {where}")
+        st.subheader(f"Test accuracy {acc_text(m.test_accuracy)} {where}")
         st.info("The non-private twin is still training: the cost of DP appears here when it finishes.")
     else:
-        st.subheader(f"Test accuracy {acc_text(m.get('test_accuracy'))} {where}")
+        st.subheader(f"Test accuracy {acc_text(m.test_accuracy)} {where}")
 
 
 def _show_finished(job: dict, twin: dict | None) -> None:
-    m = job["result"] or {}
-    private = m.get("private")
-    base = None if not private else _baseline_for(job)
-    bm = (base or {}).get("result") or {}
-    if m.get("release_label"):
-        st.warning(f"**{m['release_label']}** — sampling and noise were drawn from the public seed "
+    m = TrainMetrics.from_job(job) or TrainMetrics.from_dict({})
+    private = m.private
+    bm = None if not private else TrainMetrics.from_job(_baseline_for(job))
+    if m.release_label:
+        st.warning(f"**{m.release_label}** — sampling and noise were drawn from the public seed "
                    "(tests, teaching). Do not publish this model as DP.")
-    if m.get("diverged"):
-        st.error(f"This run failed to learn: {m['diverged']}.")
+    if m.diverged:
+        st.error(f"This run failed to learn: {m.diverged}.")
     if private:
         _headline(m, bm, twin)
     else:
-        st.subheader(f"Non-private baseline: test accuracy {acc_text(m.get('test_accuracy'))}, ε = ∞ (no privacy)")
+        st.subheader(f"Non-private baseline: test accuracy {acc_text(m.test_accuracy)}, ε = ∞ (no privacy)")
     k1, k2, k3, k4 = st.columns(4)
-    k1.metric("Test accuracy", acc_text(m.get("test_accuracy")),
-              delta=None if not bm else f"{(m['test_accuracy'] - bm['test_accuracy']) * 100:+.1f} points vs baseline",
+    vs = (None if bm is None or bm.test_accuracy is None or m.test_accuracy is None
+          else f"{(m.test_accuracy - bm.test_accuracy) * 100:+.1f} points vs baseline")
+    k1.metric("Test accuracy", acc_text(m.test_accuracy), delta=vs,
               help="Share of held-out test rows classified correctly.")
-    k2.metric("Baseline test accuracy (no DP)", acc_text(bm.get("test_accuracy")) if private else "this is it")
-    if private and m.get("accountant") and m.get("noise_multiplier") is not None:
-        k3.metric(f"ε ({m['accountant'].upper()})", _fmt(m.get("epsilon")),
+    k2.metric("Baseline test accuracy (no DP)",
+              acc_text(bm.test_accuracy if bm is not None else None) if private else "this is it")
+    if private and m.accountant and m.noise_multiplier is not None:
+        k3.metric(f"ε ({m.accountant.upper()})", _fmt(m.epsilon),
                   help=f"Upper bound from the accountant, with δ beside it ({RELATION}).")
-        k4.metric("δ", f"{m.get('delta'):g}", help="Chance the ε guarantee may fail; keep it below 1/rows.")
+        k4.metric("δ", f"{m.delta:g}", help="Chance the ε guarantee may fail; keep it below 1/rows.")
         with st.expander("How ε was computed (σ, q, T, both accountants)", expanded=False):
             k5, k6, k7, k8 = st.columns(4)
-            k5.metric("Noise multiplier σ", _fmt(m.get("noise_multiplier"), ".3f"),
+            k5.metric("Noise multiplier σ", _fmt(m.noise_multiplier, ".3f"),
                       help="Noise standard deviation ÷ clip C.")
-            k6.metric("Sample rate q", _fmt(m.get("sample_rate"), ".4f"),
+            k6.metric("Sample rate q", _fmt(m.sample_rate, ".4f"),
                       help="Chance each record is in a batch (Poisson sampling).")
-            k7.metric("Steps T", f"{m.get('steps')}", help="Noisy gradient steps taken.")
-            k8.metric("Training time", f"{m.get('train_seconds', 0):.1f} s")
+            k7.metric("Steps T", f"{m.steps}", help="Noisy gradient steps taken.")
+            k8.metric("Training time", f"{m.train_seconds or 0:.1f} s")
             st.markdown(
-                f"**Both accountants** for this run: PRV ε = **{m['epsilon_prv']:.3f}**, RDP ε = "
-                f"**{m['epsilon_rdp']:.3f}** (δ = {m['delta']:g}, {RELATION}). The seed notebook's shortcut "
-                f"q/σ·√(2T ln 1/δ) would claim **{m['shortcut_epsilon']:.3f}** — that formula is *not* a privacy "
+                f"**Both accountants** for this run: PRV ε = **{m.epsilon_prv:.3f}**, RDP ε = "
+                f"**{m.epsilon_rdp:.3f}** (δ = {m.delta:g}, {RELATION}). The seed notebook's shortcut "
+                f"q/σ·√(2T ln 1/δ) would claim **{m.shortcut_epsilon:.3f}** — that formula is *not* a privacy "
                 "guarantee "
-                + ("and here it claims *less* privacy loss than is real." if m['shortcut_epsilon'] < m['epsilon_prv']
+                + ("and here it claims *less* privacy loss than is real." if m.shortcut_epsilon < m.epsilon_prv
                    else "(here it happens to be above the real value; it can also be far below).")
-                + f" Per-example gradients: Opacus-compatible mode `{m.get('grad_sample_mode')}`."
+                + f" Per-example gradients: Opacus-compatible mode `{m.grad_sample_mode}`."
             )
-            if m.get("epsilon_prv"):
+            if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
-        if not bm and (twin is None or twin["status"] not in ACTIVE):
+        if bm is None and (twin is None or twin["status"] not in ACTIVE):
             if st.button("Train the matching non-private baseline", key="tr_train_pair", icon=":material/lock_open:"):
                 _submit(baseline_params(job["params"]), show=False)  # stay here: compare when done
                 st.rerun(scope="app")
     elif private:  # diffprivlib
-        k3.metric("ε (pure, diffprivlib)", _fmt(m.get("epsilon")), help=f"δ = 0, {RELATION}.")
-        k4.metric("Training time", f"{m.get('train_seconds', 0):.2f} s")
+        k3.metric("ε (pure, diffprivlib)", _fmt(m.epsilon), help=f"δ = 0, {RELATION}.")
+        k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
     else:
         k3.metric("ε", "∞ (not private)")
-        k4.metric("Training time", f"{m.get('train_seconds', 0):.2f} s")
-    st.caption(f":orange-badge[Not DP] training accuracy {acc_text(m.get('train_accuracy'))}, training loss "
-               f"{_fmt(m.get('train_loss'))} nats: computed on the private training rows, for diagnosis only. "
-               f"Rows: {m.get('n_train')} train / {m.get('n_test')} test. Preprocessing: {m.get('bounds_note')}.")
-    for w in m.get("warnings") or []:
+        k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
+    st.caption(f":orange-badge[Not DP] training accuracy {acc_text(m.train_accuracy)}, training loss "
+               f"{_fmt(m.train_loss)} nats: computed on the private training rows, for diagnosis only. "
+               f"Rows: {m.n_train} train / {m.n_test} test. Preprocessing: {m.bounds_note}.")
+    for w in m.warnings:
         st.warning(w)
-    for leak in m.get("leaks") or []:
+    for leak in m.leaks:
         st.warning(f"Preprocessing leak (not covered by ε): {leak}")
+    # the stored result as written by the job: the metrics plus the weights' file name and the config
+    stored = job["result"] or {}
     d1, d2, _ = st.columns([1, 1, 3])
-    d1.download_button("Metrics (JSON)", json.dumps(m, indent=2).encode(), f"run-{job['id']}.json",
+    d1.download_button("Metrics (JSON)", json.dumps(stored, indent=2).encode(), f"run-{job['id']}.json",
                        "application/json", key="tr_dl_metrics", icon=":material/download:")
-    wname = m.get("weights_file")
+    wname = stored.get("weights_file")
     wpath = store.result_path(job["id"], wname) if wname else None
     if wpath is not None and wpath.exists():
         d2.download_button("Model weights", wpath.read_bytes(), f"model-{job['id']}{wpath.suffix}",
                            "application/octet-stream", key="tr_dl_weights", icon=":material/download:")
-    if private and m.get("noise_multiplier") is not None:  # trade-off curve + privacy statement (engineer G)
+    if private and m.noise_multiplier is not None:  # trade-off curve + privacy statement (engineer G)
         from dpcore import statement
         from dpcore.figures import advisor as adv_figs
 
@@ -381,8 +384,9 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
         st.warning(f"The run was cancelled ({job['error']}).")
     history = job.get("history") or []
     p = job.get("params") or {}
-    base = _baseline_for(job) if status == "done" and (job.get("result") or {}).get("private") else None
-    base_hist = ((base or {}).get("result") or {}).get("history")
+    m = TrainMetrics.from_job(job) if status == "done" else None
+    bm = TrainMetrics.from_job(_baseline_for(job)) if m is not None and m.private else None
+    base_hist = bm.history if bm is not None else None
     if status == "done":
         _show_finished(job, twin)
     if figs.epoch_rows(history):
@@ -390,7 +394,7 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
         chart(figs.loss_chart(history, base_hist), key="tr_fig_loss", where=c1)
         chart(figs.accuracy_chart(history, base_hist), key="tr_fig_acc", where=c2)
         if p.get("epsilon") is not None or p.get("noise_multiplier") is not None:
-            final = (job.get("result") or {}).get("epsilon")
+            final = m.epsilon if m is not None else None
             chart(figs.epsilon_chart(history, p.get("epsilon"), final), key="tr_fig_eps", where=c3)
             c3.caption(f"ε spent so far (δ = {p.get('delta'):g}, {RELATION}). Live ε is an RDP upper bound; the "
                        "final point is the chosen accountant's value.")
@@ -404,11 +408,12 @@ show_job(job_id, first["status"], _state(twin0))
 with st.expander("Recent runs", expanded=False):
     rows = []
     for j in recent:
-        r = j.get("result") or {}
+        r = TrainMetrics.from_job(j)
         rows.append({"id": j["id"], "run": j["label"], "status": j["status"],
-                     "test accuracy": acc_text(r.get("test_accuracy")) if r else None, "ε": r.get("epsilon"),
-                     "δ": r.get("delta"), "noise": "reproducible: not a DP release" if r.get("reproducible_noise")
-                     else None, "diverged": bool(r.get("diverged")) if r else None,
-                     "σ": r.get("noise_multiplier"), "seconds": r.get("train_seconds"), "error": j.get("error")})
+                     "test accuracy": acc_text(r.test_accuracy) if r else None, "ε": r.epsilon if r else None,
+                     "δ": r.delta if r else None,
+                     "noise": "reproducible: not a DP release" if r and r.reproducible_noise else None,
+                     "diverged": bool(r.diverged) if r else None, "σ": r.noise_multiplier if r else None,
+                     "seconds": r.train_seconds if r else None, "error": j.get("error")})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="tr_recent")
     table_downloads(pd.DataFrame(rows), "tr_recent", key="tr_recent_dl")

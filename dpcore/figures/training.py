@@ -3,9 +3,15 @@ accountants' ε next to the seed notebook's shortcut."""
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
 import plotly.graph_objects as go
 
 from .style import ACCENT, BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, base_layout, log_axis
+
+if TYPE_CHECKING:
+    from ..training.results import TrainMetrics
 
 
 def epoch_rows(history) -> list[dict]:
@@ -60,12 +66,16 @@ def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: f
     return fig
 
 
-def epsilon_comparison_chart(metrics: dict, *, height: int = 260) -> go.Figure:
-    """PRV and RDP ε (real upper bounds) next to the seed notebook's shortcut (not a bound), on a log axis."""
+def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 260) -> go.Figure:
+    """PRV and RDP ε (real upper bounds) next to the seed notebook's shortcut (not a bound), on a log axis.
+    ``metrics``: a run's :class:`~dpcore.training.results.TrainMetrics` (a stored result dict is read through
+    :meth:`TrainMetrics.from_dict`)."""
+    from ..training.results import TrainMetrics
+
+    m = metrics if isinstance(metrics, TrainMetrics) else TrainMetrics.from_dict(metrics)
     names, values, colours = [], [], []
-    for key, name, colour in (("epsilon_prv", "PRV accountant", PRIVATE), ("epsilon_rdp", "RDP accountant", ACCENT),
-                              ("shortcut_epsilon", "seed shortcut (not a bound)", NEUTRAL)):
-        v = metrics.get(key)
+    for v, name, colour in ((m.epsilon_prv, "PRV accountant", PRIVATE), (m.epsilon_rdp, "RDP accountant", ACCENT),
+                            (m.shortcut_epsilon, "seed shortcut (not a bound)", NEUTRAL)):
         if v:
             names.append(name)
             values.append(v)
@@ -73,14 +83,13 @@ def epsilon_comparison_chart(metrics: dict, *, height: int = 260) -> go.Figure:
     fig = go.Figure(go.Scatter(x=values, y=names, mode="markers+text", marker=dict(color=colours, size=16),
                                text=[f"{v:.3g}" for v in values], textposition="middle right",
                                hovertemplate="%{y}: ε = %{x:.4g}<extra></extra>"))
-    if metrics.get("target_epsilon"):
-        fig.add_vline(x=float(metrics["target_epsilon"]), line=dict(color=BOUND, dash="dash"),
-                      annotation_text=f"target {metrics['target_epsilon']:g}", annotation_position="top")
-    base_layout(fig, f"ε of this run (δ = {metrics.get('delta', 0):g}): accountants vs shortcut",
+    target = m.target_epsilon
+    if target:
+        fig.add_vline(x=float(target), line=dict(color=BOUND, dash="dash"),
+                      annotation_text=f"target {target:g}", annotation_position="top")
+    base_layout(fig, f"ε of this run (δ = {m.delta or 0:g}): accountants vs shortcut",
                 "ε (log scale)", "", height=height)
-    lo, hi = min(values + [metrics.get("target_epsilon") or values[0]]), max(values + [metrics.get("target_epsilon") or 0])
-    import math
-
+    lo, hi = min(values + [target or values[0]]), max(values + [target or 0])
     log_axis(fig, "x", lo=10 ** (math.log10(lo) - 0.15), hi=10 ** (math.log10(hi) + 0.25))
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(showlegend=False, margin=dict(l=200))

@@ -109,6 +109,12 @@ class TrainMetrics:
             kw["classes_seen"] = tuple(kw["classes_seen"])
         return cls(**kw)
 
+    @classmethod
+    def from_job(cls, job: dict | None) -> "TrainMetrics | None":
+        """The metrics of a training job's stored result; None while it has none (queued, running, failed)."""
+        result = (job or {}).get("result")
+        return cls.from_dict(result) if result else None
+
 
 @dataclass
 class TrainResult:

@@ -45,6 +45,22 @@ def test_metrics_read_results_stored_by_older_versions():
     assert TrainMetrics.from_dict(d) == m and "release_label" not in d and isinstance(d["history"], list)
 
 
+def test_metrics_of_a_job_and_the_comparison_chart_read_typed_fields():
+    """Pages and figures read a stored run through TrainMetrics.from_job: None until there is a result."""
+    from dpcore.figures.training import epsilon_comparison_chart
+
+    assert TrainMetrics.from_job(None) is None
+    assert TrainMetrics.from_job({"status": "running", "result": None}) is None
+    stored = {"dataset": "breast_cancer", "model": "logreg", "private": True, "epsilon": 1.0, "delta": 1e-5,
+              "target_epsilon": 1.0, "epsilon_prv": 0.98, "epsilon_rdp": 1.2, "shortcut_epsilon": 0.4,
+              "weights_file": "model.pt", "config": {}}
+    m = TrainMetrics.from_job({"status": "done", "result": stored})
+    assert m.epsilon_prv == 0.98 and m.delta == 1e-5
+    for arg in (m, stored):  # typed metrics, or a stored dict read through from_dict: the same chart
+        fig = epsilon_comparison_chart(arg)
+        assert list(fig.data[0].x) == [0.98, 1.2, 0.4] and "δ = 1e-05" in fig.layout.title.text
+
+
 def test_a_config_is_valid_once_built():
     """No validate() to forget: building one (also by dataclasses.replace) checks every field."""
     cfg = TrainConfig(**TINY)
