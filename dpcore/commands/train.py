@@ -85,6 +85,7 @@ def params_from_args(args) -> dict:
 
 def run(args):
     from ..jobs import registry, runner, store, workers
+    from ..training.results import TrainMetrics
 
     check_json_path(args.json_out)  # a bad --json target fails now, not after the run
     params = params_from_args(args)
@@ -101,10 +102,11 @@ def run(args):
         return out
     print(f"[train] {label} ...", file=sys.stderr, flush=True)
     result = runner.run_inline(registry.TRAIN, params, group="train", label=label)
-    for w in result.get("warnings") or []:
+    m = TrainMetrics.from_dict(result)
+    for w in m.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    if result.get("release_label"):
-        print(f"warning: {result['release_label']}", file=sys.stderr)
+    if m.release_label:
+        print(f"warning: {m.release_label}", file=sys.stderr)
     if args.json_out:
         write_json(args.json_out, result)
     return result
