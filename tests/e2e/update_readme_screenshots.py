@@ -10,7 +10,7 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "tests" / "e2e" / "screenshots"
 DST = ROOT / "assets" / "screenshots"
-PAGES = ["home", "noise", "reidentification", "differencing", "query_console", "training", "privacy_utility",
+PAGES = ["home", "noise", "advisor", "reidentification", "differencing", "query_console", "training", "privacy_utility",
          "flow_sweep"]
 
 
