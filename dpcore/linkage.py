@@ -20,10 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import datasets, limits
+from . import limits
+from .data import datasets
+from .data.filters import Condition, is_numeric, mask_all, parse_condition, parse_finite, require_column, require_rows
 from .errors import DPError
-from .filters import Condition, is_numeric, mask_all, parse_condition, parse_finite, require_column, require_rows
-from .filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
+from .data.filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
 from .uniqueness import check_qis, check_sensitive, distinct_per_class, factor_codes, group_ids
 from .validation import check_epsilon, check_positive_int
 
@@ -36,7 +37,7 @@ DEFAULT_LINK_ON = ["birth_year", "sex", "zip_code"]
 DEFAULT_SCENARIO = {"age": "34", "zip_code": "10001", "salary": "50000-60000"}
 
 
-# --- conditions: the attacker's facts (one home: dpcore.filters) ---------------------------------------
+# --- conditions: the attacker's facts (one home: dpcore.data.filters) -----------------------------------
 
 
 def parse_known(item: str) -> Condition:

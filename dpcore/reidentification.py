@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from . import datasets, filters, limits, linkage, uniqueness
+from . import limits, linkage, uniqueness
+from .data import datasets, filters
 from .noise.interpret import guess_ceiling
 from .validation import check_epsilon
 

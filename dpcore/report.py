@@ -111,7 +111,7 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
 
 def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     """The default noise scenario: count of patients with the rare disease, Laplace at the chosen ε."""
-    from . import datasets
+    from .data import datasets
     from .noise import teaching, view as noise_page
     from .figures import noise as noise_figs
 

@@ -6,7 +6,8 @@ One tab per step, so a presenter can go one at a time."""
 
 import streamlit as st
 
-from dpcore import datasets, filters, linkage, uniqueness
+from dpcore import linkage, uniqueness
+from dpcore.data import datasets, filters
 from dpcore import limits as L
 from dpcore import reidentification as story
 from dpcore.figures import reidentification as figs

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import audit, datasets
+from .. import audit
+from ..data import datasets
 from ..errors import DPError
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import datasets, limits, linkage
+from .. import limits, linkage
+from ..data import datasets
 from ..cli import int_arg
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dpcore import datasets
+from dpcore.data import datasets
 
 from .pages import open_page
 

@@ -3,7 +3,8 @@
 import re
 import tomllib
 
-from dpcore import datasets, differencing, limits
+from dpcore import differencing, limits
+from dpcore.data import datasets
 from dpcore.noise import mechanisms
 
 from ..conftest import ROOT

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import datasets, linkage
+from dpcore import linkage
+from dpcore.data import datasets
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.linkage import Condition, find_matches, link, parse_field, parse_known, parse_range
@@ -273,7 +274,7 @@ def test_cli_known_answer(csv, capsys):
 
 
 def test_cli_known_fact_with_an_operator(csv, release, capsys):
-    """--known takes the same COLUMN op VALUE conditions as the query console (one parser, dpcore.filters)."""
+    """--known takes the same COLUMN op VALUE conditions as the query console (one parser, dpcore.data.filters)."""
     assert main(["linkage", "--data", csv, "--known", "sex=f", "--known", "age>=30"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["matches"] == int(((release.sex == "F") & (release.age >= 30)).sum()) > 0

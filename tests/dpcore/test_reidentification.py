@@ -5,7 +5,8 @@ import math
 import pandas as pd
 import pytest
 
-from dpcore import datasets, linkage
+from dpcore import linkage
+from dpcore.data import datasets
 from dpcore import reidentification as reid
 
 

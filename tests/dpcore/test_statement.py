@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from dpcore import datasets, statement
+from dpcore import statement
+from dpcore.data import datasets
 from dpcore.jobs import registry, runner, store
 from dpcore.queries import answering, fingerprint, model
 from dpcore.cli import main

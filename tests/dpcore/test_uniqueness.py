@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import datasets
+from dpcore.data import datasets
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.uniqueness import (class_size_per_record, incremental, uniqueness, uniqueness_loop)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import DPError
+from ..errors import DPError
 
 OPERATORS = (">=", "<=", "!=", "=", ">", "<")
 BETWEEN = "between"

@@ -1,4 +1,4 @@
-"""dpcore.filters: the one Condition, its parsers and its mask, typed by the column."""
+"""dpcore.data.filters: the one Condition, its parsers and its mask, typed by the column."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.filters import (BETWEEN, Condition, column_kind, condition_mask, mask_all, mask_any, parse_condition,
+from dpcore.data.filters import (BETWEEN, Condition, column_kind, condition_mask, mask_all, mask_any, parse_condition,
                             parse_conditions, parse_field, parse_range, require_column, require_rows)
 
 
