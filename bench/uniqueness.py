@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore import linkage, uniqueness  # noqa: E402
+from dpcore.attacks import linkage, uniqueness  # noqa: E402
 from dpcore.data import datasets  # noqa: E402
 
 

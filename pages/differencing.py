@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import differencing as dif
+from dpcore.attacks import differencing as dif
 from dpcore import limits as L
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md

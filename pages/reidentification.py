@@ -1,15 +1,15 @@
 """Re-identification: removing names is not anonymisation. The neighbour, linkage, uniqueness,
 generalisation, DP, and the same analysis on an uploaded CSV (kept in this session's memory only).
 
-Every number comes from dpcore.reidentification, the same functions the HTML report runs, so the two agree.
+Every number comes from dpcore.attacks.reidentification, the same functions the HTML report runs, so the two agree.
 One tab per step, so a presenter can go one at a time."""
 
 import streamlit as st
 
-from dpcore import linkage, uniqueness
+from dpcore.attacks import linkage, uniqueness
 from dpcore.data import datasets, filters
 from dpcore import limits as L
-from dpcore import reidentification as story
+from dpcore.attacks import reidentification as story
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
 from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, table_downloads

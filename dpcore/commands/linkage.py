@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import limits, linkage
+from .. import limits
+from ..attacks import linkage
 from ..data import datasets
 from ..cli import int_arg
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import uniqueness
+from ..attacks import uniqueness
 from ..data import datasets
 
 

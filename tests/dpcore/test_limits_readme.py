@@ -3,7 +3,8 @@
 import re
 import tomllib
 
-from dpcore import differencing, limits
+from dpcore import limits
+from dpcore.attacks import differencing
 from dpcore.data import datasets
 from dpcore.noise import mechanisms
 

@@ -38,7 +38,7 @@ def test_report_opens_with_an_executive_summary_and_renders_markdown():
 
 def test_report_and_page_share_the_story_numbers():
     """One dpcore function for both: the report's table is the story's findings (was 66 vs 62)."""
-    from dpcore import reidentification as reid
+    from dpcore.attacks import reidentification as reid
 
     html = report.build(1.0, n=1500)
     st = reid.story()

@@ -156,7 +156,7 @@ def test_vectorised_mask_agrees_with_the_row_loop():
 
 
 def test_differencing_where_is_an_or_of_filters_conditions(df):
-    from dpcore.differencing import Where
+    from dpcore.attacks.differencing import Where
 
     w = Where.of({"sex": "f", "age": 70}) | Where.of({"sex": "M"})
     assert w.any_of[0] == (Condition("sex", "=", "f"), Condition("age", "=", 70))

@@ -5,9 +5,9 @@ import math
 import pandas as pd
 import pytest
 
-from dpcore import linkage
+from dpcore.attacks import linkage
 from dpcore.data import datasets
-from dpcore import reidentification as reid
+from dpcore.attacks import reidentification as reid
 
 
 @pytest.fixture(scope="module")

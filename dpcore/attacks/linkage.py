@@ -20,13 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import limits
-from .data import datasets
-from .data.filters import Condition, is_numeric, mask_all, parse_condition, parse_finite, require_column, require_rows
-from .errors import DPError
-from .data.filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
+from .. import limits
+from ..data import datasets
+from ..data.filters import Condition, is_numeric, mask_all, parse_condition, parse_finite, require_column, require_rows
+from ..data.filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
+from ..errors import DPError
+from ..validation import check_epsilon, check_positive_int
 from .uniqueness import check_qis, check_sensitive, distinct_per_class, factor_codes, group_ids
-from .validation import check_epsilon, check_positive_int
 
 #: Columns of the public register; ``person_id`` is kept only as hidden ground truth for scoring.
 REGISTER_COLUMNS = ["name", "birth_year", "age", "sex", "zip_code"]
@@ -376,7 +376,7 @@ def check_seed(seed) -> int:
 
 def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, random_state=None) -> int:
     """The neighbour query answered as one DP count (geometric mechanism via :mod:`dpcore.noise.release`)."""
-    from .noise.release import release_count
+    from ..noise.release import release_count
 
     res = find_matches(df, conditions, max_records=0)
     return release_count(res.matches, epsilon=epsilon, random_state=random_state)

@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from . import limits, linkage, uniqueness
-from .data import datasets, filters
-from .noise.interpret import guess_ceiling
-from .validation import check_epsilon
+from .. import limits
+from ..data import datasets, filters
+from ..noise.interpret import guess_ceiling
+from ..validation import check_epsilon
+from . import linkage, uniqueness
 
 #: ε values of the DP simulation's curve (the page's slider offers the same ones); defined in dpcore.limits.
 EPSILONS = limits.REID_EPSILONS

@@ -11,9 +11,9 @@ import pytest
 from dpcore.data import datasets
 from dpcore.cli import main
 from dpcore.errors import DPError
-from dpcore.uniqueness import (class_size_per_record, incremental, uniqueness, uniqueness_loop)
+from dpcore.attacks.uniqueness import (class_size_per_record, incremental, uniqueness, uniqueness_loop)
 
-from ..conftest import ROOT
+from ...conftest import ROOT
 
 QIS = ["age", "sex", "zip"]
 

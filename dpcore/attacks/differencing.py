@@ -38,12 +38,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import limits
-from .data import datasets
-from .data.filters import Condition, mask_any
-from .errors import DPError
-from .noise.release import release_count, release_value
-from .validation import _as_float, check_epsilon, check_positive_int
+from .. import limits
+from ..data import datasets
+from ..data.filters import Condition, mask_any
+from ..errors import DPError
+from ..noise.release import release_count, release_value
+from ..validation import _as_float, check_epsilon, check_positive_int
 
 #: Public bounds of the attacked column (domain knowledge, not the data's min/max).
 AGE_LOW, AGE_HIGH = datasets.PUBLIC_BOUNDS["age"]

@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import linkage
+from dpcore.attacks import linkage
 from dpcore.data import datasets
 from dpcore.cli import main
 from dpcore.errors import DPError
-from dpcore.linkage import Condition, find_matches, link, parse_field, parse_known, parse_range
-from dpcore.uniqueness import uniqueness
+from dpcore.attacks.linkage import Condition, find_matches, link, parse_field, parse_known, parse_range
+from dpcore.attacks.uniqueness import uniqueness
 
 ON = ["age", "sex", "zip_code"]
 
