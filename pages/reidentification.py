@@ -6,10 +6,10 @@ One tab per step, so a presenter can go one at a time."""
 
 import streamlit as st
 
-from dpcore.attacks import linkage, uniqueness
-from dpcore.data import datasets, filters
 from dpcore import limits as L
+from dpcore.attacks import generalise, linkage, uniqueness
 from dpcore.attacks import reidentification as story
+from dpcore.data import datasets, filters
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
 from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, table_downloads
@@ -311,7 +311,7 @@ with tabs[5]:
                                                   key=f"re_up_prefix_{q}")
                         if d > 0:
                             prefixes[q] = d
-                gdf = guarded(linkage.generalise, udf, bands=bands, prefixes=prefixes)
+                gdf = guarded(generalise.generalise, udf, bands=bands, prefixes=prefixes)
                 urep_after = guarded(uniqueness.uniqueness, gdf, uqis, usens) if gdf is not None else None
                 if urep_after is not None:
                     chart(figs.generalisation_chart(risk_measures(urep), risk_measures(urep_after)),

@@ -4,6 +4,8 @@
   classes, k-anonymity, l-diversity, prosecutor risk (vectorised, beside the loop it is tested against).
 * :mod:`dpcore.attacks.linkage` -- "find your neighbour" from a few known facts, linkage of a release to a
   public register, and the attacker's success against noisy counts at epsilon (a simulation).
+* :mod:`dpcore.attacks.generalise` -- the classic defence: age bands, zip prefixes, salary bands (no
+  guarantee; shown beside DP).
 * :mod:`dpcore.attacks.reidentification` -- the re-identification story computed once for the page and the
   HTML report, from the two modules above.
 * :mod:`dpcore.attacks.differencing` -- the differencing attack on an aggregates-only interface, with and
