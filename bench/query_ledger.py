@@ -33,7 +33,7 @@ def _worker(args):
 def main() -> None:
     home = tempfile.mkdtemp(prefix="dp-bench-")
     os.environ["DP_EXPLORER_HOME"] = home
-    from dpcore import datasets
+    from dpcore.data import datasets
     from dpcore.queries import answering, fingerprint, ledger, model
 
     df = datasets.medical(10_000, 0)

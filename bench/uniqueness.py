@@ -15,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore import datasets, linkage, uniqueness  # noqa: E402
+from dpcore.attacks import linkage, uniqueness  # noqa: E402
+from dpcore.data import datasets  # noqa: E402
 
 
 def best_of(fn, repeats: int) -> float:

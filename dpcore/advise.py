@@ -221,7 +221,7 @@ def gaussian_advantage(mu: float) -> float:
 
 def pure_tpr(epsilon: float, alpha: float) -> float:
     """Highest TPR at FPR α against any ε-DP mechanism: min(e^ε·α, 1 − e^−ε·(1 − α))."""
-    from .audit import dp_roc_ceiling
+    from .attacks.audit import dp_roc_ceiling
 
     return float(dp_roc_ceiling(epsilon, 0.0, [alpha])[0])
 
@@ -273,7 +273,7 @@ def dpsgd_risk(noise_multiplier: float, sample_rate: float, steps: int, risk: Ri
     α, the advantage δ(0), or the posterior bound at the ε of δ. ``coarse``: the fast coarse PLD (for searching;
     also an upper bound)."""
     from .training import accounting
-    from .audit import roc_from_privacy_profile
+    from .attacks.audit import roc_from_privacy_profile
 
     eps, dl = accounting.privacy_profile(noise_multiplier, sample_rate, steps, coarse=coarse)
     if risk.kind == "posterior":
@@ -674,7 +674,7 @@ def _advise_dpsgd(out, risk, utility, d, sample_rate, steps):
 
 
 def _gdp_mu(nm, q, t):
-    from .audit import gdp_mu
+    from .attacks.audit import gdp_mu
 
     return gdp_mu(nm, q, t)
 

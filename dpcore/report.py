@@ -111,7 +111,7 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
 
 def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     """The default noise scenario: count of patients with the rare disease, Laplace at the chosen ε."""
-    from . import datasets
+    from .data import datasets
     from .noise import teaching, view as noise_page
     from .figures import noise as noise_figs
 
@@ -138,7 +138,7 @@ def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
 
 def reidentification_section(epsilon: float, settings=None) -> Section:
     """The re-identification story: the same dpcore function and settings as the page, so the same numbers."""
-    from . import reidentification as reid
+    from .attacks import reidentification as reid
     from .figures import reidentification as rfigs
 
     st = reid.story(settings, epsilon=check_epsilon(epsilon))
@@ -314,7 +314,7 @@ def statement_section(st: dict, name: str | None = None) -> Section:
 
 def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     """Five sentences a board needs, from the numbers the sections below show."""
-    from . import reidentification as reid
+    from .attacks import reidentification as reid
 
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
@@ -353,11 +353,11 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
-    (``story_settings``, default :class:`dpcore.reidentification.StorySettings`), so its numbers match the page.
+    (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
     A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
     ``(analyst, dataset key[, rows])`` in ``ledgers``.
     """
-    from . import reidentification as reid
+    from .attacks import reidentification as reid
     from . import statement
 
     eps = check_epsilon(epsilon)

@@ -29,7 +29,7 @@ def _deltas(n: int | None) -> list[float]:
 def dpsgd_block(noise_multiplier: float, sample_rate: float, steps: int, deltas, *, accountant: str | None = None,
                 tradeoff: dict | None = None) -> dict:
     """ε at each δ (PLD, and the run's own accountant), μ (CLT, an approximation) and the trade-off curve."""
-    from . import audit
+    from .attacks import audit
     from .training import accounting
 
     s, q, t = float(noise_multiplier), float(sample_rate), int(steps)
@@ -209,7 +209,7 @@ def for_sweep(sweep_id: str) -> dict:
 
 def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=None) -> dict:
     """Statement for an analyst's query history on one dataset (the spends since the last reset)."""
-    from . import audit
+    from .attacks import audit
     from .queries import answering, ledger
     from .noise import composition
 
@@ -253,7 +253,7 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
     out["audit"] = None
     out["recompute"] = {"accountant": "dpcore.noise.composition.basic(epsilons, deltas)",
                         "epsilon_at_delta": "dpcore.noise.composition.ledger_costs(queries, delta_prime)",
-                        "tradeoff": "dpcore.audit.roc_from_privacy_profile(profile epsilons, deltas, fpr)"}
+                        "tradeoff": "dpcore.attacks.audit.roc_from_privacy_profile(profile epsilons, deltas, fpr)"}
     out["summary"] = (f"{len(entries)} answers: ε = {basic[0]:.3g}, δ = {basic[1]:.3g} by basic composition; "
                       + "; ".join(f"ε = {r['epsilon']:.3g} at δ = {r['delta']:.2g} ({r['rule']})" for r in rows
                                   if r["epsilon"] is not None))

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import differencing as dif
 from dpcore import limits as L
+from dpcore.attacks import differencing as dif
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
 from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, state, table_downloads

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import datasets
+from dpcore.data import datasets
 from dpcore.figures import noise as figs
 from dpcore.noise import mechanisms as mech
 from dpcore.noise import teaching

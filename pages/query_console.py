@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import datasets, filters, limits, textsafe
+from dpcore import limits, textsafe
+from dpcore.data import datasets, filters
 from dpcore.figures import query_console as figs
 from dpcore.noise import composition, mechanisms
 from dpcore.noise.charge import Charge

@@ -1,14 +1,15 @@
 """Re-identification: removing names is not anonymisation. The neighbour, linkage, uniqueness,
 generalisation, DP, and the same analysis on an uploaded CSV (kept in this session's memory only).
 
-Every number comes from dpcore.reidentification, the same functions the HTML report runs, so the two agree.
+Every number comes from dpcore.attacks.reidentification, the same functions the HTML report runs, so the two agree.
 One tab per step, so a presenter can go one at a time."""
 
 import streamlit as st
 
-from dpcore import datasets, filters, linkage, uniqueness
 from dpcore import limits as L
-from dpcore import reidentification as story
+from dpcore.attacks import generalise, linkage, uniqueness
+from dpcore.attacks import reidentification as story
+from dpcore.data import datasets, filters
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
 from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, table_downloads
@@ -310,7 +311,7 @@ with tabs[5]:
                                                   key=f"re_up_prefix_{q}")
                         if d > 0:
                             prefixes[q] = d
-                gdf = guarded(linkage.generalise, udf, bands=bands, prefixes=prefixes)
+                gdf = guarded(generalise.generalise, udf, bands=bands, prefixes=prefixes)
                 urep_after = guarded(uniqueness.uniqueness, gdf, uqis, usens) if gdf is not None else None
                 if urep_after is not None:
                     chart(figs.generalisation_chart(risk_measures(urep), risk_measures(urep_after)),

@@ -2,7 +2,7 @@
 
 FILE has a column ``member`` (1 = in the training data, 0 = not) and a column ``score`` (higher means "more
 likely a member", e.g. from your own attack on your own model). Prints JSON with the empirical-ε lower
-bound at the stated confidence and the counts it rests on (:func:`dpcore.audit.audit_scores`: threshold and
+bound at the stated confidence and the counts it rests on (:func:`dpcore.attacks.audit.audit_scores`: threshold and
 direction chosen on a random half of the rows, bound computed on the other half). With ``--one-run`` the
 rows are canaries that were each included with probability 1/2 and the one-run audit of Steinke, Nasr &
 Jagielski (2023) is used instead.
@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import audit, datasets
+from ..attacks import audit
+from ..data import datasets
 from ..errors import DPError
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from .. import datasets
+from ..data import datasets
 from ..queries import fingerprint, ledger
 from ..errors import DPError
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import datasets, limits, textsafe
+from .. import limits, textsafe
+from ..data import datasets
 from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..storage import atomic_write_bytes

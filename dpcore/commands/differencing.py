@@ -9,7 +9,7 @@ diffprivlib and a seeded simulation of the attacker's success within ±K years.
 
 from __future__ import annotations
 
-from .. import differencing as dif
+from ..attacks import differencing as dif
 from .. import limits
 from ..cli import int_arg, seed_arg
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .. import datasets, limits, linkage
+from .. import limits
+from ..attacks import linkage
+from ..data import datasets
 from ..cli import int_arg
 
 

@@ -8,7 +8,7 @@ action). Exit code 3 when the budget would be exceeded (nothing spent, no noise 
 
 from __future__ import annotations
 
-from .. import datasets
+from ..data import datasets
 from ..noise import mechanisms
 from ..queries import answering, fingerprint, model
 from ..errors import DPError

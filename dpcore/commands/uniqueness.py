@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .. import datasets, uniqueness
+from ..attacks import uniqueness
+from ..data import datasets
 
 
 def register(sub) -> None:

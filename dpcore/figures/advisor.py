@@ -69,7 +69,7 @@ def tradeoff_chart(curves: list[dict], title: str = "Worst-case membership attac
 def mechanism_curve(mechanism: str, epsilon: float, delta: float | None, sensitivity: float,
                     scale: float) -> dict:
     """The exact worst-case ROC of one release of the noise page's mechanism (Laplace: ε; Gaussian: μ = Δ/σ)."""
-    from .. import audit
+    from ..attacks import audit
 
     fpr = np.geomspace(FPR_MIN, 1, 121)
     if mechanism == "laplace":
@@ -127,7 +127,7 @@ def statement_tradeoff_chart(st: dict) -> go.Figure:
 
 def advice_tradeoff_chart(result: dict) -> go.Figure:
     """The recommended setting's worst-case ROC with the risk limit's point (TPR limit at its FPR)."""
-    from .. import audit
+    from ..attacks import audit
     from ..training import accounting
 
     fpr = np.geomspace(FPR_MIN, 1, 121)

@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..differencing import AGE_HIGH, AGE_LOW, QUERIES_PER_ATTACK, AttackResult
+from ..attacks.differencing import AGE_HIGH, AGE_LOW, QUERIES_PER_ATTACK, AttackResult
 from . import style
 
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import audit
+from ..attacks import audit
 from ..sweep import summary as sweep_summary
 from ..sweep.config import ATTACK_LABELS, CANARY_ATTACK
 from . import style

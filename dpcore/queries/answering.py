@@ -6,7 +6,7 @@ answer and its sensitivity — no noise. :meth:`Prepared.release` draws the nois
 :func:`dpcore.noise.release.release_value` / :func:`dpcore.noise.release.release_count` (the mechanism classes'
 secure samplers), and returns the answer
 with its 95% error interval. :func:`ask` ties this to the budget ledger: check, draw, store, in one
-transaction. COUNT conditions and WHERE clauses are :class:`dpcore.filters.Condition` (one rule for every
+transaction. COUNT conditions and WHERE clauses are :class:`dpcore.data.filters.Condition` (one rule for every
 page: typed by the column, text ignores case, a missing value never matches).
 
 Neighbouring datasets: add or remove one row (unbounded DP) — the one relation of the ledger — except MEAN
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..data.filters import condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
 from ..errors import DPError
-from ..filters import condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
 from ..noise import mechanisms
 from ..noise.charge import Charge, Neighbour
 from ..noise.release import release_count, release_value

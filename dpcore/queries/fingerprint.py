@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from .. import limits
+from ..data.filters import is_numeric
 from ..errors import DPError
-from ..filters import is_numeric
 from .ledger import content_hash
 
 # --- dataset identity ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The query model: one frozen :class:`Query` (COUNT, SUM, MEAN, HISTOGRAM with WHERE filters), built and validated
 by :func:`make_query`, with a canonical text form (so the ledger recognises a repeated question), its neighbour
 relation and its :class:`~dpcore.noise.charge.Charge`. No data, no noise: answering is :mod:`dpcore.queries.answering`.
-COUNT conditions and WHERE clauses are :class:`dpcore.filters.Condition` (one rule for every page).
+COUNT conditions and WHERE clauses are :class:`dpcore.data.filters.Condition` (one rule for every page).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 
 from .. import limits
+from ..data.filters import Condition, parse_condition, parse_conditions
 from ..errors import DPError
-from ..filters import Condition, parse_condition, parse_conditions
 from ..noise import mechanisms
 from ..noise.charge import Charge, Neighbour
 from ..validation import check_bounds, check_delta, check_epsilon, check_positive_int

@@ -2,10 +2,10 @@
 
 A sweep is a group of background jobs (:mod:`dpcore.jobs.store`), one per point, each running
 :func:`~dpcore.sweep.point.run_point`: train with :func:`dpcore.training.loop.train`, run the
-membership-inference attacks of :mod:`dpcore.mia` on members (training rows) and as many held-out non-members, and — for DP
-points — the empirical ε audit of :mod:`dpcore.audit`. The sweep's own record (config, job ids, and once finished
-the points) lives in ``$DP_EXPLORER_HOME/sweeps/<id>.json``, written atomically, so a finished sweep can be
-reopened and compared after the job store is gone.
+membership-inference attacks of :mod:`dpcore.attacks.mia` on members (training rows) and as many held-out
+non-members, and — for DP points — the empirical ε audit of :mod:`dpcore.attacks.audit`. The sweep's own record
+(config, job ids, and once finished the points) lives in ``$DP_EXPLORER_HOME/sweeps/<id>.json``, written atomically,
+so a finished sweep can be reopened and compared after the job store is gone.
 
 The default demo (``python -m dpcore sweep``, the page's Start button) tells the true story on the full digits
 training set (1,438 images): an MLP with 256 hidden units, 20 epochs, batch 256, non-private test accuracy about

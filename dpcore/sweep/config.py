@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from .. import mia
+from ..attacks import mia
 from ..errors import DPError
 from ..validation import check_delta, check_epsilon, check_positive_int
 
@@ -16,7 +16,7 @@ DEFAULT_CANARIES = 300
 DEFAULT_SIZE_FRACTIONS = (0.25, 0.5)
 MAX_CANARIES = 1000
 CANARY_ATTACK = "canary"
-#: Attack names as shown: the ordinary-record attacks of :mod:`dpcore.mia` and the canary audit's score.
+#: Attack names as shown: the ordinary-record attacks of :mod:`dpcore.attacks.mia` and the canary audit's score.
 ATTACK_LABELS = {**mia.ATTACK_LABELS, CANARY_ATTACK: "canaries (confidence in the planted label)"}
 SWEEP_ATTACKS = ("threshold", "loss", "lira")
 

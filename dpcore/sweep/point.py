@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import audit, mia
+from ..attacks import audit, mia
 from ..errors import DPError
 from .config import CANARY_ATTACK
 
@@ -111,7 +111,7 @@ def canary_scores(predict_proba, canaries: Canaries) -> np.ndarray:
 
 
 def _one_run_bound(scores, included, delta: float) -> dict:
-    """The one-run audit of Steinke, Nasr & Jagielski (2023) on the canaries (see :mod:`dpcore.audit`),
+    """The one-run audit of Steinke, Nasr & Jagielski (2023) on the canaries (see :mod:`dpcore.attacks.audit`),
     and the most it could prove with these canaries (every guess right)."""
     scores, included = np.asarray(scores, float), np.asarray(included, bool)
     out = dict(audit.one_run_lower_bound(scores, included, delta=delta, confidence=0.95))

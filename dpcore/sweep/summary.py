@@ -12,7 +12,7 @@ import datetime
 
 import numpy as np
 
-from .. import audit
+from ..attacks import audit
 from ..errors import DPError
 from ..training.config import REPRODUCIBLE_LABEL
 from .config import ATTACK_LABELS
@@ -82,7 +82,7 @@ AUDIT_CONFIDENCE = 0.95
 
 def _proved(audits) -> dict:
     """The seeds' audits of one ε (or of the baselines) combined at :data:`AUDIT_CONFIDENCE` overall
-    (:func:`dpcore.audit.combine_bounds`: the largest seed's bound with a Bonferroni correction, and the median
+    (:func:`dpcore.attacks.audit.combine_bounds`: the largest seed's bound with a Bonferroni correction, and the median
     seed's with its own) — never the largest of several 95% bounds. The mean ± SD of the seeds' own bounds is
     only a description of their spread. Audits stored without their counts are left out (and counted)."""
     audits = [a for a in audits if a]

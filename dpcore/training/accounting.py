@@ -276,7 +276,7 @@ def dpsgd_tradeoff(noise_multiplier: float, sample_rate: float, steps: int, fpr=
     as :func:`pld_epsilon`: {"fpr": [...], "tpr": [...]} on a log-spaced FPR grid (1e-6 … 1) unless
     ``fpr`` is given. An upper envelope: no attack's (FPR, TPR) lies above it (the pessimistic PLD
     over-states every δ(ε), and a subset of the profile only loosens the curve)."""
-    from ..audit import roc_from_privacy_profile
+    from ..attacks.audit import roc_from_privacy_profile
 
     grid = np.asarray(TRADEOFF_FPR if fpr is None else fpr, dtype=float)
     if grid.ndim != 1 or grid.size == 0 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import datasets
+from ..data import datasets
 from ..errors import DPError
 from .config import MEDICAL_DATA_SEED, MEDICAL_ROWS, TrainConfig
 

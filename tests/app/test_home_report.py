@@ -2,7 +2,7 @@
 
 import re
 
-from dpcore import datasets
+from dpcore.data import datasets
 from dpcore.jobs import store
 from dpcore.queries import answering, fingerprint, ledger, model
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from dpcore import datasets
+from dpcore.data import datasets
 from dpcore.queries import fingerprint, ledger
 
 from .pages import open_page

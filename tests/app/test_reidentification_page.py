@@ -2,7 +2,7 @@
 
 import pytest
 
-from dpcore import datasets
+from dpcore.data import datasets
 
 from .pages import open_page
 
@@ -49,8 +49,8 @@ def test_page_renders_default_scenario(at):
 
 
 def test_page_and_report_agree_on_every_number(at):
-    """Same settings, same numbers: the page and the HTML report both run dpcore.reidentification."""
-    from dpcore import reidentification as reid
+    """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
+    from dpcore.attacks import reidentification as reid
     from dpcore import report
 
     st = reid.story()

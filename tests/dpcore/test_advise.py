@@ -8,7 +8,7 @@ import pytest
 from scipy.special import ndtr, ndtri
 
 from dpcore import advise as adv
-from dpcore import audit
+from dpcore.attacks import audit
 from dpcore.noise import calibration, mechanisms
 from dpcore.cli import main
 from dpcore.errors import DPError

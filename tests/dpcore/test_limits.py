@@ -1,6 +1,7 @@
 """dpcore.limits is the one home of every limit and ε grid; the old names elsewhere are the same objects."""
 
-from dpcore import limits, linkage, reidentification
+from dpcore import limits
+from dpcore.attacks import linkage, reidentification
 from dpcore.jobs import runner, workers
 from dpcore.noise import mechanisms, view
 

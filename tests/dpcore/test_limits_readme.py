@@ -3,7 +3,9 @@
 import re
 import tomllib
 
-from dpcore import datasets, differencing, limits
+from dpcore import limits
+from dpcore.attacks import differencing
+from dpcore.data import datasets
 from dpcore.noise import mechanisms
 
 from ..conftest import ROOT

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from dpcore import datasets
+from dpcore.data import datasets
 from dpcore.queries import ledger
 from dpcore.cli import main
 

@@ -38,7 +38,7 @@ def test_report_opens_with_an_executive_summary_and_renders_markdown():
 
 def test_report_and_page_share_the_story_numbers():
     """One dpcore function for both: the report's table is the story's findings (was 66 vs 62)."""
-    from dpcore import reidentification as reid
+    from dpcore.attacks import reidentification as reid
 
     html = report.build(1.0, n=1500)
     st = reid.story()
@@ -98,7 +98,7 @@ EVIL = "<img src=x onerror=alert(1)>**bold**"
 def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     """One section per statement the report covers (run, sweep, ledger): escaped names, ε at several δ, the
     trade-off chart, and nothing wider than the page (1280 px screen, 1100 px body)."""
-    from dpcore import datasets
+    from dpcore.data import datasets
     from dpcore.jobs import store
     from dpcore.queries import answering, fingerprint, ledger, model
     from tests.dpcore.test_statement import _fake_sweep

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from dpcore import datasets, limits
+from dpcore import limits
+from dpcore.data import datasets
 from dpcore.cli import main
 
 from ..conftest import ROOT

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from dpcore import datasets, statement
+from dpcore import statement
+from dpcore.data import datasets
 from dpcore.jobs import registry, runner, store
 from dpcore.queries import answering, fingerprint, model
 from dpcore.cli import main
@@ -128,7 +129,7 @@ def _point(lower_bound=0.3, max_certifiable=2.1, attack="canary"):
 
 
 def test_point_block_states_epsilon_at_three_deltas_mu_and_its_own_curve():
-    from dpcore import audit
+    from dpcore.attacks import audit
     from dpcore.training import accounting
 
     p = _point()

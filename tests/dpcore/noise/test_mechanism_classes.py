@@ -144,7 +144,7 @@ def test_release_is_secure_unless_seeded_and_goes_through_diffprivlib():
 
 
 def test_teaching_query_states_its_replace_one_relation_and_the_ledger_refuses_it():
-    from dpcore.datasets import medical
+    from dpcore.data.datasets import medical
 
     a = teaching.query(medical(300, seed=0), "mean", "age", 18, 90)
     assert a.neighbour is Neighbour.REPLACE_ONE

@@ -196,7 +196,7 @@ def test_epsilon_table_shows_typical_errors_not_one_lucky_draw():
 
 @pytest.fixture(scope="module")
 def df():
-    from dpcore.datasets import medical
+    from dpcore.data.datasets import medical
 
     return medical(2_000, seed=0)
 

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import datasets
+from dpcore.data import datasets
 from dpcore.noise import calibration, mechanisms
 from dpcore.queries import answering, fingerprint, ledger
 from dpcore.errors import BudgetExceededError, DPError
-from dpcore.filters import mask_all
+from dpcore.data.filters import mask_all
 from dpcore.queries.answering import prepare
 from dpcore.queries.model import make_query
 

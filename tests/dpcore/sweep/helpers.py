@@ -10,7 +10,7 @@ TINY = dict(dataset="breast_cancer", model="logreg", epsilons=(1.0, 4.0), seeds=
 
 
 def _canary_audit(rng, shift, m=300):
-    from dpcore import audit
+    from dpcore.attacks import audit
 
     inc = rng.random(m) < 0.5
     return {**audit.one_run_lower_bound(inc * shift + rng.normal(0, 1, m), inc, delta=1e-5), "attack": "canary"}
@@ -20,7 +20,7 @@ def multi_seed_result(seeds=4, sweep_id=None):
     """A finished sweep (no training) whose seeds' canary audits prove the same ε (same scores: seeds that agree):
     every seed's own 95% bound is above the bound that holds over all seeds at 95% — what the page, the report
     and the reading must show."""
-    from dpcore import audit
+    from dpcore.attacks import audit
 
     cfg = SweepConfig(**{**TINY, "epsilons": (8.0,), "seeds": seeds}).to_dict()
     roc = {"fpr": [0.0, 0.5, 1.0], "tpr": [0.0, 0.6, 1.0]}

@@ -59,7 +59,7 @@ def test_figures_build(tiny_result):
 def test_proved_epsilon_holds_over_all_seeds_not_per_seed():
     """Issue 11.8: by_epsilon used to report max over seeds of per-seed 95% bounds as "95%"; with k seeds that
     overclaims (see test_audit's coverage tests). Now the row's proved ε is combine_bounds over the seeds."""
-    from dpcore import audit
+    from dpcore.attacks import audit
 
     res = multi_seed_result()
     per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
@@ -99,7 +99,7 @@ def test_tiny_sweep_bounds_and_rocs_stay_under_their_ceilings(tiny_result):
     """The truth target on a real (tiny) sweep: every proved ε below the claimed ε, and every attack's ROC under
     the worst-case ROC of its DP point (the exact PLD trade-off), allowing for sampling: at each ROC point the
     Clopper–Pearson lower TPR is under the ceiling at the upper FPR (Bonferroni over every point checked)."""
-    from dpcore import audit
+    from dpcore.attacks import audit
 
     for row in sweep_summary.by_epsilon(tiny_result):
         assert 0 <= row["empirical_epsilon"] <= row["epsilon_spent"] + 1e-9

@@ -162,7 +162,7 @@ def test_dpsgd_tradeoff_is_above_the_clt_curve_where_it_matters():
     """The CLT (GDP) curve the page used to draw sits below what an attack can reach at small FPR."""
     import numpy as np
 
-    from dpcore import audit
+    from dpcore.attacks import audit
 
     sigma, q, steps = 0.8, 0.01, 3000
     r = accounting.dpsgd_tradeoff(sigma, q, steps, fpr=[1e-6, 1e-5, 1e-4, 1e-3])

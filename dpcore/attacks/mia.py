@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import Cancelled, DPError
+from ..errors import Cancelled, DPError
 
 ATTACKS = ("threshold", "loss", "lira_offline", "lira_online")
 ATTACK_LABELS = {
@@ -323,7 +323,7 @@ def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("th
                 should_stop=None, progress=None, shadow_fit_many=None) -> dict:
     """Run the chosen attacks on a trained model. Returns {attack: metrics dict} plus the raw Roc objects
     under ``"_roc"`` and each attack's (member_scores, nonmember_scores) under ``"_scores"`` (for
-    :func:`dpcore.audit.audit_scores`; drop both before serialising). Every attack scores the same rows in
+    :func:`dpcore.attacks.audit.audit_scores`; drop both before serialising). Every attack scores the same rows in
     the same order."""
     unknown = [a for a in attacks if a not in ("threshold", "loss", "lira", *ATTACKS)]
     if unknown:

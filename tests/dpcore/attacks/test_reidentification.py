@@ -5,8 +5,9 @@ import math
 import pandas as pd
 import pytest
 
-from dpcore import datasets, linkage
-from dpcore import reidentification as reid
+from dpcore.attacks import linkage
+from dpcore.data import datasets
+from dpcore.attacks import reidentification as reid
 
 
 @pytest.fixture(scope="module")

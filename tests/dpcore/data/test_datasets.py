@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import datasets
+from dpcore.data import datasets
 from dpcore.errors import DPError
 
 

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import DPError
-from .filters import require_column, require_rows
+from ..data.filters import require_column, require_rows
+from ..errors import DPError
 
 
 # --- input checks ------------------------------------------------------------------------------------

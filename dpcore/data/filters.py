@@ -1,8 +1,8 @@
 """Rows where ``column op value``: the one Condition, its parsers, its mask and the column checks.
 
 Every page that filters rows uses this module: the query console's COUNT condition and WHERE clauses
-(:mod:`dpcore.queries`), the attacker's known facts (:mod:`dpcore.linkage`), the differencing groups
-(:mod:`dpcore.differencing`), and the checks that a table has rows and a named column exists.
+(:mod:`dpcore.queries`), the attacker's known facts (:mod:`dpcore.attacks.linkage`), the differencing groups
+(:mod:`dpcore.attacks.differencing`), and the checks that a table has rows and a named column exists.
 
 A :class:`Condition` is frozen: ``column``, ``op`` and ``value``. ``op`` is one of ``=, !=, <, <=, >, >=``
 (``value`` kept as given, usually the text typed) or ``between`` (``value`` = ``(low, high)``, inclusive
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import DPError
+from ..errors import DPError
 
 OPERATORS = (">=", "<=", "!=", "=", ">", "<")
 BETWEEN = "between"

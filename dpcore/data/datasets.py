@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import limits
-from .errors import DPError
+from .. import limits
+from ..errors import DPError
+from ..validation import check_positive_int
 from .filters import require_column
-from .validation import check_positive_int
 
 REFERENCE_YEAR = 2026
 ZIP_CODES = np.array([10001, 10002, 10003, 10004, 10005])

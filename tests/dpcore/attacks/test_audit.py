@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta, binomtest
 
-from dpcore import audit, mia
+from dpcore.attacks import audit, mia
 from dpcore.errors import DPError
 
 

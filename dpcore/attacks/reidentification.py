@@ -16,9 +16,11 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from . import datasets, filters, limits, linkage, uniqueness
-from .noise.interpret import guess_ceiling
-from .validation import check_epsilon
+from .. import limits
+from ..data import datasets, filters
+from ..noise.interpret import guess_ceiling
+from ..validation import check_epsilon
+from . import generalise, linkage, uniqueness
 
 #: ε values of the DP simulation's curve (the page's slider offers the same ones); defined in dpcore.limits.
 EPSILONS = limits.REID_EPSILONS
@@ -102,7 +104,7 @@ def _describe(c) -> str:
 
 
 def generalised(df: pd.DataFrame, generalisation) -> pd.DataFrame:
-    return df if generalisation is None else linkage.generalise_medical(df, **dict(generalisation))
+    return df if generalisation is None else generalise.generalise_medical(df, **dict(generalisation))
 
 
 def uniqueness_part(release: pd.DataFrame, qis, sensitive, generalisation=None):

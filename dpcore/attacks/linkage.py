@@ -1,15 +1,15 @@
-"""Re-identification attacks on a release without names, and what generalisation and DP do about them.
+"""Re-identification attacks on a release without names, and what DP does about them.
 
 * :func:`find_matches` -- "find your neighbour": filter the release with a few facts (exact values or
   ranges) an attacker knows about one person, and say what the matching rows disclose.
 * :func:`public_register` / :func:`link` -- linkage at scale: a synthetic voter-roll style register
   (name, birth year, age, sex, zip code) covering part of the same population (plus people who are not
   in the release), joined to the release on chosen quasi-identifiers. Scored against the hidden truth.
-* :func:`generalise` / :func:`generalise_medical` -- the classic defence: age bands, zip prefixes,
-  salary bands.
 * :func:`dp_attack_simulation` -- the attacker asks the same questions as noisy counts at ε. This is a
   numpy *simulation* over many releases, for visualising success rates, not a release path (released
   answers go through :mod:`dpcore.noise.release`).
+
+The classic defence, generalisation (age bands, zip prefixes), is :mod:`dpcore.attacks.generalise`.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import datasets, limits
-from .errors import DPError
-from .filters import Condition, is_numeric, mask_all, parse_condition, parse_finite, require_column, require_rows
-from .filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
+from .. import limits
+from ..data import datasets
+from ..data.filters import Condition, mask_all, parse_condition, parse_finite, require_column, require_rows
+from ..data.filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
+from ..errors import DPError
+from ..validation import check_epsilon, check_positive_int
 from .uniqueness import check_qis, check_sensitive, distinct_per_class, factor_codes, group_ids
-from .validation import check_epsilon, check_positive_int
 
 #: Columns of the public register; ``person_id`` is kept only as hidden ground truth for scoring.
 REGISTER_COLUMNS = ["name", "birth_year", "age", "sex", "zip_code"]
@@ -36,7 +37,7 @@ DEFAULT_LINK_ON = ["birth_year", "sex", "zip_code"]
 DEFAULT_SCENARIO = {"age": "34", "zip_code": "10001", "salary": "50000-60000"}
 
 
-# --- conditions: the attacker's facts (one home: dpcore.filters) ---------------------------------------
+# --- conditions: the attacker's facts (one home: dpcore.data.filters) -----------------------------------
 
 
 def parse_known(item: str) -> Condition:
@@ -233,71 +234,6 @@ def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = 
     )
 
 
-# --- generalisation --------------------------------------------------------------------------------
-
-
-def _band(s: pd.Series, width, column: str) -> pd.Series:
-    w = parse_finite(width, f"band width for {column}")
-    if w <= 0:
-        raise DPError(f"band width for {column} must be > 0, got {w:g}")
-    if not is_numeric(s):
-        raise DPError(f"column {column!r} is not numeric, so it cannot be put into bands; use a prefix")
-    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
-    out = np.floor(v / w) * w
-    if pd.api.types.is_integer_dtype(s) and float(w).is_integer():
-        return pd.Series(out.astype(s.dtype), index=s.index, name=s.name)
-    return pd.Series(out, index=s.index, name=s.name)
-
-
-def _prefix(s: pd.Series, digits, column: str) -> pd.Series:
-    d = check_positive_int(digits, f"prefix length for {column}")
-    if pd.api.types.is_integer_dtype(s):  # zip codes stored as numbers: keep the first d digits
-        v = s.to_numpy(dtype=np.int64)
-        ndig = np.floor(np.log10(np.maximum(np.abs(v), 1))).astype(np.int64) + 1
-        factor = 10 ** np.maximum(ndig - d, 0)
-        return pd.Series((v // factor * factor).astype(s.dtype), index=s.index, name=s.name)
-    text = s.astype("string")
-    return text.str.slice(0, d)
-
-
-def generalise(df: pd.DataFrame, *, bands: dict | None = None, prefixes: dict | None = None) -> pd.DataFrame:
-    """A copy with numeric columns floored to bands (34 -> 30 for width 10, meaning 30-39) and text or
-    integer code columns cut to their first digits/characters (10001 -> 10000 for 4 digits, meaning 1000*)."""
-    require_rows(df)
-    out = df.copy()
-    for col, w in (bands or {}).items():
-        require_column(df, col)
-        out[col] = _band(df[col], w, col)
-    for col, d in (prefixes or {}).items():
-        require_column(df, col)
-        out[col] = _prefix(df[col], d, col)
-    return out
-
-
-def medical_generalisation(age_band=1, zip_digits=5, salary_band=1) -> dict:
-    """The bands/prefixes for the medical data (birth year is banded like age, or it would undo it)."""
-    bands, prefixes = {}, {}
-    if parse_finite(age_band, "age band width") != 1:
-        bands["age"] = age_band
-        bands["birth_year"] = age_band
-    if parse_finite(salary_band, "salary band width") != 1:
-        bands["salary"] = salary_band
-    d = check_positive_int(zip_digits, "zip digits kept")
-    if d > 5:
-        raise DPError(f"zip codes have 5 digits; keep 1 to 5, got {d}")
-    if d < 5:
-        prefixes["zip_code"] = d
-    return {"bands": bands, "prefixes": prefixes}
-
-
-def generalise_medical(df: pd.DataFrame, *, age_band=1, zip_digits=5, salary_band=1) -> pd.DataFrame:
-    """Age bands, zip prefixes, salary bands on any table with those columns (release or register)."""
-    spec = medical_generalisation(age_band, zip_digits, salary_band)
-    spec["bands"] = {k: v for k, v in spec["bands"].items() if k in df.columns}
-    spec["prefixes"] = {k: v for k, v in spec["prefixes"].items() if k in df.columns}
-    return generalise(df, **spec)
-
-
 # --- DP defence (simulation) --------------------------------------------------------------------------
 
 MAX_SENSITIVE_VALUES = limits.LINKAGE_MAX_SENSITIVE_VALUES
@@ -375,7 +311,7 @@ def check_seed(seed) -> int:
 
 def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, random_state=None) -> int:
     """The neighbour query answered as one DP count (geometric mechanism via :mod:`dpcore.noise.release`)."""
-    from .noise.release import release_count
+    from ..noise.release import release_count
 
     res = find_matches(df, conditions, max_records=0)
     return release_count(res.matches, epsilon=epsilon, random_state=random_state)

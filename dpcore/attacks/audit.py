@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from .errors import DPError
-from .validation import check_delta, check_epsilon
+from ..errors import DPError
+from ..validation import check_delta, check_epsilon
 
 
 def clopper_pearson(k, n, alpha: float = 0.05):

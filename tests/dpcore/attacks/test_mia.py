@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpcore import mia
+from dpcore.attacks import mia
 from dpcore.errors import DPError
 
 

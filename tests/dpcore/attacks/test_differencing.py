@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import differencing as dif
+from dpcore.attacks import differencing as dif
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.figures import differencing as figs
 
-from ..conftest import ROOT
+from ...conftest import ROOT
 
 
 @pytest.fixture(scope="module")

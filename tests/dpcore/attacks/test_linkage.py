@@ -1,4 +1,4 @@
-"""Neighbour filter, register linkage, generalisation and the DP attack simulation: known answers,
+"""Neighbour filter, register linkage and the DP attack simulation: known answers,
 the default scenario on seeded data, CLI and bad inputs."""
 
 import json
@@ -7,26 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import datasets, linkage
+from dpcore.attacks import linkage
+from dpcore.attacks.linkage import Condition, find_matches, link, parse_field, parse_known, parse_range
+from dpcore.attacks.uniqueness import uniqueness
 from dpcore.cli import main
+from dpcore.data import datasets
 from dpcore.errors import DPError
-from dpcore.linkage import Condition, find_matches, link, parse_field, parse_known, parse_range
-from dpcore.uniqueness import uniqueness
 
 ON = ["age", "sex", "zip_code"]
-
-
-@pytest.fixture
-def release():
-    return pd.DataFrame({
-        "person_id": [0, 1, 2, 3],
-        "age": [30, 30, 40, 50],
-        "sex": ["F", "F", "M", "F"],
-        "zip_code": [10001, 10001, 10002, 10001],
-        "salary": [52_000, 58_000, 61_000, 40_000],
-        "diagnosis": ["flu", "cold", "flu", "cancer"],
-        "has_rare_disease": [False, False, True, True],
-    })
 
 
 @pytest.fixture
@@ -172,50 +160,6 @@ def test_linkage_without_outsiders_is_always_right():
     assert r.matched_one > 50 and r.right_person == r.matched_one and r.matched_none == 0
 
 
-# --- generalisation ------------------------------------------------------------------------------------
-
-
-def test_generalise_known_answers(release):
-    g = linkage.generalise_medical(release, age_band=10, zip_digits=3, salary_band=10_000)
-    assert g["age"].tolist() == [30, 30, 40, 50]
-    assert g["zip_code"].tolist() == [10000] * 4
-    assert g["salary"].tolist() == [50_000, 50_000, 60_000, 40_000]
-    assert g["age"].dtype == release["age"].dtype
-    t = linkage.generalise(pd.DataFrame({"code": ["ABC12", "ABD99"], "x": [0.26, 0.74]}),
-                           bands={"x": 0.5}, prefixes={"code": 2})
-    assert t["code"].tolist() == ["AB", "AB"] and t["x"].tolist() == [0.0, 0.5]
-    assert linkage.generalise_medical(release).equals(release)  # widths of 1 / 5 digits: unchanged
-
-
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(bands={"age": 0}), "must be > 0"),
-    (dict(bands={"age": "wide"}), "must be a number"),
-    (dict(bands={"sex": 5}), "not numeric, so it cannot be put into bands"),
-    (dict(prefixes={"zip_code": 0}), "whole number > 0"),
-    (dict(bands={"agee": 5}), "did you mean 'age'"),
-])
-def test_generalise_bad_inputs(release, kwargs, message):
-    with pytest.raises(DPError, match=message):
-        linkage.generalise(release, **kwargs)
-
-
-def test_generalisation_lowers_risk_on_seeded_data():
-    pop = datasets.medical_population(5_000, seed=0)
-    reg = linkage.public_register(pop, coverage=0.5, outsiders=0.25, seed=1)
-    rel = pop.drop(columns="name")
-    qis = ["age", "sex", "zip_code", "salary"]
-    gen = dict(age_band=10, zip_digits=3, salary_band=10_000)
-    before, after = uniqueness(rel, qis), uniqueness(linkage.generalise_medical(rel, **gen), qis)
-    assert before.unique_fraction > 0.8 and after.unique_fraction < 0.05
-    assert after.k_anonymity >= before.k_anonymity
-    lb = link(rel, reg, linkage.LINKABLE_COLUMNS)
-    la = link(linkage.generalise_medical(rel, **gen), linkage.generalise_medical(reg, **gen),
-              linkage.LINKABLE_COLUMNS)
-    assert lb.right_person > 50 and la.right_person < lb.right_person / 5
-    with pytest.raises(DPError, match="keep 1 to 5"):
-        linkage.generalise_medical(rel, zip_digits=6)
-
-
 # --- DP defence (simulation) ---------------------------------------------------------------------------
 
 
@@ -273,7 +217,7 @@ def test_cli_known_answer(csv, capsys):
 
 
 def test_cli_known_fact_with_an_operator(csv, release, capsys):
-    """--known takes the same COLUMN op VALUE conditions as the query console (one parser, dpcore.filters)."""
+    """--known takes the same COLUMN op VALUE conditions as the query console (one parser, dpcore.data.filters)."""
     assert main(["linkage", "--data", csv, "--known", "sex=f", "--known", "age>=30"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["matches"] == int(((release.sex == "F") & (release.age >= 30)).sum()) > 0

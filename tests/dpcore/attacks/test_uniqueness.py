@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import datasets
+from dpcore.data import datasets
 from dpcore.cli import main
 from dpcore.errors import DPError
-from dpcore.uniqueness import (class_size_per_record, incremental, uniqueness, uniqueness_loop)
+from dpcore.attacks.uniqueness import (class_size_per_record, incremental, uniqueness, uniqueness_loop)
 
-from ..conftest import ROOT
+from ...conftest import ROOT
 
 QIS = ["age", "sex", "zip"]
 

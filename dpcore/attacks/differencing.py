@@ -38,11 +38,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import datasets, limits
-from .errors import DPError
-from .filters import Condition, mask_any
-from .noise.release import release_count, release_value
-from .validation import _as_float, check_epsilon, check_positive_int
+from .. import limits
+from ..data import datasets
+from ..data.filters import Condition, mask_any
+from ..errors import DPError
+from ..noise.release import release_count, release_value
+from ..validation import _as_float, check_epsilon, check_positive_int
 
 #: Public bounds of the attacked column (domain knowledge, not the data's min/max).
 AGE_LOW, AGE_HIGH = datasets.PUBLIC_BOUNDS["age"]
@@ -94,7 +95,7 @@ def _sql_value(v) -> str:
 
 @dataclass(frozen=True)
 class Where:
-    """A WHERE clause: an OR of conjunctions of ``column = value`` conditions (:class:`dpcore.filters.Condition`)."""
+    """A WHERE clause: an OR of AND-ed ``column = value`` conditions (:class:`dpcore.data.filters.Condition`)."""
 
     any_of: tuple[tuple[Condition, ...], ...]
 

@@ -1,4 +1,4 @@
-"""dpcore.filters: the one Condition, its parsers and its mask, typed by the column."""
+"""dpcore.data.filters: the one Condition, its parsers and its mask, typed by the column."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.filters import (BETWEEN, Condition, column_kind, condition_mask, mask_all, mask_any, parse_condition,
+from dpcore.data.filters import (BETWEEN, Condition, column_kind, condition_mask, mask_all, mask_any, parse_condition,
                             parse_conditions, parse_field, parse_range, require_column, require_rows)
 
 
@@ -156,7 +156,7 @@ def test_vectorised_mask_agrees_with_the_row_loop():
 
 
 def test_differencing_where_is_an_or_of_filters_conditions(df):
-    from dpcore.differencing import Where
+    from dpcore.attacks.differencing import Where
 
     w = Where.of({"sex": "f", "age": 70}) | Where.of({"sex": "M"})
     assert w.any_of[0] == (Condition("sex", "=", "f"), Condition("age", "=", 70))
