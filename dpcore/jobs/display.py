@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from .records import FINISHED, JobStatus
-from .store import get
+from . import store
 
 
 def view(job: dict | str) -> dict:
@@ -17,7 +17,7 @@ def view(job: dict | str) -> dict:
     reported epochs, else against ``step``.
     """
     if isinstance(job, str):
-        job = get(job)
+        job = store.get(job)
     p = job.get("progress") or {}
     fraction = None
     for done_key, total_key in (("step", "total_steps"), ("epoch", "total_epochs"), ("epoch", "epochs")):
@@ -64,5 +64,5 @@ def history_frame(job: dict | str):
     import pandas as pd
 
     if isinstance(job, str):
-        job = get(job)
+        job = store.get(job)
     return pd.DataFrame(job.get("history") or [])

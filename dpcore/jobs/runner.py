@@ -34,7 +34,8 @@ from ..errors import Cancelled, DPError, JobError
 from .records import JobStatus
 from .registry import resolve
 from .settings import settings
-from .store import check_name, connection, dumps, get, jobs_dir, json_default, submit, transaction
+from . import store
+from .store import check_name, connection, dumps, jobs_dir, json_default, transaction
 
 MAX_HISTORY = limits.JOBS_MAX_HISTORY  # progress history entries kept per job (live charts)
 
@@ -253,7 +254,7 @@ def run_inline(target: str, params: dict, *, group: str | None = None, label: st
     heartbeats and ``result.json``. A job error is raised again here (DPError stays a DPError);
     a cancelled run raises :class:`~dpcore.errors.Cancelled` (not a DPError: a cancel is not exit 2).
     """
-    job_id = submit(target, params, group=group, label=label)
+    job_id = store.submit(target, params, group=group, label=label)
     worker_id = f"inline-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
     now = time.time()
     with connection() as conn, transaction(conn):
@@ -261,6 +262,6 @@ def run_inline(target: str, params: dict, *, group: str | None = None, label: st
                      "WHERE id = ? AND status = 'queued'", (now, now, worker_id, job_id))
     status, result = execute(job_id, target, params, worker_id, hard_exit=False, reraise=True)
     if status is not JobStatus.DONE:
-        job = get(job_id, history=False)
+        job = store.get(job_id, history=False)
         raise JobError(f"job {job_id} ended {status}: {job['error'] or 'no result'}")
     return result
