@@ -19,6 +19,15 @@ def _as_float(value, name: str) -> float:
     return out
 
 
+def check_nonnegative(value, name: str, *, upper: float | None = None) -> float:
+    """A finite number >= 0 (and <= ``upper`` when given): amounts such as a charge's ε, δ or ρ."""
+    v = _as_float(value, name)
+    if math.isinf(v) or v < 0 or (upper is not None and v > upper):
+        rng = f"in [0, {upper:g}]" if upper is not None else "a finite number >= 0"
+        raise DPError(f"{name} must be {rng}, got {value!r}")
+    return v
+
+
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
     """epsilon must be finite and > 0."""
     eps = _as_float(epsilon, name)

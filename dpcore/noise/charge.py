@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import DPError
-from ..validation import check_epsilon
+from ..validation import check_epsilon, check_nonnegative
 
 
 def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
@@ -58,19 +58,6 @@ NEIGHBOUR_LABELS = {
 }
 
 
-def _finite(value, name: str, *, upper: float | None = None) -> float:
-    if isinstance(value, bool):
-        raise DPError(f"{name} must be a number, not {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise DPError(f"{name} must be a number, got {value!r}") from None
-    if math.isnan(v) or math.isinf(v) or v < 0 or (upper is not None and v > upper):
-        rng = f"in [0, {upper:g}]" if upper is not None else "a finite number >= 0"
-        raise DPError(f"{name} must be {rng}, got {value!r}")
-    return v
-
-
 @dataclass(frozen=True)
 class Charge:
     """The privacy cost of one release (or of several, composed). Immutable; compose with ``+``."""
@@ -81,10 +68,10 @@ class Charge:
     neighbour: Neighbour = Neighbour.ADD_REMOVE
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _finite(self.epsilon, "ε of a charge"))
-        object.__setattr__(self, "delta", _finite(self.delta, "δ of a charge", upper=1.0))
+        object.__setattr__(self, "epsilon", check_nonnegative(self.epsilon, "ε of a charge"))
+        object.__setattr__(self, "delta", check_nonnegative(self.delta, "δ of a charge", upper=1.0))
         if self.rho is not None:
-            object.__setattr__(self, "rho", _finite(self.rho, "ρ of a charge"))
+            object.__setattr__(self, "rho", check_nonnegative(self.rho, "ρ of a charge"))
         elif self.delta == 0:  # pure ε-DP is ε²/2-zCDP
             object.__setattr__(self, "rho", pure_rho(self.epsilon) if self.epsilon > 0 else 0.0)
         if not isinstance(self.neighbour, Neighbour):
