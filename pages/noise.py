@@ -163,18 +163,21 @@ with headline:
     st.markdown(f"#### At ε = {spec.epsilon:g}, a released {kind if kind != 'custom' else 'answer'} is typically "
                 f"off by **{_u(view.expected_abs_error)}** — the price of hiding whether any one patient is in "
                 "the data.")
-c = st.columns(5)  # units in the labels: values stay short enough for a phone
-c[0].metric(f"true value ({unit}, not private)", f"{view.value:,.4g}")
-c[1].metric(f"sensitivity Δ ({unit})", f"{spec.sensitivity:,.4g}",
+c = st.columns(5)  # short labels fit five across at 1280 px; the unit is in each help and the sentence below
+in_unit = f"In {unit}."
+c[0].metric("true value", f"{view.value:,.4g}",
+            help=f"Not private: the {what}, computed on the raw data for teaching. {in_unit}")
+c[1].metric("sensitivity Δ", f"{spec.sensitivity:,.4g}",
             help="Δ: the most one person's record can change the true answer (under the neighbour relation "
-                 "stated above).")
-c[2].metric(f"noise scale {spec.scale_name} ({unit})", f"{spec.scale:,.4g}",
-            help=(f"{spec.scale_name} = Δ/ε, the Laplace scale" if mechanism == "laplace" else
-                  f"{spec.scale_name}: the Gaussian's standard deviation, calibrated to ε and δ"))
-c[3].metric(f"expected |error| ({unit})", f"{view.expected_abs_error:,.4g}",
-            help="The average distance between a released answer and the true value.")
-c[4].metric(f"95% of answers within ({unit})", f"±{view.ci95[1] - view.value:,.4g}")
-not_private(f"True value of the {what}")
+                 f"stated above). {in_unit}")
+c[2].metric(f"noise scale {spec.scale_name}", f"{spec.scale:,.4g}",
+            help=(f"{spec.scale_name} = Δ/ε, the Laplace scale. " if mechanism == "laplace" else
+                  f"{spec.scale_name}: the Gaussian's standard deviation, calibrated to ε and δ. ") + in_unit)
+c[3].metric("expected |error|", f"{view.expected_abs_error:,.4g}",
+            help=f"The average distance between a released answer and the true value. {in_unit}")
+c[4].metric("95% within", f"±{view.ci95[1] - view.value:,.4g}",
+            help=f"95% of released answers fall within this distance of the true value. {in_unit}")
+not_private("True value")  # short: a badge does not wrap on a phone
 if kind != "custom" and answer.clamped:
     st.caption(f"{answer.clamped:,} of {answer.n:,} rows lay outside [{answer.lower:g}, {answer.upper:g}] and "
                "were clamped (a count shown for teaching, not private).")

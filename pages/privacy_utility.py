@@ -13,10 +13,15 @@ from pages._ui import chart, from_url, guarded, required, share_in_url, table_do
 
 D = SweepConfig()
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
-DATASETS = {"digits": "Digits (8×8 images, 10 classes)", "breast_cancer": "Breast cancer (30 features, binary)",
-            "medical": "Synthetic medical (predict the diagnosis)"}
-ATTACK_NAMES = {"threshold": "Confidence > median (notebook)", "loss": "Loss threshold (Yeom)",
-                "lira": "LiRA shadow models (offline + online)"}
+# Short option and chip labels (they must fit at 1280 px and on a phone); the details are in the widgets' help.
+DATASETS = {"digits": "Digits (8×8 images)", "breast_cancer": "Breast cancer (binary)",
+            "medical": "Synthetic medical"}
+DATASET_HELP = ("Digits: 8×8 images, 10 classes. Breast cancer: 30 features, binary. Synthetic medical: "
+                "predict the diagnosis.")
+ATTACK_NAMES = {"threshold": "Confidence", "loss": "Loss (Yeom)", "lira": "LiRA"}
+ATTACK_HELP = ("Confidence: member if the model's confidence is above the median (the notebook's attack). "
+               "Loss (Yeom): member if the loss is below a threshold. LiRA: likelihood-ratio attack with shadow "
+               "models (offline and online).")
 
 st.title("Privacy–utility curve")
 st.markdown(
@@ -42,19 +47,21 @@ st.markdown(
 
 # ---------------------------------------------------------------------------------------- configure + start
 with st.container(border=True):
-    c1, c2, c3, c4 = st.columns([2, 1, 3, 1])
-    dataset = c1.selectbox("Dataset", list(DATASETS), format_func=DATASETS.get, key="pu_dataset")
+    c1, c2, c3, c4 = st.columns([2, 1.5, 1, 1])
+    dataset = c1.selectbox("Dataset", list(DATASETS), format_func=DATASETS.get, key="pu_dataset",
+                           help=DATASET_HELP)
     model = c2.selectbox("Model", ["mlp", "logreg"], key="pu_model",
                          format_func={"mlp": "MLP", "logreg": "Logistic regression"}.get)
-    epsilons = c3.multiselect("ε grid", EPS_OPTIONS, default=list(D.epsilons), key="pu_eps")
-    seeds = c4.number_input("Seeds per ε", 1, 10, D.seeds, key="pu_seeds",
+    seeds = c3.number_input("Seeds per ε", 1, 10, D.seeds, key="pu_seeds",
                             help="Models per ε with different seeds: error bars.")
-    c5, c6, c7, c8, c9 = st.columns([3, 1, 1, 1, 1.3], vertical_alignment="bottom")
-    attacks = c5.multiselect("Attacks", list(ATTACK_NAMES), default=list(D.attacks), format_func=ATTACK_NAMES.get,
-                             key="pu_attacks")
-    shadows = c6.number_input("LiRA shadows", 2, 64, D.shadows, key="pu_shadows",
+    epochs = c4.number_input("Epochs", 1, 500, D.epochs, key="pu_epochs")
+    c5, c6 = st.columns([3, 2])  # the multiselects get their own row: every chip stays visible
+    epsilons = c5.multiselect("ε grid", EPS_OPTIONS, default=list(D.epsilons), key="pu_eps", format_func="{:g}".format)
+    attacks = c6.multiselect("Attacks", list(ATTACK_NAMES), default=list(D.attacks), format_func=ATTACK_NAMES.get,
+                             key="pu_attacks", help=ATTACK_HELP)
+    c7, c8, _, c9 = st.columns([1, 1, 1, 1.3], vertical_alignment="bottom")
+    shadows = c7.number_input("LiRA shadows", 2, 64, D.shadows, key="pu_shadows",
                               help="Shadow models trained on random halves of the member + non-member pool.")
-    epochs = c7.number_input("Epochs", 1, 500, D.epochs, key="pu_epochs")
     train_size = c8.number_input("Training rows (0 = all)", 0, 5000, D.train_size or 0, key="pu_train_size",
                                  help="0 uses every training row (the demo). Fewer rows: DP costs more accuracy.")
     start = c9.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")

@@ -33,7 +33,8 @@ def test_slider_changes_numbers_and_release_composes(at):
     assert after["noise scale b"] == "10" and after["expected |error|"] == "10"
     assert after != before
     assert any("simulation" in c.value for c in at.caption)
-    assert any(k.startswith("true value (") and "not private" in k for k in after)  # label carries the unit
+    true = next(m for m in at.metric if m.label == "true value")  # short label (fits at 1280 px): the
+    assert "Not private" in true.proto.help and "In patients." in true.proto.help  # unit and warning in help
     assert any("no random draw" in c.value for c in at.caption)  # the ε table shows typical errors (issue 13)
 
     at.button(key="noise_release").click().run()
