@@ -441,8 +441,8 @@ def _sweep_curve(sweep_id: str, sample_rate=None, steps=None) -> dict:
                      "sample_rate": q, "steps": t, "delta": d})
     note = None
     if q_lo != q_hi or t_lo != t_hi:
-        note = (f"the sweep's seeds trained at sample rates {q_lo:g}–{q_hi:g} and {t_lo}–{t_hi} steps (canary coins "
-                f"change the row count); advice is for q = {q:g}, T = {t} ({how}), each ε's noise multiplier "
+        note = (f"the sweep's seeds trained at sample rates {q_lo:g}–{q_hi:g} and {t_lo}–{t_hi} steps (canary "
+                f"coins change the row count); advice is for q = {q:g}, T = {t} ({how}), each ε's noise multiplier "
                 "recalibrated for that q and T")
     n_size = len(result.get("size_control") or []) + sum(
         1 for p in result["points"] if float(p.get("train_fraction", 1.0)) < 1.0)
