@@ -444,8 +444,8 @@ def _sweep_curve(sweep_id: str, sample_rate=None, steps=None) -> dict:
         note = (f"the sweep's seeds trained at sample rates {q_lo:g}–{q_hi:g} and {t_lo}–{t_hi} steps (canary "
                 f"coins change the row count); advice is for q = {q:g}, T = {t} ({how}), each ε's noise multiplier "
                 "recalibrated for that q and T")
-    n_size = len(result.get("size_control") or []) + sum(
-        1 for p in result["points"] if float(p.get("train_fraction", 1.0)) < 1.0)
+    n_size = max(len(result.get("size_control") or []),  # stored apart once done; among points while running
+                 sum(1 for p in result["points"] if float(p.get("train_fraction", 1.0)) < 1.0))
     return {"id": sweep_id, "name": rec.get("name"), "rows": rows, "sample_rate": q, "steps": t,
             "note": note, "size_control_left_out": n_size}
 

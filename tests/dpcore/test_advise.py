@@ -221,7 +221,7 @@ def test_accuracy_target_from_a_demo_shaped_sweep():
     assert calibrate_noise(4.0, 1e-5, 0.4, 50)[1] <= 4.0
     assert out["epsilon"] <= 4.0 + 0.02 and out["epsilon"] > 3.8
     assert any("0.33–0.5" in n and "median" in n for n in out["notes"])
-    assert any("size-control" in n for n in out["notes"])
+    assert any(n.startswith("6 size-control points") for n in out["notes"])  # each counted once
     # the caller's own q/T inside the sweep's range: used and recalibrated; outside: refused
     own = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.5,
                      steps=40)
