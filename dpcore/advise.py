@@ -381,9 +381,17 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
     raise DPError("could not confirm the noise multiplier on the fine PLD; try other settings")  # pragma: no cover
 
 
-def _sweep_curve(sweep_id: str) -> dict:
-    """Per-ε rows of a stored sweep: accuracy lower end, noise multiplier, sample rate, steps, δ."""
+def _sweep_curve(sweep_id: str, sample_rate=None, steps=None) -> dict:
+    """Per-ε rows of a stored sweep: accuracy lower end over seeds, and the noise multiplier that reaches that ε
+    at the sample rate q and steps T the advice is for.
+
+    Points are grouped by the ε asked for (``epsilon``; the ε reached differs slightly per seed). Size-control
+    points (a fraction of the rows) answer another question and are left out. Canary coins change the row count,
+    so seeds train at slightly different q and T (epochs fixed): the advice is for ONE (q, T) — the caller's if it
+    lies within the sweep's range, else the main group's median pair — and each row's noise multiplier is
+    recalibrated to reach that row's ε at exactly that q and T (a multiplier means nothing at another q, T)."""
     from .sweep import runs as sweep_runs
+    from .training import accounting
 
     rec = sweep_runs.load(sweep_id)
     result = rec.get("result")
@@ -391,28 +399,55 @@ def _sweep_curve(sweep_id: str) -> dict:
         raise DPError(f"sweep {sweep_id!r} has no finished DP points yet; wait for it or pick another")
     groups: dict = {}
     for p in result["points"]:
-        if p.get("test_accuracy") is None or not p.get("noise_multiplier"):
+        if p.get("test_accuracy") is None or not p.get("noise_multiplier") or p.get("epsilon") is None:
             continue
-        groups.setdefault(float(p["epsilon"]), []).append(p)
+        if float(p.get("train_fraction", 1.0)) < 1.0:  # size control: another question
+            continue
+        if not p.get("sample_rate") or not p.get("steps"):
+            continue
+        groups.setdefault(float(p.get("target_epsilon", p["epsilon"])), []).append(p)
     if not groups:
         raise DPError(f"sweep {sweep_id!r} has no DP-SGD points with a noise multiplier (diffprivlib models "
                       "cannot be advised from here)")
+    pairs = sorted((float(p["sample_rate"]), int(p["steps"])) for ps in groups.values() for p in ps)
+    q_lo, q_hi = pairs[0][0], pairs[-1][0]
+    t_lo, t_hi = min(t for _, t in pairs), max(t for _, t in pairs)
+    given = sample_rate is not None or steps is not None
+    if given:
+        q = float(sample_rate) if sample_rate is not None else None
+        t = int(steps) if steps is not None else None
+        if q is None or t is None or not (q_lo * (1 - 1e-9) <= q <= q_hi * (1 + 1e-9)) or not (t_lo <= t <= t_hi):
+            span_q = f"{q_lo:g}" if q_lo == q_hi else f"{q_lo:g}–{q_hi:g}"
+            span_t = f"{t_lo}" if t_lo == t_hi else f"{t_lo}–{t_hi}"
+            raise DPError(f"sweep {sweep_id} was trained at sample rate {span_q} for {span_t} steps; its accuracy "
+                          "says nothing about other settings: drop --sample-rate/--steps or give both within "
+                          "those ranges")
+        how = "the sample rate and steps you gave (within the sweep's range)"
+    else:
+        q, t = pairs[(len(pairs) - 1) // 2]  # a pair some seed really trained with
+        how = "the median (q, steps) pair of the sweep's points"
+    delta = float(rec["config"]["delta"])
     rows = []
     for eps in sorted(groups):
         ps = groups[eps]
         acc = np.array([float(p["test_accuracy"]) for p in ps])
         sd = float(acc.std(ddof=1)) if acc.size > 1 else 0.0
         lower = float(min(acc.min(), acc.mean() - sd))
+        d = float(ps[0].get("delta") or delta)
+        nm, _ = accounting.calibrate_noise(eps, d, q, t)
         rows.append({"epsilon": eps, "seeds": int(acc.size), "accuracy_mean": float(acc.mean()), "accuracy_sd": sd,
-                     "accuracy_lower": lower, "noise_multiplier": min(float(p["noise_multiplier"]) for p in ps),
-                     "sample_rate": float(ps[0]["sample_rate"]), "steps": int(ps[0]["steps"]),
-                     "delta": float(ps[0].get("delta") or rec["config"]["delta"])})
-    qs = {(r["sample_rate"], r["steps"]) for r in rows}
-    if len(qs) != 1:
-        raise DPError(f"sweep {sweep_id!r} mixes sample rates/steps across points; advise from one with equal "
-                      "training settings")
-    return {"id": sweep_id, "name": rec.get("name"), "rows": rows, "sample_rate": rows[0]["sample_rate"],
-            "steps": rows[0]["steps"]}
+                     "accuracy_lower": lower, "noise_multiplier": float(nm),
+                     "sweep_noise_multipliers": sorted(float(p["noise_multiplier"]) for p in ps),
+                     "sample_rate": q, "steps": t, "delta": d})
+    note = None
+    if q_lo != q_hi or t_lo != t_hi:
+        note = (f"the sweep's seeds trained at sample rates {q_lo:g}–{q_hi:g} and {t_lo}–{t_hi} steps (canary "
+                f"coins change the row count); advice is for q = {q:g}, T = {t} ({how}), each ε's noise multiplier "
+                "recalibrated for that q and T")
+    n_size = max(len(result.get("size_control") or []),  # stored apart once done; among points while running
+                 sum(1 for p in result["points"] if float(p.get("train_fraction", 1.0)) < 1.0))
+    return {"id": sweep_id, "name": rec.get("name"), "rows": rows, "sample_rate": q, "steps": t,
+            "note": note, "size_control_left_out": n_size}
 
 
 # --- the solver -----------------------------------------------------------------------------------------------
@@ -600,12 +635,7 @@ def _advise_dpsgd(out, risk, utility, d, sample_rate, steps):
 
     curve = None
     if utility is not None:
-        curve = _sweep_curve(utility.sweep)
-        if sample_rate is not None and abs(float(sample_rate) - curve["sample_rate"]) > 1e-12 or \
-                steps is not None and int(steps) != curve["steps"]:
-            raise DPError(f"sweep {utility.sweep} was trained at sample rate {curve['sample_rate']:g} for "
-                          f"{curve['steps']} steps; its accuracy says nothing about other settings: drop "
-                          "--sample-rate/--steps or make them match")
+        curve = _sweep_curve(utility.sweep, sample_rate, steps)
         sample_rate, steps = curve["sample_rate"], curve["steps"]
     if sample_rate is None or steps is None:
         raise DPError("DP-SGD needs its sample rate q (--sample-rate, batch size / rows) and number of steps "
@@ -630,6 +660,11 @@ def _advise_dpsgd(out, risk, utility, d, sample_rate, steps):
                                                         "accuracy_lower", "noise_multiplier")}
                                      for r in curve["rows"]],
                               spread="lower end = min over seeds and mean − sd")
+        if curve["note"]:
+            out["notes"].append(curve["note"])
+        if curve["size_control_left_out"]:
+            out["notes"].append(f"{curve['size_control_left_out']} size-control points (fewer rows) left out: they "
+                                "answer how accuracy changes with data, not with ε")
         if not good:
             best = max(curve["rows"], key=lambda r: r["accuracy_lower"])
             raise DPError(f"no point of sweep {curve['id']} reaches accuracy {utility.accuracy:g} at the lower end "

@@ -62,7 +62,7 @@ if mechanism == "dpsgd":
     if sid:
         acc = u2.number_input("test accuracy at least", 0.01, 0.99, 0.8, format="%.3f", key="adv_acc")
         utility = adv.UtilityTarget("accuracy", accuracy=acc, sweep=sid)
-        u3.caption("Read at the lower end of each ε's spread over seeds; the sweep's own sample rate and steps.")
+        u3.caption("Read at the lower end of each ε's spread over seeds, at its seeds' median q and steps.")
     else:
         sample_rate = u2.number_input("sample rate q (batch / rows)", 0.0001, 1.0, 0.01, format="%.4f",
                                       key="adv_q")

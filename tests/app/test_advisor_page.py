@@ -81,3 +81,20 @@ def test_count_advice_opens_the_query_console_with_that_setting(chdir_root):
     assert qc.selectbox(key="qc_delta").value == pytest.approx(1e-5)
     assert (qc.number_input(key="qc_lo").value, qc.number_input(key="qc_hi").value) == (18.0, 90.0)
     assert qc.text_input(key="qc_analyst").value == "analyst-1"
+
+
+def test_accuracy_target_from_a_demo_shaped_sweep(chdir_root):
+    """Regression: a sweep whose seeds trained at different q/steps (canaries) with size control was refused."""
+    from tests.dpcore.test_advise import demo_shaped_sweep
+
+    sid = demo_shaped_sweep()
+    at = open_page("pages/advisor.py")
+    at.radio(key="adv_mech").set_value("dpsgd").run()
+    at.selectbox(key="adv_sweep").set_value(sid).run()
+    at.number_input(key="adv_acc").set_value(0.85).run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the page's default risk limit is tighter than ε = 4: a conflict with reconciling options, not a refusal
+    assert at.error and "needs ε ≥ 3.9" in at.error[0].value, [e.value for e in at.error]
+    assert float(_metric(at, "noise multiplier")) > 0.5
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "median" in text

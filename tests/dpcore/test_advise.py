@@ -12,6 +12,7 @@ from dpcore.attacks import audit
 from dpcore.noise import calibration, mechanisms
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.training.accounting import calibrate_noise
 
 R = adv.RiskLimit
 U = adv.UtilityTarget
@@ -172,7 +173,9 @@ def test_accuracy_target_reads_the_lower_end_of_a_sweep():
                        (8.0, 0, 0.90, 0.8), (8.0, 1, 0.90, 0.8)])
     out = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
     assert out["feasible"]
-    assert out["noise_multiplier"] == 1.5  # ε = 0.5's mean passes, its lower end does not
+    # ε = 0.5's mean passes, its lower end does not: ε = 2 is picked, its multiplier recalibrated at q, T
+    assert out["utility"]["at_sweep_epsilon"] == 2.0
+    assert out["noise_multiplier"] == pytest.approx(calibrate_noise(2.0, 1e-5, 0.1, 30)[0])
     assert out["sample_rate"] == 0.1 and out["steps"] == 30
     tight = adv.advise("dpsgd", R("tpr", 0.02, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
     assert not tight["feasible"] and tight["conflict"]["ratio"] > 1
@@ -180,6 +183,60 @@ def test_accuracy_target_reads_the_lower_end_of_a_sweep():
         adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.95, sweep=sid))
     with pytest.raises(DPError, match="sample rate"):
         adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid), sample_rate=0.2)
+
+
+def demo_shaped_sweep(sid="20250102-000000-demo"):
+    """A finished sweep shaped like the default demo: 3 seeds whose canary coins give each its own row count
+    (so its own q and steps at fixed epochs), ε reached a little below the ε asked for, and size-control points
+    (25%/50% of rows) at other rates — stored both in points (as a running sweep shows them) and size_control."""
+    from dpcore.sweep import runs as sweep_runs
+    from dpcore.sweep.config import SweepConfig
+
+    qt = {0: (0.33, 60), 1: (0.5, 40), 2: (0.4, 50)}
+    acc = {1.0: (0.70, 0.72, 0.74), 4.0: (0.86, 0.88, 0.90), 8.0: (0.91, 0.92, 0.93)}
+    pts = [{"epsilon": e, "epsilon_spent": e * (0.991 + 0.002 * s), "seed": s, "test_accuracy": acc[e][s],
+            "noise_multiplier": 3.0 / e + 0.01 * s, "sample_rate": qt[s][0], "steps": qt[s][1], "delta": 1e-5,
+            "train_fraction": 1.0} for e in acc for s in range(3)]
+    size = [{"epsilon": 4.0, "epsilon_spent": 3.97, "seed": s, "test_accuracy": 0.99, "noise_multiplier": 0.3,
+             "sample_rate": 0.9, "steps": 10 + f_i, "delta": 1e-5, "train_fraction": f}
+            for s in range(3) for f_i, f in enumerate((0.25, 0.5))]
+    cfg = SweepConfig().to_dict()
+    sweep_runs.save({"id": sid, "name": "demo-shaped", "created": 1.0, "status": "done", "config": cfg,
+                     "jobs": [], "failed": [], "result": {"config": cfg, "baseline": None, "points": pts + size,
+                                                          "size_control": size}})
+    return sid
+
+
+def test_accuracy_target_from_a_demo_shaped_sweep():
+    """Regression: seeds at different q/steps, ε reached ≠ ε asked, and size control made every current sweep
+    fail with 'mixes sample rates/steps across points'."""
+    sid = demo_shaped_sweep()
+    out = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid))
+    assert [r["epsilon"] for r in out["utility"]["curve"]] == [1.0, 4.0, 8.0]  # by ε asked, 3 seeds each
+    assert all(r["seeds"] == 3 for r in out["utility"]["curve"])
+    assert (out["sample_rate"], out["steps"]) == (0.4, 50)  # the median pair, one a seed trained with
+    assert out["utility"]["at_sweep_epsilon"] == 4.0 and out["feasible"]
+    nm = out["noise_multiplier"]  # computed for the q and T it is used with: ε ≈ 4 there, never above
+    assert nm == pytest.approx(calibrate_noise(4.0, 1e-5, 0.4, 50)[0])
+    assert calibrate_noise(4.0, 1e-5, 0.4, 50)[1] <= 4.0
+    assert out["epsilon"] <= 4.0 + 0.02 and out["epsilon"] > 3.8
+    assert any("0.33–0.5" in n and "median" in n for n in out["notes"])
+    assert any(n.startswith("6 size-control points") for n in out["notes"])  # each counted once
+    # the caller's own q/T inside the sweep's range: used and recalibrated; outside: refused
+    own = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.5,
+                     steps=40)
+    assert own["noise_multiplier"] == pytest.approx(calibrate_noise(4.0, 1e-5, 0.5, 40)[0])
+    with pytest.raises(DPError, match="0.33–0.5 for 40–60 steps"):
+        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.9,
+                   steps=10)
+
+
+def test_cli_accuracy_target_from_a_demo_shaped_sweep(capsys):
+    sid = demo_shaped_sweep()
+    assert main(["advise", "--mechanism", "dpsgd", "--max-tpr", "0.9", "--at-fpr", "0.01", "--min-accuracy",
+                 "0.85", "--sweep", sid]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["feasible"] and out["steps"] == 50 and out["utility"]["at_sweep_epsilon"] == 4.0
 
 
 # --- CLI ---------------------------------------------------------------------------------------------------------
