@@ -33,6 +33,7 @@ import numpy as np
 
 from .errors import DPError
 from .validation import check_delta, check_positive_int, check_sensitivity
+from .noise.calibration import gaussian_epsilon
 
 MECHANISMS = ("gaussian", "laplace", "dpsgd")
 MECHANISM_LABELS = {"gaussian": "Gaussian noise (analytic calibration)",
@@ -182,36 +183,6 @@ class UtilityTarget:
 
 
 # --- Gaussian and pure-ε facts --------------------------------------------------------------------------------
-
-
-def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Smallest ε (an upper bound, to 1e-9 relative) at which Gaussian noise σ is (ε, δ)-DP: the inverse of
-    :func:`dpcore.noise.calibration.gaussian_delta` in ε (Balle & Wang 2018). 0 when δ(0) ≤ δ already."""
-    from scipy.optimize import brentq
-    from scipy.special import log_ndtr
-
-    d = check_delta(delta)
-    s = float(sigma)
-    if not (s > 0 and math.isfinite(s)):
-        raise DPError(f"σ must be a finite number > 0, got {sigma!r}")
-    mu = check_sensitivity(sensitivity) / s
-    if mu == 0:
-        return 0.0
-
-    def f(e):  # δ(ε) − target, the formula of calibration.gaussian_delta for any ε ≥ 0; decreasing in ε
-        return float(_ndtr(mu / 2 - e / mu) - math.exp(e + log_ndtr(-mu / 2 - e / mu))) - d
-
-    if 2 * _ndtr(mu / 2) - 1 <= d:  # δ(0) = TV distance
-        return 0.0
-    hi = max(1.0, mu * mu)
-    while f(hi) > 0:
-        hi *= 2
-        if hi > 1e7:
-            raise DPError(f"σ = {s:g} is far too small for δ = {d:g} (ε would exceed 10⁷); add noise")
-    e = brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-10, maxiter=200)
-    while f(e) > 0:  # never below the exact ε
-        e = e * (1 + 1e-9) + 1e-15
-    return float(e)
 
 
 def gaussian_advantage(mu: float) -> float:

@@ -73,9 +73,40 @@ def gaussian_delta(sigma, epsilon, sensitivity) -> float:
         raise DPError(f"σ must be a finite number > 0, got {sigma!r}")
     if sens == 0:
         return 0.0
-    a = sens / (2 * s)
-    b = eps * s / sens
+    return _gaussian_delta(sens, s, eps)
+
+
+def _gaussian_delta(sens: float, sigma: float, eps: float) -> float:
+    """The formula of :func:`gaussian_delta`, for any ε ≥ 0 (no checks; the second term in log space)."""
+    a = sens / (2 * sigma)
+    b = eps * sigma / sens
     return float(special.ndtr(a - b) - math.exp(eps + special.log_ndtr(-a - b)))
+
+
+def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
+    """Smallest ε (an upper bound, to 1e-9 relative) at which Gaussian noise σ is (ε, δ)-DP: the inverse of
+    :func:`gaussian_delta` in ε (Balle & Wang 2018). 0 when δ(0), the total-variation distance, is ≤ δ already."""
+    d = check_delta(delta)
+    s = float(sigma)
+    if not (s > 0 and math.isfinite(s)):
+        raise DPError(f"σ must be a finite number > 0, got {sigma!r}")
+    sens = check_sensitivity(sensitivity)
+    mu = sens / s
+    if mu == 0 or _gaussian_delta(sens, s, 0.0) <= d:
+        return 0.0
+
+    def f(e):  # δ(ε) − target: decreasing in ε
+        return _gaussian_delta(sens, s, e) - d
+
+    hi = max(1.0, mu * mu)
+    while f(hi) > 0:
+        hi *= 2
+        if hi > 1e7:
+            raise DPError(f"σ = {s:g} is far too small for δ = {d:g} (ε would exceed 10⁷); add noise")
+    e = optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-10, maxiter=200)
+    while f(e) > 0:  # never below the exact ε
+        e = e * (1 + 1e-9) + 1e-15
+    return float(e)
 
 
 def gaussian_analytic_sigma(epsilon, delta, sensitivity) -> float:

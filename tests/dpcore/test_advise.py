@@ -39,7 +39,7 @@ def test_gaussian_tpr_limit_known_answer(sens):
 def test_gaussian_epsilon_inverts_the_analytic_calibration():
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-5), (8.0, 1e-9)]:
         sigma = calibration.gaussian_analytic_sigma(eps, delta, 2.0)
-        assert adv.gaussian_epsilon(sigma, delta, 2.0) == pytest.approx(eps, rel=1e-7)
+        assert calibration.gaussian_epsilon(sigma, delta, 2.0) == pytest.approx(eps, rel=1e-7)
 
 
 def test_gaussian_advantage_and_posterior_limits():
