@@ -33,7 +33,7 @@ class SweepConfig:
     target: str | None = None
     epsilons: tuple = DEFAULT_EPSILONS
     seeds: int = 3
-    attacks: tuple = ("threshold", "loss")
+    attacks: tuple = ("threshold", "loss", "lira")  # LiRA for ordinary records, canaries for unusual ones
     shadows: int = 8
     delta: float = 1e-5
     epochs: int = 20
