@@ -7,17 +7,13 @@ import sys
 
 import pytest
 
-from dpcore.cli import main
 
 from ..conftest import ROOT
+from .cli_helpers import run
 
 BASE = ["noise", "--sensitivity", "1", "--value", "10", "--draws", "5"]
 
 
-def run(capsys, *args):
-    rc = main(list(args))
-    cap = capsys.readouterr()
-    return rc, cap.out, cap.err
 
 
 def test_laplace_json_fields(capsys):

@@ -11,16 +11,7 @@ from dpcore.data import datasets
 from dpcore.cli import main
 
 from ..conftest import ROOT
-
-
-def run(capsys, *args):
-    rc = main(list(args))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def _one_line(err):
-    return len(err.strip().splitlines()) == 1 and "Traceback" not in err
+from .cli_helpers import one_line, run
 
 
 @pytest.mark.parametrize("args", [
@@ -40,32 +31,32 @@ def _one_line(err):
 def test_out_of_range_numbers_are_refused(capsys, tmp_path, monkeypatch, args):
     monkeypatch.chdir(tmp_path)
     rc, out, err = run(capsys, *args)
-    assert rc == 2 and out == "" and _one_line(err), err
+    assert rc == 2 and out == "" and one_line(err), err
     assert "must be" in err
 
 
 def test_noise_epsilon_1e_320_is_refused_not_null_draws(capsys):
     rc, out, err = run(capsys, "noise", "--mechanism", "laplace", "--epsilon", "1e-320", "--sensitivity", "1",
                        "--value", "0", "--draws", "3")
-    assert rc == 2 and out == "" and _one_line(err)
+    assert rc == 2 and out == "" and one_line(err)
     assert f"at least {limits.EPSILON_MIN:g}" in err
 
 
 def test_report_out_into_missing_folder(capsys, tmp_path):
     rc, out, err = run(capsys, "report", "--out", str(tmp_path / "nope" / "r.html"))
-    assert rc == 2 and _one_line(err) and "does not exist" in err
+    assert rc == 2 and one_line(err) and "does not exist" in err
     assert not (tmp_path / "nope").exists()
 
 
 def test_report_empty_sweep_is_refused(capsys, tmp_path):
     rc, out, err = run(capsys, "report", "--out", str(tmp_path / "r.html"), "--sweep", "")
-    assert rc == 2 and _one_line(err) and "--sweep needs a sweep id" in err
+    assert rc == 2 and one_line(err) and "--sweep needs a sweep id" in err
     assert not (tmp_path / "r.html").exists()
 
 
 def test_data_out_into_missing_folder(capsys, tmp_path):
     rc, out, err = run(capsys, "data", "medical", "--n", "10", "--out", str(tmp_path / "nope" / "m.csv"))
-    assert rc == 2 and _one_line(err) and "does not exist" in err
+    assert rc == 2 and one_line(err) and "does not exist" in err
 
 
 def test_duplicate_columns_are_detected_from_the_header():
@@ -93,7 +84,7 @@ def test_broken_pipe_is_one_line_exit_2():
     err = p.stderr.read().decode()
     rc = p.wait(timeout=120)
     assert rc == 2, err
-    assert _one_line(err) and "broken pipe" in err
+    assert one_line(err) and "broken pipe" in err
 
 
 def test_broken_pipe_in_process(capsys, monkeypatch):
@@ -106,12 +97,12 @@ def test_broken_pipe_in_process(capsys, monkeypatch):
     rc = main(["noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "0",
                "--draws", "3", "--seed", "1"])
     err = capsys.readouterr().err
-    assert rc == 2 and _one_line(err) and "broken pipe" in err
+    assert rc == 2 and one_line(err) and "broken pipe" in err
 
 
 def test_sweep_workers_upper_bound_refused_before_any_job(capsys):
     from dpcore.jobs import store
 
     rc, out, err = run(capsys, "sweep", "--workers", "100000", "--epsilons", "1")
-    assert rc == 2 and _one_line(err) and "--workers must be 0" in err
+    assert rc == 2 and one_line(err) and "--workers must be 0" in err
     assert store.list_jobs() == []  # nothing was submitted

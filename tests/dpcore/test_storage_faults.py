@@ -12,19 +12,9 @@ import pytest
 
 from dpcore import storage
 from dpcore.jobs import store
-from dpcore.cli import main
 
 from ..conftest import ROOT
-
-
-def run(capsys, *args):
-    rc = main(list(args))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def _one_line(err):
-    return len(err.strip().splitlines()) == 1 and "Traceback" not in err
+from .cli_helpers import one_line, run
 
 
 def test_job_store_is_created_owner_only(dp_home):
@@ -43,7 +33,7 @@ def test_corrupted_job_store_is_a_clear_message(capsys, dp_home):
     (dp_home / store.DB_NAME).write_bytes(os.urandom(4096))  # garbage where the SQLite file should be
     for args in (["jobs", "list"], ["jobs", "show", "abc"], ["jobs", "workers"]):
         rc, out, err = run(capsys, *args)
-        assert rc == 2 and out == "" and _one_line(err), (args, err)
+        assert rc == 2 and out == "" and one_line(err), (args, err)
         assert "corrupted" in err and "Move the file aside" in err
     with pytest.raises(storage.StorageError, match="corrupted"):
         store.submit("demo.echo", {})
@@ -55,7 +45,7 @@ def test_file_in_place_of_home(capsys, tmp_path, monkeypatch):
     bad.write_text("x")
     monkeypatch.setenv(storage.ENV_VAR, str(bad))
     rc, out, err = run(capsys, "jobs", "list")
-    assert rc == 2 and _one_line(err) and "a file is in its place" in err
+    assert rc == 2 and one_line(err) and "a file is in its place" in err
 
 
 def test_full_disk_leaves_nothing_half_written(tmp_path, monkeypatch):
@@ -73,13 +63,13 @@ def test_full_disk_leaves_nothing_half_written(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["r.html"]  # no temp file left behind
 
 
-def test_full_disk_on_cli_is_one_line(capsys, tmp_path, monkeypatch):
+def test_full_disk_on_cli_isone_line(capsys, tmp_path, monkeypatch):
     def full(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(storage.tempfile, "mkstemp", full)
     rc, out, err = run(capsys, "data", "medical", "--n", "20", "--out", str(tmp_path / "m.csv"))
-    assert rc == 2 and _one_line(err) and "is full" in err
+    assert rc == 2 and one_line(err) and "is full" in err
 
 
 def test_sqlite_full_disk_message():
