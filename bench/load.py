@@ -5,8 +5,9 @@ messages a browser sends): it opens the noise page, then moves the ε slider eve
 "think time", a workshop audience rather than a synchronised robot), and times each rerun from the
 message it sends to the server's "script finished". Meanwhile /_stcore/health is polled every 0.25 s.
 
-Printed: median (and 90th percentile) rerun with 1 session and with N sessions, their ratio, and the
-slowest health check. Targets (issue 14): 20 sessions' median ≤ 4 × one session's; health < 1 s.
+Printed: median (and 90th percentile) rerun with 1 session and with N sessions, their ratio, the
+slowest health check, and the server's CPU time per rerun and resident memory before and after (the app
+turns off Streamlit's full garbage collection after every run: memory must stay flat without it). Targets (issue 14): 20 sessions' median ≤ 4 × one session's; health < 1 s.
 
     .venv/bin/python bench/load.py [--sessions 20] [--moves 10] [--seconds 120] [--root DIR]
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -126,6 +128,19 @@ async def phase(url: str, sessions: int, moves: int, seconds: float) -> tuple[li
     return [t for v in viewers for t in v.times], health
 
 
+def _server_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of the server process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _server_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def _p90(xs: list[float]) -> float:
     return sorted(xs)[min(len(xs) - 1, int(0.9 * len(xs)))]
 
@@ -139,16 +154,22 @@ def main() -> None:
     args = ap.parse_args()
     n = max(1, min(args.sessions, MAX_SESSIONS))
     print(f"app: {args.root}   load average before: {load_average()}")
-    with server(args.root) as (url, _, _pid):
+    with server(args.root) as (url, _, pid):
         asyncio.run(phase(url, 1, 3, args.seconds))  # warm caches the way a first visitor would
+        rss0, c0 = _server_rss_mib(pid), _server_cpu_s(pid)
         one, h1 = asyncio.run(phase(url, 1, args.moves, args.seconds))
+        c1 = _server_cpu_s(pid)
         many, hn = asyncio.run(phase(url, n, args.moves, args.seconds))
+        c2, rss1 = _server_cpu_s(pid), _server_rss_mib(pid)
     m1, mn = statistics.median(one), statistics.median(many)
     print(f"1 session:   median rerun {m1 * 1e3:7.0f} ms   p90 {_p90(one) * 1e3:7.0f} ms   ({len(one)} moves)")
     print(f"{n} sessions: median rerun {mn * 1e3:7.0f} ms   p90 {_p90(many) * 1e3:7.0f} ms   ({len(many)} moves)")
     print(f"ratio {n} sessions / 1: {mn / m1:.1f}x   target ≤ 4x")
     print(f"health check with {n} sessions: median {statistics.median(hn) * 1e3:.0f} ms, "
           f"slowest {max(hn) * 1e3:.0f} ms ({len(hn)} checks)   target < 1000 ms")
+    print(f"server CPU per rerun: {(c1 - c0) / max(1, len(one)) * 1e3:.0f} ms (1 session), "
+          f"{(c2 - c1) / max(1, len(many)) * 1e3:.0f} ms ({n} sessions)")
+    print(f"server memory: {rss0:.0f} MiB after warm-up, {rss1:.0f} MiB after {len(one) + len(many)} more reruns")
     print(f"load average after: {load_average()}")
 
 
