@@ -28,6 +28,7 @@ QUERIES = {
     "custom": "Custom: type a true value and its sensitivity Δ",
 }
 COLUMNS = {"age": "years", "salary": "$"}
+TABS = ("Why it is private", "Best possible attack", "Error vs ε", "Several ε compared")
 
 
 # Read-only once built and shared by every session (cache_resource: no pickled copy per rerun).
@@ -132,7 +133,7 @@ with m2:
                    "than the analytic one.", help="σ = Δ·√(2 ln(1.25/δ))/ε, Δ the sensitivity.")
 
 # The link follows the widgets before anything below can stop the page on an error.
-share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta")
+share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta", "noise_tab")
 
 # --- compute (cached per setting; the simulation is seeded) -----------------------------------------------------
 if kind == "custom":
@@ -187,6 +188,9 @@ st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {spec.delta:g}**" if m
             f"**[{view.ci95[0]:,.4g}, {view.ci95[1]:,.4g}]** ({unit}).")
 
 # --- charts ---------------------------------------------------------------------------------------------------
+# The released-answer chart is always drawn; the rest sit in tabs that run only when opened (Streamlit's lazy
+# tabs). Every chart that depends on ε is rebuilt in the browser on each slider move (a Plotly chart is
+# re-created when its figure changes): two charts per move instead of five keeps the slider quick (bench/browser.py).
 
 st.subheader("2 · What released answers look like")
 chart(charts["distribution"], key="noise_chart_distribution")
@@ -196,43 +200,64 @@ st.caption(f"The bars are a **simulation**: {view.draws:,} draws with plain nump
 if integer and mechanism == "laplace":
     st.caption("Counts are released with the discrete Laplace (geometric) mechanism: whole numbers with the same "
                "ε guarantee and almost the same spread as the continuous Laplace curves shown here.")
-chart(charts["compare"], key="noise_chart_compare")
 
-st.subheader("3 · Why it is private")
-chart(charts["why"], key="noise_chart_why")
-if mechanism == "laplace":
-    st.markdown(f"Whatever answer is released, it was at most **e^ε times more likely** (ε = {spec.epsilon:g}) "
-                "with one patient's record than with it replaced: the lower panel never leaves the band.")
-else:
-    st.markdown(f"Almost every answer is at most e^ε times more likely with one patient's record than without; "
-                f"the rare exceptions (far in the tail, outside the band) add up to **δ = {view.actual_delta:.2e}** "
-                f"(≤ the δ = {spec.delta:g} you chose).")
-with st.expander("The maths behind the lower panel"):
-    st.markdown("The **privacy loss** of an output z is ln p_D(z)/p_D′(z), in nats (natural-log units): how much "
-                "more likely z is under D than under its neighbour D′. ε-DP means it stays within ±ε. "
-                + ("For Laplace it is flat at ±ε beyond the two true answers and never leaves the band (δ = 0)."
-                   if mechanism == "laplace" else
-                   f"For the Gaussian it is a straight line, so far enough in the tail it leaves the band; those "
-                   f"outputs have probability {view.loss_exceeds_mass:.2e} under D, and the guarantee fails by "
-                   f"δ = ∫ max(0, p_D − e^ε p_D′) = {view.actual_delta:.2e}."))
+st.subheader("3 · Look closer")
+why_tab, attack_tab, price_tab, compare_tab = st.tabs(
+    list(TABS), key="noise_tab", on_change="rerun", default=from_url("noise_tab", TABS[0], list(TABS)))
 
-if spec.scale > 0:  # the worst-case membership ROC of one release (engineer G, dpcore/figures/advisor.py)
-    chart(_tradeoff(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale), key="noise_chart_tradeoff")
+if why_tab.open:
+    with why_tab:
+        chart(charts["why"], key="noise_chart_why")
+        if mechanism == "laplace":
+            st.markdown(f"Whatever answer is released, it was at most **e^ε times more likely** (ε = {spec.epsilon:g}) "
+                        "with one patient's record than with it replaced: the lower panel never leaves the band.")
+        else:
+            st.markdown(f"Almost every answer is at most e^ε times more likely with one patient's record than "
+                        f"without; the rare exceptions (far in the tail, outside the band) add up to "
+                        f"**δ = {view.actual_delta:.2e}** (≤ the δ = {spec.delta:g} you chose).")
+        with st.expander("The maths behind the lower panel"):
+            st.markdown("The **privacy loss** of an output z is ln p_D(z)/p_D′(z), in nats (natural-log units): how "
+                        "much more likely z is under D than under its neighbour D′. ε-DP means it stays within ±ε. "
+                        + ("For Laplace it is flat at ±ε beyond the two true answers and never leaves the band "
+                           "(δ = 0)." if mechanism == "laplace" else
+                           f"For the Gaussian it is a straight line, so far enough in the tail it leaves the band; "
+                           f"those outputs have probability {view.loss_exceeds_mass:.2e} under D, and the guarantee "
+                           f"fails by δ = ∫ max(0, p_D − e^ε p_D′) = {view.actual_delta:.2e}."))
 
-st.subheader("4 · The price: error vs ε")
-chart(charts["error"], key="noise_chart_error")
-table = guarded(_table, mechanism, delta, sensitivity, value, integer, TABLE_SEED)
-if table is not None:
-    table = table.rename(columns={"epsilon": "ε", "noise scale": f"noise scale ({unit})",
-                                  "expected |error|": f"expected |error| ({unit})",
-                                  "95% within ±": f"95% within ± ({unit})"})
-    st.dataframe(table, hide_index=True, key="noise_table")
-    st.caption("Typical error at each ε, exact (no random draw): the expected |error| and the range that "
-               "holds 95% of releases.")
-    table_downloads(table, "noise_epsilon_table", key="noise_table_dl")
+if attack_tab.open:
+    with attack_tab:
+        if spec.scale > 0:  # the worst-case membership ROC of one release (dpcore/figures/advisor.py)
+            chart(_tradeoff(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale),
+                  key="noise_chart_tradeoff")
+            st.caption("An attacker who sees one released answer and must say whether a given patient's record is "
+                       "in the data can do no better than this curve at any false-positive rate: the exact "
+                       "worst case the (ε, δ) guarantee allows for the mechanism you chose.")
+        else:
+            st.info("Δ = 0: the answer does not depend on any one patient, so no noise is needed and no attack "
+                    "can do better than a blind guess.")
+
+if price_tab.open:
+    with price_tab:
+        chart(charts["error"], key="noise_chart_error")
+        table = guarded(_table, mechanism, delta, sensitivity, value, integer, TABLE_SEED)
+        if table is not None:
+            table = table.rename(columns={"epsilon": "ε", "noise scale": f"noise scale ({unit})",
+                                          "expected |error|": f"expected |error| ({unit})",
+                                          "95% within ±": f"95% within ± ({unit})"})
+            st.dataframe(table, hide_index=True, key="noise_table")
+            st.caption("Typical error at each ε, exact (no random draw): the expected |error| and the range that "
+                       "holds 95% of releases.")
+            table_downloads(table, "noise_epsilon_table", key="noise_table_dl")
+
+if compare_tab.open:
+    with compare_tab:
+        chart(charts["compare"], key="noise_chart_compare")
+        st.caption("The same query released at several ε: each halving of ε doubles the typical error.")
+
+share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta", "noise_tab")
 
 # --- the safe release path -------------------------------------------------------------------------------------------
-st.subheader("5 · Release one answer")
+st.subheader("4 · Release one answer")
 st.markdown("Each press draws **one** answer through the safe release path (diffprivlib's floating-point-safe "
             "samplers with a secure random source, no seed"
             + ("; a count with Laplace uses the integer geometric mechanism" if integer and mechanism == "laplace"

@@ -61,7 +61,7 @@ def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.
     lo, hi = view.ci95
     title = (f"Released answers at ε = {spec.epsilon:g}"  # short: Plotly titles do not wrap on a phone
              + (f", δ = {spec.delta:g}" if spec.mechanism != "laplace" else ""))
-    layout = _layout(title, x_title, "probability density (per unit of the answer)", height=400, bargap=0)
+    layout = _layout(title, x_title, "probability density (per unit of the answer)", height=400)
     layout["shapes"] = [
         dict(type="rect", x0=lo, x1=hi, y0=0, y1=1, xref="x", yref="paper", fillcolor=BAND, line_width=0,
              layer="below"),
@@ -73,9 +73,10 @@ def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.
     top = 1.08 * max(float(view.pdf.max()), float(view.hist_density.max()))
     layout["yaxis"]["range"] = [0, top]
     data = [
-        dict(type="bar", x=centers, y=view.hist_density, width=edges[1] - edges[0],
+        # the histogram as one filled step outline, not 120 bars: a third less to redraw on each slider move
+        dict(type="scatter", x=centers, y=view.hist_density, mode="lines", line=dict(shape="hvh", width=0),
+             fill="tozeroy", fillcolor=style.rgba(style.PRIVATE, 0.35),
              name=f"simulation: {view.draws:,} draws (numpy, seed {view.seed})",
-             marker=dict(color=style.PRIVATE, opacity=0.35, line=dict(width=0)),
              hovertemplate="%{x:.4g}: %{y:.3g}<extra>simulation</extra>"),
         dict(type="scatter", x=view.x, y=view.pdf, mode="lines", name=f"exact density ({spec.label})",
              line=dict(color=style.ACCENT, width=2.5)),
