@@ -92,3 +92,26 @@ def _walk_the_default_sweep(url, page):
     # the accuracy chart has its chance line
     legend = page.locator(".js-plotly-plot .legendtext").all_text_contents()
     assert any(t.startswith("chance") for t in legend), legend
+
+
+@pytest.mark.parametrize("label", ["ε grid", "Attacks"])
+def test_every_chip_of_the_sweep_choices_is_readable_on_a_phone(app_server, browser, label):
+    """At 390 px the chips used to stay on one row and the last one (the ε grid's 8, LiRA) faded out at the edge."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        pg = ctx.new_page()
+        pg.goto(f"{app_server}/privacy_utility")
+        wait_for_app(pg)
+        tags = pg.get_by_test_id("stMultiSelect").filter(has_text=label).first \
+            .get_by_test_id("stMultiSelectTagsContainer").first
+        tags.scroll_into_view_if_needed()
+        scroll, width = tags.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert scroll <= width + 1, (label, scroll, width)  # nothing scrolled out of sight
+        area, chips = tags.bounding_box(), tags.locator("[data-tag]")
+        assert chips.count() == {"ε grid": 6, "Attacks": 3}[label]
+        for i in range(chips.count()):
+            c = chips.nth(i).bounding_box()
+            assert area["x"] <= c["x"] and c["x"] + c["width"] <= area["x"] + area["width"] + 0.5, \
+                (label, chips.nth(i).inner_text(), c, area)
+    finally:
+        ctx.close()
