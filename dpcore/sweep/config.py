@@ -9,6 +9,7 @@ import numpy as np
 
 from ..attacks import mia
 from ..errors import DPError
+from ..training.config import LR_SCHEDULES
 from ..validation import check_delta, check_epsilon, check_positive_int
 
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -47,6 +48,14 @@ class SweepConfig:
     shadow_trainer: str = "same"  # LiRA shadows: "same" (training.train, like the target) or "sklearn" (stand-in)
     accountant: str = "prv"
     baseline: bool = True
+    #: How the non-private baselines train (the DP points keep ``epochs``, a constant ``lr`` and their
+    #: accounting): ``baseline_scale`` times the epochs, starting from ``baseline_scale`` times the lr, decaying
+    #: linearly to ~0. With the DP points' recipe the demo's baseline ended at 92.8–98.6% test accuracy
+    #: depending on seed and the secret canary coins (11 of 82 runs below 95%); with 1.5 and "linear" at least
+    #: 95.8% (median 97.5%) over 56 runs, and it memorises its canaries more (median canary TPR at 1% FPR
+    #: 0.46–0.55 vs 0.22–0.28), for ~0.1 s more training per baseline.
+    baseline_lr_schedule: str = "linear"
+    baseline_scale: float = 1.5
     device: str = "auto"  # training device: auto / cpu / cuda (issue 17)
     #: Mislabelled training images, each included with probability 1/2, audited with the one-run method
     #: (at most a quarter of the training rows: fewer on small data).
@@ -82,6 +91,13 @@ class SweepConfig:
                 check_positive_int(getattr(self, name), name)
         if self.test_size is not None and not 0 < float(self.test_size) < 1:
             raise DPError(f"test_size is the held-out fraction of rows, in (0, 1); got {self.test_size}")
+        if self.baseline_lr_schedule not in LR_SCHEDULES:
+            raise DPError(f"baseline_lr_schedule must be one of {', '.join(LR_SCHEDULES)}, "
+                          f"got {self.baseline_lr_schedule!r}")
+        if isinstance(self.baseline_scale, bool) or not isinstance(self.baseline_scale, (int, float)) \
+                or not 0.1 <= float(self.baseline_scale) <= 10:
+            raise DPError(f"baseline_scale (the baselines' epochs and lr relative to the DP points') must be a "
+                          f"number from 0.1 to 10, got {self.baseline_scale!r}; 1 trains them alike")
         if self.shadow_trainer not in ("sklearn", "same"):
             raise DPError("shadow_trainer must be 'sklearn' (fast stand-in) or 'same' (train like the target)")
         if isinstance(self.canaries, bool) or not isinstance(self.canaries, (int, np.integer)) \
@@ -147,6 +163,9 @@ class SweepConfig:
         for k in ("target", "train_size", "test_size", "hidden", "optimizer"):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
+        if epsilon is None:  # the baselines only: DP points train exactly as configured
+            d.update(epochs=max(1, round(self.epochs * self.baseline_scale)), lr=self.lr * self.baseline_scale,
+                     lr_schedule=self.baseline_lr_schedule)
         return d
 
     def point_params(self) -> list[dict]:

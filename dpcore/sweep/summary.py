@@ -185,11 +185,40 @@ def baseline_summary(result: dict) -> dict | None:
         return None
     row = {"n": len(base)}
     row["accuracy"], row["accuracy_sd"] = _mean_sd(p["test_accuracy"] for p in base)
+    row["accuracy_median"] = float(np.median([p["test_accuracy"] for p in base]))
     _add_proved(row, base)
     for a in base[0]["mia"]:
         for k in REPORTED_METRICS:
             row[f"{a}.{k}"], _ = _mean_sd(p["mia"].get(a, {}).get(k) for p in base)
     return row
+
+
+def headline(result: dict) -> dict | None:
+    """The sweep's headline figures, as the page shows them above its charts (None before the first model):
+
+    ``baseline``: median test accuracy of the non-private baselines and their count; ``points``: the median test
+    accuracy at ε = 1 and at the grid's largest ε (those in the grid, finished or None while running);
+    ``proved``: the baselines' combined canary audit (95% overall, as in :func:`baseline_summary`);
+    ``attack``/``tpr``: the attack with the highest mean TPR at 1% FPR against the baselines; ``audited``: DP
+    models finished; ``violations``: how many of them have a proved ε above their claim (:func:`violations`)."""
+    base = baseline_summary(result)
+    rows = {r["epsilon"]: r for r in by_epsilon(result)}
+    if base is None and not rows:
+        return None
+    grid = sorted({float(e) for e in (result.get("config") or {}).get("epsilons") or []} | set(rows))
+    picks = sorted({e for e in (1.0, grid[-1] if grid else None) if e in grid})
+    tprs = {a: base.get(f"{a}.tpr_at_1pct_fpr") for a in (result.get("baseline") or {}).get("mia", {})} \
+        if base else {}
+    tprs = {a: v for a, v in tprs.items() if v is not None}
+    attack = max(tprs, key=tprs.get) if tprs else None
+    return {"baseline": None if base is None else {"accuracy": base["accuracy_median"], "n": base["n"]},
+            "points": [{"epsilon": e, "accuracy": rows[e]["accuracy_median"] if e in rows else None,
+                        "n": rows[e]["n"] if e in rows else 0} for e in picks],
+            "proved": None if base is None else base.get("empirical_epsilon"),
+            "proved_k": 0 if base is None else base.get("empirical_epsilon_k", 0),
+            "attack": attack, "tpr": tprs.get(attack),
+            "audited": sum(1 for p in result.get("points", []) if p.get("empirical_epsilon")),
+            "violations": len(violations(result))}
 
 
 def best_attack(row: dict, attacks) -> tuple[str, float]:

@@ -26,6 +26,9 @@ from . import accounting
 MODELS = ("logreg", "mlp", "cnn", "diffprivlib_logreg", "diffprivlib_nb")
 TORCH_MODELS = ("logreg", "mlp", "cnn")
 OPTIMIZERS = ("sgd", "adam")
+#: Learning-rate schedules: "constant", or "linear" (from ``lr`` down to ~0 over the planned steps; the sweep's
+#: non-private baselines use it so that every seed settles at its best accuracy, see SweepConfig).
+LR_SCHEDULES = ("constant", "linear")
 BUILTIN_DATASETS = ("medical", "breast_cancer", "digits")
 MEDICAL_TARGETS = ("has_rare_disease", "diagnosis")
 GRAD_SAMPLE_MODES = ("auto", "fused", "hooks", "ghost", "ew", "functorch")
@@ -84,6 +87,7 @@ class TrainConfig:
     lr: float = 0.1
     clip: float = 1.0
     optimizer: str = "adam"
+    lr_schedule: str = "constant"
     accountant: str = "prv"
     seed: int = 0
     train_size: int | None = None
@@ -156,6 +160,8 @@ class TrainConfig:
                 raise DPError(f"{name} must be > 0, got {v!r}")
         if self.optimizer not in OPTIMIZERS:
             raise DPError(f"unknown optimizer {self.optimizer!r}; use sgd or adam")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise DPError(f"unknown lr_schedule {self.lr_schedule!r}; use {' or '.join(LR_SCHEDULES)}")
         accounting.check_accountant(self.accountant)
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise DPError(f"seed must be a whole number >= 0, got {self.seed!r}")

@@ -199,6 +199,9 @@ def _run_epochs(cfg: TrainConfig, run: _Run, split: Split, progress, should_stop
                 raise Cancelled("training was cancelled")
             if dev.type != "cpu":
                 xb, yb = xb.to(dev, non_blocking=True), yb.to(dev, non_blocking=True)
+            if cfg.lr_schedule == "linear":  # lr to ~0 at the last planned step (no effect on accounting)
+                for g in run.opt.param_groups:
+                    g["lr"] = cfg.lr * (1.0 - step / total)
             loss = _step(cfg, run, xb, yb)
             step += 1
             if len(yb):
@@ -251,7 +254,7 @@ def _finish(cfg: TrainConfig, run: _Run, split: Split, history: list, step: int,
         accountant=cfg.accountant if cfg.private else None, noise_multiplier=run.sigma, sample_rate=run.q,
         steps=step, shortcut_note=SHORTCUT_NOTE, **spent, **noise_fields(cfg),
         epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, clip=cfg.clip if cfg.private else None,
-        optimizer=cfg.optimizer, grad_sample_mode=run.mode,
+        lr_schedule=cfg.lr_schedule, optimizer=cfg.optimizer, grad_sample_mode=run.mode,
         test_accuracy=test_acc, test_loss=test_loss, train_accuracy=train_acc, train_loss=train_loss,
         train_metrics_note=NOT_DP_NOTE, diverged=divergence(history, split.n_classes), history=tuple(history),
         n_train=split.n_train, n_test=int(len(split.y_test)), n_features=split.n_features,

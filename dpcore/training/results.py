@@ -56,6 +56,7 @@ class TrainMetrics:
     epochs: int | None = None
     batch_size: int | None = None
     lr: float | None = None
+    lr_schedule: str = "constant"
     clip: float | None = None
     optimizer: str | None = None
     grad_sample_mode: str | None = None

@@ -149,6 +149,25 @@ def test_page_shows_the_proved_epsilon_over_all_seeds(chdir_root, dp_home):
     assert next(m for m in at.metric if m.label == "Proved ε ≥").value == f"{base['empirical_epsilon']:.2f}"
 
 
+def test_a_finished_sweep_headlines_its_own_medians_and_leak(chdir_root, dp_home):
+    """Above the charts, the sweep's own figures: median accuracy without DP, at ε = 1 and at the largest ε (with
+    what DP costs), the leak proved without DP, the best attack on the baseline, and that DP held."""
+    from tests.dpcore.sweep.helpers import headline_result
+
+    res = headline_result(sweep_id="20250101-000000-4ead")
+    at = open_page(PAGE)
+    at.selectbox(key="pu_sweep").set_value("20250101-000000-4ead").run()
+    assert not at.exception, [e.value for e in at.exception]
+    m = {x.label: (x.value, x.proto.body) for x in at.metric}
+    assert m["Accuracy without DP"][0] == "97.0%"
+    assert m["Accuracy at ε = 1"][0] == "80.0%" and m["Accuracy at ε = 8"][0] == "92.0%"
+    proved = sweep_summary.baseline_summary(res)["empirical_epsilon"]
+    assert m["Leak proved without DP"][0] == f"ε ≥ {proved:.2f}"
+    assert "-17.0 points" in str(next(x for x in at.metric if x.label == "Accuracy at ε = 1").proto.delta)
+    text = _texts(at)
+    assert "catches **40%** of its members at 1% false positives" in text
+    assert "Under DP every proved ε stays below the claimed ε (6 models audited)" in text
+
 
 def test_a_storage_fault_listing_sweeps_is_one_message(chdir_root, monkeypatch):
     import sqlite3

@@ -26,12 +26,28 @@ def test_default_config_has_the_demo_shape():
     assert {p["train"]["epsilon"] for p in control} == {None, cfg.size_epsilon}
 
 
+def test_only_the_baselines_train_longer_with_a_decaying_learning_rate():
+    """The baselines (full size and size control) get 1.5x the epochs from 1.5x the lr, decaying linearly; every
+    DP point trains exactly with the sweep's epochs and constant lr (its noise calibration and accounting
+    depend on the steps, which must not change)."""
+    cfg = SweepConfig().validate()
+    for p in cfg.point_params():
+        t = p["train"]
+        if t["epsilon"] is None:
+            assert (t["epochs"], t["lr"], t["lr_schedule"]) == (30, pytest.approx(0.03), "linear")
+        else:
+            assert (t["epochs"], t["lr"]) == (cfg.epochs, cfg.lr) and "lr_schedule" not in t
+    alike = SweepConfig(baseline_scale=1, baseline_lr_schedule="constant").validate().train_dict(None, 0)
+    assert (alike["epochs"], alike["lr"], alike["lr_schedule"]) == (20, 0.02, "constant")
+
+
 @pytest.mark.parametrize("bad", [
     dict(epsilons=()), dict(epsilons=(0.0,)), dict(epsilons=(-1,)), dict(seeds=0), dict(seeds=11),
     dict(attacks=("magic",)), dict(attacks=("lira",), shadows=1), dict(delta=1.0), dict(epochs=0),
     dict(test_size=2.0), dict(shadow_trainer="gpu"), dict(dataset="foo"), dict(model="cnn"),
     dict(canaries=-1), dict(canaries=5000), dict(size_fractions=(1.5,)), dict(size_fractions=(0.0,)),
-    dict(reproducible_noise="yes"), dict(batch_size=500),
+    dict(reproducible_noise="yes"), dict(batch_size=500), dict(baseline_lr_schedule="cosine"),
+    dict(baseline_scale=0), dict(baseline_scale="2"),
 ])
 def test_bad_config(bad):
     with pytest.raises(DPError):

@@ -81,3 +81,25 @@ def test_default_demo_baseline_is_caught_by_the_canary_audit():
     assert base["test_accuracy"] >= 0.95
     assert base["mia"]["canary"]["tpr_at_1pct_fpr"] >= 0.10
     assert base["empirical_epsilon"]["lower_bound"] >= 1.0
+
+
+def test_default_demo_baseline_reaches_95_percent_on_every_seed():
+    """The issue's target is "the non-private model reaches >= 0.95 test accuracy": on every seed, not only the
+    median. The baselines' recipe (1.5x epochs, lr decaying linearly) settles higher than the DP points' constant
+    lr did: seeds 0–7 here had a median of 96.7% with it (and single runs with secret coins fell to 92.8%);
+    now 97.5%, the lowest 96.7%."""
+    import torch
+
+    from dpcore.training.config import TrainConfig
+    from dpcore.training.data import load_split
+    from dpcore.training.loop import train
+
+    torch.set_num_threads(1)
+    cfg = SweepConfig(reproducible_noise=True, size_fractions=()).validate()
+    accs = []
+    for seed in range(8):
+        tc = TrainConfig.from_dict(cfg.train_dict(None, seed))
+        split = load_split(tc)
+        canaries = sweep_point.make_canaries(split, cfg.canaries, seed, reproducible=True)
+        accs.append(train(tc, split=canaries.add_to(split)).metrics.test_accuracy)
+    assert min(accs) >= 0.95 and float(np.median(accs)) >= 0.97, accs

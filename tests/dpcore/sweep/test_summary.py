@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpcore.sweep import summary as sweep_summary
-from tests.dpcore.sweep.helpers import multi_seed_result
+from tests.dpcore.sweep.helpers import headline_result, multi_seed_result
 
 
 def test_cli_json_has_the_documented_shape(tiny_result):
@@ -116,3 +116,18 @@ def test_tiny_sweep_bounds_and_rocs_stay_under_their_ceilings(tiny_result):
         i = np.minimum(np.searchsorted(t_fpr, fpr_hi), len(t_fpr) - 1)
         ceiling = np.where(fpr_hi >= t_fpr[-1], 1.0, t_tpr[i])
         assert np.all(tpr_lo <= ceiling + 1e-9), (p["epsilon"], tpr_lo, ceiling)
+
+
+def test_headline_gives_medians_the_leak_and_the_violations():
+    res = headline_result()
+    h = sweep_summary.headline(res)
+    assert h["baseline"] == {"accuracy": 0.97, "n": 3}  # medians (the means are 0.973, 0.77 and 0.937)
+    assert [(p["epsilon"], p["accuracy"], p["n"]) for p in h["points"]] == [(1.0, 0.80, 3), (8.0, 0.92, 3)]
+    assert h["attack"] == "canary" and h["tpr"] == pytest.approx(0.4)
+    assert h["proved"] == sweep_summary.baseline_summary(res)["empirical_epsilon"] > 1
+    assert (h["audited"], h["violations"]) == (6, 0)
+    res["points"][0]["epsilon_spent"] = 1e-3  # a claim the audit disproves: counted
+    assert sweep_summary.headline(res)["violations"] == 1
+    res["points"] = [p for p in res["points"] if p["epsilon"] == 8.0]  # ε = 1 still running: shown as None
+    assert [(p["epsilon"], p["accuracy"]) for p in sweep_summary.headline(res)["points"]] == [(1.0, None), (8.0, 0.92)]
+    assert sweep_summary.headline({"config": {}, "points": []}) is None

@@ -59,6 +59,7 @@ class FakeCtx:
     (dict(lr=0), "learning rate"),
     (dict(clip=-1), "clip"),
     (dict(optimizer="rmsprop"), "optimizer"),
+    (dict(lr_schedule="cosine"), "lr_schedule"),
     (dict(accountant="gdp"), "accountant"),
     (dict(model="transformer"), "model"),
     (dict(dataset="imagenet"), "dataset"),
@@ -264,6 +265,22 @@ def test_noise_multiplier_mode_and_nonprivate_baseline():
     assert r.metrics.noise_multiplier == 2.0 and r.metrics.epsilon > 0
     b = train(TrainConfig(**FAST, epsilon=1.0).baseline())
     assert b.metrics.epsilon is None and b.metrics.noise_multiplier is None and not b.metrics.private
+
+
+def test_linear_lr_schedule_decays_to_zero_over_the_planned_steps(monkeypatch):
+    """The sweep's baselines use it: lr·(1 − k/T) at step k of T (the last step at lr/T); "constant" keeps lr."""
+    from dpcore.training import loop
+
+    seen, step = [], loop._step
+    monkeypatch.setattr(loop, "_step", lambda cfg, run, xb, yb: (seen.append(run.opt.param_groups[0]["lr"]),
+                                                                 step(cfg, run, xb, yb))[1])
+    r = train(TrainConfig(**{**FAST, "epochs": 3}, epsilon=None, lr=0.3, lr_schedule="linear"))
+    T = r.metrics.steps
+    assert T == len(seen) > 6 and r.metrics.lr_schedule == "linear"
+    assert seen == pytest.approx([0.3 * (1 - k / T) for k in range(T)])
+    seen.clear()
+    assert train(TrainConfig(**FAST, epsilon=None, lr=0.3)).metrics.lr_schedule == "constant"
+    assert set(seen) == {0.3}
 
 
 def _weights(r):
