@@ -6,7 +6,9 @@
 2. Cold server: time from `streamlit run` to Home's first chart drawn in the browser, against `import torch`
    alone in a fresh interpreter, measured in the same run (interleaved). Printed: medians and their ratio.
 
-Targets (issue 14): slider → charts median ≤ 250 ms; Home's first chart ≤ 1.5 × `import torch`.
+Targets (issue 14): slider → charts median ≤ 250 ms; Home's first chart ≤ 1.5 × `import torch`. For scale,
+the cold start is also measured for an empty Streamlit app and for a one-chart one (what Streamlit itself
+costs in the same harness: server start, its frontend bundle, and its Plotly bundle on the first chart).
 
     .venv/bin/python bench/browser.py [--moves 8] [--cold 3] [--root DIR]
 
@@ -126,15 +128,36 @@ def slider_moves(browser, url: str, moves: int) -> dict[str, list[float]]:
     return out
 
 
-def cold_home(browser, root: Path) -> float:
+def cold_home(browser, root: Path, selector: str = ".js-plotly-plot .main-svg") -> float:
+    """Seconds from `streamlit run` to ``selector`` drawn on the app's first page in a fresh browser context."""
     with server(root) as (url, t0, _):
         ctx = browser.new_context(viewport={"width": 1280, "height": 800})
         pg = ctx.new_page()
         pg.goto(url)
-        pg.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+        pg.wait_for_selector(selector, timeout=120_000)
         t = time.perf_counter() - t0
         ctx.close()
     return t
+
+
+# What Streamlit itself costs in this harness: the same server start and fresh browser context, for an app
+# whose page is one line of text, and for one whose page is one small Plotly chart (Streamlit loads its
+# 4.7 MB Plotly bundle on the first chart). Written to a temporary folder with the project's config.
+FLOOR_APPS = {
+    "empty Streamlit app, first text": ('st.markdown("hello")', '[data-testid="stMarkdown"]'),
+    "one-chart Streamlit app, the chart": (
+        'import plotly.graph_objects as go\n'
+        'st.plotly_chart(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), config={"displayModeBar": False})',
+        ".js-plotly-plot .main-svg"),
+}
+
+
+def floor_app(body: str) -> Path:
+    d = Path(tempfile.mkdtemp(prefix="dpx-floor-"))
+    (d / ".streamlit").mkdir()
+    shutil.copy(ROOT / ".streamlit" / "config.toml", d / ".streamlit" / "config.toml")
+    (d / "app.py").write_text(f"import streamlit as st\n{body}\n")
+    return d
 
 
 def import_torch() -> float:
@@ -170,14 +193,22 @@ def main() -> None:
                 allc = times["charts, new ε"] + times["charts, seen ε"]
                 print(f"  charts, all moves median {statistics.median(allc):.0f} ms   target ≤ 250 ms")
             if args.cold:
-                home, torch_t = [], []
-                for _ in range(args.cold):
+                floors = {name: floor_app(body) for name, (body, _) in FLOOR_APPS.items()}
+                home, torch_t, floor_t = [], [], {name: [] for name in FLOOR_APPS}
+                for _ in range(args.cold):  # interleaved, so a busy moment hits every measurement alike
                     home.append(cold_home(browser, args.root))
                     torch_t.append(import_torch())
+                    for name, (_, selector) in FLOOR_APPS.items():
+                        floor_t[name].append(cold_home(browser, floors[name], selector))
+                for d in floors.values():
+                    shutil.rmtree(d, ignore_errors=True)
                 h, tt = statistics.median(home), statistics.median(torch_t)
                 print(f"cold server → Home's first chart: {h:.2f} s (runs {', '.join(f'{x:.2f}' for x in home)})")
                 print(f"import torch alone:               {tt:.2f} s (runs {', '.join(f'{x:.2f}' for x in torch_t)})")
                 print(f"ratio: {h / tt:.2f}   target ≤ 1.5")
+                for name, ts in floor_t.items():
+                    print(f"  same harness, {name}: {statistics.median(ts):.2f} s = {statistics.median(ts) / tt:.2f}"
+                          f" × import torch")
         finally:
             browser.close()
     print(f"load average after: {load_average()}")
