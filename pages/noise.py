@@ -28,7 +28,7 @@ QUERIES = {
     "custom": "Custom: type a true value and its sensitivity Δ",
 }
 COLUMNS = {"age": "years", "salary": "$"}
-TABS = ("Why it is private", "Best possible attack", "Error vs ε", "Several ε compared")
+TABS = ("Why private", "Best attack", "Error vs ε", "Compare ε")  # short: four fit a phone's width
 
 
 # Read-only once built and shared by every session (cache_resource: no pickled copy per rerun).
@@ -194,7 +194,7 @@ st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {spec.delta:g}**" if m
 
 st.subheader("2 · What released answers look like")
 chart(charts["distribution"], key="noise_chart_distribution")
-st.caption(f"The bars are a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) to show the "
+st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) to show the "
            f"shape — not releases. Simulated mean |error| {view.sim_mean_abs_error:,.4g} (exact "
            f"{view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of simulated draws fall in the 95% interval.")
 if integer and mechanism == "laplace":

@@ -137,19 +137,17 @@ def test_only_the_open_tab_is_built_and_a_link_opens_a_tab(chdir_root):
     from streamlit.testing.v1 import AppTest
 
     at = open_page("pages/noise.py")
-    assert [t.label for t in at.tabs] == ["Why it is private", "Best possible attack", "Error vs ε",
-                                          "Several ε compared"]
+    assert [t.label for t in at.tabs] == ["Why private", "Best attack", "Error vs ε", "Compare ε"]
     assert len(at.get("plotly_chart")) == 2  # the distribution and the open tab's "why" chart
     assert any("lower panel never leaves the band" in m.value for m in at.markdown)
-    for tab, text in [("Best possible attack", "no better than this curve"),
-                      ("Several ε compared", "each halving of ε")]:
+    for tab, text in [("Best attack", "no better than this curve"), ("Compare ε", "each halving of ε")]:
         at.session_state["noise_tab"] = tab
         at.run()
         assert not at.exception
         assert len(at.get("plotly_chart")) == 2
         assert any(text in c.value for c in at.caption), tab
         assert not any("lower panel never leaves the band" in m.value for m in at.markdown)
-    assert at.query_params["noise_tab"] == "Several ε compared"
+    assert at.query_params["noise_tab"] == "Compare ε"
 
     link = AppTest.from_file(str(chdir_root / "pages" / "noise.py"), default_timeout=90)
     link.query_params["noise_tab"] = "Error vs ε"

@@ -47,6 +47,22 @@ def test_viewers_get_no_deploy_button_or_developer_menu(app_server, page):
         assert page.get_by_text("Clear cache").count() == 0
 
 
+def test_noise_tabs_all_fit_a_phone_and_open_lazily(app_server, phone):
+    """The noise page's four "Look closer" tabs are all on screen at 390 px (a tab bar that scrolls hides the
+    last one), and opening one draws its chart (the tabs run only when open)."""
+    phone.goto(f"{app_server}/noise")
+    wait_for_app(phone)
+    tabs = phone.get_by_role("tab")
+    tabs.first.wait_for()
+    edges = tabs.evaluate_all("ts => ts.map(t => [t.innerText, Math.round(t.getBoundingClientRect().right)])")
+    assert len(edges) == 4 and all(right <= 390 for _, right in edges), edges
+    bar = phone.get_by_role("tablist").first
+    assert bar.evaluate("b => b.scrollWidth <= b.clientWidth + 1"), "the tab bar scrolls sideways"
+    phone.get_by_role("tab", name="Error vs ε").click()
+    phone.get_by_text("your ε = 1:").first.wait_for(timeout=60_000)  # the error chart's legend, drawn on opening
+    assert phone.locator('[data-testid="stException"]').count() == 0
+
+
 # Right edges of what a reader sees: KaTeX's drawn formula (its MathML twin is visually hidden) and chart titles.
 RIGHT_EDGES_JS = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.getBoundingClientRect().width > 0)
     .map(e => [e.textContent.slice(0, 40), Math.round(e.getBoundingClientRect().right)])"""
