@@ -28,7 +28,7 @@ QUERIES = {
     "custom": "Custom: type a true value and its sensitivity Δ",
 }
 COLUMNS = {"age": "years", "salary": "$"}
-TABS = ("Why private", "Best attack", "Error vs ε", "Compare ε")  # short: four fit a phone's width
+TABS = ("Compare ε", "Why private", "Best attack", "Error vs ε")  # short: four fit a phone's width
 
 
 # Read-only once built and shared by every session (cache_resource: no pickled copy per rerun).
@@ -189,35 +189,44 @@ st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {spec.delta:g}**" if m
 
 # --- charts ---------------------------------------------------------------------------------------------------
 # The released-answer chart is always drawn; the rest sit in tabs that run only when opened (Streamlit's lazy
-# tabs). Every chart that depends on ε is rebuilt in the browser on each slider move (a Plotly chart is
-# re-created when its figure changes): two charts per move instead of five keeps the slider quick (bench/browser.py).
+# tabs). Every chart that depends on ε is re-created in the browser on each slider move (st.plotly_chart keys a
+# chart by its figure): the default tab, several ε side by side, does not depend on ε, so a move redraws one
+# chart, two with another tab open, instead of five (bench/browser.py).
 
 st.subheader("2 · What released answers look like")
 chart(charts["distribution"], key="noise_chart_distribution")
-st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) to show the "
-           f"shape — not releases. Simulated mean |error| {view.sim_mean_abs_error:,.4g} (exact "
+st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) "
+           f"to show the shape — not releases. Simulated mean |error| {view.sim_mean_abs_error:,.4g} (exact "
            f"{view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of simulated draws fall in the 95% interval.")
 if integer and mechanism == "laplace":
     st.caption("Counts are released with the discrete Laplace (geometric) mechanism: whole numbers with the same "
                "ε guarantee and almost the same spread as the continuous Laplace curves shown here.")
 
 st.subheader("3 · Look closer")
-why_tab, attack_tab, price_tab, compare_tab = st.tabs(
+compare_tab, why_tab, attack_tab, price_tab = st.tabs(
     list(TABS), key="noise_tab", on_change="rerun", default=from_url("noise_tab", TABS[0], list(TABS)))
+
+if compare_tab.open:
+    with compare_tab:
+        chart(charts["compare"], key="noise_chart_compare")
+        st.caption("The same query released at several ε: the smaller ε, the wider the spread (with Laplace, "
+                   "halving ε doubles the typical error). Move the slider to see where yours sits.")
 
 if why_tab.open:
     with why_tab:
         chart(charts["why"], key="noise_chart_why")
         if mechanism == "laplace":
-            st.markdown(f"Whatever answer is released, it was at most **e^ε times more likely** (ε = {spec.epsilon:g}) "
-                        "with one patient's record than with it replaced: the lower panel never leaves the band.")
+            st.markdown(f"Whatever answer is released, it was at most **e^ε times more likely** "
+                        f"(ε = {spec.epsilon:g}) with one patient's record than with it replaced: the lower panel "
+                        "never leaves the band.")
         else:
             st.markdown(f"Almost every answer is at most e^ε times more likely with one patient's record than "
                         f"without; the rare exceptions (far in the tail, outside the band) add up to "
                         f"**δ = {view.actual_delta:.2e}** (≤ the δ = {spec.delta:g} you chose).")
         with st.expander("The maths behind the lower panel"):
-            st.markdown("The **privacy loss** of an output z is ln p_D(z)/p_D′(z), in nats (natural-log units): how "
-                        "much more likely z is under D than under its neighbour D′. ε-DP means it stays within ±ε. "
+            st.markdown("The **privacy loss** of an output z is ln p_D(z)/p_D′(z), in nats (natural-log units): "
+                        "how much more likely z is under D than under its neighbour D′. ε-DP means it stays within "
+                        "±ε. "
                         + ("For Laplace it is flat at ±ε beyond the two true answers and never leaves the band "
                            "(δ = 0)." if mechanism == "laplace" else
                            f"For the Gaussian it is a straight line, so far enough in the tail it leaves the band; "
@@ -248,11 +257,6 @@ if price_tab.open:
             st.caption("Typical error at each ε, exact (no random draw): the expected |error| and the range that "
                        "holds 95% of releases.")
             table_downloads(table, "noise_epsilon_table", key="noise_table_dl")
-
-if compare_tab.open:
-    with compare_tab:
-        chart(charts["compare"], key="noise_chart_compare")
-        st.caption("The same query released at several ε: each halving of ε doubles the typical error.")
 
 share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta", "noise_tab")
 
