@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "tests" / "e2e" / "screenshots"
 DST = ROOT / "assets" / "screenshots"
 PAGES = ["home", "noise", "advisor", "reidentification", "differencing", "query_console", "training", "privacy_utility",
-         "flow_sweep"]
+         "flow_sweep", "story_sweep"]
 
 
 def main() -> None:
