@@ -78,6 +78,7 @@ JOBS_LIST_MAX = 1_000  # `jobs list --limit`
 # --- models (engineer B owns the checks in dpcore.training; mirrored here for the README) -------------
 MODEL_MAX_HIDDEN = 4_096
 MODEL_MAX_PARAMS = 2_000_000
+TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epochs, capped here too
 
 # --- caches -------------------------------------------------------------------------------------------
 #: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from .. import limits
 from ..attacks import mia
 from ..errors import DPError
 from ..training.config import LR_SCHEDULES
@@ -164,8 +165,9 @@ class SweepConfig:
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
         if epsilon is None:  # the baselines only: DP points train exactly as configured
-            d.update(epochs=max(1, round(self.epochs * self.baseline_scale)), lr=self.lr * self.baseline_scale,
-                     lr_schedule=self.baseline_lr_schedule)
+            # (capped at the epoch limit: a sweep allowed for its DP points never fails on its baselines)
+            epochs = min(limits.TRAINING_EPOCHS_MAX, max(1, round(self.epochs * self.baseline_scale)))
+            d.update(epochs=epochs, lr=self.lr * self.baseline_scale, lr_schedule=self.baseline_lr_schedule)
         return d
 
     def point_params(self) -> list[dict]:

@@ -145,8 +145,8 @@ class TrainConfig:
         if self.model.startswith("diffprivlib") and self.noise_multiplier is not None:
             raise DPError("diffprivlib models take a target epsilon, not a noise multiplier")
         check_positive_int(self.epochs, "epochs")
-        if self.epochs > 10_000:
-            raise DPError("epochs must be at most 10000")
+        if self.epochs > limits.TRAINING_EPOCHS_MAX:
+            raise DPError(f"epochs must be at most {limits.TRAINING_EPOCHS_MAX}")
         check_positive_int(self.batch_size, "batch size")
         check_positive_int(self.hidden, "hidden units")
         if self.hidden > MAX_HIDDEN:

@@ -41,6 +41,18 @@ def test_only_the_baselines_train_longer_with_a_decaying_learning_rate():
     assert (alike["epochs"], alike["lr"], alike["lr_schedule"]) == (20, 0.02, "constant")
 
 
+def test_baselines_of_a_sweep_at_the_epoch_limit_stay_within_it():
+    """1.5x the epochs of a sweep allowed at the limit used to exceed it: every baseline failed at training time
+    ("epochs must be at most 10000") while its DP points ran."""
+    from dpcore import limits
+    from dpcore.training.config import TrainConfig
+
+    cfg = SweepConfig(epochs=limits.TRAINING_EPOCHS_MAX, epsilons=(4.0,), seeds=1).validate()
+    base = cfg.train_dict(None, 0)
+    assert base["epochs"] == limits.TRAINING_EPOCHS_MAX
+    TrainConfig.from_dict(base)  # the baseline's own config is valid (it raised before)
+
+
 @pytest.mark.parametrize("bad", [
     dict(epsilons=()), dict(epsilons=(0.0,)), dict(epsilons=(-1,)), dict(seeds=0), dict(seeds=11),
     dict(attacks=("magic",)), dict(attacks=("lira",), shadows=1), dict(delta=1.0), dict(epochs=0),
