@@ -38,6 +38,31 @@ def _table(page) -> list[dict[str, str]]:
     return rows
 
 
+INSPECT = ["no DP", "ε = 0.25", "ε = 0.5", "ε = 1", "ε = 2", "ε = 4", "ε = 8"]
+
+
+def _inspect(page, want: str) -> dict[str, str]:
+    """The "Model to inspect" slider set to ``want`` (arrow keys, as a user would) and the metrics then shown.
+    The page opens it on ε = 1; once in CI it read "no DP" right after the sweep finished, so the value found
+    is printed, and the metrics must always describe the model the slider shows."""
+    slider = page.get_by_test_id("stSlider").filter(has_text="Model to inspect").get_by_role("slider").first
+    shown = slider.get_attribute("aria-valuetext")
+    print("model to inspect on arrival:", shown)
+    for _ in range(len(INSPECT)):
+        shown = slider.get_attribute("aria-valuetext")
+        if shown == want:
+            break
+        slider.focus()
+        slider.press("ArrowRight" if INSPECT.index(shown) < INSPECT.index(want) else "ArrowLeft")
+        page.wait_for_timeout(300)
+        wait_for_app(page)
+    assert slider.get_attribute("aria-valuetext") == want
+    m = _metrics(page)
+    claimed = m["Claimed ε"]
+    assert (claimed == "∞ (no DP)") == (want == "no DP"), (want, m)
+    return m
+
+
 def test_default_sweep_started_in_the_browser_shows_the_true_story(fresh_app_server, page, tmp_path, monkeypatch):
     from dpcore.jobs import workers
 
@@ -85,8 +110,11 @@ def _walk_the_default_sweep(url, page):
     assert [_number(r["epsilon"]) for r in rows] == [0.25, 0.5, 1, 2, 4, 8], rows
     for r in rows:
         assert _number(r["empirical_epsilon"]) < _number(r["epsilon_spent"]), r
-    # ... and for the model inspected (ε = 1 by default)
+    # ... and for the model inspected (ε = 1 by default): the slider and the metrics beside it agree
+    m = _inspect(page, "ε = 1")
     assert _number(m["Proved ε ≥"]) < _number(m["Claimed ε"]) <= 1.0, m
+    m8 = _inspect(page, "ε = 8")  # moving it redraws the metrics for that model (not the previous one's)
+    assert 4.0 < _number(m8["Claimed ε"]) <= 8.0 and _number(m8["Proved ε ≥"]) < _number(m8["Claimed ε"]), m8
     print("headline:", m, "| canary TPR at 1% FPR:", caught.group(1), "% | per ε (claimed, proved):",
           [(r["epsilon_spent"], r["empirical_epsilon"]) for r in rows])
     # the accuracy chart has its chance line
