@@ -29,6 +29,7 @@ QUERIES = {
 }
 COLUMNS = {"age": "years", "salary": "$"}
 TABS = ("Compare ε", "Why private", "Best attack", "Error vs ε")  # short: four fit a phone's width
+LINK_KEYS = ("noise_query", "noise_mech", "noise_eps", "noise_delta", "noise_tab")  # the view a link opens
 
 
 # Read-only once built and shared by every session (cache_resource: no pickled copy per rerun).
@@ -133,7 +134,7 @@ with m2:
                    "than the analytic one.", help="σ = Δ·√(2 ln(1.25/δ))/ε, Δ the sensitivity.")
 
 # The link follows the widgets before anything below can stop the page on an error.
-share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta", "noise_tab")
+share_in_url(*LINK_KEYS)
 
 # --- compute (cached per setting; the simulation is seeded) -----------------------------------------------------
 if kind == "custom":
@@ -258,7 +259,7 @@ if price_tab.open:
                        "holds 95% of releases.")
             table_downloads(table, "noise_epsilon_table", key="noise_table_dl")
 
-share_in_url("noise_query", "noise_mech", "noise_eps", "noise_delta", "noise_tab")
+share_in_url(*LINK_KEYS)  # again: on a session's first run the open tab is known only once the tabs are drawn
 
 # --- the safe release path -------------------------------------------------------------------------------------------
 st.subheader("4 · Release one answer")
