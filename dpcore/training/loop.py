@@ -201,7 +201,7 @@ def _run_epochs(cfg: TrainConfig, run: _Run, split: Split, progress, should_stop
                 xb, yb = xb.to(dev, non_blocking=True), yb.to(dev, non_blocking=True)
             if cfg.lr_schedule == "linear":  # lr to ~0 at the last planned step (no effect on accounting)
                 for g in run.opt.param_groups:
-                    g["lr"] = cfg.lr * (1.0 - step / total)
+                    g["lr"] = cfg.lr * max(0.0, 1.0 - step / total)  # never negative past the plan
             loss = _step(cfg, run, xb, yb)
             step += 1
             if len(yb):
