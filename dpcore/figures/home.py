@@ -18,12 +18,12 @@ def deployments_chart(user_epsilon: float) -> go.Figure:
         customdata=[d.unit for d in deps], marker=dict(size=12, color=style.ACCENT), name="published deployments",
         hovertemplate="%{y}: ε = %{x} (%{customdata})<extra></extra>",
     ))
-    style.mark_epsilon(fig, user_epsilon, f" your ε = {user_epsilon:g}")
-    style.add_epsilon_zones(fig, 0.05, 300)
-    style.base_layout(fig, "Published deployments' ε", "", "", height=420)
+    key = style.add_epsilon_zones(fig, 0.05, 300)
+    style.base_layout(fig, f"Published deployments' ε<br>{key}", "", "", height=440)
     style.epsilon_axis(fig, range=[np.log10(0.05), np.log10(300)])
+    style.mark_epsilon(fig, user_epsilon, f" your ε = {user_epsilon:g}", at="top")  # the bottom row has dots
     # the names' own width sets the left margin (automargin), so a phone keeps room for the plot
-    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=60, b=55))
+    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=fig.layout.margin.t, b=55))
     return fig
 
 

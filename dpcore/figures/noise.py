@@ -26,15 +26,10 @@ def _fmt(x: float) -> str:
 def _layout(title: str, x_title: str, y_title: str, *, height: int = 380, **extra) -> dict:
     """The look of :func:`style.base_layout`, as a dict (without the template, see module docstring)."""
     layout = dict(
-        title=dict(text=title, x=0.0, xanchor="left"),
-        height=height,
-        margin=dict(l=60, r=20, t=60, b=55),
-        legend=style.legend_below(height),
+        **style.text_layout(title, x_title, y_title, height=height),
         paper_bgcolor=style.TRANSPARENT,
         plot_bgcolor=style.TRANSPARENT,
         template=style.NO_TEMPLATE,
-        xaxis=dict(title=dict(text=x_title), automargin=True),
-        yaxis=dict(title=dict(text=y_title), automargin=True),
         shapes=[],
         annotations=[],
     )
@@ -61,7 +56,7 @@ def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.
     lo, hi = view.ci95
     title = (f"Released answers at ε = {spec.epsilon:g}"  # short: Plotly titles do not wrap on a phone
              + (f", δ = {spec.delta:g}" if spec.mechanism != "laplace" else ""))
-    layout = _layout(title, x_title, "probability density (per unit of the answer)", height=400)
+    layout = _layout(title, x_title, "probability density<br>(per unit of the answer)", height=400)
     layout["shapes"] = [
         dict(type="rect", x0=lo, x1=hi, y0=0, y1=1, xref="x", yref="paper", fillcolor=BAND, line_width=0,
              layer="below"),
@@ -95,7 +90,7 @@ def compare_chart(view: NoiseView, x_title: str = "released answer") -> go.Figur
                          line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2.5),
                          name=f"ε = {eps:g}: 95% within ±{_fmt(hi - view.value)}"))
     layout = _layout(f"Smaller ε, wider spread ({view.spec.label})", x_title,
-                     "probability density (per unit of the answer)", height=380)
+                     "probability density<br>(per unit of the answer)", height=380)
     layout["shapes"] = [_vline(view.value, style.NON_PRIVATE)]
     layout["annotations"] = [_note(view.value, " true value (not private)", style.NON_PRIVATE)]
     if not data:
@@ -139,7 +134,7 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
                      xaxis2=dict(anchor="y2", matches="x", title=dict(text=x_title), automargin=True),
                      yaxis2=dict(domain=[0.0, 0.4], anchor="x2", range=y2_range, automargin=True,
                                  title=dict(text="privacy loss (nats)")),
-                     legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0.0),
+                     legend=style.legend_below(),
                      margin=dict(l=60, r=20, t=60, b=60))
     layout["annotations"] = [
         dict(text=f"D (true {_fmt(view.value)}) and D′ (true {_fmt(view.value + d)}): Δ = {_fmt(d)} apart",
@@ -170,22 +165,15 @@ def error_chart(view: NoiseView, unit: str = "units of the answer") -> go.Figure
              marker=dict(color=style.NON_PRIVATE, size=12, symbol="diamond"),
              name=f"your ε = {eps:g}: expected |error| {_fmt(view.expected_abs_error)}"),
     ]
-    layout = _layout(f"Error vs ε ({view.spec.label})", "privacy budget ε (log scale)",
-                     f"absolute error ({unit}, log scale)", height=400)
+    zones, key = style.epsilon_zones(x_min, x_max)
+    layout = _layout(f"Error vs ε ({view.spec.label})<br>{key}", "privacy budget ε (log scale)",
+                     f"absolute error ({unit}, log scale)", height=420)
     ticks = style.log_ticks(x_min, x_max)
     layout["xaxis"].update(type="log", range=[math.log10(x_min), math.log10(x_max)], tickvals=ticks,
                            ticktext=[f"{t:g}" for t in ticks], minor=dict(ticks="", showgrid=False))
     layout["yaxis"].update(type="log", dtick=1, minor=dict(ticks="", showgrid=False))
-    for i, (lo, hi, label, colour) in enumerate(style.ZONES):
-        a, b = max(lo, x_min), min(hi, x_max)
-        if a < b:
-            layout["shapes"].append(dict(type="rect", x0=a, x1=b, y0=0, y1=1, xref="x", yref="paper",
-                                         fillcolor=colour, line_width=0, layer="below"))
-            # annotations on a log axis take log10(x); shapes take x itself. Staggered: narrow zones sit
-            # side by side on a phone.
-            layout["annotations"].append(_note(math.log10(a), label, style.NEUTRAL, y=0.08 + 0.08 * (i % 2)))
+    layout["shapes"] += zones
     layout["shapes"].append(_vline(eps, style.NON_PRIVATE, dash="dot", width=1.5))
-    layout["legend"] = style.legend_below(400)
     return go.Figure(dict(data=data, layout=layout))
 
 

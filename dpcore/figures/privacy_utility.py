@@ -124,7 +124,7 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
     title, ytitle = titles[metric]
     style.base_layout(fig, title, "", ytitle, height=430)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
-    fig.update_layout(legend=style.legend_below(430, font_size=10))
+    fig.update_layout(legend=style.legend_below(font_size=10))
     return fig
 
 
@@ -170,7 +170,7 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
                       annotation_position="top left", annotation_font_size=10)
     style.base_layout(fig, "Audit: ε proved by the attacks vs ε claimed", "",
                       "empirical ε lower bound (log scale)", height=430)
-    fig.update_layout(legend=style.legend_below(430, font_size=10))
+    fig.update_layout(legend=style.legend_below(font_size=10))
     style.epsilon_axis(fig, title="claimed ε (accountant, log scale)", range=[np.log10(lo), np.log10(hi)])
     style.log_axis(fig, "y", lo=_FLOOR / 1.5, hi=hi)
     return fig
@@ -241,7 +241,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
     style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "", "", height=height)
     style.roc_axes(fig, floor)
     # legend below (phones); "normal": a filled trace would otherwise flip the order and put the ceiling last
-    fig.update_layout(legend={**style.legend_below(height, font_size=10), "traceorder": "normal"})
+    fig.update_layout(legend={**style.legend_below(font_size=10), "traceorder": "normal"})
     return fig
 
 

@@ -65,27 +65,20 @@ def linkage_chart(result, title: str = "Linkage with the public register") -> go
 
 
 def generalisation_chart(before: dict, after: dict) -> go.Figure:
-    """Side-by-side bars (%) of the risk measures before and after generalisation."""
+    """Side-by-side bars (%) of the risk measures before and after generalisation — horizontal, so the
+    measures' names read across a phone instead of tilting into the legend."""
     keys = list(before)
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=keys, y=[before[k] * 100 for k in keys], name="exact values (as released)",
-                         marker_color=style.NON_PRIVATE, hovertemplate="%{x}: %{y:.2f}%<extra></extra>"))
-    fig.add_trace(go.Bar(x=keys, y=[after[k] * 100 for k in keys], name="generalised",
-                         marker_color=style.ACCENT, hovertemplate="%{x}: %{y:.2f}%<extra></extra>"))
-    style.base_layout(fig, "Defence by generalisation: before and after", "risk measure",
-                      "share (%)")
+    fig.add_trace(go.Bar(y=keys, x=[before[k] * 100 for k in keys], name="exact values (as released)",
+                         orientation="h", marker_color=style.NON_PRIVATE,
+                         hovertemplate="%{y}: %{x:.2f}%<extra></extra>"))
+    fig.add_trace(go.Bar(y=keys, x=[after[k] * 100 for k in keys], name="generalised", orientation="h",
+                         marker_color=style.ACCENT, hovertemplate="%{y}: %{x:.2f}%<extra></extra>"))
+    style.base_layout(fig, "Defence by generalisation: before and after", "share (%)", "", height=420)
     fig.update_layout(barmode="group")
+    fig.update_yaxes(autorange="reversed")  # in the order the measures are listed
+    fig.update_xaxes(range=[0, 105])
     return fig
-
-
-def _log_zones(fig: go.Figure, x_min: float, x_max: float) -> None:
-    """ε zones (style.ZONES) with labels placed in log10 units, as Plotly expects on log axes."""
-    for lo, hi, label, colour in style.ZONES:
-        a, b = max(lo, x_min), min(hi, x_max)
-        if a < b:
-            fig.add_vrect(x0=a, x1=b, fillcolor=colour, line_width=0, layer="below")
-            fig.add_annotation(x=np.log10(a), y=1.0, yref="paper", yanchor="top", xanchor="left", text=label,
-                               showarrow=False, font=dict(size=10, color=style.NEUTRAL))
 
 
 def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
@@ -111,16 +104,14 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
                   annotation_text=f"guessing the most common value: {sim['prior_guess']:.0%}",
                   annotation_position="bottom right")
     lo, hi = float(x.min()), float(x.max())
-    _log_zones(fig, lo, hi)
-    if epsilon is not None:
-        fig.add_vline(x=epsilon, line_color=style.ACCENT, line_dash="dash")
-        fig.add_annotation(x=np.log10(epsilon), y=0.02, yref="paper", text=f"your ε = {epsilon:g}",
-                           showarrow=False, xanchor="left", font=dict(color=style.ACCENT))
-    style.base_layout(fig, f"Simulation: attacker learning {sim['sensitive']} from noisy counts "
-                      f"({sim['n_releases']} releases × {sim['n_targets']} targets)",
-                      "privacy budget ε (log scale)", "attacker guesses correctly (% of attempts)")
+    key = style.add_epsilon_zones(fig, lo, hi)
+    style.base_layout(fig, f"Attacker learning {sim['sensitive']}<br>from noisy counts<br>"
+                      f"<sup>simulation: {sim['n_releases']} releases × {sim['n_targets']} targets</sup><br>{key}",
+                      "privacy budget ε (log scale)", "attacker guesses correctly (%)", height=460)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)], tickvals=list(x), ticktext=[f"{v:g}" for v in x])
     fig.update_yaxes(range=[0, 105])
+    if epsilon is not None:
+        style.mark_epsilon(fig, epsilon, f" your ε = {epsilon:g}", style.ACCENT)
     return fig
 
 

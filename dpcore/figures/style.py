@@ -33,7 +33,10 @@ TRANSPARENT = "rgba(0,0,0,0)"
 NO_TEMPLATE: dict = {}
 MIN_CONTRAST = 3.0
 
-_ZONE_COLOURS = ("rgba(42,157,143,0.10)", "rgba(233,196,106,0.14)", "rgba(244,162,97,0.14)", "rgba(231,111,81,0.12)")
+_ZONE_RGBA = ((42, 157, 143, 0.10), (233, 196, 106, 0.14), (244, 162, 97, 0.14), (231, 111, 81, 0.12))
+_ZONE_COLOURS = tuple(f"rgba({r},{g},{b},{a:g})" for r, g, b, a in _ZONE_RGBA)
+# The key's swatch is one character, not a band across the plot: the same hue, dense enough to see.
+_ZONE_SWATCHES = tuple(f"rgba({r},{g},{b},0.75)" for r, g, b, _ in _ZONE_RGBA)
 # (low, high, label, colour) for epsilon zones on log axes: the words and edges of interpret.LEVELS
 ZONES = tuple((max(lo, 1e-3), min(hi, 1e3), word, colour)
               for (lo, hi, word), colour in zip(level_edges(), _ZONE_COLOURS))
@@ -60,27 +63,79 @@ def contrast(a: str, b: str) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
-def legend_below(height: int = 380, *, font_size: int | None = None) -> dict:
-    """A horizontal legend under the plot, clear of the x-axis title (Plotly grows the bottom margin for it)."""
-    plot_px = max(height - 60 - 55, 120)
-    legend = dict(orientation="h", yanchor="top", y=-75 / plot_px, xanchor="left", x=0.0)
+# Plotly never wraps text, and a chart on a 390 px phone is ~350 px wide: titles, axis titles and legend
+# entries longer than these are broken into lines at spaces (:func:`wrap`), and the margins grow to hold them.
+TITLE_CHARS = 40  # a chart title per line (17 px bold)
+X_TITLE_CHARS = 46  # an x-axis title per line (14 px)
+TITLE_LINE_PX = 22  # one more line of title: this much more top margin
+Y_CHAR_PX = 7.5  # a y-axis title runs along the plot's height: about this many px per character
+
+
+def wrap(text: str, width: int) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` characters, joined by Plotly's ``<br>``.
+
+    Lines already broken by the caller stay broken; a line holding markup (``<sup>…``) is left as it is.
+    A single word longer than ``width`` keeps its own line.
+    """
+    out = []
+    for line in str(text).split("<br>"):
+        if len(line) <= width or "<" in line or ">" in line:
+            out.append(line)
+            continue
+        cur = ""
+        for word in line.split(" "):
+            if cur and len(cur) + 1 + len(word) > width:
+                out.append(cur)
+                cur = word
+            else:
+                cur = f"{cur} {word}" if cur else word
+        out.append(cur)
+    return "<br>".join(out)
+
+
+def n_lines(text: str) -> int:
+    return str(text).count("<br>") + 1
+
+
+def y_title_chars(height: int, top: int = 60) -> int:
+    """How many characters of a y-axis title fit along a chart ``height`` px tall (minus the margins)."""
+    return max(int((height - top - 55) / Y_CHAR_PX), 16)
+
+
+def legend_below(*, font_size: int | None = None) -> dict:
+    """A horizontal legend along the bottom of the chart, under the x-axis title.
+
+    Anchored to the container, not the plot: Plotly then grows the bottom margin to hold the legend and the
+    axis title together. A legend placed at a fraction of the plot's height (the old way) rose into the axis
+    title whenever its own rows, wrapped on a phone, shrank the plot it was measured against.
+    """
+    legend = dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0.0)
     if font_size:
         legend["font"] = dict(size=font_size)
     return legend
 
 
-def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, height: int = 380) -> go.Figure:
-    fig.update_layout(
+def text_layout(title: str, x_title: str, y_title: str, *, height: int = 380) -> dict:
+    """Title, axis titles, margins and legend of a chart, each text wrapped to fit a phone (see :func:`wrap`)."""
+    title, x_title = wrap(title, TITLE_CHARS), wrap(x_title, X_TITLE_CHARS)
+    top = 60 + TITLE_LINE_PX * (n_lines(title) - 1)
+    y_title = wrap(y_title, y_title_chars(height, top))
+    return dict(
         title=dict(text=title, x=0.0, xanchor="left"),
         height=height,
-        margin=dict(l=60, r=20, t=60, b=55),
-        legend=legend_below(height),
-        paper_bgcolor=TRANSPARENT,
-        plot_bgcolor=TRANSPARENT,
-        template=NO_TEMPLATE,
+        margin=dict(l=60, r=20, t=top, b=55),
+        legend=legend_below(),
+        xaxis=dict(title=dict(text=x_title), automargin=True),
+        yaxis=dict(title=dict(text=y_title), automargin=True),
     )
-    fig.update_xaxes(title_text=x_title, automargin=True)
-    fig.update_yaxes(title_text=y_title, automargin=True)
+
+
+def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, height: int = 380) -> go.Figure:
+    text = text_layout(title, x_title, y_title, height=height)
+    x_axis, y_axis = text.pop("xaxis"), text.pop("yaxis")
+    fig.update_layout(**text, paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT, template=NO_TEMPLATE)
+    fig.update_xaxes(x_axis)  # every x axis of a figure with subplots
+    fig.update_yaxes(y_axis)
     return fig
 
 
@@ -147,21 +202,43 @@ def roc_axes(fig: go.Figure, floor: float, *, x_title: str = "false positive rat
     return fig
 
 
-def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVATE) -> go.Figure:
-    """A dashed vertical line at epsilon on a log x axis, labelled (annotation x in log10 units)."""
+def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVATE, *,
+                 at: str = "bottom") -> go.Figure:
+    """A dashed vertical line at epsilon on a log x axis, labelled inside the plot at its ``bottom`` or just
+    above it (``top``, clear of data drawn along the bottom row). The label reads leftwards when epsilon sits
+    in the right third of a set x range, so it never runs off the chart (annotation x in log10 units)."""
     fig.add_vline(x=epsilon, line_color=colour, line_width=3, line_dash="dash")
-    fig.add_annotation(x=math.log10(epsilon), y=0, xref="x", yref="paper", yanchor="bottom", xanchor="left",
-                       text=label, showarrow=False, font=dict(color=colour))
+    xanchor, rng = "left", fig.layout.xaxis.range
+    if rng is not None and math.log10(epsilon) > rng[0] + 2 / 3 * (rng[1] - rng[0]):
+        xanchor, label = "right", label.strip() + " "
+    fig.add_annotation(x=math.log10(epsilon), y=1 if at == "top" else 0, xref="x", yref="paper",
+                       yanchor="bottom", xanchor=xanchor, text=label, showarrow=False, font=dict(color=colour))
     return fig
 
 
-def add_epsilon_zones(fig: go.Figure, x_min: float, x_max: float) -> go.Figure:
-    for i, (lo, hi, label, colour) in enumerate(ZONES):
+def epsilon_zones(x_min: float, x_max: float) -> tuple[list[dict], str]:
+    """The privacy-level zones (strong … very weak, :data:`ZONES`) between x_min and x_max on a log ε axis:
+    the shaded bands (shape dicts) and their key, a line of coloured squares and words for the chart's title
+    (``f"{title}<br>{key}"``).
+
+    The words go in the title, not on the plot or in the legend: at 390 px the two middle zones are ~12 px
+    wide, so labels inside the plot sat on each other and on the data, and four more legend entries squeezed
+    the plot.
+    """
+    shapes, words = [], []
+    for (lo, hi, label, colour), swatch in zip(ZONES, _ZONE_SWATCHES):
         a, b = max(lo, x_min), min(hi, x_max)
         if a < b:
-            fig.add_vrect(x0=a, x1=b, fillcolor=colour, line_width=0, layer="below")
-            # On a log axis Plotly reads an annotation's x as log10 of the value (shapes take the value).
-            # Staggered rows: narrow zones' labels would overlap on a phone.
-            fig.add_annotation(x=math.log10(a), y=1 - 0.06 * (i % 2), xref="x", yref="paper", yanchor="top", xanchor="left",
-                               text=label, showarrow=False, font=dict(size=10, color=NEUTRAL))
-    return fig
+            shapes.append(dict(type="rect", x0=a, x1=b, y0=0, y1=1, xref="x", yref="paper", fillcolor=colour,
+                               line_width=0, layer="below"))
+            words.append(f'<span style="color:{swatch}">■</span> {label}')
+    key = f"<sup>privacy: {'  '.join(words)}</sup>" if words else ""
+    return shapes, key
+
+
+def add_epsilon_zones(fig: go.Figure, x_min: float, x_max: float) -> str:
+    """:func:`epsilon_zones`' bands added to a figure; returns their key for the title."""
+    shapes, key = epsilon_zones(x_min, x_max)
+    for shape in shapes:
+        fig.add_shape(shape)
+    return key

@@ -43,7 +43,8 @@ def test_one_ceiling_the_runs_own_pld_curve_with_epsilons_and_mu():
         assert f"{r['epsilon_pld']:.2f} at δ = " in ceil.name
     assert "1/n (n = 80)" in ceil.name and f"μ ≈ {b['mu']['value']:.2f}" in ceil.name
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
-    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0  # below the plot: phones
+    lg = fig.layout.legend  # horizontal, along the chart's bottom edge: phones
+    assert lg.orientation == "h" and (lg.yref, lg.y) == ("container", 0)
 
 
 def test_points_without_a_curve_fall_back_to_the_epsilon_delta_ceiling_and_baseline_has_none():

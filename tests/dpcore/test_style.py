@@ -1,5 +1,6 @@
 """The shared chart style: palette contrast in both themes, readable log ticks, legends below titles."""
 
+import math
 import re
 
 import numpy as np
@@ -42,7 +43,8 @@ def test_noise_figures_use_only_palette_colours():
         for name, fig in noise.figures(view).items():
             assert _hex_colours(fig) <= palette, name
             assert fig.layout.paper_bgcolor == style.TRANSPARENT
-            assert fig.layout.legend.y is None or fig.layout.legend.y < 0, name  # below the plot, not on the title
+            lg = fig.layout.legend  # along the chart's bottom edge, not on the title
+            assert (lg.yref, lg.yanchor, lg.y) == ("container", "bottom", 0), name
 
 
 @pytest.mark.parametrize("lo,hi,expected", [
@@ -79,7 +81,39 @@ def test_roc_axes_label_decades_only():
 def test_base_layout_is_transparent_with_legend_below():
     fig = style.base_layout(go.Figure(), "t", "x", "y")
     assert fig.layout.plot_bgcolor == style.TRANSPARENT and fig.layout.paper_bgcolor == style.TRANSPARENT
-    assert fig.layout.legend.yanchor == "top" and fig.layout.legend.y < 0
+    # anchored to the chart's bottom edge: Plotly makes room for it under the axis title
+    assert (fig.layout.legend.yref, fig.layout.legend.yanchor, fig.layout.legend.y) == ("container", "bottom", 0)
+
+
+def test_wrap_breaks_long_lines_at_spaces_and_leaves_markup_alone():
+    assert style.wrap("short title", 40) == "short title"
+    assert style.wrap("aaa bbb ccc ddd", 7) == "aaa bbb<br>ccc ddd"
+    assert style.wrap("averyveryverylongword and more", 8) == "averyveryverylongword<br>and more"
+    assert style.wrap("first<br>aaa bbb ccc", 7) == "first<br>aaa bbb<br>ccc"  # given breaks stay
+    sub = "<sup>a subtitle that is much longer than the width</sup>"
+    assert style.wrap(f"title<br>{sub}", 10) == f"title<br>{sub}"  # markup is never cut in two
+
+
+def test_long_titles_wrap_and_the_margins_make_room():
+    one = style.base_layout(go.Figure(), "t", "x", "y")
+    title = "Equivalence-class sizes on age + sex + zip_code + salary (size 1 = unique)"
+    fig = style.base_layout(go.Figure(), title, "equivalence-class size (records sharing the same quasi-identifiers)",
+                            "attacker guesses correctly (% of attempts), a long y title")
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) == 2 and all(len(x) <= style.TITLE_CHARS for x in lines)
+    assert " ".join(lines) == title
+    assert fig.layout.margin.t == one.layout.margin.t + style.TITLE_LINE_PX
+    assert all(len(x) <= style.X_TITLE_CHARS for x in fig.layout.xaxis.title.text.split("<br>"))
+    assert "<br>" in fig.layout.yaxis.title.text  # a 380 px chart has ~265 px of height for it
+
+
+def test_epsilon_zones_shade_the_levels_and_name_them_in_a_key():
+    shapes, key = style.epsilon_zones(0.05, 300)
+    assert len(shapes) == 4 and [s["fillcolor"] for s in shapes] == [z[3] for z in style.ZONES]
+    for word in ("strong", "moderate", "weak", "very weak"):
+        assert f"</span> {word}" in key
+    shapes, key = style.epsilon_zones(0.05, 0.5)  # only the zones in range, and only their words
+    assert len(shapes) == 1 and "strong" in key and "weak" not in key
 
 
 def test_differencing_totals_get_their_own_panel():
@@ -91,3 +125,14 @@ def test_differencing_totals_get_their_own_panel():
     fig = totals_chart(A())
     assert len(fig.data) == 2 and fig.data[1].y[0] == pytest.approx(54.0)
     assert fig.layout.yaxis2.range[1] < 100  # the 54 is not a sliver beside ~5,500
+
+
+def test_your_epsilon_label_reads_leftwards_near_the_right_edge():
+    def label(eps):
+        fig = style.epsilon_axis(go.Figure(), range=[math.log10(0.05), math.log10(300)])
+        style.mark_epsilon(fig, eps, f" your ε = {eps:g}", at="top")
+        return fig.layout.annotations[-1]
+
+    assert label(1.0).xanchor == "left" and label(1.0).y == 1 and label(1.0).yanchor == "bottom"
+    right = label(50.0)  # 50 is in the last third of 0.05…300 (log): a label reading rightwards ran off
+    assert right.xanchor == "right" and right.text == "your ε = 50 "

@@ -265,5 +265,5 @@ def test_figures_have_titles_and_axis_titles(release, register):
         assert fig.layout.title.text and fig.layout.xaxis.title.text
     fig = figs.dp_success_chart(sim, 1.0)
     assert fig.layout.xaxis.type == "log"
-    label = next(a for a in fig.layout.annotations if a.text == "your ε = 1")
+    label = next(a for a in fig.layout.annotations if a.text.strip() == "your ε = 1")
     assert label.x == pytest.approx(0.0)  # log10(1): annotations on log axes take log10 units
