@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import textsafe
-from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis, roc_axes
+from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis, roc_axes, subtitle
 
 FPR_MIN = 1e-5
 
@@ -42,9 +42,10 @@ def feasible_band_chart(result: dict, *, height: int = 260) -> go.Figure:
 
 
 def tradeoff_chart(curves: list[dict], title: str = "Worst-case membership attack (ROC ceiling)", *,
-                   height: int = 380, mark: tuple | None = None) -> go.Figure:
+                   height: int = 380, mark: tuple | None = None, note: str = "") -> go.Figure:
     """TPR against FPR on log–log axes. ``curves``: [{name, fpr, tpr, dash?}]; the diagonal is a coin flip.
-    ``mark``: (fpr, tpr, label) of a risk limit to draw as a point."""
+    ``mark``: (fpr, tpr, label) of a risk limit to draw as a point; ``note``: plain text in small lines under
+    the title (a line under the plot ran into the axis title and off a phone)."""
     fig = go.Figure()
     grid = np.geomspace(FPR_MIN, 1, 50)
     fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", line=dict(color=NEUTRAL, dash="dot", width=1),
@@ -60,8 +61,8 @@ def tradeoff_chart(curves: list[dict], title: str = "Worst-case membership attac
     if mark is not None:
         fig.add_trace(go.Scatter(x=[mark[0]], y=[mark[1]], mode="markers", name=textsafe.plotly(mark[2]),
                                  marker=dict(size=12, color=NON_PRIVATE, symbol="x")))
-    base_layout(fig, textsafe.plotly(title), "false-positive rate (log scale)", "true-positive rate (log scale)",
-                height=height)
+    title = textsafe.plotly(title) + (f"<br>{subtitle(textsafe.plotly(note))}" if note else "")
+    base_layout(fig, title, "false-positive rate (log scale)", "true-positive rate (log scale)", height=height)
     roc_axes(fig, FPR_MIN, x_title="false-positive rate (log scale)", y_title="true-positive rate (log scale)")
     return fig
 
@@ -109,20 +110,15 @@ def statement_tradeoff_chart(st: dict) -> go.Figure:
             first = next((r for r in p.get("epsilon_at_delta") or [] if r.get("epsilon_pld") is not None), None)
             at = f": ε = {first['epsilon_pld']:.3g} at δ = {first['delta']:.1g}" if first else ""
             curves.append({"name": f"target ε = {p.get('target_epsilon', 0):g}{at}", **p["tradeoff"]})
-        fig = tradeoff_chart(curves, title)
         note = st.get("neighbour_relation", "")
     else:
         mu = st.get("mu") or {}
         src = "the PLD" if st.get("kind") != "ledger" else "the (ε, δ) guarantees"
         name = f"worst case from {src}" + (f" (μ ≈ {mu['value']:.3g})" if mu.get("value") is not None else "")
-        fig = tradeoff_chart([{"name": name, **st["tradeoff"]}], title)
+        curves = [{"name": name, **st["tradeoff"]}]
         eps = _eps_text(st.get("epsilon_at_delta") or [])
         note = (eps + "; " if eps else "") + st.get("neighbour_relation", "")
-    if note:
-        fig.add_annotation(x=0, y=-0.28, xref="paper", yref="paper", showarrow=False, xanchor="left",
-                           text=textsafe.plotly(note), font=dict(size=11, color=NEUTRAL))
-        fig.update_layout(margin=dict(b=90))
-    return fig
+    return tradeoff_chart(curves, title, note=note)
 
 
 def advice_tradeoff_chart(result: dict) -> go.Figure:

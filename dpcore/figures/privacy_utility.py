@@ -102,18 +102,24 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
     base = sweep_summary.baseline_summary(result)
     lo, hi = _eps_range(result)
     fig = go.Figure()
+    # One legend entry per attack (its DP line and its baseline share a colour and toggle together); which
+    # line is which is said once under the title: ten entries squeezed the plot to a sliver on a phone.
     for i, a in enumerate(_attacks(result)):
         colour = style.SEQUENCE[i % len(style.SEQUENCE)]
         label = ATTACK_LABELS.get(a, a)
+        shown = False
         if rows:
             fig.add_trace(go.Scatter(
                 x=[r["epsilon"] for r in rows], y=[r.get(f"{a}.{metric}") for r in rows], mode="lines+markers",
-                name=f"{label} (DP)", line=dict(color=colour, width=2.5),
+                name=label, legendgroup=a, line=dict(color=colour, width=2.5),
+                hovertemplate=f"{label} (DP), ε = %{{x:g}}: %{{y:.3g}}<extra></extra>",
                 error_y=dict(type="data", array=[r.get(f"{a}.{metric}_sd") or 0 for r in rows], visible=True),
             ))
+            shown = True
         if base and base.get(f"{a}.{metric}") is not None:
             fig.add_trace(go.Scatter(x=[lo, hi], y=[base[f"{a}.{metric}"]] * 2, mode="lines",
-                                     name=f"{label}, non-private baseline",
+                                     name=label, legendgroup=a, showlegend=not shown,
+                                     hovertemplate=f"{label}, non-private baseline: %{{y:.3g}}<extra></extra>",
                                      line=dict(color=colour, dash="dash", width=1.5)))
     ref = 0.5 if metric == "auc" else None
     if metric in ("tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr"):
@@ -122,7 +128,8 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
         fig.add_hline(y=ref, line_color=style.NEUTRAL, line_dash="dot",
                       annotation_text="random guessing", annotation_position="bottom left")
     title, ytitle = titles[metric]
-    style.base_layout(fig, title, "", ytitle, height=430)
+    key = style.subtitle("solid: DP-SGD, mean ± SD over seeds · dashed: the non-private baseline")
+    style.base_layout(fig, f"{title}<br>{key}", "", ytitle, height=430)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
     fig.update_layout(legend=style.legend_below(font_size=10))
     return fig

@@ -93,6 +93,12 @@ def wrap(text: str, width: int) -> str:
     return "<br>".join(out)
 
 
+def subtitle(text: str, width: int = 52) -> str:
+    """A plain-text note as small lines under a title (``f"{title}<br>{subtitle(note)}"``), wrapped to fit a
+    phone: each line its own ``<sup>``, so :func:`wrap` and :func:`text_layout` count them as lines."""
+    return "<br>".join(f"<sup>{line}</sup>" for line in wrap(text, width).split("<br>"))
+
+
 def n_lines(text: str) -> int:
     return str(text).count("<br>") + 1
 
