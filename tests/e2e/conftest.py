@@ -127,3 +127,48 @@ def screenshot(pg, name: str) -> Path:
     path = SHOTS / f"{name}.png"
     pg.screenshot(path=str(path), full_page=True)
     return path
+
+
+# Every text a chart draws (titles, axis titles, tick labels, legend entries, annotations, data labels):
+# pairs whose boxes overlap by more than 2 px either way, and texts that stick out of the chart's own box
+# (Plotly clips them: a title or axis title cut off mid-word).
+_CHART_TEXT_JS = r"""() => {
+  const out = [];
+  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+    const pr = plot.getBoundingClientRect();
+    if (!pr.width) continue;  // a closed tab's chart
+    const title = ((plot.querySelector('.gtitle') || {}).textContent || '?').slice(0, 40);
+    const boxes = [...plot.querySelectorAll('text')].filter(t => t.textContent.trim()
+        && getComputedStyle(t).visibility !== 'hidden' && getComputedStyle(t).opacity !== '0')
+      .map(t => [t.textContent.trim().slice(0, 30), t.getBoundingClientRect()])
+      .filter(([, r]) => r.width > 0 && r.height > 0);
+    for (let i = 0; i < boxes.length; i++) {
+      const [a, ra] = boxes[i];
+      if (ra.left < pr.left - 2 || ra.right > pr.right + 2) out.push([title, a, 'sticks out of its chart']);
+      for (let j = i + 1; j < boxes.length; j++) {
+        const [b, rb] = boxes[j];
+        const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+        const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+        if (w > 2 && h > 2) out.push([title, a, b]);
+      }
+    }
+  }
+  return out; }"""
+
+
+def chart_text_faults(pg) -> list:
+    """[chart title, text, other text | "sticks out of its chart"] for every chart drawn on the page."""
+    return pg.evaluate(_CHART_TEXT_JS)
+
+
+def chart_text_faults_at_both_sizes(pg) -> list:
+    """:func:`chart_text_faults` at the page's own size, then at a phone's width (the charts redraw for it)."""
+    faults = [("as opened", *f) for f in chart_text_faults(pg)]
+    size = pg.viewport_size
+    pg.set_viewport_size({"width": 390, "height": 844})
+    try:
+        pg.wait_for_timeout(1500)  # Streamlit relays the new width; Plotly redraws and re-runs its automargin
+        faults += [("390 px", *f) for f in chart_text_faults(pg)]
+    finally:
+        pg.set_viewport_size(size)
+    return faults

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from .conftest import screenshot, wait_for_app
+from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -86,6 +86,8 @@ def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server,
     page.get_by_text("Status: done").first.wait_for(timeout=30_000)
     no_exception(page)
     screenshot(page, "flow_training_done")
+    faults = chart_text_faults_at_both_sizes(page)  # the finished run's charts, on a laptop and a phone
+    assert not faults, faults
 
     page.goto(f"{app_server}/privacy_utility")
     wait_for_app(page)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from .conftest import wait_for_app
+from .conftest import chart_text_faults, wait_for_app
 from .test_browser_pages import _titles
 
 pytestmark = pytest.mark.e2e
@@ -110,33 +110,6 @@ def test_html_report_fits_a_1280_window(browser, tmp_path):
     assert scroll <= inner + 1, f"the report is {scroll} px wide in a {inner} px window"
 
 
-# Every text a chart draws (titles, axis titles, tick labels, legend entries, annotations, data labels):
-# pairs whose boxes overlap by more than 2 px either way, and texts that stick out of the chart's own box
-# (Plotly clips them: a title or axis title cut off mid-word).
-CHART_TEXT_JS = r"""() => {
-  const out = [];
-  for (const plot of document.querySelectorAll('.js-plotly-plot')) {
-    const pr = plot.getBoundingClientRect();
-    if (!pr.width) continue;  // a closed tab's chart
-    const title = ((plot.querySelector('.gtitle') || {}).textContent || '?').slice(0, 40);
-    const boxes = [...plot.querySelectorAll('text')].filter(t => t.textContent.trim()
-        && getComputedStyle(t).visibility !== 'hidden' && getComputedStyle(t).opacity !== '0')
-      .map(t => [t.textContent.trim().slice(0, 30), t.getBoundingClientRect()])
-      .filter(([, r]) => r.width > 0 && r.height > 0);
-    for (let i = 0; i < boxes.length; i++) {
-      const [a, ra] = boxes[i];
-      if (ra.left < pr.left - 2 || ra.right > pr.right + 2) out.push([title, a, 'sticks out of its chart']);
-      for (let j = i + 1; j < boxes.length; j++) {
-        const [b, rb] = boxes[j];
-        const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
-        const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
-        if (w > 2 && h > 2) out.push([title, a, b]);
-      }
-    }
-  }
-  return out; }"""
-
-
 @pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
 def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, height):
     """Every page as it opens and with each of its tabs open, on a phone and a laptop: no chart text sits on
@@ -163,7 +136,7 @@ def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, he
                                      ".every(p => !p.getBoundingClientRect().width || p.querySelector('.main-svg'))")
                 pg.wait_for_timeout(300)  # Plotly's automargin redraw
                 where = title if k is None else f"{title} / {tabs.nth(k).inner_text().strip()}"
-                bad += [(where, *r) for r in pg.evaluate(CHART_TEXT_JS)]
+                bad += [(where, *r) for r in chart_text_faults(pg)]
     finally:
         ctx.close()
     assert not bad, f"chart texts overlapping or cut off at {width} px (page, chart, text, other): {bad}"

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from .conftest import screenshot, wait_for_app
+from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -120,6 +120,9 @@ def _walk_the_default_sweep(url, page):
     # the accuracy chart has its chance line
     legend = page.locator(".js-plotly-plot .legendtext").all_text_contents()
     assert any(t.startswith("chance") for t in legend), legend
+    # and the finished sweep's charts read on a laptop and a phone: no text on text, none clipped
+    faults = chart_text_faults_at_both_sizes(page)
+    assert not faults, faults
 
 
 @pytest.mark.parametrize("label", ["ε grid", "Attacks"])
