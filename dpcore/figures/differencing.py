@@ -12,31 +12,33 @@ from . import style
 
 
 def totals_chart(attack: AttackResult) -> go.Figure:
-    """x·c₁ and y·c₂ (total age of each group) and, in its own panel, their difference: the target's age.
+    """x·c₁ and y·c₂ (total age of each group) and, in its own panel below, their difference: the target's age.
 
-    The totals are ~100× the difference, so one linear axis would draw the answer as a sliver: two panels.
+    The totals are ~100× the difference, so one linear axis would draw the answer as a sliver: two panels,
+    stacked, with the bars lying down so their labels read across a phone (side by side, the two panels'
+    labels and titles ran into each other at 390 px).
     """
     t1 = attack.avg_with * attack.count_with
     t2 = attack.avg_group * attack.count_group
     labels = [f"target OR group<br>x·c₁ = {attack.avg_with:.4g}·{attack.count_with}",
               f"group<br>y·c₂ = {attack.avg_group:.4g}·{attack.count_group}"]
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.16,
-                        subplot_titles=("two allowed totals (years)", "their difference (years)"))
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.62, 0.38], vertical_spacing=0.2,
+                        subplot_titles=("two allowed totals (years)", "their difference: the target's age (years)"))
     fig.add_trace(go.Bar(
-        x=labels, y=[t1, t2], text=[f"{t1:,.0f}", f"{t2:,.0f}"], textposition="outside",
-        marker_color=[style.NEUTRAL, style.NEUTRAL], hovertemplate="%{x}: %{y:,.2f} years<extra></extra>",
+        y=labels, x=[t1, t2], text=[f"{t1:,.0f}", f"{t2:,.0f}"], textposition="outside", orientation="h",
+        marker_color=[style.NEUTRAL, style.NEUTRAL], hovertemplate="%{y}: %{x:,.2f} years<extra></extra>",
     ), row=1, col=1)
     fig.add_trace(go.Bar(
-        x=["difference<br>= target's age"], y=[attack.recovered], text=[f"{attack.recovered:g}"],
-        textposition="outside", marker_color=[style.NON_PRIVATE],
-        hovertemplate="%{x}: %{y:,.2f} years<extra></extra>",
-    ), row=1, col=2)
+        y=["difference"], x=[attack.recovered], text=[f"{attack.recovered:g}"], textposition="outside",
+        orientation="h", marker_color=[style.NON_PRIVATE], hovertemplate="%{y}: %{x:,.2f} years<extra></extra>",
+    ), row=2, col=1)
     style.base_layout(fig, "Exact answers: total age of each group, and the difference (not private)",
-                      "", "total age (years)", height=380)
-    fig.update_yaxes(range=[0, max(t1, t2) * 1.18], row=1, col=1)
-    fig.update_yaxes(range=[0, max(attack.recovered, 1) * 1.25], title_text="age (years)", row=1, col=2)
+                      "", "", height=420)
+    fig.update_xaxes(range=[0, max(t1, t2) * 1.25], row=1, col=1)
+    fig.update_xaxes(range=[0, max(attack.recovered, 1) * 1.3], row=2, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
     fig.update_annotations(font_size=12)
-    fig.update_layout(showlegend=False, margin=dict(t=90))
+    fig.update_layout(showlegend=False, margin=dict(t=fig.layout.margin.t + 18))  # room for the panel title
     return fig
 
 

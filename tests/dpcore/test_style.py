@@ -123,8 +123,8 @@ def test_differencing_totals_get_their_own_panel():
         avg_with, count_with, avg_group, count_group, recovered = 55.0, 101, 55.01, 100, 54.0
 
     fig = totals_chart(A())
-    assert len(fig.data) == 2 and fig.data[1].y[0] == pytest.approx(54.0)
-    assert fig.layout.yaxis2.range[1] < 100  # the 54 is not a sliver beside ~5,500
+    assert len(fig.data) == 2 and fig.data[1].x[0] == pytest.approx(54.0)
+    assert fig.layout.xaxis2.range[1] < 100  # the 54 is not a sliver beside ~5,500
 
 
 def test_your_epsilon_label_reads_leftwards_near_the_right_edge():

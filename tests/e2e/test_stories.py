@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from .conftest import screenshot, wait_for_app
+from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -48,3 +48,8 @@ def test_differencing_story_recovers_the_exact_age(app_server, page):
     assert m["Recovered age of Jan Kees"] == "54 years" == m["True age (hidden data)"]
     no_exception(page)
     screenshot(page, "story_differencing")
+    # every step's chart drawn: their texts read on a laptop and a phone (side by side, the exact totals'
+    # panels ran their labels and titles into each other at 390 px)
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    faults = chart_text_faults_at_both_sizes(page)
+    assert not faults, faults

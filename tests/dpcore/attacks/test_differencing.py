@@ -249,10 +249,14 @@ def test_noisy_release_reproducible_and_accurate_at_huge_epsilon(pop, attack):
 def test_figures_have_titles_axes_and_log_epsilon(attack):
     sim = dif.simulate(attack, 1.0, trials=500)
     curve = dif.success_curve(attack, trials=200)
-    for fig in (figs.totals_chart(attack), figs.estimates_histogram(sim["estimates"], attack.true_value, 1.0, 5),
+    for fig in (figs.estimates_histogram(sim["estimates"], attack.true_value, 1.0, 5),
                 figs.success_chart(curve, 1.0, 5)):
         assert fig.layout.title.text
         assert fig.layout.yaxis.title.text
+    totals = figs.totals_chart(attack)  # two stacked panels of lying bars: each panel's title gives the unit
+    assert totals.layout.title.text
+    assert [a.text for a in totals.layout.annotations if "(years)" in a.text] == [
+        "two allowed totals (years)", "their difference: the target's age (years)"]
     assert figs.success_chart(curve, 1.0, 5).layout.xaxis.type == "log"
     assert "ε per query" in figs.success_chart(curve, None, 5).layout.xaxis.title.text
     assert "years" in figs.estimates_histogram(sim["estimates"], 54, 1.0, 5).layout.xaxis.title.text
