@@ -15,12 +15,13 @@ def budget_gauge(remaining: float | None, total: float | None, *, height: int = 
     """Remaining ε of the total as a gauge (red zone under 10% left)."""
     total = float(total or 0.0)
     remaining = float(remaining if remaining is not None else total)
+    spent = f" ({total - remaining:.4g} spent)" if total else ""
     fig = go.Figure(go.Indicator(
-        mode="gauge+number+delta" if total else "gauge+number",
+        # what was spent is in the title: Plotly's delta line under the number touched it
+        mode="gauge+number",
         value=remaining,
-        number=dict(valueformat=".4g", suffix=" ε"),
-        delta=dict(reference=total, valueformat=".4g", decreasing=dict(color=style.NON_PRIVATE)) if total else None,
-        title=dict(text=f"ε remaining of {total:g}" if total else "ε remaining (no budget set yet)"),
+        number=dict(valueformat=".4~g", suffix=" ε"),  # "~": "0.4 ε" as the metrics say, not "0.4000 ε"
+        title=dict(text=f"ε remaining of {total:g}{spent}" if total else "ε remaining (no budget set yet)"),
         gauge=dict(
             axis=dict(range=[0, total if total > 0 else 1], ticksuffix=" ε"),
             bar=dict(color=style.PRIVATE),

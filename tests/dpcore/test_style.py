@@ -136,3 +136,12 @@ def test_your_epsilon_label_reads_leftwards_near_the_right_edge():
     assert label(1.0).xanchor == "left" and label(1.0).y == 1 and label(1.0).yanchor == "bottom"
     right = label(50.0)  # 50 is in the last third of 0.05…300 (log): a label reading rightwards ran off
     assert right.xanchor == "right" and right.text == "your ε = 50 "
+
+
+def test_budget_gauge_says_what_was_spent_in_its_title_not_under_the_number():
+    from dpcore.figures.query_console import budget_gauge
+
+    ind = budget_gauge(0.4, 1.0).data[0]
+    assert ind.mode == "gauge+number"  # no delta line: it touched the number on a phone
+    assert ind.title.text == "ε remaining of 1 (0.6 spent)" and ind.number.valueformat == ".4~g"
+    assert budget_gauge(None, None).data[0].title.text == "ε remaining (no budget set yet)"

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from .conftest import screenshot, wait_for_app
+from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -43,6 +43,8 @@ def test_ask_count_see_budget_fall_then_refusal_clears_the_answer(app_server, pa
     assert lo < float(m["Noisy answer (DP)"].replace(",", "")) < hi
     assert m["ε spent now"] == "0.6" and m["ε remaining"] == "0.4"
     page.get_by_text("You have ε = 0.4 of 1").first.wait_for()  # the sentence at the top follows the spend
+    faults = chart_text_faults_at_both_sizes(page)  # the budget gauge and the composition chart, once spent
+    assert not faults, faults
 
     _fill(page, "Condition (COLUMN=VALUE; also !=, <, <=, >, >=; empty = all rows)", "sex=F")  # a new question
     _ask(page)  # needs 0.6, only 0.4 left: refused before any noise is drawn
