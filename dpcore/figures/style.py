@@ -12,6 +12,7 @@ never Plotly's minor-tick labels ("5 0.1 2 5 1 2 5 …"). :func:`epsilon_axis` a
 from __future__ import annotations
 
 import math
+import re
 
 import plotly.graph_objects as go
 
@@ -71,6 +72,9 @@ TITLE_LINE_PX = 22  # one more line of title: this much more top margin
 Y_CHAR_PX = 7.5  # a y-axis title runs along the plot's height: about this many px per character
 
 
+_TAG = re.compile(r"</?[A-Za-z][^>]*>")  # Plotly's markup (<sup>, <span …>); "ε < 1" is plain text
+
+
 def wrap(text: str, width: int) -> str:
     """``text`` broken at spaces into lines of at most ``width`` characters, joined by Plotly's ``<br>``.
 
@@ -79,7 +83,7 @@ def wrap(text: str, width: int) -> str:
     """
     out = []
     for line in str(text).split("<br>"):
-        if len(line) <= width or "<" in line or ">" in line:
+        if len(line) <= width or _TAG.search(line):
             out.append(line)
             continue
         cur = ""

@@ -92,6 +92,8 @@ def test_wrap_breaks_long_lines_at_spaces_and_leaves_markup_alone():
     assert style.wrap("first<br>aaa bbb ccc", 7) == "first<br>aaa bbb<br>ccc"  # given breaks stay
     sub = "<sup>a subtitle that is much longer than the width</sup>"
     assert style.wrap(f"title<br>{sub}", 10) == f"title<br>{sub}"  # markup is never cut in two
+    # a "<" that starts no tag is text: "(Gaussian (classic, ε < 1 only))" ran off a phone unwrapped
+    assert style.wrap("Error vs ε (Gaussian (classic, ε < 1 only))", 20) == "Error vs ε (Gaussian<br>(classic, ε < 1<br>only))"
 
 
 def test_long_titles_wrap_and_the_margins_make_room():

@@ -110,6 +110,14 @@ def test_html_report_fits_a_1280_window(browser, tmp_path):
     assert scroll <= inner + 1, f"the report is {scroll} px wide in a {inner} px window"
 
 
+# Views beyond the defaults whose chart titles are longest: the classic Gaussian's name ("…, ε < 1 only") in
+# every noise tab, and the advisor's other mechanisms, risks and utility targets.
+LONGEST_TITLES = [f"noise?noise_mech=gaussian-classic&noise_eps=0.05&noise_delta=1e-06&noise_tab={t}"
+                  for t in ("Compare ε", "Why private", "Best attack", "Error vs ε")] + [
+    "advisor?adv_mech=laplace&adv_risk=posterior", "advisor?adv_mech=dpsgd",
+    "advisor?adv_risk=advantage&adv_query=mean&adv_k=0.001"]
+
+
 @pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
 def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, height):
     """Every page as it opens and with each of its tabs open, on a phone and a laptop: no chart text sits on
@@ -137,6 +145,12 @@ def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, he
                 pg.wait_for_timeout(300)  # Plotly's automargin redraw
                 where = title if k is None else f"{title} / {tabs.nth(k).inner_text().strip()}"
                 bad += [(where, *r) for r in chart_text_faults(pg)]
+        for link in LONGEST_TITLES:
+            pg.goto(f"{app_server}/{link}")
+            wait_for_app(pg)
+            pg.wait_for_selector(".js-plotly-plot .main-svg")
+            pg.wait_for_timeout(300)
+            bad += [(link, *r) for r in chart_text_faults(pg)]
     finally:
         ctx.close()
     assert not bad, f"chart texts overlapping or cut off at {width} px (page, chart, text, other): {bad}"
