@@ -60,7 +60,7 @@ def estimates_histogram(estimates: np.ndarray, true_value: float, epsilon: float
                       f"shaded ±{k:g} years around the truth: {hit:.1%} land there</sup>",
                       "estimated age (years, clipped to 18–90)",
                       "simulated releases (count)", height=440)
-    fig.update_layout(showlegend=False, margin=dict(t=100))
+    fig.update_layout(showlegend=False)
     fig.update_xaxes(range=[AGE_LOW - 2, AGE_HIGH + 2])
     return fig
 
@@ -84,7 +84,6 @@ def success_chart(curve: pd.DataFrame, epsilon: float | None, k: float) -> go.Fi
     style.base_layout(fig, f"Chance the attacker is within ±{k:g} years<br><sup>simulated vs exact "
                       "(unclipped)</sup>",
                       "", f"P(|estimate − true age| ≤ {k:g} years)", height=420)
-    fig.update_layout(margin=dict(t=80))
     style.epsilon_axis(fig, title=f"ε per query (log scale; the attack spends {QUERIES_PER_ATTACK}ε)")
     fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
     return fig

@@ -23,7 +23,7 @@ def deployments_chart(user_epsilon: float) -> go.Figure:
     style.epsilon_axis(fig, range=[np.log10(0.05), np.log10(300)])
     style.mark_epsilon(fig, user_epsilon, f" your ε = {user_epsilon:g}", at="top")  # the bottom row has dots
     # the names' own width sets the left margin (automargin), so a phone keeps room for the plot
-    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=fig.layout.margin.t, b=55))
+    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, b=55))
     return fig
 
 
@@ -39,5 +39,6 @@ def posterior_chart(epsilon: float) -> go.Figure:
     style.base_layout(fig, "Attacker's belief: before vs at most after",  # short lines: fit a phone
                       "belief before (prior probability)", "highest belief after (probability)")
     fig.update_xaxes(range=[0, 1], tickformat=".0%")
-    fig.update_yaxes(range=[0, 1], tickformat=".0%")
+    # no "0%" on the y axis: it met the x axis' "0%" at the corner (the origin is labelled once)
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", tickvals=[0.2, 0.4, 0.6, 0.8, 1.0])
     return fig

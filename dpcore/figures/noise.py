@@ -116,7 +116,7 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
     ]
     if spec.mechanism == "laplace":
         y2_range = [-2 * eps, 2 * eps]
-        verdict = f"Laplace: the loss stays in the shaded band ±ε (ε = {eps:g}), so δ = 0"
+        verdict = f"Laplace: the loss stays in the shaded band<br>±ε (ε = {eps:g}), so δ = 0"  # two lines: a phone
     else:
         lim = max(3 * eps, 2.0)
         y2_range = [-lim, lim]
@@ -125,7 +125,7 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
             data.append(dict(type="scatter", x=z[out], y=loss[out], mode="lines",
                              line=dict(color=style.NON_PRIVATE, width=4), xaxis="x2", yaxis="y2",
                              name="loss above ε (the bad region)"))
-        verdict = f"Gaussian: leaves ±ε (ε = {eps:g}) in the tails; δ = {view.actual_delta:.1e}"
+        verdict = f"Gaussian: leaves ±ε (ε = {eps:g}) in the tails;<br>δ = {view.actual_delta:.1e}"
     title = "Why it is private: D vs its neighbour D′"
     # Two panels stacked (one per row reads on a phone): densities on top, the privacy loss below.
     layout = _layout(title, x_title, "probability density", height=640,

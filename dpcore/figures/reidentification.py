@@ -60,7 +60,7 @@ def linkage_chart(result, title: str = "Linkage with the public register") -> go
                            textposition="auto", hovertemplate="%{y}: %{x:,}<extra></extra>"))
     style.base_layout(fig, title, "people (register entries)", "")
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(margin=dict(l=200, r=20, t=60, b=55), showlegend=False)
+    fig.update_layout(margin=dict(l=200, r=20, b=55), showlegend=False)
     return fig
 
 
@@ -109,7 +109,7 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
                       f"<sup>simulation: {sim['n_releases']} releases × {sim['n_targets']} targets</sup><br>{key}",
                       "privacy budget ε (log scale)", "attacker guesses correctly (%)", height=460)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)], tickvals=list(x), ticktext=[f"{v:g}" for v in x])
-    fig.update_yaxes(range=[0, 105])
+    fig.update_yaxes(range=[0, 105], tickvals=[20, 40, 60, 80, 100])  # a "0" met the first ε label at the corner
     if epsilon is not None:
         style.mark_epsilon(fig, epsilon, f" your ε = {epsilon:g}", style.ACCENT)
     return fig
@@ -129,5 +129,5 @@ def narrowing_chart(narrowing: pd.DataFrame, n: int) -> go.Figure:
     fig.update_xaxes(type="log", range=[np.log10(0.8), np.log10(top)], tickvals=[1, 10, 100, 1_000, 10_000,
                      100_000, 1_000_000], ticktext=["1", "10", "100", "1k", "10k", "100k", "1M"])
     fig.update_yaxes(autorange="reversed", automargin=True)
-    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, t=60, b=55))
+    fig.update_layout(showlegend=False, margin=dict(l=10, r=20, b=55))
     return fig

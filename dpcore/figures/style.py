@@ -128,10 +128,12 @@ def legend_below(*, font_size: int | None = None) -> dict:
 def text_layout(title: str, x_title: str, y_title: str, *, height: int = 380) -> dict:
     """Title, axis titles, margins and legend of a chart, each text wrapped to fit a phone (see :func:`wrap`)."""
     title, x_title = wrap(title, TITLE_CHARS), wrap(x_title, X_TITLE_CHARS)
-    top = 60 + TITLE_LINE_PX * (n_lines(title) - 1)
+    # Hung from the top edge and growing down, with the margin grown to match: Plotly's default puts the
+    # first line's baseline mid-margin, so a title of three or four lines ran into the plot's top label.
+    top = 38 + TITLE_LINE_PX * n_lines(title)
     y_title = wrap(y_title, y_title_chars(height, top))
     return dict(
-        title=dict(text=title, x=0.0, xanchor="left"),
+        title=dict(text=title, x=0.0, xanchor="left", yref="container", y=1.0, yanchor="top", pad=dict(t=14)),
         height=height,
         margin=dict(l=60, r=20, t=top, b=55),
         legend=legend_below(),
@@ -207,8 +209,9 @@ def roc_axes(fig: go.Figure, floor: float, *, x_title: str = "false positive rat
              y_title: str = "true positive rate (log scale)") -> go.Figure:
     """Log–log ROC axes from ``floor`` to 1, labelled at decades only."""
     ticks = [v for v in log_ticks(floor, 1.0) if v >= floor]
-    for axis, title in (("x", x_title), ("y", y_title)):
-        log_axis(fig, axis, lo=floor, hi=1.0, title=title, tickvals=ticks)
+    log_axis(fig, "x", lo=floor, hi=1.0, title=x_title, tickvals=ticks)
+    # the floor labelled once, on the x axis: the two "1e-5" met at the corner
+    log_axis(fig, "y", lo=floor, hi=1.0, title=y_title, tickvals=[v for v in ticks if v > floor * (1 + 1e-9)])
     return fig
 
 

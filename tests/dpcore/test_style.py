@@ -75,7 +75,8 @@ def test_roc_axes_label_decades_only():
     fig = style.roc_axes(go.Figure(), 1e-3)
     for ax in (fig.layout.xaxis, fig.layout.yaxis):
         assert ax.type == "log"
-        assert list(ax.ticktext) == ["0.001", "0.01", "0.1", "1"]
+    assert list(fig.layout.xaxis.ticktext) == ["0.001", "0.01", "0.1", "1"]
+    assert list(fig.layout.yaxis.ticktext) == ["0.01", "0.1", "1"]  # the floor once: both met at the corner
 
 
 def test_base_layout_is_transparent_with_legend_below():
@@ -105,6 +106,7 @@ def test_long_titles_wrap_and_the_margins_make_room():
     assert len(lines) == 2 and all(len(x) <= style.TITLE_CHARS for x in lines)
     assert " ".join(lines) == title
     assert fig.layout.margin.t == one.layout.margin.t + style.TITLE_LINE_PX
+    assert fig.layout.title.yanchor == "top" and fig.layout.title.yref == "container"  # grows down, not up
     assert all(len(x) <= style.X_TITLE_CHARS for x in fig.layout.xaxis.title.text.split("<br>"))
     assert "<br>" in fig.layout.yaxis.title.text  # a 380 px chart has ~265 px of height for it
 
