@@ -66,7 +66,7 @@ def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: f
     return fig
 
 
-def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 260) -> go.Figure:
+def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 300) -> go.Figure:
     """PRV and RDP ε (real upper bounds) next to the seed notebook's shortcut (not a bound), on a log axis.
     ``metrics``: a run's :class:`~dpcore.training.results.TrainMetrics` (a stored result dict is read through
     :meth:`TrainMetrics.from_dict`)."""
@@ -81,7 +81,8 @@ def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 26
             values.append(v)
             colours.append(colour)
     fig = go.Figure(go.Scatter(x=values, y=names, mode="markers+text", marker=dict(color=colours, size=16),
-                               text=[f"{v:.3g}" for v in values], textposition="middle right",
+                               # above the dot: beside it, the value ran off the right edge of a phone
+                               text=[f"{v:.3g}" for v in values], textposition="top center",
                                hovertemplate="%{y}: ε = %{x:.4g}<extra></extra>"))
     target = m.target_epsilon
     if target:
@@ -92,5 +93,5 @@ def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 26
     lo, hi = min(values + [target or values[0]]), max(values + [target or 0])
     log_axis(fig, "x", lo=10 ** (math.log10(lo) - 0.15), hi=10 ** (math.log10(hi) + 0.25))
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(showlegend=False, margin=dict(l=200))
+    fig.update_layout(showlegend=False, margin=dict(l=10))  # the names set the left margin (automargin)
     return fig

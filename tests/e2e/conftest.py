@@ -136,7 +136,8 @@ _CHART_TEXT_JS = r"""() => {
   const out = [];
   for (const plot of document.querySelectorAll('.js-plotly-plot')) {
     const pr = plot.getBoundingClientRect();
-    if (!pr.width) continue;  // a closed tab's chart
+    // a closed tab's or a closed expander's chart: not seen, and drawn at a stale width until it opens
+    if (!pr.width || !plot.checkVisibility()) continue;
     const title = ((plot.querySelector('.gtitle') || {}).textContent || '?').slice(0, 40);
     const boxes = [...plot.querySelectorAll('text')].filter(t => t.textContent.trim()
         && getComputedStyle(t).visibility !== 'hidden' && getComputedStyle(t).opacity !== '0')
@@ -162,7 +163,14 @@ def chart_text_faults(pg) -> list:
 
 
 def chart_text_faults_at_both_sizes(pg) -> list:
-    """:func:`chart_text_faults` at the page's own size, then at a phone's width (the charts redraw for it)."""
+    """:func:`chart_text_faults` at the page's own size, then at a phone's width (the charts redraw for it),
+    with every expander on the page opened (they open in the browser alone; no rerun)."""
+    closed = pg.locator('[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary')
+    for _ in range(50):  # each click takes one off the list
+        if not closed.count():
+            break
+        closed.first.click()
+    pg.wait_for_timeout(800)
     faults = [("as opened", *f) for f in chart_text_faults(pg)]
     size = pg.viewport_size
     pg.set_viewport_size({"width": 390, "height": 844})
