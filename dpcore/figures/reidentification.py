@@ -105,8 +105,8 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
                   annotation_position="bottom right")
     lo, hi = float(x.min()), float(x.max())
     key = style.add_epsilon_zones(fig, lo, hi)
-    style.base_layout(fig, f"Attacker learning {sim['sensitive']}<br>from noisy counts<br>"
-                      f"<sup>simulation: {sim['n_releases']} releases × {sim['n_targets']} targets</sup><br>{key}",
+    note = style.subtitle(f"simulation: {sim['n_releases']} releases × {sim['n_targets']} targets")
+    style.base_layout(fig, f"Attacker learning {textsafe.plotly(sim['sensitive'])}<br>from noisy counts<br>{note}<br>{key}",
                       "privacy budget ε (log scale)", "attacker guesses correctly (%)", height=460)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)], tickvals=list(x), ticktext=[f"{v:g}" for v in x])
     fig.update_yaxes(range=[0, 105], tickvals=[20, 40, 60, 80, 100])  # a "0" met the first ε label at the corner
