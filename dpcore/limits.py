@@ -33,6 +33,8 @@ UPLOAD_MAX_MIB = 50
 UPLOAD_MAX_BYTES = UPLOAD_MAX_MIB * 1024 * 1024
 UPLOAD_MAX_ROWS = 1_000_000
 UPLOAD_MAX_COLUMNS = 200
+#: A column name is shown in titles, tables and menus: longer names are refused (shorten them).
+UPLOAD_MAX_NAME_CHARS = 100
 
 # --- differencing attack (page, links and CLI) --------------------------------------------------------
 DIFFERENCING_MIN_N = 100
@@ -136,6 +138,7 @@ def table() -> list[tuple[str, str]]:
         ("Upload size (every page, CLI CSV reader, Streamlit's server.maxUploadSize)", mib(UPLOAD_MAX_BYTES)),
         ("Rows in an uploaded CSV", f"{UPLOAD_MAX_ROWS:,}"),
         ("Columns in an uploaded CSV", f"{UPLOAD_MAX_COLUMNS:,}"),
+        ("Characters in a column name of an uploaded CSV", f"{UPLOAD_MAX_NAME_CHARS:,}"),
         ("Model size (hidden units / parameters)", f"{MODEL_MAX_HIDDEN:,} / {MODEL_MAX_PARAMS:,}"),
         ("ε accepted (widgets and links)", f"{EPSILON_MIN:g} to {EPSILON_MAX:g}"),
         ("Seeds (pictures, splits, tests)", f"{SEED_MIN} to {SEED_MAX:,}"),

@@ -274,6 +274,10 @@ def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_U
     if unnamed and len(unnamed) == df.shape[1]:
         raise DPError("CSV has no header row; the first line must name the columns")
     names = [c.strip() for c in _header(data)]
+    long = [str(c) for c in df.columns if len(str(c)) > limits.UPLOAD_MAX_NAME_CHARS]
+    if long:
+        raise DPError(f"CSV column name {long[0][:40] + '…'!r} is {len(long[0]):,} characters long; at most "
+                      f"{limits.UPLOAD_MAX_NAME_CHARS} are supported: shorten it and upload again")
     dupes = sorted({c for c in names if c and names.count(c) > 1})
     if dupes:
         raise DPError(f"CSV has duplicate column names: {', '.join(map(repr, dupes))}; give each column its own "

@@ -34,17 +34,24 @@ def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
 
 
 def incremental_chart(steps: pd.DataFrame) -> go.Figure:
-    """Unique share and average prosecutor risk as quasi-identifiers are added one by one."""
-    labels = [("+ " if i else "") + textsafe.plotly(a) for i, a in enumerate(steps["added"])]  # may be upload names
+    """Unique share and average prosecutor risk as quasi-identifiers are added one by one.
+
+    The names may come from an upload (any length, no spaces): each tick shows a few wrapped lines of it at
+    its position and the hover the whole name, so a long name never runs into the next or off a phone."""
+    labels = [("+ " if i else "") + textsafe.plotly(a) for i, a in enumerate(steps["added"])]
+    pos = list(range(len(labels)))
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=steps["unique_fraction"] * 100, name="unique records (%)",
+    fig.add_trace(go.Bar(x=pos, y=steps["unique_fraction"] * 100, name="unique records (%)", customdata=labels,
                          marker_color=style.NON_PRIVATE,
-                         hovertemplate="%{x}: %{y:.1f}% unique<extra></extra>"))
-    fig.add_trace(go.Scatter(x=labels, y=steps["prosecutor_risk_avg"] * 100, mode="lines+markers",
+                         hovertemplate="%{customdata}: %{y:.1f}% unique<extra></extra>"))
+    fig.add_trace(go.Scatter(x=pos, y=steps["prosecutor_risk_avg"] * 100, mode="lines+markers", customdata=labels,
                              name="average re-identification risk (%)", line=dict(color=style.ACCENT, width=3),
-                             hovertemplate="%{x}: average risk %{y:.1f}%<extra></extra>"))
+                             hovertemplate="%{customdata}: average risk %{y:.1f}%<extra></extra>"))
     style.base_layout(fig, "How unique are people as quasi-identifiers are added",
                       "quasi-identifiers known to the attacker (added left to right)", "share of records (%)")
+    width = max(6, min(20, 40 // max(len(labels), 1)))  # characters a tick's line has on a phone
+    fig.update_xaxes(tickvals=pos, ticktext=[style.tick_label(t, width) for t in labels], tickangle=0,
+                     range=[-0.5, len(labels) - 0.5])
     fig.update_yaxes(range=[0, 105])
     return fig
 

@@ -75,11 +75,32 @@ Y_CHAR_PX = 7.5  # a y-axis title runs along the plot's height: about this many 
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")  # Plotly's markup (<sup>, <span …>); "ε < 1" is plain text
 
 
+# One character as a reader counts it: an HTML entity (``textsafe.plotly`` writes "&lt;") is one, never cut.
+_UNIT = re.compile(r"&(?:[A-Za-z]+|#[0-9]+|#x[0-9A-Fa-f]+);|.", re.S)
+_SOFT_BREAKS = "-_/.:,;|+"  # a word too long for a line is cut after one of these if it can be
+
+
+def _pieces(word: str, width: int) -> list[str]:
+    """``word`` cut into pieces of at most ``width`` characters: after the last hyphen, underscore, slash,
+    dot … that leaves a piece that fits, else at ``width`` (an uploaded column name may have no spaces)."""
+    units = _UNIT.findall(word)
+    if len(units) <= width:
+        return [word]
+    out = []
+    while len(units) > width:
+        cut = next((i + 1 for i in range(width - 1, 0, -1) if units[i] in _SOFT_BREAKS), width)
+        out.append("".join(units[:cut]))
+        units = units[cut:]
+    out.append("".join(units))
+    return out
+
+
 def wrap(text: str, width: int) -> str:
     """``text`` broken at spaces into lines of at most ``width`` characters, joined by Plotly's ``<br>``.
 
     Lines already broken by the caller stay broken; a line holding markup (``<sup>…``) is left as it is.
-    A single word longer than ``width`` keeps its own line.
+    A single word longer than ``width`` (a column name from an upload, say) is cut into pieces of ``width``
+    (:func:`_pieces`), so no title runs out of its chart on a phone.
     """
     out = []
     for line in str(text).split("<br>"):
@@ -88,12 +109,24 @@ def wrap(text: str, width: int) -> str:
             continue
         cur = ""
         for word in line.split(" "):
-            if cur and len(cur) + 1 + len(word) > width:
-                out.append(cur)
-                cur = word
-            else:
-                cur = f"{cur} {word}" if cur else word
+            for j, piece in enumerate(_pieces(word, width)):  # a cut word goes on, unspaced, on the next line
+                if cur and (j or len(cur) + 1 + len(piece) > width):
+                    out.append(cur)
+                    cur = piece
+                else:
+                    cur = f"{cur} {piece}" if cur else piece
         out.append(cur)
+    return "<br>".join(out)
+
+
+def tick_label(text: str, width: int, lines: int = 3) -> str:
+    """A category's name as a tick label: :func:`wrap` to ``width``, at most ``lines`` lines, the last cut with
+    "…" (give the full name in the hover). Use positions as the categories, not these labels: two long names
+    may shorten alike."""
+    out = wrap(text, width).split("<br>")
+    if len(out) > lines:
+        out = out[:lines]
+        out[-1] = "".join(_UNIT.findall(out[-1])[: width - 1]) + "…"
     return "<br>".join(out)
 
 

@@ -67,6 +67,20 @@ def test_duplicate_columns_are_detected_from_the_header():
     assert list(datasets.read_csv(b"age,age.1\n1,2\n").columns) == ["age", "age.1"]  # distinct names are fine
 
 
+def test_overlong_column_names_are_refused_with_the_limit(capsys, tmp_path):
+    """A column name is shown in chart titles, menus and tables: one past the limit is refused, page and CLI."""
+    ok = "n" * limits.UPLOAD_MAX_NAME_CHARS
+    assert list(datasets.read_csv(f"age,{ok}\n1,2\n".encode()).columns) == ["age", ok]
+    with pytest.raises(datasets.DPError, match=rf"is {limits.UPLOAD_MAX_NAME_CHARS + 1} characters long; at most "
+                                               rf"{limits.UPLOAD_MAX_NAME_CHARS} are supported"):
+        datasets.read_csv(f"age,{ok}x\n1,2\n".encode())
+    csv = tmp_path / "long.csv"
+    csv.write_text("age," + "<b>" * 400 + "\n1,2\n")
+    rc, out, err = run(capsys, "uniqueness", "--data", str(csv), "--qi", "age")
+    assert rc == 2 and out == "" and one_line(err)
+    assert "1,200 characters long" in err and len(err) < 300  # the name is shown cut short
+
+
 def test_upload_limit_message_says_mib():
     with pytest.raises(datasets.DPError, match=r"larger than 1 MiB"):
         datasets.read_csv(b"a\n" + b"1\n" * (2**20), max_bytes=2**20)

@@ -89,12 +89,24 @@ def test_base_layout_is_transparent_with_legend_below():
 def test_wrap_breaks_long_lines_at_spaces_and_leaves_markup_alone():
     assert style.wrap("short title", 40) == "short title"
     assert style.wrap("aaa bbb ccc ddd", 7) == "aaa bbb<br>ccc ddd"
-    assert style.wrap("averyveryverylongword and more", 8) == "averyveryverylongword<br>and more"
+    # a word longer than a line (an uploaded column name) is cut: after a - _ / . where it can be, else at width
+    assert style.wrap("averyveryverylongword and more", 8) == "averyver<br>yverylon<br>gword<br>and more"
+    assert style.wrap("sizes on zip_code_of_residence", 12) == "sizes on<br>zip_code_of_<br>residence"
+    assert style.wrap("probability of re-identification", 16) == "probability of<br>re-<br>identification"
+    assert style.wrap("x " + "&lt;" * 7, 3) == "x<br>" + "&lt;" * 3 + "<br>" + "&lt;" * 3 + "<br>&lt;"  # no entity cut
+    name = "q" * 100  # the longest column name an upload may have: every line fits
+    assert all(len(line) <= 40 for line in style.wrap(f"Equivalence-class sizes on {name} + age", 40).split("<br>"))
     assert style.wrap("first<br>aaa bbb ccc", 7) == "first<br>aaa bbb<br>ccc"  # given breaks stay
     sub = "<sup>a subtitle that is much longer than the width</sup>"
     assert style.wrap(f"title<br>{sub}", 10) == f"title<br>{sub}"  # markup is never cut in two
     # a "<" that starts no tag is text: "(Gaussian (classic, ε < 1 only))" ran off a phone unwrapped
     assert style.wrap("Error vs ε (Gaussian (classic, ε < 1 only))", 20) == "Error vs ε (Gaussian<br>(classic, ε < 1<br>only))"
+
+
+def test_tick_labels_wrap_and_stop_after_a_few_lines():
+    assert style.tick_label("age", 10) == "age"
+    assert style.tick_label("+ zip_code_of_residence", 10) == "+<br>zip_code_<br>of_…"  # the hover has it all
+    assert style.tick_label("&lt;" * 30, 4) == "&lt;" * 4 + "<br>" + "&lt;" * 4 + "<br>" + "&lt;" * 3 + "…"
 
 
 def test_long_titles_wrap_and_the_margins_make_room():

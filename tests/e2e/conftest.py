@@ -164,8 +164,9 @@ def chart_text_faults(pg) -> list:
 
 def chart_text_faults_at_both_sizes(pg) -> list:
     """:func:`chart_text_faults` at the page's own size, then at a phone's width (the charts redraw for it),
-    with every expander on the page opened (they open in the browser alone; no rerun)."""
-    closed = pg.locator('[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary')
+    with every expander in sight opened (they open in the browser alone; no rerun)."""
+    closed = pg.locator('[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary'
+                        ' >> visible=true')  # not those in a closed tab
     for _ in range(50):  # each click takes one off the list
         if not closed.count():
             break
