@@ -39,16 +39,19 @@ def histogram_answer(answer: dict, column: str = "") -> go.Figure:
     (an upload chose them): escaped, so Plotly shows them as text, never as links or markup."""
     counts = np.asarray(answer["answer"], dtype=float)
     lows, highs = (np.asarray(v, dtype=float) for v in answer["interval"])
+    labels = [textsafe.plotly(v) for v in answer["labels"]]  # category labels are user data
+    pos = list(range(len(labels)))  # positions, not labels, as categories: two long labels may shorten alike
     fig = go.Figure(go.Bar(
-        x=[textsafe.plotly(v) for v in answer["labels"]],  # category labels are user data
-        y=counts, marker_color=style.PRIVATE, name="noisy count (DP)",
+        x=pos, y=counts, customdata=labels, marker_color=style.PRIVATE, name="noisy count (DP)",
         error_y=dict(type="data", symmetric=False, array=highs - counts, arrayminus=counts - lows,
                      color=style.ACCENT, thickness=1.2),
-        hovertemplate="%{x}: %{y:,.0f} rows (95% noise interval shown)<extra></extra>",
+        hovertemplate="%{customdata}: %{y:,.0f} rows (95% noise interval shown)<extra></extra>",
     ))
     col = textsafe.plotly(column)
     style.base_layout(fig, f"Noisy histogram of {col or 'the column'} (ε = {answer['epsilon']:g})",
                       f"{col} (category or bin)", "noisy count (rows)", height=360)
+    fig.update_xaxes(tickvals=pos, ticktext=[style.tick_label(t, style.TICK_CHARS) for t in labels],
+                     range=[-0.5, len(labels) - 0.5])
     fig.update_layout(showlegend=False)
     return fig
 

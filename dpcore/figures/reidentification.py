@@ -49,8 +49,7 @@ def incremental_chart(steps: pd.DataFrame) -> go.Figure:
                              hovertemplate="%{customdata}: average risk %{y:.1f}%<extra></extra>"))
     style.base_layout(fig, "How unique are people as quasi-identifiers are added",
                       "quasi-identifiers known to the attacker (added left to right)", "share of records (%)")
-    width = max(6, min(20, 40 // max(len(labels), 1)))  # characters a tick's line has on a phone
-    fig.update_xaxes(tickvals=pos, ticktext=[style.tick_label(t, width) for t in labels], tickangle=0,
+    fig.update_xaxes(tickvals=pos, ticktext=[style.tick_label(t, style.TICK_CHARS) for t in labels],
                      range=[-0.5, len(labels) - 0.5])
     fig.update_yaxes(range=[0, 105])
     return fig

@@ -68,6 +68,7 @@ def contrast(a: str, b: str) -> float:
 # entries longer than these are broken into lines at spaces (:func:`wrap`), and the margins grow to hold them.
 TITLE_CHARS = 40  # a chart title per line (17 px bold)
 X_TITLE_CHARS = 46  # an x-axis title per line (14 px)
+TICK_CHARS = 20  # a category's tick label per line (longer names wrap; Plotly tilts them if they meet)
 TITLE_LINE_PX = 22  # one more line of title: this much more top margin
 Y_CHAR_PX = 7.5  # a y-axis title runs along the plot's height: about this many px per character
 

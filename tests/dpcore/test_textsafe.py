@@ -77,7 +77,8 @@ def test_figures_escape_column_names_and_labels():
     assert not any("<a" in t for t in fig.layout.xaxis.ticktext)  # the ticks: the same, shortened
     hist = query_console.histogram_answer({"answer": [3.0, 4.0], "interval": [[1.0, 2.0], [5.0, 6.0]],
                                            "labels": ["=1", EVIL], "epsilon": 1.0}, column=EVIL)
-    assert "<a" not in str(hist.data[0].x) and "<a" not in hist.layout.title.text
+    assert "<a" not in str(hist.data[0].customdata) and "<a" not in str(hist.layout.xaxis.ticktext)
+    assert "<a" not in hist.layout.title.text
     assert "<a" not in hist.layout.xaxis.title.text
 
 
