@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import claims
 from .errors import DPError
 from .validation import check_delta, check_positive_int, check_sensitivity
 from .noise.calibration import gaussian_epsilon
@@ -562,7 +563,7 @@ def _conflict(out, risk, utility, e_min, e_max, sens, mech, *, sigma_min=None, s
     d = out["delta"]
     ratio = e_min / e_max
     c = {"epsilon_needed_by_utility": e_min, "epsilon_allowed_by_risk": e_max, "ratio": ratio,
-         "text": f"the utility target needs ε ≥ {e_min:.3g} but the risk limit allows at most ε ≤ {e_max:.3g} "
+         "text": f"the utility target needs ε ≥ {claims.up(e_min)} but the risk limit allows at most ε ≤ {claims.down(e_max)} "
                  f"({ratio:.2g}× apart)"}
     opts = []
     # 1. a weaker limit: what the attacker gets at the utility's setting
@@ -674,8 +675,8 @@ def _advise_dpsgd(out, risk, utility, d, sample_rate, steps):
         opts.append({"kind": "more_rows", "text": "train on more rows: the same noise multiplier and steps then "
                      "cost less accuracy (sweep again with more training rows to measure how much)"})
         out["conflict"] = {"epsilon_needed_by_utility": e_min, "epsilon_allowed_by_risk": e_max, "ratio": ratio,
-                           "text": f"the accuracy target needs ε ≥ {e_min:.3g} but the risk limit allows at most "
-                                   f"ε ≤ {e_max:.3g} ({ratio:.2g}× apart)", "reconcile": opts}
+                           "text": f"the accuracy target needs ε ≥ {claims.up(e_min)} but the risk limit allows at most "
+                                   f"ε ≤ {claims.down(e_max)} ({ratio:.2g}× apart)", "reconcile": opts}
     return out
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import textsafe
+from . import claims, textsafe
 from .noise.interpret import level_sentence, posterior_bound, privacy_level, reading
 from .errors import DPError
 from .validation import check_epsilon
@@ -94,7 +94,7 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
     from .figures import home
 
     eps = check_epsilon(epsilon)
-    d = f" and δ = {delta:g}" if delta else ""
+    d = f" and δ = {claims.delta(delta)}" if delta else ""
     return Section(
         "What the chosen ε means",
         [
@@ -184,10 +184,10 @@ def sweep_section(sweep_id: str) -> Section:
     paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
                  f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
     table = pd.DataFrame([{
-        "target ε": f"{r['epsilon']:g}", "ε spent (accountant)": f"{r.get('epsilon_spent') or r['epsilon']:.3g}",
+        "target ε": f"{r['epsilon']:g}", "ε spent (accountant)": claims.up(r.get('epsilon_spent') or r['epsilon']),
         "models": r.get("n"), "test accuracy": "—" if r.get("accuracy") is None else f"{r['accuracy']:.1%}",
-        "proved ε (95% over all seeds)": _fmt(r.get("empirical_epsilon"), ".2f"),
-        "proved ε, median seed (95%)": _fmt(r.get("empirical_epsilon_median"), ".2f"),
+        "proved ε (95% over all seeds)": claims.down(r.get("empirical_epsilon")),
+        "proved ε, median seed (95%)": claims.down(r.get("empirical_epsilon_median")),
     } for r in rows])
     base = sweep_summary.baseline_summary(result)
     figs = [pfigs.accuracy_chart(result), pfigs.attack_chart(result, "auc"),
@@ -209,7 +209,7 @@ def _noise_fact(st: dict) -> str:
 def _eps_table(rows: list[dict]) -> pd.DataFrame:
     out = []
     for r in rows:
-        row = {"δ": f"{r['delta']:.3g}"}
+        row = {"δ": claims.delta(r['delta'], 3)}
         if "epsilon_pld" in r:
             row["ε (dp_accounting PLD)"] = _fmt(r["epsilon_pld"])
             row.update({f"ε ({k.removeprefix('epsilon_')} accountant)": _fmt(v) for k, v in r.items()
@@ -224,7 +224,7 @@ def _eps_table(rows: list[dict]) -> pd.DataFrame:
 def _audit_fact(a: dict | None) -> str:
     if not a:
         return "no membership audit"
-    return (f"empirical ε ≥ {_fmt(a.get('lower_bound'), '.3g')} with {_fmt(a.get('confidence'), '.0%')} confidence "
+    return (f"empirical ε ≥ {claims.down(a.get('lower_bound'))} with {_fmt(a.get('confidence'), '.0%')} confidence "
             f"({_audit_counts(a)}, {'within' if a.get('within_claim') else 'ABOVE'} the claimed ε)")
 
 
@@ -287,9 +287,9 @@ def statement_section(st: dict, name: str | None = None) -> Section:
             "target ε": f"{p.get('target_epsilon', 0):g}", "seed": p.get("seed"),
             "noise multiplier": _fmt(p["mechanism"]["noise_multiplier"], ".4g"),
             "q": _fmt(p["mechanism"]["sample_rate"], ".4g"), "steps": p["mechanism"]["steps"],
-            "ε (run's accountant)": f"{_fmt((p.get('accountant') or {}).get('epsilon'))} at δ = "
-                                    f"{_fmt((p.get('accountant') or {}).get('delta'), 'g')}",
-            **{f"ε at δ = {r['delta']:.2g} (PLD)": _fmt(r.get("epsilon_pld")) for r in p["epsilon_at_delta"]},
+            "ε (run's accountant)": f"{claims.up((p.get('accountant') or {}).get('epsilon'))} at δ = "
+                                    f"{claims.delta((p.get('accountant') or {}).get('delta'))}",
+            **{f"ε at δ = {claims.delta(r['delta'])} (PLD)": claims.up(r.get("epsilon_pld")) for r in p["epsilon_at_delta"]},
             "μ (CLT, approx.)": _fmt((p.get("mu") or {}).get("value")),
             "audit": _audit_fact(p.get("audit")),
             "noise": "reproducible: not a DP release" if p.get("reproducible_noise") else "secure",
@@ -319,7 +319,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
     post = float(posterior_bound(0.5, eps))
-    d = f" (δ = {delta:g}, which this bound does not cover)" if delta else " (δ = 0)"
+    d = f" (δ = {claims.delta(delta)}, which this bound does not cover)" if delta else " (δ = 0)"
     lr, dp, rep = st.linkage, st.dp, st.uniqueness
     out = [
         f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure of a fact about a person can become at most "
@@ -367,7 +367,7 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
     sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
                 reidentification_section(eps, story)]
-    settings = {"ε": f"{eps:g}", "δ": f"{delta:g}" if delta else "0 (pure ε-DP for the Laplace queries)",
+    settings = {"ε": f"{eps:g}", "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
                 "neighbouring datasets": "differ by adding or removing one person (replace-one where a section "
                                          "says so)",
                 "noise data": f"synthetic medical, {n:,} patients, seed {seed}",

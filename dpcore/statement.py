@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from . import claims
 from .errors import DPError
 
 STANDARD_DELTAS = (1e-5, 1e-6)
@@ -104,8 +105,8 @@ def for_job(job_id: str) -> dict:
 
 def _summary(st: dict) -> str:
     a = st.get("accountant") or {}
-    parts = [f"ε = {a['epsilon']:.3g} at δ = {a['delta']:g} ({a.get('name')})"] if a.get("epsilon") is not None else []
-    parts += [f"ε = {r['epsilon_pld']:.3g} at δ = {r['delta']:.2g} (PLD)" for r in st.get("epsilon_at_delta", [])
+    parts = [f"ε = {claims.up(a['epsilon'])} at δ = {claims.delta(a['delta'])} ({a.get('name')})"] if a.get("epsilon") is not None else []
+    parts += [f"ε = {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])} (PLD)" for r in st.get("epsilon_at_delta", [])
               if "epsilon_pld" in r]
     text = "; ".join(parts) + f"; {st['neighbour_relation']}; unit: {st['unit_of_privacy']}"
     if st.get("reproducible_noise"):
@@ -155,21 +156,21 @@ def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None)
         row = blk["epsilon_at_delta"][0]
         claimed, d = row["epsilon_pld"], row["delta"]
     name = str(a.get("name") or "PLD").upper()
-    text = f"**Proven:** ε ≤ {claimed:.2f} at δ = {d:g} (add/remove one record; {name} accountant)."
+    text = f"**Proven:** ε ≤ {claims.up(claimed)} at δ = {claims.delta(d)} (add/remove one record; {name} accountant)."
     au = blk.get("audit")
     if not au or au.get("lower_bound") is None:
         return text + " No audit was run on this model, so nothing was measured."
     lb, conf = float(au["lower_bound"]), au.get("confidence") or 0.95
     who = "the canary audit" if au.get("attack") == "canary" else "the audit"
     if lb > claimed + 1e-9:
-        return text + (f" **Measured:** {who} proves ε ≥ {lb:.2f} ({conf:.0%} confidence) — *above* the proven ε: "
+        return text + (f" **Measured:** {who} proves ε ≥ {claims.down(lb)} ({conf:.0%} confidence) — *above* the proven ε: "
                        f"a bug in training or accounting (or the {1 - conf:.0%} chance that a {conf:.0%} bound is wrong); "
                        "please report it.")
     if lb <= 0:
         text += (f" **Measured:** {who} proves nothing (ε ≥ 0 at {conf:.0%} confidence). The whole gap of "
-                 f"{claimed:.2f} is unmeasured")
+                 f"{claims.up(claimed)} is unmeasured")
     else:
-        text += (f" **Measured:** {who} proves ε ≥ {lb:.2f} ({conf:.0%} confidence). The gap, {claimed - lb:.2f}, "
+        text += (f" **Measured:** {who} proves ε ≥ {claims.down(lb)} ({conf:.0%} confidence). The gap, {claimed - lb:.2f}, "
                  f"means the attacks showed {lb / claimed:.0%} of what the accountant allows")
     text += (": either attackers on this model are weaker than the worst case the accountant allows for, or "
              "these attacks are not the strongest — the proven bound is what holds against every attacker.")
@@ -254,8 +255,9 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
     out["recompute"] = {"accountant": "dpcore.noise.composition.basic(epsilons, deltas)",
                         "epsilon_at_delta": "dpcore.noise.composition.ledger_costs(queries, delta_prime)",
                         "tradeoff": "dpcore.attacks.audit.roc_from_privacy_profile(profile epsilons, deltas, fpr)"}
-    out["summary"] = (f"{len(entries)} answers: ε = {basic[0]:.3g}, δ = {basic[1]:.3g} by basic composition; "
-                      + "; ".join(f"ε = {r['epsilon']:.3g} at δ = {r['delta']:.2g} ({r['rule']})" for r in rows
+    out["summary"] = (f"{len(entries)} answers: ε = {claims.up(basic[0])}, δ = {claims.delta(basic[1], 3)} by basic "
+                      "composition; "
+                      + "; ".join(f"ε = {claims.up(r['epsilon'])} at δ = {claims.delta(r['delta'])} ({r['rule']})" for r in rows
                                   if r["epsilon"] is not None))
     return out
 

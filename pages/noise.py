@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from dpcore import claims
 from dpcore.data import datasets
 from dpcore.figures import noise as figs
 from dpcore.noise import mechanisms as mech
@@ -183,7 +184,7 @@ not_private("True value")  # short: a badge does not wrap on a phone
 if kind != "custom" and answer.clamped:
     st.caption(f"{answer.clamped:,} of {answer.n:,} rows lay outside [{answer.lower:g}, {answer.upper:g}] and "
                "were clamped (a count shown for teaching, not private).")
-st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {spec.delta:g}**" if mechanism != "laplace" else "")
+st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {claims.delta(spec.delta)}**" if mechanism != "laplace" else "")
             + f", privacy level **{privacy_level(spec.epsilon)}**: a released answer is typically off by "
             f"**{_u(view.expected_abs_error)}**, and 95% of releases fall in "
             f"**[{view.ci95[0]:,.4g}, {view.ci95[1]:,.4g}]** ({unit}).")
@@ -223,7 +224,7 @@ if why_tab.open:
         else:
             st.markdown(f"Almost every answer is at most e^ε times more likely with one patient's record than "
                         f"without; the rare exceptions (far in the tail, outside the band) add up to "
-                        f"**δ = {view.actual_delta:.2e}** (≤ the δ = {spec.delta:g} you chose).")
+                        f"**δ = {view.actual_delta:.2e}** (≤ the δ = {claims.delta(spec.delta)} you chose).")
         with st.expander("The maths behind the lower panel"):
             st.markdown("The **privacy loss** of an output z is ln p_D(z)/p_D′(z), in nats (natural-log units): "
                         "how much more likely z is under D than under its neighbour D′. ε-DP means it stays within "
@@ -287,7 +288,7 @@ if releases:
     s[2].metric("total ε spent (sum)", f"{eps_total:g}",
                 help="Basic composition: the ε of every release add up (δ too).")
     st.markdown(f"**{len(releases)}** release(s) so far cost **ε = {eps_total:g}**"
-                + (f", **δ = {delta_total:.2g}**" if delta_total > 0 else "")
+                + (f", **δ = {claims.delta(delta_total)}**" if delta_total > 0 else "")
                 + " in total (basic composition: the sum of each release's ε and δ — a true upper bound).")
     shown = pd.DataFrame(releases).rename(columns={"k": "release #", "epsilon": "ε", "delta": "δ",
                                                    "released": "released answer"})

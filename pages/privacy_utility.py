@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import statement
+from dpcore import claims, statement
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
 from dpcore.training.config import REPRODUCIBLE_LABEL
@@ -88,7 +88,7 @@ with st.container(border=True):
                 st.toast(f"Sweep {sid} started: {len(cfg.point_params())} models in the background")
     st.caption(f"The sweep runs as background jobs in worker processes (parallel), baselines first; closing the "
                f"tab loses nothing. Training settings: batch {D.batch_size}, lr {D.lr}, clip {D.clip}, "
-               f"δ = {D.delta:g} (add/remove one record), accountant PRV, {D.canaries} canaries, size control at "
+               f"δ = {claims.delta(D.delta)} (add/remove one record), accountant PRV, {D.canaries} canaries, size control at "
                f"ε = {D.size_epsilon:g}; the non-private baselines train {D.baseline_scale:g}× the epochs from "
                f"{D.baseline_scale:g}× the lr, decaying linearly (their best accuracy; the DP models' settings and "
                f"accounting are untouched). Sampling and noise come from a secure source and are never stored.")
@@ -130,9 +130,9 @@ def headline(result: dict) -> None:
         col.metric(f"Accuracy at ε = {p['epsilon']:g}", sweep_summary.accuracy_text(a),
                    delta=None if a is None or b is None else f"{(a - b) * 100:+.1f} points",
                    help=f"Median test accuracy of the {p['n']} DP models at ε = {p['epsilon']:g} (δ = "
-                        f"{result['config']['delta']:g}, add/remove one record); the change is against the "
+                        f"{claims.delta(result['config']['delta'])}, add/remove one record); the change is against the "
                         "non-private median.")
-    cols[-1].metric("Leak proved without DP", "—" if not h["proved"] else f"ε ≥ {h['proved']:.2f}",
+    cols[-1].metric("Leak proved without DP", "—" if not h["proved"] else f"ε ≥ {claims.down(h['proved'])}",
                     help=f"The canary audit's 95% lower bound on ε over the {h['proved_k']} baselines together. "
                          "A model with no DP has no upper bound at all.")
     words = []
@@ -212,12 +212,12 @@ def show_sweep(sid: str, was_running: bool) -> None:
         elif point.get("empirical_epsilon"):
             e = point["empirical_epsilon"]
             m1, m2, m3 = st.columns(3)
-            m1.metric("Claimed ε", "∞ (no DP)" if e.get("claimed") is None else f"{e['claimed']:.2f}",
-                      help=f"Accountant's upper bound, δ = {point.get('delta') or result['config']['delta']:g}, "
+            m1.metric("Claimed ε", "∞ (no DP)" if e.get("claimed") is None else claims.up(e["claimed"]),
+                      help=f"Accountant's upper bound, δ = {claims.delta(point.get('delta') or result['config']['delta'])}, "
                            "add/remove one record.")
             row = sweep_summary.summary_row(result, None if choice == "baseline" else choice) or {}
             k, proved = row.get("empirical_epsilon_k") or 0, row.get("empirical_epsilon")
-            m2.metric("Proved ε ≥", "—" if proved is None else f"{proved:.2f}",
+            m2.metric("Proved ε ≥", "—" if proved is None else claims.down(proved),
                       help=f"95% lower bound over all {k} model(s) here together (each model's audit corrected "
                            "for the number of models), not the largest of the models' own 95% bounds.")
             cert = row.get("max_certifiable")

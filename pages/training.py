@@ -6,6 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
+from dpcore import claims
 from dpcore.sweep import summary as sweep_summary
 from dpcore.figures import training as figs
 from dpcore.jobs import display, registry, store, workers
@@ -264,8 +265,8 @@ def _fmt(v, spec=".3f", none="—"):
 
 def _headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> None:
     """One sentence and one number: what DP cost on this run."""
-    where = (f"at ε = {m.epsilon:.2f} (δ = {m.delta:g}, {RELATION})" if m.delta
-             else f"at ε = {m.epsilon:.2f} (pure ε-DP, δ = 0, {RELATION})")
+    where = (f"at ε = {claims.up(m.epsilon)} (δ = {claims.delta(m.delta)}, {RELATION})" if m.delta
+             else f"at ε = {claims.up(m.epsilon)} (pure ε-DP, δ = 0, {RELATION})")
     if bm is not None and bm.test_accuracy is not None and m.test_accuracy is not None:
         cost = (bm.test_accuracy - m.test_accuracy) * 100
         if cost >= 0:
@@ -302,9 +303,9 @@ def _show_finished(job: dict, twin: dict | None) -> None:
     k2.metric("Baseline test accuracy (no DP)",
               acc_text(bm.test_accuracy if bm is not None else None) if private else "this is it")
     if private and m.accountant and m.noise_multiplier is not None:
-        k3.metric(f"ε ({m.accountant.upper()})", _fmt(m.epsilon),
+        k3.metric(f"ε ({m.accountant.upper()})", claims.up(m.epsilon),
                   help=f"Upper bound from the accountant, with δ beside it ({RELATION}).")
-        k4.metric("δ", f"{m.delta:g}", help="Chance the ε guarantee may fail; keep it below 1/rows.")
+        k4.metric("δ", claims.delta(m.delta), help="Chance the ε guarantee may fail; keep it below 1/rows.")
         with st.expander("How ε was computed (σ, q, T, both accountants)", expanded=False):
             k5, k6, k7, k8 = st.columns(4)
             k5.metric("Noise multiplier σ", _fmt(m.noise_multiplier, ".3f"),
@@ -314,8 +315,8 @@ def _show_finished(job: dict, twin: dict | None) -> None:
             k7.metric("Steps T", f"{m.steps}", help="Noisy gradient steps taken.")
             k8.metric("Training time", f"{m.train_seconds or 0:.1f} s")
             st.markdown(
-                f"**Both accountants** for this run: PRV ε = **{m.epsilon_prv:.3f}**, RDP ε = "
-                f"**{m.epsilon_rdp:.3f}** (δ = {m.delta:g}, {RELATION}). The seed notebook's shortcut "
+                f"**Both accountants** for this run: PRV ε = **{claims.up(m.epsilon_prv, 4)}**, RDP ε = "
+                f"**{claims.up(m.epsilon_rdp, 4)}** (δ = {claims.delta(m.delta)}, {RELATION}). The seed notebook's shortcut "
                 f"q/σ·√(2T ln 1/δ) would claim **{m.shortcut_epsilon:.3f}** — that formula is *not* a privacy "
                 "guarantee "
                 + ("and here it claims *less* privacy loss than is real." if m.shortcut_epsilon < m.epsilon_prv
@@ -329,7 +330,7 @@ def _show_finished(job: dict, twin: dict | None) -> None:
                 _submit(baseline_params(job["params"]), show=False)  # stay here: compare when done
                 st.rerun(scope="app")
     elif private:  # diffprivlib
-        k3.metric("ε (pure, diffprivlib)", _fmt(m.epsilon), help=f"δ = 0, {RELATION}.")
+        k3.metric("ε (pure, diffprivlib)", claims.up(m.epsilon), help=f"δ = 0, {RELATION}.")
         k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
     else:
         k3.metric("ε", "∞ (not private)")
@@ -403,7 +404,7 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
         if p.get("epsilon") is not None or p.get("noise_multiplier") is not None:
             final = m.epsilon if m is not None else None
             chart(figs.epsilon_chart(history, p.get("epsilon"), final), key="tr_fig_eps", where=c3)
-            c3.caption(f"ε spent so far (δ = {p.get('delta'):g}, {RELATION}). Live ε is an RDP upper bound; the "
+            c3.caption(f"ε spent so far (δ = {claims.delta(p.get('delta'))}, {RELATION}). Live ε is an RDP upper bound; the "
                        "final point is the chosen accountant's value.")
     elif status in ACTIVE:
         st.info("Waiting for the first epoch…" if status == "running" else "Queued: waiting for a worker…")

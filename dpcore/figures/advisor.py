@@ -8,7 +8,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import textsafe
+from .. import claims, textsafe
 from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis, roc_axes, subtitle
 
 FPR_MIN = 1e-5
@@ -24,19 +24,19 @@ def feasible_band_chart(result: dict, *, height: int = 260) -> go.Figure:
     fig = go.Figure()
     if result["feasible"]:
         fig.add_vrect(x0=lo or x0, x1=hi, fillcolor="rgba(42,157,143,0.25)", line_width=0, layer="below")
-        band = f"feasible: ε {'≥ ' + format(lo, '.3g') + ' and ' if lo else ''}≤ {hi:.3g}"
+        band = f"feasible: ε {'≥ ' + claims.up(lo) + ' and ' if lo else ''}≤ {claims.down(hi)}"
     else:
         fig.add_vrect(x0=hi, x1=lo, fillcolor="rgba(231,111,81,0.25)", line_width=0, layer="below")
-        band = f"conflict: utility needs ε ≥ {lo:.3g}, risk allows ε ≤ {hi:.3g}"
+        band = f"conflict: utility needs ε ≥ {claims.up(lo)}, risk allows ε ≤ {claims.down(hi)}"
     fig.add_trace(go.Scatter(x=[hi, hi], y=[0, 1], mode="lines", line=dict(color=BOUND, width=3),
-                             name=textsafe.plotly(f"risk limit: ε ≤ {hi:.3g}")))
+                             name=textsafe.plotly(f"risk limit: ε ≤ {claims.down(hi)}")))
     if lo:
         fig.add_trace(go.Scatter(x=[lo, lo], y=[0, 1], mode="lines", line=dict(color=NON_PRIVATE, width=3, dash="dash"),
-                                 name=textsafe.plotly(f"utility target: ε ≥ {lo:.3g}")))
+                                 name=textsafe.plotly(f"utility target: ε ≥ {claims.up(lo)}")))
     fig.add_trace(go.Scatter(x=[eps], y=[0.5], mode="markers", marker=dict(size=14, color=PRIVATE, symbol="diamond"),
                              name=f"recommended ε = {eps:.3g}"))
     base_layout(fig, textsafe.plotly(band), "", "", height=height)
-    epsilon_axis(fig, f"ε at δ = {result['delta']:g} (log scale)", range=[math.log10(x0), math.log10(x1)])
+    epsilon_axis(fig, f"ε at δ = {claims.delta(result['delta'])} (log scale)", range=[math.log10(x0), math.log10(x1)])
     fig.update_yaxes(visible=False, range=[0, 1])
     return fig
 
@@ -76,7 +76,7 @@ def mechanism_curve(mechanism: str, epsilon: float, delta: float | None, sensiti
     if mechanism == "laplace":
         return {"name": f"Laplace, ε = {epsilon:g}", "fpr": fpr, "tpr": audit.laplace_tradeoff(epsilon, fpr)}
     mu = sensitivity / scale if scale > 0 else math.inf
-    return {"name": f"Gaussian, μ = Δ/σ = {mu:.3g} (ε = {epsilon:g}, δ = {delta:g})", "fpr": fpr,
+    return {"name": f"Gaussian, μ = Δ/σ = {mu:.3g} (ε = {epsilon:g}, δ = {claims.delta(delta)})", "fpr": fpr,
             "tpr": audit.gaussian_tradeoff(mu, fpr)}
 
 
@@ -88,7 +88,7 @@ def noise_tradeoff_chart(mechanism: str, epsilon: float, delta: float | None, se
 
 
 def _eps_text(rows) -> str:
-    return ", ".join(f"ε = {r.get('epsilon_pld', r.get('epsilon')):.3g} at δ = {r['delta']:.1g}" for r in rows
+    return ", ".join(f"ε = {claims.up(r.get('epsilon_pld', r.get('epsilon')))} at δ = {claims.delta(r['delta'])}" for r in rows
                      if r.get("epsilon_pld", r.get("epsilon")) is not None)
 
 
@@ -108,7 +108,7 @@ def statement_tradeoff_chart(st: dict) -> go.Figure:
                 continue
             seen.add(key)
             first = next((r for r in p.get("epsilon_at_delta") or [] if r.get("epsilon_pld") is not None), None)
-            at = f": ε = {first['epsilon_pld']:.3g} at δ = {first['delta']:.1g}" if first else ""
+            at = f": ε = {claims.up(first['epsilon_pld'])} at δ = {claims.delta(first['delta'])}" if first else ""
             curves.append({"name": f"target ε = {p.get('target_epsilon', 0):g}{at}", **p["tradeoff"]})
         note = st.get("neighbour_relation", "")
     else:

@@ -13,6 +13,7 @@ import math
 
 import plotly.graph_objects as go
 
+from .. import claims
 from ..noise.view import NoiseView, noise_view
 from . import style
 
@@ -55,7 +56,7 @@ def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.
     centers = (edges[:-1] + edges[1:]) / 2
     lo, hi = view.ci95
     title = (f"Released answers at ε = {spec.epsilon:g}"  # short: Plotly titles do not wrap on a phone
-             + (f", δ = {spec.delta:g}" if spec.mechanism != "laplace" else ""))
+             + (f", δ = {claims.delta(spec.delta)}" if spec.mechanism != "laplace" else ""))
     layout = _layout(title, x_title, "probability density<br>(per unit of the answer)", height=400)
     layout["shapes"] = [
         dict(type="rect", x0=lo, x1=hi, y0=0, y1=1, xref="x", yref="paper", fillcolor=BAND, line_width=0,

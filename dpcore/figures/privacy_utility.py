@@ -11,6 +11,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
+from .. import claims
 from ..attacks import audit
 from ..sweep import summary as sweep_summary
 from ..sweep.config import ATTACK_LABELS, CANARY_ATTACK
@@ -189,8 +190,8 @@ def _ceiling_note(block: dict) -> str:
     for i, r in enumerate(block["epsilon_at_delta"]):
         d = r["delta"]
         which = (f"1/n (n = {block['rows']:,})" if block.get("rows") and math.isclose(d, 1 / block["rows"])
-                 else f"{d:g}")
-        parts.append(f"{'ε ' if i == 0 else ''}≤ {r['epsilon_pld']:.2f} at δ = {which}")
+                 else claims.delta(d))
+        parts.append(f"{'ε ' if i == 0 else ''}≤ {claims.up(r['epsilon_pld'])} at δ = {which}")
     lines = [", ".join(parts[:2])] + parts[2:]
     mu = (block.get("mu") or {}).get("value")
     if mu is not None:
@@ -229,7 +230,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
     elif eps is not None:
         delta = point.get("delta") or 1e-5
         fig.add_trace(go.Scatter(x=grid, y=audit.dp_roc_ceiling(eps, delta, grid), mode="lines", meta="ceiling",
-                                 name=f"(ε, δ) ceiling at ε = {eps:.2f}, δ = {delta:g}:<br>no attack can go above",
+                                 name=f"(ε, δ) ceiling at ε = {claims.up(eps)}, δ = {claims.delta(delta)}:<br>no attack can go above",
                                  line=dict(color=style.BOUND, width=3)))
     fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", name="random guessing", meta="chance",
                              line=dict(color=style.NEUTRAL, dash="dot", width=1)))

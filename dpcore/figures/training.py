@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from .. import claims
 from .style import ACCENT, BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, base_layout, log_axis
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 30
     if target:
         fig.add_vline(x=float(target), line=dict(color=BOUND, dash="dash"),
                       annotation_text=f"target {target:g}", annotation_position="top")
-    base_layout(fig, f"ε of this run (δ = {m.delta or 0:g}): accountants vs shortcut",
+    base_layout(fig, f"ε of this run (δ = {claims.delta(m.delta or 0)}): accountants vs shortcut",
                 "ε (log scale)", "", height=height)
     lo, hi = min(values + [target or values[0]]), max(values + [target or 0])
     log_axis(fig, "x", lo=10 ** (math.log10(lo) - 0.15), hi=10 ** (math.log10(hi) + 0.25))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import claims
 from ..errors import DPError
 from ..validation import check_epsilon
 
@@ -96,6 +97,6 @@ def reading(epsilon: float, prior: float = 0.5, delta: float | None = None) -> s
     out = (f"With ε = {epsilon:g}, an attacker who was {prior:.0%} sure that a person is in the data "
            f"can become at most {post:.1%} sure after seeing the output — whatever else they know.")
     if delta:
-        out += (f" This bound covers the ε part only: with δ = {delta:g} > 0 the guarantee may fail outright "
+        out += (f" This bound covers the ε part only: with δ = {claims.delta(delta)} > 0 the guarantee may fail outright "
                 f"with probability up to δ, and then the attacker may learn more.")
     return out

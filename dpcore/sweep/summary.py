@@ -12,6 +12,7 @@ import datetime
 
 import numpy as np
 
+from .. import claims
 from ..attacks import audit
 from ..errors import DPError
 from ..training.config import REPRODUCIBLE_LABEL
@@ -239,7 +240,7 @@ def reading(result: dict, epsilon: float) -> str:
     attacks = list(result["points"][0]["mia"]) if result.get("points") else []
     a, adv = best_attack(r, attacks)
     label = ATTACK_LABELS.get(a, a)
-    text = (f"At ε = {epsilon:g} (δ = {result['config']['delta']:g}, add/remove one record) the model reaches "
+    text = (f"At ε = {epsilon:g} (δ = {claims.delta(result['config']['delta'])}, add/remove one record) the model reaches "
             f"{accuracy_text(r['accuracy'])} test accuracy")
     if base and base.get("accuracy"):
         keep = r["accuracy"] / base["accuracy"]
@@ -249,19 +250,19 @@ def reading(result: dict, epsilon: float) -> str:
     else:
         text += f"; the best attack's advantage (TPR − FPR) is {adv:.2f} ({label})."
     if base and base.get("empirical_epsilon"):
-        text += (f" Without DP the audit *proves* a leak: ε ≥ {base['empirical_epsilon']:.2f} for the baseline "
+        text += (f" Without DP the audit *proves* a leak: ε ≥ {claims.down(base['empirical_epsilon'])} for the baseline "
                  f"({_over(base['empirical_epsilon_k'])}).")
     if r.get("empirical_epsilon") is not None:
         k, med = r["empirical_epsilon_k"], r.get("empirical_epsilon_median") or 0.0
-        also = f"; the median seed's bound, a separate 95% statement: ε ≥ {med:.2f}" if k > 1 and med > 0 else ""
+        also = f"; the median seed's bound, a separate 95% statement: ε ≥ {claims.down(med)}" if k > 1 and med > 0 else ""
         if r["empirical_epsilon"] > 0:
             where = "below" if r["empirical_epsilon"] <= r["epsilon_spent"] + 1e-9 else "ABOVE (a bug to report)"
-            text += (f" The attacks prove ε ≥ {r['empirical_epsilon']:.2f} empirically ({_over(k)}), "
-                     f"{where} the claimed {r['epsilon_spent']:.2f}{also}")
+            text += (f" The attacks prove ε ≥ {claims.down(r['empirical_epsilon'])} empirically ({_over(k)}), "
+                     f"{where} the claimed {claims.up(r['epsilon_spent'])}{also}")
         elif also:
-            text += f" The attacks prove no leak ({_over(k)}) at the claimed ε = {r['epsilon_spent']:.2f}{also}"
+            text += f" The attacks prove no leak ({_over(k)}) at the claimed ε = {claims.up(r['epsilon_spent'])}{also}"
         else:
-            text += f" The attacks prove no leak at all at the claimed ε = {r['epsilon_spent']:.2f}"
+            text += f" The attacks prove no leak at all at the claimed ε = {claims.up(r['epsilon_spent'])}"
         text += f"; with this audit no attack could prove more than ε ≈ {r['max_certifiable']:.1f}."
     if result.get("reproducible_noise") or (result.get("config") or {}).get("reproducible_noise"):
         text += f" ({REPRODUCIBLE_LABEL}: sampling and noise were drawn from the public seed.)"

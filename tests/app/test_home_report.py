@@ -40,7 +40,7 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", html)
     assert len(heads) == 2, heads  # the run and the ledger
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
-    for d in ("1e-05", "1e-06", "0.0025"):  # the run's ε at δ = 1e-5, 1e-6 and 1/n (n = 400)
+    for d in ("1e-5", "1e-6", "0.0025"):  # the run's ε at δ = 1e-5, 1e-6 and 1/n (n = 400)
         assert f"<td>{d}</td>" in html
 
 

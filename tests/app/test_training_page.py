@@ -92,10 +92,10 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         m = _metrics(at)
         eps = float(m["ε (PRV)"])
         assert 0.5 < eps <= 1.0
-        assert m["δ"] == "1e-05" and int(m["Steps T"]) == 16
+        assert m["δ"] == "1e-5" and int(m["Steps T"]) == 16  # δ as people write it, not Python's "1e-05"
         assert m["Test accuracy"].endswith("%") and m["Baseline test accuracy (no DP)"].endswith("%")
         head = " ".join(h.value for h in at.subheader)
-        assert "DP costs" in head and "points of accuracy at ε = " in head and "δ = 1e-05" in head
+        assert "DP costs" in head and "points of accuracy at ε = " in head and "δ = 1e-5" in head
         assert "add/remove one record" in head
         text = _texts(at)
         assert "RDP ε" in text and "shortcut" in text and "Not DP" in text and "So what" in text

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpcore import statement
+from dpcore import claims, statement
 from dpcore.training import accounting
 from dpcore.figures import privacy_utility as figs
 
@@ -40,7 +40,7 @@ def test_one_ceiling_the_runs_own_pld_curve_with_epsilons_and_mu():
     assert np.allclose(ceil.y, np.asarray(p["tradeoff"]["tpr"])[keep]) and min(ceil.x) >= floor
     b = statement.for_point(p)
     for r in b["epsilon_at_delta"]:
-        assert f"{r['epsilon_pld']:.2f} at δ = " in ceil.name
+        assert f"≤ {claims.up(r['epsilon_pld'])} at δ = " in ceil.name  # upper bounds rounded up
     assert "1/n (n = 80)" in ceil.name and f"μ ≈ {b['mu']['value']:.2f}" in ceil.name
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
     lg = fig.layout.legend  # horizontal, along the chart's bottom edge: phones
@@ -59,4 +59,4 @@ def test_given_block_is_used_as_is():
     p = _point()
     b = statement.for_point(p)
     b["epsilon_at_delta"][0]["epsilon_pld"] = 0.123456
-    assert "0.12 at δ" in _by_meta(figs.roc_chart(p, block=b))["ceiling"].name
+    assert "≤ 0.124 at δ" in _by_meta(figs.roc_chart(p, block=b))["ceiling"].name  # rounded up, never to 0.123

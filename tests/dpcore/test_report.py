@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from dpcore import report
+from dpcore import claims, report
 from dpcore.cli import main
 from dpcore.errors import DPError
 
@@ -121,7 +121,7 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     assert "<img" not in body and "<strong>bold</strong>" not in body  # user text is escaped, never rendered
     assert "&lt;img src=x onerror=alert(1)&gt;**bold**" in body
     assert "add/remove one record" in body and "one patient's record" in body
-    for d in ("1e-05", "1e-06", "0.0025"):  # ε at δ = 1e-5, 1e-6 and 1/n (n = 400 training rows)
+    for d in ("1e-5", "1e-6", "0.0025"):  # ε at δ = 1e-5, 1e-6 and 1/n (n = 400 training rows)
         assert f"<td>{d}</td>" in body
     assert "empirical ε ≥ 0.3 with 95% confidence" in body  # the sweep point's audit
     assert "REPRODUCIBLE" in body  # the fake sweep's points carry no noise source: not called a DP release
@@ -146,10 +146,11 @@ def test_report_shows_the_proved_epsilon_over_all_seeds():
     per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
     body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c4"))
     assert "<th>proved ε (95% over all seeds)</th>" in body
-    assert f"<td>{row['empirical_epsilon']:.2f}</td>" in body
-    assert f"<td>{row['empirical_epsilon_median']:.2f}</td>" in body
+    # lower bounds, written rounded down (dpcore.claims)
+    assert f"<td>{claims.down(row['empirical_epsilon'])}</td>" in body
+    assert f"<td>{claims.down(row['empirical_epsilon_median'])}</td>" in body
     assert "over 4 seeds, at 95% confidence overall" in body
-    assert not any(f"{v:.2f}" in body for v in per_seed)
+    assert not any(f"<td>{claims.down(v)}</td>" in body for v in per_seed)
 
 
 def test_statement_names_what_a_canary_audit_counted():

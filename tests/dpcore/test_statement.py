@@ -150,8 +150,8 @@ def test_gap_words_say_proven_measured_and_the_gap():
     p = _point(lower_bound=0.5, max_certifiable=3.0)
     b = statement.for_point(p)
     text = statement.gap_words(b, p["mia"], labels={"canary": "canaries"})
-    assert "Proven:** ε ≤ 1.98 at δ = 1e-05" in text and "PRV accountant" in text
-    assert "the canary audit proves ε ≥ 0.50 (95% confidence)" in text
+    assert "Proven:** ε ≤ 1.98 at δ = 1e-5" in text and "PRV accountant" in text
+    assert "the canary audit proves ε ≥ 0.5 (95% confidence)" in text
     assert "The gap, 1.48" in text and "25% of what the accountant allows" in text
     assert "could not have proved" not in text  # this audit could have proved up to 3.0 > 1.98
     assert f"catch {statement.ceiling_tpr(b, 0.01):.1%}" in text and "caught 2.0% (canaries)" in text

@@ -22,7 +22,7 @@ def test_advisor_solves_and_links_to_the_noise_page(app_server, page):
         page.get_by_text("Open the noise page at ε =").first.click()
     noise = new.value
     wait_for_app(noise)
-    noise.get_by_text("At ε = 0.7, δ = 1e-05").first.wait_for(timeout=60_000)
+    noise.get_by_text("At ε = 0.7, δ = 1e-5").first.wait_for(timeout=60_000)
     assert noise.locator('[data-testid="stException"]').count() == 0
     # the same advice as a real, budgeted query: the console opens with COUNT, Gaussian, the ε and δ
     with page.context.expect_page() as new:

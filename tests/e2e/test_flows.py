@@ -51,7 +51,7 @@ def test_shared_url_opens_the_same_view(app_server, page):
     page.goto(f"{app_server}/noise?noise_eps=5.0&noise_mech=gaussian")
     wait_for_app(page)
     page.wait_for_selector('[data-testid="stMetricValue"]')
-    page.get_by_text("At ε = 5, δ = 1e-05").first.wait_for(timeout=60_000)
+    page.get_by_text("At ε = 5, δ = 1e-5").first.wait_for(timeout=60_000)
     assert "Analytic Gaussian" in page.locator('[data-testid="stMain"]').inner_text()
     no_exception(page)
 

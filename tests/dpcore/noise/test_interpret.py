@@ -69,4 +69,4 @@ def test_reading_says_it_covers_the_epsilon_part_only_when_delta_is_positive():
     assert "ε part only" not in reading(1.0, 0.5)
     assert "ε part only" not in reading(1.0, 0.5, 0)
     text = reading(1.0, 0.5, 1e-5)
-    assert "covers the ε part only" in text and "δ = 1e-05" in text
+    assert "covers the ε part only" in text and "δ = 1e-5" in text

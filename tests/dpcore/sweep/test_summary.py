@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from dpcore import claims
 from dpcore.sweep import summary as sweep_summary
 from tests.dpcore.sweep.helpers import headline_result, multi_seed_result
 
@@ -72,13 +73,14 @@ def test_proved_epsilon_holds_over_all_seeds_not_per_seed():
     assert row["max_certifiable"] == pytest.approx(c["max_certifiable"])
     assert "empirical_epsilon_max" not in row
     text = sweep_summary.reading(res, 8.0)
-    assert f"ε ≥ {row['empirical_epsilon']:.2f} empirically (over 4 seeds, at 95% confidence overall)" in text
-    assert f"median seed's bound, a separate 95% statement: ε ≥ {row['empirical_epsilon_median']:.2f}" in text
-    assert f"{max(per_seed):.2f}" not in text
+    # lower bounds are written rounded down (dpcore.claims): never more than was proved
+    assert f"ε ≥ {claims.down(row['empirical_epsilon'])} empirically (over 4 seeds, at 95% confidence overall)" in text
+    assert f"median seed's bound, a separate 95% statement: ε ≥ {claims.down(row['empirical_epsilon_median'])}" in text
+    assert f"ε ≥ {claims.down(max(per_seed))}" not in text
     base = sweep_summary.baseline_summary(res)
     base_seeds = [p["empirical_epsilon"]["lower_bound"] for p in res["baselines"]]
     assert 0 < base["empirical_epsilon"] < min(base_seeds)
-    assert f"Without DP the audit *proves* a leak: ε ≥ {base['empirical_epsilon']:.2f} for the baseline (over 4 " \
+    assert f"Without DP the audit *proves* a leak: ε ≥ {claims.down(base['empirical_epsilon'])} for the baseline (over 4 " \
            "seeds, at 95% confidence overall)" in text
     # the CLI JSON keeps what the combination needs
     out = json.loads(json.dumps(sweep_summary.cli_json(res)))

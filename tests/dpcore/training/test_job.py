@@ -58,7 +58,7 @@ def test_metrics_of_a_job_and_the_comparison_chart_read_typed_fields():
     assert m.epsilon_prv == 0.98 and m.delta == 1e-5
     for arg in (m, stored):  # typed metrics, or a stored dict read through from_dict: the same chart
         fig = epsilon_comparison_chart(arg)
-        assert list(fig.data[0].x) == [0.98, 1.2, 0.4] and "δ = 1e-05" in fig.layout.title.text
+        assert list(fig.data[0].x) == [0.98, 1.2, 0.4] and "δ = 1e-5" in fig.layout.title.text
 
 
 def test_a_config_is_valid_once_built():

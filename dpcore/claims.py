@@ -1,0 +1,49 @@
+"""How privacy numbers are written for people: a bound shown rounded is still a bound.
+
+An accountant's ε is an upper bound; printed with ``:.2f`` it rounds to nearest, and 1.004 would read "1.00" —
+a smaller ε than the one proved. Here upper bounds (an accountant's ε, a claimed ε, δ) round *up* at the digits
+shown and lower bounds (an audit's "ε ≥") round *down*, so every number on a page, in a statement or a report
+is as true as the one computed. Digits are significant digits; trailing zeros go, as with ``:g``.
+
+The decimal rounded is the float's shortest representation (``repr``), so ε = 0.1 reads "0.1", not "0.101".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+_EXP = re.compile(r"e([+-])0*(\d)")
+
+
+def _written(x, sig: int, rounding: str) -> str:
+    if x is None:
+        return "—"
+    x = float(x)
+    if math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x == 0:
+        return "0"
+    d = Decimal(repr(x))
+    r = d.quantize(Decimal(1).scaleb(d.adjusted() - sig + 1), rounding=rounding)
+    if abs(r) >= 10 ** sig:  # a whole number: "12,400", not "1.24e+04"
+        return f"{int(r):,}"
+    return _EXP.sub(r"e\1\2", format(float(r), f".{sig}g")).replace("e+", "e")
+
+
+def up(x, sig: int = 3) -> str:
+    """An upper bound (an ε or δ that is proved, claimed or charged) with ``sig`` digits, never below ``x``."""
+    return _written(x, sig, ROUND_CEILING)
+
+
+def down(x, sig: int = 3) -> str:
+    """A lower bound (what an audit proves: "ε ≥ …") with ``sig`` digits, never above ``x``."""
+    return _written(x, sig, ROUND_FLOOR)
+
+
+def delta(x, sig: int = 2) -> str:
+    """δ as people read it: rounded up, "1e-5" rather than Python's "1e-05"."""
+    return up(x, sig)
