@@ -178,7 +178,7 @@ c[2].metric(f"noise scale {spec.scale_name}", f"{spec.scale:,.4g}",
                   f"{spec.scale_name}: the Gaussian's standard deviation, calibrated to ε and δ. ") + in_unit)
 c[3].metric("expected |error|", f"{view.expected_abs_error:,.4g}",
             help=f"The average distance between a released answer and the true value. {in_unit}")
-c[4].metric("95% within", f"±{view.ci95[1] - view.value:,.4g}",
+c[4].metric("95% within", f"±{view.ci95[1] - view.value:,.3g}",
             help=f"95% of released answers fall within this distance of the true value. {in_unit}")
 not_private("True value")  # short: a badge does not wrap on a phone
 if kind != "custom" and answer.clamped:

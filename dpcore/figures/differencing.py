@@ -53,7 +53,8 @@ def estimates_histogram(estimates: np.ndarray, true_value: float, epsilon: float
                                marker_color=style.PRIVATE, name="attacker's estimate (simulated releases)",
                                hovertemplate="estimate %{x}: %{y} releases<extra></extra>"))
     fig.add_vline(x=true_value, line_color=style.NON_PRIVATE, line_width=3, line_dash="dash",
-                  annotation_text=f"true age {true_value:g} (not private)", annotation_position="top right")
+                  annotation_text=f"true age {true_value:g} (not private)", annotation_position="top right",
+                  annotation_xshift=4)  # clear of the line
     # Titles in short lines: Plotly does not wrap them, and a phone is 390 px wide.
     style.base_layout(fig, f"Attacker's estimate, ε = {epsilon:g} per query<br>"
                       f"<sup>{est.size:,} simulated releases; attack total ε = {QUERIES_PER_ATTACK * epsilon:g}<br>"
@@ -80,7 +81,8 @@ def success_chart(curve: pd.DataFrame, epsilon: float | None, k: float) -> go.Fi
     ))
     if epsilon is not None:
         fig.add_vline(x=epsilon, line_color=style.ACCENT, line_dash="dot",
-                      annotation_text=f"your ε = {epsilon:g} per query", annotation_position="top left")
+                      annotation_text=f"your ε = {epsilon:g} per query", annotation_position="top left",
+                      annotation_xshift=-4)  # the dotted line ran through the "1" of "ε = 1"
     style.base_layout(fig, f"Chance the attacker is within ±{k:g} years<br><sup>simulated vs exact "
                       "(unclipped)</sup>",
                       "", f"P(|estimate − true age| ≤ {k:g} years)", height=420)

@@ -36,7 +36,7 @@ def posterior_chart(epsilon: float) -> go.Figure:
     fig.add_trace(go.Scatter(x=prior, y=post, mode="lines", name=f"upper bound at ε = {epsilon:g}",
                              line=dict(color=style.PRIVATE, width=3), fill="tonexty",
                              fillcolor=style.rgba(style.PRIVATE, 0.15)))
-    style.base_layout(fig, "Attacker's belief: before vs at most after",  # short lines: fit a phone
+    style.base_layout(fig, "Attacker's belief, before and after",  # short lines: fit a phone
                       "belief before (prior probability)", "highest belief after (probability)")
     fig.update_xaxes(range=[0, 1], tickformat=".0%")
     # no "0%" on the y axis: it met the x axis' "0%" at the corner (the origin is labelled once)

@@ -44,9 +44,15 @@ def _vline(x: float, colour: str, *, dash: str = "solid", width: float = 2, xref
                 line=dict(color=colour, dash=dash, width=width))
 
 
-def _note(x: float, text: str, colour: str, *, xref: str = "x", y: float = 1.0, xanchor: str = "left") -> dict:
-    return dict(x=x, y=y, xref=xref, yref="paper", text=text, showarrow=False, xanchor=xanchor, yanchor="top",
-                font=dict(color=colour, size=11))
+def _note(x: float, text: str, colour: str, *, xref: str = "x", y: float = 1.0, xanchor: str = "left",
+          yanchor: str = "top") -> dict:
+    return dict(x=x, y=y, xref=xref, yref="paper", text=text, showarrow=False, xanchor=xanchor, yanchor=yanchor,
+                xshift=3 if xanchor == "left" else -3 if xanchor == "right" else 0, font=dict(color=colour, size=11))
+
+
+# Three hues apart, none orange like the true value's line (teal and steel blue read as one; amber as the line)
+COMPARE_COLOURS = (style.PRIVATE, style.SEQUENCE[3], style.BOUND)
+NOTE_ROOM = 16  # px over the plot for a note above it: no line drawn in the plot can cross it
 
 
 def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.Figure:
@@ -63,9 +69,11 @@ def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.
              layer="below"),
         _vline(view.value, style.NON_PRIVATE, width=2.5),
     ]
+    # above the plot: inside it the 95% lines crossed the number on a phone
     layout["annotations"] = [
-        _note(view.value, f" true value {_fmt(view.value)} (not private)", style.NON_PRIVATE),
+        _note(view.value, f"true value {_fmt(view.value)} (not private)", style.NON_PRIVATE, yanchor="bottom"),
     ]
+    layout["margin"]["t"] += NOTE_ROOM
     top = 1.08 * max(float(view.pdf.max()), float(view.hist_density.max()))
     layout["yaxis"]["range"] = [0, top]
     data = [
@@ -88,12 +96,13 @@ def compare_chart(view: NoiseView, x_title: str = "released answer") -> go.Figur
     data = []
     for i, (eps, xs, pdf, lo, hi) in enumerate(view.compare):
         data.append(dict(type="scatter", x=xs[::2], y=pdf[::2], mode="lines",  # 201 points draw smoothly
-                         line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2.5),
-                         name=f"ε = {eps:g}: 95% within ±{_fmt(hi - view.value)}"))
+                         line=dict(color=COMPARE_COLOURS[i % len(COMPARE_COLOURS)], width=2.5),
+                         name=f"ε = {eps:g}: 95% within ±{hi - view.value:,.3g}"))
     layout = _layout(f"Smaller ε, wider spread ({view.spec.label})", x_title,
                      "probability density<br>(per unit of the answer)", height=380)
-    layout["shapes"] = [_vline(view.value, style.NON_PRIVATE)]
-    layout["annotations"] = [_note(view.value, " true value (not private)", style.NON_PRIVATE)]
+    layout["shapes"] = [{**_vline(view.value, style.NON_PRIVATE), "layer": "below"}]  # under ε = 5's spike
+    layout["annotations"] = [_note(view.value, "true value (not private)", style.NON_PRIVATE, yanchor="bottom")]
+    layout["margin"]["t"] += NOTE_ROOM
     if not data:
         layout["annotations"].append(dict(text="no comparison ε is valid for this calibration", showarrow=False,
                                           xref="paper", yref="paper", x=0.5, y=0.5))
