@@ -10,17 +10,22 @@ from . import style
 
 
 def deployments_chart(user_epsilon: float) -> go.Figure:
+    """Where published deployments put ε, and yours. The names wrap in two short lines and the ε axis spans the
+    deployments and your ε with a little room, not 0.05-300: on a phone the names took half the width and
+    the eight dots sat in the middle third of what was left."""
     deps = sorted(DEPLOYMENTS, key=lambda d: d.epsilon)
     fig = go.Figure()
     fig.add_trace(go.Scatter(
-        x=[d.epsilon for d in deps], y=[d.name for d in deps], mode="markers+text",
+        x=[d.epsilon for d in deps], y=[style.tick_label(d.name, 15) for d in deps], mode="markers+text",
         text=[f"{d.epsilon:g}" for d in deps], textposition="middle right",  # short: fits a phone
-        customdata=[d.unit for d in deps], marker=dict(size=12, color=style.ACCENT), name="published deployments",
-        hovertemplate="%{y}: ε = %{x} (%{customdata})<extra></extra>",
+        customdata=[[d.name, d.unit] for d in deps], marker=dict(size=12, color=style.ACCENT),
+        name="published deployments", hovertemplate="%{customdata[0]}: ε = %{x} (%{customdata[1]})<extra></extra>",
     ))
-    key = style.add_epsilon_zones(fig, 0.05, 300)
-    style.base_layout(fig, f"Published deployments' ε<br>{key}", "", "", height=440)
-    style.epsilon_axis(fig, range=[np.log10(0.05), np.log10(300)])
+    lo = min(0.5, user_epsilon / 2)
+    hi = max(40.0, user_epsilon * 3)
+    key = style.add_epsilon_zones(fig, lo, hi)
+    style.base_layout(fig, f"Published deployments' ε<br>{key}", "", "", height=470)
+    style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
     style.mark_epsilon(fig, user_epsilon, f" your ε = {user_epsilon:g}", at="top")  # the bottom row has dots
     # the names' own width sets the left margin (automargin), so a phone keeps room for the plot
     fig.update_layout(showlegend=False, margin=dict(l=10, r=20, b=55))

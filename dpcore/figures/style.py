@@ -256,7 +256,7 @@ def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVA
     """A dashed vertical line at epsilon on a log x axis, labelled inside the plot at its ``bottom`` or just
     above it (``top``, clear of data drawn along the bottom row). The label reads leftwards when epsilon sits
     in the right third of a set x range, so it never runs off the chart (annotation x in log10 units)."""
-    fig.add_vline(x=epsilon, line_color=colour, line_width=3, line_dash="dash")
+    fig.add_vline(x=epsilon, line_color=colour, line_width=3, line_dash="dash", layer="below")  # dots over it
     xanchor, rng = "left", fig.layout.xaxis.range
     if rng is not None and math.log10(epsilon) > rng[0] + 2 / 3 * (rng[1] - rng[0]):
         xanchor, label = "right", label.strip() + " "
@@ -282,7 +282,7 @@ def epsilon_zones(x_min: float, x_max: float) -> tuple[list[dict], str]:
             shapes.append(dict(type="rect", x0=a, x1=b, y0=0, y1=1, xref="x", yref="paper", fillcolor=colour,
                                line_width=0, layer="below"))
             words.append(f'<span style="color:{swatch}">■</span> {label}')
-    key = f"<sup>privacy: {'  '.join(words)}</sup>" if words else ""
+    key = f'<span style="font-size:12px">privacy: {"  ".join(words)}</span>' if words else ""  # <sup> read ~9 px
     return shapes, key
 
 
