@@ -7,7 +7,7 @@ from pages._ui import chart, from_url, guarded, share_in_url, state  # _ui also 
 from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.jobs import store
-from dpcore.noise.interpret import level_sentence, posterior_bound, privacy_level, reading
+from dpcore.noise.interpret import posterior_bound, privacy_level, reading
 from dpcore.queries import ledger
 
 st.title("DP Explorer")
@@ -15,7 +15,7 @@ st.markdown(
     "**Differential privacy (DP) is a promise about what anyone can learn about you from a published result.** "
     "Whether or not your record was used, every result is almost equally likely — so no one, however much else "
     "they know, learns much about *you*. A budget called **ε (epsilon)** says how much is \"much\": at ε = 1, "
-    f"someone 50% sure of a fact about you ends at most **{float(posterior_bound(0.5, 1.0)):.0%} sure**. "
+    f"someone 50% sure of a fact about you ends at most **{float(posterior_bound(0.5, 1.0)):.1%} sure**. "
     "Smaller ε: stronger privacy, more noise."
 )
 
@@ -58,8 +58,7 @@ with c2:
     st.metric("Privacy level", privacy_level(eps),
               help="The word follows the bound beside it: strong while 50% sure ends at most 75% sure, moderate "
                    "up to 90%, weak up to 99%, very weak beyond.")
-    st.markdown(level_sentence(eps) + ".")
-    st.markdown(reading(eps, 0.5))
+    st.markdown(reading(eps, 0.5))  # the level's word is the metric above; its number is this sentence's
     st.markdown(reading(eps, 0.01))
     with st.expander("Where the bound comes from"):
         st.markdown("Bayes' rule with a likelihood ratio of at most e^ε: p′ ≤ e^ε·p / (1 − p + e^ε·p). Here ε is "

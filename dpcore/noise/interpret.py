@@ -72,9 +72,9 @@ def privacy_level(epsilon: float) -> str:
 
 
 def level_sentence(epsilon: float) -> str:
-    """The word with the bound that earns it, e.g. "strong: 50% sure becomes at most 73% sure"."""
+    """The word with the bound that earns it, e.g. "strong: 50% sure becomes at most 73.1% sure"."""
     post = float(posterior_bound(0.5, epsilon))
-    return f"{privacy_level(epsilon)}: an attacker 50% sure of a fact about a person ends at most {post:.0%} sure"
+    return f"{privacy_level(epsilon)}: an attacker 50% sure of a fact about a person ends at most {post:.1%} sure"
 
 
 def guess_ceiling(epsilon: float, prior_success) -> np.ndarray:

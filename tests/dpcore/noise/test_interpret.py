@@ -47,7 +47,7 @@ def test_level_word_agrees_with_the_posterior_bound(eps):
     i = words.index(word)
     if i:  # and the bound is above the previous word's limit: not a weaker word than it needs
         assert post > limits[words[i - 1]] - 1e-9
-    assert level_sentence(eps).startswith(word + ":") and f"{post:.0%}" in level_sentence(eps)
+    assert level_sentence(eps).startswith(word + ":") and f"{post:.1%}" in level_sentence(eps)
 
 
 def test_chart_zones_use_the_same_words_and_edges():
