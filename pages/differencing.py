@@ -102,7 +102,7 @@ titles = [
 for i in range(step):
     with st.expander(titles[i], expanded=(i == step - 1)):
         if i < 5:
-            st.code(q[i].sql(), language="sql")
+            st.code(q[i].sql(), language="sql", wrap_lines=True)  # a phone shows the whole WHERE clause
         if i == 0:
             st.warning(q[0].message, icon=":material/block:")
             st.markdown("So far so good: the direct question is refused. The attacker now hides the target in a "

@@ -35,6 +35,8 @@ def test_step_by_step_to_the_exact_age(at):
     at.button(key="dif_all").click().run()
     assert not at.exception
     assert len(steps(at)) == 6
+    # the SQL wraps instead of scrolling sideways: a phone shows the whole WHERE name = 'Jan Kees'
+    assert len(at.code) == 5 and all(c.proto.wrap_lines for c in at.code)
     m = metrics(at)
     assert m["Recovered age of Jan Kees"] == "54 years" == m["True age (hidden data)"]
     assert m["Answer (c₂)"] == "96 people"
