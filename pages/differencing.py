@@ -76,8 +76,8 @@ with st.container(border=True):
 
 share_in_url("dif_n", "dif_seed", "dif_min_group", "dif_eps")  # before anything below can stop the page
 attack = required(dif.run_attack, pop, target_name=target.strip() or None, group=group, min_group=min_group)
-headline.markdown(f"#### Two pairs of answers, each about at least {attack.min_group} people, give one patient's "
-                  f"exact age: {attack.recovered:g} years.")
+headline.markdown(f"#### Two pairs of answers, each over a group of {attack.min_group} or more people, give one "
+                  f"patient's exact age: {attack.recovered:g} years.")
 
 # --- step by step ----------------------------------------------------------------------------------
 st.subheader("The attack, step by step (exact answers)")
@@ -123,8 +123,9 @@ for i in range(step):
                       delta="exact match" if attack.exact else "mismatch", delta_color="off")
             not_private("True value")
             chart(figs.totals_chart(attack), key="dif_totals")
-            st.info("Every query was about 50+ people, and yet one person's exact value came out. "
-                    "Size limits do not compose: the *difference* of two allowed answers is a disallowed one.")
+            st.info(f"Every answered query was over a group of {attack.min_group} or more people, and yet one "
+                    "person's exact value came out. Size limits do not compose: the *difference* of two allowed "
+                    "answers is a disallowed one.")
             table = pd.DataFrame([r.as_dict() for r in attack.queries])[["step", "query", "answer", "refused"]]
             st.dataframe(table, hide_index=True, key="dif_query_table")
             table_downloads(table, "differencing_queries", key="dif_queries")

@@ -27,8 +27,8 @@ def steps(at):
 def test_step_by_step_to_the_exact_age(at):
     assert at.title[0].value == "Differencing attack"
     # the page opens with the "so what": one sentence, one number
-    assert at.markdown[0].value == ("#### Two pairs of answers, each about at least 50 people, give one patient's "
-                                    "exact age: 54 years.")
+    assert at.markdown[0].value == ("#### Two pairs of answers, each over a group of 50 or more people, give one "
+                                    "patient's exact age: 54 years.")
     assert len(steps(at)) == 1 and "refused" in at.warning[0].value
     at.button(key="dif_next").click().run()
     assert len(steps(at)) == 2 and metrics(at)["Answer (c₁)"] == "97 people"
@@ -42,6 +42,15 @@ def test_step_by_step_to_the_exact_age(at):
     assert m["Answer (c₂)"] == "96 people"
     at.button(key="dif_reset").click().run()
     assert len(steps(at)) == 1
+
+
+def test_size_rule_is_quoted_as_set(at):
+    """The headline and the lesson of step 6 name the N the user chose (the lesson once said "50+" for any N)."""
+    at.number_input(key="dif_min_group").set_value(20).run()
+    at.button(key="dif_all").click().run()
+    assert not at.exception and not at.error
+    assert "each over a group of 20 or more people" in at.markdown[0].value
+    assert any(i.value.startswith("Every answered query was over a group of 20 or more people") for i in at.info)
 
 
 def test_privacy_cost_states_the_neighbour_relation(at):
