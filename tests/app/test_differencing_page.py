@@ -85,6 +85,28 @@ def test_epsilon_moves_the_success_rate(at):
     assert len(at.get("plotly_chart")) >= 2
 
 
+def release_table(at):
+    return next(d.value for d in at.dataframe if "noisy count" in d.value.columns)
+
+
+def test_one_release_leads_with_the_noisy_answers(at):
+    """A phone shows a table's first columns: the noisy answers come before the long WHERE text, and the
+    average has the decimals its noise leaves meaningful (the same frame goes to the downloads)."""
+    t = release_table(at)
+    assert list(t.columns) == ["group", "noisy count", "noisy average age", "WHERE clause"]
+    assert t["group"].tolist() == ["target OR group", "group"]
+    assert t["WHERE clause"].tolist() == ["name = 'Jan Kees' OR first_name = 'Peter'", "first_name = 'Peter'"]
+    avg = t["noisy average age"]
+    assert (avg == avg.round(1)).all()  # ε = 1: about ±1 year of noise on each average
+    at.select_slider(key="dif_eps").set_value(1000.0).run()
+    t = release_table(at)
+    avg, cnt = t["noisy average age"], t["noisy count"]
+    assert (avg == avg.round(3)).all() and not (avg == avg.round(1)).all()
+    # ...enough for a reader to redo the attacker's subtraction from the table
+    by_hand = 18 + (avg[0] - 18) * cnt[0] - (avg[1] - 18) * cnt[1]
+    assert abs(by_hand - float(metrics(at)["Attacker's estimate"].split()[0])) < 0.5
+
+
 @pytest.mark.parametrize("key, value, msg", [
     ("dif_target", "Nobody Here", "unknown target"),
     ("dif_min_group", 500, "pick a larger group"),
