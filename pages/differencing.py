@@ -163,7 +163,8 @@ c1, c2, c3, c4 = st.columns(4)
 eps = c1.select_slider("ε per query (log steps)", options=EPS_OPTIONS, value=from_url("dif_eps", 1.0, EPS_OPTIONS),
                         key="dif_eps")
 share_in_url("dif_n", "dif_seed", "dif_min_group", "dif_eps")
-k = c2.number_input("Success = within ± k years", 0.0, L.DIFFERENCING_MAX_K_YEARS, value=5.0, step=1.0, key="dif_k")
+k = c2.number_input("Success = within ± k years", 0.0, L.DIFFERENCING_MAX_K_YEARS, value=5.0, step=1.0, key="dif_k",
+                    format="%g")  # 5, not 5.00; 2.5 still shows 2.5
 trials = c3.number_input("Simulated releases", 1, L.DIFFERENCING_PAGE_MAX_TRIALS, value=10_000, step=1_000,
                          key="dif_trials")
 sim_seed = c4.number_input("Simulation seed", L.SEED_MIN, L.SEED_MAX, value=0, step=1, key="dif_sim_seed")
@@ -184,18 +185,27 @@ if release is not None:
     st.dataframe(rel, hide_index=True, key="dif_release_table")
     table_downloads(rel, "dif_release", key="dif_release_table_dl")
     m1, m2, m3 = st.columns(3)
-    m1.metric("Attacker's estimate", f"{release['estimate']:.1f} years")
+    m1.metric("Attacker's estimate", f"{release['estimate']:.1f} years",
+              help="18 + the first group's noisy sum − the second's, clipped to 18–90. The attacker gets each noisy "
+                   "sum back from the table as (average − 18) × count: the interface's rule is public.")
     m2.metric("Error", f"{release['error']:+.1f} years")
-    m3.metric("Naive x·c₁ − y·c₂", f"{release['naive_estimate']:.1f} years",
-              help="Multiplying the noisy averages by the noisy counts, as in the noise-free attack.")
+    m3.metric("Step 6's subtraction, unchanged", f"{release['naive_estimate']:.1f} years",
+              help="Average × count for each group, one minus the other, as in the noise-free attack. With noise "
+                   "this also picks up the noise of both counts (times 18 years, the lowest public age), so the "
+                   "attacker's estimate works from the noisy sums instead.")
 
 res = guarded(_simulate, float(attack.true_value), float(eps), k, trials, int(sim_seed))
 if res is not None:
     sim, curve = res
     st.markdown(f"**Over many releases** (simulation with numpy, seed {int(sim_seed)}):")
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(f"P(within ±{sim['k_years']:g} years)", f"{sim['success_probability']:.1%}")
-    m2.metric("Exact (unclipped)", f"{sim['analytic_success_unclipped']:.1%}")
+    m1.metric(f"Chance within ±{sim['k_years']:g} years", f"{sim['success_probability']:.1%}",
+              help=f"Share of the {sim['trials']:,} simulated releases in which the attacker's estimate (clipped to "
+                   f"18–90) lands within ±{sim['k_years']:g} years of the true age.")
+    m2.metric("Exact chance, no clipping", f"{sim['analytic_success_unclipped']:.1%}",
+              help="The same chance from the formula 1 − e^(−k/b)·(1 + k/2b), b = 72/ε, for an attacker who does "
+                   "not clip the estimate to 18–90. Clipping can only help the attacker, so the simulated chance is "
+                   "at least this, up to simulation noise.")
     m3.metric("Mean absolute error", f"{sim['mean_abs_error']:.1f} years")
     m4.metric("Attack's total ε", f"{cost['total_epsilon']:g}",
               help=cost["composition"] + "; add/remove-one person, δ = 0")

@@ -71,12 +71,12 @@ def test_other_group_and_target_still_exact(at):
 
 
 def test_epsilon_moves_the_success_rate(at):
-    low = metrics(at)["P(within ±5 years)"]
+    low = metrics(at)["Chance within ±5 years"]
     assert metrics(at)["Attack's total ε"] == "4"
     at.select_slider(key="dif_eps").set_value(1000.0).run()
     m = metrics(at)
     assert not at.exception
-    assert float(low.rstrip("%")) < 10 and float(m["P(within ±5 years)"].rstrip("%")) > 99
+    assert float(low.rstrip("%")) < 10 and float(m["Chance within ±5 years"].rstrip("%")) > 99
     assert m["Attack's total ε"] == "4000"
     before = m["Attacker's estimate"]
     at.select_slider(key="dif_eps").set_value(1.0).run()
@@ -105,6 +105,24 @@ def test_one_release_leads_with_the_noisy_answers(at):
     # ...enough for a reader to redo the attacker's subtraction from the table
     by_hand = 18 + (avg[0] - 18) * cnt[0] - (avg[1] - 18) * cnt[1]
     assert abs(by_hand - float(metrics(at)["Attacker's estimate"].split()[0])) < 0.5
+
+
+def test_noisy_figures_are_named_in_words_and_explained(at):
+    m = metrics(at)
+    assert {"Attacker's estimate", "Step 6's subtraction, unchanged", "Chance within ±5 years",
+            "Exact chance, no clipping"} <= set(m)
+    assert not any(s in label for label in m for s in ("x·c", "P(", "unclipped"))  # no undefined symbols
+    helps = {x.label: x.help for x in at.metric}
+    assert all(helps[x] for x in ("Attacker's estimate", "Step 6's subtraction, unchanged",
+                                  "Chance within ±5 years", "Exact chance, no clipping"))
+    # the exact chance is the formula the help names, and clipping only helps the attacker
+    from dpcore.attacks import differencing as dif
+    assert m["Exact chance, no clipping"] == f"{float(dif.analytic_success(1.0, 5)):.1%}"
+    assert float(m["Chance within ±5 years"].rstrip("%")) >= float(m["Exact chance, no clipping"].rstrip("%")) - 1
+    # k is a whole number of years by default: shown as 5, not 5.00; a fraction still reads as typed
+    assert at.number_input(key="dif_k").format == "%g" and "%g" % at.number_input(key="dif_k").value == "5"
+    at.number_input(key="dif_k").set_value(2.5).run()
+    assert "Chance within ±2.5 years" in metrics(at)
 
 
 @pytest.mark.parametrize("key, value, msg", [
