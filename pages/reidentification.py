@@ -105,11 +105,12 @@ with tabs[0]:
         head = guarded(uniq, n, seed, D.qis, D.sensitive, None)
         if head is not None:
             headline_slot.markdown(f"#### {story.headline(head[0])}")
-        st.dataframe(df.head(200), hide_index=True, key="re_release_table")
-        table_downloads(df.head(200), "re_release", key="re_release_table_dl")
+        first_rows = story.shown_table(df.head(200))
+        st.dataframe(first_rows, hide_index=True, key="re_release_table")
+        table_downloads(first_rows, "re_release", key="re_release_table_dl")
         st.caption(f"{len(df):,} rows (first 200 shown). Quasi-identifiers (facts others can know): "
-                   f"{', '.join(datasets.QUASI_IDENTIFIERS)}. Sensitive: {', '.join(datasets.SENSITIVE_COLUMNS)}. "
-                   "These people do not exist.")
+                   f"{', '.join(map(story.label, datasets.QUASI_IDENTIFIERS))}. Sensitive: "
+                   f"{', '.join(map(story.label, datasets.SENSITIVE_COLUMNS))}. These people do not exist.")
     st.markdown("You know a few facts about your neighbour: she is **34**, lives in zip code **10001** and earns "
                 "**$50,000–60,000**. Leave a field blank if unknown; write a range as `LO-HI` or a comparison as "
                 "`>=65`.")
@@ -124,8 +125,9 @@ with tabs[0]:
         sentence = story.neighbour_sentence(nb, quote=md)  # the typed facts are shown as literal text
         (c2.success if nb.singled_out else c2.info)(sentence, icon=":material/person_search:")
         if nb.matches:
-            st.dataframe(nb.result.records, hide_index=True, key="re_matches_table")
-            table_downloads(nb.result.records, "neighbour_matches", "re_matches_dl")
+            matches = nb.table()  # diagnosis and rare disease first: on a phone they are what shows
+            st.dataframe(matches, hide_index=True, key="re_matches_table")
+            table_downloads(matches, "neighbour_matches", "re_matches_dl")
         chart(figs.narrowing_chart(nb.narrowing, len(df)), key="re_narrowing")
         st.caption("Each fact rules patients out. Add sex, birth year or ethnicity, or widen a range, and watch "
                    "the count move.")
@@ -163,10 +165,12 @@ with tabs[1]:
                     help=f"{lr.rare_disclosed} of them with the rare disease")
         chart(figs.linkage_chart(lr), key="re_link_chart")
         with st.expander("Examples of linked names, and the register itself"):
-            st.dataframe(lr.examples, hide_index=True, key="re_link_examples")
-            table_downloads(lr.examples, "re_link_examples", key="re_link_examples_dl")
-            st.dataframe(reg.drop(columns=["person_id"]).head(200), hide_index=True, key="re_register_table")
-            table_downloads(reg.drop(columns=["person_id"]).head(200), "re_register", key="re_register_table_dl")
+            linked = story.shown_table(lr.examples, first=("name", "linked diagnosis", "right person?"))
+            st.dataframe(linked, hide_index=True, key="re_link_examples")
+            table_downloads(linked, "re_link_examples", key="re_link_examples_dl")
+            entries = story.shown_table(reg.drop(columns=["person_id"]).head(200))
+            st.dataframe(entries, hide_index=True, key="re_register_table")
+            table_downloads(entries, "re_register", key="re_register_table_dl")
         not_private("Ground truth, not private")
 
 # --- 3. how unique are people --------------------------------------------------------------------------

@@ -26,8 +26,25 @@ from . import generalise, linkage, uniqueness
 EPSILONS = limits.REID_EPSILONS
 #: Generalisation the page starts from: 10-year age bands, 3 zip digits, $10k salary bands.
 DEFAULT_GENERALISATION = (("age_band", 10), ("zip_digits", 3), ("salary_band", 10_000))
-QI_LABELS = {"age": "age", "sex": "sex", "zip_code": "zip code", "birth_year": "birth year",
-             "ethnicity": "ethnicity", "salary": "salary"}
+#: Display names of the synthetic medical columns (field labels, sentences, table headers); see :func:`label`.
+COLUMN_LABELS = {"age": "age", "sex": "sex", "zip_code": "zip code", "birth_year": "birth year",
+                 "ethnicity": "ethnicity", "salary": "salary", "has_rare_disease": "rare disease",
+                 "diagnosis": "diagnosis"}
+QI_LABELS = {q: COLUMN_LABELS[q] for q in datasets.QUASI_IDENTIFIERS}
+#: What a matching row tells the attacker, in the order a table shows it (before the facts they knew).
+REVEALING_COLUMNS = ("diagnosis", "has_rare_disease")
+
+
+def label(column: str) -> str:
+    """A synthetic column's display name: ``zip_code`` -> ``zip code``, ``has_rare_disease`` -> ``rare disease``;
+    any other snake_case name gets spaces (``first_name`` -> ``first name``). Not for uploaded names."""
+    return COLUMN_LABELS.get(column, str(column).replace("_", " "))
+
+
+def shown_table(df: pd.DataFrame, first=()) -> pd.DataFrame:
+    """``df`` as a page shows and downloads it: display names, the columns in ``first`` (those present) leading."""
+    order = [c for c in first if c in df.columns] + [c for c in df.columns if c not in first]
+    return df[order].rename(columns=label)
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,10 @@ class Neighbour:
     @property
     def singled_out(self) -> bool:
         return self.result.matches == 1
+
+    def table(self) -> pd.DataFrame:
+        """The matching rows as shown: what the attacker learns (diagnosis, rare disease) first, display names."""
+        return shown_table(self.result.records, first=REVEALING_COLUMNS)
 
     def record(self) -> dict | None:
         """The one matching row (the neighbour's record), when the facts single her out."""

@@ -48,6 +48,22 @@ def test_page_renders_default_scenario(at):
     assert metric(at, "k-anonymity")
 
 
+def test_tables_use_plain_names_and_lead_with_what_is_revealed(at):
+    """Headers read like the fields above them (zip code, not zip_code); a phone shows a table's first columns,
+    so the neighbour's row and the linked names lead with what the attacker learns."""
+    tables = [d.value for d in at.dataframe]
+    assert tables and not [c for t in tables for c in t.columns if "_" in str(c)]
+    match = next(t for t in tables if len(t) == 1 and "diagnosis" in t.columns)
+    assert list(match.columns) == ["diagnosis", "rare disease", "age", "sex", "zip code", "birth year",
+                                   "ethnicity", "salary"]
+    assert match["diagnosis"].tolist() == ["hypertension"] and match["zip code"].tolist() == [10001]
+    linked = next(t for t in tables if "linked diagnosis" in t.columns)
+    assert list(linked.columns)[:3] == ["name", "linked diagnosis", "right person?"]
+    assert any(list(t.columns) == ["name", "birth year", "age", "sex", "zip code"] for t in tables)  # register
+    shares = next(t for t in tables if "unique share" in t.columns)
+    assert shares["unique share"].iloc[-1] == "99.8%"  # percentages, not fractions
+
+
 def test_page_and_report_agree_on_every_number(at):
     """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
     from dpcore.attacks import reidentification as reid
