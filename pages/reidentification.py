@@ -146,7 +146,8 @@ with tabs[1]:
                           help="People in the register who are not in the release (a voter roll is larger than "
                                "one hospital's patient list).")
     reg_seed = int(c3.number_input("Register seed", 0, 2**31 - 1, D.register_seed, key="re_reg_seed"))
-    on = st.multiselect("Join on", linkage.LINKABLE_COLUMNS, default=list(D.link_on), key="re_link_on")
+    on = st.multiselect("Join on", linkage.LINKABLE_COLUMNS, default=list(D.link_on), key="re_link_on",
+                        format_func=story.label)
     reg = guarded(register, n, seed, coverage, outsiders, reg_seed)
     lr = guarded(link, n, seed, coverage, outsiders, reg_seed, tuple(on), None) if reg is not None else None
     if lr is not None:
@@ -177,13 +178,14 @@ with tabs[1]:
 with tabs[2]:
     c1, c2 = st.columns([3, 1])
     qis = c1.multiselect("Quasi-identifiers (added in this order)", datasets.QUASI_IDENTIFIERS,
-                         default=list(D.qis), key="re_qis")
+                         default=list(D.qis), key="re_qis", format_func=story.label)
     sensitive = c2.selectbox("Sensitive column", datasets.SENSITIVE_COLUMNS,
-                             index=datasets.SENSITIVE_COLUMNS.index(D.sensitive), key="re_sensitive")
+                             index=datasets.SENSITIVE_COLUMNS.index(D.sensitive), key="re_sensitive",
+                             format_func=story.label)
     out = guarded(uniq, n, seed, tuple(qis), sensitive, None)
     if out is not None:
         rep, steps = out
-        st.markdown(f"**{rep.unique_fraction:.1%}** of patients are unique on {', '.join(qis)}.")
+        st.markdown(f"**{rep.unique_fraction:.1%}** of patients are unique on {', '.join(map(story.label, qis))}.")
         show_report(rep, "re_uniq")
         chart(figs.incremental_chart(steps), key="re_incremental")
         with st.expander("The numbers behind the chart"):

@@ -64,6 +64,16 @@ def test_tables_use_plain_names_and_lead_with_what_is_revealed(at):
     assert shares["unique share"].iloc[-1] == "99.8%"  # percentages, not fractions
 
 
+def test_column_choices_read_as_words(at):
+    assert at.multiselect(key="re_qis").options == ["age", "sex", "zip code", "birth year", "ethnicity", "salary"]
+    assert at.multiselect(key="re_qis").value == ["age", "sex", "zip_code", "salary"]  # the data's names underneath
+    assert at.multiselect(key="re_link_on").options == ["birth year", "age", "sex", "zip code"]
+    assert at.selectbox(key="re_sensitive").options == ["rare disease", "diagnosis"]
+    assert any(m.value.endswith("of patients are unique on age, sex, zip code, salary.") for m in at.markdown)
+    assert any("Quasi-identifiers (facts others can know): age, sex, zip code, birth year" in c.value
+               for c in at.caption)
+
+
 def test_page_and_report_agree_on_every_number(at):
     """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
     from dpcore.attacks import reidentification as reid
