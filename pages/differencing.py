@@ -119,8 +119,8 @@ for i in range(step):
         if i == 0:
             st.warning(q[0].message, icon=":material/block:")
             st.markdown("So far so good: the direct question is refused. The attacker now hides the target in a "
-                        f"large group — **{md(attack.group_sql)}** has {attack.group_size} people, well over N = "
-                        f"{attack.min_group}.")
+                        f"large group: the **{attack.group_size} people with {dif.group_words(attack.group, md)}**, "
+                        f"well over N = {attack.min_group}.")
         elif i < 5:
             sym = ["", "c₁", "x", "c₂", "y"][i]
             st.metric(f"Answer ({sym})", f"{q[i].answer:.6g} years" if i % 2 == 0 else f"{q[i].answer:,} people")

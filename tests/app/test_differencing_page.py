@@ -30,6 +30,8 @@ def test_step_by_step_to_the_exact_age(at):
     assert at.markdown[0].value == ("#### Two pairs of answers, each over a group of 50 or more people, give one "
                                     "patient's exact age: 54 years.")
     assert len(steps(at)) == 1 and "refused" in at.warning[0].value
+    # the group in words for people; its SQL is in the code box above
+    assert any("the **96 people with first name Peter**, well over N = 50." in m.value for m in at.markdown)
     at.button(key="dif_next").click().run()
     assert len(steps(at)) == 2 and metrics(at)["Answer (c₁)"] == "97 people"
     at.button(key="dif_all").click().run()
@@ -68,6 +70,7 @@ def test_other_group_and_target_still_exact(at):
     rec = m["Recovered age of Aisha Ali"]
     assert rec == m["True age (hidden data)"] and rec != "54 years"
     assert "zip_code = 10004 AND sex = 'F'" in " ".join(c.value for c in at.code)
+    assert any("people with zip code 10004 and sex F**" in m.value for m in at.markdown)
 
 
 def test_epsilon_moves_the_success_rate(at):
