@@ -139,7 +139,8 @@ for i in range(step):
             st.info(f"Every answered query was over a group of {attack.min_group} or more people, and yet one "
                     "person's exact value came out. Size limits do not compose: the *difference* of two allowed "
                     "answers is a disallowed one.")
-            table = pd.DataFrame([r.as_dict() for r in attack.queries])[["step", "query", "answer", "refused"]]
+            # the answers before the long SQL, which a phone scrolls off to the right
+            table = pd.DataFrame([r.as_dict() for r in attack.queries])[["step", "answer", "refused", "query"]]
             st.dataframe(table, hide_index=True, key="dif_query_table")
             table_downloads(table, "differencing_queries", key="dif_queries")
 if step < 6:

@@ -42,6 +42,9 @@ def test_step_by_step_to_the_exact_age(at):
     m = metrics(at)
     assert m["Recovered age of Jan Kees"] == "54 years" == m["True age (hidden data)"]
     assert m["Answer (c₂)"] == "96 people"
+    queries = next(d.value for d in at.dataframe if "query" in d.value.columns)
+    assert list(queries.columns) == ["step", "answer", "refused", "query"]  # answers first, on a phone too
+    assert queries["refused"].tolist() == [True, False, False, False, False]
     at.button(key="dif_reset").click().run()
     assert len(steps(at)) == 1
 
