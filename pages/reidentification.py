@@ -30,6 +30,13 @@ def neighbour(n: int, seed: int, facts: tuple):
     return story.neighbour(release(n, seed), facts)
 
 
+@st.cache_data(max_entries=16)
+def each_alone(n: int, seed: int, facts: tuple) -> list[int]:
+    """Patients matching each known fact on its own (the chart shows them only added one after another)."""
+    rel = release(n, seed)
+    return [int(linkage.match_mask(rel, [c]).sum()) for c in story.conditions(facts)]
+
+
 @st.cache_data(max_entries=8, show_spinner="Building the public register…")
 def register(n: int, seed: int, coverage: float, outsiders: float, reg_seed: int):
     return story.register_part(population(n, seed), coverage, outsiders, reg_seed)
@@ -129,8 +136,14 @@ with tabs[0]:
             st.dataframe(matches, hide_index=True, key="re_matches_table")
             table_downloads(matches, "neighbour_matches", "re_matches_dl")
         chart(figs.narrowing_chart(nb.narrowing, len(df)), key="re_narrowing")
-        st.caption("Each fact rules patients out. Add sex, birth year or ethnicity, or widen a range, and watch "
-                   "the count move.")
+        alone = guarded(each_alone, n, seed, facts)
+        if alone and len(alone) > 1:  # the chart adds the facts up; alone, each one fits many more patients
+            each = [f"{md(f)} fits {patients(k)}" for f, k in zip(nb.narrowing["fact known"], alone)]
+            st.caption(f"On its own, {', '.join(each[:-1])} and {each[-1]}; together they leave "
+                       f"{patients(nb.matches)}. Add sex, birth year or ethnicity, or widen a range, and watch the "
+                       "count move.")
+        else:
+            st.caption("Add sex, birth year or ethnicity, or widen a range, and watch the count move.")
         with st.expander("What else the attacker learns"):
             for line in nb.result.learned:
                 st.markdown("- " + md(line))  # quotes column names and values

@@ -74,6 +74,20 @@ def test_column_choices_read_as_words(at):
                for c in at.caption)
 
 
+def test_narrowing_caption_adds_what_the_chart_does_not_show(at):
+    """The chart (titled "Each fact rules patients out") adds the facts up; its caption gives each fact alone."""
+    from dpcore.attacks import reidentification as reid
+
+    rel = reid.release_of(reid.population(1_000, datasets.REID_SEED))
+    alone = {c: int(n) for c, n in (("age", (rel.age == 34).sum()), ("zip", (rel.zip_code == 10001).sum()),
+                                    ("salary", rel.salary.between(50_000, 60_000).sum()))}
+    caption = next(c.value for c in at.caption if c.value.startswith("On its own"))
+    assert caption.startswith(f"On its own, age 34 fits {alone['age']} patients, zip code 10001 fits "
+                              f"{alone['zip']} patients and salary ")
+    assert f"fits {alone['salary']} patients; together they leave 1 patient." in caption
+    assert min(alone.values()) > 1 and "Each fact rules patients out" not in caption
+
+
 def test_page_and_report_agree_on_every_number(at):
     """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
     from dpcore.attacks import reidentification as reid
@@ -196,6 +210,6 @@ def test_upload_with_one_value_sensitive_column(at):
 def test_typed_facts_are_shown_as_literal_text(at):
     at.text_input(key="re_known_ethnicity").set_value("[x](evil.example) <b>").run()
     assert not at.exception
-    shown = " ".join(i.value for i in at.info) + " ".join(s.value for s in at.success)
+    shown = " ".join(x.value for x in [*at.info, *at.success, *at.caption])
     assert "](evil" not in shown and "\\[x\\]" in shown
     at.text_input(key="re_known_ethnicity").set_value("").run()
