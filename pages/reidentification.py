@@ -119,8 +119,8 @@ with tabs[0]:
                    f"{', '.join(map(story.label, datasets.QUASI_IDENTIFIERS))}. Sensitive: "
                    f"{', '.join(map(story.label, datasets.SENSITIVE_COLUMNS))}. These people do not exist.")
     st.markdown("You know a few facts about your neighbour: she is **34**, lives in zip code **10001** and earns "
-                "**$50,000–60,000**. Leave a field blank if unknown; write a range as `LO-HI` or a comparison as "
-                "`>=65`.")
+                "**$50,000–60,000**. Leave a field blank if unknown; write a range as `30:39` or a comparison as "
+                "`>=65`.")  # 30:39 holds together like a time; LO-HI and even 30-39 broke after the hyphen on a phone
     fields = ["age", "sex", "zip_code", "birth_year", "ethnicity", "salary"]
     cols = st.columns(3) + st.columns(3)  # two rows of three, so a phone stacks them in reading order
     facts = tuple((f, cols[i].text_input(story.QI_LABELS[f], value=linkage.DEFAULT_SCENARIO.get(f, ""),

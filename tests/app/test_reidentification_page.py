@@ -88,6 +88,11 @@ def test_narrowing_caption_adds_what_the_chart_does_not_show(at):
     assert min(alone.values()) > 1 and "Each fact rules patients out" not in caption
 
 
+def test_range_hint_is_an_example_that_does_not_split(at):
+    hint = next(m.value for m in at.markdown if m.value.startswith("You know a few facts"))
+    assert "`30:39`" in hint and "LO-HI" not in hint  # "LO-" / "HI" on a phone; 30:39 holds like a time
+
+
 def test_page_and_report_agree_on_every_number(at):
     """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
     from dpcore.attacks import reidentification as reid
