@@ -128,8 +128,10 @@ for i in range(step):
         else:
             st.markdown("Average × count is the group's total age. The two groups differ by exactly one "
                         "person, so the difference of the totals is that person's age:")
-            st.latex(attack.formula().replace("·", r"\cdot ").replace("−", "-").replace("₁", "_1")
-                     .replace("₂", "_2"))
+            tex = (attack.formula().replace("·", r"\cdot ").replace("−", "-").replace("₁", "_1")
+                   .replace("₂", "_2"))
+            lhs, products, *rest = tex.split(" = ")  # on one line a phone scrolled it sideways
+            st.latex(rf"\begin{{aligned}}&{lhs} \\ &= {products} \\ &= {' = '.join(rest)}\end{{aligned}}")
             m1, m2 = st.columns(2)
             m1.metric("Recovered age of " + md(attack.target_name), f"{attack.recovered:g} years")
             m2.metric("True age (hidden data)", f"{attack.true_value:g} years",

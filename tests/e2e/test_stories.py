@@ -21,9 +21,12 @@ def no_exception(page) -> None:
 # Inline code in prose that a line break splits in two (the range hint's `LO-HI` read "LO-" / "HI" on a phone).
 SPLIT_CODE_JS = """() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] code')]
     .filter(c => !c.closest('pre') && c.getClientRects().length > 1).map(c => c.textContent)"""
-# Code boxes whose text runs past their right edge (a phone saw "WHERE r" and had to scroll inside the box).
+# Code boxes and formulas whose text runs past their right edge (a phone saw "WHERE r" and had to scroll inside
+# the box; the subtraction's formula ran off at "51.4896 ·"). KaTeX's struts overhang by a pixel or two.
 WIDE_CODE_JS = """() => [...document.querySelectorAll('[data-testid=stCode] pre')]
-    .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60))"""
+    .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60))
+    .concat([...document.querySelectorAll('.katex-display, .katex-display *')]
+    .filter(e => !e.closest('.katex-mathml') && e.scrollWidth > e.clientWidth + 8).map(e => e.className))"""
 
 
 def at_phone_width(page, js: str):
@@ -70,7 +73,7 @@ def test_differencing_story_recovers_the_exact_age(app_server, page):
     screenshot(page, "story_differencing")
     assert page.locator('[data-testid="stCode"]').count() == 5
     wide = at_phone_width(page, WIDE_CODE_JS)
-    assert not wide, f"SQL that scrolls sideways at 390 px: {wide}"
+    assert not wide, f"SQL or formula that scrolls sideways at 390 px: {wide}"
     # every step's chart drawn: their texts read on a laptop and a phone (side by side, the exact totals'
     # panels ran their labels and titles into each other at 390 px)
     page.wait_for_selector(".js-plotly-plot .main-svg")
