@@ -154,7 +154,8 @@ with tabs[1]:
     st.markdown("A voter-roll style **public register** lists names with birth year, age, sex and zip code. "
                 "Joining it to the release puts names on diagnoses, hundreds at a time.")
     c1, c2, c3 = st.columns(3)
-    coverage = c1.slider("Share of the patients in the register", 0.05, 1.0, D.coverage, 0.05, key="re_coverage")
+    coverage = c1.slider("Share of the patients in the register", 5, 100, round(D.coverage * 100), 5,
+                         format="%d%%", key="re_coverage") / 100  # a share reads as 50%, not 0.50
     outsiders = c2.slider("Outsiders per covered patient", 0.0, 3.0, D.outsiders, 0.25, key="re_outsiders",
                           help="People in the register who are not in the release (a voter roll is larger than "
                                "one hospital's patient list).")

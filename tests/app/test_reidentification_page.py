@@ -93,6 +93,18 @@ def test_range_hint_is_an_example_that_does_not_split(at):
     assert "`30:39`" in hint and "LO-HI" not in hint  # "LO-" / "HI" on a phone; 30:39 holds like a time
 
 
+def test_register_share_is_a_percentage(at):
+    from dpcore.attacks import reidentification as reid
+
+    share = at.slider(key="re_coverage")
+    assert (share.value, share.min, share.max, share.proto.format) == (50, 5, 100, "%d%%")
+    share.set_value(100).run()
+    assert not at.exception and not at.error
+    full = reid.story(coverage=1.0).linkage
+    assert metric(at, "Register entries") == f"{full.register_size:,} people"
+    at.slider(key="re_coverage").set_value(50).run()
+
+
 def test_page_and_report_agree_on_every_number(at):
     """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
     from dpcore.attacks import reidentification as reid
