@@ -109,7 +109,7 @@ class Neighbour:
 def neighbour(release: pd.DataFrame, facts) -> Neighbour:
     """Find-your-neighbour on the release, and how the matches fall as each fact is added."""
     conds = conditions(facts)
-    res = linkage.find_matches(release, conds, sensitive=datasets.SENSITIVE_COLUMNS)
+    res = linkage.find_matches(release, conds, sensitive=list(REVEALING_COLUMNS), label=label)
     rows = [{"fact known": _describe(c), "matching patients": int(linkage.match_mask(release, conds[: i + 1]).sum())}
             for i, c in enumerate(conds)]
     return Neighbour(res, pd.DataFrame(rows, columns=["fact known", "matching patients"]))

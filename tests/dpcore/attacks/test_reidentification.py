@@ -98,6 +98,8 @@ def test_display_names_and_the_revealing_columns_first(story):
     rec = story.neighbour.record()  # the same row, only renamed and reordered
     assert table.iloc[0].tolist() == [rec[c] for c in ["diagnosis", "has_rare_disease", "age", "sex", "zip_code",
                                                        "birth_year", "ethnicity", "salary"]]
+    # what else the attacker learns: in the table's order and words
+    assert [line.split(":")[0] for line in story.neighbour.result.learned[1:]] == ["diagnosis", "rare disease"]
     df = pd.DataFrame({"b_x": [1], "a": [2]})
     assert list(reid.shown_table(df, first=("a", "missing")).columns) == ["a", "b x"]
     assert list(df.columns) == ["b_x", "a"]  # the data itself is untouched
