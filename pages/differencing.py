@@ -1,5 +1,7 @@
 """Differencing attack: 'only aggregates over large groups' leaks one person's exact age; noise stops it."""
 
+import math
+
 import pandas as pd
 import streamlit as st
 
@@ -23,6 +25,17 @@ def _simulate(true_value: float, epsilon: float, k: float, trials: int, seed: in
     sim = dif.simulate(true_value, epsilon, k=k, trials=trials, seed=seed)
     curve = dif.success_curve(true_value, k=k, trials=min(int(trials), 4_000), seed=seed)
     return sim, curve
+
+
+def release_table(answers: list[dict], sum_scale: float) -> pd.DataFrame:
+    """One release's answers as shown and downloaded: the answers first (a phone shows the first columns), the
+    WHERE text last. The noisy average keeps the decimals its noise (about the sum's Laplace scale / the noisy
+    count, both public) leaves meaningful: 1 at ε = 1, 3 at ε = 1000, where the attacker's subtraction needs them."""
+    rel = pd.DataFrame(answers)
+    avg_scale = sum_scale / max(int(rel["count_noisy"].max()), 1)
+    decimals = min(max(1, math.ceil(-math.log10(2 * avg_scale))), 6)  # rounding error <= 10^-d / 2 <= the noise
+    return pd.DataFrame({"group": rel["group"], "noisy count": rel["count_noisy"],
+                         "noisy average age": rel["avg_noisy"].round(decimals), "WHERE clause": rel["where"]})
 
 
 st.title("Differencing attack")
@@ -76,8 +89,8 @@ with st.container(border=True):
 
 share_in_url("dif_n", "dif_seed", "dif_min_group", "dif_eps")  # before anything below can stop the page
 attack = required(dif.run_attack, pop, target_name=target.strip() or None, group=group, min_group=min_group)
-headline.markdown(f"#### Two pairs of answers, each about at least {attack.min_group} people, give one patient's "
-                  f"exact age: {attack.recovered:g} years.")
+headline.markdown(f"#### Two pairs of answers, each over a group of {attack.min_group} or more people, give one "
+                  f"patient's exact age: {attack.recovered:g} years.")
 
 # --- step by step ----------------------------------------------------------------------------------
 st.subheader("The attack, step by step (exact answers)")
@@ -102,12 +115,12 @@ titles = [
 for i in range(step):
     with st.expander(titles[i], expanded=(i == step - 1)):
         if i < 5:
-            st.code(q[i].sql(), language="sql")
+            st.code(q[i].sql(), language="sql", wrap_lines=True)  # a phone shows the whole WHERE clause
         if i == 0:
             st.warning(q[0].message, icon=":material/block:")
             st.markdown("So far so good: the direct question is refused. The attacker now hides the target in a "
-                        f"large group — **{md(attack.group_sql)}** has {attack.group_size} people, well over N = "
-                        f"{attack.min_group}.")
+                        f"large group: the **{attack.group_size} people with {dif.group_words(attack.group, md)}**, "
+                        f"well over N = {attack.min_group}.")
         elif i < 5:
             sym = ["", "c₁", "x", "c₂", "y"][i]
             st.metric(f"Answer ({sym})", f"{q[i].answer:.6g} years" if i % 2 == 0 else f"{q[i].answer:,} people")
@@ -115,17 +128,21 @@ for i in range(step):
         else:
             st.markdown("Average × count is the group's total age. The two groups differ by exactly one "
                         "person, so the difference of the totals is that person's age:")
-            st.latex(attack.formula().replace("·", r"\cdot ").replace("−", "-").replace("₁", "_1")
-                     .replace("₂", "_2"))
+            tex = (attack.formula().replace("·", r"\cdot ").replace("−", "-").replace("₁", "_1")
+                   .replace("₂", "_2"))
+            lhs, products, *rest = tex.split(" = ")  # on one line a phone scrolled it sideways
+            st.latex(rf"\begin{{aligned}}&{lhs} \\ &= {products} \\ &= {' = '.join(rest)}\end{{aligned}}")
             m1, m2 = st.columns(2)
             m1.metric("Recovered age of " + md(attack.target_name), f"{attack.recovered:g} years")
             m2.metric("True age (hidden data)", f"{attack.true_value:g} years",
                       delta="exact match" if attack.exact else "mismatch", delta_color="off")
             not_private("True value")
             chart(figs.totals_chart(attack), key="dif_totals")
-            st.info("Every query was about 50+ people, and yet one person's exact value came out. "
-                    "Size limits do not compose: the *difference* of two allowed answers is a disallowed one.")
-            table = pd.DataFrame([r.as_dict() for r in attack.queries])[["step", "query", "answer", "refused"]]
+            st.info(f"Every answered query was over a group of {attack.min_group} or more people, and yet one "
+                    "person's exact value came out. Size limits do not compose: the *difference* of two allowed "
+                    "answers is a disallowed one.")
+            # the answers before the long SQL, which a phone scrolls off to the right
+            table = pd.DataFrame([r.as_dict() for r in attack.queries])[["step", "answer", "refused", "query"]]
             st.dataframe(table, hide_index=True, key="dif_query_table")
             table_downloads(table, "differencing_queries", key="dif_queries")
 if step < 6:
@@ -149,7 +166,8 @@ c1, c2, c3, c4 = st.columns(4)
 eps = c1.select_slider("ε per query (log steps)", options=EPS_OPTIONS, value=from_url("dif_eps", 1.0, EPS_OPTIONS),
                         key="dif_eps")
 share_in_url("dif_n", "dif_seed", "dif_min_group", "dif_eps")
-k = c2.number_input("Success = within ± k years", 0.0, L.DIFFERENCING_MAX_K_YEARS, value=5.0, step=1.0, key="dif_k")
+k = c2.number_input("Success = within ± k years", 0.0, L.DIFFERENCING_MAX_K_YEARS, value=5.0, step=1.0, key="dif_k",
+                    format="%g")  # 5, not 5.00; 2.5 still shows 2.5
 trials = c3.number_input("Simulated releases", 1, L.DIFFERENCING_PAGE_MAX_TRIALS, value=10_000, step=1_000,
                          key="dif_trials")
 sim_seed = c4.number_input("Simulation seed", L.SEED_MIN, L.SEED_MAX, value=0, step=1, key="dif_sim_seed")
@@ -166,23 +184,31 @@ release = guarded(dif.noisy_release, pop, attack, eps, seed=int(sim_seed) * 1000
 if release is not None:
     st.markdown("**One release** (drawn with diffprivlib; seeded so the page is reproducible — a real system "
                 "would not seed):")
-    rel = pd.DataFrame(release["answers"])
-    rel.columns = ["group", "WHERE", "noisy COUNT", "noisy AVG(age)"]
+    rel = release_table(release["answers"], cost["noise_scale_sum"])
     st.dataframe(rel, hide_index=True, key="dif_release_table")
     table_downloads(rel, "dif_release", key="dif_release_table_dl")
     m1, m2, m3 = st.columns(3)
-    m1.metric("Attacker's estimate", f"{release['estimate']:.1f} years")
+    m1.metric("Attacker's estimate", f"{release['estimate']:.1f} years",
+              help="18 + the first group's noisy sum − the second's, clipped to 18–90. The attacker gets each noisy "
+                   "sum back from the table as (average − 18) × count: the interface's rule is public.")
     m2.metric("Error", f"{release['error']:+.1f} years")
-    m3.metric("Naive x·c₁ − y·c₂", f"{release['naive_estimate']:.1f} years",
-              help="Multiplying the noisy averages by the noisy counts, as in the noise-free attack.")
+    m3.metric("Step 6's subtraction, unchanged", f"{release['naive_estimate']:.1f} years",
+              help="Average × count for each group, one minus the other, as in the noise-free attack. With noise "
+                   "this also picks up the noise of both counts (times 18 years, the lowest public age), so the "
+                   "attacker's estimate works from the noisy sums instead.")
 
 res = guarded(_simulate, float(attack.true_value), float(eps), k, trials, int(sim_seed))
 if res is not None:
     sim, curve = res
     st.markdown(f"**Over many releases** (simulation with numpy, seed {int(sim_seed)}):")
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(f"P(within ±{sim['k_years']:g} years)", f"{sim['success_probability']:.1%}")
-    m2.metric("Exact (unclipped)", f"{sim['analytic_success_unclipped']:.1%}")
+    m1.metric(f"Chance within ±{sim['k_years']:g} years", f"{sim['success_probability']:.1%}",
+              help=f"Share of the {sim['trials']:,} simulated releases in which the attacker's estimate (clipped to "
+                   f"18–90) lands within ±{sim['k_years']:g} years of the true age.")
+    m2.metric("Exact chance, no clipping", f"{sim['analytic_success_unclipped']:.1%}",
+              help="The same chance from the formula 1 − e^(−k/b)·(1 + k/2b), b = 72/ε, for an attacker who does "
+                   "not clip the estimate to 18–90. Clipping can only help the attacker, so the simulated chance is "
+                   "at least this, up to simulation noise.")
     m3.metric("Mean absolute error", f"{sim['mean_abs_error']:.1f} years")
     m4.metric("Attack's total ε", f"{cost['total_epsilon']:g}",
               help=cost["composition"] + "; add/remove-one person, δ = 0")

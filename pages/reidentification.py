@@ -30,6 +30,13 @@ def neighbour(n: int, seed: int, facts: tuple):
     return story.neighbour(release(n, seed), facts)
 
 
+@st.cache_data(max_entries=16)
+def each_alone(n: int, seed: int, facts: tuple) -> list[int]:
+    """Patients matching each known fact on its own (the chart shows them only added one after another)."""
+    rel = release(n, seed)
+    return [int(linkage.match_mask(rel, [c]).sum()) for c in story.conditions(facts)]
+
+
 @st.cache_data(max_entries=8, show_spinner="Building the public register…")
 def register(n: int, seed: int, coverage: float, outsiders: float, reg_seed: int):
     return story.register_part(population(n, seed), coverage, outsiders, reg_seed)
@@ -105,14 +112,15 @@ with tabs[0]:
         head = guarded(uniq, n, seed, D.qis, D.sensitive, None)
         if head is not None:
             headline_slot.markdown(f"#### {story.headline(head[0])}")
-        st.dataframe(df.head(200), hide_index=True, key="re_release_table")
-        table_downloads(df.head(200), "re_release", key="re_release_table_dl")
+        first_rows = story.shown_table(df.head(200))
+        st.dataframe(first_rows, hide_index=True, key="re_release_table")
+        table_downloads(first_rows, "re_release", key="re_release_table_dl")
         st.caption(f"{len(df):,} rows (first 200 shown). Quasi-identifiers (facts others can know): "
-                   f"{', '.join(datasets.QUASI_IDENTIFIERS)}. Sensitive: {', '.join(datasets.SENSITIVE_COLUMNS)}. "
-                   "These people do not exist.")
+                   f"{', '.join(map(story.label, datasets.QUASI_IDENTIFIERS))}. Sensitive: "
+                   f"{', '.join(map(story.label, datasets.SENSITIVE_COLUMNS))}. These people do not exist.")
     st.markdown("You know a few facts about your neighbour: she is **34**, lives in zip code **10001** and earns "
-                "**$50,000–60,000**. Leave a field blank if unknown; write a range as `LO-HI` or a comparison as "
-                "`>=65`.")
+                "**$50,000–60,000**. Leave a field blank if unknown; write a range as `30:39` or a comparison as "
+                "`>=65`.")  # 30:39 holds together like a time; LO-HI and even 30-39 broke after the hyphen on a phone
     fields = ["age", "sex", "zip_code", "birth_year", "ethnicity", "salary"]
     cols = st.columns(3) + st.columns(3)  # two rows of three, so a phone stacks them in reading order
     facts = tuple((f, cols[i].text_input(story.QI_LABELS[f], value=linkage.DEFAULT_SCENARIO.get(f, ""),
@@ -124,11 +132,18 @@ with tabs[0]:
         sentence = story.neighbour_sentence(nb, quote=md)  # the typed facts are shown as literal text
         (c2.success if nb.singled_out else c2.info)(sentence, icon=":material/person_search:")
         if nb.matches:
-            st.dataframe(nb.result.records, hide_index=True, key="re_matches_table")
-            table_downloads(nb.result.records, "neighbour_matches", "re_matches_dl")
+            matches = nb.table()  # diagnosis and rare disease first: on a phone they are what shows
+            st.dataframe(matches, hide_index=True, key="re_matches_table")
+            table_downloads(matches, "neighbour_matches", "re_matches_dl")
         chart(figs.narrowing_chart(nb.narrowing, len(df)), key="re_narrowing")
-        st.caption("Each fact rules patients out. Add sex, birth year or ethnicity, or widen a range, and watch "
-                   "the count move.")
+        alone = guarded(each_alone, n, seed, facts)
+        if alone and len(alone) > 1:  # the chart adds the facts up; alone, each one fits many more patients
+            each = [f"{md(f)} fits {patients(k)}" for f, k in zip(nb.narrowing["fact known"], alone)]
+            st.caption(f"On its own, {', '.join(each[:-1])} and {each[-1]}; together they leave "
+                       f"{patients(nb.matches)}. Add sex, birth year or ethnicity, or widen a range, and watch the "
+                       "count move.")
+        else:
+            st.caption("Add sex, birth year or ethnicity, or widen a range, and watch the count move.")
         with st.expander("What else the attacker learns"):
             for line in nb.result.learned:
                 st.markdown("- " + md(line))  # quotes column names and values
@@ -139,12 +154,14 @@ with tabs[1]:
     st.markdown("A voter-roll style **public register** lists names with birth year, age, sex and zip code. "
                 "Joining it to the release puts names on diagnoses, hundreds at a time.")
     c1, c2, c3 = st.columns(3)
-    coverage = c1.slider("Share of the patients in the register", 0.05, 1.0, D.coverage, 0.05, key="re_coverage")
+    coverage = c1.slider("Share of the patients in the register", 5, 100, round(D.coverage * 100), 5,
+                         format="%d%%", key="re_coverage") / 100  # a share reads as 50%, not 0.50
     outsiders = c2.slider("Outsiders per covered patient", 0.0, 3.0, D.outsiders, 0.25, key="re_outsiders",
                           help="People in the register who are not in the release (a voter roll is larger than "
                                "one hospital's patient list).")
     reg_seed = int(c3.number_input("Register seed", 0, 2**31 - 1, D.register_seed, key="re_reg_seed"))
-    on = st.multiselect("Join on", linkage.LINKABLE_COLUMNS, default=list(D.link_on), key="re_link_on")
+    on = st.multiselect("Join on", linkage.LINKABLE_COLUMNS, default=list(D.link_on), key="re_link_on",
+                        format_func=story.label)
     reg = guarded(register, n, seed, coverage, outsiders, reg_seed)
     lr = guarded(link, n, seed, coverage, outsiders, reg_seed, tuple(on), None) if reg is not None else None
     if lr is not None:
@@ -163,23 +180,26 @@ with tabs[1]:
                     help=f"{lr.rare_disclosed} of them with the rare disease")
         chart(figs.linkage_chart(lr), key="re_link_chart")
         with st.expander("Examples of linked names, and the register itself"):
-            st.dataframe(lr.examples, hide_index=True, key="re_link_examples")
-            table_downloads(lr.examples, "re_link_examples", key="re_link_examples_dl")
-            st.dataframe(reg.drop(columns=["person_id"]).head(200), hide_index=True, key="re_register_table")
-            table_downloads(reg.drop(columns=["person_id"]).head(200), "re_register", key="re_register_table_dl")
+            linked = story.shown_table(lr.examples, first=("name", "linked diagnosis", "right person?"))
+            st.dataframe(linked, hide_index=True, key="re_link_examples")
+            table_downloads(linked, "re_link_examples", key="re_link_examples_dl")
+            entries = story.shown_table(reg.drop(columns=["person_id"]).head(200))
+            st.dataframe(entries, hide_index=True, key="re_register_table")
+            table_downloads(entries, "re_register", key="re_register_table_dl")
         not_private("Ground truth, not private")
 
 # --- 3. how unique are people --------------------------------------------------------------------------
 with tabs[2]:
     c1, c2 = st.columns([3, 1])
     qis = c1.multiselect("Quasi-identifiers (added in this order)", datasets.QUASI_IDENTIFIERS,
-                         default=list(D.qis), key="re_qis")
+                         default=list(D.qis), key="re_qis", format_func=story.label)
     sensitive = c2.selectbox("Sensitive column", datasets.SENSITIVE_COLUMNS,
-                             index=datasets.SENSITIVE_COLUMNS.index(D.sensitive), key="re_sensitive")
+                             index=datasets.SENSITIVE_COLUMNS.index(D.sensitive), key="re_sensitive",
+                             format_func=story.label)
     out = guarded(uniq, n, seed, tuple(qis), sensitive, None)
     if out is not None:
         rep, steps = out
-        st.markdown(f"**{rep.unique_fraction:.1%}** of patients are unique on {', '.join(qis)}.")
+        st.markdown(f"**{rep.unique_fraction:.1%}** of patients are unique on {', '.join(map(story.label, qis))}.")
         show_report(rep, "re_uniq")
         chart(figs.incremental_chart(steps), key="re_incremental")
         with st.expander("The numbers behind the chart"):

@@ -44,6 +44,7 @@ from ..data.filters import Condition, mask_any
 from ..errors import DPError
 from ..noise.release import release_count, release_value
 from ..validation import _as_float, check_epsilon, check_positive_int
+from .reidentification import label as column_label
 
 #: Public bounds of the attacked column (domain knowledge, not the data's min/max).
 AGE_LOW, AGE_HIGH = datasets.PUBLIC_BOUNDS["age"]
@@ -119,6 +120,14 @@ class Where:
 
     def mask(self, df: pd.DataFrame) -> np.ndarray:
         return mask_any(df, self.any_of)
+
+
+def group_words(group: dict, quote=str) -> str:
+    """The group for a sentence: ``first name Peter``, ``zip code 10004 and sex F``.
+
+    ``quote`` makes the values (typed by the user for a custom group) literal text where the sentence is shown
+    (``textsafe.md`` on a page); the columns are the interface's own (:func:`parse_group` checks them)."""
+    return " and ".join(f"{column_label(c)} {quote(v)}" for c, v in group.items())
 
 
 def parse_group(spec, df: pd.DataFrame | None = None) -> dict:

@@ -58,7 +58,7 @@ class NeighbourResult:
                 "records": self.records.astype(object).where(self.records.notna(), None).to_dict("records")}
 
 
-def _learned(records: pd.DataFrame, matches: int, sensitive_columns) -> list[str]:
+def _learned(records: pd.DataFrame, matches: int, sensitive_columns, label=str) -> list[str]:
     if matches == 0:
         return ["No record matches these facts: either the person is not in the release or a fact is wrong. "
                 "Try a range instead of an exact value."]
@@ -67,24 +67,25 @@ def _learned(records: pd.DataFrame, matches: int, sensitive_columns) -> list[str
     for col in sensitive_columns:
         if col not in records.columns:
             continue
+        name = label(col)
         vc = records[col].astype(str).value_counts()
         if pd.api.types.is_bool_dtype(records[col]):
             k = int(records[col].sum())
             if matches == 1:
-                out.append(f"{col}: {'yes' if k else 'no'} — exactly one record, so the attacker learns it "
+                out.append(f"{name}: {'yes' if k else 'no'} — exactly one record, so the attacker learns it "
                            "for certain.")
             else:
-                out.append(f"{col}: {k} of {matches} matches {'has' if k == 1 else 'have'} it "
+                out.append(f"{name}: {k} of {matches} matches {'has' if k == 1 else 'have'} it "
                            f"(the attacker's belief: {k}/{matches} = {k / matches:.0%}).")
             continue
         if matches == 1:
-            out.append(f"{col}: {vc.index[0]} — exactly one record, so the attacker learns it for certain.")
+            out.append(f"{name}: {vc.index[0]} — exactly one record, so the attacker learns it for certain.")
         elif len(vc) == 1:
-            out.append(f"{col}: all {matches} matches have {vc.index[0]} — learned without knowing which "
+            out.append(f"{name}: all {matches} matches have {vc.index[0]} — learned without knowing which "
                        "row is the person (homogeneity).")
         else:
             parts = ", ".join(f"{v} ({c})" for v, c in vc.items())
-            out.append(f"{col}: {parts}.")
+            out.append(f"{name}: {parts}.")
     return out
 
 
@@ -97,8 +98,11 @@ def match_mask(df: pd.DataFrame, conditions) -> np.ndarray:
     return mask_all(df, conditions)
 
 
-def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: int = 1000) -> NeighbourResult:
-    """Filter the release with the attacker's facts; return the matches and what they disclose."""
+def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: int = 1000,
+                 label=str) -> NeighbourResult:
+    """Filter the release with the attacker's facts; return the matches and what they disclose.
+
+    ``label`` names a sensitive column in the ``learned`` lines (the page's display names; default: as is)."""
     conditions = tuple(c for c in conditions if c is not None)
     mask = match_mask(df, conditions)
     idx = np.flatnonzero(mask)
@@ -110,7 +114,7 @@ def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: i
     for s in sensitive:
         require_column(df, s, "sensitive column")
     return NeighbourResult(int(mask.sum()), records, conditions, tuple(_learned(records, int(mask.sum()),
-                                                                                sensitive)))
+                                                                                sensitive, label)))
 
 
 # --- public register and linkage -------------------------------------------------------------------

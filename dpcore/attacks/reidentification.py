@@ -26,8 +26,25 @@ from . import generalise, linkage, uniqueness
 EPSILONS = limits.REID_EPSILONS
 #: Generalisation the page starts from: 10-year age bands, 3 zip digits, $10k salary bands.
 DEFAULT_GENERALISATION = (("age_band", 10), ("zip_digits", 3), ("salary_band", 10_000))
-QI_LABELS = {"age": "age", "sex": "sex", "zip_code": "zip code", "birth_year": "birth year",
-             "ethnicity": "ethnicity", "salary": "salary"}
+#: Display names of the synthetic medical columns (field labels, sentences, table headers); see :func:`label`.
+COLUMN_LABELS = {"age": "age", "sex": "sex", "zip_code": "zip code", "birth_year": "birth year",
+                 "ethnicity": "ethnicity", "salary": "salary", "has_rare_disease": "rare disease",
+                 "diagnosis": "diagnosis"}
+QI_LABELS = {q: COLUMN_LABELS[q] for q in datasets.QUASI_IDENTIFIERS}
+#: What a matching row tells the attacker, in the order a table shows it (before the facts they knew).
+REVEALING_COLUMNS = ("diagnosis", "has_rare_disease")
+
+
+def label(column: str) -> str:
+    """A synthetic column's display name: ``zip_code`` -> ``zip code``, ``has_rare_disease`` -> ``rare disease``;
+    any other snake_case name gets spaces (``first_name`` -> ``first name``). Not for uploaded names."""
+    return COLUMN_LABELS.get(column, str(column).replace("_", " "))
+
+
+def shown_table(df: pd.DataFrame, first=()) -> pd.DataFrame:
+    """``df`` as a page shows and downloads it: display names, the columns in ``first`` (those present) leading."""
+    order = [c for c in first if c in df.columns] + [c for c in df.columns if c not in first]
+    return df[order].rename(columns=label)
 
 
 @dataclass(frozen=True)
@@ -80,6 +97,10 @@ class Neighbour:
     def singled_out(self) -> bool:
         return self.result.matches == 1
 
+    def table(self) -> pd.DataFrame:
+        """The matching rows as shown: what the attacker learns (diagnosis, rare disease) first, display names."""
+        return shown_table(self.result.records, first=REVEALING_COLUMNS)
+
     def record(self) -> dict | None:
         """The one matching row (the neighbour's record), when the facts single her out."""
         return self.result.records.iloc[0].to_dict() if self.singled_out else None
@@ -88,7 +109,7 @@ class Neighbour:
 def neighbour(release: pd.DataFrame, facts) -> Neighbour:
     """Find-your-neighbour on the release, and how the matches fall as each fact is added."""
     conds = conditions(facts)
-    res = linkage.find_matches(release, conds, sensitive=datasets.SENSITIVE_COLUMNS)
+    res = linkage.find_matches(release, conds, sensitive=list(REVEALING_COLUMNS), label=label)
     rows = [{"fact known": _describe(c), "matching patients": int(linkage.match_mask(release, conds[: i + 1]).sum())}
             for i, c in enumerate(conds)]
     return Neighbour(res, pd.DataFrame(rows, columns=["fact known", "matching patients"]))

@@ -27,19 +27,35 @@ def steps(at):
 def test_step_by_step_to_the_exact_age(at):
     assert at.title[0].value == "Differencing attack"
     # the page opens with the "so what": one sentence, one number
-    assert at.markdown[0].value == ("#### Two pairs of answers, each about at least 50 people, give one patient's "
-                                    "exact age: 54 years.")
+    assert at.markdown[0].value == ("#### Two pairs of answers, each over a group of 50 or more people, give one "
+                                    "patient's exact age: 54 years.")
     assert len(steps(at)) == 1 and "refused" in at.warning[0].value
+    # the group in words for people; its SQL is in the code box above
+    assert any("the **96 people with first name Peter**, well over N = 50." in m.value for m in at.markdown)
     at.button(key="dif_next").click().run()
     assert len(steps(at)) == 2 and metrics(at)["Answer (c₁)"] == "97 people"
     at.button(key="dif_all").click().run()
     assert not at.exception
     assert len(steps(at)) == 6
+    # the SQL wraps instead of scrolling sideways: a phone shows the whole WHERE name = 'Jan Kees'
+    assert len(at.code) == 5 and all(c.proto.wrap_lines for c in at.code)
     m = metrics(at)
     assert m["Recovered age of Jan Kees"] == "54 years" == m["True age (hidden data)"]
     assert m["Answer (c₂)"] == "96 people"
+    queries = next(d.value for d in at.dataframe if "query" in d.value.columns)
+    assert list(queries.columns) == ["step", "answer", "refused", "query"]  # answers first, on a phone too
+    assert queries["refused"].tolist() == [True, False, False, False, False]
     at.button(key="dif_reset").click().run()
     assert len(steps(at)) == 1
+
+
+def test_size_rule_is_quoted_as_set(at):
+    """The headline and the lesson of step 6 name the N the user chose (the lesson once said "50+" for any N)."""
+    at.number_input(key="dif_min_group").set_value(20).run()
+    at.button(key="dif_all").click().run()
+    assert not at.exception and not at.error
+    assert "each over a group of 20 or more people" in at.markdown[0].value
+    assert any(i.value.startswith("Every answered query was over a group of 20 or more people") for i in at.info)
 
 
 def test_privacy_cost_states_the_neighbour_relation(at):
@@ -57,21 +73,62 @@ def test_other_group_and_target_still_exact(at):
     rec = m["Recovered age of Aisha Ali"]
     assert rec == m["True age (hidden data)"] and rec != "54 years"
     assert "zip_code = 10004 AND sex = 'F'" in " ".join(c.value for c in at.code)
+    assert any("people with zip code 10004 and sex F**" in m.value for m in at.markdown)
 
 
 def test_epsilon_moves_the_success_rate(at):
-    low = metrics(at)["P(within ±5 years)"]
+    low = metrics(at)["Chance within ±5 years"]
     assert metrics(at)["Attack's total ε"] == "4"
     at.select_slider(key="dif_eps").set_value(1000.0).run()
     m = metrics(at)
     assert not at.exception
-    assert float(low.rstrip("%")) < 10 and float(m["P(within ±5 years)"].rstrip("%")) > 99
+    assert float(low.rstrip("%")) < 10 and float(m["Chance within ±5 years"].rstrip("%")) > 99
     assert m["Attack's total ε"] == "4000"
     before = m["Attacker's estimate"]
     at.select_slider(key="dif_eps").set_value(1.0).run()
     at.button(key="dif_release").click().run()
     assert metrics(at)["Attacker's estimate"] != before
     assert len(at.get("plotly_chart")) >= 2
+
+
+def release_table(at):
+    return next(d.value for d in at.dataframe if "noisy count" in d.value.columns)
+
+
+def test_one_release_leads_with_the_noisy_answers(at):
+    """A phone shows a table's first columns: the noisy answers come before the long WHERE text, and the
+    average has the decimals its noise leaves meaningful (the same frame goes to the downloads)."""
+    t = release_table(at)
+    assert list(t.columns) == ["group", "noisy count", "noisy average age", "WHERE clause"]
+    assert t["group"].tolist() == ["target OR group", "group"]
+    assert t["WHERE clause"].tolist() == ["name = 'Jan Kees' OR first_name = 'Peter'", "first_name = 'Peter'"]
+    avg = t["noisy average age"]
+    assert (avg == avg.round(1)).all()  # ε = 1: about ±1 year of noise on each average
+    at.select_slider(key="dif_eps").set_value(1000.0).run()
+    t = release_table(at)
+    avg, cnt = t["noisy average age"], t["noisy count"]
+    assert (avg == avg.round(3)).all() and not (avg == avg.round(1)).all()
+    # ...enough for a reader to redo the attacker's subtraction from the table
+    by_hand = 18 + (avg[0] - 18) * cnt[0] - (avg[1] - 18) * cnt[1]
+    assert abs(by_hand - float(metrics(at)["Attacker's estimate"].split()[0])) < 0.5
+
+
+def test_noisy_figures_are_named_in_words_and_explained(at):
+    m = metrics(at)
+    assert {"Attacker's estimate", "Step 6's subtraction, unchanged", "Chance within ±5 years",
+            "Exact chance, no clipping"} <= set(m)
+    assert not any(s in label for label in m for s in ("x·c", "P(", "unclipped"))  # no undefined symbols
+    helps = {x.label: x.help for x in at.metric}
+    assert all(helps[x] for x in ("Attacker's estimate", "Step 6's subtraction, unchanged",
+                                  "Chance within ±5 years", "Exact chance, no clipping"))
+    # the exact chance is the formula the help names, and clipping only helps the attacker
+    from dpcore.attacks import differencing as dif
+    assert m["Exact chance, no clipping"] == f"{float(dif.analytic_success(1.0, 5)):.1%}"
+    assert float(m["Chance within ±5 years"].rstrip("%")) >= float(m["Exact chance, no clipping"].rstrip("%")) - 1
+    # k is a whole number of years by default: shown as 5, not 5.00; a fraction still reads as typed
+    assert at.number_input(key="dif_k").format == "%g" and "%g" % at.number_input(key="dif_k").value == "5"
+    at.number_input(key="dif_k").set_value(2.5).run()
+    assert "Chance within ±2.5 years" in metrics(at)
 
 
 @pytest.mark.parametrize("key, value, msg", [

@@ -48,6 +48,63 @@ def test_page_renders_default_scenario(at):
     assert metric(at, "k-anonymity")
 
 
+def test_tables_use_plain_names_and_lead_with_what_is_revealed(at):
+    """Headers read like the fields above them (zip code, not zip_code); a phone shows a table's first columns,
+    so the neighbour's row and the linked names lead with what the attacker learns."""
+    tables = [d.value for d in at.dataframe]
+    assert tables and not [c for t in tables for c in t.columns if "_" in str(c)]
+    match = next(t for t in tables if len(t) == 1 and "diagnosis" in t.columns)
+    assert list(match.columns) == ["diagnosis", "rare disease", "age", "sex", "zip code", "birth year",
+                                   "ethnicity", "salary"]
+    assert match["diagnosis"].tolist() == ["hypertension"] and match["zip code"].tolist() == [10001]
+    linked = next(t for t in tables if "linked diagnosis" in t.columns)
+    assert list(linked.columns)[:3] == ["name", "linked diagnosis", "right person?"]
+    assert any(list(t.columns) == ["name", "birth year", "age", "sex", "zip code"] for t in tables)  # register
+    shares = next(t for t in tables if "unique share" in t.columns)
+    assert shares["unique share"].iloc[-1] == "99.8%"  # percentages, not fractions
+
+
+def test_column_choices_read_as_words(at):
+    assert at.multiselect(key="re_qis").options == ["age", "sex", "zip code", "birth year", "ethnicity", "salary"]
+    assert at.multiselect(key="re_qis").value == ["age", "sex", "zip_code", "salary"]  # the data's names underneath
+    assert at.multiselect(key="re_link_on").options == ["birth year", "age", "sex", "zip code"]
+    assert at.selectbox(key="re_sensitive").options == ["rare disease", "diagnosis"]
+    assert any(m.value.endswith("of patients are unique on age, sex, zip code, salary.") for m in at.markdown)
+    assert any("Quasi-identifiers (facts others can know): age, sex, zip code, birth year" in c.value
+               for c in at.caption)
+
+
+def test_narrowing_caption_adds_what_the_chart_does_not_show(at):
+    """The chart (titled "Each fact rules patients out") adds the facts up; its caption gives each fact alone."""
+    from dpcore.attacks import reidentification as reid
+
+    rel = reid.release_of(reid.population(1_000, datasets.REID_SEED))
+    alone = {c: int(n) for c, n in (("age", (rel.age == 34).sum()), ("zip", (rel.zip_code == 10001).sum()),
+                                    ("salary", rel.salary.between(50_000, 60_000).sum()))}
+    caption = next(c.value for c in at.caption if c.value.startswith("On its own"))
+    assert caption.startswith(f"On its own, age 34 fits {alone['age']} patients, zip code 10001 fits "
+                              f"{alone['zip']} patients and salary ")
+    assert f"fits {alone['salary']} patients; together they leave 1 patient." in caption
+    assert min(alone.values()) > 1 and "Each fact rules patients out" not in caption
+
+
+def test_range_hint_is_an_example_that_does_not_split(at):
+    hint = next(m.value for m in at.markdown if m.value.startswith("You know a few facts"))
+    assert "`30:39`" in hint and "LO-HI" not in hint  # "LO-" / "HI" on a phone; 30:39 holds like a time
+
+
+def test_register_share_is_a_percentage(at):
+    from dpcore.attacks import reidentification as reid
+
+    share = at.slider(key="re_coverage")
+    assert (share.value, share.min, share.max, share.proto.format) == (50, 5, 100, "%d%%")
+    share.set_value(100).run()
+    assert not at.exception and not at.error
+    full = reid.story(coverage=1.0).linkage
+    assert metric(at, "Register entries") == f"{full.register_size:,} people"
+    at.slider(key="re_coverage").set_value(50).run()
+
+
 def test_page_and_report_agree_on_every_number(at):
     """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
     from dpcore.attacks import reidentification as reid
@@ -170,6 +227,6 @@ def test_upload_with_one_value_sensitive_column(at):
 def test_typed_facts_are_shown_as_literal_text(at):
     at.text_input(key="re_known_ethnicity").set_value("[x](evil.example) <b>").run()
     assert not at.exception
-    shown = " ".join(i.value for i in at.info) + " ".join(s.value for s in at.success)
+    shown = " ".join(x.value for x in [*at.info, *at.success, *at.caption])
     assert "](evil" not in shown and "\\[x\\]" in shown
     at.text_input(key="re_known_ethnicity").set_value("").run()

@@ -59,6 +59,12 @@ def test_default_attack_recovers_the_exact_age(pop, attack):
     assert "name = 'Jan Kees' OR first_name = 'Peter'" in attack.queries[1].sql()
 
 
+def test_group_in_words_for_the_page(pop):
+    assert dif.group_words({"first_name": "Peter"}) == "first name Peter"
+    assert dif.group_words(dif.parse_group("zip_code=10004,sex=F", pop)) == "zip code 10004 and sex F"
+    assert dif.group_words({"ethnicity": "[x](y)"}, quote=lambda v: f"<{v}>") == "ethnicity <[x](y)>"
+
+
 @pytest.mark.parametrize("target_id, group", [(7, "zip_code=10005"), (123, None), (4000, "zip_code=10003,sex=M")])
 def test_attack_is_exact_for_other_targets_and_groups(pop, target_id, group):
     row = pop.iloc[target_id]

@@ -38,6 +38,9 @@ def test_neighbour_known_answer(release):
     assert "2 records match" in text
     assert "has_rare_disease: 0 of 2 matches have it" in text
     assert "cold (1)" in text and "flu (1)" in text
+    named = find_matches(release.drop(columns="person_id"), [parse_field("age", "25-35"), parse_field("sex", "f")],
+                         label=lambda c: {"has_rare_disease": "rare disease"}.get(c, c))
+    assert [line.split(":")[0] for line in named.learned[1:]] == ["rare disease", "diagnosis"]  # display names
 
 
 def test_neighbour_unique_match_discloses(release):

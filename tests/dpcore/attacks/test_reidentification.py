@@ -86,3 +86,20 @@ def test_findings_use_whole_patients_and_plain_names(story):
     assert "unique share" in steps.columns and "unique_fraction" not in steps.columns
     assert steps["unique share"].iloc[-1] == "99.8%"
     assert isinstance(steps, pd.DataFrame)
+
+
+def test_display_names_and_the_revealing_columns_first(story):
+    assert reid.label("zip_code") == "zip code" and reid.label("has_rare_disease") == "rare disease"
+    assert reid.label("first_name") == "first name"  # any other snake_case name reads with spaces
+    assert reid.QI_LABELS == {q: reid.label(q) for q in datasets.QUASI_IDENTIFIERS}
+    table = story.neighbour.table()
+    assert list(table.columns) == ["diagnosis", "rare disease", "age", "sex", "zip code", "birth year",
+                                   "ethnicity", "salary"]
+    rec = story.neighbour.record()  # the same row, only renamed and reordered
+    assert table.iloc[0].tolist() == [rec[c] for c in ["diagnosis", "has_rare_disease", "age", "sex", "zip_code",
+                                                       "birth_year", "ethnicity", "salary"]]
+    # what else the attacker learns: in the table's order and words
+    assert [line.split(":")[0] for line in story.neighbour.result.learned[1:]] == ["diagnosis", "rare disease"]
+    df = pd.DataFrame({"b_x": [1], "a": [2]})
+    assert list(reid.shown_table(df, first=("a", "missing")).columns) == ["a", "b x"]
+    assert list(df.columns) == ["b_x", "a"]  # the data itself is untouched
