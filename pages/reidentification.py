@@ -68,7 +68,7 @@ def risk_measures(rep, link_result=None) -> dict:
     return out
 
 
-def show_report(rep, key: str) -> None:
+def show_report(rep, key: str, label=str) -> None:
     c = st.columns(5)
     c[0].metric("Unique patients", f"{rep.unique_fraction:.1%}", help=f"{patients(rep.unique_records)} of {rep.n:,}")
     c[1].metric("k-anonymity", patients(rep.k_anonymity),
@@ -79,7 +79,7 @@ def show_report(rep, key: str) -> None:
                 help="Prosecutor risk 1/k: chance of picking the right row for the most exposed patient")
     c[4].metric("Average risk", f"{rep.prosecutor_risk_avg:.1%}",
                 help="Mean over patients of 1/(size of their group)")
-    chart(figs.class_size_chart(rep), key=f"{key}_classes")
+    chart(figs.class_size_chart(rep, label=label), key=f"{key}_classes")
 
 
 D = story.StorySettings()  # the default story (the report's settings)
@@ -200,8 +200,8 @@ with tabs[2]:
     if out is not None:
         rep, steps = out
         st.markdown(f"**{rep.unique_fraction:.1%}** of patients are unique on {', '.join(map(story.label, qis))}.")
-        show_report(rep, "re_uniq")
-        chart(figs.incremental_chart(steps), key="re_incremental")
+        show_report(rep, "re_uniq", story.label)  # the synthetic data's names for people; an upload's as they are
+        chart(figs.incremental_chart(steps, label=story.label), key="re_incremental")
         with st.expander("The numbers behind the chart"):
             shown = story.steps_table(steps)
             st.dataframe(shown, hide_index=True, key="re_steps_table")

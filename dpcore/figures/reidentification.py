@@ -12,8 +12,9 @@ from .. import textsafe
 from . import style
 
 
-def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
-    """Share of records by the size of their equivalence class (sizes above max_size pooled)."""
+def class_size_chart(report, *, max_size: int = 50, label=str) -> go.Figure:
+    """Share of records by the size of their equivalence class (sizes above max_size pooled). ``label`` names
+    the quasi-identifiers (the synthetic data's ``zip_code`` as "zip code"; an upload's names as they are)."""
     t = report.class_size_table()
     small = t[t["class_size"] <= max_size]
     big = t[t["class_size"] > max_size]
@@ -25,7 +26,7 @@ def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
     colours = [style.NON_PRIVATE if v == "1" else style.ACCENT for v in x]
     fig = go.Figure(go.Bar(x=x, y=y, marker_color=colours, name="records",
                            hovertemplate="class size %{x}: %{y:.1f}% of records<extra></extra>"))
-    style.base_layout(fig, f"Equivalence-class sizes on {' + '.join(textsafe.plotly(q) for q in report.qis)} "
+    style.base_layout(fig, f"Equivalence-class sizes on {' + '.join(textsafe.plotly(label(q)) for q in report.qis)} "
                       "(size 1 = unique)",
                       "equivalence-class size (records sharing the same quasi-identifiers)",
                       "share of records (%)")
@@ -33,12 +34,12 @@ def class_size_chart(report, *, max_size: int = 50) -> go.Figure:
     return fig
 
 
-def incremental_chart(steps: pd.DataFrame) -> go.Figure:
+def incremental_chart(steps: pd.DataFrame, *, label=str) -> go.Figure:
     """Unique share and average prosecutor risk as quasi-identifiers are added one by one.
 
     The names may come from an upload (any length, no spaces): each tick shows a few wrapped lines of it at
     its position and the hover the whole name, so a long name never runs into the next or off a phone."""
-    labels = [("+ " if i else "") + textsafe.plotly(a) for i, a in enumerate(steps["added"])]
+    labels = [("+ " if i else "") + textsafe.plotly(label(a)) for i, a in enumerate(steps["added"])]
     pos = list(range(len(labels)))
     fig = go.Figure()
     fig.add_trace(go.Bar(x=pos, y=steps["unique_fraction"] * 100, name="unique records (%)", customdata=labels,

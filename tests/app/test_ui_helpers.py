@@ -19,7 +19,7 @@ class _Col:
 
 def test_table_downloads_neutralise_formula_cells(monkeypatch):
     got = {}
-    monkeypatch.setattr(_ui.st, "columns", lambda spec: [_Col(got) for _ in spec])
+    monkeypatch.setattr(_ui.st, "container", lambda **kw: _Col(got))  # the buttons share one row
     df = pd.DataFrame({EVIL_COL: ['=HYPERLINK("http://evil","click")', "@SUM(1)", "fine"], "n": [-1, 0, 1]})
     _ui.table_downloads(df, "ledger_=evil/../x", key="k")
     data, fname = got["Download CSV"]
