@@ -274,15 +274,15 @@ with tabs[4]:
             st.info(
                 f"**The guarantee that applies.** Each set of answers is ε = {eps:g} differentially private for "
                 "adding or removing one patient (the relation this app's budgets use). The attacker's question is "
-                f"different: they know the target is in the data and ask *which* {sensitive} she has. Changing "
-                f"only her {sensitive} moves two counts, so for that replace-one question the guarantee is "
+                f"different: they know the target is in the data and ask *which* {story.label(sensitive)} she has. Changing "
+                f"only her {story.label(sensitive)} moves two counts, so for that replace-one question the guarantee is "
                 f"**ε = {sim['epsilon_replace_one']:g}** (δ = 0): any answer is at most "
-                f"{sim['likelihood_ratio']:.3g}× as likely under one {sensitive} as under another, so whatever "
+                f"{sim['likelihood_ratio']:.3g}× as likely under one {story.label(sensitive)} as under another, so whatever "
                 f"the attacker knew before, the release can make their guess at most {sim['likelihood_ratio']:.3g}× "
                 f"as likely to be right — here at most {sim['ceiling']:.0%} for an attacker whose best guess "
                 f"without it was right {sim['prior_guess']:.0%} of the time.",
                 icon=":material/verified_user:")
-            chart(figs.dp_success_chart(sim, eps), key="re_dp_chart")
+            chart(figs.dp_success_chart(sim, eps, label=story.label), key="re_dp_chart")
             st.caption(":blue-badge[Simulation] numpy noise over many simulated releases, to visualise the "
                        "attacker's success; a real release draws its counts through the secure release path.")
     else:

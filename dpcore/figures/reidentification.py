@@ -88,7 +88,7 @@ def generalisation_chart(before: dict, after: dict) -> go.Figure:
     return fig
 
 
-def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
+def dp_success_chart(sim: dict, epsilon: float | None = None, *, label=str) -> go.Figure:
     """Attacker's success rate against ε (log axis), with the no-noise attack and a blind guess."""
     c = sim["curve"]
     x = c["epsilon"].to_numpy()
@@ -113,7 +113,7 @@ def dp_success_chart(sim: dict, epsilon: float | None = None) -> go.Figure:
     lo, hi = float(x.min()), float(x.max())
     key = style.add_epsilon_zones(fig, lo, hi)
     note = style.subtitle(f"simulation: {sim['n_releases']} releases × {sim['n_targets']} targets")
-    style.base_layout(fig, f"Attacker learning {textsafe.plotly(sim['sensitive'])}<br>from noisy counts<br>{note}<br>{key}",
+    style.base_layout(fig, f"Attacker learning {textsafe.plotly(label(sim['sensitive']))}<br>from noisy counts<br>{note}<br>{key}",
                       "privacy budget ε (log scale)", "attacker guesses correctly (%)", height=460)
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)], tickvals=list(x), ticktext=[f"{v:g}" for v in x])
     fig.update_yaxes(range=[0, 105], tickvals=[20, 40, 60, 80, 100])  # a "0" met the first ε label at the corner
