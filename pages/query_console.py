@@ -252,10 +252,12 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
 # --- budget and history --------------------------------------------------------------------------------
 st.subheader("Budget and ledger")
 g1, g2 = st.columns([1, 2])
-chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge", where=g1)
 if status["exists"]:
+    chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge", where=g1)
     g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g} and δ = {status['delta_spent']:.2g} of "
                f"{status['delta_total']:.2g} (basic composition, neighbours: {model.NEIGHBOUR}).")
+else:  # the budget the first question opens, full: an empty grey gauge read as a budget already spent
+    chart(figs.budget_gauge(None, budget, opens=True), key="qc_gauge", where=g1)
 hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
                       "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]), "note": e["note"] or ""}
                      for e in status["history"]],
@@ -284,7 +286,8 @@ k3.caption(f"Per query: the builder's ε = {eps:g} with {mechanism}"
 curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
 if curves is not None:
     chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
-                                           budget=status["total"]), key="qc_comp_chart")
+                                           budget=status["total"] if status["exists"] else budget),
+          key="qc_comp_chart")
 spends = guarded(ledger.spends_since_reset, analyst, key) if status["exists"] else []
 entries = answering.composition_entries(spends or [])
 costs = guarded(composition.ledger_costs, entries, dprime)
