@@ -16,6 +16,8 @@ SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
 DELTA_PRIMES = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9]
 DELTA_CHOICES = [1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12]  # a query's δ: only those that fit are offered
+# what people read ("Laplace", "Gaussian"): the mechanisms' own labels, details cut; the stored values stay
+MECH_NAMES = {m: mechanisms.MECHANISM_LABELS[m].split(" (")[0] for m in mechanisms.QUERY_MECHANISMS}
 DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, "qc_seed": 0, "qc_budget": 1.0,
             "qc_kind": "COUNT", "qc_condition": "has_rare_disease=true", "qc_column": "age", "qc_lo": 18.0,
             "qc_hi": 90.0, "qc_bins": 8, "qc_categories": "", "qc_where": "",
@@ -197,7 +199,9 @@ kw["where"] = st.text_input("WHERE (optional; conditions separated by commas, al
                             placeholder="e.g. age>=65, sex=F")
 m1, m2, m3 = st.columns(3)
 mechanism = m1.radio("Mechanism", mechanisms.QUERY_MECHANISMS, key="qc_mech", horizontal=True,
-                     help="laplace: Laplace noise (counts: geometric, whole numbers); gaussian: analytic Gaussian")
+                     format_func=MECH_NAMES.get,
+                     help="Laplace: pure ε-DP, δ = 0 (counts: geometric noise, whole numbers). Gaussian: the "
+                          "analytic Gaussian (Balle & Wang 2018), which also spends δ.")
 eps = m2.number_input("ε for this query", min_value=0.0, max_value=limits.QUERY_EPSILON_MAX, step=0.05, key="qc_eps",
                       format="%.3f", help="What this answer costs from the ε budget. Smaller: more noise, more privacy.")
 delta = 0.0
@@ -205,7 +209,7 @@ if mechanism == "gaussian":
     cap = min(delta_left or 0.0, ledger.max_query_delta(n_rows))
     fits = [d for d in DELTA_CHOICES if d <= cap]
     if not fits:
-        m3.caption(f"No δ left for a Gaussian answer (δ left: {delta_left or 0:.2g}); use laplace (δ = 0).")
+        m3.caption(f"No δ left for a Gaussian answer (δ left: {delta_left or 0:.2g}); use Laplace (δ = 0).")
         delta = None
     else:
         if st.session_state.qc_delta not in fits:
@@ -229,7 +233,8 @@ if st.button("Ask (spends ε)", key="qc_ask", type="primary", disabled=delta is 
 last = st.session_state.get("qc_last")
 if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(analyst):
     r, a = last["result"], last["result"]["answer"]
-    st.markdown(f"**{md(a['query'])}** · {a['mechanism']} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
+    mech = MECH_NAMES.get(a["mechanism"], a["mechanism"])
+    st.markdown(f"**{md(a['query'])}** · {mech} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
                 f"{model.NEIGHBOUR}")
     if r["reused"]:
         st.success(f"Same question as before: the stored answer is returned and costs nothing "
@@ -281,7 +286,7 @@ dprime = k1.select_slider("δ′ for advanced composition and zCDP", DELTA_PRIME
                           format_func=lambda v: f"{v:.0e}")
 kmax = k2.number_input("Show up to k queries", min_value=2, max_value=limits.COMPOSITION_PAGE_K_MAX, step=50,
                        key="qc_kmax")
-k3.caption(f"Per query: the builder's ε = {eps:g} with {mechanism}"
+k3.caption(f"Per query: the builder's ε = {eps:g} with {MECH_NAMES[mechanism]}"
            + (f", δ = {delta:g}" if mechanism == "gaussian" else "") + ".")
 curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
 if curves is not None:

@@ -29,6 +29,7 @@ DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical
 MODEL_NAMES = {"logreg": "Logistic regression", "mlp": "Small MLP", "cnn": "Small CNN (images)",
                "diffprivlib_logreg": "diffprivlib logistic reg.",
                "diffprivlib_nb": "diffprivlib GaussianNB"}
+OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # shown; the stored values stay "sgd" / "adam"
 MODEL_HELP = ("diffprivlib models are trained with pure ε (δ = 0): logistic regression by objective "
               "perturbation, GaussianNB with noisy statistics. The others train with DP-SGD (Opacus).")
 
@@ -145,7 +146,8 @@ with st.container(border=True):
     lr = h3.number_input("Learning rate", min_value=0.0, key="tr_lr", format="%.3f", step=0.01)
     clip = h4.number_input("Clip C", min_value=0.0, key="tr_clip", format="%.2f", step=0.1,
                            help="Max L2 norm of each example's gradient: how far one record can move the model.")
-    optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer")
+    optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer",
+                             format_func=lambda o: OPTIMIZER_NAMES.get(o, o))
     seed = h6.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed",
                            help="Fixes the data split and starting weights only; sampling and noise stay secret.")
     train_size = h7.number_input("Training rows (0 = all)", 0, 1_000_000, 0, key="tr_train_size")

@@ -128,6 +128,19 @@ def test_histogram_and_composition_panel():
     assert all(float(o) <= 5e-5 for o in at.selectbox(key="qc_delta").options)
 
 
+def test_mechanisms_are_shown_by_name_and_kept_by_value():
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    radio = at.radio(key="qc_mech")
+    assert radio.options == ["Laplace", "Gaussian"] and radio.value == "laplace"
+    assert any(c.value.endswith("with Laplace.") for c in at.caption)
+    _ask(at)
+    assert any(" · Laplace · ε = 0.1" in m.value for m in at.markdown)  # the answer's line
+    at.radio(key="qc_mech").set_value("gaussian").run()
+    assert not at.exception and at.query_params["qc_mech"] == "gaussian"  # links keep the stored value
+    assert any("with Gaussian, δ = " in c.value for c in at.caption)
+
+
 @pytest.mark.parametrize("setup, message", [
     (lambda at: at.number_input(key="qc_eps").set_value(0.0), "epsilon must be > 0"),
     (lambda at: at.text_input(key="qc_condition").input("height=3"), "unknown column 'height'"),
