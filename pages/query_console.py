@@ -157,8 +157,9 @@ if status["exists"]:
 else:
     delta_left = info["default_delta_total"]
     budget = st.columns([1, 2])[0].number_input(
-        "Total budget ε for this analyst on this dataset (set once)", min_value=0.0,
-        max_value=limits.BUDGET_EPSILON_MAX, step=0.5, key="qc_budget", format="%.3f")
+        "Total budget ε", min_value=0.0, max_value=limits.BUDGET_EPSILON_MAX, step=0.5, key="qc_budget",
+        format="%.3f", help="For this analyst on this dataset. Set once: the first question opens it, and only an "
+                            "admin changes it afterwards.")
     st.markdown(f"**A new budget: ε = {budget:g} and δ = {delta_left:.2g} (1/(10·n) for n = {n_rows:,}) to "
                 f"spend** on this dataset, protecting anyone against {model.NEIGHBOUR}.",
                 help="ε bounds what one answer reveals about one person; δ is the small chance that bound fails.")
@@ -174,8 +175,10 @@ if st.session_state.qc_column not in columns:
     st.session_state.qc_column = columns[0]
 kw = {}
 if kind == "count":
-    kw["condition"] = b2.text_input("Condition (COLUMN=VALUE; also !=, <, <=, >, >=; empty = all rows)",
-                                    key="qc_condition")
+    kw["condition"] = b2.text_input("Count rows where…", key="qc_condition", placeholder="empty: every row",
+                                    help="One condition, COLUMN=VALUE (also !=, <, <=, >, >=), e.g. "
+                                         "has_rare_disease=true. Text ignores case; a missing value never matches. "
+                                         "The filter below, if any, applies too.")
 else:
     column = b2.selectbox("Column", columns, key="qc_column", on_change=_on_column)
     kw["column"] = column
@@ -195,8 +198,10 @@ else:
     if kind == "mean":
         b3.caption("MEAN = noisy sum / noisy count (ε split in two). A mean with a public n protects only against "
                    "replacing a record, so the ledger does not offer it (see the noise page's teaching view).")
-kw["where"] = st.text_input("WHERE (optional; conditions separated by commas, all must hold)", key="qc_where",
-                            placeholder="e.g. age>=65, sex=F")
+kw["where"] = st.text_input("Only among rows where…", key="qc_where", placeholder="optional, e.g. age>=65, sex=F",
+                            help="A filter for any kind of question: the question is asked of these rows only. "
+                                 "Conditions separated by commas, all must hold (same syntax as a COUNT "
+                                 "condition). Empty: all rows.")
 m1, m2, m3 = st.columns(3)
 mechanism = m1.radio("Mechanism", mechanisms.QUERY_MECHANISMS, key="qc_mech", horizontal=True,
                      format_func=MECH_NAMES.get,
@@ -214,7 +219,7 @@ if mechanism == "gaussian":
     else:
         if st.session_state.qc_delta not in fits:
             st.session_state.qc_delta = fits[0]
-        delta = m3.selectbox("δ for this query (only values that fit)", fits, key="qc_delta",
+        delta = m3.selectbox("δ for this query", fits, key="qc_delta",
                              format_func=lambda v: f"{v:.0e}",
                              help="The chance the ε bound fails, charged to the δ budget. Only values within the "
                                   "δ left and below 1/n are offered.")
