@@ -160,7 +160,8 @@ with st.container(border=True):
     b1, b2, _ = st.columns([1.4, 1.4, 2.5])
     go_dp = b1.button("Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
                       help="Trains the DP model and its non-private twin together, then shows what DP costs.")
-    go_base = b2.button("Baseline only", key="tr_train_base", icon=":material/lock_open:",
+    # a non-private run for comparison: an icon that says compare, not an (open) lock that reads as privacy
+    go_base = b2.button("Baseline only", key="tr_train_base", icon=":material/compare_arrows:",
                         help="Trains only the non-private model (no DP, ε = ∞), for comparison.")
 
 
@@ -328,7 +329,8 @@ def _show_finished(job: dict, twin: dict | None) -> None:
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
         if bm is None and (twin is None or twin["status"] not in ACTIVE):
-            if st.button("Train the matching non-private baseline", key="tr_train_pair", icon=":material/lock_open:"):
+            if st.button("Train the matching non-private baseline", key="tr_train_pair",
+                         icon=":material/compare_arrows:"):
                 _submit(baseline_params(job["params"]), show=False)  # stay here: compare when done
                 st.rerun(scope="app")
     elif private:  # diffprivlib
