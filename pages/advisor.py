@@ -9,6 +9,7 @@ from dpcore import textsafe
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
+from dpcore.noise.calibration import gaussian_analytic_sigma
 from pages._ui import chart, from_url, guarded, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
@@ -87,11 +88,60 @@ else:
 share_in_url("adv_mech", "adv_risk", "adv_delta", "adv_t", "adv_a", "adv_query", "adv_k")
 
 
+def _noise_link(res: dict) -> dict:
+    """Where "Open the noise page" goes: adv.page_link, aimed at the most private ε of the page's slider grid
+    that keeps both the risk limit and the utility target when the grid has one (0.71 recommended: 1, not the
+    0.7 below it that misses the target); otherwise page_link's own choice (the grid value below the advice)."""
+    lo, hi = res["epsilon_range"]
+    both = [e for e in noise_page.EPSILON_GRID if lo is not None and lo * (1 - 1e-9) <= e <= hi * (1 + 1e-12)]
+    link = adv.page_link({**res, "epsilon": min(both)} if both else res)
+    link["keeps_risk"] = link["params"].get("noise_eps", 0.0) <= hi * (1 + 1e-12)  # the grid starts at 0.01
+    return link
+
+
+def _keeps_risk(res: dict, eps: float, delta: float | None) -> bool:
+    """Whether the console, calibrating its own noise from (ε, δ), keeps the risk limit at this ε."""
+    if res["mechanism"] == "laplace":
+        return eps <= res["epsilon_range"][1]
+    return gaussian_analytic_sigma(eps, delta, res["sensitivity"]) >= res["risk"]["sigma_min"]
+
+
+def _meets_utility(res: dict, eps: float, delta: float | None) -> bool:
+    """Whether the console's noise at (ε, δ) still meets the utility target (as adv.console_link decides it)."""
+    if res["mechanism"] == "laplace":
+        return res["epsilon_range"][0] is None or eps >= res["epsilon_range"][0] * (1 - 1e-9)
+    sigma_max = (res.get("utility") or {}).get("sigma_max")
+    return sigma_max is None or gaussian_analytic_sigma(eps, delta, res["sensitivity"]) <= sigma_max * (1 + 1e-9)
+
+
+def _console_link(res: dict) -> dict | None:
+    """adv.console_link with its ε written with 3 significant digits like the rest of the page: rounded up (less
+    noise: a utility target met stays met) where the risk limit holds there, else down (more noise: the risk
+    limit holds). Its label names δ for Gaussian, and a note says why when the console's δ is not the advice's."""
+    link = adv.console_link(res)
+    if link is None:
+        return None
+    p = link["params"]
+    up = adv._digits(p["qc_eps"], up=True, sig=3)
+    if _keeps_risk(res, up, p.get("qc_delta")):
+        p["qc_eps"] = up
+    else:
+        p["qc_eps"] = adv._digits(p["qc_eps"], up=False, sig=3)
+        link["meets_utility"] = _meets_utility(res, p["qc_eps"], p.get("qc_delta"))
+    link["label"] = (f"Open the query console: {p['qc_kind']} at ε = {p['qc_eps']:g}"
+                     + (f", δ = {p['qc_delta']:g}" if "qc_delta" in p else ""))
+    if p.get("qc_delta", res["delta"]) != res["delta"]:  # the advice's δ is above the console's largest
+        link["notes"].append(f"The console's δ choices go up to {max(adv.CONSOLE_DELTAS):g}: stated at δ = "
+                             f"{p['qc_delta']:g}, about the advised noise reads ε = {p['qc_eps']:g}, and the risk "
+                             "limit holds there too.")
+    return link
+
+
 @st.cache_data(show_spinner="Solving on the privacy-loss distribution…", max_entries=16)
 def _solve(mechanism, risk, utility, delta, sample_rate, steps):
     out = adv.advise(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
-    out["link"] = adv.page_link(out)
-    out["console_link"] = adv.console_link(out)
+    out["link"] = adv.page_link(out) if mechanism == "dpsgd" else _noise_link(out)
+    out["console_link"] = _console_link(out)
     return out
 
 
@@ -139,17 +189,27 @@ if link["page"] == "pages/training.py":
                f"T = {res['steps']} steps: the noise multiplier is only right for those.")
 else:
     query = "&".join(f"{k}={v}" for k, v in link["params"].items())
-    st.link_button(link["label"], f"./{link['page'].removeprefix('pages/').removesuffix('.py')}?{query}",
+    st.link_button(link["label"] + ("" if link["keeps_risk"] else " (above the risk limit)"),
+                   f"./{link['page'].removeprefix('pages/').removesuffix('.py')}?{query}",
                    icon=":material/arrow_forward:")
-    if not link.get("meets_utility", True):
-        st.caption("The noise page's ε slider is a grid: the nearest value below the recommendation keeps the risk "
-                   "limit, but not the utility target.")
+    grid_eps = link["params"]["noise_eps"]
+    if not link["keeps_risk"]:
+        st.caption(f"The noise page's slider starts at ε = {grid_eps:g}, above the largest ε the risk limit "
+                   "allows: it shows more risk than advised, for comparison only.")
+    elif not link["meets_utility"]:
+        st.caption(f"No ε on the noise page's slider (a grid) keeps both: it opens at ε = {grid_eps:g}, the nearest "
+                   "value below the recommendation, which keeps the risk limit but not the utility target.")
+    elif lo:
+        st.caption(f"The noise page's slider is a grid: ε = {grid_eps:g} is its most private value that keeps both "
+                   "the risk limit and the utility target.")
+    else:
+        st.caption(f"The noise page's slider is a grid: ε = {grid_eps:g} is its largest value within the risk limit.")
 console = res.get("console_link")
 if console:  # the same setting as a real, budgeted query (the analyst is chosen there, never carried by a link)
     query = "&".join(f"{k}={v}" for k, v in console["params"].items())
     st.link_button(console["label"], f"./query_console?{query}", icon=":material/terminal:")
     for note in console["notes"] + ([] if console["meets_utility"] else [
-            "Rounded to the console's δ choices, this ε keeps the risk limit but not the utility target."]):
+            "At the console's settings, this ε keeps the risk limit but not the utility target."]):
         st.caption(note)
 st.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
                    "application/json", key="adv_dl", icon=":material/download:")
