@@ -166,3 +166,13 @@ def test_laplace_console_link_rounds_down_where_rounding_up_would_pass_the_risk_
     eps = float(console["qc_eps"])
     assert eps <= res["epsilon_range"][1] and eps == 1.6  # 1.609… rounded up to 1.61 would pass ε ≤ 1.6094
 
+
+def test_inputs_have_plain_sentence_case_labels(chdir_root):
+    at = open_page("pages/advisor.py")
+    labels = [w.label for kind in ("number_input", "select_slider", "selectbox", "radio") for w in at.get(kind)]
+    assert {"True-positive rate at most", "… at false-positive rate", "δ (chance the guarantee fails)",
+            "Allowed error ±k", "Confidence"} <= set(labels)
+    assert not [lab for lab in labels if lab[0].isascii() and lab[0].islower()], labels  # sentence case
+    assert "TPR (true-positive rate)" in at.radio(key="adv_risk").help
+    at.radio(key="adv_mech").set_value("laplace").run()
+    assert any("Laplace is pure ε-DP: δ = 0." == c.value for c in at.caption)
