@@ -9,6 +9,7 @@ from dpcore import textsafe
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
+from dpcore.noise.calibration import gaussian_analytic_sigma
 from pages._ui import chart, from_url, guarded, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
@@ -24,32 +25,47 @@ st.markdown(
     "reconcile them."
 )
 
-c1, c2, c3 = st.columns([1.2, 1.6, 1])
+BOUNDS_HELP = "Known without looking at the data: they set how far one record can move the answer."
+RISK_HELP = ("A membership test guesses whether one person's record is in the data. TPR (true-positive rate): "
+             "the share of people in the data it flags. FPR (false-positive rate): the share of people not in "
+             "the data it flags wrongly. Posterior: the attacker's belief that the person is in, after seeing the "
+             "answer, from a prior belief. Advantage: TPR − FPR, the best test's edge over guessing.")
+c1, c2 = st.columns(2)
 mechanism = c1.radio("Mechanism", list(MECHS), format_func=MECHS.get, key="adv_mech",
                      index=list(MECHS).index(from_url("adv_mech", "gaussian", list(MECHS))))
-risk_kind = c2.radio("Risk limit", list(RISKS), format_func=RISKS.get, key="adv_risk",
+risk_kind = c2.radio("Risk limit", list(RISKS), format_func=RISKS.get, key="adv_risk", help=RISK_HELP,
                      index=list(RISKS).index(from_url("adv_risk", "tpr", list(RISKS))))
-delta = None
-if mechanism != "laplace":
-    delta = c3.select_slider("δ", options=list(noise_page.DELTA_GRID), value=from_url("adv_delta", 1e-5, list(noise_page.DELTA_GRID)),
-                             format_func=lambda d: f"{d:.0e}", key="adv_delta")
 
-r1, r2 = st.columns(2)
+r1, r2, r3 = st.columns(3)
 if risk_kind == "tpr":
-    limit = r1.number_input("attacker TPR at most", 0.0001, 0.9999, from_url("adv_t", 0.05, lo=0.0001, hi=0.9999),
-                            format="%.4f", key="adv_t")
-    at = r2.number_input("… at FPR", 0.0001, 0.9999, from_url("adv_a", 0.01, lo=0.0001, hi=0.9999), format="%.4f",
-                         key="adv_a")
+    limit = r1.number_input("True-positive rate at most", 0.0001, 0.9999, from_url("adv_t", 0.05, lo=0.0001, hi=0.9999),
+                            format="%.4f", key="adv_t",
+                            help="TPR: the share of people in the data that the attacker's membership test flags.")
+    at = r2.number_input("… at false-positive rate", 0.0001, 0.9999, from_url("adv_a", 0.01, lo=0.0001, hi=0.9999),
+                         format="%.4f", key="adv_a",
+                         help="FPR: the share of people not in the data that the same test flags wrongly.")
 elif risk_kind == "posterior":
-    limit = r1.number_input("posterior at most", 0.0001, 0.9999, from_url("adv_t", 0.2, lo=0.0001, hi=0.9999),
-                            format="%.4f", key="adv_t")
-    at = r2.number_input("… from prior", 0.0001, 0.9999, from_url("adv_a", 0.05, lo=0.0001, hi=0.9999), format="%.4f",
-                         key="adv_a")
+    limit = r1.number_input("Posterior belief at most", 0.0001, 0.9999, from_url("adv_t", 0.2, lo=0.0001, hi=0.9999),
+                            format="%.4f", key="adv_t",
+                            help="The attacker's belief that one person's record is in the data, after the answer.")
+    at = r2.number_input("… from a prior of", 0.0001, 0.9999, from_url("adv_a", 0.05, lo=0.0001, hi=0.9999),
+                         format="%.4f", key="adv_a", help="The attacker's belief before seeing the answer.")
 else:
-    limit = r1.number_input("advantage at most", 0.0001, 0.9999, from_url("adv_t", 0.1, lo=0.0001, hi=0.9999),
-                            format="%.4f", key="adv_t")
+    limit = r1.number_input("Advantage at most", 0.0001, 0.9999, from_url("adv_t", 0.1, lo=0.0001, hi=0.9999),
+                            format="%.4f", key="adv_t",
+                            help="TPR − FPR (true- minus false-positive rate): how much better than a guess the "
+                                 "best membership test does.")
     at = None
 risk = adv.RiskLimit(risk_kind, limit, at)
+delta = None
+if mechanism != "laplace":
+    delta = r3.select_slider("δ (chance the guarantee fails)", options=list(noise_page.DELTA_GRID),
+                             value=from_url("adv_delta", 1e-5, list(noise_page.DELTA_GRID)),
+                             format_func=lambda d: f"{d:.0e}", key="adv_delta",
+                             help="The small chance the ε guarantee fails; ε is stated at this δ. Keep it well "
+                                  "below 1/n (n = rows).")
+else:
+    r3.caption("Laplace is pure ε-DP: δ = 0.")
 
 utility, sample_rate, steps = None, None, None
 st.markdown("**Utility target**")
@@ -60,38 +76,94 @@ if mechanism == "dpsgd":
     sid = u1.selectbox("Accuracy from a stored sweep", list(names), format_func=lambda k: textsafe.md(names[k]),
                        key="adv_sweep")
     if sid:
-        acc = u2.number_input("test accuracy at least", 0.01, 0.99, 0.8, format="%.3f", key="adv_acc")
+        acc = u2.number_input("Test accuracy at least", 0.01, 0.99, 0.8, format="%.3f", key="adv_acc")
         utility = adv.UtilityTarget("accuracy", accuracy=acc, sweep=sid)
         u3.caption("Read at the lower end of each ε's spread over seeds, at its seeds' median q and steps.")
     else:
-        sample_rate = u2.number_input("sample rate q (batch / rows)", 0.0001, 1.0, 0.01, format="%.4f",
-                                      key="adv_q")
-        steps = u3.number_input("steps T (epochs / q)", 1, 100_000, 1000, key="adv_steps")
+        sample_rate = u2.number_input("Sample rate q", 0.0001, 1.0, 0.01, format="%.4f", key="adv_q",
+                                      help="The expected batch size ÷ the training rows.")
+        steps = u3.number_input("Steps T", 1, 100_000, 1000, key="adv_steps", help="Training steps: epochs ÷ q.")
         if not sweeps:
             st.caption("No finished sweep yet: run one on the Privacy–utility page to add an accuracy target.")
 else:
-    u1, u2, u3, u4, u5 = st.columns(5)
+    u1, u2, u3 = st.columns(3)
     qkind = u1.selectbox("Query", list(QUERIES), format_func=QUERIES.get, key="adv_query",
                          index=list(QUERIES).index(from_url("adv_query", "count", list(QUERIES))))
-    if qkind != "none":
-        k = u2.number_input("±k", 1e-6, 1e12, from_url("adv_k", 10.0, lo=1e-6, hi=1e12), format="%g", key="adv_k")
-        conf = u3.select_slider("confidence", [0.8, 0.9, 0.95, 0.99], value=0.95, key="adv_conf")
+    if qkind == "none":
+        u2.caption("No utility target: the advice is the largest ε the risk limit allows.")
+    else:
+        k = u2.number_input("Allowed error ±k", 1e-6, 1e12, from_url("adv_k", 10.0, lo=1e-6, hi=1e12), format="%g",
+                            key="adv_k", help="The noisy answer should be within ±k of the true one.")
+        conf = u3.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=0.95, key="adv_conf",
+                                help="How often the answer must fall within ±k.")
         bounds = n = None
         if qkind in ("sum", "mean"):
-            lo = u4.number_input("public lower bound", value=18.0, key="adv_lo")
-            hi = u5.number_input("public upper bound", value=90.0, key="adv_hi")
+            v1, v2, v3 = st.columns(3)
+            lo = v1.number_input("Public lower bound", value=18.0, key="adv_lo",
+                                 help=BOUNDS_HELP)
+            hi = v2.number_input("Public upper bound", value=90.0, key="adv_hi",
+                                 help=BOUNDS_HELP)
             bounds = (lo, hi)
-        if qkind == "mean":
-            n = st.number_input("public number of rows n", 1, 10_000_000, 10_000, key="adv_n")
+            if qkind == "mean":
+                n = v3.number_input("Public number of rows n", 1, 10_000_000, 10_000, key="adv_n")
         utility = adv.UtilityTarget(qkind, within=k, confidence=conf, bounds=bounds, n=n)
 share_in_url("adv_mech", "adv_risk", "adv_delta", "adv_t", "adv_a", "adv_query", "adv_k")
+
+
+def _noise_link(res: dict) -> dict:
+    """Where "Open the noise page" goes: adv.page_link, aimed at the most private ε of the page's slider grid
+    that keeps both the risk limit and the utility target when the grid has one (0.71 recommended: 1, not the
+    0.7 below it that misses the target); otherwise page_link's own choice (the grid value below the advice)."""
+    lo, hi = res["epsilon_range"]
+    both = [e for e in noise_page.EPSILON_GRID if lo is not None and lo * (1 - 1e-9) <= e <= hi * (1 + 1e-12)]
+    link = adv.page_link({**res, "epsilon": min(both)} if both else res)
+    link["keeps_risk"] = link["params"].get("noise_eps", 0.0) <= hi * (1 + 1e-12)  # the grid starts at 0.01
+    return link
+
+
+def _keeps_risk(res: dict, eps: float, delta: float | None) -> bool:
+    """Whether the console, calibrating its own noise from (ε, δ), keeps the risk limit at this ε."""
+    if res["mechanism"] == "laplace":
+        return eps <= res["epsilon_range"][1]
+    return gaussian_analytic_sigma(eps, delta, res["sensitivity"]) >= res["risk"]["sigma_min"]
+
+
+def _meets_utility(res: dict, eps: float, delta: float | None) -> bool:
+    """Whether the console's noise at (ε, δ) still meets the utility target (as adv.console_link decides it)."""
+    if res["mechanism"] == "laplace":
+        return res["epsilon_range"][0] is None or eps >= res["epsilon_range"][0] * (1 - 1e-9)
+    sigma_max = (res.get("utility") or {}).get("sigma_max")
+    return sigma_max is None or gaussian_analytic_sigma(eps, delta, res["sensitivity"]) <= sigma_max * (1 + 1e-9)
+
+
+def _console_link(res: dict) -> dict | None:
+    """adv.console_link with its ε written with 3 significant digits like the rest of the page: rounded up (less
+    noise: a utility target met stays met) where the risk limit holds there, else down (more noise: the risk
+    limit holds). Its label names δ for Gaussian, and a note says why when the console's δ is not the advice's."""
+    link = adv.console_link(res)
+    if link is None:
+        return None
+    p = link["params"]
+    up = adv._digits(p["qc_eps"], up=True, sig=3)
+    if _keeps_risk(res, up, p.get("qc_delta")):
+        p["qc_eps"] = up
+    else:
+        p["qc_eps"] = adv._digits(p["qc_eps"], up=False, sig=3)
+        link["meets_utility"] = _meets_utility(res, p["qc_eps"], p.get("qc_delta"))
+    link["label"] = (f"Open the query console: {p['qc_kind']} at ε = {p['qc_eps']:g}"
+                     + (f", δ = {p['qc_delta']:g}" if "qc_delta" in p else ""))
+    if p.get("qc_delta", res["delta"]) != res["delta"]:  # the advice's δ is above the console's largest
+        link["notes"].append(f"The console's δ choices go up to {max(adv.CONSOLE_DELTAS):g}: stated at δ = "
+                             f"{p['qc_delta']:g}, about the advised noise reads ε = {p['qc_eps']:g}, and the risk "
+                             "limit holds there too.")
+    return link
 
 
 @st.cache_data(show_spinner="Solving on the privacy-loss distribution…", max_entries=16)
 def _solve(mechanism, risk, utility, delta, sample_rate, steps):
     out = adv.advise(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
-    out["link"] = adv.page_link(out)
-    out["console_link"] = adv.console_link(out)
+    out["link"] = adv.page_link(out) if mechanism == "dpsgd" else _noise_link(out)
+    out["console_link"] = _console_link(out)
     return out
 
 
@@ -139,17 +211,27 @@ if link["page"] == "pages/training.py":
                f"T = {res['steps']} steps: the noise multiplier is only right for those.")
 else:
     query = "&".join(f"{k}={v}" for k, v in link["params"].items())
-    st.link_button(link["label"], f"./{link['page'].removeprefix('pages/').removesuffix('.py')}?{query}",
+    st.link_button(link["label"] + ("" if link["keeps_risk"] else " (above the risk limit)"),
+                   f"./{link['page'].removeprefix('pages/').removesuffix('.py')}?{query}",
                    icon=":material/arrow_forward:")
-    if not link.get("meets_utility", True):
-        st.caption("The noise page's ε slider is a grid: the nearest value below the recommendation keeps the risk "
-                   "limit, but not the utility target.")
+    grid_eps = link["params"]["noise_eps"]
+    if not link["keeps_risk"]:
+        st.caption(f"The noise page's slider starts at ε = {grid_eps:g}, above the largest ε the risk limit "
+                   "allows: it shows more risk than advised, for comparison only.")
+    elif not link["meets_utility"]:
+        st.caption(f"No ε on the noise page's slider (a grid) keeps both: it opens at ε = {grid_eps:g}, the nearest "
+                   "value below the recommendation, which keeps the risk limit but not the utility target.")
+    elif lo:
+        st.caption(f"The noise page's slider is a grid: ε = {grid_eps:g} is its most private value that keeps both "
+                   "the risk limit and the utility target.")
+    else:
+        st.caption(f"The noise page's slider is a grid: ε = {grid_eps:g} is its largest value within the risk limit.")
 console = res.get("console_link")
 if console:  # the same setting as a real, budgeted query (the analyst is chosen there, never carried by a link)
     query = "&".join(f"{k}={v}" for k, v in console["params"].items())
     st.link_button(console["label"], f"./query_console?{query}", icon=":material/terminal:")
     for note in console["notes"] + ([] if console["meets_utility"] else [
-            "Rounded to the console's δ choices, this ε keeps the risk limit but not the utility target."]):
+            "At the console's settings, this ε keeps the risk limit but not the utility target."]):
         st.caption(note)
 st.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
                    "application/json", key="adv_dl", icon=":material/download:")

@@ -16,6 +16,8 @@ SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
 DELTA_PRIMES = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9]
 DELTA_CHOICES = [1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12]  # a query's δ: only those that fit are offered
+# what people read ("Laplace", "Gaussian"): the mechanisms' own labels, details cut; the stored values stay
+MECH_NAMES = {m: mechanisms.MECHANISM_LABELS[m].split(" (")[0] for m in mechanisms.QUERY_MECHANISMS}
 DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, "qc_seed": 0, "qc_budget": 1.0,
             "qc_kind": "COUNT", "qc_condition": "has_rare_disease=true", "qc_column": "age", "qc_lo": 18.0,
             "qc_hi": 90.0, "qc_bins": 8, "qc_categories": "", "qc_where": "",
@@ -155,8 +157,9 @@ if status["exists"]:
 else:
     delta_left = info["default_delta_total"]
     budget = st.columns([1, 2])[0].number_input(
-        "Total budget ε for this analyst on this dataset (set once)", min_value=0.0,
-        max_value=limits.BUDGET_EPSILON_MAX, step=0.5, key="qc_budget", format="%.3f")
+        "Total budget ε", min_value=0.0, max_value=limits.BUDGET_EPSILON_MAX, step=0.5, key="qc_budget",
+        format="%.3f", help="For this analyst on this dataset. Set once: the first question opens it, and only an "
+                            "admin changes it afterwards.")
     st.markdown(f"**A new budget: ε = {budget:g} and δ = {delta_left:.2g} (1/(10·n) for n = {n_rows:,}) to "
                 f"spend** on this dataset, protecting anyone against {model.NEIGHBOUR}.",
                 help="ε bounds what one answer reveals about one person; δ is the small chance that bound fails.")
@@ -172,8 +175,10 @@ if st.session_state.qc_column not in columns:
     st.session_state.qc_column = columns[0]
 kw = {}
 if kind == "count":
-    kw["condition"] = b2.text_input("Condition (COLUMN=VALUE; also !=, <, <=, >, >=; empty = all rows)",
-                                    key="qc_condition")
+    kw["condition"] = b2.text_input("Count rows where…", key="qc_condition", placeholder="empty: every row",
+                                    help="One condition, COLUMN=VALUE (also !=, <, <=, >, >=), e.g. "
+                                         "has_rare_disease=true. Text ignores case; a missing value never matches. "
+                                         "The filter below, if any, applies too.")
 else:
     column = b2.selectbox("Column", columns, key="qc_column", on_change=_on_column)
     kw["column"] = column
@@ -193,11 +198,15 @@ else:
     if kind == "mean":
         b3.caption("MEAN = noisy sum / noisy count (ε split in two). A mean with a public n protects only against "
                    "replacing a record, so the ledger does not offer it (see the noise page's teaching view).")
-kw["where"] = st.text_input("WHERE (optional; conditions separated by commas, all must hold)", key="qc_where",
-                            placeholder="e.g. age>=65, sex=F")
+kw["where"] = st.text_input("Only among rows where…", key="qc_where", placeholder="optional, e.g. age>=65, sex=F",
+                            help="A filter for any kind of question: the question is asked of these rows only. "
+                                 "Conditions separated by commas, all must hold (same syntax as a COUNT "
+                                 "condition). Empty: all rows.")
 m1, m2, m3 = st.columns(3)
 mechanism = m1.radio("Mechanism", mechanisms.QUERY_MECHANISMS, key="qc_mech", horizontal=True,
-                     help="laplace: Laplace noise (counts: geometric, whole numbers); gaussian: analytic Gaussian")
+                     format_func=MECH_NAMES.get,
+                     help="Laplace: pure ε-DP, δ = 0 (counts: geometric noise, whole numbers). Gaussian: the "
+                          "analytic Gaussian (Balle & Wang 2018), which also spends δ.")
 eps = m2.number_input("ε for this query", min_value=0.0, max_value=limits.QUERY_EPSILON_MAX, step=0.05, key="qc_eps",
                       format="%.3f", help="What this answer costs from the ε budget. Smaller: more noise, more privacy.")
 delta = 0.0
@@ -205,12 +214,12 @@ if mechanism == "gaussian":
     cap = min(delta_left or 0.0, ledger.max_query_delta(n_rows))
     fits = [d for d in DELTA_CHOICES if d <= cap]
     if not fits:
-        m3.caption(f"No δ left for a Gaussian answer (δ left: {delta_left or 0:.2g}); use laplace (δ = 0).")
+        m3.caption(f"No δ left for a Gaussian answer (δ left: {delta_left or 0:.2g}); use Laplace (δ = 0).")
         delta = None
     else:
         if st.session_state.qc_delta not in fits:
             st.session_state.qc_delta = fits[0]
-        delta = m3.selectbox("δ for this query (only values that fit)", fits, key="qc_delta",
+        delta = m3.selectbox("δ for this query", fits, key="qc_delta",
                              format_func=lambda v: f"{v:.0e}",
                              help="The chance the ε bound fails, charged to the δ budget. Only values within the "
                                   "δ left and below 1/n are offered.")
@@ -229,7 +238,8 @@ if st.button("Ask (spends ε)", key="qc_ask", type="primary", disabled=delta is 
 last = st.session_state.get("qc_last")
 if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(analyst):
     r, a = last["result"], last["result"]["answer"]
-    st.markdown(f"**{md(a['query'])}** · {a['mechanism']} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
+    mech = MECH_NAMES.get(a["mechanism"], a["mechanism"])
+    st.markdown(f"**{md(a['query'])}** · {mech} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
                 f"{model.NEIGHBOUR}")
     if r["reused"]:
         st.success(f"Same question as before: the stored answer is returned and costs nothing "
@@ -252,10 +262,12 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
 # --- budget and history --------------------------------------------------------------------------------
 st.subheader("Budget and ledger")
 g1, g2 = st.columns([1, 2])
-chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge", where=g1)
 if status["exists"]:
+    chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge", where=g1)
     g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g} and δ = {status['delta_spent']:.2g} of "
                f"{status['delta_total']:.2g} (basic composition, neighbours: {model.NEIGHBOUR}).")
+else:  # the budget the first question opens, full: an empty grey gauge read as a budget already spent
+    chart(figs.budget_gauge(None, budget, opens=True), key="qc_gauge", where=g1)
 hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
                       "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]), "note": e["note"] or ""}
                      for e in status["history"]],
@@ -279,12 +291,13 @@ dprime = k1.select_slider("δ′ for advanced composition and zCDP", DELTA_PRIME
                           format_func=lambda v: f"{v:.0e}")
 kmax = k2.number_input("Show up to k queries", min_value=2, max_value=limits.COMPOSITION_PAGE_K_MAX, step=50,
                        key="qc_kmax")
-k3.caption(f"Per query: the builder's ε = {eps:g} with {mechanism}"
+k3.caption(f"Per query: the builder's ε = {eps:g} with {MECH_NAMES[mechanism]}"
            + (f", δ = {delta:g}" if mechanism == "gaussian" else "") + ".")
 curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
 if curves is not None:
     chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
-                                           budget=status["total"]), key="qc_comp_chart")
+                                           budget=status["total"] if status["exists"] else budget),
+          key="qc_comp_chart")
 spends = guarded(ledger.spends_since_reset, analyst, key) if status["exists"] else []
 entries = answering.composition_entries(spends or [])
 costs = guarded(composition.ledger_costs, entries, dprime)

@@ -30,6 +30,7 @@ DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical
 MODEL_NAMES = {"logreg": "Logistic regression", "mlp": "Small MLP", "cnn": "Small CNN (images)",
                "diffprivlib_logreg": "diffprivlib logistic reg.",
                "diffprivlib_nb": "diffprivlib GaussianNB"}
+OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # shown; the stored values stay "sgd" / "adam"
 MODEL_HELP = ("diffprivlib models are trained with pure ε (δ = 0): logistic regression by objective "
               "perturbation, GaussianNB with noisy statistics. The others train with DP-SGD (Opacus).")
 
@@ -146,10 +147,12 @@ with st.container(border=True):
     lr = h3.number_input("Learning rate", min_value=0.0, key="tr_lr", format="%.3f", step=0.01)
     clip = h4.number_input("Clip C", min_value=0.0, key="tr_clip", format="%.2f", step=0.1,
                            help="Max L2 norm of each example's gradient: how far one record can move the model.")
-    optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer")
+    optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer",
+                             format_func=lambda o: OPTIMIZER_NAMES.get(o, o))
     seed = h6.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed",
                            help="Fixes the data split and starting weights only; sampling and noise stay secret.")
-    train_size = h7.number_input("Training rows (0 = all)", 0, 1_000_000, 0, key="tr_train_size")
+    train_size = h7.number_input("Training rows", 0, 1_000_000, 0, key="tr_train_size",
+                                 help="0 = all of the training split. Fewer: a seeded random subset, faster.")
 
     params = {"dataset": dataset, "target": target, "model": model, "epsilon": epsilon, "delta": delta,
               "noise_multiplier": noise, "epochs": int(epochs), "batch_size": int(batch), "lr": lr, "clip": clip,
@@ -158,7 +161,8 @@ with st.container(border=True):
     b1, b2, _ = st.columns([1.4, 1.4, 2.5])
     go_dp = b1.button("Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
                       help="Trains the DP model and its non-private twin together, then shows what DP costs.")
-    go_base = b2.button("Baseline only", key="tr_train_base", icon=":material/lock_open:",
+    # a non-private run for comparison: an icon that says compare, not an (open) lock that reads as privacy
+    go_base = b2.button("Baseline only", key="tr_train_base", icon=":material/compare_arrows:",
                         help="Trains only the non-private model (no DP, ε = ∞), for comparison.")
 
 
@@ -326,7 +330,8 @@ def _show_finished(job: dict, twin: dict | None) -> None:
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
         if bm is None and (twin is None or twin["status"] not in ACTIVE):
-            if st.button("Train the matching non-private baseline", key="tr_train_pair", icon=":material/lock_open:"):
+            if st.button("Train the matching non-private baseline", key="tr_train_pair",
+                         icon=":material/compare_arrows:"):
                 _submit(baseline_params(job["params"]), show=False)  # stay here: compare when done
                 st.rerun(scope="app")
     elif private:  # diffprivlib

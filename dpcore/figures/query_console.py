@@ -11,11 +11,16 @@ from .. import textsafe
 from . import style
 
 
-def budget_gauge(remaining: float | None, total: float | None, *, height: int = 260) -> go.Figure:
-    """Remaining ε of the total as a gauge (red zone under 10% left)."""
+def budget_gauge(remaining: float | None, total: float | None, *, opens: bool = False,
+                 height: int = 260) -> go.Figure:
+    """Remaining ε of the total as a gauge (red zone under 10% left). ``opens``: no budget exists yet and
+    ``total`` is the one the first question will open: the gauge is full, and says so (an empty grey gauge
+    read as a budget already spent)."""
     total = float(total or 0.0)
     remaining = float(remaining if remaining is not None else total)
     spent = f" ({total - remaining:.4g} spent)" if total else ""
+    if opens:  # nothing can be spent before the budget exists
+        remaining, spent = total, "<br>" + style.subtitle("opens with the first question")
     fig = go.Figure(go.Indicator(
         # what was spent is in the title: Plotly's delta line under the number touched it
         mode="gauge+number",

@@ -1,6 +1,13 @@
 """AppTest: the ε advisor page."""
 
+import re
+from urllib.parse import parse_qsl, urlsplit
+
 import pytest
+
+from dpcore import advise as adv
+from dpcore.noise import view as noise_page
+from dpcore.noise.calibration import gaussian_analytic_sigma
 
 from .pages import open_page
 
@@ -62,8 +69,6 @@ def _link_urls(at):
 
 def test_count_advice_opens_the_query_console_with_that_setting(chdir_root):
     """One click: the console opens with the advised kind, mechanism, ε and δ (never an analyst)."""
-    from urllib.parse import parse_qsl, urlsplit
-
     from .test_shareable_urls import open_with
 
     at = open_page("pages/advisor.py")
@@ -98,3 +103,76 @@ def test_accuracy_target_from_a_demo_shaped_sweep(chdir_root):
     assert float(_metric(at, "noise multiplier")) > 0.5
     text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "median" in text
+
+
+def _links(at):
+    """{label: URL parameters} of the page's link buttons."""
+    return {b.proto.label: dict(parse_qsl(urlsplit(b.proto.url).query)) for b in at.get("link_button")}
+
+
+def _eps_in(label):
+    return re.search(r"ε = ([0-9.e-]+)", label).group(1)
+
+
+def test_links_open_settings_that_keep_both_and_read_alike(chdir_root):
+    """The default advice (TPR ≤ 0.05 at FPR 0.01, COUNT within ±10 at 95%, δ = 1e-5) recommends ε ≈ 0.7097. The
+    noise page's slider has 0.7 (misses the utility target) and 1 (keeps both): the link opens at 1 and says why.
+    The console link carries ε with 3 digits, as the page shows ε, and keeps both at the console's calibration."""
+    at = open_page("pages/advisor.py")
+    assert not at.exception, [e.value for e in at.exception]
+    res = adv.advise("gaussian", adv.RiskLimit("tpr", 0.05, 0.01), adv.UtilityTarget("count", within=10.0),
+                     delta=1e-5)
+    lo, hi = res["epsilon_range"]
+    links = _links(at)
+    noise = next(v for k, v in links.items() if k.startswith("Open the noise page"))
+    grid_eps = float(noise["noise_eps"])
+    assert grid_eps == 1.0 and lo <= grid_eps <= hi  # keeps both ...
+    assert min(e for e in noise_page.EPSILON_GRID if e >= lo) == grid_eps  # ... and is the most private that does
+    assert "Open the noise page at ε = 1" in links
+    assert any("ε = 1 is its most private value that keeps both" in c.value for c in at.caption)
+    assert not any("not the utility target" in c.value for c in at.caption)
+    label, console = next((k, v) for k, v in links.items() if k.startswith("Open the query console"))
+    assert label == "Open the query console: COUNT at ε = 0.71, δ = 1e-05" and console["qc_eps"] == "0.71"
+    sigma = gaussian_analytic_sigma(0.71, 1e-5, 1.0)
+    assert res["risk"]["sigma_min"] <= sigma <= res["utility"]["sigma_max"]  # the console's own noise keeps both
+    assert _metric(at, "recommended ε") == "0.71"
+    for label in links:  # every ε in a label has at most 3 significant digits
+        assert len(_eps_in(label).replace(".", "").strip("0")) <= 3, label
+
+
+def test_a_link_above_the_risk_limit_says_so(chdir_root):
+    """TPR ≤ 0.0101 at FPR 0.01 allows ε ≤ 0.009, below the noise page's smallest slider value (0.01)."""
+    at = open_page("pages/advisor.py")
+    at.number_input(key="adv_t").set_value(0.0101).run()
+    assert not at.exception, [e.value for e in at.exception]
+    hi = float(_metric(at, "risk limit allows").removeprefix("ε ≤ "))
+    links = _links(at)
+    noise_label = next(k for k in links if k.startswith("Open the noise page"))
+    assert noise_label == "Open the noise page at ε = 0.01 (above the risk limit)"
+    assert any("above the largest ε the risk limit allows" in c.value for c in at.caption)
+    console_label, console = next((k, v) for k, v in links.items() if k.startswith("Open the query console"))
+    assert float(console["qc_eps"]) <= hi and _eps_in(console_label) == console["qc_eps"]  # never above the limit
+    assert any("keeps the risk limit but not the utility target" in c.value for c in at.caption)
+
+
+def test_laplace_console_link_rounds_down_where_rounding_up_would_pass_the_risk_limit(chdir_root):
+    at = open_page("pages/advisor.py")
+    at.radio(key="adv_mech").set_value("laplace").run()
+    at.selectbox(key="adv_query").set_value("sum").run()
+    assert not at.exception, [e.value for e in at.exception]
+    res = adv.advise("laplace", adv.RiskLimit("tpr", 0.05, 0.01),
+                     adv.UtilityTarget("sum", within=10.0, bounds=(18.0, 90.0)))
+    console = next(v for k, v in _links(at).items() if k.startswith("Open the query console"))
+    eps = float(console["qc_eps"])
+    assert eps <= res["epsilon_range"][1] and eps == 1.6  # 1.609… rounded up to 1.61 would pass ε ≤ 1.6094
+
+
+def test_inputs_have_plain_sentence_case_labels(chdir_root):
+    at = open_page("pages/advisor.py")
+    labels = [w.label for kind in ("number_input", "select_slider", "selectbox", "radio") for w in at.get(kind)]
+    assert {"True-positive rate at most", "… at false-positive rate", "δ (chance the guarantee fails)",
+            "Allowed error ±k", "Confidence"} <= set(labels)
+    assert not [lab for lab in labels if lab[0].isascii() and lab[0].islower()], labels  # sentence case
+    assert "TPR (true-positive rate)" in at.radio(key="adv_risk").help
+    at.radio(key="adv_mech").set_value("laplace").run()
+    assert any("Laplace is pure ε-DP: δ = 0." == c.value for c in at.caption)

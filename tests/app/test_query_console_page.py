@@ -1,10 +1,12 @@
 """AppTest: the private query console spends, repeats for free, refuses, shows errors and resets."""
 
+import json
 import re
 
 import pytest
 
 from dpcore.data import datasets
+from dpcore.figures import query_console as figs
 from dpcore.queries import fingerprint, ledger
 
 from .pages import open_page
@@ -71,6 +73,40 @@ def test_spend_repeat_free_refuse_and_reset(monkeypatch):
     assert m["ε remaining"] == "0.5" and 0 <= float(m["Noisy answer (DP)"].replace(",", "")) <= 250_000
 
 
+def _gauge(at):
+    """The remaining-ε gauge's indicator (value and title) as the browser gets it."""
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if '"indicator"' in c.proto.spec)
+    ind = spec["data"][0]
+    return ind["value"], ind["title"]["text"]
+
+
+def test_budget_gauge_before_any_budget_shows_the_one_that_opens_full():
+    """Figure level: a budget about to open is full and says it opens with the first question; an existing one
+    says what was spent; with nothing known it still says no budget is set."""
+    ind = figs.budget_gauge(None, 2.5, opens=True).data[0]
+    assert ind.value == 2.5 and ind.gauge.axis.range == (0, 2.5)
+    assert ind.title.text.startswith("ε remaining of 2.5<br>") and "opens with the first question" in ind.title.text
+    assert "spent" not in ind.title.text
+    assert figs.budget_gauge(0.4, 1.0).data[0].title.text == "ε remaining of 1 (0.6 spent)"
+    assert figs.budget_gauge(None, None).data[0].title.text == "ε remaining (no budget set yet)"
+
+
+def test_gauge_is_full_before_the_first_question_then_follows_the_ledger():
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    at.number_input(key="qc_budget").set_value(2.0).run()
+    value, title = _gauge(at)
+    assert value == 2.0 and title.startswith("ε remaining of 2<br>") and "opens with the first question" in title
+    assert any("A new budget: ε = 2" in m.value for m in at.markdown)  # the gauge and the sentence agree
+    notes = [a["text"] for c in at.get("plotly_chart")
+             for a in json.loads(c.proto.spec)["layout"].get("annotations", [])]
+    assert "this analyst's budget ε = 2" in notes  # the composition chart draws the budget about to open, too
+    at.number_input(key="qc_eps").set_value(0.5).run()
+    _ask(at)
+    value, title = _gauge(at)
+    assert value == 1.5 and title == "ε remaining of 2 (0.5 spent)"
+
+
 def test_histogram_and_composition_panel():
     at = open_page("pages/query_console.py")
     at.number_input(key="qc_n").set_value(2000).run()
@@ -90,6 +126,19 @@ def test_histogram_and_composition_panel():
     at.radio(key="qc_mech").set_value("gaussian").run()
     assert not at.exception and at.selectbox(key="qc_delta").value == pytest.approx(1e-7)
     assert all(float(o) <= 5e-5 for o in at.selectbox(key="qc_delta").options)
+
+
+def test_mechanisms_are_shown_by_name_and_kept_by_value():
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    radio = at.radio(key="qc_mech")
+    assert radio.options == ["Laplace", "Gaussian"] and radio.value == "laplace"
+    assert any(c.value.endswith("with Laplace.") for c in at.caption)
+    _ask(at)
+    assert any(" · Laplace · ε = 0.1" in m.value for m in at.markdown)  # the answer's line
+    at.radio(key="qc_mech").set_value("gaussian").run()
+    assert not at.exception and at.query_params["qc_mech"] == "gaussian"  # links keep the stored value
+    assert any("with Gaussian, δ = " in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("setup, message", [

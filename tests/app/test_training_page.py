@@ -44,6 +44,23 @@ def test_bad_input_is_an_error_not_a_job(chdir_root, monkeypatch):
     assert not at.exception and store.list_jobs() == []
 
 
+def test_optimizer_is_shown_by_name_and_submitted_by_value(chdir_root, monkeypatch):
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)  # no worker: the jobs stay queued
+    at = open_page(PAGE)
+    box = at.selectbox(key="tr_optimizer")
+    assert box.options == ["SGD", "Adam"]
+    box.set_value("adam").run()
+    assert not at.exception and at.selectbox(key="tr_optimizer").value == "adam"
+    at.button(key="tr_train_dp").click().run()
+    assert {j["params"]["optimizer"] for j in store.list_jobs()} == {"adam"}  # the run and its twin
+
+
+def test_only_the_private_run_has_a_lock_icon(chdir_root):
+    at = open_page(PAGE)
+    assert at.button(key="tr_train_dp").proto.icon == ":material/lock:"
+    assert "lock" not in at.button(key="tr_train_base").proto.icon  # a non-private run: no privacy symbol
+
+
 def test_queued_job_shows_progress_and_cancels(chdir_root, monkeypatch):
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)  # no worker: the jobs stay queued
     at = open_page(PAGE)

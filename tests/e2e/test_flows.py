@@ -5,6 +5,7 @@ import re
 import pytest
 
 from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
+from .test_query_console_flow import misaligned_labels
 
 pytestmark = pytest.mark.e2e
 
@@ -77,6 +78,10 @@ def test_report_downloads_and_opens_offline(app_server, page, tmp_path):
 def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server, page):
     page.goto(f"{app_server}/training")
     wait_for_app(page)
+    # at 1280 px the form's rows line up (a label that wrapped pushed its input below its neighbours')
+    for row in (["Dataset", "Model"], ["Privacy set by", "Target ε", "δ", "Accountant"],
+                ["Epochs", "Expected batch", "Learning rate", "Clip C", "Optimizer", "Seed", "Training rows"]):
+        assert not misaligned_labels(page, row), misaligned_labels(page, row)
     page.get_by_role("button", name="Train DP + baseline").click()
     # the pair's headline, either way the secure noise falls: on breast cancer the DP run beats its twin now and
     # then ("DP costs nothing measurable at ε ...: 0.9 points above the baseline")
