@@ -698,10 +698,12 @@ def page_link(result: dict) -> dict:
 
     lo, hi = result["epsilon_range"]
     eps = result["epsilon"]
-    # the noise page's slider offers a grid: the largest grid ε not above the recommendation (more noise: the
-    # risk limit still holds), and not below the utility's minimum if there is one
+    # the noise page's slider offers a grid: its most private ε that keeps both the risk limit and the utility
+    # target when there is one (0.71 recommended: 1, not the 0.7 below it that misses the target); else the
+    # largest grid ε not above the recommendation (more noise: the risk limit still holds)
+    both = [e for e in EPSILON_GRID if lo is not None and lo * (1 - 1e-9) <= e <= hi * (1 + 1e-12)]
     below = [e for e in EPSILON_GRID if e <= eps * (1 + 1e-9)]
-    grid_eps = max(below) if below else min(EPSILON_GRID)
+    grid_eps = min(both) if both else max(below) if below else min(EPSILON_GRID)
     params = {"noise_mech": mech, "noise_eps": grid_eps}
     if mech == "gaussian":
         params["noise_delta"] = min(DELTA_GRID, key=lambda x: abs(math.log(x / result["delta"])))
@@ -710,28 +712,23 @@ def page_link(result: dict) -> dict:
         params["noise_query"] = "count"
     return {"page": "pages/noise.py", "label": f"Open the noise page at ε = {grid_eps:g}",
             "params": params, "state": {},
-            "meets_utility": lo is None or grid_eps >= lo * (1 - 1e-9)}
+            "meets_utility": lo is None or grid_eps >= lo * (1 - 1e-9),
+            "keeps_risk": grid_eps <= hi * (1 + 1e-12)}  # the grid starts at 0.01: a limit below it is missed
 
 
 # the query console's δ choices (pages/query_console.py DELTA_CHOICES: a link snaps to the nearest one)
 CONSOLE_DELTAS = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
 
 
-def _digits(x: float, up: bool, sig: int = 4) -> float:
-    """``x`` to ``sig`` significant digits, rounded up or down (a link carries a readable number)."""
-    if x <= 0:
-        return x
-    p = 10 ** (sig - 1 - math.floor(math.log10(x)))
-    return (math.ceil(x * p * (1 - 1e-12)) if up else math.floor(x * p * (1 + 1e-12))) / p
-
-
 def console_link(result: dict) -> dict | None:
     """The query console set up for a COUNT/SUM/MEAN recommendation: {page, label, params, notes}; None otherwise.
 
     The console calibrates its own noise from (ε, δ), never below the exact calibration. The link's ε is chosen
-    so the risk limit still holds there: for Laplace the recommended ε with 4 digits (rounded up only while it
-    stays within the risk limit's ε); for Gaussian the console's largest δ not above the advice's δ, with the ε
-    at which that δ gives at least the advised σ (rounded down). The analyst is never carried in a link.
+    so the risk limit still holds there, written with 3 digits like the rest of the advice: for Laplace the
+    recommended ε (rounded up only while it stays within the risk limit's ε, else down); for Gaussian the
+    console's largest δ not above the advice's δ, with the ε at which that δ gives the advised σ (rounded up
+    while the console's own calibration keeps the risk limit, else down). ``meets_utility`` says whether the
+    rounded ε still meets the utility target. The analyst is never carried in a link.
     """
     util = result.get("utility") or {}
     kind = util.get("kind")
@@ -740,8 +737,8 @@ def console_link(result: dict) -> dict | None:
     lo, hi = result["epsilon_range"]
     params: dict = {"qc_kind": kind.upper(), "qc_mech": result["mechanism"]}
     if result["mechanism"] == "laplace":
-        up = _digits(result["epsilon"], up=True)
-        eps = up if up <= hi * (1 + 1e-12) else _digits(result["epsilon"], up=False)
+        up = claims.rounded(result["epsilon"], up=True)
+        eps = up if up <= hi * (1 + 1e-12) else claims.rounded(result["epsilon"], up=False)
     else:
         from .noise.calibration import gaussian_analytic_sigma
 
@@ -750,8 +747,8 @@ def console_link(result: dict) -> dict | None:
         sens = result["sensitivity"]
         exact = gaussian_epsilon(result["sigma"], d_link, sens)
         ceiling = gaussian_epsilon(result["risk"]["sigma_min"], d_link, sens)  # the risk limit's ε at this δ
-        up = _digits(exact, up=True)
-        eps = up if up <= ceiling * (1 - 1e-9) else _digits(exact, up=False)
+        up = claims.rounded(exact, up=True)
+        eps = up if up <= ceiling * (1 - 1e-9) else claims.rounded(exact, up=False)
         sigma_max = util.get("sigma_max")
         meets = sigma_max is None or gaussian_analytic_sigma(eps, d_link, sens) <= sigma_max * (1 + 1e-9)
     params["qc_eps"] = eps
@@ -763,6 +760,12 @@ def console_link(result: dict) -> dict | None:
                      "record), so its error is larger than this advice's public-n mean; the risk limit still holds.")
     if kind in ("sum", "mean"):
         notes.append("Choose the column these public bounds are for in the console (the bounds travel in the link).")
-    return {"page": "pages/query_console.py", "label": f"Open the query console: {kind.upper()} at ε = {eps:g}",
+    if params.get("qc_delta", result["delta"]) != result["delta"]:  # the advice's δ is above the console's largest
+        notes.append(f"The console's δ choices go up to {claims.delta(max(CONSOLE_DELTAS))}: stated at δ = "
+                     f"{claims.delta(params['qc_delta'])}, about the advised noise reads ε = {eps:g}, and the risk "
+                     "limit holds there too.")
+    label = f"Open the query console: {kind.upper()} at ε = {eps:g}" + (
+        f", δ = {claims.delta(params['qc_delta'])}" if "qc_delta" in params else "")
+    return {"page": "pages/query_console.py", "label": label,
             "params": params, "notes": notes,
             "meets_utility": meets if result["mechanism"] == "gaussian" else lo is None or eps >= lo * (1 - 1e-9)}

@@ -17,6 +17,20 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 _EXP = re.compile(r"e([+-])0*(\d)")
 
 
+def _decimal(x: float, sig: int, rounding: str) -> Decimal:
+    d = Decimal(repr(float(x)))
+    return d.quantize(Decimal(1).scaleb(d.adjusted() - sig + 1), rounding=rounding)
+
+
+def rounded(x: float, sig: int = 3, *, up: bool) -> float:
+    """``x`` to ``sig`` significant digits, rounded up or down, as a number (a link carries a readable ε that
+    keeps the side of the bound it must)."""
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return x
+    return float(_decimal(x, sig, ROUND_CEILING if up else ROUND_FLOOR))
+
+
 def _written(x, sig: int, rounding: str) -> str:
     if x is None:
         return "—"
@@ -27,8 +41,7 @@ def _written(x, sig: int, rounding: str) -> str:
         return "∞" if x > 0 else "−∞"
     if x == 0:
         return "0"
-    d = Decimal(repr(x))
-    r = d.quantize(Decimal(1).scaleb(d.adjusted() - sig + 1), rounding=rounding)
+    r = _decimal(x, sig, rounding)
     if abs(r) >= 10 ** sig:  # a whole number: "12,400", not "1.24e+04"
         return f"{int(r):,}"
     return _EXP.sub(r"e\1\2", format(float(r), f".{sig}g")).replace("e+", "e")

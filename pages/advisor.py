@@ -5,11 +5,10 @@ import json
 import streamlit as st
 
 from dpcore import advise as adv
-from dpcore import textsafe
+from dpcore import claims, textsafe
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
-from dpcore.noise.calibration import gaussian_analytic_sigma
 from pages._ui import chart, from_url, guarded, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
@@ -110,60 +109,11 @@ else:
 share_in_url("adv_mech", "adv_risk", "adv_delta", "adv_t", "adv_a", "adv_query", "adv_k")
 
 
-def _noise_link(res: dict) -> dict:
-    """Where "Open the noise page" goes: adv.page_link, aimed at the most private ε of the page's slider grid
-    that keeps both the risk limit and the utility target when the grid has one (0.71 recommended: 1, not the
-    0.7 below it that misses the target); otherwise page_link's own choice (the grid value below the advice)."""
-    lo, hi = res["epsilon_range"]
-    both = [e for e in noise_page.EPSILON_GRID if lo is not None and lo * (1 - 1e-9) <= e <= hi * (1 + 1e-12)]
-    link = adv.page_link({**res, "epsilon": min(both)} if both else res)
-    link["keeps_risk"] = link["params"].get("noise_eps", 0.0) <= hi * (1 + 1e-12)  # the grid starts at 0.01
-    return link
-
-
-def _keeps_risk(res: dict, eps: float, delta: float | None) -> bool:
-    """Whether the console, calibrating its own noise from (ε, δ), keeps the risk limit at this ε."""
-    if res["mechanism"] == "laplace":
-        return eps <= res["epsilon_range"][1]
-    return gaussian_analytic_sigma(eps, delta, res["sensitivity"]) >= res["risk"]["sigma_min"]
-
-
-def _meets_utility(res: dict, eps: float, delta: float | None) -> bool:
-    """Whether the console's noise at (ε, δ) still meets the utility target (as adv.console_link decides it)."""
-    if res["mechanism"] == "laplace":
-        return res["epsilon_range"][0] is None or eps >= res["epsilon_range"][0] * (1 - 1e-9)
-    sigma_max = (res.get("utility") or {}).get("sigma_max")
-    return sigma_max is None or gaussian_analytic_sigma(eps, delta, res["sensitivity"]) <= sigma_max * (1 + 1e-9)
-
-
-def _console_link(res: dict) -> dict | None:
-    """adv.console_link with its ε written with 3 significant digits like the rest of the page: rounded up (less
-    noise: a utility target met stays met) where the risk limit holds there, else down (more noise: the risk
-    limit holds). Its label names δ for Gaussian, and a note says why when the console's δ is not the advice's."""
-    link = adv.console_link(res)
-    if link is None:
-        return None
-    p = link["params"]
-    up = adv._digits(p["qc_eps"], up=True, sig=3)
-    if _keeps_risk(res, up, p.get("qc_delta")):
-        p["qc_eps"] = up
-    else:
-        p["qc_eps"] = adv._digits(p["qc_eps"], up=False, sig=3)
-        link["meets_utility"] = _meets_utility(res, p["qc_eps"], p.get("qc_delta"))
-    link["label"] = (f"Open the query console: {p['qc_kind']} at ε = {p['qc_eps']:g}"
-                     + (f", δ = {p['qc_delta']:g}" if "qc_delta" in p else ""))
-    if p.get("qc_delta", res["delta"]) != res["delta"]:  # the advice's δ is above the console's largest
-        link["notes"].append(f"The console's δ choices go up to {max(adv.CONSOLE_DELTAS):g}: stated at δ = "
-                             f"{p['qc_delta']:g}, about the advised noise reads ε = {p['qc_eps']:g}, and the risk "
-                             "limit holds there too.")
-    return link
-
-
 @st.cache_data(show_spinner="Solving on the privacy-loss distribution…", max_entries=16)
 def _solve(mechanism, risk, utility, delta, sample_rate, steps):
     out = adv.advise(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
-    out["link"] = adv.page_link(out) if mechanism == "dpsgd" else _noise_link(out)
-    out["console_link"] = _console_link(out)
+    out["link"] = adv.page_link(out)
+    out["console_link"] = adv.console_link(out)
     return out
 
 
@@ -172,9 +122,13 @@ res = required(_solve, mechanism, risk, utility, delta, sample_rate, steps)
 st.subheader("Answer")
 lo, hi = res["epsilon_range"]
 m = st.columns(4)
-m[0].metric("recommended ε", f"{res['epsilon']:.3g}", help=f"at δ = {res['delta']:g}; an upper bound")
-m[1].metric("risk limit allows", f"ε ≤ {hi:.3g}")
-m[2].metric("utility needs", f"ε ≥ {lo:.3g}" if lo else "—")
+# written so that the number a reader copies keeps its side: what the risk limit allows rounds down, what the
+# utility target needs rounds up, the recommendation as whichever of the two it is (dpcore.claims)
+rec_at_target = bool(lo) and res["epsilon"] <= lo * (1 + 1e-9)
+m[0].metric("recommended ε", claims.up(res["epsilon"]) if rec_at_target else claims.down(res["epsilon"]),
+            help=f"at δ = {claims.delta(res['delta'])}; an upper bound")
+m[1].metric("risk limit allows", f"ε ≤ {claims.down(hi)}")
+m[2].metric("utility needs", f"ε ≥ {claims.up(lo)}" if lo else "—")
 if mechanism == "gaussian":
     m[3].metric("noise σ", f"{res['sigma']:.4g}", help=f"sensitivity Δ = {res['sensitivity']:g}")
 elif mechanism == "laplace":
@@ -183,9 +137,9 @@ else:
     m[3].metric("noise multiplier", f"{res['noise_multiplier']:.4g}",
                 help=f"q = {res['sample_rate']:g}, T = {res['steps']} steps")
 if res["feasible"]:
-    st.success(f"Both are met for ε in [{lo or 0:.3g}, {hi:.3g}] (δ = {res['delta']:g}, "
+    st.success(f"Both are met for ε in [{claims.up(lo or 0)}, {claims.down(hi)}] (δ = {claims.delta(res['delta'])}, "
                f"{res['neighbour_relation']}). Recommended: the most private setting that meets the utility target."
-               if lo else f"The risk limit holds for every ε ≤ {hi:.3g} (δ = {res['delta']:g}, "
+               if lo else f"The risk limit holds for every ε ≤ {claims.down(hi)} (δ = {claims.delta(res['delta'])}, "
                f"{res['neighbour_relation']}).")
 else:
     c = res["conflict"]

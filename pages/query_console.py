@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dpcore import limits, textsafe
+from dpcore import claims, limits, textsafe
 from dpcore.data import datasets, filters
 from dpcore.figures import query_console as figs
 from dpcore.noise import composition, mechanisms
@@ -148,8 +148,8 @@ n_rows = info["n_rows"]
 if status["exists"]:
     budget = None
     delta_left = status["delta_remaining"]
-    st.markdown(f"**You have ε = {status['remaining']:g} of {status['total']:g} and δ = {delta_left:.2g} of "
-                f"{status['delta_total']:.2g} left** on this dataset — each answer protects anyone against what "
+    st.markdown(f"**You have ε = {status['remaining']:g} of {status['total']:g} and δ = {claims.down(delta_left, 2)} of "
+                f"{claims.down(status['delta_total'], 2)} left** on this dataset — each answer protects anyone against what "
                 f"could be learned by {model.NEIGHBOUR}.",
                 help="ε (epsilon) bounds how much any one answer can change when one record is added or removed; "
                      "smaller is more private. δ is the small chance that bound fails. Both add up over answers.")
@@ -160,7 +160,7 @@ else:
         "Total budget ε", min_value=0.0, max_value=limits.BUDGET_EPSILON_MAX, step=0.5, key="qc_budget",
         format="%.3f", help="For this analyst on this dataset. Set once: the first question opens it, and only an "
                             "admin changes it afterwards.")
-    st.markdown(f"**A new budget: ε = {budget:g} and δ = {delta_left:.2g} (1/(10·n) for n = {n_rows:,}) to "
+    st.markdown(f"**A new budget: ε = {budget:g} and δ = {claims.down(delta_left, 2)} (1/(10·n) for n = {n_rows:,}) to "
                 f"spend** on this dataset, protecting anyone against {model.NEIGHBOUR}.",
                 help="ε bounds what one answer reveals about one person; δ is the small chance that bound fails.")
 
@@ -214,7 +214,7 @@ if mechanism == "gaussian":
     cap = min(delta_left or 0.0, ledger.max_query_delta(n_rows))
     fits = [d for d in DELTA_CHOICES if d <= cap]
     if not fits:
-        m3.caption(f"No δ left for a Gaussian answer (δ left: {delta_left or 0:.2g}); use Laplace (δ = 0).")
+        m3.caption(f"No δ left for a Gaussian answer (δ left: {claims.down(delta_left or 0, 2)}); use Laplace (δ = 0).")
         delta = None
     else:
         if st.session_state.qc_delta not in fits:
@@ -239,7 +239,7 @@ last = st.session_state.get("qc_last")
 if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(analyst):
     r, a = last["result"], last["result"]["answer"]
     mech = MECH_NAMES.get(a["mechanism"], a["mechanism"])
-    st.markdown(f"**{md(a['query'])}** · {mech} · ε = {a['epsilon']:g}, δ = {a['delta']:g} · neighbours: "
+    st.markdown(f"**{md(a['query'])}** · {mech} · ε = {a['epsilon']:g}, δ = {claims.delta(a['delta'])} · neighbours: "
                 f"{model.NEIGHBOUR}")
     if r["reused"]:
         st.success(f"Same question as before: the stored answer is returned and costs nothing "
@@ -249,13 +249,13 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
         chart(figs.histogram_answer(a, last["column"]), key="qc_hist_chart", where=h1)
         h2.metric("ε spent now", f"{r['epsilon_spent']:g}")
         h2.metric("ε remaining", f"{r['remaining']:g}")
-        h2.metric("δ remaining", f"{r['delta_remaining']:.2g}")
+        h2.metric("δ remaining", claims.down(r["delta_remaining"], 2))
     else:
         r1, r2, r3, r4 = st.columns(4)
         r1.metric("Noisy answer (DP)", _num(a["answer"]))
         r2.metric("95% interval", f"[{_num(a['interval'][0])}, {_num(a['interval'][1])}]")
         r3.metric("ε spent now", f"{r['epsilon_spent']:g}")
-        r4.metric("ε remaining", f"{r['remaining']:g}", help=f"δ remaining: {r['delta_remaining']:.2g}")
+        r4.metric("ε remaining", f"{r['remaining']:g}", help=f"δ remaining: {claims.down(r['delta_remaining'], 2)}")
     st.caption(f"How ε is spent: {a['cost_note']}. Interval: {a['interval_note']}. "
                + "Drawn with a cryptographically secure random source (diffprivlib); never stored or shown.")
 
@@ -264,8 +264,8 @@ st.subheader("Budget and ledger")
 g1, g2 = st.columns([1, 2])
 if status["exists"]:
     chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge", where=g1)
-    g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g} and δ = {status['delta_spent']:.2g} of "
-               f"{status['delta_total']:.2g} (basic composition, neighbours: {model.NEIGHBOUR}).")
+    g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g} and δ = {claims.delta(status['delta_spent'])} of "
+               f"{claims.down(status['delta_total'], 2)} (basic composition, neighbours: {model.NEIGHBOUR}).")
 else:  # the budget the first question opens, full: an empty grey gauge read as a budget already spent
     chart(figs.budget_gauge(None, budget, opens=True), key="qc_gauge", where=g1)
 hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
@@ -292,7 +292,7 @@ dprime = k1.select_slider("δ′ for advanced composition and zCDP", DELTA_PRIME
 kmax = k2.number_input("Show up to k queries", min_value=2, max_value=limits.COMPOSITION_PAGE_K_MAX, step=50,
                        key="qc_kmax")
 k3.caption(f"Per query: the builder's ε = {eps:g} with {MECH_NAMES[mechanism]}"
-           + (f", δ = {delta:g}" if mechanism == "gaussian" else "") + ".")
+           + (f", δ = {claims.delta(delta)}" if mechanism == "gaussian" else "") + ".")
 curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
 if curves is not None:
     chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,

@@ -83,5 +83,6 @@ def run(args) -> dict:
     out = adv.advise(args.mechanism, risk, util, delta=args.delta,
                      sensitivity=args.sensitivity if util is None or util.kind == "count" else None,
                      sample_rate=args.sample_rate, steps=args.steps)
-    out["link"] = adv.page_link(out)
+    out["link"] = adv.page_link(out)  # the same links the advisor page offers
+    out["console_link"] = adv.console_link(out)  # None when no COUNT/SUM/MEAN query is advised
     return out

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import textsafe
+from .. import claims, textsafe
 from . import style
 
 
@@ -69,9 +69,9 @@ def composition_chart(curves: dict, *, epsilon: float, delta_prime: float, mecha
     per = "Gaussian" if mechanism == "gaussian" else "ε-DP"
     lines = [
         ("basic", "basic: k·ε (δ = k·δ)", style.NON_PRIVATE, "solid"),
-        ("advanced", f"advanced (DRV, δ′ = {delta_prime:g})", style.SEQUENCE[2], "dash"),
-        ("zcdp", f"zCDP (δ = {delta_prime:g})", style.PRIVATE, "solid"),
-        ("rdp", f"RDP, improved conversion (δ = {delta_prime:g})", style.SEQUENCE[1], "dot"),
+        ("advanced", f"advanced (DRV, δ′ = {claims.delta(delta_prime)})", style.SEQUENCE[2], "dash"),
+        ("zcdp", f"zCDP (δ = {claims.delta(delta_prime)})", style.PRIVATE, "solid"),
+        ("rdp", f"RDP, improved conversion (δ = {claims.delta(delta_prime)})", style.SEQUENCE[1], "dot"),
     ]
     for name, label, colour, dash in lines:
         fig.add_trace(go.Scatter(x=k, y=curves[name], mode="lines", name=label,

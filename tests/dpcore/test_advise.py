@@ -321,3 +321,20 @@ def test_dpsgd_solve_is_minimal_in_few_pld_evaluations(monkeypatch, risk):
     assert calls.count(True) <= 5 and calls.count(False) == 1
     assert real(nm * (1 + 1e-9), 0.2, 10, risk, 1e-5) <= risk.value
     assert real(nm / (1 + 2 * adv.NM_RTOL), 0.2, 10, risk, 1e-5, coarse=True) > risk.value
+
+
+def test_cli_links_are_the_pages_links(capsys):
+    """The page and `python -m dpcore advise` give the same links (the rule lives in dpcore.advise): for the
+    default advice (ε ≈ 0.7097) the noise page opens at 1, the slider's most private value that keeps both, not
+    at 0.7 (which misses the target); the console at 0.71 (3 digits, as the page writes ε), with δ beside it."""
+    from dpcore.cli import main
+
+    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
+    noise, console = adv.page_link(out), adv.console_link(out)
+    assert noise["params"]["noise_eps"] == 1.0 and noise["meets_utility"] and noise["keeps_risk"]
+    assert console["params"]["qc_eps"] == 0.71 and console["label"].endswith("ε = 0.71, δ = 1e-5")
+    rc = main(["advise", "--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--query", "count",
+               "--within", "10", "--delta", "1e-5"])
+    assert rc == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["link"]["params"]["noise_eps"] == 1.0 and got["console_link"]["params"]["qc_eps"] == 0.71

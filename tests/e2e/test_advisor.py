@@ -35,7 +35,7 @@ def test_advisor_solves_and_links_to_the_noise_page(app_server, page):
     assert noise.locator('[data-testid="stException"]').count() == 0
     # the same advice as a real, budgeted query: the console opens with COUNT, Gaussian, the ε and δ
     with page.context.expect_page() as new:
-        page.get_by_text("Open the query console: COUNT at ε = 0.71, δ = 1e-05").first.click()
+        page.get_by_text("Open the query console: COUNT at ε = 0.71, δ = 1e-5").first.click()
     qc = new.value
     wait_for_app(qc)
     qc.get_by_text("Ask a question").first.wait_for(timeout=60_000)
