@@ -64,8 +64,8 @@ with st.container(border=True):
     c7, c8, _, c9 = st.columns([1, 1, 1, 1.3], vertical_alignment="bottom")
     shadows = c7.number_input("LiRA shadows", 2, 64, D.shadows, key="pu_shadows",
                               help="Shadow models trained on random halves of the member + non-member pool.")
-    train_size = c8.number_input("Training rows (0 = all)", 0, 5000, D.train_size or 0, key="pu_train_size",
-                                 help="0 uses every training row (the demo). Fewer rows: DP costs more accuracy.")
+    train_size = c8.number_input("Training rows", 0, 5000, D.train_size or 0, key="pu_train_size",
+                                 help="0 = every training row (the demo). Fewer rows: DP costs more accuracy.")
     start = c9.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")
     run_on = "local"  # issue 17: the choice appears only when a Ray cluster address is configured
     if "ray" in executors.available_executors():

@@ -123,6 +123,7 @@ with st.container(border=True):
 
     p1, p2, p3, p4 = st.columns(4)
     how = p1.radio("Privacy set by", ["target ε", "noise multiplier σ"], key="tr_privacy_mode", horizontal=True,
+                   format_func=lambda m: m[0].upper() + m[1:],  # shown "Target ε"; the value (links) unchanged
                    help="Target ε: the noise is calibrated for the planned epochs. σ (noise multiplier: noise "
                         "standard deviation ÷ clip C): ε is computed.")
     epsilon = noise = None
