@@ -60,7 +60,7 @@ delta = None
 if mechanism != "laplace":
     delta = r3.select_slider("δ (chance the guarantee fails)", options=list(noise_page.DELTA_GRID),
                              value=from_url("adv_delta", 1e-5, list(noise_page.DELTA_GRID)),
-                             format_func=lambda d: f"{d:.0e}", key="adv_delta",
+                             format_func=claims.delta, key="adv_delta",
                              help="The small chance the ε guarantee fails; ε is stated at this δ. Keep it well "
                                   "below 1/n (n = rows).")
 else:

@@ -124,7 +124,7 @@ with m2:
         epsilon = st.select_slider("privacy budget ε (log scale)", options=eps_grid, key="noise_eps", **eps_kw)
         delta = (st.select_slider("δ (Gaussian only; keep it well below 1/n)", options=list(noise_page.DELTA_GRID),
                                   value=from_url("noise_delta", 1e-5, list(noise_page.DELTA_GRID)),
-                                  format_func=lambda d: f"{d:.0e}", key="noise_delta")
+                                  format_func=claims.delta, key="noise_delta")
                  if mechanism != "laplace" else None)
     if mechanism == "laplace":
         st.caption("Laplace: noise scale = sensitivity / ε; pure ε-DP (δ = 0).")

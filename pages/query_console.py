@@ -220,7 +220,7 @@ if mechanism == "gaussian":
         if st.session_state.qc_delta not in fits:
             st.session_state.qc_delta = fits[0]
         delta = m3.selectbox("δ for this query", fits, key="qc_delta",
-                             format_func=lambda v: f"{v:.0e}",
+                             format_func=claims.delta,
                              help="The chance the ε bound fails, charged to the δ budget. Only values within the "
                                   "δ left and below 1/n are offered.")
 
