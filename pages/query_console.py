@@ -288,7 +288,7 @@ st.markdown(
 )
 k1, k2, k3 = st.columns(3)
 dprime = k1.select_slider("δ′ for advanced composition and zCDP", DELTA_PRIMES, key="qc_dprime",
-                          format_func=lambda v: f"{v:.0e}")
+                          format_func=claims.delta)
 kmax = k2.number_input("Show up to k queries", min_value=2, max_value=limits.COMPOSITION_PAGE_K_MAX, step=50,
                        key="qc_kmax")
 k3.caption(f"Per query: the builder's ε = {eps:g} with {MECH_NAMES[mechanism]}"

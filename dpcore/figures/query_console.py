@@ -83,7 +83,7 @@ def composition_chart(curves: dict, *, epsilon: float, delta_prime: float, mecha
         fig.add_annotation(x=1, xref="paper", xanchor="right", y=math.log10(budget), yref="y", yanchor="bottom",
                            text=f"this analyst's budget ε = {budget:g}", showarrow=False,
                            font=dict(color=style.BOUND, size=11))
-    style.base_layout(fig, f"Total ε after k {per} queries of ε = {epsilon:g} each", "number of queries k",
+    style.base_layout(fig, f"Total ε of k {per} queries at ε = {epsilon:g}", "number of queries k",
                       "total ε (log scale)", height=400)
     ticks = [m * 10.0 ** e for e in range(-4, 6) for m in (1, 2, 5)]
     fig.update_yaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
