@@ -271,7 +271,8 @@ else:  # the budget the first question opens, full: an empty grey gauge read as 
 hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
                       "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]), "note": e["note"] or ""}
                      for e in status["history"]],
-                    columns=["time", "event", "query", "ε", "δ", "ε charged", "answer", "note"])
+                    # what was asked, answered and charged first: a phone shows three columns before it scrolls
+                    columns=["query", "answer", "ε charged", "event", "ε", "δ", "note", "time"])
 with g2:
     st.dataframe(hist, hide_index=True, key="qc_history")
     if len(hist):
