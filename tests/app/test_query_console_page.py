@@ -53,6 +53,7 @@ def test_spend_repeat_free_refuse_and_reset(monkeypatch):
     assert "Noisy answer (DP)" not in _metrics(at)  # the earlier answer does not stay under the error
     hist = at.dataframe[0].value
     assert list(hist["event"]) == ["create", "spend", "reuse", "refused"]
+    assert list(hist.columns[:3]) == ["query", "answer", "ε charged"]  # what a phone shows before it scrolls
     # the budget survives a new session (a new tab / app restart)
     at2 = open_page("pages/query_console.py")
     at2.number_input(key="qc_n").set_value(2000).run()
