@@ -74,16 +74,18 @@ def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 30
     from ..training.results import TrainMetrics
 
     m = metrics if isinstance(metrics, TrainMetrics) else TrainMetrics.from_dict(metrics)
-    names, values, colours = [], [], []
-    for v, name, colour in ((m.epsilon_prv, "PRV accountant", PRIVATE), (m.epsilon_rdp, "RDP accountant", ACCENT),
-                            (m.shortcut_epsilon, "seed shortcut (not a bound)", NEUTRAL)):
+    names, values, colours, texts = [], [], [], []
+    for v, name, colour, bound in ((m.epsilon_prv, "PRV accountant", PRIVATE, True),
+                                   (m.epsilon_rdp, "RDP accountant", ACCENT, True),
+                                   (m.shortcut_epsilon, "seed shortcut (not a bound)", NEUTRAL, False)):
         if v:
             names.append(name)
             values.append(v)
             colours.append(colour)
+            texts.append(claims.up(v) if bound else f"{v:.3g}")  # the accountants' bounds never read low
     fig = go.Figure(go.Scatter(x=values, y=names, mode="markers+text", marker=dict(color=colours, size=16),
                                # above the dot: beside it, the value ran off the right edge of a phone
-                               text=[f"{v:.3g}" for v in values], textposition="top center",
+                               text=texts, textposition="top center",
                                hovertemplate="%{y}: ε = %{x:.4g}<extra></extra>"))
     target = m.target_epsilon
     if target:
