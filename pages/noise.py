@@ -224,7 +224,7 @@ if why_tab.open:
         else:
             st.markdown(f"Almost every answer is at most e^ε times more likely with one patient's record than "
                         f"without; the rare exceptions (far in the tail, outside the band) add up to "
-                        f"**δ = {view.actual_delta:.2e}** (≤ the δ = {claims.delta(spec.delta)} you chose).")
+                        f"**δ = {claims.up(view.actual_delta)}** (≤ the δ = {claims.delta(spec.delta)} you chose).")
         with st.expander("The maths behind the lower panel"):
             st.markdown("The **privacy loss** of an output z is ln p_D(z)/p_D′(z), in nats (natural-log units): "
                         "how much more likely z is under D than under its neighbour D′. ε-DP means it stays within "
@@ -232,8 +232,8 @@ if why_tab.open:
                         + ("For Laplace it is flat at ±ε beyond the two true answers and never leaves the band "
                            "(δ = 0)." if mechanism == "laplace" else
                            f"For the Gaussian it is a straight line, so far enough in the tail it leaves the band; "
-                           f"those outputs have probability {view.loss_exceeds_mass:.2e} under D, and the guarantee "
-                           f"fails by δ = ∫ max(0, p_D − e^ε p_D′) = {view.actual_delta:.2e}."))
+                           f"those outputs have probability {claims.up(view.loss_exceeds_mass)} under D, and the guarantee "
+                           f"fails by δ = ∫ max(0, p_D − e^ε p_D′) = {claims.up(view.actual_delta)}."))
 
 if attack_tab.open:
     with attack_tab:
