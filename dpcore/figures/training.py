@@ -57,8 +57,11 @@ def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: f
         fig.add_trace(go.Scatter(x=[r["epoch"] for r in rows], y=[r["epsilon"] for r in rows],
                                  name="ε spent (upper bound)", mode="lines+markers", line=dict(color=ACCENT)))
     if target_epsilon:
-        fig.add_hline(y=float(target_epsilon), line=dict(color=BOUND, dash="dash"),
-                      annotation_text=f"target ε = {target_epsilon:g}", annotation_position="top left")
+        fig.add_hline(y=float(target_epsilon), line=dict(color=BOUND, dash="dash"))
+        # on a log axis an annotation's y is log10 of the value: add_hline's own label sat at 10 for a target of 1
+        fig.add_annotation(x=0, xref="paper", xanchor="left", y=math.log10(float(target_epsilon)), yref="y",
+                           yanchor="bottom", text=f"target ε = {target_epsilon:g}", showarrow=False,
+                           font=dict(color=BOUND))
     if final_epsilon and rows:
         fig.add_trace(go.Scatter(x=[rows[-1]["epoch"]], y=[final_epsilon], name="final ε (accountant)",
                                  mode="markers", marker=dict(color=PRIVATE, size=11, symbol="diamond")))
@@ -84,17 +87,21 @@ def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 30
             colours.append(colour)
             texts.append(claims.up(v) if bound else f"{v:.3g}")  # the accountants' bounds never read low
     fig = go.Figure(go.Scatter(x=values, y=names, mode="markers+text", marker=dict(color=colours, size=16),
-                               # above the dot: beside it, the value ran off the right edge of a phone
-                               text=texts, textposition="top center",
+                               # beside the dot, on the side away from the target's line (above it, the top
+                               # dot's value was clipped and the line ran through it); the range leaves room
+                               text=texts, cliponaxis=False,
+                               textposition=["middle left" if (m.target_epsilon or 0) >= v else "middle right"
+                                             for v in values],
                                hovertemplate="%{y}: ε = %{x:.4g}<extra></extra>"))
     target = m.target_epsilon
     if target:
-        fig.add_vline(x=float(target), line=dict(color=BOUND, dash="dash"),
-                      annotation_text=f"target {target:g}", annotation_position="top")
+        fig.add_vline(x=float(target), line=dict(color=BOUND, dash="dash"))
+        fig.add_annotation(x=math.log10(float(target)), xref="x", y=1, yref="paper", yanchor="bottom",
+                           text=f"target ε = {target:g}", showarrow=False, font=dict(color=BOUND))
     base_layout(fig, f"ε of this run (δ = {claims.delta(m.delta or 0)}): accountants vs shortcut",
                 "ε (log scale)", "", height=height)
     lo, hi = min(values + [target or values[0]]), max(values + [target or 0])
-    log_axis(fig, "x", lo=10 ** (math.log10(lo) - 0.15), hi=10 ** (math.log10(hi) + 0.25))
+    log_axis(fig, "x", lo=10 ** (math.log10(lo) - 0.3), hi=10 ** (math.log10(hi) + 0.3))
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(showlegend=False, margin=dict(l=10))  # the names set the left margin (automargin)
     return fig

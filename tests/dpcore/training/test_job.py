@@ -3,6 +3,7 @@ a config is valid once built, one cancel signal."""
 
 import dataclasses
 import json
+import math
 import sqlite3
 
 import pytest
@@ -69,3 +70,13 @@ def test_a_config_is_valid_once_built():
         dataclasses.replace(cfg, epsilon=-1.0)
     with pytest.raises(DPError, match="batch size 500 is larger than the 455 training rows"):
         check_batch_size(500, 455)
+
+
+def test_epsilon_chart_labels_the_target_at_its_line_on_the_log_axis():
+    """add_hline's own label took the value as log10 units: a target of 1 was labelled at 10."""
+    from dpcore.figures import training as figs
+
+    hist = [{"epoch": 1, "epsilon": 0.4}, {"epoch": 2, "epsilon": 0.7}]
+    fig = figs.epsilon_chart(hist, target_epsilon=2.0, final_epsilon=0.9)
+    (note,) = [a for a in fig.layout.annotations if "target" in a.text]
+    assert note.yref == "y" and note.y == pytest.approx(math.log10(2.0))
