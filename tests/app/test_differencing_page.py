@@ -45,6 +45,7 @@ def test_step_by_step_to_the_exact_age(at):
     queries = next(d.value for d in at.dataframe if "query" in d.value.columns)
     assert list(queries.columns) == ["step", "answer", "refused", "query"]  # answers first, on a phone too
     assert queries["refused"].tolist() == [True, False, False, False, False]
+    assert queries["answer"].iloc[0] == "— (refused)" and queries["answer"].iloc[1] == "97"  # never "None"
     at.button(key="dif_reset").click().run()
     assert len(steps(at)) == 1
 
