@@ -143,7 +143,7 @@ for i in range(step):
                     "answers is a disallowed one.")
             # the answers before the long SQL, which a phone scrolls off to the right
             table = pd.DataFrame([r.as_dict() for r in attack.queries])[["step", "answer", "refused", "query"]]
-            table["answer"] = [f"{v:,.6g}" if v is not None else "— (refused)" for v in table["answer"]]  # not "None"
+            table["answer"] = ["— (refused)" if pd.isna(v) else f"{v:,.6g}" for v in table["answer"]]  # not "None"
             st.dataframe(table, hide_index=True, key="dif_query_table")
             table_downloads(table, "differencing_queries", key="dif_queries")
 if step < 6:
