@@ -79,13 +79,13 @@ def success_chart(curve: pd.DataFrame, epsilon: float | None, k: float) -> go.Fi
         name="exact formula (unclipped)", line=dict(color=style.BOUND, dash="dash"),
         hovertemplate="ε per query %{x:.3g}: %{y:.1%}<extra>1 − e^(−k/b)(1 + k/2b), b = 72/ε</extra>",
     ))
-    if epsilon is not None:
-        fig.add_vline(x=epsilon, line_color=style.ACCENT, line_dash="dot",
-                      annotation_text=f"your ε = {epsilon:g} per query", annotation_position="top left",
-                      annotation_xshift=-4)  # the dotted line ran through the "1" of "ε = 1"
     style.base_layout(fig, f"Chance the attacker is within ±{k:g} years<br><sup>simulated vs exact "
                       "(unclipped)</sup>",
                       "", f"P(|estimate − true age| ≤ {k:g} years)", height=420)
-    style.epsilon_axis(fig, title=f"ε per query (log scale; the attack spends {QUERIES_PER_ATTACK}ε)")
+    xs = curve["epsilon_per_query"]
+    style.epsilon_axis(fig, title=f"ε per query (log scale; the attack spends {QUERIES_PER_ATTACK}ε)",
+                       range=[float(np.log10(xs.min())), float(np.log10(xs.max()))] if len(xs) else None)
+    if epsilon is not None:  # add_vline's own label took ε as log10 units: it sat at 10× ε, across the line
+        style.mark_epsilon(fig, epsilon, f" your ε = {epsilon:g} per query", style.ACCENT, at="top")
     fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
     return fig

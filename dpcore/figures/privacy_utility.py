@@ -173,9 +173,8 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
                                showarrow=False, font=dict(size=10, color=style.NEUTRAL),
                                text=f"{len(lbs) - len(shown)} of {len(lbs)} runs proved nothing (ε ≥ 0; not drawn)")
         cert = min(p["empirical_epsilon"]["max_certifiable"] for p in pts)
-        fig.add_hline(y=cert, line_color=style.NEUTRAL, line_dash="dot",
-                      annotation_text=f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
-                      annotation_position="top left", annotation_font_size=10)
+        style.mark_level(fig, cert, f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
+                         log_y=True, dash="dot", font_size=10)  # add_hline's label sat at 10^cert, off the chart
     style.base_layout(fig, "Audit: ε proved by the attacks vs ε claimed", "",
                       "empirical ε lower bound (log scale)", height=430)
     fig.update_layout(legend=style.legend_below(font_size=10))

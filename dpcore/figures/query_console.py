@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -78,11 +76,7 @@ def composition_chart(curves: dict, *, epsilon: float, delta_prime: float, mecha
                                  line=dict(color=colour, dash=dash, width=2.5),
                                  hovertemplate=f"{name}: k = %{{x}}, total ε = %{{y:.4g}}<extra></extra>"))
     if budget:
-        fig.add_hline(y=budget, line_color=style.BOUND, line_dash="dash")
-        # on a log axis an annotation's y is log10 of the value
-        fig.add_annotation(x=1, xref="paper", xanchor="right", y=math.log10(budget), yref="y", yanchor="bottom",
-                           text=f"this analyst's budget ε = {budget:g}", showarrow=False,
-                           font=dict(color=style.BOUND, size=11))
+        style.mark_level(fig, budget, f"this analyst's budget ε = {budget:g}", style.BOUND, log_y=True, right=True)
     style.base_layout(fig, f"Total ε of k {per} queries at ε = {epsilon:g}", "number of queries k",
                       "total ε (log scale)", height=400)
     ticks = [m * 10.0 ** e for e in range(-4, 6) for m in (1, 2, 5)]

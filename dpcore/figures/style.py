@@ -266,6 +266,20 @@ def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVA
     return fig
 
 
+def mark_level(fig: go.Figure, y: float, label: str, colour: str = NEUTRAL, *, log_y: bool = False,
+               dash: str = "dash", right: bool = False, font_size: int = 11) -> go.Figure:
+    """A horizontal reference line at ``y`` labelled just above it, at the plot's left (or ``right``) edge.
+
+    Plotly's ``add_hline(annotation_text=…)`` places the label at ``y`` read as log10 units when the axis is
+    logarithmic (a target of 1 was labelled at 10, a ceiling of 3.8 off the chart): on a log ``y`` axis the
+    label goes at log10(y) here."""
+    fig.add_hline(y=y, line_color=colour, line_dash=dash)
+    fig.add_annotation(x=1 if right else 0, xref="paper", xanchor="right" if right else "left",
+                       y=math.log10(y) if log_y else y, yref="y", yanchor="bottom", text=label, showarrow=False,
+                       font=dict(color=colour, size=font_size))
+    return fig
+
+
 def epsilon_zones(x_min: float, x_max: float) -> tuple[list[dict], str]:
     """The privacy-level zones (strong … very weak, :data:`ZONES`) between x_min and x_max on a log ε axis:
     the shaded bands (shape dicts) and their key, a line of coloured squares and words for the chart's title

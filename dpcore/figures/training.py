@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 
 from .. import claims
-from .style import ACCENT, BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, base_layout, log_axis
+from .style import ACCENT, BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, base_layout, log_axis, mark_level
 
 if TYPE_CHECKING:
     from ..training.results import TrainMetrics
@@ -57,11 +57,7 @@ def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: f
         fig.add_trace(go.Scatter(x=[r["epoch"] for r in rows], y=[r["epsilon"] for r in rows],
                                  name="ε spent (upper bound)", mode="lines+markers", line=dict(color=ACCENT)))
     if target_epsilon:
-        fig.add_hline(y=float(target_epsilon), line=dict(color=BOUND, dash="dash"))
-        # on a log axis an annotation's y is log10 of the value: add_hline's own label sat at 10 for a target of 1
-        fig.add_annotation(x=0, xref="paper", xanchor="left", y=math.log10(float(target_epsilon)), yref="y",
-                           yanchor="bottom", text=f"target ε = {target_epsilon:g}", showarrow=False,
-                           font=dict(color=BOUND))
+        mark_level(fig, float(target_epsilon), f"target ε = {target_epsilon:g}", BOUND, log_y=True)
     if final_epsilon and rows:
         fig.add_trace(go.Scatter(x=[rows[-1]["epoch"]], y=[final_epsilon], name="final ε (accountant)",
                                  mode="markers", marker=dict(color=PRIVATE, size=11, symbol="diamond")))

@@ -161,3 +161,11 @@ def test_budget_gauge_says_what_was_spent_in_its_title_not_under_the_number():
     assert ind.mode == "gauge+number"  # no delta line: it touched the number on a phone
     assert ind.title.text == "ε remaining of 1 (0.6 spent)" and ind.number.valueformat == ".4~g"
     assert budget_gauge(None, None).data[0].title.text == "ε remaining (no budget set yet)"
+
+
+def test_level_labels_sit_at_their_line_on_log_axes():
+    """add_hline's label reads y as log10 units on a log axis; mark_level puts it at the line."""
+    fig = style.mark_level(go.Figure(), 3.8, "ceiling", log_y=True)
+    (note,) = fig.layout.annotations
+    assert note.y == pytest.approx(math.log10(3.8)) and note.yref == "y" and note.yanchor == "bottom"
+    assert style.mark_level(go.Figure(), 0.5, "chance").layout.annotations[0].y == 0.5  # linear: as it is
