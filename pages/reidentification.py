@@ -167,17 +167,21 @@ with tabs[1]:
     if lr is not None:
         st.markdown(
             f"Of **{patients(lr.in_release)}** in the register, **{patients(lr.right_person)}** "
-            f"({lr.success_rate:.1%}) get their diagnosis attached to their name. **{lr.wrong_person:,}** unique "
-            f"matches pin someone else's diagnosis on an outsider, and **{patients(lr.attribute_disclosed)}** sit "
-            "in a group where everyone has the same diagnosis: disclosed even without a unique match."
+            f"({lr.success_rate:.1%}) get their diagnosis attached to their name; **{lr.wrong_person:,}** unique "
+            "matches pin someone else's diagnosis on an outsider. Counting also the groups where everyone shares "
+            f"one diagnosis, the diagnoses of **{patients(lr.attribute_disclosed)}** are disclosed — "
+            f"{lr.attribute_disclosed - lr.right_person:,} of them without a unique match."
         )
         c = st.columns(4)
         c[0].metric("Register entries", f"{lr.register_size:,} people")
         c[1].metric("Match exactly one record", f"{lr.matched_one:,} people")
         c[2].metric("…the right person", patients(lr.right_person),
                     help=f"precision {lr.precision:.0%}" if lr.matched_one else None)
-        c[3].metric("Diagnoses disclosed", patients(lr.diagnoses_disclosed),
-                    help=f"{lr.rare_disclosed} of them with the rare disease")
+        # the same number as the sentence above (it said 252 beside a metric of 197, the unique matches only)
+        c[3].metric("Diagnoses disclosed", patients(lr.attribute_disclosed),
+                    help=f"{lr.right_person:,} by a unique match to the right person ({lr.rare_disclosed} of them "
+                         f"with the rare disease) and {lr.attribute_disclosed - lr.right_person:,} in groups where "
+                         "everyone has the same diagnosis.")
         chart(figs.linkage_chart(lr), key="re_link_chart")
         with st.expander("Examples of linked names, and the register itself"):
             linked = story.shown_table(lr.examples, first=("name", "linked diagnosis", "right person?"))

@@ -58,7 +58,7 @@ def incremental_chart(steps: pd.DataFrame, *, label=str) -> go.Figure:
 
 def linkage_chart(result, title: str = "Linkage with the public register") -> go.Figure:
     """Funnel: register entries -> match exactly one record -> right person -> rare disease disclosed."""
-    stages = ["register entries", "in the release (truth)", "match exactly one record",
+    stages = ["register entries", "…who are patients (truth)", "match exactly one record",
               "…and it is the right person", "…with the rare disease"]
     values = [result.register_size, result.in_release, result.matched_one, result.right_person,
               result.rare_disclosed]

@@ -112,7 +112,11 @@ def test_page_and_report_agree_on_every_number(at):
 
     st = reid.story()
     assert metric(at, "…the right person") == reid.patients(st.linkage.right_person)
-    assert metric(at, "Diagnoses disclosed") == reid.patients(st.linkage.diagnoses_disclosed)
+    # the metric is the sentence's number: unique right matches plus groups that all share one diagnosis
+    assert metric(at, "Diagnoses disclosed") == reid.patients(st.linkage.attribute_disclosed)
+    assert st.linkage.attribute_disclosed >= st.linkage.right_person
+    assert any(f"the diagnoses of **{reid.patients(st.linkage.attribute_disclosed)}** are disclosed" in m.value
+               for m in at.markdown)
     assert metric(at, "With DP at ε = 1") == f"{st.dp['at_epsilon']:.0%}"
     assert metric(at, "Blind guess (most common value)") == f"{st.dp['prior_guess']:.0%}"
     assert metric(at, "Unique patients") == f"{st.uniqueness.unique_fraction:.1%}"
