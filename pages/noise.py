@@ -257,7 +257,10 @@ if price_tab.open:
                                           "95% within ±": f"95% within ± ({unit})"})
             st.dataframe(table, hide_index=True, key="noise_table")
             st.caption("Typical error at each ε, exact (no random draw): the expected |error| and the range that "
-                       "holds 95% of releases.")
+                       "holds 95% of releases."
+                       + (" For a count the table gives the geometric mechanism's figures, which is what the release "
+                          "path draws (whole numbers, slightly less error); the chart and the figures above show the "
+                          "continuous Laplace curve." if integer and mechanism == "laplace" else ""))
             table_downloads(table, "noise_epsilon_table", key="noise_table_dl")
 
 share_in_url(*LINK_KEYS)  # again: on a session's first run the open tab is known only once the tabs are drawn
