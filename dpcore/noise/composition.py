@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .. import limits
+from .. import claims, limits
 from ..errors import DPError
 from ..validation import check_delta, check_epsilon, check_positive_int
 from .charge import Charge, compose, pure_rho
@@ -157,7 +157,7 @@ def ledger_costs(entries, delta_prime: float) -> list[dict]:
     return [
         {"rule": "basic", "epsilon": total.epsilon, "delta": total.delta,
          "note": "sum of ε and of δ (what the ledger charges)"},
-        {"rule": "advanced", "epsilon": a[0], "delta": a[1], "note": f"Dwork–Rothblum–Vadhan with δ′ = {dp:g}"},
+        {"rule": "advanced", "epsilon": a[0], "delta": a[1], "note": f"Dwork–Rothblum–Vadhan with δ′ = {claims.delta(dp)}"},
         {"rule": "zCDP", "epsilon": z, "delta": dp, "note": f"total ρ = {rho:.4g}; ε = ρ + 2√(ρ ln(1/δ′))"},
         {"rule": "RDP", "epsilon": rd, "delta": dp, "note": f"ρ = {rho:.4g} as RDP, best order α = {alpha:.3g}"},
     ]
