@@ -293,8 +293,10 @@ if releases:
     st.markdown(f"**{len(releases)}** release(s) so far cost **ε = {eps_total:g}**"
                 + (f", **δ = {claims.delta(delta_total)}**" if delta_total > 0 else "")
                 + " in total (basic composition: the sum of each release's ε and δ — a true upper bound).")
-    shown = pd.DataFrame(releases).rename(columns={"k": "release #", "epsilon": "ε", "delta": "δ",
-                                                   "released": "released answer"})
+    # the answer right after its number: a phone shows two columns before it scrolls
+    shown = pd.DataFrame(releases)[["k", "released", "epsilon", "delta", "mechanism", "query"]].rename(
+        columns={"k": "release #", "epsilon": "ε", "delta": "δ", "released": "released answer"})
+    shown["mechanism"] = [mech.MECHANISM_LABELS.get(v, v).split(" (")[0] for v in shown["mechanism"]]
     st.dataframe(shown, hide_index=True, key="noise_releases_table")
     table_downloads(shown, "noise_releases", key="noise_releases_table_dl")
 st.caption("Your releases are tracked per browser session (this tab): reloading the page starts a new count. "

@@ -47,6 +47,9 @@ def test_slider_changes_numbers_and_release_composes(at):
     assert m["releases k"] == "2" and m["total ε spent (sum)"] == "0.6"
     assert float(m["latest released answer"]).is_integer()  # count: integer (geometric) mechanism
     assert any("per browser session" in c.value for c in at.caption)
+    rel = next(d.value for d in at.dataframe if "release #" in d.value.columns)
+    assert list(rel.columns[:2]) == ["release #", "released answer"]  # what a phone shows before it scrolls
+    assert set(rel["mechanism"]) == {"Laplace"}  # by name, not "laplace"
     at.button(key="noise_reset").click().run()
     assert "releases k" not in _metrics(at)
 
