@@ -179,7 +179,8 @@ def _with_upload(p: dict) -> dict | None:
 
 
 def _label(cfg) -> str:
-    return f"{MODEL_NAMES[cfg.model].split(' (')[0]} · {cfg.dataset_kind} · " + (
+    data = DATASETS.get(cfg.dataset_kind, cfg.dataset_kind).split(" (")[0]  # "Breast cancer", not breast_cancer
+    return f"{MODEL_NAMES[cfg.model].split(' (')[0]} · {data} · " + (
         f"ε={cfg.epsilon:g}" if cfg.epsilon is not None
         else (f"σ={cfg.noise_multiplier:g}" if cfg.noise_multiplier is not None else "non-private"))
 
@@ -426,11 +427,16 @@ with st.expander("Recent runs", expanded=False):
     rows = []
     for j in recent:
         r = TrainMetrics.from_job(j)
-        rows.append({"id": j["id"], "run": j["label"], "status": j["status"],
-                     "test accuracy": acc_text(r.test_accuracy) if r else None, "ε": r.epsilon if r else None,
-                     "δ": r.delta if r else None,
-                     "noise": "reproducible: not a DP release" if r and r.reproducible_noise else None,
-                     "diverged": bool(r.diverged) if r else None, "σ": r.noise_multiplier if r else None,
-                     "seconds": r.train_seconds if r else None, "error": j.get("error")})
+        # words and rounded numbers, "—" where a run has none (a table of "None" read as broken); the id last
+        eps = ("—" if r is None else claims.up(r.epsilon) if r.epsilon is not None
+               else "∞ (no DP)" if not r.private else "—")
+        rows.append({"run": j["label"], "status": j["status"],
+                     "test accuracy": acc_text(r.test_accuracy) if r else "—", "ε": eps,
+                     "δ": claims.delta(r.delta) if r and r.delta else "—",
+                     "σ": f"{r.noise_multiplier:.3g}" if r and r.noise_multiplier is not None else "—",
+                     "seconds": f"{r.train_seconds:.1f}" if r and r.train_seconds is not None else "—",
+                     "noise": "reproducible: not a DP release" if r and r.reproducible_noise else "",
+                     "diverged": "yes" if r and r.diverged else "",
+                     "error": j.get("error") or "", "id": j["id"]})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="tr_recent")
     table_downloads(pd.DataFrame(rows), "tr_recent", key="tr_recent_dl")
