@@ -104,12 +104,15 @@ def dp_success_chart(sim: dict, epsilon: float | None = None, *, label=str) -> g
                              mode="lines", name="DP ceiling for a known patient (e^2ε × blind guess)",
                              line=dict(color=style.BOUND, dash="dot", width=2),
                              hovertemplate="ε = %{x:.3g}: at most %{y:.0f}%<extra></extra>"))
-    fig.add_hline(y=sim["no_noise"] * 100, line_color=style.NON_PRIVATE, line_dash="dash",
-                  annotation_text=f"exact counts (no DP): {sim['no_noise']:.0%}",
-                  annotation_position="bottom left")
-    fig.add_hline(y=sim["prior_guess"] * 100, line_color=style.NEUTRAL, line_dash="dot",
-                  annotation_text=f"guessing the most common value: {sim['prior_guess']:.0%}",
-                  annotation_position="bottom right")
+    # the two reference levels are named in the legend: written on the plot, the curve and the ceiling ran
+    # through their words at one end or the other
+    ends = [float(x.min()), float(x.max())]
+    fig.add_trace(go.Scatter(x=ends, y=[sim["no_noise"] * 100] * 2, mode="lines", hoverinfo="skip",
+                             name=f"exact counts (no DP): {sim['no_noise']:.0%}",
+                             line=dict(color=style.NON_PRIVATE, dash="dash", width=2)))
+    fig.add_trace(go.Scatter(x=ends, y=[sim["prior_guess"] * 100] * 2, mode="lines", hoverinfo="skip",
+                             name=f"guessing the most common value: {sim['prior_guess']:.0%}",
+                             line=dict(color=style.NEUTRAL, dash="dot", width=2)))
     lo, hi = float(x.min()), float(x.max())
     key = style.add_epsilon_zones(fig, lo, hi)
     note = style.subtitle(f"simulation: {sim['n_releases']} releases × {sim['n_targets']} targets")
@@ -118,7 +121,7 @@ def dp_success_chart(sim: dict, epsilon: float | None = None, *, label=str) -> g
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)], tickvals=list(x), ticktext=[f"{v:g}" for v in x])
     fig.update_yaxes(range=[0, 105], tickvals=[20, 40, 60, 80, 100])  # a "0" met the first ε label at the corner
     if epsilon is not None:
-        style.mark_epsilon(fig, epsilon, f" your ε = {epsilon:g}", style.ACCENT)
+        style.mark_epsilon(fig, epsilon, f" your ε = {epsilon:g}", style.ACCENT, at="top")  # off the zones: legible in dark
     return fig
 
 
