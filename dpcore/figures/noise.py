@@ -117,11 +117,11 @@ def why_private_chart(view: NoiseView, x_title: str = "released answer z") -> go
     z = view.loss_z
     loss = view.loss
     data = [
-        dict(type="scatter", x=z, y=view.pdf_d, mode="lines", name="p_D(z): dataset D",
+        dict(type="scatter", x=z, y=view.pdf_d, mode="lines", name="p<sub>D</sub>(z): dataset D",
              line=dict(color=style.PRIVATE, width=2.5), xaxis="x", yaxis="y"),
-        dict(type="scatter", x=z, y=view.pdf_d2, mode="lines", name="p_D′(z): neighbour D′ (one person changed)",
+        dict(type="scatter", x=z, y=view.pdf_d2, mode="lines", name="p<sub>D′</sub>(z): neighbour D′ (one person changed)",
              line=dict(color=style.ACCENT, width=2.5, dash="dash"), xaxis="x", yaxis="y"),
-        dict(type="scatter", x=z, y=loss, mode="lines", name="privacy loss ln p_D(z)/p_D′(z)",
+        dict(type="scatter", x=z, y=loss, mode="lines", name="privacy loss ln p<sub>D</sub>(z) / p<sub>D′</sub>(z)",
              line=dict(color=style.ACCENT, width=2.5), xaxis="x2", yaxis="y2"),
     ]
     if spec.mechanism == "laplace":

@@ -101,7 +101,7 @@ def dp_success_chart(sim: dict, epsilon: float | None = None, *, label=str) -> g
                              hovertemplate="ε = %{x:g}: %{y:.1f}% correct<extra></extra>"))
     xs = np.geomspace(x.min(), x.max(), 60)  # the replace-one guarantee: at most e^(2ε) × the blind guess
     fig.add_trace(go.Scatter(x=xs, y=[float(guess_ceiling(2 * e, sim["prior_guess"])) * 100 for e in xs],
-                             mode="lines", name="DP ceiling for a known patient (e^2ε × blind guess)",
+                             mode="lines", name="DP ceiling for a known patient (e<sup>2ε</sup> × blind guess)",
                              line=dict(color=style.BOUND, dash="dot", width=2),
                              hovertemplate="ε = %{x:.3g}: at most %{y:.0f}%<extra></extra>"))
     # the two reference levels are named in the legend: written on the plot, the curve and the ceiling ran
