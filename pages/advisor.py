@@ -125,16 +125,16 @@ m = st.columns(4)
 # written so that the number a reader copies keeps its side: what the risk limit allows rounds down, what the
 # utility target needs rounds up, the recommendation as whichever of the two it is (dpcore.claims)
 rec_at_target = bool(lo) and res["epsilon"] <= lo * (1 + 1e-9)
-m[0].metric("recommended ε", claims.up(res["epsilon"]) if rec_at_target else claims.down(res["epsilon"]),
+m[0].metric("Recommended ε", claims.up(res["epsilon"]) if rec_at_target else claims.down(res["epsilon"]),
             help=f"at δ = {claims.delta(res['delta'])}; an upper bound")
-m[1].metric("risk limit allows", f"ε ≤ {claims.down(hi)}")
-m[2].metric("utility needs", f"ε ≥ {claims.up(lo)}" if lo else "—")
+m[1].metric("Risk limit allows", f"ε ≤ {claims.down(hi)}")
+m[2].metric("Utility needs", f"ε ≥ {claims.up(lo)}" if lo else "—")
 if mechanism == "gaussian":
-    m[3].metric("noise σ", f"{res['sigma']:.4g}", help=f"sensitivity Δ = {res['sensitivity']:g}")
+    m[3].metric("Noise σ", f"{res['sigma']:.4g}", help=f"sensitivity Δ = {res['sensitivity']:g}")
 elif mechanism == "laplace":
     m[3].metric("Laplace scale b", f"{res['scale_b']:.4g}")
 else:
-    m[3].metric("noise multiplier", f"{res['noise_multiplier']:.4g}",
+    m[3].metric("Noise multiplier", f"{res['noise_multiplier']:.4g}",
                 help=f"q = {res['sample_rate']:g}, T = {res['steps']} steps")
 if res["feasible"]:
     st.success(f"Both are met for ε in [{claims.up(lo or 0)}, {claims.down(hi)}] (δ = {claims.delta(res['delta'])}, "

@@ -168,15 +168,15 @@ with headline:
                 "the data.")
 c = st.columns(5)  # short labels fit five across at 1280 px; the unit is in each help and the sentence below
 in_unit = f"In {unit}."
-c[0].metric("true value", f"{view.value:,.4g}",
+c[0].metric("True value", f"{view.value:,.4g}",
             help=f"Not private: the {what}, computed on the raw data for teaching. {in_unit}")
-c[1].metric("sensitivity Δ", f"{spec.sensitivity:,.4g}",
+c[1].metric("Sensitivity Δ", f"{spec.sensitivity:,.4g}",
             help="Δ: the most one person's record can change the true answer (under the neighbour relation "
                  f"stated above). {in_unit}")
-c[2].metric(f"noise scale {spec.scale_name}", f"{spec.scale:,.4g}",
+c[2].metric(f"Noise scale {spec.scale_name}", f"{spec.scale:,.4g}",
             help=(f"{spec.scale_name} = Δ/ε, the Laplace scale. " if mechanism == "laplace" else
                   f"{spec.scale_name}: the Gaussian's standard deviation, calibrated to ε and δ. ") + in_unit)
-c[3].metric("expected |error|", f"{view.expected_abs_error:,.4g}",
+c[3].metric("Expected |error|", f"{view.expected_abs_error:,.4g}",
             help=f"The average distance between a released answer and the true value. {in_unit}")
 c[4].metric("95% within", f"±{view.ci95[1] - view.value:,.3g}",
             help=f"95% of released answers fall within this distance of the true value. {in_unit}")
@@ -286,9 +286,9 @@ if releases:
     eps_total, delta_total = basic_composition(releases)
     last = releases[-1]
     s = st.columns(3)
-    s[0].metric("latest released answer", f"{last['released']:,.6g}")
-    s[1].metric("releases k", len(releases))
-    s[2].metric("total ε spent (sum)", f"{eps_total:g}",
+    s[0].metric("Latest released answer", f"{last['released']:,.6g}")
+    s[1].metric("Releases k", len(releases))
+    s[2].metric("Total ε spent (sum)", f"{eps_total:g}",
                 help="Basic composition: the ε of every release add up (δ too).")
     st.markdown(f"**{len(releases)}** release(s) so far cost **ε = {eps_total:g}**"
                 + (f", **δ = {claims.delta(delta_total)}**" if delta_total > 0 else "")

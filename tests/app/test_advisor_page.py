@@ -21,7 +21,7 @@ def test_default_gaussian_tpr_limit(chdir_root):
     assert not at.exception, [e.value for e in at.exception]
     at.selectbox(key="adv_query").set_value("none").run()
     assert not at.exception
-    assert _metric(at, "noise σ") == "1.467"  # Δ / (Φ⁻¹(0.05) − Φ⁻¹(0.01))
+    assert _metric(at, "Noise σ") == "1.467"  # Δ / (Φ⁻¹(0.05) − Φ⁻¹(0.01))
     assert any("risk limit holds" in s.value for s in at.success)
 
 
@@ -42,7 +42,7 @@ def test_laplace_posterior_feasible_band(chdir_root):
     at.number_input(key="adv_t").set_value(0.5).run()
     at.number_input(key="adv_a").set_value(0.1).run()
     assert not at.exception
-    assert _metric(at, "risk limit allows") == "ε ≤ 2.19"  # ln(0.5·0.9 / (0.1·0.5)) = ln 9 = 2.197, rounded down
+    assert _metric(at, "Risk limit allows") == "ε ≤ 2.19"  # ln(0.5·0.9 / (0.1·0.5)) = ln 9 = 2.197, rounded down
     assert at.success
 
 
@@ -59,7 +59,7 @@ def test_dpsgd_noise_multiplier_and_training_button(chdir_root):
     at.number_input(key="adv_q").set_value(0.2).run()
     at.number_input(key="adv_steps").set_value(10).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert float(_metric(at, "noise multiplier")) > 0.5
+    assert float(_metric(at, "Noise multiplier")) > 0.5
     assert at.button(key="adv_go")
 
 
@@ -100,7 +100,7 @@ def test_accuracy_target_from_a_demo_shaped_sweep(chdir_root):
     assert not at.exception, [e.value for e in at.exception]
     # the page's default risk limit is tighter than ε = 4: a conflict with reconciling options, not a refusal
     assert at.error and "needs ε ≥ 3.9" in at.error[0].value, [e.value for e in at.error]
-    assert float(_metric(at, "noise multiplier")) > 0.5
+    assert float(_metric(at, "Noise multiplier")) > 0.5
     text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "median" in text
 
@@ -135,7 +135,7 @@ def test_links_open_settings_that_keep_both_and_read_alike(chdir_root):
     assert label == "Open the query console: COUNT at ε = 0.71, δ = 1e-5" and console["qc_eps"] == "0.71"
     sigma = gaussian_analytic_sigma(0.71, 1e-5, 1.0)
     assert res["risk"]["sigma_min"] <= sigma <= res["utility"]["sigma_max"]  # the console's own noise keeps both
-    assert _metric(at, "recommended ε") == "0.71"
+    assert _metric(at, "Recommended ε") == "0.71"
     for label in links:  # every ε in a label has at most 3 significant digits
         assert len(_eps_in(label).replace(".", "").strip("0")) <= 3, label
 
@@ -145,7 +145,7 @@ def test_a_link_above_the_risk_limit_says_so(chdir_root):
     at = open_page("pages/advisor.py")
     at.number_input(key="adv_t").set_value(0.0101).run()
     assert not at.exception, [e.value for e in at.exception]
-    hi = float(_metric(at, "risk limit allows").removeprefix("ε ≤ "))
+    hi = float(_metric(at, "Risk limit allows").removeprefix("ε ≤ "))
     links = _links(at)
     noise_label = next(k for k in links if k.startswith("Open the noise page"))
     assert noise_label == "Open the noise page at ε = 0.01 (above the risk limit)"

@@ -26,14 +26,14 @@ def at(chdir_root):
 
 def test_slider_changes_numbers_and_release_composes(at):
     before = _metrics(at)
-    assert before["noise scale b"] == "1" and before["sensitivity Δ"] == "1"
+    assert before["Noise scale b"] == "1" and before["Sensitivity Δ"] == "1"
     at.select_slider(key="noise_eps").set_value(0.1).run()
     assert not at.exception
     after = _metrics(at)
-    assert after["noise scale b"] == "10" and after["expected |error|"] == "10"
+    assert after["Noise scale b"] == "10" and after["Expected |error|"] == "10"
     assert after != before
     assert any("simulation" in c.value for c in at.caption)
-    true = next(m for m in at.metric if m.label == "true value")  # short label (fits at 1280 px): the
+    true = next(m for m in at.metric if m.label == "True value")  # short label (fits at 1280 px): the
     assert "Not private" in true.proto.help and "In patients." in true.proto.help  # unit and warning in help
     assert not any("no random draw" in c.value for c in at.caption)  # the table's tab is closed: not built
     at.session_state["noise_tab"] = "Error vs ε"
@@ -44,26 +44,26 @@ def test_slider_changes_numbers_and_release_composes(at):
     at.select_slider(key="noise_eps").set_value(0.5).run()
     at.button(key="noise_release").click().run()
     m = _metrics(at)
-    assert m["releases k"] == "2" and m["total ε spent (sum)"] == "0.6"
-    assert float(m["latest released answer"]).is_integer()  # count: integer (geometric) mechanism
+    assert m["Releases k"] == "2" and m["Total ε spent (sum)"] == "0.6"
+    assert float(m["Latest released answer"]).is_integer()  # count: integer (geometric) mechanism
     assert any("per browser session" in c.value for c in at.caption)
     rel = next(d.value for d in at.dataframe if "release #" in d.value.columns)
     assert list(rel.columns[:2]) == ["release #", "released answer"]  # what a phone shows before it scrolls
     assert set(rel["mechanism"]) == {"Laplace"}  # by name, not "laplace"
     at.button(key="noise_reset").click().run()
-    assert "releases k" not in _metrics(at)
+    assert "Releases k" not in _metrics(at)
 
 
 def test_gaussian_and_mean_query(at):
     at.radio(key="noise_mech").set_value("gaussian").run()
     at.select_slider(key="noise_delta").set_value(1e-3).run()
     m1 = _metrics(at)
-    assert "noise scale σ" in m1
+    assert "Noise scale σ" in m1
     at.select_slider(key="noise_eps").set_value(5.0).run()
-    assert _metrics(at)["noise scale σ"] != m1["noise scale σ"]
+    assert _metrics(at)["Noise scale σ"] != m1["Noise scale σ"]
     at.selectbox(key="noise_query").set_value("mean").run()
     assert not at.exception and not _errors(at)
-    assert _metrics(at)["sensitivity Δ"] == "0.0072"  # (90 - 18) / 10,000
+    assert _metrics(at)["Sensitivity Δ"] == "0.0072"  # (90 - 18) / 10,000
     sections = len(at.subheader)
     # The classic calibration holds only for ε < 1: the slider then offers only those ε (was: the page went
     # blank below an error at the default ε = 1), and says so.
