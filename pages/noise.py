@@ -290,7 +290,7 @@ if releases:
     s[1].metric("Releases k", len(releases))
     s[2].metric("Total ε spent (sum)", f"{eps_total:g}",
                 help="Basic composition: the ε of every release add up (δ too).")
-    st.markdown(f"**{len(releases)}** release(s) so far cost **ε = {eps_total:g}**"
+    st.markdown(f"**{len(releases)}** release{'' if len(releases) == 1 else 's'} so far cost **ε = {eps_total:g}**"
                 + (f", **δ = {claims.delta(delta_total)}**" if delta_total > 0 else "")
                 + " in total (basic composition: the sum of each release's ε and δ — a true upper bound).")
     # the answer right after its number: a phone shows two columns before it scrolls

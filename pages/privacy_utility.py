@@ -19,7 +19,7 @@ DATASETS = {"digits": "Digits (8×8 images)", "breast_cancer": "Breast cancer (b
 DATASET_HELP = ("Digits: 8×8 images, 10 classes. Breast cancer: 30 features, binary. Synthetic medical: "
                 "predict the diagnosis.")
 ATTACK_NAMES = {"threshold": "Confidence", "loss": "Loss (Yeom)", "lira": "LiRA"}
-ATTACK_HELP = ("Confidence: member if the model's confidence is above the median (the notebook's attack). "
+ATTACK_HELP = ("Confidence: member if the model's confidence is above the median (the simplest attack). "
                "Loss (Yeom): member if the loss is below a threshold. LiRA: likelihood-ratio attack with shadow "
                "models (offline and online).")
 

@@ -73,7 +73,7 @@ def show_report(rep, key: str, label=str) -> None:
     c[0].metric("Unique patients", f"{rep.unique_fraction:.1%}", help=f"{patients(rep.unique_records)} of {rep.n:,}")
     c[1].metric("k-anonymity", patients(rep.k_anonymity),
                 help="k-anonymity: size of the smallest group of patients who share every quasi-identifier")
-    c[2].metric("ℓ-diversity", "—" if rep.l_diversity is None else f"{rep.l_diversity} values",
+    c[2].metric("ℓ-diversity", "—" if rep.l_diversity is None else f"{rep.l_diversity} value{'' if rep.l_diversity == 1 else 's'}",
                 help="ℓ-diversity: fewest different sensitive values in any such group (distinct ℓ-diversity)")
     c[3].metric("Highest risk", f"{rep.prosecutor_risk_max:.0%}",
                 help="Prosecutor risk 1/k: chance of picking the right row for the most exposed patient")

@@ -319,14 +319,14 @@ def _show_finished(job: dict, twin: dict | None) -> None:
             k5, k6, k7, k8 = st.columns(4)
             k5.metric("Noise multiplier σ", _fmt(m.noise_multiplier, ".3f"),
                       help="Noise standard deviation ÷ clip C.")
-            k6.metric("Sample rate q", _fmt(m.sample_rate, ".4f"),
+            k6.metric("Sample rate q", _fmt(m.sample_rate, ".3g"),
                       help="Chance each record is in a batch (Poisson sampling).")
             k7.metric("Steps T", f"{m.steps}", help="Noisy gradient steps taken.")
             k8.metric("Training time", f"{m.train_seconds or 0:.1f} s")
             st.markdown(
                 f"**Both accountants** for this run: PRV ε = **{claims.up(m.epsilon_prv, 4)}**, RDP ε = "
-                f"**{claims.up(m.epsilon_rdp, 4)}** (δ = {claims.delta(m.delta)}, {RELATION}). The seed notebook's shortcut "
-                f"q/σ·√(2T ln 1/δ) would claim **{m.shortcut_epsilon:.3f}** — that formula is *not* a privacy "
+                f"**{claims.up(m.epsilon_rdp, 4)}** (δ = {claims.delta(m.delta)}, {RELATION}). A common shortcut formula, "
+                f"q/σ·√(2T ln 1/δ), would claim **{m.shortcut_epsilon:.3f}** — that formula is *not* a privacy "
                 "guarantee "
                 + ("and here it claims *less* privacy loss than is real." if m.shortcut_epsilon < m.epsilon_prv
                    else "(here it happens to be above the real value; it can also be far below).")

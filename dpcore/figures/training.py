@@ -76,7 +76,7 @@ def epsilon_comparison_chart(metrics: "TrainMetrics | dict", *, height: int = 30
     names, values, colours, texts = [], [], [], []
     for v, name, colour, bound in ((m.epsilon_prv, "PRV accountant", PRIVATE, True),
                                    (m.epsilon_rdp, "RDP accountant", ACCENT, True),
-                                   (m.shortcut_epsilon, "seed shortcut (not a bound)", NEUTRAL, False)):
+                                   (m.shortcut_epsilon, "shortcut formula (not a bound)", NEUTRAL, False)):
         if v:
             names.append(name)
             values.append(v)
