@@ -48,7 +48,7 @@ def estimates_histogram(estimates: np.ndarray, true_value: float, epsilon: float
     hit = float(np.mean(np.abs(est - true_value) <= k)) if est.size else 0.0
     fig = go.Figure()
     fig.add_vrect(x0=max(true_value - k, AGE_LOW - 2), x1=min(true_value + k, AGE_HIGH + 2),
-                  fillcolor=style.rgba(style.NON_PRIVATE, 0.15), line_width=0, layer="below")
+                  fillcolor=style.rgba(style.NON_PRIVATE, 0.22), line_width=0, layer="below")  # seen on dark too
     fig.add_trace(go.Histogram(x=est, xbins=dict(start=AGE_LOW - 0.5, end=AGE_HIGH + 0.5, size=1),
                                marker_color=style.PRIVATE, name="attacker's estimate (simulated releases)",
                                hovertemplate="estimate %{x}: %{y} releases<extra></extra>"))

@@ -28,7 +28,7 @@ def budget_gauge(remaining: float | None, total: float | None, *, opens: bool = 
         gauge=dict(
             axis=dict(range=[0, total if total > 0 else 1], ticksuffix=" ε"),
             bar=dict(color=style.PRIVATE),
-            steps=[dict(range=[0, 0.1 * total], color=style.rgba(style.NON_PRIVATE, 0.25))] if total else [],
+            steps=[dict(range=[0, 0.1 * total], color=style.rgba(style.NON_PRIVATE, 0.4))] if total else [],
             threshold=dict(line=dict(color=style.NON_PRIVATE, width=3), value=remaining) if total else None,
         ),
     ))
