@@ -256,7 +256,10 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
         r2.metric("95% interval", f"[{_num(a['interval'][0])}, {_num(a['interval'][1])}]")
         r3.metric("ε spent now", f"{r['epsilon_spent']:g}")
         r4.metric("ε remaining", f"{r['remaining']:g}", help=f"δ remaining: {claims.down(r['delta_remaining'], 2)}")
-    st.caption(f"How ε is spent: {a['cost_note']}. Interval: {a['interval_note']}. "
+    spent_how = (f"When first drawn: {a['cost_note']}; this time it is the stored answer, free" if r["reused"]
+                 else f"How ε is spent: {a['cost_note']}")  # "ε spent now 0" sat above "ε = 0.1 on one count"
+    note = a["interval_note"]  # "Interval: 95% noise interval: …" said it twice
+    st.caption(f"{spent_how}. {note if note.startswith('95%') else 'Interval: ' + note}. "
                + "Drawn with a cryptographically secure random source (diffprivlib); never stored or shown.")
 
 # --- budget and history --------------------------------------------------------------------------------
@@ -274,7 +277,8 @@ hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"]
                     # what was asked, answered and charged first: a phone shows three columns before it scrolls
                     columns=["query", "answer", "ε charged", "event", "ε", "δ", "note", "time"])
 with g2:
-    st.dataframe(hist, hide_index=True, key="qc_history")
+    st.dataframe(hist, hide_index=True, key="qc_history",  # a long query must not push the answer off a phone
+                 column_config={"query": st.column_config.TextColumn(width="medium")})
     if len(hist):
         table_downloads(hist, "ledger_history", key="qc_hist")
     else:

@@ -44,6 +44,7 @@ def test_spend_repeat_free_refuse_and_reset(monkeypatch):
     m = _metrics(at)
     assert m["Noisy answer (DP)"] == first and m["ε spent now"] == "0" and m["ε remaining"] == "0.4"
     assert any("stored answer" in s.value for s in at.success)
+    assert any(c.value.startswith("When first drawn:") and "free" in c.value for c in at.caption)  # not "How ε is spent"
     # a different question that does not fit: refused, with what is left
     at.selectbox(key="qc_kind").set_value("MEAN").run()
     at.selectbox(key="qc_column").set_value("salary").run()
