@@ -135,7 +135,7 @@ for i in range(step):
             m1, m2 = st.columns(2)
             m1.metric("Recovered age of " + md(attack.target_name), f"{attack.recovered:g} years")
             m2.metric("True age (hidden data)", f"{attack.true_value:g} years",
-                      delta="exact match" if attack.exact else "mismatch", delta_color="off")
+                      delta="exact match" if attack.exact else "mismatch", delta_color="off", delta_arrow="off")
             not_private("True value")
             chart(figs.totals_chart(attack), key="dif_totals")
             st.info(f"Every answered query was over a group of {attack.min_group} or more people, and yet one "
