@@ -716,6 +716,15 @@ def page_link(result: dict) -> dict:
             "keeps_risk": grid_eps <= hi * (1 + 1e-12)}  # the grid starts at 0.01: a limit below it is missed
 
 
+def recommended_text(result: dict) -> str:
+    """The recommended ε as written everywhere (page metric, band chart): rounded up when it is the utility
+    target's minimum (the number a reader copies still meets the target), else down (it is the risk limit's
+    maximum, and the copied number still keeps the limit)."""
+    lo = result["epsilon_range"][0]
+    at_target = bool(lo) and result["epsilon"] <= lo * (1 + 1e-9)
+    return claims.up(result["epsilon"]) if at_target else claims.down(result["epsilon"])
+
+
 # the query console's δ choices (pages/query_console.py DELTA_CHOICES: a link snaps to the nearest one)
 CONSOLE_DELTAS = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
 

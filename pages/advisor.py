@@ -124,8 +124,7 @@ lo, hi = res["epsilon_range"]
 m = st.columns(4)
 # written so that the number a reader copies keeps its side: what the risk limit allows rounds down, what the
 # utility target needs rounds up, the recommendation as whichever of the two it is (dpcore.claims)
-rec_at_target = bool(lo) and res["epsilon"] <= lo * (1 + 1e-9)
-m[0].metric("Recommended ε", claims.up(res["epsilon"]) if rec_at_target else claims.down(res["epsilon"]),
+m[0].metric("Recommended ε", adv.recommended_text(res),
             help=f"at δ = {claims.delta(res['delta'])}; an upper bound")
 m[1].metric("Risk limit allows", f"ε ≤ {claims.down(hi)}")
 m[2].metric("Utility needs", f"ε ≥ {claims.up(lo)}" if lo else "—")

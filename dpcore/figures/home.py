@@ -10,7 +10,7 @@ from . import style
 
 
 def deployments_chart(user_epsilon: float) -> go.Figure:
-    """Where published deployments put ε, and yours. The names wrap in two short lines and the ε axis spans the
+    """Where published deployments put ε, and yours. The names wrap in short lines and the ε axis spans the
     deployments and your ε with a little room, not 0.05-300: on a phone the names took half the width and
     the eight dots sat in the middle third of what was left."""
     deps = sorted(DEPLOYMENTS, key=lambda d: d.epsilon)

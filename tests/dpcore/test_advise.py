@@ -338,3 +338,15 @@ def test_cli_links_are_the_pages_links(capsys):
     assert rc == 0
     got = json.loads(capsys.readouterr().out)
     assert got["link"]["params"]["noise_eps"] == 1.0 and got["console_link"]["params"]["qc_eps"] == 0.71
+
+
+def test_recommended_epsilon_is_written_on_the_side_it_must_keep():
+    """At the utility target's minimum the recommendation rounds up (still meets it); at the risk limit's
+    maximum, down (still keeps it). The page metric and the band chart write the same."""
+    from dpcore.figures import advisor as figs
+
+    at_target = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
+    assert adv.recommended_text(at_target) == "0.71" and float("0.71") >= at_target["epsilon"]
+    at_limit = adv.advise("laplace", R("posterior", 0.5, 0.1), None)  # ln 9 = 2.197
+    assert adv.recommended_text(at_limit) == "2.19" and float("2.19") <= at_limit["epsilon"]
+    assert "recommended ε = 2.19" in [t.name for t in figs.feasible_band_chart(at_limit).data]
