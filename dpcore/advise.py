@@ -570,14 +570,14 @@ def _conflict(out, risk, utility, e_min, e_max, sens, mech, *, sigma_min=None, s
     at = _risk_at(mech, e_min if mech == "laplace" else sigma_max, risk, sens, d)
     (key, val), = [(k, v) for k, v in at.items() if k != "within"][:1]
     opts.append({"kind": "weaker_limit", key: val,
-                 "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {val:.3g}"
+                 "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {claims.up(val)}"
                          + (f" at FPR {risk.at:g}" if risk.kind == "tpr" else "")
                          + (f" from prior {risk.at:g}" if risk.kind == "posterior" else "")})
     # 2. a coarser answer: the tolerance reachable at the risk's setting
     k_at = (_laplace_k(e_max, sens, utility.confidence) if mech == "laplace"
             else _conf_z(utility.confidence) * sigma_min)
     opts.append({"kind": "coarser_answer", "within": k_at,
-                 "text": f"accept a coarser answer: ±{k_at:.4g} instead of ±{utility.within:g} "
+                 "text": f"accept a coarser answer: ±{claims.up(k_at, 4)} instead of ±{utility.within:g} "
                          f"at {utility.confidence:.0%}"})
     scale = k_at / utility.within  # how much Δ must shrink for the same noise to fit
     if utility.kind == "mean" and utility.n is not None and utility.bounds is not None:
@@ -596,7 +596,7 @@ def _conflict(out, risk, utility, e_min, e_max, sens, mech, *, sigma_min=None, s
                              "fewer counts so that each may use more ε under the same limit"})
     else:
         opts.append({"kind": "coarser_query", "sensitivity": sens / scale,
-                     "text": f"a coarser query whose sensitivity is at most {sens / scale:.4g} (now {sens:g}), e.g. "
+                     "text": f"a coarser query whose sensitivity is at most {claims.down(sens / scale, 4)} (now {sens:g}), e.g. "
                              "tighter public bounds or fewer records per person"})
     c["reconcile"] = opts
     return c
@@ -666,7 +666,7 @@ def _advise_dpsgd(out, risk, utility, d, sample_rate, steps):
         at = dpsgd_risk(nm_max, q, t, risk, d)
         best_ok = [r for r in curve["rows"] if r["noise_multiplier"] >= nm_min]
         opts = [{"kind": "weaker_limit", "value": at,
-                 "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {at:.3g}"}]
+                 "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {claims.up(at)}"}]
         if best_ok:
             r = max(best_ok, key=lambda r: r["accuracy_lower"])
             opts.append({"kind": "lower_target", "accuracy": r["accuracy_lower"],

@@ -57,6 +57,16 @@ def down(x, sig: int = 3) -> str:
     return _written(x, sig, ROUND_FLOOR)
 
 
+def percent(x, decimals: int = 1, *, up: bool) -> str:
+    """A share written as a percentage with ``decimals`` decimals, rounded up (a ceiling: "at most 73.2%",
+    since e/(1 + e) = 73.106%) or down (what must not be exceeded, or what was proved at least)."""
+    if x is None or math.isnan(float(x)):
+        return "—"
+    d = (Decimal(repr(float(x))) * 100).quantize(Decimal(1).scaleb(-decimals),
+                                                  rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{d:.{decimals}f}%"
+
+
 def delta(x, sig: int = 2) -> str:
     """δ as people read it: rounded up, "1e-5" rather than Python's "1e-05"."""
     return up(x, sig)

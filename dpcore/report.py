@@ -102,7 +102,7 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
             f"'{level_sentence(eps)}'.",
             reading(eps, 0.5, delta),
             reading(eps, 0.01, delta),
-            f"Any output is at most e^ε = {posterior_bound(0.5, eps) / (1 - posterior_bound(0.5, eps)):.3g} "
+            f"Any output is at most e^ε = {claims.up(math.exp(eps))} "
             "times more likely with a given person's data than without it.",
         ],
         [home.deployments_chart(eps), home.posterior_chart(eps)],
@@ -151,7 +151,7 @@ def reidentification_section(epsilon: float, settings=None) -> Section:
          reid.neighbour_sentence(st.neighbour, s.sensitive),
          f"DP defence: each set of noisy counts is ε = {st.dp['epsilon']:g}-DP for adding or removing one patient; "
          f"for a known patient's {s.sensitive} (replace-one) the guarantee is ε = "
-         f"{st.dp['epsilon_replace_one']:g}, so any guess is at most {st.dp['likelihood_ratio']:.3g}× as likely "
+         f"{st.dp['epsilon_replace_one']:g}, so any guess is at most {claims.up(st.dp['likelihood_ratio'])}× as likely "
          "to be right as without the release. Guessing the most common value would be right "
          f"{st.dp['prior_guess']:.0%} of the time."],
         [rfigs.narrowing_chart(st.neighbour.narrowing, s.n), rfigs.incremental_chart(st.steps),
@@ -323,7 +323,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     lr, dp, rep = st.linkage, st.dp, st.uniqueness
     out = [
         f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure of a fact about a person can become at most "
-        f"**{post:.0%}** sure from a release, whatever else they know: privacy level '{privacy_level(eps)}'.",
+        f"**{claims.percent(post, up=True)}** sure from a release, whatever else they know: privacy level '{privacy_level(eps)}'.",
         f"Removing names does not anonymise: **{rep.unique_fraction:.1%}** of {rep.n:,} synthetic patients are "
         f"unique on {', '.join(rep.qis).replace('_', ' ')}, and a public register re-identifies "
         f"**{lr.right_person:,} of the {lr.in_release:,}** patients it lists ({lr.success_rate:.0%}).",

@@ -182,7 +182,7 @@ def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None)
     if measured and blk.get("tradeoff", {}).get("fpr"):
         best = max(measured, key=measured.get)
         name = (labels or {}).get(best, best)
-        text += (f" At 1% false positives the worst case lets an attacker catch {ceiling_tpr(blk, 0.01):.1%} of "
+        text += (f" At 1% false positives the worst case lets an attacker catch {claims.percent(ceiling_tpr(blk, 0.01), up=True)} of "
                  f"members; the best attack measured caught {measured[best]:.1%} ({name}).")
     return text
 

@@ -4,6 +4,7 @@ import streamlit as st
 
 from pages._ui import chart, from_url, guarded, share_in_url, state  # _ui also routes deep links through app.py
 
+from dpcore import claims
 from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.jobs import store
@@ -15,7 +16,7 @@ st.markdown(
     "**Differential privacy (DP) is a promise about what anyone can learn about you from a published result.** "
     "Whether or not your record was used, every result is almost equally likely — so no one, however much else "
     "they know, learns much about *you*. A budget called **ε (epsilon)** says how much is \"much\": at ε = 1, "
-    f"someone 50% sure of a fact about you ends at most **{float(posterior_bound(0.5, 1.0)):.1%} sure**. "
+    f"someone 50% sure of a fact about you ends at most **{claims.percent(float(posterior_bound(0.5, 1.0)), up=True)} sure**. "
     "Smaller ε: stronger privacy, more noise."
 )
 

@@ -6,7 +6,7 @@ One tab per step, so a presenter can go one at a time."""
 
 import streamlit as st
 
-from dpcore import limits as L
+from dpcore import claims, limits as L
 from dpcore.attacks import generalise, linkage, uniqueness
 from dpcore.attacks import reidentification as story
 from dpcore.data import datasets, filters
@@ -281,9 +281,9 @@ with tabs[4]:
                 f"different: they know the target is in the data and ask *which* {story.label(sensitive)} she has. Changing "
                 f"only her {story.label(sensitive)} moves two counts, so for that replace-one question the guarantee is "
                 f"**ε = {sim['epsilon_replace_one']:g}** (δ = 0): any answer is at most "
-                f"{sim['likelihood_ratio']:.3g}× as likely under one {story.label(sensitive)} as under another, so whatever "
-                f"the attacker knew before, the release can make their guess at most {sim['likelihood_ratio']:.3g}× "
-                f"as likely to be right — here at most {sim['ceiling']:.0%} for an attacker whose best guess "
+                f"{claims.up(sim['likelihood_ratio'])}× as likely under one {story.label(sensitive)} as under another, so whatever "
+                f"the attacker knew before, the release can make their guess at most {claims.up(sim['likelihood_ratio'])}× "
+                f"as likely to be right — here at most {claims.percent(sim['ceiling'], 0, up=True)} for an attacker whose best guess "
                 f"without it was right {sim['prior_guess']:.0%} of the time.",
                 icon=":material/verified_user:")
             chart(figs.dp_success_chart(sim, eps, label=story.label), key="re_dp_chart")

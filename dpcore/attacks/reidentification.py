@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from .. import limits
+from .. import claims, limits
 from ..data import datasets, filters
 from ..noise.interpret import guess_ceiling
 from ..validation import check_epsilon
@@ -269,7 +269,7 @@ def findings(st: Story) -> pd.DataFrame:
          f"{dp['at_epsilon']:.0%} of targets"),
         (f"blind guess (most common {s.sensitive})", f"{dp['prior_guess']:.0%} of targets"),
         (f"guarantee for a known patient's {s.sensitive} (replace-one)",
-         f"ε = {dp['epsilon_replace_one']:g}: any guess at most {dp['likelihood_ratio']:.3g}× as likely to be "
+         f"ε = {dp['epsilon_replace_one']:g}: any guess at most {claims.up(dp['likelihood_ratio'])}× as likely to be "
          "right as without the release"),
     ]
     return pd.DataFrame(rows, columns=["finding", "value"])

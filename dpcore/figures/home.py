@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from .. import claims
 from ..noise.interpret import DEPLOYMENTS, posterior_bound
 from . import style
 
@@ -37,8 +38,11 @@ def posterior_chart(epsilon: float) -> go.Figure:
     post = posterior_bound(prior, epsilon)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=prior, y=prior, mode="lines", name="no information (ε = 0)",
-                             line=dict(color=style.NEUTRAL, dash="dot")))
+                             line=dict(color=style.NEUTRAL, dash="dot"), hoverinfo="skip"))
+    # the hover writes the bound rounded up (73.106% → "at most 73.2%"), not the axis' nearest whole percent
     fig.add_trace(go.Scatter(x=prior, y=post, mode="lines", name=f"upper bound at ε = {epsilon:g}",
+                             customdata=[claims.percent(v, up=True) for v in post],
+                             hovertemplate="%{x:.1%} sure before → at most %{customdata} after<extra></extra>",
                              line=dict(color=style.PRIVATE, width=3), fill="tonexty",
                              fillcolor=style.rgba(style.PRIVATE, 0.15)))
     style.base_layout(fig, "Attacker's belief, before and after",  # short lines: fit a phone

@@ -222,10 +222,11 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
                                  showlegend=False, hoverinfo="skip"))  # the shading's upper edge
         fig.add_trace(go.Scatter(
             x=tf[keep], y=tt[keep], mode="lines", meta="ceiling", fill="tonexty",
+            customdata=[claims.up(v) for v in tt[keep]],
             fillcolor=style.rgba(style.BOUND, 0.08), line=dict(color=style.BOUND, width=3),
             name="worst case for this run (exact PLD):<br>no attack can go above this line"
                  + (f"<br>{_ceiling_note(block)}" if block is not None else ""),
-            hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{y:.3g}<extra>ceiling</extra>"))
+            hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{customdata}<extra>ceiling</extra>"))
     elif eps is not None:
         delta = point.get("delta") or 1e-5
         fig.add_trace(go.Scatter(x=grid, y=audit.dp_roc_ceiling(eps, delta, grid), mode="lines", meta="ceiling",

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..noise.interpret import guess_ceiling
-from .. import textsafe
+from .. import claims, textsafe
 from . import style
 
 
@@ -100,10 +100,11 @@ def dp_success_chart(sim: dict, epsilon: float | None = None, *, label=str) -> g
                              line=dict(color=style.PRIVATE, width=3),
                              hovertemplate="ε = %{x:g}: %{y:.1f}% correct<extra></extra>"))
     xs = np.geomspace(x.min(), x.max(), 60)  # the replace-one guarantee: at most e^(2ε) × the blind guess
-    fig.add_trace(go.Scatter(x=xs, y=[float(guess_ceiling(2 * e, sim["prior_guess"])) * 100 for e in xs],
-                             mode="lines", name="DP ceiling for a known patient (e<sup>2ε</sup> × blind guess)",
+    ceiling = [float(guess_ceiling(2 * e, sim["prior_guess"])) for e in xs]
+    fig.add_trace(go.Scatter(x=xs, y=[c * 100 for c in ceiling], mode="lines",
+                             customdata=[claims.percent(c, 0, up=True) for c in ceiling], name="DP ceiling for a known patient (e<sup>2ε</sup> × blind guess)",
                              line=dict(color=style.BOUND, dash="dot", width=2),
-                             hovertemplate="ε = %{x:.3g}: at most %{y:.0f}%<extra></extra>"))
+                             hovertemplate="ε = %{x:.3g}: at most %{customdata}<extra></extra>"))
     # the two reference levels are named in the legend: written on the plot, the curve and the ceiling ran
     # through their words at one end or the other
     ends = [float(x.min()), float(x.max())]

@@ -72,9 +72,11 @@ def privacy_level(epsilon: float) -> str:
 
 
 def level_sentence(epsilon: float) -> str:
-    """The word with the bound that earns it, e.g. "strong: 50% sure becomes at most 73.1% sure"."""
+    """The word with the bound that earns it, e.g. "strong: 50% sure becomes at most 73.2% sure".
+
+    The bound (e/(1 + e) = 73.106% at ε = 1) is written rounded up, so "at most" stays true."""
     post = float(posterior_bound(0.5, epsilon))
-    return f"{privacy_level(epsilon)}: an attacker 50% sure of a fact about a person ends at most {post:.1%} sure"
+    return f"{privacy_level(epsilon)}: an attacker 50% sure of a fact about a person ends at most {claims.percent(post, up=True)} sure"
 
 
 def guess_ceiling(epsilon: float, prior_success) -> np.ndarray:
@@ -95,7 +97,7 @@ def reading(epsilon: float, prior: float = 0.5, delta: float | None = None) -> s
     """One sentence that reads the posterior bound for a given epsilon (and says what δ > 0 adds)."""
     post = float(posterior_bound(prior, epsilon))
     out = (f"With ε = {epsilon:g}, an attacker who was {prior:.0%} sure that a person is in the data "
-           f"can become at most {post:.1%} sure after seeing the output — whatever else they know.")
+           f"can become at most {claims.percent(post, up=True)} sure after seeing the output — whatever else they know.")
     if delta:
         out += (f" This bound covers the ε part only: with δ = {claims.delta(delta)} > 0 the guarantee may fail outright "
                 f"with probability up to δ, and then the attacker may learn more.")

@@ -39,3 +39,20 @@ def test_never_on_the_wrong_side(sig):
         u, d = (float(s.replace(",", "")) for s in (claims.up(x, sig), claims.down(x, sig)))
         assert d <= x <= u, (x, sig, u, d)
         assert (u - x) <= 10 ** (math.floor(math.log10(x)) - sig + 1) * 1.0000001  # one step of the last digit
+
+
+def test_percent_keeps_its_side():
+    """A ceiling shown as a percentage rounds up (e/(1 + e) = 73.106% → "73.2%", nearest said 73.1%); a floor
+    rounds down; never more than one step of the last decimal away."""
+    assert claims.percent(math.e / (1 + math.e), up=True) == "73.2%"
+    assert claims.percent(math.e / (1 + math.e), up=False) == "73.1%"
+    assert claims.percent(0.5, 0, up=True) == "50%"
+    assert claims.percent(0.9991, 0, up=True) == "100%"
+    assert claims.percent(0.25, 1, up=True) == "25.0%"
+    assert claims.percent(None, up=True) == "—"
+    rng = np.random.default_rng(3)
+    for x in rng.uniform(0, 1, 4000):
+        for dec in (0, 1, 2):
+            hi, lo = (float(claims.percent(x, dec, up=u)[:-1]) for u in (True, False))
+            assert lo <= x * 100 + 1e-9 and hi >= x * 100 - 1e-9
+            assert hi - lo <= 10 ** -dec + 1e-9
