@@ -413,9 +413,11 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
         chart(figs.accuracy_chart(history, base_hist), key="tr_fig_acc", where=c2)
         if p.get("epsilon") is not None or p.get("noise_multiplier") is not None:
             final = m.epsilon if m is not None else None
-            chart(figs.epsilon_chart(history, p.get("epsilon"), final), key="tr_fig_eps", where=c3)
-            c3.caption(f"ε spent so far (δ = {claims.delta(p.get('delta'))}, {RELATION}). Live ε is an RDP upper bound; the "
-                       "final point is the chosen accountant's value.")
+            chart(figs.epsilon_chart(history, p.get("epsilon"), final, accountant=p.get("accountant")),
+                  key="tr_fig_eps", where=c3)
+            c3.caption(f"ε spent so far (δ = {claims.delta(p.get('delta'))}, {RELATION}). While the run trains, ε "
+                       "is a quick RDP upper bound, looser than the final accountant's value (the diamond), so it can "
+                       "end a little above a target that the diamond meets.")
     elif status in ACTIVE:
         st.info("Waiting for the first epoch…" if status == "running" else "Queued: waiting for a worker…")
 

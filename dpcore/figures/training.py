@@ -48,18 +48,25 @@ def loss_chart(history, baseline_history=None, *, height: int = 320) -> go.Figur
 
 
 def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: float | None = None,
-                  *, height: int = 320) -> go.Figure:
-    """ε spent so far per epoch (log axis). Live values are an RDP upper bound; the last point is the
-    chosen accountant's value once the run has finished."""
+                  *, accountant: str | None = None, height: int = 320) -> go.Figure:
+    """ε spent so far per epoch (log axis). Live values are an RDP upper bound over integer orders (quick, and
+    looser than PRV: the last live point may sit above a target that PRV meets); the last point is the
+    chosen accountant's (``accountant``) value once the run has finished. The legend says which is which."""
     fig = go.Figure()
     rows = [r for r in epoch_rows(history) if r.get("epsilon")]
     if rows:
         fig.add_trace(go.Scatter(x=[r["epoch"] for r in rows], y=[r["epsilon"] for r in rows],
-                                 name="ε spent (upper bound)", mode="lines+markers", line=dict(color=ACCENT)))
+                                 customdata=[claims.up(r["epsilon"]) for r in rows],
+                                 hovertemplate="epoch %{x}: ε ≤ %{customdata}<extra>RDP, live</extra>",
+                                 name="ε so far (live RDP bound, looser)", mode="lines+markers",
+                                 line=dict(color=ACCENT)))
     if target_epsilon:
         mark_level(fig, float(target_epsilon), f"target ε = {target_epsilon:g}", BOUND, log_y=True)
     if final_epsilon and rows:
-        fig.add_trace(go.Scatter(x=[rows[-1]["epoch"]], y=[final_epsilon], name="final ε (accountant)",
+        who = f"{accountant.upper()} accountant" if accountant else "accountant"
+        fig.add_trace(go.Scatter(x=[rows[-1]["epoch"]], y=[final_epsilon], name=f"final ε ({who})",
+                                 customdata=[claims.up(final_epsilon)],
+                                 hovertemplate=f"final: ε ≤ %{{customdata}}<extra>{who}</extra>",
                                  mode="markers", marker=dict(color=PRIVATE, size=11, symbol="diamond")))
     base_layout(fig, "Privacy spent per epoch", "epoch", "ε spent so far (log scale)", height=height)
     log_axis(fig, "y")

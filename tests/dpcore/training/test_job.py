@@ -80,3 +80,15 @@ def test_epsilon_chart_labels_the_target_at_its_line_on_the_log_axis():
     fig = figs.epsilon_chart(hist, target_epsilon=2.0, final_epsilon=0.9)
     (note,) = [a for a in fig.layout.annotations if "target" in a.text]
     assert note.yref == "y" and note.y == pytest.approx(math.log10(2.0))
+
+
+def test_epsilon_chart_says_which_bound_is_live_and_which_final():
+    """The live points are the looser RDP bound (they may end above a target PRV meets): the legend says so
+    and names the run's accountant for the final point; hovers round both up."""
+    from dpcore.figures import training as figs
+
+    hist = [{"epoch": 1, "epsilon": 0.6}, {"epoch": 2, "epsilon": 1.0041}]
+    fig = figs.epsilon_chart(hist, target_epsilon=1.0, final_epsilon=0.9951, accountant="prv")
+    live, final = fig.data
+    assert "live RDP" in live.name and final.name == "final ε (PRV accountant)"
+    assert list(live.customdata) == ["0.6", "1.01"] and list(final.customdata) == ["0.996"]
