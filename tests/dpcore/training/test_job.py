@@ -87,7 +87,7 @@ def test_epsilon_chart_says_which_bound_is_live_and_which_final():
     and names the run's accountant for the final point; hovers round both up."""
     from dpcore.figures import training as figs
 
-    hist = [{"epoch": 1, "epsilon": 0.6}, {"epoch": 2, "epsilon": 1.0041}]
+    hist = [{"epoch": e, "epsilon": v, "loss": 0.5, "accuracy": 0.9} for e, v in ((1, 0.6), (2, 1.0041))]
     fig = figs.epsilon_chart(hist, target_epsilon=1.0, final_epsilon=0.9951, accountant="prv")
     live, final = fig.data
     assert "live RDP" in live.name and final.name == "final ε (PRV accountant)"
