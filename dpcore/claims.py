@@ -44,7 +44,7 @@ def _written(x, sig: int, rounding: str) -> str:
     r = _decimal(x, sig, rounding)
     if abs(r) >= 10 ** sig:  # a whole number: "12,400", not "1.24e+04"
         return f"{int(r):,}"
-    return _EXP.sub(r"e\1\2", format(float(r), f".{sig}g")).replace("e+", "e")
+    return _EXP.sub(r"e\1\2", format(float(r), f",.{sig}g")).replace("e+", "e")  # "1,235" as elsewhere
 
 
 def up(x, sig: int = 3) -> str:

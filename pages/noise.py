@@ -178,7 +178,7 @@ c[2].metric(f"Noise scale {spec.scale_name}", f"{spec.scale:,.4g}",
                   f"{spec.scale_name}: the Gaussian's standard deviation, calibrated to ε and δ. ") + in_unit)
 c[3].metric("Expected |error|", f"{view.expected_abs_error:,.4g}",
             help=f"The average distance between a released answer and the true value. {in_unit}")
-c[4].metric("95% within", f"±{view.ci95[1] - view.value:,.3g}",
+c[4].metric("95% within", f"±{claims.up(view.ci95[1] - view.value)}",  # rounded up: still 95% within
             help=f"95% of released answers fall within this distance of the true value. {in_unit}")
 not_private("True value")  # short: a badge does not wrap on a phone
 if kind != "custom" and answer.clamped:
@@ -187,7 +187,7 @@ if kind != "custom" and answer.clamped:
 st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {claims.delta(spec.delta)}**" if mechanism != "laplace" else "")
             + f", privacy level **{privacy_level(spec.epsilon)}**: a released answer is typically off by "
             f"**{_u(view.expected_abs_error)}**, and 95% of releases fall in "
-            f"**[{view.ci95[0]:,.4g}, {view.ci95[1]:,.4g}]** ({unit}).")
+            f"**[{claims.down(view.ci95[0], 4)}, {claims.up(view.ci95[1], 4)}]** ({unit}).")  # widened, never narrowed
 
 # --- charts ---------------------------------------------------------------------------------------------------
 # The released-answer chart is always drawn; the rest sit in tabs that run only when opened (Streamlit's lazy

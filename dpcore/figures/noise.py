@@ -85,7 +85,7 @@ def distribution_chart(view: NoiseView, x_title: str = "released answer") -> go.
         dict(type="scatter", x=view.x, y=view.pdf, mode="lines", name=f"exact density ({spec.label})",
              line=dict(color=style.ACCENT, width=2.5)),
         dict(type="scatter", x=[lo, lo, None, hi, hi], y=[0, top, None, 0, top], mode="lines", hoverinfo="skip",
-             name=f"95% of releases in [{_fmt(lo)}, {_fmt(hi)}]",
+             name=f"95% of releases in [{claims.down(lo, 4)}, {claims.up(hi, 4)}]",  # widened, never narrowed
              line=dict(color=style.PRIVATE, dash="dash", width=1.5)),
     ]
     return go.Figure(dict(data=data, layout=layout))
@@ -97,7 +97,7 @@ def compare_chart(view: NoiseView, x_title: str = "released answer") -> go.Figur
     for i, (eps, xs, pdf, lo, hi) in enumerate(view.compare):
         data.append(dict(type="scatter", x=xs[::2], y=pdf[::2], mode="lines",  # 201 points draw smoothly
                          line=dict(color=COMPARE_COLOURS[i % len(COMPARE_COLOURS)], width=2.5),
-                         name=f"ε = {eps:g}: 95% within ±{hi - view.value:,.3g}"))
+                         name=f"ε = {eps:g}: 95% within ±{claims.up(hi - view.value)}"))
     layout = _layout(f"Smaller ε, wider spread ({view.spec.label})", x_title,
                      "probability density<br>(per unit of the answer)", height=380)
     layout["shapes"] = [{**_vline(view.value, style.NON_PRIVATE), "layer": "below"}]  # under ε = 5's spike
