@@ -63,6 +63,24 @@ def test_noise_tabs_all_fit_a_phone_and_open_lazily(app_server, phone):
     assert phone.locator('[data-testid="stException"]').count() == 0
 
 
+# A dataframe is a canvas inside a scroller: one wider than its box hides columns a reader must swipe to find.
+GRID_WIDTHS_JS = "g => { const s = g.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }"
+
+
+@pytest.mark.parametrize("link", ["noise?noise_tab=Error vs ε",  # a count; below, the widest numbers and the
+                                  "noise?noise_query=sum&noise_mech=gaussian-classic&noise_eps=0.05"  # classic
+                                  "&noise_tab=Error vs ε"])  # Gaussian's rows that hold for ε < 1 only
+def test_noise_error_table_shows_every_column_on_a_phone(app_server, phone, link):
+    """The "error vs ε" table's columns are all on a 390 px screen: its key numbers (typical error, 95% range)
+    sat off-screen to the right of the noise scale's column, to be found by swiping the table sideways."""
+    phone.goto(f"{app_server}/{link}")
+    wait_for_app(phone)
+    grid = phone.get_by_test_id("stDataFrame").first
+    grid.locator(".dvn-scroller").wait_for()
+    scroll, box = grid.evaluate(GRID_WIDTHS_JS)
+    assert scroll <= box + 1, f"the error table is {scroll} px wide in a {box} px box: columns hidden off-screen"
+
+
 # Right edges of what a reader sees: KaTeX's drawn formula (its MathML twin is visually hidden) and chart titles.
 RIGHT_EDGES_JS = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.getBoundingClientRect().width > 0)
     .map(e => [e.textContent.slice(0, 40), Math.round(e.getBoundingClientRect().right)])"""
