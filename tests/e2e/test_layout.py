@@ -81,6 +81,40 @@ def test_noise_error_table_shows_every_column_on_a_phone(app_server, phone, link
     assert scroll <= box + 1, f"the error table is {scroll} px wide in a {box} px box: columns hidden off-screen"
 
 
+# Each guided-tour link on Home with the box of the step's line (the last text in the link's row).
+TOUR_JS = """() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stPageLink-NavLink]')].map(a => {
+  const range = document.createRange();  // the text's own box, without the paragraph's margins
+  range.selectNodeContents([...a.closest('[data-testid=stHorizontalBlock]')
+                            .querySelectorAll('[data-testid=stMarkdownContainer]')].pop());
+  const text = range.getBoundingClientRect();
+  const r = a.getBoundingClientRect();
+  return {label: a.innerText.trim(), left: r.left, top: r.top, bottom: r.bottom, mid: (r.top + r.bottom) / 2,
+          tLeft: text.left, tTop: text.top, tBottom: text.bottom}; })"""
+
+
+@pytest.mark.parametrize("view", ["page", "phone"])
+def test_home_tour_links_line_up_and_stack_in_order(app_server, request, view):
+    """Home's "Start here" tour: one link per step. On a laptop the seven links stand in one column, each level
+    with its step's line (two steps a row left 'Open …' links at three different heights and step 1 without
+    one); on a phone each link sits right above its own line, steps in order."""
+    pg = request.getfixturevalue(view)
+    pg.goto(app_server)
+    wait_for_app(pg)
+    pg.get_by_text("Start here").wait_for()
+    steps = pg.evaluate(TOUR_JS)
+    assert len(steps) == 7, [s["label"] for s in steps]
+    if view == "page":
+        lefts = {round(s["left"]) for s in steps}
+        assert max(lefts) - min(lefts) <= 1, f"tour links not in one column: lefts {sorted(lefts)}"
+        off = [s["label"] for s in steps if not s["tTop"] <= s["mid"] <= s["tBottom"]]
+        assert not off, f"links not level with their step's line: {off}"
+    else:
+        for s, nxt in zip(steps, steps[1:] + [None]):
+            assert s["bottom"] <= s["tTop"] + 1 and abs(s["left"] - s["tLeft"]) <= 16, s  # link over its line
+            if nxt:  # ... closer to its own line than to the step before
+                assert s["tBottom"] <= nxt["top"] and s["tTop"] - s["bottom"] < nxt["top"] - s["tBottom"], (s, nxt)
+
+
 # Right edges of what a reader sees: KaTeX's drawn formula (its MathML twin is visually hidden) and chart titles.
 RIGHT_EDGES_JS = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.getBoundingClientRect().width > 0)
     .map(e => [e.textContent.slice(0, 40), Math.round(e.getBoundingClientRect().right)])"""
