@@ -81,6 +81,33 @@ def test_noise_error_table_shows_every_column_on_a_phone(app_server, phone, link
     assert scroll <= box + 1, f"the error table is {scroll} px wide in a {box} px box: columns hidden off-screen"
 
 
+# The words of the page's title grouped by the line they are drawn on.
+TITLE_LINES_JS = """() => { const h = document.querySelector('[data-testid=stMain] h1'); const lines = new Map();
+  const walk = document.createTreeWalker(h.querySelector('[data-heading-text]') || h, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walk.nextNode());) for (const m of n.data.matchAll(/\\S+/g)) {
+    const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+    const top = Math.round(r.getBoundingClientRect().top); lines.set(top, [...(lines.get(top) || []), m[0]]); }
+  return [...lines.values()].map(ws => ws.join(' ')); }"""
+
+
+@pytest.mark.parametrize("view", ["page", "phone"])
+def test_page_titles_leave_no_word_alone_on_a_line(app_server, request, view):
+    """No page title wraps to leave its last word alone, at 1280 px or on a phone (the re-identification
+    title left "anonymisation" on a line of its own at 1280 px and took four lines on a phone; "Choose ε from /
+    risk", "Private query / console" and "Privacy–utility / curve" on a phone)."""
+    pg = request.getfixturevalue(view)
+    orphans = {}
+    for path, title in _titles():
+        slug = path.replace("pages/", "").replace(".py", "")
+        pg.goto(app_server if slug == "home" else f"{app_server}/{slug}")
+        wait_for_app(pg)
+        pg.wait_for_selector("h1")
+        lines = pg.evaluate(TITLE_LINES_JS)
+        if len(lines) > 1 and len(lines[-1].split()) == 1 or len(lines) > 2:
+            orphans[title] = lines
+    assert not orphans, f"page titles wrapping awkwardly at {pg.viewport_size['width']} px (lines): {orphans}"
+
+
 # Each guided-tour link on Home with the box of the step's line (the last text in the link's row).
 TOUR_JS = """() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stPageLink-NavLink]')].map(a => {
   const range = document.createRange();  // the text's own box, without the paragraph's margins
