@@ -93,7 +93,7 @@ st.markdown(
 )
 
 tabs = st.tabs(["1 · Your neighbour", "2 · Linkage at scale", "3 · How unique", "4 · Generalisation",
-                "5 · Differential privacy", "6 · Your own data"])
+                "5 · DP defence", "6 · Your own data"])
 
 # --- 1. find your neighbour --------------------------------------------------------------------------
 with tabs[0]:

@@ -47,17 +47,46 @@ def test_viewers_get_no_deploy_button_or_developer_menu(app_server, page):
         assert page.get_by_text("Clear cache").count() == 0
 
 
+# Every tab of every tab bar: its label, box, and whether its bar scrolls sideways (hiding tabs off to the side).
+TABS_JS = """() => [...document.querySelectorAll('[data-testid=stMain] [role=tab]')].map(t => {
+  const r = t.getBoundingClientRect(), bar = t.closest('[role=tablist]');
+  return {label: t.innerText.trim(), left: Math.round(r.left), right: Math.round(r.right), top: Math.round(r.top),
+          scrolls: bar.scrollWidth > bar.clientWidth + 1}; })"""
+
+
+def tabs_off_screen(pg) -> list:
+    """Tabs a reader cannot see without swiping the tab bar (or the page) sideways."""
+    width = pg.viewport_size["width"]
+    return [t for t in pg.evaluate(TABS_JS) if t["left"] < 0 or t["right"] > width or t["scrolls"]]
+
+
+def test_every_tab_is_on_screen_on_a_phone(app_server, phone):
+    """At 390 px every tab of every page is on screen, in reading order: the re-identification page's six
+    steps scrolled sideways with the last three hidden (its bar now wraps onto a second row)."""
+    hidden, seen = [], {}
+    for path, title in _titles():
+        slug = path.replace("pages/", "").replace(".py", "")
+        phone.goto(app_server if slug == "home" else f"{app_server}/{slug}")
+        wait_for_app(phone)
+        phone.wait_for_selector("h1")
+        hidden += [(title, t["label"]) for t in tabs_off_screen(phone)]
+        tabs = phone.evaluate(TABS_JS)
+        seen[title] = len(tabs)
+        order = [(t["top"], t["left"]) for t in tabs]
+        assert order == sorted(order), f"{title}: tabs out of reading order {[t['label'] for t in tabs]}"
+    assert seen["Re-identification"] == 6 and seen["Noise mechanisms"] == 4, seen
+    assert not hidden, f"tabs off a 390 px screen (page, tab): {hidden}"
+
+
 def test_noise_tabs_all_fit_a_phone_and_open_lazily(app_server, phone):
-    """The noise page's four "Look closer" tabs are all on screen at 390 px (a tab bar that scrolls hides the
-    last one), and opening one draws its chart (the tabs run only when open)."""
+    """The noise page's four "Look closer" tabs are all on screen at 390 px in one row (a tab bar that scrolls
+    hides the last one), and opening one draws its chart (the tabs run only when open)."""
     phone.goto(f"{app_server}/noise")
     wait_for_app(phone)
-    tabs = phone.get_by_role("tab")
-    tabs.first.wait_for()
-    edges = tabs.evaluate_all("ts => ts.map(t => [t.innerText, Math.round(t.getBoundingClientRect().right)])")
-    assert len(edges) == 4 and all(right <= 390 for _, right in edges), edges
-    bar = phone.get_by_role("tablist").first
-    assert bar.evaluate("b => b.scrollWidth <= b.clientWidth + 1"), "the tab bar scrolls sideways"
+    phone.get_by_role("tab").first.wait_for()
+    tabs = phone.evaluate(TABS_JS)
+    assert len(tabs) == 4 and not tabs_off_screen(phone), tabs
+    assert len({t["top"] for t in tabs}) == 1, f"the four tabs take two rows: {tabs}"
     phone.get_by_role("tab", name="Error vs ε").click()
     phone.get_by_text("your ε = 1:").first.wait_for(timeout=60_000)  # the error chart's legend, drawn on opening
     assert phone.locator('[data-testid="stException"]').count() == 0
