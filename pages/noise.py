@@ -286,7 +286,7 @@ st.markdown("Each press draws **one** answer through the safe release path (diff
                else "") + "). "
             "Every release spends ε again: releasing the same answer k times costs k·ε.")
 releases = state("noise_releases", [])
-r1, r2 = st.columns([1, 1])
+r1 = r2 = st.container(horizontal=True, gap="small")  # side by side (in two columns 'Forget' stood mid-page)
 if r1.button("Release one answer", key="noise_release", type="primary", icon=":material/lock:"):
     out = guarded(release_answer, value, mechanism=mechanism, epsilon=spec.epsilon, delta=spec.delta,
                   sensitivity=spec.sensitivity, integer=integer)
