@@ -1,5 +1,7 @@
 """DP Explorer: entry point. Registers every page; nothing heavy happens here."""
 
+from pathlib import Path
+
 import streamlit as st
 
 st.set_page_config(page_title="DP Explorer", page_icon="assets/favicon.png", layout="wide")
@@ -24,4 +26,5 @@ PAGES = {
 }
 
 st.logo("assets/logo.png")
+st.html(Path(__file__).parent / "assets" / "style.css")  # only <style>: Streamlit puts it where it takes no space
 st.navigation(PAGES).run()

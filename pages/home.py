@@ -38,13 +38,12 @@ with st.container(border=True):
     st.markdown("**Start here: a five-minute guided tour** — one step per page; each page's settings are in its "
                 "link, so you can share the exact view. At the end, *Prepare report* in the sidebar downloads an "
                 "HTML summary that opens offline.")
+    # One row per step, the page's link on the left and what to do there beside it: links line up in one column
+    # on a laptop and a phone stacks each link over its line, in order (two steps a row left links ragged).
     for i, (path, title, line) in enumerate(TOUR):
-        if i % 2 == 0:
-            cols = st.columns(2)  # a row per pair, so a phone stacks the steps in order
-        with cols[i % 2]:
-            st.markdown(f"**{i + 1}. {title}** — {line}")
-            if path != "pages/home.py":
-                st.page_link(path, label=f"Open {title}", icon=":material/arrow_forward:")
+        link, text = st.columns([1, 3], vertical_alignment="center", gap="xxsmall")
+        link.page_link(path, label=f"**{title}**", icon=f":material/counter_{i + 1}:")  # step 1, Home: "you are here"
+        text.markdown(line)
 
 st.subheader("Where is your epsilon?")
 HOME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 12.2, 20.0, 50.0]

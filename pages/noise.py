@@ -30,6 +30,7 @@ QUERIES = {
 }
 COLUMNS = {"age": "years", "salary": "$"}
 TABS = ("Compare ε", "Why private", "Best attack", "Error vs ε")  # short: four fit a phone's width
+TABLE_SHOWN = ("epsilon", "expected |error|", "95% within ±", "privacy level")  # what fits 390 px; all in CSV
 LINK_KEYS = ("noise_query", "noise_mech", "noise_eps", "noise_delta", "noise_tab")  # the view a link opens
 
 
@@ -252,12 +253,24 @@ if price_tab.open:
         chart(charts["error"], key="noise_chart_error")
         table = guarded(_table, mechanism, delta, sensitivity, value, integer, TABLE_SEED)
         if table is not None:
+            # A phone shows ~350 px of table: four short columns, the unit in the caption and each header's help;
+            # the noise scale (a metric above) and the classic Gaussian's n/a rows are in the downloads only.
+            num = st.column_config.NumberColumn
+            st.dataframe(table[table["expected |error|"].notna()], hide_index=True, key="noise_table",
+                         column_order=TABLE_SHOWN, column_config={
+                             "epsilon": num("ε", width=40),
+                             "expected |error|": num("typical error", format="%.4g",
+                                                     help=f"Expected |error| of a released answer, in {unit}."),
+                             "95% within ±": num("95% within ±", format="%.4g",
+                                                 help=f"95% of released answers fall this close, in {unit}."),
+                             "privacy level": st.column_config.TextColumn("level")})
             table = table.rename(columns={"epsilon": "ε", "noise scale": f"noise scale ({unit})",
                                           "expected |error|": f"expected |error| ({unit})",
                                           "95% within ±": f"95% within ± ({unit})"})
-            st.dataframe(table, hide_index=True, key="noise_table")
             st.caption("Typical error at each ε, exact (no random draw): the expected |error| and the range that "
-                       "holds 95% of releases."
+                       f"holds 95% of releases, in {unit} (the downloads add the noise scale)."
+                       + (" The classic Gaussian is valid only for ε < 1: larger ε are left out."
+                          if mechanism == "gaussian-classic" else "")
                        + (" For a count the table gives the geometric mechanism's figures, which is what the release "
                           "path draws (whole numbers, slightly less error); the chart and the figures above show the "
                           "continuous Laplace curve." if integer and mechanism == "laplace" else ""))
@@ -273,7 +286,7 @@ st.markdown("Each press draws **one** answer through the safe release path (diff
                else "") + "). "
             "Every release spends ε again: releasing the same answer k times costs k·ε.")
 releases = state("noise_releases", [])
-r1, r2 = st.columns([1, 1])
+r1 = r2 = st.container(horizontal=True, gap="small")  # side by side (in two columns 'Forget' stood mid-page)
 if r1.button("Release one answer", key="noise_release", type="primary", icon=":material/lock:"):
     out = guarded(release_answer, value, mechanism=mechanism, epsilon=spec.epsilon, delta=spec.delta,
                   sensitivity=spec.sensitivity, integer=integer)
@@ -297,7 +310,8 @@ if releases:
     shown = pd.DataFrame(releases)[["k", "released", "epsilon", "delta", "mechanism", "query"]].rename(
         columns={"k": "release #", "epsilon": "ε", "delta": "δ", "released": "released answer"})
     shown["mechanism"] = [mech.MECHANISM_LABELS.get(v, v).split(" (")[0] for v in shown["mechanism"]]
-    st.dataframe(shown, hide_index=True, key="noise_releases_table")
+    st.dataframe(shown, hide_index=True, key="noise_releases_table",  # "#": the mechanism fits a phone too
+                 column_config={"release #": st.column_config.NumberColumn("#", width=40)})
     table_downloads(shown, "noise_releases", key="noise_releases_table_dl")
 st.caption("Your releases are tracked per browser session (this tab): reloading the page starts a new count. "
            "Averaging many releases gets close to the true value — that is exactly why they must all be paid for.")

@@ -84,16 +84,16 @@ def show_report(rep, key: str, label=str) -> None:
 
 D = story.StorySettings()  # the default story (the report's settings)
 
-st.title("Re-identification: removing names is not anonymisation")
+st.title("Re-identification")  # the sidebar's name: one line on a phone (the claim, four lines, leads the text)
 headline_slot = st.empty()  # filled once the release is known: the strongest true figure leads
 st.markdown(
-    "A hospital releases its patient table **without names**. Facts anyone can know — age, sex, zip code, "
+    "**Removing names is not anonymisation.** A hospital releases its patient table **without names**. Facts anyone can know — age, sex, zip code, "
     "salary — single most patients out, and a public register puts the names back. Go through the tabs one at "
     "a time: the attack on one neighbour, the attack at scale, why it works, and two defences."
 )
 
 tabs = st.tabs(["1 · Your neighbour", "2 · Linkage at scale", "3 · How unique", "4 · Generalisation",
-                "5 · Differential privacy", "6 · Your own data"])
+                "5 · DP defence", "6 · Your own data"])
 
 # --- 1. find your neighbour --------------------------------------------------------------------------
 with tabs[0]:

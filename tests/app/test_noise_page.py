@@ -39,6 +39,9 @@ def test_slider_changes_numbers_and_release_composes(at):
     at.session_state["noise_tab"] = "Error vs ε"
     at.run()
     assert any("no random draw" in c.value for c in at.caption)  # the ε table shows typical errors (issue 13)
+    grid = next(d for d in at.dataframe if "noise scale" in d.value.columns)  # the downloads keep every column;
+    shown = list(grid.proto.column_order)  # a phone has room for four short ones (browser: tests/e2e/test_layout)
+    assert shown == ["epsilon", "expected |error|", "95% within ±", "privacy level"], shown
 
     at.button(key="noise_release").click().run()
     at.select_slider(key="noise_eps").set_value(0.5).run()

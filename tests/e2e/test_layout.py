@@ -47,20 +47,128 @@ def test_viewers_get_no_deploy_button_or_developer_menu(app_server, page):
         assert page.get_by_text("Clear cache").count() == 0
 
 
+# Every tab of every tab bar: its label, box, and whether its bar scrolls sideways (hiding tabs off to the side).
+TABS_JS = """() => [...document.querySelectorAll('[data-testid=stMain] [role=tab]')].map(t => {
+  const r = t.getBoundingClientRect(), bar = t.closest('[role=tablist]');
+  return {label: t.innerText.trim(), left: Math.round(r.left), right: Math.round(r.right), top: Math.round(r.top),
+          scrolls: bar.scrollWidth > bar.clientWidth + 1}; })"""
+
+
+def tabs_off_screen(pg) -> list:
+    """Tabs a reader cannot see without swiping the tab bar (or the page) sideways."""
+    width = pg.viewport_size["width"]
+    return [t for t in pg.evaluate(TABS_JS) if t["left"] < 0 or t["right"] > width or t["scrolls"]]
+
+
+def test_every_tab_is_on_screen_on_a_phone(app_server, phone):
+    """At 390 px every tab of every page is on screen, in reading order: the re-identification page's six
+    steps scrolled sideways with the last three hidden (its bar now wraps onto a second row)."""
+    hidden, seen = [], {}
+    for path, title in _titles():
+        slug = path.replace("pages/", "").replace(".py", "")
+        phone.goto(app_server if slug == "home" else f"{app_server}/{slug}")
+        wait_for_app(phone)
+        phone.wait_for_selector("h1")
+        hidden += [(title, t["label"]) for t in tabs_off_screen(phone)]
+        tabs = phone.evaluate(TABS_JS)
+        seen[title] = len(tabs)
+        order = [(t["top"], t["left"]) for t in tabs]
+        assert order == sorted(order), f"{title}: tabs out of reading order {[t['label'] for t in tabs]}"
+    assert seen["Re-identification"] == 6 and seen["Noise mechanisms"] == 4, seen
+    assert not hidden, f"tabs off a 390 px screen (page, tab): {hidden}"
+
+
 def test_noise_tabs_all_fit_a_phone_and_open_lazily(app_server, phone):
-    """The noise page's four "Look closer" tabs are all on screen at 390 px (a tab bar that scrolls hides the
-    last one), and opening one draws its chart (the tabs run only when open)."""
+    """The noise page's four "Look closer" tabs are all on screen at 390 px in one row (a tab bar that scrolls
+    hides the last one), and opening one draws its chart (the tabs run only when open)."""
     phone.goto(f"{app_server}/noise")
     wait_for_app(phone)
-    tabs = phone.get_by_role("tab")
-    tabs.first.wait_for()
-    edges = tabs.evaluate_all("ts => ts.map(t => [t.innerText, Math.round(t.getBoundingClientRect().right)])")
-    assert len(edges) == 4 and all(right <= 390 for _, right in edges), edges
-    bar = phone.get_by_role("tablist").first
-    assert bar.evaluate("b => b.scrollWidth <= b.clientWidth + 1"), "the tab bar scrolls sideways"
+    phone.get_by_role("tab").first.wait_for()
+    tabs = phone.evaluate(TABS_JS)
+    assert len(tabs) == 4 and not tabs_off_screen(phone), tabs
+    assert len({t["top"] for t in tabs}) == 1, f"the four tabs take two rows: {tabs}"
     phone.get_by_role("tab", name="Error vs ε").click()
     phone.get_by_text("your ε = 1:").first.wait_for(timeout=60_000)  # the error chart's legend, drawn on opening
     assert phone.locator('[data-testid="stException"]').count() == 0
+
+
+# A dataframe is a canvas inside a scroller: one wider than its box hides columns a reader must swipe to find.
+GRID_WIDTHS_JS = "g => { const s = g.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }"
+
+
+@pytest.mark.parametrize("link", ["noise?noise_tab=Error vs ε",  # a count; below, the widest numbers and the
+                                  "noise?noise_query=sum&noise_mech=gaussian-classic&noise_eps=0.05"  # classic
+                                  "&noise_tab=Error vs ε"])  # Gaussian's rows that hold for ε < 1 only
+def test_noise_error_table_shows_every_column_on_a_phone(app_server, phone, link):
+    """The "error vs ε" table's columns are all on a 390 px screen: its key numbers (typical error, 95% range)
+    sat off-screen to the right of the noise scale's column, to be found by swiping the table sideways."""
+    phone.goto(f"{app_server}/{link}")
+    wait_for_app(phone)
+    grid = phone.get_by_test_id("stDataFrame").first
+    grid.locator(".dvn-scroller").wait_for()
+    scroll, box = grid.evaluate(GRID_WIDTHS_JS)
+    assert scroll <= box + 1, f"the error table is {scroll} px wide in a {box} px box: columns hidden off-screen"
+
+
+# The words of the page's title grouped by the line they are drawn on.
+TITLE_LINES_JS = """() => { const h = document.querySelector('[data-testid=stMain] h1'); const lines = new Map();
+  const walk = document.createTreeWalker(h.querySelector('[data-heading-text]') || h, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walk.nextNode());) for (const m of n.data.matchAll(/\\S+/g)) {
+    const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+    const top = Math.round(r.getBoundingClientRect().top); lines.set(top, [...(lines.get(top) || []), m[0]]); }
+  return [...lines.values()].map(ws => ws.join(' ')); }"""
+
+
+@pytest.mark.parametrize("view", ["page", "phone"])
+def test_page_titles_leave_no_word_alone_on_a_line(app_server, request, view):
+    """No page title wraps to leave its last word alone, at 1280 px or on a phone (the re-identification
+    title left "anonymisation" on a line of its own at 1280 px and took four lines on a phone; "Choose ε from /
+    risk", "Private query / console" and "Privacy–utility / curve" on a phone)."""
+    pg = request.getfixturevalue(view)
+    orphans = {}
+    for path, title in _titles():
+        slug = path.replace("pages/", "").replace(".py", "")
+        pg.goto(app_server if slug == "home" else f"{app_server}/{slug}")
+        wait_for_app(pg)
+        pg.wait_for_selector("h1")
+        lines = pg.evaluate(TITLE_LINES_JS)
+        if len(lines) > 1 and len(lines[-1].split()) == 1 or len(lines) > 2:
+            orphans[title] = lines
+    assert not orphans, f"page titles wrapping awkwardly at {pg.viewport_size['width']} px (lines): {orphans}"
+
+
+# Each guided-tour link on Home with the box of the step's line (the last text in the link's row).
+TOUR_JS = """() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stPageLink-NavLink]')].map(a => {
+  const range = document.createRange();  // the text's own box, without the paragraph's margins
+  range.selectNodeContents([...a.closest('[data-testid=stHorizontalBlock]')
+                            .querySelectorAll('[data-testid=stMarkdownContainer]')].pop());
+  const text = range.getBoundingClientRect();
+  const r = a.getBoundingClientRect();
+  return {label: a.innerText.trim(), left: r.left, top: r.top, bottom: r.bottom, mid: (r.top + r.bottom) / 2,
+          tLeft: text.left, tTop: text.top, tBottom: text.bottom}; })"""
+
+
+@pytest.mark.parametrize("view", ["page", "phone"])
+def test_home_tour_links_line_up_and_stack_in_order(app_server, request, view):
+    """Home's "Start here" tour: one link per step. On a laptop the seven links stand in one column, each level
+    with its step's line (two steps a row left 'Open …' links at three different heights and step 1 without
+    one); on a phone each link sits right above its own line, steps in order."""
+    pg = request.getfixturevalue(view)
+    pg.goto(app_server)
+    wait_for_app(pg)
+    pg.get_by_text("Start here").wait_for()
+    steps = pg.evaluate(TOUR_JS)
+    assert len(steps) == 7, [s["label"] for s in steps]
+    if view == "page":
+        lefts = {round(s["left"]) for s in steps}
+        assert max(lefts) - min(lefts) <= 1, f"tour links not in one column: lefts {sorted(lefts)}"
+        off = [s["label"] for s in steps if not s["tTop"] <= s["mid"] <= s["tBottom"]]
+        assert not off, f"links not level with their step's line: {off}"
+    else:
+        for s, nxt in zip(steps, steps[1:] + [None]):
+            assert s["bottom"] <= s["tTop"] + 1 and abs(s["left"] - s["tLeft"]) <= 16, s  # link over its line
+            if nxt:  # ... closer to its own line than to the step before
+                assert s["tBottom"] <= nxt["top"] and s["tTop"] - s["bottom"] < nxt["top"] - s["tBottom"], (s, nxt)
 
 
 # Right edges of what a reader sees: KaTeX's drawn formula (its MathML twin is visually hidden) and chart titles.

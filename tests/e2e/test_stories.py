@@ -53,7 +53,7 @@ def test_reidentification_story_singles_out_the_neighbour(app_server, page):
     screenshot(page, "story_reidentification")
     split = at_phone_width(page, SPLIT_CODE_JS)
     assert not split, f"inline code split across lines at 390 px: {split}"
-    page.get_by_role("tab", name=re.compile("Differential privacy")).click()
+    page.get_by_role("tab", name=re.compile("DP defence")).click()
     page.get_by_text("The guarantee that applies").first.wait_for(timeout=60_000)
     assert "replace-one" in main_text(page)
     no_exception(page)
