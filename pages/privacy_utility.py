@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import claims, statement
+from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
 from dpcore.training.config import REPRODUCIBLE_LABEL
@@ -165,7 +166,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.caption(f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models.")
     for f in s["failed"]:
         which = "baseline" if f["epsilon"] is None else f"ε = {f['epsilon']:g}"
-        st.warning(f"{which} seed {f['seed']}: {f['error']}")
+        st.warning(sentence(f"{which} seed {f['seed']}: {f['error']}"))  # "Baseline seed 0: …", as an error box
     if not result["points"] and not result["baseline"]:
         st.info("Waiting for the first model (the non-private baseline comes first)…")
         return
