@@ -97,7 +97,8 @@ if source == SOURCES[0]:
     # the built-in data is registered by the app itself (its content is fixed by code)
     required(ledger.register_builtin, f"synthetic medical (n={int(n):,}, seed={int(seed)})", identity)
 else:
-    up = c3.file_uploader("CSV with a header row", type=["csv"], key="qc_upload")
+    up = c3.file_uploader("CSV with a header row", type=["csv"], key="qc_upload",
+                          help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.")
     if up is None:
         st.info("Upload a CSV to query it, or switch back to the synthetic medical data.")
         st.stop()

@@ -295,9 +295,9 @@ share_in_url("re_n", "re_seed", "re_eps")
 
 # --- 6. your own data ---------------------------------------------------------------------------------
 with tabs[5]:
-    st.markdown(f"Upload a CSV (at most {L.mib(L.UPLOAD_MAX_BYTES)} and "
-                f"{datasets.MAX_UPLOAD_ROWS:,} rows). It is checked on the server and kept only in this browser "
-                "session's memory: nothing is written to disk or sent anywhere.")
+    st.markdown(f"Upload a CSV of at most {L.upload_size()} and {datasets.MAX_UPLOAD_ROWS:,} rows. It is checked "
+                "on the server and kept only in this browser session's memory: nothing is written to disk or sent "
+                "anywhere.")
     upload = st.file_uploader("CSV file", type=["csv"], key="re_upload",
                               max_upload_size=L.UPLOAD_MAX_MIB)
     if upload is None:

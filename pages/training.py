@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dpcore import claims
+from dpcore import claims, limits
 from dpcore.sweep import summary as sweep_summary
 from dpcore.figures import training as figs
 from dpcore.jobs import display, registry, store, workers
@@ -103,7 +103,8 @@ with st.container(border=True):
         target = c3.selectbox("Predict", list(MEDICAL_TARGETS), key="tr_target",
                               help="has_rare_disease: ~2% positives (accuracy is misleading); diagnosis: 6 classes")
     elif kind == "csv":
-        up = c3.file_uploader("CSV file", type=["csv"], key="tr_csv")
+        up = c3.file_uploader("CSV file", type=["csv"], key="tr_csv",
+                              help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.")
         if up is not None:
             cols = guarded(upload_columns, up.getvalue())  # validated in memory: nothing on disk yet
             if cols:
