@@ -152,8 +152,8 @@ for note in res.get("notes") or []:
 chart(figs.feasible_band_chart(res), key="adv_band")
 chart(figs.advice_tradeoff_chart(res), key="adv_roc")
 st.caption("The curve is the highest TPR *any* membership test can reach at each FPR against the recommended "
-           "setting, from the same privacy-loss distribution as its ε (exact for Gaussian and ε-DP; a pessimistic "
-           "PLD for DP-SGD). Measured attacks sit below it.")
+           "setting, from the same privacy-loss distribution (PLD) as its ε (exact for Gaussian and ε-DP; a "
+           "pessimistic PLD for DP-SGD). Measured attacks sit below it.")
 
 link = res["link"]
 if link["page"] == "pages/training.py":

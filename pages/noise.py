@@ -197,9 +197,10 @@ st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {claims.delta(spec.del
 
 st.subheader("2 · What released answers look like")
 chart(charts["distribution"], key="noise_chart_distribution")
-st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) "
-           f"to show the shape — not releases. Simulated mean |error| {view.sim_mean_abs_error:,.4g} (exact "
-           f"{view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of simulated draws fall in the 95% interval.")
+st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws of ordinary random numbers (numpy, "
+           f"fixed by seed {view.seed}) to show the shape — not releases. Simulated mean |error| "
+           f"{view.sim_mean_abs_error:,.4g} (exact {view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of "
+           "simulated draws fall in the 95% interval.")
 if integer and mechanism == "laplace":
     st.caption("Counts are released with the discrete Laplace (geometric) mechanism: whole numbers with the same "
                "ε guarantee and almost the same spread as the continuous Laplace curves shown here.")
@@ -271,7 +272,8 @@ st.subheader("4 · Release one answer")
 st.markdown("Each press draws **one** answer through the safe release path (diffprivlib's floating-point-safe "
             "samplers with a secure random source, no seed"
             + ("; a count with Laplace uses the integer geometric mechanism" if integer and mechanism == "laplace"
-               else "") + "). "
+               else "") + "). Floating-point-safe: noise added naively to a computer's rounded numbers can give "
+            "the true value away; these samplers do not. "
             "Every release spends ε again: releasing the same answer k times costs k·ε.")
 releases = state("noise_releases", [])
 r1, r2 = st.columns([1, 1])

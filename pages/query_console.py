@@ -141,7 +141,7 @@ if info is None:
     st.stop()
 if st.session_state.pop("qc_registered", None):
     st.success(f"Registered as '{md(info['name'])}'.")
-st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · fingerprint "
+st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · content fingerprint "
            f"`{key[:12]}…` · columns: {', '.join(map(md, df.columns))}")
 
 status = required(ledger.status, analyst, key)
@@ -290,7 +290,8 @@ st.subheader("Composition: what many answers cost together")
 st.markdown(
     "The ledger charges by **basic composition** (ε adds up) — always valid. Tighter accounting exists: "
     "**advanced composition** (Dwork–Rothblum–Vadhan) trades a small extra δ′ for ε growing like √k, and "
-    "**zCDP/RDP** (natural for Gaussian noise; pure ε-DP counts as ρ = ε²/2) adds ρ = Δ²/(2σ²) per query."
+    "**zCDP/RDP** (zero-concentrated / Rényi DP; natural for Gaussian noise; pure ε-DP counts as ρ = ε²/2) adds "
+    "ρ = Δ²/(2σ²) per query."
 )
 k1, k2, k3 = st.columns(3)
 dprime = k1.select_slider("δ′ for advanced composition and zCDP", DELTA_PRIMES, key="qc_dprime",
