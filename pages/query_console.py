@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpcore import claims, limits, textsafe
 from dpcore.data import datasets, filters
+from dpcore.errors import sentence
 from dpcore.figures import query_console as figs
 from dpcore.noise import composition, mechanisms
 from dpcore.noise.charge import Charge
@@ -336,4 +337,4 @@ with st.expander("Admin: reset this budget or change its totals"):
             st.session_state.qc_reset_done = done["note"]
             st.rerun()
     if _reset_note:
-        st.success(textsafe.md_message(_reset_note))  # quotes the admin's name and reason
+        st.success(textsafe.md_message(sentence(_reset_note)))  # quotes the admin's name and reason

@@ -66,7 +66,7 @@ def test_spend_repeat_free_refuse_and_reset(monkeypatch):
     at.checkbox(key="qc_reset_confirm").check().run()
     at.button(key="qc_reset").click().run()
     assert not at.exception
-    assert any("reset by admin 'root'" in s.value for s in at.success)
+    assert any("Reset by admin 'root'" in s.value for s in at.success)
     assert list(at.dataframe[0].value["event"])[-1] == "reset"
     assert not at.checkbox(key="qc_reset_confirm").value
     at.number_input(key="qc_eps").set_value(0.5).run()
