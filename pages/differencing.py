@@ -7,6 +7,7 @@ import streamlit as st
 
 from dpcore import limits as L
 from dpcore.attacks import differencing as dif
+from dpcore.errors import sentence
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
 from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, state, table_downloads
@@ -117,7 +118,7 @@ for i in range(step):
         if i < 5:
             st.code(q[i].sql(), language="sql", wrap_lines=True)  # a phone shows the whole WHERE clause
         if i == 0:
-            st.warning(q[0].message, icon=":material/block:")
+            st.warning(sentence(q[0].message), icon=":material/block:")  # "Refused: WHERE …"
             st.markdown("So far so good: the direct question is refused. The attacker now hides the target in a "
                         f"large group: the **{attack.group_size} people with {dif.group_words(attack.group, md)}**, "
                         f"well over N = {attack.min_group}.")
