@@ -660,7 +660,8 @@ def _advise_dpsgd(out, risk, utility, d, sample_rate, steps):
         ach["posterior_fails_with"] = dpsgd_loss_tail(nm, q, t, eps)
     out.update(epsilon=eps, noise_multiplier=nm, achieved=ach,
                mu_clt=_gdp_mu(nm, q, t))
-    out["notes"].append("mu_clt is the central-limit Gaussian-DP approximation (Bu et al. 2020), not a bound")
+    out["notes"].append("the advice's JSON also gives mu_clt: μ of Gaussian DP by the central limit theorem (Bu et "
+                        "al. 2020), an estimate, not a bound")
     if not out["feasible"]:
         ratio = e_min / e_max
         at = dpsgd_risk(nm_max, q, t, risk, d)

@@ -110,6 +110,19 @@ def mib(n_bytes: int) -> str:
     return f"{value:.0f} MiB" if value == int(value) else f"{value:.1f} MiB"
 
 
+def upload_size() -> str:
+    """The upload limit as every page writes it: ``'50 MB'``, the words of Streamlit's own uploader beside it.
+
+    server.maxUploadSize is a number of MB that Streamlit's uploader counts in the visitor's operating system's
+    unit, as their file browser shows sizes: it writes "50MB per file" everywhere, and refuses a larger file
+    ("File must be 50.0MB or smaller.") at 50,000,000 bytes on macOS and Linux (MB of 10^6 bytes, as Finder
+    shows them) and at 52,428,800 on Windows (2^20 bytes, as Explorer shows them). The server and the CLI's CSV
+    reader allow :data:`UPLOAD_MAX_BYTES` (50 MiB, the larger), so a file the uploader accepts is never refused
+    later; "50 MiB" on a page would promise 2.4 MB more than a Mac's browser takes. The CLI says MiB (:func:`mib`).
+    """
+    return f"{UPLOAD_MAX_MIB} MB"
+
+
 def check_int_range(value, lo: int, hi: int, name: str, hint: str = "") -> int:
     """A whole number in ``[lo, hi]`` or a DPError that names the range (bools, NaN, 1.5 refused)."""
     if isinstance(value, bool):
@@ -135,7 +148,8 @@ def check_seed(value, name: str = "seed") -> int:
 def table() -> list[tuple[str, str]]:
     """(what, limit) rows for the README's "Limits" section."""
     return [
-        ("Upload size (every page, CLI CSV reader, Streamlit's server.maxUploadSize)", mib(UPLOAD_MAX_BYTES)),
+        ("Upload size: pages (Streamlit's uploader, MB as the visitor's system counts them) / CLI CSV reader",
+         f"{upload_size()} / {mib(UPLOAD_MAX_BYTES)}"),
         ("Rows in an uploaded CSV", f"{UPLOAD_MAX_ROWS:,}"),
         ("Columns in an uploaded CSV", f"{UPLOAD_MAX_COLUMNS:,}"),
         ("Characters in a column name of an uploaded CSV", f"{UPLOAD_MAX_NAME_CHARS:,}"),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from dpcore import limits, storage, textsafe
-from dpcore.errors import DPError
+from dpcore.errors import DPError, sentence
 
 if TYPE_CHECKING:  # pandas costs ~0.5 s to import: Home's first chart does not wait for it
     import pandas as pd
@@ -40,10 +40,10 @@ def guarded(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except DPError as err:  # messages quote user text (column names...): no links or images from it
-        st.error(textsafe.md_message(str(err)))
+        st.error(textsafe.md_message(sentence(str(err))))  # "Prior belief must be ...": a box starts a sentence
         return None
     except (sqlite3.Error, OSError) as exc:  # full disk, read-only or corrupted store not named further down
-        st.error(textsafe.md_message(storage.fault_message(exc)))
+        st.error(textsafe.md_message(sentence(storage.fault_message(exc))))
         return None
 
 

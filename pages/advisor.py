@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpcore import advise as adv
 from dpcore import claims, textsafe
+from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
@@ -146,13 +147,13 @@ else:
     st.markdown("**What would reconcile them:**\n" + "\n".join(f"- {textsafe.md_message(o['text'])}"
                                                               for o in c["reconcile"]))
 for note in res.get("notes") or []:
-    st.caption(textsafe.md_message(note))
+    st.caption(textsafe.md_message(sentence(note)))  # the advice's notes start lower-case, like dpcore's errors
 
 chart(figs.feasible_band_chart(res), key="adv_band")
 chart(figs.advice_tradeoff_chart(res), key="adv_roc")
 st.caption("The curve is the highest TPR *any* membership test can reach at each FPR against the recommended "
-           "setting, from the same privacy-loss distribution as its ε (exact for Gaussian and ε-DP; a pessimistic "
-           "PLD for DP-SGD). Measured attacks sit below it.")
+           "setting, from the same privacy-loss distribution (PLD) as its ε (exact for Gaussian and ε-DP; a "
+           "pessimistic PLD for DP-SGD). Measured attacks sit below it.")
 
 link = res["link"]
 if link["page"] == "pages/training.py":

@@ -7,6 +7,7 @@ import streamlit as st
 
 from dpcore import limits as L
 from dpcore.attacks import differencing as dif
+from dpcore.errors import sentence
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
 from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, state, table_downloads
@@ -57,7 +58,7 @@ with st.container(border=True):
                         help=f"Synthetic patients (the hidden table, with names); at most {L.DIFFERENCING_MAX_N:,}.")
     seed = c2.number_input("Data seed", L.SEED_MIN, L.SEED_MAX,
                            value=from_url("dif_seed", dif.DEFAULT_SEED, lo=L.SEED_MIN, hi=L.SEED_MAX), step=1,
-                           key="dif_seed")
+                           key="dif_seed", help="Fixes the synthetic population, so it is the same on every run.")
     min_group = c3.number_input("Smallest group answered (N)", 1, L.DIFFERENCING_MAX_MIN_GROUP,
                                 value=from_url("dif_min_group", dif.DEFAULT_MIN_GROUP, lo=1,
                                                hi=L.DIFFERENCING_MAX_MIN_GROUP), step=5,
@@ -117,7 +118,7 @@ for i in range(step):
         if i < 5:
             st.code(q[i].sql(), language="sql", wrap_lines=True)  # a phone shows the whole WHERE clause
         if i == 0:
-            st.warning(q[0].message, icon=":material/block:")
+            st.warning(sentence(q[0].message), icon=":material/block:")  # "Refused: WHERE …"
             st.markdown("So far so good: the direct question is refused. The attacker now hides the target in a "
                         f"large group: the **{attack.group_size} people with {dif.group_words(attack.group, md)}**, "
                         f"well over N = {attack.min_group}.")
@@ -171,7 +172,9 @@ k = c2.number_input("Success = within ± k years", 0.0, L.DIFFERENCING_MAX_K_YEA
                     format="%g")  # 5, not 5.00; 2.5 still shows 2.5
 trials = c3.number_input("Simulated releases", 1, L.DIFFERENCING_PAGE_MAX_TRIALS, value=10_000, step=1_000,
                          key="dif_trials")
-sim_seed = c4.number_input("Simulation seed", L.SEED_MIN, L.SEED_MAX, value=0, step=1, key="dif_sim_seed")
+sim_seed = c4.number_input("Simulation seed", L.SEED_MIN, L.SEED_MAX, value=0, step=1, key="dif_sim_seed",
+                           help="Fixes the simulated noise, so the page shows the same numbers on every run; a real "
+                                "release is never seeded.")
 
 cost = required(dif.privacy_cost, eps)
 st.markdown(f"**Privacy cost:** {cost['composition']}. Pure ε-DP (δ = 0) for datasets that differ by adding or "
@@ -201,7 +204,8 @@ if release is not None:
 res = guarded(_simulate, float(attack.true_value), float(eps), k, trials, int(sim_seed))
 if res is not None:
     sim, curve = res
-    st.markdown(f"**Over many releases** (simulation with numpy, seed {int(sim_seed)}):")
+    st.markdown(f"**Over many releases** (a simulation with ordinary random numbers, numpy, fixed by seed "
+                f"{int(sim_seed)}):")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(f"Chance within ±{sim['k_years']:g} years", f"{sim['success_probability']:.1%}",
               help=f"Share of the {sim['trials']:,} simulated releases in which the attacker's estimate (clipped to "

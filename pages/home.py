@@ -61,7 +61,9 @@ with c2:
     st.markdown(reading(eps, 0.5))  # the level's word is the metric above; its number is this sentence's
     st.markdown(reading(eps, 0.01))
     with st.expander("Where the bound comes from"):
-        st.markdown("Bayes' rule with a likelihood ratio of at most e^ε: p′ ≤ e^ε·p / (1 − p + e^ε·p). Here ε is "
+        # maths as the formal definition below writes it (LaTeX), not "e^ε" in plain text
+        st.markdown(r"Bayes' rule with a likelihood ratio of at most $e^{\varepsilon}$: "
+                    r"$p' \le e^{\varepsilon} p \,/\, (1 - p + e^{\varepsilon} p)$. Here ε is "
                     "for datasets that differ by adding or removing one person, with δ = 0; a guarantee with "
                     "δ > 0 covers this ε part only and may fail outright with probability δ.")
 chart(figs.deployments_chart(eps), key="home_deployments")

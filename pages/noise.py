@@ -198,9 +198,10 @@ st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {claims.delta(spec.del
 
 st.subheader("2 · What released answers look like")
 chart(charts["distribution"], key="noise_chart_distribution")
-st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws with plain numpy (seed {view.seed}) "
-           f"to show the shape — not releases. Simulated mean |error| {view.sim_mean_abs_error:,.4g} (exact "
-           f"{view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of simulated draws fall in the 95% interval.")
+st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws of ordinary random numbers (numpy, "
+           f"fixed by seed {view.seed}) to show the shape — not releases. Simulated mean |error| "
+           f"{view.sim_mean_abs_error:,.4g} (exact {view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of "
+           "simulated draws fall in the 95% interval.")
 if integer and mechanism == "laplace":
     st.caption("Counts are released with the discrete Laplace (geometric) mechanism: whole numbers with the same "
                "ε guarantee and almost the same spread as the continuous Laplace curves shown here.")
@@ -219,22 +220,23 @@ if why_tab.open:
     with why_tab:
         chart(charts["why"], key="noise_chart_why")
         if mechanism == "laplace":
-            st.markdown(f"Whatever answer is released, it was at most **e^ε times more likely** "
+            st.markdown(f"Whatever answer is released, it was at most **$e^{{\\varepsilon}}$ times more likely** "
                         f"(ε = {spec.epsilon:g}) with one patient's record than with it replaced: the lower panel "
                         "never leaves the band.")
         else:
-            st.markdown(f"Almost every answer is at most e^ε times more likely with one patient's record than "
-                        f"without; the rare exceptions (far in the tail, outside the band) add up to "
+            st.markdown(f"Almost every answer is at most $e^{{\\varepsilon}}$ times more likely with one patient's "
+                        f"record than without; the rare exceptions (far in the tail, outside the band) add up to "
                         f"**δ = {claims.up(view.actual_delta)}** (≤ the δ = {claims.delta(spec.delta)} you chose).")
         with st.expander("The maths behind the lower panel"):
-            st.markdown("The **privacy loss** of an output z is ln p_D(z)/p_D′(z), in nats (natural-log units): "
-                        "how much more likely z is under D than under its neighbour D′. ε-DP means it stays within "
-                        "±ε. "
+            st.markdown(r"The **privacy loss** of an output z is $\ln p_D(z)/p_{D'}(z)$, in nats (natural-log "
+                        "units): how much more likely z is under D than under its neighbour D′. ε-DP means it stays "
+                        "within ±ε. "
                         + ("For Laplace it is flat at ±ε beyond the two true answers and never leaves the band "
                            "(δ = 0)." if mechanism == "laplace" else
                            f"For the Gaussian it is a straight line, so far enough in the tail it leaves the band; "
                            f"those outputs have probability {claims.up(view.loss_exceeds_mass)} under D, and the guarantee "
-                           f"fails by δ = ∫ max(0, p_D − e^ε p_D′) = {claims.up(view.actual_delta)}."))
+                           rf"fails by $\delta = \int \max(0,\, p_D - e^{{\varepsilon}} p_{{D'}})$ = "
+                           f"{claims.up(view.actual_delta)}."))
 
 if attack_tab.open:
     with attack_tab:
@@ -283,7 +285,8 @@ st.subheader("4 · Release one answer")
 st.markdown("Each press draws **one** answer through the safe release path (diffprivlib's floating-point-safe "
             "samplers with a secure random source, no seed"
             + ("; a count with Laplace uses the integer geometric mechanism" if integer and mechanism == "laplace"
-               else "") + "). "
+               else "") + "). Floating-point-safe: noise added naively to a computer's rounded numbers can give "
+            "the true value away; these samplers do not. "
             "Every release spends ε again: releasing the same answer k times costs k·ε.")
 releases = state("noise_releases", [])
 r1 = r2 = st.container(horizontal=True, gap="small")  # side by side (in two columns 'Forget' stood mid-page)

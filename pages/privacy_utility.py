@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import claims, statement
+from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
 from dpcore.training.config import REPRODUCIBLE_LABEL
@@ -52,8 +53,9 @@ with st.container(border=True):
                            help=DATASET_HELP)
     model = c2.selectbox("Model", ["mlp", "logreg"], key="pu_model",
                          format_func={"mlp": "MLP", "logreg": "Logistic regression"}.get)
-    seeds = c3.number_input("Seeds per ε", 1, 10, D.seeds, key="pu_seeds",
-                            help="Models per ε with different seeds: error bars.")
+    seeds = c3.number_input("Models per ε", 1, 10, D.seeds, key="pu_seeds",
+                            help="Models trained at each ε, each from its own seed (a different random start): "
+                                 "their spread gives the error bars.")
     epochs = c4.number_input("Epochs", 1, 500, D.epochs, key="pu_epochs")
     c5, c6 = st.columns([3, 2])  # the multiselects get their own row: every chip stays visible
     # wrap: chips in a column would otherwise stay on one row and fade out at the edge (the last ε on a phone)
@@ -63,7 +65,8 @@ with st.container(border=True):
                              key="pu_attacks", help=ATTACK_HELP, wrap=True)
     c7, c8, _, c9 = st.columns([1, 1, 1, 1.3], vertical_alignment="bottom")
     shadows = c7.number_input("LiRA shadows", 2, 64, D.shadows, key="pu_shadows",
-                              help="Shadow models trained on random halves of the member + non-member pool.")
+                              help="Shadow models: copies the attacker trains on random halves of the member + "
+                                   "non-member pool, to learn what a member's score looks like.")
     train_size = c8.number_input("Training rows", 0, 5000, D.train_size or 0, key="pu_train_size",
                                  help="0 = every training row (the demo). Fewer rows: DP costs more accuracy.")
     start = c9.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")
@@ -87,11 +90,12 @@ with st.container(border=True):
                 st.session_state["pu_sweep"] = sid
                 st.toast(f"Sweep {sid} started: {len(cfg.point_params())} models in the background")
     st.caption(f"The sweep runs as background jobs in worker processes (parallel), baselines first; closing the "
-               f"tab loses nothing. Training settings: batch {D.batch_size}, lr {D.lr}, clip {D.clip}, "
-               f"δ = {claims.delta(D.delta)} (add/remove one record), accountant PRV, {D.canaries} canaries, size control at "
-               f"ε = {D.size_epsilon:g}; the non-private baselines train {D.baseline_scale:g}× the epochs from "
-               f"{D.baseline_scale:g}× the lr, decaying linearly (their best accuracy; the DP models' settings and "
-               f"accounting are untouched). Sampling and noise come from a secure source and are never stored.")
+               f"tab loses nothing. Training settings: batch {D.batch_size}, learning rate {D.lr}, clip {D.clip}, "
+               f"δ = {claims.delta(D.delta)} (add/remove one record), accountant PRV (privacy-loss random variables, "
+               f"a tight bound), {D.canaries} canaries, size control at ε = {D.size_epsilon:g}; the non-private "
+               f"baselines train {D.baseline_scale:g}× the epochs from {D.baseline_scale:g}× the learning rate, "
+               f"decaying linearly (their best accuracy; the DP models' settings and accounting are untouched). "
+               f"Sampling and noise come from a secure source and are never stored.")
 
 # ---------------------------------------------------------------------------------------- choose a sweep
 stored = required(sweep_runs.list_sweeps)
@@ -145,7 +149,8 @@ def headline(result: dict) -> None:
         words.append(f"**{h['violations']} of {h['audited']}** DP models have a proved ε above their claimed ε "
                      "(a bug to report)." if h["violations"] else
                      f"Under DP every proved ε stays below the claimed ε ({h['audited']} models audited).")
-    st.caption("Medians over the seeds (the charts show mean ± SD). " + " ".join(words))
+    st.caption("Medians over the models of each setting (the charts show mean ± SD, the standard deviation). "
+               + " ".join(words))
 
 
 @st.fragment(run_every=1.5 if status0["status"] == "running" else None)
@@ -165,7 +170,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.caption(f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models.")
     for f in s["failed"]:
         which = "baseline" if f["epsilon"] is None else f"ε = {f['epsilon']:g}"
-        st.warning(f"{which} seed {f['seed']}: {f['error']}")
+        st.warning(sentence(f"{which} seed {f['seed']}: {f['error']}"))  # "Baseline seed 0: …", as an error box
     if not result["points"] and not result["baseline"]:
         st.info("Waiting for the first model (the non-private baseline comes first)…")
         return
@@ -237,7 +242,8 @@ def show_sweep(sid: str, was_running: bool) -> None:
         if block is not None:
             r1.markdown(statement.gap_words(block, point["mia"], labels=ATTACK_LABELS))
             r1.caption("The shaded region is impossible for any attacker: the curve is this model's worst-case "
-                       "ROC from the privacy-loss distribution of its own noise, sampling rate and steps. ε at "
+                       "ROC (the largest share of members any attack can catch at each false-positive rate) from the "
+                       "privacy-loss distribution (PLD) of its own noise, sampling rate and steps. ε at "
                        "three δ (1e-5, 1e-6 and 1/n, n = rows trained on) and μ (Gaussian DP by the central limit "
                        "theorem: an estimate, not a bound) are in its legend.")
 
@@ -245,8 +251,11 @@ def show_sweep(sid: str, was_running: bool) -> None:
     if rows:
         df = pd.DataFrame(rows)
         cols = [c for c in df.columns if not c.endswith("_sd")]
-        st.dataframe(df[cols], hide_index=True, key="pu_table")
-        table_downloads(df, f"sweep-{sid}", key="pu_dl")
+        # headers in words, not field names (the JSON and the CLI keep those); the download adds the SDs
+        st.dataframe(df[cols].rename(columns=sweep_summary.column_label), hide_index=True, key="pu_table")
+        st.caption("Per ε, over its seeds. TPR: the share of members an attack catches; FPR: the share of "
+                   "non-members it flags wrongly; AUC 0.5 is guessing; SD: standard deviation.")
+        table_downloads(df.rename(columns=sweep_summary.column_label), f"sweep-{sid}", key="pu_dl")
     if compare:
         others = {names[i]: (sweep_runs.state(i) or {}).get("result") for i in compare}
         others = {k: v for k, v in others.items() if v}

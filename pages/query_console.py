@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpcore import claims, limits, textsafe
 from dpcore.data import datasets, filters
+from dpcore.errors import sentence
 from dpcore.figures import query_console as figs
 from dpcore.noise import composition, mechanisms
 from dpcore.noise.charge import Charge
@@ -97,7 +98,8 @@ if source == SOURCES[0]:
     # the built-in data is registered by the app itself (its content is fixed by code)
     required(ledger.register_builtin, f"synthetic medical (n={int(n):,}, seed={int(seed)})", identity)
 else:
-    up = c3.file_uploader("CSV with a header row", type=["csv"], key="qc_upload")
+    up = c3.file_uploader("CSV with a header row", type=["csv"], key="qc_upload",
+                          help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.")
     if up is None:
         st.info("Upload a CSV to query it, or switch back to the synthetic medical data.")
         st.stop()
@@ -140,7 +142,7 @@ if info is None:
     st.stop()
 if st.session_state.pop("qc_registered", None):
     st.success(f"Registered as '{md(info['name'])}'.")
-st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · fingerprint "
+st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · content fingerprint "
            f"`{key[:12]}…` · columns: {', '.join(map(md, df.columns))}")
 
 status = required(ledger.status, analyst, key)
@@ -289,7 +291,8 @@ st.subheader("Composition: what many answers cost together")
 st.markdown(
     "The ledger charges by **basic composition** (ε adds up) — always valid. Tighter accounting exists: "
     "**advanced composition** (Dwork–Rothblum–Vadhan) trades a small extra δ′ for ε growing like √k, and "
-    "**zCDP/RDP** (natural for Gaussian noise; pure ε-DP counts as ρ = ε²/2) adds ρ = Δ²/(2σ²) per query."
+    "**zCDP/RDP** (zero-concentrated / Rényi DP; natural for Gaussian noise; pure ε-DP counts as ρ = ε²/2) adds "
+    "ρ = Δ²/(2σ²) per query."
 )
 k1, k2, k3 = st.columns(3)
 dprime = k1.select_slider("δ′ for advanced composition and zCDP", DELTA_PRIMES, key="qc_dprime",
@@ -334,4 +337,4 @@ with st.expander("Admin: reset this budget or change its totals"):
             st.session_state.qc_reset_done = done["note"]
             st.rerun()
     if _reset_note:
-        st.success(textsafe.md_message(_reset_note))  # quotes the admin's name and reason
+        st.success(textsafe.md_message(sentence(_reset_note)))  # quotes the admin's name and reason

@@ -102,8 +102,8 @@ with tabs[0]:
         n = int(c1.number_input("Patients in the release", min_value=L.REID_MIN_ROWS, max_value=L.REID_MAX_ROWS,
                                 value=from_url("re_n", D.n, lo=L.REID_MIN_ROWS, hi=L.REID_MAX_ROWS),
                                 step=1_000, key="re_n",
-                                help=f"Up to {L.REID_MAX_ROWS:,}; every analysis stays vectorised. The story uses "
-                                     "1,000, as in the source notebook."))
+                                help=f"Up to {L.REID_MAX_ROWS:,} (every analysis stays quick at that size). The "
+                                     "story uses 1,000."))
         seed = int(c2.number_input("Data seed", min_value=L.SEED_MIN, max_value=L.SEED_MAX,
                                    value=from_url("re_seed", D.seed, lo=L.SEED_MIN, hi=L.SEED_MAX), step=1,
                                    key="re_seed", help="Fixes the synthetic patients, so the picture is the same "
@@ -159,7 +159,8 @@ with tabs[1]:
     outsiders = c2.slider("Outsiders per covered patient", 0.0, 3.0, D.outsiders, 0.25, key="re_outsiders",
                           help="People in the register who are not in the release (a voter roll is larger than "
                                "one hospital's patient list).")
-    reg_seed = int(c3.number_input("Register seed", 0, 2**31 - 1, D.register_seed, key="re_reg_seed"))
+    reg_seed = int(c3.number_input("Register seed", 0, 2**31 - 1, D.register_seed, key="re_reg_seed",
+                                   help="Fixes who is in the register, so the picture is the same on every run."))
     on = st.multiselect("Join on", linkage.LINKABLE_COLUMNS, default=list(D.link_on), key="re_link_on",
                         format_func=story.label)
     reg = guarded(register, n, seed, coverage, outsiders, reg_seed)
@@ -261,7 +262,9 @@ with tabs[4]:
     eps = c1.select_slider("Your ε", list(story.EPSILONS), value=from_url("re_eps", D.epsilon, story.EPSILONS),
                            key="re_eps")
     releases = c2.select_slider("Simulated releases", [50, 100, 200, 500], value=D.releases, key="re_releases")
-    sim_seed = int(c3.number_input("Simulation seed", 0, 2**31 - 1, D.sim_seed, key="re_sim_seed"))
+    sim_seed = int(c3.number_input("Simulation seed", 0, 2**31 - 1, D.sim_seed, key="re_sim_seed",
+                                   help="Fixes the simulated noise, so the picture is the same on every run; a "
+                                        "real release is never seeded."))
     if qis:
         sim = guarded(dp_sim, n, seed, tuple(qis), sensitive, eps, releases, D.n_targets, sim_seed)
         if sim is not None:
@@ -287,17 +290,18 @@ with tabs[4]:
                 f"without it was right {sim['prior_guess']:.0%} of the time.",
                 icon=":material/verified_user:")
             chart(figs.dp_success_chart(sim, eps, label=story.label), key="re_dp_chart")
-            st.caption(":blue-badge[Simulation] numpy noise over many simulated releases, to visualise the "
-                       "attacker's success; a real release draws its counts through the secure release path.")
+            st.caption(":blue-badge[Simulation] ordinary seeded random noise (numpy) over many simulated releases, "
+                       "to visualise the attacker's success; a real release draws its counts through the secure "
+                       "release path.")
     else:
         st.error("Choose at least one quasi-identifier on the *How unique* tab.")
 share_in_url("re_n", "re_seed", "re_eps")
 
 # --- 6. your own data ---------------------------------------------------------------------------------
 with tabs[5]:
-    st.markdown(f"Upload a CSV (at most {L.mib(L.UPLOAD_MAX_BYTES)} and "
-                f"{datasets.MAX_UPLOAD_ROWS:,} rows). It is checked on the server and kept only in this browser "
-                "session's memory: nothing is written to disk or sent anywhere.")
+    st.markdown(f"Upload a CSV of at most {L.upload_size()} and {datasets.MAX_UPLOAD_ROWS:,} rows. It is checked "
+                "on the server and kept only in this browser session's memory: nothing is written to disk or sent "
+                "anywhere.")
     upload = st.file_uploader("CSV file", type=["csv"], key="re_upload",
                               max_upload_size=L.UPLOAD_MAX_MIB)
     if upload is None:

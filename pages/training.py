@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dpcore import claims
+from dpcore import claims, limits
 from dpcore.sweep import summary as sweep_summary
 from dpcore.figures import training as figs
 from dpcore.jobs import display, registry, store, workers
@@ -29,10 +29,12 @@ DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical
                 "folder (.npz).")
 MODEL_NAMES = {"logreg": "Logistic regression", "mlp": "Small MLP", "cnn": "Small CNN (images)",
                "diffprivlib_logreg": "diffprivlib logistic reg.",
-               "diffprivlib_nb": "diffprivlib GaussianNB"}
+               "diffprivlib_nb": "diffprivlib naive Bayes"}
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # shown; the stored values stay "sgd" / "adam"
-MODEL_HELP = ("diffprivlib models are trained with pure ε (δ = 0): logistic regression by objective "
-              "perturbation, GaussianNB with noisy statistics. The others train with DP-SGD (Opacus).")
+MODEL_HELP = ("MLP: a small neural network; CNN: a small neural network for images. diffprivlib models are "
+              "trained with pure ε (δ = 0): logistic regression by objective perturbation (noise added to what "
+              "training minimises), Gaussian naive Bayes (GaussianNB) with noisy statistics. The others train "
+              "with DP-SGD (Opacus).")
 
 
 def _models_for(kind: str) -> list[str]:
@@ -100,10 +102,12 @@ with st.container(border=True):
                          on_change=_apply_recommended, help=MODEL_HELP)
     dataset, target, upload_bytes = kind, None, None
     if kind == "medical":
-        target = c3.selectbox("Predict", list(MEDICAL_TARGETS), key="tr_target",
-                              help="has_rare_disease: ~2% positives (accuracy is misleading); diagnosis: 6 classes")
+        target = c3.selectbox("Predict", list(MEDICAL_TARGETS), key="tr_target",  # words; the value stays the column
+                              format_func=lambda t: "Rare disease (yes/no)" if t == "has_rare_disease" else t.title(),
+                              help="Rare disease: ~2% positives (accuracy is misleading); diagnosis: 6 classes")
     elif kind == "csv":
-        up = c3.file_uploader("CSV file", type=["csv"], key="tr_csv")
+        up = c3.file_uploader("CSV file", type=["csv"], key="tr_csv",
+                              help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.")
         if up is not None:
             cols = guarded(upload_columns, up.getvalue())  # validated in memory: nothing on disk yet
             if cols:
@@ -144,10 +148,13 @@ with st.container(border=True):
 
     h1, h2, h3, h4, h5, h6, h7 = st.columns(7)
     epochs = h1.number_input("Epochs", 1, 500, key="tr_epochs")
-    batch = h2.number_input("Expected batch", 1, 100_000, key="tr_batch_size")
+    batch = h2.number_input("Expected batch", 1, 100_000, key="tr_batch_size",
+                            help="Records per step on average: each step takes each record with chance batch ÷ "
+                                 "training rows (Poisson sampling, which the ε accounting assumes).")
     lr = h3.number_input("Learning rate", min_value=0.0, key="tr_lr", format="%.3f", step=0.01)
     clip = h4.number_input("Clip C", min_value=0.0, key="tr_clip", format="%.2f", step=0.1,
-                           help="Max L2 norm of each example's gradient: how far one record can move the model.")
+                           help="How far one record can move the model in a step: each example's gradient (its "
+                                "push on the model) is clipped to this length (L2 norm).")
     optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer",
                              format_func=lambda o: OPTIMIZER_NAMES.get(o, o))
     seed = h6.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed",
@@ -330,7 +337,8 @@ def _show_finished(job: dict, twin: dict | None) -> None:
                 "guarantee "
                 + ("and here it claims *less* privacy loss than is real." if m.shortcut_epsilon < m.epsilon_prv
                    else "(here it happens to be above the real value; it can also be far below).")
-                + f" Per-example gradients: Opacus-compatible mode `{m.grad_sample_mode}`."
+                + " Engineering detail, no effect on ε: each example's gradient (its push on the model) was "
+                f"computed in the Opacus-compatible mode `{m.grad_sample_mode}`."
             )
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
@@ -346,7 +354,8 @@ def _show_finished(job: dict, twin: dict | None) -> None:
         k3.metric("ε", "∞ (not private)")
         k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
     st.caption(f":orange-badge[Not DP] training accuracy {acc_text(m.train_accuracy)}, training loss "
-               f"{_fmt(m.train_loss)} nats: computed on the private training rows, for diagnosis only. "
+               f"{_fmt(m.train_loss)} nats (natural-log units): computed on the private training rows, for "
+               "diagnosis only. "
                f"Rows: {m.n_train} train / {m.n_test} test. Preprocessing: {m.bounds_note}.")
     for w in m.warnings:
         st.warning(w)
@@ -416,8 +425,8 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
             chart(figs.epsilon_chart(history, p.get("epsilon"), final, accountant=p.get("accountant")),
                   key="tr_fig_eps", where=c3)
             c3.caption(f"ε spent so far (δ = {claims.delta(p.get('delta'))}, {RELATION}). While the run trains, ε "
-                       "is a quick RDP upper bound, looser than the final accountant's value (the diamond), so it can "
-                       "end a little above a target that the diamond meets.")
+                       "is a quick RDP (Rényi DP) upper bound, looser than the final accountant's value (the "
+                       "diamond), so it can end a little above a target that the diamond meets.")
     elif status in ACTIVE:
         st.info("Waiting for the first epoch…" if status == "running" else "Queued: waiting for a worker…")
 

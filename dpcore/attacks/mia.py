@@ -34,7 +34,7 @@ from ..errors import Cancelled, DPError
 
 ATTACKS = ("threshold", "loss", "lira_offline", "lira_online")
 ATTACK_LABELS = {
-    "threshold": "confidence > median (notebook)",
+    "threshold": "confidence > median (simplest)",
     "loss": "loss threshold (Yeom)",
     "lira_offline": "LiRA offline",
     "lira_online": "LiRA online",

@@ -145,6 +145,35 @@ def by_epsilon(result: dict) -> list[dict]:
     return rows
 
 
+#: The words for :func:`by_epsilon`'s fields in a table people read (the HTML report's words where they overlap);
+#: JSON and code keep the field names.
+COLUMN_WORDS = {
+    "epsilon": "target ε", "n": "models", "accuracy": "test accuracy (mean)",
+    "accuracy_median": "test accuracy (median)", "epsilon_spent": "ε spent (accountant)",
+    "empirical_epsilon": "proved ε (95% over all seeds)", "empirical_epsilon_median": "proved ε, median seed (95%)",
+    "empirical_epsilon_k": "models audited", "empirical_epsilon_confidence": "audit confidence",
+    "max_certifiable": "most the audit could prove", "empirical_epsilon_mean": "each seed's proved ε (mean)",
+    "empirical_epsilon_sd": "each seed's proved ε, SD",
+    "records_epsilon": "proved ε on ordinary records (95% over all seeds)",
+    "records_epsilon_median": "proved ε on ordinary records, median seed (95%)",
+}
+METRIC_WORDS = {"auc": "AUC", "advantage": "advantage (TPR − FPR)",
+                "tpr_at_1pct_fpr": "TPR at 1% FPR", "tpr_at_0.1pct_fpr": "TPR at 0.1% FPR"}
+
+
+def column_label(field: str) -> str:
+    """A :func:`by_epsilon` field in words: ``"loss.tpr_at_1pct_fpr"`` -> ``"loss threshold (Yeom): TPR at 1%
+    FPR"``, ``"accuracy_sd"`` -> ``"test accuracy, SD"``. An unknown field is returned as it is."""
+    if field in COLUMN_WORDS:
+        return COLUMN_WORDS[field]
+    if field.endswith("_sd") and len(field) > 3:
+        return f"{column_label(field[:-3]).removesuffix(' (mean)')}, SD"
+    attack, _, metric = field.partition(".")
+    if metric in METRIC_WORDS:
+        return f"{ATTACK_LABELS.get(attack, attack)}: {METRIC_WORDS[metric]}"
+    return field
+
+
 def summary_row(result: dict, epsilon) -> dict | None:
     """The :func:`by_epsilon` row of ``epsilon`` (None: :func:`baseline_summary`); None if not finished."""
     if epsilon is None:

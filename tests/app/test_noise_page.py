@@ -95,10 +95,10 @@ def test_classic_gaussian_from_a_link_at_epsilon_one_is_not_blank(chdir_root):
 
 
 @pytest.mark.parametrize("key,value,msg", [
-    ("noise_eps_typed", 0.0, "epsilon must be > 0"),
-    ("noise_eps_typed", -1.0, "epsilon must be > 0"),
-    ("noise_delta_typed", 1.5, "delta must be in (0, 1)"),
-    ("noise_delta_typed", 0.0, "delta must be in (0, 1)"),
+    ("noise_eps_typed", 0.0, "Epsilon must be > 0"),
+    ("noise_eps_typed", -1.0, "Epsilon must be > 0"),
+    ("noise_delta_typed", 1.5, "Delta must be in (0, 1)"),
+    ("noise_delta_typed", 0.0, "Delta must be in (0, 1)"),
 ])
 def test_bad_epsilon_delta_in_ui(at, key, value, msg):
     at.radio(key="noise_mech").set_value("gaussian").run()
@@ -117,7 +117,7 @@ def test_bad_query_inputs_in_ui(at):
     assert any("lower must be < upper" in e for e in _errors(at))
     at.selectbox(key="noise_query").set_value("custom").run()
     at.number_input(key="noise_sens").set_value(-1.0).run()
-    assert any("sensitivity must be a finite number >= 0" in e for e in _errors(at))
+    assert any("Sensitivity must be a finite number >= 0" in e for e in _errors(at))
     assert not at.exception
 
 

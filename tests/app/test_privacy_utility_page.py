@@ -94,6 +94,10 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     at.multiselect(key="pu_compare").set_value([b["id"]]).run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == n + 2
+    # the per-ε table reads in words: no field names such as empirical_epsilon_k or loss.tpr_at_1pct_fpr
+    (headers,) = [list(d.value.columns) for d in at.dataframe if "target ε" in d.value.columns]
+    assert "loss threshold (Yeom): TPR at 1% FPR" in headers
+    assert not [h for h in headers if "_" in h or "." in h.split(":")[0]], headers
 
 
 def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root, dp_home, monkeypatch):

@@ -50,7 +50,7 @@ def test_spend_repeat_free_refuse_and_reset(monkeypatch):
     at.selectbox(key="qc_column").set_value("salary").run()
     assert (at.number_input(key="qc_lo").value, at.number_input(key="qc_hi").value) == (0.0, 250_000.0)
     _ask(at)
-    assert any("budget exceeded" in e and "only ε = 0.4 of 1 is left" in e for e in _errors(at))
+    assert any("Budget exceeded" in e and "only ε = 0.4 of 1 is left" in e for e in _errors(at))
     assert "Noisy answer (DP)" not in _metrics(at)  # the earlier answer does not stay under the error
     hist = at.dataframe[0].value
     assert list(hist["event"]) == ["create", "spend", "reuse", "refused"]
@@ -66,7 +66,7 @@ def test_spend_repeat_free_refuse_and_reset(monkeypatch):
     at.checkbox(key="qc_reset_confirm").check().run()
     at.button(key="qc_reset").click().run()
     assert not at.exception
-    assert any("reset by admin 'root'" in s.value for s in at.success)
+    assert any("Reset by admin 'root'" in s.value for s in at.success)
     assert list(at.dataframe[0].value["event"])[-1] == "reset"
     assert not at.checkbox(key="qc_reset_confirm").value
     at.number_input(key="qc_eps").set_value(0.5).run()
@@ -144,14 +144,14 @@ def test_mechanisms_are_shown_by_name_and_kept_by_value():
 
 
 @pytest.mark.parametrize("setup, message", [
-    (lambda at: at.number_input(key="qc_eps").set_value(0.0), "epsilon must be > 0"),
-    (lambda at: at.text_input(key="qc_condition").input("height=3"), "unknown column 'height'"),
+    (lambda at: at.number_input(key="qc_eps").set_value(0.0), "Epsilon must be > 0"),
+    (lambda at: at.text_input(key="qc_condition").input("height=3"), "Unknown column 'height'"),
     (lambda at: at.text_input(key="qc_condition").input("sex"), "not COLUMN=VALUE"),
     (lambda at: (at.selectbox(key="qc_kind").set_value("SUM").run(),
                  at.number_input(key="qc_lo").set_value(100.0)), "lower must be < upper"),
     (lambda at: (at.selectbox(key="qc_kind").set_value("MEAN").run(),
                  at.selectbox(key="qc_column").set_value("ethnicity")), "MEAN needs a numeric column"),
-    (lambda at: at.text_input(key="qc_analyst").input(" "), "analyst name is empty"),
+    (lambda at: at.text_input(key="qc_analyst").input(" "), "Analyst name is empty"),
 ])
 def test_bad_inputs_show_errors_and_spend_nothing(setup, message):
     at = open_page("pages/query_console.py")

@@ -36,7 +36,7 @@ def test_bad_input_is_an_error_not_a_job(chdir_root, monkeypatch):
     at.number_input(key="tr_eps").set_value(0.0)
     at.button(key="tr_train_dp").click().run()
     assert not at.exception
-    assert any("epsilon must be > 0" in e.value for e in at.error)
+    assert any("Epsilon must be > 0" in e.value for e in at.error)
     at.number_input(key="tr_eps").set_value(1.0)
     at.number_input(key="tr_batch_size").set_value(5000)
     at.button(key="tr_train_dp").click().run()

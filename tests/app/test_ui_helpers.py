@@ -54,8 +54,34 @@ def test_required_shows_one_message_and_stops_the_page_and_state_keeps_its_value
     at.session_state["fail"] = True
     at.run()
     assert not at.exception and [m.value for m in at.markdown] == ["value 7"]
-    assert [e.value for e in at.error] == ["epsilon must be > 0; try 0.1-10"]
+    # dpcore's message starts lower-case (it also reads after the CLI's "error: "); the page's box starts a sentence
+    assert [e.value for e in at.error] == ["Epsilon must be > 0; try 0.1-10"]
     assert at.session_state["runs"] == 2  # set to its default once, then kept
+
+
+def _guarded_page():
+    import sqlite3
+
+    from dpcore.errors import DPError
+    from pages._ui import guarded
+
+    def raise_(exc):
+        raise exc
+
+    guarded(raise_, DPError("prior belief must be in (0, 1)"))
+    guarded(raise_, DPError("ε must be > 0"))  # a symbol keeps its case: "Ε" would be another letter
+    guarded(raise_, DPError("n (number of rows) must be a whole number"))
+    guarded(raise_, sqlite3.OperationalError("database is locked"))
+
+
+def test_guarded_shows_each_message_as_a_sentence_but_never_changes_a_symbol():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_guarded_page).run()
+    assert not at.exception
+    shown = [e.value for e in at.error]
+    assert shown[:3] == ["Prior belief must be in (0, 1)", "ε must be > 0", "n (number of rows) must be a whole number"]
+    assert shown[3].startswith("The store is busy (another process holds it)")
 
 
 def _widget_state_page():

@@ -63,6 +63,11 @@ def test_mib_in_messages():
     assert limits.mib(3 * 2**19) == "1.5 MiB"
 
 
+def test_pages_write_the_upload_limit_as_streamlits_uploader_does():
+    """The uploader writes server.maxUploadSize as "50MB per file" (in the visitor's system's MB): pages say 50 MB."""
+    assert limits.upload_size() == f"{limits.UPLOAD_MAX_MIB} MB" == "50 MB"
+
+
 def test_model_size_mirrors_training():
     """dpcore.training.config owns the model-size checks (read as text: importing it loads torch)."""
     src = (ROOT / "dpcore" / "training" / "config.py").read_text()

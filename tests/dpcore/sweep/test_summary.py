@@ -133,3 +133,13 @@ def test_headline_gives_medians_the_leak_and_the_violations():
     res["points"] = [p for p in res["points"] if p["epsilon"] == 8.0]  # ε = 1 still running: shown as None
     assert [(p["epsilon"], p["accuracy"]) for p in sweep_summary.headline(res)["points"]] == [(1.0, None), (8.0, 0.92)]
     assert sweep_summary.headline({"config": {}, "points": []}) is None
+
+
+def test_column_labels_are_words_for_every_field(tiny_result):
+    fields = [k for row in sweep_summary.by_epsilon(tiny_result) for k in row]
+    labels = [sweep_summary.column_label(f) for f in dict.fromkeys(fields)]
+    assert len(set(labels)) == len(labels)  # one header per field
+    assert not [x for x in labels if "_" in x], labels
+    assert sweep_summary.column_label("loss.tpr_at_1pct_fpr") == "loss threshold (Yeom): TPR at 1% FPR"
+    assert sweep_summary.column_label("accuracy_sd") == "test accuracy, SD"
+    assert sweep_summary.column_label("not_a_field") == "not_a_field"
