@@ -14,6 +14,7 @@ from dpcore.training.config import MEDICAL_TARGETS, OPTIMIZERS, TrainConfig, rec
 from dpcore.training.data import release_uploads, save_upload, upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
+from dpcore.textsafe import md, md_message
 from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads, widget_state
 
 TARGET = registry.TRAIN
@@ -356,11 +357,12 @@ def _show_finished(job: dict, twin: dict | None) -> None:
     st.caption(f":orange-badge[Not DP] training accuracy {acc_text(m.train_accuracy)}, training loss "
                f"{_fmt(m.train_loss)} nats (natural-log units): computed on the private training rows, for "
                "diagnosis only. "
-               f"Rows: {m.n_train} train / {m.n_test} test. Preprocessing: {m.bounds_note}.")
+               f"Rows: {m.n_train} train / {m.n_test} test. Preprocessing: {md(m.bounds_note)}.")
+    # these name an upload's columns: shown as text, never as a link, an image or HTML
     for w in m.warnings:
-        st.warning(w)
+        st.warning(md_message(w))
     for leak in m.leaks:
-        st.warning(f"Preprocessing leak (not covered by ε): {leak}")
+        st.warning(f"Preprocessing leak (not covered by ε): {md_message(leak)}")
     # the stored result as written by the job: the metrics plus the weights' file name and the config
     stored = job["result"] or {}
     d1, d2, _ = st.columns([1, 1, 3])

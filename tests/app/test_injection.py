@@ -40,3 +40,23 @@ def test_reidentification_upload_shows_evil_column_as_text(reid):
     # the uniqueness chart's labels are escaped for Plotly: no live <a> tag
     for chart in at.get("plotly_chart"):
         assert '<a href=\\"http://evil' not in chart.proto.spec and "<a href=" not in chart.proto.spec
+
+
+def test_training_run_on_an_upload_names_its_columns_as_text(chdir_root):
+    """A finished run on an uploaded CSV quotes the upload's column names in its 'Preprocessing leak' warning
+    (scaling from the rows' own min/max): as text, no link, image or HTML (it was shown raw)."""
+    from dpcore.jobs import registry, runner
+    from dpcore.training.config import TrainConfig
+    from dpcore.training.data import save_upload
+
+    rows = "".join(f"{20 + i % 50},{i % 7},{i % 2}\n" for i in range(120))
+    data = f'age,"{EVIL.replace(chr(34), chr(34) * 2)}",label\n{rows}'.encode()
+    params = TrainConfig(dataset=f"csv:{save_upload(data)}", target="label", model="logreg", epsilon=1.0,
+                         epochs=1, batch_size=16).to_dict()
+    runner.run_inline(registry.TRAIN, params, group="train", label="evil upload")
+    at = open_page("pages/training.py")
+    assert not at.exception, [e.value for e in at.exception]
+    leaks = [w.value for w in at.warning if "Preprocessing leak" in w.value]
+    assert leaks and any("evil" in v for v in leaks), [w.value for w in at.warning]
+    shown = _rendered_markdown(at)
+    assert not [v for v in shown if LIVE.search(v)], shown
