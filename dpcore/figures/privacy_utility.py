@@ -172,9 +172,14 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
             fig.add_annotation(x=0, y=0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
                                showarrow=False, font=dict(size=10, color=style.NEUTRAL),
                                text=f"{len(lbs) - len(shown)} of {len(lbs)} runs proved nothing (ε ≥ 0; not drawn)")
-        cert = min(p["empirical_epsilon"]["max_certifiable"] for p in pts)
-        style.mark_level(fig, cert, f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
-                         log_y=True, dash="dot", font_size=10)  # add_hline's label sat at 10^cert, off the chart
+        cert = min(p["empirical_epsilon"]["max_certifiable"] or 0.0 for p in pts)
+        if cert >= _FLOOR:
+            style.mark_level(fig, cert, f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
+                             log_y=True, dash="dot", font_size=10)  # add_hline's label sat at 10^cert, off the chart
+        else:  # too few audit rows for even a perfect attack to prove anything (a random half can be that small)
+            fig.add_annotation(x=0, y=1, xref="paper", yref="paper", xanchor="left", yanchor="top", showarrow=False,
+                               font=dict(size=10, color=style.NEUTRAL),
+                               text="with these rows no attack, not even a perfect one, can prove an ε above 0")
     style.base_layout(fig, "Audit: ε proved by the attacks vs ε claimed", "",
                       "empirical ε lower bound (log scale)", height=430)
     fig.update_layout(legend=style.legend_below(font_size=10))

@@ -272,7 +272,9 @@ def mark_level(fig: go.Figure, y: float, label: str, colour: str = NEUTRAL, *, l
 
     Plotly's ``add_hline(annotation_text=…)`` places the label at ``y`` read as log10 units when the axis is
     logarithmic (a target of 1 was labelled at 10, a ceiling of 3.8 off the chart): on a log ``y`` axis the
-    label goes at log10(y) here."""
+    label goes at log10(y) here. A level of 0 or below has no place on a log axis: nothing is drawn."""
+    if log_y and not y > 0:
+        return fig
     fig.add_hline(y=y, line_color=colour, line_dash=dash)
     fig.add_annotation(x=1 if right else 0, xref="paper", xanchor="right" if right else "left",
                        y=math.log10(y) if log_y else y, yref="y", yanchor="bottom", text=label, showarrow=False,

@@ -143,3 +143,20 @@ def test_column_labels_are_words_for_every_field(tiny_result):
     assert sweep_summary.column_label("loss.tpr_at_1pct_fpr") == "loss threshold (Yeom): TPR at 1% FPR"
     assert sweep_summary.column_label("accuracy_sd") == "test accuracy, SD"
     assert sweep_summary.column_label("not_a_field") == "not_a_field"
+
+
+def test_audit_chart_when_no_attack_could_prove_anything(tiny_result):
+    """With too few audit rows even a perfect attack certifies ε = 0 (max_certifiable 0, which a random half of
+    a tiny sweep's rows can give): the chart says so instead of failing on log10(0) ("math domain error")."""
+    import copy
+
+    from dpcore.figures import privacy_utility as figs
+
+    res = copy.deepcopy(tiny_result)
+    pts = [p for p in res["points"] if p.get("empirical_epsilon")]
+    assert pts
+    for p in pts:
+        p["empirical_epsilon"]["max_certifiable"] = 0.0
+    fig = figs.empirical_epsilon_chart(res)
+    assert any("not even a perfect one" in a.text for a in fig.layout.annotations)
+    assert not any("most any attack could prove" in (a.text or "") for a in fig.layout.annotations)
