@@ -149,8 +149,10 @@ with st.container(border=True):
 
     h1, h2, h3, h4, h5, h6, h7 = st.columns(7)
     epochs = h1.number_input("Epochs", 1, 500, key="tr_epochs")
-    batch = h2.number_input("Expected batch", 1, 100_000, key="tr_batch_size",
-                            help="Records per step on average: each step takes each record with chance batch ÷ "
+    # "Batch size" (not "Expected batch"): with its help icon the longer label wrapped and pushed its input below
+    # its neighbours' at 1280 px
+    batch = h2.number_input("Batch size", 1, 100_000, key="tr_batch_size",
+                            help="Expected records per step: each step takes each record with chance batch ÷ "
                                  "training rows (Poisson sampling, which the ε accounting assumes).")
     lr = h3.number_input("Learning rate", min_value=0.0, key="tr_lr", format="%.3f", step=0.01)
     clip = h4.number_input("Clip C", min_value=0.0, key="tr_clip", format="%.2f", step=0.1,

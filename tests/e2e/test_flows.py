@@ -80,7 +80,7 @@ def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server,
     wait_for_app(page)
     # at 1280 px the form's rows line up (a label that wrapped pushed its input below its neighbours')
     for row in (["Dataset", "Model"], ["Privacy set by", "Target ε", "δ", "Accountant"],
-                ["Epochs", "Expected batch", "Learning rate", "Clip C", "Optimizer", "Seed", "Training rows"]):
+                ["Epochs", "Batch size", "Learning rate", "Clip C", "Optimizer", "Seed", "Training rows"]):
         assert not misaligned_labels(page, row), misaligned_labels(page, row)
     page.get_by_role("button", name="Train DP + baseline").click()
     # the pair's headline, either way the secure noise falls: on breast cancer the DP run beats its twin now and
