@@ -20,13 +20,19 @@ def phone(browser):
     ctx.close()
 
 
-def test_no_page_scrolls_sideways_on_a_phone(app_server, phone):
-    wide = {}
+def each_page(pg, app_server):
+    """Open every page in turn (by its URL) and yield its title once the page has drawn."""
     for path, title in _titles():
         slug = path.replace("pages/", "").replace(".py", "")
-        phone.goto(app_server if slug == "home" else f"{app_server}/{slug}")
-        wait_for_app(phone)
-        phone.wait_for_selector("h1")
+        pg.goto(app_server if slug == "home" else f"{app_server}/{slug}")
+        wait_for_app(pg)
+        pg.wait_for_selector("h1")
+        yield title
+
+
+def test_no_page_scrolls_sideways_on_a_phone(app_server, phone):
+    wide = {}
+    for title in each_page(phone, app_server):
         scroll, inner = phone.evaluate(OVERFLOW_JS)
         if scroll > inner + 1:
             wide[title] = (scroll, inner)
@@ -64,11 +70,7 @@ def test_every_tab_is_on_screen_on_a_phone(app_server, phone):
     """At 390 px every tab of every page is on screen, in reading order: the re-identification page's six
     steps scrolled sideways with the last three hidden (its bar now wraps onto a second row)."""
     hidden, seen = [], {}
-    for path, title in _titles():
-        slug = path.replace("pages/", "").replace(".py", "")
-        phone.goto(app_server if slug == "home" else f"{app_server}/{slug}")
-        wait_for_app(phone)
-        phone.wait_for_selector("h1")
+    for title in each_page(phone, app_server):
         hidden += [(title, t["label"]) for t in tabs_off_screen(phone)]
         tabs = phone.evaluate(TABS_JS)
         seen[title] = len(tabs)
@@ -126,11 +128,7 @@ def test_page_titles_leave_no_word_alone_on_a_line(app_server, request, view):
     risk", "Private query / console" and "Privacy–utility / curve" on a phone)."""
     pg = request.getfixturevalue(view)
     orphans = {}
-    for path, title in _titles():
-        slug = path.replace("pages/", "").replace(".py", "")
-        pg.goto(app_server if slug == "home" else f"{app_server}/{slug}")
-        wait_for_app(pg)
-        pg.wait_for_selector("h1")
+    for title in each_page(pg, app_server):
         lines = pg.evaluate(TITLE_LINES_JS)
         if len(lines) > 1 and len(lines[-1].split()) == 1 or len(lines) > 2:
             orphans[title] = lines
@@ -240,11 +238,7 @@ def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, he
     pg.set_default_timeout(60_000)
     bad = []
     try:
-        for path, title in _titles():
-            slug = path.replace("pages/", "").replace(".py", "")
-            pg.goto(app_server if slug == "home" else f"{app_server}/{slug}")
-            wait_for_app(pg)
-            pg.wait_for_selector("h1")
+        for title in each_page(pg, app_server):
             tabs = pg.get_by_role("tab")
             views = [None] + list(range(tabs.count()))
             for k in views:
