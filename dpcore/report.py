@@ -145,7 +145,7 @@ def reidentification_section(epsilon: float, settings=None) -> Section:
     s = st.settings
     return Section(
         "Re-identification of the 'anonymised' release (not private: computed on raw data)",
-        [st.headline(),
+        ["**{}.** {}".format(*st.headline()),
          f"Synthetic release of {s.n:,} patients (data seed {s.seed}) with names removed; the re-identification "
          "page shows the same numbers for the same settings.",
          reid.neighbour_sentence(st.neighbour, s.sensitive),

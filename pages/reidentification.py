@@ -111,7 +111,8 @@ with tabs[0]:
         df = required(release, n, seed)
         head = guarded(uniq, n, seed, D.qis, D.sensitive, None)
         if head is not None:
-            headline_slot.markdown(f"#### {story.headline(head[0])}")
+            claim, detail = story.headline(head[0])  # a short bold claim; the detail in plain weight
+            headline_slot.markdown(f"#### {claim}\n\n{detail}")
         first_rows = story.shown_table(df.head(200))
         st.dataframe(first_rows, hide_index=True, key="re_release_table")
         table_downloads(first_rows, "re_release", key="re_release_table_dl")

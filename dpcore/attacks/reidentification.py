@@ -189,7 +189,7 @@ class Story:
     generalised_linkage: linkage.LinkageResult | None
     dp: dict
 
-    def headline(self) -> str:
+    def headline(self) -> tuple[str, str]:
         return headline(self.uniqueness)
 
     def findings(self) -> pd.DataFrame:
@@ -217,11 +217,15 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def headline(rep: uniqueness.UniquenessReport) -> str:
-    """The strongest true figure: the share of patients whom their quasi-identifiers single out."""
+def headline(rep: uniqueness.UniquenessReport) -> tuple[str, str]:
+    """The strongest true figure: the share of patients whom their quasi-identifiers single out, as a short
+    claim to show in bold and the detail behind it in plain text (as one bold heading it took six lines on a
+    phone). Together they state every fact the single sentence did: share, count, size, which facts."""
     qis = _and([QI_LABELS.get(q, q) for q in rep.qis])
-    return (f"{rep.unique_fraction:.1%} of the {rep.n:,} patients ({rep.unique_records:,} people) are the only "
-            f"one in the release with their {qis}: anyone who knows those facts about them finds their row.")
+    are = "is" if rep.unique_records == 1 else "are each"
+    return (f"{rep.unique_fraction:.1%} of patients are unique",
+            f"{rep.unique_records:,} of the {rep.n:,} patients {are} the only one in the release with their "
+            f"{qis}: anyone who knows those facts about them finds their row.")
 
 
 def neighbour_sentence(nb: Neighbour, sensitive: str = "diagnosis", quote=str) -> str:

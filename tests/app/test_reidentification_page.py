@@ -41,8 +41,11 @@ def test_page_renders_default_scenario(at):
     assert metric(at, "Matching records") == "1 patient"
     found = [s.value for s in at.success]
     assert any("Exactly 1 patient matches" in v and "'hypertension'" in v for v in found), found
-    # the page leads with the share of patients unique on the quasi-identifiers
-    assert at.markdown[0].value.startswith("#### 99.8% of the 1,000 patients")
+    # the page leads with the share of patients unique on the quasi-identifiers: a short claim as the heading,
+    # the detail in plain weight (the whole sentence as one heading took six bold lines on a phone)
+    claim, detail = at.markdown[0].value.split("\n\n")
+    assert claim == "#### 99.8% of patients are unique"
+    assert detail.startswith("998 of the 1,000 patients are each the only one") and "#" not in detail
     assert len(at.tabs) == 6  # one step per tab, for presenters
     assert metric(at, "Register entries")
     assert metric(at, "k-anonymity")

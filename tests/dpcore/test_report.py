@@ -45,6 +45,8 @@ def test_report_and_page_share_the_story_numbers():
     for value in st.findings()["value"]:
         assert report.inline_markdown(value) in html
     assert f"re-identifies <strong>{st.linkage.right_person:,} of the {st.linkage.in_release:,}</strong>" in html
+    claim, detail = st.headline()  # the page's short bold claim and its detail, in one paragraph
+    assert f"<p><strong>{claim}.</strong> {detail}</p>" in html
 
 
 def test_inline_markdown_escapes_first():

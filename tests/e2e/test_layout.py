@@ -259,3 +259,33 @@ def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, he
     finally:
         ctx.close()
     assert not bad, f"chart texts overlapping or cut off at {width} px (page, chart, text, other): {bad}"
+
+
+# Each visible heading matching a selector, with its words grouped by the line they are drawn on.
+HEADING_LINES_JS = """(sel) => [...document.querySelectorAll(sel)].filter(h => h.getBoundingClientRect().width > 0)
+  .map(h => { const lines = new Map();
+    const walk = document.createTreeWalker(h.querySelector('[data-heading-text]') || h, NodeFilter.SHOW_TEXT);
+    for (let n; (n = walk.nextNode());) for (const m of n.data.matchAll(/\\S+/g)) {
+      const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+      const top = Math.round(r.getBoundingClientRect().top); lines.set(top, [...(lines.get(top) || []), m[0]]); }
+    return [...lines.values()].map(ws => ws.join(' ')); })"""
+
+
+def wraps_awkwardly(lines: list[str]) -> bool:
+    """More than two lines, or a last word alone on its line."""
+    return len(lines) > 2 or len(lines) > 1 and len(lines[-1].split()) == 1
+
+
+def test_reidentification_headline_is_a_short_bold_claim_on_a_phone(app_server, phone):
+    """At 390 px the page leads with a short bold claim (at most two lines) and the detail in plain weight:
+    the whole sentence as one heading took six bold lines. The detail keeps every fact."""
+    phone.goto(f"{app_server}/reidentification")
+    wait_for_app(phone)
+    phone.get_by_text("998 of the 1,000 patients").first.wait_for()
+    heads = phone.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h4")
+    assert len(heads) == 1 and " ".join(heads[0]).startswith("99.8% of patients"), heads
+    assert len(heads[0]) <= 2, f"the headline takes {len(heads[0])} bold lines at 390 px: {heads[0]}"
+    detail = phone.get_by_text("998 of the 1,000 patients").first
+    assert "age, sex, zip code and salary" in detail.inner_text()
+    assert int(detail.evaluate("e => getComputedStyle(e).fontWeight")) <= 400
+

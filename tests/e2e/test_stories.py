@@ -44,7 +44,8 @@ def test_reidentification_story_singles_out_the_neighbour(app_server, page):
     wait_for_app(page)
     page.get_by_text("Exactly 1 patient matches").first.wait_for(timeout=120_000)
     text = main_text(page)
-    assert text.count("99.8% of the 1,000 patients") == 1  # the strongest true figure leads
+    assert text.count("99.8% of patients are unique") == 1  # the strongest true figure leads
+    assert text.count("998 of the 1,000 patients") == 1
     first = page.locator('[data-testid="stMetricValue"]').first
     first.wait_for(timeout=60_000)
     assert first.inner_text() == "1 patient", main_text(page)[:1500]  # the first "matching records" figure

@@ -46,7 +46,19 @@ def test_a_fact_field_takes_a_comparison():
 
 def test_headline_is_the_unique_share(story):
     assert story.uniqueness.unique_fraction == pytest.approx(0.998)
-    assert story.headline().startswith("99.8% of the 1,000 patients (998 people) are the only one")
+    claim, detail = story.headline()  # a short claim for bold type, the detail for plain
+    assert claim == "99.8% of patients are unique"
+    assert detail.startswith("998 of the 1,000 patients are each the only one in the release with their age, sex, "
+                             "zip code and salary")
+
+
+def test_headline_counts_one_patient_in_the_singular(story):
+    from dataclasses import replace
+
+    one = replace(story.uniqueness, unique_records=1, unique_fraction=0.001)
+    assert reid.headline(one) == ("0.1% of patients are unique", "1 of the 1,000 patients is the only one in the "
+                                  "release with their age, sex, zip code and salary: anyone who knows those facts "
+                                  "about them finds their row.")
 
 
 def test_dp_figure_does_not_depend_on_the_grid():
