@@ -94,7 +94,7 @@ headline.markdown(f"#### Two pairs of answers, each over a group of {attack.min_
                   f"patient's exact age: {attack.recovered:g} years.")
 
 # --- step by step ----------------------------------------------------------------------------------
-st.subheader("The attack, step by step (exact answers)")
+st.subheader("The attack on exact answers")  # one line on a phone; the steps are the Next step button's
 b1, b2, b3, _ = st.columns([1, 1, 1, 3])
 if b1.button("Next step", key="dif_next", icon=":material/arrow_forward:", type="primary"):
     st.session_state["dif_step"] = min(state("dif_step", 1) + 1, 6)

@@ -76,7 +76,7 @@ st.caption(
 widget_state({"noise_column": "age", "noise_lower": datasets.PUBLIC_BOUNDS["age"][0],
               "noise_upper": datasets.PUBLIC_BOUNDS["age"][1]})
 
-st.subheader("1 · Choose a query and a mechanism")
+st.subheader("1 · Query and mechanism")  # one line on a phone ("1 · Choose a query and a / mechanism")
 q1, q2, q3 = st.columns([2, 1, 1])
 kind = q1.selectbox("Query on the synthetic medical data", list(QUERIES), format_func=QUERIES.get,
                     index=list(QUERIES).index(from_url("noise_query", list(QUERIES)[0], list(QUERIES))),

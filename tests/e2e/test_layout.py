@@ -289,3 +289,22 @@ def test_reidentification_headline_is_a_short_bold_claim_on_a_phone(app_server, 
     assert "age, sex, zip code and salary" in detail.inner_text()
     assert int(detail.evaluate("e => getComputedStyle(e).fontWeight")) <= 400
 
+
+def test_section_headings_wrap_well_on_a_phone(app_server, phone):
+    """Every page's section headings (st.subheader), with each of its tabs open, take at most two lines at
+    390 px and leave no word alone on a line ("1 · Choose a query and a / mechanism", "The attack, step by step
+    (exact / answers)")."""
+    bad = []
+    for path, title in _titles():
+        slug = path.replace("pages/", "").replace(".py", "")
+        phone.goto(app_server if slug == "home" else f"{app_server}/{slug}")
+        wait_for_app(phone)
+        phone.wait_for_selector("h1")
+        tabs = phone.get_by_role("tab")
+        for k in [None] + list(range(tabs.count())):
+            if k is not None:
+                tabs.nth(k).click()
+                wait_for_app(phone)
+            bad += [(title, lines) for lines in phone.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h3")
+                    if wraps_awkwardly(lines) and (title, lines) not in bad]
+    assert not bad, f"section headings wrapping awkwardly at 390 px (page, lines): {bad}"
