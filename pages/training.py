@@ -280,24 +280,26 @@ def _fmt(v, spec=".3f", none="—"):
 
 
 def _headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> None:
-    """One sentence and one number: what DP cost on this run."""
-    where = (f"at ε = {claims.up(m.epsilon)} (δ = {claims.delta(m.delta)}, {RELATION})" if m.delta
-             else f"at ε = {claims.up(m.epsilon)} (pure ε-DP, δ = 0, {RELATION})")
+    """One sentence and one number: what DP cost on this run. The heading is the claim (two lines on a phone;
+    with δ, the relation and the comparison in it, it took up to five); δ and the relation open the line under it."""
+    eps = claims.up(m.epsilon)
+    terms = (f"ε = {eps} holds with δ = {claims.delta(m.delta)} ({RELATION})." if m.delta
+             else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}).")
     if bm is not None and bm.test_accuracy is not None and m.test_accuracy is not None:
         cost = (bm.test_accuracy - m.test_accuracy) * 100
         if cost >= 0.05:
-            st.subheader(f"DP costs {cost:.1f} points of accuracy {where}")
-        elif cost > -0.05:  # "costs 0.0 points" read as a rounding slip; on one test split it is nothing measured
-            st.subheader(f"DP costs nothing measurable {where}: the same test accuracy as the baseline")
-        else:
-            st.subheader(f"DP costs nothing measurable {where}: {-cost:.1f} points above the baseline")
-        st.markdown(f"Test accuracy **{acc_text(m.test_accuracy)}** with DP vs **{acc_text(bm.test_accuracy)}** "
-                    "for the non-private twin (same model, split and epochs).")
-    elif twin is not None and twin["status"] in ACTIVE:
-        st.subheader(f"Test accuracy {acc_text(m.test_accuracy)} {where}")
-        st.info("The non-private twin is still training: the cost of DP appears here when it finishes.")
+            st.subheader(f"DP costs {cost:.1f} points of accuracy at ε = {eps}")
+            than = ""
+        else:  # "costs 0.0 points" read as a rounding slip; on one test split it is nothing measured
+            st.subheader(f"DP costs nothing measurable at ε = {eps}")
+            than = " — the same test accuracy" if cost > -0.05 else f" — {-cost:.1f} points above the baseline"
+        st.markdown(f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** with DP vs "
+                    f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}.")
     else:
-        st.subheader(f"Test accuracy {acc_text(m.test_accuracy)} {where}")
+        st.subheader(f"Test accuracy {acc_text(m.test_accuracy)}")
+        st.markdown(terms)
+        if twin is not None and twin["status"] in ACTIVE:
+            st.info("The non-private twin is still training: the cost of DP appears here when it finishes.")
 
 
 def _show_finished(job: dict, twin: dict | None) -> None:
@@ -312,7 +314,8 @@ def _show_finished(job: dict, twin: dict | None) -> None:
     if private:
         _headline(m, bm, twin)
     else:
-        st.subheader(f"Non-private baseline: test accuracy {acc_text(m.test_accuracy)}, ε = ∞ (no privacy)")
+        st.subheader(f"Non-private baseline: {acc_text(m.test_accuracy)} test accuracy")
+        st.markdown("ε = ∞ (no privacy): trained without DP, so no ε bounds what the model reveals about a record.")
     k1, k2, k3, k4 = st.columns(4)
     vs = (None if bm is None or bm.test_accuracy is None or m.test_accuracy is None
           or abs(m.test_accuracy - bm.test_accuracy) < 0.0005  # no green "+0.0" arrow for no change
