@@ -274,7 +274,8 @@ if status["exists"]:
 else:  # the budget the first question opens, full: an empty grey gauge read as a budget already spent
     chart(figs.budget_gauge(None, budget, opens=True), key="qc_gauge", where=g1)
 hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
-                      "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]), "note": e["note"] or ""}
+                      "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]),
+                      "note": sentence(e["note"] or "")}  # a cell on its own, like an error box
                      for e in status["history"]],
                     # what was asked, answered and charged first: a phone shows three columns before it scrolls
                     columns=["query", "answer", "ε charged", "event", "ε", "δ", "note", "time"])

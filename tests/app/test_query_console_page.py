@@ -55,6 +55,10 @@ def test_spend_repeat_free_refuse_and_reset(monkeypatch):
     hist = at.dataframe[0].value
     assert list(hist["event"]) == ["create", "spend", "reuse", "refused"]
     assert list(hist.columns[:3]) == ["query", "answer", "ε charged"]  # what a phone shows before it scrolls
+    # dpcore's notes start lower-case; a cell stands alone, so it starts a sentence like an error box does
+    notes = list(hist["note"])
+    assert notes[0].startswith("Budget set to ε = 1") and notes[1] == ""
+    assert notes[2].startswith("Same question as event") and notes[3] == "Budget would be exceeded; no noise drawn"
     # the budget survives a new session (a new tab / app restart)
     at2 = open_page("pages/query_console.py")
     at2.number_input(key="qc_n").set_value(2000).run()
@@ -68,6 +72,7 @@ def test_spend_repeat_free_refuse_and_reset(monkeypatch):
     assert not at.exception
     assert any("Reset by admin 'root'" in s.value for s in at.success)
     assert list(at.dataframe[0].value["event"])[-1] == "reset"
+    assert list(at.dataframe[0].value["note"])[-1].startswith("Reset by admin 'root'")
     assert not at.checkbox(key="qc_reset_confirm").value
     at.number_input(key="qc_eps").set_value(0.5).run()
     _ask(at)
