@@ -20,10 +20,19 @@ from .errors import DPError
 from .validation import check_epsilon
 
 
+class Html(str):
+    """A paragraph of HTML the report's own code wrote, shown as is: fixed markup (``e<sup>ε</sup>``) around
+    parts already made safe with :func:`inline_markdown`. Never wrap text a user chose in it."""
+
+
+#: e^ε written as mathematics (the pages write $e^{\varepsilon}$); plain "e^ε" reads as code.
+E_EPS = "e<sup>ε</sup>"
+
+
 @dataclass
 class Section:
     title: str
-    paragraphs: list[str] = field(default_factory=list)  # text with inline markdown (escaped, then rendered)
+    paragraphs: list[str] = field(default_factory=list)  # inline markdown (escaped, then rendered), or Html
     figures: list[go.Figure] = field(default_factory=list)
     tables: list[pd.DataFrame] = field(default_factory=list)
     numbers: dict = field(default_factory=dict)  # what the executive summary quotes
@@ -74,7 +83,7 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
             parts.append(settings_html)  # after the executive summary, before the details
         parts.append(f"<h2>{textsafe.html(sec.title)}</h2>")
         cls = " class='summary'" if sec.title == SUMMARY_TITLE else ""
-        parts.extend(f"<p{cls}>{inline_markdown(p)}</p>" for p in sec.paragraphs)
+        parts.extend(f"<p{cls}>{p if isinstance(p, Html) else inline_markdown(p)}</p>" for p in sec.paragraphs)
         for tab in sec.tables:  # to_html escapes every cell and header
             parts.append("<div class='tbl'>" + tab.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}")
                          + "</div>")
@@ -102,8 +111,8 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
             f"'{level_sentence(eps)}'.",
             reading(eps, 0.5, delta),
             reading(eps, 0.01, delta),
-            f"Any output is at most e^ε = {claims.up(math.exp(eps))} "
-            "times more likely with a given person's data than without it.",
+            Html(f"Any output is at most {E_EPS} = " + inline_markdown(
+                f"{claims.up(math.exp(eps))} times more likely with a given person's data than without it.")),
         ],
         [home.deployments_chart(eps), home.posterior_chart(eps)],
     )

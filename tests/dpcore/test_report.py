@@ -1,6 +1,7 @@
 import json
 import re
 
+import pandas as pd
 import pytest
 
 from dpcore import claims, report
@@ -53,6 +54,17 @@ def test_inline_markdown_escapes_first():
     out = report.inline_markdown("<script>alert(1)</script> **bold** *it* `c` 2*3*4")
     assert "<script>" not in out and "&lt;script&gt;" in out
     assert "<strong>bold</strong>" in out and "<em>it</em>" in out and "<code>c</code>" in out
+
+
+def test_report_writes_e_to_the_epsilon_as_maths_in_its_own_text_only():
+    """e^ε is mathematics, as the pages write it ($e^{\\varepsilon}$), not "e^ε" typed as code; the markup is the
+    report's own fixed text: text a user chose that holds "e^ε" or tags is still escaped."""
+    body = _text(report.build(1.0, n=1500))
+    assert "Any output is at most e<sup>ε</sup> = 2.72 times more likely with a given person&#x27;s data" in body
+    assert "e^ε" not in body
+    evil = "e^ε <sup>x</sup> **b**"
+    out = report.render([report.Section(evil, [evil], tables=[pd.DataFrame({evil: [evil]})])], {evil: evil})
+    assert "<sup>" not in out and "e^ε &lt;sup&gt;x&lt;/sup&gt;" in out
 
 
 def test_posterior_reading_flags_delta_in_the_report():
