@@ -40,6 +40,14 @@ class Section:
 
 SUMMARY_TITLE = "Executive summary"
 
+#: Accountants as the training and privacy–utility pages name them: the acronym with what it stands for.
+ACCOUNTANT_NAMES = {"prv": "PRV (privacy-loss random variables)", "rdp": "RDP (Rényi DP)",
+                    "pld": "PLD (privacy-loss distribution)"}
+
+
+def accountant_name(name) -> str:
+    return ACCOUNTANT_NAMES.get(str(name).lower(), str(name))
+
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
@@ -120,24 +128,32 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
 
 def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     """The default noise scenario: count of patients with the rare disease, Laplace at the chosen ε."""
+    from .attacks.reidentification import people
     from .data import datasets
     from .noise import teaching, view as noise_page
     from .figures import noise as noise_figs
 
     df = datasets.medical(n, seed)
     q = teaching.query(df, "count", "has_rare_disease")
-    view = noise_page.noise_view("laplace", epsilon, None, q.sensitivity, q.true_value, draws=20_000, seed=seed)
+    draws = 20_000
+    view = noise_page.noise_view("laplace", epsilon, None, q.sensitivity, q.true_value, draws=draws, seed=seed)
     figs = noise_figs.figures(view, "released count of patients with the rare disease", "patients")
     table = noise_page.epsilon_table("laplace", None, q.sensitivity, q.true_value, integer=True, seed=seed)
-    lo, hi = view.ci95
+    table = table.rename(columns={"epsilon": "ε", "noise scale": "noise scale (patients)",  # the page's download
+                                  "expected |error|": "expected |error| (patients)",
+                                  "95% within ±": "95% within ± (patients)"})
     return Section(
         "Noise: a count released with the Laplace mechanism",
         [
-            f"Query: {q.description} on the synthetic medical data (n = {n:,}, seed {seed}); sensitivity Δ = 1.",
+            f"Query: a count of patients with the rare disease on the synthetic medical data (n = {n:,}, seed "
+            f"{seed}); sensitivity Δ = 1.",
             f"At ε = {epsilon:g} the Laplace scale is b = {view.spec.scale:.4g}; expected absolute error "
-            f"{view.expected_abs_error:.3g} patients; 95% of releases fall within ±{(hi - lo) / 2:.3g} of the truth.",
-            "The histogram is a simulation (plain numpy) for illustration; released answers go through the "
-            "secure release path (diffprivlib). Example releases in the table are seeded: reproducible, not secure.",
+            f"{people(view.expected_abs_error)}; 95% of releases fall within ±{claims.up(view.ci95[1] - view.value)} "
+            "of the truth.",
+            f"The histogram is a simulation to show the shape: {draws:,} draws of ordinary random numbers (numpy, "
+            f"fixed by seed {seed}), not releases; released answers go through the secure release path "
+            "(diffprivlib). The table is exact (no random draw): for a count, the geometric mechanism's figures, "
+            "which is what the release path draws.",
         ],
         [figs["distribution"], figs["why"], figs["error"]],
         [table],
@@ -183,8 +199,8 @@ def sweep_section(sweep_id: str) -> Section:
     cfg = result.get("config", {})
     title = sweep_summary.sweep_title({**st, "config": {**(st.get("config") or {}), **cfg}})
     paras = [f"Sweep: {title} ({st['status']}, {st['done']} of {st['total']} trainings finished); "
-             f"δ = {cfg.get('delta', '?')}, neighbours differ by adding or removing one training example, "
-             f"accountant {cfg.get('accountant', '?')}. Each DP point's ε is the accountant's upper bound; the "
+             f"δ = {claims.delta(cfg['delta']) if 'delta' in cfg else '?'}, neighbours differ by adding or removing "
+             f"one training example, accountant {accountant_name(cfg.get('accountant', '?'))}. Each DP point's ε is the accountant's upper bound; the "
              "empirical ε is a lower bound from membership-inference attacks at 95% confidence over all the "
              "seeds of an ε together (each seed's audit corrected for their number), with the median seed's bound "
              "as a separate 95% statement."]
@@ -220,8 +236,8 @@ def _eps_table(rows: list[dict]) -> pd.DataFrame:
     for r in rows:
         row = {"δ": claims.delta(r['delta'], 3)}
         if "epsilon_pld" in r:
-            row["ε (dp_accounting PLD)"] = _fmt(r["epsilon_pld"])
-            row.update({f"ε ({k.removeprefix('epsilon_')} accountant)": _fmt(v) for k, v in r.items()
+            row[f"ε, {accountant_name('pld')}"] = _fmt(r["epsilon_pld"])
+            row.update({f"ε, {accountant_name(k.removeprefix('epsilon_'))}": _fmt(v) for k, v in r.items()
                         if k.startswith("epsilon_") and k != "epsilon_pld"})
         else:
             row["ε"] = _fmt(r.get("epsilon"))
@@ -279,7 +295,8 @@ def statement_section(st: dict, name: str | None = None) -> Section:
                                   f"q = {mech['sample_rate']:.4g}, {mech['steps']} steps, clip {mech.get('clip')}")
         acc = st.get("accountant") or {}
         if acc:
-            facts["accountant"] = f"{acc.get('name')}: ε = {_fmt(acc.get('epsilon'))} at δ = {_fmt(acc.get('delta'), 'g')}"
+            facts["accountant"] = (f"{accountant_name(acc.get('name'))}: ε = {_fmt(acc.get('epsilon'))} at "
+                                   f"δ = {claims.delta(acc.get('delta'))}")
         if (st.get("mu") or {}).get("value") is not None:
             facts["μ (Gaussian DP)"] = f"{st['mu']['value']:.4g} — {st['mu']['kind']}"
         facts["audit"] = _audit_fact(st.get("audit")) if st.get("audit") else (st.get("audit_note") or
@@ -304,8 +321,8 @@ def statement_section(st: dict, name: str | None = None) -> Section:
             "noise": "reproducible: not a DP release" if p.get("reproducible_noise") else "secure",
         } for p in st.get("points") or []]))
         paras.append(f"{len(st.get('points') or [])} DP point(s). Each point's ε is an upper bound from its own "
-                     "accountant and from dp_accounting's privacy-loss distribution (PLD) at several δ; the audit is "
-                     "a lower bound measured by membership attacks on held-out rows.")
+                     "accountant and from a privacy-loss distribution (PLD, Google's dp-accounting library) at "
+                     "several δ; the audit is a lower bound measured by membership attacks on held-out rows.")
     elif st.get("epsilon_at_delta"):
         tables.append(_eps_table(st["epsilon_at_delta"]))
         paras.append("ε at several δ, each an upper bound for the neighbour relation above: δ = 1e-5, 1e-6 and 1/n "

@@ -180,3 +180,37 @@ def test_statement_names_what_a_canary_audit_counted():
     body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c5"))
     assert f"one-run canary audit, {e['correct']} of {e['guesses']} guesses right on 300 canaries" in body
     assert "None members" not in body
+
+
+def test_report_words_agree_with_the_pages(monkeypatch):
+    """The report words things as the pages now do, under the pages' own rules (tests/app/test_plain_words.py):
+    numpy beside 'ordinary random numbers', PLD / PRV / RDP spelt out, no field name (has_rare_disease), no maths
+    typed as 'e^ε', and δ as people write it (1e-5, not Python's 1e-05)."""
+    import html as _html
+
+    from dpcore.data import datasets
+    from dpcore.jobs import store
+    from dpcore.queries import answering, fingerprint, ledger, model
+    from tests.app.test_plain_words import GLOSSED, NEVER, SNAKE
+    from tests.dpcore.test_statement import _fake_sweep
+
+    real_get = store.get
+    run = {"id": "job-1", "status": "done", "label": "run", "result": {
+        "private": True, "dataset": "digits", "model": "mlp", "n_train": 400, "noise_multiplier": 1.1,
+        "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
+        "reproducible_noise": False, "dp_release": True}}
+    monkeypatch.setattr(store, "get", lambda j, history=True: run if j == "job-1" else real_get(j, history=history))
+    df = datasets.medical(1500, 0)
+    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
+    answering.ask(df, "ana", model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
+    html = report.build(1.0, n=1500, sweep_id=_fake_sweep(), job_ids=["job-1"],
+                        ledgers=[("ana", fingerprint.dataset_key(df), 1500)])
+    text = _html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)))
+    problems = [f"{tok!r}" for tok in NEVER if tok in text]
+    problems += [f"{tok!r} without {gloss!r}" for tok, gloss in GLOSSED.items()
+                 if re.search(rf"\b{tok}\b", text) and gloss not in text]
+    problems += [f"field name {m!r}" for m in SNAKE.findall(text)]
+    problems += [f"δ written {m!r}" for m in re.findall(r"δ = [\d.]+e-0\d", text)]
+    assert not problems, problems
+    assert "ordinary random numbers (numpy, fixed by seed 0)" in text and "patients with the rare disease" in text
+    assert "RDP (Rényi DP): ε = 2 at δ = 1e-5" in text and "accountant PRV (privacy-loss random variables)" in text
