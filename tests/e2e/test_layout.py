@@ -112,13 +112,19 @@ def test_noise_error_table_shows_every_column_on_a_phone(app_server, phone, link
     assert scroll <= box + 1, f"the error table is {scroll} px wide in a {box} px box: columns hidden off-screen"
 
 
-# The words of the page's title grouped by the line they are drawn on.
-TITLE_LINES_JS = """() => { const h = document.querySelector('[data-testid=stMain] h1'); const lines = new Map();
-  const walk = document.createTreeWalker(h.querySelector('[data-heading-text]') || h, NodeFilter.SHOW_TEXT);
-  for (let n; (n = walk.nextNode());) for (const m of n.data.matchAll(/\\S+/g)) {
-    const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
-    const top = Math.round(r.getBoundingClientRect().top); lines.set(top, [...(lines.get(top) || []), m[0]]); }
-  return [...lines.values()].map(ws => ws.join(' ')); }"""
+# Each visible heading matching a selector, with its words grouped by the line they are drawn on.
+HEADING_LINES_JS = """(sel) => [...document.querySelectorAll(sel)].filter(h => h.getBoundingClientRect().width > 0)
+  .map(h => { const lines = new Map();
+    const walk = document.createTreeWalker(h.querySelector('[data-heading-text]') || h, NodeFilter.SHOW_TEXT);
+    for (let n; (n = walk.nextNode());) for (const m of n.data.matchAll(/\\S+/g)) {
+      const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+      const top = Math.round(r.getBoundingClientRect().top); lines.set(top, [...(lines.get(top) || []), m[0]]); }
+    return [...lines.values()].map(ws => ws.join(' ')); })"""
+
+
+def wraps_awkwardly(lines: list[str]) -> bool:
+    """More than two lines, or a last word alone on its line."""
+    return len(lines) > 2 or len(lines) > 1 and len(lines[-1].split()) == 1
 
 
 @pytest.mark.parametrize("view", ["page", "phone"])
@@ -129,8 +135,8 @@ def test_page_titles_leave_no_word_alone_on_a_line(app_server, request, view):
     pg = request.getfixturevalue(view)
     orphans = {}
     for title in each_page(pg, app_server):
-        lines = pg.evaluate(TITLE_LINES_JS)
-        if len(lines) > 1 and len(lines[-1].split()) == 1 or len(lines) > 2:
+        (lines,) = pg.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h1")
+        if wraps_awkwardly(lines):
             orphans[title] = lines
     assert not orphans, f"page titles wrapping awkwardly at {pg.viewport_size['width']} px (lines): {orphans}"
 
@@ -261,21 +267,6 @@ def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, he
     assert not bad, f"chart texts overlapping or cut off at {width} px (page, chart, text, other): {bad}"
 
 
-# Each visible heading matching a selector, with its words grouped by the line they are drawn on.
-HEADING_LINES_JS = """(sel) => [...document.querySelectorAll(sel)].filter(h => h.getBoundingClientRect().width > 0)
-  .map(h => { const lines = new Map();
-    const walk = document.createTreeWalker(h.querySelector('[data-heading-text]') || h, NodeFilter.SHOW_TEXT);
-    for (let n; (n = walk.nextNode());) for (const m of n.data.matchAll(/\\S+/g)) {
-      const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
-      const top = Math.round(r.getBoundingClientRect().top); lines.set(top, [...(lines.get(top) || []), m[0]]); }
-    return [...lines.values()].map(ws => ws.join(' ')); })"""
-
-
-def wraps_awkwardly(lines: list[str]) -> bool:
-    """More than two lines, or a last word alone on its line."""
-    return len(lines) > 2 or len(lines) > 1 and len(lines[-1].split()) == 1
-
-
 def test_reidentification_headline_is_a_short_bold_claim_on_a_phone(app_server, phone):
     """At 390 px the page leads with a short bold claim (at most two lines) and the detail in plain weight:
     the whole sentence as one heading took six bold lines. The detail keeps every fact."""
@@ -295,11 +286,7 @@ def test_section_headings_wrap_well_on_a_phone(app_server, phone):
     390 px and leave no word alone on a line ("1 · Choose a query and a / mechanism", "The attack, step by step
     (exact / answers)")."""
     bad = []
-    for path, title in _titles():
-        slug = path.replace("pages/", "").replace(".py", "")
-        phone.goto(app_server if slug == "home" else f"{app_server}/{slug}")
-        wait_for_app(phone)
-        phone.wait_for_selector("h1")
+    for title in each_page(phone, app_server):
         tabs = phone.get_by_role("tab")
         for k in [None] + list(range(tabs.count())):
             if k is not None:
