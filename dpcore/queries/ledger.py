@@ -50,7 +50,7 @@ from contextlib import contextmanager
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 
-from .. import limits
+from .. import claims, limits
 from ..errors import BudgetExceededError, DPError
 from ..noise.charge import Charge, Neighbour, require_ledger_relation
 
@@ -607,7 +607,7 @@ def _budget_row(conn, analyst, display, dataset, info, budget, delta_budget, *, 
                          " delta_spent_atto, created) VALUES (?,?,?,?,0,?,0,?)",
                          (analyst, dataset, display, total, dtotal, time.time()))
             _event(conn, analyst, dataset, "create",
-                   note=f"budget set to ε = {from_micro(total):g}, δ = {from_atto(dtotal):.3g} ({NEIGHBOUR})")
+                   note=f"budget set to ε = {from_micro(total):g}, δ = {claims.delta(from_atto(dtotal), 3)} ({NEIGHBOUR})")
         return total, 0, dtotal, 0
     total, spent = int(row["total_micro"]), int(row["spent_micro"])
     dtotal = row["delta_total_atto"]
@@ -631,8 +631,8 @@ def _delta_total_atto(delta_budget, n: int) -> int:
     a = to_atto(delta_budget, name="δ total", rounding=ROUND_FLOOR)
     if a * n > ATTO:
         raise DPError(f"δ total {delta_budget} is above 1/n = {1 / n:.3g} for this dataset of {n:,} rows: such a "
-                      f"δ allows releasing a whole record; use at most {1 / n:.3g} (default "
-                      f"{default_delta_total(n):.3g})")
+                      f"δ allows releasing a whole record; use at most {claims.down(1 / n)} (default "
+                      f"{claims.delta(default_delta_total(n), 3)})")
     return a
 
 
@@ -673,8 +673,8 @@ def spend(analyst: str, dataset: str, query: str, charge, compute, *, budget=Non
         info = _require_registered(conn, dataset)
         n = info["n_rows"]
         if d_atto * n >= ATTO:
-            raise DPError(f"δ = {delta:g} is not below 1/n = {1 / n:.3g} for this dataset of {n:,} rows: one query "
-                          f"could then release a whole record; use δ ≤ {max_query_delta(n):.3g} (or Laplace, δ = 0)")
+            raise DPError(f"δ = {claims.delta(delta, 6)} is not below 1/n = {1 / n:.3g} for this dataset of {n:,} rows: one query "
+                          f"could then release a whole record; use δ ≤ {claims.down(max_query_delta(n))} (or Laplace, δ = 0)")
         total, spent, dtotal, dspent = _budget_row(conn, analyst, display, dataset, info, budget, delta_budget,
                                                    create=True)
         prior = conn.execute(
@@ -716,9 +716,9 @@ def _refusal(display, eps_micro, d_atto, total, spent, dtotal, dspent) -> str:
                 f"{display!r} on this dataset; nothing was spent — {step} an earlier question (free) or ask an "
                 "admin to reset the budget")
     left = from_atto(max(dtotal - dspent, 0))
-    what = (f"only δ = {left:.3g} of {from_atto(dtotal):.3g} is left" if left > 0 else
-            f"the whole δ budget of {from_atto(dtotal):.3g} is spent")
-    return (f"budget exceeded: this query needs δ = {from_atto(d_atto):.3g} but {what} for analyst {display!r} on "
+    what = (f"only δ = {claims.down(left)} of {claims.delta(from_atto(dtotal), 3)} is left" if left > 0 else
+            f"the whole δ budget of {claims.delta(from_atto(dtotal), 3)} is spent")
+    return (f"budget exceeded: this query needs δ = {claims.delta(from_atto(d_atto), 3)} but {what} for analyst {display!r} on "
             f"this dataset; nothing was spent — ask with a smaller δ, use Laplace noise (δ = 0), or ask an admin")
 
 

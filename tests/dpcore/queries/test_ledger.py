@@ -278,7 +278,7 @@ def test_delta_is_budgeted_with_a_default_of_one_over_ten_n():
     r = ledger.spend("alice", DS, "g1", 0.01, _answer(1), budget=1.0, delta=4e-5)
     assert r["delta_total"] == pytest.approx(1e-4) and r["delta_remaining"] == pytest.approx(6e-5)
     called = []
-    with pytest.raises(BudgetExceededError, match=r"needs δ = 7e-05 but only δ = 6e-05 of 0.0001 is left") as exc:
+    with pytest.raises(BudgetExceededError, match=r"needs δ = 7e-5 but only δ = 6e-5 of 0.0001 is left") as exc:
         ledger.spend("alice", DS, "g2", 0.01, lambda: called.append(1), delta=7e-5)
     assert exc.value.exit_code == 3 and called == []
     st = ledger.status("alice", DS, with_history=False)
