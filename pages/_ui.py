@@ -105,6 +105,18 @@ def not_private(label: str = "Not private") -> None:
     st.caption(f":orange-badge[{label}] computed on the raw data, for teaching: a real release would not show it.")
 
 
+def headline_md(claim: str, detail: str) -> str:
+    """A page's "so what" as markdown: a short bold claim (at most two lines on a 390 px phone) and the detail in
+    plain weight below it (a whole sentence as one bold heading took four to six lines on a phone)."""
+    return f"#### {claim}\n\n{detail}"
+
+
+def unbroken(text: str) -> str:
+    """A short phrase that must not wrap, such as a number and its unit ("54 years", "ε = 1"): its spaces become
+    non-breaking, so a headline's last line never holds a unit alone."""
+    return text.replace(" ", "\u00a0")
+
+
 # --- shareable views: a page's main settings live in the URL -------------------------------------------
 
 

@@ -10,7 +10,8 @@ from dpcore.attacks import differencing as dif
 from dpcore.errors import sentence
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
-from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, state, table_downloads
+from pages._ui import (chart, from_url, guarded, headline_md, not_private, required, share_in_url, state,
+                       table_downloads, unbroken)
 
 EPS_OPTIONS = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0]
 GROUP_KINDS = ["First name", "Zip code and sex", "Custom (COLUMN=VALUE,...)"]
@@ -90,8 +91,9 @@ with st.container(border=True):
 
 share_in_url("dif_n", "dif_seed", "dif_min_group", "dif_eps")  # before anything below can stop the page
 attack = required(dif.run_attack, pop, target_name=target.strip() or None, group=group, min_group=min_group)
-headline.markdown(f"#### Two pairs of answers, each over a group of {attack.min_group} or more people, give one "
-                  f"patient's exact age: {attack.recovered:g} years.")
+headline.markdown(headline_md(f"One patient's exact age leaks: {unbroken(f'{attack.recovered:g} years')}",
+                              f"Two pairs of answers give it away, each over a group of {attack.min_group} or more "
+                              "people."))
 
 # --- step by step ----------------------------------------------------------------------------------
 st.subheader("The attack on exact answers")  # one line on a phone; the steps are the Next step button's

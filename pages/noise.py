@@ -12,8 +12,8 @@ from dpcore.noise import view as noise_page
 from dpcore.noise.composition import basic_composition
 from dpcore.noise.interpret import privacy_level
 from dpcore.noise.release import release_answer
-from pages._ui import (chart, from_url, guarded, not_private, required, share_in_url, state, table_downloads,
-                       widget_state)
+from pages._ui import (chart, from_url, guarded, headline_md, not_private, required, share_in_url, state,
+                       table_downloads, unbroken, widget_state)
 
 SIM_DRAWS = 100_000  # simulated on the server; only a 120-bin histogram goes to the browser
 SIM_SEED = 0  # the simulation is a picture: seeded so the cache never freezes a real release
@@ -164,9 +164,10 @@ def _u(x: float, sign: str = "") -> str:
 
 
 with headline:
-    st.markdown(f"#### At ε = {spec.epsilon:g}, a released {kind if kind != 'custom' else 'answer'} is typically "
-                f"off by **{_u(view.expected_abs_error)}** — the price of hiding whether any one patient is in "
-                "the data.")
+    st.markdown(headline_md(f"Typical error at {unbroken(f'ε = {spec.epsilon:g}')}: "
+                            f"{unbroken(_u(view.expected_abs_error))}",
+                            f"A released {kind if kind != 'custom' else 'answer'} is typically this far from the true "
+                            "value: the price of hiding whether any one patient is in the data."))
 c = st.columns(5)  # short labels fit five across at 1280 px; the unit is in each help and the sentence below
 in_unit = f"In {unit}."
 c[0].metric("True value", f"{view.value:,.4g}",

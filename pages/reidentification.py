@@ -12,7 +12,7 @@ from dpcore.attacks import reidentification as story
 from dpcore.data import datasets, filters
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
-from pages._ui import chart, from_url, guarded, not_private, required, share_in_url, table_downloads
+from pages._ui import chart, from_url, guarded, headline_md, not_private, required, share_in_url, table_downloads
 
 
 @st.cache_data(max_entries=4, show_spinner="Generating the synthetic population…")
@@ -111,8 +111,7 @@ with tabs[0]:
         df = required(release, n, seed)
         head = guarded(uniq, n, seed, D.qis, D.sensitive, None)
         if head is not None:
-            claim, detail = story.headline(head[0])  # a short bold claim; the detail in plain weight
-            headline_slot.markdown(f"#### {claim}\n\n{detail}")
+            headline_slot.markdown(headline_md(*story.headline(head[0])))  # short bold claim, plain detail
         first_rows = story.shown_table(df.head(200))
         st.dataframe(first_rows, hide_index=True, key="re_release_table")
         table_downloads(first_rows, "re_release", key="re_release_table_dl")

@@ -26,9 +26,10 @@ def steps(at):
 
 def test_step_by_step_to_the_exact_age(at):
     assert at.title[0].value == "Differencing attack"
-    # the page opens with the "so what": one sentence, one number
-    assert at.markdown[0].value == ("#### Two pairs of answers, each over a group of 50 or more people, give one "
-                                    "patient's exact age: 54 years.")
+    # the page opens with the "so what": a short bold claim with the number, the detail in plain weight (one
+    # bold sentence took four lines on a phone, "years." alone on the last)
+    assert at.markdown[0].value == ("#### One patient's exact age leaks: 54\u00a0years\n\nTwo pairs of answers give "
+                                    "it away, each over a group of 50 or more people.")
     assert len(steps(at)) == 1 and at.warning[0].value.startswith("Refused: WHERE")
     # the group in words for people; its SQL is in the code box above
     assert any("the **96 people with first name Peter**, well over N = 50." in m.value for m in at.markdown)

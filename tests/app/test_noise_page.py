@@ -24,6 +24,17 @@ def at(chdir_root):
     return at
 
 
+def test_headline_is_a_short_claim_and_a_plain_detail(at):
+    """The page leads with a short bold claim and the detail in plain weight (as one bold sentence it took four
+    lines on a phone, the last word alone); the number and its unit, and ε = 1, never break across lines."""
+    claim, detail = at.markdown[0].value.split("\n\n")
+    assert claim == "#### Typical error at ε\u00a0=\u00a01: 1\u00a0patient"
+    assert detail == ("A released count is typically this far from the true value: the price of hiding whether any "
+                      "one patient is in the data.") and "#" not in detail
+    at.select_slider(key="noise_eps").set_value(0.1).run()
+    assert at.markdown[0].value.startswith("#### Typical error at ε\u00a0=\u00a00.1: 10\u00a0patients\n\n")
+
+
 def test_slider_changes_numbers_and_release_composes(at):
     before = _metrics(at)
     assert before["Noise scale b"] == "1" and before["Sensitivity Δ"] == "1"

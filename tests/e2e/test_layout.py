@@ -281,6 +281,27 @@ def test_reidentification_headline_is_a_short_bold_claim_on_a_phone(app_server, 
     assert int(detail.evaluate("e => getComputedStyle(e).fontWeight")) <= 400
 
 
+# Each page's bold headline (the "so what", an h4) with the weight of the paragraph right after it, if any.
+HEADLINE_JS = """() => [...document.querySelectorAll('[data-testid=stMain] h4')]
+  .filter(h => h.getBoundingClientRect().width > 0).map(h => { const next = h.nextElementSibling;
+    return next ? [next.innerText, getComputedStyle(next).fontWeight] : null; })"""
+
+
+def test_every_headline_is_a_short_bold_claim_on_a_phone(app_server, phone):
+    """Every page's bold headline takes at most two lines at 390 px and leaves no word alone on a line; the
+    detail, if any, follows in plain weight. One-sentence headlines took four bold lines on the noise and
+    differencing pages, the last word alone (six on re-identification)."""
+    bad, seen = [], []
+    for title in each_page(phone, app_server):
+        heads = phone.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h4")
+        seen += [title] * bool(heads)
+        bad += [(title, lines) for lines in heads if wraps_awkwardly(lines)]
+        bad += [(title, text, weight) for text, weight in filter(None, phone.evaluate(HEADLINE_JS))
+                if int(weight) > 400]
+    assert {"Noise mechanisms", "Differencing attack", "Re-identification"} <= set(seen), seen  # drawn, measured
+    assert not bad, f"headlines wrapping awkwardly or details in bold at 390 px (page, lines): {bad}"
+
+
 def test_section_headings_wrap_well_on_a_phone(app_server, phone):
     """Every page's section headings (st.subheader), with each of its tabs open, take at most two lines at
     390 px and leave no word alone on a line ("1 · Choose a query and a / mechanism", "The attack, step by step

@@ -63,7 +63,7 @@ def test_reidentification_story_singles_out_the_neighbour(app_server, page):
 def test_differencing_story_recovers_the_exact_age(app_server, page):
     page.goto(f"{app_server}/differencing")
     wait_for_app(page)
-    page.get_by_text("exact age: 54 years").first.wait_for(timeout=120_000)
+    page.get_by_text("exact age leaks: 54 years").first.wait_for(timeout=120_000)
     page.get_by_role("button", name="Show all steps").click()
     wait_for_app(page)
     page.get_by_text("Recovered age of Jan Kees").first.wait_for(timeout=60_000)
