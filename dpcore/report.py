@@ -266,6 +266,7 @@ def statement_section(st: dict, name: str | None = None) -> Section:
     (run labels, analysts, datasets) go in tables and the escaped title only, never through inline markdown.
     ``name``: what the section calls its subject (a sweep is named by what it is, never by its id)."""
     from .figures import advisor as adv_figs
+    from .training.config import dataset_name, model_name
 
     kind = st.get("kind")
     facts = {"unit of privacy": st.get("unit_of_privacy"), "neighbour relation": st.get("neighbour_relation")}
@@ -273,11 +274,12 @@ def statement_section(st: dict, name: str | None = None) -> Section:
     paras = []
     if kind == "training_run":
         title = f"Privacy statement: training run {st.get('label') or st.get('subject')}"
-        facts.update({"run": st.get("subject"), "dataset": st.get("dataset"), "model": st.get("model"),
+        facts.update({"run": st.get("subject"), "dataset": dataset_name(st.get("dataset")),
+                      "model": model_name(st.get("model")),
                       "training rows": st.get("rows")})
     elif kind == "sweep":
-        title = f"Privacy statement: sweep {name or st.get('name') or st.get('dataset')}"
-        facts.update({"dataset": st.get("dataset"), "model": st.get("model"),
+        title = f"Privacy statement: sweep {name or st.get('name') or dataset_name(st.get('dataset'))}"
+        facts.update({"dataset": dataset_name(st.get("dataset")), "model": model_name(st.get("model")),
                       "training rows": st.get("rows"), "sampling": "Poisson (each record joins each batch "
                       "independently with probability q)"})
     else:

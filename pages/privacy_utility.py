@@ -7,7 +7,7 @@ from dpcore import claims, statement
 from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
-from dpcore.training.config import REPRODUCIBLE_LABEL
+from dpcore.training.config import DATASET_NAMES, MODEL_NAMES, REPRODUCIBLE_LABEL
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import executors, workers
 from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads
@@ -15,8 +15,7 @@ from pages._ui import chart, from_url, guarded, required, share_in_url, table_do
 D = SweepConfig()
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
 # Short option and chip labels (they must fit at 1280 px and on a phone); the details are in the widgets' help.
-DATASETS = {"digits": "Digits (8×8 images)", "breast_cancer": "Breast cancer (binary)",
-            "medical": "Synthetic medical"}
+DATASETS = {k: DATASET_NAMES[k] for k in ("digits", "breast_cancer", "medical")}  # the sweep's, demo first
 DATASET_HELP = ("Digits: 8×8 images, 10 classes. Breast cancer: 30 features, binary. Synthetic medical: "
                 "predict the diagnosis.")
 ATTACK_NAMES = {"threshold": "Confidence", "loss": "Loss (Yeom)", "lira": "LiRA"}
@@ -51,8 +50,7 @@ with st.container(border=True):
     c1, c2, c3, c4 = st.columns([2, 1.5, 1, 1])
     dataset = c1.selectbox("Dataset", list(DATASETS), format_func=DATASETS.get, key="pu_dataset",
                            help=DATASET_HELP)
-    model = c2.selectbox("Model", ["mlp", "logreg"], key="pu_model",
-                         format_func={"mlp": "MLP", "logreg": "Logistic regression"}.get)
+    model = c2.selectbox("Model", ["mlp", "logreg"], key="pu_model", format_func=MODEL_NAMES.get)
     seeds = c3.number_input("Models per ε", 1, 10, D.seeds, key="pu_seeds",
                             help="Models trained at each ε, each from its own seed (a different random start): "
                                  "their spread gives the error bars.")

@@ -10,7 +10,8 @@ from dpcore import claims, limits
 from dpcore.sweep import summary as sweep_summary
 from dpcore.figures import training as figs
 from dpcore.jobs import display, registry, store, workers
-from dpcore.training.config import MEDICAL_TARGETS, OPTIMIZERS, TrainConfig, recommended
+from dpcore.training.config import (DATASET_NAMES, MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
+                                    dataset_name, model_name, recommended)
 from dpcore.training.data import release_uploads, save_upload, upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
@@ -20,17 +21,10 @@ from pages._ui import chart, from_url, guarded, required, share_in_url, table_do
 TARGET = registry.TRAIN
 GROUP = "train"
 # Option labels short enough for a third of the form at 1280 px; the details are in the widgets' help.
-DATASETS = {"breast_cancer": "Breast cancer (569 rows)",
-            "medical": "Synthetic medical (10k rows)",
-            "digits": "Digits (8×8 images)",
-            "csv": "Upload a CSV",
-            "mnist": "MNIST (server .npz)"}
+DATASETS = {**DATASET_NAMES, "csv": "Upload a CSV"}  # the option says what to do; elsewhere "Uploaded CSV"
 DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical: a 10,000-row extract. "
                 "Digits: 8×8 images, 10 classes. Upload a CSV: your own table. MNIST: from the server's data "
                 "folder (.npz).")
-MODEL_NAMES = {"logreg": "Logistic regression", "mlp": "Small MLP", "cnn": "Small CNN (images)",
-               "diffprivlib_logreg": "diffprivlib logistic reg.",
-               "diffprivlib_nb": "diffprivlib naive Bayes"}
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # shown; the stored values stay "sgd" / "adam"
 MODEL_HELP = ("MLP: a small neural network; CNN: a small neural network for images. diffprivlib models are "
               "trained with pure ε (δ = 0): logistic regression by objective perturbation (noise added to what "
@@ -189,8 +183,7 @@ def _with_upload(p: dict) -> dict | None:
 
 
 def _label(cfg) -> str:
-    data = DATASETS.get(cfg.dataset_kind, cfg.dataset_kind).split(" (")[0]  # "Breast cancer", not breast_cancer
-    return f"{MODEL_NAMES[cfg.model].split(' (')[0]} · {data} · " + (
+    return f"{model_name(cfg.model)} · {dataset_name(cfg.dataset)} · " + (
         f"ε={cfg.epsilon:g}" if cfg.epsilon is not None
         else (f"σ={cfg.noise_multiplier:g}" if cfg.noise_multiplier is not None else "non-private"))
 

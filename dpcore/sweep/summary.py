@@ -15,7 +15,7 @@ import numpy as np
 from .. import claims
 from ..attacks import audit
 from ..errors import DPError
-from ..training.config import REPRODUCIBLE_LABEL
+from ..training.config import REPRODUCIBLE_LABEL, dataset_name, model_name
 from .config import ATTACK_LABELS
 
 REPORTED_METRICS = ("auc", "advantage", "tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr")
@@ -334,11 +334,10 @@ def violations(result: dict) -> list[dict]:
 
 
 def sweep_title(rec: dict) -> str:
-    """A sweep named by what it is: dataset, model, ε range and date (never by its id)."""
+    """A sweep named by what it is: dataset, model (their readable names), ε range and date (never by its id)."""
     cfg = rec.get("config") or {}
     eps = [float(e) for e in cfg.get("epsilons") or []]
     rng = f"ε {min(eps):g}–{max(eps):g}" if len(eps) > 1 else (f"ε {eps[0]:g}" if eps else "ε ?")
     when = rec.get("created")
     date = datetime.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if isinstance(when, (int, float)) else ""
-    model = cfg.get("model") or "?"
-    return ", ".join(x for x in (str(cfg.get("dataset") or "?"), f"{model} model", rng, date) if x)
+    return ", ".join(x for x in (dataset_name(cfg.get("dataset")), model_name(cfg.get("model")), rng, date) if x)

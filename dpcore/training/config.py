@@ -37,6 +37,30 @@ GRAD_SAMPLE_MODES = ("auto", "fused", "hooks", "ghost", "ew", "functorch")
 #: per layer for the clipped sum, inside Opacus's Poisson DPDataLoader and Opacus's accountant;
 #: tested equal to Opacus's own clipped, noised gradient. The others are Opacus's modes.
 BEST_GRAD_SAMPLE_MODE = {"logreg": "fused", "mlp": "fused", "cnn": "ew"}
+#: What people read for each dataset and model, with a short detail in brackets for option lists: the one home
+#: of these names (the training and privacy–utility pages, sweep titles, the report); ``dataset_name`` and
+#: ``model_name`` give them without the detail.
+DATASET_NAMES = {"breast_cancer": "Breast cancer (569 rows)", "medical": "Synthetic medical (10k rows)",
+                 "digits": "Digits (8×8 images)", "csv": "Uploaded CSV", "mnist": "MNIST (server .npz)"}
+MODEL_NAMES = {"logreg": "Logistic regression", "mlp": "Small MLP", "cnn": "Small CNN (images)",
+               "diffprivlib_logreg": "diffprivlib logistic reg.", "diffprivlib_nb": "diffprivlib naive Bayes"}
+
+
+def _plain(code, names: dict) -> str:
+    return "?" if code is None else names[code].split(" (")[0] if code in names else str(code)
+
+
+def dataset_name(dataset) -> str:
+    """"Breast cancer", not breast_cancer; an uploaded "csv:<path>" is "Uploaded CSV"; unknown: as it is."""
+    kind = None if dataset is None else str(dataset).split(":", 1)[0]
+    return _plain(kind if kind in DATASET_NAMES else dataset, DATASET_NAMES)
+
+
+def model_name(model) -> str:
+    """"Logistic regression", not logreg; unknown: as it is."""
+    return _plain(model, MODEL_NAMES)
+
+
 MEDICAL_ROWS = 10_000
 MEDICAL_DATA_SEED = 0
 #: Expected range of test accuracy etc.: labels used in the UI / JSON.

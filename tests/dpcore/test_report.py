@@ -98,7 +98,7 @@ def test_report_with_a_stored_sweep(tmp_path):
                                      "epochs": 2, "train_size": 60, "hidden": None, "lr": 0.5, "batch_size": 16,
                                      "canaries": 0, "size_fractions": []})
     html = report.build(1.0, n=1500, sweep_id=result["id"])
-    assert "Privacy–utility: breast_cancer, logreg model, ε 1, " in html  # named by what it is, not its id
+    assert "Privacy–utility: Breast cancer, Logistic regression, ε 1, " in html  # what it is, in words; not its id
     assert result["id"] not in _text(html)
     assert "<th>test accuracy</th>" in html
     assert "empirical" in html
@@ -138,6 +138,9 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     for d in ("1e-5", "1e-6", "0.0025"):  # ε at δ = 1e-5, 1e-6 and 1/n (n = 400 training rows)
         assert f"<td>{d}</td>" in body
     assert "empirical ε ≥ 0.3 with 95% confidence" in body  # the sweep point's audit
+    # datasets and models by the names the pages use, never their code names (breast_cancer, logreg)
+    assert "<td>Breast cancer</td>" in body and "<td>Logistic regression</td>" in body
+    assert not re.search(r"\b(breast_cancer|logreg|mlp)\b", body), re.findall(r".{60}(?:breast_cancer|logreg|mlp)\b", body)
     assert "REPRODUCIBLE" in body  # the fake sweep's points carry no noise source: not called a DP release
     assert html.count("Best possible attack on") == 3
     # nothing fixed-width beyond the page: figures autosize, wide tables scroll inside their box
