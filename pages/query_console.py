@@ -314,7 +314,7 @@ if costs is not None:
     st.markdown(f"**This analyst's ledger under each rule** ({len(entries)} paid "
                 f"answer{'' if len(entries) == 1 else 's'} since the last reset)")
     st.dataframe(pd.DataFrame([{"rule": c["rule"], "total ε": round(c["epsilon"], 6), "total δ": c["delta"],
-                                "how": c["note"]} for c in costs]), hide_index=True, key="qc_costs")
+                                "how": sentence(c["note"])} for c in costs]), hide_index=True, key="qc_costs")
     st.caption("Every row is a valid upper bound; the smallest ε (at its δ) is the tightest. The budget itself is "
                "enforced with the basic rule.")
 

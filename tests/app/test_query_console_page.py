@@ -126,6 +126,11 @@ def test_histogram_and_composition_panel():
     costs = at.dataframe[1].value
     assert list(costs["rule"]) == ["basic", "advanced", "zCDP", "RDP"]
     assert costs["total ε"][0] == pytest.approx(0.1)
+    # each note a cell on its own, capitalised by the one rule (errors.sentence) like the history's notes;
+    # a name or a symbol keeps its case ("Dwork–…", "ρ = …"). It mixed "sum of ε …" with "Dwork–…"
+    how = list(costs["how"])
+    assert how[0].startswith("Sum of ε and of δ") and how[1].startswith("Dwork–Rothblum–Vadhan")
+    assert how[2].startswith("Total ρ = ") and how[3].startswith("ρ = ")
     before = costs["total ε"][1]
     at.select_slider(key="qc_dprime").set_value(1e-9).run()
     assert not at.exception
