@@ -92,3 +92,15 @@ def test_epsilon_chart_says_which_bound_is_live_and_which_final():
     live, final = fig.data
     assert "live RDP" in live.name and final.name == "final ε (PRV accountant)"
     assert list(live.customdata) == ["0.6", "1.01"] and list(final.customdata) == ["0.996"]
+
+
+def test_datasets_and_models_have_one_readable_name():
+    """One mapping for the pages and the report: code names never reach a reader; unknown codes pass through."""
+    from dpcore.training.config import (BUILTIN_DATASETS, DATASET_NAMES, MODEL_NAMES, MODELS, dataset_name,
+                                        model_name)
+
+    assert dataset_name("breast_cancer") == "Breast cancer" and model_name("logreg") == "Logistic regression"
+    assert dataset_name("csv:/data/uploads/ab12.csv") == "Uploaded CSV" and model_name("mlp") == "Small MLP"
+    assert dataset_name(None) == model_name(None) == "?" and dataset_name("other") == "other"
+    # every dataset and model the config accepts has a name
+    assert set(BUILTIN_DATASETS) | {"csv", "mnist"} == set(DATASET_NAMES) and set(MODELS) == set(MODEL_NAMES)
