@@ -250,7 +250,8 @@ def show_sweep(sid: str, was_running: bool) -> None:
         df = pd.DataFrame(rows)
         cols = [c for c in df.columns if not c.endswith("_sd")]
         # headers in words, not field names (the JSON and the CLI keep those); the download adds the SDs
-        st.dataframe(df[cols].rename(columns=sweep_summary.column_label), hide_index=True, key="pu_table")
+        shown = pd.DataFrame([sweep_summary.shown_row(r) for r in rows])[cols]  # bounds keep their side
+        st.dataframe(shown.rename(columns=sweep_summary.column_label), hide_index=True, key="pu_table")
         st.caption("Per ε, over its seeds. TPR: the share of members an attack catches; FPR: the share of "
                    "non-members it flags wrongly; AUC 0.5 is guessing; SD: standard deviation.")
         table_downloads(df.rename(columns=sweep_summary.column_label), f"sweep-{sid}", key="pu_dl")

@@ -9,6 +9,7 @@ several 95% bounds.
 from __future__ import annotations
 
 import datetime
+import math
 
 import numpy as np
 
@@ -159,6 +160,29 @@ COLUMN_WORDS = {
 }
 METRIC_WORDS = {"auc": "AUC", "advantage": "advantage (TPR − FPR)",
                 "tpr_at_1pct_fpr": "TPR at 1% FPR", "tpr_at_0.1pct_fpr": "TPR at 0.1% FPR"}
+
+
+#: :func:`by_epsilon` fields that are bounds: written so a rounded value keeps its side (claims).
+UPPER_FIELDS = ("epsilon_spent",)
+LOWER_FIELDS = ("empirical_epsilon", "empirical_epsilon_median", "records_epsilon", "records_epsilon_median",
+                "max_certifiable")
+
+
+def shown_row(row: dict) -> dict:
+    """A :func:`by_epsilon` row as a table shows it: the accountant's ε rounded up and every proved ε rounded
+    down at 4 digits (a grid of raw floats showed 0.9946543016479602), other numbers at 3 significant digits;
+    the downloads keep the raw values."""
+    out = {}
+    for k, v in row.items():
+        if k in UPPER_FIELDS:
+            out[k] = claims.up(v, 4)
+        elif k in LOWER_FIELDS:
+            out[k] = claims.down(v, 4)
+        elif isinstance(v, float) and k != "epsilon":
+            out[k] = "—" if math.isnan(v) else f"{v:.3g}"
+        else:
+            out[k] = v
+    return out
 
 
 def column_label(field: str) -> str:

@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+from dpcore.sweep import summary as sweep_summary
+
 from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -106,17 +108,18 @@ def _walk_the_default_sweep(url, page):
     assert "Under DP every proved ε stays below the claimed ε (18 models audited)" in text
     assert "above the claimed ε — that would be a bug" not in text
     # ... per ε in the table (all seeds' audits combined) ...
-    rows = _table(page)
-    assert [_number(r["epsilon"]) for r in rows] == [0.25, 0.5, 1, 2, 4, 8], rows
+    rows = _table(page)  # headed in words (sweep_summary.column_label), not by field names
+    target, proved, spent = (sweep_summary.column_label(k) for k in ("epsilon", "empirical_epsilon", "epsilon_spent"))
+    assert [_number(r[target]) for r in rows] == [0.25, 0.5, 1, 2, 4, 8], rows
     for r in rows:
-        assert _number(r["empirical_epsilon"]) < _number(r["epsilon_spent"]), r
+        assert _number(r[proved]) < _number(r[spent]), r
     # ... and for the model inspected (ε = 1 by default): the slider and the metrics beside it agree
     m = _inspect(page, "ε = 1")
     assert _number(m["Proved ε ≥"]) < _number(m["Claimed ε"]) <= 1.0, m
     m8 = _inspect(page, "ε = 8")  # moving it redraws the metrics for that model (not the previous one's)
     assert 4.0 < _number(m8["Claimed ε"]) <= 8.0 and _number(m8["Proved ε ≥"]) < _number(m8["Claimed ε"]), m8
     print("headline:", m, "| canary TPR at 1% FPR:", caught.group(1), "% | per ε (claimed, proved):",
-          [(r["epsilon_spent"], r["empirical_epsilon"]) for r in rows])
+          [(r[spent], r[proved]) for r in rows])
     # the accuracy chart has its chance line
     legend = page.locator(".js-plotly-plot .legendtext").all_text_contents()
     assert any(t.startswith("chance") for t in legend), legend

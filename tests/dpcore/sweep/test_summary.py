@@ -160,3 +160,14 @@ def test_audit_chart_when_no_attack_could_prove_anything(tiny_result):
     fig = figs.empirical_epsilon_chart(res)
     assert any("not even a perfect one" in a.text for a in fig.layout.annotations)
     assert not any("most any attack could prove" in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_table_rows_write_bounds_on_their_side(tiny_result):
+    """The page's per-ε table showed raw floats (0.9946543016479602); rounded, the accountant's ε must not read
+    below itself nor a proved ε above itself."""
+    raw = sweep_summary.by_epsilon(tiny_result)[0]
+    row = sweep_summary.shown_row({**raw, "epsilon_spent": 1.00041, "empirical_epsilon": 0.017958890077,
+                                   "accuracy": 0.87654321})
+    assert row["epsilon_spent"] == "1.001" and row["empirical_epsilon"] == "0.01795" and row["accuracy"] == "0.877"
+    assert row["epsilon"] == raw["epsilon"] and row["n"] == raw["n"]
+    assert sweep_summary.shown_row({"empirical_epsilon": None})["empirical_epsilon"] == "—"
