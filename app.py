@@ -1,8 +1,8 @@
 """DP Explorer: entry point. Registers every page; nothing heavy happens here."""
 
-from pathlib import Path
-
 import streamlit as st
+
+from pages import _ui
 
 st.set_page_config(page_title="DP Explorer", page_icon="assets/favicon.png", layout="wide")
 
@@ -26,5 +26,5 @@ PAGES = {
 }
 
 st.logo("assets/logo.png")
-st.html(Path(__file__).parent / "assets" / "style.css")  # only <style>: Streamlit puts it where it takes no space
+_ui.style()
 st.navigation(PAGES).run()

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from . import claims, textsafe
 from .noise.interpret import level_sentence, posterior_bound, privacy_level, reading
 from .errors import DPError
+from .training.config import accountant_name, dataset_name, model_name
 from .validation import check_epsilon
 
 
@@ -40,13 +41,6 @@ class Section:
 
 SUMMARY_TITLE = "Executive summary"
 
-#: Accountants as the training and privacy–utility pages name them: the acronym with what it stands for.
-ACCOUNTANT_NAMES = {"prv": "PRV (privacy-loss random variables)", "rdp": "RDP (Rényi DP)",
-                    "pld": "PLD (privacy-loss distribution)"}
-
-
-def accountant_name(name) -> str:
-    return ACCOUNTANT_NAMES.get(str(name).lower(), str(name))
 
 
 _CSS = """
@@ -208,12 +202,10 @@ def sweep_section(sweep_id: str) -> Section:
     bad = sweep_summary.violations(result)
     paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
                  f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
-    table = pd.DataFrame([{
-        "target ε": f"{r['epsilon']:g}", "ε spent (accountant)": claims.up(r.get('epsilon_spent') or r['epsilon']),
-        "models": r.get("n"), "test accuracy": "—" if r.get("accuracy") is None else f"{r['accuracy']:.1%}",
-        "proved ε (95% over all seeds)": claims.down(r.get("empirical_epsilon")),
-        "proved ε, median seed (95%)": claims.down(r.get("empirical_epsilon_median")),
-    } for r in rows])
+    fields = ("epsilon", "epsilon_spent", "n", "accuracy", "empirical_epsilon", "empirical_epsilon_median")
+    words = {k: sweep_summary.column_label(k) for k in fields} | {"accuracy": "test accuracy"}  # its one accuracy
+    table = pd.DataFrame([{words[k]: sweep_summary.shown_row(r).get(k, "—") for k in fields}
+                          for r in rows])  # the page's table: its words and its rounding
     base = sweep_summary.baseline_summary(result)
     figs = [pfigs.accuracy_chart(result), pfigs.attack_chart(result, "auc"),
             pfigs.attack_chart(result, "tpr_at_1pct_fpr"), pfigs.empirical_epsilon_chart(result)]
@@ -266,7 +258,6 @@ def statement_section(st: dict, name: str | None = None) -> Section:
     (run labels, analysts, datasets) go in tables and the escaped title only, never through inline markdown.
     ``name``: what the section calls its subject (a sweep is named by what it is, never by its id)."""
     from .figures import advisor as adv_figs
-    from .training.config import dataset_name, model_name
 
     kind = st.get("kind")
     facts = {"unit of privacy": st.get("unit_of_privacy"), "neighbour relation": st.get("neighbour_relation")}

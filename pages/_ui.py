@@ -7,11 +7,13 @@ import math
 import re
 import sqlite3
 import weakref
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from dpcore import limits, storage, textsafe
+from dpcore import storage, textsafe
 from dpcore.errors import DPError, sentence
 
 if TYPE_CHECKING:  # pandas costs ~0.5 s to import: Home's first chart does not wait for it
@@ -103,6 +105,16 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
 def not_private(label: str = "Not private") -> None:
     """A visible label for anything shown from private data without DP."""
     st.caption(f":orange-badge[{label}] computed on the raw data, for teaching: a real release would not show it.")
+
+
+@lru_cache(maxsize=1)
+def _stylesheet() -> str:
+    return (Path(__file__).resolve().parents[1] / "assets" / "style.css").read_text(encoding="utf-8")
+
+
+def style() -> None:
+    """The app's few style rules (assets/style.css), read once per server, not on every rerun of every viewer."""
+    st.html(f"<style>{_stylesheet()}</style>")  # only <style>: Streamlit puts it where it takes no space
 
 
 def headline_md(claim: str, detail: str) -> str:

@@ -168,20 +168,25 @@ LOWER_FIELDS = ("empirical_epsilon", "empirical_epsilon_median", "records_epsilo
                 "max_certifiable")
 
 
+ACCURACY_FIELDS = ("accuracy", "accuracy_median")
+
+
 def shown_row(row: dict) -> dict:
-    """A :func:`by_epsilon` row as a table shows it: the accountant's ε rounded up and every proved ε rounded
-    down at 4 digits (a grid of raw floats showed 0.9946543016479602), other numbers at 3 significant digits;
-    the downloads keep the raw values."""
+    """A :func:`by_epsilon` row as a table shows it (the page's grid and the report): the accountant's ε rounded
+    up and every proved ε rounded down (a grid of raw floats showed 0.9946543016479602), accuracy as a
+    percentage, the target ε as set, other numbers at 3 significant digits; the downloads keep the raw values."""
     out = {}
     for k, v in row.items():
         if k in UPPER_FIELDS:
-            out[k] = claims.up(v, 4)
+            out[k] = claims.up(v)
         elif k in LOWER_FIELDS:
-            out[k] = claims.down(v, 4)
-        elif isinstance(v, float) and k != "epsilon":
-            out[k] = "—" if math.isnan(v) else f"{v:.3g}"
-        else:
+            out[k] = claims.down(v)
+        elif not isinstance(v, float):
             out[k] = v
+        elif math.isnan(v):
+            out[k] = "—"
+        else:
+            out[k] = f"{v:.1%}" if k in ACCURACY_FIELDS else f"{v:g}" if k == "epsilon" else f"{v:.3g}"
     return out
 
 

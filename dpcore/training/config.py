@@ -46,6 +46,16 @@ MODEL_NAMES = {"logreg": "Logistic regression", "mlp": "Small MLP", "cnn": "Smal
                "diffprivlib_logreg": "diffprivlib logistic reg.", "diffprivlib_nb": "diffprivlib naive Bayes"}
 
 
+#: Accountants as the pages and the report name them: the acronym with what it stands for.
+ACCOUNTANT_NAMES = {"prv": "PRV (privacy-loss random variables)", "rdp": "RDP (Rényi DP)",
+                    "pld": "PLD (privacy-loss distribution)"}
+
+
+def accountant_name(name) -> str:
+    """"PRV (privacy-loss random variables)", not prv; unknown: as it is."""
+    return ACCOUNTANT_NAMES.get(str(name).lower(), str(name))
+
+
 def _plain(code, names: dict) -> str:
     return "?" if code is None else names[code].split(" (")[0] if code in names else str(code)
 

@@ -168,6 +168,6 @@ def test_table_rows_write_bounds_on_their_side(tiny_result):
     raw = sweep_summary.by_epsilon(tiny_result)[0]
     row = sweep_summary.shown_row({**raw, "epsilon_spent": 1.00041, "empirical_epsilon": 0.017958890077,
                                    "accuracy": 0.87654321})
-    assert row["epsilon_spent"] == "1.001" and row["empirical_epsilon"] == "0.01795" and row["accuracy"] == "0.877"
-    assert row["epsilon"] == raw["epsilon"] and row["n"] == raw["n"]
+    assert row["epsilon_spent"] == "1.01" and row["empirical_epsilon"] == "0.0179" and row["accuracy"] == "87.7%"
+    assert row["epsilon"] == f"{raw['epsilon']:g}" and row["n"] == raw["n"]
     assert sweep_summary.shown_row({"empirical_epsilon": None})["empirical_epsilon"] == "—"
