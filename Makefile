@@ -6,7 +6,7 @@ PORT   ?= 8501
 # 127.0.0.1: only this machine. `make run HOST=0.0.0.0` serves a LAN demo (anyone on the network can connect).
 HOST   ?= 127.0.0.1
 
-.PHONY: run test bench clean-venv screenshots
+.PHONY: run test install-test bench clean-venv screenshots
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,10 @@ run: $(VENV)/.requirements.stamp
 	  echo "WARNING: console and its background jobs. Set DP_EXPLORER_ADMIN_TOKEN only on a network you trust."; fi
 	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
-test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp
+# Everything the tests need, installed (CI runs this with the machine's HOME, then the tests with an empty one).
+install-test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp
+
+test: install-test
 	$(PY) -m pytest
 
 bench: $(VENV)/.requirements.stamp

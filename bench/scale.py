@@ -54,9 +54,16 @@ def inner(full: bool) -> None:
 
     tmp = tempfile.mkdtemp(prefix="dpxb", dir="/tmp")
     ray_bin = str(Path(sys.executable).with_name("ray"))
+    # As README documents it, inside this namespace only: a token made in the head's own empty home, a head
+    # with token authentication on, and this process (the app's side) holding the token in RAY_AUTH_TOKEN.
+    head_env = {**os.environ, "HOME": os.path.join(tmp, "head-home"), "RAY_AUTH_MODE": "token"}
+    os.makedirs(head_env["HOME"])
+    token = subprocess.run([ray_bin, "get-auth-token", "--generate"], env=head_env, check=True, timeout=60,
+                           capture_output=True, text=True).stdout.strip()
+    os.environ.update(RAY_AUTH_TOKEN=token, RAY_AUTH_MODE="token")
     subprocess.run([ray_bin, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(PORT),
                     "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats",
-                    f"--temp-dir={tmp}"], check=True, timeout=120, capture_output=True)
+                    f"--temp-dir={tmp}"], check=True, timeout=120, capture_output=True, env=head_env)
     try:
         ex = executors.RayExecutor(f"127.0.0.1:{PORT}")
         t = time.perf_counter()
@@ -67,7 +74,7 @@ def inner(full: bool) -> None:
         assert all(p["ran_on"]["executor"] == "ray" for p in res["points"])
     finally:
         workers.shutdown_workers()
-        subprocess.run([ray_bin, "stop", "--force"], timeout=60, capture_output=True)
+        subprocess.run([ray_bin, "stop", "--force"], timeout=60, capture_output=True, env=head_env)
         shutil.rmtree(tmp, ignore_errors=True)
     # One Ray task per point (num_cpus=1): a cluster runs min(points, total CPUs) at once. Shadows train
     # inside their point's task, so a point's time bounds the audit's time once CPUs >= points.
@@ -95,7 +102,8 @@ def main() -> int:
         print("skipped: the Ray bench needs root for `unshare -n` (a private, loopback-only network)")
         return 0
     cmd = f"ip link set lo up && exec {sys.executable} {Path(__file__).resolve()} --inner" + (" --full" if args.full else "")
-    env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(RAY_DISABLE_USAGE_STATS="1", HOME=tempfile.mkdtemp(prefix="dpx-bench-home-"))  # nothing from ~
     return subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child", "sh", "-c", cmd],
                           cwd=ROOT, env=env).returncode
 

@@ -161,6 +161,10 @@ def test_home_tour_links_line_up_and_stack_in_order(app_server, request, view):
     pg.goto(app_server)
     wait_for_app(pg)
     pg.get_by_text("Start here").wait_for()
+    # Wait for what is measured: all seven links drawn, each in its row (the heading can come first: a CI run
+    # once measured 0 steps right after "Start here" appeared).
+    pg.wait_for_function("""() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stPageLink-NavLink]')]
+        .filter(a => a.closest('[data-testid=stHorizontalBlock]') && a.getBoundingClientRect().height > 0).length >= 7""")
     steps = pg.evaluate(TOUR_JS)
     assert len(steps) == 7, [s["label"] for s in steps]
     if view == "page":

@@ -41,17 +41,29 @@ def dp_home():
 def head():
     """One Ray head for the whole module. Its processes end with the namespace (this pytest is its PID 1)."""
     tmp = tempfile.mkdtemp(prefix="dpxray", dir="/tmp")  # short: Ray's socket paths must stay < 108 chars
+    # The head node's side, as README documents it: a token made in the head's own (empty) home, then a head
+    # with token authentication on. Ray 2.60's plain `ray start --head` with no token starts with it *off*.
+    head_env = {**os.environ, "HOME": os.path.join(tmp, "head-home"), "RAY_AUTH_MODE": "token"}
+    os.makedirs(head_env["HOME"])
+    made = subprocess.run([RAY, "get-auth-token", "--generate"], env=head_env, capture_output=True, text=True,
+                          timeout=60)
+    assert made.returncode == 0, made.stderr[-2000:]
+    token_file = Path(head_env["HOME"], ".ray", "auth_token")
+    token = token_file.read_text().strip()
+    assert token and made.stdout.strip() == token
     cmd = [RAY, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(PORT), "--num-cpus", "2",
            "--num-gpus", "0", "--object-store-memory", str(80 * 2**20), "--include-dashboard", "false",
            "--disable-usage-stats", f"--temp-dir={tmp}", "--system-config", json.dumps(SYSTEM_CONFIG)]
-    starting = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    starting = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=head_env)
     # meanwhile (most of `ray start` is waiting): this process imports what the inline comparison run needs
     from dpcore.training import job, loop  # noqa: F401
 
     out, _ = starting.communicate(timeout=90)
     assert starting.returncode == 0, out[-3000:]
     address = f"127.0.0.1:{PORT}"
-    os.environ[executors.RAY_ADDRESS_ENV] = address
+    # The app's machine, as README documents it: the token in RAY_AUTH_TOKEN (its own home has none)
+    assert not Path.home().joinpath(".ray", "auth_token").exists()
+    os.environ.update({executors.RAY_ADDRESS_ENV: address, "RAY_AUTH_TOKEN": token, "RAY_AUTH_MODE": "token"})
     try:
         yield address
     finally:
@@ -74,6 +86,17 @@ def _ex(head, **kw):
     """One local dispatcher for the whole module: one Ray job, so its Ray workers (torch imported) are reused
     from test to test instead of each new dispatcher paying for fresh ones."""
     return executors.RayExecutor(head, dispatchers=1, **kw)
+
+
+def test_the_cluster_refuses_a_driver_without_its_token(head):
+    """Token authentication is really on: a driver with no token (empty home, no RAY_AUTH_TOKEN) is refused."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH_TOKEN")}
+    env["HOME"] = tempfile.mkdtemp(prefix="dpxnotok", dir="/tmp")
+    code = f"import ray; ray.init(address={head!r}, logging_level='ERROR'); print('CONNECTED')"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=90)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "CONNECTED" not in proc.stdout, out[-2000:]
+    assert "no authentication token was found" in out, out[-2000:]
 
 
 def _strip(point):

@@ -4,6 +4,10 @@ Ray binds to the machine's own address and all interfaces even when told 127.0.0
 ``cluster_suite.py`` runs under ``unshare -n -p -f --mount-proc`` with only loopback up: Ray uses 127.0.0.1
 alone, no traffic leaves the machine, and when the suite's process (PID 1 there) ends, the kernel ends every
 Ray process it started. ``--kill-child`` ends the namespace if this test times out.
+
+Nothing comes from the developer's home: the suite gets an empty ``HOME`` of its own, and the head it starts
+makes its token there with the commands README documents (``ray get-auth-token --generate``, then
+``RAY_AUTH_MODE=token ray start --head``); the app's side gets the token in ``RAY_AUTH_TOKEN`` only.
 """
 
 import os
@@ -33,8 +37,10 @@ def test_ray_cluster_suite(tmp_path):
     reason = _namespace_reason()
     if reason:
         pytest.skip(reason)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DP_EXPLORER_RAY"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "DP_EXPLORER_RAY", "RAY_"))}
     env["DP_EXPLORER_HOME"] = str(tmp_path / "home")
+    env["HOME"] = str(tmp_path / "app-home")  # empty: no ~/.ray/auth_token left by earlier work
+    (tmp_path / "app-home").mkdir()
     env["RAY_DISABLE_USAGE_STATS"] = "1"
     env["DP_EXPLORER_RAY_SUITE"] = "1"
     # the one local dispatcher stays up between checks (its Ray workers with it); progress and cancel relayed
