@@ -44,6 +44,7 @@ def register(name: str, path: str) -> str:
 TRAIN = register("train", "dpcore.training.job:run_job")
 SWEEP_POINT = register("sweep.point", "dpcore.sweep.point:run_point")
 RAY = register("ray", "dpcore.jobs.executors:ray_job")
+SYNTH_STUDY = register("synth.study", "dpcore.synth.study:run_job")
 DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests and benchmarks
 for _fn in DEMOS:
     register(f"demo.{_fn}", f"dpcore.jobs.demo_jobs:{_fn}")

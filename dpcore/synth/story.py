@@ -1,0 +1,176 @@
+"""The end of the re-identification story: the DP synthetic table, in words and side by side with the other
+defences at the same ε. The page and the HTML report both call these, so they say the same thing.
+
+Every number here comes from a finished :mod:`dpcore.synth.study` (several releases per ε: means with their
+range) and from the story's own parts (:mod:`dpcore.attacks.reidentification`): the release, its generalisation
+and the noisy-counts simulation, all scored on the same patients (:func:`dpcore.attacks.linkage.pick_targets`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .. import claims
+from ..attacks import linkage
+from ..attacks import reidentification as reid
+from .study import NOT_COVERED, Study
+
+
+def _times(k: float, r: int) -> str:
+    k = int(round(k))
+    return f"{k} of {r} release{'' if r == 1 else 's'}"
+
+
+def _spread(s: dict | None, pct: bool = True) -> str:
+    if not s:
+        return "—"
+    f = (lambda v: f"{v:.0%}") if pct else (lambda v: f"{v:.1f}" if v != int(v) else f"{int(v)}")
+    if s["min"] == s["max"]:
+        return f(s["mean"])
+    return f"{f(s['mean'])} ({f(s['min'])}–{f(s['max'])})"
+
+
+def neighbour_counts(study: Study, epsilon: float) -> dict:
+    """The neighbour over the repetitions at ``epsilon``: matches (mean, min, max), releases where exactly one
+    row matched, releases where the diagnosis read off the matches was hers, and the same for the baseline."""
+    runs = study.point(epsilon)["runs"]
+    m = [r["neighbour_matches"] for r in runs]
+    right = [r["neighbour_right"] for r in runs if r["neighbour_right"] is not None]
+    base = [r["baseline_neighbour_right"] for r in runs if r["baseline_neighbour_right"] is not None]
+    bm = [r["baseline_neighbour_matches"] for r in runs]
+    return {"repetitions": len(runs), "mean": float(np.mean(m)), "min": int(min(m)), "max": int(max(m)),
+            "single": sum(x == 1 for x in m), "right": sum(right), "judged": len(right),
+            "baseline_right": sum(base), "baseline_mean": float(np.mean(bm)), "baseline_max": int(max(bm))}
+
+
+def headline(study: Study, epsilon: float, sensitive_label: str = "diagnosis") -> tuple[str, str]:
+    """(short claim, detail) for the synthetic tab at ``epsilon``: is the neighbour still found, is her
+    diagnosis named more often than without her record, and how the many-targets guess compares with blind."""
+    p = study.point(epsilon)
+    e, ref = p["epsilon"], study.result["reference"]
+    nb = neighbour_counts(study, e)
+    r = nb["repetitions"]
+    t, tb = p["summary"]["targets_right"], p["summary"].get("baseline_targets_right")
+    blind = ref["blind_right"]
+    found = nb["single"] > 0 and nb["right"] > nb["baseline_right"]
+    beats_blind = t["mean"] > max(blind, tb["mean"] if tb else 0) + 0.05
+    if not found and not beats_blind:
+        claim = f"At ε = {e:g} the neighbour is no longer found"
+    elif found:
+        claim = f"At ε = {e:g} the synthetic table still points at her"
+    else:
+        claim = f"At ε = {e:g} the synthetic table still reveals diagnoses"
+    matches = (f"{nb['min']}–{nb['max']} rows ({nb['mean']:.1f} on average)" if nb["min"] != nb["max"]
+               else f"{nb['min']} row{'' if nb['min'] == 1 else 's'}")
+    her = (f"the {sensitive_label} they show is hers ('{ref['neighbour_value']}') in {_times(nb['right'], r)} "
+           f"({_times(nb['baseline_right'], r)} for tables fitted without her)" if nb["judged"] else "")
+    detail = (f"In {r} DP synthetic table{'' if r == 1 else 's'} of the {study.config.n:,} patients, {matches} "
+              f"match what you know about her" + (f", and {her}" if her else "") + ". "
+              f"Over {study.config.n_targets} patients, the same linkage names the {sensitive_label} right "
+              f"{_spread(t)} of the time; tables without them reach {_spread(tb)}, and a blind guess of the most "
+              f"common one ('{ref['blind_value']}') {blind:.0%}.")
+    return claim, detail
+
+
+def guarantee(study: Study, epsilon: float, sensitive_label: str = "diagnosis") -> str:
+    """The guarantee that applies, in words (markdown): the statement's ε and δ for add/remove one patient, the
+    replace-one reading for a known patient's value, and what was declared public."""
+    st = study.statement(epsilon)
+    if not st:
+        return ""
+    eps, d = st["epsilon"], st["delta"]
+    dtext = "δ = 0" if not d else f"δ = {claims.delta(d)}"
+    ratio = math.exp(2 * eps)
+    cols = ", ".join(reid.label(c["name"]) for c in st["declared_public"]["columns"])
+    return (f"**The guarantee that applies.** Each synthetic table is **ε = {claims.up(eps)}** ({dtext}) "
+            f"differentially private for adding or removing one patient: OpenDP's privacy map of "
+            f"{st['generator']['name']}, whose noise comes from OpenDP's secure samplers. For a known patient's "
+            f"{sensitive_label} (replace-one) it is ε = {claims.up(2 * eps)}: any table is at most "
+            f"{claims.up(ratio)}× as likely under one {sensitive_label} as under another. Declared public "
+            f"beforehand, not read from the rows: the categories or bounds and bins of {cols}; the number of rows is "
+            f"{st['declared_public']['rows']}.")
+
+
+def comparison(study: Study, epsilon: float, *, release: pd.DataFrame, generalisation, dp: dict,
+               qis, sensitive: str, facts, target_seed: int = 0, n_targets: int = 200) -> pd.DataFrame:
+    """The defences side by side at ``epsilon``: rows matching the neighbour, her diagnosis named, the patients'
+    diagnoses named correctly, and the guarantee. ``dp`` is the noisy-counts simulation at the same ε
+    (:func:`dpcore.attacks.reidentification.dp_part`); ``generalisation`` the page's bands."""
+    p = study.point(epsilon)
+    e, ref, r = p["epsilon"], study.result["reference"], len(p["runs"])
+    qis = list(qis)
+    targets = linkage.pick_targets(len(release), n_targets, target_seed)
+    mask = linkage.match_mask(release, reid.conditions(facts))
+    her = np.flatnonzero(mask) if mask.sum() == 1 else None
+    truth = release[sensitive].astype(str).to_numpy()
+
+    def table_row(name, table, guarantee):
+        guess, _ = linkage.attribute_guess(table, table.iloc[targets], qis, sensitive)
+        right = f"{np.mean(guess.astype(str) == truth[targets]):.0%}"
+        if her is None:
+            return [name, "—", "—", right, guarantee]
+        g, matched = linkage.attribute_guess(table, table.iloc[her], qis, sensitive)
+        return [name, reid.patients(int(matched[0])), "yes" if str(g[0]) == truth[her][0] else "no", right,
+                guarantee]
+
+    rows = [table_row("names removed (the release)", release, "none")]
+    if generalisation is not None:
+        g = reid.generalised(release, generalisation)
+        rows.append(table_row(f"generalisation ({reid._gen_text(generalisation)})", g,
+                              "none (k-anonymity is not a guarantee)"))
+    rows.append([f"noisy counts, ε = {e:g} (simulated)", "— (no rows)", "—", f"{dp['at_epsilon']:.0%}",
+                 f"ε = {e:g} per set of answers (add/remove); {claims.up(2 * e)} for a known patient"])
+    nb = neighbour_counts(study, e)
+    st = study.statement(e) or {}
+    eps_txt = claims.up(st.get("epsilon", e))
+    rows.append([f"DP synthetic table, ε = {e:g} ({r} releases)", f"{nb['mean']:.1f} ({nb['min']}–{nb['max']})",
+                 _times(nb["right"], r) if nb["judged"] else "—", _spread(p["summary"]["targets_right"]),
+                 f"ε = {eps_txt} (δ = {claims.delta(st['delta']) if st.get('delta') else 0}), add/remove; "
+                 f"{claims.up(2 * st.get('epsilon', e))} for a known patient"])
+    rows.append([f"synthetic table without these patients (baseline), ε = {e:g}",
+                 f"{nb['baseline_mean']:.1f} (0–{nb['baseline_max']})",
+                 _times(nb["baseline_right"], r) if nb["judged"] else "—",
+                 _spread(p["summary"].get("baseline_targets_right")), "nobody's record in it"])
+    rows.append(["blind guess (the most common value)", "—", "no" if ref.get("neighbour_value") not in
+                 (None, ref.get("blind_value")) else "yes", f"{ref['blind_right']:.0%}", "—"])
+    return pd.DataFrame(rows, columns=["defence", "rows matching the neighbour", f"her {sensitive} named",
+                                       f"patients' {sensitive} named correctly", "guarantee"])
+
+
+def findings(study: Study, epsilon: float) -> pd.DataFrame:
+    """The synthetic release's numbers at ``epsilon`` as (finding, value) rows (the report's table)."""
+    p = study.point(epsilon)
+    e, s, ref = p["epsilon"], p["summary"], study.result["reference"]
+    nb = neighbour_counts(study, e)
+    r = nb["repetitions"]
+    st = study.statement(e) or {}
+    floor = (ref.get("sampling_floor") or {}).get("two_way_max")
+    rows = [
+        ("privacy statement", st.get("summary", "—")),
+        ("synthetic releases measured", f"{r} at ε = {e:g} (and {r} fitted to an independent population)"),
+        ("rows matching the neighbour's facts", f"{nb['mean']:.1f} on average ({nb['min']}–{nb['max']}); exactly "
+                                                f"one in {_times(nb['single'], r)}"),
+        ("her diagnosis named by the matching rows", f"{_times(nb['right'], r)} (without her record: "
+                                                     f"{_times(nb['baseline_right'], r)})"),
+        ("patients' diagnosis named correctly", f"{_spread(s['targets_right'])} (without them: "
+                                                f"{_spread(s.get('baseline_targets_right'))}; blind guess "
+                                                f"{ref['blind_right']:.0%}; the table itself "
+                                                f"{ref['exact']['targets_right']:.0%})"),
+        ("unique patients whose exact combination and diagnosis appear",
+         f"{_spread(s['unique_exposed'])} (without them: {_spread(s.get('baseline_unique_exposed'))})"),
+        ("membership audit (one run, 2,000 canaries)",
+         f"AUC {s['membership_auc']['mean']:.2f}; proves ε ≥ {claims.down(s['membership_lower_bound']['max'])} at "
+         "best (95% confidence each)"),
+        ("2-way marginals that matter: largest cell error",
+         f"{s['two_way_max']['mean']:.1f} points ({s['two_way_max']['min']:.1f}–{s['two_way_max']['max']:.1f})"
+         + (f"; two real samples differ by {floor:.1f}" if floor is not None else "")),
+    ]
+    if "model_accuracy" in s and ref.get("model_accuracy") is not None:
+        rows.append(("model trained on synthetic rows, tested on real ones",
+                     f"{_spread(s['model_accuracy'])} accuracy (trained on the real table: "
+                     f"{ref['model_accuracy']:.0%})"))
+    rows.append(("not covered by ε", NOT_COVERED))
+    return pd.DataFrame(rows, columns=["finding", "value"])
