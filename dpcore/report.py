@@ -180,6 +180,37 @@ def reidentification_section(epsilon: float, settings=None) -> Section:
     )
 
 
+def synth_section(job_id: str, epsilon: float | None = None) -> Section:
+    """A DP synthetic-data study (the re-identification page's last defence): the release's privacy statement,
+    the attacks and the utility at the study's ε nearest ``epsilon`` (default 1), as the page shows them."""
+    from .figures import synth as sfigs
+    from .jobs import store
+    from .synth import story as synth_story, study as synth_study
+
+    study = synth_study.from_job(store.get(job_id, history=False))
+    e = study.point(1.0 if epsilon is None else check_epsilon(epsilon))["epsilon"]
+    claim, detail = synth_story.headline(study, e)
+    st = study.statement(e) or {}
+    rows = [("generator", (st.get("generator") or {}).get("method", "—")),
+            ("ε, δ", f"ε = {claims.up(st['epsilon'])}, δ = {claims.delta(st['delta']) if st['delta'] else 0}"),
+            ("neighbouring datasets", st["neighbour_relation"]), ("unit of privacy", st["unit_of_privacy"]),
+            ("noise", st["generator"]["noise"] + "; " + st["randomness"]["measurement"]),
+            ("post-processing", st["randomness"]["post_processing"]),
+            ("declared public", "; ".join(f"{c['name']}: {c['declared']}" for c in st["declared_public"]["columns"])
+             + f"; rows: {st['declared_public']['rows']}")] if st else []
+    return Section(
+        f"DP synthetic data instead of the table (study {job_id}, ε = {e:g})",
+        [f"**{claim}.** {detail}", synth_story.guarantee(study, e),
+         f"Study: {study.config.label()}; every ε released {study.config.repetitions} times, each with a twin fitted "
+         "to an independent population (the baseline). Attack and utility numbers are computed on the real rows: "
+         "not covered by ε."],
+        [sfigs.attack_chart(study, e), sfigs.utility_chart(study, e), sfigs.model_chart(study, e)],
+        [synth_story.findings(study, e), pd.DataFrame(rows, columns=["privacy statement", "value"]),
+         study.questions(e).round(2)],
+        {"study": study, "epsilon": e},
+    )
+
+
 def sweep_section(sweep_id: str) -> Section:
     """Accuracy vs ε and membership-inference results of a stored sweep (finished points so far)."""
     from .sweep import runs as sweep_runs, summary as sweep_summary
@@ -368,13 +399,14 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=()) -> str:
+          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), synth_ids=()) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
     A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
-    ``(analyst, dataset key[, rows])`` in ``ledgers``.
+    ``(analyst, dataset key[, rows])`` in ``ledgers``; each finished synthetic-data study in ``synth_ids`` adds
+    its section (statement, attacks and utility at the study's ε nearest ``epsilon``).
     """
     from .attacks import reidentification as reid
     from . import statement
@@ -384,8 +416,9 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     # statements first: a wrong run id or an unfinished run fails before the slow sections are built
     statements = [statement.for_job(j) for j in dict.fromkeys(job_ids)]
     statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
+    synth = [synth_section(j, eps) for j in dict.fromkeys(synth_ids)]  # an unfinished study fails here, early
     sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
-                reidentification_section(eps, story)]
+                reidentification_section(eps, story), *synth]
     settings = {"ε": f"{eps:g}", "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
                 "neighbouring datasets": "differ by adding or removing one person (replace-one where a section "
                                          "says so)",

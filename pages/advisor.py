@@ -10,6 +10,7 @@ from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
+from pages._reid_synth import advice_section
 from pages._ui import chart, from_url, guarded, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
@@ -189,3 +190,6 @@ if console:  # the same setting as a real, budgeted query (the analyst is chosen
         st.caption(note)
 st.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
                    "application/json", key="adv_dl", icon=":material/download:")
+
+st.divider()
+advice_section()  # the synthetic-data question (dpcore/synth/advise.py), from a finished study

@@ -98,6 +98,14 @@ with st.sidebar:
                                                   f"(ε {books[k]['spent']:g} spent)",
                             disabled=not books, placeholder="none" if books else "no queries answered yet",
                             help="Analysts' query histories from the console: each adds its privacy statement")
+    # "synth": dpcore.synth.study.GROUP, written out: Home never imports pandas (the study module does)
+    studies = {j["id"]: j.get("label") or j["id"] for j in (guarded(store.list_jobs, group="synth", limit=30) or [])
+               if j["status"] == "done"}
+    synth_ids = st.multiselect("Include DP synthetic-data studies", list(studies), format_func=studies.get,
+                               key="home_report_synth", disabled=not studies,
+                               placeholder="none" if studies else "no finished studies yet",
+                               help="Finished studies from the re-identification page's DP synthetic data tab: "
+                                    "each adds its privacy statement, attacks and utility")
     if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
                  help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
         with st.spinner("Building the report (noise, re-identification, sweep and statements) ..."):
@@ -105,7 +113,7 @@ with st.sidebar:
 
             lgs = [(a, d, books[(a, d)]["n_rows"]) if books[(a, d)]["n_rows"] else (a, d) for a, d in picked]
             st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id,
-                                                           job_ids=job_ids, ledgers=lgs)
+                                                           job_ids=job_ids, ledgers=lgs, synth_ids=synth_ids)
     if state("home_report_html", None):
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
                            "dp-explorer-report.html", "text/html", key="home_report_download",

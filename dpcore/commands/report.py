@@ -1,5 +1,6 @@
-"""`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger ANALYST DATASET ...] [--epsilon E]`:
-a self-contained HTML report, with a privacy statement for the sweep, each training run and each query history."""
+"""`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger ANALYST DATASET ...] [--synth ID ...]
+[--epsilon E]`: a self-contained HTML report, with a privacy statement for the sweep, each training run, each query
+history and each DP synthetic-data study."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def register(sub) -> None:
                    help="add the privacy statement of a finished training run (repeatable)")
     p.add_argument("--ledger", action="append", nargs=2, default=[], metavar=("ANALYST", "DATASET"),
                    help="add the privacy statement of an analyst's query history on a dataset key (repeatable)")
+    p.add_argument("--synth", action="append", default=[], metavar="ID",
+                   help="add a finished DP synthetic-data study (its statement, attacks and utility; repeatable)")
     p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS), default=10_000,
                    help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} "
                         "(default 10000)")
@@ -37,7 +40,7 @@ def run(args) -> dict:
     if not out.parent.exists():
         raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[tuple(x) for x in args.ledger])
+                        ledgers=[tuple(x) for x in args.ledger], synth_ids=args.synth)
     atomic_write_bytes(out, html.encode())
     return {"out": str(out), "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
-            "jobs": args.job, "ledgers": len(args.ledger)}
+            "jobs": args.job, "ledgers": len(args.ledger), "synth": args.synth}

@@ -46,6 +46,20 @@ def neighbour_counts(study: Study, epsilon: float) -> dict:
             "baseline_right": sum(base), "baseline_mean": float(np.mean(bm)), "baseline_max": int(max(bm))}
 
 
+def her_named(nb: dict) -> bool:
+    """Is her diagnosis named because her record is in the table? Yes when the matching rows name it in most
+    releases, or significantly more often than the tables fitted without her (one-sided Fisher exact test at 5%):
+    with a few releases, one lucky match in the tables of the patients is chance, and the baseline shows it."""
+    from scipy.stats import fisher_exact
+
+    r, a, b = nb["judged"], nb["right"], nb["baseline_right"]
+    if not r or not a:
+        return False
+    if a > r / 2:
+        return True
+    return fisher_exact([[a, r - a], [b, r - b]], alternative="greater")[1] < 0.05
+
+
 def headline(study: Study, epsilon: float, sensitive_label: str = "diagnosis") -> tuple[str, str]:
     """(short claim, detail) for the synthetic tab at ``epsilon``: is the neighbour still found, is her
     diagnosis named more often than without her record, and how the many-targets guess compares with blind."""
@@ -55,7 +69,7 @@ def headline(study: Study, epsilon: float, sensitive_label: str = "diagnosis") -
     r = nb["repetitions"]
     t, tb = p["summary"]["targets_right"], p["summary"].get("baseline_targets_right")
     blind = ref["blind_right"]
-    found = nb["single"] > 0 and nb["right"] > nb["baseline_right"]
+    found = her_named(nb)
     beats_blind = t["mean"] > max(blind, tb["mean"] if tb else 0) + 0.05
     if not found and not beats_blind:
         claim = f"At ε = {e:g} the neighbour is no longer found"
@@ -126,7 +140,7 @@ def comparison(study: Study, epsilon: float, *, release: pd.DataFrame, generalis
     nb = neighbour_counts(study, e)
     st = study.statement(e) or {}
     eps_txt = claims.up(st.get("epsilon", e))
-    rows.append([f"DP synthetic table, ε = {e:g} ({r} releases)", f"{nb['mean']:.1f} ({nb['min']}–{nb['max']})",
+    rows.append([f"DP synthetic table, ε = {e:g} ({r} release{'' if r == 1 else 's'})", f"{nb['mean']:.1f} ({nb['min']}–{nb['max']})",
                  _times(nb["right"], r) if nb["judged"] else "—", _spread(p["summary"]["targets_right"]),
                  f"ε = {eps_txt} (δ = {claims.delta(st['delta']) if st.get('delta') else 0}), add/remove; "
                  f"{claims.up(2 * st.get('epsilon', e))} for a known patient"])

@@ -80,7 +80,8 @@ class StudyConfig:
                               f"and guess the {story.label(self.sensitive)}")
         object.__setattr__(self, "columns", cols)
         object.__setattr__(self, "pairs", tuple(tuple(p) for p in self.pairs if set(p) <= set(cols)))
-        object.__setattr__(self, "facts", tuple(tuple(f) for f in self.facts))
+        # the neighbour's facts as (column, text), blanks dropped: a page's six fields and the story's three agree
+        object.__setattr__(self, "facts", tuple((str(c), str(t).strip()) for c, t in self.facts if str(t).strip()))
         object.__setattr__(self, "qis", tuple(self.qis))
         self.release_config(eps[0])  # the generator, δ, rows and pairs are checked once, before anything runs
         medical(cols)

@@ -44,6 +44,16 @@ def test_headline_when_the_neighbour_is_gone_and_guesses_are_blind():
     assert "a blind guess of the most common one ('none') 47%" in detail
 
 
+def test_one_lucky_match_is_not_finding_her():
+    """One release in three whose single matching row shows her diagnosis, none for the tables without her: a
+    chance the baseline sees too (Fisher p = 0.5), not a finding."""
+    res = fake_result({0.3: [run(neighbour_matches=1, neighbour_right=True), run(), run()]})
+    assert story.headline(ST.Study(res), 0.3)[0] == "At ε = 0.3 the neighbour is no longer found"
+    many = fake_result({1.0: [run(neighbour_matches=1, neighbour_right=k < 5) for k in range(10)]})
+    assert story.her_named(story.neighbour_counts(ST.Study(many), 1.0))  # 5 of 10 against 0 of 10: p = 0.016
+    assert not story.her_named({"judged": 10, "right": 2, "baseline_right": 0})  # p = 0.24
+
+
 def test_headline_when_she_is_still_found():
     res = fake_result({30.0: [run(neighbour_matches=1, neighbour_right=True)] * 3})
     claim, _ = story.headline(ST.Study(res), 30.0)

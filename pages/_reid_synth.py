@@ -1,0 +1,218 @@
+"""The re-identification page's "DP synthetic data" tab (its own file: one idea, and the page stays short).
+
+Widgets -> a :class:`dpcore.synth.study.StudyConfig` -> a background job (``"synth.study"``) -> the finished
+study's numbers, words and charts from dpcore. A second click with the same settings reuses the queued, running
+or finished study; the tab polls only while it is open and its study is running."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from dpcore import claims, limits as L
+from dpcore.attacks import reidentification as reid
+from dpcore.figures import synth as figs
+from dpcore.jobs import display, registry, store, workers
+from dpcore.synth import schema as synth_schema, story as synth_story, study as synth_study
+from pages._ui import chart, guarded, headline_md, not_private, table_downloads
+
+D = synth_study.StudyConfig()
+GENERATORS = {"mst": "MST · pure ε (δ = 0)", "aim": "AIM · δ = 1e-6"}
+REPETITIONS = [1, 2, 3, 5, 10]
+PAIR_OPTIONS = ["+".join(p) for p in synth_study.STORY_PAIRS]
+
+
+def _pair_label(p: str) -> str:
+    return " × ".join(reid.label(c) for c in p.split("+"))
+
+
+def _config(n: int, seed: int, facts, qis, sensitive) -> synth_study.StudyConfig | None:
+    c1, c2, c3 = st.columns([3, 2, 2])
+    eps = c1.multiselect("ε of the synthetic tables", list(L.SYNTH_EPSILONS), default=list(D.epsilons),
+                         key="re_syn_eps", format_func="{:g}".format, max_selections=L.SYNTH_STUDY_MAX_EPSILONS,
+                         help=f"Up to {L.SYNTH_STUDY_MAX_EPSILONS} values: each is released and attacked "
+                              "several times (for add or remove one patient).")
+    reps = c2.select_slider("Releases per ε", REPETITIONS, value=D.repetitions, key="re_syn_reps",
+                            help="Each release draws new noise: the spread over releases is what the numbers "
+                                 "show. Each also gets a twin fitted without these patients (the baseline).")
+    gen = c3.radio("Generator", list(GENERATORS), format_func=GENERATORS.get, key="re_syn_gen",
+                   help="MST (a tree of 2-way marginals) runs with pure ε and δ = 0; AIM (picks the marginals "
+                        "that matter, one at a time) needs δ > 0 (Gaussian noise under zCDP).")
+    with st.expander("Columns, pairs that matter, rows"):
+        a, b, c = st.columns([3, 3, 2])
+        must = list(dict.fromkeys([*qis, sensitive]))
+        cols = a.multiselect("Released columns", list(synth_schema.MEDICAL_COLUMNS),
+                             default=list(dict.fromkeys([*synth_schema.STORY_COLUMNS, *must])), key="re_syn_cols",
+                             format_func=reid.label, help="Every column's categories or bounds and bins are "
+                                                          "declared public beforehand (listed in the statement).")
+        pairs = b.multiselect("Pairs that matter", PAIR_OPTIONS, default=PAIR_OPTIONS, key="re_syn_pairs",
+                              format_func=_pair_label,
+                              help="AIM measures these; for both generators the 2-way errors are judged on them.")
+        rows = c.number_input("Synthetic rows (0 = estimated)", 0, L.SYNTH_MAX_OUTPUT_ROWS, 0, step=100,
+                              key="re_syn_rows", help="0: the generator's own DP estimate of the number of "
+                                                      "patients (a row count read from the data would leak it).")
+    return guarded(synth_study.StudyConfig, n=n, seed=seed, columns=tuple(cols), epsilons=tuple(eps),
+                   repetitions=int(reps), generator=gen, delta=0.0 if gen == "mst" else 1e-6,
+                   rows=int(rows) or None, pairs=tuple(tuple(p.split("+")) for p in pairs), facts=tuple(facts),
+                   qis=tuple(qis), sensitive=sensitive)
+
+
+def _submit(cfg: synth_study.StudyConfig) -> None:
+    existing = guarded(synth_study.find, cfg)
+    if existing is not None:
+        st.session_state["re_syn_job"] = existing["id"]
+        st.toast(f"This study is already {existing['status']}: showing it")
+        return
+    job_id = guarded(store.submit, registry.SYNTH_STUDY, cfg.to_dict(), group=synth_study.GROUP, label=cfg.label())
+    if job_id:
+        workers.ensure_workers(2)
+        st.session_state["re_syn_job"] = job_id
+        st.toast(f"Study {job_id} queued: {cfg.releases} synthetic releases in the background")
+
+
+def _job(cfg: synth_study.StudyConfig | None):
+    """The study to show: this session's last submission if it matches the settings, else the newest queued,
+    running or finished study with exactly these settings (anyone's: studies are shared like sweeps)."""
+    if cfg is None:
+        return None
+    mine = st.session_state.get("re_syn_job")
+    if mine:
+        job = guarded(store.get, mine, history=False)
+        if job is not None and job["params"] == cfg.to_dict():
+            return job
+    return guarded(synth_study.find, cfg)
+
+
+def _results(job: dict, ctx: dict) -> None:
+    study = guarded(synth_study.from_job, job)
+    if study is None:
+        return
+    eps_list = study.epsilons
+    default = min(eps_list, key=lambda e: abs(e - ctx["dp_eps"]))
+    at = st.select_slider("Show the tables at ε", eps_list, value=default, key="re_syn_at",
+                          format_func="{:g}".format)
+    st.markdown(headline_md(*synth_story.headline(study, at)))
+    nb = synth_story.neighbour_counts(study, at)
+    s = study.point(at)["summary"]
+    c = st.columns(4)
+    c[0].metric("Rows matching her facts", f"{nb['mean']:.1f}", help=f"{nb['min']} to {nb['max']} over "
+                f"{nb['repetitions']} releases; exactly one in {nb['single']} (a synthetic row is nobody)")
+    c[1].metric("Her diagnosis named", f"{nb['right']} of {nb['repetitions']}",
+                help=f"Tables fitted without her: {nb['baseline_right']} of {nb['repetitions']}")
+    c[2].metric("Patients' diagnosis named", f"{s['targets_right']['mean']:.0%}",
+                help=f"Over {study.config.n_targets} patients; tables without them "
+                     f"{s['baseline_targets_right']['mean']:.0%}; blind guess "
+                     f"{study.result['reference']['blind_right']:.0%}")
+    mb = s["membership_lower_bound"]
+    c[3].metric("Membership audit proves", f"ε ≥ {claims.down(mb['max'])}",
+                help=f"One-run audit on 2,000 canaries per release (95% confidence each), the largest of "
+                     f"{mb['count']}; AUC {s['membership_auc']['mean']:.2f}. DP allows at most ε = {at:g}.")
+    st.info(synth_story.guarantee(study, at), icon=":material/verified_user:")
+    table = guarded(synth_story.comparison, study, at, release=ctx["release"], generalisation=ctx["gen"],
+                    dp=ctx["dp"](at), qis=study.config.qis, sensitive=study.config.sensitive,
+                    facts=study.config.facts, target_seed=study.config.target_seed,
+                    n_targets=study.config.n_targets)
+    if table is not None:
+        st.markdown("**Side by side at the same ε.**")
+        st.dataframe(table, hide_index=True, key="re_syn_compare")
+        table_downloads(table, "synthetic_vs_defences", key="re_syn_compare_dl")
+    chart(figs.attack_chart(study, at, label=reid.label), key="re_syn_attack_chart")
+    chart(figs.utility_chart(study, at), key="re_syn_utility_chart")
+    chart(figs.model_chart(study, at), key="re_syn_model_chart")
+    q = study.questions(at)
+    if len(q):
+        st.markdown("**The console's standard questions, asked of the real and the synthetic table.**")
+        st.dataframe(q.round(2), hide_index=True, key="re_syn_questions")
+    not_private("Attack and utility numbers: computed on the real rows, not covered by ε")
+    sample = study.result.get("sample")
+    if sample:
+        with st.expander(f"A synthetic table (ε = {sample['epsilon']:g}): its first rows"):
+            rows = reid.shown_table(pd.DataFrame(sample["rows"]))
+            st.dataframe(rows, hide_index=True, key="re_syn_sample")
+            table_downloads(rows, "synthetic_sample", key="re_syn_sample_dl")
+            st.caption("Covered by ε: drawn from the DP model, not from the patients. Nobody in it exists.")
+    stmt = study.statement(at)
+    if stmt:
+        st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
+                           f"synthetic-statement-eps{at:g}.json", "application/json", key="re_syn_statement",
+                           icon=":material/verified_user:")
+
+
+def synthetic_tab(tab, ctx: dict) -> None:
+    """Draw the tab. ``ctx``: the story's n, seed, facts, qis, sensitive, the release, the generalisation, the DP
+    tab's ε and ``dp(eps)`` (the noisy-counts simulation at an ε)."""
+    st.markdown(
+        "**Release a fake table instead.** A DP synthetic table has the same columns as the release but no real "
+        "row: a generator (OpenDP's MST or AIM) learns noisy counts of a few column combinations and draws new "
+        "patients from them. Then the attacker runs the same linkage on it: your neighbour's facts, and every "
+        "patient's quasi-identifiers."
+    )
+    cfg = _config(ctx["n"], ctx["seed"], ctx["facts"], ctx["qis"], ctx["sensitive"])
+    left, right = st.columns([2, 3], vertical_alignment="center")
+    if left.button("Run the study", type="primary", key="re_syn_run", icon=":material/play_arrow:") \
+            and cfg is not None:
+        _submit(cfg)
+    if cfg is not None:
+        right.caption(f"{cfg.releases} synthetic releases in a background worker (about 10–20 s each on this "
+                      "machine); leaving the page loses nothing.")
+    job = _job(cfg)
+    if job is None:
+        if cfg is not None:
+            st.info("No study with these settings yet: press **Run the study**.", icon=":material/play_circle:")
+        return
+    active = job["status"] in ("queued", "running")
+    if active:
+        workers.ensure_workers(2)
+
+    @st.fragment(run_every=2.0 if active and tab.open is not False else None)
+    def progress(jid: str, status0: str) -> None:
+        v = guarded(display.view, jid)
+        if v is None:
+            return
+        if v["job"]["status"] != status0:
+            st.rerun(scope="app")
+            return
+        if status0 in ("queued", "running"):
+            st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}")
+            if st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
+                guarded(store.cancel, jid)
+                st.rerun(scope="app")
+
+    progress(job["id"], job["status"])
+    if job["status"] == "failed":
+        st.error(f"The study failed: {job['error']}")
+    elif job["status"] == "cancelled":
+        st.warning(f"The study was cancelled ({job['error']}).")
+    elif job["status"] == "done":
+        _results(job, ctx)
+
+
+def advice_section() -> None:
+    """The advisor page's synthetic-data question, answered from a finished study."""
+    from dpcore.synth import advise as synth_advise
+
+    st.subheader("DP synthetic data: which ε keeps the 2-way marginals within ±k?")
+    done = [j for j in (guarded(store.list_jobs, group=synth_study.GROUP, limit=50) or []) if j["status"] == "done"]
+    if not done:
+        st.info("Run a study on the Re-identification page (tab *DP synthetic data*): its releases answer this, "
+                "measured rather than guessed.", icon=":material/play_circle:")
+        return
+    c1, c2 = st.columns([1, 3])
+    within = c1.number_input("Within ± (percentage points)", synth_advise.WITHIN_MIN, synth_advise.WITHIN_MAX, 5.0,
+                             step=0.5, key="adv_syn_within",
+                             help="Every cell of every 2-way marginal that matters (its share of the rows) within "
+                                  "this many percentage points of the real table, in every release measured.")
+    labels = {j["id"]: f"{j['label']} · {j['id']}" for j in done}
+    jid = c2.selectbox("Study", list(labels), format_func=labels.get, key="adv_syn_study")
+    study = guarded(synth_study.from_job, next(j for j in done if j["id"] == jid))
+    res = guarded(synth_advise.epsilon_for_marginals, study, within) if study is not None else None
+    if res is None:
+        return
+    (st.success if res["epsilon"] is not None else st.warning)(res["text"])
+    rows = pd.DataFrame([{"ε": f"{r['epsilon']:g}", "worst release (points)": round(r["worst"], 2),
+                          "mean (points)": round(r["mean"], 2), "releases": r["releases"],
+                          f"within ±{res['within']:g}": "yes" if r["ok"] else "no"} for r in res["rows"]])
+    st.dataframe(rows, hide_index=True, key="adv_syn_table")
+    not_private("Marginal errors: computed on the real rows, not covered by ε")

@@ -1,0 +1,152 @@
+"""AppTest for the re-identification page's DP synthetic data tab, and the page's fixes from issue 28: the open
+tab in the link, link warnings where they are seen, the DP tab's guarantee and blind-guess sentences, an upload of
+20-digit numbers."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpcore.jobs import registry, runner, store, workers
+from dpcore.synth import study as ST
+
+from ..dpcore.synth.helpers import fake_result, run
+from .pages import ROOT, open_page
+
+PAGE = "pages/reidentification.py"
+SYNTH_TAB = "6 · DP synthetic data"
+
+
+def page(params=None, timeout=120) -> AppTest:
+    at = AppTest.from_file(str(ROOT / PAGE), default_timeout=timeout)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_open_tab_is_in_the_link_and_a_link_opens_it(chdir_root):
+    at = open_page(PAGE)
+    assert [t.label for t in at.tabs][5:] == [SYNTH_TAB, "7 · Your own data"]
+    assert at.query_params["re_tab"] == "1 · Your neighbour"
+    at.session_state["re_tab"] = SYNTH_TAB
+    at.run()
+    assert at.query_params["re_tab"] == SYNTH_TAB
+    link = page({"re_tab": SYNTH_TAB, "re_eps": "2"})
+    assert link.session_state["re_tab"] == SYNTH_TAB and link.select_slider(key="re_eps").value == 2.0
+    bad = page({"re_tab": "9 · nothing"})
+    assert bad.session_state["re_tab"] in ("1 · Your neighbour",) or bad.warning  # a wrong tab is not an error
+
+
+def test_link_warnings_are_shown_above_the_tabs_not_in_a_closed_expander(chdir_root):
+    at = page({"re_n": "99999999", "re_seed": "-3"})
+    top = [type(c).__name__ for c in at.main.children.values()]
+    assert top.count("Warning") == 2, top  # on the page itself, before the tabs
+    assert not [w for e in at.expander for w in e.warning]
+    assert any("re_n = 99999999 is outside what this page allows" in w.value for w in at.warning)
+
+
+def test_dp_guarantee_box_says_when_its_bound_says_nothing(chdir_root):
+    at = page()  # ε = 1: e² × the blind guess's 43% is above certainty
+    box = " ".join(i.value for i in at.info)
+    assert "at most 100%" not in box
+    assert "**At ε = 1 that bound says nothing:** 7.39× the blind guess's 43% is more than certainty" in box
+    assert "It limits this guess only for ε below 0.42" in box
+    at.select_slider(key="re_eps").set_value(0.2).run()
+    box = " ".join(i.value for i in at.info)
+    assert "here at most 64% for an attacker whose best guess without it was right 43%" in box  # e^0.4 × 42.8%
+
+
+def test_an_attacker_worse_than_blind_gets_a_sentence_why(chdir_root):
+    at = page({"re_eps": "0.05"})
+    blind = next(m.value for m in at.metric if m.label == "Blind guess (most common value)")
+    dp = next(m.value for m in at.metric if m.label == "With DP at ε = 0.05")
+    assert int(dp.rstrip("%")) < int(blind.rstrip("%"))
+    why = next(m.value for m in at.markdown if m.value.startswith("**Why the noise defeats the attacker.**"))
+    assert f"does **worse than a blind guess** ({dp} against {blind})" in why
+    assert "the largest of the 6 noisy counts is close to a random pick" in why
+    assert "DP never makes the best guess worse than guessing without the release" in why
+    at.select_slider(key="re_eps").set_value(50.0).run()
+    why = next(m.value for m in at.markdown if m.value.startswith("**Why the noise defeats the attacker.**"))
+    assert "worse than a blind guess" not in why
+
+
+def test_an_upload_with_20_digit_integers_previews(chdir_root):
+    at = page()
+    csv = b"id,age,zip\n" + b"".join(b"%d,%d,1000%d\n" % (123456789012345678901234 + i, 30 + i % 5, i % 3)
+                                     for i in range(50))
+    at.file_uploader(key="re_upload").set_value(("big.csv", csv, "text/csv")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    shown = next(d.value for d in at.dataframe if "id" in d.value.columns)
+    assert shown["id"].iloc[0] == "123456789012345678901234"
+    assert any("50 rows × 3 columns" in c.value for c in at.caption)
+
+
+# --- the DP synthetic data tab ---------------------------------------------------------------------------------
+
+
+def test_no_study_yet_then_run_queues_one_study_once(chdir_root, monkeypatch):
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)  # no worker: the study stays queued
+    at = page({"re_tab": SYNTH_TAB})
+    assert any("No study with these settings yet" in i.value for i in at.info)
+    at.multiselect(key="re_syn_eps").set_value([1.0]).run()
+    at.select_slider(key="re_syn_reps").set_value(1).run()
+    at.button(key="re_syn_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    jobs = store.list_jobs(group=ST.GROUP)
+    assert len(jobs) == 1 and jobs[0]["status"] == "queued" and jobs[0]["target"] == registry.SYNTH_STUDY
+    cfg = ST.StudyConfig.from_dict(jobs[0]["params"])
+    assert cfg.epsilons == (1.0,) and cfg.repetitions == 1 and cfg.n == 1_000 and cfg.generator == "mst"
+    assert cfg.facts == ST.StudyConfig().facts  # the neighbour's facts as typed on the first tab
+    assert any(f"Study {jobs[0]['id']}: queued" in str(p.proto.text) for p in at.get("progress"))
+    at.button(key="re_syn_run").click().run()  # a second click shows the same study
+    assert len(store.list_jobs(group=ST.GROUP)) == 1
+    at.button(key="re_syn_cancel").click().run()
+    assert store.get(jobs[0]["id"])["status"] == "cancelled"
+    assert any("The study was cancelled" in w.value for w in at.warning)
+
+
+@pytest.fixture
+def finished(monkeypatch):
+    """A finished study with the tab's default settings and known numbers, stored like any job."""
+    cfg = ST.StudyConfig()
+    result = fake_result({e: [run(neighbour_matches=k % 3, targets_right=0.44 + 0.01 * k) for k in range(3)]
+                          for e in cfg.epsilons}, cfg)
+    monkeypatch.setattr(ST, "run", lambda c, **kw: result)
+    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), group=ST.GROUP, label=cfg.label())
+    return result
+
+
+def test_a_finished_study_tells_the_end_of_the_story(chdir_root, finished):
+    at = page({"re_tab": SYNTH_TAB})
+    assert not at.error, [e.value for e in at.error]
+    assert at.select_slider(key="re_syn_at").value == 1.0  # the DP tab's ε
+    claim = next(m.value for m in at.markdown if m.value.startswith("#### At ε = 1"))
+    assert claim.startswith("#### At ε = 1 the neighbour is no longer found\n\nIn 3 DP synthetic tables of the 1,000")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rows matching her facts"] == "1.0" and metrics["Her diagnosis named"] == "0 of 3"
+    assert metrics["Patients' diagnosis named"] == "45%" and metrics["Membership audit proves"] == "ε ≥ 0"
+    box = " ".join(i.value for i in at.info)
+    assert "Each synthetic table is **ε = 1** (δ = 0) differentially private for adding or removing one patient" in box
+    compare = next(d.value for d in at.dataframe if "defence" in d.value.columns)
+    assert compare["defence"].str.startswith("DP synthetic table, ε = 1 (3 releases)").any()
+    assert compare["defence"].str.startswith("noisy counts, ε = 1").any()
+    assert len(at.get("plotly_chart")) >= 3
+    assert any("not covered by ε" in c.value for c in at.caption)
+    at.select_slider(key="re_syn_at").set_value(10.0).run()
+    assert any(m.value.startswith("#### At ε = 10") for m in at.markdown)
+
+
+def test_the_advisor_answers_which_epsilon_keeps_marginals_within_k(chdir_root, finished):
+    at = open_page("pages/advisor.py")
+    assert not at.exception
+    at.number_input(key="adv_syn_within").set_value(4.5).run()
+    ok = " ".join(s.value for s in at.success)
+    assert "ε = 0.3 kept every cell of the 2-way marginals that matter within ±4.5 points in all 3 releases" in ok
+    at.number_input(key="adv_syn_within").set_value(1.0).run()
+    assert any("No ε can: two real samples of 1,000 patients already differ by 2.5 points" in w.value
+               for w in at.warning)
+
+
+def test_the_advisor_without_a_study_says_where_to_run_one(chdir_root):
+    at = open_page("pages/advisor.py")
+    assert any("Run a study on the Re-identification page" in i.value for i in at.info)
