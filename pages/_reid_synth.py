@@ -73,16 +73,20 @@ def _submit(cfg: synth_study.StudyConfig) -> None:
 
 
 def _job(cfg: synth_study.StudyConfig | None):
-    """The study to show: this session's last submission if it matches the settings, else the newest queued,
-    running or finished study with exactly these settings (anyone's: studies are shared like sweeps)."""
+    """(the study to show, whether it has exactly these settings): this session's last submission if it matches,
+    else the newest queued, running or finished study with exactly these settings (anyone's: studies are shared
+    like sweeps), else the newest finished study of the same patients and neighbour, shown as such."""
     if cfg is None:
-        return None
+        return None, False
     mine = st.session_state.get("re_syn_job")
     if mine:
         job = guarded(store.get, mine, history=False)
         if job is not None and job["params"] == cfg.to_dict():
-            return job
-    return guarded(synth_study.find, cfg)
+            return job, True
+    job = guarded(synth_study.find, cfg)
+    if job is not None:
+        return job, True
+    return guarded(synth_study.find_similar, cfg), False
 
 
 def _results(job: dict, ctx: dict) -> None:
@@ -157,11 +161,14 @@ def synthetic_tab(tab, ctx: dict) -> None:
     if cfg is not None:
         right.caption(f"{cfg.releases} synthetic releases in a background worker (about 10–20 s each on this "
                       "machine); leaving the page loses nothing.")
-    job = _job(cfg)
-    if job is None:
+    job, exact = _job(cfg)
+    if job is None or not exact:
         if cfg is not None:
-            st.info("No study with these settings yet: press **Run the study**.", icon=":material/play_circle:")
-        return
+            st.info("No study with these settings yet: press **Run the study**."
+                    + (f" Below: the newest finished study of the same patients ({job['label']})." if job else ""),
+                    icon=":material/play_circle:")
+        if job is None:
+            return
     active = job["status"] in ("queued", "running")
     if active:
         workers.ensure_workers(2)

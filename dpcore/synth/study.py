@@ -297,6 +297,19 @@ def find(cfg: StudyConfig, statuses=("queued", "running", "done")):
     return None
 
 
+def find_similar(cfg: StudyConfig, limit: int = 200):
+    """The newest finished study of the same patients, neighbour and attack (other ε, releases or generator)."""
+    from ..jobs import store
+
+    same = ("n", "seed", "facts", "qis", "sensitive", "n_targets", "target_seed")
+    want = {k: v for k, v in cfg.to_dict().items() if k in same}
+    for j in store.list_jobs(group=GROUP, limit=limit):
+        p = j.get("params") or {}
+        if j["status"] == "done" and all(p.get(k) == v for k, v in want.items()):
+            return j
+    return None
+
+
 def newest_done(limit: int = 200):
     """The newest finished study, whatever its settings (the report's default)."""
     from ..jobs import store

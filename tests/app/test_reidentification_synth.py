@@ -150,3 +150,16 @@ def test_the_advisor_answers_which_epsilon_keeps_marginals_within_k(chdir_root, 
 def test_the_advisor_without_a_study_says_where_to_run_one(chdir_root):
     at = open_page("pages/advisor.py")
     assert any("Run a study on the Re-identification page" in i.value for i in at.info)
+
+
+def test_another_finished_study_of_the_same_patients_is_shown_as_such(chdir_root, monkeypatch):
+    cfg = ST.StudyConfig(epsilons=(1.0, 10.0), repetitions=2)
+    result = fake_result({1.0: [run(), run()], 10.0: [run(), run()]}, cfg)
+    monkeypatch.setattr(ST, "run", lambda c, **kw: result)
+    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), group=ST.GROUP, label=cfg.label())
+    at = page({"re_tab": SYNTH_TAB})
+    note = " ".join(i.value for i in at.info)
+    assert "No study with these settings yet" in note and f"the newest finished study of the same patients " \
+                                                          f"({cfg.label()})" in note
+    assert at.select_slider(key="re_syn_at").options == ["1", "10"]
+    assert any(m.value.startswith("#### At ε = 1") for m in at.markdown)
