@@ -67,7 +67,8 @@ def attack_chart(study, epsilon: float | None = None, *, label=str) -> go.Figure
     what = textsafe.plotly(label(cfg["sensitive"]))
     note = style.subtitle(f"{cfg['n_targets']} patients, {cfg['repetitions']} releases per ε; each names the "
                           f"{what} most common among synthetic rows sharing the patient's "
-                          f"{', '.join(textsafe.plotly(label(q)) for q in cfg['qis'])}")
+                          f"{', '.join(textsafe.plotly(label(q)) for q in cfg['qis'])}; scored on the real rows: "
+                          "not covered by ε")
     style.base_layout(fig, f"Linking patients to a DP synthetic table: is their {what} named?<br>{note}",
                       "privacy budget ε (log scale)", "patients whose value is named correctly (%)", height=480)
     fig.update_yaxes(range=[0, 105], tickvals=[20, 40, 60, 80, 100])
