@@ -14,6 +14,7 @@ os.environ["DP_EXPLORER_HOME"] = tempfile.mkdtemp(prefix="dp-jobs-bench-")
 os.environ.setdefault("DP_EXPLORER_JOBS_IDLE_EXIT", "15")
 
 from dpcore.jobs import runner, store, workers  # noqa: E402
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 
 def main() -> None:
@@ -31,22 +32,22 @@ def main() -> None:
 
     t = time.perf_counter()
     workers.ensure_workers(2)
-    first = store.submit("demo.echo", {})
-    store.wait(first, timeout=60)
+    first = store.submit("demo.echo", {}, owner=OWNER)
+    store.wait(first, timeout=60, caller=SYSTEM)
     print(f"cold start (spawn 2 workers + first trivial job): {time.perf_counter() - t:.2f} s")
     lat = []
     for _ in range(10):
         t = time.perf_counter()
-        store.wait(store.submit("demo.echo", {}), timeout=60)
+        store.wait(store.submit("demo.echo", {}, owner=OWNER), timeout=60, caller=SYSTEM)
         lat.append(time.perf_counter() - t)
     lat.sort()
     print(f"warm submit->done latency, trivial job: median {lat[5]:.2f} s, max {lat[-1]:.2f} s (poll 0.5 s)")
-    job = store.submit("demo.sleep", {"steps": 100_000, "seconds": 0.01})
-    while not store.get(job, history=False)["progress"]:
+    job = store.submit("demo.sleep", {"steps": 100_000, "seconds": 0.01}, owner=OWNER)
+    while not store.get(job, history=False, caller=SYSTEM)["progress"]:
         time.sleep(0.05)
     t = time.perf_counter()
-    store.cancel(job)
-    store.wait(job, timeout=30)
+    store.cancel(job, caller=SYSTEM)
+    store.wait(job, timeout=30, caller=SYSTEM)
     print(f"cancel latency (heartbeat 1 s): {time.perf_counter() - t:.2f} s")
     workers.shutdown_workers(timeout=5)
 

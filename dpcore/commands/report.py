@@ -36,8 +36,10 @@ def run(args) -> dict:
         raise DPError(f"--out must be a file path, got a folder: {out}")
     if not out.parent.exists():
         raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
+    from ..jobs.owners import CLI
+
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[tuple(x) for x in args.ledger])
+                        ledgers=[tuple(x) for x in args.ledger], caller=CLI)
     atomic_write_bytes(out, html.encode())
     return {"out": str(out), "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
             "jobs": args.job, "ledgers": len(args.ledger)}
