@@ -195,6 +195,12 @@ def show_sweep(sid: str, was_running: bool) -> None:
     problems = sweep_runs.problems(s)  # one summary, not a box per model (a cancelled sweep had 31)
     if problems:
         st.warning(textsafe.md_message(" ".join(problems)))
+    if mine and s["status"] != "running":
+        if manage_box("sweep", s.get("name") or sid, key=f"pu_manage_{sid}",
+                      rename=lambda new: sweep_runs.rename(sid, new, caller=caller),
+                      delete=lambda: sweep_runs.delete(sid, caller=caller)):
+            st.session_state.pop("pu_current", None)
+            st.rerun(scope="app")
     if not result["points"] and not result["baseline"]:
         st.info("Waiting for the first model (the non-private baseline comes first)…")
         return
@@ -281,12 +287,6 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.caption("Per ε, over its seeds. TPR: the share of members an attack catches; FPR: the share of "
                    "non-members it flags wrongly; AUC 0.5 is guessing; SD: standard deviation.")
         table_downloads(df.rename(columns=sweep_summary.column_label), f"sweep-{sid}", key="pu_dl")
-    if mine and s["status"] != "running":
-        if manage_box("sweep", s.get("name") or sid, key=f"pu_manage_{sid}",
-                      rename=lambda new: sweep_runs.rename(sid, new, caller=caller),
-                      delete=lambda: sweep_runs.delete(sid, caller=caller)):
-            st.session_state.pop("pu_current", None)
-            st.rerun(scope="app")
     if compare:
         others = {names[i]: (guarded(sweep_runs.state, i, caller=caller) or {}).get("result") for i in compare}
         others = {k: v for k, v in others.items() if v}

@@ -59,12 +59,19 @@ _STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.
 
 
 def _one_line(exc: BaseException, where=None) -> str:
+    """A job's error as it is recorded and shown: one line, a storage fault as what to do, and no server folder
+    (``$DP_EXPLORER_HOME`` stands for it: the page shows the error to the run's owner, not the server's layout)."""
     if (isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS) or isinstance(exc, sqlite3.OperationalError):
-        return storage.fault_message(exc, where)[:500]  # a full disk, a read-only home: what to do, not errno
-    text = str(exc).strip()
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    plain = isinstance(exc, (DPError, WorkerStopped)) and first
-    msg = first if plain else f"{type(exc).__name__}: {first}".rstrip(": ")
+        msg = storage.fault_message(exc, where)  # a full disk, a read-only home: what to do, not errno
+    else:
+        text = str(exc).strip()
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        plain = isinstance(exc, (DPError, WorkerStopped)) and first
+        msg = first if plain else f"{type(exc).__name__}: {first}".rstrip(": ")
+    try:
+        msg = msg.replace(str(storage.home()), f"${storage.ENV_VAR}")
+    except storage.StorageError:
+        pass
     return msg[:500]
 
 
