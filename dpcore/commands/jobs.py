@@ -20,6 +20,17 @@ def _admin_flag(p) -> None:
                    help="act as an admin on everyone's jobs (needs the admin token in $DP_EXPLORER_ADMIN_TOKEN)")
 
 
+def _one_job(actions, name: str, what: str, func, *, sweep: bool = False):
+    """An action on one job (or with ``--sweep``, one sweep) by id."""
+    p = actions.add_parser(name, help=what)
+    p.add_argument("id", help="job id (see `jobs list`)" + (", or a sweep id with --sweep" if sweep else ""))
+    if sweep:
+        p.add_argument("--sweep", action="store_true", help="ID is a sweep's")
+    _admin_flag(p)
+    p.set_defaults(func=func)
+    return p
+
+
 def register(sub) -> None:
     p = sub.add_parser("jobs", help="list, show, cancel, rename or delete background jobs")
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
@@ -32,29 +43,13 @@ def register(sub) -> None:
     _admin_flag(ls)
     ls.set_defaults(func=run_list)
 
-    show = actions.add_parser("show", help="one job: status, progress, history, result")
-    show.add_argument("id", help="job id (see `jobs list`)")
+    show = _one_job(actions, "show", "one job: status, progress, history, result", run_show)
     show.add_argument("--no-history", action="store_true", help="leave out the progress history")
-    _admin_flag(show)
-    show.set_defaults(func=run_show)
-
-    cancel = actions.add_parser("cancel", help="cancel a queued or running job")
-    cancel.add_argument("id", help="job id (see `jobs list`)")
-    _admin_flag(cancel)
-    cancel.set_defaults(func=run_cancel)
-
-    rename = actions.add_parser("rename", help="give a job (or with --sweep, a sweep) a new name")
-    rename.add_argument("id", help="job id (see `jobs list`), or a sweep id with --sweep")
+    _one_job(actions, "cancel", "cancel a queued or running job", run_cancel)
+    rename = _one_job(actions, "rename", "give a job (or with --sweep, a sweep) a new name", run_rename, sweep=True)
     rename.add_argument("name", help=f"the new name, at most {limits.JOB_NAME_MAX_CHARS} characters")
-    rename.add_argument("--sweep", action="store_true", help="ID is a sweep's")
-    _admin_flag(rename)
-    rename.set_defaults(func=run_rename)
-
-    delete = actions.add_parser("delete", help="delete a finished job (or with --sweep, a sweep) and its files")
-    delete.add_argument("id", help="job id (see `jobs list`), or a sweep id with --sweep")
-    delete.add_argument("--sweep", action="store_true", help="ID is a sweep's (its points' jobs go with it)")
-    _admin_flag(delete)
-    delete.set_defaults(func=run_delete)
+    _one_job(actions, "delete", "delete a finished job (or with --sweep, a sweep and its points) and its files",
+             run_delete, sweep=True)
 
     wk = actions.add_parser("workers", help="list live workers; --start N starts workers, --stop stops them")
     wk.add_argument("--start", type=int_arg(0, limits.WORKERS_MAX), default=None, metavar="N",
