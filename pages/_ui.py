@@ -354,8 +354,9 @@ def manage_box(what: str, name: str, *, key: str, rename, delete) -> bool:
     """An expander to rename or delete a run or sweep (shown to its owner and admins only). ``rename(new)`` and
     ``delete()`` are the dpcore calls. Returns True when something changed (the caller reruns the page)."""
     with st.expander(f"Rename or delete this {what}", icon=":material/edit:"):
-        new = st.text_input("Name", value=name, key=f"{key}_name", max_chars=_name_max())
-        if st.button("Rename", key=f"{key}_rename") and guarded(rename, new) is not None:
+        c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+        new = c1.text_input("Name", value=name, key=f"{key}_name", max_chars=_name_max())
+        if c2.button("Rename", key=f"{key}_rename") and guarded(rename, new) is not None:
             st.toast(f"Renamed to {textsafe.md(new.strip())}")
             return True
         sure = st.checkbox(f"Delete this {what} and its files (cannot be undone)", key=f"{key}_sure")
