@@ -24,8 +24,9 @@ Queued jobs stay queued across restarts; finished jobs and their files are chang
 Cancel: :func:`cancel` cancels a queued job at once, and flags a running one; the runner
 (:mod:`dpcore.jobs.runner`) sees the flag within one heartbeat.
 
-Every write is one ``BEGIN IMMEDIATE`` transaction (:func:`dpcore.jobs.db.transaction`). A storage fault (full disk, read-only, corrupted file) is a :class:`dpcore.storage.StorageError`. A deletion
-moves the job's files aside before its rows go, in the same transaction, so nothing is ever half-deleted.
+Every write is one ``BEGIN IMMEDIATE`` transaction (:func:`dpcore.jobs.db.transaction`). A storage fault
+(full disk, read-only, corrupted file) is a :class:`dpcore.storage.StorageError`. A deletion moves the job's
+files aside before its rows go, in the same transaction, so nothing is ever half-deleted.
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ def submit_many(units, *, owner: str, group: str | None = None, key: str | None 
         try:
             params_json = json.dumps(params, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}") from None
+            raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): "
+                           f"{exc}") from None
         rows.append((name, params_json, " ".join(str(label or "").split())[:limits.JOB_NAME_MAX_CHARS]))
     if not rows:
         raise JobError("nothing to submit")

@@ -4,7 +4,8 @@ Claims queued jobs from the store under ``$DP_EXPLORER_HOME`` and runs them one 
 (:mod:`dpcore.jobs.runner`); heartbeats while idle, reaps jobs of dead workers, and exits after
 ``DP_EXPLORER_JOBS_IDLE_EXIT`` seconds without work (default 600) or when asked to stop. SIGTERM records
 the running job ``failed`` at once. A storage fault (full disk, a file where a folder belongs) ends the job it
-hits with the storage message (:mod:`dpcore.jobs.runner`) and never the worker: it logs one line and goes on. Normally started by :func:`dpcore.jobs.workers.ensure_workers`, not by hand.
+hits with the storage message (:mod:`dpcore.jobs.runner`) and never the worker: it logs one line and goes on.
+Normally started by :func:`dpcore.jobs.workers.ensure_workers`, not by hand.
 """
 
 from __future__ import annotations

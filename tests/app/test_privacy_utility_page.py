@@ -5,10 +5,10 @@ import json
 import pytest
 
 from dpcore import claims
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import SweepConfig
 from dpcore.jobs import registry, store, workers
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 from .pages import ME, open_page
 

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from dpcore import claims, report
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 
 def test_report_is_self_contained_and_has_findings():
@@ -123,7 +123,8 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
         "private": True, "dataset": "breast_cancer", "model": "logreg", "n_train": 400, "noise_multiplier": 1.1,
         "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
         "reproducible_noise": False, "noise_source": "secrets.SystemRandom", "dp_release": True}}
-    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True: run if j == "job-1" else real_get(j, caller=caller, history=history))
+    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
+                        run if j == "job-1" else real_get(j, caller=caller, history=history))
     df = datasets.medical(1500, 0)
     ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
     answering.ask(df, EVIL, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
@@ -203,7 +204,8 @@ def test_report_words_agree_with_the_pages(monkeypatch):
         "private": True, "dataset": "digits", "model": "mlp", "n_train": 400, "noise_multiplier": 1.1,
         "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
         "reproducible_noise": False, "dp_release": True}}
-    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True: run if j == "job-1" else real_get(j, caller=caller, history=history))
+    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
+                        run if j == "job-1" else real_get(j, caller=caller, history=history))
     df = datasets.medical(1500, 0)
     ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
     answering.ask(df, "ana", model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)

@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from dpcore import limits
-from dpcore.jobs.owners import SYSTEM
 from dpcore.data import datasets
 from dpcore.cli import main
+from dpcore.jobs.owners import SYSTEM
 
 from ..conftest import ROOT
 from .cli_helpers import one_line, run

@@ -5,12 +5,12 @@ import json
 import pytest
 
 from dpcore import statement
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.data import datasets
 from dpcore.jobs import registry, runner, store
 from dpcore.queries import answering, fingerprint, model
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 
 def _roundtrip(st):

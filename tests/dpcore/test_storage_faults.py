@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from dpcore import storage
-from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs import db, store
+from dpcore.jobs.owners import CLI_OWNER as OWNER
 
 from ..conftest import ROOT
 from .cli_helpers import one_line, run

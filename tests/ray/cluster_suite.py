@@ -18,9 +18,9 @@ if os.environ.get("DP_EXPLORER_RAY_SUITE") != "1":
     pytest.skip("run through tests/ray/test_ray_executor.py (private network namespace)", allow_module_level=True)
 
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary  # noqa: E402
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.sweep.config import SweepConfig  # noqa: E402
 from dpcore.jobs import executors, records, registry, store, workers  # noqa: E402
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM  # noqa: E402
 
 RAY = str(Path(sys.executable).with_name("ray"))
 PORT = 6391
@@ -118,7 +118,8 @@ def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
     # the inline run to compare with goes alongside (the Ray run is mostly waiting for processes to start)
     with ThreadPoolExecutor(1) as pool:
         t1 = time.monotonic()
-        inline = pool.submit(lambda: (sweep_runs.run_sweep_inline(cfg, store=False, owner=OWNER), time.monotonic() - t1))
+        inline = pool.submit(lambda: (sweep_runs.run_sweep_inline(cfg, store=False, owner=OWNER),
+                                      time.monotonic() - t1))
         t0 = time.monotonic()
         res = sweep_runs.run_sweep_parallel(cfg, executor=ex, timeout=150, owner=OWNER)
         t_ray = time.monotonic() - t0
@@ -218,7 +219,8 @@ def test_cancel_reaches_the_running_ray_task(head, ray_driver, dp_home):
     pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
     _wait_for(lambda: _step(jid) > 0, 60, "training progress relayed from Ray")
     store.cancel(jid, caller=SYSTEM)
-    job = _wait_for(lambda: (j := store.get(jid, history=False, caller=SYSTEM))["status"] in records.FINISHED and j, 20, "cancel")
+    job = _wait_for(lambda: (j := store.get(jid, history=False, caller=SYSTEM))["status"] in records.FINISHED and j,
+                    20, "cancel")
     assert job["status"] == "cancelled"
     # the task's worker process was killed (force) and its CPU is free again
     _wait_for(lambda: not _alive(pid), 20, "the Ray worker to be stopped")

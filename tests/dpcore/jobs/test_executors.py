@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from dpcore.sweep import runs as sweep_runs
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.sweep.config import SweepConfig
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.training.config import TrainConfig
 from dpcore.training.loop import train
 from dpcore.jobs import executors, registry
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 NO_CUDA = not executors.cuda_available()
 

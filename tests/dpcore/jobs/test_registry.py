@@ -6,8 +6,8 @@ import sqlite3
 import pytest
 
 from dpcore.errors import JobError
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.jobs import db, demo_jobs, executors, records, registry, runner, store, worker
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 
 def test_targets_are_named_through_the_registry():

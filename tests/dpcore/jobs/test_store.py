@@ -15,9 +15,9 @@ import time
 import pytest
 
 from dpcore.cli import main
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.errors import DPError, JobError
 from dpcore.jobs import db, display, records, runner, store, workers
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 SLEEP = "demo.sleep"
 
@@ -55,14 +55,15 @@ def file_hashes(folder):
 # ------------------------------------------------------------------------------------------ lifecycle
 
 def test_lifecycle_submit_progress_done(dp_home):
-    job_id = store.submit(SLEEP, {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}, group="g1", label="demo", owner=OWNER)
+    job_id = store.submit(SLEEP, {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}, group="g1", label="demo",
+                          owner=OWNER)
     job = store.get(job_id, caller=SYSTEM)
     assert job["status"] == "queued" and job["group"] == "g1" and job["label"] == "demo"
     assert job["params"] == {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}
     assert workers.ensure_workers(1) == 1
     # live progress is visible while it runs
-    running = wait_for(lambda: (j := store.get(job_id, caller=SYSTEM))["status"] == "running" and j["progress"].get("step") and j,
-                       what="running with progress")
+    running = wait_for(lambda: (j := store.get(job_id, caller=SYSTEM))["status"] == "running"
+                       and j["progress"].get("step") and j, what="running with progress")
     assert 0 < running["progress"]["step"] <= 30 and running["progress"]["total_steps"] == 30
     done = store.wait(job_id, timeout=20, caller=SYSTEM)
     assert done["status"] == "done" and done["error"] is None

@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.jobs.owners import SYSTEM
 from dpcore.jobs import db, records, registry, store, worker
+from dpcore.jobs.owners import SYSTEM
 from dpcore.training.config import TrainConfig, check_batch_size
 from dpcore.training.job import run_job
 from dpcore.training.results import TrainMetrics
