@@ -19,7 +19,8 @@ and dataset names, uploaded file names. Use one of these wherever such text is s
   become entities, which Plotly shows as the characters.
 - :func:`csv_cell` / :func:`csv_safe` / :func:`csv_bytes` — CSV exports: a text cell (or header) that
   starts with ``= + - @``, a tab or a carriage return is prefixed with ``'`` so that a spreadsheet shows
-  it as text instead of running it as a formula (OWASP "CSV injection"). Numbers are left alone.
+  it as text instead of running it as a formula (OWASP "CSV injection"), and so is each line inside a cell;
+  records end in CRLF, so a cell holding a line break is always quoted. Numbers are left alone.
 
 dpcore never imports streamlit; pages import these from here.
 """
@@ -85,10 +86,18 @@ def plotly(value: Any) -> str:
     return _text(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+_LINE_THEN_FORMULA = re.compile(r"(\r\n|\r|\n)(?=[=+\-@\t\r])")
+
+
 def csv_cell(value: Any) -> Any:
-    """A CSV cell a spreadsheet will not run: text starting with a formula character gets a ``'``."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
+    """A CSV cell a spreadsheet will not run: text starting with a formula character gets a ``'``, and so does
+    every line inside it that does (a reader that splits a record at a bare carriage return would otherwise
+    start a new row with the formula: ``"grp\r=1+1"``)."""
+    if isinstance(value, str):
+        if value.startswith(FORMULA_PREFIXES):
+            value = "'" + value
+        if "\r" in value or "\n" in value:
+            value = _LINE_THEN_FORMULA.sub(lambda m: m.group(1) + "'", value)
     return value
 
 
@@ -106,6 +115,11 @@ def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv_bytes(df: pd.DataFrame, **to_csv_kwargs) -> bytes:
-    """``df`` as UTF-8 CSV bytes (no index), formula cells neutralised: use for every CSV export."""
+    """``df`` as UTF-8 CSV bytes (no index), formula cells neutralised: use for every CSV export.
+
+    Records end in CRLF (RFC 4180): Python's CSV writer quotes a field holding any character of the line
+    terminator, so with CRLF a cell holding a bare CR or LF is always quoted (with "\n" alone, a bare CR
+    went out unquoted and a spreadsheet started a new record at it)."""
     to_csv_kwargs.setdefault("index", False)
+    to_csv_kwargs.setdefault("lineterminator", "\r\n")
     return csv_safe(df).to_csv(**to_csv_kwargs).encode()

@@ -59,6 +59,21 @@ def test_csv_cells_neutralised_numbers_kept():
     assert row == '\'=HYPERLINK("http://evil","x")'
 
 
+def test_csv_cell_with_a_bare_carriage_return_stays_one_quoted_cell():
+    """Issue 28: a histogram category "grp\r=1+1" was written unquoted, so the CR started a new record and
+    "=1+1)" began a ledger-history row. Every record a spreadsheet (or a line-by-line reader) can see must
+    start with something that is not a formula."""
+    import csv
+
+    df = pd.DataFrame({"query": ["HISTOGRAM grp\r=1+1)", "a\n+b", "x\r\n@SUM(A1)", "plain"], "eps": [1.0, 2, 3, 4]})
+    data = textsafe.csv_bytes(df)
+    rows = list(csv.reader(io.StringIO(data.decode(), newline="")))
+    assert len(rows) == 5 and [len(r) for r in rows] == [2] * 5  # one record per row, the CR inside a cell
+    for piece in data.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        assert not piece.lstrip('"').startswith(("=", "+", "-", "@")), piece  # no line starts a formula
+    assert pd.read_csv(io.BytesIO(data))["eps"].tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
 def test_csv_categorical_and_string_dtypes():
     df = pd.DataFrame({"c": pd.Categorical(["=1", "a"]), "s": pd.array(["@x", "b"], dtype="string")})
     out = textsafe.csv_safe(df)
