@@ -6,12 +6,14 @@ and dataset names, uploaded file names. Use one of these wherever such text is s
 - :func:`md` — inside Streamlit markdown (``st.markdown``, ``st.caption``, ``st.info``, widget labels,
   ``st.metric`` labels...). Every ASCII punctuation character is backslash-escaped (CommonMark allows
   that for all of them), so ``[x](http://evil/)``, ``![i](http://evil/i.png)``, ``<http://evil>``,
-  bare ``http://`` / ``www.`` autolinks, ``:red[...]``/``:material/...:`` directives and ``$latex$``
-  all show as plain text and nothing is fetched from another host. Line breaks become spaces.
+  ``:red[...]``/``:material/...:`` directives and ``$latex$`` all show as plain text and nothing is
+  fetched from another host; bare ``http://``, ``www.`` and e-mail autolinks are broken by an invisible
+  word joiner (:func:`unlinked`: Streamlit autolinks them even when backslash-escaped). Line breaks
+  become spaces.
 - :func:`md_message` — a whole message that *quotes* untrusted text (a DPError naming an uploaded
   column): keeps ordinary punctuation readable (``must be > 0``, ``(0, 1)``, ``'age'``) but escapes what
   makes links, images, HTML and directives (``[ ]``, ``\\``, a ``<`` that opens a tag) and breaks bare
-  ``http://`` / ``www.`` autolinks.
+  ``http://`` / ``www.`` / e-mail autolinks (:func:`unlinked`).
   Prefer :func:`md` on the untrusted part where you build the text yourself.
 - :func:`html` — inside HTML (the report): ``& < > " '`` become entities.
 - :func:`plotly` — inside Plotly titles, axis titles, tick labels, legend names and hover text. Plotly
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pandas only where a DataFrame is exported: Home's first render never loads it (~0.5 s)
     import pandas as pd
 
-__all__ = ["md", "md_message", "html", "plotly", "csv_cell", "csv_safe", "csv_bytes", "FORMULA_PREFIXES"]
+__all__ = ["md", "md_message", "unlinked", "html", "plotly", "csv_cell", "csv_safe", "csv_bytes", "FORMULA_PREFIXES"]
 
 #: First characters that make a spreadsheet treat a cell as a formula (or a command, via DDE).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -52,10 +54,26 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+#: U+2060 WORD JOINER: invisible, not punctuation, and not part of a URL or an e-mail address.
+JOINER = "\u2060"
+_LINKABLE = re.compile(r"(?i)(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)|(?<=\bmailto:)|(?<=\bxmpp:)")
+
+
+def unlinked(value: Any) -> str:
+    """``value`` with an invisible word joiner where a bare URL or e-mail address would start a link:
+    between ``:`` and ``//``, between ``www`` and ``.``, after ``@`` and after ``mailto:``/``xmpp:``.
+
+    Streamlit's markdown (GitHub's autolink-literal extension) turns ``http://…``, ``www.…`` and
+    ``a@b.com`` into live links *after* backslash escapes are read, so ``http\\:\\/\\/evil`` still became
+    ``<a href="http://evil">`` (checked in the browser's DOM); with the joiner nothing matches and the reader
+    sees the same characters."""
+    return _LINKABLE.sub(JOINER, _text(value))
+
+
 def md(value: Any) -> str:
     """``value`` as literal text inside Streamlit markdown: no links, images, HTML, directives or maths."""
     out = []
-    for ch in _text(value):
+    for ch in unlinked(value):
         if ch in ("\r", "\n", "\t", "\f", "\v"):
             out.append(" ")
         elif ch in _MD_SPECIAL:
@@ -65,15 +83,11 @@ def md(value: Any) -> str:
     return "".join(out)
 
 
-_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|file|data|javascript)(:)|\b(www)(\.)")
-
-
 def md_message(value: Any) -> str:
     """A message for ``st.error``/``st.warning`` that quotes untrusted text: no links, images or HTML."""
-    text = " ".join(_text(value).split())  # one line
+    text = unlinked(" ".join(_text(value).split()))  # one line; no bare URL or address becomes a link
     text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text)  # a tag or autolink starts so; "<= 5" stays readable
-    return _AUTOLINK.sub(lambda m: (m.group(1) + "\\:") if m.group(1) else (m.group(3) + "\\."), text)
+    return re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text)  # a tag or autolink starts so; "<= 5" stays readable
 
 
 def html(value: Any) -> str:

@@ -4,6 +4,7 @@ import io
 import re
 
 import pandas as pd
+import pytest
 
 from dpcore import textsafe
 
@@ -11,7 +12,8 @@ EVIL = '[x](http://evil/)![i](http://evil/i.png)<a href="http://evil">a</a>'
 
 
 def _unescape_md(s: str) -> str:
-    return re.sub(r"\\(.)", r"\1", s)
+    """What a reader sees: backslash escapes read, the invisible word joiners gone."""
+    return re.sub(r"\\(.)", r"\1", s).replace(textsafe.JOINER, "")
 
 
 def test_md_escapes_links_images_html_and_directives():
@@ -21,6 +23,17 @@ def test_md_escapes_links_images_html_and_directives():
     assert "\n" not in out
     # and reading the escapes back gives the original text (what the user sees)
     assert _unescape_md(out) == EVIL + " :red[x] :material/home: $x$ www.evil.com line"
+
+
+@pytest.mark.parametrize("text", ["http://evil.example/phish", "HTTPS://evil.example", "www.evil.example",
+                                  "WWW.evil.example", "someone@evil.example", "mailto:x@y.z", "ftp://evil/x"])
+def test_bare_urls_and_addresses_cannot_autolink(text):
+    """GitHub's autolink-literal reads a URL after backslash escapes: only a character inside the pattern stops
+    it (checked in the browser by tests/e2e/test_no_live_links.py)."""
+    for out in (textsafe.md(text), textsafe.md_message(text)):
+        plain = re.sub(r"\\(.)", r"\1", out)
+        assert "://" not in plain and "www." not in plain.lower() and not re.search(r"@[a-z]", plain)
+        assert _unescape_md(out) == text  # the reader sees the same characters
 
 
 def test_md_plain_words_unchanged():
