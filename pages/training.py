@@ -1,6 +1,10 @@
 """Train a model with DP-SGD (Opacus) or the non-private baseline, as a background job, and read the
 honest privacy bill of the finished run. Runs belong to the session that started them (and admins see all):
-the picker, a link's run, Cancel, downloads, rename and delete go through the job store's ownership checks."""
+the picker, a link's run, Cancel, downloads, rename and delete go through the job store's ownership checks.
+
+Over 400 lines: one page's flow (the form, the run picker, the running job, the finished run's bill). Issue 28
+asks to split it; that is left until this round's parallel edits of the page (public bounds, RMIA, export) are
+merged, so the split is made once, on the whole page."""
 
 import json
 

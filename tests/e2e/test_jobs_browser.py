@@ -21,10 +21,6 @@ def test_a_double_click_queues_once_and_the_link_is_not_anothers(fresh_app_serve
         pg = first.new_page()
         pg.goto(f"{fresh_app_server}/training")
         wait_for_app(pg)
-        epochs = pg.get_by_label("Epochs")
-        epochs.fill("2")
-        epochs.press("Enter")
-        wait_for_app(pg)
         pg.get_by_role("button", name="Train DP + baseline").dblclick()
         # the finished pair's headline (the button's own tooltip also says "what DP costs")
         pg.get_by_text(re.compile(r"DP costs (\d+\.\d points of accuracy|nothing measurable) at ε = \d")).first \
