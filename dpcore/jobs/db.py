@@ -88,6 +88,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     if "owner" not in cols:
         conn.execute(f"ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '{CLI_OWNER}'")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(owner, status, created)")
+    conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner_started ON jobs(owner, started)")  # the fair claim
 
 _initialised: set[str] = set()
 _init_lock = threading.Lock()

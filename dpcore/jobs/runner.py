@@ -288,18 +288,15 @@ def _make_folder(path: Path) -> None:
 #: last job started longest ago (never: first), then the one whose oldest queued job is oldest; within an owner,
 #: oldest first. So a visitor's job starts as soon as one worker is free, however many jobs another queued.
 _FAIR_NEXT = """
-SELECT j.* FROM jobs j JOIN (
-    SELECT q.owner AS owner FROM
-        (SELECT owner, MIN(created) AS first FROM jobs WHERE status = 'queued' GROUP BY owner) q
-        LEFT JOIN (SELECT owner, COUNT(*) AS n FROM jobs WHERE status = 'running' GROUP BY owner) r
-            ON r.owner = q.owner
-        LEFT JOIN (SELECT owner, MAX(started) AS last FROM jobs
-                   WHERE started IS NOT NULL AND owner IN (SELECT owner FROM jobs WHERE status = 'queued')
-                   GROUP BY owner) s
-            ON s.owner = q.owner
-    ORDER BY COALESCE(r.n, 0), COALESCE(s.last, 0), q.first, q.owner LIMIT 1
-) pick ON j.owner = pick.owner
-WHERE j.status = 'queued' ORDER BY j.created, j.rowid LIMIT 1
+WITH q AS (SELECT owner, MIN(created) AS first FROM jobs WHERE status = 'queued' GROUP BY owner),
+pick AS (
+    SELECT q.owner AS owner,
+           (SELECT COUNT(*) FROM jobs r WHERE r.owner = q.owner AND r.status = 'running') AS running,
+           (SELECT MAX(started) FROM jobs s WHERE s.owner = q.owner) AS last,
+           q.first AS first
+    FROM q ORDER BY running, COALESCE(last, 0), first, owner LIMIT 1
+)
+SELECT j.* FROM jobs j, pick WHERE j.owner = pick.owner AND j.status = 'queued' ORDER BY j.created, j.rowid LIMIT 1
 """
 
 
