@@ -15,6 +15,7 @@ key), bounded per click (``limits.SWEEP_MAX_TRAININGS`` model trainings for a vi
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import secrets
@@ -96,16 +97,26 @@ def _config(cfg) -> SweepConfig:
     return cfg.validate()
 
 
+def _comparable(d: dict) -> str:
+    d = {k: v for k, v in d.items() if k != "device"}  # where it trains changes nothing of what it shows
+    return json.dumps(d, sort_keys=True, default=list)
+
+
+@functools.lru_cache(maxsize=1)
+def _demo() -> str:
+    return _comparable(SweepConfig().validate().to_dict())
+
+
 def is_demo(cfg: SweepConfig | dict) -> bool:
     """Whether a sweep runs the default demo (public digits data, the page's default settings, real noise):
-    once finished, such a sweep is shared with every visitor."""
+    once finished, such a sweep is shared with every visitor. A stored record's config (already validated when
+    the sweep started) is compared as it is."""
+    if isinstance(cfg, dict):
+        return _comparable(cfg) == _demo()
     try:
-        d = dict((_config(cfg) if not isinstance(cfg, dict) else SweepConfig.from_dict(cfg)).to_dict())
-    except (DPError, TypeError):
+        return _comparable(_config(cfg).to_dict()) == _demo()
+    except DPError:
         return False
-    demo = SweepConfig().validate().to_dict()
-    d.pop("device", None), demo.pop("device", None)  # where it trains changes nothing of what it shows
-    return d == demo
 
 
 def model_trainings(cfg: SweepConfig | dict) -> int:
