@@ -11,6 +11,9 @@ Ownership (:mod:`dpcore.jobs.owners`): a sweep belongs to whoever started it; :f
 sweep. Finished sweeps of the default demo (public digits data, the page's default settings) are *shared*:
 everyone may read them; only their owner or an admin may change them. A start is idempotent per click (its
 key), bounded per click (``limits.SWEEP_MAX_TRAININGS`` model trainings for a visitor) and queued all or none.
+
+A little over 400 lines: a sweep's record and the checks on who may read or change it are one idea here (every
+function reads the record, then checks); its maths lives in point.py and summary.py.
 """
 
 from __future__ import annotations
