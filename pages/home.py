@@ -8,7 +8,7 @@ from pages._ui import chart, from_url, guarded, job_caller, share_in_url, state
 from dpcore import claims
 from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
-from dpcore.jobs import store
+from dpcore.jobs import registry, store
 from dpcore.noise.interpret import posterior_bound, privacy_level, reading
 from dpcore.queries import ledger
 
@@ -89,7 +89,7 @@ with st.sidebar:
     # training runs and query histories: each gets a privacy statement section (reads only; nothing imported
     # beyond the job store and the ledger until the button is pressed)
     runs = {j["id"]: j.get("label") or j["id"]
-            for j in (guarded(store.list_jobs, caller=caller, group="train", limit=30) or []) if j["status"] == "done"}
+            for j in (guarded(store.list_jobs, caller=caller, group=registry.TRAIN_GROUP, limit=30) or []) if j["status"] == "done"}
     job_ids = st.multiselect("Include training runs", list(runs), format_func=runs.get, key="home_report_jobs",
                              disabled=not runs, placeholder="none" if runs else "no finished runs yet",
                              help="Finished runs from the DP training page: each adds its privacy statement "

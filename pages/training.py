@@ -25,8 +25,7 @@ from dpcore.textsafe import md, md_message
 from pages._ui import (admin_box, chart, clicked, from_url, guarded, job_caller, manage_box, required,
                        share_in_url, submit_once, table_downloads, widget_state)
 
-TARGET = registry.TRAIN
-GROUP = "train"
+TARGET, GROUP = registry.TRAIN, registry.TRAIN_GROUP
 # Option labels short enough for a third of the form at 1280 px; the details are in the widgets' help.
 DATASETS = {**DATASET_NAMES, "csv": "Upload a CSV"}  # the option says what to do; elsewhere "Uploaded CSV"
 DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical: a 10,000-row extract. "

@@ -95,14 +95,14 @@ def run(args):
         f"ε={params['epsilon']:g}" if params["epsilon"] is not None
         else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private"))
     if args.background:
-        job_id = store.submit(registry.TRAIN, params, owner=CLI_OWNER, group="train", label=label)
+        job_id = store.submit(registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label)
         workers.ensure_workers()
         out = {"job_id": job_id, "status": "queued", "show": f"python -m dpcore jobs show {job_id}"}
         if args.json_out:
             write_json(args.json_out, out)
         return out
     print(f"[train] {label} ...", file=sys.stderr, flush=True)
-    result = runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group="train", label=label)
+    result = runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label)
     m = TrainMetrics.from_dict(result)
     for w in m.warnings:
         print(f"warning: {w}", file=sys.stderr)
