@@ -283,16 +283,17 @@ def job_owner() -> str:
     return st.session_state["_job_owner"]
 
 
-def is_admin(token) -> bool:
-    """The pages' one admin check (today the server's admin token, :func:`dpcore.queries.ledger.check_admin_token`;
-    when admins are checked against a stored hash, this is the line that changes)."""
+def admin_refusal(token) -> str | None:
+    """The pages' one admin check: None when ``token`` makes this session an admin, else the reason, as a sentence.
+    Today it asks :func:`dpcore.queries.ledger.check_admin_token` (the server's admin token); when admins are
+    checked against a stored hash, this is the one place that changes."""
     from dpcore.queries import ledger
 
     try:
         ledger.check_admin_token(token)
-    except DPError:
-        return False
-    return True
+    except DPError as err:
+        return sentence(str(err))
+    return None
 
 
 def job_caller():
@@ -305,8 +306,9 @@ def job_caller():
 def _unlock(token_key: str) -> None:
     token = st.session_state.get(token_key) or ""
     st.session_state[token_key] = ""  # the token is checked, never kept
-    st.session_state["_jobs_admin"] = is_admin(token)
-    st.session_state["_jobs_admin_refused"] = not st.session_state["_jobs_admin"]
+    refusal = admin_refusal(token)
+    st.session_state["_jobs_admin"] = refusal is None
+    st.session_state["_jobs_admin_refused"] = refusal
 
 
 def _lock() -> None:
@@ -315,23 +317,17 @@ def _lock() -> None:
 
 def admin_box(key: str) -> None:
     """A closed expander where an admin unlocks everyone's runs and sweeps for this session (checked by
-    :func:`is_admin`; the token is not kept)."""
-    from dpcore.queries import ledger
-
+    :func:`admin_refusal`; the token is not kept)."""
     with st.expander("Admin: everyone's runs and sweeps", icon=":material/admin_panel_settings:"):
         if st.session_state.get("_jobs_admin"):
             st.caption("This session is an admin: it sees, cancels, renames and deletes everyone's runs and sweeps.")
             st.button("Leave admin mode", key=f"{key}_lock", on_click=_lock)
             return
-        if not ledger.admin_enabled():
-            st.caption(f"Admin actions are disabled: start the app with the environment variable "
-                       f"`{ledger.ADMIN_ENV}` set to a secret token to enable them.")
-            return
-        st.text_input("Admin token", key=f"{key}_token", type="password",
-                      help=f"The token set on the server in {ledger.ADMIN_ENV}.")
+        st.text_input("Admin token", key=f"{key}_token", type="password", help="The server's admin token.")
         st.button("Unlock", key=f"{key}_unlock", on_click=_unlock, args=(f"{key}_token",))
-        if st.session_state.pop("_jobs_admin_refused", False):
-            st.error("That is not the admin token.")
+        refused = st.session_state.pop("_jobs_admin_refused", None)
+        if refused:
+            st.error(textsafe.md_message(refused))
 
 
 def clicked(button_key: str, pressed: bool) -> bool:

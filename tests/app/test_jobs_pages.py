@@ -220,3 +220,26 @@ def test_a_finished_demo_is_shared_read_only(chdir_root, monkeypatch):
     assert "only whoever started it" in _texts(other)
     mine = open_page(CURVE, owner=ME)
     assert [t for t in mine.text_input if t.key.startswith("pu_manage_")]
+
+
+def test_an_admin_unlocks_everyones_runs_through_the_one_admin_check(chdir_root, my_run, monkeypatch):
+    from dpcore.errors import DPError
+    from dpcore.queries import ledger
+
+    def check(token):  # the one check the pages ask (pages/_ui.admin_refusal), whatever it compares with
+        if token != "the-admin-token":
+            raise DPError("admin token is missing or wrong")
+
+    monkeypatch.setattr(ledger, "check_admin_token", check)
+    at = open_page(TRAINING, owner=SOMEONE_ELSE, query={"tr_pick": my_run.id})
+    assert any("not yours" in w.value for w in at.warning)
+    at.text_input(key="tr_admin_token").set_value("a guess")
+    at.button(key="tr_admin_unlock").click().run()
+    assert any("Admin token is missing or wrong" in e.value for e in at.error)
+    assert not [b for b in at.selectbox if b.key == "tr_pick"]
+    at.text_input(key="tr_admin_token").set_value("the-admin-token")
+    at.button(key="tr_admin_unlock").click().run()
+    assert at.selectbox(key="tr_pick").value == my_run.id  # everyone's runs, this one among them
+    assert "tr_admin_token" not in at.session_state or at.session_state["tr_admin_token"] == ""  # not kept
+    at.button(key="tr_admin_lock").click().run()
+    assert not [b for b in at.selectbox if b.key == "tr_pick"]
