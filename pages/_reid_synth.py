@@ -1,8 +1,10 @@
-"""The re-identification page's "DP synthetic data" tab (its own file: one idea, and the page stays short).
+"""The re-identification page's "DP synthetic data" tab (its own file: one idea, and the page stays short), and the
+advisor page's synthetic-data question.
 
-Widgets -> a :class:`dpcore.synth.study.StudyConfig` -> a background job (``"synth.study"``) -> the finished
-study's numbers, words and charts from dpcore. A second click with the same settings reuses the queued, running
-or finished study; the tab polls only while it is open and its study is running."""
+Widgets -> a :class:`dpcore.synth.study.StudyConfig` -> a background job (``"synth.study"``) of this session
+(:func:`pages._ui.job_caller`) -> the finished study's numbers, words and charts from dpcore. A second click with
+the same settings reuses the session's queued, running or finished study, and a double click queues it once
+(:func:`pages._ui.submit_once`); the tab polls only while it is open and its study is running."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from dpcore.attacks import reidentification as reid
 from dpcore.figures import synth as figs
 from dpcore.jobs import display, registry, store, workers
 from dpcore.synth import schema as synth_schema, story as synth_story, study as synth_study
-from pages._ui import chart, guarded, headline_md, not_private, table_downloads
+from pages._ui import chart, clicked, guarded, headline_md, job_caller, not_private, submit_once, table_downloads
 
 D = synth_study.StudyConfig()
 GENERATORS = {"mst": "MST · pure ε (δ = 0)", "aim": "AIM · δ = 1e-6"}
@@ -60,33 +62,37 @@ def _config(n: int, seed: int, facts, qis, sensitive) -> synth_study.StudyConfig
 
 
 def _submit(cfg: synth_study.StudyConfig) -> None:
-    existing = guarded(synth_study.find, cfg)
+    caller = job_caller()
+    existing = guarded(synth_study.find, cfg, caller=caller)
     if existing is not None:
         st.session_state["re_syn_job"] = existing["id"]
         st.toast(f"This study is already {existing['status']}: showing it")
         return
-    job_id = guarded(store.submit, registry.SYNTH_STUDY, cfg.to_dict(), group=synth_study.GROUP, label=cfg.label())
-    if job_id:
+    ids, repeated = submit_once("re_syn_run", store.submit_many, [(registry.SYNTH_STUDY, cfg.to_dict(), cfg.label())],
+                                owner=caller.owner, group=synth_study.GROUP)
+    if ids:
         workers.ensure_workers(2)
-        st.session_state["re_syn_job"] = job_id
-        st.toast(f"Study {job_id} queued: {cfg.releases} synthetic releases in the background")
+        st.session_state["re_syn_job"] = ids if repeated else ids[0]
+        if not repeated:
+            st.toast(f"Study queued: {cfg.releases} synthetic releases in the background")
 
 
 def _job(cfg: synth_study.StudyConfig | None):
     """(the study to show, whether it has exactly these settings): this session's last submission if it matches,
-    else the newest queued, running or finished study with exactly these settings (anyone's: studies are shared
-    like sweeps), else the newest finished study of the same patients and neighbour, shown as such."""
+    else its newest queued, running or finished study with exactly these settings, else its newest finished study
+    of the same patients and neighbour, shown as such. Studies belong to the session that ran them, like runs."""
     if cfg is None:
         return None, False
+    caller = job_caller()
     mine = st.session_state.get("re_syn_job")
     if mine:
-        job = guarded(store.get, mine, history=False)
+        job = guarded(store.get, mine, caller=caller, history=False)
         if job is not None and job["params"] == cfg.to_dict():
             return job, True
-    job = guarded(synth_study.find, cfg)
+    job = guarded(synth_study.find, cfg, caller=caller)
     if job is not None:
         return job, True
-    return guarded(synth_study.find_similar, cfg), False
+    return guarded(synth_study.find_similar, cfg, caller=caller), False
 
 
 def _results(job: dict, ctx: dict) -> None:
@@ -155,8 +161,8 @@ def synthetic_tab(tab, ctx: dict) -> None:
     )
     cfg = _config(ctx["n"], ctx["seed"], ctx["facts"], ctx["qis"], ctx["sensitive"])
     left, right = st.columns([2, 3], vertical_alignment="center")
-    if left.button("Run the study", type="primary", key="re_syn_run", icon=":material/play_arrow:") \
-            and cfg is not None:
+    if clicked("re_syn_run", left.button("Run the study", type="primary", key="re_syn_run",
+                                         icon=":material/play_arrow:")) and cfg is not None:
         _submit(cfg)
     if cfg is not None:
         right.caption(f"{cfg.releases} synthetic releases in a background worker (about 10–20 s each on this "
@@ -175,7 +181,7 @@ def synthetic_tab(tab, ctx: dict) -> None:
 
     @st.fragment(run_every=2.0 if active and tab.open is not False else None)
     def progress(jid: str, status0: str) -> None:
-        v = guarded(display.view, jid)
+        v = guarded(display.view, jid, caller=job_caller())
         if v is None:
             return
         if v["job"]["status"] != status0:
@@ -184,7 +190,7 @@ def synthetic_tab(tab, ctx: dict) -> None:
         if status0 in ("queued", "running"):
             st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}")
             if st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
-                guarded(store.cancel, jid)
+                guarded(store.cancel, jid, caller=job_caller())
                 st.rerun(scope="app")
 
     progress(job["id"], job["status"])
@@ -201,10 +207,11 @@ def advice_section() -> None:
     from dpcore.synth import advise as synth_advise
 
     st.subheader("DP synthetic data: which ε keeps the 2-way marginals within ±k?")
-    done = [j for j in (guarded(store.list_jobs, group=synth_study.GROUP, limit=50) or []) if j["status"] == "done"]
+    done = guarded(synth_study.finished, caller=job_caller(), limit=50) or []
     if not done:
         st.info("Run a study on the Re-identification page (tab *DP synthetic data*): its releases answer this, "
-                "measured rather than guessed.", icon=":material/play_circle:")
+                "measured rather than guessed. Studies belong to the browser session that ran them.",
+                icon=":material/play_circle:")
         return
     c1, c2 = st.columns([1, 3])
     within = c1.number_input("Within ± (percentage points)", synth_advise.WITHIN_MIN, synth_advise.WITHIN_MAX, 5.0,

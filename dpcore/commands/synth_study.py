@@ -10,6 +10,7 @@ from .. import limits
 from ..cli import int_arg
 from ..errors import DPError
 from ..jobs import registry, runner, store, workers
+from ..jobs.owners import CLI
 from ..synth import story, study
 
 
@@ -34,12 +35,14 @@ def run(args) -> dict:
     cfg = study.StudyConfig(epsilons=eps, repetitions=args.repetitions, generator=args.generator,
                             delta=0.0 if args.generator == "mst" else 1e-6)
     if args.background:
-        job_id = store.submit(registry.SYNTH_STUDY, cfg.to_dict(), group=study.GROUP, label=cfg.label())
+        job_id = store.submit(registry.SYNTH_STUDY, cfg.to_dict(), owner=CLI.owner, group=study.GROUP,
+                              label=cfg.label())
         workers.ensure_workers(2)
         return {"job": job_id, "status": "queued", "releases": cfg.releases, "label": cfg.label()}
-    result = runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), group=study.GROUP, label=cfg.label())
-    job = study.newest_done()
-    s = study.Study(result, job["id"] if job else None)
+    result = runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=CLI.owner, group=study.GROUP,
+                               label=cfg.label())
+    done = study.finished(caller=CLI, limit=1)
+    s = study.Study(result, done[0]["id"] if done else None)
     return {"job": s.job_id, "label": cfg.label(), "seconds": round(result["seconds"], 1),
             "points": [{"epsilon": e, "headline": " ".join(story.headline(s, e)),
                         "findings": dict(zip(*story.findings(s, e).T.values))} for e in s.epsilons]}

@@ -28,11 +28,11 @@ from ..attacks import linkage
 from ..attacks import reidentification as story
 from ..data import datasets
 from ..errors import Cancelled, DPError
+from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
 from .release import SynthConfig, check_synth_epsilon, release
 from .schema import STORY_COLUMNS, medical
 
-GROUP = "synth"
 #: The column pairs that matter in the story: what the attacks link (age, zip code, salary with the diagnosis)
 #: and what the console's questions ask.
 STORY_PAIRS = (("age", "diagnosis"), ("age", "salary"), ("zip_code", "salary"), ("sex", "diagnosis"))
@@ -286,32 +286,33 @@ def from_job(job) -> Study:
     return Study(job["result"], job["id"])
 
 
-def find(cfg: StudyConfig, statuses=("queued", "running", "done")):
-    """The newest study job with exactly these settings in one of ``statuses`` (a second click reuses it)."""
+def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):
+    """The caller's newest study with exactly these settings in one of ``statuses`` (a second click reuses it)."""
     from ..jobs import store
 
     want = cfg.to_dict()
-    for j in store.list_jobs(group=GROUP, limit=200):
+    for j in store.list_jobs(caller=caller, group=GROUP, limit=200):
         if j["status"] in statuses and j.get("params") == want:
             return j
     return None
 
 
-def find_similar(cfg: StudyConfig, limit: int = 200):
-    """The newest finished study of the same patients, neighbour and attack (other ε, releases or generator)."""
+def find_similar(cfg: StudyConfig, *, caller, limit: int = 200):
+    """The caller's newest finished study of the same patients, neighbour and attack (other ε, releases or
+    generator)."""
     from ..jobs import store
 
     same = ("n", "seed", "facts", "qis", "sensitive", "n_targets", "target_seed")
     want = {k: v for k, v in cfg.to_dict().items() if k in same}
-    for j in store.list_jobs(group=GROUP, limit=limit):
+    for j in store.list_jobs(caller=caller, group=GROUP, limit=limit):
         p = j.get("params") or {}
         if j["status"] == "done" and all(p.get(k) == v for k, v in want.items()):
             return j
     return None
 
 
-def newest_done(limit: int = 200):
-    """The newest finished study, whatever its settings (the report's default)."""
+def finished(*, caller, limit: int = 200) -> list:
+    """The caller's finished studies, newest first (the report's and the advisor's choices)."""
     from ..jobs import store
 
-    return next((j for j in store.list_jobs(group=GROUP, limit=limit) if j["status"] == "done"), None)
+    return [j for j in store.list_jobs(caller=caller, group=GROUP, limit=limit) if j["status"] == "done"]

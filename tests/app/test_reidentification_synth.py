@@ -6,17 +6,19 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpcore.jobs import registry, runner, store, workers
+from dpcore.jobs.owners import SYSTEM
 from dpcore.synth import study as ST
 
 from ..dpcore.synth.helpers import fake_result, run
-from .pages import ROOT, open_page
+from .pages import ME, ROOT, SOMEONE_ELSE, open_page
 
 PAGE = "pages/reidentification.py"
 SYNTH_TAB = "6 · DP synthetic data"
 
 
-def page(params=None, timeout=120) -> AppTest:
+def page(params=None, timeout=120, owner=ME) -> AppTest:
     at = AppTest.from_file(str(ROOT / PAGE), default_timeout=timeout)
+    at.session_state["_job_owner"] = owner
     for k, v in (params or {}).items():
         at.query_params[k] = v
     at.run()
@@ -27,7 +29,7 @@ def page(params=None, timeout=120) -> AppTest:
 def test_the_open_tab_is_in_the_link_and_a_link_opens_it(chdir_root):
     at = open_page(PAGE)
     assert [t.label for t in at.tabs][5:] == [SYNTH_TAB, "7 · Your own data"]
-    assert at.query_params["re_tab"] == "1 · Your neighbour"
+    assert "re_tab" not in at.query_params  # the first tab is the default: a link leaves it out
     at.session_state["re_tab"] = SYNTH_TAB
     at.run()
     assert at.query_params["re_tab"] == SYNTH_TAB
@@ -92,16 +94,17 @@ def test_no_study_yet_then_run_queues_one_study_once(chdir_root, monkeypatch):
     at.select_slider(key="re_syn_reps").set_value(1).run()
     at.button(key="re_syn_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    jobs = store.list_jobs(group=ST.GROUP)
+    jobs = store.list_jobs(caller=SYSTEM, group=ST.GROUP)
     assert len(jobs) == 1 and jobs[0]["status"] == "queued" and jobs[0]["target"] == registry.SYNTH_STUDY
+    assert jobs[0].owner == ME  # the session's study, as its runs
     cfg = ST.StudyConfig.from_dict(jobs[0]["params"])
     assert cfg.epsilons == (1.0,) and cfg.repetitions == 1 and cfg.n == 1_000 and cfg.generator == "mst"
     assert cfg.facts == ST.StudyConfig().facts  # the neighbour's facts as typed on the first tab
     assert any(f"Study {jobs[0]['id']}: queued" in str(p.proto.text) for p in at.get("progress"))
     at.button(key="re_syn_run").click().run()  # a second click shows the same study
-    assert len(store.list_jobs(group=ST.GROUP)) == 1
+    assert len(store.list_jobs(caller=SYSTEM, group=ST.GROUP)) == 1
     at.button(key="re_syn_cancel").click().run()
-    assert store.get(jobs[0]["id"])["status"] == "cancelled"
+    assert store.get(jobs[0]["id"], caller=SYSTEM)["status"] == "cancelled"
     assert any("The study was cancelled" in w.value for w in at.warning)
 
 
@@ -112,8 +115,14 @@ def finished(monkeypatch):
     result = fake_result({e: [run(neighbour_matches=k % 3, targets_right=0.44 + 0.01 * k) for k in range(3)]
                           for e in cfg.epsilons}, cfg)
     monkeypatch.setattr(ST, "run", lambda c, **kw: result)
-    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), group=ST.GROUP, label=cfg.label())
+    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=ME, group=ST.GROUP, label=cfg.label())
     return result
+
+
+def test_someone_elses_study_is_not_shown(chdir_root, finished):
+    at = page({"re_tab": SYNTH_TAB}, owner=SOMEONE_ELSE)
+    assert any("No study with these settings yet: press **Run the study**." == i.value for i in at.info)
+    assert not any(m.value.startswith("#### At ε =") for m in at.markdown)
 
 
 def test_a_finished_study_tells_the_end_of_the_story(chdir_root, finished):
@@ -137,7 +146,7 @@ def test_a_finished_study_tells_the_end_of_the_story(chdir_root, finished):
 
 
 def test_the_advisor_answers_which_epsilon_keeps_marginals_within_k(chdir_root, finished):
-    at = open_page("pages/advisor.py")
+    at = open_page("pages/advisor.py", owner=ME)
     assert not at.exception
     at.number_input(key="adv_syn_within").set_value(4.5).run()
     ok = " ".join(s.value for s in at.success)
@@ -156,7 +165,7 @@ def test_another_finished_study_of_the_same_patients_is_shown_as_such(chdir_root
     cfg = ST.StudyConfig(epsilons=(1.0, 10.0), repetitions=2)
     result = fake_result({1.0: [run(), run()], 10.0: [run(), run()]}, cfg)
     monkeypatch.setattr(ST, "run", lambda c, **kw: result)
-    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), group=ST.GROUP, label=cfg.label())
+    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=ME, group=ST.GROUP, label=cfg.label())
     at = page({"re_tab": SYNTH_TAB})
     note = " ".join(i.value for i in at.info)
     assert "No study with these settings yet" in note and f"the newest finished study of the same patients " \

@@ -8,6 +8,7 @@ import pytest
 from dpcore import report
 from dpcore.errors import DPError
 from dpcore.jobs import registry, runner, store, workers
+from dpcore.jobs.owners import CLI, SYSTEM, Caller, NotYours
 from dpcore.synth import study as ST
 
 from ..cli_helpers import one_line, run as cli
@@ -19,12 +20,12 @@ def finished(monkeypatch):
     cfg = ST.StudyConfig(epsilons=(1.0, 10.0), repetitions=2)
     result = fake_result({1.0: [run(neighbour_matches=2), run()], 10.0: [run(two_way_max=2.0), run()]}, cfg)
     monkeypatch.setattr(ST, "run", lambda c, **kw: result)
-    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), group=ST.GROUP, label=cfg.label())
-    return ST.newest_done()["id"]
+    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=CLI.owner, group=ST.GROUP, label=cfg.label())
+    return ST.finished(caller=CLI)[0]["id"]
 
 
 def test_report_section_states_the_release_and_labels_what_epsilon_does_not_cover(finished):
-    sec = report.synth_section(finished, 1.0)
+    sec = report.synth_section(finished, 1.0, caller=CLI)
     assert sec.title == f"DP synthetic data instead of the table (study {finished}, ε = 1)"
     assert sec.paragraphs[0].startswith("**At ε = 1 the neighbour is no longer found.** In 2 DP synthetic tables")
     assert "not covered by ε" in sec.paragraphs[2]
@@ -34,11 +35,13 @@ def test_report_section_states_the_release_and_labels_what_epsilon_does_not_cove
     assert st["ε, δ"] == "ε = 1, δ = 0" and st["neighbouring datasets"] == "add/remove one record"
     assert "salary: whole numbers 0 to 250000 (clamped), 51 bins of width 5000" in st["declared public"]
     assert len(sec.figures) == 3
-    assert report.synth_section(finished, 8.0).numbers["epsilon"] == 10.0  # the study's nearest ε
+    assert report.synth_section(finished, 8.0, caller=CLI).numbers["epsilon"] == 10.0  # the study's nearest ε
+    with pytest.raises(NotYours, match="is not yours"):
+        report.synth_section(finished, caller=Caller("session:" + "c" * 32))
 
 
 def test_report_build_adds_the_study_and_the_cli_takes_it(finished, tmp_path, capsys):
-    html = report.build(1.0, n=1_000, synth_ids=[finished])
+    html = report.build(1.0, n=1_000, synth_ids=[finished], caller=CLI)
     body = re.sub(r"<script.*?</script>", "", html, flags=re.S)
     assert f"DP synthetic data instead of the table (study {finished}" in body
     assert "Each synthetic table is <strong>ε = 1</strong>" in body
@@ -52,11 +55,13 @@ def test_report_build_adds_the_study_and_the_cli_takes_it(finished, tmp_path, ca
 def test_report_refuses_an_unfinished_or_unknown_study(monkeypatch):
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
     job = store.submit(registry.SYNTH_STUDY, ST.StudyConfig(epsilons=(1.0,), repetitions=1).to_dict(),
-                       group=ST.GROUP)
+                       owner=CLI.owner, group=ST.GROUP)
     with pytest.raises(DPError, match=f"study {job} is queued: its numbers come when it has finished"):
-        report.synth_section(job)
+        report.synth_section(job, caller=CLI)
     with pytest.raises(DPError, match="unknown job id"):
-        report.build(1.0, synth_ids=["no-such-job"])
+        report.build(1.0, synth_ids=["no-such-job"], caller=CLI)
+    with pytest.raises(DPError, match="needs the caller"):
+        report.build(1.0, synth_ids=[job])
 
 
 def test_synth_study_cli_runs_and_queues(finished, capsys, monkeypatch):
@@ -70,7 +75,7 @@ def test_synth_study_cli_runs_and_queues(finished, capsys, monkeypatch):
     rc, stdout, _ = cli(capsys, "synth-study", "--epsilons", "3", "--repetitions", "1", "--background")
     q = json.loads(stdout)
     assert rc == 0 and q["status"] == "queued" and q["releases"] == 2
-    assert store.get(q["job"])["params"]["epsilons"] == [3.0]
+    assert store.get(q["job"], caller=SYSTEM)["params"]["epsilons"] == [3.0]
 
 
 @pytest.mark.parametrize("args,message", [
