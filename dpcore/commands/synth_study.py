@@ -44,5 +44,5 @@ def run(args) -> dict:
     done = study.finished(caller=CLI, limit=1)
     s = study.Study(result, done[0]["id"] if done else None)
     return {"job": s.job_id, "label": cfg.label(), "seconds": round(result["seconds"], 1),
-            "points": [{"epsilon": e, "headline": " ".join(story.headline(s, e)),
+            "points": [{"epsilon": e, "headline": "{}. {}".format(*story.headline(s, e)),
                         "findings": dict(zip(*story.findings(s, e).T.values))} for e in s.epsilons]}

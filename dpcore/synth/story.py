@@ -24,13 +24,13 @@ def _times(k: float, r: int) -> str:
     return f"{k} of {r} release{'' if r == 1 else 's'}"
 
 
-def _spread(s: dict | None, pct: bool = True) -> str:
+def _spread(s: dict | None) -> str:
+    """A share over the releases: its mean and range, "46% (44–48%)"."""
     if not s:
         return "—"
-    f = (lambda v: f"{v:.0%}") if pct else (lambda v: f"{v:.1f}" if v != int(v) else f"{int(v)}")
-    if s["min"] == s["max"]:
-        return f(s["mean"])
-    return f"{f(s['mean'])} ({f(s['min'])}–{f(s['max'])})"
+    if round(s["min"] * 100) == round(s["max"] * 100):
+        return f"{s['mean']:.0%}"
+    return f"{s['mean']:.0%} ({s['min'] * 100:.0f}–{s['max'] * 100:.0f}%)"
 
 
 def neighbour_counts(study: Study, epsilon: float) -> dict:
@@ -81,11 +81,13 @@ def headline(study: Study, epsilon: float, sensitive_label: str = "diagnosis") -
                else f"{nb['min']} row{'' if nb['min'] == 1 else 's'}")
     her = (f"the {sensitive_label} they show is hers ('{ref['neighbour_value']}') in {_times(nb['right'], r)} "
            f"({_times(nb['baseline_right'], r)} for tables fitted without her)" if nb["judged"] else "")
+    u, ub = p["summary"]["unique_exposed"], p["summary"].get("baseline_unique_exposed")
     detail = (f"In {r} DP synthetic table{'' if r == 1 else 's'} of the {study.config.n:,} patients, {matches} "
               f"match what you know about her" + (f", and {her}" if her else "") + ". "
               f"Over {study.config.n_targets} patients, the same linkage names the {sensitive_label} right "
               f"{_spread(t)} of the time; tables without them reach {_spread(tb)}, and a blind guess of the most "
-              f"common one ('{ref['blind_value']}') {blind:.0%}.")
+              f"common one ('{ref['blind_value']}') {blind:.0%}. The exact combination and {sensitive_label} of "
+              f"{_spread(u)} of the unique patients appear in the tables ({_spread(ub)} in tables without them).")
     return claim, detail
 
 

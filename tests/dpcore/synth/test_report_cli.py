@@ -69,7 +69,7 @@ def test_synth_study_cli_runs_and_queues(finished, capsys, monkeypatch):
     assert rc == 0, err
     out = json.loads(stdout)
     assert out["label"] == "MST · ε 1, 10 · 2 repetitions · 1,000 patients"
-    assert out["points"][0]["headline"].startswith("At ε = 1 the neighbour is no longer found In 2 DP synthetic")
+    assert out["points"][0]["headline"].startswith("At ε = 1 the neighbour is no longer found. In 2 DP synthetic")
     assert out["points"][1]["findings"]["not covered by ε"] == ST.NOT_COVERED
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
     rc, stdout, _ = cli(capsys, "synth-study", "--epsilons", "3", "--repetitions", "1", "--background")
