@@ -15,17 +15,18 @@ def _x(frame) -> np.ndarray:
     return frame["epsilon"].to_numpy(dtype=float)
 
 
-def _band(fig: go.Figure, x, lo, hi, colour: str, name: str) -> None:
+def _band(fig: go.Figure, x, lo, hi, colour: str) -> None:
+    """The range over the releases, shaded behind its line (named in the chart's subtitle, not in the legend:
+    a legend entry per band ran off a phone's width)."""
     fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", line=dict(width=0),
-                             fillcolor=style.rgba(colour, 0.18), hoverinfo="skip", name=name))
+                             fillcolor=style.rgba(colour, 0.18), hoverinfo="skip", showlegend=False))
 
 
 def _series(fig, frame, key: str, scale: float, colour: str, name: str, *, band: bool = True, dash=None,
             unit: str = "%") -> None:
     x = _x(frame)
     if band and f"{key}_min" in frame:
-        _band(fig, x, frame[f"{key}_min"].to_numpy() * scale, frame[f"{key}_max"].to_numpy() * scale, colour,
-              f"{name}: range over repetitions")
+        _band(fig, x, frame[f"{key}_min"].to_numpy() * scale, frame[f"{key}_max"].to_numpy() * scale, colour)
     fig.add_trace(go.Scatter(x=x, y=frame[key].to_numpy() * scale, mode="lines+markers", name=name,
                              line=dict(color=colour, width=3, dash=dash),
                              hovertemplate=f"ε = %{{x:g}}: %{{y:.3g}}{unit}<extra></extra>"))
@@ -51,24 +52,23 @@ def attack_chart(study, epsilon: float | None = None, *, label=str) -> go.Figure
     f, ref, cfg = study.frame(), study.result["reference"], study.result["config"]
     x = _x(f)
     fig = go.Figure()
-    _series(fig, f, "targets_right", 100, style.PRIVATE, "DP synthetic table of the patients")
-    _series(fig, f, "baseline_targets_right", 100, style.ACCENT, "synthetic table without them (baseline)",
-            dash="dot")
+    _series(fig, f, "targets_right", 100, style.PRIVATE, "synthetic table of the patients")
+    _series(fig, f, "baseline_targets_right", 100, style.ACCENT, "synthetic table without them", dash="dot")
     prior = ref["blind_right"]
     xs = np.geomspace(x.min() / 1.5, x.max() * 1.5, 60)
     ceiling = [float(guess_ceiling(2 * e, prior)) * 100 for e in xs]
-    fig.add_trace(go.Scatter(x=xs, y=ceiling, mode="lines", name="DP ceiling for a known patient "
-                             "(e<sup>2ε</sup> × blind guess)", line=dict(color=style.BOUND, dash="dot", width=2),
+    fig.add_trace(go.Scatter(x=xs, y=ceiling, mode="lines", name="DP ceiling (e<sup>2ε</sup> × blind guess)",
+                             line=dict(color=style.BOUND, dash="dot", width=2),
                              customdata=[claims.percent(c / 100, 0, up=True) for c in ceiling],
                              hovertemplate="ε = %{x:.3g}: at most %{customdata}<extra></extra>"))
     _level(fig, xs, ref["exact"]["targets_right"] * 100, style.NON_PRIVATE,
-           f"the table itself (no DP): {ref['exact']['targets_right']:.0%}")
-    _level(fig, xs, prior * 100, style.NEUTRAL, f"guessing the most common value: {prior:.0%}", dash="dot")
+           f"the table itself: {ref['exact']['targets_right']:.0%}")
+    _level(fig, xs, prior * 100, style.NEUTRAL, f"blind guess: {prior:.0%}", dash="dot")
     what = textsafe.plotly(label(cfg["sensitive"]))
-    note = style.subtitle(f"{cfg['n_targets']} patients, {cfg['repetitions']} releases per ε; each names the "
-                          f"{what} most common among synthetic rows sharing the patient's "
-                          f"{', '.join(textsafe.plotly(label(q)) for q in cfg['qis'])}; scored on the real rows: "
-                          "not covered by ε")
+    note = style.subtitle(f"{cfg['n_targets']} patients, {cfg['repetitions']} releases per ε (shaded: their "
+                          f"range); each names the {what} most common among synthetic rows sharing the patient's "
+                          f"{', '.join(textsafe.plotly(label(q)) for q in cfg['qis'])}; the blind guess names the "
+                          "most common value; scored on the real rows: not covered by ε")
     style.base_layout(fig, f"Linking patients to a DP synthetic table: is their {what} named?<br>{note}",
                       "privacy budget ε (log scale)", "patients whose value is named correctly (%)", height=480)
     fig.update_yaxes(range=[0, 105], tickvals=[20, 40, 60, 80, 100])
@@ -81,15 +81,14 @@ def utility_chart(study, epsilon: float | None = None) -> go.Figure:
     f, ref = study.frame(), study.result["reference"]
     x = _x(f)
     fig = go.Figure()
-    _series(fig, f, "two_way_max", 1, style.PRIVATE, "2-way marginals that matter: largest cell error",
-            unit=" points")
-    _series(fig, f, "one_way_mean", 1, style.ACCENT, "1-way marginals: mean of the largest cell errors",
-            unit=" points", dash="dot")
+    _series(fig, f, "two_way_max", 1, style.PRIVATE, "2-way marginals that matter", unit=" points")
+    _series(fig, f, "one_way_mean", 1, style.ACCENT, "1-way marginals (mean)", unit=" points", dash="dot")
     floor = (ref.get("sampling_floor") or {}).get("two_way_max")
     if floor is not None:
-        _level(fig, x, floor, style.NEUTRAL, f"two real samples differ by (2-way): {floor:.1f} points", dash="dot")
-    note = style.subtitle("share of rows in a cell, synthetic minus real, in percentage points; "
-                          "computed on the real rows: not covered by ε")
+        _level(fig, x, floor, style.NEUTRAL, f"two real samples: {floor:.1f}", dash="dot")
+    note = style.subtitle("the largest cell error: a cell's share of the synthetic rows minus its share of the real "
+                          "rows, in percentage points (shaded: range over releases); two real samples of the same "
+                          "size differ too; computed on the real rows: not covered by ε")
     style.base_layout(fig, f"What the synthetic table keeps: marginals<br>{note}", "privacy budget ε (log scale)",
                       "largest cell error (percentage points)", height=440)
     fig.update_yaxes(rangemode="tozero")
@@ -103,12 +102,13 @@ def model_chart(study, epsilon: float | None = None) -> go.Figure:
     x = _x(f)
     fig = go.Figure()
     if "model_accuracy" in f:
-        _series(fig, f, "model_accuracy", 100, style.PRIVATE, "trained on the DP synthetic table")
+        _series(fig, f, "model_accuracy", 100, style.PRIVATE, "trained on synthetic rows")
     if ref.get("model_accuracy") is not None:
         _level(fig, x, ref["model_accuracy"] * 100, style.NON_PRIVATE,
-               f"trained on the real table (no DP): {ref['model_accuracy']:.1%}")
+               f"trained on the real rows: {ref['model_accuracy']:.1%}")
     note = style.subtitle("logistic regression for salary ≥ $60,000 from age, sex, zip code and diagnosis, "
-                          "tested on 2,000 real patients no release saw; not covered by ε")
+                          "tested on 2,000 real patients no release saw (shaded: range over releases); not covered "
+                          "by ε")
     style.base_layout(fig, f"What the synthetic table keeps: a model<br>{note}", "privacy budget ε (log scale)",
                       "test accuracy (%)", height=440)
     return _axes(fig, x, epsilon)
