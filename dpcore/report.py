@@ -208,7 +208,7 @@ def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Secti
          "not covered by ε."],
         [sfigs.attack_chart(study, e), sfigs.utility_chart(study, e), sfigs.model_chart(study, e)],
         [synth_story.findings(study, e), pd.DataFrame(rows, columns=["privacy statement", "value"]),
-         study.questions(e).round(2)],
+         study.questions(e)],
         {"study": study, "epsilon": e},
     )
 

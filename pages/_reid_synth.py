@@ -18,7 +18,7 @@ from dpcore.attacks import reidentification as reid
 from dpcore.figures import synth as figs
 from dpcore.jobs import display, registry, store, workers
 from dpcore.synth import schema as synth_schema, story as synth_story, study as synth_study
-from pages._ui import chart, clicked, guarded, headline_md, job_caller, not_private, submit_once, table_downloads
+from pages._ui import chart, clicked, guarded, headline_md, job_caller, submit_once, table_downloads
 
 D = synth_study.StudyConfig()
 GENERATORS = {"mst": "MST · pure ε (δ = 0)", "aim": "AIM · δ = 1e-6"}
@@ -106,9 +106,10 @@ def _results(job: dict, ctx: dict) -> None:
     st.markdown(headline_md(*synth_story.headline(study, at)))
     nb = synth_story.neighbour_counts(study, at)
     s = study.point(at)["summary"]
-    c = st.columns(4)
-    c[0].metric("Rows matching her facts", f"{nb['mean']:.1f}", help=f"{nb['min']} to {nb['max']} over "
-                f"{nb['repetitions']} releases; exactly one in {nb['single']} (a synthetic row is nobody)")
+    c = st.columns(2) + st.columns(2)  # two rows of two: a phone stacks them in reading order
+    c[0].metric("Rows matching her facts", synth_story.count_text(nb),
+                help=f"{nb['min']} to {nb['max']} over {nb['repetitions']} releases; exactly one in {nb['single']} "
+                     "(a synthetic row is nobody)")
     c[1].metric("Her diagnosis named", f"{nb['right']} of {nb['repetitions']}",
                 help=f"Tables fitted without her: {nb['baseline_right']} of {nb['repetitions']}")
     c[2].metric("Patients' diagnosis named", f"{s['targets_right']['mean']:.0%}",
@@ -127,15 +128,23 @@ def _results(job: dict, ctx: dict) -> None:
     if table is not None:
         st.markdown("**Side by side at the same ε.**")
         st.dataframe(table, hide_index=True, key="re_syn_compare")
+        st.caption(synth_story.comparison_note(study, at, ctx["gen"]))
         table_downloads(table, "synthetic_vs_defences", key="re_syn_compare_dl")
     chart(figs.attack_chart(study, at, label=reid.label), key="re_syn_attack_chart")
+    st.caption(f"Each synthetic table is searched for rows that share a patient's "
+               f"{', '.join(map(reid.label, study.config.qis))} (salary in its $5,000 bin); the attacker names the "
+               "diagnosis most common among them. The ceiling is what DP allows any attacker about a known patient.")
     chart(figs.utility_chart(study, at), key="re_syn_utility_chart")
+    st.caption("Every cell of a marginal holds a share of the rows; the chart shows the largest gap between the "
+               "synthetic and the real share, for the pairs that matter (and the 1-way marginals). Two real samples "
+               "of the same size differ by the dotted line: no generator goes below it.")
     chart(figs.model_chart(study, at), key="re_syn_model_chart")
     q = study.questions(at)
     if len(q):
-        st.markdown("**The console's standard questions, asked of the real and the synthetic table.**")
-        st.dataframe(q.round(2), hide_index=True, key="re_syn_questions")
-    not_private("Attack and utility numbers: computed on the real rows, not covered by ε")
+        st.markdown("**The console's standard questions, asked of the real and the synthetic tables.**")
+        st.dataframe(q, hide_index=True, key="re_syn_questions")
+    st.caption(":orange-badge[Not covered by ε] " + synth_study.NOT_COVERED.capitalize() + ". They describe the "
+               "release for its owner; the synthetic table and its statement are what would be published.")
     sample = study.result.get("sample")
     if sample:
         with st.expander(f"A synthetic table (ε = {sample['epsilon']:g}): its first rows"):
@@ -229,4 +238,5 @@ def advice_section() -> None:
                           "mean (points)": round(r["mean"], 2), "releases": r["releases"],
                           f"within ±{res['within']:g}": "yes" if r["ok"] else "no"} for r in res["rows"]])
     st.dataframe(rows, hide_index=True, key="adv_syn_table")
-    not_private("Marginal errors: computed on the real rows, not covered by ε")
+    st.caption(":orange-badge[Not covered by ε] the marginal errors are computed on the real rows, for the data "
+               "owner; they are not part of the release.")

@@ -65,10 +65,9 @@ def attack_chart(study, epsilon: float | None = None, *, label=str) -> go.Figure
            f"the table itself: {ref['exact']['targets_right']:.0%}")
     _level(fig, xs, prior * 100, style.NEUTRAL, f"blind guess: {prior:.0%}", dash="dot")
     what = textsafe.plotly(label(cfg["sensitive"]))
-    note = style.subtitle(f"{cfg['n_targets']} patients, {cfg['repetitions']} releases per ε (shaded: their "
-                          f"range); each names the {what} most common among synthetic rows sharing the patient's "
-                          f"{', '.join(textsafe.plotly(label(q)) for q in cfg['qis'])}; the blind guess names the "
-                          "most common value; scored on the real rows: not covered by ε")
+    r = cfg["repetitions"]
+    note = style.subtitle(f"{cfg['n_targets']} patients · {r} release{'' if r == 1 else 's'} per ε (shaded: range) "
+                          "· not covered by ε")
     style.base_layout(fig, f"Linking patients to a DP synthetic table: is their {what} named?<br>{note}",
                       "privacy budget ε (log scale)", "patients whose value is named correctly (%)", height=480)
     fig.update_yaxes(range=[0, 105], tickvals=[20, 40, 60, 80, 100])
@@ -86,9 +85,7 @@ def utility_chart(study, epsilon: float | None = None) -> go.Figure:
     floor = (ref.get("sampling_floor") or {}).get("two_way_max")
     if floor is not None:
         _level(fig, x, floor, style.NEUTRAL, f"two real samples: {floor:.1f}", dash="dot")
-    note = style.subtitle("the largest cell error: a cell's share of the synthetic rows minus its share of the real "
-                          "rows, in percentage points (shaded: range over releases); two real samples of the same "
-                          "size differ too; computed on the real rows: not covered by ε")
+    note = style.subtitle("largest cell error, synthetic minus real share (shaded: range) · not covered by ε")
     style.base_layout(fig, f"What the synthetic table keeps: marginals<br>{note}", "privacy budget ε (log scale)",
                       "largest cell error (percentage points)", height=440)
     fig.update_yaxes(rangemode="tozero")
@@ -106,9 +103,8 @@ def model_chart(study, epsilon: float | None = None) -> go.Figure:
     if ref.get("model_accuracy") is not None:
         _level(fig, x, ref["model_accuracy"] * 100, style.NON_PRIVATE,
                f"trained on the real rows: {ref['model_accuracy']:.1%}")
-    note = style.subtitle("logistic regression for salary ≥ $60,000 from age, sex, zip code and diagnosis, "
-                          "tested on 2,000 real patients no release saw (shaded: range over releases); not covered "
-                          "by ε")
+    note = style.subtitle("salary ≥ $60,000, tested on real patients no release saw (shaded: range) · not "
+                          "covered by ε")
     style.base_layout(fig, f"What the synthetic table keeps: a model<br>{note}", "privacy budget ε (log scale)",
                       "test accuracy (%)", height=440)
     return _axes(fig, x, epsilon)

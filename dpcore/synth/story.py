@@ -19,6 +19,16 @@ from ..attacks import reidentification as reid
 from .study import NOT_COVERED, Study
 
 
+def _count(mean: float, lo: int, hi: int) -> str:
+    """Rows over the releases: "2" when every release had 2, else the mean and range, "1.4 (0–3)"."""
+    return f"{lo}" if lo == hi else f"{mean:.1f} ({lo}–{hi})"
+
+
+def count_text(nb: dict) -> str:
+    """The neighbour's matching rows over the releases, as the tab's metric shows them."""
+    return _count(nb["mean"], nb["min"], nb["max"])
+
+
 def _times(k: float, r: int) -> str:
     k = int(round(k))
     return f"{k} of {r} release{'' if r == 1 else 's'}"
@@ -127,33 +137,42 @@ def comparison(study: Study, epsilon: float, *, release: pd.DataFrame, generalis
         guess, _ = linkage.attribute_guess(table, table.iloc[targets], qis, sensitive)
         right = f"{np.mean(guess.astype(str) == truth[targets]):.0%}"
         if her is None:
-            return [name, "—", "—", right, guarantee]
+            return [name, "—", right, "—", guarantee]
         g, matched = linkage.attribute_guess(table, table.iloc[her], qis, sensitive)
-        return [name, reid.patients(int(matched[0])), "yes" if str(g[0]) == truth[her][0] else "no", right,
-                guarantee]
+        return [name, "yes" if str(g[0]) == truth[her][0] else "no", right, f"{int(matched[0]):,}", guarantee]
 
-    rows = [table_row("names removed (the release)", release, "none")]
+    rows = [table_row("names removed", release, "none")]
     if generalisation is not None:
-        g = reid.generalised(release, generalisation)
-        rows.append(table_row(f"generalisation ({reid._gen_text(generalisation)})", g,
-                              "none (k-anonymity is not a guarantee)"))
-    rows.append([f"noisy counts, ε = {e:g} (simulated)", "— (no rows)", "—", f"{dp['at_epsilon']:.0%}",
-                 f"ε = {e:g} per set of answers (add/remove); {claims.up(2 * e)} for a known patient"])
+        rows.append(table_row("generalised", reid.generalised(release, generalisation), "none (k is not one)"))
+    rows.append([f"noisy counts, ε = {e:g}", "—", f"{dp['at_epsilon']:.0%}", "no rows",
+                 f"ε = {e:g} (δ = 0); {claims.up(2 * e)} replace-one"])
     nb = neighbour_counts(study, e)
     st = study.statement(e) or {}
-    eps_txt = claims.up(st.get("epsilon", e))
-    rows.append([f"DP synthetic table, ε = {e:g} ({r} release{'' if r == 1 else 's'})", f"{nb['mean']:.1f} ({nb['min']}–{nb['max']})",
-                 _times(nb["right"], r) if nb["judged"] else "—", _spread(p["summary"]["targets_right"]),
-                 f"ε = {eps_txt} (δ = {claims.delta(st['delta']) if st.get('delta') else 0}), add/remove; "
-                 f"{claims.up(2 * st.get('epsilon', e))} for a known patient"])
-    rows.append([f"synthetic table without these patients (baseline), ε = {e:g}",
-                 f"{nb['baseline_mean']:.1f} (0–{nb['baseline_max']})",
-                 _times(nb["baseline_right"], r) if nb["judged"] else "—",
-                 _spread(p["summary"].get("baseline_targets_right")), "nobody's record in it"])
-    rows.append(["blind guess (the most common value)", "—", "no" if ref.get("neighbour_value") not in
-                 (None, ref.get("blind_value")) else "yes", f"{ref['blind_right']:.0%}", "—"])
-    return pd.DataFrame(rows, columns=["defence", "rows matching the neighbour", f"her {sensitive} named",
-                                       f"patients' {sensitive} named correctly", "guarantee"])
+    d = claims.delta(st["delta"]) if st.get("delta") else 0
+    rows.append([f"DP synthetic, ε = {e:g}", _times(nb["right"], r) if nb["judged"] else "—",
+                 _spread(p["summary"]["targets_right"]), _count(nb["mean"], nb["min"], nb["max"]),
+                 f"ε = {claims.up(st.get('epsilon', e))} (δ = {d}); {claims.up(2 * st.get('epsilon', e))} replace-one"])
+    rows.append(["synthetic, without them", _times(nb["baseline_right"], r) if nb["judged"] else "—",
+                 _spread(p["summary"].get("baseline_targets_right")),
+                 _count(nb["baseline_mean"], 0, nb["baseline_max"]), "nobody's record in it"])
+    rows.append(["blind guess", "no" if ref.get("neighbour_value") not in (None, ref.get("blind_value")) else "yes",
+                 f"{ref['blind_right']:.0%}", "—", "—"])
+    what = reid.label(sensitive)
+    return pd.DataFrame(rows, columns=["defence", f"her {what} named", f"{what} named ({n_targets} patients)",
+                                       "rows matching her", "guarantee"])
+
+
+def comparison_note(study: Study, epsilon: float, generalisation) -> str:
+    """What the side-by-side table's rows and columns are, in words (the caption under it)."""
+    p = study.point(epsilon)
+    r = len(p["runs"])
+    gen = f"generalised: {reid._gen_text(generalisation)}; " if generalisation is not None else ""
+    return (f"Rows: the release with names removed; {gen}noisy counts simulated as on the DP defence tab; {r} DP "
+            f"synthetic table{'' if r == 1 else 's'} of the patients, and as many fitted to an independent population "
+            "(nobody in the story is in them); a blind guess of the most common value. Columns: is her diagnosis "
+            f"named (in how many releases), the share of {study.config.n_targets} patients whose diagnosis the "
+            "linkage names, the rows that match her facts (mean and range over releases), and the guarantee "
+            "(add/remove one patient; replace-one for a known patient's value).")
 
 
 def findings(study: Study, epsilon: float) -> pd.DataFrame:

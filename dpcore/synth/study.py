@@ -258,13 +258,23 @@ class Study:
         return self.result.get("statements", {}).get(str(self.point(epsilon)["epsilon"]))
 
     def questions(self, epsilon: float) -> pd.DataFrame:
-        """The standard questions at ``epsilon``: real answer, synthetic mean and its range over repetitions."""
+        """The standard questions at ``epsilon`` as text: the real table's answer, the synthetic tables' mean and
+        their range over the releases ("31.1% (27.0–35.2%)")."""
         rows = {}
         for run_ in self.point(epsilon)["runs"]:
             for q in run_["questions"]:
                 rows.setdefault((q["question"], q["unit"], q["real"]), []).append(q["synthetic"])
-        return pd.DataFrame([{"question": k[0], "unit": k[1], "real table": k[2], "synthetic (mean)": np.mean(v),
-                              "synthetic (min)": min(v), "synthetic (max)": max(v)} for k, v in rows.items()])
+
+        def fmt(x: float, unit: str) -> str:
+            return f"${x:,.0f}" if unit == "$" else f"{x:.1f}%" if unit.startswith("%") else f"{x:.1f}"
+
+        out = []
+        for (question, unit, real), v in rows.items():
+            syn = fmt(float(np.mean(v)), unit)
+            if fmt(min(v), unit) != fmt(max(v), unit):
+                syn += f" ({fmt(min(v), unit)} to {fmt(max(v), unit)})"
+            out.append({"question": question, "real table": fmt(real, unit), "synthetic tables": syn})
+        return pd.DataFrame(out, columns=["question", "real table", "synthetic tables"])
 
     def frame(self) -> pd.DataFrame:
         """One row per ε: every metric's mean, min and max (the charts and the report read it)."""

@@ -35,6 +35,8 @@ def test_report_section_states_the_release_and_labels_what_epsilon_does_not_cove
     assert st["ε, δ"] == "ε = 1, δ = 0" and st["neighbouring datasets"] == "add/remove one record"
     assert "salary: whole numbers 0 to 250000 (clamped), 51 bins of width 5000" in st["declared public"]
     assert len(sec.figures) == 3
+    assert questions.to_dict("records") == [{"question": "mean age", "real table": "50.5",
+                                             "synthetic tables": "52.0"}]
     assert report.synth_section(finished, 8.0, caller=CLI).numbers["epsilon"] == 10.0  # the study's nearest ε
     with pytest.raises(NotYours, match="is not yours"):
         report.synth_section(finished, caller=Caller("session:" + "c" * 32))

@@ -76,16 +76,20 @@ def test_comparison_table_puts_the_defences_side_by_side():
     res = fake_result({1.0: [run(neighbour_matches=2), run()]})
     t = story.comparison(ST.Study(res), 1.0, release=rel, generalisation=s.generalisation, dp=dp, qis=s.qis,
                          sensitive="diagnosis", facts=s.facts)
-    assert t["defence"].tolist()[0] == "names removed (the release)"
-    first = t.iloc[0].tolist()
-    assert first[1:3] == ["1 patient", "yes"]  # her row, her diagnosis
-    gen = t.iloc[1]
-    assert gen["defence"].startswith("generalisation") and int(gen["rows matching the neighbour"].split()[0]) > 1
-    assert t.iloc[2]["patients' diagnosis named correctly"] == f"{dp['at_epsilon']:.0%}"
-    syn = t[t["defence"].str.startswith("DP synthetic")].iloc[0]
-    assert syn["rows matching the neighbour"] == "1.0 (0–2)" and syn["her diagnosis named"] == "0 of 2 releases"
-    assert syn["guarantee"].startswith("ε = 1 (δ = 0), add/remove")
-    assert t.iloc[-1].tolist()[2] == "no"  # the blind guess names 'none', not hers
+    assert t["defence"].tolist() == ["names removed", "generalised", "noisy counts, ε = 1", "DP synthetic, ε = 1",
+                                     "synthetic, without them", "blind guess"]
+    assert list(t.columns) == ["defence", "her diagnosis named", "diagnosis named (200 patients)",
+                               "rows matching her", "guarantee"]
+    first = t.iloc[0]
+    assert (first["her diagnosis named"], first["rows matching her"]) == ("yes", "1")  # her row, her diagnosis
+    assert int(t.iloc[1]["rows matching her"]) > 1  # her generalised class
+    assert t.iloc[2][t.columns[2]] == f"{dp['at_epsilon']:.0%}"
+    syn = t.iloc[3]
+    assert syn["rows matching her"] == "1.0 (0–2)" and syn["her diagnosis named"] == "0 of 2 releases"
+    assert syn["guarantee"] == "ε = 1 (δ = 0); 2 replace-one"
+    assert t.iloc[-1]["her diagnosis named"] == "no"  # the blind guess names 'none', not hers
+    note = story.comparison_note(ST.Study(res), 1.0, s.generalisation)
+    assert "generalised: 10-year age bands, first 3 zip digits, $10,000 salary bands" in note
 
 
 def test_findings_label_what_epsilon_does_not_cover():
