@@ -53,7 +53,8 @@ def neighbour_counts(study: Study, epsilon: float) -> dict:
     bm = [r["baseline_neighbour_matches"] for r in runs]
     return {"repetitions": len(runs), "mean": float(np.mean(m)), "min": int(min(m)), "max": int(max(m)),
             "single": sum(x == 1 for x in m), "right": sum(right), "judged": len(right),
-            "baseline_right": sum(base), "baseline_mean": float(np.mean(bm)), "baseline_max": int(max(bm))}
+            "baseline_right": sum(base), "baseline_mean": float(np.mean(bm)), "baseline_min": int(min(bm)),
+            "baseline_max": int(max(bm))}
 
 
 def her_named(nb: dict) -> bool:
@@ -89,8 +90,9 @@ def headline(study: Study, epsilon: float, sensitive_label: str = "diagnosis") -
         claim = f"At ε = {e:g} the synthetic table still reveals diagnoses"
     matches = (f"{nb['min']}–{nb['max']} rows ({nb['mean']:.1f} on average)" if nb["min"] != nb["max"]
                else f"{nb['min']} row{'' if nb['min'] == 1 else 's'}")
-    her = (f"the {sensitive_label} they show is hers ('{ref['neighbour_value']}') in {_times(nb['right'], r)} "
-           f"({_times(nb['baseline_right'], r)} for tables fitted without her)" if nb["judged"] else "")
+    her = (f"the attacker's guess of her {sensitive_label} (read off those rows, or blind when none match) is right "
+           f"('{ref['neighbour_value']}') in {_times(nb['right'], r)} ({_times(nb['baseline_right'], r)} for tables "
+           "fitted without her)" if nb["judged"] else "")
     u, ub = p["summary"]["unique_exposed"], p["summary"].get("baseline_unique_exposed")
     detail = (f"In {r} DP synthetic table{'' if r == 1 else 's'} of the {study.config.n:,} patients, {matches} "
               f"match what you know about her" + (f", and {her}" if her else "") + ". "
@@ -154,7 +156,7 @@ def comparison(study: Study, epsilon: float, *, release: pd.DataFrame, generalis
                  f"ε = {claims.up(st.get('epsilon', e))} (δ = {d}); {claims.up(2 * st.get('epsilon', e))} replace-one"])
     rows.append(["synthetic, without them", _times(nb["baseline_right"], r) if nb["judged"] else "—",
                  _spread(p["summary"].get("baseline_targets_right")),
-                 _count(nb["baseline_mean"], 0, nb["baseline_max"]), "nobody's record in it"])
+                 _count(nb["baseline_mean"], nb["baseline_min"], nb["baseline_max"]), "nobody's record in it"])
     rows.append(["blind guess", "no" if ref.get("neighbour_value") not in (None, ref.get("blind_value")) else "yes",
                  f"{ref['blind_right']:.0%}", "—", "—"])
     what = reid.label(sensitive)

@@ -40,7 +40,8 @@ def test_headline_when_the_neighbour_is_gone_and_guesses_are_blind():
     claim, detail = story.headline(ST.Study(res), 1.0)
     assert claim == "At ε = 1 the neighbour is no longer found"
     assert "0–2 rows (1.0 on average) match what you know about her" in detail
-    assert "'hypertension') in 0 of 3 releases (0 of 3 releases for tables fitted without her)" in detail
+    assert ("the attacker's guess of her diagnosis (read off those rows, or blind when none match) is right "
+            "('hypertension') in 0 of 3 releases (0 of 3 releases for tables fitted without her)") in detail
     assert "a blind guess of the most common one ('none') 47%" in detail
 
 
@@ -86,6 +87,7 @@ def test_comparison_table_puts_the_defences_side_by_side():
     assert t.iloc[2][t.columns[2]] == f"{dp['at_epsilon']:.0%}"
     syn = t.iloc[3]
     assert syn["rows matching her"] == "1.0 (0–2)" and syn["her diagnosis named"] == "0 of 2 releases"
+    assert t.iloc[4]["rows matching her"] == "0"  # the baselines: no row matched in either release
     assert syn["guarantee"] == "ε = 1 (δ = 0); 2 replace-one"
     assert t.iloc[-1]["her diagnosis named"] == "no"  # the blind guess names 'none', not hers
     note = story.comparison_note(ST.Study(res), 1.0, s.generalisation)
