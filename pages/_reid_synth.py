@@ -41,7 +41,8 @@ def _config(n: int, seed: int, facts, qis, sensitive) -> synth_study.StudyConfig
                                  "show. Each also gets a twin fitted without these patients (the baseline).")
     gen = c3.radio("Generator", list(GENERATORS), format_func=GENERATORS.get, key="re_syn_gen",
                    help="MST (a tree of 2-way marginals) runs with pure ε and δ = 0; AIM (picks the marginals "
-                        "that matter, one at a time) needs δ > 0 (Gaussian noise under zCDP).")
+                        "that matter, one at a time) needs δ > 0: it adds Gaussian noise under zero-concentrated "
+                        "DP (zCDP), converted to ε at δ = 1e-6.")
     with st.expander("Columns, pairs that matter, rows"):
         a, b, c = st.columns([3, 3, 2])
         must = list(dict.fromkeys([*qis, sensitive]))
