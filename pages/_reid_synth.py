@@ -216,7 +216,9 @@ def advice_section() -> None:
     """The advisor page's synthetic-data question, answered from a finished study."""
     from dpcore.synth import advise as synth_advise
 
-    st.subheader("DP synthetic data: which ε keeps the 2-way marginals within ±k?")
+    st.subheader("Synthetic data: which ε for ±k\u00a0points?")  # on a phone: two lines, no word alone
+    st.markdown("Which ε keeps every cell of the 2-way marginals that matter within ±k percentage points of the real "
+                "table — read from the releases of a synthetic-data study, not from a formula.")
     done = guarded(synth_study.finished, caller=job_caller(), limit=50) or []
     if not done:
         st.info("Run a study on the Re-identification page (tab *DP synthetic data*): its releases answer this, "
