@@ -329,7 +329,9 @@ k3.caption(f"Per query: the builder's ε = {eps:g} with {MECH_NAMES[mechanism]}"
 curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta or 0.0))
 if curves is not None:
     chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
-                                 budget=quota["total"] if quota else cap["epsilon"]), key="qc_comp_chart")
+                                 budget=quota["total"] if quota else cap["epsilon"],
+                                 budget_label=("the visitors' quota" if quota["visitors"] else "your quota") if quota
+                                 else "the dataset's cap"), key="qc_comp_chart")
 entries = answering.composition_entries(quotas.since_reset(status["history"]) if quota else
                                         [e for e in status["history"] if e["kind"] == "spend"])
 costs = guarded(composition.ledger_costs, entries, dprime)

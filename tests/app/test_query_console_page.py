@@ -231,7 +231,7 @@ def test_gauge_follows_the_quota():
     value, title = _gauge(at)
     assert value == 10.0 and title == "ε remaining of 10 (0 spent)"
     notes = [a["text"] for c in at.get("plotly_chart") for a in json.loads(c.proto.spec)["layout"].get("annotations", [])]
-    assert "this analyst's budget ε = 10" in notes  # the composition chart draws the quota
+    assert "the visitors' quota ε = 10" in notes  # the composition chart draws the quota spent from
     at.number_input(key="qc_eps").set_value(0.5).run()
     _ask(at)
     assert _gauge(at) == (9.5, "ε remaining of 10 (0.5 spent)")
