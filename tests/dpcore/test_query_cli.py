@@ -337,3 +337,67 @@ def test_a_damaged_ledger_is_one_line(clinic, monkeypatch, capsys, dp_home):
     (dp_home / "ledger.sqlite").write_bytes(b"")  # emptied: refused the same way, never re-created
     code, out, err = _run(capsys, "budget", "status", "--dataset", "clinic", "--analyst", "ann")
     assert code == 2 and "damaged" in err and (dp_home / "ledger.sqlite").stat().st_size == 0
+
+
+# --- whatever is typed: exit 0, 2 or 3 and one line, never a traceback ---------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+FUZZ_VALUES = ["", " ", "clinic", "nope", "ann", "visitors", "admin", "0", "-1", "1e308", "nan", "inf", "1e-320",
+               "0.5", "2", "sex=F", "age>=40", "[x](http://evil/)", "x" * 300, "M\udcfcller", "RAW",
+               "synthetic medical (n=1,000, seed=0)", "synthetic medical (n=99, seed=0)"]
+FUZZ = {
+    "admin": (["init", "status"], ["--replace"]),
+    "analyst": (["add", "key", "list", "revoke"], ["--dataset", "--epsilon", "--delta", "--oidc"]),
+    "budget": (["status", "list", "register", "cap", "reset"],
+               ["--dataset", "--data", "--name", "--epsilon", "--delta", "--max-query-epsilon", "--allow-similar",
+                "--analyst", "--confirm", "--total", "--delta-total", "--reason"]),
+    "query": ([], ["--dataset", "--data", "--analyst", "--epsilon", "--count", "--sum", "--mean", "--histogram",
+                   "--bounds", "--bins", "--categories", "--where", "--mechanism", "--delta", "--public-n"]),
+}
+FLAGS = {"--replace", "--oidc", "--allow-similar", "--confirm", "--public-n"}
+
+
+@hs.composite
+def budget_argv(draw):
+    cmd = draw(hs.sampled_from(sorted(FUZZ)))
+    actions, opts = FUZZ[cmd]
+    head = [cmd] + ([draw(hs.sampled_from(actions))] if actions else [])
+    if cmd == "analyst" and draw(hs.booleans()):
+        head.append(draw(hs.sampled_from(FUZZ_VALUES)))
+    parts = draw(hs.lists(hs.sampled_from(opts), max_size=5))
+    out = list(head)
+    for opt in parts:
+        out += [opt] if opt in FLAGS else [opt, draw(hs.sampled_from(FUZZ_VALUES))]
+    return out
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(args=budget_argv(), who=hs.sampled_from(["admin", "ann", "made-up", "nobody"]))
+def test_budget_commands_never_traceback(clinic, raw_csv, monkeypatch, args, who):
+    monkeypatch.delenv(ADMIN, raising=False)
+    monkeypatch.delenv(KEY, raising=False)
+    if who == "admin":
+        monkeypatch.setenv(ADMIN, TOKEN)
+    elif who == "made-up":
+        monkeypatch.setenv(ADMIN, "made-up-by-the-caller-0000")
+        monkeypatch.setenv(KEY, "dpx_made_up")
+    elif who == "ann":
+        monkeypatch.setenv(KEY, "dpx_not_anns_key_either")
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    before = registry.info("clinic")
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main([raw_csv if a == "RAW" else a for a in args])
+    text = err.getvalue()
+    assert rc in (0, 2, 3), (args, rc, text)
+    assert "Traceback" not in text, (args, text)
+    if rc != 0:
+        assert len(text.strip().splitlines()) == 1, (args, text)
+    if who != "admin":  # nobody but the data owner changes a cap (or anything else the admin owns)
+        after = registry.info("clinic")
+        assert (after["cap"], after["max_query_epsilon"]) == (before["cap"], before["max_query_epsilon"])
