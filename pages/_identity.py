@@ -79,8 +79,8 @@ def panel() -> identities.Identity:
     who = current()
     oidc = oidc_configured()
     if who.is_visitor:
-        st.markdown("You are asking as a **visitor** (not signed in): the built-in synthetic data only, from the "
-                    "visitors' shared quota. Analysts sign in to use the quota the data owner gave them.")
+        st.markdown("**Not signed in**: the built-in synthetic data only. Analysts sign in below to use the quota "
+                    "the data owner gave them.")
     else:
         st.markdown(f"Signed in as {textsafe.md(who.describe())}.")
     error = st.session_state.pop("id_error", None)

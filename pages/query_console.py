@@ -305,11 +305,12 @@ with g2:
                  column_config={"query": st.column_config.TextColumn(width="medium")})
     if len(hist):
         table_downloads(hist, "ledger_history", key="qc_hist")
+    if numbers:
         with st.expander(f"The {len(numbers)} question{'' if len(numbers) == 1 else 's'} in full"):
             st.markdown("\n".join(f"- **Q{i}** {md(next(e['query'] for e in status['history'] if e['canonical'] == c))}"
-                                  for c, i in numbers.items()) or "No questions yet.")
+                                  for c, i in numbers.items()))
     else:
-        st.caption("No history yet: ask a question.")
+        st.caption("No questions yet: ask one.")
 
 # --- composition ---------------------------------------------------------------------------------------
 st.subheader("Composition: what many answers cost together")
@@ -337,8 +338,9 @@ entries = answering.composition_entries(quotas.since_reset(status["history"]) if
 costs = guarded(composition.ledger_costs, entries, dprime)
 if costs is not None:
     whose = "The visitors' quota" if quota and quota["visitors"] else "Your quota" if quota else "The dataset"
+    reset = quota is not None and any(e["kind"] == "reset" for e in status["history"])
     st.markdown(f"**{whose} under each rule** ({len(entries)} paid answer{'' if len(entries) == 1 else 's'}"
-                f"{' since the last reset' if quota else ''})")
+                f"{' since the last reset' if reset else ''})")
     st.dataframe(pd.DataFrame([{"rule": c["rule"], "total ε": round(c["epsilon"], 6), "total δ": c["delta"],
                                 "how": sentence(c["note"])} for c in costs]), hide_index=True, key="qc_costs")
     st.caption(composition.tightest(costs))

@@ -183,15 +183,8 @@ def transaction(conn: sqlite3.Connection):
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
-    except BaseException:
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-        raise
-    try:
         conn.execute("COMMIT")
-    except BaseException:
+    except BaseException:  # an error inside, or a COMMIT that failed: nothing of it stays
         try:
             conn.execute("ROLLBACK")
         except sqlite3.Error:

@@ -55,7 +55,7 @@ def test_query_console_link_carries_the_query_but_never_the_analyst(chdir_root):
                                               "qc_eps": "nan", "qc_kind": "MEAN"})
     assert not at.exception
     assert "_dp_identity" not in at.session_state and at.text_input(key="id_name").value == ""  # nobody from a link
-    assert any("You are asking as a **visitor**" in m.value for m in at.markdown)
+    assert any("You are asking as a visitor" in m.value for m in at.markdown)
     assert at.number_input(key="qc_n").value == 200_000  # clamped
     assert at.number_input(key="qc_eps").value == pytest.approx(0.1)  # NaN ignored
     assert at.selectbox(key="qc_kind").value == "MEAN"
