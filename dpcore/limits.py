@@ -67,6 +67,8 @@ BUDGET_EPSILON_MAX = 1_000_000.0
 QUERY_CONSOLE_MIN_ROWS = 100
 QUERY_CONSOLE_MAX_ROWS = 200_000
 QUERY_CONSOLE_SEED_MAX = 10_000
+#: Events of a quota's history the console shows (the latest; the visitors' shared history grows with every click).
+HISTORY_ROWS_SHOWN = 500
 #: Columns whose leave-one-out row sketches are kept for the near-duplicate check when registering data.
 QUERY_MAX_SKETCH_COLUMNS = 64
 #: The built-in synthetic data (each size and seed is its own population): its cap, the per-query cap, and the
@@ -178,6 +180,7 @@ def table() -> list[tuple[str, str]]:
         ("Built-in synthetic data, each size and seed: dataset cap / visitors' quota / per query (ε)",
          f"{BUILTIN_EPSILON_CAP:g} / {VISITORS_EPSILON_QUOTA:g} / {BUILTIN_MAX_QUERY_EPSILON:g} "
          "(δ: 1/(10·n) for both)"),
+        ("Events of a query history shown on the console (the latest)", f"{HISTORY_ROWS_SHOWN:,}"),
         ("Admin token (characters, at least) / analyst key (random bytes)",
          f"{ADMIN_TOKEN_MIN_CHARS} / {ANALYST_KEY_BYTES}"),
         ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "

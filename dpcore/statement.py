@@ -225,7 +225,7 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
     status = quotas.status(viewer, dataset, analyst=analyst, path=path)
     n_rows = n_rows or status["n_rows"]
     spends = quotas.released(viewer, status["fingerprint"], path=path)
-    mine = {e["id"] for e in quotas.since_reset(status["history"])} if status["quota"] else set()
+    mine = {e["id"] for e in status["spends"]} if status["quota"] else set()
     entries, mechs, replace_one, seeded = [], set(), False, False
     for e in spends:
         ans = e.get("answer") if isinstance(e.get("answer"), dict) else {}

@@ -106,7 +106,7 @@ else:
     if info is None:
         st.stop()
 key = info["fingerprint"]
-status = required(quotas.status, who, key)  # who may not read it: one message, nothing shown
+status = required(quotas.status, who, key, latest=limits.HISTORY_ROWS_SHOWN)  # who may not read it: one message
 if choice != BUILTIN:
     df = required(_registered, key)
 st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · columns: "
@@ -218,7 +218,7 @@ def _ask(q) -> None:
     if r is not None:
         st.session_state.qc_last = {"who": who.name, "key": key, "result": r, "column": kw.get("column", "")}
         st.rerun()
-    status = guarded(quotas.status, who, key) or status
+    status = guarded(quotas.status, who, key, latest=limits.HISTORY_ROWS_SHOWN) or status
 
 
 if st.button("Ask (spends ε)", key="qc_ask", type="primary", disabled=delta is None):
@@ -301,6 +301,8 @@ hist = pd.DataFrame(rows, columns=cols)  # what was asked, answered and charged 
 with g2:
     if quota is not None and quota["visitors"]:
         st.caption("The visitors' shared history: every question asked from this quota, by anyone not signed in.")
+    if status["events"] > len(status["history"]):
+        st.caption(f"The latest {len(status['history']):,} of {status['events']:,} events.")
     st.dataframe(hist, hide_index=True, key="qc_history",  # a long query must not push the answer off a phone
                  column_config={"query": st.column_config.TextColumn(width="medium")})
     if len(hist):
@@ -333,8 +335,7 @@ if curves is not None:
                                  budget=quota["total"] if quota else cap["epsilon"],
                                  budget_label=("the visitors' quota" if quota["visitors"] else "your quota") if quota
                                  else "the dataset's cap"), key="qc_comp_chart")
-entries = answering.composition_entries(quotas.since_reset(status["history"]) if quota else
-                                        [e for e in status["history"] if e["kind"] == "spend"])
+entries = answering.composition_entries(status["spends"])
 costs = guarded(composition.ledger_costs, entries, dprime)
 if costs is not None:
     whose = "The visitors' quota" if quota and quota["visitors"] else "Your quota" if quota else "The dataset"

@@ -147,12 +147,17 @@ def reset(who: Identity, name: str, dataset, *, reason: str = "", total=None, de
 # --- reading -------------------------------------------------------------------------------------------------
 
 
-def _events(conn, fp: str, analyst: str | None, *, names: dict) -> list[dict]:
-    if analyst is None:
-        rows = conn.execute("SELECT * FROM events WHERE dataset = ? ORDER BY id", (fp,)).fetchall()
-    else:
-        rows = conn.execute("SELECT * FROM events WHERE analyst = ? AND dataset = ? ORDER BY id",
-                            (analyst, fp)).fetchall()
+def _events(conn, fp: str, analyst: str | None, *, names: dict, latest: int | None = None,
+            spends_after: int | None = None) -> list[dict]:
+    """Events of a quota (or, ``analyst`` None, of the whole dataset), oldest first: the ``latest`` ones only, or
+    only the spends after event id ``spends_after``."""
+    where, args = ("dataset = ?", [fp]) if analyst is None else ("analyst = ? AND dataset = ?", [analyst, fp])
+    if spends_after is not None:
+        where += " AND kind = 'spend' AND id > ?"
+        args.append(spends_after)
+    rows = conn.execute(f"SELECT * FROM (SELECT * FROM events WHERE {where} ORDER BY id DESC"
+                        + (" LIMIT ?" if latest is not None else "") + ") ORDER BY id",
+                        (*args, latest) if latest is not None else args).fetchall()
     return [{"id": r["id"], "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["ts"])) + " UTC", "ts": r["ts"],
              "kind": r["kind"], "analyst": names.get(r["analyst"], r["analyst"]), "quota": r["analyst"],
              "actor": r["actor"],
@@ -166,11 +171,13 @@ def _names(conn) -> dict:
     return {r["name"]: r["display"] for r in conn.execute("SELECT name, display FROM analysts")}
 
 
-def status(who: Identity, dataset, *, analyst: str | None = None, with_history: bool = True, path=None) -> dict:
+def status(who: Identity, dataset, *, analyst: str | None = None, with_history: bool = True, latest: int | None = None,
+           path=None) -> dict:
     """What ``who`` may see on ``dataset`` (a name or fingerprint): the dataset's cap, what everyone together has
     spent and what is left; their quota (an admin: ``analyst``'s quota, or none with the dataset's whole
-    history); and the history. Read-only. A visitor or an analyst without a quota on a registered dataset is
-    refused: a name alone sees nothing."""
+    history); the history (only its ``latest`` events when given: ``events`` says how many there are) and
+    ``spends``, the answers that count now (the quota's since its last reset; the dataset's, all). Read-only. A
+    visitor or an analyst without a quota on a registered dataset is refused: a name alone sees nothing."""
     with store.reading(path) as conn:
         d = registry.require(conn, dataset)
         names = _names(conn)
@@ -185,7 +192,14 @@ def status(who: Identity, dataset, *, analyst: str | None = None, with_history: 
         row = None if key is None else _quota_row(conn, key, d["fingerprint"])
         if key is not None and row is None and who.is_admin:
             raise DPError(f"{display_name(analyst)!r} has no quota on {d['name']!r}")
-        hist = _events(conn, d["fingerprint"], key, names=names) if with_history else None
+        if with_history:
+            fp = d["fingerprint"]
+            hist = _events(conn, fp, key, names=names, latest=latest)
+            scope = ("dataset = ?", (fp,)) if key is None else ("analyst = ? AND dataset = ?", (key, fp))
+            count = conn.execute(f"SELECT count(*) FROM events WHERE {scope[0]}", scope[1]).fetchone()[0]
+            last_reset = 0 if key is None else conn.execute(
+                f"SELECT COALESCE(MAX(id), 0) FROM events WHERE kind = 'reset' AND {scope[0]}", scope[1]).fetchone()[0]
+            spends = _events(conn, fp, key, names=names, spends_after=last_reset)
     out = {"dataset": d["name"], "fingerprint": d["fingerprint"], "n_rows": d["n_rows"], "builtin": d["builtin"],
            "neighbour": NEIGHBOUR, "asked_as": who.describe(),
            "cap": {"epsilon": d["cap"], "spent": d["spent"], "remaining": d["remaining"], "delta": d["delta_cap"],
@@ -203,14 +217,8 @@ def status(who: Identity, dataset, *, analyst: str | None = None, with_history: 
                         "delta_remaining": amounts.from_atto(max(dtotal - row["delta_spent_atto"], 0)),
                         "closed": row["closed"] is not None}
     if with_history:
-        out["history"] = hist
+        out.update(history=hist, events=count, spends=spends)
     return out
-
-
-def since_reset(events: list[dict]) -> list[dict]:
-    """The spend events after the last reset (what counts against a quota now)."""
-    last = max([i for i, e in enumerate(events) if e["kind"] == "reset"], default=-1)
-    return [e for e in events[last + 1:] if e["kind"] == "spend"]
 
 
 def released(who: Identity, dataset, *, path=None) -> list[dict]:
