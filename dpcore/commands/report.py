@@ -5,12 +5,10 @@ $DP_EXPLORER_ANALYST_KEY, or the admin token)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .. import limits, report
 from ..cli import int_arg, seed_arg
 from ..errors import DPError
-from ..storage import atomic_write_bytes
+from ..storage import check_user_path, write_user_file
 from . import _who
 
 
@@ -36,14 +34,10 @@ def run(args) -> dict:
     if args.sweep is not None and not args.sweep.strip():
         raise DPError("--sweep needs a sweep id (see `python -m dpcore jobs list --group ...`); "
                       "leave out --sweep for a report without one")
-    out = Path(args.out)
-    if out.is_dir():
-        raise DPError(f"--out must be a file path, got a folder: {out}")
-    if not out.parent.exists():
-        raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
+    check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
     viewer = _who.reader(args.analyst) if args.ledger else None
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
                         ledgers=[(x, args.analyst) for x in args.ledger], viewer=viewer)
-    atomic_write_bytes(out, html.encode())
-    return {"out": str(out), "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
+    write_user_file(args.out, html.encode())
+    return {"out": args.out, "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
             "jobs": args.job, "ledgers": len(args.ledger)}
