@@ -54,6 +54,8 @@ def open_builtin(n: int, seed: int, identity: dict | None = None, *, path=None) 
     n = limits.check_int_range(n, limits.QUERY_CONSOLE_MIN_ROWS, limits.QUERY_CONSOLE_MAX_ROWS, "rows")
     seed = limits.check_int_range(seed, 0, limits.QUERY_CONSOLE_SEED_MAX, "seed")
     ident = registry.check_identity(identity or fingerprint.dataset_identity(datasets.medical(n, seed)))
+    ident["sketch"] = {}  # nobody real is in it: no near-duplicate check compares with it (and each size and seed a
+    # visitor opens adds a row: it stays small)
     fp = ident["fingerprint"]
     with store.reading(path) as conn:
         ready = conn is not None and conn.execute(
