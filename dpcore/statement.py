@@ -337,4 +337,9 @@ def verify(st: dict) -> list[str]:
             best = _best_at(q, r["delta_prime"])
             if not _close(best["epsilon"], r["epsilon"]):
                 bad.append(f"ε at δ′ = {r['delta_prime']:g} is {r['epsilon']}, recomputed {best['epsilon']}")
+        share, own = st.get("quota_share"), [x for x in q if x.get("by_this_quota")]
+        if share:  # the quota's share: its own answers, composed the same way
+            e, d = composition.basic([x["epsilon"] for x in own], [x["delta"] for x in own]) if own else (0.0, 0.0)
+            if share.get("answers") != len(own) or not (_close(e, share.get("epsilon")) and _close(d, share.get("delta"))):
+                bad.append("the quota's share does not match the answers marked as its own")
     return bad

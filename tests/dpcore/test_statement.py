@@ -80,6 +80,9 @@ def test_ledger_statement_states_what_the_dataset_released_and_recomputes(dp_hom
     assert statement.verify(st) == []
     st["accountant"]["epsilon"] = 0.8  # the analyst's share is not the dataset's guarantee
     assert statement.verify(st)
+    st["accountant"]["epsilon"] = 1.05
+    st["quota_share"]["epsilon"] = 0.5
+    assert statement.verify(st) == ["the quota's share does not match the answers marked as its own"]
     seen = statement.for_ledger(info["fingerprint"], viewer=identities.VISITOR)
     assert seen["accountant"]["epsilon"] == pytest.approx(1.05) and seen["quota_share"]["analyst"] == "visitors"
     assert [q["query"] is not None for q in seen["queries"]] == [False, False, True]
