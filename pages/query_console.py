@@ -117,10 +117,11 @@ n_rows = info["n_rows"]
 everyone = (f"ε = {cap['remaining']:g} of {cap['epsilon']:g} and δ = {claims.down(cap['delta_remaining'], 2)} of "
             f"{claims.down(cap['delta'], 2)} left for everyone")
 if quota is None:  # an admin: the dataset as a whole
-    delta_left = 0.0
+    delta_left = cap["delta_remaining"]
     st.markdown(f"**You administer this dataset: it has {everyone}.**")
-    st.caption("The admin token asks no questions: sign in as an analyst with a quota to ask"
-               + (" (on the built-in data, questions are asked from the visitors' quota)." if info["builtin"] else "."))
+    st.caption("An admin's questions are charged to a quota of their own"
+               + (" or, on the built-in data, to the visitors' quota." if info["builtin"] else
+                  ": sign in as an analyst with a quota (or grant yourself one) to ask."))
 elif quota["visitors"]:
     delta_left = min(quota["delta_remaining"], cap["delta_remaining"])
     st.markdown(f"**You are asking as a visitor: this dataset has {everyone}**; the visitors' shared quota (everyone "

@@ -25,7 +25,7 @@ NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the one relation of every charge
 def quota_key(conn, who: Identity, dataset: dict) -> str | None:
     """The quota ``who`` asks from on ``dataset``: their own (open, their sign-in not revoked), else — on built-in
     data — the visitors' shared quota; None when they have none."""
-    if not who.is_visitor and not who.is_admin:
+    if not who.is_visitor:  # an admin signed in through the provider may hold a quota too (the token's "admin" never)
         kind = "oidc" if who.via == "oidc" else "key"
         row = conn.execute(
             "SELECT 1 FROM quotas q JOIN analysts a ON a.name = q.analyst WHERE q.analyst = ? AND q.dataset = ? AND "
@@ -43,8 +43,8 @@ def no_quota(who: Identity, dataset: dict) -> DPError:
                        "key the data owner gave you (CLI: --analyst NAME with DP_EXPLORER_ANALYST_KEY); the built-in "
                        "synthetic data is open to visitors")
     if who.is_admin:
-        return DPError("the admin token administers datasets but asks no questions: sign in as an analyst with a "
-                       f"quota on {dataset['name']!r} to ask one")
+        return DPError(f"as the admin you have no quota on {dataset['name']!r}: grant yourself one (signed in through "
+                       "the identity provider), or sign in as an analyst with a quota, to ask a question")
     return DPError(f"{who.display!r} has no quota on dataset {dataset['name']!r}; ask the data owner for one "
                    "(`python -m dpcore analyst add NAME --dataset D --epsilon E`)")
 
