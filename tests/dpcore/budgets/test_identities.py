@@ -146,3 +146,15 @@ def test_an_oidc_analyst_spends_their_own_quota_and_a_key_cannot_stand_in():
         spend.spend(pretender, DS, "q2", 0.1, lambda: {"answer": 2})
     with pytest.raises(DPError, match="identity provider"):
         identities.issue_key(admin(), "ann@example.org")
+
+
+def test_an_admin_through_the_provider_asks_from_their_own_quota_and_the_token_admin_from_none():
+    dataset(DS, cap=1.0)
+    boss = identities.from_oidc({"sub": "9", "email": "boss@example.org", "email_verified": True},
+                                admins=["boss@example.org"])
+    with pytest.raises(DPError, match="as the admin you have no quota"):
+        spend.spend(boss, DS, "q", 0.1, lambda: {"answer": 1})
+    quotas.grant(admin(), "boss@example.org", DS, epsilon=0.5, oidc=True)
+    assert spend.spend(boss, DS, "q", 0.1, lambda: {"answer": 1})["remaining"] == pytest.approx(0.4)
+    with pytest.raises(DPError, match="as the admin you have no quota"):
+        spend.spend(admin(), DS, "q2", 0.1, lambda: {"answer": 2})
