@@ -235,8 +235,9 @@ if res is not None:
                "very large ε per query does the exact age come back — the price of answering the same person's "
                "questions with little noise.")
     within, share = f"{sim['k_years']:g} years", f"{sim['success_probability']:.0%}"
+    off, total = f"{sim['mean_abs_error']:.0f} years", f"ε = {cost['total_epsilon']:g}"
     dp_headline.markdown(headline_md(
         f"With noise: within ±{unbroken(within)} in {unbroken(share)} of releases",
-        f"At ε = {eps:g} per query the attacker's estimate is off by {sim['mean_abs_error']:.0f} years on average "
-        f"(exact without noise: {attack.recovered:g}); the attack's 4 answers cost ε = {cost['total_epsilon']:g} in "
-        "total."))
+        f"At {unbroken(f'ε = {eps:g}')} per query the attacker's estimate is off by {unbroken(off)} on average "
+        f"(without noise it was exact: {unbroken(f'{attack.recovered:g} years')}); the attack's 4 answers cost "
+        f"{unbroken(total)} in total."))

@@ -167,9 +167,11 @@ spec = view.spec
 released = view.released  # what really releases it: the figures a reader quotes (headline, metrics, table agree)
 
 
-def _u(x: float, sign: str = "") -> str:
+def _u(x: float, sign: str = "", *, bare: bool = False) -> str:
     """A number with its unit as people read it: patients as "0.9 patients", "1.4 patients", "10,000 patients"
-    (never "1e+04" or "0.06667"), "$" in front of money."""
+    (never "1e+04" or "0.06667"), "$" in front of money. ``bare``: the number alone, written the same way."""
+    if bare:
+        return _u(x).removesuffix(" patients").removesuffix(" patient") if unit == "patients" else f"{x:,.4g}"
     if unit == "$":
         return f"{sign}${x:,.4g}" if abs(x) < 1e4 else f"{sign}${x:,.0f}"
     if unit == "patients":
@@ -205,7 +207,7 @@ c[1].metric("Sensitivity Δ", f"{spec.sensitivity:,.4g}",
 c[2].metric(f"Noise scale {spec.scale_name}", f"{spec.scale:,.4g}",
             help=(f"{spec.scale_name} = Δ/ε, the Laplace scale. " if mechanism == "laplace" else
                   f"{spec.scale_name}: the Gaussian's standard deviation, calibrated to ε and δ. ") + in_unit)
-c[3].metric("Expected |error|", f"{released.expected_abs_error():,.4g}",
+c[3].metric("Expected |error|", _u(released.expected_abs_error(), bare=True),
             help=f"The average distance between a released answer and the true value. {in_unit}")
 half95 = released.halfwidth(0.95)
 c[4].metric("95% within", f"±{claims.up(half95)}",  # rounded up: still 95% within

@@ -179,6 +179,6 @@ def test_the_dp_half_has_a_headline_and_says_why_estimates_pile_up():
     at = open_page("pages/differencing.py")
     heads = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert len(heads) == 2 and heads[1].startswith("#### With noise: within ±5\u00a0years in ")
-    assert "ε = 1 per query" in heads[1] and "cost ε = 4 in total" in heads[1]
+    assert "ε\u00a0=\u00a01 per query" in heads[1] and "cost ε\u00a0=\u00a04 in total" in heads[1]
     assert any("pile up at 18 and 90" in c.value and "clips every estimate" in c.value for c in at.caption)
     assert any("not a DP release" in m.value for m in at.markdown)  # the seeded example says what it is

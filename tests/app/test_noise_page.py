@@ -42,7 +42,7 @@ def test_slider_changes_numbers_and_release_composes(at):
     at.select_slider(key="noise_eps").set_value(0.1).run()
     assert not at.exception
     after = _metrics(at)
-    assert after["Noise scale b"] == "10" and after["Expected |error|"] == "9.983"  # 1/sinh(0.1): discrete Laplace
+    assert after["Noise scale b"] == "10" and after["Expected |error|"] == "10"  # 1/sinh(0.1) = 9.98: discrete Laplace
     assert after != before
     assert any("simulation" in c.value for c in at.caption)
     true = next(m for m in at.metric if m.label == "True value")  # short label (fits at 1280 px): the
