@@ -15,7 +15,7 @@ The 95% interval of a release is the same mechanism's own: the smallest whole t 
 **Reproducible mode** (``random_state``: a seed or a numpy generator) draws the same discrete distributions from
 numpy, for tests and labelled teaching only: callers label it :data:`NOT_DP` and the ledger refuses it. It exists
 where it existed before: the console's ``Prepared.release(seed)`` in tests, the differencing page's example
-release, the re-identification page's simulated counts.
+release, the linkage module's seeded count in tests.
 
 **One way.** calibration, discrete (maths) → charge → mechanisms, grid → release → queries, attacks, pages, CLI: this
 module imports nothing above it, nothing imports it from below (tests/dpcore/noise/test_layers.py). diffprivlib is
