@@ -113,6 +113,10 @@ REID_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20
 #: Distinct sensitive values the re-identification DP simulation takes (one noisy count per value).
 LINKAGE_MAX_SENSITIVE_VALUES = 200
 
+# --- files a user names on the command line ------------------------------------------------------------
+#: A privacy statement read by `statement --verify` (a real one is a few hundred KB at most).
+STATEMENT_MAX_BYTES = 5_000_000
+
 # --- background job store -----------------------------------------------------------------------------
 JOBS_LOG_MAX_BYTES = 5_000_000  # workers.log is rotated (one old copy) when a worker starts past this size
 JOBS_MAX_HISTORY = 10_000  # progress history entries kept per job (live charts); later ones update progress only
@@ -191,4 +195,5 @@ def table() -> list[tuple[str, str]]:
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
         ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
                                                  f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
+        ("Statement file read by `statement --verify`", f"{STATEMENT_MAX_BYTES:,} bytes"),
     ]

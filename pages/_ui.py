@@ -163,6 +163,7 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
     with a warning, so a link can never ask for more than the widget allows. A value that does not parse is ignored
     (the default stays).
     """
+    _defaults()[key] = default  # this run's default (one key may have another default in another mode)
     raw = _snapshot().get(key)
     if raw is None:
         return default
@@ -195,9 +196,25 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
         return default
 
 
+def _defaults() -> dict:
+    """Each link setting's default on this session (recorded by :func:`from_url` and :func:`widget_state`)."""
+    return st.session_state.setdefault("_url_defaults", {})
+
+
 def share_in_url(*keys: str) -> None:
-    """Write the current values of these widgets into the URL, so the link opens the same view."""
-    params = {k: str(st.session_state[k]) for k in keys if st.session_state.get(k) is not None}
+    """Write the current values of these widgets into the URL, so the link opens the same view — leaving out
+    every setting at its default (:func:`from_url` and :func:`widget_state` record the defaults).
+
+    Each change of the URL's query string from the server is a new browser-history entry in Streamlit (its
+    frontend pushes it), so writing a just-opened page's default settings made each visit cost two or three
+    entries and Back needed as many presses per page. Now a visit with the default settings leaves the URL as
+    the navigation made it (one entry), and a link without those settings opens the same view."""
+    defaults = _defaults()
+    params = {}
+    for k in keys:
+        v = st.session_state.get(k)
+        if v is not None and not (k in defaults and str(defaults[k]) == str(v)):
+            params[k] = str(v)
     if params != {k: st.query_params.get(k) for k in params} or set(st.query_params) - set(params):
         st.query_params.from_dict(params)
 
@@ -249,6 +266,7 @@ def widget_state(defaults: dict, *, shared=(), options: dict | None = None, rang
     """
     options, ranges = options or {}, ranges or {}
     for key, default in defaults.items():
+        _defaults().setdefault(key, default)
         if key in shared and key not in st.session_state:  # a link never asks for more than the widget allows
             lo, hi = ranges.get(key, (None, None))
             default = from_url(key, default, options.get(key), lo=lo, hi=hi)
