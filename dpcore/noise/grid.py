@@ -128,9 +128,6 @@ class Grid:
             raise DPError("a value is too large for the release grid; check the bounds")  # check_release prevents it
         return u.astype(np.int64)
 
-    def unit(self, x: float) -> int:
-        return int(self.units(np.asarray([x]))[0])
-
     def exact_units(self, value: float) -> int:
         """round(value / g) in exact rational arithmetic (ties to even)."""
         return round(Fraction(float(value)) / Fraction(10) ** self.exponent)
@@ -142,10 +139,6 @@ class Grid:
     def value(self, units) -> float:
         """units·g as the nearest float (post-processing of a whole number)."""
         return float(Fraction(int(units)) * Fraction(10) ** self.exponent)
-
-    def describe(self, unit: str = "") -> str:
-        tail = f" {unit}" if unit else ""
-        return f"rounded to a multiple of {self.text()}{tail}, then whole-number noise in those steps"
 
 
 def for_sensitivity(sensitivity: float) -> Grid:

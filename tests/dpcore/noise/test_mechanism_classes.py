@@ -2,7 +2,6 @@
 level, charges, the secure release path and the labelled teaching simulation; the old copies now delegate."""
 
 import math
-import random
 
 import numpy as np
 import pytest
