@@ -234,8 +234,8 @@ st.subheader("2 · What released answers look like")
 chart(charts["distribution"], key="noise_chart_distribution")
 st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws of ordinary random numbers (numpy, "
            f"fixed by seed {view.seed}) to show the shape — not releases. Simulated mean |error| "
-           f"{view.sim_mean_abs_error:,.4g} (exact {view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of "
-           "simulated draws fall in the 95% interval.")
+           f"{view.sim_mean_abs_error:,.4g} (exact for this curve {view.expected_abs_error:,.4g}); "
+           f"{view.sim_coverage:.1%} of simulated draws fall in its 95% interval.")
 if integer and mechanism != "gaussian-classic":
     st.caption(f"Counts are released with whole-number noise ({'the discrete Laplace, or geometric, mechanism' if mechanism == 'laplace' else 'the discrete Gaussian'}): the same "
                "guarantee and almost the same spread as the continuous curves shown here; the figures above and the "
