@@ -249,7 +249,7 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
            "scope": "every answer ever released on this dataset, by every analyst and visitor (never reset): the "
                     "guarantee to each person in it",
            "cap": status["cap"], "queries": entries, "reproducible_noise": seeded,
-           "noise_source": "secure random source (diffprivlib release path)" if not seeded else
+           "noise_source": "OpenDP's exact samplers, a secure random source" if not seeded else
                            "some answers were drawn with a seed: reproducible, not a DP release"}
     own = [x for x in entries if x["by_this_quota"]]
     if quota:

@@ -158,9 +158,10 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
     """Initial value for widget ``key``: the shared link's value if it is valid, else ``default``.
 
     ``options``: the widget's choices; a link value is matched by its text or, for numbers, snapped to
-    the nearest choice. ``lo``/``hi``: the widget's ``min_value``/``max_value`` (take them from
-    :mod:`dpcore.limits`): a number outside is clamped to the range, with a warning, so a link can never
-    ask for more than the widget allows. A value that does not parse is ignored (the default stays).
+    the nearest choice (with a warning when it lies outside the choices' range). ``lo``/``hi``: the widget's
+    ``min_value``/``max_value`` (take them from :mod:`dpcore.limits`): a number outside is clamped to the range,
+    with a warning, so a link can never ask for more than the widget allows. A value that does not parse is ignored
+    (the default stays).
     """
     _defaults()[key] = default  # this run's default (one key may have another default in another mode)
     raw = _snapshot().get(key)
@@ -184,7 +185,12 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
         x = float(raw)
         if not math.isfinite(x):
             raise ValueError(raw)
-        return min(options, key=lambda o: abs(float(o) - x))
+        chosen = min(options, key=lambda o: abs(float(o) - x))
+        low, high = min(options, key=float), max(options, key=float)
+        if x < float(low) or x > float(high):  # a link's ε = 1e9 became 20 without a word
+            st.warning(f"The link's setting {textsafe.md(key)} = {textsafe.md(raw)} is outside what this page offers "
+                       f"({textsafe.md(low)} to {textsafe.md(high)}); using {textsafe.md(chosen)}.")
+        return chosen
     except (TypeError, ValueError, OverflowError):
         st.warning(f"Ignoring the link's setting {textsafe.md(key)} = {textsafe.md(raw)}: not a valid value.")
         return default

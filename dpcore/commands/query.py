@@ -2,11 +2,13 @@
 --mean COL --bounds LO:HI | --histogram COL) [--where COL=VALUE ...]`
 
 One private answer on a registered dataset (kept on the server: analysts never need the file), charged to the
-dataset's cap and the asker's quota (ε and δ, under one neighbour relation: add or remove one record). The
-analyst's key comes from $DP_EXPLORER_ANALYST_KEY (never an argument); without --analyst you ask as a visitor,
-from the visitors' shared quota of the built-in synthetic data. ``--data FILE`` names a registered dataset by its
-content (the owner's own file). Exit code 3 when the per-query cap, the dataset's cap or the quota would be
-exceeded (nothing spent, no noise drawn); 2 for bad input.
+dataset's cap and the asker's quota (ε and δ, under one neighbour relation: add or remove one record), drawn
+through :mod:`dpcore.noise.release` (OpenDP's exact whole-number noise; a SUM or MEAN states its grid and rounding
+in ``grid``). Bounds a release cannot represent are refused before anything is spent. The analyst's key comes from
+$DP_EXPLORER_ANALYST_KEY (never an argument); without --analyst you ask as a visitor, from the visitors' shared
+quota of the built-in synthetic data. ``--data FILE`` names a registered dataset by its content (the owner's own
+file). Exit code 3 when the per-query cap, the dataset's cap or the quota would be exceeded (nothing spent, no
+noise drawn); 2 for bad input.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ def run(args) -> dict:
            "visitors": r["visitors"], "dataset": r["dataset_name"], "fingerprint": key,
            "dataset_spent": r["dataset_spent"], "dataset_cap": r["dataset_cap"],
            "dataset_remaining": r["dataset_remaining"], "dataset_delta_remaining": r["dataset_delta_remaining"]}
-    if "labels" in a:
-        out["labels"] = a["labels"]
+    for field in ("labels", "grid", "noise"):  # the grid and rounding of a SUM or MEAN; the noise's name
+        if field in a:
+            out[field] = a[field]
     return out

@@ -2,6 +2,7 @@
 token and analysts' keys come from the environment only and are checked against stored hashes."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -293,6 +294,14 @@ def test_data_file_names_a_registered_dataset_only(clinic, raw_csv, tmp_path, mo
     (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "2e-4"], "needs δ = 0.0002", 3),
     (["--epsilon", "0.1", "--count", "sex=F", "--budget", "5"], "unrecognized arguments: --budget", 2),
     (["--epsilon", "0.1", "--count", "sex=F", "--seed", "1"], "--seed cannot be used with the budget ledger", 2),
+    # issue 28: a traceback, and a wrong success that answered null and charged ε
+    (["--epsilon", "0.1", "--histogram", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+    (["--epsilon", "0.1", "--sum", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+    (["--epsilon", "0.1", "--mean", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+    (["--epsilon", "0.1", "--sum", "age", "--bounds=-1:1000000000000000.5"], "got 1000000000000000.5", 2),
+    (["--epsilon", "0.1", "--mean", "age", "--bounds=1e14:100000000000000.01"], "too small beside", 2),
+    # issue 28: text categories compare ignoring case, as every filter: a and A are one category
+    (["--epsilon", "0.1", "--histogram", "diagnosis", "--categories", "flu,FLU"], "same value", 2),
 ])
 def test_query_bad_inputs_spend_nothing(clinic, monkeypatch, capsys, args, message, code_):
     _analyst(monkeypatch, capsys)
@@ -311,6 +320,18 @@ def test_statement_and_report_state_what_the_dataset_released(clinic, monkeypatc
     code, rep, err = _run(capsys, "report", "--out", str(out), "--n", "1000", "--ledger", "clinic", "--analyst", "ann")
     assert code == 0 and rep["ledgers"] == 1, err
     assert "Privacy statement: dataset clinic, every answer by anyone" in out.read_text()
+
+
+def test_sum_states_its_grid_and_rounding(clinic, monkeypatch, capsys):
+    """Issue 25: a SUM is each clamped value rounded to a public grid plus whole-number noise; the answer says so
+    (CLI JSON) and lies on that grid."""
+    _analyst(monkeypatch, capsys)
+    code, out, _ = _run(capsys, "query", "--dataset", "clinic", "--analyst", "ann", "--epsilon", "0.5",
+                        "--sum", "age", "--bounds", "18:90")
+    assert code == 0 and out["grid"]["step_text"] == "0.00001" and "rounded to a multiple of 0.00001" in \
+        out["grid"]["note"] and out["grid"]["noise"] == "discrete Laplace"
+    assert abs(out["answer"] * 1e5 - round(out["answer"] * 1e5)) < 1e-3
+    assert out["interval"][1] - out["answer"] == pytest.approx(90 / 0.5 * math.log(20), rel=1e-4)
 
 
 def test_exit_code_3_and_one_line_from_a_real_process(dp_home):
