@@ -218,7 +218,9 @@ def test_html_report_fits_a_1280_window(browser, tmp_path):
     who = analyst(name, fp, 2.0)
     answering.ask(df, who, model.make_query("count", epsilon=0.5, condition="age>50"))
     path = tmp_path / "report.html"
-    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(), ledgers=[(fp,)], viewer=who),
+    from dpcore.jobs.owners import SYSTEM
+
+    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(), ledgers=[(fp,)], caller=SYSTEM, viewer=who),
                     encoding="utf-8")
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = ctx.new_page()
