@@ -307,10 +307,13 @@ def statement_section(st: dict, name: str | None = None) -> Section:
                       "training rows": st.get("rows"), "sampling": "Poisson (each record joins each batch "
                       "independently with probability q)"})
     else:
-        subj = st.get("subject") or {}
-        title = f"Privacy statement: queries by {subj.get('analyst')} on dataset {subj.get('dataset')}"
-        facts.update({"analyst": subj.get("analyst"), "dataset": subj.get("dataset"),
-                      "answers since the last reset": len(st.get("queries") or [])})
+        subj, share = st.get("subject") or {}, st.get("quota_share") or {}
+        title = f"Privacy statement: dataset {subj.get('dataset')}, every answer by anyone"
+        facts.update({"dataset": subj.get("dataset"), "answers released (everyone, never reset)":
+                      len(st.get("queries") or [])})
+        if share:
+            facts[f"of which {share.get('analyst')}'s quota (since its last reset)"] = (
+                f"{share.get('answers')} answers, ε = {_fmt(share.get('epsilon'))}")
     if kind != "sweep":
         samp = st.get("sampling") or {}
         facts["sampling"] = samp.get("scheme") + (f", q = {samp['sample_rate']:.4g}" if samp.get("sample_rate")
@@ -402,16 +405,16 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
           n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), caller=None,
-          synth_ids=()) -> str:
+          synth_ids=(), viewer=None) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
     A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
-    ``(analyst, dataset key[, rows])`` in ``ledgers``; each finished synthetic-data study in ``synth_ids`` adds
-    its section (statement, attacks and utility at the study's ε nearest ``epsilon``). ``caller``
-    (:class:`dpcore.jobs.owners.Caller`): whom the sweep, the runs and the studies are read for — someone
-    else's is refused (NotYours), as everywhere.
+    ``(dataset[, analyst])`` in ``ledgers``, as ``viewer`` (a checked identity; default: a visitor) may see it;
+    each finished synthetic-data study in ``synth_ids`` adds its section (statement, attacks and utility at
+    the study's ε nearest ``epsilon``). ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep, the
+    runs and the studies are read for — someone else's is refused (NotYours), as everywhere.
     """
     from .attacks import reidentification as reid
     from . import statement
@@ -423,8 +426,11 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
         raise DPError("a report with a sweep, training runs or synthetic-data studies needs the caller they are read "
                       "for")
     statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
-    statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
-    synth = [synth_section(j, eps, caller=caller) for j in dict.fromkeys(synth_ids)]  # an unfinished study fails here, early
+    if ledgers and viewer is None:
+        from .budgets.identities import VISITOR as viewer
+    statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None)
+                   for lg in ledgers]
+    synth = [synth_section(j, eps, caller=caller) for j in dict.fromkeys(synth_ids)]  # unfinished: fails early
     sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
                 reidentification_section(eps, story), *synth]
     settings = {"ε": f"{eps:g}", "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
