@@ -1,7 +1,4 @@
-"""Study results with known numbers (no release runs: fast and deterministic), and one real tiny study shared by
-the slow tests of a test session."""
-
-from functools import lru_cache
+"""Study results with known numbers (no release runs: fast and deterministic)."""
 
 import numpy as np
 import pandas as pd
@@ -48,9 +45,3 @@ def fake_result(points: dict, cfg: ST.StudyConfig | None = None) -> dict:
                        for e in points},
         "sample": None, "seconds": 1.0, "not_covered_by_epsilon": ST.NOT_COVERED,
     }
-
-
-@lru_cache(maxsize=1)
-def tiny_study() -> dict:
-    """One real study (ε = 1, one release and its baseline), run once per test session and shared."""
-    return ST.run(ST.StudyConfig(epsilons=(1.0,), repetitions=1))
