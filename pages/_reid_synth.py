@@ -243,3 +243,79 @@ def advice_section() -> None:
     st.dataframe(rows, hide_index=True, key="adv_syn_table")
     st.caption(":orange-badge[Not covered by ε] the marginal errors are computed on the real rows, for the data "
                "owner; they are not part of the release.")
+
+
+UPLOAD_EPSILONS = [0.1, 0.3, 1.0, 3.0, 10.0]
+
+
+def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: str) -> None:
+    """"Your own data": a DP synthetic table of the upload, from the columns the visitor declares (never from the
+    rows), released by a background job of this session; its statement, first rows and CSV when done."""
+    from dpcore.synth import job as synth_job, release as synth_release
+    from dpcore.training.data import release_uploads, save_upload
+
+    st.subheader("Release a DP synthetic table instead")
+    st.markdown("Declare each column to release, one per line: its **public** bounds and bin width "
+                "(`age=18:90:1`) or its public categories (`sex=F,M`) — what is known without looking at the "
+                "data; nothing is read from the rows to fill these in. Columns not declared are not released.")
+    decl = st.text_area("Declared columns", key="re_up_syn_decl", height=120, placeholder="age=18:90:1\nsex=F,M")
+    c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+    eps = c1.select_slider("ε (add or remove one record)", UPLOAD_EPSILONS, value=1.0, key="re_up_syn_eps")
+    rows = c2.number_input("Synthetic rows (0 = estimated)", 0, L.SYNTH_MAX_OUTPUT_ROWS, 0, step=100,
+                           key="re_up_syn_rows", help="0: MST's own DP estimate of the number of rows.")
+    missing = c3.checkbox("May be missing", key="re_up_syn_missing",
+                          help="Declare that values may be missing: synthetic rows may then hold missing values.")
+    caller = job_caller()
+    if clicked("re_up_syn_go", st.button("Release in the background", key="re_up_syn_go",
+                                         icon=":material/play_arrow:")):
+        lines = [ln for ln in decl.splitlines() if ln.strip()]
+        schema = guarded(synth_schema.parse_schema, lines, complete=not missing)
+        cfg = guarded(synth_release.SynthConfig, eps, rows=int(rows) or None) if schema is not None else None
+        if cfg is not None and guarded(schema.encode, udf.head(1)) is not None:  # every declared column exists
+            ref = guarded(save_upload, data)
+            p = guarded(synth_job.params, ref, schema, cfg, name) if ref else None
+            ids, repeated = (submit_once("re_up_syn_go", store.submit_many,
+                                         [(registry.SYNTH_RELEASE, p, f"synthetic {name} · ε {eps:g}")],
+                                         owner=caller.owner, group=registry.SYNTH_RELEASE_GROUP)
+                             if p else (None, False))
+            if ids:
+                workers.ensure_workers(2)
+                st.session_state["re_up_syn_job"] = (upload_id, ids if repeated else ids[0])
+            else:
+                try:
+                    release_uploads()  # a refused release keeps nothing on disk
+                except Exception:  # noqa: BLE001 - housekeeping never breaks the page
+                    pass
+    mine = st.session_state.get("re_up_syn_job")
+    if not mine or mine[0] != upload_id:
+        return
+    job = guarded(store.get, mine[1], caller=caller, history=False)
+    if job is None:
+        return
+    active = job["status"] in ("queued", "running")
+
+    @st.fragment(run_every=2.0 if active and tab.open is not False else None)
+    def progress(jid: str, status0: str) -> None:
+        v = guarded(display.view, jid, caller=job_caller())
+        if v is not None and v["job"]["status"] != status0:
+            st.rerun(scope="app")
+        elif v is not None and status0 in ("queued", "running"):
+            st.progress(v["fraction"] or 0.0, text=f"Synthetic release {jid}: {v['text']}")
+
+    progress(job["id"], job["status"])
+    if job["status"] == "failed":
+        st.error(f"The release failed: {job['error']}")
+    elif job["status"] == "done":
+        res = job["result"]
+        st.info(f"**Released.** {res['statement']['summary']}.", icon=":material/verified_user:")
+        shown = pd.DataFrame(res["sample"])
+        st.dataframe(shown, hide_index=True, key="re_up_syn_table")
+        st.caption(f"{res['rows']:,} synthetic rows (first {len(shown)} shown), covered by ε: drawn from the DP "
+                   "model, not from your rows.")
+        path = guarded(store.result_path, job["id"], synth_job.CSV_NAME, caller=caller)
+        if path is not None and path.is_file():
+            st.download_button("Synthetic table (CSV)", path.read_bytes(), f"synthetic-{job['id']}.csv", "text/csv",
+                               key="re_up_syn_csv", icon=":material/download:")
+        st.download_button("Privacy statement (JSON)", json.dumps(res["statement"], indent=2).encode(),
+                           f"synthetic-statement-{job['id']}.json", "application/json", key="re_up_syn_statement",
+                           icon=":material/verified_user:")

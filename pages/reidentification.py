@@ -12,7 +12,7 @@ from dpcore.attacks import reidentification as story
 from dpcore.data import datasets, filters
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
-from pages._reid_synth import synthetic_tab
+from pages._reid_synth import synthetic_tab, upload_release
 from pages._ui import chart, from_url, guarded, headline_md, not_private, required, share_in_url, table_downloads
 
 
@@ -303,7 +303,8 @@ with tabs[5]:
 with tabs[6]:
     st.markdown(f"Upload a CSV of at most {L.upload_size()} and {datasets.MAX_UPLOAD_ROWS:,} rows. It is checked "
                 "on the server and kept only in this browser session's memory: nothing is written to disk or sent "
-                "anywhere.")
+                "anywhere — unless you release a DP synthetic table of it below: then the file is kept on the server "
+                "while its background job runs, and deleted when it ends.")
     upload = st.file_uploader("CSV file", type=["csv"], key="re_upload",
                               max_upload_size=L.UPLOAD_MAX_MIB)
     if upload is None:
@@ -349,3 +350,4 @@ with tabs[6]:
                     st.markdown(f"k-anonymity **{urep.k_anonymity} → {urep_after.k_anonymity}**, unique records "
                                 f"**{urep.unique_fraction:.1%} → {urep_after.unique_fraction:.1%}**"
                                 + (f", ℓ-diversity **{urep.l_diversity} → {urep_after.l_diversity}**" if usens else ""))
+            upload_release(tabs[6], udf, upload.getvalue(), upload.name, upload.file_id)

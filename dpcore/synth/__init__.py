@@ -8,6 +8,7 @@
 * :mod:`dpcore.synth.attack` -- the re-identification page's linkage, run against a synthetic table, and a
   one-run membership audit; :mod:`dpcore.synth.utility` -- marginal errors, the console's questions, a model
   trained on synthetic rows and tested on real ones.
+* :mod:`dpcore.synth.job` -- one release of an upload as a background job (target ``"synth.release"``).
 * :mod:`dpcore.synth.study` -- the page's study as a background job (target ``"synth.study"``): several ε,
   several releases each, attacked and measured; :mod:`dpcore.synth.advise` -- which ε keeps the 2-way
   marginals within ±k%, read from a study.

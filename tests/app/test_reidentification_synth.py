@@ -172,3 +172,41 @@ def test_another_finished_study_of_the_same_patients_is_shown_as_such(chdir_root
                                                           f"({cfg.label()})" in note
     assert at.select_slider(key="re_syn_at").options == ["1", "10"]
     assert any(m.value.startswith("#### At ε = 1") for m in at.markdown)
+
+
+# --- a DP synthetic table of an upload ------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_an_upload_is_released_as_a_synthetic_table_from_declared_columns(chdir_root, monkeypatch):
+    from dpcore.jobs import worker
+    from dpcore.storage import home
+
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)  # the test runs the job itself, below
+    at = page({"re_tab": "7 · Your own data"})
+    csv = b"ward,stay,secret\n" + b"".join(b"%s,%d,%d\n" % (b"AB"[i % 2:i % 2 + 1], i % 9, i) for i in range(400))
+    at.file_uploader(key="re_upload").set_value(("ward.csv", csv, "text/csv")).run()
+    assert not at.exception
+    assert at.text_area(key="re_up_syn_decl").value == ""  # nothing about the columns is filled in from the rows
+    at.text_area(key="re_up_syn_decl").set_value("ward=A,B\nstay=0:10:1\nnope=x,y").run()
+    at.button(key="re_up_syn_go").click().run()
+    assert any("data has no column 'nope'" in e.value for e in at.error)  # refused before anything is kept
+    assert not store.list_jobs(caller=SYSTEM, group=registry.SYNTH_RELEASE_GROUP)
+    assert not list((home() / "uploads").glob("*"))
+    at.text_area(key="re_up_syn_decl").set_value("ward=A,B\nstay=0:10:1").run()
+    at.select_slider(key="re_up_syn_eps").set_value(3.0).run()
+    at.button(key="re_up_syn_go").click().run()
+    assert not at.error, [e.value for e in at.error]
+    (job,) = store.list_jobs(caller=SYSTEM, group=registry.SYNTH_RELEASE_GROUP)
+    assert job.owner == ME and job["status"] == "queued" and job["params"]["dataset"].startswith("upload:")
+    assert len(list((home() / "uploads").glob("*"))) == 1  # kept while its job needs it
+    assert worker.run_worker(once=True) == 1
+    at.run()
+    done = store.get(job["id"], caller=SYSTEM)
+    assert done["status"] == "done", done["error"]
+    assert not list((home() / "uploads").glob("*"))  # gone once the job ended
+    box = " ".join(i.value for i in at.info)
+    assert "**Released.** ε = 3, δ = 0 (MST); add/remove one record" in box
+    shown = next(d.value for d in at.dataframe if "ward" in d.value.columns and "secret" not in d.value.columns)
+    assert set(shown.columns) == {"ward", "stay"} and set(shown["ward"]) <= {"A", "B"}
+    assert at.get("download_button")
