@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..attacks import audit
+from ..attacks import audit, one_run
 from ..data import datasets
 from ..errors import DPError
 
@@ -50,7 +50,7 @@ def read_scores(source) -> tuple[np.ndarray, np.ndarray]:
 def run(args) -> dict:
     member, score = read_scores(args.scores)
     if args.one_run:
-        out = audit.one_run_lower_bound(score, member, delta=args.delta, confidence=args.confidence)
+        out = one_run.one_run_lower_bound(score, member, delta=args.delta, confidence=args.confidence)
         out["method"] = "one-run audit (Steinke, Nasr & Jagielski 2023), Bonferroni over the guess counts tried"
     else:
         out = audit.audit_scores({"scores": (score[member], score[~member])}, args.delta, args.confidence,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..attacks import audit, mia
+from ..attacks import audit, mia, one_run
 from ..errors import DPError
 from .config import CANARY_ATTACK
 
@@ -114,8 +114,8 @@ def _one_run_bound(scores, included, delta: float) -> dict:
     """The one-run audit of Steinke, Nasr & Jagielski (2023) on the canaries (see :mod:`dpcore.attacks.audit`),
     and the most it could prove with these canaries (every guess right)."""
     scores, included = np.asarray(scores, float), np.asarray(included, bool)
-    out = dict(audit.one_run_lower_bound(scores, included, delta=delta, confidence=0.95))
-    best = audit.one_run_lower_bound(included.astype(float), included, delta=delta, confidence=0.95)
+    out = dict(one_run.one_run_lower_bound(scores, included, delta=delta, confidence=0.95))
+    best = one_run.one_run_lower_bound(included.astype(float), included, delta=delta, confidence=0.95)
     out["max_certifiable"] = float(best["lower_bound"])
     out["attack"] = CANARY_ATTACK
     out["method"] = ("one-run audit (Steinke, Nasr & Jagielski 2023) on "
