@@ -81,6 +81,10 @@ JOBS_LIST_MAX = 1_000  # `jobs list --limit`
 MODEL_MAX_HIDDEN = 4_096
 MODEL_MAX_PARAMS = 2_000_000
 TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epochs, capped here too
+#: Learning rate and clip norm C of a training run (page, CLI, sweeps): above these the weights or the noise
+#: (σ·C) overflow float32 (`train --lr 1e308` ended in a torch traceback).
+TRAINING_LR_MAX = 10.0
+TRAINING_CLIP_MAX = 1_000.0
 
 # --- caches -------------------------------------------------------------------------------------------
 #: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.
@@ -127,6 +131,11 @@ def check_int_range(value, lo: int, hi: int, name: str, hint: str = "") -> int:
     """A whole number in ``[lo, hi]`` or a DPError that names the range (bools, NaN, 1.5 refused)."""
     if isinstance(value, bool):
         raise DPError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {value!r}")
+    if isinstance(value, str):  # "99999999999999999999999": exact, not rounded through a float
+        try:
+            value = int(value.strip())
+        except ValueError:
+            pass
     try:
         f = value if isinstance(value, int) else float(value)
         ok = isinstance(f, int) or (math.isfinite(f) and f == int(f))
@@ -154,6 +163,7 @@ def table() -> list[tuple[str, str]]:
         ("Columns in an uploaded CSV", f"{UPLOAD_MAX_COLUMNS:,}"),
         ("Characters in a column name of an uploaded CSV", f"{UPLOAD_MAX_NAME_CHARS:,}"),
         ("Model size (hidden units / parameters)", f"{MODEL_MAX_HIDDEN:,} / {MODEL_MAX_PARAMS:,}"),
+        ("Training learning rate / clip norm C (page, CLI, sweeps)", f"{TRAINING_LR_MAX:g} / {TRAINING_CLIP_MAX:,.0f}"),
         ("ε accepted (widgets and links)", f"{EPSILON_MIN:g} to {EPSILON_MAX:g}"),
         ("Seeds (pictures, splits, tests)", f"{SEED_MIN} to {SEED_MAX:,}"),
         ("Synthetic medical rows (`data medical --n`)", f"{MEDICAL_MAX_ROWS:,}"),

@@ -44,12 +44,14 @@ def write_json(path_text: str, obj, option: str = "--json") -> None:
 
 def check_json_path(path_text: str | None, option: str = "--json") -> None:
     """Refuse an unusable ``--json`` target *before* a long run starts: a folder, or a missing parent folder."""
-    if not path_text:
+    if path_text is None:
         return
     from pathlib import Path
 
     from .errors import DPError
 
+    if not str(path_text).strip():  # `--json ''` was silently ignored: the run's JSON went nowhere
+        raise DPError(f"{option} needs a file name, got an empty one; give a path like out.json or leave {option} out")
     path = Path(path_text)
     if path.is_dir():
         raise DPError(f"{option} must be a file path, got a folder: {path}")

@@ -144,7 +144,9 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
     if len(sizes) != 1:
         raise DPError("every attack must score the same members and non-members (got different counts)")
     n_pos, n_neg = sizes.pop()
-    rng = np.random.default_rng([int(split_seed), 0xA0D1])
+    from .. import limits
+
+    rng = np.random.default_rng([limits.check_seed(split_seed, "split seed"), 0xA0D1])
     perm_p, perm_n = rng.permutation(n_pos), rng.permutation(n_neg)
     sel_p, aud_p = perm_p[: n_pos // 2], perm_p[n_pos // 2:]
     sel_n, aud_n = perm_n[: n_neg // 2], perm_n[n_neg // 2:]

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..attacks import audit, one_run
+from ..cli import seed_arg
 from ..data import datasets
 from ..errors import DPError
 
@@ -24,7 +25,7 @@ def register(sub) -> None:
                    help="CSV with columns member (1/0) and score (higher = more likely a member)")
     p.add_argument("--delta", type=float, default=1e-5, help="δ of the claim being audited (default 1e-5)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound (default 0.95)")
-    p.add_argument("--split-seed", type=int, default=0,
+    p.add_argument("--split-seed", type=seed_arg, default=0,
                    help="seed of the random half/half split (choose vs bound); any value keeps the confidence")
     p.add_argument("--one-run", action="store_true",
                    help="rows are canaries included with probability 1/2: one-run audit (Steinke et al. 2023)")

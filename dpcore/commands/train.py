@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 
+from ..cli import seed_arg
 from ..errors import DPError
 from ..serialize import check_json_path, write_json
 from ..training.config import GRAD_SAMPLE_MODES, MODELS, OPTIMIZERS, TrainConfig, recommended
@@ -48,7 +49,7 @@ def register(sub) -> None:
     p.add_argument("--clip", type=float, default=None, help="max per-sample gradient norm C")
     p.add_argument("--optimizer", choices=list(OPTIMIZERS), default=None, help="sgd or adam")
     p.add_argument("--accountant", choices=["prv", "rdp"], default="prv", help="privacy accountant (default prv)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=seed_arg, default=0,
                    help="seed of the data split and initial weights (sampling and noise stay secret)")
     p.add_argument("--reproducible-noise", action="store_true",
                    help="draw sampling and noise from --seed too (tests/teaching): NOT a DP release")

@@ -188,17 +188,21 @@ class TrainConfig:
                           f"{MAX_PARAMS:,} parameters), got {self.hidden:,}; try 32–512")
         if not isinstance(self.reproducible_noise, (bool, np.bool_)):
             raise DPError(f"reproducible_noise must be true or false, got {self.reproducible_noise!r}")
-        for name, v in (("learning rate", self.lr), ("clip (max grad norm)", self.clip)):
+        for name, v, top, hint in (("learning rate", self.lr, limits.TRAINING_LR_MAX, "try 0.01–0.5"),
+                                   ("clip (max grad norm)", self.clip, limits.TRAINING_CLIP_MAX, "try 0.1–10")):
             f = _float(v, name)
             if not (f > 0 and math.isfinite(f)):
-                raise DPError(f"{name} must be > 0, got {v!r}")
+                raise DPError(f"{name} must be > 0, got {v!r}; {hint}")
+            if f > top:
+                raise DPError(f"{name} must be at most {top:g}, got {f:g}; {hint}")
         if self.optimizer not in OPTIMIZERS:
             raise DPError(f"unknown optimizer {self.optimizer!r}; use sgd or adam")
         if self.lr_schedule not in LR_SCHEDULES:
             raise DPError(f"unknown lr_schedule {self.lr_schedule!r}; use {' or '.join(LR_SCHEDULES)}")
         accounting.check_accountant(self.accountant)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise DPError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        limits.check_seed(self.seed)  # above 2³²−1 torch's and numpy's seeding overflowed into a traceback
         if self.train_size is not None:
             check_positive_int(self.train_size, "train size")
         ts = _float(self.test_size, "test size")
