@@ -18,10 +18,11 @@ EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
 DATASETS = {k: DATASET_NAMES[k] for k in ("digits", "breast_cancer", "medical")}  # the sweep's, demo first
 DATASET_HELP = ("Digits: 8×8 images, 10 classes. Breast cancer: 30 features, binary. Synthetic medical: "
                 "predict the diagnosis.")
-ATTACK_NAMES = {"threshold": "Confidence", "loss": "Loss (Yeom)", "lira": "LiRA"}
+ATTACK_NAMES = {"threshold": "Confidence", "loss": "Loss (Yeom)", "lira": "LiRA", "rmia": "RMIA"}
 ATTACK_HELP = ("Confidence: member if the model's confidence is above the median (the simplest attack). "
                "Loss (Yeom): member if the loss is below a threshold. LiRA: likelihood-ratio attack with shadow "
-               "models (offline and online).")
+               "models (offline and online). RMIA (Zarifzadeh et al. 2024, offline): the model's confidence "
+               "relative to the shadow models', strong with few of them.")
 
 st.title("Privacy–utility curve")
 st.markdown(

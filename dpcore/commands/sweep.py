@@ -30,8 +30,8 @@ def register(sub) -> None:
     p.add_argument("--epsilons", default=",".join(f"{e:g}" for e in _D.epsilons),
                    help="comma-separated ε grid (default %(default)s)")
     p.add_argument("--seeds", type=int, default=_D.seeds, help="models per ε (error bars; default %(default)s)")
-    p.add_argument("--attacks", default=",".join(_D.attacks), help="threshold,loss,lira (default %(default)s)")
-    p.add_argument("--shadows", type=int, default=_D.shadows, help="LiRA shadow models (default %(default)s)")
+    p.add_argument("--attacks", default=",".join(_D.attacks), help="threshold,loss,lira,rmia (default %(default)s)")
+    p.add_argument("--shadows", type=int, default=_D.shadows, help="shadow (reference) models of LiRA and RMIA (default %(default)s)")
     p.add_argument("--epochs", type=int, default=_D.epochs, help="default %(default)s")
     p.add_argument("--batch-size", type=int, default=_D.batch_size, help="expected batch size (default %(default)s)")
     p.add_argument("--lr", type=float, default=_D.lr, help="learning rate (default %(default)s)")

@@ -20,7 +20,7 @@ MAX_CANARIES = 1000
 CANARY_ATTACK = "canary"
 #: Attack names as shown: the ordinary-record attacks of :mod:`dpcore.attacks.mia` and the canary audit's score.
 ATTACK_LABELS = {**mia.ATTACK_LABELS, CANARY_ATTACK: "canaries (confidence in the planted label)"}
-SWEEP_ATTACKS = ("threshold", "loss", "lira")
+SWEEP_ATTACKS = ("threshold", "loss", "lira", "rmia")
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ class SweepConfig:
         if bad or not attacks:
             raise DPError(f"unknown attack(s) {bad or attacks}; choose from {', '.join(SWEEP_ATTACKS)}")
         shadows = check_positive_int(self.shadows, "shadows (LiRA shadow models)")
-        if "lira" in attacks and not 2 <= shadows <= 64:
-            raise DPError(f"LiRA needs 2–64 shadow models, got {shadows}; 8–16 is a good start")
+        if {"lira", "rmia"} & set(attacks) and not 2 <= shadows <= 64:
+            raise DPError(f"LiRA and RMIA need 2–64 shadow (reference) models, got {shadows}; 4–16 is a good start")
         check_delta(self.delta)
         for name in ("epochs", "batch_size"):
             check_positive_int(getattr(self, name), name)

@@ -154,6 +154,7 @@ def run_point(params: dict, ctx=None) -> dict:
                               seed=np.random.default_rng([seed, 7]),
                               should_stop=stop, shadow_fit_many=_shadow_fit_many(params, cfg, split, ctx))
     results.pop("_roc")
+    members = results.pop("_members")
     scores = results.pop("_scores")
     canary_audit = None
     if canaries is not None:
