@@ -83,8 +83,11 @@ MODEL_MAX_PARAMS = 2_000_000
 TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epochs, capped here too
 #: Learning rate and clip norm C of a training run (page, CLI, sweeps): above these the weights or the noise
 #: (σ·C) overflow float32 (`train --lr 1e308` ended in a torch traceback).
-TRAINING_LR_MAX = 10.0
+TRAINING_LR_MAX = 1_000.0
 TRAINING_CLIP_MAX = 1_000.0
+#: DP-SGD steps a stated mechanism may have (audit page and CLI; the advisor takes the same): with the RDP pre-check
+#: below ε_max this keeps the exact PLD ceiling under about a second (σ = 0.5, q = 1, 10⁶ steps took 116 s).
+DPSGD_MAX_STEPS = 1_000_000
 
 # --- caches -------------------------------------------------------------------------------------------
 #: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.
@@ -163,7 +166,9 @@ def table() -> list[tuple[str, str]]:
         ("Columns in an uploaded CSV", f"{UPLOAD_MAX_COLUMNS:,}"),
         ("Characters in a column name of an uploaded CSV", f"{UPLOAD_MAX_NAME_CHARS:,}"),
         ("Model size (hidden units / parameters)", f"{MODEL_MAX_HIDDEN:,} / {MODEL_MAX_PARAMS:,}"),
-        ("Training learning rate / clip norm C (page, CLI, sweeps)", f"{TRAINING_LR_MAX:g} / {TRAINING_CLIP_MAX:,.0f}"),
+        ("Training learning rate / clip norm C (page, CLI, sweeps)", f"{TRAINING_LR_MAX:,.0f} / {TRAINING_CLIP_MAX:,.0f}"),
+        ("Audit your model: rows of a scores file / DP-SGD steps of a stated mechanism (page, CLI)",
+         f"{UPLOAD_MAX_ROWS:,} / {DPSGD_MAX_STEPS:,}"),
         ("ε accepted (widgets and links)", f"{EPSILON_MIN:g} to {EPSILON_MAX:g}"),
         ("Seeds (pictures, splits, tests)", f"{SEED_MIN} to {SEED_MAX:,}"),
         ("Synthetic medical rows (`data medical --n`)", f"{MEDICAL_MAX_ROWS:,}"),

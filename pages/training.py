@@ -9,10 +9,11 @@ from dpcore.figures import training as figs
 from dpcore.jobs import display, registry, store, workers
 from dpcore.training.config import (DATASET_NAMES, MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
                                     dataset_name, model_name, recommended)
+from dpcore.training import bounds
 from dpcore.training.data import release_uploads, save_upload, upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
-from pages import _training_run as run_view
+from pages import _bounds as bounds_ui, _training_run as run_view
 from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads, widget_state
 
 TARGET = registry.TRAIN
@@ -91,7 +92,7 @@ with st.container(border=True):
                         on_change=_on_dataset, help=DATASET_HELP)
     model = c2.selectbox("Model", _models_for(kind), format_func=MODEL_NAMES.get, key="tr_model",
                          on_change=_apply_recommended, help=MODEL_HELP)
-    dataset, target, upload_bytes = kind, None, None
+    dataset, target, upload_bytes, upload_name, upload_cols, upload_bounds = kind, None, None, None, [], None
     if kind == "medical":
         target = c3.selectbox("Predict", list(MEDICAL_TARGETS), key="tr_target",  # words; the value stays the column
                               format_func=lambda t: "Rare disease (yes/no)" if t == "has_rare_disease" else t.title(),
@@ -105,9 +106,9 @@ with st.container(border=True):
                 upload_bytes = up.getvalue()
                 dataset = "csv:(upload)"
                 target = st.selectbox("Target column (label to predict)", cols, index=len(cols) - 1, key="tr_csv_target")
-                st.caption("Numeric columns are scaled with public bounds where known (age, salary, …); for others "
-                           "the page says below that the scaling leaks. Text columns with ≤ 20 values are one-hot. "
-                           "The file is stored only while its training job needs it.")
+                upload_name = up.name
+                upload_cols, upload_bounds = bounds_ui.editor(upload_bytes, target, "tr_bounds")
+                st.caption("The file is validated in memory and stored only while its training jobs need it.")
     elif kind == "mnist":
         mpath = c3.text_input("File name in the data folder", key="tr_mnist_path", placeholder="mnist.npz",
                               help="A keras-layout mnist.npz (x_train, y_train, x_test, y_test) placed by the "
@@ -158,7 +159,8 @@ with st.container(border=True):
     params = {"dataset": dataset, "target": target, "model": model, "epsilon": epsilon, "delta": delta,
               "noise_multiplier": noise, "epochs": int(epochs), "batch_size": int(batch), "lr": lr, "clip": clip,
               "optimizer": optimizer, "accountant": accountant, "seed": int(seed),
-              "train_size": int(train_size) or None}
+              "train_size": int(train_size) or None,
+              **({"bounds": upload_bounds, "upload_name": upload_name} if kind == "csv" else {})}
     b1, b2, _ = st.columns([1.4, 1.4, 2.5])
     go_dp = b1.button("Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
                       help="Trains the DP model and its non-private twin together, then shows what DP costs.")
@@ -174,12 +176,14 @@ def _with_upload(p: dict) -> dict | None:
     if upload_bytes is None:
         st.error("Upload a CSV file first.")
         return None
+    if upload_bounds is None or guarded(bounds.require_all, upload_cols, upload_bounds) is None:
+        return None  # every column needs its bounds (or the labelled choice to learn them): said above
     path = guarded(save_upload, upload_bytes)
     return None if path is None else {**p, "dataset": f"csv:{path}"}
 
 
 def _label(cfg) -> str:
-    return f"{model_name(cfg.model)} · {dataset_name(cfg.dataset)} · " + (
+    return f"{model_name(cfg.model)} · {cfg.upload_name or dataset_name(cfg.dataset)} · " + (
         f"ε={cfg.epsilon:g}" if cfg.epsilon is not None
         else (f"σ={cfg.noise_multiplier:g}" if cfg.noise_multiplier is not None else "non-private"))
 

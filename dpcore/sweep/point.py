@@ -125,6 +125,7 @@ def _one_run_bound(scores, included, delta: float) -> dict:
 
 def run_point(params: dict, ctx=None) -> dict:
     """Job target: train one model (with canaries), attack it, audit it. Returns the point dict (JSON-able)."""
+    from ..training.bounds import preprocessing
     from ..training.config import TrainConfig, noise_fields
     from ..training.data import load_split
     from ..training.job import train_in_job
@@ -183,6 +184,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "mia": results,
         "canaries": None if canaries is None else {"n": int(len(canaries.y)),
                                                    "included": int(canaries.included.sum())},
+        "preprocessing": preprocessing(cfg.bounds, split.bounds_note, split.leaks),
         "train_seconds": round(t_train, 3),
         "seconds": None,
         **noise_fields(cfg),
@@ -211,8 +213,30 @@ def run_point(params: dict, ctx=None) -> dict:
                              "sample_rate": q, "steps": steps, "delta": delta,
                              "source": "dp_accounting PLD, Poisson-subsampled Gaussian, add/remove one"}
     _attach_audit(point, canary_audit)
+    _attach_exposure(point, split, scores, members[0], delta)
     point["seconds"] = round(time.perf_counter() - t0, 3)
     return point
+
+
+def _attach_exposure(point: dict, split, scores: dict, members, delta: float) -> None:
+    """Who is most exposed (:mod:`dpcore.attacks.exposure`): every audited record's score and proved ε under
+    ``exposure``, the most exposed under ``vulnerable`` with the record as the model saw it (``record``: a private
+    row, for its owner; left out of the CLI's JSON)."""
+    from ..attacks import exposure
+    from ..training.data import record_view
+
+    name = exposure.ranking_attack(scores)
+    if name is None:
+        return
+    rows = split.train_rows[members] if split.train_rows is not None else np.asarray(members)
+    claimed = None if point["epsilon"] is None else (point.get("epsilon_spent") or point["epsilon"])
+    ex = exposure.summarise(rows, scores[name][0], scores[name][1], attack=name, delta=delta, claimed=claimed)
+    where = {int(r): int(m) for r, m in zip(rows, members)}
+    vulnerable = ex.pop("vulnerable")
+    for v in vulnerable:
+        v["record"] = record_view(split, where[v["index"]])
+    point["exposure"] = ex
+    point["vulnerable"] = vulnerable
 
 
 def _attach_audit(point: dict, canary_audit: dict | None) -> None:

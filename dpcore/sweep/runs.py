@@ -17,7 +17,7 @@ from .. import storage
 from ..errors import DPError
 from ..jobs.registry import SWEEP_POINT
 from ..serialize import dumps
-from ..training.config import REPRODUCIBLE_LABEL
+from ..training.config import REPRODUCIBLE_LABEL, dataset_name, model_name
 from .config import SweepConfig
 from .point import run_point
 
@@ -67,7 +67,8 @@ def _new_id() -> str:
 
 
 def _default_name(cfg: SweepConfig) -> str:
-    name = f"{cfg.dataset} {cfg.model}, {len(cfg.epsilons)} ε × {cfg.seeds} seed(s)"
+    data = cfg.upload_name or dataset_name(cfg.dataset)  # never an upload's server path
+    name = f"{data}, {model_name(cfg.model)}, {len(cfg.epsilons)} ε × {cfg.seeds} seed(s)"
     return name + (f" [{REPRODUCIBLE_LABEL}]" if cfg.reproducible_noise else "")
 
 
@@ -161,7 +162,7 @@ def state(sweep_id: str) -> dict:
     from ..jobs import display, store as job_store
 
     rec = load(sweep_id)
-    cfg = SweepConfig.from_dict(rec["config"])
+    cfg = SweepConfig.from_stored(rec["config"])  # no data read: an upload is gone once its jobs are done
     if rec.get("status") in ("done", "failed", "cancelled") and "result" in rec:
         n = len(rec["jobs"]) or (len(rec["result"]["points"]) + len(rec["result"].get("baselines") or
                                                                    [rec["result"]["baseline"]]))

@@ -369,4 +369,5 @@ def sweep_title(rec: dict) -> str:
     rng = f"ε {min(eps):g}–{max(eps):g}" if len(eps) > 1 else (f"ε {eps[0]:g}" if eps else "ε ?")
     when = rec.get("created")
     date = datetime.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if isinstance(when, (int, float)) else ""
-    return ", ".join(x for x in (dataset_name(cfg.get("dataset")), model_name(cfg.get("model")), rng, date) if x)
+    data = cfg.get("upload_name") or dataset_name(cfg.get("dataset"))  # an upload by its owner's file name
+    return ", ".join(x for x in (data, model_name(cfg.get("model")), rng, date) if x)

@@ -131,6 +131,10 @@ class TrainConfig:
     device: str = "auto"  # auto (CUDA GPU when present, else CPU) / cpu / cuda — see dpcore.jobs.executors
     #: True: Poisson sampling and noise drawn from ``seed`` (tests, teaching) -- the run is NOT a DP release.
     reproducible_noise: bool = False
+    #: An uploaded CSV's public bounds per column (:mod:`dpcore.training.bounds`); None: as before bounds existed.
+    bounds: dict | None = None
+    #: The uploaded file's own name as its owner chose it (titles, exported code); never a server path.
+    upload_name: str | None = None
 
     # -- derived
     @property
@@ -215,6 +219,14 @@ class TrainConfig:
         check_device(self.device)
         if self.device == "cuda" and self.model.startswith("diffprivlib"):
             raise DPError("diffprivlib models run on the CPU only; use --device auto or cpu with them")
+        if self.bounds is not None:
+            from .bounds import check as check_bounds
+
+            if kind != "csv":
+                raise DPError("public bounds are for an uploaded CSV (csv:PATH); the built-in data sets have theirs")
+            object.__setattr__(self, "bounds", check_bounds(self.bounds))
+        if self.upload_name is not None:
+            object.__setattr__(self, "upload_name", check_upload_name(self.upload_name))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -243,6 +255,16 @@ class TrainConfig:
                 except (TypeError, ValueError):
                     pass
         return cls(**p)
+
+
+def check_upload_name(name) -> str:
+    """An uploaded file's own name, as shown and as exported code asks for it: the last part of what the browser
+    sent (never a folder), printable, at most 200 characters."""
+    text = str(name).replace("\\", "/").rsplit("/", 1)[-1].strip()
+    text = "".join(ch for ch in text if ch.isprintable())[:200]
+    if not text:
+        raise DPError(f"upload name must be a file name like data.csv, got {name!r}")
+    return text
 
 
 def noise_fields(cfg: TrainConfig) -> dict:

@@ -14,7 +14,7 @@ TRAIN = ["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon"
 
 
 @pytest.mark.parametrize("args, words", [
-    (TRAIN + ["--lr", "1e308"], "learning rate must be at most 10"),
+    (TRAIN + ["--lr", "1e308"], "learning rate must be at most 1000"),
     (TRAIN + ["--clip", "1e308"], "clip (max grad norm) must be at most 1000"),
     (TRAIN + ["--seed", "99999999999999999999999"], "must be from 0 to 4,294,967,295, got 99,999,999,999,999,999,999,999"),
     (TRAIN + ["--seed", "-1"], "must be from 0 to"),
