@@ -1,12 +1,13 @@
 """Who is most exposed: per-record membership scores rank the audited training records by vulnerability, and each
 record gets what an attacker *proves* when it flags that record.
 
-For every audited member i with score s_i, the test "member if score ≥ s_i" flags TP_i members and FP_i non-members.
-:func:`per_record_bounds` gives each such test's empirical ε lower bound (Clopper–Pearson, as the split audit's
-:func:`dpcore.attacks.audit._one_test_bound`), all of them corrected together (Bonferroni over the distinct
-thresholds), so with probability ≥ ``confidence`` *no* record's bound exceeds the true ε: under (ε, δ)-DP the share of
-records "exposed beyond what ε allows" is 0 with that confidence. The threshold family is fixed before the counts are
-looked at (every member's own score), so the correction is all the choosing needs.
+For every audited member j with score s_j, the test "member if score ≥ s_j" flags TP_j members and FP_j non-members;
+its empirical ε lower bound is Clopper–Pearson's (as the split audit's :func:`dpcore.attacks.audit._one_test_bound`),
+every threshold corrected together (Bonferroni over the distinct member scores), so with probability ≥
+``confidence`` *no* such test's bound exceeds the true ε. Record i is flagged by every test with s_j ≤ s_i: its
+proved ε (:func:`per_record_bounds`) is the strongest of those, the most an attacker proves while flagging it. Under
+(ε, δ)-DP the share of records "exposed beyond what ε allows" is therefore 0 with that confidence. The threshold family
+is fixed before the counts are looked at (the members' own scores), so the correction is all the choosing needs.
 
 :func:`summarise` keeps, for one model, every audited record's row number, score, the false-positive rate at which the
 attack flags it (lower = more exposed) and its bound, plus the ``top`` most exposed (``vulnerable``). These are
@@ -52,7 +53,11 @@ def per_record_bounds(member_scores, nonmember_scores, delta: float, confidence:
     fp = neg.size - np.searchsorted(np.sort(neg), pos, side="left")  # non-members with a score ≥ s_i
     k = np.unique(pos).size
     lb, _, _ = _one_test_bound(tp, fp, pos.size, neg.size, d, (1.0 - conf) / k)
-    return np.asarray(lb, float), fp / neg.size
+    # a record is flagged by every threshold at or below its score: its exposure is the strongest of those tests
+    order = np.argsort(pos, kind="mergesort")
+    best = np.maximum.accumulate(np.asarray(lb, float)[order])
+    last = np.searchsorted(pos[order], pos, side="right") - 1
+    return best[last], fp / neg.size
 
 
 def _down(x: float, digits: int = 4) -> float:

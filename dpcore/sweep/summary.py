@@ -36,6 +36,10 @@ def _slim(p):
         if p.get(k) is not None:
             out[k] = p[k]
     out["reproducible_noise"] = bool(p.get("reproducible_noise", False))
+    if p.get("vulnerable"):  # the most exposed records by row number and score; the rows themselves stay out
+        out["vulnerable"] = [{k: v for k, v in r.items() if k != "record"} for r in p["vulnerable"]]
+        ex = p.get("exposure") or {}
+        out["exposure"] = {k: ex.get(k) for k in ("attack", "share_above_claim", "claimed", "confidence", "method")}
     if p.get("release_label"):
         out["release_label"] = p["release_label"]
     e = p.get("empirical_epsilon") or p.get("empirical_epsilon_no_dp")
