@@ -29,6 +29,12 @@ def dumps(obj, indent: int | None = 2) -> str:
 
 def write_json(path_text: str, obj, option: str = "--json") -> None:
     """Write obj as JSON to a user-given path; a bad path is a DPError that names the option."""
+    write_bytes(path_text, dumps(obj).encode(), option)
+
+
+def write_bytes(path_text: str, data: bytes, option: str = "--out") -> None:
+    """Write bytes to a user-given path (through to it: a device or a pipe is written, never replaced); a bad path
+    is a DPError that names the option."""
     from pathlib import Path
 
     from .errors import DPError
@@ -37,7 +43,7 @@ def write_json(path_text: str, obj, option: str = "--json") -> None:
     if path.is_dir():
         raise DPError(f"{option} must be a file path, got a folder: {path}")
     try:
-        path.write_text(dumps(obj))
+        path.write_bytes(data)
     except OSError as exc:
         raise DPError(f"could not write {path}: {exc.strerror}") from None
 
