@@ -10,10 +10,10 @@ from dpcore.jobs import display, registry, store, workers
 from dpcore.training.config import (DATASET_NAMES, MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
                                     dataset_name, model_name, recommended)
 from dpcore.training import bounds
-from dpcore.training.data import release_uploads, save_upload, upload_columns
+from dpcore.training.data import upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
-from pages import _bounds as bounds_ui, _training_run as run_view
+from pages import _training_run as run_view, _upload as upload_ui
 from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads, widget_state
 
 TARGET = registry.TRAIN
@@ -62,14 +62,6 @@ widget_state({"tr_dataset": "breast_cancer", "tr_model": "logreg",
 acc_text, RELATION, ACTIVE = run_view.acc_text, run_view.RELATION, run_view.ACTIVE
 
 
-def _release_uploads() -> None:
-    """Uploads no queued or running job needs are deleted (finished, cancelled or deleted jobs keep none)."""
-    try:
-        release_uploads()
-    except Exception:  # noqa: BLE001 - housekeeping must never break the page
-        pass
-
-
 st.title("Train with DP-SGD")
 st.markdown(
     "**So what:** one click trains a model with differential privacy *and* its non-private twin, then tells you "
@@ -83,7 +75,7 @@ st.caption(
     "leave, reload or open a second tab — nothing is lost. The seed fixes only the data split and the starting "
     "weights; sampling and noise come from a secure source that is never stored."
 )
-_release_uploads()
+upload_ui.release()
 
 # ---------------------------------------------------------------------------------------------- the form
 with st.container(border=True):
@@ -107,7 +99,7 @@ with st.container(border=True):
                 dataset = "csv:(upload)"
                 target = st.selectbox("Target column (label to predict)", cols, index=len(cols) - 1, key="tr_csv_target")
                 upload_name = up.name
-                upload_cols, upload_bounds = bounds_ui.editor(upload_bytes, target, "tr_bounds")
+                upload_cols, upload_bounds = upload_ui.editor(upload_bytes, target, "tr_bounds")
                 st.caption("The file is validated in memory and stored only while its training jobs need it.")
     elif kind == "mnist":
         mpath = c3.text_input("File name in the data folder", key="tr_mnist_path", placeholder="mnist.npz",
@@ -178,7 +170,7 @@ def _with_upload(p: dict) -> dict | None:
         return None
     if upload_bounds is None or guarded(bounds.require_all, upload_cols, upload_bounds) is None:
         return None  # every column needs its bounds (or the labelled choice to learn them): said above
-    path = guarded(save_upload, upload_bytes)
+    path = upload_ui.store(upload_bytes)
     return None if path is None else {**p, "dataset": f"csv:{path}"}
 
 
@@ -194,7 +186,7 @@ def _submit(p: dict, show: bool = True, with_baseline: bool = False) -> None:
         return
     cfg = guarded(TrainConfig.from_dict, p)
     if cfg is None or guarded(preflight, cfg) is None:
-        _release_uploads()  # a refused run keeps nothing on disk
+        upload_ui.release()  # a refused run keeps nothing on disk
         return
     job_id = guarded(store.submit, TARGET, cfg.to_dict(), group=GROUP, label=_label(cfg))
     if job_id and with_baseline and cfg.private:

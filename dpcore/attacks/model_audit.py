@@ -165,15 +165,31 @@ def verdict(result: dict, claimed: float) -> dict:
     level = 1 - (1 - result["confidence"]) / k
     proved = max((audit.stored_bound(a, level)[0] for a in audits), default=0.0)
     contradicts = proved > claimed + 1e-9
+    from .. import claims
+
     conf = f"{result['confidence']:.0%}"
+    over = "its audit" if k == 1 else f"its {k} audits together"
+    at = f"the claimed ε ≤ {claims.up(claimed)} at δ = {claims.delta(result['delta'])} ({RELATION})"
     if contradicts:
-        words = (f"The audit contradicts the claim: it proves ε ≥ {proved:.3f} ({conf} confidence over its {k} "
-                 f"audit(s)), above the claimed ε = {claimed:.3f} at δ = {result['delta']:g} ({RELATION}). The "
-                 "training, its accounting or the stated settings are wrong — or this is the "
-                 f"{1 - result['confidence']:.0%} chance that a {conf} bound is.")
+        words = (f"The audit contradicts the claim: it proves ε ≥ {claims.down(proved)} ({conf} confidence over "
+                 f"{over}), above {at}. The training, its accounting or the stated settings are wrong — or this is "
+                 f"the {1 - result['confidence']:.0%} chance that a {conf} bound is.")
     else:
-        words = (f"No contradiction: the audits prove ε ≥ {proved:.3f} ({conf} confidence over {k} audit(s)), within "
-                 f"the claimed ε = {claimed:.3f} at δ = {result['delta']:g} ({RELATION}). An audit is a lower bound: "
-                 "it shows what these attacks found, not that the model is private.")
+        words = (f"No contradiction: the audits prove ε ≥ {claims.down(proved)} ({conf} confidence over {over}), "
+                 f"within {at}. An audit is a lower bound: it shows what these attacks found, not that the model "
+                 "is private.")
     return {"contradicts": bool(contradicts), "proved_epsilon": float(proved), "per_audit_confidence": level,
             "audits": k, "words": words}
+
+
+def example_csv(n: int = 1000, seed: int = 0) -> bytes:
+    """An example scores file to try the audit with: ``n`` ordinary records (half members, whose scores a leaky
+    model pushes up) and ``n // 2`` canaries (each in training by a fair coin). Synthetic: no one's data."""
+    rng = np.random.default_rng(seed)
+    member = rng.random(n) < 0.5
+    score = rng.normal(0, 1, n) + 1.5 * member
+    coins = rng.random(n // 2) < 0.5
+    canary_score = rng.normal(0, 1, n // 2) + 3.0 * coins
+    lines = ["member,score,canary"] + [f"{int(m)},{s:.4f},0" for m, s in zip(member, score)] + \
+        [f"{int(m)},{s:.4f},1" for m, s in zip(coins, canary_score)]
+    return ("\n".join(lines) + "\n").encode()

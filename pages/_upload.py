@@ -1,7 +1,7 @@
-"""The public-bounds editor of an uploaded table, shared by the training and the privacy–utility pages: one row per
-column with its range (numbers) or categories (text; the label's classes), pre-filled only from what is public, and
-the one labelled choice of learning the empty ones from the rows. The checks and words live in
-dpcore.training.bounds."""
+"""An uploaded table on the training and the privacy–utility pages: the one way they store it for background jobs
+(:func:`store`, :func:`release`) and the public-bounds editor (:func:`editor`): one row per column with its range
+(numbers) or categories (text; the label's classes), pre-filled only from what is public, and the one labelled
+choice of learning the empty ones from the rows. The checks and words live in dpcore.training.bounds."""
 
 import hashlib
 
@@ -9,7 +9,23 @@ import streamlit as st
 
 from dpcore.textsafe import md
 from dpcore.training import bounds
+from dpcore.training.data import release_uploads, save_upload
 from pages._ui import guarded
+
+
+def store(data: bytes) -> str | None:
+    """Store validated upload bytes for the background jobs about to be queued (only now, never on upload) and return
+    the stored path; None after an error shown on the page. The file is deleted once no queued or running job reads
+    it (:func:`release`). Whoever owns the jobs owns the file: ownership attaches here, for both pages."""
+    return guarded(save_upload, data)
+
+
+def release() -> None:
+    """Delete the uploads no queued or running job needs (finished, cancelled or deleted jobs keep none)."""
+    try:
+        release_uploads()
+    except Exception:  # noqa: BLE001 - housekeeping must never break the page
+        pass
 
 HELP = ("Bounds you know without looking at the rows — a form's allowed range, a code list — keep the scaling "
         "inside ε. Values outside a range are clipped to it; values outside the categories count as 'other'.")
