@@ -11,7 +11,7 @@ from dpcore.figures import exposure as exposure_figs
 from dpcore.sweep import exposure as sweep_exposure
 from dpcore.sweep.config import ATTACK_LABELS
 from dpcore.textsafe import md
-from pages._ui import chart, guarded, headline_md
+from pages._ui import chart, code_downloads, guarded, headline_md
 
 TOP = 5
 
@@ -76,11 +76,7 @@ def downloads(sweep_id: str, result: dict) -> None:
                                 icon=":material/verified_user:")
     recipe = guarded(export.for_sweep, sweep_id)
     if recipe is not None:
-        for fmt, label, icon in (("py", "Download as Python script", ":material/code:"),
-                                 ("ipynb", "Download as notebook", ":material/book:")):
-            row.download_button(label, lambda f=fmt: export.render(recipe, f), export.file_name(recipe, fmt),
-                                "text/plain" if fmt == "py" else "application/x-ipynb+json", key=f"pu_dl_{fmt}",
-                                icon=icon)
+        code_downloads(recipe, "pu_dl", row)
     st.caption("The script and the notebook re-run this sweep through dpcore's functions, headless, with comments in "
                "plain words; an uploaded file is named by its own name (put it beside them), and neither holds a row "
                "of it.")

@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from dpcore import claims, statement
+from dpcore import claims, export, statement
 from dpcore.figures import advisor as adv_figs
 from dpcore.figures import training as figs
 from dpcore.jobs import store
@@ -14,7 +14,7 @@ from dpcore.sweep import summary as sweep_summary
 from dpcore.textsafe import md, md_message
 from dpcore.training.job import baseline_params
 from dpcore.training.results import TrainMetrics
-from pages._ui import chart, guarded
+from pages._ui import chart, code_downloads, guarded
 
 acc_text = sweep_summary.accuracy_text
 RELATION = "add/remove one record"
@@ -133,3 +133,15 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
             st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
                                f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
                                icon=":material/verified_user:")
+    _code(job["id"])
+
+
+def _code(job_id: str) -> None:
+    """The run as code that trains it again (dpcore.export): a Python script and a notebook."""
+    recipe = guarded(export.for_job, job_id)
+    if recipe is None:
+        return
+    row = st.container(horizontal=True, gap="small")
+    code_downloads(recipe, "tr_dl", row)
+    st.caption("They train this run again (and its non-private twin) through dpcore's functions, headless, with "
+               "comments in plain words; an uploaded file is named by its own name and none of its rows is in them.")

@@ -10,7 +10,7 @@ from dpcore import claims, export, limits
 from dpcore.attacks import model_audit
 from dpcore.figures import audit as figs
 from dpcore.report_audit import audit_report
-from pages._ui import chart, guarded, headline_md
+from pages._ui import chart, code_downloads, guarded, headline_md
 
 MECHS = {"none": "Not stated", "epsilon": "ε and δ", "dpsgd": "DP-SGD run"}
 
@@ -131,10 +131,7 @@ row.download_button("Report (HTML)", lambda: audit_report(result, name).encode()
 recipe = guarded(export.for_audit, name, delta=result["delta"], confidence=result["confidence"],
                  split_seed=int(split_seed), mechanism=mech)
 if recipe is not None:
-    for fmt, label, icon in (("py", "Download as Python script", ":material/code:"),
-                             ("ipynb", "Download as notebook", ":material/book:")):
-        row.download_button(label, lambda f=fmt: export.render(recipe, f), export.file_name(recipe, fmt),
-                            "text/plain" if fmt == "py" else "application/x-ipynb+json", key=f"au_dl_{fmt}", icon=icon)
+    code_downloads(recipe, "au_dl", row)
 st.caption("The same audit from the command line: `python -m dpcore audit --scores FILE.csv` (with `--epsilon` or "
            "`--noise-multiplier`, `--sample-rate` and `--steps` to state the claim). The script and the notebook "
            "re-run it headless; they name your file by its own name and hold none of its rows.")
