@@ -65,8 +65,10 @@ def _literal(value) -> str:
 
 
 def _data_name(params: dict) -> str | None:
-    """The owner's own file name of an upload (never the stored path); None for the built-in data."""
+    """The owner's own file name of an upload (never the stored path or reference); None for the built-in data."""
     ds = str(params.get("dataset") or "")
+    if ds.startswith("upload:"):
+        return params.get("upload_name") or "your_data.csv"
     if not ds.startswith("csv:"):
         return None
     return params.get("upload_name") or ds[4:].replace("\\", "/").rsplit("/", 1)[-1]
@@ -96,12 +98,12 @@ def _settings_json(name: str | None, var: str = "settings") -> str:
 # --- a training run ------------------------------------------------------------------------------------
 
 
-def for_job(job_id: str) -> Recipe:
-    """A finished (or any) training job: train the same model with the same settings, and its non-private twin."""
+def for_job(job_id: str, *, caller) -> Recipe:
+    """A training job ``caller`` may read: train the same model with the same settings, and its non-private twin."""
     from .jobs import store
     from .training.config import TrainConfig, dataset_name, model_name
 
-    job = store.get(job_id, history=False)
+    job = store.get(job_id, caller=caller, history=False)
     cfg = TrainConfig.from_dict(job["params"])  # checks the stored settings (a foreign job is refused here)
     params, name = _portable(cfg.to_dict())
     r = Recipe(f"Training run {job_id}: {model_name(cfg.model)} on {name or dataset_name(cfg.dataset)}",
@@ -140,12 +142,13 @@ def for_job(job_id: str) -> Recipe:
 # --- a sweep --------------------------------------------------------------------------------------------
 
 
-def for_sweep(sweep_id: str) -> Recipe:
-    """A stored privacy–utility sweep: the same grid, attacks and audits, run one model after another."""
+def for_sweep(sweep_id: str, *, caller) -> Recipe:
+    """A stored privacy–utility sweep ``caller`` may read: the same grid, attacks and audits, one model after
+    another."""
     from .sweep import runs as sweep_runs, summary as sweep_summary
     from .sweep.config import SweepConfig
 
-    rec = sweep_runs.load(sweep_id)
+    rec = sweep_runs.load(sweep_id, caller=caller)
     cfg = SweepConfig.from_stored(rec.get("config") or {})
     params, name = _portable(cfg.to_dict())
     title = sweep_summary.sweep_title({"config": cfg.to_dict(), "created": rec.get("created")})
@@ -160,7 +163,8 @@ def for_sweep(sweep_id: str) -> Recipe:
     r.code(f"settings = {_literal(params)}\nconfig = SweepConfig.from_dict(settings)")
     r.md("**Run it.** Progress is printed per model; sampling, noise and the canaries' coins are drawn fresh and "
          "secretly each time.")
-    r.code("result = runs.run_sweep_inline(config, store=False,\n"
+    r.code("from dpcore.jobs.owners import CLI_OWNER  # run as the command line would; nothing is stored\n\n"
+           "result = runs.run_sweep_inline(config, owner=CLI_OWNER, store=False,\n"
            "                               progress=lambda i, n, eps, seed: print(f'model {i + 1} of {n}', flush=True))")
     r.md("**The curve.** Accuracy per ε (over its seeds) and the ε the audits prove — a lower bound at 95% — next "
          "to the ε the accountant claims — an upper bound.")

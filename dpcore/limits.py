@@ -76,6 +76,14 @@ COMPOSITION_K_MAX = 100_000
 # --- background jobs ----------------------------------------------------------------------------------
 WORKERS_MAX = 8  # worker processes on this machine (`jobs workers --start`, `sweep --workers`)
 JOBS_LIST_MAX = 1_000  # `jobs list --limit`
+#: A visitor's share of the queue (a browser session or a signed-in user; the CLI operator is not limited):
+#: jobs waiting for a worker at once. The default demo sweep is 33 jobs; 50 leave room for a few runs beside it.
+JOBS_QUEUED_PER_OWNER = 50
+#: Model trainings one sweep click may start: points × (1 + LiRA shadows). The default demo trains 33 × 9 = 297;
+#: the page's largest settings would train 130 × 65 = 8,450 (about 280 CPU-hours on 2 cores).
+SWEEP_MAX_TRAININGS = 400
+#: Characters in a run's or sweep's name (shown in pickers, tables and the report, always as text).
+JOB_NAME_MAX_CHARS = 100
 
 # --- models (engineer B owns the checks in dpcore.training; mirrored here for the README) -------------
 MODEL_MAX_HIDDEN = 4_096
@@ -105,6 +113,10 @@ NOISE_TABLE_EPSILONS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 REID_EPSILONS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
 #: Distinct sensitive values the re-identification DP simulation takes (one noisy count per value).
 LINKAGE_MAX_SENSITIVE_VALUES = 200
+
+# --- files a user names on the command line ------------------------------------------------------------
+#: A privacy statement read by `statement --verify` (a real one is a few hundred KB at most).
+STATEMENT_MAX_BYTES = 5_000_000
 
 # --- background job store -----------------------------------------------------------------------------
 JOBS_LOG_MAX_BYTES = 5_000_000  # workers.log is rotated (one old copy) when a worker starts past this size
@@ -178,9 +190,13 @@ def table() -> list[tuple[str, str]]:
         ("Re-identification rows (page, links)", f"{REID_MIN_ROWS:,} to {REID_MAX_ROWS:,}"),
         ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
         ("Background worker processes", f"{WORKERS_MAX}"),
+        ("Queued jobs per visitor (browser session or signed-in user) / model trainings per sweep click",
+         f"{JOBS_QUEUED_PER_OWNER:,} / {SWEEP_MAX_TRAININGS:,}"),
+        ("Characters in a run's or sweep's name", f"{JOB_NAME_MAX_CHARS:,}"),
         ("ε of one private query / of a budget total (query console, CLI)",
          f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}"),
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
         ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
                                                  f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
+        ("Statement file read by `statement --verify`", f"{STATEMENT_MAX_BYTES:,} bytes"),
     ]

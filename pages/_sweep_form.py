@@ -10,7 +10,7 @@ from dpcore.sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
 from dpcore.training.config import DATASET_NAMES, MODEL_NAMES
 from dpcore.training.data import upload_columns
 from pages import _upload as upload_ui
-from pages._ui import guarded
+from pages._ui import clicked, guarded, submit_once
 
 D = SweepConfig()
 T = SweepConfig(**TABLE_DEFAULTS)
@@ -53,8 +53,9 @@ def _settings(prefix: str, d: SweepConfig, models: list[str]) -> dict:
             "attacks": tuple(attacks), "shadows": int(shadows), "train_size": int(train_size) or None}
 
 
-def form(expanded: bool) -> str | None:
-    """Draw the form (in an expander, open when ``expanded``); return the id of a sweep started by this run."""
+def form(caller, expanded: bool) -> str | None:
+    """Draw the form (in an expander, open when ``expanded``); return the id of a sweep this click started for
+    ``caller`` (this session, as the job store sees it), once per click."""
     with st.expander("New sweep", expanded=expanded, icon=":material/add_chart:"):
         source = st.radio("Data", list(SOURCES), format_func=SOURCES.get, key="pu_source", horizontal=True,
                           help="Your CSV: a table with a label column, validated in memory and stored only while its "
@@ -75,7 +76,8 @@ def form(expanded: bool) -> str | None:
                 cols, b = upload_ui.editor(up_bytes, target, "pu_bounds")
             s = _settings("pu_up", T, ["mlp", "logreg"])
         b1, b2 = st.columns([1, 3], vertical_alignment="center")
-        start = b1.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")
+        start = clicked("pu_start", b1.button("Start sweep", type="primary", key="pu_start",
+                                              icon=":material/play_arrow:"))
         run_on = "local"  # issue 17: the choice appears only when a Ray cluster address is configured
         if "ray" in executors.available_executors():
             run_on = b2.radio("Run on", ["local", "ray"], horizontal=True, key="pu_executor",
@@ -88,7 +90,9 @@ def form(expanded: bool) -> str | None:
                    f"(add/remove one record), accountant PRV (tight), {d.canaries} canaries (training rows given a wrong "
                    f"label, each in by a secret fair coin); the non-private baselines train {d.baseline_scale:g}× the "
                    "epochs from a decaying learning rate (their best accuracy). Sampling and noise come from a secure "
-                   "source and are never stored.")
+                   "source and are never stored. Your sweeps are yours: only this browser session (and an admin) sees "
+                   "them; finished runs of the default demo are shared with everyone. One click trains at most "
+                   f"{limits.SWEEP_MAX_TRAININGS:,} models.")
         if not start:
             return None
         if source == "builtin":
@@ -101,8 +105,12 @@ def form(expanded: bool) -> str | None:
             upload_ui.release()  # a refused sweep keeps nothing on disk
             return None
         ex = guarded(executors.make_executor, run_on)
-        sid = guarded(sweep_runs.start_sweep, cfg, executor=ex) if ex is not None else None
-        if sid:
+        # once per click: a double click starts one sweep (the store refuses the repeated key)
+        sid, repeated = (submit_once("pu_start", sweep_runs.start_sweep, cfg, owner=caller.owner, executor=ex)
+                         if ex is not None else (None, False))
+        if not sid:
+            upload_ui.release()  # nothing queued: nothing kept
+        elif not repeated:
             st.toast(f"Sweep started: {len(cfg.point_params())} models in the background")
         return sid
 

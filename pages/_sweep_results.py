@@ -64,17 +64,17 @@ def exposure(result: dict) -> None:
                    "each ε.")
 
 
-def downloads(sweep_id: str, result: dict) -> None:
+def downloads(sweep_id: str, result: dict, caller) -> None:
     """Take it away: the sweep's privacy statement and the code that re-runs it (a script and a notebook)."""
     st.subheader("Take it with you")
     row = st.container(horizontal=True, gap="small")
     if result.get("points"):
-        stmt = guarded(statement.for_sweep, sweep_id)
+        stmt = guarded(statement.for_sweep, sweep_id, caller=caller)
         if stmt:
             row.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
                                 f"statement-{sweep_id}.json", "application/json", key="pu_dl_statement",
                                 icon=":material/verified_user:")
-    recipe = guarded(export.for_sweep, sweep_id)
+    recipe = guarded(export.for_sweep, sweep_id, caller=caller)
     if recipe is not None:
         code_downloads(recipe, "pu_dl", row)
     st.caption("The script and the notebook re-run this sweep through dpcore's functions, headless, with comments in "

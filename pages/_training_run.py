@@ -1,6 +1,6 @@
 """The DP training page's view of one finished run: the headline (what DP cost), the metrics beside the
-non-private twin, how ε was computed, the downloads and the privacy statement. pages/training.py holds the form,
-the submission and the run picker, and calls :func:`show_finished`."""
+non-private twin, how ε was computed, the downloads (metrics, weights, statement, the run as code). pages/training.py
+holds the form, the submission, the run picker and the running job, and calls :func:`show_finished`."""
 
 import json
 
@@ -14,7 +14,7 @@ from dpcore.sweep import summary as sweep_summary
 from dpcore.textsafe import md, md_message
 from dpcore.training.job import baseline_params
 from dpcore.training.results import TrainMetrics
-from pages._ui import chart, code_downloads, guarded
+from pages._ui import chart, clicked, code_downloads, guarded
 
 acc_text = sweep_summary.accuracy_text
 RELATION = "add/remove one record"
@@ -48,9 +48,10 @@ def headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> Non
             st.info("The non-private twin is still training: the cost of DP appears here when it finishes.")
 
 
-def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_baseline) -> None:
+def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_baseline, caller) -> None:
     """A finished run: ``twin`` its non-private twin job (any state) or None, ``baseline`` the newest finished
-    baseline with the same model, split and epochs, ``train_baseline(params)`` submits one."""
+    baseline with the same model, split and epochs, ``train_baseline(params, button)`` submits one, ``caller`` this
+    session as the job store sees it."""
     m = TrainMetrics.from_job(job) or TrainMetrics.from_dict({})
     private = m.private
     bm = None if not private else TrainMetrics.from_job(baseline)
@@ -97,9 +98,9 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
         if bm is None and (twin is None or twin["status"] not in ACTIVE):
-            if st.button("Train the matching non-private baseline", key="tr_train_pair",
-                         icon=":material/compare_arrows:"):
-                train_baseline(baseline_params(job["params"]))  # stay here: compare when done
+            if clicked("tr_train_pair", st.button("Train the matching non-private baseline", key="tr_train_pair",
+                                                  icon=":material/compare_arrows:")):
+                train_baseline(baseline_params(job["params"]), "tr_train_pair")  # stay: compare when done
                 st.rerun(scope="app")
     elif private:  # diffprivlib
         k3.metric("ε (pure, diffprivlib)", claims.up(m.epsilon), help=f"δ = 0, {RELATION}.")
@@ -122,23 +123,23 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
     d1.download_button("Metrics (JSON)", json.dumps(stored, indent=2).encode(), f"run-{job['id']}.json",
                        "application/json", key="tr_dl_metrics", icon=":material/download:")
     wname = stored.get("weights_file")
-    wpath = store.result_path(job["id"], wname) if wname else None
+    wpath = guarded(store.result_path, job["id"], wname, caller=caller) if wname else None
     if wpath is not None and wpath.exists():
         d2.download_button("Model weights", wpath.read_bytes(), f"model-{job['id']}{wpath.suffix}",
                            "application/octet-stream", key="tr_dl_weights", icon=":material/download:")
     if private and m.noise_multiplier is not None:  # trade-off curve + privacy statement (engineer G)
-        stmt = guarded(statement.for_job, job["id"])
+        stmt = guarded(statement.for_job, job["id"], caller=caller)
         if stmt:
             chart(adv_figs.statement_tradeoff_chart(stmt), key="tr_fig_tradeoff")
             st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
                                f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
                                icon=":material/verified_user:")
-    _code(job["id"])
+    _code(job["id"], caller)
 
 
-def _code(job_id: str) -> None:
+def _code(job_id: str, caller) -> None:
     """The run as code that trains it again (dpcore.export): a Python script and a notebook."""
-    recipe = guarded(export.for_job, job_id)
+    recipe = guarded(export.for_job, job_id, caller=caller)
     if recipe is None:
         return
     row = st.container(horizontal=True, gap="small")

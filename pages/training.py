@@ -1,62 +1,32 @@
 """Train a model with DP-SGD (Opacus) or the non-private baseline, as a background job, and read the
-honest privacy bill of the finished run."""
+honest privacy bill of the finished run. Runs belong to the session that started them (and admins see all):
+the picker, a link's run, Cancel, downloads, rename and delete go through the job store's ownership checks.
+
+The view of one finished run lives in pages/_training_run.py; an upload's storage and its public-bounds editor in
+pages/_upload.py (shared with the privacy–utility page)."""
 
 import pandas as pd
 import streamlit as st
 
 from dpcore import claims, limits
 from dpcore.figures import training as figs
-from dpcore.jobs import display, registry, store, workers
-from dpcore.training.config import (DATASET_NAMES, MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
+from dpcore.errors import JobError
+from dpcore.jobs import display, owners, registry, store, workers
+from dpcore.training.config import (MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
                                     dataset_name, model_name, recommended)
 from dpcore.training import bounds
 from dpcore.training.data import upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
-from pages import _training_run as run_view, _upload as upload_ui
-from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads, widget_state
+from pages import _training_form as form, _training_run as run_view, _upload as upload_ui
+from pages._ui import (admin_box, chart, clicked, from_url, guarded, job_caller, manage_box, required,
+                       share_in_url, submit_once, table_downloads, widget_state)
 
-TARGET = registry.TRAIN
-GROUP = "train"
-# Option labels short enough for a third of the form at 1280 px; the details are in the widgets' help.
-DATASETS = {**DATASET_NAMES, "csv": "Upload a CSV"}  # the option says what to do; elsewhere "Uploaded CSV"
-DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical: a 10,000-row extract. "
-                "Digits: 8×8 images, 10 classes. Upload a CSV: your own table. MNIST: from the server's data "
-                "folder (.npz).")
-OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # shown; the stored values stay "sgd" / "adam"
-MODEL_HELP = ("MLP: a small neural network; CNN: a small neural network for images. diffprivlib models are "
-              "trained with pure ε (δ = 0): logistic regression by objective perturbation (noise added to what "
-              "training minimises), Gaussian naive Bayes (GaussianNB) with noisy statistics. The others train "
-              "with DP-SGD (Opacus).")
-
-
-def _models_for(kind: str) -> list[str]:
-    if kind in ("digits", "mnist"):
-        return ["cnn", "logreg", "mlp"] + (["diffprivlib_logreg", "diffprivlib_nb"] if kind == "digits" else [])
-    return ["logreg", "mlp", "diffprivlib_logreg", "diffprivlib_nb"]
-
-
-def _on_dataset() -> None:
-    """A new dataset: its first (recommended) model and that pair's hyper-parameters."""
-    st.session_state["tr_model"] = _models_for(st.session_state.get("tr_dataset", "breast_cancer"))[0]
-    _apply_recommended()
-
-
-HYPER = ("epochs", "batch_size", "lr", "clip", "optimizer")  # pre-filled per dataset and model
-
-
-def _apply_recommended() -> None:
-    """Pre-fill the hyper-parameters that work for the chosen dataset and model."""
-    kind = st.session_state.get("tr_dataset", "breast_cancer")
-    rec = recommended(kind, st.session_state["tr_model"])
-    for key in HYPER:
-        st.session_state[f"tr_{key}"] = rec[key]
-
-
+TARGET, GROUP = registry.TRAIN, registry.TRAIN_GROUP
 # Held in session state, not value=: the dataset and model callbacks set the hyper-parameters, the advisor's
 # "open on the training page" sets the privacy fields, and the ε / σ field not shown keeps its value.
 widget_state({"tr_dataset": "breast_cancer", "tr_model": "logreg",
-              **{f"tr_{k}": recommended("breast_cancer", "logreg")[k] for k in HYPER},
+              **{f"tr_{k}": recommended("breast_cancer", "logreg")[k] for k in form.HYPER},
               "tr_privacy_mode": "target ε", "tr_eps": 1.0, "tr_sigma": 1.0, "tr_delta": 1e-5})
 
 acc_text, RELATION, ACTIVE = run_view.acc_text, run_view.RELATION, run_view.ACTIVE
@@ -71,19 +41,40 @@ st.markdown(
 st.caption(
     "DP-SGD (Opacus) clips each example's influence and adds noise; the twin has the same model, data split and "
     f"epochs without it. ε is the accountant's upper bound for the run's own noise, sampling and steps, with δ "
-    f"beside it; neighbouring datasets differ by one record ({RELATION}). Training runs in a background worker: "
-    "leave, reload or open a second tab — nothing is lost. The seed fixes only the data split and the starting "
+    f"beside it; neighbouring datasets differ by one record ({RELATION}). Training runs in a background worker, "
+    "so leaving the page stops nothing. Your runs are yours: only this browser session (and an admin) sees their "
+    "results — a reload or another tab is a new session. The seed fixes only the data split and the starting "
     "weights; sampling and noise come from a secure source that is never stored."
 )
 upload_ui.release()
+caller = job_caller()
+
+# A link to one run (?tr_pick=ID): shown only to its owner (and admins); the form takes its settings.
+def _linked(job_id: str):
+    """The run a link names, if this session may see it; else a warning that shows nothing of it."""
+    try:
+        return store.get(job_id, caller=caller, history=False)
+    except owners.NotYours:
+        st.warning("The run in this link is not yours: only the session that started it (or an admin) can see it. "
+                   "Start your own below.", icon=":material/lock:")
+    except JobError:
+        st.warning("The link names no run that exists (it may have been deleted).")
+    return None
+
+
+if "tr_pick" not in st.session_state and from_url("tr_pick", ""):
+    linked = guarded(_linked, from_url("tr_pick", ""))  # a storage fault: one message
+    if linked is not None and linked.group == GROUP:
+        st.session_state["tr_pick"] = linked.id
+        form.take(linked.params)
 
 # ---------------------------------------------------------------------------------------------- the form
 with st.container(border=True):
     c1, c2, c3 = st.columns([2, 2, 2])
-    kind = c1.selectbox("Dataset", list(DATASETS), format_func=DATASETS.get, key="tr_dataset",
-                        on_change=_on_dataset, help=DATASET_HELP)
-    model = c2.selectbox("Model", _models_for(kind), format_func=MODEL_NAMES.get, key="tr_model",
-                         on_change=_apply_recommended, help=MODEL_HELP)
+    kind = c1.selectbox("Dataset", list(form.DATASETS), format_func=form.DATASETS.get, key="tr_dataset",
+                        on_change=form.on_dataset, help=form.DATASET_HELP)
+    model = c2.selectbox("Model", form.models_for(kind), format_func=MODEL_NAMES.get, key="tr_model",
+                         on_change=form.apply_recommended, help=form.MODEL_HELP)
     dataset, target, upload_bytes, upload_name, upload_cols, upload_bounds = kind, None, None, None, [], None
     if kind == "medical":
         target = c3.selectbox("Predict", list(MEDICAL_TARGETS), key="tr_target",  # words; the value stays the column
@@ -142,7 +133,7 @@ with st.container(border=True):
                            help="How far one record can move the model in a step: each example's gradient (its "
                                 "push on the model) is clipped to this length (L2 norm).")
     optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer",
-                             format_func=lambda o: OPTIMIZER_NAMES.get(o, o))
+                             format_func=lambda o: form.OPTIMIZER_NAMES.get(o, o))
     seed = h6.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed",
                            help="Fixes the data split and starting weights only; sampling and noise stay secret.")
     train_size = h7.number_input("Training rows", 0, 1_000_000, 0, key="tr_train_size",
@@ -154,15 +145,18 @@ with st.container(border=True):
               "train_size": int(train_size) or None,
               **({"bounds": upload_bounds, "upload_name": upload_name} if kind == "csv" else {})}
     b1, b2, _ = st.columns([1.4, 1.4, 2.5])
-    go_dp = b1.button("Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
-                      help="Trains the DP model and its non-private twin together, then shows what DP costs.")
+    go_dp = clicked("tr_train_dp", b1.button(
+        "Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
+        help="Trains the DP model and its non-private twin together, then shows what DP costs."))
     # a non-private run for comparison: an icon that says compare, not an (open) lock that reads as privacy
-    go_base = b2.button("Baseline only", key="tr_train_base", icon=":material/compare_arrows:",
-                        help="Trains only the non-private model (no DP, ε = ∞), for comparison.")
+    go_base = clicked("tr_train_base", b2.button(
+        "Baseline only", key="tr_train_base", icon=":material/compare_arrows:",
+        help="Trains only the non-private model (no DP, ε = ∞), for comparison."))
 
 
 def _with_upload(p: dict) -> dict | None:
-    """Job params with the upload stored for the job (only now, after it was validated in memory)."""
+    """Job params with the upload stored for the job (only now, after it was validated in memory), named by an
+    opaque reference (``upload:<ref>``): the job's parameters never hold the server's path."""
     if not str(p.get("dataset", "")).startswith("csv:"):
         return p
     if upload_bytes is None:
@@ -170,8 +164,8 @@ def _with_upload(p: dict) -> dict | None:
         return None
     if upload_bounds is None or guarded(bounds.require_all, upload_cols, upload_bounds) is None:
         return None  # every column needs its bounds (or the labelled choice to learn them): said above
-    path = upload_ui.store(upload_bytes)
-    return None if path is None else {**p, "dataset": f"csv:{path}"}
+    ref = upload_ui.store(upload_bytes)
+    return None if ref is None else {**p, "dataset": ref}
 
 
 def _label(cfg) -> str:
@@ -180,7 +174,9 @@ def _label(cfg) -> str:
         else (f"σ={cfg.noise_multiplier:g}" if cfg.noise_multiplier is not None else "non-private"))
 
 
-def _submit(p: dict, show: bool = True, with_baseline: bool = False) -> None:
+def _submit(p: dict, button: str, show: bool = True, with_baseline: bool = False) -> None:
+    """Queue the run (and its twin) for this session, once per click: the pair goes in all or none, and a
+    double click's second press queues nothing (the store refuses its repeated key)."""
     p = _with_upload(p)
     if p is None:
         return
@@ -188,26 +184,32 @@ def _submit(p: dict, show: bool = True, with_baseline: bool = False) -> None:
     if cfg is None or guarded(preflight, cfg) is None:
         upload_ui.release()  # a refused run keeps nothing on disk
         return
-    job_id = guarded(store.submit, TARGET, cfg.to_dict(), group=GROUP, label=_label(cfg))
-    if job_id and with_baseline and cfg.private:
+    units = [(TARGET, cfg.to_dict(), _label(cfg))]
+    if with_baseline and cfg.private and _find_baseline(cfg.to_dict(), ACTIVE + ("done",)) is None:
         base = cfg.baseline()
-        if _find_baseline(cfg.to_dict(), ("queued", "running", "done")) is None:
-            guarded(store.submit, TARGET, base.to_dict(), group=GROUP, label=_label(base) + " (twin)")
-    if job_id:
-        workers.ensure_workers(2)
-        if show:
-            st.session_state["tr_new_job"] = job_id
-        st.toast(f"Job {job_id} queued: {_label(cfg)}" + (" and its non-private twin" if with_baseline else ""))
+        units.append((TARGET, base.to_dict(), _label(base) + " (twin)"))
+    ids, repeated = submit_once(button, store.submit_many, units, owner=caller.owner, group=GROUP)
+    if not ids:
+        upload_ui.release()
+        return
+    job_id = ids if repeated else ids[0]
+    workers.ensure_workers(2)
+    if show:
+        st.session_state["tr_new_job"] = job_id
+    if not repeated:
+        st.toast(f"Queued: {_label(cfg)}" + (" and its non-private twin" if len(units) > 1 else ""))
 
 
-def _find_baseline(params: dict, statuses=("done",)) -> dict | None:
-    """The newest non-private baseline with the same model, split and epochs, in one of ``statuses``."""
+def _find_baseline(params: dict, statuses=("done",), owner: str | None = None) -> dict | None:
+    """The newest non-private baseline of the same owner with the same model, split and epochs, in one of
+    ``statuses``."""
     try:
         want = baseline_params(params)
     except Exception:  # noqa: BLE001 - an old or foreign job
         return None
-    for j in store.list_jobs(group=GROUP, limit=100):
-        if j["status"] in statuses and j["params"] == want:
+    owner = owner or caller.owner
+    for j in store.list_jobs(caller=caller, group=GROUP, limit=100):
+        if j["status"] in statuses and j["params"] == want and j.owner == owner:
             return j
     return None
 
@@ -216,39 +218,55 @@ if go_dp:
     if params["epsilon"] is None and params["noise_multiplier"] is None:
         st.error("Set a target ε or a noise multiplier σ.")
     else:
-        _submit(params, with_baseline=True)
+        _submit(params, "tr_train_dp", with_baseline=True)
 if go_base:
-    _submit({**params, "epsilon": None, "noise_multiplier": None})
+    _submit({**params, "epsilon": None, "noise_multiplier": None}, "tr_train_base")
 
 # ---------------------------------------------------------------------------------------------- one job
-recent = required(store.list_jobs, group=GROUP, limit=30)
+recent = list(required(store.list_jobs, caller=caller, group=GROUP, limit=30))
+if st.session_state.get("tr_pick") and st.session_state["tr_pick"] not in [j.id for j in recent]:
+    try:  # a linked run older than the 30 newest: still this session's (or an admin's) to see
+        recent.append(store.get(st.session_state["tr_pick"], caller=caller, history=False))
+    except (JobError, OSError):
+        pass
 if not recent:
-    st.info("No training run yet. Press **Train DP + baseline** (a few seconds for breast cancer).")
+    st.info("No training run yet in this session. Press **Train DP + baseline** (a few seconds for breast cancer).")
+    admin_box("tr_admin")
     st.stop()
 ids = [j["id"] for j in recent]
+by_id = {j.id: j for j in recent}
 new_job = st.session_state.pop("tr_new_job", None)
 if new_job in ids:
     st.session_state["tr_pick"] = new_job  # a new submission: show it
-if "tr_pick" not in st.session_state and from_url("tr_pick", "") in ids:
-    st.session_state["tr_pick"] = from_url("tr_pick", "")  # a shared link to one run
 if st.session_state.get("tr_pick") not in ids:
     # default: the newest private run (the comparison view), not its twin baseline submitted after it
     private = [j["id"] for j in recent if (j.get("params") or {}).get("epsilon") is not None
                or (j.get("params") or {}).get("noise_multiplier") is not None]
     st.session_state["tr_pick"] = private[0] if private else ids[0]
+
+
+def _on_pick() -> None:
+    """Another run picked: the form shows its settings."""
+    job = by_id.get(st.session_state.get("tr_pick"))
+    if job is not None:
+        form.take(job.params)
+
+
 # The picker's labels never carry the status: a select box keeps showing the label it was opened with, so a
-# status in it stayed on "queued" while the job ran and finished. The status is drawn fresh beside it.
-names = {j["id"]: f"{j['label']} · {j['id']}" for j in recent}
+# status in it stayed on "queued" while the job ran and finished. The status is drawn fresh beside it. Names are
+# distinct per owner; an admin's list (several owners) adds the id where two read the same.
+labels = [j["label"] or j["id"] for j in recent]
+names = {j["id"]: (lb if labels.count(lb) == 1 else f"{lb} · {j['id']}") for j, lb in zip(recent, labels)}
 pick_col, status_col = st.columns([4, 1], vertical_alignment="bottom")
-job_id = pick_col.selectbox("Run", ids, format_func=names.get, key="tr_pick")
+job_id = pick_col.selectbox("Run", ids, format_func=names.get, key="tr_pick", on_change=_on_pick)
 share_in_url("tr_pick")
-first = required(store.get, job_id, history=False)
+first = required(store.get, job_id, caller=caller, history=False)
 STATUS_WORDS = {"queued": "queued", "running": "running", "done": "done", "failed": "failed",
                 "cancelled": "cancelled"}
 status_col.markdown(f"Status: **{STATUS_WORDS.get(first['status'], first['status'])}**")
 _private_first = (first.get("params") or {}).get("epsilon") is not None or \
     (first.get("params") or {}).get("noise_multiplier") is not None
-twin0 = _find_baseline(first["params"], ACTIVE + ("done",)) if _private_first else None
+twin0 = _find_baseline(first["params"], ACTIVE + ("done",), first.owner) if _private_first else None
 polling = first["status"] in ACTIVE or (twin0 is not None and twin0["status"] in ACTIVE)
 if polling:
     workers.ensure_workers(2)
@@ -256,7 +274,7 @@ if polling:
 
 def _baseline_for(job: dict) -> dict | None:
     """The newest finished non-private baseline with the same model, split and epochs."""
-    return _find_baseline(job["params"], ("done",))
+    return _find_baseline(job["params"], ("done",), job.get("owner"))
 
 
 def _state(job: dict | None) -> str | None:
@@ -265,12 +283,12 @@ def _state(job: dict | None) -> str | None:
 
 @st.fragment(run_every=1.0 if polling else None)
 def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
-    v = guarded(display.view, jid)
+    v = guarded(display.view, jid, caller=caller)
     if v is None:
         return
     job = v["job"]
     status = job["status"]
-    twin = _find_baseline(job["params"], ACTIVE + ("done",)) if _private_first else None
+    twin = _find_baseline(job["params"], ACTIVE + ("done",), job.owner) if _private_first else None
     if status != status0 or _state(twin) != twin_status0:
         # the run (or its twin) moved on: redraw the whole page so the run picker's label and the
         # polling follow (queued -> running -> done / cancelled)
@@ -278,8 +296,8 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
         return
     if status in ACTIVE:
         st.progress(v["fraction"] or 0.0, text=v["text"])
-        if st.button("Cancel", key="tr_cancel", icon=":material/stop:"):
-            guarded(store.cancel, jid)
+        if caller.may_change(job.owner) and st.button("Cancel", key="tr_cancel", icon=":material/stop:"):
+            guarded(store.cancel, jid, caller=caller)
             st.rerun(scope="app")
     if status == "failed":
         st.error(f"The run failed: {job['error']}")
@@ -292,7 +310,7 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
     base_hist = bm.history if bm is not None else None
     if status == "done":
         run_view.show_finished(job, twin, _baseline_for(job) if m is not None and m.private else None,
-                               lambda p: _submit(p, show=False))
+                               lambda p, button: _submit(p, button, show=False), caller)
     if figs.epoch_rows(history):
         c1, c2, c3 = st.columns(3)
         chart(figs.loss_chart(history, base_hist), key="tr_fig_loss", where=c1)
@@ -306,6 +324,21 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
                        "diamond), so it can end a little above a target that the diamond meets.")
     elif status in ACTIVE:
         st.info("Waiting for the first epoch…" if status == "running" else "Queued: waiting for a worker…")
+    if status not in ACTIVE and caller.may_change(job.owner):
+        if manage_box("run", job["label"] or jid, key=f"tr_manage_{jid}",
+                      rename=lambda new: store.rename(jid, new, caller=caller),
+                      delete=lambda: store.delete(jid, caller=caller)):
+            if not store_has(jid):
+                st.session_state.pop("tr_pick", None)
+            st.rerun(scope="app")
+
+
+def store_has(jid: str) -> bool:
+    try:
+        store.get(jid, caller=caller, history=False)
+    except JobError:
+        return False
+    return True
 
 
 show_job(job_id, first["status"], _state(twin0))
@@ -318,7 +351,7 @@ with st.expander("Recent runs", expanded=False):
         # words and rounded numbers, "—" where a run has none (a table of "None" read as broken); the id last
         eps = ("—" if r is None else claims.up(r.epsilon) if r.epsilon is not None
                else "∞ (no DP)" if not r.private else "—")
-        rows.append({"run": j["label"], "status": j["status"],
+        rows.append({"run": j["label"] or j["id"], "status": j["status"],
                      "test accuracy": acc_text(r.test_accuracy) if r else "—", "ε": eps,
                      "δ": claims.delta(r.delta) if r and r.delta else "—",
                      "σ": f"{r.noise_multiplier:.3g}" if r and r.noise_multiplier is not None else "—",
@@ -328,3 +361,4 @@ with st.expander("Recent runs", expanded=False):
                      "error": j.get("error") or "", "id": j["id"]})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="tr_recent")
     table_downloads(pd.DataFrame(rows), "tr_recent", key="tr_recent_dl")
+admin_box("tr_admin")

@@ -1,6 +1,7 @@
 """`python -m dpcore export --job ID | --sweep ID --format py|ipynb [--out FILE]`: a training run or a sweep as a
 Python script or a Jupyter notebook that re-runs it through dpcore's public functions (:mod:`dpcore.export`).
-Without ``--out`` the code goes to stdout; with it, the file is written and its name printed as JSON."""
+Without ``--out`` the code goes to stdout; with it, the file is written and its name printed as JSON. The command line
+exports its own runs and sweeps (and the shared demo sweeps), as ``jobs show`` reads them."""
 
 from __future__ import annotations
 
@@ -25,13 +26,15 @@ def run(args):
 
     if args.out is not None:
         check_json_path(args.out, "--out")  # a folder, a missing folder or '' fail before anything is built
-    recipe = export.for_job(args.job) if args.job else export.for_sweep(args.sweep)
+    from ..jobs.owners import CLI
+
+    recipe = export.for_job(args.job, caller=CLI) if args.job else export.for_sweep(args.sweep, caller=CLI)
     data = export.render(recipe, args.format)
     if args.out is None:
         sys.stdout.write(data.decode())
         sys.stdout.flush()
         return None
-    from ..serialize import write_bytes
+    from ..storage import write_user_file
 
-    write_bytes(args.out, data, "--out")
+    write_user_file(args.out, data, option="--out")
     return {"written": args.out, "format": args.format, "title": recipe.title}

@@ -3,12 +3,11 @@ a self-contained HTML report, with a privacy statement for the sweep, each train
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from .. import limits, report
 from ..cli import int_arg, seed_arg
 from ..errors import DPError
-from ..storage import atomic_write_bytes
+from ..storage import check_user_path, write_user_file
 
 
 def register(sub) -> None:
@@ -31,13 +30,11 @@ def run(args) -> dict:
     if args.sweep is not None and not args.sweep.strip():
         raise DPError("--sweep needs a sweep id (see `python -m dpcore jobs list --group ...`); "
                       "leave out --sweep for a report without one")
-    out = Path(args.out)
-    if out.is_dir():
-        raise DPError(f"--out must be a file path, got a folder: {out}")
-    if not out.parent.exists():
-        raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
+    check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
+    from ..jobs.owners import CLI
+
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[tuple(x) for x in args.ledger])
-    atomic_write_bytes(out, html.encode())
-    return {"out": str(out), "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
+                        ledgers=[tuple(x) for x in args.ledger], caller=CLI)
+    write_user_file(args.out, html.encode())
+    return {"out": args.out, "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
             "jobs": args.job, "ledgers": len(args.ledger)}

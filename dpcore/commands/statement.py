@@ -10,9 +10,9 @@ inputs and exits 2 naming the first mismatch.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from .. import statement
+from .. import statement, storage
+from ..limits import STATEMENT_MAX_BYTES
 from ..errors import DPError
 
 
@@ -31,18 +31,27 @@ def register(sub) -> None:
 
 def run(args) -> dict:
     if args.verify:
+        raw = storage.read_user_file(args.verify, max_bytes=STATEMENT_MAX_BYTES, what="statement file",
+                                     option="--verify")  # never hangs on a pipe
+        if len(raw) > STATEMENT_MAX_BYTES:
+            raise DPError(f"{args.verify} is larger than a statement can be ({STATEMENT_MAX_BYTES:,} bytes)")
         try:
-            st = json.loads(Path(args.verify).read_text())
-        except (OSError, ValueError) as exc:
-            raise DPError(f"could not read a statement from {args.verify}: {exc}") from None
+            st = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise DPError(f"could not read a statement from {args.verify}: {str(exc)[:200]}") from None
+        if not isinstance(st, dict):
+            raise DPError(f"{args.verify} holds JSON but not a statement (a JSON object is expected, got "
+                          f"{type(st).__name__})")
         bad = statement.verify(st)
         if bad:
             raise DPError(f"the statement does not check out: {bad[0]}")
         return {"verified": True, "kind": st.get("kind"), "subject": st.get("subject")}
+    from ..jobs.owners import CLI
+
     if args.job:
-        return statement.for_job(args.job)
+        return statement.for_job(args.job, caller=CLI)
     if args.sweep:
-        return statement.for_sweep(args.sweep)
+        return statement.for_sweep(args.sweep, caller=CLI)
     if not args.analyst or not args.dataset:
         raise DPError("--ledger needs --analyst NAME and --dataset KEY")
     if args.n is not None and args.n < 1:

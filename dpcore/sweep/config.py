@@ -217,7 +217,9 @@ class SweepConfig:
 
 def for_upload(path: str, target: str, *, bounds: dict | None = None, upload_name: str | None = None,
                **settings) -> SweepConfig:
-    """The sweep of an uploaded CSV stored at ``path``: :data:`TABLE_DEFAULTS`, with ``settings`` over them, its
-    public ``bounds`` (:mod:`dpcore.training.bounds`) and its owner's file name; validated (reads the data)."""
-    return SweepConfig(**{**TABLE_DEFAULTS, **settings, "dataset": f"csv:{path}", "target": target,
+    """The sweep of an uploaded CSV: ``path`` a file, or the ``upload:<ref>`` a page stored it under
+    (:func:`dpcore.training.data.save_upload`); :data:`TABLE_DEFAULTS` with ``settings`` over them, its public
+    ``bounds`` (:mod:`dpcore.training.bounds`) and its owner's file name; validated (reads the data)."""
+    dataset = path if str(path).startswith("upload:") else f"csv:{path}"  # a page's stored upload, or a file
+    return SweepConfig(**{**TABLE_DEFAULTS, **settings, "dataset": dataset, "target": target,
                           "bounds": bounds, "upload_name": upload_name}).validate()

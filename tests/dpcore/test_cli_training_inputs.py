@@ -18,9 +18,9 @@ TRAIN = ["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon"
     (TRAIN + ["--clip", "1e308"], "clip (max grad norm) must be at most 1000"),
     (TRAIN + ["--seed", "99999999999999999999999"], "must be from 0 to 4,294,967,295, got 99,999,999,999,999,999,999,999"),
     (TRAIN + ["--seed", "-1"], "must be from 0 to"),
-    (TRAIN + ["--json", ""], "--json needs a file name"),
-    (["sweep", "--json", ""], "--json needs a file name"),
-    (["sweep", "--json", "   "], "--json needs a file name"),
+    (TRAIN + ["--json", ""], "--json needs a file path"),
+    (["sweep", "--json", ""], "--json needs a file path"),
+    (["sweep", "--json", "   "], "--json needs a file path"),
 ])
 def test_train_and_sweep_refuse_in_one_line(capsys, tmp_path, monkeypatch, args, words):
     monkeypatch.chdir(tmp_path)

@@ -15,6 +15,7 @@ from dpcore import export
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.jobs import registry, runner, store
+from dpcore.jobs.owners import CLI, CLI_OWNER
 
 from ..conftest import ROOT
 from .cli_helpers import run as cli
@@ -34,14 +35,14 @@ def upload(tmp_path):
     df = pd.DataFrame({"age": rng.integers(18, 90, 200), "city": rng.choice(["a", "b"], 200)})
     df["label"] = np.where(df.age > 50, "yes", "no")
     data = df.to_csv(index=False).encode()
-    stored = save_upload(data)
-    params = TrainConfig(dataset=f"csv:{stored}", target="label", model="logreg", epsilon=2.0, epochs=2,
+    stored = save_upload(data)  # "upload:<ref>", as the page stores it
+    params = TrainConfig(dataset=stored, target="label", model="logreg", epsilon=2.0, epochs=2,
                          batch_size=32, bounds=BOUNDS, upload_name=NAME).to_dict()
-    runner.run_inline(registry.TRAIN, params, group="train", label="upload")
+    runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group="train", label="upload")
     own = tmp_path / "owner"
     own.mkdir()
     (own / NAME).write_bytes(data)
-    return store.list_jobs(group="train")[0], stored, own
+    return store.list_jobs(caller=CLI, group="train")[0], stored, own
 
 
 def _run_script(code: bytes, cwd) -> dict:
@@ -67,10 +68,10 @@ def _run_notebook(code: bytes, cwd, monkeypatch) -> dict:
 @pytest.mark.slow
 def test_a_training_run_exported_as_script_and_notebook_runs_again(upload, monkeypatch, dp_home):
     job, stored, own = upload
-    recipe = export.for_job(job["id"])
+    recipe = export.for_job(job["id"], caller=CLI)
     py, nb = export.render(recipe, "py"), export.render(recipe, "ipynb")
     for text in (py.decode(), nb.decode()):
-        assert stored not in text and str(dp_home) not in text and "uploads" not in text  # no server path
+        assert stored[7:] not in text and str(dp_home) not in text and "uploads" not in text  # no path, no ref
     want = {**job["params"], "dataset": f"csv:{NAME}"}
     for again in (_run_script(py, own), _run_notebook(nb, own, monkeypatch)):
         assert again["settings"] == json.loads(json.dumps(want))  # the same settings, the upload by its own name
@@ -93,10 +94,10 @@ def test_a_sweep_exported_runs_again_and_holds_no_private_row(tmp_path):
     stored.write_bytes(data)
     cfg = for_upload(str(stored), "label", bounds=BOUNDS, upload_name=NAME, epsilons=(2.0,), seeds=1, epochs=2,
                      attacks=("loss",), canaries=20, reproducible_noise=True)
-    res = sweep_runs.run_sweep_inline(cfg)
-    rec = sweep_runs.load(res["id"])
+    res = sweep_runs.run_sweep_inline(cfg, owner=CLI_OWNER)
+    rec = sweep_runs.load(res["id"], caller=CLI)
     assert rec["result"]["points"][0]["vulnerable"][0]["record"]  # the stored sweep holds rows for its owner ...
-    py = export.render(export.for_sweep(res["id"]), "py").decode()
+    py = export.render(export.for_sweep(res["id"], caller=CLI), "py").decode()
     assert "vulnerable" not in py and "'record'" not in py and str(stored) not in py  # ... the export none of them
     assert not any(f"'{c}': {int(a)}" in py for a, c in zip(df.age, df.city))
     (tmp_path / NAME).write_bytes(data)
@@ -142,7 +143,7 @@ def test_a_hostile_upload_name_stays_text(upload):
 def test_the_cli_exports_and_refuses_in_one_line(upload, capsys, tmp_path):
     job, stored, _ = upload
     rc, out, err = cli(capsys, "export", "--job", job["id"], "--format", "ipynb")
-    assert rc == 0 and json.loads(out)["nbformat"] == 4 and stored not in out
+    assert rc == 0 and json.loads(out)["nbformat"] == 4 and stored[7:] not in out
     rc, out, err = cli(capsys, "export", "--job", job["id"], "--out", str(tmp_path / "run.py"))
     assert rc == 0 and json.loads(out)["written"].endswith("run.py") and (tmp_path / "run.py").read_text()
     for args in (["export", "--job", "nope"], ["export", "--sweep", "nope"], ["export", "--job", job["id"], "--out", ""],
@@ -150,4 +151,4 @@ def test_the_cli_exports_and_refuses_in_one_line(upload, capsys, tmp_path):
         rc, out, err = cli(capsys, *args)
         assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
     with pytest.raises(DPError):
-        export.render(export.for_job(job["id"]), "docx")
+        export.render(export.for_job(job["id"], caller=CLI), "docx")

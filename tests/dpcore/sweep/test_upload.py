@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.cli import main
+from dpcore.jobs.owners import CLI, CLI_OWNER
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import TABLE_DEFAULTS, for_upload
 
@@ -50,12 +51,13 @@ def test_a_finished_upload_sweep_outlives_its_upload(tmp_path):
     shutil.copy(src, stored)
     b = {"age": {"lower": 0, "upper": 120}, "city": {"categories": ["a", "b"]}, "label": {"categories": ["no", "yes"]}}
     res = sweep_runs.run_sweep_inline(for_upload(str(stored), "label", bounds=b, upload_name="clinic.csv",
-                                                 epsilons=(2.0,), seeds=1, epochs=2, shadows=2, canaries=20))
+                                                 epsilons=(2.0,), seeds=1, epochs=2, shadows=2, canaries=20),
+                                      owner=CLI_OWNER)
     stored.unlink()  # what release_uploads does once the sweep's jobs are done
-    s = sweep_runs.state(res["id"])
+    s = sweep_runs.state(res["id"], caller=CLI)
     assert s["status"] == "done" and s["result"]["points"]
-    st = statement.for_sweep(res["id"])
+    st = statement.for_sweep(res["id"], caller=CLI)
     assert st["preprocessing"]["declared_public"] and st["points"][0]["preprocessing"]["leaks"] == []
-    assert "clinic.csv" in report.sweep_section(res["id"]).title
-    assert "clinic.csv" in export.script(export.for_sweep(res["id"]))
-    assert sweep_runs.list_sweeps()[0]["name"].startswith("clinic.csv")
+    assert "clinic.csv" in report.sweep_section(res["id"], caller=CLI).title
+    assert "clinic.csv" in export.script(export.for_sweep(res["id"], caller=CLI))
+    assert sweep_runs.list_sweeps(caller=CLI)[0]["name"].startswith("clinic.csv")
