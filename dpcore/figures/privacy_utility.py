@@ -78,9 +78,9 @@ def size_chart(result: dict) -> go.Figure:
     rows = sweep_summary.size_control(result)
     fig = go.Figure()
     if rows:
-        # what DP costs is written under each pair of bars, in the axis's own font: as text above the bars it was
-        # crossed by the error bars and shrank to ~3 px on a phone
-        x = [f"{r['fraction']:.0%} ({r['n_train']:,} rows)<br><b>DP costs {r['cost'] * 100:.1f} points</b>"
+        # what DP costs is written under each pair of bars, in the axis's own font and in lines short enough for a
+        # third of a phone: as text above the bars it was crossed by the error bars and shrank to ~3 px there
+        x = [f"{r['fraction']:.0%}<br>({r['n_train']:,} rows)<br><b>DP: −{r['cost'] * 100:.1f} pts</b>"
              for r in rows]
         fig.add_trace(go.Bar(x=x, y=[r["baseline_accuracy"] for r in rows], name="non-private baseline",
                              marker_color=style.NON_PRIVATE,
@@ -88,8 +88,9 @@ def size_chart(result: dict) -> go.Figure:
         fig.add_trace(go.Bar(x=x, y=[r["dp_accuracy"] for r in rows], name=f"DP-SGD at ε = {rows[0]['epsilon']:g}",
                              marker_color=style.PRIVATE,
                              error_y=dict(type="data", array=[r["dp_accuracy_sd"] or 0 for r in rows])))
-    style.base_layout(fig, "More data makes DP cheaper: accuracy by training-set size", "training rows used",
-                      "test accuracy (% of test rows)", height=430)
+    style.base_layout(fig, "More data makes DP cheaper: accuracy by training-set size",
+                      "training rows used (under each: what DP costs, in accuracy points)",
+                      "test accuracy (% of test rows)", height=450)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     fig.update_layout(barmode="group")
     return fig
