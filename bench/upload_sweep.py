@@ -62,7 +62,9 @@ def main() -> None:
     cfg = for_upload(stored, "outcome", bounds=b, upload_name="my_table.csv")
     n = len(cfg.point_params())
     t0 = time.perf_counter()
-    res = sweep_runs.run_sweep_parallel(cfg, workers=args.workers)
+    from dpcore.jobs.owners import CLI_OWNER
+
+    res = sweep_runs.run_sweep_parallel(cfg, owner=CLI_OWNER, workers=args.workers)
     wall = time.perf_counter() - t0
     workers.shutdown_workers()
     pts = [*(res.get("baselines") or [res["baseline"]]), *res["points"]]
