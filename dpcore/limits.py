@@ -54,7 +54,21 @@ LINKAGE_MAX_RECORDS = 10_000  # matching rows printed by `python -m dpcore linka
 
 # --- noise draws --------------------------------------------------------------------------------------
 SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.noise.mechanisms.MAX_SIMULATED_DRAWS)
-RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.noise.mechanisms.MAX_RELEASE_DRAWS)
+RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.noise.release.MAX_RELEASE_DRAWS)
+
+# --- released numbers (dpcore.noise.grid.check_release: the noise page, the console, the CLI) -------------
+#: Largest |value|, |bound| or sensitivity a release takes: within it, every number in grid units is exact in int64
+#: and every released value finite (±1e308 bounds once gave null answers, charged, and page tracebacks).
+RELEASE_MAGNITUDE_MAX = 1e15
+#: Δ (or a histogram's bin width) must be at least this × the largest |value| or |bound|: a float near 1e9 cannot
+#: hold differences of 1e-9, so finer noise would vanish in the sum.
+RELEASE_RESOLUTION = 1e-9
+#: Smallest Δ (other than 0) a release takes: finer noise needs another unit.
+RELEASE_SENSITIVITY_MIN = 1e-12
+
+# --- noise page (its public row count n) ----------------------------------------------------------------
+NOISE_ROWS_MIN = 100
+NOISE_ROWS_MAX = 200_000
 
 # --- query console and budget ledger (page, links, `query` and `budget` CLI) ------------------------
 #: ε of one query: above this a release protects nobody (and exp(−ε) underflows in the interval maths).
@@ -67,8 +81,19 @@ BUDGET_EPSILON_MAX = 1_000_000.0
 QUERY_CONSOLE_MIN_ROWS = 100
 QUERY_CONSOLE_MAX_ROWS = 200_000
 QUERY_CONSOLE_SEED_MAX = 10_000
+#: Events of a quota's history the console shows (the latest; the visitors' shared history grows with every click).
+HISTORY_ROWS_SHOWN = 500
 #: Columns whose leave-one-out row sketches are kept for the near-duplicate check when registering data.
 QUERY_MAX_SKETCH_COLUMNS = 64
+#: The built-in synthetic data (each size and seed is its own population): its cap, the per-query cap, and the
+#: visitors' shared quota inside the cap (no sign-in). δ: 1/(10·n), the cap's and the visitors' quota's.
+BUILTIN_EPSILON_CAP = 20.0
+BUILTIN_MAX_QUERY_EPSILON = 5.0
+VISITORS_EPSILON_QUOTA = 10.0
+
+# --- identities (admin token, analysts' keys) ----------------------------------------------------------------
+ADMIN_TOKEN_MIN_CHARS = 16
+ANALYST_KEY_BYTES = 24  # random bytes in a new analyst key (shown once; a salted scrypt hash is stored)
 #: Identical queries k in a composition curve: the page draws up to the first, the library computes the second.
 COMPOSITION_PAGE_K_MAX = 10_000
 COMPOSITION_K_MAX = 100_000
@@ -169,6 +194,11 @@ def check_seed(value, name: str = "seed") -> int:
     return check_int_range(value, SEED_MIN, SEED_MAX, name, "seeds are whole numbers like 0, 1, 42")
 
 
+def _power(x: float) -> str:
+    """1e15, 1e-9 (a power of ten as the README writes it)."""
+    return f"{x:.0e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
 def table() -> list[tuple[str, str]]:
     """(what, limit) rows for the README's "Limits" section."""
     return [
@@ -189,6 +219,10 @@ def table() -> list[tuple[str, str]]:
          f"{DIFFERENCING_PAGE_MAX_TRIALS:,} / {DIFFERENCING_MAX_TRIALS:,}"),
         ("Re-identification rows (page, links)", f"{REID_MIN_ROWS:,} to {REID_MAX_ROWS:,}"),
         ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
+        ("Size of a released value, bound or sensitivity Δ (noise page, console, CLI)",
+         f"at most {_power(RELEASE_MAGNITUDE_MAX)}; Δ 0 or at least {_power(RELEASE_SENSITIVITY_MIN)}, and Δ (or a "
+         f"bin width) at least {_power(RELEASE_RESOLUTION)} × the largest value or bound"),
+        ("Noise page rows n (public)", f"{NOISE_ROWS_MIN:,} to {NOISE_ROWS_MAX:,}"),
         ("Background worker processes", f"{WORKERS_MAX}"),
         ("Queued jobs per visitor (browser session or signed-in user) / model trainings per sweep click",
          f"{JOBS_QUEUED_PER_OWNER:,} / {SWEEP_MAX_TRAININGS:,}"),
@@ -196,6 +230,12 @@ def table() -> list[tuple[str, str]]:
         ("ε of one private query / of a budget total (query console, CLI)",
          f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}"),
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
+        ("Built-in synthetic data, each size and seed: dataset cap / visitors' quota / per query (ε)",
+         f"{BUILTIN_EPSILON_CAP:g} / {VISITORS_EPSILON_QUOTA:g} / {BUILTIN_MAX_QUERY_EPSILON:g} "
+         "(δ: 1/(10·n) for both)"),
+        ("Events of a query history shown on the console (the latest)", f"{HISTORY_ROWS_SHOWN:,}"),
+        ("Admin token (characters, at least) / analyst key (random bytes)",
+         f"{ADMIN_TOKEN_MIN_CHARS} / {ANALYST_KEY_BYTES}"),
         ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
                                                  f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
         ("Statement file read by `statement --verify`", f"{STATEMENT_MAX_BYTES:,} bytes"),

@@ -274,10 +274,13 @@ def statement_section(st: dict, name: str | None = None) -> Section:
                       "training rows": st.get("rows"), "sampling": "Poisson (each record joins each batch "
                       "independently with probability q)"})
     else:
-        subj = st.get("subject") or {}
-        title = f"Privacy statement: queries by {subj.get('analyst')} on dataset {subj.get('dataset')}"
-        facts.update({"analyst": subj.get("analyst"), "dataset": subj.get("dataset"),
-                      "answers since the last reset": len(st.get("queries") or [])})
+        subj, share = st.get("subject") or {}, st.get("quota_share") or {}
+        title = f"Privacy statement: dataset {subj.get('dataset')}, every answer by anyone"
+        facts.update({"dataset": subj.get("dataset"), "answers released (everyone, never reset)":
+                      len(st.get("queries") or [])})
+        if share:
+            facts[f"of which {share.get('analyst')}'s quota (since its last reset)"] = (
+                f"{share.get('answers')} answers, ε = {_fmt(share.get('epsilon'))}")
     if kind != "sweep":
         samp = st.get("sampling") or {}
         facts["sampling"] = samp.get("scheme") + (f", q = {samp['sample_rate']:.4g}" if samp.get("sample_rate")
@@ -371,14 +374,16 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), caller=None) -> str:
+          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), caller=None,
+          viewer=None) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
     A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
-    ``(analyst, dataset key[, rows])`` in ``ledgers``. ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the
-    sweep and the runs are read for — someone else's is refused (NotYours), as everywhere.
+    ``(dataset[, analyst])`` in ``ledgers``, as ``viewer`` (a checked identity; default: a visitor) may see it.
+    ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep and the runs are read for — someone else's is
+    refused (NotYours), as everywhere.
     """
     from .attacks import reidentification as reid
     from . import statement
@@ -389,7 +394,10 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     if (sweep_id or job_ids) and caller is None:
         raise DPError("a report with a sweep or training runs needs the caller they are read for")
     statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
-    statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
+    if ledgers and viewer is None:
+        from .budgets.identities import VISITOR as viewer
+    statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None)
+                   for lg in ledgers]
     sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
                 reidentification_section(eps, story)]
     settings = {"ε": f"{eps:g}", "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",

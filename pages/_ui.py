@@ -170,9 +170,10 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
     """Initial value for widget ``key``: the shared link's value if it is valid, else ``default``.
 
     ``options``: the widget's choices; a link value is matched by its text or, for numbers, snapped to
-    the nearest choice. ``lo``/``hi``: the widget's ``min_value``/``max_value`` (take them from
-    :mod:`dpcore.limits`): a number outside is clamped to the range, with a warning, so a link can never
-    ask for more than the widget allows. A value that does not parse is ignored (the default stays).
+    the nearest choice (with a warning when it lies outside the choices' range). ``lo``/``hi``: the widget's
+    ``min_value``/``max_value`` (take them from :mod:`dpcore.limits`): a number outside is clamped to the range,
+    with a warning, so a link can never ask for more than the widget allows. A value that does not parse is ignored
+    (the default stays).
     """
     _defaults()[key] = default  # this run's default (one key may have another default in another mode)
     raw = _snapshot().get(key)
@@ -196,7 +197,12 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
         x = float(raw)
         if not math.isfinite(x):
             raise ValueError(raw)
-        return min(options, key=lambda o: abs(float(o) - x))
+        chosen = min(options, key=lambda o: abs(float(o) - x))
+        low, high = min(options, key=float), max(options, key=float)
+        if x < float(low) or x > float(high):  # a link's ε = 1e9 became 20 without a word
+            st.warning(f"The link's setting {textsafe.md(key)} = {textsafe.md(raw)} is outside what this page offers "
+                       f"({textsafe.md(low)} to {textsafe.md(high)}); using {textsafe.md(chosen)}.")
+        return chosen
     except (TypeError, ValueError, OverflowError):
         st.warning(f"Ignoring the link's setting {textsafe.md(key)} = {textsafe.md(raw)}: not a valid value.")
         return default
@@ -285,11 +291,16 @@ def widget_state(defaults: dict, *, shared=(), options: dict | None = None, rang
 def job_owner() -> str:
     """Who this browser session is to the job store: the runs and sweeps it starts belong to it.
 
-    Today a random 128-bit id (``secrets``) kept only in this session's server-side state — never in a link, so
-    a reload or a second tab is another owner. When sign-in exists, this is the one line that returns the
-    signed-in user's identity instead (``dpcore.jobs.owners.user_owner(identity)``)."""
+    A session signed in (an analyst's name and key, the identity provider, the admin token: :mod:`pages._identity`)
+    is its identity's (``dpcore.jobs.owners.user_owner``), in every tab. A visitor is a random 128-bit id
+    (``secrets``) kept only in this session's server-side state — never in a link, so a reload or a second tab is
+    another owner."""
     from dpcore.jobs import owners
+    from pages import _identity
 
+    who = _identity.current()
+    if not who.is_visitor:
+        return owners.user_owner(who.name)
     if "_job_owner" not in st.session_state:
         st.session_state["_job_owner"] = owners.session_owner()
     return st.session_state["_job_owner"]
@@ -297,22 +308,25 @@ def job_owner() -> str:
 
 def admin_refusal(token) -> str | None:
     """The pages' one admin check: None when ``token`` makes this session an admin, else the reason, as a sentence.
-    Today it asks :func:`dpcore.queries.ledger.check_admin_token` (the server's admin token); when admins are
-    checked against a stored hash, this is the one place that changes."""
-    from dpcore.queries import ledger
+    It asks :func:`dpcore.budgets.identities.check_admin_token`: the token against the hash the data owner stored
+    with ``python -m dpcore admin init`` (never the server's environment)."""
+    from dpcore.budgets import identities
 
     try:
-        ledger.check_admin_token(token)
+        identities.check_admin_token(token)
     except DPError as err:
         return sentence(str(err))
     return None
 
 
 def job_caller():
-    """This session as the job store sees it: its owner, and whether an admin unlocked it (:func:`admin_box`)."""
+    """This session as the job store sees it: its owner, and whether an admin unlocked it (:func:`admin_box`) or
+    signed in as one (:mod:`pages._identity`)."""
     from dpcore.jobs import owners
+    from pages import _identity
 
-    return owners.Caller(job_owner(), admin=bool(st.session_state.get("_jobs_admin")))
+    admin = bool(st.session_state.get("_jobs_admin")) or _identity.current().is_admin
+    return owners.Caller(job_owner(), admin=admin)
 
 
 def _unlock(token_key: str) -> None:

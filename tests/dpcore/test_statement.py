@@ -56,28 +56,54 @@ def test_sweep_statement_recomputes_from_json_alone():
     assert statement.verify(st)
 
 
-def test_ledger_statement_composes_and_recomputes(dp_home):
-    from dpcore.queries import ledger
+def test_ledger_statement_states_what_the_dataset_released_and_recomputes(dp_home):
+    """What a patient gets is the dataset's total: every answer by anyone, whoever asked and under any name; the
+    viewer's quota is one share of it. Other askers' query texts stay hidden from an analyst."""
+    from dpcore.budgets import identities, visitors
+
+    from tests.budgets_helpers import analyst
 
     df = datasets.medical(2000, 0)
-    ledger.register_builtin("medical 2000", fingerprint.dataset_identity(df))
-    answering.ask(df, "ann", model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"),
-                budget=2.0, delta_budget=5e-5)
-    answering.ask(df, "ann", model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
-                                              delta=1e-7))
-    st = _roundtrip(statement.for_ledger("ann", fingerprint.dataset_key(df), n_rows=2000))
-    assert st["accountant"]["epsilon"] == pytest.approx(0.8) and st["accountant"]["delta"] == pytest.approx(1e-7)
-    assert st["reproducible_noise"] is False
+    info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
+    ann = analyst("ann", info["fingerprint"], 2.0)
+    answering.ask(df, ann, model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"))
+    answering.ask(df, ann, model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
+                                            delta=1e-7))
+    answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.25, condition="sex=F"))
+    st = _roundtrip(statement.for_ledger(info["name"], viewer=ann))
+    assert st["subject"] == {"dataset": info["name"], "fingerprint": info["fingerprint"], "analyst": "ann"}
+    assert st["accountant"]["epsilon"] == pytest.approx(1.05) and st["accountant"]["delta"] == pytest.approx(1e-7)
+    assert st["quota_share"]["answers"] == 2 and st["quota_share"]["epsilon"] == pytest.approx(0.8)
+    assert [q["query"] is not None for q in st["queries"]] == [True, True, False]  # the visitor's text: hidden
+    assert "as a whole released 3 answers" in st["summary"] and st["reproducible_noise"] is False
     for r in st["epsilon_at_delta"]:
-        assert r["delta"] <= r["delta_prime"] * (1 + 1e-12) and r["epsilon"] <= 0.8 + 1e-12
+        assert r["delta"] <= r["delta_prime"] * (1 + 1e-12) and r["epsilon"] <= 1.05 + 1e-12
     assert statement.verify(st) == []
-    st["accountant"]["epsilon"] = 0.5
+    st["accountant"]["epsilon"] = 0.8  # the analyst's share is not the dataset's guarantee
     assert statement.verify(st)
+    st["accountant"]["epsilon"] = 1.05
+    st["quota_share"]["epsilon"] = 0.5
+    assert statement.verify(st) == ["the quota's share does not match the answers marked as its own"]
+    seen = statement.for_ledger(info["fingerprint"], viewer=identities.VISITOR)
+    assert seen["accountant"]["epsilon"] == pytest.approx(1.05) and seen["quota_share"]["analyst"] == "visitors"
+    assert [q["query"] is not None for q in seen["queries"]] == [False, False, True]
 
 
-def test_empty_ledger_statement_says_nothing_spent():
-    st = statement.for_ledger("nobody", "med")
+def test_a_ledger_statement_is_refused_to_whom_may_not_read_it_and_says_nothing_spent():
+    from dpcore.budgets import identities, visitors
+
+    from tests.budgets_helpers import admin
+
+    info = visitors.open_builtin(1000, 0)
+    st = statement.for_ledger(info["name"], viewer=identities.VISITOR)
     assert st["queries"] == [] and "nothing spent" in st["summary"]
+    from dpcore.budgets import registry
+
+    registry.register(admin(), "clinic", datasets.medical(400, 1), epsilon=1)
+    with pytest.raises(DPError, match="open to signed-in analysts only"):
+        statement.for_ledger("clinic", viewer=identities.VISITOR)
+    with pytest.raises(DPError, match="not a registered dataset"):
+        statement.for_ledger("med", viewer=identities.VISITOR)
 
 
 @pytest.mark.slow
