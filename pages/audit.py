@@ -25,7 +25,7 @@ st.markdown(
 with st.container(border=True):
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     up = c1.file_uploader("Scores CSV", type=["csv"], key="au_csv",
-                          help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows. Columns member, "
+                          help=f"At most {limits.upload_size()} and {limits.AUDIT_MAX_ROWS:,} rows. Columns member, "
                                "score and optionally canary (any letter case); other columns are ignored.")
     c2.download_button("Example scores file", model_audit.example_csv(), "example-scores.csv", "text/csv",
                        key="au_example", icon=":material/download:",

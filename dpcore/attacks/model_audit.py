@@ -27,8 +27,6 @@ from ..validation import check_confidence, check_delta, check_epsilon
 from . import audit, mia, one_run
 
 RELATION = "add/remove one record"
-#: Rows of a scores file: enough for any real audit, small enough for a page's rerun.
-MAX_ROWS = 1_000_000
 
 
 def read_scores(source) -> dict:
@@ -38,7 +36,9 @@ def read_scores(source) -> dict:
 
     from ..data import datasets
 
-    df = datasets.read_csv(source, max_rows=MAX_ROWS)
+    from .. import limits
+
+    df = datasets.read_csv(source, max_rows=limits.AUDIT_MAX_ROWS)
     cols = {str(c).strip().lower(): c for c in df.columns}
     missing = [c for c in ("member", "score") if c not in cols]
     if missing:

@@ -99,3 +99,15 @@ def test_the_cli_is_the_same_function(tmp_path, capsys):
     assert out["verdict"] == json.loads(json.dumps(direct["verdict"])) and out["lower_bound"] == direct["split_audit"]["lower_bound"]
     assert main(["audit", "--scores", str(p), "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100"]) == 0
     assert "privacy-loss distribution" in json.loads(capsys.readouterr().out)["ceiling"]["source"]
+
+
+def test_a_scores_file_past_the_row_limit_is_one_message(tmp_path, capsys):
+    """Bounded work for a page's rerun: the split audit took 27 s on 10⁶ rows (limits.AUDIT_MAX_ROWS)."""
+    from dpcore import limits
+
+    p = tmp_path / "big.csv"
+    p.write_text("member,score\n" + "1,0.5\n0,0.1\n" * (limits.AUDIT_MAX_ROWS // 2 + 1))
+    assert main(["audit", "--scores", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"more than {limits.AUDIT_MAX_ROWS:,} rows" in err and err.count("\n") == 1
+
