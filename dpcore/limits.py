@@ -124,6 +124,9 @@ DPSGD_MAX_STEPS = 1_000_000
 #: Rows of a scores file on "Audit your model" and `audit --scores`: the split audit took 27 s on 10⁶ rows and the
 #: one-run audit 7 s on 10⁵ canaries (its δ term grows with the canaries): at most ~10 s of one page's rerun.
 AUDIT_MAX_ROWS = 100_000
+#: Members and non-members each sweep point attacks and audits (its LiRA/RMIA pool and its per-record exposure, kept
+#: with the sweep): a sample of this many when the data has more (the built-in data sets have at most 2,000).
+SWEEP_AUDIT_MAX_PER_SIDE = 10_000
 
 # --- caches -------------------------------------------------------------------------------------------
 #: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.
@@ -212,6 +215,8 @@ def table() -> list[tuple[str, str]]:
         ("Characters in a column name of an uploaded CSV", f"{UPLOAD_MAX_NAME_CHARS:,}"),
         ("Model size (hidden units / parameters)", f"{MODEL_MAX_HIDDEN:,} / {MODEL_MAX_PARAMS:,}"),
         ("Training learning rate / clip norm C (page, CLI, sweeps)", f"{TRAINING_LR_MAX:,.0f} / {TRAINING_CLIP_MAX:,.0f}"),
+        ("Members and non-members a sweep point attacks and audits (each; a sample past it)",
+         f"{SWEEP_AUDIT_MAX_PER_SIDE:,}"),
         ("Audit your model: rows of a scores file / DP-SGD steps of a stated mechanism (page, CLI)",
          f"{AUDIT_MAX_ROWS:,} / {DPSGD_MAX_STEPS:,}"),
         ("ε accepted (widgets and links)", f"{EPSILON_MIN:g} to {EPSILON_MAX:g}"),

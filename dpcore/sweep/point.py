@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import limits
 from ..attacks import audit, mia, one_run
 from ..errors import DPError
 from .config import CANARY_ATTACK
@@ -152,7 +153,7 @@ def run_point(params: dict, ctx=None) -> dict:
     results = mia.run_attacks(res.predict_proba, split.X_train, split.y_train, split.X_test, split.y_test,
                               attacks=attacks, shadows=int(params.get("shadows", 8)),
                               shadow_fit=_shadow_fit(params, cfg, split, stop),
-                              seed=np.random.default_rng([seed, 7]),
+                              seed=np.random.default_rng([seed, 7]), max_per_side=limits.SWEEP_AUDIT_MAX_PER_SIDE,
                               should_stop=stop, shadow_fit_many=_shadow_fit_many(params, cfg, split, ctx))
     results.pop("_roc")
     members = results.pop("_members")
