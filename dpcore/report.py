@@ -330,6 +330,9 @@ def statement_section(st: dict, name: str | None = None) -> Section:
             facts["μ (Gaussian DP)"] = f"{st['mu']['value']:.4g} — {st['mu']['kind']}"
         facts["audit"] = _audit_fact(st.get("audit")) if st.get("audit") else (st.get("audit_note") or
                                                                             "no membership audit")
+    pre = st.get("preprocessing") or {}
+    if pre:  # bounds declared public, or what the scaling read from the rows (not covered by ε)
+        facts["preprocessing"] = pre.get("bounds", "") + ("; " + "; ".join(pre["leaks"]) if pre.get("leaks") else "")
     facts["noise"] = _noise_fact(st)
     facts["how to check"] = ("every number is recomputed from the statement's own inputs by "
                              "python -m dpcore statement --verify FILE.json")

@@ -80,7 +80,8 @@ def for_job(job_id: str, *, caller) -> dict:
     # the noise source from the stored dict: a result written before it was recorded lacks the key (seeded)
     out = {"kind": "training_run", "subject": job_id, "label": job.get("label"),
            "unit_of_privacy": UNIT, "neighbour_relation": ADD_REMOVE,
-           "dataset": m.dataset or None, "model": m.model or None, "rows": m.n_train, **_noise(job["result"])}
+           "dataset": m.dataset or None, "model": m.model or None, "rows": m.n_train, **_noise(job["result"]),
+           "preprocessing": _preprocessing((job.get("params") or {}).get("bounds"), m.bounds_note, m.leaks)}
     if not m.private:
         out.update(private=False, epsilon=None,
                    summary="not private: trained without DP; no ε bounds what it reveals about a record")
@@ -104,12 +105,22 @@ def for_job(job_id: str, *, caller) -> dict:
     return out
 
 
+def _preprocessing(bounds, note, leaks) -> dict:
+    from .training.bounds import preprocessing
+
+    return preprocessing(bounds, note, leaks)
+
+
 def _summary(st: dict) -> str:
     a = st.get("accountant") or {}
     parts = [f"ε = {claims.up(a['epsilon'])} at δ = {claims.delta(a['delta'])} ({a.get('name')})"] if a.get("epsilon") is not None else []
     parts += [f"ε = {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])} (PLD)" for r in st.get("epsilon_at_delta", [])
               if "epsilon_pld" in r]
     text = "; ".join(parts) + f"; {st['neighbour_relation']}; unit: {st['unit_of_privacy']}"
+    if (st.get("preprocessing") or {}).get("declared_public"):
+        text += "; preprocessing bounds declared public by the data owner"
+    elif (st.get("preprocessing") or {}).get("leaks"):
+        text += "; preprocessing partly read from the rows (not covered by ε)"
     if st.get("reproducible_noise"):
         text += "; REPRODUCIBLE NOISE: not a DP release"
     return text
@@ -133,6 +144,8 @@ def for_point(p: dict, *, rows: int | None = None, accountant: bool = False) -> 
                     "lower_bound", "confidence", "delta", "attack", "members", "nonmembers", "tp", "fp",
                     "n_canaries", "guesses", "correct", "max_certifiable", "within_claim", "method")},
                 **_noise(p)})
+    if p.get("preprocessing"):
+        blk["preprocessing"] = p["preprocessing"]
     return blk
 
 
@@ -205,6 +218,7 @@ def for_sweep(sweep_id: str, *, caller) -> dict:
     return {"kind": "sweep", "subject": sweep_id, "name": rec.get("name"), "unit_of_privacy": UNIT,
             "neighbour_relation": ADD_REMOVE, "dataset": cfg.get("dataset"), "model": cfg.get("model"),
             "rows": cfg.get("train_size"), "points": points,
+            **({"preprocessing": points[0]["preprocessing"]} if points[0].get("preprocessing") else {}),
             "reproducible_noise": any(pt["reproducible_noise"] for pt in points),
             "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
                        "rows (lower bound at the stated confidence)"}

@@ -5,13 +5,13 @@ import json
 import streamlit as st
 
 from dpcore import advise as adv
-from dpcore import claims, textsafe
+from dpcore import claims, export, textsafe
 from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
 from pages._reid_synth import advice_section
-from pages._ui import chart, from_url, guarded, job_caller, required, share_in_url
+from pages._ui import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
 RISKS = {"tpr": "Membership: TPR at a given FPR", "posterior": "Posterior belief from a prior",
@@ -188,8 +188,15 @@ if console:  # the same setting as a real, budgeted query (the analyst is chosen
     for note in console["notes"] + ([] if console["meets_utility"] else [
             "At the console's settings, this ε keeps the risk limit but not the utility target."]):
         st.caption(note)
-st.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
-                   "application/json", key="adv_dl", icon=":material/download:")
+row = st.container(horizontal=True, gap="small")
+row.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
+                    "application/json", key="adv_dl", icon=":material/download:")
+# the decision as code that solves it again (dpcore.export): the same limits through dpcore.advise
+recipe = guarded(export.for_advice, mechanism, {"kind": risk.kind, "value": risk.value, "at": risk.at},
+                 None if utility is None else {k: v for k, v in vars(utility).items() if v is not None},
+                 delta=delta, sample_rate=sample_rate, steps=steps)
+if recipe is not None:
+    code_downloads(recipe, "adv_dl", row)
 
 st.divider()
 advice_section()  # the synthetic-data question (dpcore/synth/advise.py), from a finished study

@@ -5,7 +5,7 @@ declared codes (:meth:`dpcore.synth.schema.Schema.encode`), so "the same combina
 zip code, salary *bin* and diagnosis. The linkage itself is :mod:`dpcore.attacks.linkage` (the neighbour's facts
 through :func:`~dpcore.attacks.linkage.match_mask`, the many-targets guess through
 :func:`~dpcore.attacks.linkage.attribute_guess`) and the grouping :mod:`dpcore.attacks.uniqueness`; the
-membership test is the one-run audit of :func:`dpcore.attacks.audit.one_run_lower_bound`.
+membership test is the one-run audit of :func:`dpcore.attacks.one_run.one_run_lower_bound`.
 
 A synthetic row is nobody: a row that matches the neighbour's facts is a row the model drew because people like
 her are common, or because her record moved a marginal. The baseline separates the two: the same attacks on a
@@ -119,12 +119,12 @@ def membership_test(synthetic_codes: pd.DataFrame, pool_codes: pd.DataFrame, inc
     """One-run membership audit (Steinke, Nasr & Jagielski 2023) on a synthetic table fitted to the ``included``
     half of ``pool`` (each pool record put in by a coin flip): the ε it proves at 95% confidence, and the
     attack's AUC and true-positive rate at 1% false positives."""
-    from ..attacks import audit, mia
+    from ..attacks import mia, one_run
 
     scores = membership_scores(synthetic_codes, pool_codes, schema)
     inc = np.asarray(included, dtype=bool)
     r = mia.roc(scores[inc], scores[~inc])
-    lb = audit.one_run_lower_bound(scores, inc, delta=delta)
+    lb = one_run.one_run_lower_bound(scores, inc, delta=delta)
     return {"auc": r.auc, "tpr_at_1pct_fpr": r.tpr_at_fpr(0.01), "advantage": r.advantage,
             "lower_bound": lb["lower_bound"], "confidence": lb["confidence"], "n_canaries": lb["n_canaries"],
             "guesses": lb["guesses"], "correct": lb["correct"], "tried": lb["tried"], "delta": lb["delta"],

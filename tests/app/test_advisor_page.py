@@ -176,3 +176,18 @@ def test_inputs_have_plain_sentence_case_labels(chdir_root):
     assert "TPR (true-positive rate)" in at.radio(key="adv_risk").help
     at.radio(key="adv_mech").set_value("laplace").run()
     assert any("Laplace is pure ε-DP: δ = 0." == c.value for c in at.caption)
+
+
+def test_the_decision_downloads_as_code_that_solves_it_again(chdir_root):
+    """Issue 26.6: an advisor decision as a Python script and a notebook (their run is tested in
+    tests/dpcore/test_export.py)."""
+    from dpcore import export
+
+    at = open_page("pages/advisor.py")
+    assert not at.exception
+    ids = " ".join(b.proto.id for b in at.get("download_button"))
+    assert "adv_dl_py" in ids and "adv_dl_ipynb" in ids
+    code = export.script(export.for_advice("gaussian", {"kind": "tpr", "value": 0.05, "at": 0.01},
+                                           {"kind": "count", "within": 10.0, "confidence": 0.95}, delta=1e-5))
+    compile(code, "advice.py", "exec")
+    assert "advise.advise('gaussian', risk, utility, delta=1e-05" in code
