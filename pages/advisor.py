@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from dpcore import advise as adv
+from dpcore.advisor import links, solve, targets
 from dpcore import claims, textsafe
 from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs
@@ -56,7 +56,7 @@ else:
                             help="TPR − FPR (true- minus false-positive rate): how much better than a guess the "
                                  "best membership test does.")
     at = None
-risk = adv.RiskLimit(risk_kind, limit, at)
+risk = targets.RiskLimit(risk_kind, limit, at)
 delta = None
 if mechanism != "laplace":
     delta = r3.select_slider("δ (chance the guarantee fails)", options=list(noise_page.DELTA_GRID),
@@ -77,7 +77,7 @@ if mechanism == "dpsgd":
                        key="adv_sweep")
     if sid:
         acc = u2.number_input("Test accuracy at least", 0.01, 0.99, 0.8, format="%.3f", key="adv_acc")
-        utility = adv.UtilityTarget("accuracy", accuracy=acc, sweep=sid)
+        utility = targets.UtilityTarget("accuracy", accuracy=acc, sweep=sid)
         u3.caption("Read at the lower end of each ε's spread over seeds, at its seeds' median q and steps.")
     else:
         sample_rate = u2.number_input("Sample rate q", 0.0001, 1.0, 0.01, format="%.4f", key="adv_q",
@@ -106,15 +106,15 @@ else:
             bounds = (lo, hi)
             if qkind == "mean":
                 n = v3.number_input("Public number of rows n", 1, 10_000_000, 10_000, key="adv_n")
-        utility = adv.UtilityTarget(qkind, within=k, confidence=conf, bounds=bounds, n=n)
+        utility = targets.UtilityTarget(qkind, within=k, confidence=conf, bounds=bounds, n=n)
 share_in_url("adv_mech", "adv_risk", "adv_delta", "adv_t", "adv_a", "adv_query", "adv_k")
 
 
 @st.cache_data(show_spinner="Solving on the privacy-loss distribution…", max_entries=16)
 def _solve(mechanism, risk, utility, delta, sample_rate, steps):
-    out = adv.advise(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
-    out["link"] = adv.page_link(out)
-    out["console_link"] = adv.console_link(out)
+    out = solve.advise(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
+    out["link"] = links.page_link(out)
+    out["console_link"] = links.console_link(out)
     return out
 
 
@@ -125,7 +125,7 @@ lo, hi = res["epsilon_range"]
 m = st.columns(4)
 # written so that the number a reader copies keeps its side: what the risk limit allows rounds down, what the
 # utility target needs rounds up, the recommendation as whichever of the two it is (dpcore.claims)
-m[0].metric("Recommended ε", adv.recommended_text(res),
+m[0].metric("Recommended ε", links.recommended_text(res),
             help=f"at δ = {claims.delta(res['delta'])}; an upper bound")
 m[1].metric("Risk limit allows", f"ε ≤ {claims.down(hi)}")
 m[2].metric("Utility needs", f"ε ≥ {claims.up(lo)}" if lo else "—")

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import advise, claims, textsafe
+from .. import claims, textsafe
+from ..advisor import links
 from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis, roc_axes, subtitle
 
 FPR_MIN = 1e-5
@@ -34,7 +35,7 @@ def feasible_band_chart(result: dict, *, height: int = 260) -> go.Figure:
         fig.add_trace(go.Scatter(x=[lo, lo], y=[0, 1], mode="lines", line=dict(color=NON_PRIVATE, width=3, dash="dash"),
                                  name=textsafe.plotly(f"utility target: ε ≥ {claims.up(lo)}")))
     fig.add_trace(go.Scatter(x=[eps], y=[0.5], mode="markers", marker=dict(size=14, color=PRIVATE, symbol="diamond"),
-                             name=f"recommended ε = {advise.recommended_text(result)}"))
+                             name=f"recommended ε = {links.recommended_text(result)}"))
     base_layout(fig, textsafe.plotly(band), "", "", height=height)
     epsilon_axis(fig, f"ε at δ = {claims.delta(result['delta'])} (log scale)", range=[math.log10(x0), math.log10(x1)])
     fig.update_yaxes(visible=False, range=[0, 1])

@@ -5,7 +5,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from dpcore import advise as adv
+from dpcore.advisor import links, solve, targets
 from dpcore.noise import view as noise_page
 from dpcore.noise.calibration import gaussian_analytic_sigma
 
@@ -120,7 +120,7 @@ def test_links_open_settings_that_keep_both_and_read_alike(chdir_root):
     The console link carries ε with 3 digits, as the page shows ε, and keeps both at the console's calibration."""
     at = open_page("pages/advisor.py")
     assert not at.exception, [e.value for e in at.exception]
-    res = adv.advise("gaussian", adv.RiskLimit("tpr", 0.05, 0.01), adv.UtilityTarget("count", within=10.0),
+    res = solve.advise("gaussian", targets.RiskLimit("tpr", 0.05, 0.01), targets.UtilityTarget("count", within=10.0),
                      delta=1e-5)
     lo, hi = res["epsilon_range"]
     links = _links(at)
@@ -160,8 +160,8 @@ def test_laplace_console_link_rounds_down_where_rounding_up_would_pass_the_risk_
     at.radio(key="adv_mech").set_value("laplace").run()
     at.selectbox(key="adv_query").set_value("sum").run()
     assert not at.exception, [e.value for e in at.exception]
-    res = adv.advise("laplace", adv.RiskLimit("tpr", 0.05, 0.01),
-                     adv.UtilityTarget("sum", within=10.0, bounds=(18.0, 90.0)))
+    res = solve.advise("laplace", targets.RiskLimit("tpr", 0.05, 0.01),
+                     targets.UtilityTarget("sum", within=10.0, bounds=(18.0, 90.0)))
     console = next(v for k, v in _links(at).items() if k.startswith("Open the query console"))
     eps = float(console["qc_eps"])
     assert eps <= res["epsilon_range"][1] and eps == 1.6  # 1.609… rounded up to 1.61 would pass ε ≤ 1.6094

@@ -1,4 +1,4 @@
-"""Known answers for the ε advisor (dpcore.advise) and its CLI."""
+"""Known answers for the ε advisor (dpcore.advisor) and its CLI."""
 
 import json
 import math
@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from scipy.special import ndtr, ndtri
 
-from dpcore import advise as adv
+from dpcore.advisor import dpsgd, links, risk as riskmath, solve, targets
 from dpcore.attacks import audit
 from dpcore.noise import calibration, mechanisms
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.training.accounting import calibrate_noise
 
-R = adv.RiskLimit
-U = adv.UtilityTarget
+R = targets.RiskLimit
+U = targets.UtilityTarget
 
 
 # --- Gaussian -------------------------------------------------------------------------------------------------
@@ -23,7 +23,7 @@ U = adv.UtilityTarget
 
 @pytest.mark.parametrize("sens", [1.0, 3.0])
 def test_gaussian_tpr_limit_known_answer(sens):
-    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), sensitivity=sens)
+    out = solve.advise("gaussian", R("tpr", 0.05, 0.01), sensitivity=sens)
     want = sens / (ndtri(0.05) - ndtri(0.01))
     assert out["sigma"] == pytest.approx(want, rel=1e-12)
     assert out["sigma"] == pytest.approx(1.468 * sens, rel=1e-3)
@@ -43,16 +43,16 @@ def test_gaussian_epsilon_inverts_the_analytic_calibration():
 
 
 def test_gaussian_advantage_and_posterior_limits():
-    out = adv.advise("gaussian", R("advantage", 0.1))
+    out = solve.advise("gaussian", R("advantage", 0.1))
     assert 2 * ndtr(out["mu"] / 2) - 1 == pytest.approx(0.1, rel=1e-9)
-    post = adv.advise("gaussian", R("posterior", 0.2, 0.05), delta=1e-6)
+    post = solve.advise("gaussian", R("posterior", 0.2, 0.05), delta=1e-6)
     e = post["epsilon"]
     assert math.exp(e) * 0.05 / (1 - 0.05 + math.exp(e) * 0.05) == pytest.approx(0.2, rel=1e-6)
     assert 0 < post["achieved"]["posterior_fails_with"] < 1e-3
 
 
 def test_gaussian_utility_and_feasible_band():
-    out = adv.advise("gaussian", R("tpr", 0.5, 0.01), U("count", within=5))
+    out = solve.advise("gaussian", R("tpr", 0.5, 0.01), U("count", within=5))
     assert out["feasible"]
     lo, hi = out["epsilon_range"]
     assert lo < hi
@@ -63,7 +63,7 @@ def test_gaussian_utility_and_feasible_band():
 
 def test_conflict_is_measured_and_each_fix_reconciles():
     risk, util = R("tpr", 0.05, 0.01), U("mean", within=0.2, bounds=(18, 90), n=1000)
-    out = adv.advise("gaussian", risk, util)
+    out = solve.advise("gaussian", risk, util)
     assert not out["feasible"]
     c = out["conflict"]
     assert c["ratio"] == pytest.approx(c["epsilon_needed_by_utility"] / c["epsilon_allowed_by_risk"])
@@ -71,36 +71,36 @@ def test_conflict_is_measured_and_each_fix_reconciles():
     fixes = {o["kind"]: o for o in c["reconcile"]}
     # more rows: feasible with the suggested n, not with a few fewer
     n = fixes["more_rows"]["n"]
-    assert adv.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=n))["feasible"]
-    assert not adv.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=int(n * 0.98)))["feasible"]
+    assert solve.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=n))["feasible"]
+    assert not solve.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=int(n * 0.98)))["feasible"]
     # a coarser answer: feasible at the suggested tolerance
     k = fixes["coarser_answer"]["within"]
-    assert adv.advise("gaussian", risk, U("mean", within=k * (1 + 1e-9), bounds=(18, 90), n=1000))["feasible"]
+    assert solve.advise("gaussian", risk, U("mean", within=k * (1 + 1e-9), bounds=(18, 90), n=1000))["feasible"]
     # a weaker limit: feasible at the suggested TPR
     t = fixes["weaker_limit"]["tpr_at_fpr"]
-    assert adv.advise("gaussian", R("tpr", t * (1 + 1e-9), 0.01), util)["feasible"]
+    assert solve.advise("gaussian", R("tpr", t * (1 + 1e-9), 0.01), util)["feasible"]
 
 
 # --- pure ε-DP -------------------------------------------------------------------------------------------------
 
 
 def test_pure_dp_known_answers():
-    out = adv.advise("laplace", R("tpr", 0.05, 0.01))
+    out = solve.advise("laplace", R("tpr", 0.05, 0.01))
     assert out["epsilon"] == pytest.approx(math.log(5))  # e^ε·α ≤ T
     assert out["delta"] == 0.0
     p, big = 0.01, 0.1
-    e = adv.advise("laplace", R("posterior", big, p))["epsilon"]
+    e = solve.advise("laplace", R("posterior", big, p))["epsilon"]
     assert math.exp(e) * p / (1 - p + math.exp(e) * p) == pytest.approx(big)
-    a = adv.advise("laplace", R("advantage", 0.3))["epsilon"]
+    a = solve.advise("laplace", R("advantage", 0.3))["epsilon"]
     assert (math.exp(a) - 1) / (math.exp(a) + 1) == pytest.approx(0.3)
     # high T: the other branch of the ε-DP trade-off curve, 1 − e^−ε(1 − α), is what binds
-    hi = adv.advise("laplace", R("tpr", 0.99, 0.5))["epsilon"]
+    hi = solve.advise("laplace", R("tpr", 0.99, 0.5))["epsilon"]
     assert hi == pytest.approx(math.log(0.5 / 0.01))
-    assert adv.pure_tpr(hi, 0.5) == pytest.approx(0.99)
+    assert riskmath.pure_tpr(hi, 0.5) == pytest.approx(0.99)
 
 
 def test_laplace_utility_uses_the_95_percent_halfwidth():
-    out = adv.advise("laplace", R("tpr", 0.9, 0.01), U("sum", within=900, bounds=(0, 90)))
+    out = solve.advise("laplace", R("tpr", 0.9, 0.01), U("sum", within=900, bounds=(0, 90)))
     assert out["utility"]["epsilon_min"] == pytest.approx(90 * math.log(20) / 900)
     assert mechanisms.halfwidth("laplace", epsilon=out["epsilon"], sensitivity=90) == pytest.approx(900)
     assert out["scale_b"] == pytest.approx(90 / out["epsilon"])
@@ -116,7 +116,7 @@ def test_laplace_utility_uses_the_95_percent_halfwidth():
 ])
 def test_bad_input_is_a_dperror(risk, util):
     with pytest.raises(DPError):
-        adv.advise("gaussian", risk, util)
+        solve.advise("gaussian", risk, util)
 
 
 # --- DP-SGD against dp_accounting's own PLD ---------------------------------------------------------------------
@@ -137,7 +137,7 @@ def _tpr_from_pld(pld, alpha):
 
 def test_dpsgd_noise_multiplier_checked_against_dp_accounting():
     q, steps = 0.2, 10
-    out = adv.advise("dpsgd", R("tpr", 0.1, 0.01), sample_rate=q, steps=steps)
+    out = solve.advise("dpsgd", R("tpr", 0.1, 0.01), sample_rate=q, steps=steps)
     nm = out["noise_multiplier"]
     assert _tpr_from_pld(_dp_accounting_pld(nm, q, steps), 0.01) <= 0.1 + 1e-6
     # near-minimal: 3% less noise breaks the limit
@@ -147,7 +147,7 @@ def test_dpsgd_noise_multiplier_checked_against_dp_accounting():
 
 def test_dpsgd_advantage_is_the_pld_delta_at_zero():
     q, steps = 0.2, 10
-    out = adv.advise("dpsgd", R("advantage", 0.2), sample_rate=q, steps=steps)
+    out = solve.advise("dpsgd", R("advantage", 0.2), sample_rate=q, steps=steps)
     nm = out["noise_multiplier"]
     assert _dp_accounting_pld(nm, q, steps).get_delta_for_epsilon(0.0) <= 0.2 + 1e-6
     assert _dp_accounting_pld(nm * 0.97, q, steps).get_delta_for_epsilon(0.0) > 0.2
@@ -171,18 +171,18 @@ def test_accuracy_target_reads_the_lower_end_of_a_sweep():
     sid = _fake_sweep([(0.5, 0, 0.60, 4.0), (0.5, 1, 0.80, 4.0),    # mean 0.70, lower end 0.60
                        (2.0, 0, 0.84, 1.5), (2.0, 1, 0.86, 1.5),    # lower end 0.84
                        (8.0, 0, 0.90, 0.8), (8.0, 1, 0.90, 0.8)])
-    out = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
+    out = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
     assert out["feasible"]
     # ε = 0.5's mean passes, its lower end does not: ε = 2 is picked, its multiplier recalibrated at q, T
     assert out["utility"]["at_sweep_epsilon"] == 2.0
     assert out["noise_multiplier"] == pytest.approx(calibrate_noise(2.0, 1e-5, 0.1, 30)[0])
     assert out["sample_rate"] == 0.1 and out["steps"] == 30
-    tight = adv.advise("dpsgd", R("tpr", 0.02, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
+    tight = solve.advise("dpsgd", R("tpr", 0.02, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
     assert not tight["feasible"] and tight["conflict"]["ratio"] > 1
     with pytest.raises(DPError, match="no point"):
-        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.95, sweep=sid))
+        solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.95, sweep=sid))
     with pytest.raises(DPError, match="sample rate"):
-        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid), sample_rate=0.2)
+        solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid), sample_rate=0.2)
 
 
 def demo_shaped_sweep(sid="20250102-000000-demo"):
@@ -211,7 +211,7 @@ def test_accuracy_target_from_a_demo_shaped_sweep():
     """Regression: seeds at different q/steps, ε reached ≠ ε asked, and size control made every current sweep
     fail with 'mixes sample rates/steps across points'."""
     sid = demo_shaped_sweep()
-    out = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid))
+    out = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid))
     assert [r["epsilon"] for r in out["utility"]["curve"]] == [1.0, 4.0, 8.0]  # by ε asked, 3 seeds each
     assert all(r["seeds"] == 3 for r in out["utility"]["curve"])
     assert (out["sample_rate"], out["steps"]) == (0.4, 50)  # the median pair, one a seed trained with
@@ -223,11 +223,11 @@ def test_accuracy_target_from_a_demo_shaped_sweep():
     assert any("0.33–0.5" in n and "median" in n for n in out["notes"])
     assert any(n.startswith("6 size-control points") for n in out["notes"])  # each counted once
     # the caller's own q/T inside the sweep's range: used and recalibrated; outside: refused
-    own = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.5,
+    own = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.5,
                      steps=40)
     assert own["noise_multiplier"] == pytest.approx(calibrate_noise(4.0, 1e-5, 0.5, 40)[0])
     with pytest.raises(DPError, match="0.33–0.5 for 40–60 steps"):
-        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.9,
+        solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.9,
                    steps=10)
 
 
@@ -283,12 +283,12 @@ def test_console_link_keeps_the_risk_limit_at_the_consoles_own_calibration(delta
     the advice's) its σ is at least the risk limit's σ_min, and it still meets the COUNT target."""
     from dpcore.noise.calibration import gaussian_analytic_sigma
 
-    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=delta)
-    link = adv.console_link(out)
+    out = solve.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=delta)
+    link = links.console_link(out)
     p = link["params"]
     assert link["page"] == "pages/query_console.py" and "analyst" not in str(p)
     assert p["qc_kind"] == "COUNT" and p["qc_mech"] == "gaussian"
-    assert p["qc_delta"] in adv.CONSOLE_DELTAS and p["qc_delta"] <= delta
+    assert p["qc_delta"] in links.CONSOLE_DELTAS and p["qc_delta"] <= delta
     sigma = gaussian_analytic_sigma(p["qc_eps"], p["qc_delta"], 1.0)
     assert sigma >= out["risk"]["sigma_min"] * (1 - 1e-9)  # 1.4674: TPR ≤ 0.05 at FPR 0.01
     assert link["meets_utility"] and sigma <= out["utility"]["sigma_max"] * (1 + 1e-9)
@@ -296,12 +296,12 @@ def test_console_link_keeps_the_risk_limit_at_the_consoles_own_calibration(delta
 
 
 def test_console_link_for_laplace_sum_carries_bounds_and_stays_under_the_limit():
-    out = adv.advise("laplace", R("posterior", 0.5, 0.1), U("sum", within=500, bounds=(18, 90)))
-    link = adv.console_link(out)
+    out = solve.advise("laplace", R("posterior", 0.5, 0.1), U("sum", within=500, bounds=(18, 90)))
+    link = links.console_link(out)
     p = link["params"]
     assert p == {"qc_kind": "SUM", "qc_mech": "laplace", "qc_eps": p["qc_eps"], "qc_lo": 18.0, "qc_hi": 90.0}
     assert out["epsilon_range"][0] <= p["qc_eps"] <= out["epsilon_range"][1]
-    assert adv.console_link(adv.advise("laplace", R("tpr", 0.05, 0.01), None)) is None  # no query to open
+    assert links.console_link(solve.advise("laplace", R("tpr", 0.05, 0.01), None)) is None  # no query to open
 
 
 @pytest.mark.parametrize("risk", [R("tpr", 0.1, 0.01), R("posterior", 0.2, 0.05)])
@@ -310,27 +310,27 @@ def test_dpsgd_solve_is_minimal_in_few_pld_evaluations(monkeypatch, risk):
     evaluations (bisection needed 7, and the posterior's start needed Opacus's PRV calibration), and the answer
     is still minimal to the solver's tolerance on the PLD it searched."""
     calls = []
-    real = adv.dpsgd_risk
+    real = dpsgd.dpsgd_risk
 
     def counting(*a, **k):
         calls.append(k.get("coarse", False))
         return real(*a, **k)
 
-    monkeypatch.setattr(adv, "dpsgd_risk", counting)
-    nm = adv.solve_noise_multiplier(risk, 0.2, 10, 1e-5)
+    monkeypatch.setattr(dpsgd, "dpsgd_risk", counting)
+    nm = dpsgd.solve_noise_multiplier(risk, 0.2, 10, 1e-5)
     assert calls.count(True) <= 5 and calls.count(False) == 1
     assert real(nm * (1 + 1e-9), 0.2, 10, risk, 1e-5) <= risk.value
-    assert real(nm / (1 + 2 * adv.NM_RTOL), 0.2, 10, risk, 1e-5, coarse=True) > risk.value
+    assert real(nm / (1 + 2 * dpsgd.NM_RTOL), 0.2, 10, risk, 1e-5, coarse=True) > risk.value
 
 
 def test_cli_links_are_the_pages_links(capsys):
-    """The page and `python -m dpcore advise` give the same links (the rule lives in dpcore.advise): for the
+    """The page and `python -m dpcore advise` give the same links (the rule lives in dpcore.advisor.links): for the
     default advice (ε ≈ 0.7097) the noise page opens at 1, the slider's most private value that keeps both, not
     at 0.7 (which misses the target); the console at 0.71 (3 digits, as the page writes ε), with δ beside it."""
     from dpcore.cli import main
 
-    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
-    noise, console = adv.page_link(out), adv.console_link(out)
+    out = solve.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
+    noise, console = links.page_link(out), links.console_link(out)
     assert noise["params"]["noise_eps"] == 1.0 and noise["meets_utility"] and noise["keeps_risk"]
     assert console["params"]["qc_eps"] == 0.71 and console["label"].endswith("ε = 0.71, δ = 1e-5")
     rc = main(["advise", "--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--query", "count",
@@ -345,8 +345,8 @@ def test_recommended_epsilon_is_written_on_the_side_it_must_keep():
     maximum, down (still keeps it). The page metric and the band chart write the same."""
     from dpcore.figures import advisor as figs
 
-    at_target = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
-    assert adv.recommended_text(at_target) == "0.71" and float("0.71") >= at_target["epsilon"]
-    at_limit = adv.advise("laplace", R("posterior", 0.5, 0.1), None)  # ln 9 = 2.197
-    assert adv.recommended_text(at_limit) == "2.19" and float("2.19") <= at_limit["epsilon"]
+    at_target = solve.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
+    assert links.recommended_text(at_target) == "0.71" and float("0.71") >= at_target["epsilon"]
+    at_limit = solve.advise("laplace", R("posterior", 0.5, 0.1), None)  # ln 9 = 2.197
+    assert links.recommended_text(at_limit) == "2.19" and float("2.19") <= at_limit["epsilon"]
     assert "recommended ε = 2.19" in [t.name for t in figs.feasible_band_chart(at_limit).data]
