@@ -318,8 +318,8 @@ def statement_section(st: dict, name: str | None = None) -> Section:
                      "several δ; the audit is a lower bound measured by membership attacks on held-out rows.")
     elif st.get("epsilon_at_delta"):
         tables.append(_eps_table(st["epsilon_at_delta"]))
-        paras.append("ε at several δ, each an upper bound for the neighbour relation above: δ = 1e-5, 1e-6 and 1/n "
-                     "where the number of rows n is known.")
+        paras.append("ε at several δ, each an upper bound for the neighbour relation above (δ = 1e-5 and 1e-6, and "
+                     "the run's own δ; never δ = 1/n, which a mechanism publishing one row outright would meet).")
     else:
         paras.append("Nothing spent: no queries were answered since the last reset.")
         return Section(title, paras, [], tables)

@@ -66,6 +66,24 @@ def dataset_name(dataset) -> str:
     return _plain(kind if kind in DATASET_NAMES else dataset, DATASET_NAMES)
 
 
+#: The unit of privacy of each dataset: what one "record" in "add/remove one record" is there.
+DATASET_UNITS = {"medical": "one patient's record (one row of the data)",
+                 "breast_cancer": "one patient's record (one row: the measurements of one patient's tumour)",
+                 "digits": "one image (one row: an 8×8 handwritten digit)",
+                 "mnist": "one image (one row: a 28×28 handwritten digit)",
+                 "csv": "one record (one row of the uploaded file); a person with k rows is covered only for k·ε"}
+
+
+def dataset_kind(dataset) -> str | None:
+    """The kind of a dataset code: "csv" for an upload ("csv:<server path>"), else the code itself."""
+    return None if dataset is None else str(dataset).split(":", 1)[0]
+
+
+def unit_of_privacy(dataset) -> str:
+    """What one record is for this dataset (a patient, an image, a row of an upload)."""
+    return DATASET_UNITS.get(dataset_kind(dataset), "one record (one row of the data)")
+
+
 def model_name(model) -> str:
     """"Logistic regression", not logreg; unknown: as it is."""
     return _plain(model, MODEL_NAMES)
@@ -262,8 +280,14 @@ def check_batch_size(batch_size: int, n_train: int) -> None:
 
 def delta_warnings(cfg: TrainConfig, n_train: int) -> list[str]:
     """A warning when δ is not below 1/n (a mechanism publishing one row outright would meet it)."""
-    if cfg.private and cfg.delta >= 1.0 / n_train:
-        return [f"δ = {cfg.delta:g} is not below 1/n = 1/{n_train} = {1 / n_train:.2g}: a mechanism that "
+    return delta_warning(cfg.delta, n_train) if cfg.private else []
+
+
+def delta_warning(delta, n_train) -> list[str]:
+    """The δ ≥ 1/n warning for a δ and a row count (either missing: none)."""
+    if delta and n_train and float(delta) >= 1.0 / int(n_train):
+        n = int(n_train)
+        return [f"δ = {float(delta):g} is not below 1/n = 1/{n} = {1 / n:.2g}: a mechanism that "
                 "publishes one random row outright would satisfy this δ. Use δ ≤ 1/(10·n), e.g. 1e-5 or smaller."]
     return []
 

@@ -40,8 +40,9 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", html)
     assert len(heads) == 2, heads  # the run and the ledger
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
-    for d in ("1e-5", "1e-6", "0.0025"):  # the run's ε at δ = 1e-5, 1e-6 and 1/n (n = 400)
+    for d in ("1e-5", "1e-6"):  # the run's ε at δ = 1e-5 and 1e-6, never at 1/n (n = 400: 0.0025)
         assert f"<td>{d}</td>" in html
+    assert "<td>0.0025</td>" not in html
 
 
 def test_home_report_picker_is_empty_and_disabled_without_runs_or_ledgers(chdir_root):

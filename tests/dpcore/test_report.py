@@ -135,8 +135,9 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     assert "<img" not in body and "<strong>bold</strong>" not in body  # user text is escaped, never rendered
     assert "&lt;img src=x onerror=alert(1)&gt;**bold**" in body
     assert "add/remove one record" in body and "one patient's record" in body
-    for d in ("1e-5", "1e-6", "0.0025"):  # ε at δ = 1e-5, 1e-6 and 1/n (n = 400 training rows)
+    for d in ("1e-5", "1e-6"):  # ε at δ = 1e-5 and 1e-6, never at 1/n (n = 400 training rows: 0.0025)
         assert f"<td>{d}</td>" in body
+    assert "<td>0.0025</td>" not in body
     assert "empirical ε ≥ 0.3 with 95% confidence" in body  # the sweep point's audit
     # datasets and models by the names the pages use, never their code names (breast_cancer, logreg)
     assert "<td>Breast cancer</td>" in body and "<td>Logistic regression</td>" in body
