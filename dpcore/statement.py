@@ -19,6 +19,7 @@ import math
 
 from . import claims
 from .errors import DPError
+from .training.config import NOT_DP_NOTE as DIAGNOSTICS_NOTE
 
 STANDARD_DELTAS = (1e-5, 1e-6)
 UNIT = "one patient's record (one row of the data)"
@@ -31,8 +32,6 @@ N_PUBLIC_NOTE = ("n (the training rows) and the list of classes are treated as p
                  "knows every other record learns from n alone whether one more is there; for a person known to "
                  "be in data of this size, a fact about them is the replace-one question, bounded by 2ε "
                  "(at δ′ = (1 + e^ε)·δ).")
-DIAGNOSTICS_NOTE = ("not covered by ε: computed on private rows (test and training) without DP — loss and "
-                    "accuracy curves, test loss and accuracy, per-class counts; rounded to what a chart needs")
 
 
 def issue(st: dict) -> dict:

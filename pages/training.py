@@ -13,6 +13,7 @@ from dpcore.jobs import display, registry, store, workers
 from dpcore.training.config import (DATASET_NAMES, MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
                                     dataset_name, model_name, recommended)
 from dpcore.training.data import release_uploads, save_upload, upload_columns
+from dpcore.training import release
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
 from dpcore.textsafe import md, md_message
@@ -63,6 +64,7 @@ widget_state({"tr_dataset": "breast_cancer", "tr_model": "logreg",
 
 acc_text = sweep_summary.accuracy_text
 RELATION = "add/remove one record"
+NOT_COVERED_BADGE = ":orange-badge[Not covered by ε]"
 
 
 def _release_uploads() -> None:
@@ -276,8 +278,9 @@ def _headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> No
     """One sentence and one number: what DP cost on this run. The heading is the claim (two lines on a phone;
     with δ, the relation and the comparison in it, it took up to five); δ and the relation open the line under it."""
     eps = claims.up(m.epsilon)
-    terms = (f"ε = {eps} holds with δ = {claims.delta(m.delta)} ({RELATION})." if m.delta
-             else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}).")
+    public = f"; the {m.n_train:,} training rows and the classes are public" if m.n_train else ""
+    terms = (f"ε = {eps} holds with δ = {claims.delta(m.delta)} ({RELATION}{public})." if m.delta
+             else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}{public}).")
     if bm is not None and bm.test_accuracy is not None and m.test_accuracy is not None:
         cost = (bm.test_accuracy - m.test_accuracy) * 100
         if cost >= 0.05:
@@ -287,10 +290,11 @@ def _headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> No
             st.subheader(f"DP costs nothing measurable at ε = {eps}")
             than = " — the same test accuracy" if cost > -0.05 else f" — {-cost:.1f} points above the baseline"
         st.markdown(f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** with DP vs "
-                    f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}.")
+                    f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}. "
+                    f"{NOT_COVERED_BADGE} test accuracy is measured on private test rows.")
     else:
         st.subheader(f"Test accuracy {acc_text(m.test_accuracy)}")
-        st.markdown(terms)
+        st.markdown(f"{terms} {NOT_COVERED_BADGE} test accuracy is measured on private test rows.")
         if twin is not None and twin["status"] in ACTIVE:
             st.info("The non-private twin is still training: the cost of DP appears here when it finishes.")
 
@@ -314,7 +318,8 @@ def _show_finished(job: dict, twin: dict | None) -> None:
           or abs(m.test_accuracy - bm.test_accuracy) < 0.0005  # no green "+0.0" arrow for no change
           else f"{(m.test_accuracy - bm.test_accuracy) * 100:+.1f} points vs baseline")
     k1.metric("Test accuracy", acc_text(m.test_accuracy), delta=vs,
-              help="Share of held-out test rows classified correctly.")
+              help="Share of held-out test rows classified correctly. A diagnostic on private rows: not covered "
+                   "by ε, rounded, and not part of the release.")
     k2.metric("Baseline test accuracy (no DP)",
               acc_text(bm.test_accuracy if bm is not None else None) if private else "this is it")
     if private and m.accountant and m.noise_multiplier is not None:
@@ -352,35 +357,45 @@ def _show_finished(job: dict, twin: dict | None) -> None:
     else:
         k3.metric("ε", "∞ (not private)")
         k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
-    st.caption(f":orange-badge[Not DP] training accuracy {acc_text(m.train_accuracy)}, training loss "
-               f"{_fmt(m.train_loss)} nats (natural-log units): computed on the private training rows, for "
-               "diagnosis only. "
-               f"Rows: {m.n_train} train / {m.n_test} test. Preprocessing: {md(m.bounds_note)}.")
+    st.caption(f"{NOT_COVERED_BADGE} test accuracy, training accuracy {acc_text(m.train_accuracy)} and "
+               f"training loss {_fmt(m.train_loss)} nats (natural-log units), and the curves below, are computed on "
+               "private rows without DP: diagnostics, rounded to what a chart needs. "
+               f"Rows: {m.n_train} train / {m.n_test} test (public: n fixes the sample rate and the steps). "
+               f"Preprocessing: {md(m.bounds_note)}.")
     # these name an upload's columns: shown as text, never as a link, an image or HTML
     for w in m.warnings:
         st.warning(md_message(w))
     for leak in m.leaks:
         st.warning(f"Preprocessing leak (not covered by ε): {md_message(leak)}")
-    # the stored result as written by the job: the metrics plus the weights' file name and the config
-    stored = job["result"] or {}
-    d1, d2, _ = st.columns([1, 1, 3])
-    d1.download_button("Metrics (JSON)", json.dumps(stored, indent=2).encode(), f"run-{job['id']}.json",
-                       "application/json", key="tr_dl_metrics", icon=":material/download:")
-    wname = stored.get("weights_file")
-    wpath = store.result_path(job["id"], wname) if wname else None
-    if wpath is not None and wpath.exists():
-        d2.download_button("Model weights", wpath.read_bytes(), f"model-{job['id']}{wpath.suffix}",
-                           "application/octet-stream", key="tr_dl_weights", icon=":material/download:")
-    if private and m.noise_multiplier is not None:  # trade-off curve + privacy statement (engineer G)
-        from dpcore import statement
+    # the default download is the release: weights + the signed statement (what ε covers); the diagnostics,
+    # computed on private rows, come apart and labelled (dpcore.training.release)
+    out = guarded(_downloads, job["id"])
+    if not out:
+        return
+    d1, d2, d3 = st.columns(3)
+    d1.download_button("Release: model + statement", out["release"], f"release-{job['id']}.zip", "application/zip",
+                       key="tr_dl_release", icon=":material/download:", type="primary",
+                       help="The model weights, the run's public settings and its signed privacy statement: what ε "
+                            "covers. Nothing computed on private rows.")
+    d2.download_button("Diagnostics (not covered by ε)", out["diagnostics"], f"diagnostics-{job['id']}.json",
+                       "application/json", key="tr_dl_diagnostics", icon=":material/download:",
+                       help="Test and training accuracy and loss and their curves, computed on private rows without "
+                            "DP: not covered by ε, rounded. Share them only where that is acceptable.")
+    d3.download_button("Privacy statement (signed)", json.dumps(out["statement"], indent=2).encode(),
+                       f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
+                       icon=":material/verified_user:",
+                       help="Check it with python -m dpcore statement --verify FILE: the signature and every figure, "
+                            "recomputed from the recorded settings.")
+    if private and m.noise_multiplier is not None:
         from dpcore.figures import advisor as adv_figs
 
-        stmt = guarded(statement.for_job, job["id"])
-        if stmt:
-            chart(adv_figs.statement_tradeoff_chart(stmt), key="tr_fig_tradeoff")
-            st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
-                               f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
-                               icon=":material/verified_user:")
+        chart(adv_figs.statement_tradeoff_chart(out["statement"]), key="tr_fig_tradeoff")
+
+
+@st.cache_data(max_entries=limits.CACHE_MAX_ENTRIES, show_spinner=False)
+def _downloads(job_id: str) -> dict:
+    """A finished run's downloads, built once per run (its statement is signed once, not on every rerun)."""
+    return release.downloads(job_id)
 
 
 def _state(job: dict | None) -> str | None:
@@ -442,7 +457,7 @@ with st.expander("Recent runs", expanded=False):
         eps = ("—" if r is None else claims.up(r.epsilon) if r.epsilon is not None
                else "∞ (no DP)" if not r.private else "—")
         rows.append({"run": j["label"], "status": j["status"],
-                     "test accuracy": acc_text(r.test_accuracy) if r else "—", "ε": eps,
+                     "test accuracy (not covered by ε)": acc_text(r.test_accuracy) if r else "—", "ε": eps,
                      "δ": claims.delta(r.delta) if r and r.delta else "—",
                      "σ": f"{r.noise_multiplier:.3g}" if r and r.noise_multiplier is not None else "—",
                      "seconds": f"{r.train_seconds:.1f}" if r and r.train_seconds is not None else "—",

@@ -91,8 +91,10 @@ def model_name(model) -> str:
 
 MEDICAL_ROWS = 10_000
 MEDICAL_DATA_SEED = 0
-#: Expected range of test accuracy etc.: labels used in the UI / JSON.
-NOT_DP_NOTE = "computed on the private training rows without DP: for diagnosis only, not a DP release"
+#: The label of every diagnostic a run computes on private rows (test and training): the UI, the JSON, the
+#: statement and the report say it wherever one appears.
+NOT_DP_NOTE = ("not covered by ε: computed on private rows (test and training) without DP — loss and accuracy "
+               "curves, test loss and accuracy, per-class counts; for diagnosis only, rounded to what a chart needs")
 #: The label of every run (and sweep point) whose sampling and noise were drawn from the public seed.
 REPRODUCIBLE_LABEL = "reproducible noise: not a DP release"
 #: Model-size limits (checked before any job exists): hidden units of the MLP, parameters of any model.
