@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import claims, textsafe
-from .noise.interpret import level_sentence, posterior_bound, privacy_level, reading
+from .noise.interpret import fact_bound, fact_reading, level_sentence, loss_tail, posterior_bound, privacy_level, reading
 from .errors import DPError
 from .training.config import accountant_name, dataset_name, model_name
 from .validation import check_epsilon
@@ -112,9 +112,13 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
             f"Chosen ε = {eps:g}{d}, for datasets that differ by adding or removing one person: privacy level "
             f"'{level_sentence(eps)}'.",
             reading(eps, 0.5, delta),
-            reading(eps, 0.01, delta),
+            reading(eps, 0.01),
+            fact_reading(eps, 0.5),
             Html(f"Any output is at most {E_EPS} = " + inline_markdown(
-                f"{claims.up(math.exp(eps))} times more likely with a given person's data than without it.")),
+                f"{claims.up(math.exp(eps))} times more likely with a given person's data than without it (whether "
+                "they are in the data), and at most ") + f"e<sup>2ε</sup> = " + inline_markdown(
+                f"{claims.up(math.exp(2 * eps))} times more likely with one value of a known person's record than "
+                "with another (a fact about them).")),
         ],
         [home.deployments_chart(eps), home.posterior_chart(eps)],
     )
@@ -337,12 +341,15 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
-    post = float(posterior_bound(0.5, eps))
-    d = f" (δ = {claims.delta(delta)}, which this bound does not cover)" if delta else " (δ = 0)"
+    post, fact = float(posterior_bound(0.5, eps)), float(fact_bound(0.5, eps))
+    d = (f" (δ = {claims.delta(delta)}: the bounds fail only where the privacy loss exceeds ε, for the Gaussian "
+         f"mechanism with probability {claims.up(loss_tail(eps, delta), 2)})" if delta else " (δ = 0)")
     lr, dp, rep = st.linkage, st.dp, st.uniqueness
     out = [
-        f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure of a fact about a person can become at most "
-        f"**{claims.percent(post, up=True)}** sure from a release, whatever else they know: privacy level '{privacy_level(eps)}'.",
+        f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure that a person is in the data can become at "
+        f"most **{claims.percent(post, up=True)}** sure from a release, whatever else they know; about someone known "
+        f"to be in it, a fact such as their diagnosis goes from 50% to at most **{claims.percent(fact, up=True)}**: "
+        f"privacy level '{privacy_level(eps)}'.",
         f"Removing names does not anonymise: **{rep.unique_fraction:.1%}** of {rep.n:,} synthetic patients are "
         f"unique on {', '.join(rep.qis).replace('_', ' ')}, and a public register re-identifies "
         f"**{lr.right_person:,} of the {lr.in_release:,}** patients it lists ({lr.success_rate:.0%}).",

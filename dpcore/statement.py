@@ -31,7 +31,7 @@ N_PUBLIC_NOTE = ("n (the training rows) and the list of classes are treated as p
                  "q = 1/⌈n/batch⌉ and the step count, so it is released exactly, and ε does not cover it. Whoever "
                  "knows every other record learns from n alone whether one more is there; for a person known to "
                  "be in data of this size, a fact about them is the replace-one question, bounded by 2ε "
-                 "(at δ′ = (1 + e^ε)·δ).")
+                 "(group privacy).")
 
 
 def issue(st: dict) -> dict:
@@ -88,8 +88,9 @@ def loss_tail_block(noise_multiplier: float, sample_rate: float, steps: int, eps
 
     p = dpsgd_loss_tail(noise_multiplier, sample_rate, steps, epsilon)
     return {"epsilon": float(epsilon), "delta": float(delta), "probability": p,
-            "meaning": f"with probability at most {p:.2g} (the privacy loss exceeds ε = {claims.up(epsilon)}) an "
-                       "output lets the attacker's belief move by more than e^ε; δ is not this probability"}
+            "meaning": f"with probability at most {claims.up(p, 2)} the privacy loss exceeds ε = {claims.up(epsilon)}: "
+                       "on those outputs an attacker's belief may move further than ε allows; δ is not this "
+                       "probability"}
 
 
 def _noise(result: dict) -> dict:

@@ -8,7 +8,7 @@ from dpcore import claims
 from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.jobs import store
-from dpcore.noise.interpret import posterior_bound, privacy_level, reading
+from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
 from dpcore.queries import ledger
 
 st.title("DP Explorer")
@@ -16,8 +16,9 @@ st.markdown(
     "**Differential privacy (DP) is a promise about what anyone can learn about you from a published result.** "
     "Whether or not your record was used, every result is almost equally likely — so no one, however much else "
     "they know, learns much about *you*. A budget called **ε (epsilon)** says how much is \"much\": at ε = 1, "
-    f"someone 50% sure of a fact about you ends at most **{claims.percent(float(posterior_bound(0.5, 1.0)), up=True)} sure**. "
-    "Smaller ε: stronger privacy, more noise."
+    f"someone 50% sure that you are in the data ends at most **{claims.percent(float(posterior_bound(0.5, 1.0)), up=True)} "
+    "sure**; someone who knows you are in it and was 50% sure of a fact about you (your diagnosis) ends at most "
+    f"**{claims.percent(float(fact_bound(0.5, 1.0)), up=True)} sure**. Smaller ε: stronger privacy, more noise."
 )
 
 # --- the guided tour: the first step, not a footer --------------------------------------------------------
@@ -56,16 +57,23 @@ with c1:
     chart(figs.posterior_chart(eps), key="home_posterior")
 with c2:
     st.metric("Privacy level", privacy_level(eps),
-              help="The word follows the bound beside it: strong while 50% sure ends at most 75% sure, moderate "
-                   "up to 90%, weak up to 99%, very weak beyond.")
+              help="The word follows the membership bound beside it: strong while an attacker 50% sure that a "
+                   "person is in the data ends at most 75% sure, moderate up to 90%, weak up to 99%, very weak "
+                   "beyond.")
     st.markdown(reading(eps, 0.5))  # the level's word is the metric above; its number is this sentence's
     st.markdown(reading(eps, 0.01))
-    with st.expander("Where the bound comes from"):
+    st.markdown(fact_reading(eps, 0.5))  # a fact about a known person: the replace-one question, 2ε
+    with st.expander("Where the bounds come from"):
+        tail_eps, tail_delta, tail = EXAMPLE_TAIL
         # maths as the formal definition below writes it (LaTeX), not "e^ε" in plain text
         st.markdown(r"Bayes' rule with a likelihood ratio of at most $e^{\varepsilon}$: "
-                    r"$p' \le e^{\varepsilon} p \,/\, (1 - p + e^{\varepsilon} p)$. Here ε is "
-                    "for datasets that differ by adding or removing one person, with δ = 0; a guarantee with "
-                    "δ > 0 covers this ε part only and may fail outright with probability δ.")
+                    r"$p' \le e^{\varepsilon} p \,/\, (1 - p + e^{\varepsilon} p)$ for **whether a person is in "
+                    "the data** — ε is for datasets that differ by adding or removing one person, with δ = 0. A "
+                    r"**fact about someone known to be in the data** compares their record with one value against "
+                    r"another (a removal and an addition), so the ratio is $e^{2\varepsilon}$. With δ > 0 a bound "
+                    "holds except on outputs where the privacy loss exceeds ε; how often that happens depends on "
+                    f"the mechanism and is not δ: for the Gaussian mechanism at ε = {tail_eps:g}, δ = "
+                    f"{claims.delta(tail_delta)} it is {claims.up(tail, 2)}, {tail / tail_delta:.0f} × δ.")
 chart(figs.deployments_chart(eps), key="home_deployments")
 st.caption("Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
            "user per day, a device) and the time window differ.")

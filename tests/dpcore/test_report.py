@@ -68,8 +68,20 @@ def test_report_writes_e_to_the_epsilon_as_maths_in_its_own_text_only():
 
 
 def test_posterior_reading_flags_delta_in_the_report():
-    html = report.build(1.0, delta=1e-6, n=1500)
-    assert "covers the ε part only" in html
+    """With δ > 0 the report says how often the bound fails (P[privacy loss > ε]), not "up to δ" (issue 25 §4)."""
+    from dpcore.noise.interpret import loss_tail
+
+    html = _text(report.build(1.0, delta=1e-6, n=1500))
+    assert "privacy loss exceeds ε" in html and "up to δ" not in html and "fails outright" not in html
+    assert f"probability {claims.up(loss_tail(1.0, 1e-6), 2)}" in html
+
+
+def test_report_words_each_reading_for_the_question_it_bounds():
+    body = _text(report.build(1.0, n=1500))
+    assert "50% sure that a person is in the data can become at most <strong>73.2%</strong>" in body
+    assert "a fact such as their diagnosis goes from 50% to at most <strong>88.1%</strong>" in body
+    assert "e<sup>2ε</sup> = 7.39 times more likely with one value of a known person&#x27;s record" in body
+    assert "fact about a person can become at most" not in body  # the old reading of a fact off e^ε
 
 
 def test_report_rejects_bad_epsilon():
