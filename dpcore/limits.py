@@ -82,6 +82,16 @@ MODEL_MAX_HIDDEN = 4_096
 MODEL_MAX_PARAMS = 2_000_000
 TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epochs, capped here too
 
+# --- the ε advisor (page, links and `advise`) ------------------------------------------------------------
+#: Public bounds [L, H] of a SUM or MEAN target: beyond this magnitude the sensitivity and σ leave the range the
+#: maths is exact in (±1e308 made the sensitivity infinite; ±1e30 broke the page).
+PUBLIC_BOUND_MAX = 1e12
+#: Public rows n of a MEAN target.
+ADVISOR_MAX_ROWS = 1_000_000_000
+#: DP-SGD: the smallest sample rate q (one record in a million per batch) and the most steps T.
+ADVISOR_SAMPLE_RATE_MIN = 1e-6
+ADVISOR_MAX_STEPS = 1_000_000
+
 # --- caches -------------------------------------------------------------------------------------------
 #: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.
 CACHE_MAX_ENTRIES = 8
@@ -168,4 +178,6 @@ def table() -> list[tuple[str, str]]:
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
         ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
                                                  f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
+        ("Advisor: public bounds / rows n / DP-SGD sample rate / steps",
+         f"±{PUBLIC_BOUND_MAX:g} / {ADVISOR_MAX_ROWS:,} / {ADVISOR_SAMPLE_RATE_MIN:g} to 1 / {ADVISOR_MAX_STEPS:,}"),
     ]

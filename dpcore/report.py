@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import claims, textsafe
+from . import claims, limits, textsafe
 from .noise.interpret import fact_bound, fact_reading, level_sentence, loss_tail, posterior_bound, privacy_level, reading
 from .errors import DPError
 from .training.config import accountant_name, dataset_name, model_name
@@ -335,6 +335,26 @@ def statement_section(st: dict, name: str | None = None) -> Section:
     return Section(title, paras, [adv_figs.statement_tradeoff_chart(st)], tables)
 
 
+def advice_section(st: dict) -> Section:
+    """The advisor's decision record (:mod:`dpcore.advisor.decision`) as a report section: the decision in words
+    for a data-protection officer, its facts as a table, the feasible ε band and the worst-case ROC at the setting."""
+    from .figures import advisor as adv_figs
+
+    a = st["advice"]
+    facts = {"question the risk limit bounds": st.get("question"), "neighbour relation": st.get("neighbour_relation"),
+             "mechanism": a.get("mechanism_label"), "risk limit": a["risk"]["text"],
+             "utility target": (a.get("utility") or {}).get("text") or "none",
+             "recommended ε": f"{st['decision']['epsilon_text']} at δ = {claims.delta(a['delta'])}" if a["delta"]
+             else f"{st['decision']['epsilon_text']} (δ = 0)",
+             "feasible": "yes" if a["feasible"] else "no: the two conflict",
+             "P[privacy loss > ε]": (a.get("privacy_loss_tail") or {}).get("text") or "— (pure ε-DP: never)",
+             "accountant": a.get("accountant"),
+             "how to check": "python -m dpcore statement --verify FILE.json solves the advice again from its inputs"}
+    table = pd.DataFrame({"": list(facts), "decision record": ["—" if v is None else str(v) for v in facts.values()]})
+    return Section("Decision record: choosing ε from a risk limit", list(st.get("words") or []),
+                   [adv_figs.feasible_band_chart(a), adv_figs.advice_tradeoff_chart(a)], [table])
+
+
 def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     """Five sentences a board needs, from the numbers the sections below show."""
     from .attacks import reidentification as reid
@@ -375,18 +395,22 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=()) -> str:
+          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=()) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
     A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
-    ``(analyst, dataset key[, rows])`` in ``ledgers``.
+    ``(analyst, dataset key[, rows])`` in ``ledgers``; a decision record for each advice statement in ``advice``
+    (:mod:`dpcore.advisor.decision`).
     """
     from .attacks import reidentification as reid
     from . import statement
 
     eps = check_epsilon(epsilon)
+    if eps > limits.EPSILON_MAX:  # e^ε overflowed at 1e308 (OverflowError); the pages offer up to this too
+        raise DPError(f"the report explains ε up to {limits.EPSILON_MAX:g}, got {eps:g}; choose a smaller ε "
+                      "(0.1–10 is usual)")
     story = story_settings or reid.StorySettings()
     # statements first: a wrong run id or an unfinished run fails before the slow sections are built
     statements = [statement.for_job(j) for j in dict.fromkeys(job_ids)]
@@ -409,6 +433,7 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
         except DPError:  # only a baseline or diffprivlib points: nothing to state beyond the sweep section
             pass
     sections += [statement_section(s) for s in statements]
+    sections += [advice_section(a) for a in advice]
     n_st = sum(sec.title.startswith("Privacy statement") for sec in sections)
     if n_st:
         settings["privacy statements"] = f"{n_st} (training runs, sweeps and query histories: see their sections)"

@@ -8,11 +8,10 @@ import math
 
 import numpy as np
 
-from .. import claims
+from .. import claims, limits
 from ..errors import DPError
-from ..validation import check_positive_int
 from .risk import gaussian_mu_max, pure_posterior
-from .solve import set_range
+from .solve import loss_tail_entry, question, set_range
 from .targets import RiskLimit
 
 #: Noise-multiplier search range for DP-SGD (the accountants' calibration range).
@@ -82,7 +81,9 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
 
     # Gaussian DP by the CLT: μ ≈ q·√(T(e^{1/σ²} − 1)); the posterior limit via its ε at δ
     target = (gaussian_mu_max(risk, delta) / (sample_rate * math.sqrt(steps))) ** 2
-    guess = min(max(1 / math.sqrt(math.log1p(target)), NM_MIN * 1.01), NM_MAX / 1.01)
+    # a limit so strict that μ is ~0 (advantage 1e-300) starts at the top: the search then says no σ meets it
+    guess = (min(max(1 / math.sqrt(math.log1p(target)), NM_MIN * 1.01), NM_MAX / 1.01) if target > 0
+             else NM_MAX / 1.01)
     # 1. bracket: lo breaks the limit, hi meets it
     lo = hi = None
     x, fx = guess, f(guess)
@@ -215,13 +216,17 @@ def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
     if sample_rate is None or steps is None:
         raise DPError("DP-SGD needs its sample rate q (--sample-rate, batch size / rows) and number of steps "
                       "(--steps, epochs / q)")
-    q = float(sample_rate)
-    if not (0 < q <= 1):
-        raise DPError(f"sample rate must be in (0, 1], got {sample_rate!r}; it is batch size / rows")
-    t = check_positive_int(steps, "steps")
-    if t > 1_000_000:
-        raise DPError(f"steps must be at most 1,000,000, got {t:,}")
+    try:
+        q = float(sample_rate)
+    except (TypeError, ValueError):
+        raise DPError(f"sample rate must be a number in [{limits.ADVISOR_SAMPLE_RATE_MIN:g}, 1], got "
+                      f"{sample_rate!r}; it is batch size / rows") from None
+    if not (limits.ADVISOR_SAMPLE_RATE_MIN <= q <= 1):
+        raise DPError(f"sample rate must be in [{limits.ADVISOR_SAMPLE_RATE_MIN:g}, 1], got {sample_rate!r}; it is "
+                      "batch size / rows (e.g. 64 / 10,000 = 0.0064)")
+    t = limits.check_int_range(steps, 1, limits.ADVISOR_MAX_STEPS, "steps")
     out.update(sample_rate=q, steps=t, neighbour_relation="add/remove one record",
+               question=question("add/remove one record"),
                sampling="Poisson sampling with rate q (as Opacus's DPDataLoader)")
     nm_min = solve_noise_multiplier(risk, q, t, d)
     e_max = accounting.pld_epsilon(nm_min, q, t, d)
@@ -259,8 +264,10 @@ def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
     eps = accounting.pld_epsilon(nm, q, t, d)
     val = dpsgd_risk(nm, q, t, risk, d)
     ach = {"tpr_at_fpr" if risk.kind == "tpr" else risk.kind: val}
+    tail = dpsgd_loss_tail(nm, q, t, eps)
     if risk.kind == "posterior":
-        ach["posterior_fails_with"] = dpsgd_loss_tail(nm, q, t, eps)
+        ach["posterior_fails_with"] = tail
+    out["privacy_loss_tail"] = loss_tail_entry(eps, d, tail, at_most=True)
     out.update(epsilon=eps, noise_multiplier=nm, achieved=ach,
                mu_clt=gdp_mu(nm, q, t))
     out["notes"].append("the advice's JSON also gives mu_clt: μ of Gaussian DP by the central limit theorem (Bu et "

@@ -12,7 +12,8 @@ f(α) = the highest TPR any test reaches at FPR α:
   2Φ(μ/2) − 1 (Gaussian), tanh(ε/2) (pure ε-DP), δ(ε = 0) of the PLD (DP-SGD).
 * ``posterior``: an attacker with prior p ends at most at P. Pure ε-DP: P ≤ e^ε·p/(1 − p + e^ε·p), so
   ε ≤ ln(P(1 − p)/(p(1 − P))). With δ > 0 (Gaussian, DP-SGD) the same bound applies to ε at the chosen δ and
-  holds except when the privacy loss exceeds ε; that probability is reported (``posterior_fails_with``).
+  holds except when the privacy loss exceeds ε; that probability is reported (``posterior_fails_with``), and for every
+  Gaussian and DP-SGD advice as ``privacy_loss_tail`` (it is not δ: 16 × δ for the Gaussian at ε = 1, δ = 1e-5).
 
 A *utility target*: a COUNT, SUM or MEAN within ±k with probability ``confidence`` (Gaussian: σ ≤ k/z;
 Laplace: b = Δ/ε ≤ k/ln(1/(1 − confidence)), conservative for the geometric mechanism of counts), or a
@@ -31,7 +32,9 @@ from __future__ import annotations
 
 import math
 
-from .. import claims
+import numpy as np
+
+from .. import claims, limits
 from ..errors import DPError
 from ..noise.calibration import gaussian_epsilon
 from ..validation import check_delta, check_sensitivity
@@ -79,11 +82,59 @@ def advise(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None
         sens = check_sensitivity(1.0 if sensitivity is None else sensitivity)
     if sens == 0:
         raise DPError("sensitivity Δ is 0: no noise is needed, nothing to advise; give the query's Δ (count: 1)")
+    if sens > limits.PUBLIC_BOUND_MAX:
+        raise DPError(f"sensitivity Δ must be at most {limits.PUBLIC_BOUND_MAX:g}, got {sens:g}; it is how far one "
+                      "record can move the answer")
     out["sensitivity"] = sens
     out["neighbour_relation"] = utility.neighbour_relation() if utility is not None else "add/remove one record"
+    out["question"] = question(out["neighbour_relation"])
     if mech == "laplace":
         return _advise_laplace(out, risk, utility, sens)
     return _advise_gaussian(out, risk, utility, sens, d)
+
+
+def question(relation: str) -> str:
+    """What the risk limit is about, for the neighbour relation it is stated under."""
+    if str(relation).startswith("replace"):
+        return ("which of two values one person's record holds, for a person known to be in the data (replace one "
+                "record; n public)")
+    return "whether one person's record is in the data (add or remove one record)"
+
+
+def loss_tail_entry(epsilon: float, delta: float, probability: float, *, at_most: bool = False) -> dict:
+    """P[privacy loss > ε] at the stated ε and δ (``at_most``: an upper bound on it): where the posterior reading
+    of ε fails. It is not δ."""
+    return {"epsilon": float(epsilon), "delta": float(delta), "probability": float(probability),
+            "times_delta": float(probability / delta) if delta else None, "upper_bound": bool(at_most),
+            "text": f"the privacy loss exceeds ε = {claims.up(epsilon)} with probability "
+                    f"{'at most ' if at_most else ''}{claims.up(probability, 2)}"
+                    + (f" ({probability / delta:,.0f} × δ)" if delta else "")
+                    + ": on those outputs the posterior reading of ε fails (δ is not this probability)"}
+
+
+#: μ = Δ/σ of a Gaussian release whose ε lies within the app's range at any δ it offers: below MU_MIN ε < 1e-6,
+#: above MU_MAX ε > 1000 (ε grows like μ²/2); outside them the calibration is not even attempted.
+MU_MIN, MU_MAX = 1e-7, 1e3
+
+
+def check_range(e_min, e_max, utility=None, risk=None) -> None:
+    """The ε each side asks for lies where the app's maths and pages work (:data:`dpcore.limits.EPSILON_MIN` to
+    :data:`~dpcore.limits.EPSILON_MAX`), or a message says which side to change (``--within 1e-320`` needed an
+    infinite ε, ``--max-advantage 1e-300`` allowed ε = 0 and divided by it)."""
+    if e_max is not None and not (math.isfinite(e_max) and e_max >= limits.EPSILON_MIN):
+        raise DPError(f"the risk limit ({risk.text() if risk else 'as given'}) allows ε ≤ {e_max:.3g}, below the "
+                      f"smallest ε the app works with ({limits.EPSILON_MIN:g}): no release here is that private; "
+                      "loosen the limit")
+    if e_min is None:
+        return
+    if not math.isfinite(e_min) or e_min > limits.EPSILON_MAX:
+        raise DPError(f"the utility target ({utility.text() if utility else 'as given'}) needs ε ≥ "
+                      f"{'∞' if not math.isfinite(e_min) else f'{e_min:.3g}'}, above the largest ε the app works "
+                      f"with ({limits.EPSILON_MAX:g}): allow a larger error ±k")
+    if e_min < limits.EPSILON_MIN:
+        raise DPError(f"the utility target ({utility.text() if utility else 'as given'}) is met at every ε from "
+                      f"{limits.EPSILON_MIN:g} on (it needs only ε ≥ {e_min:.3g}): give a tighter ±k, or no "
+                      "utility target")
 
 
 def set_range(out: dict, lo, hi) -> dict:
@@ -96,8 +147,10 @@ def _advise_laplace(out, risk, utility, sens):
     e_max = pure_epsilon_max(risk)
     e_min = None
     if utility is not None:
-        e_min = sens * math.log(1 / (1 - utility.confidence)) / utility.within
+        with np.errstate(over="ignore"):
+            e_min = float(np.float64(sens) * math.log(1 / (1 - utility.confidence)) / np.float64(utility.within))
         out["utility"].update(epsilon_min=e_min, within=utility.within, confidence=utility.confidence)
+    check_range(e_min, e_max, utility, risk)
     out["risk"].update(epsilon_max=e_max, scale_b_min=sens / e_max)
     set_range(out, e_min, e_max)
     eps = e_min if (e_min is not None and out["feasible"]) else e_max
@@ -109,13 +162,19 @@ def _advise_laplace(out, risk, utility, sens):
 
 def _advise_gaussian(out, risk, utility, sens, d):
     mu_max = gaussian_mu_max(risk, d)
+    if not mu_max > MU_MIN:  # μ = Δ/σ so small that its ε is below the app's smallest
+        check_range(None, 0.0, utility, risk)
     sigma_min = sens / mu_max
     e_max = gaussian_epsilon(sigma_min, d, sens)
+    check_range(None, e_max, utility, risk)
     out["risk"].update(epsilon_max=e_max, sigma_min=sigma_min, mu_max=mu_max)
     sigma_max = e_min = None
     if utility is not None:
         sigma_max = utility.within / conf_z(utility.confidence)
-        e_min = gaussian_epsilon(sigma_max, d, sens)
+        mu_need = sens / sigma_max if sigma_max > 0 else math.inf
+        e_min = (math.inf if not mu_need < MU_MAX else 0.0 if mu_need < MU_MIN
+                 else gaussian_epsilon(sigma_max, d, sens))
+        check_range(e_min, e_max, utility, risk)
         out["utility"].update(epsilon_min=e_min, sigma_max=sigma_max, within=utility.within,
                               confidence=utility.confidence)
     set_range(out, e_min, e_max)
@@ -134,8 +193,7 @@ def _advise_gaussian(out, risk, utility, sens, d):
     else:
         ach["posterior"] = pure_posterior(max(eps, 1e-12), risk.at)
         ach["posterior_fails_with"] = gaussian_loss_tail(sigma, eps, sens)
-        out["notes"].append("with δ > 0 the posterior bound holds except when the privacy loss exceeds ε: "
-                            f"probability {ach['posterior_fails_with']:.2g} here")
+    out["privacy_loss_tail"] = loss_tail_entry(eps, d, gaussian_loss_tail(sigma, eps, sens))
     if utility is not None:
         ach["within"] = conf_z(utility.confidence) * sigma
     out["achieved"] = ach

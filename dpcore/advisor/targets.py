@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import limits
 from ..errors import DPError
-from ..validation import check_positive_int, check_sensitivity
+from ..validation import check_sensitivity
 
 MECHANISMS = ("gaussian", "laplace", "dpsgd")
 MECHANISM_LABELS = {"gaussian": "Gaussian noise (analytic calibration)",
@@ -109,10 +110,17 @@ class UtilityTarget:
             from ..validation import check_bounds
 
             bounds = parse_bounds(bounds) if isinstance(bounds, str) else check_bounds(*bounds)
+            if max(abs(bounds[0]), abs(bounds[1])) > limits.PUBLIC_BOUND_MAX:
+                raise DPError(f"public bounds must lie within ±{limits.PUBLIC_BOUND_MAX:g}, got [{bounds[0]:g}, "
+                              f"{bounds[1]:g}]; give the range the column's values can really take (e.g. 18 to 90 "
+                              "for an age)")
         if n is not None:
-            n = check_positive_int(n, "rows n (--n)")
+            n = limits.check_int_range(n, 1, limits.ADVISOR_MAX_ROWS, "rows n (--n)")
         if self.sensitivity is not None:
             sens = check_sensitivity(self.sensitivity)
+            if sens > limits.PUBLIC_BOUND_MAX:
+                raise DPError(f"sensitivity Δ must be at most {limits.PUBLIC_BOUND_MAX:g}, got {sens:g}; it is "
+                              "how far one record can move the answer")
             if sens == 0:
                 raise DPError("sensitivity Δ is 0: that answer needs no noise; give the query's real Δ")
         elif kind == "count":

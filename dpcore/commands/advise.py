@@ -6,12 +6,16 @@ RISK, one of: ``--max-tpr T --at-fpr A`` (membership attacker), ``--max-posterio
 ``--min-accuracy X --sweep ID`` (a stored sweep's accuracy-vs-ε curve). DP-SGD needs ``--sample-rate q
 --steps T`` (or the sweep's). Prints JSON with ``epsilon`` (at ``delta``), ``epsilon_range``, ``feasible`` and
 ``sigma`` (Gaussian), ``scale_b`` (Laplace) or ``noise_multiplier`` (DP-SGD); see :mod:`dpcore.advisor`.
+``--statement FILE`` also writes the decision as a signed statement (:mod:`dpcore.advisor.decision`): risk limit →
+ε → expected error or accuracy, with the failure probabilities; ``statement --verify FILE`` recomputes it.
 """
 
 from __future__ import annotations
 
-from ..advisor import links, solve, targets
+from .. import statement
+from ..advisor import decision, links, targets
 from ..errors import DPError
+from ..serialize import check_json_path, write_json
 
 
 def register(sub) -> None:
@@ -39,6 +43,8 @@ def register(sub) -> None:
     d = p.add_argument_group("DP-SGD")
     d.add_argument("--sample-rate", type=float, default=None, help="Poisson sampling rate q = batch / rows")
     d.add_argument("--steps", type=int, default=None, help="number of steps T")
+    p.add_argument("--statement", metavar="FILE.json", default=None,
+                   help="also write the decision as a signed statement (python -m dpcore statement --verify FILE)")
     p.set_defaults(func=run)
 
 
@@ -80,9 +86,15 @@ def run(args) -> dict:
     util = utility_from_args(args)
     if args.mechanism == "laplace" and args.delta not in (None, 0.0):
         raise DPError("Laplace is pure ε-DP (δ = 0): drop --delta, or choose --mechanism gaussian")
-    out = solve.advise(args.mechanism, risk, util, delta=args.delta,
-                     sensitivity=args.sensitivity if util is None or util.kind == "count" else None,
-                     sample_rate=args.sample_rate, steps=args.steps)
+    if args.statement is not None:
+        check_json_path(args.statement, "--statement")  # before the solve: an unusable path fails first
+    inp = decision.inputs(args.mechanism, risk, util, delta=args.delta,
+                          sensitivity=args.sensitivity if util is None or util.kind == "count" else None,
+                          sample_rate=args.sample_rate, steps=args.steps)
+    out = decision.solve_inputs(inp)
     out["link"] = links.page_link(out)  # the same links the advisor page offers
     out["console_link"] = links.console_link(out)  # None when no COUNT/SUM/MEAN query is advised
+    if args.statement is not None:
+        write_json(args.statement, statement.issue(decision.statement(inp, out)), "--statement")
+        out["statement"] = args.statement
     return out

@@ -1,5 +1,6 @@
-"""`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger ANALYST DATASET ...] [--epsilon E]`:
-a self-contained HTML report, with a privacy statement for the sweep, each training run and each query history."""
+"""`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger ANALYST DATASET ...] [--advice FILE ...]
+[--epsilon E]`: a self-contained HTML report, with a privacy statement for the sweep, each training run and each query
+history, and the decision record of each advice."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def register(sub) -> None:
                    help="add the privacy statement of a finished training run (repeatable)")
     p.add_argument("--ledger", action="append", nargs=2, default=[], metavar=("ANALYST", "DATASET"),
                    help="add the privacy statement of an analyst's query history on a dataset key (repeatable)")
+    p.add_argument("--advice", action="append", default=[], metavar="FILE.json",
+                   help="add the decision record of an advice (advise … --statement FILE; verified first; repeatable)")
     p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS), default=10_000,
                    help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} "
                         "(default 10000)")
@@ -36,8 +39,24 @@ def run(args) -> dict:
         raise DPError(f"--out must be a file path, got a folder: {out}")
     if not out.parent.exists():
         raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
+    advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[tuple(x) for x in args.ledger])
+                        ledgers=[tuple(x) for x in args.ledger], advice=advice)
     atomic_write_bytes(out, html.encode())
     return {"out": str(out), "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
-            "jobs": args.job, "ledgers": len(args.ledger)}
+            "jobs": args.job, "ledgers": len(args.ledger), "advice": len(advice)}
+
+
+def _advice(path: str) -> dict:
+    """An advice statement that checks out (signature and every figure), or a DPError naming what does not."""
+    from .. import verification
+    from .statement import read_file
+
+    st = verification.parse(read_file(path, "statement"), path)
+    if st.get("kind") != "advice":
+        raise DPError(f"--advice {path} is a {st.get('kind') or 'non'}-statement, not an advice's decision record "
+                      "(python -m dpcore advise … --statement FILE makes one)")
+    out = verification.verify(st)
+    if not out["verified"]:
+        raise DPError(f"--advice {path} does not check out: {out['problems'][0]}")
+    return st

@@ -350,3 +350,174 @@ def test_recommended_epsilon_is_written_on_the_side_it_must_keep():
     at_limit = solve.advise("laplace", R("posterior", 0.5, 0.1), None)  # ln 9 = 2.197
     assert links.recommended_text(at_limit) == "2.19" and float("2.19") <= at_limit["epsilon"]
     assert "recommended ε = 2.19" in [t.name for t in figs.feasible_band_chart(at_limit).data]
+
+
+# --- every link keeps the risk it states (issue 25 §4): the risk recomputed at the linked setting -------------
+
+
+def _independent_risk(out: dict, mech: str, eps: float, delta, *, console_mean: bool = False) -> float:
+    """The risk a page's release at (ε, δ) allows, from the calibration and the trade-off formulas directly (not
+    through dpcore.advisor): the noise page and the console calibrate the analytic Gaussian σ for (ε, δ); the
+    console's MEAN is a noisy sum and a noisy count at (ε/2, δ/2) each — replaced, one record moves the sum by
+    up to hi − lo (μ = 2/σ₁); added or removed, both (μ = √2/σ₁). Laplace and geometric releases are pure ε-DP."""
+    from dpcore.noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
+
+    r = out["risk"]
+    if mech == "laplace":
+        e = eps
+        if r["kind"] == "tpr":
+            a = r["at"]
+            return min(math.exp(e) * a, 1 - math.exp(-e) * (1 - a))
+        if r["kind"] == "advantage":
+            return math.tanh(e / 2)
+        p = r["at"]
+        return math.exp(e) * p / (1 - p + math.exp(e) * p)
+    if console_mean:
+        s1 = gaussian_analytic_sigma(eps / 2, delta / 2, 1.0)
+        mu = (2.0 if out["neighbour_relation"].startswith("replace") else math.sqrt(2)) / s1
+    else:
+        mu = 1 / gaussian_analytic_sigma(eps, delta, 1.0)
+    if r["kind"] == "tpr":
+        return float(ndtr(ndtri(r["at"]) + mu))
+    if r["kind"] == "advantage":
+        return float(2 * ndtr(mu / 2) - 1)
+    e = gaussian_epsilon(1 / mu, out["delta"], 1.0)
+    p = r["at"]
+    return math.exp(e) * p / (1 - p + math.exp(e) * p)
+
+
+_LINK_RISKS = [R("tpr", 0.05, 0.01), R("tpr", 0.2, 0.01), R("advantage", 0.1), R("advantage", 0.4),
+               R("posterior", 0.2, 0.05), R("posterior", 0.6, 0.1)]
+_LINK_UTILS = [None, U("count", within=3), U("count", within=50), U("sum", within=2000, bounds=(18, 90)),
+               U("mean", within=0.05, bounds=(18, 90), n=10_000), U("mean", within=0.002, bounds=(18, 90), n=10_000)]
+
+
+@pytest.mark.parametrize("mech, delta", [("gaussian", 1e-5), ("gaussian", 3e-6), ("gaussian", 5e-5),
+                                         ("gaussian", 2.5e-8), ("laplace", None)])
+def test_every_link_keeps_the_risk_it_states(mech, delta):
+    """Recomputed at the linked setting as that page releases: a link that says it keeps the risk limit does
+    (main's console MEAN link for a Gaussian MEAN advice read 0.0525 TPR against a 0.05 limit under the stated
+    replace-one relation; its noise-page link snapped δ up to the grid's next value while saying keeps_risk)."""
+    checked = 0
+    for risk in _LINK_RISKS:
+        for util in _LINK_UTILS:
+            out = solve.advise(mech, risk, util, delta=delta)
+            for link in (links.page_link(out), links.console_link(out)):
+                if link is None:
+                    continue
+                p = link["params"]
+                if link["page"] == "pages/noise.py":
+                    eps, d, mean = p["noise_eps"], p.get("noise_delta"), False
+                    if d is not None:
+                        assert d <= out["delta"] * (1 + 1e-12), (p, out["delta"])  # never a larger δ
+                else:
+                    eps, d, mean = p["qc_eps"], p.get("qc_delta"), p["qc_kind"] == "MEAN"
+                value = _independent_risk(out, mech, eps, d, console_mean=mean)
+                assert link["risk"] == pytest.approx(value, rel=1e-6, abs=1e-12), (risk, util, link["label"])
+                if link["keeps_risk"]:
+                    assert value <= risk.value * (1 + 1e-9), (risk, util, link["label"], value)
+                    checked += 1
+                else:  # only where even the page's most private setting is above the limit
+                    assert link["page"] == "pages/noise.py" and eps == min(noise_grid())
+    assert checked >= 40
+
+
+def noise_grid():
+    from dpcore.noise.view import EPSILON_GRID
+
+    return EPSILON_GRID
+
+
+def test_console_mean_link_for_a_gaussian_mean_advice_keeps_the_limit():
+    """Issue 25's case: TPR ≤ 0.05 at FPR 0.01 against a MEAN within ±0.01 (a conflict: the advice is the risk
+    limit's edge, ε ≈ 2.82). main linked the console at ε = 2.82, whose MEAN (sum ÷ count at ε/2 each) gave
+    TPR 0.0525 under the stated replace-one relation; the link now opens at an ε whose release keeps 0.05."""
+    out = solve.advise("gaussian", R("tpr", 0.05, 0.01), U("mean", within=0.01, bounds=(18, 90), n=10_000))
+    assert not out["feasible"] and out["neighbour_relation"].startswith("replace one record")
+    link = links.console_link(out)
+    eps, d = link["params"]["qc_eps"], link["params"]["qc_delta"]
+    assert _independent_risk(out, "gaussian", 2.82, 1e-5, console_mean=True) > 0.0524  # what main linked
+    assert eps < 2.82 and _independent_risk(out, "gaussian", eps, d, console_mean=True) <= 0.05
+    assert link["keeps_risk"] and not link["meets_utility"]
+
+
+def test_in_a_conflict_the_recommendation_and_the_links_read_alike():
+    """"Recommended ε 1.66" beside "risk limit allows ε ≤ 1.65" and buttons for 1.5 and 1.65 (issue 28): in a
+    conflict the recommendation is the risk limit's edge, written rounded down like the limit, and each link
+    says how it relates to it."""
+    from dpcore import claims
+
+    out = solve.advise("laplace", R("tpr", 0.05, 0.01), U("count", within=1))
+    assert not out["feasible"]
+    hi = out["epsilon_range"][1]
+    assert links.recommended_text(out) == claims.down(hi)
+    console = links.console_link(out)
+    assert console["params"]["qc_eps"] == float(claims.down(hi))
+    noise = links.page_link(out)
+    assert noise["params"]["noise_eps"] <= hi and f"recommended {claims.down(hi)}" in noise["label"]
+
+
+# --- the decision record (issue 25 §3) and hostile numbers (issue 28) ------------------------------------------
+
+
+def test_decision_record_is_a_statement_that_recomputes(tmp_path, capsys):
+    from dpcore import verification
+    from dpcore.advisor import decision
+
+    path = tmp_path / "decision.json"
+    assert main(["advise", "--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "500",
+                 "--bounds", "18:90", "--statement", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    st = json.loads(path.read_text())
+    assert out["statement"] == str(path) and st["kind"] == "advice" and st["signature"]["scheme"] == "HMAC-SHA256"
+    assert st["decision"]["epsilon"] == out["epsilon"] and st["decision"]["epsilon_text"] == "1.36"
+    words = " ".join(st["words"])
+    for part in ("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01 — about whether one person's record is in the data",
+                 "Decision: ε = 1.36 at δ = 1e-5", "Expected error: within ±500 with probability 95%; it misses with "
+                 "probability 5%", "the privacy loss exceeds ε = 1.36 with probability 0.00013 (13 × δ)"):
+        assert part in words, part
+    assert verification.verify(st)["verified"]
+    assert main(["statement", "--verify", str(path)]) == 0
+    capsys.readouterr()
+    for edit, field in ((lambda s: s["advice"].update(epsilon=0.5), "advice.epsilon is 0.5"),
+                        (lambda s: s["advice"].update(sigma=10.0), "advice.sigma is 10.0"),
+                        (lambda s: s["inputs"]["risk"].update(value=0.2), "advice.epsilon_range[1] is"),
+                        (lambda s: s.update(neighbour_relation="replace one record"), "neighbour_relation is"),
+                        (lambda s: s["advice"]["achieved"].update(tpr_at_fpr=0.001), "advice.achieved.tpr_at_fpr"),
+                        (lambda s: s["words"].__setitem__(1, "Utility target: none."), "signature: words[1]")):
+        bad = json.loads(path.read_text())
+        edit(bad)
+        problems = verification.verify(bad)["problems"]
+        assert any(p.startswith(field) for p in problems), (field, problems)
+    assert decision.recompute({"kind": "advice"})[0].startswith("inputs and advice are needed")
+    # an unusable --statement path fails before the solve
+    assert main(["advise", "--mechanism", "laplace", "--max-advantage", "0.1", "--statement",
+                 str(tmp_path / "no" / "such.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e-320"], "allow a larger error"),
+    (["--mechanism", "laplace", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e-320"], "allow a larger error"),
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e308"], "give a tighter ±k"),
+    (["--mechanism", "dpsgd", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sample-rate", "1e-320", "--steps", "100"],
+     "sample rate must be in [1e-06, 1]"),
+    (["--mechanism", "dpsgd", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sample-rate", "0.01", "--steps",
+      "99999999999"], "steps must be from 1 to 1,000,000"),
+    (["--mechanism", "gaussian", "--max-advantage", "1e-300"], "below the smallest ε the app works with"),
+    (["--mechanism", "laplace", "--max-advantage", "1e-300"], "below the smallest ε the app works with"),
+    (["--mechanism", "dpsgd", "--max-advantage", "1e-300", "--sample-rate", "0.01", "--steps", "10"],
+     "does not meet attacker advantage"),
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1", "--bounds=-1e308:1e308"],
+     "public bounds must lie within"),
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1", "--bounds=0:1e30",
+      "--n", "10"], "public bounds must lie within"),
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sensitivity", "1e308"],
+     "sensitivity Δ must be at most"),
+])
+def test_hostile_numbers_are_one_line_and_exit_2(args, words, capsys):
+    """Issue 28: --within 1e-320, --sample-rate 1e-320 and --max-advantage 1e-300 were tracebacks
+    (ZeroDivisionError, OverflowError); bounds ±1e308 an infinite sensitivity."""
+    assert main(["advise", *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err

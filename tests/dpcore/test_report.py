@@ -230,3 +230,30 @@ def test_report_words_agree_with_the_pages(monkeypatch):
     assert not problems, problems
     assert "ordinary random numbers (numpy, fixed by seed 0)" in text and "patients with the rare disease" in text
     assert "RDP (Rényi DP): ε = 2 at δ = 1e-5" in text and "accountant PRV (privacy-loss random variables)" in text
+
+
+@pytest.mark.parametrize("eps", ["1e308", "1001", "inf", "nan"])
+def test_report_refuses_an_epsilon_beyond_the_apps_range_in_one_line(eps, tmp_path, capsys):
+    """`report --epsilon 1e308` was an OverflowError traceback (issue 28)."""
+    assert main(["report", "--out", str(tmp_path / "r.html"), "--epsilon", eps]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and not (tmp_path / "r.html").exists()
+
+
+def test_report_adds_the_advisors_decision_record(tmp_path, capsys):
+    path = tmp_path / "decision.json"
+    assert main(["advise", "--mechanism", "laplace", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1",
+                 "--statement", str(path)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "r.html"
+    assert main(["report", "--out", str(out), "--n", "1500", "--advice", str(path)]) == 0
+    body = _text(out.read_text())
+    assert "<h2>Decision record: choosing ε from a risk limit</h2>" in body
+    assert "Decision: no ε meets both" in body and "To reconcile: accept a coarser answer" in body
+    assert re.search(r"<td>recommended ε</td>\s*<td>1.6 \(δ = 0\)</td>", body)
+    tampered = json.loads(path.read_text())
+    tampered["advice"]["epsilon"] = 3.0
+    path.write_text(json.dumps(tampered))
+    capsys.readouterr()
+    assert main(["report", "--out", str(out), "--advice", str(path)]) == 2
+    assert "does not check out: advice.epsilon is 3.0" in capsys.readouterr().err
