@@ -49,7 +49,7 @@ color:#1f2933;padding:0 1em;line-height:1.5;overflow-wrap:anywhere}
 h1{color:#264653}h2{color:#2a9d8f;border-bottom:2px solid #e9ecef;padding-bottom:.2em;margin-top:2em}
 .tbl{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:1em 0;font-size:.9em;max-width:100%}
 td,th{border:1px solid #dee2e6;padding:.3em .6em;overflow-wrap:anywhere;vertical-align:top}
-th{background:#f1f3f5;text-align:left}.meta{color:#6c757d;font-size:.9em}.fig{margin:1em 0;max-width:100%}
+th{background:#f1f3f5;text-align:left;overflow-wrap:normal;word-break:normal;hyphens:manual;min-width:4em}.meta{color:#6c757d;font-size:.9em}.fig{margin:1em 0;max-width:100%}
 .summary{background:#f1f8f7;border-left:4px solid #2a9d8f;padding:.6em 1em}
 """
 
@@ -71,7 +71,9 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
     """Render sections into one HTML string with plotly.js embedded once (opens without network)."""
     import plotly.io as pio  # only when rendering: its HTML export is slow to import (Home imports us)
 
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{textsafe.html(title)}</title>"
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>"  # a phone: its width, not 980 px
+             f"<title>{textsafe.html(title)}</title>"
              f"<style>{_CSS}</style></head><body>",
              f"<h1>{textsafe.html(title)}</h1>",
              f"<p class='meta'>Generated {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by DP Explorer.</p>"]
@@ -86,9 +88,9 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
         parts.append(f"<h2>{textsafe.html(sec.title)}</h2>")
         cls = " class='summary'" if sec.title == SUMMARY_TITLE else ""
         parts.extend(f"<p{cls}>{p if isinstance(p, Html) else inline_markdown(p)}</p>" for p in sec.paragraphs)
-        for tab in sec.tables:  # to_html escapes every cell and header
-            parts.append("<div class='tbl'>" + tab.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}")
-                         + "</div>")
+        for tab in sec.tables:  # to_html escapes every cell and header; a missing cell reads "—", never NaN
+            parts.append("<div class='tbl'>" + tab.to_html(index=False, border=0, na_rep="—",
+                                                           float_format=lambda x: f"{x:.4g}") + "</div>")
         for fig in sec.figures:
             if not fig.layout.template.layout.to_plotly_json():  # page figures may rely on Streamlit's theme
                 fig = go.Figure(fig).update_layout(template="plotly_white")
@@ -207,7 +209,8 @@ def sweep_section(sweep_id: str) -> Section:
     paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
                  f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
     fields = ("epsilon", "epsilon_spent", "n", "accuracy", "empirical_epsilon", "empirical_epsilon_median")
-    words = {k: sweep_summary.column_label(k) for k in fields} | {"accuracy": "test accuracy"}  # its one accuracy
+    words = {k: sweep_summary.column_label(k) for k in fields} | {  # its one accuracy, labelled a diagnostic
+        "accuracy": "test accuracy (not covered by ε)"}
     table = pd.DataFrame([{words[k]: sweep_summary.shown_row(r).get(k, "—") for k in fields}
                           for r in rows])  # the page's table: its words and its rounding
     base = sweep_summary.baseline_summary(result)
@@ -215,6 +218,18 @@ def sweep_section(sweep_id: str) -> Section:
             pfigs.attack_chart(result, "tpr_at_1pct_fpr"), pfigs.empirical_epsilon_chart(result)]
     return Section(f"Privacy–utility: {title}", paras, figs, [table],
                    {"title": title, "rows": rows, "baseline": base})
+
+
+def _ledger_dataset_name(key) -> str:
+    """A registered dataset's name (what the console shows), never its fingerprint; "a registered dataset" when
+    the ledger cannot say."""
+    try:
+        from .queries import ledger
+
+        info = ledger.dataset_info(str(key)) or {}
+        return str(info.get("name") or "a registered dataset")
+    except Exception:  # noqa: BLE001 - a title must never break the report
+        return "a registered dataset"
 
 
 def _fmt(x, spec=".3g") -> str:
@@ -228,6 +243,8 @@ def _noise_fact(st: dict) -> str:
 
 
 def _eps_table(rows: list[dict]) -> pd.DataFrame:
+    """ε at each δ of a statement, one row per distinct guarantee (a ledger of pure-ε answers gives the same
+    δ = 0 row at every δ′: it is shown once)."""
     out = []
     for r in rows:
         row = {"δ": claims.delta(r['delta'], 3)}
@@ -238,7 +255,8 @@ def _eps_table(rows: list[dict]) -> pd.DataFrame:
         else:
             row["ε"] = _fmt(r.get("epsilon"))
             row["composition rule"] = r.get("rule") or ""
-        out.append(row)
+        if row not in out:
+            out.append(row)
     return pd.DataFrame(out)
 
 
@@ -279,8 +297,9 @@ def statement_section(st: dict, name: str | None = None) -> Section:
                       "independently with probability q)"})
     else:
         subj = st.get("subject") or {}
-        title = f"Privacy statement: queries by {subj.get('analyst')} on dataset {subj.get('dataset')}"
-        facts.update({"analyst": subj.get("analyst"), "dataset": subj.get("dataset"),
+        label = name or _ledger_dataset_name(subj.get("dataset"))  # its name: a 64-hex key titled it before
+        title = f"Privacy statement: queries by {subj.get('analyst')} on {label}"
+        facts.update({"analyst": subj.get("analyst"), "dataset": label, "dataset key": subj.get("dataset"),
                       "answers since the last reset": len(st.get("queries") or [])})
     if kind != "sweep":
         samp = st.get("sampling") or {}
@@ -299,6 +318,8 @@ def statement_section(st: dict, name: str | None = None) -> Section:
         facts["audit"] = _audit_fact(st.get("audit")) if st.get("audit") else (st.get("audit_note") or
                                                                             "no membership audit")
     facts["noise"] = _noise_fact(st)
+    if st.get("leaks"):  # what the run warned about: not covered by ε
+        facts["not covered by ε"] = " · ".join(lk["text"] for lk in st["leaks"])
     facts["how to check"] = ("every number is recomputed from the statement's own inputs by "
                              "python -m dpcore statement --verify FILE.json")
     tables.append(pd.DataFrame({"": list(facts), "statement": ["—" if v is None else str(v) for v in facts.values()]}))
@@ -306,17 +327,21 @@ def statement_section(st: dict, name: str | None = None) -> Section:
         paras.append("Not private: this run trained without DP, so no ε bounds what the model reveals about a record.")
         return Section(title, paras, [], tables)
     if kind == "sweep":
+        pts = st.get("points") or []
+        deltas = sorted({float(r["delta"]) for p in pts for r in p["epsilon_at_delta"]}, reverse=True)
         tables.append(pd.DataFrame([{
             "target ε": f"{p.get('target_epsilon', 0):g}", "seed": p.get("seed"),
             "noise multiplier": _fmt(p["mechanism"]["noise_multiplier"], ".4g"),
             "q": _fmt(p["mechanism"]["sample_rate"], ".4g"), "steps": p["mechanism"]["steps"],
             "ε (run's accountant)": f"{claims.up((p.get('accountant') or {}).get('epsilon'))} at δ = "
                                     f"{claims.delta((p.get('accountant') or {}).get('delta'))}",
-            **{f"ε at δ = {claims.delta(r['delta'])} (PLD)": claims.up(r.get("epsilon_pld")) for r in p["epsilon_at_delta"]},
+            **{f"ε at δ = {claims.delta(d)} (PLD)": next((claims.up(r.get("epsilon_pld")) for r in p["epsilon_at_delta"]
+                                                         if r["delta"] == d), "—") for d in deltas},
             "μ (CLT, approx.)": _fmt((p.get("mu") or {}).get("value")),
+            "test accuracy (not covered by ε)": _fmt((p.get("diagnostics") or {}).get("test_accuracy")),
             "audit": _audit_fact(p.get("audit")),
             "noise": "reproducible: not a DP release" if p.get("reproducible_noise") else "secure",
-        } for p in st.get("points") or []]))
+        } for p in pts]))
         paras.append(f"{len(st.get('points') or [])} DP point(s). Each point's ε is an upper bound from its own "
                      "accountant and from a privacy-loss distribution (PLD, Google's dp-accounting library) at "
                      "several δ; the audit is a lower bound measured by membership attacks on held-out rows.")
@@ -395,15 +420,17 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=()) -> str:
+          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=(),
+          progress=None) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
     A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
     ``(analyst, dataset key[, rows])`` in ``ledgers``; a decision record for each advice statement in ``advice``
-    (:mod:`dpcore.advisor.decision`).
+    (:mod:`dpcore.advisor.decision`). ``progress(fraction, text)`` is told each step (the Home page shows it).
     """
+    step = progress or (lambda fraction, text: None)
     from .attacks import reidentification as reid
     from . import statement
 
@@ -413,10 +440,15 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
                       "(0.1–10 is usual)")
     story = story_settings or reid.StorySettings()
     # statements first: a wrong run id or an unfinished run fails before the slow sections are built
+    step(0.05, "Privacy statements of the runs and query histories")
     statements = [statement.for_job(j) for j in dict.fromkeys(job_ids)]
     statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
-    sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
-                reidentification_section(eps, story)]
+    step(0.2, "What the chosen ε means")
+    sections = [epsilon_section(eps, delta)]
+    step(0.35, "Noise: a count released at this ε")
+    sections.append(noise_section(eps, n=n, seed=seed))
+    step(0.55, "Re-identification of the 'anonymised' release")
+    sections.append(reidentification_section(eps, story))
     settings = {"ε": f"{eps:g}", "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
                 "neighbouring datasets": "differ by adding or removing one person (replace-one where a section "
                                          "says so)",
@@ -424,6 +456,7 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
                 "re-identification data": f"synthetic medical, {story.n:,} patients, seed {story.seed}",
                 "accountant": "exact (sequential composition) for queries"}
     if sweep_id:
+        step(0.7, "The privacy–utility sweep and its statement")
         sec = sweep_section(sweep_id)
         sections.append(sec)
         settings["sweep"] = sec.numbers["title"]
@@ -437,4 +470,7 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     n_st = sum(sec.title.startswith("Privacy statement") for sec in sections)
     if n_st:
         settings["privacy statements"] = f"{n_st} (training runs, sweeps and query histories: see their sections)"
-    return render([executive_summary(eps, delta, sections), *sections], settings)
+    step(0.85, "Writing the HTML (charts embedded, opens offline)")
+    html = render([executive_summary(eps, delta, sections), *sections], settings)
+    step(1.0, "Report ready")
+    return html

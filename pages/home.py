@@ -106,14 +106,27 @@ with st.sidebar:
                                                   f"(ε {books[k]['spent']:g} spent)",
                             disabled=not books, placeholder="none" if books else "no queries answered yet",
                             help="Analysts' query histories from the console: each adds its privacy statement")
+    decision = st.session_state.get("adv_decision")  # the advisor's last decision in this session, if any
+    with_decision = st.checkbox("Include the advisor's decision", key="home_report_advice", value=False,
+                                disabled=decision is None,
+                                help="The last answer of Choose ε from risk in this browser session, as a decision "
+                                     "record: risk limit → ε → expected error, with the failure probabilities"
+                                     if decision else "Open Choose ε from risk first: its answer can be added here")
     if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
                  help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
-        with st.spinner("Building the report (noise, re-identification, sweep and statements) ..."):
-            from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
+        # progress where the button is, and a toast when it is ready: on a phone the sidebar closes and a spinner
+        # in it was never seen (the first click "did nothing")
+        bar = st.progress(0.0, text="Building the report …")
+        from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
 
-            lgs = [(a, d, books[(a, d)]["n_rows"]) if books[(a, d)]["n_rows"] else (a, d) for a, d in picked]
-            st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id,
-                                                           job_ids=job_ids, ledgers=lgs)
+        lgs = [(a, d, books[(a, d)]["n_rows"]) if books[(a, d)]["n_rows"] else (a, d) for a, d in picked]
+        html = guarded(report.build, eps, sweep_id=sweep_id, job_ids=job_ids, ledgers=lgs,
+                       advice=[decision] if with_decision and decision else [],
+                       progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text))
+        bar.empty()
+        st.session_state["home_report_html"] = html
+        if html:
+            st.toast("Report ready: **Download report** is in the sidebar.", icon=":material/description:")
     if state("home_report_html", None):
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
                            "dp-explorer-report.html", "text/html", key="home_report_download",

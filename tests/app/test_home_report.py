@@ -51,3 +51,27 @@ def test_home_report_picker_is_empty_and_disabled_without_runs_or_ledgers(chdir_
     assert at.multiselect(key="home_report_jobs").disabled and at.multiselect(key="home_report_ledgers").disabled
     at.button(key="home_report_prepare").click().run()
     assert "Privacy statement" not in at.session_state["home_report_html"]
+
+
+def test_home_report_adds_the_advisors_decision_from_this_session(chdir_root):
+    """The advisor's decision is a section of the HTML report (issue 25 §3): Home offers it once the advisor page
+    answered in this session, and the report holds its words for a DPO."""
+    at = open_page("pages/home.py")
+    assert at.checkbox(key="home_report_advice").disabled  # nothing advised yet in this session
+    at.switch_page("pages/advisor.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    record = at.session_state["adv_decision"]
+    at.switch_page("pages/home.py")
+    at.run()
+    box = at.checkbox(key="home_report_advice")
+    assert not box.disabled
+    box.check().run()
+    at.button(key="home_report_prepare").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    html = at.session_state["home_report_html"]
+    assert "<h2>Decision record: choosing ε from a risk limit</h2>" in html
+    assert record["words"][0].startswith("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01")
+    assert "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01" in html and "Expected error: within ±10" in html
+    assert any("Report ready" in t.value for t in at.toast)

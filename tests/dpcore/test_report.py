@@ -100,7 +100,7 @@ def test_cli_report(tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", "--out", str(out), "--n", "1500", "--ledger", "nobody", "med"]) == 0
     assert json.loads(capsys.readouterr().out)["ledgers"] == 1
-    assert "Privacy statement: queries by nobody on dataset med" in out.read_text()
+    assert "Privacy statement: queries by nobody on a registered dataset" in out.read_text()
 
 
 def test_report_with_a_stored_sweep(tmp_path):
@@ -112,7 +112,7 @@ def test_report_with_a_stored_sweep(tmp_path):
     html = report.build(1.0, n=1500, sweep_id=result["id"])
     assert "Privacy–utility: Breast cancer, Logistic regression, ε 1, " in html  # what it is, in words; not its id
     assert result["id"] not in _text(html)
-    assert "<th>test accuracy</th>" in html
+    assert "<th>test accuracy (not covered by ε)</th>" in html
     assert "empirical" in html
     with pytest.raises(DPError, match="no stored sweep"):
         report.build(1.0, n=1500, sweep_id="nope")
@@ -144,6 +144,13 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     body = _text(html)
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", body)
     assert len(heads) == 3, heads  # the sweep, the run, the ledger
+    # issue 28: the ledger's section is titled by its dataset's name (a 64-hex fingerprint titled it), its ε table
+    # has no repeated row, and no table holds NaN
+    assert heads[-1].endswith(" on medical 1500") and not re.search(r"[0-9a-f]{64}", "".join(heads))
+    ledger_part = body[body.index(heads[-1]):]
+    rows = re.findall(r"<tr>\s*(<td>.*?)</tr>", ledger_part[:ledger_part.index("<div class='fig'>")], re.S)
+    assert len(rows) == len(set(rows)), rows
+    assert "NaN" not in body and ">nan<" not in body
     assert "<img" not in body and "<strong>bold</strong>" not in body  # user text is escaped, never rendered
     assert "&lt;img src=x onerror=alert(1)&gt;**bold**" in body
     assert "add/remove one record" in body and "one patient's record" in body
@@ -257,3 +264,20 @@ def test_report_adds_the_advisors_decision_record(tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", "--out", str(out), "--advice", str(path)]) == 2
     assert "does not check out: advice.epsilon is 3.0" in capsys.readouterr().err
+
+
+def test_report_reads_on_a_phone_and_keeps_words_whole():
+    """Issue 28: no mobile viewport, headers broken mid-word ("tar get"), a column split per δ = 1/n with NaN."""
+    from tests.dpcore.test_statement import _fake_sweep
+
+    html = report.build(1.0, n=1500, sweep_id=_fake_sweep())
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
+    th = re.search(r"(?m)^th\{[^}]*\}", html).group(0)
+    assert "overflow-wrap:normal" in th and "word-break:normal" in th  # a header wraps between words only
+    body = _text(html)
+    table = body[body.rindex("<th>target ε</th>"):]  # the statement's table (the sweep section's comes first)
+    table = table[:table.index("</table>")]
+    heads = re.findall(r"<th>(.*?)</th>", table)
+    assert [h for h in heads if h.startswith("ε at δ")] == ["ε at δ = 1e-5 (PLD)", "ε at δ = 1e-6 (PLD)"]
+    assert "test accuracy (not covered by ε)" in heads
+    assert "NaN" not in table and "<td>—</td>" not in table.split("</thead>")[1].split("<td>reproducible")[0]
