@@ -178,9 +178,12 @@ def words(st: dict) -> list[str]:
     ach = a.get("achieved") or {}
     key = "tpr_at_fpr" if a["risk"]["kind"] == "tpr" else a["risk"]["kind"]
     if ach.get(key) is not None:
-        what = {"tpr_at_fpr": f"a true-positive rate above {claims.up(ach[key], 4)} at FPR {a['risk']['at']:g}",
-                "advantage": f"an advantage (TPR − FPR) above {claims.up(ach[key], 4)}",
-                "posterior": f"a belief above {claims.percent(ach[key], up=True)} from a prior of {a['risk']['at']:g}"}[key]
+        if key == "tpr_at_fpr":
+            what = f"a true-positive rate above {claims.up(ach[key], 4)} at FPR {a['risk']['at']:g}"
+        elif key == "advantage":
+            what = f"an advantage (TPR − FPR) above {claims.up(ach[key], 4)}"
+        else:
+            what = f"a belief above {claims.percent(ach[key], up=True)} from a prior of {a['risk']['at']:g}"
         out.append(f"At this setting no attacker can reach {what} (the limit is {a['risk']['limit']:g}).")
     tail = a.get("privacy_loss_tail")
     if tail:

@@ -521,3 +521,20 @@ def test_hostile_numbers_are_one_line_and_exit_2(args, words, capsys):
     assert main(["advise", *args]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("mech, risk, util", [
+    (m, r, u) for m in ("gaussian", "laplace") for r in (R("tpr", 0.05, 0.01), R("advantage", 0.1),
+                                                        R("posterior", 0.2, 0.05))
+    for u in (None, U("count", within=10), U("mean", within=0.001, bounds=(18, 90), n=10_000))])
+def test_every_decision_record_has_words_and_checks_out(mech, risk, util):
+    """Each risk kind and target, feasible or in conflict, gives a decision record in words that recomputes (the
+    advantage limit's record raised a TypeError: its risk has no FPR)."""
+    from dpcore import statement, verification
+    from dpcore.advisor import decision
+
+    inp = decision.inputs(mech, risk, util)
+    st = decision.statement(inp, decision.solve_inputs(inp))
+    assert st["words"][0].startswith(f"Risk limit: {risk.checked().text()}")
+    assert any(w.startswith("At this setting no attacker can reach") for w in st["words"])
+    assert verification.verify(statement.issue(st))["verified"]
