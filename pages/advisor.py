@@ -154,7 +154,7 @@ else:
 st.markdown(f"**What the risk limit bounds:** {res.get('question') or 'one person'}.")
 tail = res.get("privacy_loss_tail")
 if tail:  # where the posterior reading of ε fails: not δ (the DP-SGD view dropped it)
-    st.caption(f"δ = {claims.delta(res['delta'])} is not how often ε fails: {textsafe.md_message(tail['text'])}.")
+    st.caption(textsafe.md_message(sentence(tail["text"])) + ".")
 for note in res.get("notes") or []:
     st.caption(textsafe.md_message(sentence(note)))  # the advice's notes start lower-case, like dpcore's errors
 

@@ -221,7 +221,7 @@ def test_dpsgd_view_shows_how_often_epsilon_fails(chdir_root):
     tail = res["privacy_loss_tail"]
     assert tail["probability"] > 100 * tail["delta"] and tail["upper_bound"]
     captions = " ".join(c.value for c in at.caption)
-    assert "is not how often ε fails" in captions and "privacy loss exceeds ε" in captions
+    assert "δ is not this probability" in captions and "The privacy loss exceeds ε" in captions
     assert f"{tail['times_delta']:,.0f} × δ" in captions
 
 
