@@ -100,6 +100,25 @@ def main(argv=None) -> int:
         return _fail(str(err) or "cancelled", err.exit_code)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+    except UnicodeError:  # a name typed in another encoding (Latin-1 bytes arrive as lone surrogates)
+        return _fail(_not_utf8(sys.argv[1:] if argv is None else argv))
     except (sqlite3.Error, OSError) as exc:  # a storage fault the code below did not name: still one line
         return _fail(storage.fault_message(exc))
     return 0
+
+
+def _not_utf8(argv) -> str:
+    """The message for an argument that is not UTF-8 text (``$'M\\xfcller'`` in a Latin-1 terminal): nothing
+    was stored, and the argument is named as it was typed."""
+    bad = next((a for a in argv if isinstance(a, str) and _has_surrogates(a)), None)
+    shown = one_line(bad.encode("utf-8", "surrogateescape").decode("latin-1")) if bad else "an argument"
+    return (f"{shown!r} is not UTF-8 text (a name typed in another encoding, e.g. Latin-1); nothing was changed — "
+            "set the terminal to UTF-8 (e.g. LANG=C.UTF-8) and type it again")
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -28,30 +28,18 @@ def dumps(obj, indent: int | None = 2) -> str:
 
 
 def write_json(path_text: str, obj, option: str = "--json") -> None:
-    """Write obj as JSON to a user-given path; a bad path is a DPError that names the option."""
-    from pathlib import Path
+    """Write obj as JSON to a user-given path (whole or not at all; through a link, to a device or a pipe with
+    a reader: :func:`dpcore.storage.write_user_file`); a bad path is a DPError that names the option."""
+    from .storage import write_user_file
 
-    from .errors import DPError
-
-    path = Path(path_text)
-    if path.is_dir():
-        raise DPError(f"{option} must be a file path, got a folder: {path}")
-    try:
-        path.write_text(dumps(obj))
-    except OSError as exc:
-        raise DPError(f"could not write {path}: {exc.strerror}") from None
+    write_user_file(path_text, dumps(obj).encode(), option=option)
 
 
 def check_json_path(path_text: str | None, option: str = "--json") -> None:
-    """Refuse an unusable ``--json`` target *before* a long run starts: a folder, or a missing parent folder."""
-    if not path_text:
+    """Refuse an unusable ``--json`` target *before* a long run starts (None: no file asked for). An empty path
+    is refused too: ``--json ''`` was silently ignored."""
+    if path_text is None:
         return
-    from pathlib import Path
+    from .storage import check_user_path
 
-    from .errors import DPError
-
-    path = Path(path_text)
-    if path.is_dir():
-        raise DPError(f"{option} must be a file path, got a folder: {path}")
-    if not path.parent.is_dir():
-        raise DPError(f"{option}: the folder {path.parent} does not exist; create it or choose another path")
+    check_user_path(path_text, option)

@@ -186,3 +186,175 @@ def signing_key(*, create: bool = True) -> bytes | None:
         raise StorageError(f"the statement-signing key {path} is damaged (not 64 hex digits); move it aside "
                            "(a new key is made on the next signature; old statements then verify only with it)")
     return bytes.fromhex(text)
+
+
+# --- files a user names on the command line (--data, --out, --json, --verify) ------------------------------
+
+import stat as _stat  # noqa: E402  (kept beside the helpers that use it)
+
+
+def _kind(mode: int) -> str:
+    return ("a folder" if _stat.S_ISDIR(mode) else "a named pipe (FIFO)" if _stat.S_ISFIFO(mode)
+            else "a socket" if _stat.S_ISSOCK(mode) else "a block device" if _stat.S_ISBLK(mode)
+            else "a character device" if _stat.S_ISCHR(mode) else "not a regular file")
+
+
+def _user_error(exc: OSError, path, doing: str) -> DPError:
+    if exc.errno == errno.ENOSPC:
+        return DPError(f"could not {doing} {path}: the disk is full; free some space or choose another place")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return DPError(f"could not {doing} {path}: permission denied (read-only or not yours); choose another place")
+    if exc.errno == errno.ENXIO:
+        return DPError(f"could not {doing} {path}: nothing is reading that pipe; start the reader first")
+    if exc.errno == errno.ELOOP:
+        return DPError(f"could not {doing} {path}: too many symbolic links (a loop)")
+    return DPError(f"could not {doing} {path}: {exc.strerror or exc}")
+
+
+def read_user_file(path_text, *, max_bytes: int, what: str = "file", option: str = "") -> bytes:
+    """The first ``max_bytes + 1`` bytes of a file a user named, never hanging on a special file.
+
+    Only a regular file (through symbolic links) is read: a named pipe would block forever waiting for a writer
+    and a device may never end, so both are refused with a message — checked on the opened descriptor
+    (opened non-blocking), so a file swapped for a pipe after a check cannot slip through. Returns at most
+    ``max_bytes + 1`` bytes: the caller says what "too large" means."""
+    name = f"{option} " if option else ""
+    if path_text is None or not str(path_text).strip():
+        raise DPError(f"{name}needs a path to a {what}; got an empty one")
+    path = Path(str(path_text))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise DPError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise DPError(f"expected a {what}, got a folder: {path}") from None
+    except OSError as exc:
+        raise _user_error(exc, path, "read") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not _stat.S_ISREG(mode):
+            raise DPError(f"expected a {what}, but {path} is {_kind(mode)}; give the path of an ordinary file")
+        os.set_blocking(fd, True)
+        chunks, left = [], max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise _user_error(exc, path, "read") from None
+    finally:
+        os.close(fd)
+
+
+def check_user_path(path_text, option: str = "--out") -> Path:
+    """Refuse an unusable output path *before* any work: empty, a folder, a missing parent folder, a symbolic
+    link that points nowhere, a block device or a socket. Returns the path to write (a link's target)."""
+    if path_text is None or not str(path_text).strip():
+        raise DPError(f"{option} needs a file path; got an empty one (leave {option} out to skip the file)")
+    path = Path(str(path_text))
+    try:
+        if path.is_symlink():
+            try:
+                target = path.resolve(strict=False)  # write through the link: the link stays a link
+            except RuntimeError:  # Python 3.11 raises this for a loop of links
+                raise DPError(f"{option} {path} is a symbolic link that loops back to itself; choose a file path") \
+                    from None
+            if not target.parent.is_dir():
+                raise DPError(f"{option} {path} is a link to {target}, whose folder does not exist")
+            path = target
+        if path.exists():
+            mode = path.stat().st_mode
+            if _stat.S_ISDIR(mode):
+                raise DPError(f"{option} must be a file path, got a folder: {path}")
+            if _stat.S_ISBLK(mode) or _stat.S_ISSOCK(mode):
+                raise DPError(f"{option} {path} is {_kind(mode)}; refusing to write there, choose a file path")
+        elif not path.parent.is_dir():
+            raise DPError(f"folder {path.parent} does not exist; create it or choose another {option}")
+    except OSError as exc:  # ELOOP: a loop of links met on the way
+        raise _user_error(exc, path, "write") from None
+    return path
+
+
+def write_user_file(path_text, data: bytes, *, option: str = "--out") -> Path:
+    """Write ``data`` to a path a user named: whole or not at all for a file (:func:`atomic_write_bytes`, on the
+    link's target when the path is a symbolic link, so the link stays), and straight through to a character
+    device or a named pipe (``/dev/stdout``, ``/dev/null``, a pipe someone reads) instead of replacing it with a
+    regular file. A pipe with no reader is refused at once (never a hang); a full device is one message."""
+    path = check_user_path(path_text, option)
+    try:
+        mode = path.stat().st_mode if path.exists() else None
+    except OSError as exc:
+        raise _user_error(exc, path, "write") from None
+    if mode is not None and (_stat.S_ISCHR(mode) or _stat.S_ISFIFO(mode)):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise _user_error(exc, path, "write") from None
+        try:
+            os.set_blocking(fd, True)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError as exc:
+            raise _user_error(exc, path, "write") from None
+        finally:
+            os.close(fd)
+        return path
+    try:
+        atomic_write_bytes(path, data)
+    except StorageError as exc:
+        cause = exc.__context__ if isinstance(exc.__context__, OSError) else None
+        raise (_user_error(cause, path, "write") if cause else exc) from None
+    return path
+
+
+# --- deleting without leaving anything half-deleted --------------------------------------------------------
+
+TRASH = ".trash"  # under $DP_EXPLORER_HOME: the same disk, so moving there is one atomic rename
+
+
+def move_to_trash(path) -> Path | None:
+    """Move a file or folder out of sight in one rename; return where it went (None: it was not there).
+
+    A caller deletes in two steps: move every file of a thing to the trash, commit the deletion of its record,
+    and only then :func:`empty_trash`; if the commit fails, :func:`restore` puts the files back. A reader sees the
+    thing whole or not at all, never half of it. A fault is a :class:`StorageError`."""
+    import secrets
+
+    path = Path(path)
+    dest = subdir(TRASH) / f"{path.name}.{secrets.token_hex(4)}"
+    try:
+        os.rename(path, dest)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError(fault_message(exc, path)) from None
+    return dest
+
+
+def restore(moved, path) -> None:
+    """Undo :func:`move_to_trash` (a deletion that could not be committed)."""
+    if moved is not None:
+        os.rename(moved, path)
+
+
+def empty_trash() -> None:
+    """Remove what was moved to the trash (best effort: whatever a fault leaves is removed next time)."""
+    import shutil
+
+    try:
+        folder = home() / TRASH
+        entries = list(folder.iterdir()) if folder.is_dir() else []
+    except (OSError, StorageError):
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink()
+        except OSError:
+            pass

@@ -6,12 +6,14 @@ and dataset names, uploaded file names. Use one of these wherever such text is s
 - :func:`md` — inside Streamlit markdown (``st.markdown``, ``st.caption``, ``st.info``, widget labels,
   ``st.metric`` labels...). Every ASCII punctuation character is backslash-escaped (CommonMark allows
   that for all of them), so ``[x](http://evil/)``, ``![i](http://evil/i.png)``, ``<http://evil>``,
-  bare ``http://`` / ``www.`` autolinks, ``:red[...]``/``:material/...:`` directives and ``$latex$``
-  all show as plain text and nothing is fetched from another host. Line breaks become spaces.
+  ``:red[...]``/``:material/...:`` directives and ``$latex$`` all show as plain text and nothing is
+  fetched from another host; bare ``http://``, ``www.`` and e-mail autolinks are broken by an invisible
+  word joiner (:func:`unlinked`: Streamlit autolinks them even when backslash-escaped). Line breaks
+  become spaces.
 - :func:`md_message` — a whole message that *quotes* untrusted text (a DPError naming an uploaded
   column): keeps ordinary punctuation readable (``must be > 0``, ``(0, 1)``, ``'age'``) but escapes what
   makes links, images, HTML and directives (``[ ]``, ``\\``, a ``<`` that opens a tag) and breaks bare
-  ``http://`` / ``www.`` autolinks.
+  ``http://`` / ``www.`` / e-mail autolinks (:func:`unlinked`).
   Prefer :func:`md` on the untrusted part where you build the text yourself.
 - :func:`html` — inside HTML (the report): ``& < > " '`` become entities.
 - :func:`plotly` — inside Plotly titles, axis titles, tick labels, legend names and hover text. Plotly
@@ -19,7 +21,8 @@ and dataset names, uploaded file names. Use one of these wherever such text is s
   become entities, which Plotly shows as the characters.
 - :func:`csv_cell` / :func:`csv_safe` / :func:`csv_bytes` — CSV exports: a text cell (or header) that
   starts with ``= + - @``, a tab or a carriage return is prefixed with ``'`` so that a spreadsheet shows
-  it as text instead of running it as a formula (OWASP "CSV injection"). Numbers are left alone.
+  it as text instead of running it as a formula (OWASP "CSV injection"), and so is each line inside a cell;
+  records end in CRLF, so a cell holding a line break is always quoted. Numbers are left alone.
 
 dpcore never imports streamlit; pages import these from here.
 """
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pandas only where a DataFrame is exported: Home's first render never loads it (~0.5 s)
     import pandas as pd
 
-__all__ = ["md", "md_message", "html", "plotly", "csv_cell", "csv_safe", "csv_bytes", "FORMULA_PREFIXES"]
+__all__ = ["md", "md_message", "unlinked", "html", "plotly", "csv_cell", "csv_safe", "csv_bytes", "FORMULA_PREFIXES"]
 
 #: First characters that make a spreadsheet treat a cell as a formula (or a command, via DDE).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -51,10 +54,26 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+#: U+2060 WORD JOINER: invisible, not punctuation, and not part of a URL or an e-mail address.
+JOINER = "\u2060"
+_LINKABLE = re.compile(r"(?i)(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)|(?<=\bmailto:)|(?<=\bxmpp:)")
+
+
+def unlinked(value: Any) -> str:
+    """``value`` with an invisible word joiner where a bare URL or e-mail address would start a link:
+    between ``:`` and ``//``, between ``www`` and ``.``, after ``@`` and after ``mailto:``/``xmpp:``.
+
+    Streamlit's markdown (GitHub's autolink-literal extension) turns ``http://…``, ``www.…`` and
+    ``a@b.com`` into live links *after* backslash escapes are read, so ``http\\:\\/\\/evil`` still became
+    ``<a href="http://evil">`` (checked in the browser's DOM); with the joiner nothing matches and the reader
+    sees the same characters."""
+    return _LINKABLE.sub(JOINER, _text(value))
+
+
 def md(value: Any) -> str:
     """``value`` as literal text inside Streamlit markdown: no links, images, HTML, directives or maths."""
     out = []
-    for ch in _text(value):
+    for ch in unlinked(value):
         if ch in ("\r", "\n", "\t", "\f", "\v"):
             out.append(" ")
         elif ch in _MD_SPECIAL:
@@ -64,15 +83,11 @@ def md(value: Any) -> str:
     return "".join(out)
 
 
-_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|file|data|javascript)(:)|\b(www)(\.)")
-
-
 def md_message(value: Any) -> str:
     """A message for ``st.error``/``st.warning`` that quotes untrusted text: no links, images or HTML."""
-    text = " ".join(_text(value).split())  # one line
+    text = unlinked(" ".join(_text(value).split()))  # one line; no bare URL or address becomes a link
     text = text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text)  # a tag or autolink starts so; "<= 5" stays readable
-    return _AUTOLINK.sub(lambda m: (m.group(1) + "\\:") if m.group(1) else (m.group(3) + "\\."), text)
+    return re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text)  # a tag or autolink starts so; "<= 5" stays readable
 
 
 def html(value: Any) -> str:
@@ -85,10 +100,18 @@ def plotly(value: Any) -> str:
     return _text(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+_LINE_THEN_FORMULA = re.compile(r"(\r\n|\r|\n)(?=[=+\-@\t\r])")
+
+
 def csv_cell(value: Any) -> Any:
-    """A CSV cell a spreadsheet will not run: text starting with a formula character gets a ``'``."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
+    """A CSV cell a spreadsheet will not run: text starting with a formula character gets a ``'``, and so does
+    every line inside it that does (a reader that splits a record at a bare carriage return would otherwise
+    start a new row with the formula: ``"grp\r=1+1"``)."""
+    if isinstance(value, str):
+        if value.startswith(FORMULA_PREFIXES):
+            value = "'" + value
+        if "\r" in value or "\n" in value:
+            value = _LINE_THEN_FORMULA.sub(lambda m: m.group(1) + "'", value)
     return value
 
 
@@ -106,6 +129,11 @@ def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv_bytes(df: pd.DataFrame, **to_csv_kwargs) -> bytes:
-    """``df`` as UTF-8 CSV bytes (no index), formula cells neutralised: use for every CSV export."""
+    """``df`` as UTF-8 CSV bytes (no index), formula cells neutralised: use for every CSV export.
+
+    Records end in CRLF (RFC 4180): Python's CSV writer quotes a field holding any character of the line
+    terminator, so with CRLF a cell holding a bare CR or LF is always quoted (with "\n" alone, a bare CR
+    went out unquoted and a spreadsheet started a new record at it)."""
     to_csv_kwargs.setdefault("index", False)
+    to_csv_kwargs.setdefault("lineterminator", "\r\n")
     return csv_safe(df).to_csv(**to_csv_kwargs).encode()

@@ -39,8 +39,9 @@ def inputs(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None
             "delta": delta, "sensitivity": sensitivity, "sample_rate": sample_rate, "steps": steps}
 
 
-def solve_inputs(inp: dict) -> dict:
-    """The advice for recorded inputs (the same call the page and the CLI made)."""
+def solve_inputs(inp: dict, caller=None) -> dict:
+    """The advice for recorded inputs (the same call the page and the CLI made); ``caller``: who reads an accuracy
+    target's sweep (:class:`dpcore.jobs.owners.Caller`; default the command line's)."""
     from .solve import advise
 
     r = inp["risk"]
@@ -49,7 +50,7 @@ def solve_inputs(inp: dict) -> dict:
         u["kind"], within=u.get("within"), confidence=u.get("confidence", 0.95), sensitivity=u.get("sensitivity"),
         bounds=u["bounds"] if isinstance(u.get("bounds"), (str, type(None))) else tuple(u["bounds"]), n=u.get("n"),
         accuracy=u.get("accuracy"),
-        sweep=u.get("sweep"))
+        sweep=u.get("sweep"), caller=caller)
     return advise(inp["mechanism"], RiskLimit(r["kind"], r["value"], r.get("at")), utility, delta=inp.get("delta"),
                   sensitivity=inp.get("sensitivity"), sample_rate=inp.get("sample_rate"), steps=inp.get("steps"))
 

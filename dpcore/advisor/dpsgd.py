@@ -136,7 +136,7 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
     raise DPError("could not confirm the noise multiplier on the fine PLD; try other settings")  # pragma: no cover
 
 
-def sweep_curve(sweep_id: str, sample_rate=None, steps=None) -> dict:
+def sweep_curve(sweep_id: str, sample_rate=None, steps=None, caller=None) -> dict:
     """Per-ε rows of a stored sweep: accuracy lower end over seeds, and the noise multiplier that reaches that ε
     at the sample rate q and steps T the advice is for.
 
@@ -145,10 +145,11 @@ def sweep_curve(sweep_id: str, sample_rate=None, steps=None) -> dict:
     so seeds train at slightly different q and T (epochs fixed): the advice is for ONE (q, T) — the caller's if it
     lies within the sweep's range, else the main group's median pair — and each row's noise multiplier is
     recalibrated to reach that row's ε at exactly that q and T (a multiplier means nothing at another q, T)."""
+    from ..jobs.owners import CLI
     from ..sweep import runs as sweep_runs
     from ..training import accounting
 
-    rec = sweep_runs.load(sweep_id)
+    rec = sweep_runs.load(sweep_id, caller=caller or CLI)
     result = rec.get("result")
     if not result or not result.get("points"):
         raise DPError(f"sweep {sweep_id!r} has no finished DP points yet; wait for it or pick another")
@@ -211,7 +212,7 @@ def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
 
     curve = None
     if utility is not None:
-        curve = sweep_curve(utility.sweep, sample_rate, steps)
+        curve = sweep_curve(utility.sweep, sample_rate, steps, utility.caller)
         sample_rate, steps = curve["sample_rate"], curve["steps"]
     if sample_rate is None or steps is None:
         raise DPError("DP-SGD needs its sample rate q (--sample-rate, batch size / rows) and number of steps "

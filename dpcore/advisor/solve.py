@@ -82,8 +82,8 @@ def advise(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None
         sens = check_sensitivity(1.0 if sensitivity is None else sensitivity)
     if sens == 0:
         raise DPError("sensitivity Δ is 0: no noise is needed, nothing to advise; give the query's Δ (count: 1)")
-    if sens > limits.PUBLIC_BOUND_MAX:
-        raise DPError(f"sensitivity Δ must be at most {limits.PUBLIC_BOUND_MAX:g}, got {sens:g}; it is how far one "
+    if sens > limits.RELEASE_MAGNITUDE_MAX:
+        raise DPError(f"sensitivity Δ must be at most {limits.RELEASE_MAGNITUDE_MAX:g}, got {sens:g}; it is how far one "
                       "record can move the answer")
     out["sensitivity"] = sens
     out["neighbour_relation"] = utility.neighbour_relation() if utility is not None else "add/remove one record"

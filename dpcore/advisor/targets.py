@@ -74,7 +74,8 @@ class RiskLimit:
 @dataclass(frozen=True)
 class UtilityTarget:
     """``kind`` count/sum/mean (``within`` = ±k at ``confidence``; Δ given, or ``bounds`` (and ``n`` for a
-    mean)) or "accuracy" (``accuracy`` ≥ X on the stored sweep ``sweep``)."""
+    mean)) or "accuracy" (``accuracy`` ≥ X on the stored sweep ``sweep``, read for ``caller``: a
+    :class:`dpcore.jobs.owners.Caller`, default the command line's — someone else's sweep is refused)."""
 
     kind: str
     within: float | None = None
@@ -84,6 +85,7 @@ class UtilityTarget:
     n: int | None = None
     accuracy: float | None = None
     sweep: str | None = None
+    caller: object = None
 
     def checked(self) -> "UtilityTarget":
         kind = str(self.kind).strip().lower()
@@ -94,7 +96,7 @@ class UtilityTarget:
             if not self.sweep:
                 raise DPError("an accuracy target is read from a stored sweep: give its id (--sweep ID; "
                               "`python -m dpcore sweep` makes one)")
-            return UtilityTarget("accuracy", accuracy=acc, sweep=str(self.sweep))
+            return UtilityTarget("accuracy", accuracy=acc, sweep=str(self.sweep), caller=self.caller)
         try:
             k = float(self.within)
         except (TypeError, ValueError):
@@ -110,16 +112,16 @@ class UtilityTarget:
             from ..validation import check_bounds
 
             bounds = parse_bounds(bounds) if isinstance(bounds, str) else check_bounds(*bounds)
-            if max(abs(bounds[0]), abs(bounds[1])) > limits.PUBLIC_BOUND_MAX:
-                raise DPError(f"public bounds must lie within ±{limits.PUBLIC_BOUND_MAX:g}, got [{bounds[0]:g}, "
+            if max(abs(bounds[0]), abs(bounds[1])) > limits.RELEASE_MAGNITUDE_MAX:
+                raise DPError(f"public bounds must lie within ±{limits.RELEASE_MAGNITUDE_MAX:g}, got [{bounds[0]:g}, "
                               f"{bounds[1]:g}]; give the range the column's values can really take (e.g. 18 to 90 "
                               "for an age)")
         if n is not None:
             n = limits.check_int_range(n, 1, limits.ADVISOR_MAX_ROWS, "rows n (--n)")
         if self.sensitivity is not None:
             sens = check_sensitivity(self.sensitivity)
-            if sens > limits.PUBLIC_BOUND_MAX:
-                raise DPError(f"sensitivity Δ must be at most {limits.PUBLIC_BOUND_MAX:g}, got {sens:g}; it is "
+            if sens > limits.RELEASE_MAGNITUDE_MAX:
+                raise DPError(f"sensitivity Δ must be at most {limits.RELEASE_MAGNITUDE_MAX:g}, got {sens:g}; it is "
                               "how far one record can move the answer")
             if sens == 0:
                 raise DPError("sensitivity Δ is 0: that answer needs no noise; give the query's real Δ")

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .. import limits, textsafe
 from ..data import datasets
 from ..cli import int_arg, seed_arg
-from ..errors import DPError
-from ..storage import atomic_write_bytes
+from ..storage import check_user_path, write_user_file
 
 
 def register(sub) -> None:
@@ -22,11 +19,7 @@ def register(sub) -> None:
 
 
 def run(args) -> dict:
-    out = Path(args.out)
-    if out.is_dir():
-        raise DPError(f"--out must be a file path, got a folder: {out}")
-    if not out.parent.exists():
-        raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
+    check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
     df = datasets.medical(args.n, args.seed)
-    atomic_write_bytes(out, textsafe.csv_bytes(df))  # whole file or nothing; formula cells neutralised
-    return {"kind": args.kind, "rows": len(df), "seed": args.seed, "columns": list(df.columns), "out": str(out)}
+    write_user_file(args.out, textsafe.csv_bytes(df))  # whole file or nothing; formula cells neutralised
+    return {"kind": args.kind, "rows": len(df), "seed": args.seed, "columns": list(df.columns), "out": args.out}

@@ -4,12 +4,10 @@ history, and the decision record of each advice."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .. import limits, report
 from ..cli import int_arg, seed_arg
 from ..errors import DPError
-from ..storage import atomic_write_bytes
+from ..storage import check_user_path, write_user_file
 
 
 def register(sub) -> None:
@@ -34,25 +32,26 @@ def run(args) -> dict:
     if args.sweep is not None and not args.sweep.strip():
         raise DPError("--sweep needs a sweep id (see `python -m dpcore jobs list --group ...`); "
                       "leave out --sweep for a report without one")
-    out = Path(args.out)
-    if out.is_dir():
-        raise DPError(f"--out must be a file path, got a folder: {out}")
-    if not out.parent.exists():
-        raise DPError(f"folder {out.parent} does not exist; create it or choose another --out")
+    check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
+    from ..jobs.owners import CLI
+
     advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[tuple(x) for x in args.ledger], advice=advice)
-    atomic_write_bytes(out, html.encode())
-    return {"out": str(out), "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
+                        ledgers=[tuple(x) for x in args.ledger], advice=advice, caller=CLI)
+    write_user_file(args.out, html.encode())
+    return {"out": args.out, "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
             "jobs": args.job, "ledgers": len(args.ledger), "advice": len(advice)}
 
 
 def _advice(path: str) -> dict:
     """An advice statement that checks out (signature and every figure), or a DPError naming what does not."""
-    from .. import verification
-    from .statement import read_file
+    from .. import storage, verification
+    from ..limits import STATEMENT_MAX_BYTES
 
-    st = verification.parse(read_file(path, "statement"), path)
+    raw = storage.read_user_file(path, max_bytes=STATEMENT_MAX_BYTES, what="statement file", option="--advice")
+    if len(raw) > STATEMENT_MAX_BYTES:
+        raise DPError(f"{path} is larger than a statement can be ({STATEMENT_MAX_BYTES:,} bytes)")
+    st = verification.parse(raw, path)
     if st.get("kind") != "advice":
         raise DPError(f"--advice {path} is a {st.get('kind') or 'non'}-statement, not an advice's decision record "
                       "(python -m dpcore advise … --statement FILE makes one)")

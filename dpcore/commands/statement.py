@@ -11,14 +11,9 @@ field.
 
 from __future__ import annotations
 
-import os
-import stat
-
-from .. import statement, verification
+from .. import statement, storage, verification
+from ..limits import STATEMENT_MAX_BYTES
 from ..errors import DPError
-
-#: A statement file is at most this large (a sweep of 66 points is ~1 MB).
-MAX_BYTES = 20_000_000
 
 
 def register(sub) -> None:
@@ -36,44 +31,18 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def read_file(path_text: str, what: str, max_bytes: int = MAX_BYTES) -> bytes:
-    """A regular file's bytes, never hanging: opened non-blocking, and a named pipe, a device or a folder is
-    refused with a message (a FIFO given to --verify waited forever for a writer)."""
-    try:
-        fd = os.open(path_text, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise DPError(f"{what} not found: {path_text}") from None
-    except OSError as exc:
-        raise DPError(f"could not read {what} {path_text}: {exc.strerror or exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = ("a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
-                    else "a device or a socket")
-            raise DPError(f"{path_text} is {kind}, not a file; give the path of a saved {what}")
-        os.set_blocking(fd, True)
-        chunks, left = [], max_bytes + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as exc:
-        raise DPError(f"could not read {what} {path_text}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > max_bytes:
-        raise DPError(f"{path_text} is larger than a {what} can be ({max_bytes:,} bytes)")
-    return data
-
-
 def verify_file(path_text: str, key_file: str | None = None) -> dict:
     from .. import signing
 
-    st = verification.parse(read_file(path_text, "statement"), path_text)
-    key = signing.read_key_file(read_file(key_file, "key file", 1000), key_file) if key_file else None
+    raw = storage.read_user_file(path_text, max_bytes=STATEMENT_MAX_BYTES, what="statement file",
+                                 option="--verify")  # a regular file only: a pipe or a device never hangs it
+    if len(raw) > STATEMENT_MAX_BYTES:
+        raise DPError(f"{path_text} is larger than a statement can be ({STATEMENT_MAX_BYTES:,} bytes)")
+    st = verification.parse(raw, path_text)
+    key = None
+    if key_file:
+        key = signing.read_key_file(storage.read_user_file(key_file, max_bytes=1000, what="key file",
+                                                           option="--key"), key_file)
     out = verification.verify(st, key=key)
     if not out["verified"]:
         bad = out["problems"]
@@ -87,10 +56,12 @@ def run(args) -> dict:
         return verify_file(args.verify, args.key)
     if args.key:
         raise DPError("--key goes with --verify (the key of the home that signed the statement)")
+    from ..jobs.owners import CLI
+
     if args.job:
-        return statement.issue(statement.for_job(args.job))
+        return statement.issue(statement.for_job(args.job, caller=CLI))
     if args.sweep:
-        return statement.issue(statement.for_sweep(args.sweep))
+        return statement.issue(statement.for_sweep(args.sweep, caller=CLI))
     if not args.analyst or not args.dataset:
         raise DPError("--ledger needs --analyst NAME and --dataset KEY")
     if args.n is not None and args.n < 1:

@@ -245,14 +245,10 @@ def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_U
         data = source.read()
         if isinstance(data, str):
             data = data.encode()
-    else:
-        try:
-            with open(source, "rb") as fh:
-                data = fh.read(max_bytes + 1)
-        except FileNotFoundError:
-            raise DPError(f"CSV file not found: {source}") from None
-        except IsADirectoryError:
-            raise DPError(f"expected a CSV file, got a folder: {source}") from None
+    else:  # a path: a regular file only (a named pipe would hang the reader, a device never end)
+        from .. import storage
+
+        data = storage.read_user_file(source, max_bytes=max_bytes, what="CSV file")
     if len(data) > max_bytes:
         raise DPError(f"CSV is larger than {limits.mib(max_bytes)}; upload a sample of the rows")
     if not data.strip():

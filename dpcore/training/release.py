@@ -37,54 +37,56 @@ curves). They are not covered by ε and are downloaded apart, labelled.
 """
 
 
-def _finished(job_id: str) -> tuple[dict, TrainMetrics]:
+def _finished(job_id: str, caller) -> tuple[dict, TrainMetrics]:
     from ..jobs import store
 
-    job = store.get(job_id, history=False)
+    job = store.get(job_id, caller=caller, history=False)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
     if m is None:
         raise DPError(f"job {job_id} is {job['status']}: only a finished run has downloads")
     return job, m
 
 
-def release_files(job_id: str, signed: dict | None = None) -> dict[str, bytes]:
+def release_files(job_id: str, *, caller, signed: dict | None = None) -> dict[str, bytes]:
     """The release of a finished run, file name → bytes: ``statement.json`` (signed; ``signed``: one already
-    made), the weights, a README. Nothing computed on private rows is in it."""
+    made), the weights, a README. Nothing computed on private rows is in it. ``caller``: who asks (a
+    :class:`dpcore.jobs.owners.Caller`; someone else's run is refused, as everywhere)."""
     from .. import statement
     from ..jobs import store
 
-    job, _m = _finished(job_id)
-    signed = signed if signed is not None else statement.issue(statement.for_job(job_id))
+    job, _m = _finished(job_id, caller)
+    signed = signed if signed is not None else statement.issue(statement.for_job(job_id, caller=caller))
     files = {"statement.json": dumps(signed).encode()}
     wname = (job["result"] or {}).get("weights_file")
-    wpath = store.result_path(job_id, wname) if wname else None
+    wpath = store.result_path(job_id, wname, caller=caller) if wname else None
     if wpath is not None and wpath.exists():
         files[wname] = wpath.read_bytes()
     files["README.txt"] = _README.format(job=job_id, weights=wname or "(no weights)").encode()
     return files
 
 
-def release_zip(job_id: str, signed: dict | None = None) -> bytes:
+def release_zip(job_id: str, *, caller, signed: dict | None = None) -> bytes:
     """:func:`release_files` as one zip: the default download of a run."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in release_files(job_id, signed).items():
+        for name, data in release_files(job_id, caller=caller, signed=signed).items():
             zf.writestr(name, data)
     return buf.getvalue()
 
 
-def downloads(job_id: str) -> dict:
+def downloads(job_id: str, *, caller) -> dict:
     """Everything a run's page offers, from one signed statement: ``statement`` (signed), ``release`` (the zip),
     ``diagnostics`` (labelled JSON bytes)."""
     from .. import statement
 
-    signed = statement.issue(statement.for_job(job_id))
-    return {"statement": signed, "release": release_zip(job_id, signed), "diagnostics": diagnostics_json(job_id)}
+    signed = statement.issue(statement.for_job(job_id, caller=caller))
+    return {"statement": signed, "release": release_zip(job_id, caller=caller, signed=signed),
+            "diagnostics": diagnostics_json(job_id, caller=caller)}
 
 
-def diagnostics(job_id: str) -> dict:
+def diagnostics(job_id: str, *, caller) -> dict:
     """A run's diagnostics, labelled and rounded: what a chart needs, never part of the release."""
-    job, m = _finished(job_id)
+    job, m = _finished(job_id, caller)
     d = m.to_dict()
     out = {"label": f"{NOT_COVERED}: diagnostics computed on private rows", "not_covered_by_epsilon": True,
            "note": NOT_DP_NOTE, "run": job_id}
@@ -100,5 +102,5 @@ def diagnostics(job_id: str) -> dict:
     return out
 
 
-def diagnostics_json(job_id: str) -> bytes:
-    return json.dumps(diagnostics(job_id), indent=2, ensure_ascii=False).encode()
+def diagnostics_json(job_id: str, *, caller) -> bytes:
+    return json.dumps(diagnostics(job_id, caller=caller), indent=2, ensure_ascii=False).encode()

@@ -10,6 +10,7 @@ from dpcore.jobs import registry, runner, store
 from dpcore.queries import answering, fingerprint, model
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 
 def _roundtrip(st):
@@ -40,7 +41,7 @@ def _fake_sweep():
 def test_sweep_statement_recomputes_from_json_alone():
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
-    st = _roundtrip(statement.issue(statement.for_sweep(_fake_sweep())))
+    st = _roundtrip(statement.issue(statement.for_sweep(_fake_sweep(), caller=SYSTEM)))
     assert st["neighbour_relation"] == statement.ADD_REMOVE_N_PUBLIC
     assert "n (the training rows) and the list of classes are treated as public" in statement.N_PUBLIC_NOTE
     pt = st["points"][0]
@@ -75,7 +76,7 @@ def test_sweep_over_digits_states_an_image_as_the_unit():
     rec = sweep_runs.load(sid)
     rec["config"]["dataset"] = "digits"
     sweep_runs.save(rec)
-    st = statement.issue(statement.for_sweep(sid))
+    st = statement.issue(statement.for_sweep(sid, caller=SYSTEM))
     assert st["unit_of_privacy"].startswith("one image") and "patient" not in st["unit_of_privacy"]
     assert st["dataset"] == "Digits"
     assert verification.verify(_roundtrip(st))["verified"]
@@ -149,9 +150,9 @@ def runs(tmp_path_factory):
                 "batch_size": 64, "seed": 0}
         out = {}
         for name, extra in (("dp", {}), ("seeded", {"reproducible_noise": True}), ("big_delta", {"delta": 0.01})):
-            runner.run_inline(registry.TRAIN, {**base, **extra}, group="train", label=name)
-            job = store.list_jobs(limit=1)[0]
-            out[name] = _roundtrip(statement.issue(statement.for_job(job["id"])))
+            runner.run_inline(registry.TRAIN, {**base, **extra}, owner=OWNER, group="train", label=name)
+            job = store.list_jobs(caller=SYSTEM, limit=1)[0]
+            out[name] = _roundtrip(statement.issue(statement.for_job(job["id"], caller=SYSTEM)))
         out["key"] = storage.signing_key(create=False)
     return out
 
@@ -270,7 +271,7 @@ def test_statement_cli(capsys, tmp_path):
     assert main(["statement", "--job", "nope"]) == 2
     assert main(["statement", "--sweep", sid, "--key", str(path)]) == 2
     with pytest.raises(DPError):
-        statement.for_sweep("20990101-000000-0000")
+        statement.for_sweep("20990101-000000-0000", caller=SYSTEM)
 
 
 @pytest.mark.parametrize("content, words", [

@@ -4,6 +4,7 @@ import io
 import re
 
 import pandas as pd
+import pytest
 
 from dpcore import textsafe
 
@@ -11,7 +12,8 @@ EVIL = '[x](http://evil/)![i](http://evil/i.png)<a href="http://evil">a</a>'
 
 
 def _unescape_md(s: str) -> str:
-    return re.sub(r"\\(.)", r"\1", s)
+    """What a reader sees: backslash escapes read, the invisible word joiners gone."""
+    return re.sub(r"\\(.)", r"\1", s).replace(textsafe.JOINER, "")
 
 
 def test_md_escapes_links_images_html_and_directives():
@@ -21,6 +23,17 @@ def test_md_escapes_links_images_html_and_directives():
     assert "\n" not in out
     # and reading the escapes back gives the original text (what the user sees)
     assert _unescape_md(out) == EVIL + " :red[x] :material/home: $x$ www.evil.com line"
+
+
+@pytest.mark.parametrize("text", ["http://evil.example/phish", "HTTPS://evil.example", "www.evil.example",
+                                  "WWW.evil.example", "someone@evil.example", "mailto:x@y.z", "ftp://evil/x"])
+def test_bare_urls_and_addresses_cannot_autolink(text):
+    """GitHub's autolink-literal reads a URL after backslash escapes: only a character inside the pattern stops
+    it (checked in the browser by tests/e2e/test_no_live_links.py)."""
+    for out in (textsafe.md(text), textsafe.md_message(text)):
+        plain = re.sub(r"\\(.)", r"\1", out)
+        assert "://" not in plain and "www." not in plain.lower() and not re.search(r"@[a-z]", plain)
+        assert _unescape_md(out) == text  # the reader sees the same characters
 
 
 def test_md_plain_words_unchanged():
@@ -57,6 +70,21 @@ def test_csv_cells_neutralised_numbers_kept():
     text = textsafe.csv_bytes(df.iloc[[0]]).decode()
     row = pd.read_csv(io.StringIO(text)).iloc[0, 0]
     assert row == '\'=HYPERLINK("http://evil","x")'
+
+
+def test_csv_cell_with_a_bare_carriage_return_stays_one_quoted_cell():
+    """Issue 28: a histogram category "grp\r=1+1" was written unquoted, so the CR started a new record and
+    "=1+1)" began a ledger-history row. Every record a spreadsheet (or a line-by-line reader) can see must
+    start with something that is not a formula."""
+    import csv
+
+    df = pd.DataFrame({"query": ["HISTOGRAM grp\r=1+1)", "a\n+b", "x\r\n@SUM(A1)", "plain"], "eps": [1.0, 2, 3, 4]})
+    data = textsafe.csv_bytes(df)
+    rows = list(csv.reader(io.StringIO(data.decode(), newline="")))
+    assert len(rows) == 5 and [len(r) for r in rows] == [2] * 5  # one record per row, the CR inside a cell
+    for piece in data.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        assert not piece.lstrip('"').startswith(("=", "+", "-", "@")), piece  # no line starts a formula
+    assert pd.read_csv(io.BytesIO(data))["eps"].tolist() == [1.0, 2.0, 3.0, 4.0]
 
 
 def test_csv_categorical_and_string_dtypes():

@@ -8,6 +8,7 @@ import pytest
 
 from dpcore import report
 from dpcore.cli import main
+from dpcore.jobs.owners import SYSTEM
 
 pytestmark = pytest.mark.e2e
 
@@ -20,7 +21,8 @@ def test_report_fits_a_390_px_phone_with_whole_header_words(browser, tmp_path, c
                  "--statement", str(decision)]) == 0
     capsys.readouterr()
     path = tmp_path / "report.html"
-    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(), advice=[json.loads(decision.read_text())]))
+    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(), advice=[json.loads(decision.read_text())],
+                                 caller=SYSTEM))
     ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
                               device_scale_factor=2)
     try:

@@ -11,6 +11,7 @@ import pytest
 
 from dpcore import statement, verification
 from dpcore.jobs import registry, runner, store
+from dpcore.jobs.owners import CLI, CLI_OWNER
 from dpcore.training import release
 from dpcore.training.config import TrainConfig
 from dpcore.training.results import DIAGNOSTIC_FIELDS
@@ -29,11 +30,12 @@ def run(tmp_path_factory):
         mp.setenv("DP_EXPLORER_HOME", str(home))
         params = {"dataset": "medical", "target": "diagnosis", "model": "logreg", "epsilon": EPS, "delta": 1e-5,
                   "epochs": 3, "batch_size": 256, "lr": 0.05, "seed": 3}
-        runner.run_inline(registry.TRAIN, params, group="train", label="attack me")
-        job = store.list_jobs(limit=1)[0]
-        zf = zipfile.ZipFile(io.BytesIO(release.release_zip(job["id"])))  # what the page's default button gives
+        runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group="train", label="attack me")
+        job = store.list_jobs(caller=CLI, limit=1)[0]
+        # what the page's default button gives
+        zf = zipfile.ZipFile(io.BytesIO(release.release_zip(job["id"], caller=CLI)))
         files = {name: zf.read(name) for name in zf.namelist()}
-        diag = release.diagnostics_json(job["id"])
+        diag = release.diagnostics_json(job["id"], caller=CLI)
         from dpcore import storage
 
         key = storage.signing_key(create=False)
