@@ -73,7 +73,7 @@ def test_sweep_over_digits_states_an_image_as_the_unit():
     from dpcore.sweep import runs as sweep_runs
 
     sid = _fake_sweep()
-    rec = sweep_runs.load(sid)
+    rec = sweep_runs.load(sid, caller=SYSTEM)
     rec["config"]["dataset"] = "digits"
     sweep_runs.save(rec)
     st = statement.issue(statement.for_sweep(sid, caller=SYSTEM))
@@ -303,9 +303,9 @@ def test_verify_never_hangs_on_a_fifo_or_a_device(tmp_path, capsys):
     t.start()
     t.join(10)
     assert not t.is_alive(), "statement --verify hung on a named pipe"
-    assert codes == [2] and "named pipe (FIFO), not a file" in capsys.readouterr().err
+    assert codes == [2] and "is a named pipe (FIFO); give the path of an ordinary file" in capsys.readouterr().err
     assert main(["statement", "--verify", "/dev/zero"]) == 2
-    assert "a device or a socket, not a file" in capsys.readouterr().err
+    assert "is a character device" in capsys.readouterr().err
     assert main(["statement", "--verify", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
 
