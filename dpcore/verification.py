@@ -34,16 +34,17 @@ def parse(raw: bytes, name: str = "the file") -> dict:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise DPError(f"{name} is not UTF-8 text; a statement is a JSON file as `statement --job/--sweep` writes "
-                      "it") from None
+        raise DPError(f"could not read a statement from {name}: it is not UTF-8 text (a statement is a JSON file "
+                      "as `statement --job/--sweep` writes it)") from None
     depth = _depth(text)
     if depth > MAX_DEPTH:
-        raise DPError(f"{name} is nested {depth} levels deep; a statement is at most {MAX_DEPTH} — this is not a "
-                      "statement")
+        raise DPError(f"could not read a statement from {name}: it is nested {depth} levels deep, and a statement "
+                      f"is at most {MAX_DEPTH}")
     try:
         st = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise DPError(f"{name} is not valid JSON ({str(exc)[:120]}); a statement is a JSON object") from None
+        raise DPError(f"could not read a statement from {name}: it is not valid JSON ({str(exc)[:120]}); a "
+                      "statement is a JSON object") from None
     if not isinstance(st, dict):
         raise DPError(f"{name} holds a JSON {type(st).__name__.replace('dict', 'object')}, not a statement (a "
                       "JSON object with a kind, a subject and a signature)")
