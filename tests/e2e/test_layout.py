@@ -215,7 +215,9 @@ def test_html_report_fits_a_1280_window(browser, tmp_path):
     ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
     answering.ask(df, name, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
     path = tmp_path / "report.html"
-    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(),
+    from dpcore.jobs.owners import SYSTEM
+
+    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(), caller=SYSTEM,
                                  ledgers=[(name, fingerprint.dataset_key(df), 1500)]), encoding="utf-8")
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = ctx.new_page()
