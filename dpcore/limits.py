@@ -81,8 +81,19 @@ BUDGET_EPSILON_MAX = 1_000_000.0
 QUERY_CONSOLE_MIN_ROWS = 100
 QUERY_CONSOLE_MAX_ROWS = 200_000
 QUERY_CONSOLE_SEED_MAX = 10_000
+#: Events of a quota's history the console shows (the latest; the visitors' shared history grows with every click).
+HISTORY_ROWS_SHOWN = 500
 #: Columns whose leave-one-out row sketches are kept for the near-duplicate check when registering data.
 QUERY_MAX_SKETCH_COLUMNS = 64
+#: The built-in synthetic data (each size and seed is its own population): its cap, the per-query cap, and the
+#: visitors' shared quota inside the cap (no sign-in). δ: 1/(10·n), the cap's and the visitors' quota's.
+BUILTIN_EPSILON_CAP = 20.0
+BUILTIN_MAX_QUERY_EPSILON = 5.0
+VISITORS_EPSILON_QUOTA = 10.0
+
+# --- identities (admin token, analysts' keys) ----------------------------------------------------------------
+ADMIN_TOKEN_MIN_CHARS = 16
+ANALYST_KEY_BYTES = 24  # random bytes in a new analyst key (shown once; a salted scrypt hash is stored)
 #: Identical queries k in a composition curve: the page draws up to the first, the library computes the second.
 COMPOSITION_PAGE_K_MAX = 10_000
 COMPOSITION_K_MAX = 100_000
@@ -213,6 +224,12 @@ def table() -> list[tuple[str, str]]:
         ("ε of one private query / of a budget total (query console, CLI)",
          f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}"),
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
+        ("Built-in synthetic data, each size and seed: dataset cap / visitors' quota / per query (ε)",
+         f"{BUILTIN_EPSILON_CAP:g} / {VISITORS_EPSILON_QUOTA:g} / {BUILTIN_MAX_QUERY_EPSILON:g} "
+         "(δ: 1/(10·n) for both)"),
+        ("Events of a query history shown on the console (the latest)", f"{HISTORY_ROWS_SHOWN:,}"),
+        ("Admin token (characters, at least) / analyst key (random bytes)",
+         f"{ADMIN_TOKEN_MIN_CHARS} / {ANALYST_KEY_BYTES}"),
         ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
                                                  f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
         ("Statement file read by `statement --verify`", f"{STATEMENT_MAX_BYTES:,} bytes"),

@@ -261,16 +261,17 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
           n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=(),
-          progress=None, caller=None) -> str:
+          progress=None, caller=None, viewer=None) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
     A privacy statement section (:mod:`dpcore.report_statements`) follows for the sweep, each finished training
-    run in ``job_ids`` and each ``(analyst, dataset key[, rows])`` in ``ledgers``; a decision record for each
-    advice statement in ``advice`` (:mod:`dpcore.advisor.decision`). ``progress(fraction, text)`` is told each
-    step (the Home page shows it). ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep and the runs
-    are read for — someone else's is refused (NotYours), as everywhere.
+    run in ``job_ids`` and each ``(dataset[, analyst])`` in ``ledgers``, as ``viewer`` (a checked identity;
+    default: a visitor) may see it; a decision record for each advice statement in ``advice``
+    (:mod:`dpcore.advisor.decision`). ``progress(fraction, text)`` is told each step (the Home page shows it).
+    ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep and the runs are read for — someone else's is
+    refused (NotYours), as everywhere.
     """
     from .attacks import reidentification as reid
     from . import statement
@@ -288,7 +289,10 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
         raise DPError("a report with a sweep or training runs needs the caller they are read for")
     step(0.05, "Privacy statements of the runs and query histories")
     statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
-    statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
+    if ledgers and viewer is None:
+        from .budgets.identities import VISITOR as viewer
+    statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None)
+                   for lg in ledgers]
     step(0.2, "What the chosen ε means")
     sections = [epsilon_section(eps, delta)]
     step(0.35, "Noise: a count released at this ε")

@@ -13,18 +13,6 @@ from .report import Section
 from .training.config import accountant_name, dataset_name, model_name
 
 
-def _ledger_dataset_name(key) -> str:
-    """A registered dataset's name (what the console shows), never its fingerprint; "a registered dataset" when
-    the ledger cannot say."""
-    try:
-        from .queries import ledger
-
-        info = ledger.dataset_info(str(key)) or {}
-        return str(info.get("name") or "a registered dataset")
-    except Exception:  # noqa: BLE001 - a title must never break the report
-        return "a registered dataset"
-
-
 def _fmt(x, spec=".3g") -> str:
     return "—" if x is None else format(float(x), spec)
 
@@ -88,12 +76,14 @@ def statement_section(st: dict, name: str | None = None) -> Section:
         facts.update({"dataset": dataset_name(st.get("dataset")), "model": model_name(st.get("model")),
                       "training rows": st.get("rows"), "sampling": "Poisson (each record joins each batch "
                       "independently with probability q)"})
-    else:
-        subj = st.get("subject") or {}
-        label = name or _ledger_dataset_name(subj.get("dataset"))  # its name: a 64-hex key titled it before
-        title = f"Privacy statement: queries by {subj.get('analyst')} on {label}"
-        facts.update({"analyst": subj.get("analyst"), "dataset": label, "dataset key": subj.get("dataset"),
-                      "answers since the last reset": len(st.get("queries") or [])})
+    else:  # the dataset by its name (a 64-hex fingerprint titled it once), every answer by anyone
+        subj, share = st.get("subject") or {}, st.get("quota_share") or {}
+        title = f"Privacy statement: dataset {subj.get('dataset')}, every answer by anyone"
+        facts.update({"dataset": subj.get("dataset"), "answers released (everyone, never reset)":
+                      len(st.get("queries") or [])})
+        if share:
+            facts[f"of which {share.get('analyst')}'s quota (since its last reset)"] = (
+                f"{share.get('answers')} answers, ε = {_fmt(share.get('epsilon'))}")
     if kind != "sweep":
         samp = st.get("sampling") or {}
         facts["sampling"] = samp.get("scheme") + (f", q = {samp['sample_rate']:.4g}" if samp.get("sample_rate")

@@ -1,4 +1,4 @@
-"""Privacy statements an auditor can check: for a finished training run, a sweep, or a query-ledger history.
+"""Privacy statements an auditor can check: for a finished training run, a sweep, or a dataset's query history.
 
 A statement names the dataset (by its name, never a server path) and the unit of privacy that fits it (an image
 for digits, a patient for the medical data, a record for an upload), the neighbour relation with what is treated
@@ -321,13 +321,24 @@ def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None)
     return text
 
 
-def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=None) -> dict:
-    """Statement for an analyst's query history on one dataset (the spends since the last reset)."""
+def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int | None = None, path=None) -> dict:
+    """Statement for a registered dataset's query history: what the dataset **as a whole** released — every answer
+    by anyone, never reset: the guarantee to each person in it, under any number of names — and, beside it, the
+    share of the viewer's quota (an admin: ``analyst``'s) since its last reset.
+
+    ``viewer``: a checked :class:`~dpcore.budgets.identities.Identity`; a visitor or an analyst without a quota on
+    the dataset is refused. Only an admin sees the other askers' query texts; everyone sees each answer's ε, δ and
+    ρ, which is what the guarantee composes.
+    """
     from .attacks import audit
-    from .queries import answering, ledger
+    from .budgets import quotas
+    from .queries import answering
     from .noise import composition
 
-    spends = ledger.spends_since_reset(analyst, dataset, path=path)
+    status = quotas.status(viewer, dataset, analyst=analyst, path=path)
+    n_rows = n_rows or status["n_rows"]
+    spends = quotas.released(viewer, status["fingerprint"], path=path)
+    mine = {e["id"] for e in status["spends"]} if status["quota"] else set()
     entries, mechs, replace_one, seeded = [], set(), False, False
     for e in spends:
         ans = e.get("answer") if isinstance(e.get("answer"), dict) else {}
@@ -336,20 +347,34 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
         replace_one |= "PUBLIC N" in str(e.get("query") or "").upper()
         seeded |= ans.get("secure") is False
         (charge,) = answering.composition_entries([e])  # ε and δ as charged, ρ of the release
-        entries.append({"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho,
-                        "query": e.get("query"), "mechanism": mech})
-    out = {"kind": "ledger", "subject": {"analyst": analyst, "dataset": dataset}, "unit_of_privacy": UNIT,
+        entries.append({"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho, "mechanism": mech,
+                        "query": e["query"] if (viewer.is_admin or e["id"] in mine) else None,
+                        "by_this_quota": e["id"] in mine})
+    quota = status["quota"]
+    out = {"kind": "ledger",
+           "subject": {"dataset": status["dataset"], "fingerprint": status["fingerprint"],
+                       "analyst": quota["analyst"] if quota else None},
+           "unit_of_privacy": UNIT,
            "neighbour_relation": ADD_REMOVE + (" (MEAN with public n: replace one record)" if replace_one else ""),
            "sampling": {"scheme": "none: every query reads the whole (filtered) data"},
-           "queries": entries, "reproducible_noise": seeded,
-           "noise_source": "secure random source (diffprivlib release path)" if not seeded else
+           "scope": "every answer ever released on this dataset, by every analyst and visitor (never reset): the "
+                    "guarantee to each person in it",
+           "cap": status["cap"], "queries": entries, "reproducible_noise": seeded,
+           "noise_source": "OpenDP's exact samplers, a secure random source" if not seeded else
                            "some answers were drawn with a seed: reproducible, not a DP release"}
+    own = [x for x in entries if x["by_this_quota"]]
+    if quota:
+        e, d = composition.basic([x["epsilon"] for x in own], [x["delta"] for x in own]) if own else (0.0, 0.0)
+        out["quota_share"] = {"analyst": quota["analyst"], "answers": len(own), "epsilon": e, "delta": d,
+                              "note": "this quota's answers since its last reset: part of the dataset's total, "
+                                      "not a separate guarantee"}
     if not entries:
-        out.update(epsilon_at_delta=[], summary="no queries answered since the last reset: nothing spent")
+        out.update(epsilon_at_delta=[], summary=f"no answers released on {status['dataset']!r} yet: nothing spent")
         return out
     basic = composition.basic([x["epsilon"] for x in entries], [x["delta"] for x in entries])
-    rows = [_best_at(entries, d) for d in _deltas()]
-    out["accountant"] = {"name": "basic composition (what the ledger charges)", "epsilon": basic[0], "delta": basic[1]}
+    rows = [_best_at(entries, d) for d in _deltas()]  # 1e-5 and 1e-6: never ε at δ = 1/n
+    out["accountant"] = {"name": "basic composition of every answer on the dataset (what the cap is charged)",
+                         "epsilon": basic[0], "delta": basic[1]}
     out["epsilon_at_delta"] = rows
     profile = [(basic[0], basic[1])] + [(r["epsilon"], r["delta"]) for r in rows if r["epsilon"] is not None]
     import numpy as np
@@ -368,10 +393,12 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
     out["recompute"] = {"accountant": "dpcore.noise.composition.basic(epsilons, deltas)",
                         "epsilon_at_delta": "dpcore.noise.composition.ledger_costs(queries, delta_prime)",
                         "tradeoff": "dpcore.attacks.audit.roc_from_privacy_profile(profile epsilons, deltas, fpr)"}
-    out["summary"] = (f"{len(entries)} answers: ε = {claims.up(basic[0])}, δ = {claims.delta(basic[1], 3)} by basic "
-                      "composition; "
-                      + "; ".join(f"ε = {claims.up(r['epsilon'])} at δ = {claims.delta(r['delta'])} ({r['rule']})" for r in rows
-                                  if r["epsilon"] is not None))
+    share = (f"; of these, {quota['analyst']!r} asked {len(own)} since the quota's last reset (ε = "
+             f"{claims.up(out['quota_share']['epsilon'])})" if quota else "")
+    out["summary"] = (f"The dataset {status['dataset']!r} as a whole released {len(entries)} answers, by everyone "
+                      f"who asked: ε = {claims.up(basic[0])}, δ = {claims.delta(basic[1], 3)} by basic composition; "
+                      + "; ".join(f"ε = {claims.up(r['epsilon'])} at δ = {claims.delta(r['delta'])} ({r['rule']})"
+                                  for r in rows if r["epsilon"] is not None) + share)
     return out
 
 

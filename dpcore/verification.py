@@ -337,6 +337,12 @@ def _ledger(c: _Check, st: dict) -> None:
             i = bad[0] if bad else 0
             c.problems.append(f"tradeoff.tpr[{i}] is {tr['tpr'][i] if i < len(tr['tpr']) else None!r}, recomputed "
                               f"{float(want[i])!r} from the (ε, δ) totals")
+    share, own = st.get("quota_share"), [x for x in q if x.get("by_this_quota")]
+    if share:  # the quota's share: its own answers, composed the same way
+        e_own, d_own = composition.basic([x["epsilon"] for x in own], [x["delta"] for x in own]) if own else (0.0, 0.0)
+        c.same("quota_share.answers", share.get("answers"), len(own), 0)
+        c.same("quota_share.epsilon", share.get("epsilon"), e_own)
+        c.same("quota_share.delta", share.get("delta"), d_own)
     mu = _get(st, "mu.value")
     if mu is not None:
         rhos = [x.get("rho") for x in q]

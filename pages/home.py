@@ -10,7 +10,8 @@ from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.jobs import registry, store
 from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
-from dpcore.queries import ledger
+from dpcore.budgets import quotas
+from pages import _identity
 
 st.title("DP Explorer")
 st.markdown(
@@ -31,8 +32,8 @@ TOUR = [
     ("pages/differencing.py", "Differencing attack", "Two allowed averages over 50+ people give one person's exact "
      "age. Press *Show all steps*, then see noise spread the attacker's estimate."),
     ("pages/noise.py", "Noise mechanisms", "Move ε and watch the error grow as privacy gets stronger."),
-    ("pages/query_console.py", "Private query console", "Ask noisy questions as an analyst until the budget runs "
-     "out."),
+    ("pages/query_console.py", "Private query console", "Ask noisy questions as a visitor until the shared "
+     "budget runs out."),
     ("pages/training.py", "DP training", "Train a model with DP next to its non-private twin (about a minute)."),
     ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy and attack success against ε on one screen."),
 ]
@@ -102,12 +103,16 @@ with st.sidebar:
                              disabled=not runs, placeholder="none" if runs else "no finished runs yet",
                              help="Finished runs from the DP training page: each adds its privacy statement "
                                   "(ε at several δ, trade-off curve, noise source)")
-    books = {(b["analyst"], b["dataset"]): b for b in (guarded(ledger.budgets) or [])}
+    viewer = _identity.current()  # the picker lists only what this session may see (all of it for an admin)
+    books = {(b["dataset"], b["analyst"]): b for b in (guarded(quotas.ledgers, viewer) or [])}
     picked = st.multiselect("Include query ledgers", list(books), key="home_report_ledgers",
-                            format_func=lambda k: f"{books[k]['analyst']} · {books[k]['dataset_name'] or 'dataset'} "
-                                                  f"(ε {books[k]['spent']:g} spent)",
+                            format_func=lambda k: (f"{books[k]['dataset_name']}: "
+                                                   + ("every answer" if books[k]["shown"] is None else
+                                                      f"{books[k]['shown']}'s quota")
+                                                   + f" (ε {books[k]['spent']:g} spent)"),
                             disabled=not books, placeholder="none" if books else "no queries answered yet",
-                            help="Analysts' query histories from the console: each adds its privacy statement")
+                            help="Query histories from the console that you may see (sign in there): each adds the "
+                                 "privacy statement of what its dataset released as a whole")
     decision = st.session_state.get("adv_decision")  # the advisor's last decision in this session, if any
     with_decision = st.checkbox("Include the advisor's decision", key="home_report_advice", value=False,
                                 disabled=decision is None,
@@ -121,9 +126,8 @@ with st.sidebar:
         bar = st.progress(0.0, text="Building the report …")
         from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
 
-        lgs = [(a, d, books[(a, d)]["n_rows"]) if books[(a, d)]["n_rows"] else (a, d) for a, d in picked]
-        html = guarded(report.build, eps, sweep_id=sweep_id, job_ids=job_ids, ledgers=lgs, caller=caller,
-                       advice=[decision] if with_decision and decision else [],
+        html = guarded(report.build, eps, sweep_id=sweep_id, job_ids=job_ids, ledgers=picked, caller=caller,
+                       viewer=viewer, advice=[decision] if with_decision and decision else [],
                        progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text))
         bar.empty()
         st.session_state["home_report_html"] = html

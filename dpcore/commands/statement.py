@@ -1,11 +1,13 @@
-"""`python -m dpcore statement --job ID | --sweep ID | --ledger --analyst NAME --dataset KEY`
+"""`python -m dpcore statement --job ID | --sweep ID | --ledger --dataset NAME [--analyst NAME] [--n N]`
 `python -m dpcore statement --verify FILE.json [--key KEYFILE]`
 
 Prints a signed privacy statement as JSON (:mod:`dpcore.statement`, :mod:`dpcore.signing`): dataset and unit of
 privacy, neighbour relation with n public, sampling, the run's settings, accountant with ε at δ = 1e-5, 1e-6 (and
 the run's own δ), μ where it applies, the worst-case trade-off curve, the privacy-loss tail, the audit, and every
-leak. ``--verify`` checks the signature with this home's key (or ``--key``, another home's key file) and
-recomputes every figure from the recorded settings (:mod:`dpcore.verification`); any edit exits 2 naming the
+leak. ``--ledger`` states what the dataset as a whole released (every answer by anyone), with the caller's quota's
+share: an analyst signs in with --analyst and $DP_EXPLORER_ANALYST_KEY, the admin ($DP_EXPLORER_ADMIN_TOKEN) may
+name any analyst. ``--verify`` checks the signature with this home's key (or ``--key``, another home's key file)
+and recomputes every figure from the recorded settings (:mod:`dpcore.verification`); any edit exits 2 naming the
 field.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 from .. import statement, storage, verification
 from ..limits import STATEMENT_MAX_BYTES
 from ..errors import DPError
+from . import _who
 
 
 def register(sub) -> None:
@@ -21,10 +24,11 @@ def register(sub) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--job", help="id of a finished training run (python -m dpcore jobs list)")
     g.add_argument("--sweep", help="id of a stored sweep")
-    g.add_argument("--ledger", action="store_true", help="an analyst's query history (with --analyst, --dataset)")
+    g.add_argument("--ledger", action="store_true",
+                   help="a dataset's query history: what it released as a whole, and your quota's share (--dataset)")
     g.add_argument("--verify", metavar="FILE.json", help="check a saved statement's signature and recompute its figures")
-    p.add_argument("--analyst", help="analyst name (with --ledger)")
-    p.add_argument("--dataset", help="dataset key (with --ledger; python -m dpcore budget shows it)")
+    p.add_argument("--analyst", help="with --ledger: your analyst name ($DP_EXPLORER_ANALYST_KEY); an admin: anyone's")
+    p.add_argument("--dataset", help="with --ledger: a registered dataset's name (`python -m dpcore budget list`)")
     p.add_argument("--n", type=int, default=None, help="rows of the dataset (with --ledger)")
     p.add_argument("--key", metavar="KEYFILE", help="with --verify: the signing key of the home that made the "
                                                     "statement (its statement-signing.key), when it is not this one")
@@ -62,8 +66,9 @@ def run(args) -> dict:
         return statement.issue(statement.for_job(args.job, caller=CLI))
     if args.sweep:
         return statement.issue(statement.for_sweep(args.sweep, caller=CLI))
-    if not args.analyst or not args.dataset:
-        raise DPError("--ledger needs --analyst NAME and --dataset KEY")
+    if not args.dataset:
+        raise DPError("--ledger needs --dataset NAME (and --analyst NAME with your key, or the admin token)")
     if args.n is not None and args.n < 1:
         raise DPError(f"--n must be a whole number >= 1, got {args.n}")
-    return statement.issue(statement.for_ledger(args.analyst, args.dataset, n_rows=args.n))
+    return statement.issue(statement.for_ledger(args.dataset, viewer=_who.reader(args.analyst), analyst=args.analyst,
+                                                n_rows=args.n))

@@ -223,14 +223,14 @@ def test_a_finished_demo_is_shared_read_only(chdir_root, monkeypatch):
 
 
 def test_an_admin_unlocks_everyones_runs_through_the_one_admin_check(chdir_root, my_run, monkeypatch):
+    from dpcore.budgets import identities
     from dpcore.errors import DPError
-    from dpcore.queries import ledger
 
     def check(token):  # the one check the pages ask (pages/_ui.admin_refusal), whatever it compares with
         if token != "the-admin-token":
             raise DPError("admin token is missing or wrong")
 
-    monkeypatch.setattr(ledger, "check_admin_token", check)
+    monkeypatch.setattr(identities, "check_admin_token", check)
     at = open_page(TRAINING, owner=SOMEONE_ELSE, query={"tr_pick": my_run.id})
     assert any("not yours" in w.value for w in at.warning)
     at.text_input(key="tr_admin_token").set_value("a guess")
@@ -243,3 +243,35 @@ def test_an_admin_unlocks_everyones_runs_through_the_one_admin_check(chdir_root,
     assert "tr_admin_token" not in at.session_state or at.session_state["tr_admin_token"] == ""  # not kept
     at.button(key="tr_admin_lock").click().run()
     assert not [b for b in at.selectbox if b.key == "tr_pick"]
+
+
+def test_a_signed_in_analyst_owns_runs_as_their_identity_and_a_signed_in_admin_sees_everyones(chdir_root, my_run):
+    """Sign-in (pages/_identity) reaches the job store: an analyst's runs are theirs in every tab (user:NAME), a
+    session signed in as the admin sees everyone's — no second token box needed."""
+    from dpcore.budgets import identities
+    from dpcore.jobs import owners
+
+    from tests.budgets_helpers import admin
+
+    ann = identities.Identity("analyst", "ann", "Ann", "key")
+    runner.run_inline(registry.TRAIN, RUN, owner=owners.user_owner("ann"), group="train", label="ann signed in")
+    at = _open_as(TRAINING, ann)
+    assert at.selectbox(key="tr_pick").options == ["ann signed in"]  # not the session-owned 'ann's private run'
+    boss = _open_as(TRAINING, admin(), query={"tr_pick": my_run.id})
+    assert not boss.exception and boss.selectbox(key="tr_pick").value == my_run.id
+
+
+def _open_as(page, who, query=None):
+    from streamlit.testing.v1 import AppTest
+
+    from .pages import ROOT
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["_dp_identity"] = who
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -99,9 +99,14 @@ def test_cli_report(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert main(["report", "--out", str(out), "--job", "nope"]) == 2  # a statement needs a finished run
     capsys.readouterr()
-    assert main(["report", "--out", str(out), "--n", "1500", "--ledger", "nobody", "med"]) == 0
+    from dpcore.budgets import visitors
+
+    name = visitors.open_builtin(1500, 0)["name"]  # a visitor's report: the built-in data as a whole
+    assert main(["report", "--out", str(out), "--n", "1500", "--ledger", name]) == 0
     assert json.loads(capsys.readouterr().out)["ledgers"] == 1
-    assert "Privacy statement: queries by nobody on a registered dataset" in out.read_text()
+    assert "Privacy statement: dataset synthetic medical (n=1,500, seed=0), every answer by anyone" in out.read_text()
+    assert main(["report", "--out", str(out), "--n", "1500", "--ledger", "med"]) == 2
+    assert "not a registered dataset" in capsys.readouterr().err
 
 
 def test_report_with_a_stored_sweep(tmp_path):
@@ -127,7 +132,9 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     trade-off chart, and nothing wider than the page (1280 px screen, 1100 px body)."""
     from dpcore.data import datasets
     from dpcore.jobs import store
-    from dpcore.queries import answering, fingerprint, ledger, model
+    from dpcore.budgets import visitors
+    from dpcore.queries import answering, fingerprint, model
+    from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
 
     real_get = store.get
@@ -138,17 +145,17 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
                         run if j == "job-1" else real_get(j, caller=caller, history=history))
     df = datasets.medical(1500, 0)
-    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
-    answering.ask(df, EVIL, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
+    fp = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))["fingerprint"]
+    who = analyst(EVIL, fp, 2.0)
+    answering.ask(df, who, model.make_query("count", epsilon=0.5, condition="age>50"))
     sid = _fake_sweep()
-    html = report.build(1.0, n=1500, sweep_id=sid, job_ids=["job-1"],
-                        ledgers=[(EVIL, fingerprint.dataset_key(df), 1500)], caller=SYSTEM)
+    html = report.build(1.0, n=1500, sweep_id=sid, job_ids=["job-1"], ledgers=[(fp,)], caller=SYSTEM, viewer=who)
     body = _text(html)
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", body)
     assert len(heads) == 3, heads  # the sweep, the run, the ledger
     # issue 28: the ledger's section is titled by its dataset's name (a 64-hex fingerprint titled it), its ε table
     # has no repeated row, and no table holds NaN
-    assert heads[-1].endswith(" on medical 1500") and not re.search(r"[0-9a-f]{64}", "".join(heads))
+    assert heads[-1].startswith("Privacy statement: dataset synthetic medical") and not re.search(r"[0-9a-f]{64}", "".join(heads))
     ledger_part = body[body.index(heads[-1]):]
     rows = re.findall(r"<tr>\s*(<td>.*?)</tr>", ledger_part[:ledger_part.index("<div class='fig'>")], re.S)
     assert len(rows) == len(set(rows)), rows
@@ -215,8 +222,10 @@ def test_report_words_agree_with_the_pages(monkeypatch):
 
     from dpcore.data import datasets
     from dpcore.jobs import store
-    from dpcore.queries import answering, fingerprint, ledger, model
+    from dpcore.budgets import visitors
+    from dpcore.queries import answering, fingerprint, model
     from tests.app.test_plain_words import GLOSSED, NEVER, SNAKE
+    from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
 
     real_get = store.get
@@ -227,10 +236,11 @@ def test_report_words_agree_with_the_pages(monkeypatch):
     monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
                         run if j == "job-1" else real_get(j, caller=caller, history=history))
     df = datasets.medical(1500, 0)
-    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
-    answering.ask(df, "ana", model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
-    html = report.build(1.0, n=1500, sweep_id=_fake_sweep(), job_ids=["job-1"],
-                        ledgers=[("ana", fingerprint.dataset_key(df), 1500)], caller=SYSTEM)
+    fp = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))["fingerprint"]
+    ana = analyst("ana", fp, 2.0)
+    answering.ask(df, ana, model.make_query("count", epsilon=0.5, condition="age>50"))
+    html = report.build(1.0, n=1500, sweep_id=_fake_sweep(), job_ids=["job-1"], ledgers=[(fp,)], caller=SYSTEM,
+                        viewer=ana)
     text = _html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)))
     problems = [f"{tok!r}" for tok in NEVER if tok in text]
     problems += [f"{tok!r} without {gloss!r}" for tok, gloss in GLOSSED.items()

@@ -85,36 +85,30 @@ def test_sweep_over_digits_states_an_image_as_the_unit():
 
 
 def _ledger_statement():
-    from dpcore.queries import ledger
+    """A dataset's history, signed: ann's quota asks 0.5 (Laplace), 0.3 (Gaussian, δ = 1e-7) and 0.1; a visitor 0.25."""
+    from dpcore.budgets import identities, visitors
+
+    from tests.budgets_helpers import analyst
 
     df = datasets.medical(2000, 0)
-    ledger.register_builtin("medical 2000", fingerprint.dataset_identity(df))
-    answering.ask(df, "ann", model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"),
-                  budget=2.0, delta_budget=5e-5)
-    answering.ask(df, "ann", model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
-                                              delta=1e-7))
-    answering.ask(df, "ann", model.make_query("count", epsilon=0.1, condition="age<30"))
-    return _roundtrip(statement.issue(statement.for_ledger("ann", fingerprint.dataset_key(df), n_rows=2000)))
-
-
-def test_ledger_statement_composes_and_recomputes(dp_home):
-    st = _ledger_statement()
-    assert st["accountant"]["epsilon"] == pytest.approx(0.9) and st["accountant"]["delta"] == pytest.approx(1e-7)
-    assert st["reproducible_noise"] is False
-    assert [r["delta_prime"] for r in st["epsilon_at_delta"]] == [1e-5, 1e-6]  # no δ = 1/n
-    for r in st["epsilon_at_delta"]:
-        assert r["delta"] <= r["delta_prime"] * (1 + 1e-12) and r["epsilon"] <= 0.9 + 1e-12
-    assert verification.verify(st)["verified"]
-    st["accountant"]["epsilon"] = 0.5
-    assert verification.verify(st)["problems"][0] == "accountant.epsilon is 0.5, recomputed 0.9"
+    info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
+    ann = analyst("ann", info["fingerprint"], 2.0)
+    answering.ask(df, ann, model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"))
+    answering.ask(df, ann, model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
+                                            delta=1e-7))
+    answering.ask(df, ann, model.make_query("count", epsilon=0.1, condition="age<30"))
+    answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.25, condition="sex=F"))
+    return _roundtrip(statement.issue(statement.for_ledger(info["name"], viewer=ann)))
 
 
 def test_ledger_statement_with_its_costliest_answer_dropped_fails(dp_home):
     st = _ledger_statement()
+    assert verification.verify(st)["verified"]
+    assert [r["delta_prime"] for r in st["epsilon_at_delta"]] == [1e-5, 1e-6]  # no δ = 1/n
     costliest = max(range(len(st["queries"])), key=lambda i: st["queries"][i]["epsilon"])
     del st["queries"][costliest]
     problems = verification.verify(st)["problems"]
-    assert problems[0].startswith("accountant.epsilon is 0.9")  # the totals no longer add up
+    assert problems[0].startswith("accountant.epsilon is 1.15")  # the totals no longer add up
     assert f"signature: queries[{len(st['queries'])}] was removed after signing" in problems
     # dropped *and* every figure recomputed to match: only the signature can tell, and it names the fields
     from dpcore.noise import composition
@@ -122,6 +116,8 @@ def test_ledger_statement_with_its_costliest_answer_dropped_fails(dp_home):
     st["accountant"]["epsilon"], st["accountant"]["delta"] = composition.basic(
         [x["epsilon"] for x in st["queries"]], [x["delta"] for x in st["queries"]])
     st["epsilon_at_delta"] = [statement._best_at(st["queries"], r["delta_prime"]) for r in st["epsilon_at_delta"]]
+    own = [x for x in st["queries"] if x["by_this_quota"]]
+    st["quota_share"].update(answers=len(own), epsilon=sum(x["epsilon"] for x in own))
     st.pop("tradeoff")
     out = verification.verify(st)
     assert not out["verified"] and all(p.startswith("signature: ") for p in out["problems"]), out["problems"]
@@ -129,9 +125,55 @@ def test_ledger_statement_with_its_costliest_answer_dropped_fails(dp_home):
     assert "signature: tradeoff was removed after signing" in out["problems"]
 
 
-def test_empty_ledger_statement_says_nothing_spent():
-    st = statement.for_ledger("nobody", "med")
+def test_ledger_statement_states_what_the_dataset_released_and_recomputes(dp_home):
+    """What a patient gets is the dataset's total: every answer by anyone, whoever asked and under any name; the
+    viewer's quota is one share of it. Other askers' query texts stay hidden from an analyst."""
+    from dpcore.budgets import identities, visitors
+
+    from tests.budgets_helpers import analyst
+
+    df = datasets.medical(2000, 0)
+    info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
+    ann = analyst("ann", info["fingerprint"], 2.0)
+    answering.ask(df, ann, model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"))
+    answering.ask(df, ann, model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
+                                            delta=1e-7))
+    answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.25, condition="sex=F"))
+    st = _roundtrip(statement.for_ledger(info["name"], viewer=ann))
+    assert st["subject"] == {"dataset": info["name"], "fingerprint": info["fingerprint"], "analyst": "ann"}
+    assert st["accountant"]["epsilon"] == pytest.approx(1.05) and st["accountant"]["delta"] == pytest.approx(1e-7)
+    assert st["quota_share"]["answers"] == 2 and st["quota_share"]["epsilon"] == pytest.approx(0.8)
+    assert [q["query"] is not None for q in st["queries"]] == [True, True, False]  # the visitor's text: hidden
+    assert "as a whole released 3 answers" in st["summary"] and st["reproducible_noise"] is False
+    for r in st["epsilon_at_delta"]:
+        assert r["delta"] <= r["delta_prime"] * (1 + 1e-12) and r["epsilon"] <= 1.05 + 1e-12
+    signed = statement.issue(st)
+    assert verification.verify(signed)["verified"]
+    signed["accountant"]["epsilon"] = 0.8  # the analyst's share is not the dataset's guarantee
+    assert verification.verify(signed)["problems"][0] == "accountant.epsilon is 0.8, recomputed 1.05"
+    signed["accountant"]["epsilon"] = 1.05
+    signed["quota_share"]["epsilon"] = 0.5
+    assert verification.verify(signed)["problems"][0] == "quota_share.epsilon is 0.5, recomputed 0.8"
+    seen = statement.for_ledger(info["fingerprint"], viewer=identities.VISITOR)
+    assert seen["accountant"]["epsilon"] == pytest.approx(1.05) and seen["quota_share"]["analyst"] == "visitors"
+    assert [q["query"] is not None for q in seen["queries"]] == [False, False, True]
+
+
+def test_a_ledger_statement_is_refused_to_whom_may_not_read_it_and_says_nothing_spent():
+    from dpcore.budgets import identities, visitors
+
+    from tests.budgets_helpers import admin
+
+    info = visitors.open_builtin(1000, 0)
+    st = statement.for_ledger(info["name"], viewer=identities.VISITOR)
     assert st["queries"] == [] and "nothing spent" in st["summary"]
+    from dpcore.budgets import registry
+
+    registry.register(admin(), "clinic", datasets.medical(400, 1), epsilon=1)
+    with pytest.raises(DPError, match="open to signed-in analysts only"):
+        statement.for_ledger("clinic", viewer=identities.VISITOR)
+    with pytest.raises(DPError, match="not a registered dataset"):
+        statement.for_ledger("med", viewer=identities.VISITOR)
 
 
 # --- training runs: what a statement must say, and every edit an auditor could miss --------------------------
