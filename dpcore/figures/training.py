@@ -34,7 +34,7 @@ def accuracy_chart(history, baseline_history=None, *, height: int = 320) -> go.F
     fig = go.Figure()
     _line(fig, epoch_rows(history), "accuracy", "this run", PRIVATE)
     _line(fig, epoch_rows(baseline_history), "accuracy", "non-private baseline", NON_PRIVATE, "dash")
-    base_layout(fig, "Held-out accuracy per epoch (not covered by ε)", "epoch", "test accuracy (fraction)",
+    base_layout(fig, "Test accuracy (not covered by ε)", "epoch", "held-out test accuracy (fraction)",
                 height=height)
     fig.update_yaxes(rangemode="tozero", range=[0, 1.02])
     return fig

@@ -84,8 +84,9 @@ def test_sweep_over_digits_states_an_image_as_the_unit():
     assert verification.verify(st)["problems"][0].startswith("unit_of_privacy is \"one patient's record")
 
 
-def _ledger_statement():
-    """A dataset's history, signed: ann's quota asks 0.5 (Laplace), 0.3 (Gaussian, δ = 1e-7) and 0.1; a visitor 0.25."""
+def _history(*extra_by_ann):
+    """A dataset's history: ann's quota asks 0.5 (Laplace) and 0.3 (Gaussian, δ = 1e-7), then ``extra_by_ann`` (ε
+    each); a visitor asks 0.25. Returns (dataset info, ann)."""
     from dpcore.budgets import identities, visitors
 
     from tests.budgets_helpers import analyst
@@ -96,8 +97,15 @@ def _ledger_statement():
     answering.ask(df, ann, model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"))
     answering.ask(df, ann, model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
                                             delta=1e-7))
-    answering.ask(df, ann, model.make_query("count", epsilon=0.1, condition="age<30"))
+    for eps in extra_by_ann:
+        answering.ask(df, ann, model.make_query("count", epsilon=eps, condition="age<30"))
     answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.25, condition="sex=F"))
+    return info, ann
+
+
+def _ledger_statement():
+    """The history with one more answer by ann (0.1), signed as it leaves."""
+    info, ann = _history(0.1)
     return _roundtrip(statement.issue(statement.for_ledger(info["name"], viewer=ann)))
 
 
@@ -128,17 +136,9 @@ def test_ledger_statement_with_its_costliest_answer_dropped_fails(dp_home):
 def test_ledger_statement_states_what_the_dataset_released_and_recomputes(dp_home):
     """What a patient gets is the dataset's total: every answer by anyone, whoever asked and under any name; the
     viewer's quota is one share of it. Other askers' query texts stay hidden from an analyst."""
-    from dpcore.budgets import identities, visitors
+    from dpcore.budgets import identities
 
-    from tests.budgets_helpers import analyst
-
-    df = datasets.medical(2000, 0)
-    info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
-    ann = analyst("ann", info["fingerprint"], 2.0)
-    answering.ask(df, ann, model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"))
-    answering.ask(df, ann, model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
-                                            delta=1e-7))
-    answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.25, condition="sex=F"))
+    info, ann = _history()
     st = _roundtrip(statement.for_ledger(info["name"], viewer=ann))
     assert st["subject"] == {"dataset": info["name"], "fingerprint": info["fingerprint"], "analyst": "ann"}
     assert st["accountant"]["epsilon"] == pytest.approx(1.05) and st["accountant"]["delta"] == pytest.approx(1e-7)
