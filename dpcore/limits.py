@@ -114,6 +114,19 @@ JOB_NAME_MAX_CHARS = 100
 MODEL_MAX_HIDDEN = 4_096
 MODEL_MAX_PARAMS = 2_000_000
 TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epochs, capped here too
+#: Learning rate and clip norm C of a training run (page, CLI, sweeps): above these the weights or the noise
+#: (σ·C) overflow float32 (`train --lr 1e308` ended in a torch traceback).
+TRAINING_LR_MAX = 1_000.0
+TRAINING_CLIP_MAX = 1_000.0
+#: DP-SGD steps a stated mechanism may have (audit page and CLI; the advisor takes the same): with the RDP pre-check
+#: below ε_max this keeps the exact PLD ceiling under about a second (σ = 0.5, q = 1, 10⁶ steps took 116 s).
+DPSGD_MAX_STEPS = 1_000_000
+#: Rows of a scores file on "Audit your model" and `audit --scores`: the split audit took 27 s on 10⁶ rows and the
+#: one-run audit 7 s on 10⁵ canaries (its δ term grows with the canaries): at most ~10 s of one page's rerun.
+AUDIT_MAX_ROWS = 100_000
+#: Members and non-members each sweep point attacks and audits (its LiRA/RMIA pool and its per-record exposure, kept
+#: with the sweep): a sample of this many when the data has more (the built-in data sets have at most 2,000).
+SWEEP_AUDIT_MAX_PER_SIDE = 10_000
 
 # --- the ε advisor (page, links and `advise`) ------------------------------------------------------------
 #: (Public bounds and Δ of a SUM or MEAN target take the release's limit, RELEASE_MAGNITUDE_MAX: the advice opens
@@ -173,6 +186,11 @@ def check_int_range(value, lo: int, hi: int, name: str, hint: str = "") -> int:
     """A whole number in ``[lo, hi]`` or a DPError that names the range (bools, NaN, 1.5 refused)."""
     if isinstance(value, bool):
         raise DPError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {value!r}")
+    if isinstance(value, str):  # "99999999999999999999999": exact, not rounded through a float
+        try:
+            value = int(value.strip())
+        except ValueError:
+            pass
     try:
         f = value if isinstance(value, int) else float(value)
         ok = isinstance(f, int) or (math.isfinite(f) and f == int(f))
@@ -205,6 +223,11 @@ def table() -> list[tuple[str, str]]:
         ("Columns in an uploaded CSV", f"{UPLOAD_MAX_COLUMNS:,}"),
         ("Characters in a column name of an uploaded CSV", f"{UPLOAD_MAX_NAME_CHARS:,}"),
         ("Model size (hidden units / parameters)", f"{MODEL_MAX_HIDDEN:,} / {MODEL_MAX_PARAMS:,}"),
+        ("Training learning rate / clip norm C (page, CLI, sweeps)", f"{TRAINING_LR_MAX:,.0f} / {TRAINING_CLIP_MAX:,.0f}"),
+        ("Members and non-members a sweep point attacks and audits (each; a sample past it)",
+         f"{SWEEP_AUDIT_MAX_PER_SIDE:,}"),
+        ("Audit your model: rows of a scores file / DP-SGD steps of a stated mechanism (page, CLI)",
+         f"{AUDIT_MAX_ROWS:,} / {DPSGD_MAX_STEPS:,}"),
         ("ε accepted (widgets and links)", f"{EPSILON_MIN:g} to {EPSILON_MAX:g}"),
         ("Seeds (pictures, splits, tests)", f"{SEED_MIN} to {SEED_MAX:,}"),
         ("Synthetic medical rows (`data medical --n`)", f"{MEDICAL_MAX_ROWS:,}"),

@@ -100,6 +100,9 @@ def statement_section(st: dict, name: str | None = None) -> Section:
             facts["μ (Gaussian DP)"] = f"{st['mu']['value']:.4g} — {st['mu']['kind']}"
         facts["audit"] = _audit_fact(st.get("audit")) if st.get("audit") else (st.get("audit_note") or
                                                                             "no membership audit")
+    pre = st.get("preprocessing") or {}
+    if pre:  # bounds declared public, or what the scaling read from the rows (not covered by ε)
+        facts["preprocessing"] = pre.get("bounds", "") + ("; " + "; ".join(pre["leaks"]) if pre.get("leaks") else "")
     facts["noise"] = _noise_fact(st)
     if st.get("leaks"):  # what the run warned about: not covered by ε
         facts["not covered by ε"] = " · ".join(lk["text"] for lk in st["leaks"])

@@ -166,7 +166,8 @@ def for_job(job_id: str, *, caller) -> dict:
            "dataset": public_settings(None, m.dataset)["dataset"], "dataset_kind": dataset_kind(m.dataset),
            "unit_of_privacy": unit_of_privacy(m.dataset), "neighbour_relation": ADD_REMOVE_N_PUBLIC,
            "public": _public(m.n_train, m.n_classes), "model": m.model or None, "rows": m.n_train,
-           "settings": public_settings(result.get("config"), m.dataset), **noise}
+           "settings": public_settings(result.get("config"), m.dataset), **noise,
+           "preprocessing": _preprocessing((job.get("params") or {}).get("bounds"), m.bounds_note, m.leaks)}
     if not m.private:
         out.update(private=False, epsilon=None, neighbour_relation=ADD_REMOVE,
                    leaks=leaks(preprocessing=m.leaks, reproducible=False, public_n=False),
@@ -193,12 +194,22 @@ def for_job(job_id: str, *, caller) -> dict:
     return out
 
 
+def _preprocessing(bounds, note, leaks) -> dict:
+    from .training.bounds import preprocessing
+
+    return preprocessing(bounds, note, leaks)
+
+
 def _summary(st: dict) -> str:
     a = st.get("accountant") or {}
     parts = [f"ε = {claims.up(a['epsilon'])} at δ = {claims.delta(a['delta'])} ({a.get('name')})"] if a.get("epsilon") is not None else []
     parts += [f"ε = {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])} (PLD)" for r in st.get("epsilon_at_delta", [])
               if "epsilon_pld" in r]
     text = "; ".join(parts) + f"; {st['neighbour_relation']}; unit: {st['unit_of_privacy']}"
+    if (st.get("preprocessing") or {}).get("declared_public"):
+        text += "; preprocessing bounds declared public by the data owner"
+    elif (st.get("preprocessing") or {}).get("leaks"):
+        text += "; preprocessing partly read from the rows (not covered by ε)"
     if st.get("reproducible_noise"):
         text += "; REPRODUCIBLE NOISE: not a DP release"
     return text
@@ -229,6 +240,8 @@ def for_point(p: dict, *, rows: int | None = None, accountant: bool = False) -> 
                 "leaks": leaks(preprocessing=p.get("leaks") or (), warnings=delta_warning(p.get("delta"), n),
                                reproducible=noise["reproducible_noise"], public_n=False),
                 **noise})
+    if p.get("preprocessing"):
+        blk["preprocessing"] = p["preprocessing"]
     if p.get("epsilon_spent") is not None and p.get("delta"):
         blk["loss_tail"] = loss_tail_block(p["noise_multiplier"], p["sample_rate"], p["steps"], p["epsilon_spent"],
                                            p["delta"])
@@ -264,6 +277,7 @@ def for_sweep(sweep_id: str, *, caller) -> dict:
             "dataset": public_settings(None, cfg.get("dataset"))["dataset"],
             "dataset_kind": dataset_kind(cfg.get("dataset")), "model": cfg.get("model"),
             "rows": cfg.get("train_size"), "points": points, "leaks": all_leaks,
+            **({"preprocessing": points[0]["preprocessing"]} if points[0].get("preprocessing") else {}),
             "reproducible_noise": any(pt["reproducible_noise"] for pt in points),
             "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
                        "rows (lower bound at the stated confidence)"}

@@ -102,6 +102,18 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
                        f"{name}.json", "application/json", key=f"{key}_json", icon=":material/download:")
 
 
+def code_downloads(recipe, key: str, where=None) -> None:
+    """"Download as Python script" and "Download as notebook" for a :class:`dpcore.export.Recipe` (built when
+    pressed), side by side in ``where`` (a horizontal container; a new one when None)."""
+    from dpcore import export
+
+    row = where if where is not None else st.container(horizontal=True, gap="small")
+    for fmt, label, icon in (("py", "Download as Python script", ":material/code:"),
+                             ("ipynb", "Download as notebook", ":material/book:")):
+        row.download_button(label, lambda f=fmt: export.render(recipe, f), export.file_name(recipe, fmt),
+                            "text/plain" if fmt == "py" else "application/x-ipynb+json", key=f"{key}_{fmt}", icon=icon)
+
+
 def not_private(label: str = "Not private") -> None:
     """A visible label for anything shown from private data without DP."""
     st.caption(f":orange-badge[{label}] computed on the raw data, for teaching: a real release would not show it.")

@@ -5,12 +5,12 @@ import json
 import streamlit as st
 
 from dpcore.advisor import decision, links, targets
-from dpcore import claims, statement, textsafe
+from dpcore import claims, export, statement, textsafe
 from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
-from pages._ui import chart, from_url, guarded, job_caller, required, share_in_url
+from pages._ui import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
 RISKS = {"tpr": "Membership: TPR at a given FPR", "posterior": "Posterior belief from a prior",
@@ -200,12 +200,19 @@ st.markdown("**Decision record** — the risk limit, the ε chosen, the error an
             "data-protection officer. *Prepare report* on Home adds it to the HTML report.")
 for line in record["words"]:
     st.markdown(f"- {textsafe.md_message(line)}")
+row = st.container(horizontal=True, gap="small")
 signed = guarded(statement.issue, record)
-d1, d2 = st.columns(2)
 if signed:
-    d1.download_button("Decision record (signed JSON)", json.dumps(signed, indent=2, default=float).encode(),
-                       "decision.json", "application/json", key="adv_dl", icon=":material/verified_user:",
-                       help="Check it with python -m dpcore statement --verify decision.json: the advice is solved "
-                            "again from its inputs and every figure compared.")
-d2.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
-                   "application/json", key="adv_dl_raw", icon=":material/download:")
+    row.download_button("Decision record (signed JSON)", json.dumps(signed, indent=2, default=float).encode(),
+                        "decision.json", "application/json", key="adv_dl_decision", icon=":material/verified_user:",
+                        help="Check it with python -m dpcore statement --verify decision.json: the advice is solved "
+                             "again from its inputs and every figure compared.")
+row.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
+                    "application/json", key="adv_dl", icon=":material/download:")
+# the decision as code that solves it again (dpcore.export): the same limits through dpcore.advisor
+recipe = guarded(export.for_advice, mechanism, {"kind": risk.kind, "value": risk.value, "at": risk.at},
+                 None if utility is None else {k: v for k, v in vars(utility).items()
+                                               if v is not None and k != "caller"},
+                 delta=delta, sample_rate=sample_rate, steps=steps)
+if recipe is not None:
+    code_downloads(recipe, "adv_dl", row)

@@ -36,6 +36,10 @@ def _slim(p):
         if p.get(k) is not None:
             out[k] = p[k]
     out["reproducible_noise"] = bool(p.get("reproducible_noise", False))
+    if p.get("vulnerable"):  # the most exposed records by row number and score; the rows themselves stay out
+        out["vulnerable"] = [{k: v for k, v in r.items() if k != "record"} for r in p["vulnerable"]]
+        ex = p.get("exposure") or {}
+        out["exposure"] = {k: ex.get(k) for k in ("attack", "share_above_claim", "claimed", "confidence", "method")}
     if p.get("release_label"):
         out["release_label"] = p["release_label"]
     e = p.get("empirical_epsilon") or p.get("empirical_epsilon_no_dp")
@@ -369,4 +373,5 @@ def sweep_title(rec: dict) -> str:
     rng = f"ε {min(eps):g}–{max(eps):g}" if len(eps) > 1 else (f"ε {eps[0]:g}" if eps else "ε ?")
     when = rec.get("created")
     date = datetime.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if isinstance(when, (int, float)) else ""
-    return ", ".join(x for x in (dataset_name(cfg.get("dataset")), model_name(cfg.get("model")), rng, date) if x)
+    data = cfg.get("upload_name") or dataset_name(cfg.get("dataset"))  # an upload by its owner's file name
+    return ", ".join(x for x in (data, model_name(cfg.get("model")), rng, date) if x)

@@ -160,6 +160,10 @@ class TrainConfig:
     device: str = "auto"  # auto (CUDA GPU when present, else CPU) / cpu / cuda — see dpcore.jobs.executors
     #: True: Poisson sampling and noise drawn from ``seed`` (tests, teaching) -- the run is NOT a DP release.
     reproducible_noise: bool = False
+    #: An uploaded CSV's public bounds per column (:mod:`dpcore.training.bounds`); None: as before bounds existed.
+    bounds: dict | None = None
+    #: The uploaded file's own name as its owner chose it (titles, exported code); never a server path.
+    upload_name: str | None = None
 
     # -- derived
     @property
@@ -220,17 +224,21 @@ class TrainConfig:
                           f"{MAX_PARAMS:,} parameters), got {self.hidden:,}; try 32–512")
         if not isinstance(self.reproducible_noise, (bool, np.bool_)):
             raise DPError(f"reproducible_noise must be true or false, got {self.reproducible_noise!r}")
-        for name, v in (("learning rate", self.lr), ("clip (max grad norm)", self.clip)):
+        for name, v, top, hint in (("learning rate", self.lr, limits.TRAINING_LR_MAX, "try 0.01–0.5"),
+                                   ("clip (max grad norm)", self.clip, limits.TRAINING_CLIP_MAX, "try 0.1–10")):
             f = _float(v, name)
             if not (f > 0 and math.isfinite(f)):
-                raise DPError(f"{name} must be > 0, got {v!r}")
+                raise DPError(f"{name} must be > 0, got {v!r}; {hint}")
+            if f > top:
+                raise DPError(f"{name} must be at most {top:g}, got {f:g}; {hint}")
         if self.optimizer not in OPTIMIZERS:
             raise DPError(f"unknown optimizer {self.optimizer!r}; use sgd or adam")
         if self.lr_schedule not in LR_SCHEDULES:
             raise DPError(f"unknown lr_schedule {self.lr_schedule!r}; use {' or '.join(LR_SCHEDULES)}")
         accounting.check_accountant(self.accountant)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise DPError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        limits.check_seed(self.seed)  # above 2³²−1 torch's and numpy's seeding overflowed into a traceback
         if self.train_size is not None:
             check_positive_int(self.train_size, "train size")
         ts = _float(self.test_size, "test size")
@@ -243,6 +251,14 @@ class TrainConfig:
         check_device(self.device)
         if self.device == "cuda" and self.model.startswith("diffprivlib"):
             raise DPError("diffprivlib models run on the CPU only; use --device auto or cpu with them")
+        if self.bounds is not None:
+            from .bounds import check as check_bounds
+
+            if kind not in ("csv", "upload"):
+                raise DPError("public bounds are for an uploaded CSV (csv:PATH); the built-in data sets have theirs")
+            object.__setattr__(self, "bounds", check_bounds(self.bounds))
+        if self.upload_name is not None:
+            object.__setattr__(self, "upload_name", check_upload_name(self.upload_name))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -271,6 +287,16 @@ class TrainConfig:
                 except (TypeError, ValueError):
                     pass
         return cls(**p)
+
+
+def check_upload_name(name) -> str:
+    """An uploaded file's own name, as shown and as exported code asks for it: the last part of what the browser
+    sent (never a folder), printable, at most 200 characters."""
+    text = str(name).replace("\\", "/").rsplit("/", 1)[-1].strip()
+    text = "".join(ch for ch in text if ch.isprintable())[:200]
+    if not text:
+        raise DPError(f"upload name must be a file name like data.csv, got {name!r}")
+    return text
 
 
 def noise_fields(cfg: TrainConfig) -> dict:

@@ -231,7 +231,7 @@ def test_the_decision_record_is_on_the_page_and_signed(chdir_root):
     at = open_page("pages/advisor.py")
     assert not at.exception, [e.value for e in at.exception]
     keys = {d.key for d in at.get("download_button")}
-    assert {"adv_dl", "adv_dl_raw"} <= keys
+    assert {"adv_dl_decision", "adv_dl"} <= keys
     record = at.session_state["adv_decision"]
     assert record["kind"] == "advice" and record["decision"]["epsilon_text"] == _metric(at, "Recommended ε")
     text = " ".join(m.value for m in at.markdown)
@@ -240,3 +240,18 @@ def test_the_decision_record_is_on_the_page_and_signed(chdir_root):
     from dpcore import statement
 
     assert verification.verify(statement.issue(record))["verified"]
+
+
+def test_the_decision_downloads_as_code_that_solves_it_again(chdir_root):
+    """Issue 26.6: an advisor decision as a Python script and a notebook (their run is tested in
+    tests/dpcore/test_export.py)."""
+    from dpcore import export
+
+    at = open_page("pages/advisor.py")
+    assert not at.exception
+    ids = " ".join(b.proto.id for b in at.get("download_button"))
+    assert "adv_dl_py" in ids and "adv_dl_ipynb" in ids
+    code = export.script(export.for_advice("gaussian", {"kind": "tpr", "value": 0.05, "at": 0.01},
+                                           {"kind": "count", "within": 10.0, "confidence": 0.95}, delta=1e-5))
+    compile(code, "advice.py", "exec")
+    assert "solve.advise('gaussian', risk, utility, delta=1e-05" in code
