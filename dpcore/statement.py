@@ -23,6 +23,7 @@ import math
 
 from . import claims
 from .errors import DPError
+from .training.config import N_PUBLIC_NOTE
 from .training.config import NOT_DP_NOTE as DIAGNOSTICS_NOTE
 
 STANDARD_DELTAS = (1e-5, 1e-6)
@@ -31,11 +32,6 @@ ADD_REMOVE = "add/remove one record"
 #: The relation of every training run and sweep: n and the list of classes are released exactly (they fix the
 #: sample rate and the step count; a naive Bayes model's class counts sum to n), so they are treated as public.
 ADD_REMOVE_N_PUBLIC = "add/remove one record; the number of training rows n and the list of classes are public"
-N_PUBLIC_NOTE = ("n (the training rows) and the list of classes are treated as public: n fixes the sample rate "
-                 "q = 1/⌈n/batch⌉ and the step count, so it is released exactly, and ε does not cover it. Whoever "
-                 "knows every other record learns from n alone whether one more is there; for a person known to "
-                 "be in data of this size, a fact about them is the replace-one question, bounded by 2ε "
-                 "(group privacy).")
 
 
 def issue(st: dict) -> dict:

@@ -104,6 +104,12 @@ MEDICAL_DATA_SEED = 0
 #: statement and the report say it wherever one appears.
 NOT_DP_NOTE = ("not covered by ε: computed on private rows (test and training) without DP — loss and accuracy "
                "curves, test loss and accuracy, per-class counts; for diagnosis only, rounded to what a chart needs")
+#: What a run (its stored result, its statement, the page) says about n: it is released, not covered by ε.
+N_PUBLIC_NOTE = ("n (the training rows) and the list of classes are treated as public: n fixes the sample rate "
+                 "q = 1/⌈n/batch⌉ and the step count, so it is released exactly, and ε does not cover it. Whoever "
+                 "knows every other record learns from n alone whether one more is there; for a person known to "
+                 "be in data of this size, a fact about them is the replace-one question, bounded by 2ε "
+                 "(group privacy).")
 #: The label of every run (and sweep point) whose sampling and noise were drawn from the public seed.
 REPRODUCIBLE_LABEL = "reproducible noise: not a DP release"
 #: Model-size limits (checked before any job exists): hidden units of the MLP, parameters of any model.

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..serialize import dumps
-from .config import TrainConfig
+from .config import N_PUBLIC_NOTE, TrainConfig
 from .data import Split
 
 SHORTCUT_NOTE = "seed notebook's q/σ·sqrt(2T ln(1/δ)): NOT a privacy guarantee, shown for comparison"
@@ -102,6 +102,8 @@ class TrainMetrics:
         if out["release_label"] is None:
             del out["release_label"]
         out["not_covered_by_epsilon"] = list(DIAGNOSTIC_FIELDS)  # the label, in the JSON itself
+        if self.private:  # n is released exactly (it fixes q and the steps): said where the run is
+            out["public_n_note"] = N_PUBLIC_NOTE
         return out
 
     @classmethod

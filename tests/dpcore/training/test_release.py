@@ -175,3 +175,4 @@ def test_diagnostics_are_a_labelled_rounded_download_apart(run):
     stored = run["job"]["result"]
     assert stored["not_covered_by_epsilon"] == list(DIAGNOSTIC_FIELDS)
     assert stored["test_loss"] == d["test_loss"] and "not covered by ε" in stored["train_metrics_note"]
+    assert "treated as public" in stored["public_n_note"]  # the run itself says n is released (issue 25 §2)
