@@ -226,7 +226,7 @@ def for_audit(file_name: str, *, delta: float, confidence: float, split_seed: in
 def for_advice(mechanism: str, risk: dict, utility: dict | None = None, *, delta=None, sample_rate=None,
                steps=None) -> Recipe:
     """An advisor decision: the same risk limit, utility target and mechanism solved again. ``risk`` and
-    ``utility``: the fields of :class:`dpcore.advise.RiskLimit` and :class:`dpcore.advise.UtilityTarget`. A target
+    ``utility``: the fields of :class:`dpcore.advisor.targets.RiskLimit` and :class:`~dpcore.advisor.targets.UtilityTarget`. A target
     read from a stored sweep (accuracy) is left out: that sweep lives on the app's server (export it too)."""
     note = ""
     if utility and utility.get("kind") == "accuracy":
@@ -237,11 +237,11 @@ def for_advice(mechanism: str, risk: dict, utility: dict | None = None, *, delta
     r.md(f"# {_md(r.title)}\n\n{HEADER} It solves your risk limit (what an attacker may learn about one record) and "
          f"utility target for the ε range that meets both, from the mechanism's exact worst-case trade-off curve "
          f"(add/remove one record).{note}")
-    r.code("import json\n\nfrom dpcore import advise")
+    r.code("import json\n\nfrom dpcore.advisor import solve, targets")
     r.md("**Your limits**, as you set them on the page.")
-    r.code(f"risk = advise.RiskLimit(**{_literal(risk)})\n"
-           + (f"utility = advise.UtilityTarget(**{_literal(utility)})" if utility else "utility = None")
-           + f"\nresult = advise.advise({mechanism!r}, risk, utility, delta={delta!r}, sample_rate={sample_rate!r}, "
+    r.code(f"risk = targets.RiskLimit(**{_literal(risk)})\n"
+           + (f"utility = targets.UtilityTarget(**{_literal(utility)})" if utility else "utility = None")
+           + f"\nresult = solve.advise({mechanism!r}, risk, utility, delta={delta!r}, sample_rate={sample_rate!r}, "
              f"steps={steps!r})")
     r.code("low, high = result['epsilon_range']\n"
            "print(f\"recommended ε = {result['epsilon']:.4g} at δ = {result['delta']:g}; the risk limit allows ε ≤ "

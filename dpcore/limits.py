@@ -144,6 +144,15 @@ AUDIT_MAX_ROWS = 100_000
 #: with the sweep): a sample of this many when the data has more (the built-in data sets have at most 2,000).
 SWEEP_AUDIT_MAX_PER_SIDE = 10_000
 
+# --- the ε advisor (page, links and `advise`) ------------------------------------------------------------
+#: (Public bounds and Δ of a SUM or MEAN target take the release's limit, RELEASE_MAGNITUDE_MAX: the advice opens
+#: the console with them. ±1e308 made the sensitivity infinite; ±1e30 broke the page.)
+#: Public rows n of a MEAN target.
+ADVISOR_MAX_ROWS = 1_000_000_000
+#: DP-SGD: the smallest sample rate q (one record in a million per batch) and the most steps T.
+ADVISOR_SAMPLE_RATE_MIN = 1e-6
+ADVISOR_MAX_STEPS = 1_000_000
+
 # --- caches -------------------------------------------------------------------------------------------
 #: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.
 CACHE_MAX_ENTRIES = 8
@@ -269,4 +278,6 @@ def table() -> list[tuple[str, str]]:
         ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
                                                  f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
         ("Statement file read by `statement --verify`", f"{STATEMENT_MAX_BYTES:,} bytes"),
+        ("Advisor: rows n / DP-SGD sample rate / steps (its bounds and Δ: as a release's)",
+         f"{ADVISOR_MAX_ROWS:,} / {ADVISOR_SAMPLE_RATE_MIN:g} to 1 / {ADVISOR_MAX_STEPS:,}"),
     ]

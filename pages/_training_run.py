@@ -1,17 +1,18 @@
 """The DP training page's view of one finished run: the headline (what DP cost), the metrics beside the
-non-private twin, how ε was computed, the downloads (metrics, weights, statement, the run as code). pages/training.py
+non-private twin, how ε was computed, the downloads (the release — weights and the signed statement —, the
+diagnostics apart and labelled "not covered by ε", the statement, the run as code). pages/training.py
 holds the form, the submission, the run picker and the running job, and calls :func:`show_finished`."""
 
 import json
 
 import streamlit as st
 
-from dpcore import claims, export, statement
+from dpcore import claims, export, limits
 from dpcore.figures import advisor as adv_figs
 from dpcore.figures import training as figs
-from dpcore.jobs import store
 from dpcore.sweep import summary as sweep_summary
 from dpcore.textsafe import md, md_message
+from dpcore.training import release
 from dpcore.training.job import baseline_params
 from dpcore.training.results import TrainMetrics
 from pages._ui import chart, clicked, code_downloads, guarded
@@ -19,6 +20,7 @@ from pages._ui import chart, clicked, code_downloads, guarded
 acc_text = sweep_summary.accuracy_text
 RELATION = "add/remove one record"
 ACTIVE = ("queued", "running")
+NOT_COVERED_BADGE = ":orange-badge[Not covered by ε]"
 
 
 def _fmt(v, spec=".3f", none="—"):
@@ -29,8 +31,9 @@ def headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> Non
     """One sentence and one number: what DP cost on this run. The heading is the claim (two lines on a phone;
     with δ, the relation and the comparison in it, it took up to five); δ and the relation open the line under it."""
     eps = claims.up(m.epsilon)
-    terms = (f"ε = {eps} holds with δ = {claims.delta(m.delta)} ({RELATION})." if m.delta
-             else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}).")
+    public = f"; the {m.n_train:,} training rows and the classes are public" if m.n_train else ""
+    terms = (f"ε = {eps} holds with δ = {claims.delta(m.delta)} ({RELATION}{public})." if m.delta
+             else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}{public}).")
     if bm is not None and bm.test_accuracy is not None and m.test_accuracy is not None:
         cost = (bm.test_accuracy - m.test_accuracy) * 100
         if cost >= 0.05:
@@ -40,10 +43,11 @@ def headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> Non
             st.subheader(f"DP costs nothing measurable at ε = {eps}")
             than = " — the same test accuracy" if cost > -0.05 else f" — {-cost:.1f} points above the baseline"
         st.markdown(f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** with DP vs "
-                    f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}.")
+                    f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}. "
+                    f"{NOT_COVERED_BADGE} test accuracy is measured on private test rows.")
     else:
         st.subheader(f"Test accuracy {acc_text(m.test_accuracy)}")
-        st.markdown(terms)
+        st.markdown(f"{terms} {NOT_COVERED_BADGE} test accuracy is measured on private test rows.")
         if twin is not None and twin["status"] in ACTIVE:
             st.info("The non-private twin is still training: the cost of DP appears here when it finishes.")
 
@@ -70,7 +74,8 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
           or abs(m.test_accuracy - bm.test_accuracy) < 0.0005  # no green "+0.0" arrow for no change
           else f"{(m.test_accuracy - bm.test_accuracy) * 100:+.1f} points vs baseline")
     k1.metric("Test accuracy", acc_text(m.test_accuracy), delta=vs,
-              help="Share of held-out test rows classified correctly.")
+              help="Share of held-out test rows classified correctly. A diagnostic on private rows: not covered "
+                   "by ε, rounded, and not part of the release.")
     k2.metric("Baseline test accuracy (no DP)",
               acc_text(bm.test_accuracy if bm is not None else None) if private else "this is it")
     if private and m.accountant and m.noise_multiplier is not None:
@@ -108,32 +113,36 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
     else:
         k3.metric("ε", "∞ (not private)")
         k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
-    st.caption(f":orange-badge[Not DP] training accuracy {acc_text(m.train_accuracy)}, training loss "
-               f"{_fmt(m.train_loss)} nats (natural-log units): computed on the private training rows, for "
-               "diagnosis only. "
-               f"Rows: {m.n_train} train / {m.n_test} test. Preprocessing: {md(m.bounds_note)}.")
+    st.caption(f"{NOT_COVERED_BADGE} test accuracy, training accuracy {acc_text(m.train_accuracy)} and "
+               f"training loss {_fmt(m.train_loss)} nats (natural-log units), and the curves below, are computed on "
+               "private rows without DP: diagnostics, rounded to what a chart needs. "
+               f"Rows: {m.n_train} train / {m.n_test} test (public: n fixes the sample rate and the steps). "
+               f"Preprocessing: {md(m.bounds_note)}.")
     # these name an upload's columns: shown as text, never as a link, an image or HTML
     for w in m.warnings:
         st.warning(md_message(w))
     for leak in m.leaks:
         st.warning(f"Preprocessing leak (not covered by ε): {md_message(leak)}")
-    # the stored result as written by the job: the metrics plus the weights' file name and the config
-    stored = job["result"] or {}
-    d1, d2, _ = st.columns([1, 1, 3])
-    d1.download_button("Metrics (JSON)", json.dumps(stored, indent=2).encode(), f"run-{job['id']}.json",
-                       "application/json", key="tr_dl_metrics", icon=":material/download:")
-    wname = stored.get("weights_file")
-    wpath = guarded(store.result_path, job["id"], wname, caller=caller) if wname else None
-    if wpath is not None and wpath.exists():
-        d2.download_button("Model weights", wpath.read_bytes(), f"model-{job['id']}{wpath.suffix}",
-                           "application/octet-stream", key="tr_dl_weights", icon=":material/download:")
-    if private and m.noise_multiplier is not None:  # trade-off curve + privacy statement (engineer G)
-        stmt = guarded(statement.for_job, job["id"], caller=caller)
-        if stmt:
-            chart(adv_figs.statement_tradeoff_chart(stmt), key="tr_fig_tradeoff")
-            st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
-                               f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
-                               icon=":material/verified_user:")
+    # the default download is the release: weights + the signed statement (what ε covers); the diagnostics,
+    # computed on private rows, come apart and labelled (dpcore.training.release)
+    out = guarded(_downloads, job["id"], caller)
+    if out:
+        d1, d2, d3 = st.columns(3)
+        d1.download_button("Release: model + statement", out["release"], f"release-{job['id']}.zip",
+                           "application/zip", key="tr_dl_release", icon=":material/download:", type="primary",
+                           help="The model weights, the run's public settings and its signed privacy statement: "
+                                "what ε covers. Nothing computed on private rows.")
+        d2.download_button("Diagnostics (not covered by ε)", out["diagnostics"], f"diagnostics-{job['id']}.json",
+                           "application/json", key="tr_dl_diagnostics", icon=":material/download:",
+                           help="Test and training accuracy and loss and their curves, computed on private rows "
+                                "without DP: not covered by ε, rounded. Share them only where that is acceptable.")
+        d3.download_button("Privacy statement (signed)", json.dumps(out["statement"], indent=2).encode(),
+                           f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
+                           icon=":material/verified_user:",
+                           help="Check it with python -m dpcore statement --verify FILE: the signature and every "
+                                "figure, recomputed from the recorded settings.")
+        if private and m.noise_multiplier is not None:
+            chart(adv_figs.statement_tradeoff_chart(out["statement"]), key="tr_fig_tradeoff")
     _code(job["id"], caller)
 
 
@@ -146,3 +155,10 @@ def _code(job_id: str, caller) -> None:
     code_downloads(recipe, "tr_dl", row)
     st.caption("They train this run again (and its non-private twin) through dpcore's functions, headless, with "
                "comments in plain words; an uploaded file is named by its own name and none of its rows is in them.")
+
+
+@st.cache_data(max_entries=limits.CACHE_MAX_ENTRIES, show_spinner=False)
+def _downloads(job_id: str, who) -> dict:
+    """A finished run's downloads, built once per run and caller (its statement is signed once, not on every
+    rerun; the caller is part of the key, so nobody is served another session's run from the cache)."""
+    return release.downloads(job_id, caller=who)

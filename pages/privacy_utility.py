@@ -218,7 +218,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
             r1.caption("The shaded region is impossible for any attacker: the curve is this model's worst-case "
                        "ROC (the largest share of members any attack can catch at each false-positive rate) from the "
                        "privacy-loss distribution (PLD) of its own noise, sampling rate and steps. ε at "
-                       "three δ (1e-5, 1e-6 and 1/n, n = rows trained on) and μ (Gaussian DP by the central limit "
+                       "δ = 1e-5 and 1e-6 and μ (Gaussian DP by the central limit "
                        "theorem: an estimate, not a bound) are in its legend.")
 
     rows = sweep_summary.by_epsilon(result)

@@ -352,7 +352,7 @@ with st.expander("Recent runs", expanded=False):
         eps = ("—" if r is None else claims.up(r.epsilon) if r.epsilon is not None
                else "∞ (no DP)" if not r.private else "—")
         rows.append({"run": j["label"] or j["id"], "status": j["status"],
-                     "test accuracy": acc_text(r.test_accuracy) if r else "—", "ε": eps,
+                     "test accuracy (not covered by ε)": acc_text(r.test_accuracy) if r else "—", "ε": eps,
                      "δ": claims.delta(r.delta) if r and r.delta else "—",
                      "σ": f"{r.noise_multiplier:.3g}" if r and r.noise_multiplier is not None else "—",
                      "seconds": f"{r.train_seconds:.1f}" if r and r.train_seconds is not None else "—",

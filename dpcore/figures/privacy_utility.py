@@ -6,7 +6,6 @@ Plotly figure; ε axes are log scale.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -214,10 +213,7 @@ def _ceiling_note(block: dict) -> str:
     """ε at each δ of the block (PLD) and μ: legend lines short enough for a phone."""
     parts = []
     for i, r in enumerate(block["epsilon_at_delta"]):
-        d = r["delta"]
-        which = (f"1/n (n = {block['rows']:,})" if block.get("rows") and math.isclose(d, 1 / block["rows"])
-                 else claims.delta(d))
-        parts.append(f"{'ε ' if i == 0 else ''}≤ {claims.up(r['epsilon_pld'])} at δ = {which}")
+        parts.append(f"{'ε ' if i == 0 else ''}≤ {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])}")
     lines = [", ".join(parts[:2])] + parts[2:]
     mu = (block.get("mu") or {}).get("value")
     if mu is not None:
@@ -228,7 +224,7 @@ def _ceiling_note(block: dict) -> str:
 def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) -> go.Figure:
     """ROC curves (log–log) of one model's attacks — the canary attack and the attacks on ordinary records —
     under one ceiling: for a DP-SGD point, its worst-case ROC from the privacy-loss distribution of what was
-    actually run (``point["tradeoff"]``; no attack can go above it), with ε at δ = 1e-5, 1e-6 and 1/n and μ in
+    actually run (``point["tradeoff"]``; no attack can go above it), with ε at δ = 1e-5 and 1e-6 and μ in
     its legend entry (``block``: :func:`dpcore.statement.for_point` of the point, computed when not given). Older
     stored points without a trade-off curve show the looser (ε, δ) ceiling; the CLT/GDP curve is never drawn
     (it is an approximation, not an upper bound). Traces carry ``meta``: "ceiling", "chance", "attack:<name>"."""

@@ -303,7 +303,7 @@ def reading(result: dict, epsilon: float) -> str:
     a, adv = best_attack(r, attacks)
     label = ATTACK_LABELS.get(a, a)
     text = (f"At ε = {epsilon:g} (δ = {claims.delta(result['config']['delta'])}, add/remove one record) the model reaches "
-            f"{accuracy_text(r['accuracy'])} test accuracy")
+            f"{accuracy_text(r['accuracy'])} test accuracy (measured on private test rows: not covered by ε)")
     if base and base.get("accuracy"):
         keep = r["accuracy"] / base["accuracy"]
         ba, badv = best_attack(base, attacks)

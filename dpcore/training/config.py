@@ -69,6 +69,26 @@ def dataset_name(dataset) -> str:
     return _plain(kind if kind in DATASET_NAMES else dataset, DATASET_NAMES)
 
 
+#: The unit of privacy of each dataset: what one "record" in "add/remove one record" is there.
+DATASET_UNITS = {"medical": "one patient's record (one row of the data)",
+                 "breast_cancer": "one patient's record (one row: the measurements of one patient's tumour)",
+                 "digits": "one image (one row: an 8×8 handwritten digit)",
+                 "mnist": "one image (one row: a 28×28 handwritten digit)",
+                 **dict.fromkeys(("csv", "upload"), "one record (one row of the uploaded file); a person with k "
+                                                    "rows is covered only for k·ε")}
+
+
+def dataset_kind(dataset) -> str | None:
+    """The kind of a dataset code: "upload" or "csv" for an upload ("upload:<ref>", a CLI's "csv:<path>"), else
+    the code itself."""
+    return None if dataset is None else str(dataset).split(":", 1)[0]
+
+
+def unit_of_privacy(dataset) -> str:
+    """What one record is for this dataset (a patient, an image, a row of an upload)."""
+    return DATASET_UNITS.get(dataset_kind(dataset), "one record (one row of the data)")
+
+
 def model_name(model) -> str:
     """"Logistic regression", not logreg; unknown: as it is."""
     return _plain(model, MODEL_NAMES)
@@ -80,8 +100,16 @@ UPLOAD_REF_RE = re.compile(r"^[0-9a-f]{16}$")
 
 MEDICAL_ROWS = 10_000
 MEDICAL_DATA_SEED = 0
-#: Expected range of test accuracy etc.: labels used in the UI / JSON.
-NOT_DP_NOTE = "computed on the private training rows without DP: for diagnosis only, not a DP release"
+#: The label of every diagnostic a run computes on private rows (test and training): the UI, the JSON, the
+#: statement and the report say it wherever one appears.
+NOT_DP_NOTE = ("not covered by ε: computed on private rows (test and training) without DP — loss and accuracy "
+               "curves, test loss and accuracy, per-class counts; for diagnosis only, rounded to what a chart needs")
+#: What a run (its stored result, its statement, the page) says about n: it is released, not covered by ε.
+N_PUBLIC_NOTE = ("n (the training rows) and the list of classes are treated as public: n fixes the sample rate "
+                 "q = 1/⌈n/batch⌉ and the step count, so it is released exactly, and ε does not cover it. Whoever "
+                 "knows every other record learns from n alone whether one more is there; for a person known to "
+                 "be in data of this size, a fact about them is the replace-one question, bounded by 2ε "
+                 "(group privacy).")
 #: The label of every run (and sweep point) whose sampling and noise were drawn from the public seed.
 REPRODUCIBLE_LABEL = "reproducible noise: not a DP release"
 #: Model-size limits (checked before any job exists): hidden units of the MLP, parameters of any model.
@@ -298,8 +326,14 @@ def check_batch_size(batch_size: int, n_train: int) -> None:
 
 def delta_warnings(cfg: TrainConfig, n_train: int) -> list[str]:
     """A warning when δ is not below 1/n (a mechanism publishing one row outright would meet it)."""
-    if cfg.private and cfg.delta >= 1.0 / n_train:
-        return [f"δ = {cfg.delta:g} is not below 1/n = 1/{n_train} = {1 / n_train:.2g}: a mechanism that "
+    return delta_warning(cfg.delta, n_train) if cfg.private else []
+
+
+def delta_warning(delta, n_train) -> list[str]:
+    """The δ ≥ 1/n warning for a δ and a row count (either missing: none)."""
+    if delta and n_train and float(delta) >= 1.0 / int(n_train):
+        n = int(n_train)
+        return [f"δ = {float(delta):g} is not below 1/n = 1/{n} = {1 / n:.2g}: a mechanism that "
                 "publishes one random row outright would satisfy this δ. Use δ ≤ 1/(10·n), e.g. 1e-5 or smaller."]
     return []
 

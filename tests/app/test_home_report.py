@@ -53,8 +53,9 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", html)
     assert len(heads) == 2, heads  # the run and the ledger
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
-    for d in ("1e-5", "1e-6", "0.0025"):  # the run's ε at δ = 1e-5, 1e-6 and 1/n (n = 400)
+    for d in ("1e-5", "1e-6"):  # the run's ε at δ = 1e-5 and 1e-6, never at 1/n (n = 400: 0.0025)
         assert f"<td>{d}</td>" in html
+    assert "<td>0.0025</td>" not in html
     assert "clinic" not in html
     # an admin sees every ledger: each dataset as a whole and each quota
     at.session_state["_dp_identity"] = admin()
@@ -73,3 +74,27 @@ def test_home_report_picker_is_empty_and_disabled_without_runs_or_ledgers(chdir_
     assert at.multiselect(key="home_report_jobs").disabled and at.multiselect(key="home_report_ledgers").disabled
     at.button(key="home_report_prepare").click().run()
     assert "Privacy statement" not in at.session_state["home_report_html"]
+
+
+def test_home_report_adds_the_advisors_decision_from_this_session(chdir_root):
+    """The advisor's decision is a section of the HTML report (issue 25 §3): Home offers it once the advisor page
+    answered in this session, and the report holds its words for a DPO."""
+    at = open_page("pages/home.py")
+    assert at.checkbox(key="home_report_advice").disabled  # nothing advised yet in this session
+    at.switch_page("pages/advisor.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    record = at.session_state["adv_decision"]
+    at.switch_page("pages/home.py")
+    at.run()
+    box = at.checkbox(key="home_report_advice")
+    assert not box.disabled
+    box.check().run()
+    at.button(key="home_report_prepare").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    html = at.session_state["home_report_html"]
+    assert "<h2>Decision record: choosing ε from a risk limit</h2>" in html
+    assert record["words"][0].startswith("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01")
+    assert "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01" in html and "Expected error: within ±10" in html
+    assert any("Report ready" in t.value for t in at.toast)

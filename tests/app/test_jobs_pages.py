@@ -47,7 +47,7 @@ def my_run():
 def test_a_link_to_someone_elses_run_says_not_yours_and_shows_nothing_of_it(chdir_root, my_run):
     mine = open_page(TRAINING, owner=ME, query={"tr_pick": my_run.id})
     assert not mine.exception and mine.selectbox(key="tr_pick").value == my_run.id
-    assert {"tr_dl_metrics", "tr_dl_weights", "tr_dl_statement"} <= _downloads(mine)
+    assert {"tr_dl_release", "tr_dl_diagnostics", "tr_dl_statement"} <= _downloads(mine)
 
     other = open_page(TRAINING, owner=SOMEONE_ELSE, query={"tr_pick": my_run.id})
     assert not other.exception, [e.value for e in other.exception]
@@ -59,7 +59,7 @@ def test_a_link_to_someone_elses_run_says_not_yours_and_shows_nothing_of_it(chdi
     assert not [b for b in other.button if b.key == "tr_cancel"]
 
     admin = open_page(TRAINING, owner=SOMEONE_ELSE, admin=True, query={"tr_pick": my_run.id})
-    assert admin.selectbox(key="tr_pick").value == my_run.id and "tr_dl_weights" in _downloads(admin)
+    assert admin.selectbox(key="tr_pick").value == my_run.id and "tr_dl_release" in _downloads(admin)
 
 
 def test_an_admin_may_cancel_someone_elses_queued_run(chdir_root, no_workers):

@@ -122,12 +122,13 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         # five); δ and the relation open the line right under it
         assert all(len(h.value) <= 48 for h in at.subheader), [h.value for h in at.subheader]
         under = next(md.value for md in at.markdown if md.value.startswith(f"ε = {m['ε (PRV)']} holds with"))
-        assert "δ = 1e-5 (add/remove one record)" in under and "for the non-private twin" in under
+        assert "δ = 1e-5 (add/remove one record; the 455 training rows and the classes are public)" in under
+        assert "for the non-private twin" in under and "Not covered by ε" in under
         text = _texts(at)
-        assert "RDP ε" in text and "shortcut" in text and "Not DP" in text and "So what" in text
+        assert "RDP ε" in text and "shortcut" in text and "Not covered by ε" in text and "So what" in text
         assert len(at.get("plotly_chart")) >= 4
         downloads = {d.key for d in at.get("download_button")}
-        assert {"tr_dl_metrics", "tr_dl_weights"} <= downloads  # the run's export (plus the runs table's)
+        assert {"tr_dl_release", "tr_dl_diagnostics", "tr_dl_statement"} <= downloads  # release apart from diagnostics
         assert not any(b.key == "tr_train_pair" for b in at.button)  # the twin is there: nothing to ask for
         # another session of the same owner (a signed-in user's second tab) lands on the comparison, not on the
         # twin submitted after the DP run; anyone else's session sees none of it

@@ -119,9 +119,9 @@ def test_an_audit_and_an_advice_exported_run_again(tmp_path):
     assert again["settings"]["mechanism"] == mech and again["result"]["verdict"] is True
     risk, util = {"kind": "tpr", "value": 0.05, "at": 0.01}, {"kind": "count", "within": 10.0, "confidence": 0.95}
     again = _run_script(export.render(export.for_advice("gaussian", risk, util, delta=1e-5), "py"), tmp_path)
-    from dpcore import advise
+    from dpcore.advisor import solve, targets
 
-    direct = advise.advise("gaussian", advise.RiskLimit(**risk), advise.UtilityTarget(**util), delta=1e-5)
+    direct = solve.advise("gaussian", targets.RiskLimit(**risk), targets.UtilityTarget(**util), delta=1e-5)
     assert again["result"]["epsilon"] == pytest.approx(direct["epsilon"]) and again["settings"]["risk"] == risk
 
 
