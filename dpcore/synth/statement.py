@@ -4,14 +4,19 @@ the page offers it, the report shows it; signing is applied to it like every oth
 It names the generator, ε and δ (OpenDP's privacy map of the whole measurement), the unit and neighbour
 relation (one patient's record, added or removed), what was declared public (each column's categories or
 bounds and bins, and where the number of synthetic rows came from), and which randomness is the DP noise
-(OpenDP's secure samplers, never stored) and which is post-processing (the seeded drawing of rows).
+(OpenDP's secure samplers, never stored) and which is post-processing (the seeded drawing of rows). It leaves
+signed (:func:`dpcore.statement.issue`); :func:`recompute` rebuilds the measurement from what the statement
+records and compares OpenDP's privacy map with its ε and δ (``statement --verify`` runs it).
 """
 
 from __future__ import annotations
 
+import math
+
 from .. import claims
-from ..statement import ADD_REMOVE, UNIT
-from .release import GENERATOR_NAMES, ROWS_ESTIMATED, SynthRelease
+from ..statement import ADD_REMOVE, UNIT, issue
+from .release import GENERATOR_NAMES, ROWS_ESTIMATED, SynthConfig, SynthRelease, plan
+from .schema import Schema
 
 OPENDP = "OpenDP 0.16.0 (opendp.extras.mbi) with Private-PGM (mbi 1.1.0)"
 
@@ -57,7 +62,34 @@ def release_statement(rel: SynthRelease, dataset: str) -> dict:
         "notes": list(rel.notes),
     }
     out["summary"] = summary(out)
-    return out
+    return issue(out)
+
+
+def recompute(st: dict) -> list[str]:
+    """What does not check out in a synthetic release's statement, each naming its field: the relation and unit,
+    the measurement rebuilt from the recorded declarations, generator, ε asked for, δ and pairs — its OpenDP
+    privacy map against the stated ε, δ and ρ — and the summary."""
+    problems = []
+    if st.get("neighbour_relation") != ADD_REMOVE:
+        problems.append(f"neighbour_relation is {st.get('neighbour_relation')!r}; a synthetic release is stated for "
+                        f"{ADD_REMOVE!r}")
+    if st.get("unit_of_privacy") != UNIT:
+        problems.append(f"unit_of_privacy is {st.get('unit_of_privacy')!r}, not {UNIT!r}")
+    gen = st["generator"]
+    schema = Schema.from_dict(st["declared_public"])
+    cfg = SynthConfig(st["epsilon_requested"], st["delta"], str(gen["name"]).lower(),
+                      pairs=tuple(tuple(p.split("+")) for p in gen.get("pairs_that_matter") or ()))
+    p = plan(schema, cfg)
+    for field, stated, again in (("epsilon", st["epsilon"], p.epsilon), ("delta", st["delta"], p.delta),
+                                 ("generator.rho", gen.get("rho"), p.rho)):
+        if (stated is None) != (again is None) or (again is not None and not math.isclose(
+                float(stated), again, rel_tol=1e-9, abs_tol=1e-15)):
+            problems.append(f"{field} is {stated!r}, recomputed {again!r} from OpenDP's privacy map of the release")
+    if st["epsilon"] > st["epsilon_requested"] * (1 + 1e-9):
+        problems.append(f"epsilon {st['epsilon']!r} is above the ε asked for ({st['epsilon_requested']!r})")
+    if st.get("summary") != summary(st):
+        problems.append("summary does not say what the statement's fields say")
+    return problems
 
 
 def summary(st: dict) -> str:

@@ -153,3 +153,20 @@ def test_bad_requests_are_refused_before_any_noise(data, monkeypatch):
     monkeypatch.undo()
     with pytest.raises(Cancelled):
         R.release(data, SCHEMA, R.SynthConfig(1.0), cancelled=lambda: True)
+
+
+def test_statement_is_signed_and_recomputed_on_verification(twins):
+    """statement --verify rebuilds the measurement from the declarations the statement records and compares
+    OpenDP's privacy map with its ε; a changed ε, a changed declaration or a broken signature is named."""
+    from dpcore import verification
+
+    st = twins[0].statement("synthetic medical, 1,000 patients (seed 31)")
+    assert st["signature"]["scheme"] == "HMAC-SHA256"
+    ok = verification.verify(st)
+    assert ok["verified"] and ok["kind"] == "synthetic_release" and ok["checked"] >= 1, ok["problems"]
+    lower = dict(st, epsilon=0.5)
+    problems = verification.verify(lower)["problems"]
+    assert any(p.startswith("epsilon is 0.5, recomputed 0.99") for p in problems), problems
+    assert any("epsilon" in p for p in problems if p.startswith("signature") or "changed" in p), problems
+    wider = {**st, "declared_public": {**st["declared_public"], "columns": st["declared_public"]["columns"][:2]}}
+    assert not verification.verify(wider)["verified"]
