@@ -5,7 +5,8 @@ messages a browser sends): it opens the noise page, then moves the ε slider eve
 "think time", a workshop audience rather than a synchronised robot), and times each rerun from the
 message it sends to the server's "script finished". Meanwhile /_stcore/health is polled every 0.25 s.
 
-Printed: median (and 90th percentile) rerun with 1 session and with N sessions, their ratio, the
+First, for each of a few links, N visitors open it at once on a fresh server (``--cold``): their first runs
+and the slowest health check meanwhile. Then: median (and 90th percentile) rerun with 1 session and with N sessions, their ratio, the
 slowest health check, and the server's CPU time per rerun and resident memory before and after (the app
 turns off Streamlit's full garbage collection after every run: memory must stay flat without it). Targets (issue 14): 20 sessions' median ≤ 4 × one session's; health < 1 s.
 
@@ -115,6 +116,40 @@ async def _health(url: str, stop: asyncio.Event, out: list[float]) -> None:
         await asyncio.sleep(0.25)
 
 
+async def _open(url: str, link: str) -> float:
+    """One new visitor opening ``link`` (page?query): seconds until its first script run finished."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.asyncio.client import connect
+
+    async with connect(url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
+                       max_size=64 << 20, compression=None) as ws:
+        msg = BackMsg()
+        page, _, query = link.partition("?")
+        msg.rerun_script.page_name, msg.rerun_script.query_string = page, query
+        t0 = time.perf_counter()
+        await ws.send(msg.SerializeToString())
+        while True:
+            fm = ForwardMsg()
+            fm.ParseFromString(await ws.recv())
+            if fm.WhichOneof("type") == "script_finished":
+                return time.perf_counter() - t0
+
+
+async def cold_opens(url: str, link: str, sessions: int, seconds: float) -> tuple[list[float], list[float]]:
+    """``sessions`` visitors opening the same link at once on a server nobody has visited yet (issue 28: the
+    health check stalled 4–8 s while their first runs executed)."""
+    stop, health = asyncio.Event(), []
+    h = asyncio.create_task(_health(url, stop, health))
+    try:
+        firsts = await asyncio.wait_for(asyncio.gather(*(_open(url, link) for _ in range(sessions))), seconds)
+        await asyncio.sleep(0.5)
+    finally:
+        stop.set()
+        await h
+    return list(firsts), health
+
+
 async def phase(url: str, sessions: int, moves: int, seconds: float) -> tuple[list[float], list[float]]:
     deadline = time.perf_counter() + seconds
     viewers = [Viewer(url, seed=i) for i in range(sessions)]
@@ -151,9 +186,17 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=10, help="slider moves per session (default 10)")
     ap.add_argument("--seconds", type=float, default=120, help="deadline per phase (default 120 s)")
     ap.add_argument("--root", type=Path, default=ROOT, help="app checkout to measure (default: this one)")
+    ap.add_argument("--cold", nargs="*", default=["", "noise", "reidentification", "differencing", "advisor"],
+                    help="links (page?query) that N visitors open at once on a fresh server first")
     args = ap.parse_args()
     n = max(1, min(args.sessions, MAX_SESSIONS))
     print(f"app: {args.root}   load average before: {load_average()}")
+    for link in args.cold:
+        with server(args.root) as (url, _, pid):
+            firsts, hc = asyncio.run(cold_opens(url, link, n, args.seconds))
+        print(f"{n} visitors open /{link} at once on a fresh server: first run median "
+              f"{statistics.median(firsts):.2f} s, slowest {max(firsts):.2f} s; health check slowest "
+              f"{max(hc) * 1e3:.0f} ms ({len(hc)} checks)   target < 1000 ms")
     with server(args.root) as (url, _, pid):
         asyncio.run(phase(url, 1, 3, args.seconds))  # warm caches the way a first visitor would
         rss0, c0 = _server_rss_mib(pid), _server_cpu_s(pid)

@@ -194,7 +194,11 @@ def check_user_path(path_text, option: str = "--out") -> Path:
     path = Path(str(path_text))
     try:
         if path.is_symlink():
-            target = path.resolve()  # write through the link: the link stays a link
+            try:
+                target = path.resolve(strict=False)  # write through the link: the link stays a link
+            except RuntimeError:  # Python 3.11 raises this for a loop of links
+                raise DPError(f"{option} {path} is a symbolic link that loops back to itself; choose a file path") \
+                    from None
             if not target.parent.is_dir():
                 raise DPError(f"{option} {path} is a link to {target}, whose folder does not exist")
             path = target
@@ -206,7 +210,7 @@ def check_user_path(path_text, option: str = "--out") -> Path:
                 raise DPError(f"{option} {path} is {_kind(mode)}; refusing to write there, choose a file path")
         elif not path.parent.is_dir():
             raise DPError(f"folder {path.parent} does not exist; create it or choose another {option}")
-    except OSError as exc:
+    except OSError as exc:  # ELOOP: a loop of links met on the way
         raise _user_error(exc, path, "write") from None
     return path
 
