@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from dpcore.jobs.owners import CLI_OWNER as OWNER
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -47,7 +48,7 @@ def inner(full: bool) -> None:
           f"({units + shadows} trainings)", flush=True)
 
     t = time.perf_counter()
-    sweep_runs.run_sweep_parallel(cfg, workers=2, timeout=3600)
+    sweep_runs.run_sweep_parallel(cfg, workers=2, timeout=3600, owner=OWNER)
     t_local = time.perf_counter() - t
     workers.shutdown_workers()
     print(f"2 local workers:             {t_local:7.1f} s", flush=True)
@@ -67,7 +68,7 @@ def inner(full: bool) -> None:
     try:
         ex = executors.RayExecutor(f"127.0.0.1:{PORT}")
         t = time.perf_counter()
-        res = sweep_runs.run_sweep_parallel(cfg, timeout=3600, executor=ex)
+        res = sweep_runs.run_sweep_parallel(cfg, timeout=3600, executor=ex, owner=OWNER)
         t_ray = time.perf_counter() - t
         print(f"local Ray, 2 CPUs:           {t_ray:7.1f} s", flush=True)
         print(f"Ray overhead:                {t_ray / t_local:7.2f}x the local time (same 2 CPUs)")

@@ -19,6 +19,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from dpcore.jobs.owners import CLI_OWNER as OWNER
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DP_EXPLORER_HOME", tempfile.mkdtemp(prefix="bench-sweep-"))
@@ -41,7 +42,7 @@ def main() -> None:
     cfg = SweepConfig().validate()
     n = len(cfg.point_params())
     t0 = time.perf_counter()
-    res = sweep_runs.run_sweep_parallel(cfg, workers=args.workers)
+    res = sweep_runs.run_sweep_parallel(cfg, workers=args.workers, owner=OWNER)
     t_par = time.perf_counter() - t0
     workers.shutdown_workers()
     print(f"default demo: {cfg.dataset} {cfg.model} (hidden {cfg.hidden}), {cfg.n_rows()} training rows, "
@@ -51,7 +52,7 @@ def main() -> None:
           f"(target: about 120 s on 2 cores)")
     if args.sequential:
         t0 = time.perf_counter()
-        sweep_runs.run_sweep_inline(cfg, store=False)
+        sweep_runs.run_sweep_inline(cfg, store=False, owner=OWNER)
         t_seq = time.perf_counter() - t0
         print(f"one after another in this process: {t_seq:6.1f} s; ratio sequential / parallel {t_seq / t_par:.2f}x")
 

@@ -115,7 +115,8 @@ class RiskLimit:
 @dataclass(frozen=True)
 class UtilityTarget:
     """``kind`` count/sum/mean (``within`` = ±k at ``confidence``; Δ given, or ``bounds`` (and ``n`` for a
-    mean)) or "accuracy" (``accuracy`` ≥ X on the stored sweep ``sweep``)."""
+    mean)) or "accuracy" (``accuracy`` ≥ X on the stored sweep ``sweep``, read for ``caller``: a
+    :class:`dpcore.jobs.owners.Caller`, default the command line's — someone else's sweep is refused)."""
 
     kind: str
     within: float | None = None
@@ -125,6 +126,7 @@ class UtilityTarget:
     n: int | None = None
     accuracy: float | None = None
     sweep: str | None = None
+    caller: object = None
 
     def checked(self) -> "UtilityTarget":
         kind = str(self.kind).strip().lower()
@@ -135,7 +137,7 @@ class UtilityTarget:
             if not self.sweep:
                 raise DPError("an accuracy target is read from a stored sweep: give its id (--sweep ID; "
                               "`python -m dpcore sweep` makes one)")
-            return UtilityTarget("accuracy", accuracy=acc, sweep=str(self.sweep))
+            return UtilityTarget("accuracy", accuracy=acc, sweep=str(self.sweep), caller=self.caller)
         try:
             k = float(self.within)
         except (TypeError, ValueError):
@@ -353,7 +355,7 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
     raise DPError("could not confirm the noise multiplier on the fine PLD; try other settings")  # pragma: no cover
 
 
-def _sweep_curve(sweep_id: str, sample_rate=None, steps=None) -> dict:
+def _sweep_curve(sweep_id: str, sample_rate=None, steps=None, caller=None) -> dict:
     """Per-ε rows of a stored sweep: accuracy lower end over seeds, and the noise multiplier that reaches that ε
     at the sample rate q and steps T the advice is for.
 
@@ -365,7 +367,9 @@ def _sweep_curve(sweep_id: str, sample_rate=None, steps=None) -> dict:
     from .sweep import runs as sweep_runs
     from .training import accounting
 
-    rec = sweep_runs.load(sweep_id)
+    from .jobs.owners import CLI
+
+    rec = sweep_runs.load(sweep_id, caller=caller or CLI)
     result = rec.get("result")
     if not result or not result.get("points"):
         raise DPError(f"sweep {sweep_id!r} has no finished DP points yet; wait for it or pick another")
@@ -607,7 +611,7 @@ def _advise_dpsgd(out, risk, utility, d, sample_rate, steps):
 
     curve = None
     if utility is not None:
-        curve = _sweep_curve(utility.sweep, sample_rate, steps)
+        curve = _sweep_curve(utility.sweep, sample_rate, steps, utility.caller)
         sample_rate, steps = curve["sample_rate"], curve["steps"]
     if sample_rate is None or steps is None:
         raise DPError("DP-SGD needs its sample rate q (--sample-rate, batch size / rows) and number of steps "

@@ -54,7 +54,21 @@ LINKAGE_MAX_RECORDS = 10_000  # matching rows printed by `python -m dpcore linka
 
 # --- noise draws --------------------------------------------------------------------------------------
 SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.noise.mechanisms.MAX_SIMULATED_DRAWS)
-RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.noise.mechanisms.MAX_RELEASE_DRAWS)
+RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.noise.release.MAX_RELEASE_DRAWS)
+
+# --- released numbers (dpcore.noise.grid.check_release: the noise page, the console, the CLI) -------------
+#: Largest |value|, |bound| or sensitivity a release takes: within it, every number in grid units is exact in int64
+#: and every released value finite (±1e308 bounds once gave null answers, charged, and page tracebacks).
+RELEASE_MAGNITUDE_MAX = 1e15
+#: Δ (or a histogram's bin width) must be at least this × the largest |value| or |bound|: a float near 1e9 cannot
+#: hold differences of 1e-9, so finer noise would vanish in the sum.
+RELEASE_RESOLUTION = 1e-9
+#: Smallest Δ (other than 0) a release takes: finer noise needs another unit.
+RELEASE_SENSITIVITY_MIN = 1e-12
+
+# --- noise page (its public row count n) ----------------------------------------------------------------
+NOISE_ROWS_MIN = 100
+NOISE_ROWS_MAX = 200_000
 
 # --- query console and budget ledger (page, links, `query` and `budget` CLI) ------------------------
 #: ε of one query: above this a release protects nobody (and exp(−ε) underflows in the interval maths).
@@ -76,6 +90,14 @@ COMPOSITION_K_MAX = 100_000
 # --- background jobs ----------------------------------------------------------------------------------
 WORKERS_MAX = 8  # worker processes on this machine (`jobs workers --start`, `sweep --workers`)
 JOBS_LIST_MAX = 1_000  # `jobs list --limit`
+#: A visitor's share of the queue (a browser session or a signed-in user; the CLI operator is not limited):
+#: jobs waiting for a worker at once. The default demo sweep is 33 jobs; 50 leave room for a few runs beside it.
+JOBS_QUEUED_PER_OWNER = 50
+#: Model trainings one sweep click may start: points × (1 + LiRA shadows). The default demo trains 33 × 9 = 297;
+#: the page's largest settings would train 130 × 65 = 8,450 (about 280 CPU-hours on 2 cores).
+SWEEP_MAX_TRAININGS = 400
+#: Characters in a run's or sweep's name (shown in pickers, tables and the report, always as text).
+JOB_NAME_MAX_CHARS = 100
 
 # --- models (engineer B owns the checks in dpcore.training; mirrored here for the README) -------------
 MODEL_MAX_HIDDEN = 4_096
@@ -149,6 +171,11 @@ def check_seed(value, name: str = "seed") -> int:
     return check_int_range(value, SEED_MIN, SEED_MAX, name, "seeds are whole numbers like 0, 1, 42")
 
 
+def _power(x: float) -> str:
+    """1e15, 1e-9 (a power of ten as the README writes it)."""
+    return f"{x:.0e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
+
+
 def table() -> list[tuple[str, str]]:
     """(what, limit) rows for the README's "Limits" section."""
     return [
@@ -166,7 +193,14 @@ def table() -> list[tuple[str, str]]:
          f"{DIFFERENCING_PAGE_MAX_TRIALS:,} / {DIFFERENCING_MAX_TRIALS:,}"),
         ("Re-identification rows (page, links)", f"{REID_MIN_ROWS:,} to {REID_MAX_ROWS:,}"),
         ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
+        ("Size of a released value, bound or sensitivity Δ (noise page, console, CLI)",
+         f"at most {_power(RELEASE_MAGNITUDE_MAX)}; Δ 0 or at least {_power(RELEASE_SENSITIVITY_MIN)}, and Δ (or a "
+         f"bin width) at least {_power(RELEASE_RESOLUTION)} × the largest value or bound"),
+        ("Noise page rows n (public)", f"{NOISE_ROWS_MIN:,} to {NOISE_ROWS_MAX:,}"),
         ("Background worker processes", f"{WORKERS_MAX}"),
+        ("Queued jobs per visitor (browser session or signed-in user) / model trainings per sweep click",
+         f"{JOBS_QUEUED_PER_OWNER:,} / {SWEEP_MAX_TRAININGS:,}"),
+        ("Characters in a run's or sweep's name", f"{JOB_NAME_MAX_CHARS:,}"),
         ("ε of one private query / of a budget total (query console, CLI)",
          f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}"),
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),

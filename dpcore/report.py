@@ -180,12 +180,12 @@ def reidentification_section(epsilon: float, settings=None) -> Section:
     )
 
 
-def sweep_section(sweep_id: str) -> Section:
+def sweep_section(sweep_id: str, *, caller) -> Section:
     """Accuracy vs ε and membership-inference results of a stored sweep (finished points so far)."""
     from .sweep import runs as sweep_runs, summary as sweep_summary
     from .figures import privacy_utility as pfigs
 
-    st = sweep_runs.state(sweep_id)
+    st = sweep_runs.state(sweep_id, caller=caller)
     result = st["result"]
     if not result.get("points") and not result.get("baseline"):
         raise DPError(f"sweep {sweep_id!r} has no finished points yet; wait for it or choose another")
@@ -368,13 +368,14 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=()) -> str:
+          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), caller=None) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
     A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
-    ``(analyst, dataset key[, rows])`` in ``ledgers``.
+    ``(analyst, dataset key[, rows])`` in ``ledgers``. ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the
+    sweep and the runs are read for — someone else's is refused (NotYours), as everywhere.
     """
     from .attacks import reidentification as reid
     from . import statement
@@ -382,7 +383,9 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     eps = check_epsilon(epsilon)
     story = story_settings or reid.StorySettings()
     # statements first: a wrong run id or an unfinished run fails before the slow sections are built
-    statements = [statement.for_job(j) for j in dict.fromkeys(job_ids)]
+    if (sweep_id or job_ids) and caller is None:
+        raise DPError("a report with a sweep or training runs needs the caller they are read for")
+    statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
     statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
     sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
                 reidentification_section(eps, story)]
@@ -393,12 +396,12 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
                 "re-identification data": f"synthetic medical, {story.n:,} patients, seed {story.seed}",
                 "accountant": "exact (sequential composition) for queries"}
     if sweep_id:
-        sec = sweep_section(sweep_id)
+        sec = sweep_section(sweep_id, caller=caller)
         sections.append(sec)
         settings["sweep"] = sec.numbers["title"]
         settings["accountant"] += "; Opacus accountant for DP-SGD (see the sweep section)"
         try:
-            sections.append(statement_section(statement.for_sweep(sweep_id), sec.numbers["title"]))
+            sections.append(statement_section(statement.for_sweep(sweep_id, caller=caller), sec.numbers["title"]))
         except DPError:  # only a baseline or diffprivlib points: nothing to state beyond the sweep section
             pass
     sections += [statement_section(s) for s in statements]

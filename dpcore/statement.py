@@ -67,12 +67,13 @@ def _noise(result: dict) -> dict:
                             "from the public seed (reproducible: not a DP release)"}
 
 
-def for_job(job_id: str) -> dict:
-    """Statement for a finished training run (a background job of target ``"train"``)."""
+def for_job(job_id: str, *, caller) -> dict:
+    """Statement for a finished training run (a background job of target ``"train"``), for a caller who may read
+    it (``caller``: a :class:`dpcore.jobs.owners.Caller`; someone else's run is NotYours)."""
     from .jobs import store
     from .training.results import TrainMetrics
 
-    job = store.get(job_id, history=False)
+    job = store.get(job_id, caller=caller, history=False)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
     if m is None:
         raise DPError(f"job {job_id} is {job['status']}: a statement needs a finished run")
@@ -187,11 +188,12 @@ def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None)
     return text
 
 
-def for_sweep(sweep_id: str) -> dict:
-    """Statement for a stored privacy–utility sweep: one block per DP point, with its audit."""
+def for_sweep(sweep_id: str, *, caller) -> dict:
+    """Statement for a stored privacy–utility sweep: one block per DP point, with its audit (for a caller who
+    may read the sweep)."""
     from .sweep import runs as sweep_runs
 
-    rec = sweep_runs.load(sweep_id)
+    rec = sweep_runs.load(sweep_id, caller=caller)
     result = rec.get("result")
     if not result or not result.get("points"):
         raise DPError(f"sweep {sweep_id!r} has no finished points yet; a statement needs finished points")

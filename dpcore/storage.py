@@ -246,3 +246,52 @@ def write_user_file(path_text, data: bytes, *, option: str = "--out") -> Path:
         cause = exc.__context__ if isinstance(exc.__context__, OSError) else None
         raise (_user_error(cause, path, "write") if cause else exc) from None
     return path
+
+
+# --- deleting without leaving anything half-deleted --------------------------------------------------------
+
+TRASH = ".trash"  # under $DP_EXPLORER_HOME: the same disk, so moving there is one atomic rename
+
+
+def move_to_trash(path) -> Path | None:
+    """Move a file or folder out of sight in one rename; return where it went (None: it was not there).
+
+    A caller deletes in two steps: move every file of a thing to the trash, commit the deletion of its record,
+    and only then :func:`empty_trash`; if the commit fails, :func:`restore` puts the files back. A reader sees the
+    thing whole or not at all, never half of it. A fault is a :class:`StorageError`."""
+    import secrets
+
+    path = Path(path)
+    dest = subdir(TRASH) / f"{path.name}.{secrets.token_hex(4)}"
+    try:
+        os.rename(path, dest)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError(fault_message(exc, path)) from None
+    return dest
+
+
+def restore(moved, path) -> None:
+    """Undo :func:`move_to_trash` (a deletion that could not be committed)."""
+    if moved is not None:
+        os.rename(moved, path)
+
+
+def empty_trash() -> None:
+    """Remove what was moved to the trash (best effort: whatever a fault leaves is removed next time)."""
+    import shutil
+
+    try:
+        folder = home() / TRASH
+        entries = list(folder.iterdir()) if folder.is_dir() else []
+    except (OSError, StorageError):
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink()
+        except OSError:
+            pass

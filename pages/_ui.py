@@ -158,9 +158,10 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
     """Initial value for widget ``key``: the shared link's value if it is valid, else ``default``.
 
     ``options``: the widget's choices; a link value is matched by its text or, for numbers, snapped to
-    the nearest choice. ``lo``/``hi``: the widget's ``min_value``/``max_value`` (take them from
-    :mod:`dpcore.limits`): a number outside is clamped to the range, with a warning, so a link can never
-    ask for more than the widget allows. A value that does not parse is ignored (the default stays).
+    the nearest choice (with a warning when it lies outside the choices' range). ``lo``/``hi``: the widget's
+    ``min_value``/``max_value`` (take them from :mod:`dpcore.limits`): a number outside is clamped to the range,
+    with a warning, so a link can never ask for more than the widget allows. A value that does not parse is ignored
+    (the default stays).
     """
     _defaults()[key] = default  # this run's default (one key may have another default in another mode)
     raw = _snapshot().get(key)
@@ -184,7 +185,12 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
         x = float(raw)
         if not math.isfinite(x):
             raise ValueError(raw)
-        return min(options, key=lambda o: abs(float(o) - x))
+        chosen = min(options, key=lambda o: abs(float(o) - x))
+        low, high = min(options, key=float), max(options, key=float)
+        if x < float(low) or x > float(high):  # a link's ε = 1e9 became 20 without a word
+            st.warning(f"The link's setting {textsafe.md(key)} = {textsafe.md(raw)} is outside what this page offers "
+                       f"({textsafe.md(low)} to {textsafe.md(high)}); using {textsafe.md(chosen)}.")
+        return chosen
     except (TypeError, ValueError, OverflowError):
         st.warning(f"Ignoring the link's setting {textsafe.md(key)} = {textsafe.md(raw)}: not a valid value.")
         return default
@@ -265,3 +271,123 @@ def widget_state(defaults: dict, *, shared=(), options: dict | None = None, rang
             lo, hi = ranges.get(key, (None, None))
             default = from_url(key, default, options.get(key), lo=lo, hi=hi)
         st.session_state[key] = st.session_state.get(key, default)  # re-assigned: kept while not drawn
+
+
+# --- whose jobs: the session's owner, the admin check, one key per click ----------------------------------
+
+
+def job_owner() -> str:
+    """Who this browser session is to the job store: the runs and sweeps it starts belong to it.
+
+    Today a random 128-bit id (``secrets``) kept only in this session's server-side state — never in a link, so
+    a reload or a second tab is another owner. When sign-in exists, this is the one line that returns the
+    signed-in user's identity instead (``dpcore.jobs.owners.user_owner(identity)``)."""
+    from dpcore.jobs import owners
+
+    if "_job_owner" not in st.session_state:
+        st.session_state["_job_owner"] = owners.session_owner()
+    return st.session_state["_job_owner"]
+
+
+def admin_refusal(token) -> str | None:
+    """The pages' one admin check: None when ``token`` makes this session an admin, else the reason, as a sentence.
+    Today it asks :func:`dpcore.queries.ledger.check_admin_token` (the server's admin token); when admins are
+    checked against a stored hash, this is the one place that changes."""
+    from dpcore.queries import ledger
+
+    try:
+        ledger.check_admin_token(token)
+    except DPError as err:
+        return sentence(str(err))
+    return None
+
+
+def job_caller():
+    """This session as the job store sees it: its owner, and whether an admin unlocked it (:func:`admin_box`)."""
+    from dpcore.jobs import owners
+
+    return owners.Caller(job_owner(), admin=bool(st.session_state.get("_jobs_admin")))
+
+
+def _unlock(token_key: str) -> None:
+    token = st.session_state.get(token_key) or ""
+    st.session_state[token_key] = ""  # the token is checked, never kept
+    refusal = admin_refusal(token)
+    st.session_state["_jobs_admin"] = refusal is None
+    st.session_state["_jobs_admin_refused"] = refusal
+
+
+def _lock() -> None:
+    st.session_state["_jobs_admin"] = False
+
+
+def admin_box(key: str) -> None:
+    """A closed expander where an admin unlocks everyone's runs and sweeps for this session (checked by
+    :func:`admin_refusal`; the token is not kept)."""
+    with st.expander("Admin: everyone's runs and sweeps", icon=":material/admin_panel_settings:"):
+        if st.session_state.get("_jobs_admin"):
+            st.caption("This session is an admin: it sees, cancels, renames and deletes everyone's runs and sweeps.")
+            st.button("Leave admin mode", key=f"{key}_lock", on_click=_lock)
+            return
+        st.text_input("Admin token", key=f"{key}_token", type="password", help="The server's admin token.")
+        st.button("Unlock", key=f"{key}_unlock", on_click=_unlock, args=(f"{key}_token",))
+        refused = st.session_state.pop("_jobs_admin_refused", None)
+        if refused:
+            st.error(textsafe.md_message(refused))
+
+
+def clicked(button_key: str, pressed: bool) -> bool:
+    """A submit button's value, keeping one idempotency key per click (see :func:`submit_once`). Call it on
+    every run right after drawing the button: a run without a press ends the click, so the next press is new,
+    while the presses of a double click (no other run between them) share one key."""
+    if not pressed:
+        st.session_state.pop(f"_click_{button_key}", None)
+    return pressed
+
+
+def submit_once(button_key: str, fn, *args, **kwargs):
+    """Call a submitting dpcore function (``store.submit_many``, ``sweep_runs.start_sweep``) with this click's
+    idempotency key (``key=``). Returns ``(value, repeated)``: a repeat of the same click queues nothing — the
+    store refuses it — and returns what the first press made (its job or sweep id) with ``repeated`` True, after
+    saying so; a next press is a new click. Other errors are one message, as :func:`guarded` shows them
+    (``(None, False)``)."""
+    import secrets
+
+    from dpcore.jobs import owners
+
+    slot = f"_click_{button_key}"
+    key = st.session_state.setdefault(slot, secrets.token_hex(16))
+
+    def call():
+        try:
+            return fn(*args, key=key, **kwargs), False
+        except owners.AlreadySubmitted as dup:
+            st.session_state.pop(slot, None)
+            st.info("Already queued by your previous click (a double click queues it once). Press again to queue "
+                    "another.", icon=":material/done_all:")
+            return dup.ref, True
+
+    return guarded(call) or (None, False)
+
+
+def manage_box(what: str, name: str, *, key: str, rename, delete) -> bool:
+    """An expander to rename or delete a run or sweep (shown to its owner and admins only). ``rename(new)`` and
+    ``delete()`` are the dpcore calls. Returns True when something changed (the caller reruns the page)."""
+    with st.expander(f"Rename or delete this {what}", icon=":material/edit:"):
+        c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+        new = c1.text_input("Name", value=name, key=f"{key}_name", max_chars=_name_max())
+        if c2.button("Rename", key=f"{key}_rename") and guarded(rename, new) is not None:
+            st.toast(f"Renamed to {textsafe.md(new.strip())}")
+            return True
+        sure = st.checkbox(f"Delete this {what} and its files (cannot be undone)", key=f"{key}_sure")
+        if st.button("Delete", key=f"{key}_delete", disabled=not sure, icon=":material/delete:"):
+            if guarded(lambda: delete() or True):
+                st.toast(f"Deleted: {textsafe.md(name)}")
+                return True
+    return False
+
+
+def _name_max() -> int:
+    from dpcore import limits
+
+    return limits.JOB_NAME_MAX_CHARS

@@ -10,7 +10,7 @@ from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
-from pages._ui import chart, from_url, guarded, required, share_in_url
+from pages._ui import chart, from_url, guarded, job_caller, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
 RISKS = {"tpr": "Membership: TPR at a given FPR", "posterior": "Posterior belief from a prior",
@@ -70,14 +70,14 @@ else:
 utility, sample_rate, steps = None, None, None
 st.markdown("**Utility target**")
 if mechanism == "dpsgd":
-    sweeps = [s for s in (guarded(sweep_runs.list_sweeps) or []) if s.get("status") == "done"]
+    sweeps = [s for s in (guarded(sweep_runs.list_sweeps, caller=job_caller()) or []) if s.get("status") == "done"]
     u1, u2, u3 = st.columns(3)
     names = {"": "No accuracy target"} | {s["id"]: f"{s.get('name') or s['id']} · {s['id']}" for s in sweeps}
     sid = u1.selectbox("Accuracy from a stored sweep", list(names), format_func=lambda k: textsafe.md(names[k]),
                        key="adv_sweep")
     if sid:
         acc = u2.number_input("Test accuracy at least", 0.01, 0.99, 0.8, format="%.3f", key="adv_acc")
-        utility = adv.UtilityTarget("accuracy", accuracy=acc, sweep=sid)
+        utility = adv.UtilityTarget("accuracy", accuracy=acc, sweep=sid, caller=job_caller())
         u3.caption("Read at the lower end of each ε's spread over seeds, at its seeds' median q and steps.")
     else:
         sample_rate = u2.number_input("Sample rate q", 0.0001, 1.0, 0.01, format="%.4f", key="adv_q",

@@ -7,6 +7,7 @@ import streamlit as st
 
 from dpcore import limits as L
 from dpcore.attacks import differencing as dif
+from dpcore.attacks import differencing_dp as dif_dp
 from dpcore.errors import sentence
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
@@ -24,8 +25,8 @@ def _population(n: int, seed: int) -> pd.DataFrame:
 
 @st.cache_data(max_entries=L.CACHE_MAX_ENTRIES, show_spinner=False)
 def _simulate(true_value: float, epsilon: float, k: float, trials: int, seed: int):
-    sim = dif.simulate(true_value, epsilon, k=k, trials=trials, seed=seed)
-    curve = dif.success_curve(true_value, k=k, trials=min(int(trials), 4_000), seed=seed)
+    sim = dif_dp.simulate(true_value, epsilon, k=k, trials=trials, seed=seed)
+    curve = dif_dp.success_curve(true_value, k=k, trials=min(int(trials), 4_000), seed=seed)
     return sim, curve
 
 
@@ -154,6 +155,7 @@ if step < 6:
 
 # --- the same queries with DP ------------------------------------------------------------------------
 st.subheader("The same queries with differential privacy")
+dp_headline = st.empty()  # the DP half's "so what", once the simulation has run
 st.markdown(
     "Now each answer gets random noise sized for **ε per query**: enough that one person's presence barely "
     "changes what comes back. The attacker runs the same subtraction on the noisy answers."
@@ -178,7 +180,7 @@ sim_seed = c4.number_input("Simulation seed", L.SEED_MIN, L.SEED_MAX, value=0, s
                            help="Fixes the simulated noise, so the page shows the same numbers on every run; a real "
                                 "release is never seeded.")
 
-cost = required(dif.privacy_cost, eps)
+cost = required(dif_dp.privacy_cost, eps)
 st.markdown(f"**Privacy cost:** {cost['composition']}. Pure ε-DP (δ = 0) for datasets that differ by adding or "
             "removing one person.",
             help=f"Laplace scales: count {cost['noise_scale_count']:.3g} people, sum "
@@ -186,10 +188,11 @@ st.markdown(f"**Privacy cost:** {cost['composition']}. Pure ε-DP (δ = 0) for d
 
 if st.button("Draw another release", key="dif_release", icon=":material/casino:"):
     st.session_state["dif_release_no"] = state("dif_release_no", 0) + 1
-release = guarded(dif.noisy_release, pop, attack, eps, seed=int(sim_seed) * 1000 + state("dif_release_no", 0))
+release = guarded(dif_dp.noisy_release, pop, attack, eps, seed=int(sim_seed) * 1000 + state("dif_release_no", 0))
 if release is not None:
-    st.markdown("**One release** (drawn with diffprivlib; seeded so the page is reproducible — a real system "
-                "would not seed):")
+    st.markdown("**One example release**, drawn through the release path (whole-number discrete Laplace noise; each "
+                "sum of age − 18 on a public grid of 0.00001 years) but **seeded** so the page is reproducible — "
+                f"{release['label']} (a real release is never seeded):")
     rel = release_table(release["answers"], cost["noise_scale_sum"])
     st.dataframe(rel, hide_index=True, key="dif_release_table")
     table_downloads(rel, "dif_release", key="dif_release_table_dl")
@@ -225,6 +228,16 @@ if res is not None:
                         key="dif_hist")
     with c2:
         chart(figs.success_chart(curve, eps, sim["k_years"]), key="dif_curve")
-    st.caption("Small ε: the estimate is spread over the whole 18–90 range (piling up at the clipping bounds) "
-               "and the attacker learns little. Only at very large ε per query does the exact age come back — "
-               "that is the price of answering the same person's questions with little noise.")
+    st.caption("Why the bars pile up at 18 and 90: the attacker clips every estimate to the public age range 18–90 "
+               "(an age outside it is impossible), so at small ε, where the noise is wider than the range, every "
+               "estimate that would fall outside lands on an end — those bars are clipped guesses, not ages in the "
+               "data. Small ε: the estimate is spread over the whole range and the attacker learns little. Only at "
+               "very large ε per query does the exact age come back — the price of answering the same person's "
+               "questions with little noise.")
+    within, share = f"{sim['k_years']:g} years", f"{sim['success_probability']:.0%}"
+    off, total = f"{sim['mean_abs_error']:.0f} years", f"ε = {cost['total_epsilon']:g}"
+    dp_headline.markdown(headline_md(
+        f"With noise: within ±{unbroken(within)} in {unbroken(share)} of releases",
+        f"At {unbroken(f'ε = {eps:g}')} per query the attacker's estimate is off by {unbroken(off)} on average "
+        f"(without noise it was exact: {unbroken(f'{attack.recovered:g} years')}); the attack's 4 answers cost "
+        f"{unbroken(total)} in total."))

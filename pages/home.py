@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from pages._ui import chart, from_url, guarded, share_in_url, state  # _ui also routes deep links through app.py
+# _ui also routes deep links through app.py
+from pages._ui import chart, from_url, guarded, job_caller, share_in_url, state
 
 from dpcore import claims
 from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
-from dpcore.jobs import store
+from dpcore.jobs import registry, store
 from dpcore.noise.interpret import posterior_bound, privacy_level, reading
 from dpcore.queries import ledger
 
@@ -79,15 +80,16 @@ with st.expander("The formal definition", icon=":material/function:"):
 
 with st.sidebar:
     st.markdown("**Report**")
-    finished = [s for s in sweep_runs.list_sweeps(refresh=False) if s.get("status") == "done"]
+    caller = job_caller()  # the report offers this session's runs and sweeps (and the shared demo), nobody else's
+    finished = [s for s in sweep_runs.list_sweeps(caller=caller, refresh=False) if s.get("status") == "done"]
     sweep_names = {s["id"]: sweep_summary.sweep_title(s) for s in finished}  # named by what they are, never by id
     sweep_id = st.selectbox("Include a privacy–utility sweep", [None, *sweep_names], key="home_report_sweep",
                             format_func=lambda i: "none" if i is None else sweep_names[i],
                             disabled=not finished, help="Finished sweeps from the Privacy–utility page")
     # training runs and query histories: each gets a privacy statement section (reads only; nothing imported
     # beyond the job store and the ledger until the button is pressed)
-    runs = {j["id"]: j.get("label") or j["id"] for j in (guarded(store.list_jobs, group="train", limit=30) or [])
-            if j["status"] == "done"}
+    runs = {j["id"]: j.get("label") or j["id"]
+            for j in (guarded(store.list_jobs, caller=caller, group=registry.TRAIN_GROUP, limit=30) or []) if j["status"] == "done"}
     job_ids = st.multiselect("Include training runs", list(runs), format_func=runs.get, key="home_report_jobs",
                              disabled=not runs, placeholder="none" if runs else "no finished runs yet",
                              help="Finished runs from the DP training page: each adds its privacy statement "
@@ -105,7 +107,7 @@ with st.sidebar:
 
             lgs = [(a, d, books[(a, d)]["n_rows"]) if books[(a, d)]["n_rows"] else (a, d) for a, d in picked]
             st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id,
-                                                           job_ids=job_ids, ledgers=lgs)
+                                                           job_ids=job_ids, ledgers=lgs, caller=caller)
     if state("home_report_html", None):
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
                            "dp-explorer-report.html", "text/html", key="home_report_download",

@@ -4,14 +4,15 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import claims
+from dpcore import limits as L
 from dpcore.data import datasets
 from dpcore.figures import noise as figs
 from dpcore.noise import mechanisms as mech
 from dpcore.noise import teaching
 from dpcore.noise import view as noise_page
 from dpcore.noise.composition import basic_composition
+from dpcore.noise.charge import Neighbour
 from dpcore.noise.interpret import privacy_level
-from dpcore.noise.release import release_answer
 from pages._ui import (chart, from_url, guarded, headline_md, not_private, required, share_in_url, state,
                        table_downloads, unbroken, widget_state)
 
@@ -20,12 +21,21 @@ SIM_SEED = 0  # the simulation is a picture: seeded so the cache never freezes a
 GRID_POINTS = 241  # exact curves: smooth at chart width, light to send and to redraw on every slider move
 TABLE_SEED = 7
 
-NEIGHBOURS = ("Neighbouring datasets here: the same n patients with **one patient's record replaced** (n is "
-              "public). Δ is how far that one replacement can move the answer.")
+NEIGHBOURS = {  # the relation each query's Δ is for: add/remove as on every other page; the MEAN is the exception
+    "count": "Neighbouring datasets here, as on every other page: **one patient's record added or removed**. Δ is "
+             "how far that one record can move the answer.",
+    "sum": "Neighbouring datasets here, as on every other page: **one patient's record added or removed**. Δ is how "
+           "far that one record can move the answer: at most max(|L|, |U|).",
+    "mean": "The exception on this page: the mean keeps the number of rows n **public** and its neighbours have "
+            "**one patient's record replaced** (Δ = (U − L)/n). Under add or remove one record its ε is worth up to "
+            "2ε; the query console's mean (noisy sum / noisy count) has no such exception.",
+    "custom": "Use the Δ of the neighbour relation you claim (add/remove or replace one person): the guarantee holds "
+              "for that relation only.",
+}
 QUERIES = {
     "count": "Count: patients with the rare disease (Δ = 1)",
-    "mean": "Bounded mean of a column (Δ = (U − L)/n)",
-    "sum": "Bounded sum of a column (Δ = U − L)",
+    "mean": "Bounded mean of a column (n public; Δ = (U − L)/n)",
+    "sum": "Bounded sum of a column (Δ = max(|L|, |U|))",
     "custom": "Custom: type a true value and its sensitivity Δ",
 }
 COLUMNS = {"age": "years", "salary": "$"}
@@ -81,25 +91,26 @@ q1, q2, q3 = st.columns([2, 1, 1])
 kind = q1.selectbox("Query on the synthetic medical data", list(QUERIES), format_func=QUERIES.get,
                     index=list(QUERIES).index(from_url("noise_query", list(QUERIES)[0], list(QUERIES))),
                     key="noise_query")
+BIG = L.RELEASE_MAGNITUDE_MAX  # what a release can represent (dpcore.noise.grid.check_release): the widgets' range
 if kind == "custom":
-    value_in = q2.number_input("true value", value=100.0, key="noise_value")
-    sens_in = q3.number_input("sensitivity Δ", value=1.0, key="noise_sens")
+    value_in = q2.number_input("true value", -BIG, BIG, value=100.0, key="noise_value", format="%g")
+    sens_in = q3.number_input("sensitivity Δ", 0.0, BIG, value=1.0, key="noise_sens", format="%g")
     n_in, column, lower, upper = None, "", None, None
 else:
-    n_in = q2.number_input("rows n (public)", value=10_000, step=1_000, key="noise_n")
+    n_in = q2.number_input("rows n (public)", L.NOISE_ROWS_MIN, L.NOISE_ROWS_MAX, value=10_000, step=1_000,
+                           key="noise_n")
     column = "has_rare_disease"
     lower = upper = None
     if kind in ("mean", "sum"):
         column = q3.selectbox("column", list(COLUMNS), key="noise_column", on_change=_reset_bounds)
         b1, b2, b3 = st.columns([1, 1, 2])
-        lower = b1.number_input("public lower bound L", key="noise_lower")
-        upper = b2.number_input("public upper bound U", key="noise_upper")
+        lower = b1.number_input("public lower bound L", -BIG, BIG, key="noise_lower")
+        upper = b2.number_input("public upper bound U", -BIG, BIG, key="noise_upper")
         b3.caption("Values are clamped to [L, U]. The bounds must be **public** (domain knowledge: ages 18–90), "
                    "never read off the data: the private minimum and maximum are themselves statistics one person "
                    "can move, so a sensitivity computed from them would be wrong and would leak.")
 
-st.caption(NEIGHBOURS if kind != "custom" else "Use the Δ of the neighbour relation you claim (add/remove or "
-           "replace one person): the guarantee holds for that relation only.")
+st.caption(NEIGHBOURS[kind])
 
 m1, m2 = st.columns([2, 3])
 mechanism = m1.radio("Mechanism", list(mech.MECHANISMS), format_func=mech.MECHANISM_LABELS.get,
@@ -110,8 +121,8 @@ with m2:
     exact = st.toggle("Type ε and δ exactly", key="noise_exact")
     if exact:
         e1, e2 = st.columns(2)
-        epsilon = e1.number_input("ε", value=1.0, format="%g", key="noise_eps_typed")
-        delta = (e2.number_input("δ", value=1e-5, format="%.1e", key="noise_delta_typed")
+        epsilon = e1.number_input("ε", L.EPSILON_MIN, L.EPSILON_MAX, value=1.0, format="%g", key="noise_eps_typed")
+        delta = (e2.number_input("δ", 0.0, 1.0, value=1e-5, format="%.1e", key="noise_delta_typed")
                  if mechanism != "laplace" else None)
     else:
         eps_grid = list(noise_page.EPSILON_GRID)
@@ -140,34 +151,52 @@ share_in_url(*LINK_KEYS)
 
 # --- compute (cached per setting; the simulation is seeded) -----------------------------------------------------
 if kind == "custom":
-    value, sensitivity, integer, unit = value_in, sens_in, False, "units of the answer"
-    what = "custom value"
+    answer = required(teaching.custom, value_in, sens_in)
+    unit = "units of the answer"
 else:
     answer = required(_query, int(n_in), kind, column, lower, upper)
-    value, sensitivity, integer = answer.true_value, answer.sensitivity, answer.integer
     unit = "patients" if kind == "count" else COLUMNS[column]
-    what = answer.description
+value, sensitivity, integer, what = answer.true_value, answer.sensitivity, answer.integer, answer.description
 
 x_title = f"released answer ({unit})"
 # View and figures: one process-wide cache shared by every viewer (dpcore.figures.noise.page_view).
 view, charts = required(figs.page_view, mechanism, float(epsilon), None if delta is None else float(delta),
                         float(sensitivity), float(value), draws=SIM_DRAWS, seed=SIM_SEED,
-                        grid_points=GRID_POINTS, x_title=x_title, unit=unit)
+                        grid_points=GRID_POINTS, x_title=x_title, unit=unit, integer=integer)
 spec = view.spec
+released = view.released  # what really releases it: the figures a reader quotes (headline, metrics, table agree)
 
 
-def _u(x: float, sign: str = "") -> str:
-    """A number with its unit ("$" goes in front; one patient, not "1 patients")."""
+def _u(x: float, sign: str = "", *, bare: bool = False) -> str:
+    """A number with its unit as people read it: patients as "0.9 patients", "1.4 patients", "10,000 patients"
+    (never "1e+04" or "0.06667"), "$" in front of money. ``bare``: the number alone, written the same way."""
+    if bare:
+        return _u(x).removesuffix(" patients").removesuffix(" patient") if unit == "patients" else f"{x:,.4g}"
     if unit == "$":
-        return f"{sign}${x:,.4g}"
-    return f"{sign}{x:,.4g} {'patient' if unit == 'patients' and f'{x:.4g}' == '1' else unit}"
+        return f"{sign}${x:,.4g}" if abs(x) < 1e4 else f"{sign}${x:,.0f}"
+    if unit == "patients":
+        if x == 0:
+            text = "0"
+        elif abs(x) < 0.01:
+            return f"{sign}under 0.01 patients"
+        elif abs(x) < 1:
+            text = f"{x:.1g}"
+        elif abs(x) < 10:
+            text = f"{x:.1f}".removesuffix(".0")
+        else:
+            text = f"{x:,.0f}"
+        return f"{sign}{text} {'patient' if text == '1' else 'patients'}"
+    return f"{sign}{x:,.4g} {unit}" if abs(x) < 1e4 else f"{sign}{x:,.0f} {unit}"
 
 
+HIDES = {Neighbour.ADD_REMOVE: "whether any one patient is in the data",
+         Neighbour.REPLACE_ONE: "what any one patient's record holds (one record replaced, n public)"}
 with headline:
     st.markdown(headline_md(f"Typical error at {unbroken(f'ε = {spec.epsilon:g}')}: "
-                            f"{unbroken(_u(view.expected_abs_error))}",
+                            f"{unbroken(_u(released.expected_abs_error()))}",
                             f"A released {kind if kind != 'custom' else 'answer'} is typically this far from the true "
-                            "value: the price of hiding whether any one patient is in the data."))
+                            + (f"value: the price of hiding {HIDES[answer.neighbour]}." if kind != "custom" else
+                               "value: the price of hiding any one person under the relation whose Δ you typed.")))
 c = st.columns(5)  # short labels fit five across at 1280 px; the unit is in each help and the sentence below
 in_unit = f"In {unit}."
 c[0].metric("True value", f"{view.value:,.4g}",
@@ -178,18 +207,22 @@ c[1].metric("Sensitivity Δ", f"{spec.sensitivity:,.4g}",
 c[2].metric(f"Noise scale {spec.scale_name}", f"{spec.scale:,.4g}",
             help=(f"{spec.scale_name} = Δ/ε, the Laplace scale. " if mechanism == "laplace" else
                   f"{spec.scale_name}: the Gaussian's standard deviation, calibrated to ε and δ. ") + in_unit)
-c[3].metric("Expected |error|", f"{view.expected_abs_error:,.4g}",
+c[3].metric("Expected |error|", _u(released.expected_abs_error(), bare=True),
             help=f"The average distance between a released answer and the true value. {in_unit}")
-c[4].metric("95% within", f"±{claims.up(view.ci95[1] - view.value)}",  # rounded up: still 95% within
-            help=f"95% of released answers fall within this distance of the true value. {in_unit}")
+half95 = released.halfwidth(0.95)
+c[4].metric("95% within", f"±{claims.up(half95)}",  # rounded up: still 95% within
+            help=f"95% of released answers fall within this distance of the true value. {in_unit}"
+                 + (" ±0: at this ε at least 95% of releases are the exact count — almost no protection, which is "
+                    "what the privacy level says." if half95 == 0 else ""))
 not_private("True value")  # short: a badge does not wrap on a phone
 if kind != "custom" and answer.clamped:
     st.caption(f"{answer.clamped:,} of {answer.n:,} rows lay outside [{answer.lower:g}, {answer.upper:g}] and "
                "were clamped (a count shown for teaching, not private).")
 st.markdown(f"At **ε = {spec.epsilon:g}**" + (f", **δ = {claims.delta(spec.delta)}**" if mechanism != "laplace" else "")
             + f", privacy level **{privacy_level(spec.epsilon)}**: a released answer is typically off by "
-            f"**{_u(view.expected_abs_error)}**, and 95% of releases fall in "
-            f"**[{claims.down(view.ci95[0], 4)}, {claims.up(view.ci95[1], 4)}]** ({unit}).")  # widened, never narrowed
+            f"**{_u(released.expected_abs_error())}**, and 95% of releases fall in "
+            f"**[{claims.down(view.value - half95, 4)}, {claims.up(view.value + half95, 4)}]** ({unit})"  # widened
+            + (": at least 95% of releases are the exact count." if half95 == 0 else "."))
 
 # --- charts ---------------------------------------------------------------------------------------------------
 # The released-answer chart is always drawn; the rest sit in tabs that run only when opened (Streamlit's lazy
@@ -201,11 +234,12 @@ st.subheader("2 · What released answers look like")
 chart(charts["distribution"], key="noise_chart_distribution")
 st.caption(f"The shaded histogram is a **simulation**: {view.draws:,} draws of ordinary random numbers (numpy, "
            f"fixed by seed {view.seed}) to show the shape — not releases. Simulated mean |error| "
-           f"{view.sim_mean_abs_error:,.4g} (exact {view.expected_abs_error:,.4g}); {view.sim_coverage:.1%} of "
-           "simulated draws fall in the 95% interval.")
-if integer and mechanism == "laplace":
-    st.caption("Counts are released with the discrete Laplace (geometric) mechanism: whole numbers with the same "
-               "ε guarantee and almost the same spread as the continuous Laplace curves shown here.")
+           f"{view.sim_mean_abs_error:,.4g} (exact for this curve {view.expected_abs_error:,.4g}); "
+           f"{view.sim_coverage:.1%} of simulated draws fall in its 95% interval.")
+if integer and mechanism != "gaussian-classic":
+    st.caption(f"Counts are released with whole-number noise ({'the discrete Laplace, or geometric, mechanism' if mechanism == 'laplace' else 'the discrete Gaussian'}): the same "
+               "guarantee and almost the same spread as the continuous curves shown here; the figures above and the "
+               "table are the whole-number mechanism's own.")
 
 st.subheader("3 · Look closer")
 compare_tab, why_tab, attack_tab, price_tab = st.tabs(
@@ -221,8 +255,9 @@ if why_tab.open:
     with why_tab:
         chart(charts["why"], key="noise_chart_why")
         if mechanism == "laplace":
+            other = "with it replaced" if answer.neighbour is Neighbour.REPLACE_ONE else "without it"
             st.markdown(f"Whatever answer is released, it was at most **$e^{{\\varepsilon}}$ times more likely** "
-                        f"(ε = {spec.epsilon:g}) with one patient's record than with it replaced: the lower panel "
+                        f"(ε = {spec.epsilon:g}) with one patient's record than {other}: the lower panel "
                         "never leaves the band.")
         else:
             st.markdown(f"Almost every answer is at most $e^{{\\varepsilon}}$ times more likely with one patient's "
@@ -259,14 +294,22 @@ if price_tab.open:
             # A phone shows ~350 px of table: four short columns, the unit in the caption and each header's help;
             # the noise scale (a metric above) and the classic Gaussian's n/a rows are in the downloads only.
             num = st.column_config.NumberColumn
-            st.dataframe(table[table["expected |error|"].notna()], hide_index=True, key="noise_table",
+            rows = table[table["expected |error|"].notna()]
+            if unit == "patients":  # written as the headline writes them ("0.9 patients"), not "0.8509"
+                rows = rows.assign(**{"expected |error|": [_u(x) for x in rows["expected |error|"]],
+                                      "95% within ±": [f"±{x:,.0f}" for x in rows["95% within ±"]]})
+            text = unit == "patients"
+            st.dataframe(rows, hide_index=True, key="noise_table",
                          column_order=TABLE_SHOWN, column_config={
                              "epsilon": num("ε", width=40),
-                             "expected |error|": num("typical error", format="%.4g",
-                                                     help=f"Expected |error| of a released answer, in {unit}."),
-                             "95% within ±": num("95% within ±", format="%.4g",
-                                                 help=f"95% of released answers fall this close, in {unit}."),
+                             "expected |error|": (st.column_config.TextColumn if text else num)(
+                                 "typical error", help=f"Expected |error| of a released answer, in {unit}.",
+                                 **({} if text else {"format": "%.4g"})),
+                             "95% within ±": (st.column_config.TextColumn if text else num)(
+                                 "95% within ±", help=f"95% of released answers fall this close, in {unit}.",
+                                 **({} if text else {"format": "%.4g"})),
                              "privacy level": st.column_config.TextColumn("level")})
+            exact_rows = [f"{e:g}" for e, h in zip(rows["epsilon"], table.loc[rows.index, "95% within ±"]) if h == 0]
             table = table.rename(columns={"epsilon": "ε", "noise scale": f"noise scale ({unit})",
                                           "expected |error|": f"expected |error| ({unit})",
                                           "95% within ±": f"95% within ± ({unit})"})
@@ -274,26 +317,30 @@ if price_tab.open:
                        f"holds 95% of releases, in {unit} (the downloads add the noise scale)."
                        + (" The classic Gaussian is valid only for ε < 1: larger ε are left out."
                           if mechanism == "gaussian-classic" else "")
-                       + (" For a count the table gives the geometric mechanism's figures, which is what the release "
-                          "path draws (whole numbers, slightly less error); the chart and the figures above show the "
-                          "continuous Laplace curve." if integer and mechanism == "laplace" else ""))
+                       + (" For a count the table and the figures above are the whole-number mechanism's, which is what "
+                          "the release path draws; the chart shows the continuous curve."
+                          if integer and mechanism != "gaussian-classic" else "")
+                       + (f" ±0 (ε = {', '.join(exact_rows)}): at least 95% of releases are the exact count — that "
+                          "is why the level says how little it protects." if exact_rows else ""))
             table_downloads(table, "noise_epsilon_table", key="noise_table_dl")
 
 share_in_url(*LINK_KEYS)  # again: on a session's first run the open tab is known only once the tabs are drawn
 
 # --- the safe release path -------------------------------------------------------------------------------------------
 st.subheader("4 · Release one answer")
-st.markdown("Each press draws **one** answer through the safe release path (diffprivlib's floating-point-safe "
-            "samplers with a secure random source, no seed"
-            + ("; a count with Laplace uses the integer geometric mechanism" if integer and mechanism == "laplace"
-               else "") + "). Floating-point-safe: noise added naively to a computer's rounded numbers can give "
-            "the true value away; these samplers do not. "
-            "Every release spends ε again: releasing the same answer k times costs k·ε.")
+st.markdown("Each press draws **one** answer through the safe release path: OpenDP's exact samplers with a secure "
+            "random source, no seed. Only whole numbers get noise — a count as it is, "
+            + ("a sum or mean after each value is rounded to a fine public grid, "
+               if kind in ("sum", "mean") else "a typed value after it is rounded to a fine public grid, "
+               if kind == "custom" else "") + "with discrete "
+            + ("Laplace" if mechanism == "laplace" else "Gaussian") + " noise in whole steps. Floating-point-safe: "
+            "noise added naively to a computer's rounded numbers can give the true value away through its last "
+            "digits; whole-number noise cannot. Every release spends ε again: releasing the same answer k times "
+            "costs k·ε.")
 releases = state("noise_releases", [])
 r1 = r2 = st.container(horizontal=True, gap="small")  # side by side (in two columns 'Forget' stood mid-page)
 if r1.button("Release one answer", key="noise_release", type="primary", icon=":material/lock:"):
-    out = guarded(release_answer, value, mechanism=mechanism, epsilon=spec.epsilon, delta=spec.delta,
-                  sensitivity=spec.sensitivity, integer=integer)
+    out = guarded(teaching.release, answer, mechanism, spec.epsilon, spec.delta)
     if out is not None:
         releases.append({"k": len(releases) + 1, "query": what, "mechanism": mechanism, "epsilon": spec.epsilon,
                          "delta": spec.delta, "released": out})

@@ -1,16 +1,19 @@
-"""Privacy–utility curve: what an ε costs in accuracy, and what it buys against membership inference."""
+"""Privacy–utility curve: what an ε costs in accuracy, and what it buys against membership inference.
+
+Sweeps belong to the session that started them (admins see all); finished runs of the default demo are shared
+with everyone, read-only. A cancelled sweep is never the page's default view."""
 
 import pandas as pd
 import streamlit as st
 
-from dpcore import claims, statement
-from dpcore.errors import sentence
+from dpcore import claims, limits, statement, textsafe
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
 from dpcore.training.config import DATASET_NAMES, MODEL_NAMES, REPRODUCIBLE_LABEL
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import executors, workers
-from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads
+from pages._ui import (admin_box, chart, clicked, from_url, guarded, job_caller, manage_box, required, share_in_url,
+                       submit_once, table_downloads)
 
 D = SweepConfig()
 EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
@@ -45,6 +48,8 @@ st.markdown(
     f"and 100% of the rows."
 )
 
+caller = job_caller()
+
 # ---------------------------------------------------------------------------------------- configure + start
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns([2, 1.5, 1, 1])
@@ -67,7 +72,7 @@ with st.container(border=True):
                                    "non-member pool, to learn what a member's score looks like.")
     train_size = c8.number_input("Training rows", 0, 5000, D.train_size or 0, key="pu_train_size",
                                  help="0 = every training row (the demo). Fewer rows: DP costs more accuracy.")
-    start = c9.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")
+    start = clicked("pu_start", c9.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:"))
     run_on = "local"  # issue 17: the choice appears only when a Ray cluster address is configured
     if "ray" in executors.available_executors():
         run_on = st.radio("Run on", ["local", "ray"], horizontal=True, key="pu_executor",
@@ -82,40 +87,58 @@ with st.container(border=True):
             hidden=D.hidden if model == "mlp" else None).validate())
         if cfg is not None:
             ex = guarded(executors.make_executor, run_on)
-            sid = guarded(sweep_runs.start_sweep, cfg, executor=ex) if ex is not None else None
+            # once per click: a double click starts one sweep (the store refuses the repeated key)
+            sid, repeated = (submit_once("pu_start", sweep_runs.start_sweep, cfg, owner=caller.owner, executor=ex)
+                             if ex is not None else (None, False))
             if sid:
                 st.session_state["pu_current"] = sid
                 st.session_state["pu_sweep"] = sid
-                st.toast(f"Sweep {sid} started: {len(cfg.point_params())} models in the background")
+                if not repeated:
+                    st.toast(f"Sweep started: {len(cfg.point_params())} models in the background")
     st.caption(f"The sweep runs as background jobs in worker processes (parallel), baselines first; closing the "
                f"tab loses nothing. Training settings: batch {D.batch_size}, learning rate {D.lr}, clip {D.clip}, "
                f"δ = {claims.delta(D.delta)} (add/remove one record), accountant PRV (privacy-loss random variables, "
                f"a tight bound), {D.canaries} canaries, size control at ε = {D.size_epsilon:g}; the non-private "
                f"baselines train {D.baseline_scale:g}× the epochs from {D.baseline_scale:g}× the learning rate, "
                f"decaying linearly (their best accuracy; the DP models' settings and accounting are untouched). "
-               f"Sampling and noise come from a secure source and are never stored.")
+               f"Sampling and noise come from a secure source and are never stored. Your sweeps are yours: only "
+               f"this browser session (and an admin) sees them; finished runs of the default demo are shared with "
+               f"everyone. One click trains at most {limits.SWEEP_MAX_TRAININGS:,} models.")
 
 # ---------------------------------------------------------------------------------------- choose a sweep
-stored = required(sweep_runs.list_sweeps)
-if not stored:
+stored = required(sweep_runs.list_sweeps, caller=caller)
+ids = [s["id"] for s in stored]
+if "pu_sweep" not in st.session_state and from_url("pu_sweep", ""):
+    linked = from_url("pu_sweep", "")
+    if linked in ids:
+        st.session_state["pu_sweep"] = linked  # a shared link to one sweep this session may see
+    else:  # someone else's, or gone: nothing of it is shown
+        st.warning("The sweep in this link is not yours (or no longer exists): only the session that started it, or "
+                   "an admin, can see it — finished runs of the default demo excepted.", icon=":material/lock:")
+if st.session_state.get("pu_sweep") not in ids:
+    # never someone's cancelled sweep: this session's newest, else the newest finished shared demo
+    st.session_state["pu_sweep"] = sweep_runs.default_view(stored, caller, st.session_state.get("pu_current"))
+if st.session_state.get("pu_sweep") is None:
     st.info("No sweep yet, so no curve: press **Start sweep** to run the default demo (about two minutes on 2 "
             "cores). The 88% and 97% above are what earlier runs of this default measured; your sweep measures "
             "them again, with its own noise, and draws every point.", icon=":material/play_circle:")
-    st.stop()
-ids = [s["id"] for s in stored]
-names = {s["id"]: f"{s['name']} · {s['id']}" for s in stored}
-if "pu_sweep" not in st.session_state and from_url("pu_sweep", "") in ids:
-    st.session_state["pu_sweep"] = from_url("pu_sweep", "")  # a shared link to one sweep
-if st.session_state.get("pu_sweep") not in ids:
-    st.session_state["pu_sweep"] = st.session_state.get("pu_current") if st.session_state.get("pu_current") in ids \
-        else ids[0]
+    if not ids:
+        admin_box("pu_admin")
+        st.stop()
+by_id = {s["id"]: s for s in stored}
+# names are distinct per owner; someone else's (a shared demo, or everyone's for an admin) says so
+names = {s["id"]: s["name"] if s["mine"] else f"{s['name']} ({'shared demo' if s['shared'] else 'not yours'})"
+         for s in stored}
 cs1, cs2 = st.columns([3, 2])
-sweep_id = cs1.selectbox("Sweep", ids, format_func=names.get, key="pu_sweep")
+sweep_id = cs1.selectbox("Sweep", ids, format_func=names.get, key="pu_sweep", placeholder="Choose a stored sweep")
 share_in_url("pu_sweep")
+if sweep_id is None:
+    admin_box("pu_admin")
+    st.stop()
 compare = cs2.multiselect("Compare with stored sweeps", [i for i in ids if i != sweep_id], format_func=names.get,
                           key="pu_compare")
 
-status0 = required(sweep_runs.state, sweep_id)
+status0 = required(sweep_runs.state, sweep_id, caller=caller)
 if status0["status"] == "running":
     workers.ensure_workers(2)
 
@@ -153,22 +176,31 @@ def headline(result: dict) -> None:
 
 @st.fragment(run_every=1.5 if status0["status"] == "running" else None)
 def show_sweep(sid: str, was_running: bool) -> None:
-    s = guarded(sweep_runs.state, sid)
+    s = guarded(sweep_runs.state, sid, caller=caller)
     if s is None:
         return
     result = s["result"]
+    mine = caller.may_change(s["owner"])
     if s["status"] == "running":
         st.progress(min(s["fraction"], 1.0), text=f"{s['done']} of {s['total']} models finished"
                     + (f" · running: {', '.join(r['text'] for r in s['running'][:2])}" if s["running"] else ""))
-        if st.button("Cancel sweep", key="pu_cancel", icon=":material/stop:"):
-            sweep_runs.cancel(sid)
+        if mine and st.button("Cancel sweep", key="pu_cancel", icon=":material/stop:"):
+            guarded(sweep_runs.cancel, sid, caller=caller)
     elif was_running:
         st.rerun(scope="app")  # finished: stop polling
     else:
-        st.caption(f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models.")
-    for f in s["failed"]:
-        which = "baseline" if f["epsilon"] is None else f"ε = {f['epsilon']:g}"
-        st.warning(sentence(f"{which} seed {f['seed']}: {f['error']}"))  # "Baseline seed 0: …", as an error box
+        st.caption(f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models."
+                   + ("" if mine else " A shared demo sweep: everyone sees it; only whoever started it (or an admin) "
+                                      "can rename or delete it."))
+    problems = sweep_runs.problems(s)  # one summary, not a box per model (a cancelled sweep had 31)
+    if problems:
+        st.warning(textsafe.md_message(" ".join(problems)))
+    if mine and s["status"] != "running":
+        if manage_box("sweep", s.get("name") or sid, key=f"pu_manage_{sid}",
+                      rename=lambda new: sweep_runs.rename(sid, new, caller=caller),
+                      delete=lambda: sweep_runs.delete(sid, caller=caller)):
+            st.session_state.pop("pu_current", None)
+            st.rerun(scope="app")
     if not result["points"] and not result["baseline"]:
         st.info("Waiting for the first model (the non-private baseline comes first)…")
         return
@@ -256,7 +288,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
                    "non-members it flags wrongly; AUC 0.5 is guessing; SD: standard deviation.")
         table_downloads(df.rename(columns=sweep_summary.column_label), f"sweep-{sid}", key="pu_dl")
     if compare:
-        others = {names[i]: (sweep_runs.state(i) or {}).get("result") for i in compare}
+        others = {names[i]: (guarded(sweep_runs.state, i, caller=caller) or {}).get("result") for i in compare}
         others = {k: v for k, v in others.items() if v}
         others[names[sid]] = result
         c1, c2 = st.columns(2)
@@ -265,3 +297,4 @@ def show_sweep(sid: str, was_running: bool) -> None:
 
 
 show_sweep(sweep_id, status0["status"] == "running")
+admin_box("pu_admin")

@@ -28,7 +28,9 @@ DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, 
 SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps", "qc_mech", "qc_delta", "qc_lo", "qc_hi")  # never the analyst
 OPTIONS = {"qc_kind": list(KINDS), "qc_mech": list(mechanisms.QUERY_MECHANISMS), "qc_delta": DELTA_CHOICES}
 RANGES = {"qc_n": (limits.QUERY_CONSOLE_MIN_ROWS, limits.QUERY_CONSOLE_MAX_ROWS),
-          "qc_seed": (0, limits.QUERY_CONSOLE_SEED_MAX), "qc_eps": (0.0, limits.QUERY_EPSILON_MAX)}
+          "qc_seed": (0, limits.QUERY_CONSOLE_SEED_MAX), "qc_eps": (0.0, limits.QUERY_EPSILON_MAX),
+          "qc_lo": (-limits.RELEASE_MAGNITUDE_MAX, limits.RELEASE_MAGNITUDE_MAX),
+          "qc_hi": (-limits.RELEASE_MAGNITUDE_MAX, limits.RELEASE_MAGNITUDE_MAX)}
 # Held in session state, not value=: callbacks set some, and a run waiting for an upload draws none of them.
 widget_state(DEFAULTS, shared=SHARED, options=OPTIONS, ranges=RANGES)
 if st.session_state["qc_kind"] not in KINDS:
@@ -193,8 +195,9 @@ else:
         b3.caption("Categories come from the column's declared type (public).")
     if needs_bounds:
         l1, l2 = b3.columns(2)
-        kw["bounds"] = (l1.number_input("Public lower bound", key="qc_lo"),
-                        l2.number_input("Public upper bound", key="qc_hi"))
+        big = limits.RELEASE_MAGNITUDE_MAX  # what a release can represent (dpcore.noise.grid.check_release)
+        kw["bounds"] = (l1.number_input("Public lower bound", -big, big, key="qc_lo"),
+                        l2.number_input("Public upper bound", -big, big, key="qc_hi"))
         if kind == "histogram":
             kw["bins"] = b3.number_input("Bins", min_value=1, max_value=limits.QUERY_MAX_BINS, key="qc_bins")
     if kind == "mean":
@@ -261,8 +264,10 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
     spent_how = (f"When first drawn: {a['cost_note']}; this time it is the stored answer, free" if r["reused"]
                  else f"How ε is spent: {a['cost_note']}")  # "ε spent now 0" sat above "ε = 0.1 on one count"
     note = a["interval_note"]  # "Interval: 95% noise interval: …" said it twice
-    st.caption(f"{spent_how}. {note if note.startswith('95%') else 'Interval: ' + note}. "
-               + "Drawn with a cryptographically secure random source (diffprivlib); never stored or shown.")
+    grid = f" Rounding: {md(a['grid']['note'])}." if a.get("grid") else ""  # a SUM or MEAN states its grid
+    st.caption(f"{spent_how}. {note if note.startswith('95%') else 'Interval: ' + note}.{grid} "
+               + "Whole-number noise drawn by OpenDP's exact samplers from a cryptographically secure random source; "
+                 "never stored or shown.")
 
 # --- budget and history --------------------------------------------------------------------------------
 st.subheader("Budget and ledger")

@@ -1,5 +1,10 @@
 """Train a model with DP-SGD (Opacus) or the non-private baseline, as a background job, and read the
-honest privacy bill of the finished run."""
+honest privacy bill of the finished run. Runs belong to the session that started them (and admins see all):
+the picker, a link's run, Cancel, downloads, rename and delete go through the job store's ownership checks.
+
+Over 400 lines: one page's flow (the form, the run picker, the running job, the finished run's bill). Issue 28
+asks to split it; that is left until this round's parallel edits of the page (public bounds, RMIA, export) are
+merged, so the split is made once, on the whole page."""
 
 import json
 
@@ -9,17 +14,18 @@ import streamlit as st
 from dpcore import claims, limits
 from dpcore.sweep import summary as sweep_summary
 from dpcore.figures import training as figs
-from dpcore.jobs import display, registry, store, workers
+from dpcore.errors import JobError
+from dpcore.jobs import display, owners, registry, store, workers
 from dpcore.training.config import (DATASET_NAMES, MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
                                     dataset_name, model_name, recommended)
 from dpcore.training.data import release_uploads, save_upload, upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
 from dpcore.textsafe import md, md_message
-from pages._ui import chart, from_url, guarded, required, share_in_url, table_downloads, widget_state
+from pages._ui import (admin_box, chart, clicked, from_url, guarded, job_caller, manage_box, required,
+                       share_in_url, submit_once, table_downloads, widget_state)
 
-TARGET = registry.TRAIN
-GROUP = "train"
+TARGET, GROUP = registry.TRAIN, registry.TRAIN_GROUP
 # Option labels short enough for a third of the form at 1280 px; the details are in the widgets' help.
 DATASETS = {**DATASET_NAMES, "csv": "Upload a CSV"}  # the option says what to do; elsewhere "Uploaded CSV"
 DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical: a 10,000-row extract. "
@@ -65,6 +71,36 @@ acc_text = sweep_summary.accuracy_text
 RELATION = "add/remove one record"
 
 
+def _form_from(params: dict) -> None:
+    """The form takes a run's settings, so the form and the run shown below it agree (a link, the run picker)."""
+    ds = str(params.get("dataset") or "")
+    kind = ds.split(":", 1)[0]
+    kind = "csv" if kind in ("csv", "upload") else kind
+    if kind not in DATASETS:
+        return
+    st.session_state["tr_dataset"] = kind
+    if kind == "mnist":
+        st.session_state["tr_mnist_path"] = ds.split(":", 1)[1] if ":" in ds else ""
+    if params.get("model") in _models_for(kind):
+        st.session_state["tr_model"] = params["model"]
+    if kind == "medical" and params.get("target") in MEDICAL_TARGETS:
+        st.session_state["tr_target"] = params["target"]
+    if params.get("epsilon") is not None:
+        st.session_state["tr_privacy_mode"], st.session_state["tr_eps"] = "target ε", float(params["epsilon"])
+    elif params.get("noise_multiplier") is not None:
+        st.session_state["tr_privacy_mode"] = "noise multiplier σ"
+        st.session_state["tr_sigma"] = float(params["noise_multiplier"])
+    for k in HYPER:
+        if params.get(k) is not None:
+            st.session_state[f"tr_{k}"] = params[k]
+    for k, cast in (("delta", float), ("seed", int)):
+        if params.get(k) is not None:
+            st.session_state[f"tr_{k}"] = cast(params[k])
+    if params.get("accountant") in ("prv", "rdp"):
+        st.session_state["tr_accountant"] = params["accountant"]
+    st.session_state["tr_train_size"] = int(params.get("train_size") or 0)
+
+
 def _release_uploads() -> None:
     """Uploads no queued or running job needs are deleted (finished, cancelled or deleted jobs keep none)."""
     try:
@@ -82,11 +118,32 @@ st.markdown(
 st.caption(
     "DP-SGD (Opacus) clips each example's influence and adds noise; the twin has the same model, data split and "
     f"epochs without it. ε is the accountant's upper bound for the run's own noise, sampling and steps, with δ "
-    f"beside it; neighbouring datasets differ by one record ({RELATION}). Training runs in a background worker: "
-    "leave, reload or open a second tab — nothing is lost. The seed fixes only the data split and the starting "
+    f"beside it; neighbouring datasets differ by one record ({RELATION}). Training runs in a background worker, "
+    "so leaving the page stops nothing. Your runs are yours: only this browser session (and an admin) sees their "
+    "results — a reload or another tab is a new session. The seed fixes only the data split and the starting "
     "weights; sampling and noise come from a secure source that is never stored."
 )
 _release_uploads()
+caller = job_caller()
+
+# A link to one run (?tr_pick=ID): shown only to its owner (and admins); the form takes its settings.
+def _linked(job_id: str):
+    """The run a link names, if this session may see it; else a warning that shows nothing of it."""
+    try:
+        return store.get(job_id, caller=caller, history=False)
+    except owners.NotYours:
+        st.warning("The run in this link is not yours: only the session that started it (or an admin) can see it. "
+                   "Start your own below.", icon=":material/lock:")
+    except JobError:
+        st.warning("The link names no run that exists (it may have been deleted).")
+    return None
+
+
+if "tr_pick" not in st.session_state and from_url("tr_pick", ""):
+    linked = guarded(_linked, from_url("tr_pick", ""))  # a storage fault: one message
+    if linked is not None and linked.group == GROUP:
+        st.session_state["tr_pick"] = linked.id
+        _form_from(linked.params)
 
 # ---------------------------------------------------------------------------------------------- the form
 with st.container(border=True):
@@ -164,22 +221,25 @@ with st.container(border=True):
               "optimizer": optimizer, "accountant": accountant, "seed": int(seed),
               "train_size": int(train_size) or None}
     b1, b2, _ = st.columns([1.4, 1.4, 2.5])
-    go_dp = b1.button("Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
-                      help="Trains the DP model and its non-private twin together, then shows what DP costs.")
+    go_dp = clicked("tr_train_dp", b1.button(
+        "Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
+        help="Trains the DP model and its non-private twin together, then shows what DP costs."))
     # a non-private run for comparison: an icon that says compare, not an (open) lock that reads as privacy
-    go_base = b2.button("Baseline only", key="tr_train_base", icon=":material/compare_arrows:",
-                        help="Trains only the non-private model (no DP, ε = ∞), for comparison.")
+    go_base = clicked("tr_train_base", b2.button(
+        "Baseline only", key="tr_train_base", icon=":material/compare_arrows:",
+        help="Trains only the non-private model (no DP, ε = ∞), for comparison."))
 
 
 def _with_upload(p: dict) -> dict | None:
-    """Job params with the upload stored for the job (only now, after it was validated in memory)."""
+    """Job params with the upload stored for the job (only now, after it was validated in memory), named by an
+    opaque reference (``upload:<ref>``): the job's parameters never hold the server's path."""
     if not str(p.get("dataset", "")).startswith("csv:"):
         return p
     if upload_bytes is None:
         st.error("Upload a CSV file first.")
         return None
-    path = guarded(save_upload, upload_bytes)
-    return None if path is None else {**p, "dataset": f"csv:{path}"}
+    ref = guarded(save_upload, upload_bytes)
+    return None if ref is None else {**p, "dataset": ref}
 
 
 def _label(cfg) -> str:
@@ -188,7 +248,9 @@ def _label(cfg) -> str:
         else (f"σ={cfg.noise_multiplier:g}" if cfg.noise_multiplier is not None else "non-private"))
 
 
-def _submit(p: dict, show: bool = True, with_baseline: bool = False) -> None:
+def _submit(p: dict, button: str, show: bool = True, with_baseline: bool = False) -> None:
+    """Queue the run (and its twin) for this session, once per click: the pair goes in all or none, and a
+    double click's second press queues nothing (the store refuses its repeated key)."""
     p = _with_upload(p)
     if p is None:
         return
@@ -196,26 +258,35 @@ def _submit(p: dict, show: bool = True, with_baseline: bool = False) -> None:
     if cfg is None or guarded(preflight, cfg) is None:
         _release_uploads()  # a refused run keeps nothing on disk
         return
-    job_id = guarded(store.submit, TARGET, cfg.to_dict(), group=GROUP, label=_label(cfg))
-    if job_id and with_baseline and cfg.private:
+    units = [(TARGET, cfg.to_dict(), _label(cfg))]
+    if with_baseline and cfg.private and _find_baseline(cfg.to_dict(), ACTIVE + ("done",)) is None:
         base = cfg.baseline()
-        if _find_baseline(cfg.to_dict(), ("queued", "running", "done")) is None:
-            guarded(store.submit, TARGET, base.to_dict(), group=GROUP, label=_label(base) + " (twin)")
-    if job_id:
-        workers.ensure_workers(2)
-        if show:
-            st.session_state["tr_new_job"] = job_id
-        st.toast(f"Job {job_id} queued: {_label(cfg)}" + (" and its non-private twin" if with_baseline else ""))
+        units.append((TARGET, base.to_dict(), _label(base) + " (twin)"))
+    ids, repeated = submit_once(button, store.submit_many, units, owner=caller.owner, group=GROUP)
+    if not ids:
+        _release_uploads()
+        return
+    job_id = ids if repeated else ids[0]
+    workers.ensure_workers(2)
+    if show:
+        st.session_state["tr_new_job"] = job_id
+    if not repeated:
+        st.toast(f"Queued: {_label(cfg)}" + (" and its non-private twin" if len(units) > 1 else ""))
 
 
-def _find_baseline(params: dict, statuses=("done",)) -> dict | None:
-    """The newest non-private baseline with the same model, split and epochs, in one of ``statuses``."""
+ACTIVE = ("queued", "running")
+
+
+def _find_baseline(params: dict, statuses=("done",), owner: str | None = None) -> dict | None:
+    """The newest non-private baseline of the same owner with the same model, split and epochs, in one of
+    ``statuses``."""
     try:
         want = baseline_params(params)
     except Exception:  # noqa: BLE001 - an old or foreign job
         return None
-    for j in store.list_jobs(group=GROUP, limit=100):
-        if j["status"] in statuses and j["params"] == want:
+    owner = owner or caller.owner
+    for j in store.list_jobs(caller=caller, group=GROUP, limit=100):
+        if j["status"] in statuses and j["params"] == want and j.owner == owner:
             return j
     return None
 
@@ -224,40 +295,55 @@ if go_dp:
     if params["epsilon"] is None and params["noise_multiplier"] is None:
         st.error("Set a target ε or a noise multiplier σ.")
     else:
-        _submit(params, with_baseline=True)
+        _submit(params, "tr_train_dp", with_baseline=True)
 if go_base:
-    _submit({**params, "epsilon": None, "noise_multiplier": None})
+    _submit({**params, "epsilon": None, "noise_multiplier": None}, "tr_train_base")
 
 # ---------------------------------------------------------------------------------------------- one job
-recent = required(store.list_jobs, group=GROUP, limit=30)
+recent = list(required(store.list_jobs, caller=caller, group=GROUP, limit=30))
+if st.session_state.get("tr_pick") and st.session_state["tr_pick"] not in [j.id for j in recent]:
+    try:  # a linked run older than the 30 newest: still this session's (or an admin's) to see
+        recent.append(store.get(st.session_state["tr_pick"], caller=caller, history=False))
+    except (JobError, OSError):
+        pass
 if not recent:
-    st.info("No training run yet. Press **Train DP + baseline** (a few seconds for breast cancer).")
+    st.info("No training run yet in this session. Press **Train DP + baseline** (a few seconds for breast cancer).")
+    admin_box("tr_admin")
     st.stop()
 ids = [j["id"] for j in recent]
+by_id = {j.id: j for j in recent}
 new_job = st.session_state.pop("tr_new_job", None)
 if new_job in ids:
     st.session_state["tr_pick"] = new_job  # a new submission: show it
-if "tr_pick" not in st.session_state and from_url("tr_pick", "") in ids:
-    st.session_state["tr_pick"] = from_url("tr_pick", "")  # a shared link to one run
 if st.session_state.get("tr_pick") not in ids:
     # default: the newest private run (the comparison view), not its twin baseline submitted after it
     private = [j["id"] for j in recent if (j.get("params") or {}).get("epsilon") is not None
                or (j.get("params") or {}).get("noise_multiplier") is not None]
     st.session_state["tr_pick"] = private[0] if private else ids[0]
+
+
+def _on_pick() -> None:
+    """Another run picked: the form shows its settings."""
+    job = by_id.get(st.session_state.get("tr_pick"))
+    if job is not None:
+        _form_from(job.params)
+
+
 # The picker's labels never carry the status: a select box keeps showing the label it was opened with, so a
-# status in it stayed on "queued" while the job ran and finished. The status is drawn fresh beside it.
-names = {j["id"]: f"{j['label']} · {j['id']}" for j in recent}
+# status in it stayed on "queued" while the job ran and finished. The status is drawn fresh beside it. Names are
+# distinct per owner; an admin's list (several owners) adds the id where two read the same.
+labels = [j["label"] or j["id"] for j in recent]
+names = {j["id"]: (lb if labels.count(lb) == 1 else f"{lb} · {j['id']}") for j, lb in zip(recent, labels)}
 pick_col, status_col = st.columns([4, 1], vertical_alignment="bottom")
-job_id = pick_col.selectbox("Run", ids, format_func=names.get, key="tr_pick")
+job_id = pick_col.selectbox("Run", ids, format_func=names.get, key="tr_pick", on_change=_on_pick)
 share_in_url("tr_pick")
-first = required(store.get, job_id, history=False)
+first = required(store.get, job_id, caller=caller, history=False)
 STATUS_WORDS = {"queued": "queued", "running": "running", "done": "done", "failed": "failed",
                 "cancelled": "cancelled"}
 status_col.markdown(f"Status: **{STATUS_WORDS.get(first['status'], first['status'])}**")
-ACTIVE = ("queued", "running")
 _private_first = (first.get("params") or {}).get("epsilon") is not None or \
     (first.get("params") or {}).get("noise_multiplier") is not None
-twin0 = _find_baseline(first["params"], ACTIVE + ("done",)) if _private_first else None
+twin0 = _find_baseline(first["params"], ACTIVE + ("done",), first.owner) if _private_first else None
 polling = first["status"] in ACTIVE or (twin0 is not None and twin0["status"] in ACTIVE)
 if polling:
     workers.ensure_workers(2)
@@ -265,7 +351,7 @@ if polling:
 
 def _baseline_for(job: dict) -> dict | None:
     """The newest finished non-private baseline with the same model, split and epochs."""
-    return _find_baseline(job["params"], ("done",))
+    return _find_baseline(job["params"], ("done",), job.get("owner"))
 
 
 def _fmt(v, spec=".3f", none="—"):
@@ -342,9 +428,9 @@ def _show_finished(job: dict, twin: dict | None) -> None:
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
         if bm is None and (twin is None or twin["status"] not in ACTIVE):
-            if st.button("Train the matching non-private baseline", key="tr_train_pair",
-                         icon=":material/compare_arrows:"):
-                _submit(baseline_params(job["params"]), show=False)  # stay here: compare when done
+            if clicked("tr_train_pair", st.button("Train the matching non-private baseline", key="tr_train_pair",
+                                                  icon=":material/compare_arrows:")):
+                _submit(baseline_params(job["params"]), "tr_train_pair", show=False)  # stay: compare when done
                 st.rerun(scope="app")
     elif private:  # diffprivlib
         k3.metric("ε (pure, diffprivlib)", claims.up(m.epsilon), help=f"δ = 0, {RELATION}.")
@@ -367,7 +453,7 @@ def _show_finished(job: dict, twin: dict | None) -> None:
     d1.download_button("Metrics (JSON)", json.dumps(stored, indent=2).encode(), f"run-{job['id']}.json",
                        "application/json", key="tr_dl_metrics", icon=":material/download:")
     wname = stored.get("weights_file")
-    wpath = store.result_path(job["id"], wname) if wname else None
+    wpath = guarded(store.result_path, job["id"], wname, caller=caller) if wname else None
     if wpath is not None and wpath.exists():
         d2.download_button("Model weights", wpath.read_bytes(), f"model-{job['id']}{wpath.suffix}",
                            "application/octet-stream", key="tr_dl_weights", icon=":material/download:")
@@ -375,7 +461,7 @@ def _show_finished(job: dict, twin: dict | None) -> None:
         from dpcore import statement
         from dpcore.figures import advisor as adv_figs
 
-        stmt = guarded(statement.for_job, job["id"])
+        stmt = guarded(statement.for_job, job["id"], caller=caller)
         if stmt:
             chart(adv_figs.statement_tradeoff_chart(stmt), key="tr_fig_tradeoff")
             st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
@@ -389,12 +475,12 @@ def _state(job: dict | None) -> str | None:
 
 @st.fragment(run_every=1.0 if polling else None)
 def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
-    v = guarded(display.view, jid)
+    v = guarded(display.view, jid, caller=caller)
     if v is None:
         return
     job = v["job"]
     status = job["status"]
-    twin = _find_baseline(job["params"], ACTIVE + ("done",)) if _private_first else None
+    twin = _find_baseline(job["params"], ACTIVE + ("done",), job.owner) if _private_first else None
     if status != status0 or _state(twin) != twin_status0:
         # the run (or its twin) moved on: redraw the whole page so the run picker's label and the
         # polling follow (queued -> running -> done / cancelled)
@@ -402,8 +488,8 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
         return
     if status in ACTIVE:
         st.progress(v["fraction"] or 0.0, text=v["text"])
-        if st.button("Cancel", key="tr_cancel", icon=":material/stop:"):
-            guarded(store.cancel, jid)
+        if caller.may_change(job.owner) and st.button("Cancel", key="tr_cancel", icon=":material/stop:"):
+            guarded(store.cancel, jid, caller=caller)
             st.rerun(scope="app")
     if status == "failed":
         st.error(f"The run failed: {job['error']}")
@@ -429,6 +515,21 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
                        "diamond), so it can end a little above a target that the diamond meets.")
     elif status in ACTIVE:
         st.info("Waiting for the first epoch…" if status == "running" else "Queued: waiting for a worker…")
+    if status not in ACTIVE and caller.may_change(job.owner):
+        if manage_box("run", job["label"] or jid, key=f"tr_manage_{jid}",
+                      rename=lambda new: store.rename(jid, new, caller=caller),
+                      delete=lambda: store.delete(jid, caller=caller)):
+            if not store_has(jid):
+                st.session_state.pop("tr_pick", None)
+            st.rerun(scope="app")
+
+
+def store_has(jid: str) -> bool:
+    try:
+        store.get(jid, caller=caller, history=False)
+    except JobError:
+        return False
+    return True
 
 
 show_job(job_id, first["status"], _state(twin0))
@@ -441,7 +542,7 @@ with st.expander("Recent runs", expanded=False):
         # words and rounded numbers, "—" where a run has none (a table of "None" read as broken); the id last
         eps = ("—" if r is None else claims.up(r.epsilon) if r.epsilon is not None
                else "∞ (no DP)" if not r.private else "—")
-        rows.append({"run": j["label"], "status": j["status"],
+        rows.append({"run": j["label"] or j["id"], "status": j["status"],
                      "test accuracy": acc_text(r.test_accuracy) if r else "—", "ε": eps,
                      "δ": claims.delta(r.delta) if r and r.delta else "—",
                      "σ": f"{r.noise_multiplier:.3g}" if r and r.noise_multiplier is not None else "—",
@@ -451,3 +552,4 @@ with st.expander("Recent runs", expanded=False):
                      "error": j.get("error") or "", "id": j["id"]})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="tr_recent")
     table_downloads(pd.DataFrame(rows), "tr_recent", key="tr_recent_dl")
+admin_box("tr_admin")

@@ -8,8 +8,9 @@
   guarantee; shown beside DP).
 * :mod:`dpcore.attacks.reidentification` -- the re-identification story computed once for the page and the
   HTML report, from the two modules above.
-* :mod:`dpcore.attacks.differencing` -- the differencing attack on an aggregates-only interface, with and
-  without Laplace noise.
+* :mod:`dpcore.attacks.differencing` -- the differencing attack on an aggregates-only interface (exact answers);
+  :mod:`dpcore.attacks.differencing_dp` -- the same attack against a noisy interface (the release through
+  :mod:`dpcore.noise.release`, its cost, the simulated estimates).
 * :mod:`dpcore.attacks.mia` -- membership inference on a trained model (threshold, loss, LiRA-style
   attacks); :mod:`dpcore.attacks.audit` -- the empirical epsilon an attack proves (Clopper-Pearson bounds,
   one-run audits) and the ceiling DP puts on any attack.

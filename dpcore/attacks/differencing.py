@@ -9,25 +9,10 @@ people. The attacker knows the target's name and asks, for a large group G the t
 and recovers the target's exact age as ``x·c1 − y·c2`` (e.g. 49.5·96 − 49·95 = 97). Both groups are
 large, so every query is allowed.
 
-With differential privacy each answer gets Laplace noise. The noisy interface releases, per group,
-
-* ``COUNT'`` = COUNT + discrete Laplace noise of scale 1/ε (geometric mechanism; one person changes a
-  count by at most 1), and
-* ``AVG' = 18 + SUM'/max(COUNT', 1)`` with ``SUM' = Σ clip(age − 18, 0, 72) + Lap(72/ε)``: ages are
-  shifted by the public lower bound 18, so adding or removing one person changes the sum by at most
-  ``Δ = 90 − 18 = 72``. AVG' is post-processing of SUM' and COUNT' and costs only the SUM's ε.
-
-The noisy interface has no minimum group size: a refusal decided on the exact count would itself leak
-(it is not DP), and the noise already covers small groups. Each of the attacker's 4 queries spends ε;
-the groups overlap, so by sequential composition the attack as a whole is ``4ε``-DP. The target is
-only in the first group, so the target's own privacy loss is at most ``2ε``. The attacker's best estimate undoes the division (the rule is public):
-``(AVG'₁ − 18)·max(COUNT'₁, 1) − (AVG'₂ − 18)·max(COUNT'₂, 1) + 18 = age + L₁ − L₂`` with
-``Lᵢ ~ Lap(72/ε)``, clipped to the public bounds 18–90. Unclipped, ``P(|error| ≤ k)`` is exactly
-``1 − e^{−k/b}(1 + k/(2b))`` with ``b = 72/ε`` (difference of two Laplace variables); clipping can only help
-the attacker, so the simulated rate is at least this.
-
-One example release is drawn through :mod:`dpcore.noise.release` (diffprivlib); the distribution over many
-releases is a plain-numpy *simulation* (vectorised, seeded).
+This module is the attack on exact answers: the population, WHERE clauses, the size-restricted interface, the
+choice of target and group, and :func:`run_attack`. The same attack against a differentially private interface —
+the noisy release, its cost and the simulation of the attacker's estimate — is :mod:`dpcore.attacks.differencing_dp`
+(split by idea: the attack, and what noise does to it).
 """
 
 from __future__ import annotations
@@ -42,23 +27,15 @@ from .. import limits
 from ..data import datasets
 from ..data.filters import Condition, mask_any
 from ..errors import DPError
-from ..noise.release import release_count, release_value
-from ..validation import _as_float, check_epsilon, check_positive_int
+from ..validation import check_positive_int
 from .reidentification import label as column_label
 
-#: Public bounds of the attacked column (domain knowledge, not the data's min/max).
-AGE_LOW, AGE_HIGH = datasets.PUBLIC_BOUNDS["age"]
-SUM_SENSITIVITY = AGE_HIGH - AGE_LOW  # 72: one person moves Σ(age − 18) by at most this
-COUNT_SENSITIVITY = 1.0
-QUERIES_PER_ATTACK = 4  # COUNT and AVG for two groups
 
 DEFAULT_N = 5_000
 DEFAULT_SEED = 2  # with n = 5000 this population holds exactly one "Jan Kees" and 96 Peters
 DEFAULT_MIN_GROUP = 50
 DEFAULT_TARGET_NAME = "Jan Kees"
 DEFAULT_GROUP_FIRST_NAME = "Peter"
-MAX_TRIALS = limits.DIFFERENCING_MAX_TRIALS
-MAX_CURVE_CELLS = limits.DIFFERENCING_MAX_CURVE_CELLS  # epsilons × trials in one vectorised simulation
 
 #: Columns an attacker may use in WHERE clauses (the interface's schema).
 QUERY_COLUMNS = ["name", "first_name", "last_name", "sex", "zip_code", "ethnicity", "birth_year", "age"]
@@ -247,20 +224,6 @@ def check_min_group(value) -> int:
         raise DPError(f"minimum group size N must be a whole number > 0, got {value!r}; try 10–100") from None
 
 
-def check_within(k) -> float:
-    k = _as_float(k, "k (years)")
-    if math.isinf(k) or k < 0:
-        raise DPError(f"k (years) must be a finite number >= 0, got {k:g}; try 1–5")
-    return k
-
-
-def check_trials(trials) -> int:
-    t = check_positive_int(trials, "number of simulated releases")
-    if t > MAX_TRIALS:
-        raise DPError(f"number of simulated releases must be at most {MAX_TRIALS:,}, got {t:,}")
-    return t
-
-
 # --- choosing the target and the group -------------------------------------------------------------
 
 
@@ -410,130 +373,3 @@ def run_attack(df: pd.DataFrame, *, target_name: str | None = None, target_id=No
     return AttackResult(int(df["person_id"].iloc[pos]), str(df["name"].iloc[pos]), t_where.sql(), group,
                         g_where.sql(), min_group, list(api.log), c1, x, c2, y, recovered, truth, group_size,
                         t_where.as_dicts()[0])
-
-
-# --- the attack against a DP interface -------------------------------------------------------------
-
-
-def privacy_cost(epsilon) -> dict:
-    """How ε composes over the attacker's queries (basic sequential composition, pure ε-DP, δ = 0)."""
-    eps = check_epsilon(epsilon)
-    return {
-        "epsilon_per_query": eps,
-        "queries": QUERIES_PER_ATTACK,
-        "total_epsilon": QUERIES_PER_ATTACK * eps,
-        "target_epsilon": 2 * eps,
-        "delta": 0.0,
-        "composition": (f"{QUERIES_PER_ATTACK} queries × ε = {QUERIES_PER_ATTACK * eps:g} by sequential "
-                        f"composition (the groups overlap, so parallel composition does not apply); the target "
-                        f"is only in the first group, so their own loss is at most 2ε = {2 * eps:g}"),
-        "noise_scale_count": COUNT_SENSITIVITY / eps,
-        "noise_scale_sum": SUM_SENSITIVITY / eps,
-    }
-
-
-def _shifted_sum(df: pd.DataFrame, where: Where) -> float:
-    ages = df["age"].to_numpy(dtype=np.float64)[where.mask(df)]
-    return float(np.clip(ages - AGE_LOW, 0.0, SUM_SENSITIVITY).sum())
-
-
-def noisy_release(df: pd.DataFrame, attack: AttackResult, epsilon, *, seed=None) -> dict:
-    """One release of the attacker's 4 queries through diffprivlib (geometric count, Laplace sum).
-
-    ``seed`` makes the example reproducible (for teaching and tests); a seeded release is not a secure one.
-    """
-    eps = check_epsilon(epsilon)
-    both = Where.of(attack.target_conditions) | Where.of(attack.group)
-    groups = [("target OR group", both), ("group", Where.of(attack.group))]
-    if seed is not None and not isinstance(seed, np.random.Generator):
-        seed = limits.check_int_range(seed, 0, 2**63 - 1, "release seed")
-    base = None if seed is None else int(np.random.default_rng(seed).integers(0, 2**31 - 1))
-    rows, sums, counts = [], [], []
-    for i, (label, where) in enumerate(groups):
-        c = int(where.mask(df).sum())
-        rs_c = None if base is None else base + 2 * i
-        rs_s = None if base is None else base + 2 * i + 1
-        c_noisy = release_count(c, epsilon=eps, sensitivity=1, random_state=rs_c)
-        s_noisy = release_value(_shifted_sum(df, where), mechanism="laplace", epsilon=eps,
-                                sensitivity=SUM_SENSITIVITY, random_state=rs_s)
-        avg_noisy = AGE_LOW + s_noisy / max(c_noisy, 1)
-        rows.append({"group": label, "where": where.sql(), "count_noisy": c_noisy, "avg_noisy": avg_noisy})
-        sums.append((avg_noisy - AGE_LOW) * max(c_noisy, 1))
-        counts.append(c_noisy)
-    naive = rows[0]["avg_noisy"] * counts[0] - rows[1]["avg_noisy"] * counts[1]
-    estimate = float(np.clip(AGE_LOW + sums[0] - sums[1], AGE_LOW, AGE_HIGH))
-    return {"answers": rows, "naive_estimate": naive, "estimate": estimate,
-            "error": estimate - attack.true_value, "seeded": seed is not None, **privacy_cost(eps)}
-
-
-def analytic_success(epsilon, k) -> np.ndarray:
-    """Exact P(|L₁ − L₂| ≤ k), Lᵢ ~ Lap(72/ε): the unclipped attacker's success. Vectorised over ε."""
-    eps = np.asarray(epsilon, dtype=np.float64)
-    k = check_within(k)
-    b = SUM_SENSITIVITY / eps
-    return 1.0 - np.exp(-k / b) * (1.0 + k / (2.0 * b))
-
-
-def simulate_estimates(true_value: float, epsilons, trials: int, rng) -> np.ndarray:
-    """Simulation (plain numpy): the attacker's clipped estimate over ``trials`` releases at each ε.
-
-    Returns an array of shape ``(len(epsilons), trials)``. Only the sums' noise matters to this attacker.
-    """
-    eps = np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
-    for e in eps:
-        check_epsilon(e)
-    trials = check_trials(trials)
-    if eps.size * trials > MAX_CURVE_CELLS:
-        raise DPError(f"{eps.size} ε values × {trials:,} releases is too much to simulate at once; "
-                      f"use fewer releases (at most {MAX_CURVE_CELLS // eps.size:,})")
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    b = (SUM_SENSITIVITY / eps)[:, None]
-    noise = rng.laplace(0.0, 1.0, size=(2, eps.size, trials))
-    est = true_value + b * (noise[0] - noise[1])
-    return np.clip(est, AGE_LOW, AGE_HIGH)
-
-
-def _truth(attack) -> float:
-    value = attack.true_value if isinstance(attack, AttackResult) else attack
-    value = _as_float(value, "true value")
-    if not AGE_LOW <= value <= AGE_HIGH:
-        raise DPError(f"true value must lie within the public bounds {AGE_LOW:g}–{AGE_HIGH:g}, got {value:g}")
-    return value
-
-
-def _sim_seed(seed):
-    return seed if isinstance(seed, np.random.Generator) else limits.check_seed(seed, "simulation seed")
-
-
-def simulate(attack: AttackResult | float, epsilon, *, k=5, trials: int = 10_000, seed=0) -> dict:
-    """Simulated distribution of the attacker's estimate at one ε and its success rate within ±k years.
-
-    ``attack`` is an :class:`AttackResult` or just the target's true age.
-    """
-    truth = _truth(attack)
-    eps = check_epsilon(epsilon)
-    k = check_within(k)
-    est = simulate_estimates(truth, [eps], trials, np.random.default_rng(_sim_seed(seed)))[0]
-    err = est - truth
-    q = np.quantile(est, [0.05, 0.25, 0.5, 0.75, 0.95])
-    return {
-        "label": "simulation (plain numpy, seeded): not a release",
-        "epsilon_per_query": eps, "k_years": k, "trials": int(est.size), "seed": seed,
-        "success_probability": float(np.mean(np.abs(err) <= k)),
-        "analytic_success_unclipped": float(analytic_success(eps, k)),
-        "mean_abs_error": float(np.mean(np.abs(err))),
-        "estimate_quantiles": dict(zip(["p05", "p25", "p50", "p75", "p95"], map(float, q))),
-        "estimates": est,
-    }
-
-
-def success_curve(attack: AttackResult | float, *, k=5, trials: int = 4_000, seed=0,
-                  epsilons=None) -> pd.DataFrame:
-    """P(|estimate − truth| ≤ k) against ε per query: simulated (clipped) and exact (unclipped)."""
-    truth = _truth(attack)
-    k = check_within(k)
-    eps = np.logspace(-2, 3, 41) if epsilons is None else np.asarray(epsilons, dtype=np.float64)
-    est = simulate_estimates(truth, eps, trials, np.random.default_rng(_sim_seed(seed)))
-    sim = np.mean(np.abs(est - truth) <= k, axis=1)
-    return pd.DataFrame({"epsilon_per_query": eps, "total_epsilon": QUERIES_PER_ATTACK * eps,
-                         "simulated": sim, "analytic_unclipped": analytic_success(eps, k)})

@@ -10,6 +10,7 @@ diffprivlib and a seeded simulation of the attacker's success within ±K years.
 from __future__ import annotations
 
 from ..attacks import differencing as dif
+from ..attacks import differencing_dp as dif_dp
 from .. import limits
 from ..cli import int_arg, seed_arg
 
@@ -43,12 +44,12 @@ def run(args) -> dict:
                             min_group=args.min_group)
     out = {"n": args.n, "seed": args.seed, **attack.as_dict()}
     if args.epsilon is not None:
-        k = dif.check_within(args.within)
-        release = dif.noisy_release(pop, attack, args.epsilon, seed=args.sim_seed)
-        sim = dif.simulate(attack, args.epsilon, k=k, trials=args.trials, seed=args.sim_seed)
+        k = dif_dp.check_within(args.within)
+        release = dif_dp.noisy_release(pop, attack, args.epsilon, seed=args.sim_seed)
+        sim = dif_dp.simulate(attack, args.epsilon, k=k, trials=args.trials, seed=args.sim_seed)
         sim.pop("estimates")
         out["noisy"] = {
-            **dif.privacy_cost(args.epsilon),
+            **dif_dp.privacy_cost(args.epsilon),
             "example_release": {k_: release[k_] for k_ in ("answers", "naive_estimate", "estimate", "error")}
             | {"note": "drawn with diffprivlib, seeded with --sim-seed for reproducibility (not a secure release)"},
             "simulation": sim,

@@ -3,7 +3,9 @@
 
 Prints the calibration (scale b or σ), expected |error|, the 95% interval and N draws. By default the
 draws are a seeded numpy *simulation* (reproducible, for pictures and checks); with ``--secure`` they go
-through the release path (diffprivlib, secure random source, no seed), and each draw costs ε.
+through the release path (:mod:`dpcore.noise.release`: the value rounded to a public grid, OpenDP's exact discrete
+Laplace or discrete Gaussian noise from a secure source, no seed), and each draw costs ε. Values, Δ and ε outside
+what a release can represent are refused (exit 2) before anything is drawn.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import numpy as np
 
 from .. import limits
 from ..noise import mechanisms as mech
+from ..noise import release
 from ..cli import int_arg, seed_arg
 from ..noise.charge import compose
+from ..noise.grid import check_release
 from ..errors import DPError
 from ..validation import check_delta, check_positive_int
 
@@ -35,7 +39,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed_arg, default=None,
                    help=f"seed for the simulation, 0 to {limits.SEED_MAX} (default: fresh, reported)")
     p.add_argument("--secure", action="store_true",
-                   help="draw through the release path (diffprivlib, secure random source); cannot be seeded")
+                   help="draw through the release path (a public grid, OpenDP's exact discrete noise, secure random "
+                        "source); cannot be seeded")
     p.set_defaults(func=run)
 
 
@@ -52,6 +57,7 @@ def run(args) -> dict:
         delta = DEFAULT_DELTA
     m = mech.get(args.mechanism, epsilon=args.epsilon, delta=delta, sensitivity=args.sensitivity)
     value = mech._finite(args.value, "--value (true value)")
+    check_release(magnitude=abs(value), sensitivity=m.sensitivity, what="--value (the true value)")
     lo, hi = m.interval(value, 0.95)
     out = {
         "mechanism": m.name,
@@ -67,10 +73,15 @@ def run(args) -> dict:
     if not m.pure and m.sensitivity > 0:
         out["delta_at_epsilon"] = m.actual_delta()
     if args.secure:
-        draws = m.release_many(value, args.draws)
-        total = compose([m.charge()] * len(draws))  # basic composition: each draw costs its charge
-        out.update(source="release path: diffprivlib, secure random source (not reproducible)",
-                   seed=None, total_epsilon=total.epsilon, total_delta=total.delta)
+        if args.draws > limits.RELEASE_DRAWS_MAX:
+            raise DPError(f"--draws must be at most {limits.RELEASE_DRAWS_MAX:,} with --secure, got {args.draws:,}")
+        r = release.release_value(value, mechanism=m.name, epsilon=m.epsilon, delta=m.delta,
+                                  sensitivity=m.sensitivity, draws=args.draws)
+        draws = r.values
+        total = compose([r.noise.charge()] * len(draws))  # basic composition: each draw costs its charge
+        out.update(source=f"release path: {release.SECURE_SOURCE}", grid=r.grid.text(), rounding=r.describe(),
+                   released_ci95_halfwidth=r.halfwidth, seed=None, total_epsilon=total.epsilon,
+                   total_delta=total.delta)
     else:
         seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (limits.SEED_MAX + 1))
         if m.scale == 0:

@@ -2,7 +2,9 @@
 (--count COL=VALUE | --sum COL --bounds LO:HI | --mean COL --bounds LO:HI | --histogram COL) [--where COL=VALUE ...]`
 
 One private answer, charged to the (analyst, registered dataset) budget in the ledger (ε and δ, under one
-neighbour relation: add or remove one record). The data must be registered first (`budget register`, an admin
+neighbour relation: add or remove one record), drawn through :mod:`dpcore.noise.release` (OpenDP's exact
+whole-number noise; a SUM or MEAN states its grid and rounding in ``grid``). Bounds a release cannot represent are
+refused before anything is spent. The data must be registered first (`budget register`, an admin
 action). Exit code 3 when the budget would be exceeded (nothing spent, no noise drawn); 2 for bad input.
 """
 
@@ -79,6 +81,7 @@ def run(args) -> dict:
            "delta": a["delta"], "mechanism": a["mechanism"], "neighbour": r["neighbour"],
            "cost_note": a["cost_note"], "secure": a["secure"], "analyst": " ".join(args.analyst.split()),
            "dataset": key, "dataset_name": r["dataset_name"]}
-    if "labels" in a:
-        out["labels"] = a["labels"]
+    for field in ("labels", "grid", "noise"):  # the grid and rounding of a SUM or MEAN; the noise's name
+        if field in a:
+            out[field] = a[field]
     return out

@@ -31,8 +31,10 @@ def run(args) -> dict:
         raise DPError("--sweep needs a sweep id (see `python -m dpcore jobs list --group ...`); "
                       "leave out --sweep for a report without one")
     check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
+    from ..jobs.owners import CLI
+
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[tuple(x) for x in args.ledger])
+                        ledgers=[tuple(x) for x in args.ledger], caller=CLI)
     write_user_file(args.out, html.encode())
     return {"out": args.out, "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
             "jobs": args.job, "ledgers": len(args.ledger)}

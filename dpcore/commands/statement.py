@@ -46,10 +46,12 @@ def run(args) -> dict:
         if bad:
             raise DPError(f"the statement does not check out: {bad[0]}")
         return {"verified": True, "kind": st.get("kind"), "subject": st.get("subject")}
+    from ..jobs.owners import CLI
+
     if args.job:
-        return statement.for_job(args.job)
+        return statement.for_job(args.job, caller=CLI)
     if args.sweep:
-        return statement.for_sweep(args.sweep)
+        return statement.for_sweep(args.sweep, caller=CLI)
     if not args.analyst or not args.dataset:
         raise DPError("--ledger needs --analyst NAME and --dataset KEY")
     if args.n is not None and args.n < 1:

@@ -77,6 +77,8 @@ def run(args) -> dict:
             seen.append(s["done"])
             print(f"[sweep] {s['done']}/{s['total']} points done", file=sys.stderr, flush=True)
 
+    from ..jobs.owners import CLI_OWNER
+
     executor = None
     if args.executor == "ray":
         from ..jobs.executors import RayExecutor
@@ -85,11 +87,12 @@ def run(args) -> dict:
         args.workers = max(args.workers, 1)
     if args.workers == 0:
         result = sweep_runs.run_sweep_inline(
-            cfg, progress=lambda i, n, e, s: print(f"[sweep] point {i + 1}/{n}: "
+            cfg, owner=CLI_OWNER, progress=lambda i, n, e, s: print(f"[sweep] point {i + 1}/{n}: "
                                                    f"{'baseline' if e is None else f'ε={e:g}'} seed {s}",
                                                    file=sys.stderr, flush=True))
     else:
-        result = sweep_runs.run_sweep_parallel(cfg, workers=args.workers, progress=tell, executor=executor)
+        result = sweep_runs.run_sweep_parallel(cfg, owner=CLI_OWNER, workers=args.workers, progress=tell,
+                                               executor=executor)
     out = sweep_summary.cli_json(result)
     bad = sweep_summary.violations(result)
     if bad:

@@ -85,6 +85,7 @@ def params_from_args(args) -> dict:
 
 def run(args):
     from ..jobs import registry, runner, store, workers
+    from ..jobs.owners import CLI_OWNER
     from ..training.results import TrainMetrics
 
     check_json_path(args.json_out)  # a bad --json target fails now, not after the run
@@ -94,14 +95,14 @@ def run(args):
         f"ε={params['epsilon']:g}" if params["epsilon"] is not None
         else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private"))
     if args.background:
-        job_id = store.submit(registry.TRAIN, params, group="train", label=label)
+        job_id = store.submit(registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label)
         workers.ensure_workers()
         out = {"job_id": job_id, "status": "queued", "show": f"python -m dpcore jobs show {job_id}"}
         if args.json_out:
             write_json(args.json_out, out)
         return out
     print(f"[train] {label} ...", file=sys.stderr, flush=True)
-    result = runner.run_inline(registry.TRAIN, params, group="train", label=label)
+    result = runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label)
     m = TrainMetrics.from_dict(result)
     for w in m.warnings:
         print(f"warning: {w}", file=sys.stderr)

@@ -7,7 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..attacks.differencing import AGE_HIGH, AGE_LOW, QUERIES_PER_ATTACK, AttackResult
+from ..attacks.differencing import AttackResult
+from ..attacks.differencing_dp import AGE_HIGH, AGE_LOW, QUERIES_PER_ATTACK
 from . import style
 
 

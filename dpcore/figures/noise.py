@@ -199,7 +199,7 @@ def figures(view: NoiseView, x_title: str = "released answer", unit: str = "unit
 
 @functools.lru_cache(maxsize=256)
 def page_view(mechanism: str, epsilon: float, delta, sensitivity: float, value: float, *, draws: int, seed: int,
-              grid_points: int, x_title: str, unit: str) -> tuple[NoiseView, dict]:
+              grid_points: int, x_title: str, unit: str, integer: bool = False) -> tuple[NoiseView, dict]:
     """The noise page's view and figures for one setting, built once per process and shared read-only.
 
     A process-wide cache (not Streamlit's, which hashes arguments and source on every call): with twenty
@@ -207,7 +207,7 @@ def page_view(mechanism: str, epsilon: float, delta, sensitivity: float, value: 
     release. A DPError (bad setting) is raised every time, never cached.
     """
     view = noise_view(mechanism, epsilon, delta, sensitivity, value, draws=draws, seed=seed,
-                           grid_points=grid_points)
+                      grid_points=grid_points, integer=integer)
     return view, figures(view, x_title, unit)
 
 

@@ -1,12 +1,17 @@
 """Background jobs: long work (training, sweeps, shadow models, audits) outside the Streamlit script thread.
 
-* :mod:`~dpcore.jobs.store` — the SQLite job store under ``$DP_EXPLORER_HOME``: submit, get, list, cancel,
-  wait, result files; liveness (a job whose worker stopped heartbeating ends ``failed``).
+* :mod:`~dpcore.jobs.store` — the job API: submit (once per click, within the owner's share), get, list, cancel,
+  wait, rename, delete, result files — each for a caller that may see or change the job.
+* :mod:`~dpcore.jobs.db` — the SQLite file under ``$DP_EXPLORER_HOME``: schema and migration, connections,
+  transactions, storage faults; liveness (a job whose worker stopped heartbeating ends ``failed``).
+* :mod:`~dpcore.jobs.owners` — who may see and change a job or sweep: owners, :class:`~dpcore.jobs.owners.Caller`,
+  admins, the shared demo, the shares of the queue.
 * :mod:`~dpcore.jobs.records` — :class:`~dpcore.jobs.records.JobStatus` and the frozen
   :class:`~dpcore.jobs.records.JobRecord` the store returns.
 * :mod:`~dpcore.jobs.registry` — job targets by registered name (``"train"``, ``"sweep.point"``, ...) and the
   one translation of old ``"dpcore.module:function"`` paths that stored rows may hold.
-* :mod:`~dpcore.jobs.runner` — running one job: its context (progress, cancel flag, files), heartbeat, end state;
+* :mod:`~dpcore.jobs.runner` — running one job: the fair claim, its context (progress, cancel flag, files),
+  heartbeat, end state (a storage fault ends the job, not the worker);
   :func:`~dpcore.jobs.runner.run_inline` runs one in this process.
 * :mod:`~dpcore.jobs.worker` — the worker process (``python -m dpcore.jobs.worker``): claim, run, repeat.
 * :mod:`~dpcore.jobs.workers` — starting, counting and stopping local worker processes.

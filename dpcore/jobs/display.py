@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 
+from .owners import Caller
 from .records import FINISHED, JobStatus
 from . import store
 
 
-def view(job: dict | str) -> dict:
+def view(job: dict | str, *, caller: Caller | None = None) -> dict:
     """Everything a page needs to draw a job, without Streamlit: status text, progress fraction, history.
+    ``job`` is a record, or a job id read for ``caller`` (someone else's job is NotYours).
 
     Returns ``{"job": <get() record>, "finished": bool, "fraction": 0..1 or None, "text": str,
     "elapsed": seconds, "series": {field: [(x, value), ...]}}`` where ``series`` holds history values
@@ -17,7 +19,7 @@ def view(job: dict | str) -> dict:
     reported epochs, else against ``step``.
     """
     if isinstance(job, str):
-        job = store.get(job)
+        job = store.get(job, caller=caller)
     p = job.get("progress") or {}
     fraction = None
     for done_key, total_key in (("step", "total_steps"), ("epoch", "total_epochs"), ("epoch", "epochs")):
@@ -59,10 +61,10 @@ def view(job: dict | str) -> dict:
     }
 
 
-def history_frame(job: dict | str):
+def history_frame(job: dict | str, *, caller: Caller | None = None):
     """The job's progress history as a pandas DataFrame (one row per ctx.progress call, column ``t``)."""
     import pandas as pd
 
     if isinstance(job, str):
-        job = store.get(job)
+        job = store.get(job, caller=caller)
     return pd.DataFrame(job.get("history") or [])

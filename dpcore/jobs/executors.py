@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Cancelled, DPError
-from . import registry, store, workers
+from . import db, registry, store, workers
 
 EXECUTORS = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda")
@@ -127,9 +127,16 @@ class Executor:
 
     name = "base"
 
-    def submit(self, target: str, params: dict, *, group: str | None = None, label: str = "",
-               device: str = "cpu") -> str:
+    def unit(self, target: str, params: dict, *, device: str = "cpu") -> tuple[str, dict]:
+        """The (target, params) the store holds for one unit of work (checked here, before anything is queued)."""
         raise NotImplementedError
+
+    def submit(self, target: str, params: dict, *, owner: str, group: str | None = None, label: str = "",
+               device: str = "cpu") -> str:
+        """Queue one unit for ``owner``; return its job id. A batch that must queue all or none (a sweep) goes
+        through :func:`dpcore.jobs.store.submit_many` with :meth:`unit`."""
+        target, params = self.unit(target, params, device=device)
+        return store.submit(target, params, owner=owner, group=group, label=label)
 
     def start(self, n_units: int) -> int:
         """Make sure enough local worker processes run for ``n_units`` queued units; return how many started."""
@@ -150,10 +157,10 @@ class LocalExecutor(Executor):
             raise DPError(f"workers must be a positive number of processes, got {workers!r}")
         self.workers = workers
 
-    def submit(self, target, params, *, group=None, label="", device="cpu"):
+    def unit(self, target, params, *, device="cpu"):
         if device == "cuda" and not cuda_available():
             resolve_device("cuda")  # the clear error, before anything is queued
-        return store.submit(target, params, group=group, label=label)
+        return target, params
 
     def start(self, n_units):
         return workers.ensure_workers(self.workers)
@@ -186,10 +193,10 @@ class RayExecutor(Executor):
         return {"address": self.address, "num_cpus": self.num_cpus, "num_gpus": 1 if device == "cuda" else 0,
                 "max_retries": self.max_retries}
 
-    def submit(self, target, params, *, group=None, label="", device="cpu"):
+    def unit(self, target, params, *, device="cpu"):
         registry.resolve(target)  # a typo fails here, not on the cluster
-        wrapped = {"target": registry.target_name(target), "params": params, "ray": self.spec(check_device(device))}
-        return store.submit(registry.RAY, wrapped, group=group, label=label)
+        return registry.RAY, {"target": registry.target_name(target), "params": params,
+                              "ray": self.spec(check_device(device))}
 
     def start(self, n_units):
         return workers.ensure_workers(max(1, min(int(n_units), self.dispatchers)))
@@ -255,7 +262,7 @@ class _RemoteContext:
     def progress(self, **fields: Any) -> None:
         import json
 
-        self._pending.update(json.loads(store.dumps(fields)))
+        self._pending.update(json.loads(db.dumps(fields)))
         now = time.monotonic()
         if now - self._last >= 0.25:
             self.flush()

@@ -47,6 +47,7 @@ class JobRecord(Mapping):
     result_dir: str
     worker: str | None
     cancel_requested: bool
+    owner: str = "cli"  # who may see and change it (dpcore.jobs.owners)
     history: list[dict] | None = None  # None: read without history (then "history" is not a key)
 
     @property

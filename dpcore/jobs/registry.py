@@ -42,6 +42,8 @@ def register(name: str, path: str) -> str:
 
 
 TRAIN = register("train", "dpcore.training.job:run_job")
+#: The job group every training run is filed under (the training page's run list, the Home report's picker, the CLI).
+TRAIN_GROUP = "train"
 SWEEP_POINT = register("sweep.point", "dpcore.sweep.point:run_point")
 RAY = register("ray", "dpcore.jobs.executors:ray_job")
 DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests and benchmarks

@@ -1,7 +1,8 @@
 """Running one job: the context a job function gets, its heartbeat, and the end state it is recorded with.
 
 A worker (:mod:`dpcore.jobs.worker`) claims a queued job (:func:`claim`, ``BEGIN IMMEDIATE``: never two
-claims of one job) and :func:`execute` runs it: the target's function (:func:`dpcore.jobs.registry.resolve`)
+claims of one job; owners take turns, so one visitor's flood never starves another's job) and :func:`execute`
+runs it: the target's function (:func:`dpcore.jobs.registry.resolve`)
 is called as ``fn(params, ctx)`` and returns a JSON-serialisable dict of metrics. ``ctx``
 (:class:`JobContext`) reports progress, answers "was I cancelled?", and saves files atomically into the
 job's own folder ``$DP_EXPLORER_HOME/jobs/<id>/``. ``result.json`` is written there (temp file, fsync,
@@ -12,10 +13,17 @@ job function returns or raises (one exception for every cancel: :class:`dpcore.e
 the job ends ``cancelled``. A cancelled inline run raises ``Cancelled`` too, never a DPError (a cancel is
 not exit 2). A job that ignores the flag for ``DP_EXPLORER_JOBS_CANCEL_GRACE`` seconds (default 10) is
 recorded ``cancelled`` and its worker process exits (a new one is started on the next ``ensure_workers``).
+
+Storage faults: a full disk, a read-only home or a ``jobs`` folder replaced by a file, met while a job runs or
+saves its files, end that job ``failed`` with :func:`dpcore.storage.fault_message` (what happened, what to do),
+never a crashed worker. If even the end state cannot be written (the store's own disk is full), the worker keeps
+trying for ``DP_EXPLORER_JOBS_FINISH_RETRY`` seconds (default 600) — its message replaces a "worker died" that
+someone else recorded meanwhile — so the job never reads "running" and then "worker died" for a full disk.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -31,11 +39,13 @@ from typing import Any
 
 from .. import limits, storage
 from ..errors import Cancelled, DPError, JobError
+from .db import connection, dumps, jobs_dir, json_default, transaction
+from .owners import Caller
 from .records import JobStatus
 from .registry import resolve
 from .settings import settings
 from . import store
-from .store import check_name, connection, dumps, jobs_dir, json_default, transaction
+from .store import check_name
 
 MAX_HISTORY = limits.JOBS_MAX_HISTORY  # progress history entries kept per job (live charts)
 
@@ -44,11 +54,24 @@ class WorkerStopped(SystemExit):
     """SIGTERM reached a worker: its running job is recorded failed, then the worker exits."""
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    plain = isinstance(exc, (DPError, WorkerStopped)) and first
-    msg = first if plain else f"{type(exc).__name__}: {first}".rstrip(": ")
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR,
+                   errno.EEXIST, errno.EISDIR}
+
+
+def _one_line(exc: BaseException, where=None) -> str:
+    """A job's error as it is recorded and shown: one line, a storage fault as what to do, and no server folder
+    (``$DP_EXPLORER_HOME`` stands for it: the page shows the error to the run's owner, not the server's layout)."""
+    if (isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS) or isinstance(exc, sqlite3.OperationalError):
+        msg = storage.fault_message(exc, where)  # a full disk, a read-only home: what to do, not errno
+    else:
+        text = str(exc).strip()
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        plain = isinstance(exc, (DPError, WorkerStopped)) and first
+        msg = first if plain else f"{type(exc).__name__}: {first}".rstrip(": ")
+    try:
+        msg = msg.replace(str(storage.home()), f"${storage.ENV_VAR}")
+    except storage.StorageError:
+        pass
     return msg[:500]
 
 
@@ -162,15 +185,35 @@ class _Heartbeat(threading.Thread):
 
 def _finish(ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None,
             error: str | None = None) -> None:
+    """Record the job's end state. A job that someone else marked "worker died" while this worker could not
+    write (a full disk: no heartbeat either) gets its real end instead."""
     with connection() as conn, transaction(conn):
         _flush(conn, ctx)
         conn.execute(
             "UPDATE jobs SET status = ?, ended = ?, result = ?, error = ?, heartbeat = ? "
-            "WHERE id = ? AND status = 'running' AND worker = ?",
+            "WHERE id = ? AND worker = ? AND (status = 'running' OR (status = 'failed' AND error LIKE 'worker died%'))",
             (status, time.time(), dumps(result) if result is not None else None, error, time.time(),
              ctx.job_id, worker_id),
         )
         conn.execute("UPDATE workers SET job = NULL, heartbeat = ? WHERE id = ?", (time.time(), worker_id))
+
+
+def _finish_patiently(ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None,
+                      error: str | None = None) -> None:
+    """:func:`_finish`, retried while the store cannot be written (a full disk frees up, a lock clears), for up
+    to ``settings().finish_retry`` seconds; then the fault is logged and the worker carries on."""
+    cfg = settings()
+    deadline = time.monotonic() + cfg.finish_retry
+    while True:
+        try:
+            _finish(ctx, worker_id, status, result=result, error=error)
+            return
+        except (storage.StorageError, sqlite3.Error, OSError) as exc:
+            if time.monotonic() >= deadline:
+                print(f"[jobs] could not record the end of job {ctx.job_id} ({status}: {error}): {exc}",
+                      file=sys.stderr, flush=True)
+                return
+            time.sleep(cfg.heartbeat)
 
 
 def execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exit: bool,
@@ -180,14 +223,14 @@ def execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exit
     With ``reraise`` (inline runs) the job's exception is raised again; any way a job stops on a
     cancel (``Cancelled``, another exception after the flag was set, a normal return) raises
     :class:`~dpcore.errors.Cancelled`."""
-    result_dir = jobs_dir() / job_id
-    result_dir.mkdir(parents=True, exist_ok=True)
+    result_dir = store.folder_path(job_id)
     ctx = JobContext(job_id=job_id, result_dir=result_dir)
     beat = _Heartbeat(ctx, worker_id, hard_exit)
     beat.start()
     status, result, error, exc_out = JobStatus.FAILED, None, None, None
     stopped = "cancelled while running"
     try:
+        _make_folder(result_dir)  # a full disk, or a file where the jobs folder belongs: the job ends with it
         fn = resolve(target)
         out = fn(params, ctx)
         if ctx.cancelled():
@@ -210,7 +253,7 @@ def execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exit
             exc_out = Cancelled(f"job {job_id} was cancelled")
             exc_out.__cause__ = exc
         else:
-            error = _one_line(exc)
+            error = _one_line(exc, result_dir)
             print(f"[jobs] job {job_id} ({target}) failed:", file=sys.stderr, flush=True)
             traceback.print_exc(file=sys.stderr)
             sys.stderr.flush()
@@ -219,24 +262,52 @@ def execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exit
         error, exc_out = _one_line(exc) or "the job exited its process", exc
         beat.stop.set()
         beat.join()
-        _finish(ctx, worker_id, JobStatus.FAILED, error=error)
+        try:  # one try: the process is on its way out
+            _finish(ctx, worker_id, JobStatus.FAILED, error=error)
+        except (storage.StorageError, sqlite3.Error, OSError):
+            pass
         raise
     finally:
         beat.stop.set()
         beat.join()
-    _finish(ctx, worker_id, status, result=result, error=error)
+    _finish_patiently(ctx, worker_id, status, result=result, error=error)
     if reraise and exc_out is not None:
         raise exc_out
     return status, result
 
 
+def _make_folder(path: Path) -> None:
+    try:
+        jobs_dir()
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage.StorageError(storage.fault_message(exc, path)) from None
+
+
+#: The next job, fairly across owners: the owner with the fewest running jobs goes first, then the one whose
+#: last job started longest ago (never: first), then the one whose oldest queued job is oldest; within an owner,
+#: oldest first. So a visitor's job starts as soon as one worker is free, however many jobs another queued.
+_FAIR_NEXT = """
+WITH q AS (SELECT owner, MIN(created) AS first FROM jobs WHERE status = 'queued' GROUP BY owner),
+pick AS (
+    SELECT q.owner AS owner,
+           (SELECT COUNT(*) FROM jobs r WHERE r.owner = q.owner AND r.status = 'running') AS running,
+           (SELECT MAX(started) FROM jobs s WHERE s.owner = q.owner) AS last,
+           q.first AS first
+    FROM q ORDER BY running, COALESCE(last, 0), first, owner LIMIT 1
+)
+SELECT j.* FROM jobs j, pick WHERE j.owner = pick.owner AND j.status = 'queued' ORDER BY j.created, j.rowid LIMIT 1
+"""
+
+
 def claim(worker_id: str) -> sqlite3.Row | None:
-    """Atomically move the oldest queued job to running for this worker (BEGIN IMMEDIATE)."""
+    """Atomically move the next queued job to running for this worker (BEGIN IMMEDIATE). Owners take turns
+    (:data:`_FAIR_NEXT`); one owner's jobs run oldest first."""
     with connection() as conn:
         if conn.execute("SELECT 1 FROM jobs WHERE status = 'queued' LIMIT 1").fetchone() is None:
             return None
         with transaction(conn):
-            row = conn.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY created, rowid LIMIT 1").fetchone()
+            row = conn.execute(_FAIR_NEXT).fetchone()
             if row is None:
                 return None
             now = time.time()
@@ -247,14 +318,14 @@ def claim(worker_id: str) -> sqlite3.Row | None:
         return row
 
 
-def run_inline(target: str, params: dict, *, group: str | None = None, label: str = "") -> dict:
+def run_inline(target: str, params: dict, *, owner: str, group: str | None = None, label: str = "") -> dict:
     """Run a job in this process (CLI without --background, tests) and return its result dict.
 
-    The run is recorded in the store like any job (visible in ``jobs list``), with the same context,
-    heartbeats and ``result.json``. A job error is raised again here (DPError stays a DPError);
+    The run is recorded in the store like any job of ``owner`` (visible in its ``jobs list``), with the same
+    context, heartbeats and ``result.json``. A job error is raised again here (DPError stays a DPError);
     a cancelled run raises :class:`~dpcore.errors.Cancelled` (not a DPError: a cancel is not exit 2).
     """
-    job_id = store.submit(target, params, group=group, label=label)
+    job_id = store.submit(target, params, owner=owner, group=group, label=label)
     worker_id = f"inline-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
     now = time.time()
     with connection() as conn, transaction(conn):
@@ -262,6 +333,6 @@ def run_inline(target: str, params: dict, *, group: str | None = None, label: st
                      "WHERE id = ? AND status = 'queued'", (now, now, worker_id, job_id))
     status, result = execute(job_id, target, params, worker_id, hard_exit=False, reraise=True)
     if status is not JobStatus.DONE:
-        job = store.get(job_id, history=False)
+        job = store.get(job_id, caller=Caller(owner), history=False)
         raise JobError(f"job {job_id} ended {status}: {job['error'] or 'no result'}")
     return result

@@ -1,7 +1,8 @@
 """The job machinery's timing knobs, read from the environment at call time (tests shorten them).
 
 ``DP_EXPLORER_JOBS_HEARTBEAT`` (s between heartbeats, default 1), ``..._DEAD_AFTER`` (a running job without a
-heartbeat this long is "worker died"), ``..._POLL``, ``..._IDLE_EXIT``, ``..._CANCEL_GRACE``, ``..._STARTUP_GRACE``.
+heartbeat this long is "worker died"), ``..._POLL``, ``..._IDLE_EXIT``, ``..._CANCEL_GRACE``, ``..._STARTUP_GRACE``,
+``..._FINISH_RETRY`` (how long a worker keeps trying to record a job's end while the store cannot be written).
 A value that is not a positive finite number is ignored (the default is used).
 """
 
@@ -33,6 +34,7 @@ class Settings:
     idle_exit: float = 600.0     # idle worker exits after this many seconds without a job
     cancel_grace: float = 10.0   # a job ignoring cancel this long gets its worker process ended
     startup_grace: float = 30.0  # a just-started worker counts as alive this long before its first beat
+    finish_retry: float = 600.0  # a worker keeps trying to record a job's end this long (a full disk frees up)
 
 
 def under_pytest() -> bool:
@@ -49,4 +51,5 @@ def settings() -> Settings:
         idle_exit=_env_float("DP_EXPLORER_JOBS_IDLE_EXIT", 20.0 if under_pytest() else 600.0),
         cancel_grace=_env_float("DP_EXPLORER_JOBS_CANCEL_GRACE", 10.0),
         startup_grace=_env_float("DP_EXPLORER_JOBS_STARTUP_GRACE", 30.0),
+        finish_retry=_env_float("DP_EXPLORER_JOBS_FINISH_RETRY", 600.0),
     )

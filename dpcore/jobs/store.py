@@ -2,24 +2,31 @@
 
 A caller submits a job and reads it back::
 
-    job_id = store.submit(registry.TRAIN, {"dataset": "digits", ...}, group="train")
+    job_id = store.submit(registry.TRAIN, {"dataset": "digits", ...}, owner=owner, group="train", key=click)
     workers.ensure_workers()        # cheap and idempotent (dpcore.jobs.workers)
-    store.get(job_id).status        # a JobStatus: queued / running / done / failed / cancelled
+    store.get(job_id, caller=caller).status   # a JobStatus: queued / running / done / failed / cancelled
 
 :func:`submit` stores the target's registered name (:mod:`dpcore.jobs.registry`), so rows outlive module
 moves. :func:`get` and :func:`list_jobs` return frozen :class:`~dpcore.jobs.records.JobRecord` objects.
 
-Liveness: workers heartbeat (``DP_EXPLORER_JOBS_HEARTBEAT`` seconds, default 1). A running job whose
-heartbeat is older than ``DP_EXPLORER_JOBS_DEAD_AFTER`` (default 6 s) is marked ``failed`` ("worker
-died") by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another
-worker (:func:`reap`). Queued jobs stay queued across restarts; finished jobs and their files are never
-touched again.
+Ownership (:mod:`dpcore.jobs.owners`): every job has an owner; :func:`get`, :func:`list_jobs`, :func:`wait`,
+:func:`result_path`, :func:`cancel`, :func:`rename` and :func:`delete` take the :class:`~dpcore.jobs.owners.Caller`
+and refuse (:class:`~dpcore.jobs.owners.NotYours`) someone else's job unless the caller is an admin.
+A visitor's share is bounded at submit (:class:`~dpcore.jobs.owners.QueueFull`), and a click's idempotency key is
+remembered: the same key again queues nothing (:class:`~dpcore.jobs.owners.AlreadySubmitted`). Names are made
+distinct per owner ("… (2)"). Workers take queued jobs fairly across owners (:func:`dpcore.jobs.runner.claim`).
+
+Liveness (:mod:`dpcore.jobs.db`): a running job whose worker stopped heartbeating is marked ``failed``
+("worker died") by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another worker.
+Queued jobs stay queued across restarts; finished jobs and their files are changed only by :func:`rename` and
+:func:`delete`.
 
 Cancel: :func:`cancel` cancels a queued job at once, and flags a running one; the runner
 (:mod:`dpcore.jobs.runner`) sees the flag within one heartbeat.
 
-Every write is one ``BEGIN IMMEDIATE`` transaction (:func:`transaction`): never two claims of one job.
-A storage fault (full disk, read-only, corrupted file) is a :class:`dpcore.storage.StorageError`.
+Every write is one ``BEGIN IMMEDIATE`` transaction (:func:`dpcore.jobs.db.transaction`). A storage fault
+(full disk, read-only, corrupted file) is a :class:`dpcore.storage.StorageError`. A deletion moves the job's
+files aside before its rows go, in the same transaction, so nothing is ever half-deleted.
 """
 
 from __future__ import annotations
@@ -28,210 +35,19 @@ import json
 import re
 import secrets
 import sqlite3
-import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
 
-from .. import storage
+from .. import limits, storage
 from ..errors import JobError
+from .db import connection, jobs_dir, reader, transaction
+from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, check_owner, limited, not_yours
 from .records import JobRecord, JobStatus
 from .registry import resolve, target_name
-from .settings import settings
 
-DB_NAME = "jobs.sqlite"
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-
-
-# --------------------------------------------------------------------------------------------- store
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    id TEXT PRIMARY KEY,
-    target TEXT NOT NULL,
-    params TEXT NOT NULL,
-    grp TEXT,
-    label TEXT NOT NULL DEFAULT '',
-    status TEXT NOT NULL,
-    progress TEXT NOT NULL DEFAULT '{}',
-    created REAL NOT NULL,
-    started REAL,
-    ended REAL,
-    error TEXT,
-    result TEXT,
-    worker TEXT,
-    heartbeat REAL,
-    cancel_requested INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, created);
-CREATE INDEX IF NOT EXISTS jobs_by_group ON jobs(grp, created);
-CREATE TABLE IF NOT EXISTS history (
-    job_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    t REAL NOT NULL,
-    fields TEXT NOT NULL,
-    PRIMARY KEY (job_id, seq)
-);
-CREATE TABLE IF NOT EXISTS workers (
-    id TEXT PRIMARY KEY,
-    pid INTEGER,
-    host TEXT,
-    executor TEXT,
-    started REAL NOT NULL,
-    heartbeat REAL NOT NULL,
-    registered INTEGER NOT NULL DEFAULT 0,
-    job TEXT,
-    stop INTEGER NOT NULL DEFAULT 0
-);
-"""
-
-_initialised: set[str] = set()
-_init_lock = threading.Lock()
-
-
-def db_path() -> Path:
-    return storage.home() / DB_NAME
-
-
-def jobs_dir() -> Path:
-    return storage.subdir("jobs")
-
-
-def _connect(synchronous: str = "FULL") -> sqlite3.Connection:
-    path = db_path()
-    storage.private_file(path)  # 0600: job parameters and results are the owner's business only
-    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 30000")
-    key = str(path)
-    if key not in _initialised:
-        with _init_lock:
-            if key not in _initialised:
-                conn.execute("PRAGMA journal_mode = WAL")
-                with transaction(conn):
-                    for stmt in _SCHEMA.split(";"):
-                        if stmt.strip():
-                            conn.execute(stmt)
-                _initialised.add(key)
-    # FULL: a committed status survives a power cut. Heartbeats use NORMAL (WAL-safe, cheaper fsyncs).
-    conn.execute(f"PRAGMA synchronous = {'NORMAL' if synchronous == 'NORMAL' else 'FULL'}")
-    return conn
-
-
-def _fault(exc: BaseException) -> storage.StorageError:
-    try:
-        where = db_path()
-    except storage.StorageError as err:
-        return err
-    return storage.StorageError(storage.fault_message(exc, where))
-
-
-@contextmanager
-def connection(synchronous: str = "FULL") -> Iterator[sqlite3.Connection]:
-    """A connection to the job store; a storage fault (full disk, read-only, corrupted) is a StorageError."""
-    try:
-        conn = _connect(synchronous)
-    except (sqlite3.Error, OSError) as exc:
-        raise _fault(exc) from None
-    try:
-        yield conn
-    except sqlite3.Error as exc:
-        raise _fault(exc) from None
-    finally:
-        conn.close()
-
-
-def _is_corrupt(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text)
-
-
-@contextmanager
-def reader() -> Iterator[sqlite3.Connection | None]:
-    """A connection for commands that only read (``jobs list``, ``jobs show``, ``workers``).
-
-    Works on a read-only ``$DP_EXPLORER_HOME``: there it opens the store read-only, skips reaping
-    (a write) and yields ``None`` when no store exists yet (nothing to list). A corrupted store is
-    still a StorageError that says so.
-    """
-    conn = None
-    try:
-        conn = _connect()
-    except (sqlite3.Error, OSError, storage.StorageError) as exc:
-        if isinstance(exc, storage.StorageError) and not db_path_parent_ok():
-            raise
-        if _is_corrupt(exc):
-            raise _fault(exc) from None
-        path = db_path()
-        if not path.exists():
-            conn = None
-        else:
-            for query in ("mode=ro", "immutable=1"):  # immutable: no -shm needed in a read-only folder
-                try:
-                    conn = sqlite3.connect(f"{path.as_uri()}?{query}", uri=True, timeout=30.0,
-                                           isolation_level=None)
-                    conn.row_factory = sqlite3.Row
-                    conn.execute("SELECT count(*) FROM jobs").fetchone()
-                    break
-                except sqlite3.Error as exc2:
-                    if conn is not None:
-                        conn.close()
-                    conn = None
-                    if _is_corrupt(exc2):
-                        raise _fault(exc2) from None
-            if conn is None:
-                raise _fault(exc) from None
-    else:
-        try:
-            reap(conn)
-        except sqlite3.Error:
-            pass  # a read-only store cannot be reaped; reading still works
-    try:
-        yield conn
-    except sqlite3.Error as exc:
-        raise _fault(exc) from None
-    finally:
-        if conn is not None:
-            conn.close()
-
-
-def db_path_parent_ok() -> bool:
-    """True when ``$DP_EXPLORER_HOME`` is a usable folder (a file in its place is a configuration error)."""
-    try:
-        storage.home()
-    except storage.StorageError:
-        return False
-    return True
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A write transaction that takes the write lock up front (no lock upgrades, no double claims)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, default=json_default, allow_nan=True)
-
-
-def json_default(obj: Any):
-    if hasattr(obj, "tolist"):  # numpy arrays and scalars, torch tensors
-        return obj.tolist()
-    if hasattr(obj, "item"):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
+_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:.-]{0,127}$")
 
 
 def _check_id(job_id: str) -> str:
@@ -261,6 +77,7 @@ def _row_to_job(row: sqlite3.Row, history: list[dict] | None) -> JobRecord:
         result_dir=str(storage.home() / "jobs" / row["id"]),  # not created here: reads work read-only
         worker=row["worker"],
         cancel_requested=bool(row["cancel_requested"]),
+        owner=row["owner"] if "owner" in row.keys() else CLI_OWNER,  # a read-only store of an older version
         history=history,
     )
 
@@ -275,99 +92,281 @@ def _history(conn: sqlite3.Connection, job_id: str) -> list[dict]:
 
 # --------------------------------------------------------------------------------------------- public API
 
-def submit(target: str, params: dict, *, group: str | None = None, label: str = "") -> str:
+def _check_key(key) -> str | None:
+    if key is None:
+        return None
+    if not isinstance(key, str) or not _KEY_RE.match(key):
+        raise JobError(f"a submission key must be 1–128 letters, digits or _:.- (one per click), got {key!r}")
+    return key
+
+
+def check_label(label) -> str:
+    """A run's or sweep's name as typed: one line of 1 to ``limits.JOB_NAME_MAX_CHARS`` characters (shown
+    everywhere as text, never as markup)."""
+    text = " ".join(str(label if label is not None else "").split())
+    if not text or any(not ch.isprintable() for ch in text):
+        raise JobError("a name must be some visible text on one line, e.g. 'logreg, ε = 1, first try'")
+    if len(text) > limits.JOB_NAME_MAX_CHARS:
+        raise JobError(f"a name is at most {limits.JOB_NAME_MAX_CHARS} characters, got {len(text):,}; shorten it")
+    return text
+
+
+def distinct_name(name: str, taken) -> str:
+    """``name``, or ``name (2)``, ``name (3)``, ... — the first not in ``taken`` (one owner's names)."""
+    taken = set(taken)
+    if not name or name not in taken:
+        return name
+    n = 2
+    while f"{name} ({n})" in taken:
+        n += 1
+    return f"{name} ({n})"
+
+
+def _labels(conn: sqlite3.Connection, owner: str, prefix: str) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT label FROM jobs WHERE owner = ? AND substr(label, 1, ?) = ?",
+                                       (owner, len(prefix), prefix))}
+
+
+def _queued(conn: sqlite3.Connection, owner: str) -> int:
+    return conn.execute("SELECT COUNT(*) FROM jobs WHERE owner = ? AND status = 'queued'", (owner,)).fetchone()[0]
+
+
+def remember_click(conn: sqlite3.Connection, owner: str, key: str | None, ref: str) -> None:
+    """Record one click's key (inside the caller's transaction); the same key again is AlreadySubmitted."""
+    if key is None:
+        return
+    seen = conn.execute("SELECT ref FROM clicks WHERE owner = ? AND key = ?", (owner, key)).fetchone()
+    if seen is not None:
+        raise AlreadySubmitted(f"this click was already submitted ({seen['ref']}); nothing new was queued — "
+                               "press again to queue another", ref=seen["ref"])
+    conn.execute("INSERT INTO clicks (owner, key, ref, created) VALUES (?, ?, ?, ?)", (owner, key, ref, time.time()))
+
+
+def submit_many(units, *, owner: str, group: str | None = None, key: str | None = None,
+                ref: str | None = None) -> list[str]:
+    """Queue several jobs at once, all or none: ``units`` is ``[(target, params, label), ...]``. Returns their
+    ids. One transaction checks the click ``key`` (the same key again: :class:`AlreadySubmitted`, nothing queued;
+    ``ref`` is what the click made, default the first job id) and the owner's share of the queue
+    (:class:`QueueFull`), then inserts every job with a name distinct among the owner's."""
+    owner = check_owner(owner)
+    key = _check_key(key)
+    if group is not None and not isinstance(group, str):
+        raise JobError(f"job group must be a string or None, got {type(group).__name__}")
+    rows = []
+    for target, params, label in units:
+        resolve(target)
+        name = target_name(target)
+        if not isinstance(params, dict):
+            raise JobError(f"job params must be a dict, got {type(params).__name__}")
+        try:
+            params_json = json.dumps(params, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): "
+                           f"{exc}") from None
+        rows.append((name, params_json, " ".join(str(label or "").split())[:limits.JOB_NAME_MAX_CHARS]))
+    if not rows:
+        raise JobError("nothing to submit")
+    jobs_dir()  # results go there: a file in its place (or no space for a folder) is refused before anything queues
+    ids = [_new_id() for _ in rows]
+    now = time.time()
+    with connection() as conn, transaction(conn):
+        remember_click(conn, owner, key, ref or ids[0])
+        if limited(owner):
+            queued, cap = _queued(conn, owner), limits.JOBS_QUEUED_PER_OWNER
+            if len(rows) > cap:
+                raise QueueFull(f"this needs {len(rows):,} jobs, but one visitor may have at most {cap:,} waiting; "
+                                "use fewer ε values, seeds or size fractions")
+            if queued + len(rows) > cap:
+                raise QueueFull(f"you already have {queued:,} jobs waiting and may have at most {cap:,}; wait for "
+                                "some to start, or cancel some, then try again")
+        for job_id, (name, params_json, label) in zip(ids, rows):
+            label = distinct_name(label, _labels(conn, owner, label)) if label else label
+            conn.execute(
+                "INSERT INTO jobs (id, target, params, grp, label, status, created, owner) "
+                "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)",
+                (job_id, name, params_json, group, label, now, owner),
+            )
+    return ids
+
+
+def submit(target: str, params: dict, *, owner: str, group: str | None = None, label: str = "",
+           key: str | None = None) -> str:
     """Queue ``fn(params, ctx)`` for a worker; return the job id (``dpcore.jobs.workers.ensure_workers`` runs it).
 
     ``target`` is a registered name (or a path :func:`~dpcore.jobs.registry.target_name` knows); the row holds
-    the registered name."""
-    resolve(target)
-    name = target_name(target)
-    if not isinstance(params, dict):
-        raise JobError(f"job params must be a dict, got {type(params).__name__}")
-    try:
-        params_json = json.dumps(params, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}") from None
-    if group is not None and not isinstance(group, str):
-        raise JobError(f"job group must be a string or None, got {type(group).__name__}")
-    job_id = _new_id()
-    with connection() as conn, transaction(conn):
-        conn.execute(
-            "INSERT INTO jobs (id, target, params, grp, label, status, created) VALUES (?, ?, ?, ?, ?, 'queued', ?)",
-            (job_id, name, params_json, group, str(label or ""), time.time()),
-        )
-    return job_id
+    the registered name. ``owner`` (:mod:`dpcore.jobs.owners`) is who may see and change it; ``key`` is the
+    click's idempotency key (see :func:`submit_many`)."""
+    return submit_many([(target, params, label)], owner=owner, group=group, key=key)[0]
 
 
-def get(job_id: str, *, history: bool = True) -> JobRecord:
-    """The job's record: status, progress, history (list of progress updates), times, error, result."""
+def _row(conn: sqlite3.Connection | None, job_id: str) -> sqlite3.Row:
+    row = None if conn is None else conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
+    return row
+
+
+def _owner_of(row: sqlite3.Row) -> str:
+    return row["owner"] if "owner" in row.keys() else CLI_OWNER
+
+
+def _readable(caller: Caller, row: sqlite3.Row) -> sqlite3.Row:
+    if not caller.may_read(_owner_of(row)):
+        raise not_yours("job", row["id"])
+    return row
+
+
+def _changeable(caller: Caller, row: sqlite3.Row) -> sqlite3.Row:
+    if not caller.may_change(_owner_of(row)):
+        raise not_yours("job", row["id"])
+    return row
+
+
+def _check_caller(caller) -> Caller:
+    if not isinstance(caller, Caller):
+        raise JobError("say who asks: caller=dpcore.jobs.owners.Caller(owner, admin=...)")
+    return caller
+
+
+def get(job_id: str, *, caller: Caller, history: bool = True) -> JobRecord:
+    """The job's record: status, progress, history (list of progress updates), times, error, result.
+    Someone else's job is :class:`~dpcore.jobs.owners.NotYours` (nothing of it is returned)."""
+    _check_caller(caller)
     _check_id(job_id)
     with reader() as conn:
-        row = None if conn is None else conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
-        if row is None:
-            raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
+        row = _readable(caller, _row(conn, job_id))
         return _row_to_job(row, _history(conn, job_id) if history else None)
 
 
-def list_jobs(group: str | None = None, limit: int = 100) -> list[JobRecord]:
-    """Newest jobs first (without their history), optionally only one group."""
+def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100) -> list[JobRecord]:
+    """The caller's newest jobs first (an admin's: everyone's), without their history; optionally one group."""
+    _check_caller(caller)
     limit = max(1, min(int(limit), 10_000))
     with reader() as conn:
         if conn is None:
             return []
-        if group is None:
-            rows = conn.execute("SELECT * FROM jobs ORDER BY created DESC, rowid DESC LIMIT ?", (limit,))
-        else:
-            rows = conn.execute("SELECT * FROM jobs WHERE grp = ? ORDER BY created DESC, rowid DESC LIMIT ?",
-                                (group, limit))
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(jobs)")}
+        owner_sql = "owner" if "owner" in cols else f"'{CLI_OWNER}'"  # an older store opened read-only
+        where, args = [], []
+        if not caller.admin:
+            where.append(f"{owner_sql} = ?")
+            args.append(caller.owner)
+        if group is not None:
+            where.append("grp = ?")
+            args.append(group)
+        sql = "SELECT * FROM jobs" + (" WHERE " + " AND ".join(where) if where else "")
+        rows = conn.execute(sql + " ORDER BY created DESC, rowid DESC LIMIT ?", (*args, limit))
         return [_row_to_job(r, None) for r in rows.fetchall()]
 
 
-def cancel(job_id: str) -> JobRecord:
+def cancel(job_id: str, *, caller: Caller) -> JobRecord:
     """Cancel a job: a queued one at once, a running one within a heartbeat or two. Finished: no change."""
+    _check_caller(caller)
     _check_id(job_id)
     now = time.time()
     with connection() as conn:
         with transaction(conn):
-            row = conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()
-            if row is None:
-                raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
+            row = _changeable(caller, _row(conn, job_id))
             if row["status"] == JobStatus.QUEUED:
                 conn.execute("UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
                              "error = 'cancelled before it started' WHERE id = ?", (now, job_id))
             elif row["status"] == JobStatus.RUNNING:
                 conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
-    return get(job_id, history=False)
+    return get(job_id, caller=caller, history=False)
 
 
-def cancel_group(group: str) -> int:
-    """Cancel every queued or running job of a group (e.g. a sweep); return how many were asked."""
+def cancel_group(group: str, *, caller: Caller) -> int:
+    """Cancel every queued or running job of a group (e.g. a sweep) that the caller may change; return how many
+    were asked."""
+    _check_caller(caller)
     now = time.time()
+    mine = "" if caller.admin else " AND owner = ?"
+    args = () if caller.admin else (caller.owner,)
     with connection() as conn, transaction(conn):
         queued = conn.execute("UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
-                              "error = 'cancelled before it started' WHERE grp = ? AND status = 'queued'",
-                              (now, group)).rowcount
-        running = conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE grp = ? AND status = 'running'",
-                               (group,)).rowcount
+                              "error = 'cancelled before it started' WHERE grp = ? AND status = 'queued'" + mine,
+                              (now, group, *args)).rowcount
+        running = conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE grp = ? AND status = 'running'" + mine,
+                               (group, *args)).rowcount
     return queued + running
 
 
-def wait(job_id: str, timeout: float = 60.0, poll: float = 0.05) -> JobRecord:
+def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
+    """Give a job a new name (owner or admin), distinct among its owner's jobs."""
+    _check_caller(caller)
+    _check_id(job_id)
+    name = check_label(name)
+    with connection() as conn:
+        with transaction(conn):
+            row = _changeable(caller, _row(conn, job_id))
+            clash = conn.execute("SELECT 1 FROM jobs WHERE owner = ? AND label = ? AND id != ?",
+                                 (_owner_of(row), name, job_id)).fetchone()
+            if clash is not None:
+                raise JobError(f"another run is already called {name!r}; choose another name")
+            conn.execute("UPDATE jobs SET label = ? WHERE id = ?", (name, job_id))
+    return get(job_id, caller=caller, history=False)
+
+
+def delete_many(job_ids, *, caller: Caller, missing_ok: bool = False) -> int:
+    """Delete finished jobs and their files (owner or admin), all or none: their folders are moved aside and
+    their rows deleted in one transaction (the folders come back if it cannot commit), then the folders go.
+    A queued or running job is refused: cancel it first. ``missing_ok``: ids no longer in the store are
+    skipped (a sweep's points). Returns how many were deleted."""
+    _check_caller(caller)
+    ids = list(dict.fromkeys(_check_id(j) for j in job_ids))
+    moved: list[tuple[Path | None, Path]] = []
+    try:
+        with connection() as conn, transaction(conn):
+            if missing_ok:
+                ids = [j for j in ids if conn.execute("SELECT 1 FROM jobs WHERE id = ?", (j,)).fetchone()]
+            for job_id in ids:
+                row = _changeable(caller, _row(conn, job_id))
+                if not JobStatus(row["status"]).finished:
+                    raise JobError(f"job {job_id} is still {row['status']}; cancel it first, then delete it")
+            folder = storage.home() / "jobs"
+            for job_id in ids:
+                moved.append((storage.move_to_trash(folder / job_id), folder / job_id))
+            for job_id in ids:
+                conn.execute("DELETE FROM history WHERE job_id = ?", (job_id,))
+                conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+    except BaseException:
+        for where, path in reversed(moved):
+            try:
+                storage.restore(where, path)
+            except OSError:  # pragma: no cover - the rename that just worked failing back
+                pass
+        raise
+    storage.empty_trash()
+    return len(ids)
+
+
+def delete(job_id: str, *, caller: Caller) -> int:
+    """Delete one finished job and its files (owner or admin); see :func:`delete_many`."""
+    return delete_many([job_id], caller=caller)
+
+
+def wait(job_id: str, *, caller: Caller, timeout: float = 60.0, poll: float = 0.05) -> JobRecord:
     """Block until the job finishes (done / failed / cancelled) and return it; JobError after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
-        job = get(job_id, history=False)
+        job = get(job_id, caller=caller, history=False)
         if job.finished:
-            return get(job_id)
+            return get(job_id, caller=caller)
         if time.monotonic() >= deadline:
             raise JobError(f"job {job_id} is still {job['status']} after {timeout:g} s")
         time.sleep(poll)
 
 
-def result_path(job_id: str, name: str = "result.json") -> Path:
-    """Path of a file in the job's result folder (``result.json``, or a file saved with ctx.save_bytes)."""
-    _check_id(job_id)
+def result_path(job_id: str, name: str = "result.json", *, caller: Caller) -> Path:
+    """Path of a file in the job's result folder (``result.json``, or a file saved with ctx.save_bytes), for a
+    caller who may read the job."""
+    get(job_id, caller=caller, history=False)
     return jobs_dir() / job_id / check_name(name)
+
+
+def folder_path(job_id: str) -> Path:
+    """Where the job machinery keeps a job's files (for the runner: no ownership check, nothing created)."""
+    return storage.home() / "jobs" / _check_id(job_id)
 
 
 def check_name(name: str) -> str:
@@ -376,21 +375,3 @@ def check_name(name: str) -> str:
     return name
 
 
-# --------------------------------------------------------------------------------------------- liveness
-
-def reap(conn: sqlite3.Connection) -> int:
-    """Mark running jobs whose worker stopped heartbeating as failed. Cheap when nothing is stale."""
-    cfg = settings()
-    cutoff = time.time() - cfg.dead_after
-    stale = conn.execute("SELECT id FROM jobs WHERE status = 'running' AND heartbeat < ? LIMIT 1",
-                         (cutoff,)).fetchone()
-    if stale is None:
-        return 0
-    with transaction(conn):
-        cur = conn.execute(
-            "UPDATE jobs SET status = 'failed', ended = ?, "
-            "error = 'worker died (no heartbeat for ' || CAST(ROUND(? - heartbeat, 1) AS TEXT) || ' s); "
-            "submit the job again' WHERE status = 'running' AND heartbeat < ?",
-            (time.time(), time.time(), cutoff),
-        )
-    return cur.rowcount

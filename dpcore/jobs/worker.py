@@ -3,7 +3,9 @@
 Claims queued jobs from the store under ``$DP_EXPLORER_HOME`` and runs them one at a time
 (:mod:`dpcore.jobs.runner`); heartbeats while idle, reaps jobs of dead workers, and exits after
 ``DP_EXPLORER_JOBS_IDLE_EXIT`` seconds without work (default 600) or when asked to stop. SIGTERM records
-the running job ``failed`` at once. Normally started by :func:`dpcore.jobs.workers.ensure_workers`, not by hand.
+the running job ``failed`` at once. A storage fault (full disk, a file where a folder belongs) ends the job it
+hits with the storage message (:mod:`dpcore.jobs.runner`) and never the worker: it logs one line and goes on.
+Normally started by :func:`dpcore.jobs.workers.ensure_workers`, not by hand.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ import threading
 import time
 
 from .. import storage
+from .db import connection, reap, transaction
 from .runner import WorkerStopped, claim, execute
 from .settings import settings, under_pytest
-from .store import connection, reap, transaction
 
 
 def _on_sigterm(signum, frame):  # noqa: ARG001
@@ -53,18 +55,22 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
     last_beat = 0.0
     try:
         while True:
-            if time.monotonic() - last_beat >= cfg.heartbeat:
-                last_beat = time.monotonic()
-                with connection() as conn:
-                    reap(conn)
-                    with transaction(conn):
-                        conn.execute("UPDATE workers SET heartbeat = ?, registered = 1 WHERE id = ?",
-                                     (time.time(), worker_id))
-                        row = conn.execute("SELECT stop FROM workers WHERE id = ?", (worker_id,)).fetchone()
-                if row is None or row["stop"]:
-                    print(f"[jobs] worker {worker_id} asked to stop", file=sys.stderr, flush=True)
-                    break
-            job = claim(worker_id)
+            try:
+                if time.monotonic() - last_beat >= cfg.heartbeat:
+                    last_beat = time.monotonic()
+                    with connection() as conn:
+                        reap(conn)
+                        with transaction(conn):
+                            conn.execute("UPDATE workers SET heartbeat = ?, registered = 1 WHERE id = ?",
+                                         (time.time(), worker_id))
+                            row = conn.execute("SELECT stop FROM workers WHERE id = ?", (worker_id,)).fetchone()
+                    if row is None or row["stop"]:
+                        print(f"[jobs] worker {worker_id} asked to stop", file=sys.stderr, flush=True)
+                        break
+                job = claim(worker_id)
+            except storage.StorageError as exc:  # the store cannot be written now: wait, do not die
+                print(f"[jobs] worker {worker_id}: {exc}", file=sys.stderr, flush=True)
+                job = None
             if job is None:
                 if once or time.monotonic() - idle_since > cfg.idle_exit:
                     break
@@ -82,8 +88,11 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
             if once:
                 break
     finally:
-        with connection() as conn, transaction(conn):
-            conn.execute("DELETE FROM workers WHERE id = ?", (worker_id,))
+        try:
+            with connection() as conn, transaction(conn):
+                conn.execute("DELETE FROM workers WHERE id = ?", (worker_id,))
+        except storage.StorageError as exc:  # its row goes stale and is forgotten by ensure_workers
+            print(f"[jobs] worker {worker_id}: {exc}", file=sys.stderr, flush=True)
         print(f"[jobs] worker {worker_id} exits after {ran} job(s)", file=sys.stderr, flush=True)
     return ran
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .. import limits, storage
 from .settings import settings
-from .store import connection, reader, reap, transaction
+from .db import connection, reader, reap, transaction
 
 LOG_MAX_BYTES = limits.JOBS_LOG_MAX_BYTES  # workers.log is rotated (one old copy) past this size
 WORKER_MODULE = "dpcore.jobs.worker"  # what `python -m` runs in a worker process

@@ -2,8 +2,8 @@
 
 Pure functions, no sampling: the Laplace scale b = Δ/ε, the classic Gaussian σ (ε < 1 only), the exact δ(ε) of a
 Gaussian with noise σ and the app's ONE analytic-Gaussian σ solver (Balle & Wang 2018), used by the mechanism
-classes (:mod:`dpcore.noise.mechanisms`), releases (:class:`dpcore.noise.release.ExactGaussian`), ρ of a
-Gaussian charge and the advisor. Two-sided quantiles give every half-width in the app (``Z95``, ``LAPLACE_Q95``).
+classes (:mod:`dpcore.noise.mechanisms`), releases (the discrete Gaussian's σ starts from it,
+:mod:`dpcore.noise.discrete`), ρ of a Gaussian charge and the advisor. Two-sided quantiles give every half-width in the app (``Z95``, ``LAPLACE_Q95``).
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ def gaussian_analytic_sigma(epsilon, delta, sensitivity) -> float:
     """Smallest σ whose Gaussian mechanism is (ε, δ)-DP (analytic calibration, Balle & Wang 2018).
 
     The app's one σ solver: root of :func:`gaussian_delta` (decreasing in σ) found with Brent's method on log σ
-    at Δ = 1 (cached), then scaled by Δ. Releases use it too (never diffprivlib's solver, which lands slightly
-    below the exact σ at extreme settings).
+    at Δ = 1 (cached), then scaled by Δ. Releases start from it (never diffprivlib's solver, which lands slightly
+    below the exact σ at extreme settings) and raise it for the discrete Gaussian where needed.
     """
     eps = check_epsilon(epsilon)
     d = check_delta(delta)

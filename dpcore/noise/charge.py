@@ -12,9 +12,11 @@ stores one (``Charge.to_dict``) beside its numbers.
   accepts :attr:`Neighbour.ADD_REMOVE` alone (add or remove one person's record).
 
 Composition here is *basic* (ε and δ add up, ρ adds up): always a valid bound. Tighter (ε, δ) totals from the
-same charges come from :func:`dpcore.noise.composition.ledger_costs`. Stdlib only, so that the ledger can use it
-cheaply; a release's charge comes from its mechanism class (:meth:`dpcore.noise.mechanisms.Mechanism.charge`), imported
-only when one is built.
+same charges come from :func:`dpcore.noise.composition.ledger_costs`. Below the mechanisms and the release path in
+the one-way order of :mod:`dpcore.noise` (maths and calibration → charge → mechanisms → release): it imports only
+the calibration, and only when a Gaussian charge is built (the ledger, which Home imports, loads no scipy). :meth:`Charge.of_release` is what a query is charged *before* its noise is drawn: for the
+Gaussian the ρ of the exact continuous σ, an upper bound on the ρ = K²/(2σ²) of the discrete Gaussian that really
+releases it (its σ in grid units is at least K times that σ, :mod:`dpcore.noise.discrete`).
 """
 
 from __future__ import annotations
@@ -95,19 +97,21 @@ class Charge:
         (σ scales with Δ, so ρ depends on ε and δ alone; Δ = 0 releases nothing and costs ρ = 0)."""
         if sensitivity == 0:
             return cls(epsilon, delta, 0.0, neighbour)
-        return cls.of_release("gaussian", epsilon, delta, sensitivity, neighbour=neighbour)
+        from .calibration import gaussian_analytic_sigma  # below us; imported here: the ledger loads no scipy
+
+        sigma = gaussian_analytic_sigma(epsilon, delta, sensitivity)
+        return cls(epsilon, delta, gaussian_rho(sigma, sensitivity), neighbour)
 
     @classmethod
     def of_release(cls, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0, *,
                    neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
-        """The charge of one release by ``mechanism`` ("laplace" — counts: geometric — or "gaussian"):
-        :meth:`dpcore.noise.mechanisms.Mechanism.charge` of the calibrated mechanism (its ρ from its own σ)."""
-        from . import mechanisms
-
-        if mechanism not in mechanisms.QUERY_MECHANISMS:
-            raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
-        return mechanisms.get(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity).charge(
-            neighbour=neighbour)
+        """The charge of one release by ``mechanism``: "laplace" (whole numbers: discrete Laplace) is pure ε-DP,
+        "gaussian" (whole numbers: discrete Gaussian) costs (ε, δ) with ρ from the exact σ (:meth:`gaussian`)."""
+        if mechanism == "laplace":
+            return cls.pure(epsilon, neighbour=neighbour)
+        if mechanism == "gaussian":
+            return cls.gaussian(epsilon, delta, sensitivity, neighbour=neighbour)
+        raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
 
     # --- composition ---------------------------------------------------------------------------------
 

@@ -1,21 +1,27 @@
-"""Noise mechanisms: one class per mechanism — Laplace, Gaussian (analytic and classic), Geometric for counts.
+"""Noise mechanisms: one class per mechanism — Laplace, Gaussian (analytic and classic), and for whole numbers
+Geometric (discrete Laplace) and DiscreteGaussian.
 
-Each class (:class:`Laplace`, :class:`GaussianAnalytic`, :class:`GaussianClassic`, :class:`Geometric`) is a
-frozen, keyword-only calibration in the spirit of diffprivlib's ``mechanisms/base.py``: built once with
-``epsilon``, ``delta`` and ``sensitivity`` (validated, a :class:`~dpcore.errors.DPError` saying what to do next),
-it knows its noise ``scale`` (b or σ, from :mod:`dpcore.noise.calibration`), exact ``density``,
-``expected_abs_error``, ``halfwidth`` at any level, ``privacy_loss``, its :class:`~dpcore.noise.charge.Charge`
-(ε, δ, ρ, neighbour relation), and how to draw:
+Each class (:class:`Laplace`, :class:`GaussianAnalytic`, :class:`GaussianClassic`, :class:`Geometric`,
+:class:`DiscreteGaussian`) is a frozen, keyword-only calibration in the spirit of diffprivlib's
+``mechanisms/base.py``: built once with ``epsilon``, ``delta`` and ``sensitivity`` (validated, a
+:class:`~dpcore.errors.DPError` saying what to do next), it knows its noise ``scale`` (b or σ, from
+:mod:`dpcore.noise.calibration` and :mod:`dpcore.noise.discrete`), exact ``density``, ``expected_abs_error``,
+``halfwidth`` at any level, ``privacy_loss``, its :class:`~dpcore.noise.charge.Charge` (ε, δ, ρ, neighbour
+relation), and :meth:`Mechanism.simulate` — a seeded plain-numpy **teaching simulation** for histograms: not a DP
+release.
 
-* :meth:`Mechanism.release` — the **secure** sample: diffprivlib's floating-point-safe samplers (secure random
-  source when ``random_state`` is None; the analytic Gaussian with OUR exact σ, never diffprivlib's smaller one;
-  counts through the integer geometric mechanism). :mod:`dpcore.noise.release` is the release path's public face.
-* :meth:`Mechanism.simulate` — a seeded plain-numpy **teaching simulation** for histograms: not a DP release.
+These classes are maths: they never draw a release. Released answers are whole numbers plus Geometric or
+DiscreteGaussian noise drawn by OpenDP's exact samplers in :mod:`dpcore.noise.release` (the layer above), which
+uses these classes for the scale, the interval and the charge. Imports go one way: calibration and discrete (maths)
+→ charge → mechanisms → release.
 
 ``if mechanism == "laplace"`` lives only in the class table :data:`CLASSES`; callers name a mechanism by its
 string (widgets, CLI, stored answers) and get the class from :func:`get` / :func:`for_release`.
 
 The noise page's view (curves, tables) is :mod:`dpcore.noise.view`; its teaching query :mod:`dpcore.noise.teaching`.
+
+Why one module over 400 lines: it holds one idea, the class per mechanism and the one table that names them;
+the discrete Gaussian's own maths (its δ(ε) and quantiles) already lives apart, in :mod:`dpcore.noise.discrete`.
 """
 
 from __future__ import annotations
@@ -30,17 +36,19 @@ from scipy import special
 from .. import limits
 from ..errors import DPError
 from ..validation import check_delta, check_epsilon, check_positive_int, check_sensitivity
+from . import discrete
+from .grid import check_release
 from .calibration import (_level, gaussian_analytic_sigma, gaussian_classic_sigma, gaussian_delta, laplace_quantile,
                           laplace_scale, normal_quantile)
 from .charge import Charge, Neighbour, gaussian_rho, pure_rho
 
 #: Real-valued mechanisms a user can pick (noise page, CLI noise command).
 MECHANISMS = ("laplace", "gaussian", "gaussian-classic")
-#: Mechanisms a query console / ledger answer may use (the classic Gaussian is valid only for ε < 1).
+#: Mechanisms a query console / ledger answer may use (the classic Gaussian is valid only for ε < 1); each has its
+#: charge in :meth:`dpcore.noise.charge.Charge.of_release`.
 QUERY_MECHANISMS = ("laplace", "gaussian")
 
 MAX_SIMULATED_DRAWS = limits.SIMULATED_DRAWS_MAX
-MAX_RELEASE_DRAWS = limits.RELEASE_DRAWS_MAX
 
 
 # --- one class per mechanism ---------------------------------------------------------------------------
@@ -81,9 +89,14 @@ class Mechanism:
 
     def __post_init__(self):
         if type(self) is Mechanism:
-            raise DPError("Mechanism is abstract; use Laplace, GaussianAnalytic, GaussianClassic or Geometric")
+            raise DPError("Mechanism is abstract; use Laplace, GaussianAnalytic, GaussianClassic, Geometric or "
+                          "DiscreteGaussian")
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        if self.epsilon > limits.EPSILON_MAX:  # 1e308 broke the σ solver: a traceback, not a message
+            raise DPError(f"epsilon must be at most {limits.EPSILON_MAX:g} for one release, got {self.epsilon:g}: "
+                          "an ε this large protects nobody; try 0.1–10")
         object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
+        check_release(sensitivity=self.sensitivity)  # Δ = 1e308 gave null draws
         if self.pure:
             if self.delta not in (None, 0, 0.0):
                 raise DPError(f"the {self.label} mechanism is pure ε-DP: δ must be 0, got {self.delta!r}; "
@@ -101,10 +114,6 @@ class Mechanism:
         raise NotImplementedError
 
     def _density(self, z: np.ndarray) -> np.ndarray:  # z = (x − centre) / scale
-        raise NotImplementedError
-
-    def _sampler(self, random_state):
-        """The diffprivlib mechanism that draws a release (the secure path when ``random_state`` is None)."""
         raise NotImplementedError
 
     def _simulate(self, rng: np.random.Generator, value: float, n: int) -> np.ndarray:
@@ -164,28 +173,7 @@ class Mechanism:
         The mechanism itself is relation-free: Δ must have been computed for the relation named here."""
         return Charge(self.epsilon, self.delta, self.rho, neighbour or Neighbour.ADD_REMOVE)
 
-    # --- drawing --------------------------------------------------------------------------------------
-
-    def release(self, value, *, random_state=None):
-        """ONE released answer through diffprivlib (secure random source when ``random_state`` is None).
-
-        A seeded ``random_state`` makes it reproducible, so not a DP release: tests and labelled demos only.
-        Each call costs :meth:`charge`."""
-        v = _finite(value, "true value")
-        return float(self._sampler(random_state).randomise(v))
-
-    def release_many(self, value, draws: int, *, random_state=None) -> list:
-        """``draws`` independent releases of one value (k of them cost k charges by basic composition)."""
-        n = check_positive_int(draws, "number of draws")
-        if n > MAX_RELEASE_DRAWS:
-            raise DPError(f"number of draws through the release path must be at most {MAX_RELEASE_DRAWS:,}, "
-                          f"got {n:,}")
-        v = _finite(value, "true value")
-        s = self._sampler(random_state)
-        return [self._cast(s.randomise(self._cast(v))) for _ in range(n)]
-
-    def _cast(self, x):
-        return float(x)
+    # --- pictures -------------------------------------------------------------------------------------
 
     def simulate(self, value, draws: int, seed=0) -> np.ndarray:
         """TEACHING SIMULATION, NOT A DP RELEASE: ``draws`` vectorised numpy draws from a seeded generator, for
@@ -221,11 +209,6 @@ class Laplace(Mechanism):
         self._require_noise()
         z = np.asarray(z, dtype=float) - value
         return (np.abs(z - self.sensitivity) - np.abs(z)) / self.scale
-
-    def _sampler(self, random_state):
-        from diffprivlib import mechanisms as dpl
-
-        return dpl.Laplace(epsilon=self.epsilon, delta=0.0, sensitivity=self.sensitivity, random_state=random_state)
 
     def _simulate(self, rng, value, n):
         return rng.laplace(value, self.scale, n)
@@ -285,12 +268,6 @@ class GaussianAnalytic(_Gaussian):
     def _calibrate(self) -> float:
         return gaussian_analytic_sigma(self.epsilon, self.delta, self.sensitivity)
 
-    def _sampler(self, random_state):
-        from .release import ExactGaussian
-
-        return ExactGaussian(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity,
-                             random_state=random_state)
-
 
 @dataclass(frozen=True, kw_only=True)
 class GaussianClassic(_Gaussian):
@@ -303,26 +280,24 @@ class GaussianClassic(_Gaussian):
     def _calibrate(self) -> float:
         return gaussian_classic_sigma(self.epsilon, self.delta, self.sensitivity)
 
-    def _sampler(self, random_state):
-        from diffprivlib import mechanisms as dpl
 
-        return dpl.Gaussian(epsilon=self.epsilon, delta=self.delta, sensitivity=self.sensitivity,
-                            random_state=random_state)
+def _whole_sensitivity(s) -> None:
+    if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) or not math.isfinite(s) \
+            or int(s) != s or s < 1:
+        raise DPError(f"count sensitivity must be a whole number >= 1, got {s!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Geometric(Mechanism):
-    """Two-sided geometric (discrete Laplace) mechanism for counts: P(k) ∝ α^|k|, α = e^(−ε/Δ), whole Δ >= 1.
-    Pure ε-DP with no floating point in the release. ``scale`` is Δ/ε (the matching Laplace b)."""
+    """Two-sided geometric (discrete Laplace) mechanism for whole numbers: P(k) ∝ α^|k|, α = e^(−ε/Δ), whole
+    Δ >= 1. Pure ε-DP with no floating point in the release. ``scale`` is Δ/ε (the matching Laplace b; OpenDP's
+    discrete Laplace scale)."""
 
     name: ClassVar[str] = "geometric"
-    label: ClassVar[str] = "Geometric (discrete Laplace, counts)"
+    label: ClassVar[str] = "Geometric (discrete Laplace, whole numbers)"
 
     def __post_init__(self):
-        s = self.sensitivity
-        if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) or not math.isfinite(s) \
-                or int(s) != s or s < 1:
-            raise DPError(f"count sensitivity must be a whole number >= 1, got {s!r}")
+        _whole_sensitivity(self.sensitivity)
         super().__post_init__()
 
     @property
@@ -339,45 +314,102 @@ class Geometric(Mechanism):
         return np.where(k == np.round(k), (1 - a) / (1 + a) * a ** np.abs(k), 0.0)
 
     def expected_abs_error(self) -> float:
-        a = self.alpha
-        return 2 * a / (1 - a * a)
+        r = self.epsilon / self.sensitivity  # 2α/(1 − α²) = 1/sinh(ε/Δ): no cancellation for a small ε/Δ
+        return 1.0 / math.sinh(r)
+
+    def _tail(self, t: int) -> float:
+        """P(|X| > t) = 2α^(t+1)/(1 + α)."""
+        r = self.epsilon / self.sensitivity
+        return 2.0 * math.exp(-(t + 1) * r) / (1.0 + math.exp(-r))
 
     def halfwidth(self, level: float = 0.95) -> float:
         """The smallest whole t with P(|X| > t) = 2α^(t+1)/(1+α) <= 1 − level."""
         tail = 1.0 - _level(level)
-        a = self.alpha
-        t = math.ceil(math.log(tail * (1 + a) / 2) / math.log(a) - 1 - 1e-12)
-        return float(max(t, 0))
+        r = self.epsilon / self.sensitivity
+        t = max(0, math.ceil((math.log(2.0 / (1.0 + math.exp(-r))) - math.log(tail)) / r - 1))
+        while self._tail(t) > tail:  # the closed form is rounded: check it, both ways
+            t += 1
+        while t > 0 and self._tail(t - 1) <= tail:
+            t -= 1
+        return float(t)
 
     def privacy_loss(self, z, value: float = 0.0) -> np.ndarray:
         z = np.asarray(z, dtype=float) - value
         return (np.abs(z - self.sensitivity) - np.abs(z)) * (self.epsilon / self.sensitivity)
 
-    def release(self, value, *, random_state=None) -> int:
-        """ONE released count (whole number in, whole number out); secure when ``random_state`` is None."""
-        try:
-            whole = int(value) == value
-        except (TypeError, ValueError, OverflowError):
-            whole = False
-        if not whole:
-            raise DPError(f"count must be a whole number, got {value!r}")
-        return int(self._sampler(random_state).randomise(int(value)))
-
-    def _cast(self, x):
-        return int(round(float(x)))
-
-    def _sampler(self, random_state):
-        from diffprivlib import mechanisms as dpl
-
-        return dpl.Geometric(epsilon=self.epsilon, sensitivity=int(self.sensitivity), random_state=random_state)
-
     def _simulate(self, rng, value, n):
-        p = 1.0 - self.alpha  # difference of two geometric(p) counts is two-sided geometric with ratio α
+        p = -math.expm1(-self.epsilon / self.sensitivity)  # 1 − α without cancellation
+        # the difference of two geometric(p) counts is two-sided geometric with ratio α
         return value + (rng.geometric(p, n) - rng.geometric(p, n)).astype(float)
 
 
+@dataclass(frozen=True, kw_only=True)
+class DiscreteGaussian(Mechanism):
+    """Discrete Gaussian N_Z(0, σ²) for whole numbers (Canonne, Kamath & Steinke 2020), whole Δ >= 1: (ε, δ)-DP
+    with σ from Balle & Wang's exact continuous σ, raised until the discrete mechanism's own δ(ε) — summed over its
+    support (:mod:`dpcore.noise.discrete`) — is at most δ. Its zCDP cost is Δ²/(2σ²) (CKS20, Theorem 4)."""
+
+    name: ClassVar[str] = "discrete-gaussian"
+    label: ClassVar[str] = "Discrete Gaussian (whole numbers)"
+    scale_name: ClassVar[str] = "σ"
+    scale_ascii: ClassVar[str] = "sigma"
+    pure: ClassVar[bool] = False
+
+    min_scale: float = 0.0  # a larger σ asked for (the classic calibration's): more noise, never less
+
+    def __post_init__(self):
+        _whole_sensitivity(self.sensitivity)
+        super().__post_init__()
+
+    def _calibrate(self) -> float:
+        return max(discrete.calibrate_sigma(self.epsilon, self.delta, int(self.sensitivity)), float(self.min_scale))
+
+    def density(self, x, center: float = 0.0) -> np.ndarray:
+        """Probability mass at whole offsets x − centre (0 between them)."""
+        return discrete.pmf(np.asarray(x, dtype=float) - center, self.scale)
+
+    def expected_abs_error(self) -> float:
+        return discrete.expected_abs(self.scale)
+
+    def halfwidth(self, level: float = 0.95) -> float:
+        return float(discrete.halfwidth(self.scale, level))
+
+    def privacy_loss(self, z, value: float = 0.0) -> np.ndarray:
+        """(Δ² − 2Δ(z − v)) / (2σ²) at whole z, as for the continuous Gaussian."""
+        z = np.asarray(z, dtype=float) - value
+        d = self.sensitivity
+        return (d * d - 2 * d * z) / (2 * self.scale ** 2)
+
+    def loss_exceeds_mass(self) -> float:
+        t = self.sensitivity / 2 - self.epsilon * self.scale ** 2 / self.sensitivity
+        return discrete.cdf_bounds(math.ceil(t) - 1, self.scale)[1]  # P(X < t), an upper bound
+
+    def actual_delta(self) -> float:
+        return discrete.delta_upper(self.scale, self.epsilon, int(self.sensitivity))
+
+    @property
+    def rho(self) -> float:
+        return gaussian_rho(self.scale, self.sensitivity)
+
+    def _simulate(self, rng, value, n):
+        """CKS20 Algorithm 3 with a numpy generator (a picture or a labelled reproducible example, never a release):
+        Y ~ discrete Laplace of scale t = ⌊σ⌋ + 1, kept with probability exp(−(|Y| − σ²/t)²/(2σ²))."""
+        s = self.scale
+        t = math.floor(s) + 1
+        p = -math.expm1(-1.0 / t)
+        out = np.empty(n, dtype=float)
+        todo = np.arange(n)
+        while todo.size:
+            y = (rng.geometric(p, todo.size) - rng.geometric(p, todo.size)).astype(float)
+            keep = rng.random(todo.size) < np.exp(-((np.abs(y) - s * s / t) ** 2) / (2 * s * s))
+            out[todo[keep]] = y[keep]
+            todo = todo[~keep]
+        return value + out
+
+
 #: The class table: the one place a mechanism's name picks its behaviour.
-CLASSES: dict[str, type[Mechanism]] = {c.name: c for c in (Laplace, GaussianAnalytic, GaussianClassic, Geometric)}
+CLASSES: dict[str, type[Mechanism]] = {c.name: c for c in (Laplace, GaussianAnalytic, GaussianClassic, Geometric,
+                                                           DiscreteGaussian)}
 MECHANISM_LABELS = {name: CLASSES[name].label for name in MECHANISMS}
 
 
@@ -395,10 +427,15 @@ def get(name: str, *, epsilon, delta=None, sensitivity=1.0) -> Mechanism:
 
 
 def for_release(name: str, *, epsilon, delta=None, sensitivity=1.0, integer: bool = False) -> Mechanism:
-    """The mechanism that really releases an answer: a count (``integer``) under Laplace goes through the
-    integer geometric mechanism with Δ rounded up to a whole number; everything else is :func:`get`."""
-    if integer and mechanism_class(name) is Laplace:
-        return Geometric(epsilon=epsilon, sensitivity=max(1, int(math.ceil(check_sensitivity(sensitivity)))))
+    """The mechanism that really releases a whole-number answer (``integer``: a count, or a sum in grid units): the
+    geometric (discrete Laplace) mechanism under Laplace, the discrete Gaussian under the analytic Gaussian, with Δ
+    rounded up to a whole number. Otherwise :func:`get` (the continuous curve a picture draws)."""
+    cls = mechanism_class(name)
+    if integer and cls in (Laplace, GaussianAnalytic):
+        whole = max(1, int(math.ceil(check_sensitivity(sensitivity))))
+        if cls is Laplace:
+            return Geometric(epsilon=epsilon, sensitivity=whole)
+        return DiscreteGaussian(epsilon=epsilon, delta=delta, sensitivity=whole)
     return get(name, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
 
 

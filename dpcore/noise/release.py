@@ -1,63 +1,209 @@
-"""The release path: how a DP answer that a user *sees as released* is drawn.
+"""The release path: every noisy value a user sees as *released* is drawn here, by OpenDP's exact samplers.
 
-Released answers never come from plain numpy. Each mechanism class in :mod:`dpcore.noise.mechanisms` draws through
-diffprivlib (:meth:`~dpcore.noise.mechanisms.Mechanism.release`, a cryptographically secure random source when
-``random_state`` is None), counts through the integer geometric mechanism (discrete Laplace). A Gaussian
-release uses diffprivlib's sampler with OUR exact analytic σ (:class:`ExactGaussian`), never a smaller one.
-The functions here are the release path's public face by mechanism name (pages, queries, CLI); plain numpy is
-only for *simulated* histograms (:meth:`~dpcore.noise.mechanisms.Mechanism.simulate`).
+**Only whole numbers get noise.** Counts and histogram bins are whole already; a bounded SUM or MEAN and a value
+typed on the noise page are first put on a public grid (:mod:`dpcore.noise.grid`: the grid, the rounding and the
+sensitivity K in grid units, with its proof). Under Laplace the noise is the discrete Laplace (two-sided geometric,
+:class:`~dpcore.noise.mechanisms.Geometric`) of scale K/ε, rounded up; under the Gaussian it is the discrete
+Gaussian (:class:`~dpcore.noise.mechanisms.DiscreteGaussian`) whose σ starts from Balle & Wang's exact σ and is
+raised until the discrete mechanism's own δ(ε), summed over its support, holds (:mod:`dpcore.noise.discrete`).
+OpenDP 0.16 draws both exactly (rational arithmetic, no float in the noise) from a cryptographically secure source;
+whatever follows — units × grid step, a division by a noisy count, clamping to public bounds — is post-processing
+of whole numbers. So no output bit separates neighbours beyond what ε and δ allow (the floating-point attacks of
+Mironov 2012 and diffprivlib's issue #94 need noise added in floating point; tests/dpcore/noise/test_release_bits.py).
+The 95% interval of a release is the same mechanism's own: the smallest whole t with P(|noise| > t) ≤ 5%.
 
-Pass ``random_state`` (an int seed) only in tests and reproducible demos: a seeded release is
-reproducible and therefore must never be labelled as a secure release.
+**Reproducible mode** (``random_state``: a seed or a numpy generator) draws the same discrete distributions from
+numpy, for tests and labelled teaching only: callers label it :data:`NOT_DP` and the ledger refuses it. It exists
+where it existed before: the console's ``Prepared.release(seed)`` in tests, the differencing page's example
+release, the linkage module's seeded count in tests.
+
+**One way.** calibration, discrete (maths) → charge → mechanisms, grid → release → queries, attacks, pages, CLI: this
+module imports nothing above it, nothing imports it from below (tests/dpcore/noise/test_layers.py). diffprivlib is
+no longer on this path (its continuous samplers are not safe against low-bit attacks, its issue #94); it stays for
+its scikit-learn-style models (:mod:`dpcore.training.dplib`).
 """
 
 from __future__ import annotations
 
-from diffprivlib import mechanisms as _dpl
+import functools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
 
+import numpy as np
+
+from .. import limits
+from ..errors import DPError
+from ..validation import check_positive_int
+from . import grid as _grid
 from . import mechanisms as _m
-from .calibration import gaussian_analytic_sigma
+
+NOT_DP = "reproducible noise: not a DP release"
+SECURE_SOURCE = "OpenDP's exact discrete samplers, cryptographically secure random source (not reproducible)"
+MAX_RELEASE_DRAWS = limits.RELEASE_DRAWS_MAX
 
 
-class ExactGaussian(_dpl.GaussianAnalytic):
-    """diffprivlib's secure Gaussian sampler, with σ from OUR exact analytic calibration
-    (:func:`dpcore.noise.calibration.gaussian_analytic_sigma`) — one σ solver in the app. diffprivlib's own solver
-    lands slightly *below* the exact σ at extreme settings (δ 5.7% over target at ε = 20, δ = 1e-7)."""
-
-    def _find_scale(self):
-        return gaussian_analytic_sigma(self.epsilon, self.delta, self.sensitivity)
+# --- the samplers ---------------------------------------------------------------------------------------------
 
 
-def _mechanism(mechanism: str, epsilon: float, delta: float, sensitivity: float, random_state):
-    """The diffprivlib sampler behind a release by ``mechanism`` (tests inspect its σ)."""
-    return _m.get(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity)._sampler(random_state)
+def noise_for(mechanism: str, *, epsilon, delta=0.0, sensitivity: int = 1) -> _m.Mechanism:
+    """The whole-number mechanism of a release at whole sensitivity K: "laplace" → Geometric (discrete Laplace),
+    "gaussian" → DiscreteGaussian; "gaussian-classic" → the discrete Gaussian with at least the classic σ at K (only
+    for ε < 1), so its noise is never below what the noise page states."""
+    if mechanism == "gaussian-classic":
+        classic = _m.GaussianClassic(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+        return _m.DiscreteGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity, min_scale=classic.scale)
+    return _m.for_release(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity, integer=True)
 
 
-def release_value(value: float, *, mechanism: str, epsilon: float, delta: float = 0.0,
-                  sensitivity: float, random_state=None) -> float:
-    """One released real-valued answer through diffprivlib."""
-    return _m.get(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity).release(
-        value, random_state=random_state)
+def _laplace_scale(noise: _m.Geometric) -> float:
+    """K/ε as a float never below the real K/ε (so the noise is never below the calibration)."""
+    k, eps = Fraction(int(noise.sensitivity)), Fraction(noise.epsilon)
+    t = float(k / eps)
+    while Fraction(t) * eps < k:
+        t = math.nextafter(t, math.inf)
+    return t
 
 
-def release_count(count: int, *, epsilon: float, sensitivity: int = 1, random_state=None) -> int:
-    """One released integer count: geometric (discrete Laplace) mechanism, no floating point involved."""
-    return _m.Geometric(epsilon=epsilon, sensitivity=sensitivity).release(count, random_state=random_state)
+@functools.lru_cache(maxsize=256)
+def _measurement(kind: str, scale: float):
+    """OpenDP's measurement adding discrete Laplace (``kind`` "laplace") or discrete Gaussian noise of ``scale`` to
+    a vector of 64-bit whole numbers. Imported here, not at the top: only a release pays for loading OpenDP."""
+    from opendp import domains, measurements, metrics, mod
+
+    # OpenDP 0.16 puts make_laplace and make_gaussian behind its "contrib" feature flag: their proofs are written
+    # (linked from their docs) but not yet through OpenDP's own vetting. We rely on their exact samplers and test
+    # them ourselves (statistical DP tests, tests/dpcore/noise/test_release_dp.py). The flag is process-wide and
+    # only unlocks these constructors; we use integer domains only, so the "floating-point" flag stays off.
+    mod.enable_features("contrib")
+    space = domains.vector_domain(domains.atom_domain(T="i64"))
+    if kind == "laplace":
+        return measurements.make_laplace(space, metrics.l1_distance(T="i64"), scale=scale)
+    return measurements.make_gaussian(space, metrics.l2_distance(T="i64"), scale=scale)
 
 
-def release_answer(value: float, *, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float,
-                   integer: bool = False, random_state=None):
-    """One released answer: counts (``integer=True``) under Laplace use the geometric (discrete Laplace)
-    mechanism; everything else goes through :func:`release_value`. Secure random source when unseeded."""
-    m = _m.for_release(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity, integer=integer)
-    if isinstance(m, _m.Geometric):
-        value = int(round(float(value)))
-    return m.release(value, random_state=random_state)
+def _generator(random_state) -> np.random.Generator:
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):  # one seeded stream, as the callers' tests expect
+        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
+    return np.random.default_rng(limits.check_int_range(random_state, 0, 2**63 - 1, "release seed"))
 
 
-def release_many(value: float, draws: int, *, mechanism: str, epsilon: float, delta: float = 0.0,
-                 sensitivity: float, random_state=None) -> list[float]:
-    """``draws`` independent releases of the same value through one diffprivlib mechanism (each one costs ε:
-    releasing k of them is (kε, kδ)-DP by basic composition)."""
-    return _m.get(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity).release_many(
-        value, draws, random_state=random_state)
+def _whole(values) -> list[int]:
+    out = []
+    for v in values:
+        try:
+            ok = not isinstance(v, bool) and float(v) == int(v)
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            raise DPError(f"noise is added to whole numbers only, got {v!r}")
+        out.append(int(v))
+    return out
+
+
+def draw(values, noise: _m.Mechanism, random_state=None) -> list[int]:
+    """``values`` (whole numbers) + independent noise from ``noise`` (a Geometric or DiscreteGaussian), one draw
+    each: through OpenDP when ``random_state`` is None (each draw costs noise.charge()), else from numpy (NOT_DP)."""
+    if not isinstance(noise, (_m.Geometric, _m.DiscreteGaussian)):
+        raise DPError(f"a release adds whole-number noise; {type(noise).__name__} is not")
+    ints = _whole(values)
+    if not ints:
+        return []
+    if len(ints) > MAX_RELEASE_DRAWS:
+        raise DPError(f"number of draws through the release path must be at most {MAX_RELEASE_DRAWS:,}, "
+                      f"got {len(ints):,}")
+    if random_state is None:
+        kind = "laplace" if isinstance(noise, _m.Geometric) else "gaussian"
+        scale = _laplace_scale(noise) if kind == "laplace" else noise.scale
+        return [int(v) for v in _measurement(kind, scale)(ints)]
+    rng = _generator(random_state)
+    extra = noise._simulate(rng, 0.0, len(ints))
+    return [v + int(e) for v, e in zip(ints, extra)]
+
+
+# --- releases by kind -------------------------------------------------------------------------------------------
+
+
+def release_count(count, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0,
+                  random_state=None) -> int:
+    """One released count: the count + discrete Laplace (or discrete Gaussian) noise, a whole number."""
+    return draw([count], noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity),
+                random_state)[0]
+
+
+def release_counts(counts, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0,
+                   random_state=None) -> tuple[list[int], _m.Mechanism]:
+    """Several counts released together (a histogram's bins; with disjoint bins Δ = 1 covers them all), and the
+    mechanism that drew them (its halfwidth is each bin's interval)."""
+    noise = noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    return draw(counts, noise, random_state), noise
+
+
+def noise_name(noise: _m.Mechanism) -> str:
+    """What drew a release, in words: "discrete Laplace" or "discrete Gaussian"."""
+    return "discrete Laplace" if isinstance(noise, _m.Geometric) else "discrete Gaussian"
+
+
+@dataclass(frozen=True)
+class GridRelease:
+    """Released values on a grid, the whole numbers they came from, the whole-number mechanism that drew them (in
+    grid units) and their interval."""
+
+    values: list[float]
+    units: list[int]  # the released whole numbers (noise included)
+    grid: _grid.Grid
+    noise: _m.Mechanism
+    halfwidth: float  # in the answer's unit, at the level asked
+    halfwidth_units: int
+    divide_by: int = 1
+
+    def describe(self, unit: str = "") -> str:
+        """The grid and the rounding, as the answer states them."""
+        tail = f" {unit}" if unit else ""
+        per = f", then divided by the public n = {self.divide_by:,}" if self.divide_by > 1 else ""
+        return (f"rounded to a multiple of {self.grid.text()}{tail} (the public grid), {noise_name(self.noise)} "
+                f"noise in whole grid steps (Δ = {int(self.noise.sensitivity):,} steps){per}")
+
+
+def release_sum(s: _grid.GridSum, *, mechanism: str, epsilon, delta: float = 0.0, divide_by: int = 1,
+                level: float = 0.95, random_state=None) -> GridRelease:
+    """One release of a :class:`~dpcore.noise.grid.GridSum`: g·(centre + (units + noise)/divide_by)."""
+    noise = noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=max(1, s.k))
+    z = draw([s.units], noise, random_state)[0]
+    t = int(noise.halfwidth(level))
+    half = float(Fraction(t, int(divide_by)) * Fraction(10) ** s.grid.exponent)
+    return GridRelease([s.value(z, divide_by)], [z], s.grid, noise, half, t, int(divide_by))
+
+
+def release_value(value, *, mechanism: str, epsilon, delta: float = 0.0, sensitivity, draws: int = 1,
+                  integer: bool = False, level: float = 0.95, random_state=None) -> GridRelease:
+    """``draws`` releases of one typed value v with a claimed Δ (the noise page, the CLI's ``noise --secure``).
+
+    ``integer`` (a count): v must be whole, K = ⌈Δ⌉ and the grid is 1. Otherwise the grid follows Δ, v is rounded to
+    it exactly and K = ⌊Δ/g⌋ + 1 (:mod:`dpcore.noise.grid`). Each draw costs the returned noise's charge."""
+    n = check_positive_int(draws, "number of draws")
+    v = _m._finite(value, "true value")
+    d = _m._finite(sensitivity, "sensitivity Δ")
+    _grid.check_release(magnitude=abs(v), sensitivity=d, what="the true value")
+    if d == 0:
+        raise DPError("sensitivity Δ is 0: the answer does not depend on any one person, so no noise is needed; "
+                      "set Δ > 0 to release it")
+    if integer:
+        g, units, k = _grid.Grid(0), _whole([v])[0], max(1, math.ceil(d))
+    else:
+        g = _grid.for_sensitivity(d)
+        units, k = g.exact_units(v), g.value_k(d)
+    noise = noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=k)
+    zs = draw([units] * n, noise, random_state)
+    t = int(noise.halfwidth(level))
+    return GridRelease([g.value(z) for z in zs], zs, g, noise, float(Fraction(t) * Fraction(10) ** g.exponent), t)
+
+
+def release_answer(value, *, mechanism: str, epsilon, delta: float = 0.0, sensitivity, integer: bool = False,
+                   random_state=None):
+    """One released answer for a typed value (:func:`release_value`): an int for a count, else a float."""
+    out = release_value(value, mechanism=mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity,
+                        integer=integer, random_state=random_state).values[0]
+    return int(out) if integer else out

@@ -1,6 +1,11 @@
 """The noise page's view: everything one setting shows (exact curves + a seeded simulation), the ε curve and the
 ε table. Numbers and arrays only; the Plotly figures are built from a :class:`NoiseView` in
 :mod:`dpcore.figures.noise`. The simulation is a teaching picture, NOT a DP release.
+
+The curves are the continuous mechanism's; the figures a reader quotes (typical error, the 95% range) are those of
+the mechanism that really releases (:attr:`NoiseView.released`): for a count, the discrete Laplace or discrete
+Gaussian, so the headline and the ε table agree. For a SUM or MEAN the release's grid is so fine (Δ is a million
+grid steps or more) that its figures equal the continuous ones to six digits.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import pandas as pd
 from .. import limits
 from ..errors import DPError
 from ..validation import check_delta, check_sensitivity
+from .grid import check_release
 from .mechanisms import Mechanism, _finite, for_release, get, mechanism_class
 
 # The page's grids (defined in dpcore.limits).
@@ -67,7 +73,8 @@ def _epsilon_curve(mechanism: str, delta, sensitivity, epsilons) -> pd.DataFrame
 
 @dataclass(frozen=True)
 class NoiseView:
-    spec: Mechanism
+    spec: Mechanism  # the continuous mechanism the curves draw
+    released: Mechanism  # what really releases it (a count: whole-number noise): the figures a reader quotes
     value: float
     expected_abs_error: float
     ci95: tuple[float, float]
@@ -90,11 +97,15 @@ class NoiseView:
 
 
 def noise_view(mechanism: str, epsilon, delta, sensitivity, value, *, draws: int = 100_000, seed: int = 0,
-               bins: int = 120, grid_points: int = 601) -> NoiseView:
-    """All numbers and arrays for the noise page at one setting (exact curves + a seeded simulation)."""
+               bins: int = 120, grid_points: int = 601, integer: bool = False) -> NoiseView:
+    """All numbers and arrays for the noise page at one setting (exact curves + a seeded simulation).
+    ``integer``: a count, released with whole-number noise (:attr:`NoiseView.released`)."""
     spec = get(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     spec._require_noise()
     v = _finite(value, "true value")
+    check_release(magnitude=abs(v), sensitivity=spec.sensitivity, what="the true value")
+    released = (for_release(mechanism, epsilon=epsilon, delta=delta, sensitivity=spec.sensitivity, integer=True)
+                if integer and mechanism != "gaussian-classic" else spec)
     h = spec.halfwidth(0.95)
     half = 2.2 * h
     x = np.linspace(v - half, v + half, grid_points)
@@ -122,7 +133,7 @@ def noise_view(mechanism: str, epsilon, delta, sensitivity, value, *, draws: int
     lz = np.linspace(v + d / 2 - span, v + d / 2 + span, grid_points)
     curve = epsilon_curve(mechanism, delta, sensitivity)
     return NoiseView(
-        spec=spec, value=v, expected_abs_error=spec.expected_abs_error(), ci95=(lo, hi),
+        spec=spec, released=released, value=v, expected_abs_error=spec.expected_abs_error(), ci95=(lo, hi),
         loss_exceeds_mass=spec.loss_exceeds_mass(), actual_delta=spec.actual_delta(),
         x=x, pdf=spec.density(x, v), hist_edges=edges, hist_density=hist_density, draws=len(sims), seed=seed,
         sim_mean_abs_error=mae, sim_coverage=coverage, compare=tuple(compare),

@@ -1,27 +1,33 @@
 """Answering private queries over a pandas DataFrame: COUNT, SUM, MEAN, HISTOGRAM with WHERE filters.
 
 A query is a frozen :class:`dpcore.queries.model.Query` (which has a canonical text form, so the ledger can
-recognise a repeated question). :func:`prepare` validates it against the data and computes the true
-answer and its sensitivity — no noise. :meth:`Prepared.release` draws the noise, *only* through
-:func:`dpcore.noise.release.release_value` / :func:`dpcore.noise.release.release_count` (the mechanism classes'
-secure samplers), and returns the answer
-with its 95% error interval. :func:`ask` ties this to the budget ledger: check, draw, store, in one
-transaction. COUNT conditions and WHERE clauses are :class:`dpcore.data.filters.Condition` (one rule for every
-page: typed by the column, text ignores case, a missing value never matches).
+recognise a repeated question). :func:`prepare` validates it against the data and computes the true answer in whole
+numbers and its sensitivity — no noise. :meth:`Prepared.release` draws the noise, *only* through
+:mod:`dpcore.noise.release` (OpenDP's exact discrete samplers, a cryptographically secure source), and returns the
+answer with its 95% interval (the releasing mechanism's own). :func:`ask` ties this to the budget ledger: check,
+draw, store, in one transaction. COUNT conditions and WHERE clauses are :class:`dpcore.data.filters.Condition` (one
+rule for every page: typed by the column, text ignores case, a missing value never matches).
 
 Neighbouring datasets: add or remove one row (unbounded DP) — the one relation of the ledger — except MEAN
 with ``public_n=True`` (replace one row, the number of rows is treated as public), which is therefore never
 answered through the ledger (:func:`ask` refuses it; it stays available to :meth:`Prepared.release` for
-teaching). Sensitivities:
+teaching). What is released, and its sensitivity:
 
-* COUNT: 1.  HISTOGRAM: derived from the bins released: categories are canonicalised by the column's type
-  (34 == 34.0 == "3.4e1"; true/yes/1 are one category) and must be distinct, so the bins (with "(other)")
-  partition the rows: adding or removing one row changes exactly one bin by one (L1 = L2 = 1), and every bin
-  gets the full ε.
-* SUM over values clamped to public bounds [lo, hi]: max(|lo|, |hi|).
-* MEAN (default): a noisy sum of (x − c), c = (lo + hi)/2, sensitivity (hi − lo)/2, with ε/2, divided
-  by a noisy count with ε/2 (δ/2 each for Gaussian); total cost ε (and δ) by basic composition.
-* MEAN with public n (no WHERE filter): the clamped mean, sensitivity (hi − lo)/n, all ε on it.
+* COUNT: the count, Δ = 1. HISTOGRAM: the bins' counts; categories are canonicalised by the column's type
+  (34 == 34.0 == "3.4e1"; true/yes/1 are one category; text ignores case, as every filter does) and must be
+  distinct, so the bins (with "(other)") partition the rows: adding or removing one row changes exactly one bin by
+  one (L1 = L2 = 1), and every bin gets the full ε.
+* SUM over values clamped to public bounds [lo, hi]: each clamped value rounded to the public grid of
+  :mod:`dpcore.noise.grid` (a power of ten fixed by the bounds) and the whole grid steps summed exactly; Δ =
+  max(|lo|, |hi|), in grid steps K = max(|r(lo)|, |r(hi)|) (proved there).
+* MEAN (default): a noisy centred sum Σ(r(x) − C) (C the grid midpoint; K = max(C − r(lo), r(hi) − C), about
+  (hi − lo)/2) with ε/2, divided by a noisy count with ε/2 (δ/2 each for Gaussian); total cost ε (and δ) by
+  basic composition.
+* MEAN with public n (no WHERE filter): the centred sum with K = r(hi) − r(lo) (replace one), divided by the public
+  n, all ε on it.
+
+Laplace noise on whole numbers is the discrete Laplace, Gaussian noise the discrete Gaussian (σ never below the
+exact calibration): :mod:`dpcore.noise.release`. Each answer states its grid and rounding (``grid``).
 """
 
 from __future__ import annotations
@@ -31,11 +37,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..data.filters import condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
+from ..data.filters import Condition, condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
 from ..errors import DPError
-from ..noise import mechanisms
+from ..noise import grid as noise_grid
+from ..noise import mechanisms, release
 from ..noise.charge import Charge, Neighbour
-from ..noise.release import release_count, release_value
 from . import ledger
 from .fingerprint import dataset_key
 from .model import Query
@@ -49,81 +55,84 @@ class Prepared:
 
     query: Query
     n_rows: int  # rows passing WHERE (private)
-    true_value: float | None = None  # COUNT/SUM (clamped)
-    true_sum: float | None = None  # MEAN: Σ(x − c) or Σx
+    true_value: float | None = None  # COUNT; SUM (on the grid); MEAN with public n (on the grid)
+    true_sum: float | None = None  # MEAN: Σ(r(x) − C)·g
     true_count: int | None = None  # MEAN
     labels: list[str] = field(default_factory=list)  # HISTOGRAM
     true_counts: list[int] = field(default_factory=list)
-    sensitivity: float = 1.0
+    sensitivity: float = 1.0  # in the answer's unit
     n_total: int = 0
+    grid_sum: noise_grid.GridSum | None = None  # SUM, MEAN: the whole grid steps that get the noise
 
     def release(self, random_state=None) -> dict:
-        """Draw the noise (the only place it is drawn) and return a JSON-able answer."""
+        """Draw the noise (the only place it is drawn, through :mod:`dpcore.noise.release`) and return a JSON-able
+        answer. ``random_state`` (tests, teaching): numpy draws of the same discrete noise, labelled not a DP
+        release."""
         q = self.query
-        rs = np.random.RandomState(random_state) if isinstance(random_state, (int, np.integer)) else random_state
+        rs = random_state
         gauss = not mechanisms.mechanism_class(q.mechanism).pure
         out = {"query": q.describe(), "kind": q.kind, "mechanism": q.mechanism, "epsilon": q.epsilon,
                "delta": q.delta if gauss else 0.0, "cost_note": q.cost_note(), "interval_level": 0.95,
-               "secure": random_state is None}
+               "secure": random_state is None,
+               "sampler": release.SECURE_SOURCE if random_state is None else "numpy, seeded (not a DP release)"}
         if random_state is not None:
             out["label"] = NOT_DP
-
-        def noise(value, eps, dl, sens, *, integer, level=0.95):
-            # a count under Laplace is released by the geometric mechanism; the interval is that mechanism's own
-            m = mechanisms.for_release(q.mechanism, epsilon=eps, delta=dl, sensitivity=sens, integer=integer)
-            if isinstance(m, mechanisms.Geometric):  # through the release path's public face (tests spy on it)
-                v = release_count(int(value), epsilon=m.epsilon, sensitivity=int(m.sensitivity), random_state=rs)
-            else:
-                v = release_value(value, mechanism=m.name, epsilon=m.epsilon, delta=m.delta,
-                                  sensitivity=m.sensitivity, random_state=rs)
-            return float(v), m.halfwidth(level)
-
-        def count_noise(value, eps, dl, sens=1, level=0.95):
-            return noise(value, eps, dl, sens, integer=True, level=level)
-
-        def value_noise(value, eps, dl, sens, level=0.95):
-            return noise(value, eps, dl, sens, integer=False, level=level)
+            rs = np.random.default_rng(random_state) if isinstance(random_state, (int, np.integer)) else random_state
+        kw = {"mechanism": q.mechanism, "random_state": rs}
 
         if q.kind == "count":
-            v, t = count_noise(self.true_value, q.epsilon, q.delta)
-            out.update(answer=v, interval=[v - t, v + t], sensitivity=1.0)
+            (v,), noise = release.release_counts([int(self.true_value)], epsilon=q.epsilon, delta=q.delta, **kw)
+            t = int(noise.halfwidth(0.95))
+            out.update(answer=v, interval=[v - t, v + t], sensitivity=1.0, noise=release.noise_name(noise))
         elif q.kind == "sum":
-            v, t = value_noise(self.true_value, q.epsilon, q.delta, self.sensitivity)
-            out.update(answer=v, interval=[v - t, v + t], sensitivity=self.sensitivity)
+            r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, **kw)
+            v = r.values[0]
+            out.update(answer=v, interval=[v - r.halfwidth, v + r.halfwidth], sensitivity=self.sensitivity,
+                       grid=self._grid(r))
         elif q.kind == "mean" and q.public_n:
             lo, hi = q.bounds
-            v, t = value_noise(self.true_value, q.epsilon, q.delta, self.sensitivity)
-            out.update(answer=min(max(v, lo), hi), interval=[max(v - t, lo), min(v + t, hi)],
-                       sensitivity=self.sensitivity)
+            r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, divide_by=self.grid_sum.count,
+                                    **kw)
+            v = r.values[0]
+            out.update(answer=min(max(v, lo), hi), interval=[max(v - r.halfwidth, lo), min(v + r.halfwidth, hi)],
+                       sensitivity=self.sensitivity, grid=self._grid(r))
         elif q.kind == "mean":
             lo, hi = q.bounds
-            c = (lo + hi) / 2
+            gs = self.grid_sum
             e2, d2 = q.epsilon / 2, q.delta / 2
             # Each part gets a 97.5% interval: both hold together with probability >= 95% (union bound).
-            s, ts = value_noise(self.true_sum, e2, d2, self.sensitivity, level=0.975)
-            n, tn = count_noise(self.true_count, e2, d2, level=0.975)
-            mean = c + s / max(n, 1.0)
-            mean = min(max(mean, lo), hi)
+            r = release.release_sum(gs, epsilon=e2, delta=d2, level=0.975, **kw)
+            (n,), count_noise = release.release_counts([int(self.true_count)], epsilon=e2, delta=d2, **kw)
+            z, ts, tn = r.units[0], r.halfwidth_units, int(count_noise.halfwidth(0.975))
+            mean = min(max(gs.value(z, max(n, 1)), lo), hi)
             if n - tn > 0:
-                ratios = [(s - ts) / (n - tn), (s - ts) / (n + tn), (s + ts) / (n - tn), (s + ts) / (n + tn)]
-                interval = [max(c + min(ratios), lo), min(c + max(ratios), hi)]
+                ratios = [(z - ts, n - tn), (z - ts, n + tn), (z + ts, n - tn), (z + ts, n + tn)]
+                vals = [gs.value(a, b) for a, b in ratios]
+                interval = [max(min(vals), lo), min(max(vals), hi)]
             else:
                 interval = [lo, hi]
-            out.update(answer=mean, interval=interval, noisy_sum_centred=s, noisy_count=n, midpoint=c,
-                       sensitivity=self.sensitivity)
+            out.update(answer=mean, interval=interval, noisy_sum_centred=gs.grid.value(z), noisy_count=n,
+                       midpoint=gs.grid.value(gs.centre), sensitivity=self.sensitivity, grid=self._grid(r))
         else:  # histogram
-            counts, lows, highs = [], [], []
             sens = int(self.sensitivity)  # derived from the bins in prepare(): 1 when they partition the rows
-            for tc in self.true_counts:
-                v, t = count_noise(tc, q.epsilon, q.delta, sens)
-                counts.append(v)
-                lows.append(v - t)
-                highs.append(v + t)
-            out.update(answer=counts, labels=list(self.labels), interval=[lows, highs], sensitivity=float(sens))
+            counts, noise = release.release_counts(self.true_counts, epsilon=q.epsilon, delta=q.delta,
+                                                   sensitivity=sens, **kw)
+            t = int(noise.halfwidth(0.95))
+            out.update(answer=counts, labels=list(self.labels), interval=[[c - t for c in counts],
+                                                                          [c + t for c in counts]],
+                       sensitivity=float(sens), noise=release.noise_name(noise))
         out["interval_note"] = _interval_note(q)
         charge = self.charge()
         out.update(rho=charge.rho, charge=charge.to_dict(), neighbour=charge.neighbour.label)
         return out
+
+    def _grid(self, r: release.GridRelease) -> dict:
+        lo, hi = self.query.bounds
+        how = (f"each value clamped to [{lo:g}, {hi:g}] and {r.describe()}"
+               + ("; the noisy count is a whole number" if self.query.kind == "mean" and not self.query.public_n
+                  else ""))
+        return {"step": r.grid.step, "step_text": r.grid.text(), "sensitivity_steps": int(r.noise.sensitivity),
+                "noise": release.noise_name(r.noise), "note": how}
 
     def charge(self) -> Charge:
         """What releasing this answer costs (ε, δ, ρ, neighbour relation): see :meth:`Query.charge`."""
@@ -161,18 +170,21 @@ def prepare(df: pd.DataFrame, query: Query) -> Prepared:
         if q.kind == "mean" and q.public_n:
             x = np.where(np.isnan(x), (lo + hi) / 2, x)  # n stays the public row count: impute the midpoint
         x = x[~np.isnan(x)]  # missing values are dropped (the noisy count counts the rest)
-        x = np.clip(x, lo, hi)
+        what = f"the bounds of {q.column}"
         if q.kind == "sum":
-            return Prepared(q, n_rows, true_value=float(x.sum()), sensitivity=max(abs(lo), abs(hi)),
-                            n_total=len(df))
+            gs = noise_grid.clamped_sum(x, lo, hi, what=what)
+            return Prepared(q, n_rows, true_value=gs.value(gs.units), sensitivity=max(abs(lo), abs(hi)),
+                            n_total=len(df), grid_sum=gs)
         if q.public_n:
             n = len(x)
             if n == 0:
                 raise DPError(f"column {q.column!r} has no values; MEAN with public n needs rows")
-            return Prepared(q, n_rows, true_value=float(x.mean()), sensitivity=(hi - lo) / n, n_total=len(df))
-        c = (lo + hi) / 2
-        return Prepared(q, n_rows, true_sum=float((x - c).sum()), true_count=int(len(x)),
-                        sensitivity=(hi - lo) / 2, n_total=len(df))
+            gs = noise_grid.centred_sum(x, lo, hi, replace_one=True, what=what)
+            return Prepared(q, n_rows, true_value=gs.value(gs.units, n), sensitivity=(hi - lo) / n,
+                            n_total=len(df), grid_sum=gs)
+        gs = noise_grid.centred_sum(x, lo, hi, what=what)
+        return Prepared(q, n_rows, true_sum=gs.grid.value(gs.units), true_count=int(len(x)),
+                        sensitivity=(hi - lo) / 2, n_total=len(df), grid_sum=gs)
     # histogram
     labels, counts, sens = _histogram_bins(s[mask], q)
     return Prepared(q, n_rows, labels=labels, true_counts=counts, sensitivity=sens, n_total=len(df))
@@ -180,14 +192,15 @@ def prepare(df: pd.DataFrame, query: Query) -> Prepared:
 
 def canonical_category(s: pd.Series, column: str, text: str):
     """A histogram category as a value of the column's type: a float for numbers (34 == 34.0 == "3.4e1"),
-    True/False for booleans (true/yes/1/t/y are one value), the stripped text otherwise."""
+    True/False for booleans (true/yes/1/t/y are one value), otherwise the text as every filter compares it
+    (stripped, ignoring case: "a" and "A" are one category)."""
     val = str(text).strip()
     if pd.api.types.is_bool_dtype(s):
         return parse_bool(val, f"column {column!r}")
     if is_numeric(s):
         v = parse_number(val, f"category {val!r} of column {column!r}")
         return 0.0 if v == 0 else v
-    return val
+    return val.lower()
 
 
 def _category_label(value) -> str:
@@ -209,17 +222,19 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
                               "would count the same people twice at the price of one; list each category once")
             seen[v] = cat
         masks = []
-        for v in seen:
+        frame = s.to_frame(q.column)
+        for v, typed in seen.items():
             if isinstance(v, bool):
                 masks.append(s.fillna(not v).to_numpy(dtype=bool) == v)
             elif isinstance(v, float):
                 masks.append(s.to_numpy(dtype=float) == v)
-            else:
-                masks.append(s.astype("string").str.strip().eq(v).fillna(False).to_numpy(dtype=bool))
+            else:  # the filters' one rule for text (strip, ignore case)
+                masks.append(condition_mask(frame, Condition(q.column, "=", typed)))
         hits = np.sum(masks, axis=0) if masks else np.zeros(len(s), dtype=int)
         if len(s) and hits.max() > 1:  # pragma: no cover - impossible for distinct canonical values
             raise DPError(f"categories of {q.column!r} select overlapping rows; list disjoint categories")
-        labels = [_category_label(v) for v in seen] + ["(other)"]
+        labels = [_category_label(v) if not isinstance(v, str) else str(typed).strip() for v, typed in seen.items()]
+        labels += ["(other)"]
         counts = [int(m.sum()) for m in masks] + [int((hits == 0).sum())]
         return labels, counts, 1.0  # bins + (other) partition the rows: one record moves one bin by 1
     if isinstance(s.dtype, pd.CategoricalDtype):

@@ -14,6 +14,7 @@ from ..data.filters import Condition, parse_condition, parse_conditions
 from ..errors import DPError
 from ..noise import mechanisms
 from ..noise.charge import Charge, Neighbour
+from ..noise.grid import check_release
 from ..validation import check_bounds, check_delta, check_epsilon, check_positive_int
 
 KINDS = ("count", "sum", "mean", "histogram")
@@ -167,6 +168,12 @@ def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, 
     if public_n and where:
         raise DPError("MEAN with public n cannot have a WHERE filter: the filtered row count is not public; "
                       "untick 'public n' (the mean is then noisy sum / noisy count)")
+    if bounds is not None and kind != "count":  # what a release can represent, refused before anything is spent
+        lo, hi = bounds
+        spread = {"sum": max(abs(lo), abs(hi)), "mean": (hi - lo) / 2}.get(kind, (hi - lo) / int(bins))
+        check_release(magnitude=max(abs(lo), abs(hi)), sensitivity=spread, what=f"the bounds of {column}",
+                      spread="the bins' width" if kind == "histogram" else "the bounds' spread",
+                      spread_max=2 * limits.RELEASE_MAGNITUDE_MAX)
     return Query(kind=kind, epsilon=eps, column=column if kind != "count" else None, condition=condition,
                  bounds=bounds if kind != "count" else None, where=where, mechanism=mechanism, delta=dl,
                  bins=int(bins) if kind == "histogram" else 10,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +42,8 @@ BEST_GRAD_SAMPLE_MODE = {"logreg": "fused", "mlp": "fused", "cnn": "ew"}
 #: of these names (the training and privacy–utility pages, sweep titles, the report); ``dataset_name`` and
 #: ``model_name`` give them without the detail.
 DATASET_NAMES = {"breast_cancer": "Breast cancer (569 rows)", "medical": "Synthetic medical (10k rows)",
-                 "digits": "Digits (8×8 images)", "csv": "Uploaded CSV", "mnist": "MNIST (server .npz)"}
+                 "digits": "Digits (8×8 images)", "csv": "Uploaded CSV", "upload": "Uploaded CSV",
+                 "mnist": "MNIST (server .npz)"}
 MODEL_NAMES = {"logreg": "Logistic regression", "mlp": "Small MLP", "cnn": "Small CNN (images)",
                "diffprivlib_logreg": "diffprivlib logistic reg.", "diffprivlib_nb": "diffprivlib naive Bayes"}
 
@@ -61,7 +63,8 @@ def _plain(code, names: dict) -> str:
 
 
 def dataset_name(dataset) -> str:
-    """"Breast cancer", not breast_cancer; an uploaded "csv:<path>" is "Uploaded CSV"; unknown: as it is."""
+    """"Breast cancer", not breast_cancer; an upload ("upload:<ref>", or a CLI "csv:<path>") is "Uploaded CSV";
+    unknown: as it is."""
     kind = None if dataset is None else str(dataset).split(":", 1)[0]
     return _plain(kind if kind in DATASET_NAMES else dataset, DATASET_NAMES)
 
@@ -70,6 +73,10 @@ def model_name(model) -> str:
     """"Logistic regression", not logreg; unknown: as it is."""
     return _plain(model, MODEL_NAMES)
 
+
+#: An upload stored for a job is named by an opaque reference ("upload:<16 hex>", its content hash), never by
+#: where the server keeps it: job parameters, JSON downloads and statements never show a server path.
+UPLOAD_REF_RE = re.compile(r"^[0-9a-f]{16}$")
 
 MEDICAL_ROWS = 10_000
 MEDICAL_DATA_SEED = 0
@@ -151,15 +158,18 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         kind = self.dataset_kind
-        if kind not in BUILTIN_DATASETS + ("csv", "mnist"):
+        if kind not in BUILTIN_DATASETS + ("csv", "mnist", "upload"):
             raise DPError(f"unknown dataset {self.dataset!r}; use medical, breast_cancer, digits, csv:PATH or mnist:PATH")
         if kind in ("csv", "mnist") and not self.dataset_path:
             raise DPError(f"dataset {kind} needs a file path: {kind}:PATH")
+        if kind == "upload" and not UPLOAD_REF_RE.match(self.dataset_path or ""):
+            raise DPError("an uploaded dataset is named by the reference the page stored it under; upload the "
+                          "file again")
         if kind in BUILTIN_DATASETS and ":" in self.dataset:
             raise DPError(f"dataset {kind} takes no path; use just {kind!r}")
         if kind == "medical" and self.target not in (None,) + MEDICAL_TARGETS:
             raise DPError(f"unknown target {self.target!r} for medical; use has_rare_disease or diagnosis")
-        if kind == "csv" and not self.target:
+        if kind in ("csv", "upload") and not self.target:
             raise DPError("a CSV dataset needs --target COLUMN (the label to predict)")
         if self.model not in MODELS:
             raise DPError(f"unknown model {self.model!r}; use one of {', '.join(MODELS)}")

@@ -2,8 +2,9 @@
 
 * :func:`load_split` — features/labels of a :class:`~dpcore.training.config.TrainConfig`, preprocessed with
   *public* bounds only (data-dependent bounds of an uploaded CSV are listed in ``Split.leaks``).
-* Uploads: :func:`upload_columns` validates bytes in memory, :func:`save_upload` stores them for a job,
-  :func:`release_uploads` deletes them once no queued or running job reads them.
+* Uploads: :func:`upload_columns` validates bytes in memory, :func:`save_upload` stores them for a job under an
+  opaque reference (``dataset="upload:<ref>"``: no server path in a job's parameters), :func:`release_uploads`
+  deletes them once no queued or running job reads them.
 * MNIST only from :func:`data_dir` (``$DP_EXPLORER_HOME/data``).
 """
 
@@ -16,7 +17,9 @@ import numpy as np
 
 from ..data import datasets
 from ..errors import DPError
-from .config import MEDICAL_DATA_SEED, MEDICAL_ROWS, TrainConfig
+from .config import MEDICAL_DATA_SEED, MEDICAL_ROWS, UPLOAD_REF_RE, TrainConfig
+
+UPLOAD = "upload:"  # a stored upload's dataset value: "upload:<16 hex of its content hash>"
 
 @dataclass
 class Split:
@@ -207,8 +210,9 @@ def load_split(cfg: TrainConfig) -> Split:
     else:
         if kind == "medical":
             X, y, names, classes, note, leaks, image_shape = _medical_arrays(cfg.target)
-        elif kind == "csv":
-            X, y, names, classes, note, leaks, image_shape = _csv_arrays(cfg.dataset_path, cfg.target)
+        elif kind in ("csv", "upload"):
+            path = upload_file(cfg.dataset_path) if kind == "upload" else cfg.dataset_path
+            X, y, names, classes, note, leaks, image_shape = _csv_arrays(path, cfg.target)
         else:
             if cfg.target not in (None, "", "target"):
                 raise DPError(f"unknown target {cfg.target!r} for {kind}; it has a single label (leave target empty)")
@@ -249,20 +253,46 @@ def upload_columns(data: bytes) -> list[str]:
     return [str(c) for c in datasets.read_csv(bytes(data)).columns]
 
 
-def save_upload(data: bytes, suffix: str = ".csv") -> str:
+def save_upload(data: bytes) -> str:
     """Store uploaded bytes under ``$DP_EXPLORER_HOME/uploads/`` (named by content hash) so a background
-    job can read them; return the path for ``dataset="csv:PATH"``. Call it only when a job is submitted,
-    after :func:`upload_columns` accepted the bytes; :func:`release_uploads` deletes it once no queued or
-    running job needs it."""
+    job can read them; return the dataset value ``"upload:<ref>"`` — an opaque reference, never the server's
+    path. Call it only when a job is submitted, after :func:`upload_columns` accepted the bytes;
+    :func:`release_uploads` deletes it once no queued or running job needs it."""
     import hashlib
 
     from .. import storage
 
     upload_columns(data)
-    path = storage.subdir("uploads") / (hashlib.sha256(data).hexdigest()[:16] + suffix)
+    ref = hashlib.sha256(data).hexdigest()[:16]
+    path = storage.subdir("uploads") / f"{ref}.csv"
     if not path.exists():
         storage.atomic_write_bytes(path, data)
+    return UPLOAD + ref
+
+
+def upload_file(ref: str) -> str:
+    """Where the upload ``ref`` (the part after ``upload:``) is kept; a DPError (with no path in it) if it is gone."""
+    from .. import storage
+
+    if not isinstance(ref, str) or not UPLOAD_REF_RE.match(ref):
+        raise DPError("an uploaded dataset is named by the reference the page stored it under; upload the file again")
+    path = storage.subdir("uploads") / f"{ref}.csv"
+    if not path.is_file():
+        raise DPError("the uploaded file of this run is no longer kept (uploads stay only while a job needs "
+                      "them); upload it again")
     return str(path)
+
+
+def _stored_path(dataset: str) -> str | None:
+    """The file a job's dataset value reads from the uploads folder (an upload reference, or an old row's path)."""
+    from .. import storage
+
+    if dataset.startswith(UPLOAD):
+        ref = dataset[len(UPLOAD):]
+        return str((storage.subdir("uploads") / f"{ref}.csv").resolve()) if UPLOAD_REF_RE.match(ref) else None
+    if dataset.startswith("csv:"):
+        return str(Path(dataset[4:]).resolve())
+    return None
 
 
 def release_uploads(keep: str | None = None, finished_job: str | None = None) -> list[str]:
@@ -271,17 +301,19 @@ def release_uploads(keep: str | None = None, finished_job: str | None = None) ->
     now (its own row still says running). Returns the deleted file names."""
     from .. import storage
     from ..jobs import store
+    from ..jobs.owners import SYSTEM
 
     folder = storage.subdir("uploads")
     files = list(folder.glob("*"))
     if not files:
         return []
-    active = set() if keep is None else {str(Path(keep).resolve())}
-    for j in store.list_jobs(limit=10_000):
+    active = set() if keep is None else {_stored_path(keep) or str(Path(keep).resolve())}
+    for j in store.list_jobs(caller=SYSTEM, limit=10_000):
         if j["status"] in ("queued", "running") and j["id"] != finished_job:
             ds = str(((j.get("params") or {}).get("train") or j.get("params") or {}).get("dataset") or "")
-            if ds.startswith("csv:"):
-                active.add(str(Path(ds[4:]).resolve()))
+            path = _stored_path(ds)
+            if path is not None:
+                active.add(path)
     gone = []
     for f in files:
         if str(f.resolve()) not in active:
@@ -300,6 +332,8 @@ def csv_columns(path: str) -> list[str]:
 
 def is_upload(cfg: TrainConfig) -> bool:
     """Whether the run reads a stored upload (deleted by :func:`release_uploads` once no job needs it)."""
+    if cfg.dataset_kind == "upload":
+        return True
     if cfg.dataset_kind != "csv":
         return False
     from .. import storage

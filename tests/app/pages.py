@@ -21,9 +21,24 @@ def registered_pages() -> list[str]:
     return out
 
 
-def open_page(page: str, timeout: float = 60) -> AppTest:
-    """Run app.py and switch to one page, as a user clicking it in the sidebar would."""
+#: A browser session's owner id for tests that make its runs and sweeps first (pages/_ui.job_owner keeps it in
+#: session state: a real session gets 128 random bits).
+ME = "session:" + "a" * 32
+SOMEONE_ELSE = "session:" + "b" * 32
+
+
+def open_page(page: str, timeout: float = 60, *, owner: str | None = None, admin: bool = False,
+              query: dict | None = None) -> AppTest:
+    """Run app.py and switch to one page, as a user clicking it in the sidebar would. ``owner``: this session's
+    job owner (default: a random one, as in a browser); ``admin``: an admin unlocked it; ``query``: the link's
+    parameters."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    if owner is not None:
+        at.session_state["_job_owner"] = owner
+    if admin:
+        at.session_state["_jobs_admin"] = True
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
     at.run()
     if page != registered_pages()[0]:
         at.switch_page(page)

@@ -124,8 +124,8 @@ def test_noisy_figures_are_named_in_words_and_explained(at):
     assert all(helps[x] for x in ("Attacker's estimate", "Step 6's subtraction, unchanged",
                                   "Chance within ±5 years", "Exact chance, no clipping"))
     # the exact chance is the formula the help names, and clipping only helps the attacker
-    from dpcore.attacks import differencing as dif
-    assert m["Exact chance, no clipping"] == f"{float(dif.analytic_success(1.0, 5)):.1%}"
+    from dpcore.attacks import differencing_dp as dif_dp
+    assert m["Exact chance, no clipping"] == f"{float(dif_dp.analytic_success(1.0, 5)):.1%}"
     assert float(m["Chance within ±5 years"].rstrip("%")) >= float(m["Exact chance, no clipping"].rstrip("%")) - 1
     # k is a whole number of years by default: shown as 5, not 5.00; a fraction still reads as typed
     assert at.number_input(key="dif_k").format == "%g" and "%g" % at.number_input(key="dif_k").value == "5"
@@ -171,3 +171,14 @@ def test_custom_group_with_markdown_is_shown_as_text(at):
     shown = [v for v in [e.value for e in at.error] + [m.value for m in at.markdown] if "evil" in v]
     assert shown  # the text is shown (as text): every [ and < that came from the user is escaped
     assert not any(re.search(r"(?<!\\)[\[<]|(?<!\\)://", v) for v in shown), shown
+
+
+def test_the_dp_half_has_a_headline_and_says_why_estimates_pile_up():
+    """Issue 28: the DP half had no headline (now the same pattern as the others: a short bold claim with its
+    number, the detail below), and the estimates piled up at 18 and 90 without a word why (clipping)."""
+    at = open_page("pages/differencing.py")
+    heads = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert len(heads) == 2 and heads[1].startswith("#### With noise: within ±5\u00a0years in ")
+    assert "ε\u00a0=\u00a01 per query" in heads[1] and "cost ε\u00a0=\u00a04 in total" in heads[1]
+    assert any("pile up at 18 and 90" in c.value and "clips every estimate" in c.value for c in at.caption)
+    assert any("not a DP release" in m.value for m in at.markdown)  # the seeded example says what it is

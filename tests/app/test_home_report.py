@@ -17,9 +17,10 @@ RUN = {"id": "job-1", "status": "done", "label": "DP logreg on breast cancer, ε
 
 def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     real_get, real_list = store.get, store.list_jobs
-    monkeypatch.setattr(store, "get", lambda j, history=True: RUN if j == "job-1" else real_get(j, history=history))
-    monkeypatch.setattr(store, "list_jobs", lambda group=None, limit=100: [RUN] if group == "train"
-                        else real_list(group, limit))
+    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
+                        RUN if j == "job-1" else real_get(j, caller=caller, history=history))
+    monkeypatch.setattr(store, "list_jobs", lambda *, caller, group=None, limit=100: [RUN] if group == "train"
+                        else real_list(caller=caller, group=group, limit=limit))
     df = datasets.medical(1500, 0)
     ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
     answering.ask(df, EVIL, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from .pages import open_page
+from .pages import ME, open_page
 
 EVIL = '[x](http://evil/)![i](http://evil/i.png)<a href="http://evil">a</a>'
 CSV = (f'age,"{EVIL.replace(chr(34), chr(34) * 2)}",sex\n'
@@ -51,10 +51,10 @@ def test_training_run_on_an_upload_names_its_columns_as_text(chdir_root):
 
     rows = "".join(f"{20 + i % 50},{i % 7},{i % 2}\n" for i in range(120))
     data = f'age,"{EVIL.replace(chr(34), chr(34) * 2)}",label\n{rows}'.encode()
-    params = TrainConfig(dataset=f"csv:{save_upload(data)}", target="label", model="logreg", epsilon=1.0,
+    params = TrainConfig(dataset=save_upload(data), target="label", model="logreg", epsilon=1.0,
                          epochs=1, batch_size=16).to_dict()
-    runner.run_inline(registry.TRAIN, params, group="train", label="evil upload")
-    at = open_page("pages/training.py")
+    runner.run_inline(registry.TRAIN, params, group="train", label="evil upload", owner=ME)
+    at = open_page("pages/training.py", owner=ME)
     assert not at.exception, [e.value for e in at.exception]
     leaks = [w.value for w in at.warning if "Preprocessing leak" in w.value]
     assert leaks and any("evil" in v for v in leaks), [w.value for w in at.warning]

@@ -28,7 +28,8 @@ def test_headline_is_a_short_claim_and_a_plain_detail(at):
     """The page leads with a short bold claim and the detail in plain weight (as one bold sentence it took four
     lines on a phone, the last word alone); the number and its unit, and ε = 1, never break across lines."""
     claim, detail = at.markdown[0].value.split("\n\n")
-    assert claim == "#### Typical error at ε\u00a0=\u00a01: 1\u00a0patient"
+    # the count's own mechanism (discrete Laplace): E|X| = 1/sinh(1) = 0.8509, as people read a count of patients
+    assert claim == "#### Typical error at ε\u00a0=\u00a01: 0.9\u00a0patients"
     assert detail == ("A released count is typically this far from the true value: the price of hiding whether any "
                       "one patient is in the data.") and "#" not in detail
     at.select_slider(key="noise_eps").set_value(0.1).run()
@@ -41,7 +42,7 @@ def test_slider_changes_numbers_and_release_composes(at):
     at.select_slider(key="noise_eps").set_value(0.1).run()
     assert not at.exception
     after = _metrics(at)
-    assert after["Noise scale b"] == "10" and after["Expected |error|"] == "10"
+    assert after["Noise scale b"] == "10" and after["Expected |error|"] == "10"  # 1/sinh(0.1) = 9.98: discrete Laplace
     assert after != before
     assert any("simulation" in c.value for c in at.caption)
     true = next(m for m in at.metric if m.label == "True value")  # short label (fits at 1280 px): the
@@ -106,9 +107,7 @@ def test_classic_gaussian_from_a_link_at_epsilon_one_is_not_blank(chdir_root):
 
 
 @pytest.mark.parametrize("key,value,msg", [
-    ("noise_eps_typed", 0.0, "Epsilon must be > 0"),
-    ("noise_eps_typed", -1.0, "Epsilon must be > 0"),
-    ("noise_delta_typed", 1.5, "Delta must be in (0, 1)"),
+    ("noise_delta_typed", 1.0, "Delta must be in (0, 1)"),
     ("noise_delta_typed", 0.0, "Delta must be in (0, 1)"),
 ])
 def test_bad_epsilon_delta_in_ui(at, key, value, msg):
@@ -119,16 +118,63 @@ def test_bad_epsilon_delta_in_ui(at, key, value, msg):
     assert any(msg in e for e in _errors(at)), _errors(at)
 
 
+def _number_proto(at, key):
+    return at.number_input(key=key).proto
+
+
+def test_typed_numbers_are_bounded_by_dpcore_limits(at):
+    """Issue 28: every number field has its range from dpcore.limits (a browser refuses anything outside)."""
+    from dpcore import limits
+
+    at.radio(key="noise_mech").set_value("gaussian").run()
+    at.toggle(key="noise_exact").set_value(True).run()
+    eps = _number_proto(at, "noise_eps_typed")
+    assert (eps.min, eps.max) == (limits.EPSILON_MIN, limits.EPSILON_MAX)
+    n = _number_proto(at, "noise_n")
+    assert (n.min, n.max) == (limits.NOISE_ROWS_MIN, limits.NOISE_ROWS_MAX)
+    at.selectbox(key="noise_query").set_value("sum").run()
+    for key in ("noise_lower", "noise_upper"):
+        p = _number_proto(at, key)
+        assert (p.min, p.max) == (-limits.RELEASE_MAGNITUDE_MAX, limits.RELEASE_MAGNITUDE_MAX)
+    at.selectbox(key="noise_query").set_value("custom").run()
+    assert (_number_proto(at, "noise_value").max, _number_proto(at, "noise_sens").max) == (
+        limits.RELEASE_MAGNITUDE_MAX, limits.RELEASE_MAGNITUDE_MAX)
+
+
+@pytest.mark.parametrize("query,settings", [
+    ("custom", {"noise_value": 1e308}), ("custom", {"noise_value": -1e308}), ("custom", {"noise_value": 1e30}),
+    ("custom", {"noise_sens": 1e308}), ("sum", {"noise_lower": -1e308, "noise_upper": 1e308}),
+    # within the widgets' range: the largest numbers a release takes, or one clear message
+    ("custom", {"noise_value": 1e15}), ("custom", {"noise_value": -1e15, "noise_sens": 1e15}),
+    ("custom", {"noise_sens": 1e15}), ("custom", {"noise_value": 1e15, "noise_sens": 1e-12}),
+    ("sum", {"noise_lower": -1e15, "noise_upper": 1e15}), ("mean", {"noise_lower": -1e15, "noise_upper": 1e15}),
+    ("mean", {"noise_lower": 1e15 - 1, "noise_upper": 1e15}),
+])
+def test_extreme_numbers_never_raise(at, query, settings):
+    """Issue 28: ±1e308, 1e30 as a custom value, Δ = 1e308 and SUM bounds ±1e308 raised page exceptions; now a
+    browser cannot type them, and the largest numbers it can are released or get one message. Each case also
+    presses "Release one answer"."""
+    at.selectbox(key="noise_query").set_value(query).run()
+    for key, value in settings.items():
+        at.number_input(key=key).set_value(value).run()
+        assert not at.exception, [e.value for e in at.exception]
+    for tab in ("Why private", "Best attack", "Error vs ε"):
+        at.session_state["noise_tab"] = tab
+        at.run()
+        assert not at.exception, (tab, [e.value for e in at.exception])
+    if not _errors(at):  # a setting the page refused with its message stops before the release section
+        at.button(key="noise_release").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not _errors(at), _errors(at)
+
+
 def test_bad_query_inputs_in_ui(at):
-    at.number_input(key="noise_n").set_value(0).run()
-    assert any("n (number of rows) must be a whole number > 0" in e for e in _errors(at))
-    at.number_input(key="noise_n").set_value(1000).run()
     at.selectbox(key="noise_query").set_value("mean").run()
     at.number_input(key="noise_lower").set_value(95.0).run()
     assert any("lower must be < upper" in e for e in _errors(at))
     at.selectbox(key="noise_query").set_value("custom").run()
-    at.number_input(key="noise_sens").set_value(-1.0).run()
-    assert any("Sensitivity must be a finite number >= 0" in e for e in _errors(at))
+    at.number_input(key="noise_value").set_value(1e15).run()
+    assert any("too small beside the true value" in e for e in _errors(at)), _errors(at)
     assert not at.exception
 
 
@@ -176,3 +222,54 @@ def test_only_the_open_tab_is_built_and_a_link_opens_a_tab(chdir_root):
     link.run()
     assert not link.exception
     assert any("no random draw" in c.value for c in link.caption)
+
+
+def test_counts_read_as_people_read_them_and_agree_with_the_table(at):
+    """Issue 28: "1.429 patients", "0.06667 patients", "1e+04 patients"; the headline's typical error (1) beside
+    the table's 0.8509. Both now give the count's own mechanism (discrete Laplace), written the same way."""
+    for eps, claim in [(0.7, "1.3\u00a0patients"), (15.0, "under\u00a00.01\u00a0patients"),
+                       (0.01, "100\u00a0patients")]:
+        at.select_slider(key="noise_eps").set_value(eps).run()
+        assert at.markdown[0].value.split("\n\n")[0].endswith(claim), at.markdown[0].value
+    at.number_input(key="noise_n").set_value(10_000).run()
+    at.session_state["noise_tab"] = "Error vs ε"
+    at.select_slider(key="noise_eps").set_value(1.0).run()
+    table = next(d for d in at.dataframe if "noise scale" in d.value.columns).value
+    row = table[table["epsilon"] == 1.0].iloc[0]
+    assert row["expected |error|"] == "0.9 patients"  # the headline's "0.9 patients"
+    assert at.markdown[0].value.split("\n\n")[0].endswith("0.9\u00a0patients")
+    # ±0 beside "very weak": said why (at least 95% of releases are the exact count)
+    assert row["95% within ±"] == "±3" and table[table["epsilon"] == 10.0].iloc[0]["95% within ±"] == "±0"
+    assert any("±0 (ε = 5, 10)" in c.value and "exact count" in c.value for c in at.caption), \
+        [c.value for c in at.caption]
+
+
+def test_the_mean_is_the_labelled_replace_one_exception(at):
+    """Issue 25 §4: the page now uses add/remove, as every other page; the bounded MEAN (n public) says, where ε is
+    set and in the headline, that its neighbours replace one record."""
+    assert any("added or removed" in c.value for c in at.caption)
+    at.selectbox(key="noise_query").set_value("sum").run()
+    assert _metrics(at)["Sensitivity Δ"] == "90"  # max(|18|, |90|): one record added or removed
+    at.selectbox(key="noise_query").set_value("mean").run()
+    assert any("one patient's record replaced" in c.value and "2ε" in c.value for c in at.caption)
+    assert "one record replaced, n public" in at.markdown[0].value
+
+
+def test_a_link_with_epsilon_outside_the_slider_says_so(chdir_root):
+    """Issue 28: ?noise_eps=1e9 became ε = 20 without a word."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(chdir_root / "pages" / "noise.py"), default_timeout=90)
+    at.query_params["noise_eps"] = "1e9"
+    at.run()
+    assert not at.exception and at.select_slider(key="noise_eps").value == 20.0
+    assert any("outside what this page offers" in w.value and "using 20" in w.value for w in at.warning)
+
+
+def test_release_one_answer_states_its_grid(at):
+    at.selectbox(key="noise_query").set_value("mean").run()
+    assert any("rounded to a fine public grid" in m.value and "OpenDP" in m.value for m in at.markdown)
+    at.button(key="noise_release").click().run()
+    assert not at.exception
+    latest = float(_metrics(at)["Latest released answer"].replace(",", ""))
+    assert 18 <= latest <= 90

@@ -8,8 +8,9 @@ from dpcore import claims
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import SweepConfig
 from dpcore.jobs import registry, store, workers
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
-from .pages import open_page
+from .pages import ME, open_page
 
 PAGE = "pages/privacy_utility.py"
 TINY = dict(dataset="breast_cancer", model="logreg", epsilons=(1.0, 4.0), seeds=1, epochs=2, batch_size=32,
@@ -47,26 +48,26 @@ def test_start_queues_jobs_and_shows_progress(chdir_root, monkeypatch):
     at.multiselect(key="pu_eps").set_value([1.0, 8.0])
     at.button(key="pu_start").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    queued = store.list_jobs(limit=500)
+    queued = store.list_jobs(limit=500, caller=SYSTEM)
     n = len(SweepConfig(epsilons=(1.0, 8.0)).validate().point_params())  # 3 seeds, size control
     assert len(queued) == n and all(j["target"] == registry.SWEEP_POINT for j in queued)
     assert any(f"0 of {n} models finished" in (p.proto.text or "") for p in at.get("progress"))
     assert any("Waiting for the first model" in i.value for i in at.info)
     at.button(key="pu_cancel").click().run()
     assert not at.exception
-    assert {j["status"] for j in store.list_jobs(limit=500)} == {"cancelled"}
+    assert {j["status"] for j in store.list_jobs(limit=500, caller=SYSTEM)} == {"cancelled"}
 
 
 @pytest.fixture
 def stored(dp_home):
-    a = sweep_runs.run_sweep_inline(SweepConfig(**TINY), name="tiny A")
-    b = sweep_runs.run_sweep_inline(SweepConfig(**{**TINY, "epsilons": (2.0,)}), name="tiny B")
+    a = sweep_runs.run_sweep_inline(SweepConfig(**TINY), name="tiny A", owner=ME)
+    b = sweep_runs.run_sweep_inline(SweepConfig(**{**TINY, "epsilons": (2.0,)}), name="tiny B", owner=ME)
     return a, b
 
 
 def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored):
     a, b = stored
-    at = open_page(PAGE)
+    at = open_page(PAGE, owner=ME)
     assert not at.exception, [e.value for e in at.exception]
     at.selectbox(key="pu_sweep").set_value(a["id"]).run()
     assert not at.exception
@@ -103,20 +104,21 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
 def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root, dp_home, monkeypatch):
     """State bug: after a sweep finished, the slider could read ε = 1 while the ROC and metrics were ε = 8.
     The slider's options are now the sweep's whole grid, so what it shows is what is drawn."""
-    full = sweep_runs.run_sweep_inline(SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), store=False)
-    sid = sweep_runs.start_sweep(SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), workers=0)
-    rec = sweep_runs.load(sid)
+    full = sweep_runs.run_sweep_inline(SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), store=False, owner=OWNER)
+    sid = sweep_runs.start_sweep(SweepConfig(**{**TINY, "epsilons": (1.0, 8.0)}), workers=0, owner=ME)
+    rec = sweep_runs.load(sid, caller=SYSTEM)
     done = {}
 
-    def fake_state(i):  # the sweep fills in: baseline, then ε = 8, then ε = 1
+    def fake_state(i, *, caller):  # the sweep fills in: baseline, then ε = 8, then ε = 1
         res = {"config": rec["config"], "baseline": full["baseline"],
                "points": [p for p in full["points"] if p["epsilon"] in done]}
-        return {"id": i, "name": "t", "status": "running" if len(done) < 2 else "done", "fraction": 0.5,
+        return {"id": i, "name": "t", "owner": ME, "shared": False,
+                "status": "running" if len(done) < 2 else "done", "fraction": 0.5,
                 "done": 1 + len(done), "total": 3, "failed": [], "running": [], "result": res}
 
     monkeypatch.setattr(sweep_runs, "state", fake_state)
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
-    at = open_page(PAGE)
+    at = open_page(PAGE, owner=ME)
     at.selectbox(key="pu_sweep").set_value(sid).run()
     assert at.select_slider(key="pu_point").value == 1.0
     assert any("not finished yet" in i.value for i in at.info)
@@ -137,11 +139,11 @@ def test_page_shows_the_proved_epsilon_over_all_seeds(chdir_root, dp_home):
     over all seeds, not one seed's (each seed's own 95% bound is higher here)."""
     from tests.dpcore.sweep.helpers import multi_seed_result
 
-    res = multi_seed_result(sweep_id="20250101-000000-c3c3")
+    res = multi_seed_result(sweep_id="20250101-000000-c3c3", owner=ME)
     (row,) = sweep_summary.by_epsilon(res)
     per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
     assert row["empirical_epsilon"] < min(per_seed)
-    at = open_page(PAGE)
+    at = open_page(PAGE, owner=ME)
     at.selectbox(key="pu_sweep").set_value("20250101-000000-c3c3").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.select_slider(key="pu_point").value == 8.0
@@ -161,8 +163,8 @@ def test_a_finished_sweep_headlines_its_own_medians_and_leak(chdir_root, dp_home
     what DP costs), the leak proved without DP, the best attack on the baseline, and that DP held."""
     from tests.dpcore.sweep.helpers import headline_result
 
-    res = headline_result(sweep_id="20250101-000000-4ead")
-    at = open_page(PAGE)
+    res = headline_result(sweep_id="20250101-000000-4ead", owner=ME)
+    at = open_page(PAGE, owner=ME)
     at.selectbox(key="pu_sweep").set_value("20250101-000000-4ead").run()
     assert not at.exception, [e.value for e in at.exception]
     m = {x.label: (x.value, x.proto.body) for x in at.metric}

@@ -177,6 +177,48 @@ def test_bad_inputs_show_errors_and_spend_nothing(setup, message):
     assert st["spent"] == 0.0
 
 
+@pytest.mark.parametrize("kind, column", [("HISTOGRAM", "age"), ("SUM", "age"), ("MEAN", "salary")])
+def test_extreme_bounds_never_raise_and_spend_nothing(kind, column):
+    """Issue 28: HISTOGRAM bounds ±1e308 raised a page exception; SUM bounds ±1e308 answered "inf, interval [nan,
+    inf]" and charged ε. The bounds fields take their range from dpcore.limits (a browser cannot type ±1e308), and
+    the largest bounds a release cannot use get one message before anything is spent."""
+    from dpcore import limits
+
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    at.selectbox(key="qc_kind").set_value(kind).run()
+    at.selectbox(key="qc_column").set_value(column).run()
+    big = limits.RELEASE_MAGNITUDE_MAX
+    for key in ("qc_lo", "qc_hi"):
+        p = at.number_input(key=key).proto
+        assert (p.min, p.max) == (-big, big)
+    at.number_input(key="qc_lo").set_value(-1e308).run()
+    at.number_input(key="qc_hi").set_value(1e308).run()
+    assert not at.exception
+    assert at.number_input(key="qc_lo").value >= -big and at.number_input(key="qc_hi").value <= big
+    at.number_input(key="qc_lo").set_value(big - 1).run()
+    at.number_input(key="qc_hi").set_value(big).run()
+    at.button(key="qc_ask").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    key = fingerprint.dataset_key(datasets.medical(2000, 0))
+    spent = ledger.status("analyst-1", key, with_history=False)["spent"]
+    if kind == "SUM":  # Δ = 1e15 is a SUM a release can take: answered, with finite numbers
+        assert spent == pytest.approx(0.1) and "inf" not in _metrics(at)["Noisy answer (DP)"]
+    else:  # a bin or a spread of 1 beside 1e15 is finer than the numbers can hold: one message, nothing spent
+        assert any("too small beside" in e for e in _errors(at)), _errors(at)
+        assert spent == 0.0
+
+
+def test_a_sum_states_its_grid_and_rounding():
+    """Issue 25: the answer says how it was released — clamped, rounded to a public grid, whole-number noise."""
+    at = open_page("pages/query_console.py")
+    at.number_input(key="qc_n").set_value(2000).run()
+    at.selectbox(key="qc_kind").set_value("SUM").run()
+    _ask(at)
+    shown = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]
+    assert any("rounded to a multiple of 0.00001" in c and "OpenDP" in c for c in shown), shown
+
+
 def test_upload_mode_asks_for_a_file():
     at = open_page("pages/query_console.py")
     at.radio(key="qc_source").set_value("Upload a CSV").run()

@@ -3,11 +3,13 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from .pages import ROOT
+from .pages import ME, ROOT, SOMEONE_ELSE
 
 
-def open_with(page_url: str, params: dict) -> AppTest:
+def open_with(page_url: str, params: dict, owner: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    if owner is not None:  # this session's job owner (a browser gets a random one)
+        at.session_state["_job_owner"] = owner
     for k, v in params.items():
         at.query_params[k] = v
     at.run()
@@ -68,14 +70,18 @@ def test_sweep_link_opens_that_sweep(chdir_root):
 
     cfg = {"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0], "epochs": 1, "train_size": 40,
            "hidden": None, "lr": 0.5, "baseline": False, "batch_size": 16, "canaries": 0, "size_fractions": []}
-    first = sweep_runs.run_sweep_inline(cfg)["id"]
-    sweep_runs.run_sweep_inline(cfg)  # a newer one, which the page would show by default
-    at = open_with("pages/privacy_utility.py", {"pu_sweep": first})
+    first = sweep_runs.run_sweep_inline(cfg, owner=ME)["id"]
+    sweep_runs.run_sweep_inline(cfg, owner=ME)  # a newer one, which the page would show by default
+    at = open_with("pages/privacy_utility.py", {"pu_sweep": first}, owner=ME)
     assert not at.exception
     assert at.selectbox(key="pu_sweep").value == first
-    at = open_with("pages/privacy_utility.py", {"pu_sweep": "no-such-sweep"})
+    at = open_with("pages/privacy_utility.py", {"pu_sweep": "no-such-sweep"}, owner=ME)
     assert not at.exception
     assert at.selectbox(key="pu_sweep").value != "no-such-sweep"
+    # the same link in someone else's session: "not yours", and nothing of the sweep
+    at = open_with("pages/privacy_utility.py", {"pu_sweep": first}, owner=SOMEONE_ELSE)
+    assert not at.exception and any("not yours" in w.value for w in at.warning)
+    assert not at.get("plotly_chart") and not [b for b in at.selectbox if b.key == "pu_sweep"]
 
 
 def _param(at, key):

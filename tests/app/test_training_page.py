@@ -5,9 +5,10 @@ import re
 
 import torch
 
-from dpcore.jobs import store, workers
+from dpcore.jobs import db, store, workers
+from dpcore.jobs.owners import SYSTEM
 
-from .pages import open_page
+from .pages import ME, SOMEONE_ELSE, open_page
 
 PAGE = "pages/training.py"
 torch.set_num_threads(1)
@@ -43,7 +44,7 @@ def test_bad_input_is_an_error_not_a_job(chdir_root, monkeypatch):
     at.number_input(key="tr_batch_size").set_value(5000)
     at.button(key="tr_train_dp").click().run()
     assert any("larger than the 455 training rows" in e.value for e in at.error)
-    assert not at.exception and store.list_jobs() == []
+    assert not at.exception and store.list_jobs(caller=SYSTEM) == []
 
 
 def test_optimizer_is_shown_by_name_and_submitted_by_value(chdir_root, monkeypatch):
@@ -54,7 +55,7 @@ def test_optimizer_is_shown_by_name_and_submitted_by_value(chdir_root, monkeypat
     box.set_value("adam").run()
     assert not at.exception and at.selectbox(key="tr_optimizer").value == "adam"
     at.button(key="tr_train_dp").click().run()
-    assert {j["params"]["optimizer"] for j in store.list_jobs()} == {"adam"}  # the run and its twin
+    assert {j["params"]["optimizer"] for j in store.list_jobs(caller=SYSTEM)} == {"adam"}  # the run and its twin
 
 
 def test_only_the_private_run_has_a_lock_icon(chdir_root):
@@ -68,13 +69,13 @@ def test_queued_job_shows_progress_and_cancels(chdir_root, monkeypatch):
     at = open_page(PAGE)
     at.button(key="tr_train_dp").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    twin, job = store.list_jobs()  # one click: the DP run and its non-private twin
+    twin, job = store.list_jobs(caller=SYSTEM)  # one click: the DP run and its non-private twin
     assert job["status"] == "queued" and job["params"]["epsilon"] == 1.0
     assert twin["params"]["epsilon"] is None and twin["params"]["seed"] == job["params"]["seed"]
     assert at.selectbox(key="tr_pick").value == job["id"]
     assert len(at.get("progress")) == 1
     at.button(key="tr_cancel").click().run()
-    assert store.get(job["id"])["status"] == "cancelled"
+    assert store.get(job["id"], caller=SYSTEM)["status"] == "cancelled"
     at.run()
     assert not at.exception
     assert any("cancelled" in w.value for w in at.warning)
@@ -93,18 +94,18 @@ def test_mnist_path_outside_the_data_folder_is_one_message(chdir_root, monkeypat
         at.button(key="tr_train_dp").click().run()
         assert not at.exception
         assert [e.value for e in at.error] == [MNIST_NOT_USABLE]
-    assert store.list_jobs() == []
+    assert store.list_jobs(caller=SYSTEM) == []
 
 
 def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
-    at = open_page(PAGE)
+    at = open_page(PAGE, owner=ME)
     at.number_input(key="tr_epochs").set_value(2)
     at.button(key="tr_train_dp").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    twin_id, job_id = [j["id"] for j in store.list_jobs()]
+    twin_id, job_id = [j["id"] for j in store.list_jobs(caller=SYSTEM)]
     try:
-        assert store.wait(job_id, timeout=120)["status"] == "done"
-        assert store.wait(twin_id, timeout=120)["status"] == "done"
+        assert store.wait(job_id, timeout=120, caller=SYSTEM)["status"] == "done"
+        assert store.wait(twin_id, timeout=120, caller=SYSTEM)["status"] == "done"
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.selectbox(key="tr_pick").value == job_id
@@ -128,10 +129,13 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         downloads = {d.key for d in at.get("download_button")}
         assert {"tr_dl_metrics", "tr_dl_weights"} <= downloads  # the run's export (plus the runs table's)
         assert not any(b.key == "tr_train_pair" for b in at.button)  # the twin is there: nothing to ask for
-        # a reload (a new session) lands on the comparison, not on the twin submitted after the DP run
-        again = open_page(PAGE)
+        # another session of the same owner (a signed-in user's second tab) lands on the comparison, not on the
+        # twin submitted after the DP run; anyone else's session sees none of it
+        again = open_page(PAGE, owner=ME)
         assert again.selectbox(key="tr_pick").value == job_id
         assert "DP costs" in " ".join(h.value for h in again.subheader)
+        other = open_page(PAGE, owner=SOMEONE_ELSE)
+        assert not other.exception and any("No training run yet" in i.value for i in other.info)
     finally:
         workers.shutdown_workers()
 
@@ -151,7 +155,7 @@ def test_privacy_fields_keep_their_values_when_the_mode_switches(chdir_root):
 
 def test_a_damaged_job_store_is_one_message(chdir_root, dp_home):
     dp_home.mkdir(parents=True, exist_ok=True)
-    (dp_home / store.DB_NAME).write_bytes(b"garbage" * 1000)
+    (dp_home / db.DB_NAME).write_bytes(b"garbage" * 1000)
     at = open_page(PAGE)
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.error) == 1

@@ -30,8 +30,8 @@ OPTIONS = {
               "--draws": NUM, "--seed": NUM, "--secure": FLAG},
     "differencing": {"--n": NUM, "--seed": NUM, "--min-group": NUM, "--target": TXT, "--target-id": NUM,
                      "--group": TXT, "--epsilon": NUM, "--trials": NUM, "--within": NUM, "--sim-seed": NUM},
-    "jobs": {"list": FLAG, "show": TXT, "cancel": TXT, "workers": FLAG, "--group": TXT, "--limit": NUM,
-             "--no-history": FLAG, "--stop": FLAG},
+    "jobs": {"list": FLAG, "show": TXT, "cancel": TXT, "rename": TXT, "delete": TXT, "workers": FLAG,
+             "--group": TXT, "--limit": NUM, "--no-history": FLAG, "--stop": FLAG, "--sweep": FLAG, "--admin": FLAG},
     "linkage": {"--data": TXT, "--known": TXT, "--range": TXT, "--sensitive": TXT, "--max-records": NUM},
     "uniqueness": {"--data": TXT, "--qi": TXT, "--sensitive": TXT},
 }

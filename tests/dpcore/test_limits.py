@@ -3,7 +3,7 @@
 from dpcore import limits
 from dpcore.attacks import linkage, reidentification
 from dpcore.jobs import runner, workers
-from dpcore.noise import mechanisms, view
+from dpcore.noise import mechanisms, release, view
 
 
 def test_old_names_are_aliases_of_the_limits():
@@ -12,7 +12,7 @@ def test_old_names_are_aliases_of_the_limits():
     assert view.COMPARE_EPSILONS is limits.NOISE_COMPARE_EPSILONS
     assert view.TABLE_EPSILONS is limits.NOISE_TABLE_EPSILONS
     assert mechanisms.MAX_SIMULATED_DRAWS == limits.SIMULATED_DRAWS_MAX
-    assert mechanisms.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
+    assert release.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
     assert reidentification.EPSILONS is limits.REID_EPSILONS
     assert linkage.MAX_SENSITIVE_VALUES == limits.LINKAGE_MAX_SENSITIVE_VALUES
     assert runner.MAX_HISTORY == limits.JOBS_MAX_HISTORY and workers.LOG_MAX_BYTES == limits.JOBS_LOG_MAX_BYTES

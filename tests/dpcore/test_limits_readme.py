@@ -4,9 +4,9 @@ import re
 import tomllib
 
 from dpcore import limits
-from dpcore.attacks import differencing
+from dpcore.attacks import differencing, differencing_dp
 from dpcore.data import datasets
-from dpcore.noise import mechanisms
+from dpcore.noise import mechanisms, release
 
 from ..conftest import ROOT
 
@@ -53,9 +53,9 @@ def test_old_names_are_the_limits():
     assert datasets.MAX_UPLOAD_ROWS == limits.UPLOAD_MAX_ROWS
     assert datasets.MAX_UPLOAD_COLUMNS == limits.UPLOAD_MAX_COLUMNS
     assert datasets.MAX_ROWS == limits.MEDICAL_MAX_ROWS
-    assert differencing.MAX_TRIALS == limits.DIFFERENCING_MAX_TRIALS
+    assert differencing_dp.MAX_TRIALS == limits.DIFFERENCING_MAX_TRIALS
     assert mechanisms.MAX_SIMULATED_DRAWS == limits.SIMULATED_DRAWS_MAX
-    assert mechanisms.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
+    assert release.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
 
 
 def test_mib_in_messages():

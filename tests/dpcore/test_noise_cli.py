@@ -42,8 +42,27 @@ def test_gaussian_default_delta_and_classic(capsys):
 def test_secure_goes_through_release_path(capsys):
     rc, out, _ = run(capsys, *BASE, "--mechanism", "laplace", "--epsilon", "1", "--secure")
     d = json.loads(out)
-    assert rc == 0 and d["seed"] is None and d["source"].startswith("release path")
+    assert rc == 0 and d["seed"] is None and d["source"].startswith("release path") and "OpenDP" in d["source"]
     assert d["total_epsilon"] == pytest.approx(5.0) and len(d["draws"]) == 5
+    # the grid and the rounding are stated; every draw lies on the grid (whole-number noise, issue 25)
+    assert d["grid"] == "0.000001" and "rounded to a multiple of 0.000001" in d["rounding"]
+    assert all(abs(x * 1e6 - round(x * 1e6)) < 1e-6 for x in d["draws"])
+
+
+@pytest.mark.parametrize("args,msg", [
+    # issue 28: a traceback (the σ solver) and a wrong success (null draws, exit 0) before
+    (["--mechanism", "gaussian", "--epsilon", "1e308", "--sensitivity", "1", "--value", "1", "--draws", "1"],
+     "epsilon must be at most 1000"),
+    (["--mechanism", "laplace", "--epsilon", "1e-6", "--sensitivity", "1e308", "--value", "1", "--draws", "2"],
+     "sensitivity Δ must be a number from 0 to 1e15"),
+    (["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "1e30", "--draws", "2"],
+     "must lie between −1e15 and 1e15"),
+    (["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1e-300", "--value", "1", "--draws", "2",
+      "--secure"], "at least 1e-12"),
+])
+def test_numbers_a_release_cannot_represent_exit_2(capsys, args, msg):
+    rc, out, err = run(capsys, "noise", *args)
+    assert rc == 2 and out == "" and msg in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("args,msg", [

@@ -1,6 +1,7 @@
 """`python -m dpcore query` and `python -m dpcore budget`: JSON out, exit code 3 when over budget."""
 
 import json
+import math
 import subprocess
 import sys
 
@@ -130,11 +131,30 @@ def _key(csv):
     (["--epsilon", "0.1", "--histogram", "age", "--categories", "34,34.0"], "same value", 2),
     (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "2e-4"], "needs δ = 0.0002", 3),
     (["--epsilon", "0.1", "--count", "sex=F", "--delta-budget", "0.01"], "above 1/n", 2),
+    # issue 28: a traceback, and a wrong success that answered null and charged ε
+    (["--epsilon", "0.1", "--histogram", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+    (["--epsilon", "0.1", "--sum", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+    (["--epsilon", "0.1", "--mean", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+    (["--epsilon", "0.1", "--sum", "age", "--bounds=-1:1000000000000000.5"], "got 1000000000000000.5", 2),
+    (["--epsilon", "0.1", "--mean", "age", "--bounds=1e14:100000000000000.01"], "too small beside", 2),
+    # issue 28: text categories compare ignoring case, as every filter: a and A are one category
+    (["--epsilon", "0.1", "--histogram", "diagnosis", "--categories", "flu,FLU"], "same value", 2),
 ])
 def test_more_bad_inputs_spend_nothing(csv, capsys, args, message, code_):
     code, out, err = _run(capsys, "query", "--data", csv, "--analyst", "cy", "--budget", "1", *args)
     assert code == code_ and out is None and message in err and len(err.strip().splitlines()) == 1
     assert ledger.status("cy", _key(csv), with_history=False)["spent"] == 0.0
+
+
+def test_sum_states_its_grid_and_rounding(csv, capsys):
+    """Issue 25: a SUM is each clamped value rounded to a public grid plus whole-number noise; the answer says so
+    (CLI JSON) and lies on that grid."""
+    code, out, _ = _run(capsys, "query", "--data", csv, "--analyst", "gi", "--budget", "1", "--epsilon", "0.5",
+                        "--sum", "age", "--bounds", "18:90")
+    assert code == 0 and out["grid"]["step_text"] == "0.00001" and "rounded to a multiple of 0.00001" in \
+        out["grid"]["note"] and out["grid"]["noise"] == "discrete Laplace"
+    assert abs(out["answer"] * 1e5 - round(out["answer"] * 1e5)) < 1e-3
+    assert out["interval"][1] - out["answer"] == pytest.approx(90 / 0.5 * math.log(20), rel=1e-4)
 
 
 def test_unregistered_data_cannot_be_queried(raw_csv, capsys):

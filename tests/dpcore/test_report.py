@@ -7,6 +7,7 @@ import pytest
 from dpcore import claims, report
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 
 def test_report_is_self_contained_and_has_findings():
@@ -96,14 +97,14 @@ def test_report_with_a_stored_sweep(tmp_path):
 
     result = sweep_runs.run_sweep_inline({"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0],
                                      "epochs": 2, "train_size": 60, "hidden": None, "lr": 0.5, "batch_size": 16,
-                                     "canaries": 0, "size_fractions": []})
-    html = report.build(1.0, n=1500, sweep_id=result["id"])
+                                     "canaries": 0, "size_fractions": []}, owner=OWNER)
+    html = report.build(1.0, n=1500, sweep_id=result["id"], caller=SYSTEM)
     assert "Privacy–utility: Breast cancer, Logistic regression, ε 1, " in html  # what it is, in words; not its id
     assert result["id"] not in _text(html)
     assert "<th>test accuracy</th>" in html
     assert "empirical" in html
     with pytest.raises(DPError, match="no stored sweep"):
-        report.build(1.0, n=1500, sweep_id="nope")
+        report.build(1.0, n=1500, sweep_id="nope", caller=SYSTEM)
 
 
 EVIL = "<img src=x onerror=alert(1)>**bold**"
@@ -122,13 +123,14 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
         "private": True, "dataset": "breast_cancer", "model": "logreg", "n_train": 400, "noise_multiplier": 1.1,
         "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
         "reproducible_noise": False, "noise_source": "secrets.SystemRandom", "dp_release": True}}
-    monkeypatch.setattr(store, "get", lambda j, history=True: run if j == "job-1" else real_get(j, history=history))
+    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
+                        run if j == "job-1" else real_get(j, caller=caller, history=history))
     df = datasets.medical(1500, 0)
     ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
     answering.ask(df, EVIL, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
     sid = _fake_sweep()
     html = report.build(1.0, n=1500, sweep_id=sid, job_ids=["job-1"],
-                        ledgers=[(EVIL, fingerprint.dataset_key(df), 1500)])
+                        ledgers=[(EVIL, fingerprint.dataset_key(df), 1500)], caller=SYSTEM)
     body = _text(html)
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", body)
     assert len(heads) == 3, heads  # the sweep, the run, the ledger
@@ -150,7 +152,7 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
 
 def test_report_statement_for_a_missing_run_says_so():
     with pytest.raises(DPError):
-        report.build(1.0, n=1500, job_ids=["nope"])
+        report.build(1.0, n=1500, job_ids=["nope"], caller=SYSTEM)
 
 
 def test_report_shows_the_proved_epsilon_over_all_seeds():
@@ -161,7 +163,7 @@ def test_report_shows_the_proved_epsilon_over_all_seeds():
     res = multi_seed_result(sweep_id="20250101-000000-c3c4")
     (row,) = sweep_summary.by_epsilon(res)
     per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
-    body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c4"))
+    body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c4", caller=SYSTEM))
     assert "<th>proved ε (95% over all seeds)</th>" in body
     # lower bounds, written rounded down (dpcore.claims)
     assert f"<td>{claims.down(row['empirical_epsilon'])}</td>" in body
@@ -180,7 +182,7 @@ def test_statement_names_what_a_canary_audit_counted():
     e = res["points"][0]["empirical_epsilon"]
     sweep_runs.save({"id": "20250101-000000-c3c5", "name": "one seed", "created": 1.0, "status": "done",
                   "config": res["config"], "jobs": [], "failed": [], "result": res})
-    body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c5"))
+    body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c5", caller=SYSTEM))
     assert f"one-run canary audit, {e['correct']} of {e['guesses']} guesses right on 300 canaries" in body
     assert "None members" not in body
 
@@ -202,12 +204,13 @@ def test_report_words_agree_with_the_pages(monkeypatch):
         "private": True, "dataset": "digits", "model": "mlp", "n_train": 400, "noise_multiplier": 1.1,
         "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
         "reproducible_noise": False, "dp_release": True}}
-    monkeypatch.setattr(store, "get", lambda j, history=True: run if j == "job-1" else real_get(j, history=history))
+    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
+                        run if j == "job-1" else real_get(j, caller=caller, history=history))
     df = datasets.medical(1500, 0)
     ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
     answering.ask(df, "ana", model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
     html = report.build(1.0, n=1500, sweep_id=_fake_sweep(), job_ids=["job-1"],
-                        ledgers=[("ana", fingerprint.dataset_key(df), 1500)])
+                        ledgers=[("ana", fingerprint.dataset_key(df), 1500)], caller=SYSTEM)
     text = _html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)))
     problems = [f"{tok!r}" for tok in NEVER if tok in text]
     problems += [f"{tok!r} without {gloss!r}" for tok, gloss in GLOSSED.items()

@@ -9,6 +9,7 @@ import pytest
 from dpcore import limits
 from dpcore.data import datasets
 from dpcore.cli import main
+from dpcore.jobs.owners import SYSTEM
 
 from ..conftest import ROOT
 from .cli_helpers import one_line, run
@@ -119,4 +120,4 @@ def test_sweep_workers_upper_bound_refused_before_any_job(capsys):
 
     rc, out, err = run(capsys, "sweep", "--workers", "100000", "--epsilons", "1")
     assert rc == 2 and one_line(err) and "--workers must be 0" in err
-    assert store.list_jobs() == []  # nothing was submitted
+    assert store.list_jobs(caller=SYSTEM) == []  # nothing was submitted

@@ -10,6 +10,7 @@ from dpcore.jobs import registry, runner, store
 from dpcore.queries import answering, fingerprint, model
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 
 def _roundtrip(st):
@@ -36,7 +37,7 @@ def _fake_sweep():
 def test_sweep_statement_recomputes_from_json_alone():
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
-    st = _roundtrip(statement.for_sweep(_fake_sweep()))
+    st = _roundtrip(statement.for_sweep(_fake_sweep(), caller=SYSTEM))
     assert st["neighbour_relation"] == "add/remove one record"
     pt = st["points"][0]
     assert pt["sampling"]["scheme"] == "Poisson" and pt["sampling"]["sample_rate"] == 0.5
@@ -82,9 +83,9 @@ def test_empty_ledger_statement_says_nothing_spent():
 @pytest.mark.slow
 def test_training_run_statement(dp_home):
     runner.run_inline(registry.TRAIN, {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0,
-                                                "delta": 1e-5, "epochs": 2, "batch_size": 64, "seed": 0})
-    job_id = store.list_jobs()[0]["id"]
-    st = _roundtrip(statement.for_job(job_id))
+                                                "delta": 1e-5, "epochs": 2, "batch_size": 64, "seed": 0}, owner=OWNER)
+    job_id = store.list_jobs(caller=SYSTEM)[0]["id"]
+    st = _roundtrip(statement.for_job(job_id, caller=SYSTEM))
     assert st["private"] and st["kind"] == "training_run"
     assert st["accountant"]["epsilon"] <= 2.0 + 1e-9
     deltas = [r["delta"] for r in st["epsilon_at_delta"]]
@@ -110,7 +111,7 @@ def test_statement_cli(capsys, tmp_path):
     assert main(["statement", "--ledger", "--analyst", "ann"]) == 2
     assert main(["statement", "--job", "nope"]) == 2
     with pytest.raises(DPError):
-        statement.for_sweep("20990101-000000-0000")
+        statement.for_sweep("20990101-000000-0000", caller=SYSTEM)
 
 
 # --- one sweep point: the page's ROC ceiling and the gap in words ------------------------------------------

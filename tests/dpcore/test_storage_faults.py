@@ -11,32 +11,33 @@ import sys
 import pytest
 
 from dpcore import storage
-from dpcore.jobs import store
+from dpcore.jobs import db, store
+from dpcore.jobs.owners import CLI_OWNER as OWNER
 
 from ..conftest import ROOT
 from .cli_helpers import one_line, run
 
 
 def test_job_store_is_created_owner_only(dp_home):
-    store.submit("demo.echo", {"x": 1})
-    mode = stat.S_IMODE(os.stat(dp_home / store.DB_NAME).st_mode)
+    store.submit("demo.echo", {"x": 1}, owner=OWNER)
+    mode = stat.S_IMODE(os.stat(dp_home / db.DB_NAME).st_mode)
     assert mode == 0o600, oct(mode)
     assert stat.S_IMODE(os.stat(dp_home).st_mode) & 0o077 == 0  # the home folder too: 0700
     for side in ("-wal", "-shm"):  # SQLite gives its side files the database's mode
-        p = dp_home / (store.DB_NAME + side)
+        p = dp_home / (db.DB_NAME + side)
         if p.exists():
             assert stat.S_IMODE(os.stat(p).st_mode) & 0o077 == 0
 
 
 def test_corrupted_job_store_is_a_clear_message(capsys, dp_home):
     dp_home.mkdir(parents=True)
-    (dp_home / store.DB_NAME).write_bytes(os.urandom(4096))  # garbage where the SQLite file should be
+    (dp_home / db.DB_NAME).write_bytes(os.urandom(4096))  # garbage where the SQLite file should be
     for args in (["jobs", "list"], ["jobs", "show", "abc"], ["jobs", "workers"]):
         rc, out, err = run(capsys, *args)
         assert rc == 2 and out == "" and one_line(err), (args, err)
         assert "corrupted" in err and "Move the file aside" in err
     with pytest.raises(storage.StorageError, match="corrupted"):
-        store.submit("demo.echo", {})
+        store.submit("demo.echo", {}, owner=OWNER)
 
 
 def test_file_in_place_of_home(capsys, tmp_path, monkeypatch):
@@ -90,7 +91,7 @@ def _can_bind_ro() -> bool:
 def test_read_only_home_lists_but_refuses_writes(dp_home):
     """A real read-only $DP_EXPLORER_HOME: a read-only bind mount in a private mount namespace (root ignores
     chmod, so chmod'ing the folder would not stop writes). `jobs list` works; a write is one line, exit 2."""
-    job_id = store.submit("demo.echo", {"x": 1}, label="before")
+    job_id = store.submit("demo.echo", {"x": 1}, label="before", owner=OWNER)
     env = {**os.environ, storage.ENV_VAR: str(dp_home)}
     py = sys.executable
     script = (f"mount --bind -o ro {dp_home} {dp_home} && "

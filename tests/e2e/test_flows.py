@@ -36,6 +36,22 @@ def test_noise_slider_changes_the_numbers(app_server, page):
     screenshot(page, "flow_noise_slider")
 
 
+def test_noise_page_releases_a_mean_on_its_grid(app_server, page):
+    """Issue 25: "Release one answer" for the bounded mean (the page's labelled replace-one exception) in a real
+    browser: one whole-number release through OpenDP, shown on its grid, the relation said where ε is set."""
+    page.goto(f"{app_server}/noise?noise_query=mean")
+    wait_for_app(page)
+    page.get_by_text("one patient's record replaced").first.wait_for(timeout=60_000)
+    page.get_by_role("button", name="Release one answer").click()
+    wait_for_app(page)
+    latest = page.get_by_test_id("stMetric").filter(has_text="Latest released answer").first
+    latest.wait_for(timeout=60_000)
+    value = float(latest.get_by_test_id("stMetricValue").inner_text().replace(",", ""))
+    assert 18 <= value <= 90
+    assert "OpenDP" in page.locator('[data-testid="stMain"]').inner_text()
+    no_exception(page)
+
+
 def test_default_reidentification_scenario(app_server, page):
     page.goto(f"{app_server}/reidentification")
     wait_for_app(page)

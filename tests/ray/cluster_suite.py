@@ -20,6 +20,7 @@ if os.environ.get("DP_EXPLORER_RAY_SUITE") != "1":
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary  # noqa: E402
 from dpcore.sweep.config import SweepConfig  # noqa: E402
 from dpcore.jobs import executors, records, registry, store, workers  # noqa: E402
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM  # noqa: E402
 
 RAY = str(Path(sys.executable).with_name("ray"))
 PORT = 6391
@@ -117,23 +118,24 @@ def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
     # the inline run to compare with goes alongside (the Ray run is mostly waiting for processes to start)
     with ThreadPoolExecutor(1) as pool:
         t1 = time.monotonic()
-        inline = pool.submit(lambda: (sweep_runs.run_sweep_inline(cfg, store=False), time.monotonic() - t1))
+        inline = pool.submit(lambda: (sweep_runs.run_sweep_inline(cfg, store=False, owner=OWNER),
+                                      time.monotonic() - t1))
         t0 = time.monotonic()
-        res = sweep_runs.run_sweep_parallel(cfg, executor=ex, timeout=150)
+        res = sweep_runs.run_sweep_parallel(cfg, executor=ex, timeout=150, owner=OWNER)
         t_ray = time.monotonic() - t0
         local, t_local = inline.result(timeout=150)
-    rec = sweep_runs.load(res["id"])
+    rec = sweep_runs.load(res["id"], caller=SYSTEM)
     assert rec["executor"]["name"] == "ray" and rec["executor"]["address"] == head
     assert rec["status"] == "done" and not rec["failed"]
     assert sweep_summary.cli_json(res)["executor"]["name"] == "ray"
-    job = store.get(rec["jobs"][0]["job_id"])
+    job = store.get(rec["jobs"][0]["job_id"], caller=SYSTEM)
     assert job["target"] == registry.RAY and any(h.get("ray_pid") for h in job["history"])
     points = [res["baseline"], *res["points"]]
     assert all(p["ran_on"]["executor"] == "ray" for p in points)
     assert "lira_online" in res["baseline"]["mia"]
     # each point's LiRA shadows ran as nested Ray tasks of their own, one per shadow, named after the point
     for j in rec["jobs"]:
-        hist = store.get(j["job_id"])["history"]
+        hist = store.get(j["job_id"], caller=SYSTEM)["history"]
         names = next((h["shadow_tasks"] for h in reversed(hist) if h.get("shadow_tasks")), None)
         assert names is not None, hist[-3:]
         assert len(set(names)) == cfg.shadows, names
@@ -170,11 +172,11 @@ def _wait_for(pred, timeout, what):
 
 
 def _ray_pid(job_id):
-    return (store.get(job_id, history=False)["progress"] or {}).get("ray_pid")
+    return (store.get(job_id, history=False, caller=SYSTEM)["progress"] or {}).get("ray_pid")
 
 
 def _step(job_id):
-    return (store.get(job_id, history=False)["progress"] or {}).get("step") or 0
+    return (store.get(job_id, history=False, caller=SYSTEM)["progress"] or {}).get("step") or 0
 
 
 def _alive(pid):
@@ -194,12 +196,12 @@ def test_killed_ray_worker_is_retried_on_a_fresh_one(head, dp_home):
     ex = _ex(head, max_retries=1)
     # killed mid-training; a warm worker may finish a short point before the kill lands: then a longer one
     for epochs in (300, 1200, 4800):
-        jid = ex.submit(registry.SWEEP_POINT, _slow_point(epochs=epochs), label="retried")
+        jid = ex.submit(registry.SWEEP_POINT, _slow_point(epochs=epochs), label="retried", owner=OWNER)
         ex.start(1)
         pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
         _wait_for(lambda: _step(jid) > 0, 60, "training progress relayed from Ray")
         os.kill(pid, signal.SIGKILL)
-        job = store.wait(jid, timeout=120)
+        job = store.wait(jid, timeout=120, caller=SYSTEM)
         assert job["status"] == "done", job["error"]  # the point still finishes, on a fresh worker
         pids = {h.get("ray_pid") for h in job["history"] if h.get("ray_pid")}
         assert pid in pids
@@ -212,12 +214,13 @@ def test_killed_ray_worker_is_retried_on_a_fresh_one(head, dp_home):
 
 def test_cancel_reaches_the_running_ray_task(head, ray_driver, dp_home):
     ex = _ex(head)
-    jid = ex.submit(registry.SWEEP_POINT, _slow_point(), label="cancel me")
+    jid = ex.submit(registry.SWEEP_POINT, _slow_point(), label="cancel me", owner=OWNER)
     ex.start(1)
     pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
     _wait_for(lambda: _step(jid) > 0, 60, "training progress relayed from Ray")
-    store.cancel(jid)
-    job = _wait_for(lambda: (j := store.get(jid, history=False))["status"] in records.FINISHED and j, 20, "cancel")
+    store.cancel(jid, caller=SYSTEM)
+    job = _wait_for(lambda: (j := store.get(jid, history=False, caller=SYSTEM))["status"] in records.FINISHED and j,
+                    20, "cancel")
     assert job["status"] == "cancelled"
     # the task's worker process was killed (force) and its CPU is free again
     _wait_for(lambda: not _alive(pid), 20, "the Ray worker to be stopped")
@@ -227,10 +230,10 @@ def test_cancel_reaches_the_running_ray_task(head, ray_driver, dp_home):
 def test_killed_ray_worker_without_retries_fails_clearly(head, dp_home):
     # killed as soon as it starts (before any import): the point fails with the reason, never silently missing
     ex0 = _ex(head, max_retries=0)
-    jid0 = ex0.submit(registry.SWEEP_POINT, _slow_point(), label="lost")
+    jid0 = ex0.submit(registry.SWEEP_POINT, _slow_point(), label="lost", owner=OWNER)
     ex0.start(1)
     pid0 = _wait_for(lambda: _ray_pid(jid0), 60, "the Ray task to start")
     os.kill(pid0, signal.SIGKILL)
-    job0 = store.wait(jid0, timeout=60)
+    job0 = store.wait(jid0, timeout=60, caller=SYSTEM)
     assert job0["status"] == "failed"
     assert "lost" in job0["error"] and "submit it again" in job0["error"]

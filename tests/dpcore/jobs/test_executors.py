@@ -13,6 +13,7 @@ from dpcore.errors import DPError
 from dpcore.training.config import TrainConfig
 from dpcore.training.loop import train
 from dpcore.jobs import executors, registry
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 NO_CUDA = not executors.cuda_available()
 
@@ -98,26 +99,26 @@ def test_ray_executor_queues_dispatch_jobs_with_resources(monkeypatch):
 
     ex = executors.RayExecutor("127.0.0.1:6379", max_retries=3)
     cfg = SweepConfig(epsilons=(1.0,), epochs=1, device="cuda").validate()
-    sid = sweep_runs.start_sweep(cfg, workers=0, executor=ex)  # queued only: nothing connects
-    rec = sweep_runs.load(sid)
+    sid = sweep_runs.start_sweep(cfg, workers=0, executor=ex, owner=OWNER)  # queued only: nothing connects
+    rec = sweep_runs.load(sid, caller=SYSTEM)
     assert rec["executor"] == {"name": "ray", "address": "127.0.0.1:6379", "num_cpus_per_task": 1.0,
                                "max_retries": 3}
-    job = store.get(rec["jobs"][0]["job_id"])
+    job = store.get(rec["jobs"][0]["job_id"], caller=SYSTEM)
     assert job["target"] == registry.RAY
     assert job["params"]["target"] == registry.SWEEP_POINT  # the name, not where the function lives
     assert job["params"]["ray"] == {"address": "127.0.0.1:6379", "num_cpus": 1.0, "num_gpus": 1, "max_retries": 3}
     assert job["params"]["params"]["train"]["device"] == "cuda"
-    sweep_runs.cancel(sid)
+    sweep_runs.cancel(sid, caller=SYSTEM)
 
 
 def test_local_sweep_records_its_executor():
     cfg = SweepConfig(epsilons=(1.0,), epochs=1, device="cpu").validate()
-    sid = sweep_runs.start_sweep(cfg, workers=0)
-    assert sweep_runs.load(sid)["executor"] == {"name": "local", "workers": 1}
-    sweep_runs.cancel(sid)
+    sid = sweep_runs.start_sweep(cfg, workers=0, owner=OWNER)
+    assert sweep_runs.load(sid, caller=SYSTEM)["executor"] == {"name": "local", "workers": 1}
+    sweep_runs.cancel(sid, caller=SYSTEM)
     if NO_CUDA:
         with pytest.raises(DPError, match="no CUDA GPU"):  # local + cuda: refused before queueing
-            sweep_runs.start_sweep(SweepConfig(epsilons=(1.0,), epochs=1, device="cuda"), workers=0)
+            sweep_runs.start_sweep(SweepConfig(epsilons=(1.0,), epochs=1, device="cuda"), workers=0, owner=OWNER)
 
 
 def test_ray_ships_the_whole_dpcore_package():

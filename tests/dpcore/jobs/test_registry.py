@@ -6,7 +6,8 @@ import sqlite3
 import pytest
 
 from dpcore.errors import JobError
-from dpcore.jobs import demo_jobs, executors, records, registry, runner, store, worker
+from dpcore.jobs import db, demo_jobs, executors, records, registry, runner, store, worker
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 
 def test_targets_are_named_through_the_registry():
@@ -18,8 +19,8 @@ def test_targets_are_named_through_the_registry():
     with pytest.raises(JobError, match="already registered"):
         registry.register("train", "dpcore.jobs.demo_jobs:echo")
     with pytest.raises(JobError, match="unknown job target"):
-        store.submit("no.such.job", {})
-    assert runner.run_inline("demo.echo", {"a": 2})["params"] == {"a": 2}
+        store.submit("no.such.job", {}, owner=OWNER)
+    assert runner.run_inline("demo.echo", {"a": 2}, owner=OWNER)["params"] == {"a": 2}
 
 
 @pytest.mark.parametrize("old,name", [
@@ -55,22 +56,22 @@ def test_a_sweep_point_row_from_before_the_sweep_package_runs_the_moved_function
 
 
 def test_submit_stores_the_registered_name():
-    job_id = store.submit("dpcore.demo_jobs:echo", {"x": 1})
-    assert store.get(job_id).target == "demo.echo"
+    job_id = store.submit("dpcore.demo_jobs:echo", {"x": 1}, owner=OWNER)
+    assert store.get(job_id, caller=SYSTEM).target == "demo.echo"
 
 
 @pytest.mark.parametrize("old", ["dpcore.demo_jobs:echo", "dpcore.jobs.demo_jobs:echo"])
 def test_a_row_written_with_an_old_target_still_opens_and_runs(dp_home, old):
     """Older versions stored the target as 'dpcore.module:function' (demo_jobs lived at dpcore/demo_jobs.py);
     such rows still open, and a worker runs them."""
-    store.list_jobs()  # creates the store with today's schema (unchanged since those versions)
-    conn = sqlite3.connect(str(store.db_path()))
+    store.list_jobs(caller=SYSTEM)  # creates the store with today's schema (unchanged since those versions)
+    conn = sqlite3.connect(str(db.db_path()))
     with conn:
         conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
                      "VALUES ('old-1', ?, '{\"v\": 3}', 'train', '', 'queued', 1.0)", (old,))
     conn.close()
-    rec = store.get("old-1")
+    rec = store.get("old-1", caller=SYSTEM)
     assert rec.status == "queued" and rec.target == old and registry.target_name(rec.target) == "demo.echo"
     assert worker.run_worker("w-old", once=True) == 1
-    done = store.get("old-1")
+    done = store.get("old-1", caller=SYSTEM)
     assert done.status is records.JobStatus.DONE and done.result["params"] == {"v": 3}

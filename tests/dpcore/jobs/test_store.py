@@ -16,7 +16,8 @@ import pytest
 
 from dpcore.cli import main
 from dpcore.errors import DPError, JobError
-from dpcore.jobs import display, records, runner, store, workers
+from dpcore.jobs import db, display, records, runner, store, workers
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 SLEEP = "demo.sleep"
 
@@ -54,16 +55,17 @@ def file_hashes(folder):
 # ------------------------------------------------------------------------------------------ lifecycle
 
 def test_lifecycle_submit_progress_done(dp_home):
-    job_id = store.submit(SLEEP, {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}, group="g1", label="demo")
-    job = store.get(job_id)
+    job_id = store.submit(SLEEP, {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}, group="g1", label="demo",
+                          owner=OWNER)
+    job = store.get(job_id, caller=SYSTEM)
     assert job["status"] == "queued" and job["group"] == "g1" and job["label"] == "demo"
     assert job["params"] == {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}
     assert workers.ensure_workers(1) == 1
     # live progress is visible while it runs
-    running = wait_for(lambda: (j := store.get(job_id))["status"] == "running" and j["progress"].get("step") and j,
-                       what="running with progress")
+    running = wait_for(lambda: (j := store.get(job_id, caller=SYSTEM))["status"] == "running"
+                       and j["progress"].get("step") and j, what="running with progress")
     assert 0 < running["progress"]["step"] <= 30 and running["progress"]["total_steps"] == 30
-    done = store.wait(job_id, timeout=20)
+    done = store.wait(job_id, timeout=20, caller=SYSTEM)
     assert done["status"] == "done" and done["error"] is None
     assert done["result"]["steps"] == 30
     assert done["progress"]["step"] == 30 and done["progress"]["epoch"] == 3
@@ -86,36 +88,36 @@ def test_lifecycle_submit_progress_done(dp_home):
     frame = display.history_frame(done)
     assert len(frame) == len(done["history"]) and {"t", "step", "loss", "epsilon"} <= set(frame.columns)
     # listing
-    listed = store.list_jobs(group="g1")
+    listed = store.list_jobs(group="g1", caller=SYSTEM)
     assert [j["id"] for j in listed] == [job_id] and "history" not in listed[0]
-    assert store.list_jobs(group="other") == []
+    assert store.list_jobs(group="other", caller=SYSTEM) == []
 
 
 def test_run_inline_returns_result_and_records_job(dp_home):
-    result = runner.run_inline(SLEEP, {"steps": 3, "seconds": 0.0})
+    result = runner.run_inline(SLEEP, {"steps": 3, "seconds": 0.0}, owner=OWNER)
     assert result["steps"] == 3 and result["pid"] == os.getpid()
-    (job,) = store.list_jobs()
+    (job,) = store.list_jobs(caller=SYSTEM)
     assert job["status"] == "done" and job["result"] == result
     assert (dp_home / "jobs" / job["id"] / "result.json").exists()
 
 
 def test_run_inline_reraises_job_errors():
     with pytest.raises(DPError, match="epsilon must be > 0"):
-        runner.run_inline("demo.fail", {"kind": "dp"})
-    (job,) = store.list_jobs()
+        runner.run_inline("demo.fail", {"kind": "dp"}, owner=OWNER)
+    (job,) = store.list_jobs(caller=SYSTEM)
     assert job["status"] == "failed" and job["error"] == "epsilon must be > 0; try 0.1-10"
 
 
 def test_failed_jobs_record_one_line_and_log_the_traceback(dp_home):
-    runtime = store.submit("demo.fail", {"kind": "runtime"})
-    dperr = store.submit("demo.fail", {"kind": "dp", "message": "delta must be < 1/n; try 1e-6"})
-    wrong = store.submit("demo.not_a_dict", {})
+    runtime = store.submit("demo.fail", {"kind": "runtime"}, owner=OWNER)
+    dperr = store.submit("demo.fail", {"kind": "dp", "message": "delta must be < 1/n; try 1e-6"}, owner=OWNER)
+    wrong = store.submit("demo.not_a_dict", {}, owner=OWNER)
     workers.ensure_workers(1)
-    r = store.wait(runtime, timeout=20)
+    r = store.wait(runtime, timeout=20, caller=SYSTEM)
     assert r["status"] == "failed" and r["error"] == "RuntimeError: boom" and r["result"] is None
     assert r["progress"] == {"step": 1, "total_steps": 2}
-    assert store.wait(dperr, timeout=20)["error"] == "delta must be < 1/n; try 1e-6"
-    w = store.wait(wrong, timeout=20)
+    assert store.wait(dperr, timeout=20, caller=SYSTEM)["error"] == "delta must be < 1/n; try 1e-6"
+    w = store.wait(wrong, timeout=20, caller=SYSTEM)
     assert w["status"] == "failed" and "expected a dict" in w["error"]
     assert not (dp_home / "jobs" / runtime / "result.json").exists()
     log = (dp_home / "logs" / "workers.log").read_text()
@@ -125,47 +127,47 @@ def test_failed_jobs_record_one_line_and_log_the_traceback(dp_home):
 # ------------------------------------------------------------------------------------------ cancel
 
 def test_cancel_running_job_within_two_seconds():
-    job_id = store.submit(SLEEP, {"steps": 2000, "seconds": 0.01})
+    job_id = store.submit(SLEEP, {"steps": 2000, "seconds": 0.01}, owner=OWNER)
     workers.ensure_workers(1)
-    wait_for(lambda: store.get(job_id)["progress"].get("step"), what="job running")
+    wait_for(lambda: store.get(job_id, caller=SYSTEM)["progress"].get("step"), what="job running")
     t0 = time.monotonic()
-    assert store.cancel(job_id)["cancel_requested"]
-    job = store.wait(job_id, timeout=2.0)
+    assert store.cancel(job_id, caller=SYSTEM)["cancel_requested"]
+    job = store.wait(job_id, timeout=2.0, caller=SYSTEM)
     assert job["status"] == "cancelled" and time.monotonic() - t0 < 2.0
     assert job["progress"]["step"] < 2000
     # the worker carries on with the next job
-    nxt = store.submit(SLEEP, {"steps": 2, "seconds": 0.0})
-    assert store.wait(nxt, timeout=20)["status"] == "done"
+    nxt = store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER)
+    assert store.wait(nxt, timeout=20, caller=SYSTEM)["status"] == "done"
 
 
 def test_cancel_queued_job_is_immediate_and_it_never_runs():
-    job_id = store.submit(SLEEP, {"steps": 2, "seconds": 0.0})
-    job = store.cancel(job_id)
+    job_id = store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER)
+    job = store.cancel(job_id, caller=SYSTEM)
     assert job["status"] == "cancelled" and job["ended"] is not None
-    other = store.submit(SLEEP, {"steps": 2, "seconds": 0.0})
+    other = store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER)
     workers.ensure_workers(1)
-    assert store.wait(other, timeout=20)["status"] == "done"
-    job = store.get(job_id)
+    assert store.wait(other, timeout=20, caller=SYSTEM)["status"] == "done"
+    job = store.get(job_id, caller=SYSTEM)
     assert job["status"] == "cancelled" and job["started"] is None
     # cancelling a finished job changes nothing
-    assert store.cancel(other)["status"] == "done"
+    assert store.cancel(other, caller=SYSTEM)["status"] == "done"
 
 
 def test_cancel_group_cancels_only_that_group():
-    a = [store.submit(SLEEP, {"steps": 1}, group="sweep-a") for _ in range(3)]
-    b = store.submit(SLEEP, {"steps": 1}, group="sweep-b")
-    assert store.cancel_group("sweep-a") == 3
-    assert {store.get(i)["status"] for i in a} == {"cancelled"}
-    assert store.get(b)["status"] == "queued"
+    a = [store.submit(SLEEP, {"steps": 1}, group="sweep-a", owner=OWNER) for _ in range(3)]
+    b = store.submit(SLEEP, {"steps": 1}, group="sweep-b", owner=OWNER)
+    assert store.cancel_group("sweep-a", caller=SYSTEM) == 3
+    assert {store.get(i, caller=SYSTEM)["status"] for i in a} == {"cancelled"}
+    assert store.get(b, caller=SYSTEM)["status"] == "queued"
 
 
 def test_job_ignoring_cancel_is_stopped_with_its_worker():
-    job_id = store.submit("demo.ignore_cancel", {"seconds": 60})
+    job_id = store.submit("demo.ignore_cancel", {"seconds": 60}, owner=OWNER)
     workers.ensure_workers(1)
-    wait_for(lambda: store.get(job_id)["status"] == "running", what="job running")
+    wait_for(lambda: store.get(job_id, caller=SYSTEM)["status"] == "running", what="job running")
     (worker,) = workers.list_workers()
-    store.cancel(job_id)
-    job = store.wait(job_id, timeout=8)
+    store.cancel(job_id, caller=SYSTEM)
+    job = store.wait(job_id, timeout=8, caller=SYSTEM)
     assert job["status"] == "cancelled" and "ignored" in job["error"]
     proc = next(p for p in workers.get_executor().children() if p.pid == worker["pid"])
     assert proc.wait(timeout=10) == 3
@@ -174,65 +176,65 @@ def test_job_ignoring_cancel_is_stopped_with_its_worker():
 # ------------------------------------------------------------------------------------------ failures, restarts
 
 def test_sigkilled_worker_fails_its_job_and_leaves_earlier_results_alone(dp_home):
-    first = store.submit(SLEEP, {"steps": 3, "seconds": 0.0})
+    first = store.submit(SLEEP, {"steps": 3, "seconds": 0.0}, owner=OWNER)
     workers.ensure_workers(1)
-    before = store.wait(first, timeout=20)
+    before = store.wait(first, timeout=20, caller=SYSTEM)
     first_dir = dp_home / "jobs" / first
     hashes = file_hashes(first_dir)
     assert set(hashes) == {"result.json", "model.bin"}
 
-    victim = store.submit(SLEEP, {"steps": 5000, "seconds": 0.01})
-    wait_for(lambda: store.get(victim)["progress"].get("step"), what="victim running")
-    worker_id = store.get(victim)["worker"]
+    victim = store.submit(SLEEP, {"steps": 5000, "seconds": 0.01}, owner=OWNER)
+    wait_for(lambda: store.get(victim, caller=SYSTEM)["progress"].get("step"), what="victim running")
+    worker_id = store.get(victim, caller=SYSTEM)["worker"]
     (worker,) = [w for w in workers.list_workers() if w["id"] == worker_id]
     os.kill(worker["pid"], signal.SIGKILL)
 
-    job = store.wait(victim, timeout=10)  # dead after 1.5 s without heartbeat
+    job = store.wait(victim, timeout=10, caller=SYSTEM)  # dead after 1.5 s without heartbeat
     assert job["status"] == "failed" and job["error"].startswith("worker died")
     assert file_hashes(first_dir) == hashes
-    after = store.get(first)
+    after = store.get(first, caller=SYSTEM)
     assert {k: after[k] for k in ("status", "result", "ended", "history")} == \
            {k: before[k] for k in ("status", "result", "ended", "history")}
     # a fresh worker is started in place of the dead one, and later jobs run
     assert workers.ensure_workers(1) == 1
-    later = store.submit(SLEEP, {"steps": 2, "seconds": 0.0})
-    assert store.wait(later, timeout=20)["status"] == "done"
-    assert store.get(victim)["status"] == "failed"
+    later = store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER)
+    assert store.wait(later, timeout=20, caller=SYSTEM)["status"] == "done"
+    assert store.get(victim, caller=SYSTEM)["status"] == "failed"
 
 
 def test_sigterm_fails_the_running_job_at_once():
-    job_id = store.submit(SLEEP, {"steps": 5000, "seconds": 0.01})
+    job_id = store.submit(SLEEP, {"steps": 5000, "seconds": 0.01}, owner=OWNER)
     workers.ensure_workers(1)
-    wait_for(lambda: store.get(job_id)["progress"].get("step"), what="job running")
+    wait_for(lambda: store.get(job_id, caller=SYSTEM)["progress"].get("step"), what="job running")
     (worker,) = workers.list_workers()
     os.kill(worker["pid"], signal.SIGTERM)
-    job = store.wait(job_id, timeout=5)
+    job = store.wait(job_id, timeout=5, caller=SYSTEM)
     assert job["status"] == "failed" and job["error"] == "the worker was stopped (SIGTERM); submit the job again"
     wait_for(lambda: workers.list_workers() == [], what="worker gone")
 
 
 def test_queued_jobs_survive_a_restart():
-    ids = [store.submit(SLEEP, {"steps": 2, "seconds": 0.0}) for _ in range(3)]
+    ids = [store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER) for _ in range(3)]
     time.sleep(0.3)
-    assert [store.get(i)["status"] for i in ids] == ["queued"] * 3  # nobody runs them
-    store._initialised.clear()  # a new app process: nothing cached in memory
+    assert [store.get(i, caller=SYSTEM)["status"] for i in ids] == ["queued"] * 3  # nobody runs them
+    db._initialised.clear()  # a new app process: nothing cached in memory
     assert workers.ensure_workers(2) == 2
-    assert [store.wait(i, timeout=20)["status"] for i in ids] == ["done"] * 3
+    assert [store.wait(i, timeout=20, caller=SYSTEM)["status"] for i in ids] == ["done"] * 3
 
 
 def test_two_workers_never_claim_the_same_job(dp_home):
     log = dp_home / "claims.log"
-    ids = [store.submit("demo.echo", {"seconds": 0.02, "log": str(log)}) for _ in range(12)]
+    ids = [store.submit("demo.echo", {"seconds": 0.02, "log": str(log)}, owner=OWNER) for _ in range(12)]
     assert workers.ensure_workers(2) == 2
     assert workers.ensure_workers(2) == 0  # idempotent
-    assert all(store.wait(i, timeout=30)["status"] == "done" for i in ids)
+    assert all(store.wait(i, timeout=30, caller=SYSTEM)["status"] == "done" for i in ids)
     lines = log.read_text().split()
     claimed = lines[0::2]
     assert sorted(claimed) == sorted(ids)  # every job ran exactly once
 
 
 def test_concurrent_claims_are_disjoint():
-    ids = {store.submit(SLEEP, {"steps": 1}) for _ in range(40)}
+    ids = {store.submit(SLEEP, {"steps": 1}, owner=OWNER) for _ in range(40)}
     got: dict[str, list] = {"a": [], "b": [], "c": []}
 
     def grab(name):
@@ -263,34 +265,34 @@ def test_idle_worker_exits_on_its_own(monkeypatch):
                                     "dpcore.jobs.demo_jobs:sleep; rm", "demo.nope", "", None])
 def test_bad_target_is_a_job_error(target):
     with pytest.raises(JobError, match="job target"):
-        store.submit(target, {})
-    assert store.list_jobs() == []
+        store.submit(target, {}, owner=OWNER)
+    assert store.list_jobs(caller=SYSTEM) == []
 
 
 @pytest.mark.parametrize("params", [{"x": object()}, {"x": float("nan")}, [1, 2], None])
 def test_params_must_be_a_json_dict(params):
     with pytest.raises(JobError, match="params"):
-        store.submit(SLEEP, params)
+        store.submit(SLEEP, params, owner=OWNER)
 
 
 @pytest.mark.parametrize("job_id", ["nope", "../../etc", "", 7])
 def test_unknown_job_id_is_a_job_error(job_id):
     with pytest.raises(JobError, match="unknown job id"):
-        store.get(job_id)
+        store.get(job_id, caller=SYSTEM)
     with pytest.raises(JobError, match="unknown job id"):
-        store.cancel(job_id)
+        store.cancel(job_id, caller=SYSTEM)
     with pytest.raises(JobError, match="unknown job id"):
-        store.wait(job_id, timeout=0.1)
+        store.wait(job_id, timeout=0.1, caller=SYSTEM)
 
 
 def test_wait_times_out_with_a_job_error():
-    job_id = store.submit(SLEEP, {"steps": 1})
+    job_id = store.submit(SLEEP, {"steps": 1}, owner=OWNER)
     with pytest.raises(JobError, match="still queued"):
-        store.wait(job_id, timeout=0.1)
+        store.wait(job_id, timeout=0.1, caller=SYSTEM)
 
 
 def test_save_bytes_rejects_paths():
-    ctx = runner.JobContext(job_id="x", result_dir=store.jobs_dir() / "x")
+    ctx = runner.JobContext(job_id="x", result_dir=db.jobs_dir() / "x")
     with pytest.raises(JobError, match="plain name"):
         ctx.save_bytes("../evil", b"")
     assert ctx.save_bytes("ok.bin", b"1").read_bytes() == b"1"
@@ -299,7 +301,7 @@ def test_save_bytes_rejects_paths():
 # ------------------------------------------------------------------------------------------ CLI
 
 def test_cli_list_show_cancel(capsys):
-    job_id = store.submit(SLEEP, {"steps": 1}, label="cli")
+    job_id = store.submit(SLEEP, {"steps": 1}, label="cli", owner=OWNER)
     assert main(["jobs", "list"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["count"] == 1 and listed["jobs"][0]["id"] == job_id
@@ -320,11 +322,11 @@ def test_cli_unknown_id_is_one_clear_line(capsys):
 # ------------------------------------------------------------------------------------------ typed boundary
 
 def test_record_is_frozen_typed_and_still_reads_like_the_old_dict():
-    job_id = store.submit("demo.echo", {"x": 1}, group="g", label="typed")
-    rec = store.get(job_id)
+    job_id = store.submit("demo.echo", {"x": 1}, group="g", label="typed", owner=OWNER)
+    rec = store.get(job_id, caller=SYSTEM)
     assert isinstance(rec, records.JobRecord) and rec.status is records.JobStatus.QUEUED and not rec.finished
     assert rec["status"] == "queued" and rec.get("label") == "typed" and rec["history"] == []
-    assert "history" not in store.get(job_id, history=False) and "history" in rec
+    assert "history" not in store.get(job_id, history=False, caller=SYSTEM) and "history" in rec
     with pytest.raises(AttributeError):
         rec.status = records.JobStatus.DONE  # frozen
     plain = json.loads(json.dumps(rec.to_dict()))
@@ -343,18 +345,18 @@ def test_a_cancelled_inline_run_raises_cancelled_not_a_dp_error():
 
     def run():
         try:
-            box["result"] = runner.run_inline(SLEEP, {"steps": 400, "seconds": 0.02})
+            box["result"] = runner.run_inline(SLEEP, {"steps": 400, "seconds": 0.02}, owner=OWNER)
         except BaseException as exc:  # noqa: BLE001 - inspected below
             box["error"] = exc
 
     t = threading.Thread(target=run)
     t.start()
-    job_id = wait_for(lambda: next((j.id for j in store.list_jobs() if j.status == "running"), None),
+    job_id = wait_for(lambda: next((j.id for j in store.list_jobs(caller=SYSTEM) if j.status == "running"), None),
                       what="inline job running")
-    store.cancel(job_id)
+    store.cancel(job_id, caller=SYSTEM)
     t.join(timeout=20)
     assert isinstance(box.get("error"), Cancelled) and not isinstance(box["error"], DPError)
-    assert store.get(job_id).status == "cancelled"
+    assert store.get(job_id, caller=SYSTEM).status == "cancelled"
 
 
 def test_cli_exits_130_on_a_cancel(monkeypatch, capsys):

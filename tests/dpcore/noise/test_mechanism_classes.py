@@ -2,7 +2,6 @@
 level, charges, the secure release path and the labelled teaching simulation; the old copies now delegate."""
 
 import math
-import random
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from dpcore.errors import DPError
 from dpcore.noise import calibration, composition, mechanisms, release, teaching
 from dpcore.noise.charge import Charge, Neighbour, compose, require_ledger_relation
-from dpcore.noise.mechanisms import Geometric, GaussianAnalytic, GaussianClassic, Laplace
+from dpcore.noise.mechanisms import DiscreteGaussian, Geometric, GaussianAnalytic, GaussianClassic, Laplace
 from dpcore.queries import answering, model
 
 
@@ -43,11 +42,12 @@ def test_keyword_only_construction_and_validation():
 
 
 def test_the_class_table_is_the_one_home():
-    assert set(mechanisms.CLASSES) == {"laplace", "gaussian", "gaussian-classic", "geometric"}
+    assert set(mechanisms.CLASSES) == {"laplace", "gaussian", "gaussian-classic", "geometric", "discrete-gaussian"}
     assert calibration.Z95 == pytest.approx(1.959963984540054, rel=1e-15)
     assert calibration.LAPLACE_Q95 == pytest.approx(math.log(20), rel=1e-14)
     # no second spelling at the old homes (issue 15: one concept, one place)
     for module, name in [(release, "MECHANISMS"), (release, "basic_composition"), (release, "gaussian_sigma"),
+                         (release, "ExactGaussian"), (mechanisms, "MAX_RELEASE_DRAWS"),
                          (mechanisms, "NoiseSpec"), (mechanisms, "calibrate"), (mechanisms, "noise_view"),
                          (mechanisms, "query"), (composition, "gaussian_rho"),
                          (answering, "MECHANISMS"), (answering, "Z95"), (answering, "gaussian_sigma"),
@@ -121,32 +121,56 @@ def test_basic_composition_is_compose_of_charges():
 def test_for_release_picks_the_mechanism_that_really_releases():
     g = mechanisms.for_release("laplace", epsilon=1.0, sensitivity=1.5, integer=True)
     assert isinstance(g, Geometric) and g.sensitivity == 2  # Δ rounded up to a whole number
-    assert isinstance(mechanisms.for_release("gaussian", epsilon=1.0, delta=1e-5, integer=True), GaussianAnalytic)
+    dg = mechanisms.for_release("gaussian", epsilon=1.0, delta=1e-5, integer=True)
+    assert isinstance(dg, DiscreteGaussian) and dg.scale >= calibration.gaussian_analytic_sigma(1.0, 1e-5, 1.0)
     assert isinstance(mechanisms.for_release("laplace", epsilon=1.0), Laplace)
 
 
-def test_release_is_secure_unless_seeded_and_goes_through_diffprivlib():
-    for m in (Laplace(epsilon=1.0), GaussianAnalytic(epsilon=1.0, delta=1e-5), Geometric(epsilon=1.0)):
-        assert isinstance(m._sampler(None)._rng, random.SystemRandom)  # secure random source
-    lap = Laplace(epsilon=1.0, sensitivity=2.0)
-    assert lap.release(5.0, random_state=3) == lap.release(5.0, random_state=3)  # seeded: tests only
-    assert isinstance(Geometric(epsilon=1.0).release(10), int)
-    with pytest.raises(DPError, match="whole number"):
-        Geometric(epsilon=1.0).release(2.5)
-    with pytest.raises(DPError, match="whole number"):
-        Geometric(epsilon=1.0).release(float("nan"))
+def test_mechanism_classes_never_draw_a_release():
+    """Issue 25: the classes are maths (scale, interval, charge, pictures); only dpcore.noise.release draws, with
+    OpenDP's exact samplers (secure), or numpy's for a labelled reproducible example."""
+    for m in (Laplace(epsilon=1.0), GaussianAnalytic(epsilon=1.0, delta=1e-5), Geometric(epsilon=1.0),
+              DiscreteGaussian(epsilon=1.0, delta=1e-5)):
+        assert not any(hasattr(m, name) for name in ("release", "release_many", "_sampler"))
+    assert release.release_count(10, epsilon=1.0, random_state=3) == release.release_count(10, epsilon=1.0,
+                                                                                          random_state=3)
+    assert isinstance(release.release_count(10, epsilon=1.0), int)
+    with pytest.raises(DPError, match="whole numbers"):
+        release.release_count(2.5, epsilon=1.0)
+    with pytest.raises(DPError, match="whole numbers"):
+        release.release_count(float("nan"), epsilon=1.0)
     with pytest.raises(DPError, match="true value"):
-        lap.release(float("inf"))
-    many = Geometric(epsilon=1.0).release_many(7, 20, random_state=1)
+        release.release_value(float("inf"), mechanism="laplace", epsilon=1.0, sensitivity=2.0)
+    many = release.release_counts([7] * 20, epsilon=1.0, random_state=1)[0]
     assert len(many) == 20 and all(isinstance(v, int) for v in many)
     with pytest.raises(DPError, match="at most"):
-        lap.release_many(0.0, mechanisms.MAX_RELEASE_DRAWS + 1)
+        release.draw([0] * (release.MAX_RELEASE_DRAWS + 1), Geometric(epsilon=1.0))
+    with pytest.raises(DPError, match="whole-number noise"):
+        release.draw([0], Laplace(epsilon=1.0))  # continuous noise never reaches a release
+
+
+def test_discrete_gaussian_facts_against_its_pmf():
+    m = DiscreteGaussian(epsilon=1.0, delta=1e-5, sensitivity=2)
+    k = np.arange(-200, 201)
+    pmf = m.density(k)
+    assert pmf.sum() == pytest.approx(1.0, abs=1e-12) and m.density(0.5) == 0.0
+    assert np.sum(np.abs(k) * pmf) == pytest.approx(m.expected_abs_error(), rel=1e-9)
+    h = m.halfwidth(0.95)
+    assert h == int(h) and pmf[np.abs(k) <= h].sum() >= 0.95 > pmf[np.abs(k) <= h - 1].sum()
+    loss = m.privacy_loss(k)
+    assert np.allclose(loss, np.log(m.density(k) / m.density(k, 2.0)))
+    # δ(ε) = Σ max(0, P(x) − e^ε Q(x)) over the support, as the pmf gives it
+    exact = np.sum(np.maximum(0.0, pmf - math.exp(1.0) * m.density(k, 2.0)))
+    assert exact <= m.actual_delta() <= 1e-5 and m.actual_delta() == pytest.approx(exact, rel=1e-6)
+    assert m.rho == pytest.approx(4 / (2 * m.scale ** 2))  # CKS20: K²/(2σ²)-zCDP
+    s = m.simulate(0, 200_000, seed=4)  # the numpy teaching sampler draws the same distribution
+    assert np.all(s == np.round(s)) and abs(np.mean(np.abs(s)) - m.expected_abs_error()) < 0.05
 
 
 def test_teaching_query_states_its_replace_one_relation_and_the_ledger_refuses_it():
     from dpcore.data.datasets import medical
 
-    a = teaching.query(medical(300, seed=0), "mean", "age", 18, 90)
+    a = teaching.query(medical(300, seed=0), "mean", "age", 18, 90)  # the page's one replace-one exception
     assert a.neighbour is Neighbour.REPLACE_ONE
     c = a.charge("laplace", 1.0)
     assert c.neighbour is Neighbour.REPLACE_ONE and c.epsilon == 1.0

@@ -13,7 +13,10 @@ from dpcore.noise import calibration, interpret, teaching
 from dpcore.noise import mechanisms as mech
 from dpcore.noise import view as noise_page
 from dpcore.noise.composition import basic_composition
-from dpcore.noise.release import release_answer, release_count, release_many, release_value
+from dpcore.noise import release
+from dpcore.noise.release import release_answer, release_count, release_value
+
+from .test_release_dp import _mp_delta as _mp_delta_discrete  # one 40-digit δ(ε) of the discrete Gaussian
 
 # --- calibration -------------------------------------------------------------------------------------------
 
@@ -66,15 +69,16 @@ def _mp_delta(sigma, eps, sens=1.0):
 @pytest.mark.parametrize("eps,delta", [(20.0, 1e-7), (10.0, 1e-10), (20.0, 1e-10), (0.01, 1e-10), (15.0, 1e-2),
                                        (1.0, 1e-5)])
 def test_released_sigma_is_never_below_the_exact_one(eps, delta):
-    """Issue 11.7: the σ a Gaussian release uses is ours, and its δ (50 digits) never exceeds the target.
-    diffprivlib's own σ fails this at ε = 20, δ = 1e-7 (δ 5.7% over)."""
-    from dpcore.noise.release import ExactGaussian, _mechanism
-
-    m = _mechanism("gaussian", eps, delta, 2.0, None)
-    assert isinstance(m, ExactGaussian)
-    assert m._scale == calibration.gaussian_analytic_sigma(eps, delta, 2.0)
-    assert _mp_delta(m._scale, eps, 2.0) <= delta
-    assert m._scale == pytest.approx(2.0 * _independent_analytic_sigma(eps, delta), rel=1e-9)
+    """Issue 11.7 and 25: the σ a Gaussian release uses starts from our exact analytic σ (never diffprivlib's, 5.7%
+    over at ε = 20, δ = 1e-7) and is raised until the discrete Gaussian's own δ(ε) — summed over its support in
+    40-digit arithmetic here — is at most δ."""
+    noise = release.noise_for("gaussian", epsilon=eps, delta=delta, sensitivity=2)
+    assert isinstance(noise, mech.DiscreteGaussian)
+    assert noise.scale >= calibration.gaussian_analytic_sigma(eps, delta, 2.0)
+    assert noise.scale == pytest.approx(2.0 * _independent_analytic_sigma(eps, delta), rel=5e-3)
+    if noise.scale < 50:  # 40-digit sums over ±60σ: only where they are quick
+        assert _mp_delta_discrete(noise.scale, eps, 2) <= delta
+    assert noise.actual_delta() <= delta
 
 
 def test_diffprivlib_sigma_is_below_the_exact_one_at_extreme_settings():
@@ -215,7 +219,9 @@ def test_bounded_mean_and_sum_clamp_and_sensitivity(df):
     s = teaching.query(df, "sum", "salary", 0, 100_000)
     assert s.sensitivity == 100_000 and s.true_value == pytest.approx(np.clip(df["salary"], 0, 1e5).sum())
     assert teaching.bounded_mean_sensitivity(18, 90, 72) == pytest.approx(1.0)
-    assert teaching.bounded_sum_sensitivity(-1, 2) == 3
+    assert teaching.bounded_sum_sensitivity(-1, 2) == 2  # add/remove one record: max(|L|, |U|)
+    assert s.neighbour is teaching.Neighbour.ADD_REMOVE and a.neighbour is teaching.Neighbour.REPLACE_ONE
+    assert teaching.query(df, "count").neighbour is teaching.Neighbour.ADD_REMOVE
     assert np.array_equal(teaching.clamp([-5, 0.5, 9], 0, 1), [0, 0.5, 1])
 
 
@@ -234,16 +240,20 @@ def test_query_bad_column_and_kind(df):
 def test_release_helpers_seeded_and_composition():
     a = release_value(5.0, mechanism="laplace", epsilon=1, sensitivity=1, random_state=1)
     assert a == release_value(5.0, mechanism="laplace", epsilon=1, sensitivity=1, random_state=1)
+    assert a.grid.text() == "0.000001" and int(a.noise.sensitivity) == 1_000_001  # ⌊Δ/g⌋ + 1 grid steps
     c = release_answer(10, mechanism="laplace", epsilon=1, sensitivity=1, integer=True, random_state=2)
     assert isinstance(c, int) and c == release_count(10, epsilon=1, random_state=2)
     g = release_answer(10, mechanism="gaussian", epsilon=1, delta=1e-5, sensitivity=1, integer=True, random_state=2)
-    assert isinstance(g, float)
-    many = release_many(0.0, 50, mechanism="gaussian", epsilon=1, delta=1e-5, sensitivity=1, random_state=0)
-    assert len(many) == 50 and len(set(many)) == 50
+    assert isinstance(g, int)  # a count under Gaussian noise: the discrete Gaussian, whole numbers
+    many = release_value(0.0, mechanism="gaussian", epsilon=1, delta=1e-5, sensitivity=1, draws=50, random_state=0)
+    assert len(many.values) == 50 and len(set(many.values)) == 50
+    assert all(v == round(v, 6) for v in many.values)  # on the grid of 10^-6
     assert basic_composition([(0.5, 0.0), (0.5, 1e-5), {"epsilon": 1.0, "delta": 1e-5}]) == pytest.approx((2.0, 2e-5))
     assert basic_composition([]) == (0.0, 0.0)
     with pytest.raises(DPError, match="classic Gaussian"):
         release_value(1.0, mechanism="gaussian-classic", epsilon=2, delta=1e-5, sensitivity=1)
+    classic = release_value(1.0, mechanism="gaussian-classic", epsilon=0.5, delta=1e-5, sensitivity=1)
+    assert classic.noise.scale * 1e-6 >= calibration.gaussian_classic_sigma(0.5, 1e-5, 1.0)  # never below stated
 
 
 # --- bad input: one test each -----------------------------------------------------------------------------------

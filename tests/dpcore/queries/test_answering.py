@@ -133,15 +133,18 @@ def test_mean_cost_is_stated_and_split(df):
 
 
 def test_noise_is_drawn_only_by_the_release_path(df, monkeypatch):
+    """Every noisy number comes from dpcore.noise.release.draw: whole numbers plus discrete noise."""
+    from dpcore.noise import release
+
     calls = []
-    real_v, real_c = answering.release_value, answering.release_count
-    monkeypatch.setattr(answering, "release_value", lambda *a, **k: calls.append("v") or real_v(*a, **k))
-    monkeypatch.setattr(answering, "release_count", lambda *a, **k: calls.append("c") or real_c(*a, **k))
+    real = release.draw
+    monkeypatch.setattr(release, "draw", lambda values, noise, rs=None: calls.append(
+        (len(values), type(noise).__name__)) or real(values, noise, rs))
     prepare(df, make_query("mean", epsilon=1, column="age", bounds=(18, 90))).release(0)
-    assert calls == ["v", "c"]
+    assert calls == [(1, "Geometric"), (1, "Geometric")]  # the centred sum in grid steps, then the count
     calls.clear()
-    prepare(df, make_query("histogram", epsilon=1, column="diagnosis")).release(0)
-    assert calls == ["c"] * len(datasets.DIAGNOSES)
+    prepare(df, make_query("histogram", epsilon=1, column="diagnosis", mechanism="gaussian", delta=1e-6)).release(0)
+    assert calls == [(len(datasets.DIAGNOSES), "DiscreteGaussian")]  # all bins in one draw
 
 
 def test_ask_spends_repeats_free_and_refuses_without_noise(df, monkeypatch):
@@ -150,7 +153,9 @@ def test_ask_spends_repeats_free_and_refuses_without_noise(df, monkeypatch):
     a = answering.ask(df, "ann", q, budget=1.0)
     b = answering.ask(df, "ann", q)
     assert b["reused"] and b["answer"]["answer"] == a["answer"]["answer"] and b["remaining"] == pytest.approx(0.4)
-    monkeypatch.setattr(answering, "release_count", lambda *a, **k: pytest.fail("noise drawn for a refused query"))
+    from dpcore.noise import release
+
+    monkeypatch.setattr(release, "draw", lambda *a, **k: pytest.fail("noise drawn for a refused query"))
     with pytest.raises(BudgetExceededError, match="only ε = 0.4"):
         answering.ask(df, "ann", make_query("count", epsilon=0.6, condition="sex=M"))
     # the same data re-read from CSV is the same dataset (same budget)

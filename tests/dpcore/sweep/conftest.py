@@ -3,6 +3,7 @@
 import pytest
 
 from dpcore.sweep import runs as sweep_runs
+from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.sweep.config import SweepConfig
 from tests.dpcore.sweep.helpers import TINY
 
@@ -15,7 +16,7 @@ def tiny_result():
     old = os.environ.get("DP_EXPLORER_HOME")
     os.environ["DP_EXPLORER_HOME"] = tempfile.mkdtemp()
     try:
-        return sweep_runs.run_sweep_inline(SweepConfig(**TINY))
+        return sweep_runs.run_sweep_inline(SweepConfig(**TINY), owner=OWNER)
     finally:
         if old is None:
             os.environ.pop("DP_EXPLORER_HOME", None)

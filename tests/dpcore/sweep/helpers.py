@@ -16,7 +16,7 @@ def _canary_audit(rng, shift, m=300):
     return {**audit.one_run_lower_bound(inc * shift + rng.normal(0, 1, m), inc, delta=1e-5), "attack": "canary"}
 
 
-def multi_seed_result(seeds=4, sweep_id=None):
+def multi_seed_result(seeds=4, sweep_id=None, owner="cli"):
     """A finished sweep (no training) whose seeds' canary audits prove the same ε (same scores: seeds that agree):
     every seed's own 95% bound is above the bound that holds over all seeds at 95% — what the page, the report
     and the reading must show."""
@@ -38,14 +38,14 @@ def multi_seed_result(seeds=4, sweep_id=None):
     res["baseline"] = res["baselines"][0]
     if sweep_id:
         sweep_runs.save({"id": sweep_id, "name": "multi-seed", "created": 1.0, "status": "done", "config": cfg,
-                      "jobs": [], "failed": [], "result": res})
+                         "jobs": [], "failed": [], "result": res, "owner": owner})
     return res
 
 
-def headline_result(sweep_id=None):
+def headline_result(sweep_id=None, owner="cli"):
     """A finished 3-seed sweep (no training) over ε = 1 and 8 whose medians differ from its means: baselines
     96/97/99%, ε = 1 70/80/81%, ε = 8 90/92/99%; the canary attack catches the baselines' members."""
-    res = multi_seed_result(seeds=3)
+    res = multi_seed_result(seeds=3, owner=owner)
     res["config"]["epsilons"] = [1.0, 8.0]
     accs = {None: (0.96, 0.97, 0.99), 1.0: (0.70, 0.80, 0.81), 8.0: (0.90, 0.92, 0.99)}
     canary = {"auc": 0.9, "advantage": 0.7, "tpr_at_1pct_fpr": 0.4, "tpr_at_0.1pct_fpr": 0.3}
@@ -57,5 +57,5 @@ def headline_result(sweep_id=None):
                      for e in (1.0, 8.0) for p, a in zip(res["points"], accs[e])]
     if sweep_id:
         sweep_runs.save({"id": sweep_id, "name": "headline", "created": 1.0, "status": "done",
-                         "config": res["config"], "jobs": [], "failed": [], "result": res})
+                         "config": res["config"], "jobs": [], "failed": [], "result": res, "owner": owner})
     return res

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from dpcore.errors import DPError
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import SweepConfig
 from tests.dpcore.sweep.helpers import TINY
@@ -42,14 +43,14 @@ def test_tiny_sweep_end_to_end(tiny_result):
 
 def test_reproducible_sweep_is_labelled_everywhere(dp_home):
     cfg = dict(TINY, epsilons=(2.0,), reproducible_noise=True)
-    a = sweep_runs.run_sweep_inline(SweepConfig(**cfg))
-    b = sweep_runs.run_sweep_inline(SweepConfig(**cfg), store=False)
+    a = sweep_runs.run_sweep_inline(SweepConfig(**cfg), owner=OWNER)
+    b = sweep_runs.run_sweep_inline(SweepConfig(**cfg), store=False, owner=OWNER)
     assert a["points"][0]["test_accuracy"] == b["points"][0]["test_accuracy"]  # replayable: not a DP release
     label = "reproducible noise: not a DP release"
     assert a["release_label"] == label and all(p["release_label"] == label for p in a["points"])
     out = sweep_summary.cli_json(a)
     assert out["reproducible_noise"] is True and out["points"][0]["release_label"] == label
-    rec = sweep_runs.load(a["id"])
+    rec = sweep_runs.load(a["id"], caller=SYSTEM)
     assert rec["reproducible_noise"] is True and label in rec["name"]
     assert label in sweep_summary.reading(a, 2.0)
 
@@ -60,14 +61,17 @@ def test_stored_sweep_state_and_reopen(monkeypatch):
 
     fake_point = {"epsilon": None, "seed": 0, "test_accuracy": 0.9, "mia": {}}
     submitted = []
-    monkeypatch.setattr(store, "submit", lambda target, params, group=None, label="": submitted.append(params)
-                        or f"job{len(submitted)}")
+    def submit_many(units, *, owner, group=None, key=None, ref=None):
+        submitted.extend(params for _, params, _ in units)
+        return [f"job{i + 1}" for i in range(len(units))]
+
+    monkeypatch.setattr(store, "submit_many", submit_many)
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: n)
-    sid = sweep_runs.start_sweep(dict(TINY, epsilons=(1.0,)), workers=2)
+    sid = sweep_runs.start_sweep(dict(TINY, epsilons=(1.0,)), workers=2, owner=OWNER)
     assert len(submitted) == 2 and submitted[0]["train"]["epsilon"] is None  # baseline first
     status = {"job1": "running", "job2": "queued"}
 
-    def get(jid, history=True):
+    def get(jid, *, caller, history=True):
         done = status[jid] == "done"
         res = dict(fake_point, epsilon=None if jid == "job1" else 1.0)
         return {"id": jid, "status": status[jid], "progress": {"step": 5, "total_steps": 10},
@@ -75,23 +79,23 @@ def test_stored_sweep_state_and_reopen(monkeypatch):
                 "ended": None}
 
     monkeypatch.setattr(store, "get", get)
-    s = sweep_runs.state(sid)
+    s = sweep_runs.state(sid, caller=SYSTEM)
     assert s["status"] == "running" and s["done"] == 0 and 0.4 < s["fraction"] < 0.5
     status.update(job1="done", job2="done")
-    s = sweep_runs.state(sid)
+    s = sweep_runs.state(sid, caller=SYSTEM)
     assert s["status"] == "done" and s["done"] == 2 and s["fraction"] == 1.0
     monkeypatch.setattr(store, "get", lambda *a, **k: (_ for _ in ()).throw(AssertionError("job store read")))
-    again = sweep_runs.state(sid)  # finished sweeps are read from their own record
+    again = sweep_runs.state(sid, caller=SYSTEM)  # finished sweeps are read from their own record
     assert again["result"]["baseline"]["test_accuracy"] == 0.9
-    assert [s["id"] for s in sweep_runs.list_sweeps()] == [sid]
-    assert sweep_runs.load(sid)["status"] == "done"
+    assert [s["id"] for s in sweep_runs.list_sweeps(caller=SYSTEM)] == [sid]
+    assert sweep_runs.load(sid, caller=SYSTEM)["status"] == "done"
 
 
 def test_unknown_sweep_id():
     with pytest.raises(DPError):
-        sweep_runs.load("../etc/passwd")
+        sweep_runs.load("../etc/passwd", caller=SYSTEM)
     with pytest.raises(DPError):
-        sweep_runs.load("nope")
+        sweep_runs.load("nope", caller=SYSTEM)
 
 
 def test_cli_bad_epsilons_is_one_line(capsys):

@@ -9,7 +9,8 @@ import sqlite3
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.jobs import records, registry, store, worker
+from dpcore.jobs import db, records, registry, store, worker
+from dpcore.jobs.owners import SYSTEM
 from dpcore.training.config import TrainConfig, check_batch_size
 from dpcore.training.job import run_job
 from dpcore.training.results import TrainMetrics
@@ -21,15 +22,15 @@ TINY = dict(dataset="breast_cancer", model="logreg", epsilon=2.0, epochs=1, batc
 def test_a_row_stored_with_the_old_training_target_still_runs(dp_home):
     """Rows written before dpcore/training.py became a package hold 'dpcore.training:run_job'."""
     assert registry.resolve("dpcore.training:run_job") is run_job
-    store.list_jobs()
-    conn = sqlite3.connect(str(store.db_path()))
+    store.list_jobs(caller=SYSTEM)
+    conn = sqlite3.connect(str(db.db_path()))
     with conn:
         conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
                      "VALUES ('old-train', 'dpcore.training:run_job', ?, 'train', '', 'queued', 1.0)",
                      (json.dumps(TrainConfig(**TINY).to_dict()),))
     conn.close()
     assert worker.run_worker("w-old-train", once=True) == 1
-    done = store.get("old-train")
+    done = store.get("old-train", caller=SYSTEM)
     assert done.status is records.JobStatus.DONE, done.error
     m = TrainMetrics.from_dict(done.result)
     assert m.private and 0 < m.epsilon <= 2.0 and m.delta == 1e-5 and m.release_label
@@ -101,6 +102,7 @@ def test_datasets_and_models_have_one_readable_name():
 
     assert dataset_name("breast_cancer") == "Breast cancer" and model_name("logreg") == "Logistic regression"
     assert dataset_name("csv:/data/uploads/ab12.csv") == "Uploaded CSV" and model_name("mlp") == "Small MLP"
+    assert dataset_name("upload:0123456789abcdef") == "Uploaded CSV"  # a page's upload: an opaque reference
     assert dataset_name(None) == model_name(None) == "?" and dataset_name("other") == "other"
     # every dataset and model the config accepts has a name
-    assert set(BUILTIN_DATASETS) | {"csv", "mnist"} == set(DATASET_NAMES) and set(MODELS) == set(MODEL_NAMES)
+    assert set(BUILTIN_DATASETS) | {"csv", "mnist", "upload"} == set(DATASET_NAMES) and set(MODELS) == set(MODEL_NAMES)

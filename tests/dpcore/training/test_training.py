@@ -3,6 +3,7 @@ reproducibility, loaders (CSV, tiny MNIST .npz), diffprivlib models, the job ent
 
 import copy
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -11,9 +12,11 @@ import pytest
 import torch
 
 from dpcore.errors import Cancelled, DPError
+from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 from dpcore.training import accounting
 from dpcore.training.config import BEST_GRAD_SAMPLE_MODE, REPRODUCIBLE_LABEL, TrainConfig
-from dpcore.training.data import MNIST_NOT_USABLE, data_dir, load_split, release_uploads, save_upload, upload_columns
+from dpcore.training.data import (MNIST_NOT_USABLE, data_dir, load_split, release_uploads, save_upload,
+                                  upload_columns, upload_file)
 from dpcore.training.fused import FusedDPSGD
 from dpcore.training.job import preflight, run_job
 from dpcore.training.loop import train
@@ -190,17 +193,22 @@ def test_upload_validated_in_memory_and_deleted_when_its_job_ends(tmp_path):
     data = b"age,score,label\n" + b"".join(f"{20 + i % 50},{i % 7},{i % 2}\n".encode() for i in range(80))
     assert upload_columns(data) == ["age", "score", "label"]
     assert list(storage.subdir("uploads").glob("*")) == []
-    path = save_upload(data)
-    params = TrainConfig(dataset=f"csv:{path}", target="label", model="logreg", epsilon=1.0, epochs=1,
+    ref = save_upload(data)  # an opaque reference: job parameters never hold the server's path
+    assert re.fullmatch(r"upload:[0-9a-f]{16}", ref) and str(storage.home()) not in ref
+    path = upload_file(ref.split(":", 1)[1])
+    params = TrainConfig(dataset=ref, target="label", model="logreg", epsilon=1.0, epochs=1,
                          batch_size=16).to_dict()
-    queued = store.submit(registry.TRAIN, params, group="train", label="t")
+    queued = store.submit(registry.TRAIN, params, group="train", label="t", owner=OWNER)
     assert release_uploads() == [] and Path(path).exists()  # a queued job still needs it
-    store.cancel(queued)  # cancelled (or deleted) before it ran: released at the next clean-up
+    store.cancel(queued, caller=SYSTEM)  # cancelled (or deleted) before it ran: released at the next clean-up
     assert release_uploads() == [Path(path).name] and not Path(path).exists()
-    path = save_upload(data)
+    with pytest.raises(DPError, match="no longer kept") as gone:
+        load_split(TrainConfig.from_dict(params))
+    assert str(storage.home()) not in str(gone.value)  # the message names no server path either
+    ref = save_upload(data)
     ctx = FakeCtx(tmp_path)
     ctx.job_id = "job-x"
-    run_job(dict(params, dataset=f"csv:{path}"), ctx)  # the job's own end deletes it
+    run_job(dict(params, dataset=ref), ctx)  # the job's own end deletes it
     assert not Path(path).exists()
 
 

@@ -1,0 +1,104 @@
+"""Who may see and change a job or a sweep: its owner, admins, and everyone for the shared demo.
+
+Every job and every sweep has an **owner**, a short string:
+
+* ``session:<32 hex>`` — one browser session of the app: 128 random bits from :mod:`secrets`, held only in that
+  session's server-side state (never in a link, never sent to another visitor). A reload or a second tab is a
+  new session and a new owner.
+* ``user:<identity>`` — a signed-in user (the identity provider's subject or e-mail), once sign-in exists;
+  pages get it from one helper (``pages/_ui.job_owner``).
+* ``cli`` — the command line: the person who runs the server and holds ``$DP_EXPLORER_HOME`` anyway. Rows
+  written before owners existed belong to it.
+
+A :class:`Caller` is who asks (an owner, and whether an admin check passed). The job store and the sweep records
+take the caller and refuse with :class:`NotYours` what it may not read or change: a run's or sweep's weights,
+metrics, parameters, statement, Cancel, rename and delete are its owner's and the admins' only. Finished sweeps
+of the default demo (public digits data, the page's default settings) are *shared*: everyone may read them,
+only their owner or an admin may change them. :data:`SYSTEM` is the job machinery itself (workers, clean-up of
+uploads, a sweep reading its own points); no page or command acts as it.
+
+Shares of the queue (:func:`limited`): a visitor (a session or a signed-in user) may hold at most
+``limits.JOBS_QUEUED_PER_OWNER`` queued jobs and start at most ``limits.SWEEP_MAX_TRAININGS`` model trainings
+with one sweep click. The CLI owner is the server's operator and is not limited; its jobs still wait their
+fair turn (workers take owners in turn: see :func:`dpcore.jobs.runner.claim`).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+
+from ..errors import JobError
+
+CLI_OWNER = "cli"
+_OWNER_RE = re.compile(r"^(cli|system|session:[0-9a-f]{32}|user:[^\x00-\x1f\x7f]{1,200})$")
+
+
+class NotYours(JobError):
+    """A job or sweep that belongs to someone else (not shown, not changed)."""
+
+
+class AlreadySubmitted(JobError):
+    """This click was submitted before (an idempotency key seen again): nothing new was queued.
+
+    ``ref`` is what the first submission created (a job id or a sweep id)."""
+
+    def __init__(self, message: str, ref: str) -> None:
+        super().__init__(message)
+        self.ref = ref
+
+
+class QueueFull(JobError):
+    """The owner's share of the queue (or of one sweep click) would be exceeded: nothing was queued."""
+
+
+def check_owner(owner) -> str:
+    """An owner string (see the module docstring) or a JobError."""
+    if not isinstance(owner, str) or not _OWNER_RE.match(owner):
+        raise JobError(f"a job's owner must be 'cli', 'session:<32 hex>' or 'user:<identity>', got {owner!r}")
+    return owner
+
+
+def session_owner() -> str:
+    """A new browser session's owner: 128 random bits, never derived from anything a visitor sends."""
+    return f"session:{secrets.token_hex(16)}"
+
+
+def user_owner(identity: str) -> str:
+    """The owner for a signed-in user's identity (the provider's subject or e-mail)."""
+    return check_owner(f"user:{str(identity).strip()}")
+
+
+def limited(owner: str) -> bool:
+    """Whether the owner's share of the queue is bounded (visitors are; the CLI operator and SYSTEM are not)."""
+    return owner not in (CLI_OWNER, "system")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who asks: an owner and whether an admin check passed (pages and the CLI check it, then build this)."""
+
+    owner: str
+    admin: bool = False
+
+    def __post_init__(self) -> None:
+        check_owner(self.owner)
+
+    def may_read(self, owner: str | None, *, shared: bool = False) -> bool:
+        return self.admin or shared or (owner or CLI_OWNER) == self.owner
+
+    def may_change(self, owner: str | None) -> bool:
+        return self.admin or (owner or CLI_OWNER) == self.owner
+
+
+#: The job machinery itself: workers, clean-up, a sweep reading its own points. Never a page or a command.
+SYSTEM = Caller("system", admin=True)
+#: The command line without an admin check: its own jobs and sweeps (and the shared demo ones).
+CLI = Caller(CLI_OWNER)
+
+
+def not_yours(what: str, ident: str) -> NotYours:
+    """The one refusal for someone else's job or sweep (it names nothing of it but the id asked for)."""
+    return NotYours(f"{what} {ident} is not yours: only the session or user that started it (or an admin) can "
+                    f"see or change it; start your own, or ask an admin")
