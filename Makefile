@@ -29,7 +29,7 @@ $(VENV)/.requirements-ray.stamp: requirements-ray.txt $(VENV)/.requirements.stam
 run: $(VENV)/.requirements.stamp
 	@if [ "$(HOST)" != "127.0.0.1" ] && [ "$(HOST)" != "localhost" ]; then \
 	  echo "WARNING: serving on $(HOST):$(PORT) - anyone who can reach this machine can use the app, its query"; \
-	  echo "WARNING: console and its background jobs. Set DP_EXPLORER_ADMIN_TOKEN only on a network you trust."; fi
+	  echo "WARNING: console and its background jobs. Admin actions need the token set by 'python -m dpcore admin init'."; fi
 	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 # Everything the tests need, installed (CI runs this with the machine's HOME, then the tests with an empty one).

@@ -22,6 +22,7 @@ PAGES = {
     "Train & measure": [
         st.Page("pages/training.py", title="DP training", icon=":material/model_training:"),
         st.Page("pages/privacy_utility.py", title="Privacy–utility curve", icon=":material/query_stats:"),
+        st.Page("pages/audit.py", title="Audit your model", icon=":material/fact_check:"),
     ],
 }
 

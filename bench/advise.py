@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpcore.training import accounting  # noqa: E402
-from dpcore import advise as adv  # noqa: E402
+from dpcore.advisor import dpsgd, risk, solve, targets  # noqa: E402
 
-R = adv.RiskLimit
+R = targets.RiskLimit
 CASES = [("TPR ≤ 0.05 at FPR 0.01, q = 0.01, T = 1000 (the page's default)", R("tpr", 0.05, 0.01), 0.01, 1000),
          ("advantage ≤ 0.1, q = 0.01, T = 1000", R("advantage", 0.1), 0.01, 1000),
          ("posterior ≤ 0.2 from 0.05, q = 0.2, T = 10", R("posterior", 0.2, 0.05), 0.2, 10),
@@ -34,11 +34,11 @@ CASES = [("TPR ≤ 0.05 at FPR 0.01, q = 0.01, T = 1000 (the page's default)", R
 def bisection(risk, q, t, delta):
     """The previous solver: pass/fail only, ×1.3 bracketing, bisection to NM_RTOL, then the fine check."""
     def ok(s):
-        return adv.dpsgd_risk(s, q, t, risk, delta, coarse=True) <= risk.value
+        return dpsgd.dpsgd_risk(s, q, t, risk, delta, coarse=True) <= risk.value
 
-    target = (adv._gaussian_mu_max(risk, delta) / (q * math.sqrt(t))) ** 2
-    guess = min(max(1 / math.sqrt(math.log1p(target)), adv.NM_MIN * 1.01), adv.NM_MAX / 1.01)
-    lo, hi = adv.NM_MIN, adv.NM_MAX
+    target = (risk.gaussian_mu_max(risk, delta) / (q * math.sqrt(t))) ** 2
+    guess = min(max(1 / math.sqrt(math.log1p(target)), dpsgd.NM_MIN * 1.01), dpsgd.NM_MAX / 1.01)
+    lo, hi = dpsgd.NM_MIN, dpsgd.NM_MAX
     if ok(guess):
         hi, g = guess, guess / 1.05
         while g > lo and ok(g):
@@ -49,11 +49,11 @@ def bisection(risk, q, t, delta):
         while g < hi and not ok(g):
             lo, g = g, g * 1.3
         hi = min(hi, g)
-    while hi / lo > 1 + adv.NM_RTOL:
+    while hi / lo > 1 + dpsgd.NM_RTOL:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    while adv.dpsgd_risk(hi, q, t, risk, delta) > risk.value:
-        hi *= 1 + adv.NM_RTOL
+    while dpsgd.dpsgd_risk(hi, q, t, risk, delta) > risk.value:
+        hi *= 1 + dpsgd.NM_RTOL
     return hi
 
 
@@ -61,7 +61,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    adv.advise("dpsgd", R("tpr", 0.05, 0.01), None, sample_rate=0.05, steps=20)  # imports, not counted
+    solve.advise("dpsgd", R("tpr", 0.05, 0.01), None, sample_rate=0.05, steps=20)  # imports, not counted
     builds = []
     real = accounting._pld.__wrapped__
 
@@ -75,7 +75,7 @@ def main() -> None:
         times: dict = {"bisection": [], "secant": []}
         res = {}
         for _ in range(args.repeats):  # alternate the two so that the machine's load hits both alike
-            for label, solve in (("bisection", bisection), ("secant", adv.solve_noise_multiplier)):
+            for label, solve in (("bisection", bisection), ("secant", dpsgd.solve_noise_multiplier)):
                 accounting._pld.cache_clear()
                 builds.clear()
                 t0 = time.perf_counter()

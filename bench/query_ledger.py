@@ -1,5 +1,6 @@
-"""Ledger cost: one private answer with the ledger (check, draw, store in one SQLite transaction) vs the bare
-noisy release, and spends per second with several processes contending for the same budget.
+"""Ledger cost: one private answer with the ledger (the dataset's cap and the quota checked, the noise drawn and the
+answer stored in one SQLite transaction) vs the bare noisy release, and spends per second with several processes
+contending for the same cap.
 
     .venv/bin/python bench/query_ledger.py
 """
@@ -19,30 +20,29 @@ N = 200
 
 
 def _worker(args):
-    home, i, n = args
+    home, fp, i, n = args
     os.environ["DP_EXPLORER_HOME"] = home
-    from dpcore.queries import ledger
+    from dpcore.budgets import identities, spend
 
-    ledger.register_builtin("bench", {"fingerprint": "d" * 64, "n_rows": 10_000, "columns": ["a"], "sketch": {"": []}})
     t = time.perf_counter()
     for j in range(n):
-        ledger.spend("bench", "d" * 64, f"p{i}-{j}", 0.001, lambda: {"answer": j}, budget=1000.0)
+        spend.spend(identities.VISITOR, fp, f"p{i}-{j}", 0.001, lambda: {"answer": j})
     return time.perf_counter() - t
 
 
 def main() -> None:
     home = tempfile.mkdtemp(prefix="dp-bench-")
     os.environ["DP_EXPLORER_HOME"] = home
+    from dpcore.budgets import identities, visitors
     from dpcore.data import datasets
-    from dpcore.queries import answering, fingerprint, ledger, model
+    from dpcore.queries import answering, fingerprint, model
 
     df = datasets.medical(10_000, 0)
     t = time.perf_counter()
     identity = fingerprint.dataset_identity(df)
     print(f"dataset identity (order/format-insensitive fingerprint + near-duplicate sketches), 10,000 rows: "
           f"{(time.perf_counter() - t) * 1e3:.0f} ms")
-    key = identity["fingerprint"]
-    ledger.register_builtin("bench medical", identity)
+    key = visitors.open_builtin(10_000, 0, identity)["fingerprint"]  # the visitors' quota: ε 10
     q = model.make_query("count", epsilon=0.001, condition="sex=F", where="age>=65")
     prepared = answering.prepare(df, q)
 
@@ -54,12 +54,12 @@ def main() -> None:
     t = time.perf_counter()
     for i in range(N):
         qi = model.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F", where="age>=65")
-        answering.ask(df, "bench", qi, budget=1000.0, dataset=key)
+        answering.ask(df, identities.VISITOR, qi, dataset=key)
     with_ledger = (time.perf_counter() - t) / N
 
     t = time.perf_counter()
     for i in range(N):
-        answering.ask(df, "bench", model.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F",
+        answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F",
                                                     where="age>=65"), dataset=key)
     repeat = (time.perf_counter() - t) / N
 
@@ -72,12 +72,15 @@ def main() -> None:
     ctx = mp.get_context("spawn")
     for procs in (1, 4):
         h = tempfile.mkdtemp(prefix="dp-bench-mp-")
+        os.environ["DP_EXPLORER_HOME"] = h
+        fp = visitors.open_builtin(10_000, 0, identity, path=Path(h) / "ledger.sqlite")["fingerprint"]
         per = 100
         with ctx.Pool(procs) as pool:
             t = time.perf_counter()
-            pool.map(_worker, [(h, i, per) for i in range(procs)])
+            pool.map(_worker, [(h, fp, i, per) for i in range(procs)])
             wall = time.perf_counter() - t
-        print(f"{procs} process(es) x {per} spends on one budget: {procs * per / wall:.0f} spends/s (incl. start-up)")
+        print(f"{procs} process(es) x {per} spends on one quota and cap: {procs * per / wall:.0f} spends/s "
+              "(incl. start-up)")
 
 
 if __name__ == "__main__":

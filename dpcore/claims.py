@@ -70,3 +70,16 @@ def percent(x, decimals: int = 1, *, up: bool) -> str:
 def delta(x, sig: int = 2) -> str:
     """δ as people read it: rounded up, "1e-5" rather than Python's "1e-05"."""
     return up(x, sig)
+
+
+def diagnostic(x, sig: int = 3):
+    """A diagnostic computed on private rows (a loss, an accuracy, a count share) as it is stored, shown and
+    downloaded: ``sig`` significant digits, what a chart needs, and no more — at full precision a test loss gave
+    away a test patient's diagnosis to whoever knew every other row. Rounded to nearest (it is not a bound);
+    None, NaN and ±∞ stay as they are. Rounding does not make it private: it stays labelled "not covered by ε"."""
+    if x is None or isinstance(x, bool):
+        return x
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return x
+    return float(f"{x:.{sig}g}")

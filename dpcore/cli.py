@@ -86,6 +86,9 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a bad argument (2, already one line)
         return exc.code if isinstance(exc.code, int) else 2
+    bad = _not_utf8_argument(parser, args)
+    if bad:
+        return _fail(bad)
     try:
         result = args.func(args)
         if result is not None:
@@ -105,6 +108,37 @@ def main(argv=None) -> int:
     except (sqlite3.Error, OSError) as exc:  # a storage fault the code below did not name: still one line
         return _fail(storage.fault_message(exc))
     return 0
+
+
+_PATHISH = ("file", "path", "folder", "FILE", "DIR")
+
+
+def _path_dests(parser) -> set[str]:
+    """Destinations of options that name files (``--data``, ``--out``, ``--json``, ``--verify``, …): a file name
+    in another encoding is a fine path on Linux, so those keep their bytes."""
+    dests = set()
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                stack.extend(a.choices.values())
+            elif any(w in f"{a.help or ''} {a.metavar or ''}" for w in _PATHISH) or a.dest in ("data", "out", "json_out"):
+                dests.add(a.dest)
+    return dests
+
+
+def _not_utf8_argument(parser, args) -> str | None:
+    """A message when a text argument (a name, a reason, a condition) is not UTF-8 — refused before anything
+    runs, never stored with its bytes dropped (a Latin-1 'M\\xfcller' was registered as 'Mller')."""
+    paths = _path_dests(parser)
+    for dest, value in vars(args).items():
+        if dest in paths or dest == "func":
+            continue
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, str) and _has_surrogates(v):
+                return _not_utf8([v])
+    return None
 
 
 def _not_utf8(argv) -> str:

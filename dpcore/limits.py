@@ -81,8 +81,19 @@ BUDGET_EPSILON_MAX = 1_000_000.0
 QUERY_CONSOLE_MIN_ROWS = 100
 QUERY_CONSOLE_MAX_ROWS = 200_000
 QUERY_CONSOLE_SEED_MAX = 10_000
+#: Events of a quota's history the console shows (the latest; the visitors' shared history grows with every click).
+HISTORY_ROWS_SHOWN = 500
 #: Columns whose leave-one-out row sketches are kept for the near-duplicate check when registering data.
 QUERY_MAX_SKETCH_COLUMNS = 64
+#: The built-in synthetic data (each size and seed is its own population): its cap, the per-query cap, and the
+#: visitors' shared quota inside the cap (no sign-in). δ: 1/(10·n), the cap's and the visitors' quota's.
+BUILTIN_EPSILON_CAP = 20.0
+BUILTIN_MAX_QUERY_EPSILON = 5.0
+VISITORS_EPSILON_QUOTA = 10.0
+
+# --- identities (admin token, analysts' keys) ----------------------------------------------------------------
+ADMIN_TOKEN_MIN_CHARS = 16
+ANALYST_KEY_BYTES = 24  # random bytes in a new analyst key (shown once; a salted scrypt hash is stored)
 #: Identical queries k in a composition curve: the page draws up to the first, the library computes the second.
 COMPOSITION_PAGE_K_MAX = 10_000
 COMPOSITION_K_MAX = 100_000
@@ -103,6 +114,28 @@ JOB_NAME_MAX_CHARS = 100
 MODEL_MAX_HIDDEN = 4_096
 MODEL_MAX_PARAMS = 2_000_000
 TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epochs, capped here too
+#: Learning rate and clip norm C of a training run (page, CLI, sweeps): above these the weights or the noise
+#: (σ·C) overflow float32 (`train --lr 1e308` ended in a torch traceback).
+TRAINING_LR_MAX = 1_000.0
+TRAINING_CLIP_MAX = 1_000.0
+#: DP-SGD steps a stated mechanism may have (audit page and CLI; the advisor takes the same): with the RDP pre-check
+#: below ε_max this keeps the exact PLD ceiling under about a second (σ = 0.5, q = 1, 10⁶ steps took 116 s).
+DPSGD_MAX_STEPS = 1_000_000
+#: Rows of a scores file on "Audit your model" and `audit --scores`: the split audit took 27 s on 10⁶ rows and the
+#: one-run audit 7 s on 10⁵ canaries (its δ term grows with the canaries): at most ~10 s of one page's rerun.
+AUDIT_MAX_ROWS = 100_000
+#: Members and non-members each sweep point attacks and audits (its LiRA/RMIA pool and its per-record exposure, kept
+#: with the sweep): a sample of this many when the data has more (the built-in data sets have at most 2,000).
+SWEEP_AUDIT_MAX_PER_SIDE = 10_000
+
+# --- the ε advisor (page, links and `advise`) ------------------------------------------------------------
+#: (Public bounds and Δ of a SUM or MEAN target take the release's limit, RELEASE_MAGNITUDE_MAX: the advice opens
+#: the console with them. ±1e308 made the sensitivity infinite; ±1e30 broke the page.)
+#: Public rows n of a MEAN target.
+ADVISOR_MAX_ROWS = 1_000_000_000
+#: DP-SGD: the smallest sample rate q (one record in a million per batch) and the most steps T.
+ADVISOR_SAMPLE_RATE_MIN = 1e-6
+ADVISOR_MAX_STEPS = 1_000_000
 
 # --- caches -------------------------------------------------------------------------------------------
 #: st.cache_data(max_entries=...) for any cached computation whose size a visitor chooses.
@@ -153,6 +186,11 @@ def check_int_range(value, lo: int, hi: int, name: str, hint: str = "") -> int:
     """A whole number in ``[lo, hi]`` or a DPError that names the range (bools, NaN, 1.5 refused)."""
     if isinstance(value, bool):
         raise DPError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {value!r}")
+    if isinstance(value, str):  # "99999999999999999999999": exact, not rounded through a float
+        try:
+            value = int(value.strip())
+        except ValueError:
+            pass
     try:
         f = value if isinstance(value, int) else float(value)
         ok = isinstance(f, int) or (math.isfinite(f) and f == int(f))
@@ -185,6 +223,11 @@ def table() -> list[tuple[str, str]]:
         ("Columns in an uploaded CSV", f"{UPLOAD_MAX_COLUMNS:,}"),
         ("Characters in a column name of an uploaded CSV", f"{UPLOAD_MAX_NAME_CHARS:,}"),
         ("Model size (hidden units / parameters)", f"{MODEL_MAX_HIDDEN:,} / {MODEL_MAX_PARAMS:,}"),
+        ("Training learning rate / clip norm C (page, CLI, sweeps)", f"{TRAINING_LR_MAX:,.0f} / {TRAINING_CLIP_MAX:,.0f}"),
+        ("Members and non-members a sweep point attacks and audits (each; a sample past it)",
+         f"{SWEEP_AUDIT_MAX_PER_SIDE:,}"),
+        ("Audit your model: rows of a scores file / DP-SGD steps of a stated mechanism (page, CLI)",
+         f"{AUDIT_MAX_ROWS:,} / {DPSGD_MAX_STEPS:,}"),
         ("ε accepted (widgets and links)", f"{EPSILON_MIN:g} to {EPSILON_MAX:g}"),
         ("Seeds (pictures, splits, tests)", f"{SEED_MIN} to {SEED_MAX:,}"),
         ("Synthetic medical rows (`data medical --n`)", f"{MEDICAL_MAX_ROWS:,}"),
@@ -204,7 +247,15 @@ def table() -> list[tuple[str, str]]:
         ("ε of one private query / of a budget total (query console, CLI)",
          f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}"),
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
+        ("Built-in synthetic data, each size and seed: dataset cap / visitors' quota / per query (ε)",
+         f"{BUILTIN_EPSILON_CAP:g} / {VISITORS_EPSILON_QUOTA:g} / {BUILTIN_MAX_QUERY_EPSILON:g} "
+         "(δ: 1/(10·n) for both)"),
+        ("Events of a query history shown on the console (the latest)", f"{HISTORY_ROWS_SHOWN:,}"),
+        ("Admin token (characters, at least) / analyst key (random bytes)",
+         f"{ADMIN_TOKEN_MIN_CHARS} / {ANALYST_KEY_BYTES}"),
         ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
                                                  f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
         ("Statement file read by `statement --verify`", f"{STATEMENT_MAX_BYTES:,} bytes"),
+        ("Advisor: rows n / DP-SGD sample rate / steps (its bounds and Δ: as a release's)",
+         f"{ADVISOR_MAX_ROWS:,} / {ADVISOR_SAMPLE_RATE_MIN:g} to 1 / {ADVISOR_MAX_STEPS:,}"),
     ]

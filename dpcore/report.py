@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import claims, textsafe
-from .noise.interpret import level_sentence, posterior_bound, privacy_level, reading
+from . import claims, limits, textsafe
+from .noise.interpret import fact_bound, fact_reading, level_sentence, loss_tail, posterior_bound, privacy_level, reading
 from .errors import DPError
-from .training.config import accountant_name, dataset_name, model_name
+from .training.config import accountant_name
 from .validation import check_epsilon
 
 
@@ -49,7 +49,7 @@ color:#1f2933;padding:0 1em;line-height:1.5;overflow-wrap:anywhere}
 h1{color:#264653}h2{color:#2a9d8f;border-bottom:2px solid #e9ecef;padding-bottom:.2em;margin-top:2em}
 .tbl{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:1em 0;font-size:.9em;max-width:100%}
 td,th{border:1px solid #dee2e6;padding:.3em .6em;overflow-wrap:anywhere;vertical-align:top}
-th{background:#f1f3f5;text-align:left}.meta{color:#6c757d;font-size:.9em}.fig{margin:1em 0;max-width:100%}
+th{background:#f1f3f5;text-align:left;overflow-wrap:normal;word-break:normal;hyphens:manual;min-width:4em}.meta{color:#6c757d;font-size:.9em}.fig{margin:1em 0;max-width:100%}
 .summary{background:#f1f8f7;border-left:4px solid #2a9d8f;padding:.6em 1em}
 """
 
@@ -71,7 +71,9 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
     """Render sections into one HTML string with plotly.js embedded once (opens without network)."""
     import plotly.io as pio  # only when rendering: its HTML export is slow to import (Home imports us)
 
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{textsafe.html(title)}</title>"
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>"  # a phone: its width, not 980 px
+             f"<title>{textsafe.html(title)}</title>"
              f"<style>{_CSS}</style></head><body>",
              f"<h1>{textsafe.html(title)}</h1>",
              f"<p class='meta'>Generated {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by DP Explorer.</p>"]
@@ -86,9 +88,9 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
         parts.append(f"<h2>{textsafe.html(sec.title)}</h2>")
         cls = " class='summary'" if sec.title == SUMMARY_TITLE else ""
         parts.extend(f"<p{cls}>{p if isinstance(p, Html) else inline_markdown(p)}</p>" for p in sec.paragraphs)
-        for tab in sec.tables:  # to_html escapes every cell and header
-            parts.append("<div class='tbl'>" + tab.to_html(index=False, border=0, float_format=lambda x: f"{x:.4g}")
-                         + "</div>")
+        for tab in sec.tables:  # to_html escapes every cell and header; a missing cell reads "—", never NaN
+            parts.append("<div class='tbl'>" + tab.to_html(index=False, border=0, na_rep="—",
+                                                           float_format=lambda x: f"{x:.4g}") + "</div>")
         for fig in sec.figures:
             if not fig.layout.template.layout.to_plotly_json():  # page figures may rely on Streamlit's theme
                 fig = go.Figure(fig).update_layout(template="plotly_white")
@@ -112,9 +114,13 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
             f"Chosen ε = {eps:g}{d}, for datasets that differ by adding or removing one person: privacy level "
             f"'{level_sentence(eps)}'.",
             reading(eps, 0.5, delta),
-            reading(eps, 0.01, delta),
+            reading(eps, 0.01),
+            fact_reading(eps, 0.5),
             Html(f"Any output is at most {E_EPS} = " + inline_markdown(
-                f"{claims.up(math.exp(eps))} times more likely with a given person's data than without it.")),
+                f"{claims.up(math.exp(eps))} times more likely with a given person's data than without it (whether "
+                "they are in the data), and at most ") + f"e<sup>2ε</sup> = " + inline_markdown(
+                f"{claims.up(math.exp(2 * eps))} times more likely with one value of a known person's record than "
+                "with another (a fact about them).")),
         ],
         [home.deployments_chart(eps), home.posterior_chart(eps)],
     )
@@ -203,7 +209,8 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
     paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
                  f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
     fields = ("epsilon", "epsilon_spent", "n", "accuracy", "empirical_epsilon", "empirical_epsilon_median")
-    words = {k: sweep_summary.column_label(k) for k in fields} | {"accuracy": "test accuracy"}  # its one accuracy
+    words = {k: sweep_summary.column_label(k) for k in fields} | {  # its one accuracy, labelled a diagnostic
+        "accuracy": "test accuracy (not covered by ε)"}
     table = pd.DataFrame([{words[k]: sweep_summary.shown_row(r).get(k, "—") for k in fields}
                           for r in rows])  # the page's table: its words and its rounding
     base = sweep_summary.baseline_summary(result)
@@ -213,136 +220,21 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
                    {"title": title, "rows": rows, "baseline": base})
 
 
-def _fmt(x, spec=".3g") -> str:
-    return "—" if x is None else format(float(x), spec)
-
-
-def _noise_fact(st: dict) -> str:
-    if st.get("reproducible_noise"):
-        return f"REPRODUCIBLE (seeded) noise: not a DP release. {st.get('noise_source') or ''}".strip()
-    return st.get("noise_source") or "secure random source (never stored or shown)"
-
-
-def _eps_table(rows: list[dict]) -> pd.DataFrame:
-    out = []
-    for r in rows:
-        row = {"δ": claims.delta(r['delta'], 3)}
-        if "epsilon_pld" in r:
-            row[f"ε, {accountant_name('pld')}"] = _fmt(r["epsilon_pld"])
-            row.update({f"ε, {accountant_name(k.removeprefix('epsilon_'))}": _fmt(v) for k, v in r.items()
-                        if k.startswith("epsilon_") and k != "epsilon_pld"})
-        else:
-            row["ε"] = _fmt(r.get("epsilon"))
-            row["composition rule"] = r.get("rule") or ""
-        out.append(row)
-    return pd.DataFrame(out)
-
-
-def _audit_fact(a: dict | None) -> str:
-    if not a:
-        return "no membership audit"
-    return (f"empirical ε ≥ {claims.down(a.get('lower_bound'))} with {_fmt(a.get('confidence'), '.0%')} confidence "
-            f"({_audit_counts(a)}, {'within' if a.get('within_claim') else 'ABOVE'} the claimed ε)")
-
-
-def _audit_counts(a: dict) -> str:
-    if a.get("n_canaries") is not None:  # the one-run canary audit has guesses, not members / non-members
-        return (f"one-run canary audit, {a.get('correct')} of {a.get('guesses')} guesses right on "
-                f"{a.get('n_canaries')} canaries")
-    return f"{a.get('attack')} attack, {a.get('members')} members / {a.get('nonmembers')} non-members"
-
-
-def statement_section(st: dict, name: str | None = None) -> Section:
-    """A privacy statement (:mod:`dpcore.statement`) as a report section: its facts and ε at several δ as
-    tables (every cell escaped), its summary, and its worst-case trade-off curve. Names that came from users
-    (run labels, analysts, datasets) go in tables and the escaped title only, never through inline markdown.
-    ``name``: what the section calls its subject (a sweep is named by what it is, never by its id)."""
-    from .figures import advisor as adv_figs
-
-    kind = st.get("kind")
-    facts = {"unit of privacy": st.get("unit_of_privacy"), "neighbour relation": st.get("neighbour_relation")}
-    tables: list[pd.DataFrame] = []
-    paras = []
-    if kind == "training_run":
-        title = f"Privacy statement: training run {st.get('label') or st.get('subject')}"
-        facts.update({"run": st.get("subject"), "dataset": dataset_name(st.get("dataset")),
-                      "model": model_name(st.get("model")),
-                      "training rows": st.get("rows")})
-    elif kind == "sweep":
-        title = f"Privacy statement: sweep {name or st.get('name') or dataset_name(st.get('dataset'))}"
-        facts.update({"dataset": dataset_name(st.get("dataset")), "model": model_name(st.get("model")),
-                      "training rows": st.get("rows"), "sampling": "Poisson (each record joins each batch "
-                      "independently with probability q)"})
-    else:
-        subj = st.get("subject") or {}
-        title = f"Privacy statement: queries by {subj.get('analyst')} on dataset {subj.get('dataset')}"
-        facts.update({"analyst": subj.get("analyst"), "dataset": subj.get("dataset"),
-                      "answers since the last reset": len(st.get("queries") or [])})
-    if kind != "sweep":
-        samp = st.get("sampling") or {}
-        facts["sampling"] = samp.get("scheme") + (f", q = {samp['sample_rate']:.4g}" if samp.get("sample_rate")
-                                                  else "") if samp else "—"
-        mech = st.get("mechanism") or {}
-        if mech.get("noise_multiplier") is not None:
-            facts["mechanism"] = (f"{mech.get('name')}: noise multiplier {mech['noise_multiplier']:.4g}, "
-                                  f"q = {mech['sample_rate']:.4g}, {mech['steps']} steps, clip {mech.get('clip')}")
-        acc = st.get("accountant") or {}
-        if acc:
-            facts["accountant"] = (f"{accountant_name(acc.get('name'))}: ε = {_fmt(acc.get('epsilon'))} at "
-                                   f"δ = {claims.delta(acc.get('delta'))}")
-        if (st.get("mu") or {}).get("value") is not None:
-            facts["μ (Gaussian DP)"] = f"{st['mu']['value']:.4g} — {st['mu']['kind']}"
-        facts["audit"] = _audit_fact(st.get("audit")) if st.get("audit") else (st.get("audit_note") or
-                                                                            "no membership audit")
-    facts["noise"] = _noise_fact(st)
-    facts["how to check"] = ("every number is recomputed from the statement's own inputs by "
-                             "python -m dpcore statement --verify FILE.json")
-    tables.append(pd.DataFrame({"": list(facts), "statement": ["—" if v is None else str(v) for v in facts.values()]}))
-    if kind == "training_run" and not st.get("private"):
-        paras.append("Not private: this run trained without DP, so no ε bounds what the model reveals about a record.")
-        return Section(title, paras, [], tables)
-    if kind == "sweep":
-        tables.append(pd.DataFrame([{
-            "target ε": f"{p.get('target_epsilon', 0):g}", "seed": p.get("seed"),
-            "noise multiplier": _fmt(p["mechanism"]["noise_multiplier"], ".4g"),
-            "q": _fmt(p["mechanism"]["sample_rate"], ".4g"), "steps": p["mechanism"]["steps"],
-            "ε (run's accountant)": f"{claims.up((p.get('accountant') or {}).get('epsilon'))} at δ = "
-                                    f"{claims.delta((p.get('accountant') or {}).get('delta'))}",
-            **{f"ε at δ = {claims.delta(r['delta'])} (PLD)": claims.up(r.get("epsilon_pld")) for r in p["epsilon_at_delta"]},
-            "μ (CLT, approx.)": _fmt((p.get("mu") or {}).get("value")),
-            "audit": _audit_fact(p.get("audit")),
-            "noise": "reproducible: not a DP release" if p.get("reproducible_noise") else "secure",
-        } for p in st.get("points") or []]))
-        paras.append(f"{len(st.get('points') or [])} DP point(s). Each point's ε is an upper bound from its own "
-                     "accountant and from a privacy-loss distribution (PLD, Google's dp-accounting library) at "
-                     "several δ; the audit is a lower bound measured by membership attacks on held-out rows.")
-    elif st.get("epsilon_at_delta"):
-        tables.append(_eps_table(st["epsilon_at_delta"]))
-        paras.append("ε at several δ, each an upper bound for the neighbour relation above: δ = 1e-5, 1e-6 and 1/n "
-                     "where the number of rows n is known.")
-    else:
-        paras.append("Nothing spent: no queries were answered since the last reset.")
-        return Section(title, paras, [], tables)
-    if st.get("reproducible_noise"):
-        paras.append("**Warning:** some noise behind this statement was drawn from a seed (reproducible), so that "
-                     "part is not a DP release.")
-    paras.append("The chart is the worst-case ROC of a membership attacker: no attack's true- and false-positive "
-                 "rates lie above the curve.")
-    return Section(title, paras, [adv_figs.statement_tradeoff_chart(st)], tables)
-
-
 def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     """Five sentences a board needs, from the numbers the sections below show."""
     from .attacks import reidentification as reid
 
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
-    post = float(posterior_bound(0.5, eps))
-    d = f" (δ = {claims.delta(delta)}, which this bound does not cover)" if delta else " (δ = 0)"
+    post, fact = float(posterior_bound(0.5, eps)), float(fact_bound(0.5, eps))
+    d = (f" (δ = {claims.delta(delta)}: the bounds fail only where the privacy loss exceeds ε, for the Gaussian "
+         f"mechanism with probability {claims.up(loss_tail(eps, delta), 2)})" if delta else " (δ = 0)")
     lr, dp, rep = st.linkage, st.dp, st.uniqueness
     out = [
-        f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure of a fact about a person can become at most "
-        f"**{claims.percent(post, up=True)}** sure from a release, whatever else they know: privacy level '{privacy_level(eps)}'.",
+        f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure that a person is in the data can become at "
+        f"most **{claims.percent(post, up=True)}** sure from a release, whatever else they know; about someone known "
+        f"to be in it, a fact such as their diagnosis goes from 50% to at most **{claims.percent(fact, up=True)}**: "
+        f"privacy level '{privacy_level(eps)}'.",
         f"Removing names does not anonymise: **{rep.unique_fraction:.1%}** of {rep.n:,} synthetic patients are "
         f"unique on {', '.join(rep.qis).replace('_', ' ')}, and a public register re-identifies "
         f"**{lr.right_person:,} of the {lr.in_release:,}** patients it lists ({lr.success_rate:.0%}).",
@@ -368,27 +260,45 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), caller=None) -> str:
+          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=(),
+          progress=None, caller=None, viewer=None) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
-    A privacy statement section follows for the sweep, each finished training run in ``job_ids`` and each
-    ``(analyst, dataset key[, rows])`` in ``ledgers``. ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the
-    sweep and the runs are read for — someone else's is refused (NotYours), as everywhere.
+    A privacy statement section (:mod:`dpcore.report_statements`) follows for the sweep, each finished training
+    run in ``job_ids`` and each ``(dataset[, analyst])`` in ``ledgers``, as ``viewer`` (a checked identity;
+    default: a visitor) may see it; a decision record for each advice statement in ``advice``
+    (:mod:`dpcore.advisor.decision`). ``progress(fraction, text)`` is told each step (the Home page shows it).
+    ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep and the runs are read for — someone else's is
+    refused (NotYours), as everywhere.
     """
     from .attacks import reidentification as reid
     from . import statement
+    from .report_statements import advice_section, statement_section
+
+    step = progress or (lambda fraction, text: None)
 
     eps = check_epsilon(epsilon)
+    if eps > limits.EPSILON_MAX:  # e^ε overflowed at 1e308 (OverflowError); the pages offer up to this too
+        raise DPError(f"the report explains ε up to {limits.EPSILON_MAX:g}, got {eps:g}; choose a smaller ε "
+                      "(0.1–10 is usual)")
     story = story_settings or reid.StorySettings()
     # statements first: a wrong run id or an unfinished run fails before the slow sections are built
     if (sweep_id or job_ids) and caller is None:
         raise DPError("a report with a sweep or training runs needs the caller they are read for")
+    step(0.05, "Privacy statements of the runs and query histories")
     statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
-    statements += [statement.for_ledger(lg[0], lg[1], n_rows=lg[2] if len(lg) > 2 else None) for lg in ledgers]
-    sections = [epsilon_section(eps, delta), noise_section(eps, n=n, seed=seed),
-                reidentification_section(eps, story)]
+    if ledgers and viewer is None:
+        from .budgets.identities import VISITOR as viewer
+    statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None)
+                   for lg in ledgers]
+    step(0.2, "What the chosen ε means")
+    sections = [epsilon_section(eps, delta)]
+    step(0.35, "Noise: a count released at this ε")
+    sections.append(noise_section(eps, n=n, seed=seed))
+    step(0.55, "Re-identification of the 'anonymised' release")
+    sections.append(reidentification_section(eps, story))
     settings = {"ε": f"{eps:g}", "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
                 "neighbouring datasets": "differ by adding or removing one person (replace-one where a section "
                                          "says so)",
@@ -396,6 +306,7 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
                 "re-identification data": f"synthetic medical, {story.n:,} patients, seed {story.seed}",
                 "accountant": "exact (sequential composition) for queries"}
     if sweep_id:
+        step(0.7, "The privacy–utility sweep and its statement")
         sec = sweep_section(sweep_id, caller=caller)
         sections.append(sec)
         settings["sweep"] = sec.numbers["title"]
@@ -405,7 +316,11 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
         except DPError:  # only a baseline or diffprivlib points: nothing to state beyond the sweep section
             pass
     sections += [statement_section(s) for s in statements]
+    sections += [advice_section(a) for a in advice]
     n_st = sum(sec.title.startswith("Privacy statement") for sec in sections)
     if n_st:
         settings["privacy statements"] = f"{n_st} (training runs, sweeps and query histories: see their sections)"
-    return render([executive_summary(eps, delta, sections), *sections], settings)
+    step(0.85, "Writing the HTML (charts embedded, opens offline)")
+    html = render([executive_summary(eps, delta, sections), *sections], settings)
+    step(1.0, "Report ready")
+    return html

@@ -1,10 +1,20 @@
-"""Privacy statements an auditor can check: for a finished training run, a sweep, or a query-ledger history.
+"""Privacy statements an auditor can check: for a finished training run, a sweep, or a dataset's query history.
 
-A statement names the unit of privacy, the neighbour relation, the sampling assumption, the mechanism's own
-parameters, the accountant with its ε at several δ (1e-5, 1e-6 and 1/n), μ where it applies, the worst-case
-trade-off curve, the audit result with its confidence, and whether any part used reproducible noise. Every
-number is recomputable from the statement alone: ``recompute`` names the dpcore function and its inputs, and
-:func:`verify` re-derives them (a test does, and ``python -m dpcore statement --verify FILE`` too).
+A statement names the dataset (by its name, never a server path) and the unit of privacy that fits it (an image
+for digits, a patient for the medical data, a record for an upload), the neighbour relation with what is treated
+as public beside it (the number of training rows n and the list of classes), the sampling assumption, the
+mechanism's own parameters and the run's public settings, the accountant with its ε at δ = 1e-5, 1e-6 and the
+run's own δ, μ where it applies, the worst-case trade-off curve, the probability that the privacy loss exceeds ε
+(where the posterior reading of ε fails), the audit with its confidence, and every leak its run warned about
+(preprocessing from private rows, δ ≥ 1/n, reproducible noise, diagnostics on private rows). Diagnostics (test
+accuracy) are labelled "not covered by ε" and rounded to what a chart needs.
+
+Statements leave the server signed (:func:`issue`, :mod:`dpcore.signing`); ``python -m dpcore statement --verify
+FILE`` checks the signature and recomputes every figure from the recorded settings (:mod:`dpcore.verification`).
+
+A little over 400 lines, one idea: building statements — the three kinds (a run, a sweep, a dataset's query
+history) share their blocks (DP-SGD ε at each δ, the loss tail, the leaks, the public settings); signing and
+checking already live apart.
 """
 
 from __future__ import annotations
@@ -13,18 +23,31 @@ import math
 
 from . import claims
 from .errors import DPError
+from .training.config import N_PUBLIC_NOTE
+from .training.config import NOT_DP_NOTE as DIAGNOSTICS_NOTE
 
 STANDARD_DELTAS = (1e-5, 1e-6)
 UNIT = "one patient's record (one row of the data)"
 ADD_REMOVE = "add/remove one record"
-_TOL = 1e-6
+#: The relation of every training run and sweep: n and the list of classes are released exactly (they fix the
+#: sample rate and the step count; a naive Bayes model's class counts sum to n), so they are treated as public.
+ADD_REMOVE_N_PUBLIC = "add/remove one record; the number of training rows n and the list of classes are public"
 
 
-def _deltas(n: int | None) -> list[float]:
+def issue(st: dict) -> dict:
+    """A statement as it leaves the server: signed with the home's key (:func:`dpcore.signing.sign`)."""
+    from . import signing
+
+    return signing.sign(st)
+
+
+def _deltas(own: float | None = None) -> list[float]:
+    """The δ a statement states ε at: 1e-5, 1e-6 and the run's own δ (never 1/n: a mechanism that publishes one
+    row outright meets δ = 1/n, so an ε there guarantees nothing)."""
     out = list(STANDARD_DELTAS)
-    if n:
-        out.append(1.0 / int(n))
-    return out
+    if own and not any(math.isclose(float(own), d) for d in out):
+        out.append(float(own))
+    return sorted(out, reverse=True)
 
 
 def dpsgd_block(noise_multiplier: float, sample_rate: float, steps: int, deltas, *, accountant: str | None = None,
@@ -53,55 +76,128 @@ def dpsgd_block(noise_multiplier: float, sample_rate: float, steps: int, deltas,
                      "source": "dp_accounting PLD (pessimistic): no attack's ROC lies above it"},
         "recompute": {"epsilon_pld": "dpcore.training.accounting.pld_epsilon(noise_multiplier, sample_rate, steps, delta)",
                       "tradeoff": "dpcore.training.accounting.dpsgd_tradeoff(noise_multiplier, sample_rate, steps, fpr)",
+                      "loss_tail": "dpcore.advisor.dpsgd.dpsgd_loss_tail(noise_multiplier, sample_rate, steps, epsilon)",
                       "inputs": {"noise_multiplier": s, "sample_rate": q, "steps": t}},
     }
+
+
+def loss_tail_block(noise_multiplier: float, sample_rate: float, steps: int, epsilon: float, delta: float) -> dict:
+    """P[privacy loss > ε] at the stated ε (an upper bound from the PLD): where the posterior reading of ε fails.
+    δ bounds something else (the hockey-stick divergence); this probability can be many times δ."""
+    from .advisor.dpsgd import dpsgd_loss_tail
+
+    p = dpsgd_loss_tail(noise_multiplier, sample_rate, steps, epsilon)
+    return {"epsilon": float(epsilon), "delta": float(delta), "probability": p,
+            "meaning": f"with probability at most {claims.up(p, 2)} the privacy loss exceeds ε = {claims.up(epsilon)}: "
+                       "on those outputs an attacker's belief may move further than ε allows; δ is not this "
+                       "probability"}
 
 
 def _noise(result: dict) -> dict:
     if "reproducible_noise" in result:
         rep = bool(result["reproducible_noise"])
-        return {"reproducible_noise": rep, "noise_source": result.get("noise_source"),
-                "dp_release": bool(result.get("dp_release", not rep))}
+        out = {"reproducible_noise": rep, "noise_source": result.get("noise_source"),
+               "dp_release": bool(result.get("dp_release", not rep))}
+        if rep:
+            from .training.config import REPRODUCIBLE_LABEL
+
+            out["release_label"] = result.get("release_label") or REPRODUCIBLE_LABEL
+        return out
     return {"reproducible_noise": True, "dp_release": False,
+            "release_label": "reproducible noise: not a DP release",
             "noise_source": "not recorded: runs made before the noise source was recorded seeded sampling and noise "
                             "from the public seed (reproducible: not a DP release)"}
+
+
+def leaks(*, preprocessing=(), warnings=(), reproducible: bool = False, diagnostics: bool = True,
+          public_n: bool = True) -> list[dict]:
+    """Everything a run warned about that ε does not cover, one entry each: preprocessing from private rows,
+    δ ≥ 1/n, reproducible noise, diagnostics on private rows, and n (with the classes) treated as public."""
+    from .training.config import REPRODUCIBLE_LABEL
+
+    out = [{"kind": "preprocessing", "text": str(x)} for x in preprocessing]
+    out += [{"kind": "delta", "text": str(x)} for x in warnings]
+    if reproducible:
+        out.append({"kind": "reproducible_noise", "text": REPRODUCIBLE_LABEL + ": sampling and noise were drawn "
+                    "from the public seed, so anyone can re-run them; no ε holds"})
+    if diagnostics:
+        out.append({"kind": "diagnostics", "text": DIAGNOSTICS_NOTE + "; they are not part of the release"})
+    if public_n:
+        out.append({"kind": "public_n", "text": N_PUBLIC_NOTE})
+    return out
+
+
+def _public(n, n_classes) -> dict:
+    return {"rows": n, "classes": n_classes, "note": N_PUBLIC_NOTE}
+
+
+#: Settings of a run that are public (chosen by whoever trains; the seed fixes only the split and initial weights).
+PUBLIC_SETTINGS = ("model", "target", "epochs", "batch_size", "lr", "lr_schedule", "clip", "optimizer", "accountant",
+                   "seed", "train_size", "test_size", "hidden", "epsilon", "delta", "noise_multiplier")
+
+
+def public_settings(config: dict | None, dataset: str | None) -> dict:
+    """The run's settings as released: the dataset by name (an upload's server path never leaves), the rest as
+    given (target ε, δ, epochs, batch size, learning rate, clip, optimiser, seed …)."""
+    from .training.config import dataset_kind, dataset_name
+
+    cfg = dict(config or {})
+    out = {"dataset": dataset_name(dataset_kind(dataset if dataset is not None else cfg.get("dataset")))}
+    out.update({k: cfg[k] for k in PUBLIC_SETTINGS if k in cfg})
+    if "epsilon" in out:
+        out["target_epsilon"] = out.pop("epsilon")
+    return out
 
 
 def for_job(job_id: str, *, caller) -> dict:
     """Statement for a finished training run (a background job of target ``"train"``), for a caller who may read
     it (``caller``: a :class:`dpcore.jobs.owners.Caller`; someone else's run is NotYours)."""
     from .jobs import store
+    from .training.config import dataset_kind, unit_of_privacy
     from .training.results import TrainMetrics
 
     job = store.get(job_id, caller=caller, history=False)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
     if m is None:
         raise DPError(f"job {job_id} is {job['status']}: a statement needs a finished run")
-    # the noise source from the stored dict: a result written before it was recorded lacks the key (seeded)
+    result = job["result"] or {}
+    noise = _noise(result)
     out = {"kind": "training_run", "subject": job_id, "label": job.get("label"),
-           "unit_of_privacy": UNIT, "neighbour_relation": ADD_REMOVE,
-           "dataset": m.dataset or None, "model": m.model or None, "rows": m.n_train, **_noise(job["result"])}
+           "dataset": public_settings(None, m.dataset)["dataset"], "dataset_kind": dataset_kind(m.dataset),
+           "unit_of_privacy": unit_of_privacy(m.dataset), "neighbour_relation": ADD_REMOVE_N_PUBLIC,
+           "public": _public(m.n_train, m.n_classes), "model": m.model or None, "rows": m.n_train,
+           "settings": public_settings(result.get("config"), m.dataset), **noise,
+           "preprocessing": _preprocessing((job.get("params") or {}).get("bounds"), m.bounds_note, m.leaks)}
     if not m.private:
-        out.update(private=False, epsilon=None,
+        out.update(private=False, epsilon=None, neighbour_relation=ADD_REMOVE,
+                   leaks=leaks(preprocessing=m.leaks, reproducible=False, public_n=False),
                    summary="not private: trained without DP; no ε bounds what it reveals about a record")
         return out
     out["private"] = True
+    out["leaks"] = leaks(preprocessing=m.leaks, warnings=m.warnings, reproducible=noise["reproducible_noise"])
     if m.noise_multiplier is None:  # diffprivlib: pure ε, no sampling
         out.update(accountant={"name": m.accountant, "epsilon": m.epsilon, "delta": 0.0},
                    epsilon_at_delta=[{"delta": 0.0, "epsilon": m.epsilon}],
-                   sampling={"scheme": "none (the whole data set in one pass)"},
-                   summary=f"ε = {m.epsilon:g} (pure, δ = 0), add/remove one record")
+                   sampling={"scheme": "none (the whole data set in one pass)"})
+        out["summary"] = _summary(out)
         return out
-    block = dpsgd_block(m.noise_multiplier, m.sample_rate, m.steps, _deltas(m.n_train), accountant=m.accountant)
+    block = dpsgd_block(m.noise_multiplier, m.sample_rate, m.steps, _deltas(m.delta), accountant=m.accountant)
     out.update(block)
     out["mechanism"]["clip"] = m.clip
     out["accountant"] = {"name": m.accountant, "epsilon": m.epsilon, "delta": m.delta,
                          "note": "the run's own accountant (PRV or RDP), an upper bound"}
+    out["loss_tail"] = loss_tail_block(m.noise_multiplier, m.sample_rate, m.steps, m.epsilon, m.delta)
     out["audit"] = None
     out["audit_note"] = ("no membership audit was run for this training run; a privacy–utility sweep audits each "
                          "of its points (python -m dpcore statement --sweep ID)")
     out["summary"] = _summary(out)
     return out
+
+
+def _preprocessing(bounds, note, leaks) -> dict:
+    from .training.bounds import preprocessing
+
+    return preprocessing(bounds, note, leaks)
 
 
 def _summary(st: dict) -> str:
@@ -110,30 +206,81 @@ def _summary(st: dict) -> str:
     parts += [f"ε = {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])} (PLD)" for r in st.get("epsilon_at_delta", [])
               if "epsilon_pld" in r]
     text = "; ".join(parts) + f"; {st['neighbour_relation']}; unit: {st['unit_of_privacy']}"
+    if (st.get("preprocessing") or {}).get("declared_public"):
+        text += "; preprocessing bounds declared public by the data owner"
+    elif (st.get("preprocessing") or {}).get("leaks"):
+        text += "; preprocessing partly read from the rows (not covered by ε)"
     if st.get("reproducible_noise"):
         text += "; REPRODUCIBLE NOISE: not a DP release"
     return text
 
 
 def for_point(p: dict, *, rows: int | None = None, accountant: bool = False) -> dict:
-    """One DP-SGD point of a sweep: ε at δ = 1e-5, 1e-6 and 1/n (PLD; with ``accountant`` also the run's own
-    accountant recomputed), μ, the worst-case ROC it stored (``p["tradeoff"]``, the PLD of what was run), the
-    run's own claim and its audit. ``n`` is the rows the point trained on (canaries included), else ``rows``."""
+    """One DP-SGD point of a sweep: ε at δ = 1e-5, 1e-6 and its own δ (PLD; with ``accountant`` also the run's
+    own accountant recomputed), μ, the worst-case ROC it stored (``p["tradeoff"]``, the PLD of what was run), the
+    run's own claim, the privacy-loss tail, its audit, and its test accuracy as a diagnostic (not covered by ε).
+    ``n`` is the rows the point trained on (canaries included), else ``rows``."""
+    from .training.config import delta_warning
+
     if not (p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")):
         raise DPError("this model has no DP-SGD noise multiplier, sample rate and steps to state")
     n = p.get("n_train") or rows
-    blk = dpsgd_block(p["noise_multiplier"], p["sample_rate"], p["steps"], _deltas(n),
+    blk = dpsgd_block(p["noise_multiplier"], p["sample_rate"], p["steps"], _deltas(p.get("delta")),
                       accountant=p.get("accountant") if accountant else None, tradeoff=p.get("tradeoff"))
     e = p.get("empirical_epsilon") or {}
-    blk.update({"target_epsilon": p["epsilon"], "seed": p.get("seed"), "test_accuracy": p.get("test_accuracy"),
-                "rows": n,
+    noise = _noise(p)
+    blk.update({"target_epsilon": p["epsilon"], "seed": p.get("seed"), "rows": n,
+                "diagnostics": {"not_covered_by_epsilon": True, "note": DIAGNOSTICS_NOTE,
+                                "test_accuracy": claims.diagnostic(p.get("test_accuracy"))},
                 "accountant": {"name": p.get("accountant"), "epsilon": p.get("epsilon_spent"),
                                "delta": p.get("delta")},
                 "audit": None if not e else {k: e.get(k) for k in (
                     "lower_bound", "confidence", "delta", "attack", "members", "nonmembers", "tp", "fp",
                     "n_canaries", "guesses", "correct", "max_certifiable", "within_claim", "method")},
-                **_noise(p)})
+                "leaks": leaks(preprocessing=p.get("leaks") or (), warnings=delta_warning(p.get("delta"), n),
+                               reproducible=noise["reproducible_noise"], public_n=False),
+                **noise})
+    if p.get("preprocessing"):
+        blk["preprocessing"] = p["preprocessing"]
+    if p.get("epsilon_spent") is not None and p.get("delta"):
+        blk["loss_tail"] = loss_tail_block(p["noise_multiplier"], p["sample_rate"], p["steps"], p["epsilon_spent"],
+                                           p["delta"])
     return blk
+
+
+def for_sweep(sweep_id: str, *, caller) -> dict:
+    """Statement for a stored privacy–utility sweep: one block per DP point, with its audit (for a caller who
+    may read the sweep)."""
+    from .sweep import runs as sweep_runs
+    from .training.config import dataset_kind, unit_of_privacy
+
+    rec = sweep_runs.load(sweep_id, caller=caller)
+    result = rec.get("result")
+    if not result or not result.get("points"):
+        raise DPError(f"sweep {sweep_id!r} has no finished points yet; a statement needs finished points")
+    cfg = rec.get("config") or {}
+    points = [for_point(p, rows=cfg.get("train_size"), accountant=True) for p in result["points"]
+              if p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")]
+    if not points:
+        raise DPError(f"sweep {sweep_id!r} has no DP-SGD points to state (only a baseline or diffprivlib models)")
+    seen, all_leaks = set(), []
+    for pt in points:
+        for lk in pt["leaks"]:
+            if (lk["kind"], lk["text"]) not in seen:
+                seen.add((lk["kind"], lk["text"]))
+                all_leaks.append(lk)
+    all_leaks.append({"kind": "diagnostics", "text": "each point's test accuracy and the membership attacks' "
+                      "results are " + DIAGNOSTICS_NOTE})
+    all_leaks.append({"kind": "public_n", "text": N_PUBLIC_NOTE})
+    return {"kind": "sweep", "subject": sweep_id, "name": rec.get("name"),
+            "unit_of_privacy": unit_of_privacy(cfg.get("dataset")), "neighbour_relation": ADD_REMOVE_N_PUBLIC,
+            "dataset": public_settings(None, cfg.get("dataset"))["dataset"],
+            "dataset_kind": dataset_kind(cfg.get("dataset")), "model": cfg.get("model"),
+            "rows": cfg.get("train_size"), "points": points, "leaks": all_leaks,
+            **({"preprocessing": points[0]["preprocessing"]} if points[0].get("preprocessing") else {}),
+            "reproducible_noise": any(pt["reproducible_noise"] for pt in points),
+            "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
+                       "rows (lower bound at the stated confidence)"}
 
 
 def ceiling_tpr(blk: dict, fpr: float) -> float:
@@ -188,35 +335,24 @@ def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None)
     return text
 
 
-def for_sweep(sweep_id: str, *, caller) -> dict:
-    """Statement for a stored privacy–utility sweep: one block per DP point, with its audit (for a caller who
-    may read the sweep)."""
-    from .sweep import runs as sweep_runs
+def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int | None = None, path=None) -> dict:
+    """Statement for a registered dataset's query history: what the dataset **as a whole** released — every answer
+    by anyone, never reset: the guarantee to each person in it, under any number of names — and, beside it, the
+    share of the viewer's quota (an admin: ``analyst``'s) since its last reset.
 
-    rec = sweep_runs.load(sweep_id, caller=caller)
-    result = rec.get("result")
-    if not result or not result.get("points"):
-        raise DPError(f"sweep {sweep_id!r} has no finished points yet; a statement needs finished points")
-    cfg = rec.get("config") or {}
-    points = [for_point(p, rows=cfg.get("train_size"), accountant=True) for p in result["points"]
-              if p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")]
-    if not points:
-        raise DPError(f"sweep {sweep_id!r} has no DP-SGD points to state (only a baseline or diffprivlib models)")
-    return {"kind": "sweep", "subject": sweep_id, "name": rec.get("name"), "unit_of_privacy": UNIT,
-            "neighbour_relation": ADD_REMOVE, "dataset": cfg.get("dataset"), "model": cfg.get("model"),
-            "rows": cfg.get("train_size"), "points": points,
-            "reproducible_noise": any(pt["reproducible_noise"] for pt in points),
-            "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
-                       "rows (lower bound at the stated confidence)"}
-
-
-def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=None) -> dict:
-    """Statement for an analyst's query history on one dataset (the spends since the last reset)."""
+    ``viewer``: a checked :class:`~dpcore.budgets.identities.Identity`; a visitor or an analyst without a quota on
+    the dataset is refused. Only an admin sees the other askers' query texts; everyone sees each answer's ε, δ and
+    ρ, which is what the guarantee composes.
+    """
     from .attacks import audit
-    from .queries import answering, ledger
+    from .budgets import quotas
+    from .queries import answering
     from .noise import composition
 
-    spends = ledger.spends_since_reset(analyst, dataset, path=path)
+    status = quotas.status(viewer, dataset, analyst=analyst, path=path)
+    n_rows = n_rows or status["n_rows"]
+    spends = quotas.released(viewer, status["fingerprint"], path=path)
+    mine = {e["id"] for e in status["spends"]} if status["quota"] else set()
     entries, mechs, replace_one, seeded = [], set(), False, False
     for e in spends:
         ans = e.get("answer") if isinstance(e.get("answer"), dict) else {}
@@ -225,20 +361,34 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
         replace_one |= "PUBLIC N" in str(e.get("query") or "").upper()
         seeded |= ans.get("secure") is False
         (charge,) = answering.composition_entries([e])  # ε and δ as charged, ρ of the release
-        entries.append({"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho,
-                        "query": e.get("query"), "mechanism": mech})
-    out = {"kind": "ledger", "subject": {"analyst": analyst, "dataset": dataset}, "unit_of_privacy": UNIT,
+        entries.append({"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho, "mechanism": mech,
+                        "query": e["query"] if (viewer.is_admin or e["id"] in mine) else None,
+                        "by_this_quota": e["id"] in mine})
+    quota = status["quota"]
+    out = {"kind": "ledger",
+           "subject": {"dataset": status["dataset"], "fingerprint": status["fingerprint"],
+                       "analyst": quota["analyst"] if quota else None},
+           "unit_of_privacy": UNIT,
            "neighbour_relation": ADD_REMOVE + (" (MEAN with public n: replace one record)" if replace_one else ""),
            "sampling": {"scheme": "none: every query reads the whole (filtered) data"},
-           "queries": entries, "reproducible_noise": seeded,
-           "noise_source": "secure random source (diffprivlib release path)" if not seeded else
+           "scope": "every answer ever released on this dataset, by every analyst and visitor (never reset): the "
+                    "guarantee to each person in it",
+           "cap": status["cap"], "queries": entries, "reproducible_noise": seeded,
+           "noise_source": "OpenDP's exact samplers, a secure random source" if not seeded else
                            "some answers were drawn with a seed: reproducible, not a DP release"}
+    own = [x for x in entries if x["by_this_quota"]]
+    if quota:
+        e, d = composition.basic([x["epsilon"] for x in own], [x["delta"] for x in own]) if own else (0.0, 0.0)
+        out["quota_share"] = {"analyst": quota["analyst"], "answers": len(own), "epsilon": e, "delta": d,
+                              "note": "this quota's answers since its last reset: part of the dataset's total, "
+                                      "not a separate guarantee"}
     if not entries:
-        out.update(epsilon_at_delta=[], summary="no queries answered since the last reset: nothing spent")
+        out.update(epsilon_at_delta=[], summary=f"no answers released on {status['dataset']!r} yet: nothing spent")
         return out
     basic = composition.basic([x["epsilon"] for x in entries], [x["delta"] for x in entries])
-    rows = [_best_at(entries, d) for d in _deltas(n_rows)]
-    out["accountant"] = {"name": "basic composition (what the ledger charges)", "epsilon": basic[0], "delta": basic[1]}
+    rows = [_best_at(entries, d) for d in _deltas()]  # 1e-5 and 1e-6: never ε at δ = 1/n
+    out["accountant"] = {"name": "basic composition of every answer on the dataset (what the cap is charged)",
+                         "epsilon": basic[0], "delta": basic[1]}
     out["epsilon_at_delta"] = rows
     profile = [(basic[0], basic[1])] + [(r["epsilon"], r["delta"]) for r in rows if r["epsilon"] is not None]
     import numpy as np
@@ -257,10 +407,12 @@ def for_ledger(analyst: str, dataset: str, *, n_rows: int | None = None, path=No
     out["recompute"] = {"accountant": "dpcore.noise.composition.basic(epsilons, deltas)",
                         "epsilon_at_delta": "dpcore.noise.composition.ledger_costs(queries, delta_prime)",
                         "tradeoff": "dpcore.attacks.audit.roc_from_privacy_profile(profile epsilons, deltas, fpr)"}
-    out["summary"] = (f"{len(entries)} answers: ε = {claims.up(basic[0])}, δ = {claims.delta(basic[1], 3)} by basic "
-                      "composition; "
-                      + "; ".join(f"ε = {claims.up(r['epsilon'])} at δ = {claims.delta(r['delta'])} ({r['rule']})" for r in rows
-                                  if r["epsilon"] is not None))
+    share = (f"; of these, {quota['analyst']!r} asked {len(own)} since the quota's last reset (ε = "
+             f"{claims.up(out['quota_share']['epsilon'])})" if quota else "")
+    out["summary"] = (f"The dataset {status['dataset']!r} as a whole released {len(entries)} answers, by everyone "
+                      f"who asked: ε = {claims.up(basic[0])}, δ = {claims.delta(basic[1], 3)} by basic composition; "
+                      + "; ".join(f"ε = {claims.up(r['epsilon'])} at δ = {claims.delta(r['delta'])} ({r['rule']})"
+                                  for r in rows if r["epsilon"] is not None) + share)
     return out
 
 
@@ -273,43 +425,3 @@ def _best_at(entries, d: float) -> dict:
         return {"delta_prime": d, "delta": d, "epsilon": None, "rule": "none: the queries' own δ exceed this δ"}
     best = min(ok, key=lambda r: r["epsilon"])
     return {"delta_prime": d, "delta": best["delta"], "epsilon": best["epsilon"], "rule": best["rule"]}
-
-
-# --- checking a statement --------------------------------------------------------------------------------------
-
-
-def _close(a, b, rel=_TOL) -> bool:
-    if a is None or b is None:
-        return a is b
-    return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=1e-12)
-
-
-def verify(st: dict) -> list[str]:
-    """Recompute every number of a statement from its own inputs; returns the mismatches (empty = checks out)."""
-    from .training import accounting
-    from .noise import composition
-
-    bad = []
-    blocks = st.get("points") if st.get("kind") == "sweep" else [st]
-    if st.get("kind") in ("training_run", "sweep"):
-        for i, b in enumerate(blocks):
-            if "recompute" not in b:
-                continue
-            x = b["recompute"]["inputs"]
-            for r in b["epsilon_at_delta"]:
-                e = accounting.pld_epsilon(x["noise_multiplier"], x["sample_rate"], x["steps"], r["delta"])
-                if not _close(e, r["epsilon_pld"]):
-                    bad.append(f"block {i}: ε at δ = {r['delta']:g} is {r['epsilon_pld']}, recomputed {e}")
-            curve = accounting.dpsgd_tradeoff(x["noise_multiplier"], x["sample_rate"], x["steps"], b["tradeoff"]["fpr"])
-            if any(not _close(a, c, 1e-6) for a, c in zip(curve["tpr"], b["tradeoff"]["tpr"])):
-                bad.append(f"block {i}: the trade-off curve does not match its inputs")
-    elif st.get("kind") == "ledger" and st.get("queries"):
-        q = st["queries"]
-        e, d = composition.basic([x["epsilon"] for x in q], [x["delta"] for x in q])
-        if not (_close(e, st["accountant"]["epsilon"]) and _close(d, st["accountant"]["delta"])):
-            bad.append("basic composition does not match the queries")
-        for r in st["epsilon_at_delta"]:
-            best = _best_at(q, r["delta_prime"])
-            if not _close(best["epsilon"], r["epsilon"]):
-                bad.append(f"ε at δ′ = {r['delta_prime']:g} is {r['epsilon']}, recomputed {best['epsilon']}")
-    return bad

@@ -4,6 +4,8 @@ Default: ``.dp-explorer/`` in the working directory. Ledgers, job stores, run re
 all live below it; tests point it at a temporary folder. The folder is created readable by its owner
 only (0700) and SQLite stores in it are created 0600 (:func:`private_file`).
 
+The home also keeps the key privacy statements are signed with (:func:`signing_key`, 0600).
+
 Faults (full disk, read-only folder, a corrupted store) become a :class:`StorageError` — a
 :class:`~dpcore.errors.DPError` whose message says what happened and what to do — via
 :func:`fault_message`: the CLI prints it as one line (exit 2), pages show it with ``st.error``.
@@ -123,6 +125,67 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+# --- the home's statement-signing key -------------------------------------------------------------------------
+
+#: The file in the home that holds the key privacy statements are signed with (hex, created 0600 on first use).
+SIGNING_KEY_FILE = "statement-signing.key"
+
+
+def signing_key_path() -> Path:
+    return _configured() / SIGNING_KEY_FILE
+
+
+def signing_key(*, create: bool = True) -> bytes | None:
+    """The home's statement-signing key: 32 random bytes from the OS CSPRNG, kept as hex in
+    :data:`SIGNING_KEY_FILE`, readable by its owner only (0600). Created on first use when ``create`` (written
+    whole to a temporary file, then linked into place, so two processes never see half a key and the first one
+    wins); None when it does not exist and ``create`` is false (verifying never makes a key). A key that others
+    can read, or that is not a 64-digit hex file, is refused: anyone who can read it can sign."""
+    import secrets
+    import stat
+
+    path = signing_key_path()
+    if not path.exists() and create:
+        home()
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".key.", suffix=".tmp")  # mkstemp: 0600
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_hex(32) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another process made it first: use theirs
+        except OSError as exc:
+            raise StorageError(fault_message(exc, path, store="the statement-signing key")) from None
+        finally:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise StorageError(f"the statement-signing key {path} is not a regular file; move it aside")
+        if info.st_mode & 0o077:
+            raise StorageError(f"the statement-signing key {path} can be read by others (mode "
+                               f"{stat.S_IMODE(info.st_mode):o}): anyone who can read it can sign statements. "
+                               f"Run chmod 600 {path}, or move it aside to make a new key (old statements then "
+                               "verify only with the old key)")
+        text = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        text = ""
+    except OSError as exc:
+        raise StorageError(fault_message(exc, path, store="the statement-signing key")) from None
+    if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
+        raise StorageError(f"the statement-signing key {path} is damaged (not 64 hex digits); move it aside "
+                           "(a new key is made on the next signature; old statements then verify only with it)")
+    return bytes.fromhex(text)
 
 
 # --- files a user names on the command line (--data, --out, --json, --verify) ------------------------------

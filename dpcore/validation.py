@@ -52,6 +52,17 @@ def check_delta(delta, name: str = "delta", allow_zero: bool = False) -> float:
     return d
 
 
+def check_confidence(confidence, name: str = "confidence") -> float:
+    """A confidence level for a bound: a number in [0.5, 1) (0.95 is usual)."""
+    try:
+        c = float(confidence)
+    except (TypeError, ValueError):
+        raise DPError(f"{name} must be a number in (0, 1), got {confidence!r}; 0.95 is usual") from None
+    if not 0.5 <= c < 1:
+        raise DPError(f"{name} must be in [0.5, 1), got {confidence!r}; 0.95 is usual")
+    return c
+
+
 def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
     s = _as_float(sensitivity, name)
     if math.isinf(s) or s < 0:

@@ -102,6 +102,18 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
                        f"{name}.json", "application/json", key=f"{key}_json", icon=":material/download:")
 
 
+def code_downloads(recipe, key: str, where=None) -> None:
+    """"Download as Python script" and "Download as notebook" for a :class:`dpcore.export.Recipe` (built when
+    pressed), side by side in ``where`` (a horizontal container; a new one when None)."""
+    from dpcore import export
+
+    row = where if where is not None else st.container(horizontal=True, gap="small")
+    for fmt, label, icon in (("py", "Download as Python script", ":material/code:"),
+                             ("ipynb", "Download as notebook", ":material/book:")):
+        row.download_button(label, lambda f=fmt: export.render(recipe, f), export.file_name(recipe, fmt),
+                            "text/plain" if fmt == "py" else "application/x-ipynb+json", key=f"{key}_{fmt}", icon=icon)
+
+
 def not_private(label: str = "Not private") -> None:
     """A visible label for anything shown from private data without DP."""
     st.caption(f":orange-badge[{label}] computed on the raw data, for teaching: a real release would not show it.")
@@ -279,11 +291,16 @@ def widget_state(defaults: dict, *, shared=(), options: dict | None = None, rang
 def job_owner() -> str:
     """Who this browser session is to the job store: the runs and sweeps it starts belong to it.
 
-    Today a random 128-bit id (``secrets``) kept only in this session's server-side state — never in a link, so
-    a reload or a second tab is another owner. When sign-in exists, this is the one line that returns the
-    signed-in user's identity instead (``dpcore.jobs.owners.user_owner(identity)``)."""
+    A session signed in (an analyst's name and key, the identity provider, the admin token: :mod:`pages._identity`)
+    is its identity's (``dpcore.jobs.owners.user_owner``), in every tab. A visitor is a random 128-bit id
+    (``secrets``) kept only in this session's server-side state — never in a link, so a reload or a second tab is
+    another owner."""
     from dpcore.jobs import owners
+    from pages import _identity
 
+    who = _identity.current()
+    if not who.is_visitor:
+        return owners.user_owner(who.name)
     if "_job_owner" not in st.session_state:
         st.session_state["_job_owner"] = owners.session_owner()
     return st.session_state["_job_owner"]
@@ -291,22 +308,25 @@ def job_owner() -> str:
 
 def admin_refusal(token) -> str | None:
     """The pages' one admin check: None when ``token`` makes this session an admin, else the reason, as a sentence.
-    Today it asks :func:`dpcore.queries.ledger.check_admin_token` (the server's admin token); when admins are
-    checked against a stored hash, this is the one place that changes."""
-    from dpcore.queries import ledger
+    It asks :func:`dpcore.budgets.identities.check_admin_token`: the token against the hash the data owner stored
+    with ``python -m dpcore admin init`` (never the server's environment)."""
+    from dpcore.budgets import identities
 
     try:
-        ledger.check_admin_token(token)
+        identities.check_admin_token(token)
     except DPError as err:
         return sentence(str(err))
     return None
 
 
 def job_caller():
-    """This session as the job store sees it: its owner, and whether an admin unlocked it (:func:`admin_box`)."""
+    """This session as the job store sees it: its owner, and whether an admin unlocked it (:func:`admin_box`) or
+    signed in as one (:mod:`pages._identity`)."""
     from dpcore.jobs import owners
+    from pages import _identity
 
-    return owners.Caller(job_owner(), admin=bool(st.session_state.get("_jobs_admin")))
+    admin = bool(st.session_state.get("_jobs_admin")) or _identity.current().is_admin
+    return owners.Caller(job_owner(), admin=admin)
 
 
 def _unlock(token_key: str) -> None:

@@ -4,13 +4,13 @@ import json
 
 import streamlit as st
 
-from dpcore import advise as adv
-from dpcore import claims, textsafe
+from dpcore.advisor import decision, links, targets
+from dpcore import claims, export, statement, textsafe
 from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
-from pages._ui import chart, from_url, guarded, job_caller, required, share_in_url
+from pages._ui import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
 RISKS = {"tpr": "Membership: TPR at a given FPR", "posterior": "Posterior belief from a prior",
@@ -26,6 +26,9 @@ st.markdown(
 )
 
 BOUNDS_HELP = "Known without looking at the data: they set how far one record can move the answer."
+# Numbers are used as typed: the widgets have no min/max (Streamlit kept an out-of-range number in the box while
+# the answer used another); dpcore refuses what it cannot use with a message. Links clamp to this range.
+P_LO, P_HI = 0.0001, 0.9999
 RISK_HELP = ("A membership test guesses whether one person's record is in the data. TPR (true-positive rate): "
              "the share of people in the data it flags. FPR (false-positive rate): the share of people not in "
              "the data it flags wrongly. Posterior: the attacker's belief that the person is in, after seeing the "
@@ -38,25 +41,25 @@ risk_kind = c2.radio("Risk limit", list(RISKS), format_func=RISKS.get, key="adv_
 
 r1, r2, r3 = st.columns(3)
 if risk_kind == "tpr":
-    limit = r1.number_input("True-positive rate at most", 0.0001, 0.9999, from_url("adv_t", 0.05, lo=0.0001, hi=0.9999),
-                            format="%.4f", key="adv_t",
+    limit = r1.number_input("True-positive rate at most", value=from_url("adv_t", 0.05, lo=P_LO, hi=P_HI),
+                            format="%g", step=0.01, key="adv_t",
                             help="TPR: the share of people in the data that the attacker's membership test flags.")
-    at = r2.number_input("… at false-positive rate", 0.0001, 0.9999, from_url("adv_a", 0.01, lo=0.0001, hi=0.9999),
-                         format="%.4f", key="adv_a",
+    at = r2.number_input("… at false-positive rate", value=from_url("adv_a", 0.01, lo=P_LO, hi=P_HI),
+                         format="%g", step=0.01, key="adv_a",
                          help="FPR: the share of people not in the data that the same test flags wrongly.")
 elif risk_kind == "posterior":
-    limit = r1.number_input("Posterior belief at most", 0.0001, 0.9999, from_url("adv_t", 0.2, lo=0.0001, hi=0.9999),
-                            format="%.4f", key="adv_t",
+    limit = r1.number_input("Posterior belief at most", value=from_url("adv_t", 0.2, lo=P_LO, hi=P_HI),
+                            format="%g", step=0.01, key="adv_t",
                             help="The attacker's belief that one person's record is in the data, after the answer.")
-    at = r2.number_input("… from a prior of", 0.0001, 0.9999, from_url("adv_a", 0.05, lo=0.0001, hi=0.9999),
-                         format="%.4f", key="adv_a", help="The attacker's belief before seeing the answer.")
+    at = r2.number_input("… from a prior of", value=from_url("adv_a", 0.05, lo=P_LO, hi=P_HI),
+                         format="%g", step=0.01, key="adv_a", help="The attacker's belief before seeing the answer.")
 else:
-    limit = r1.number_input("Advantage at most", 0.0001, 0.9999, from_url("adv_t", 0.1, lo=0.0001, hi=0.9999),
-                            format="%.4f", key="adv_t",
+    limit = r1.number_input("Advantage at most", value=from_url("adv_t", 0.1, lo=P_LO, hi=P_HI),
+                            format="%g", step=0.01, key="adv_t",
                             help="TPR − FPR (true- minus false-positive rate): how much better than a guess the "
                                  "best membership test does.")
     at = None
-risk = adv.RiskLimit(risk_kind, limit, at)
+risk = targets.RiskLimit(risk_kind, limit, at)
 delta = None
 if mechanism != "laplace":
     delta = r3.select_slider("δ (chance the guarantee fails)", options=list(noise_page.DELTA_GRID),
@@ -76,13 +79,13 @@ if mechanism == "dpsgd":
     sid = u1.selectbox("Accuracy from a stored sweep", list(names), format_func=lambda k: textsafe.md(names[k]),
                        key="adv_sweep")
     if sid:
-        acc = u2.number_input("Test accuracy at least", 0.01, 0.99, 0.8, format="%.3f", key="adv_acc")
-        utility = adv.UtilityTarget("accuracy", accuracy=acc, sweep=sid, caller=job_caller())
+        acc = u2.number_input("Test accuracy at least", value=0.8, format="%g", step=0.01, key="adv_acc")
+        utility = targets.UtilityTarget("accuracy", accuracy=acc, sweep=sid, caller=job_caller())
         u3.caption("Read at the lower end of each ε's spread over seeds, at its seeds' median q and steps.")
     else:
-        sample_rate = u2.number_input("Sample rate q", 0.0001, 1.0, 0.01, format="%.4f", key="adv_q",
+        sample_rate = u2.number_input("Sample rate q", value=0.01, format="%g", step=0.001, key="adv_q",
                                       help="The expected batch size ÷ the training rows.")
-        steps = u3.number_input("Steps T", 1, 100_000, 1000, key="adv_steps", help="Training steps: epochs ÷ q.")
+        steps = u3.number_input("Steps T", value=1000, step=100, key="adv_steps", help="Training steps: epochs ÷ q.")
         if not sweeps:
             st.caption("No finished sweep yet: run one on the Privacy–utility page to add an accuracy target.")
 else:
@@ -92,7 +95,7 @@ else:
     if qkind == "none":
         u2.caption("No utility target: the advice is the largest ε the risk limit allows.")
     else:
-        k = u2.number_input("Allowed error ±k", 1e-6, 1e12, from_url("adv_k", 10.0, lo=1e-6, hi=1e12), format="%g",
+        k = u2.number_input("Allowed error ±k", value=from_url("adv_k", 10.0, lo=1e-6, hi=1e12), format="%g",
                             key="adv_k", help="The noisy answer should be within ±k of the true one.")
         conf = u3.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=0.95, key="adv_conf",
                                 help="How often the answer must fall within ±k.")
@@ -105,27 +108,29 @@ else:
                                  help=BOUNDS_HELP)
             bounds = (lo, hi)
             if qkind == "mean":
-                n = v3.number_input("Public number of rows n", 1, 10_000_000, 10_000, key="adv_n")
-        utility = adv.UtilityTarget(qkind, within=k, confidence=conf, bounds=bounds, n=n)
+                n = v3.number_input("Public number of rows n", value=10_000, step=1000, key="adv_n")
+        utility = targets.UtilityTarget(qkind, within=k, confidence=conf, bounds=bounds, n=n)
 share_in_url("adv_mech", "adv_risk", "adv_delta", "adv_t", "adv_a", "adv_query", "adv_k")
 
 
 @st.cache_data(show_spinner="Solving on the privacy-loss distribution…", max_entries=16)
 def _solve(mechanism, risk, utility, delta, sample_rate, steps):
-    out = adv.advise(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
-    out["link"] = adv.page_link(out)
-    out["console_link"] = adv.console_link(out)
-    return out
+    inp = decision.inputs(mechanism, risk, utility, delta=delta, sample_rate=sample_rate, steps=steps)
+    out = decision.solve_inputs(inp, caller=getattr(utility, "caller", None))  # a sweep is read as its viewer
+    out["link"] = links.page_link(out)
+    out["console_link"] = links.console_link(out)
+    return out, decision.statement(inp, out)
 
 
-res = required(_solve, mechanism, risk, utility, delta, sample_rate, steps)
+res, record = required(_solve, mechanism, risk, utility, delta, sample_rate, steps)
+st.session_state["adv_decision"] = record  # Home's report can add it (this session only)
 
 st.subheader("Answer")
 lo, hi = res["epsilon_range"]
 m = st.columns(4)
 # written so that the number a reader copies keeps its side: what the risk limit allows rounds down, what the
 # utility target needs rounds up, the recommendation as whichever of the two it is (dpcore.claims)
-m[0].metric("Recommended ε", adv.recommended_text(res),
+m[0].metric("Recommended ε", links.recommended_text(res),
             help=f"at δ = {claims.delta(res['delta'])}; an upper bound")
 m[1].metric("Risk limit allows", f"ε ≤ {claims.down(hi)}")
 m[2].metric("Utility needs", f"ε ≥ {claims.up(lo)}" if lo else "—")
@@ -146,6 +151,10 @@ else:
     st.error(textsafe.md_message(f"No ε meets both: {c['text']}."))
     st.markdown("**What would reconcile them:**\n" + "\n".join(f"- {textsafe.md_message(o['text'])}"
                                                               for o in c["reconcile"]))
+st.markdown(f"**What the risk limit bounds:** {res.get('question') or 'one person'}.")
+tail = res.get("privacy_loss_tail")
+if tail:  # where the posterior reading of ε fails: not δ (the DP-SGD view dropped it)
+    st.caption(textsafe.md_message(sentence(tail["text"])) + ".")
 for note in res.get("notes") or []:
     st.caption(textsafe.md_message(sentence(note)))  # the advice's notes start lower-case, like dpcore's errors
 
@@ -187,5 +196,23 @@ if console:  # the same setting as a real, budgeted query (the analyst is chosen
     for note in console["notes"] + ([] if console["meets_utility"] else [
             "At the console's settings, this ε keeps the risk limit but not the utility target."]):
         st.caption(note)
-st.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
-                   "application/json", key="adv_dl", icon=":material/download:")
+st.markdown("**Decision record** — the risk limit, the ε chosen, the error and how often each may fail, for a "
+            "data-protection officer. *Prepare report* on Home adds it to the HTML report.")
+for line in record["words"]:
+    st.markdown(f"- {textsafe.md_message(line)}")
+row = st.container(horizontal=True, gap="small")
+signed = guarded(statement.issue, record)
+if signed:
+    row.download_button("Decision record (signed JSON)", json.dumps(signed, indent=2, default=float).encode(),
+                        "decision.json", "application/json", key="adv_dl_decision", icon=":material/verified_user:",
+                        help="Check it with python -m dpcore statement --verify decision.json: the advice is solved "
+                             "again from its inputs and every figure compared.")
+row.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
+                    "application/json", key="adv_dl", icon=":material/download:")
+# the decision as code that solves it again (dpcore.export): the same limits through dpcore.advisor
+recipe = guarded(export.for_advice, mechanism, {"kind": risk.kind, "value": risk.value, "at": risk.at},
+                 None if utility is None else {k: v for k, v in vars(utility).items()
+                                               if v is not None and k != "caller"},
+                 delta=delta, sample_rate=sample_rate, steps=steps)
+if recipe is not None:
+    code_downloads(recipe, "adv_dl", row)

@@ -9,16 +9,18 @@ from dpcore import claims
 from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.jobs import registry, store
-from dpcore.noise.interpret import posterior_bound, privacy_level, reading
-from dpcore.queries import ledger
+from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
+from dpcore.budgets import quotas
+from pages import _identity
 
 st.title("DP Explorer")
 st.markdown(
     "**Differential privacy (DP) is a promise about what anyone can learn about you from a published result.** "
     "Whether or not your record was used, every result is almost equally likely — so no one, however much else "
     "they know, learns much about *you*. A budget called **ε (epsilon)** says how much is \"much\": at ε = 1, "
-    f"someone 50% sure of a fact about you ends at most **{claims.percent(float(posterior_bound(0.5, 1.0)), up=True)} sure**. "
-    "Smaller ε: stronger privacy, more noise."
+    f"someone 50% sure that you are in the data ends at most **{claims.percent(float(posterior_bound(0.5, 1.0)), up=True)} "
+    "sure**; someone who knows you are in it and was 50% sure of a fact about you (your diagnosis) ends at most "
+    f"**{claims.percent(float(fact_bound(0.5, 1.0)), up=True)} sure**. Smaller ε: stronger privacy, more noise."
 )
 
 # --- the guided tour: the first step, not a footer --------------------------------------------------------
@@ -30,8 +32,8 @@ TOUR = [
     ("pages/differencing.py", "Differencing attack", "Two allowed averages over 50+ people give one person's exact "
      "age. Press *Show all steps*, then see noise spread the attacker's estimate."),
     ("pages/noise.py", "Noise mechanisms", "Move ε and watch the error grow as privacy gets stronger."),
-    ("pages/query_console.py", "Private query console", "Ask noisy questions as an analyst until the budget runs "
-     "out."),
+    ("pages/query_console.py", "Private query console", "Ask noisy questions as a visitor until the shared "
+     "budget runs out."),
     ("pages/training.py", "DP training", "Train a model with DP next to its non-private twin (about a minute)."),
     ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy and attack success against ε on one screen."),
 ]
@@ -57,16 +59,23 @@ with c1:
     chart(figs.posterior_chart(eps), key="home_posterior")
 with c2:
     st.metric("Privacy level", privacy_level(eps),
-              help="The word follows the bound beside it: strong while 50% sure ends at most 75% sure, moderate "
-                   "up to 90%, weak up to 99%, very weak beyond.")
+              help="The word follows the membership bound beside it: strong while an attacker 50% sure that a "
+                   "person is in the data ends at most 75% sure, moderate up to 90%, weak up to 99%, very weak "
+                   "beyond.")
     st.markdown(reading(eps, 0.5))  # the level's word is the metric above; its number is this sentence's
     st.markdown(reading(eps, 0.01))
-    with st.expander("Where the bound comes from"):
+    st.markdown(fact_reading(eps, 0.5))  # a fact about a known person: the replace-one question, 2ε
+    with st.expander("Where the bounds come from"):
+        tail_eps, tail_delta, tail = EXAMPLE_TAIL
         # maths as the formal definition below writes it (LaTeX), not "e^ε" in plain text
         st.markdown(r"Bayes' rule with a likelihood ratio of at most $e^{\varepsilon}$: "
-                    r"$p' \le e^{\varepsilon} p \,/\, (1 - p + e^{\varepsilon} p)$. Here ε is "
-                    "for datasets that differ by adding or removing one person, with δ = 0; a guarantee with "
-                    "δ > 0 covers this ε part only and may fail outright with probability δ.")
+                    r"$p' \le e^{\varepsilon} p \,/\, (1 - p + e^{\varepsilon} p)$ for **whether a person is in "
+                    "the data** — ε is for datasets that differ by adding or removing one person, with δ = 0. A "
+                    r"**fact about someone known to be in the data** compares their record with one value against "
+                    r"another (a removal and an addition), so the ratio is $e^{2\varepsilon}$. With δ > 0 a bound "
+                    "holds except on outputs where the privacy loss exceeds ε; how often that happens depends on "
+                    f"the mechanism and is not δ: for the Gaussian mechanism at ε = {tail_eps:g}, δ = "
+                    f"{claims.delta(tail_delta)} it is {claims.up(tail, 2)}, {tail / tail_delta:.0f} × δ.")
 chart(figs.deployments_chart(eps), key="home_deployments")
 st.caption("Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
            "user per day, a device) and the time window differ.")
@@ -94,20 +103,36 @@ with st.sidebar:
                              disabled=not runs, placeholder="none" if runs else "no finished runs yet",
                              help="Finished runs from the DP training page: each adds its privacy statement "
                                   "(ε at several δ, trade-off curve, noise source)")
-    books = {(b["analyst"], b["dataset"]): b for b in (guarded(ledger.budgets) or [])}
+    viewer = _identity.current()  # the picker lists only what this session may see (all of it for an admin)
+    books = {(b["dataset"], b["analyst"]): b for b in (guarded(quotas.ledgers, viewer) or [])}
     picked = st.multiselect("Include query ledgers", list(books), key="home_report_ledgers",
-                            format_func=lambda k: f"{books[k]['analyst']} · {books[k]['dataset_name'] or 'dataset'} "
-                                                  f"(ε {books[k]['spent']:g} spent)",
+                            format_func=lambda k: (f"{books[k]['dataset_name']}: "
+                                                   + ("every answer" if books[k]["shown"] is None else
+                                                      f"{books[k]['shown']}'s quota")
+                                                   + f" (ε {books[k]['spent']:g} spent)"),
                             disabled=not books, placeholder="none" if books else "no queries answered yet",
-                            help="Analysts' query histories from the console: each adds its privacy statement")
+                            help="Query histories from the console that you may see (sign in there): each adds the "
+                                 "privacy statement of what its dataset released as a whole")
+    decision = st.session_state.get("adv_decision")  # the advisor's last decision in this session, if any
+    with_decision = st.checkbox("Include the advisor's decision", key="home_report_advice", value=False,
+                                disabled=decision is None,
+                                help="The last answer of Choose ε from risk in this browser session, as a decision "
+                                     "record: risk limit → ε → expected error, with the failure probabilities"
+                                     if decision else "Open Choose ε from risk first: its answer can be added here")
     if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
                  help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
-        with st.spinner("Building the report (noise, re-identification, sweep and statements) ..."):
-            from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
+        # progress where the button is, and a toast when it is ready: on a phone the sidebar closes and a spinner
+        # in it was never seen (the first click "did nothing")
+        bar = st.progress(0.0, text="Building the report …")
+        from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
 
-            lgs = [(a, d, books[(a, d)]["n_rows"]) if books[(a, d)]["n_rows"] else (a, d) for a, d in picked]
-            st.session_state["home_report_html"] = guarded(report.build, eps, sweep_id=sweep_id,
-                                                           job_ids=job_ids, ledgers=lgs, caller=caller)
+        html = guarded(report.build, eps, sweep_id=sweep_id, job_ids=job_ids, ledgers=picked, caller=caller,
+                       viewer=viewer, advice=[decision] if with_decision and decision else [],
+                       progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text))
+        bar.empty()
+        st.session_state["home_report_html"] = html
+        if html:
+            st.toast("Report ready: **Download report** is in the sidebar.", icon=":material/description:")
     if state("home_report_html", None):
         st.download_button("Download report", st.session_state["home_report_html"].encode(),
                            "dp-explorer-report.html", "text/html", key="home_report_download",

@@ -6,107 +6,51 @@ with everyone, read-only. A cancelled sweep is never the page's default view."""
 import pandas as pd
 import streamlit as st
 
-from dpcore import claims, limits, statement, textsafe
+from dpcore import claims, statement, textsafe
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
-from dpcore.training.config import DATASET_NAMES, MODEL_NAMES, REPRODUCIBLE_LABEL
+from dpcore.training.config import REPRODUCIBLE_LABEL
 from dpcore.figures import privacy_utility as figs
-from dpcore.jobs import executors, workers
-from pages._ui import (admin_box, chart, clicked, from_url, guarded, job_caller, manage_box, required, share_in_url,
-                       submit_once, table_downloads)
+from dpcore.jobs import workers
+from pages import _sweep_form as sweep_form, _sweep_results as sweep_results
+from pages._ui import (admin_box, chart, from_url, guarded, job_caller, manage_box, required, share_in_url,
+                       table_downloads)
 
 D = SweepConfig()
-EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
-# Short option and chip labels (they must fit at 1280 px and on a phone); the details are in the widgets' help.
-DATASETS = {k: DATASET_NAMES[k] for k in ("digits", "breast_cancer", "medical")}  # the sweep's, demo first
-DATASET_HELP = ("Digits: 8×8 images, 10 classes. Breast cancer: 30 features, binary. Synthetic medical: "
-                "predict the diagnosis.")
-ATTACK_NAMES = {"threshold": "Confidence", "loss": "Loss (Yeom)", "lira": "LiRA"}
-ATTACK_HELP = ("Confidence: member if the model's confidence is above the median (the simplest attack). "
-               "Loss (Yeom): member if the loss is below a threshold. LiRA: likelihood-ratio attack with shadow "
-               "models (offline and online).")
 
 st.title("Privacy–utility curve")
 st.markdown(
-    "**So what:** on the default demo (digit images), DP-SGD at **ε = 1** keeps about **88%** test accuracy "
-    "against about **97%** without privacy — and the audit that catches the non-private model red-handed proves "
-    "nothing against the private ones. Each point below is a model trained with DP-SGD at one ε "
-    "(δ and the neighbour relation, *add or remove one record*, are stated beside every ε), then attacked."
+    "Each point is a model trained with DP-SGD at one ε — on the built-in digits or on **your own CSV** — then "
+    "attacked with membership inference: what each ε costs in accuracy, and what the attacks can still prove "
+    "(δ and the neighbour relation, *add or remove one record*, are stated beside every ε)."
 )
-st.markdown(
-    f"**Why the non-private model leaks.** Ordinary digits are learned from many similar examples, so a model "
-    f"that generalises says little about any one of them. The risk lives in **unusual records**: the demo plants "
-    f"{D.canaries} *canaries* — training images given a wrong label — and flips a fair coin for each, so about "
-    f"half are trained on. A non-private model **memorises** the ones it saw: asked about a canary, it is far "
-    f"more confident in the planted wrong label if that canary was in training. From those confidences the "
-    f"one-run audit (Steinke, Nasr & Jagielski 2023) **proves** a lower bound on ε with 95% confidence — the "
-    f"baseline is caught. DP-SGD clips each example's influence and adds noise, so a canary cannot be memorised: "
-    f"under DP every proved bound stays below the claimed ε.\n\n"
-    f"**What a small ε costs.** The noise that hides any one record also blurs what the model learns from all of "
-    f"them: the curve shows the accuracy given up per ε (the dotted line is chance). The cost shrinks as the "
-    f"data grows — the training-set-size control below trains at {D.size_fractions and ', '.join(f'{f:.0%}' for f in D.size_fractions)} "
-    f"and 100% of the rows."
-)
+with st.expander("How to read it: why a model leaks, what a small ε costs", icon=":material/help:"):
+    st.markdown(
+        f"**Why the non-private model leaks.** Ordinary records are learned from many similar examples, so a model "
+        f"that generalises says little about any one of them. The risk lives in **unusual records**: each sweep "
+        f"plants {D.canaries} *canaries* (fewer on small data) — training records given a wrong label — and flips a "
+        f"fair coin for each, so about half are trained on. A non-private model **memorises** the ones it saw: asked "
+        f"about a canary, it is far more confident in the planted wrong label if that canary was in training. From "
+        f"those confidences the one-run audit (Steinke, Nasr & Jagielski 2023) **proves** a lower bound on ε with "
+        f"95% confidence. DP-SGD clips each example's influence and adds noise, so a canary cannot be memorised: "
+        f"under DP every proved bound stays below the claimed ε.\n\n"
+        f"**What a small ε costs.** The noise that hides any one record also blurs what the model learns from all of "
+        f"them: the curve shows the accuracy given up per ε (the dotted line is chance). The cost shrinks as the "
+        f"data grows — the demo's training-set-size control trains at "
+        f"{', '.join(f'{f:.0%}' for f in D.size_fractions)} and 100% of the rows."
+    )
 
 caller = job_caller()
 
 # ---------------------------------------------------------------------------------------- configure + start
-with st.container(border=True):
-    c1, c2, c3, c4 = st.columns([2, 1.5, 1, 1])
-    dataset = c1.selectbox("Dataset", list(DATASETS), format_func=DATASETS.get, key="pu_dataset",
-                           help=DATASET_HELP)
-    model = c2.selectbox("Model", ["mlp", "logreg"], key="pu_model", format_func=MODEL_NAMES.get)
-    seeds = c3.number_input("Models per ε", 1, 10, D.seeds, key="pu_seeds",
-                            help="Models trained at each ε, each from its own seed (a different random start): "
-                                 "their spread gives the error bars.")
-    epochs = c4.number_input("Epochs", 1, 500, D.epochs, key="pu_epochs")
-    c5, c6 = st.columns([3, 2])  # the multiselects get their own row: every chip stays visible
-    # wrap: chips in a column would otherwise stay on one row and fade out at the edge (the last ε on a phone)
-    epsilons = c5.multiselect("ε grid", EPS_OPTIONS, default=list(D.epsilons), key="pu_eps",
-                              format_func="{:g}".format, wrap=True)
-    attacks = c6.multiselect("Attacks", list(ATTACK_NAMES), default=list(D.attacks), format_func=ATTACK_NAMES.get,
-                             key="pu_attacks", help=ATTACK_HELP, wrap=True)
-    c7, c8, _, c9 = st.columns([1, 1, 1, 1.3], vertical_alignment="bottom")
-    shadows = c7.number_input("LiRA shadows", 2, 64, D.shadows, key="pu_shadows",
-                              help="Shadow models: copies the attacker trains on random halves of the member + "
-                                   "non-member pool, to learn what a member's score looks like.")
-    train_size = c8.number_input("Training rows", 0, 5000, D.train_size or 0, key="pu_train_size",
-                                 help="0 = every training row (the demo). Fewer rows: DP costs more accuracy.")
-    start = clicked("pu_start", c9.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:"))
-    run_on = "local"  # issue 17: the choice appears only when a Ray cluster address is configured
-    if "ray" in executors.available_executors():
-        run_on = st.radio("Run on", ["local", "ray"], horizontal=True, key="pu_executor",
-                          format_func={"local": "Worker processes here", "ray": "Ray cluster"}.get,
-                          help=f"Ray: {executors.RAY_ADDRESS_ENV} = {executors.ray_address()}; one Ray task per "
-                               "model, results stored here.")
-    if start:
-        cfg = guarded(lambda: SweepConfig(
-            dataset=dataset, model=model, target="diagnosis" if dataset == "medical" else None,
-            epsilons=tuple(epsilons), seeds=int(seeds), attacks=tuple(attacks), shadows=int(shadows),
-            epochs=int(epochs), train_size=int(train_size) or None,
-            hidden=D.hidden if model == "mlp" else None).validate())
-        if cfg is not None:
-            ex = guarded(executors.make_executor, run_on)
-            # once per click: a double click starts one sweep (the store refuses the repeated key)
-            sid, repeated = (submit_once("pu_start", sweep_runs.start_sweep, cfg, owner=caller.owner, executor=ex)
-                             if ex is not None else (None, False))
-            if sid:
-                st.session_state["pu_current"] = sid
-                st.session_state["pu_sweep"] = sid
-                if not repeated:
-                    st.toast(f"Sweep started: {len(cfg.point_params())} models in the background")
-    st.caption(f"The sweep runs as background jobs in worker processes (parallel), baselines first; closing the "
-               f"tab loses nothing. Training settings: batch {D.batch_size}, learning rate {D.lr}, clip {D.clip}, "
-               f"δ = {claims.delta(D.delta)} (add/remove one record), accountant PRV (privacy-loss random variables, "
-               f"a tight bound), {D.canaries} canaries, size control at ε = {D.size_epsilon:g}; the non-private "
-               f"baselines train {D.baseline_scale:g}× the epochs from {D.baseline_scale:g}× the learning rate, "
-               f"decaying linearly (their best accuracy; the DP models' settings and accounting are untouched). "
-               f"Sampling and noise come from a secure source and are never stored. Your sweeps are yours: only "
-               f"this browser session (and an admin) sees them; finished runs of the default demo are shared with "
-               f"everyone. One click trains at most {limits.SWEEP_MAX_TRAININGS:,} models.")
+stored = required(sweep_runs.list_sweeps, caller=caller)
+started = sweep_form.form(caller, expanded=not stored)
+if started:
+    st.session_state["pu_current"] = started
+    st.session_state["pu_sweep"] = started
+    stored = required(sweep_runs.list_sweeps, caller=caller)
 
 # ---------------------------------------------------------------------------------------- choose a sweep
-stored = required(sweep_runs.list_sweeps, caller=caller)
 ids = [s["id"] for s in stored]
 if "pu_sweep" not in st.session_state and from_url("pu_sweep", ""):
     linked = from_url("pu_sweep", "")
@@ -119,9 +63,9 @@ if st.session_state.get("pu_sweep") not in ids:
     # never someone's cancelled sweep: this session's newest, else the newest finished shared demo
     st.session_state["pu_sweep"] = sweep_runs.default_view(stored, caller, st.session_state.get("pu_current"))
 if st.session_state.get("pu_sweep") is None:
-    st.info("No sweep yet, so no curve: press **Start sweep** to run the default demo (about two minutes on 2 "
-            "cores). The 88% and 97% above are what earlier runs of this default measured; your sweep measures "
-            "them again, with its own noise, and draws every point.", icon=":material/play_circle:")
+    st.info("No sweep yet, so no curve: in **New sweep** above, press **Start sweep** — the default demo on digit "
+            "images takes about two minutes on 2 cores; your own CSV of 5,000 rows about one.",
+            icon=":material/play_circle:")
     if not ids:
         admin_box("pu_admin")
         st.stop()
@@ -212,13 +156,12 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.error(f"{len(bad)} model(s) have an empirical ε above the claimed ε — that would be a bug in "
                  "training or accounting; please report it.")
 
+    sweep_results.story(result)
     headline(result)
     g1, g2 = st.columns(2)
     chart(figs.accuracy_chart(result), key="pu_fig_acc", where=g1)
     chart(figs.empirical_epsilon_chart(result), key="pu_fig_emp", where=g2)
-    g2.caption("Each dot: one model's 95% lower bound on ε from the canary audit (runs that proved nothing are "
-               "counted in a note); each diamond: all seeds of an ε together, 95% overall. "
-               "A low bound is not proof of safety; a bound above the claimed ε would be a bug.")
+    g2.caption(figs.empirical_epsilon_note(result))
     g3, g4 = st.columns(2)
     chart(figs.attack_chart(result, "tpr_at_1pct_fpr"), key="pu_fig_tpr", where=g3)
     chart(figs.attack_chart(result, "auc"), key="pu_fig_auc", where=g4)
@@ -258,8 +201,9 @@ def show_sweep(sid: str, was_running: bool) -> None:
                       help=f"95% lower bound over all {k} model(s) here together (each model's audit corrected "
                            "for the number of models), not the largest of the models' own 95% bounds.")
             cert = row.get("max_certifiable")
-            m3.metric("Provable at most", "—" if cert is None else f"{cert:.1f}",
-                      help="What this audit could prove over these models if every guess were right.")
+            # "Audit max": "Provable at most" and "Max provable" were cut ("Provable …") in a third of this column
+            m3.metric("Audit max", "—" if cert is None else f"{cert:.1f}",
+                      help="The most this audit could prove over these models if every guess were right.")
         st.caption("Audit: Steinke, Nasr & Jagielski (2023), one training run — each canary is in or out by a "
                    "fair coin; the attacker guesses in/out for the canaries it is surest about, and the share of "
                    "right guesses bounds ε (95% confidence). Loss and threshold attacks on ordinary records "
@@ -274,7 +218,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
             r1.caption("The shaded region is impossible for any attacker: the curve is this model's worst-case "
                        "ROC (the largest share of members any attack can catch at each false-positive rate) from the "
                        "privacy-loss distribution (PLD) of its own noise, sampling rate and steps. ε at "
-                       "three δ (1e-5, 1e-6 and 1/n, n = rows trained on) and μ (Gaussian DP by the central limit "
+                       "δ = 1e-5 and 1e-6 and μ (Gaussian DP by the central limit "
                        "theorem: an estimate, not a bound) are in its legend.")
 
     rows = sweep_summary.by_epsilon(result)
@@ -287,6 +231,9 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.caption("Per ε, over its seeds. TPR: the share of members an attack catches; FPR: the share of "
                    "non-members it flags wrongly; AUC 0.5 is guessing; SD: standard deviation.")
         table_downloads(df.rename(columns=sweep_summary.column_label), f"sweep-{sid}", key="pu_dl")
+    if s["status"] != "running":
+        sweep_results.exposure(result)
+        sweep_results.downloads(sid, result, caller)
     if compare:
         others = {names[i]: (guarded(sweep_runs.state, i, caller=caller) or {}).get("result") for i in compare}
         others = {k: v for k, v in others.items() if v}

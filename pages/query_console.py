@@ -1,43 +1,40 @@
-"""Private query console: noisy answers charged to a persistent (analyst, registered dataset) privacy budget."""
+"""Private query console: noisy answers on a registered dataset, charged to its cap and the asker's quota."""
 
 import pandas as pd
 import streamlit as st
 
-from dpcore import claims, limits, textsafe
+from dpcore import claims, limits
+from dpcore.budgets import amounts, quotas, registry, visitors
 from dpcore.data import datasets, filters
-from dpcore.errors import sentence
+from dpcore.errors import DPError, sentence
 from dpcore.figures import query_console as figs
 from dpcore.noise import composition, mechanisms
 from dpcore.noise.charge import Charge
-from dpcore.queries import answering, fingerprint, ledger, model
-from dpcore.textsafe import md
+from dpcore.queries import answering, caution, fingerprint, model
+from dpcore.textsafe import md, md_message
+from pages import _console_admin, _identity
 from pages._ui import chart, guarded, required, share_in_url, table_downloads, widget_state
 
-SOURCES = ("Synthetic medical (seeded)", "Upload a CSV")
+BUILTIN = "Built-in synthetic medical data"
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
 DELTA_PRIMES = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9]
 DELTA_CHOICES = [1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12]  # a query's δ: only those that fit are offered
 # what people read ("Laplace", "Gaussian"): the mechanisms' own labels, details cut; the stored values stay
 MECH_NAMES = {m: mechanisms.MECHANISM_LABELS[m].split(" (")[0] for m in mechanisms.QUERY_MECHANISMS}
-DEFAULTS = {"qc_analyst": "analyst-1", "qc_source": SOURCES[0], "qc_n": 10_000, "qc_seed": 0, "qc_budget": 1.0,
-            "qc_kind": "COUNT", "qc_condition": "has_rare_disease=true", "qc_column": "age", "qc_lo": 18.0,
-            "qc_hi": 90.0, "qc_bins": 8, "qc_categories": "", "qc_where": "",
-            "qc_mech": "laplace", "qc_eps": 0.1, "qc_delta": 1e-7, "qc_dprime": 1e-6, "qc_kmax": 100,
-            "qc_admin": "", "qc_token": "", "qc_reset_total": 1.0, "qc_reset_reason": "", "qc_reset_confirm": False,
-            "qc_reg_name": "", "qc_reg_similar": False}
-SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps", "qc_mech", "qc_delta", "qc_lo", "qc_hi")  # never the analyst
+DEFAULTS = {"qc_dataset": BUILTIN, "qc_n": 10_000, "qc_seed": 0, "qc_kind": "COUNT",
+            "qc_condition": "has_rare_disease=true", "qc_column": "age", "qc_lo": 18.0, "qc_hi": 90.0, "qc_bins": 8,
+            "qc_categories": "", "qc_where": "", "qc_mech": "laplace", "qc_eps": 0.1, "qc_delta": 1e-7,
+            "qc_dprime": 1e-6, "qc_kmax": 100}
+SHARED = ("qc_n", "qc_seed", "qc_kind", "qc_eps", "qc_mech", "qc_delta", "qc_lo", "qc_hi")  # never who asks
 OPTIONS = {"qc_kind": list(KINDS), "qc_mech": list(mechanisms.QUERY_MECHANISMS), "qc_delta": DELTA_CHOICES}
 RANGES = {"qc_n": (limits.QUERY_CONSOLE_MIN_ROWS, limits.QUERY_CONSOLE_MAX_ROWS),
           "qc_seed": (0, limits.QUERY_CONSOLE_SEED_MAX), "qc_eps": (0.0, limits.QUERY_EPSILON_MAX),
           "qc_lo": (-limits.RELEASE_MAGNITUDE_MAX, limits.RELEASE_MAGNITUDE_MAX),
           "qc_hi": (-limits.RELEASE_MAGNITUDE_MAX, limits.RELEASE_MAGNITUDE_MAX)}
-# Held in session state, not value=: callbacks set some, and a run waiting for an upload draws none of them.
+# Held in session state, not value=: callbacks set some, and a run may not draw all of them.
 widget_state(DEFAULTS, shared=SHARED, options=OPTIONS, ranges=RANGES)
 if st.session_state["qc_kind"] not in KINDS:
     st.session_state["qc_kind"] = DEFAULTS["qc_kind"]
-_reset_note = st.session_state.pop("qc_reset_done", None)
-if _reset_note:  # after a reset: untick the confirmation before the checkbox is drawn again
-    st.session_state.qc_reset_confirm = False
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -46,10 +43,10 @@ def _medical(n: int, seed: int):
     return df, fingerprint.dataset_identity(df)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _uploaded(data: bytes):
-    df = datasets.read_csv(data)
-    return df, fingerprint.dataset_identity(df)
+@st.cache_data(show_spinner=False, max_entries=limits.CACHE_MAX_ENTRIES)
+def _registered(fp: str):
+    """A registered dataset's rows (the server's copy). Only reached after the quota check below."""
+    return registry.load(registry.info(fp))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -79,94 +76,71 @@ def _short(answer) -> str:
 
 st.title("Private query console")
 st.markdown(
-    "Ask questions of a dataset and get **noisy answers**. Every new answer costs ε from a budget that belongs to "
-    "the **analyst and the dataset's content** — it is kept in a ledger on disk, so a new tab or an app restart "
-    "does not refill it. Asking *exactly* the same question again returns the stored answer for free; once the "
-    "budget is spent, new questions are refused before any noise is drawn."
+    "Ask questions of a dataset and get **noisy answers**. The data owner gives each dataset one **cap**: the ε "
+    "and δ that every answer on it, by anyone, spends together — the guarantee to each person in the data. Inside "
+    "it, each analyst spends their own **quota**. Both are kept in a ledger on the server, so a new tab or a "
+    "restart refills nothing; asking *exactly* the same question again returns the stored answer for free, and a "
+    "question that does not fit is refused before any noise is drawn."
 )
 
 # --- who and what --------------------------------------------------------------------------------------
-c1, c2, c3 = st.columns([1, 1, 1])
-analyst = c1.text_input("Analyst name", key="qc_analyst",
-                        help="The budget belongs to this name and the dataset. Names that read the same (case, "
-                             "spaces, look-alike letters) share one budget. Links to this page never carry it.")
-source = c2.radio("Dataset", SOURCES, key="qc_source", horizontal=True)
-if source == SOURCES[0]:
-    s1, s2 = c3.columns(2)
+who = _identity.panel()
+names = [d["name"] for d in (guarded(registry.visible, who) or []) if not d["builtin"]]
+if st.session_state.qc_dataset not in [BUILTIN, *names]:
+    st.session_state.qc_dataset = BUILTIN
+c1, c2 = st.columns([2, 1])
+choice = c1.selectbox("Dataset", [BUILTIN, *names], key="qc_dataset",
+                      help="Registered datasets are kept on the server; you choose them by name. Visitors see the "
+                           "built-in synthetic data only; analysts also the datasets they have a quota on.")
+if choice == BUILTIN:
+    s1, s2 = c2.columns(2)
     n = s1.number_input("Rows", min_value=limits.QUERY_CONSOLE_MIN_ROWS, max_value=limits.QUERY_CONSOLE_MAX_ROWS,
                         step=1000, key="qc_n")
     seed = s2.number_input("Seed", min_value=0, max_value=limits.QUERY_CONSOLE_SEED_MAX, step=1, key="qc_seed")
     df, identity = required(_medical, int(n), int(seed))
-    # the built-in data is registered by the app itself (its content is fixed by code)
-    required(ledger.register_builtin, f"synthetic medical (n={int(n):,}, seed={int(seed)})", identity)
+    info = required(visitors.open_builtin, int(n), int(seed), identity)
+    st.caption(f"Another size or seed is another synthetic population, with its own cap and visitors' quota: nobody "
+               f"real is in any of them. Each has a cap of ε = {limits.BUILTIN_EPSILON_CAP:g} (at most "
+               f"{limits.BUILTIN_MAX_QUERY_EPSILON:g} per answer), and visitors share ε = "
+               f"{limits.VISITORS_EPSILON_QUOTA:g} of it.")
 else:
-    up = c3.file_uploader("CSV with a header row", type=["csv"], key="qc_upload",
-                          help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.")
-    if up is None:
-        st.info("Upload a CSV to query it, or switch back to the synthetic medical data.")
+    info = required(registry.info, choice)
+    if info is None:
         st.stop()
-    df, identity = required(_uploaded, up.getvalue())
+key = info["fingerprint"]
+status = required(quotas.status, who, key, latest=limits.HISTORY_ROWS_SHOWN)  # who may not read it: one message
+if choice != BUILTIN:
+    df = required(_registered, key)
+st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · columns: "
+           f"{', '.join(map(md, df.columns))}")
 
-
-def _admin_token() -> str | None:
-    """The admin token box (disabled, with how to enable it, when the server has no token)."""
-    if not ledger.admin_enabled():
-        st.caption(f"Admin actions are disabled: start the app with the environment variable "
-                   f"`{ledger.ADMIN_ENV}` set to a secret token to enable them.")
-        return None
-    return st.text_input("Admin token", key="qc_token", type="password",
-                         help=f"The token set on the server in {ledger.ADMIN_ENV}.")
-
-
-def _register_upload(identity: dict) -> None:
-    """Admin form: register an uploaded table so that it gets budgets."""
-    with st.expander("Admin: register this upload", expanded=True):
-        st.caption("Registering gives this table budgets. Data that nearly equals a registered dataset (a column "
-                   "added or dropped, a few rows changed) is refused unless you confirm it is different data.")
-        token = _admin_token()
-        name = st.text_input("Dataset name", key="qc_reg_name")
-        similar = st.checkbox("I confirm this is different data, even if it looks like a registered dataset",
-                              key="qc_reg_similar")
-        if st.button("Register dataset", key="qc_register", disabled=token is None):
-            done = guarded(ledger.register_dataset, name, identity, token=token, allow_similar=similar)
-            if done is not None:
-                st.session_state.qc_registered = True
-                st.rerun()
-
-
-key = identity["fingerprint"]
-info = required(ledger.dataset_info, key)
-if info is None:
-    st.warning("This upload is not a registered dataset, so it has no budget and cannot be queried. The data "
-               "owner (admin) registers it once under a name; the same data uploaded again later (rows or columns "
-               "in another order, numbers written differently) is recognised.")
-    _register_upload(identity)
-    st.stop()
-if st.session_state.pop("qc_registered", None):
-    st.success(f"Registered as '{md(info['name'])}'.")
-st.caption(f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · content fingerprint "
-           f"`{key[:12]}…` · columns: {', '.join(map(md, df.columns))}")
-
-status = required(ledger.status, analyst, key)
+cap, quota = status["cap"], status["quota"]
 n_rows = info["n_rows"]
-if status["exists"]:
-    budget = None
-    delta_left = status["delta_remaining"]
-    st.markdown(f"**You have ε = {status['remaining']:g} of {status['total']:g} and δ = {claims.down(delta_left, 2)} of "
-                f"{claims.down(status['delta_total'], 2)} left** on this dataset — each answer protects anyone against what "
-                f"could be learned by {model.NEIGHBOUR}.",
-                help="ε (epsilon) bounds how much any one answer can change when one record is added or removed; "
-                     "smaller is more private. δ is the small chance that bound fails. Both add up over answers.")
-    st.caption("The totals were fixed when first used; only an admin changes them (below).")
+everyone = (f"ε = {cap['remaining']:g} of {cap['epsilon']:g} and δ = {claims.down(cap['delta_remaining'], 2)} of "
+            f"{claims.down(cap['delta'], 2)} left for everyone")
+if quota is None:  # an admin: the dataset as a whole
+    delta_left = cap["delta_remaining"]
+    st.markdown(f"**You administer this dataset: it has {everyone}.**")
+    st.caption("An admin's questions are charged to a quota of their own"
+               + (" or, on the built-in data, to the visitors' quota." if info["builtin"] else
+                  ": sign in as an analyst with a quota (or grant yourself one) to ask."))
+elif quota["visitors"]:
+    delta_left = min(quota["delta_remaining"], cap["delta_remaining"])
+    st.markdown(f"**You are asking as a visitor: this dataset has {everyone}**; the visitors' shared quota (everyone "
+                f"who has not signed in) has ε = {quota['remaining']:g} of {quota['total']:g} left.")
 else:
-    delta_left = info["default_delta_total"]
-    budget = st.columns([1, 2])[0].number_input(
-        "Total budget ε", min_value=0.0, max_value=limits.BUDGET_EPSILON_MAX, step=0.5, key="qc_budget",
-        format="%.3f", help="For this analyst on this dataset. Set once: the first question opens it, and only an "
-                            "admin changes it afterwards.")
-    st.markdown(f"**A new budget: ε = {budget:g} and δ = {claims.down(delta_left, 2)} (1/(10·n) for n = {n_rows:,}) to "
-                f"spend** on this dataset, protecting anyone against {model.NEIGHBOUR}.",
-                help="ε bounds what one answer reveals about one person; δ is the small chance that bound fails.")
+    delta_left = min(quota["delta_remaining"], cap["delta_remaining"])
+    st.markdown(f"**Your quota: ε = {quota['remaining']:g} of {quota['total']:g} and δ = "
+                f"{claims.down(quota['delta_remaining'], 2)} left** on this dataset, which has {everyone}.")
+per_query = f" No answer may spend more than ε = {cap['max_query_epsilon']:g}." if cap["max_query_epsilon"] else ""
+st.caption(f"ε bounds what an answer reveals about any one **row** ({model.NEIGHBOUR}); a person with k rows in "
+           f"the data is protected at up to k·ε. Answers add up (basic composition).{per_query}")
+ids = status["person_identifiers"]
+if ids:
+    named = ", ".join("'" + md(c) + "'" for c in ids)
+    st.warning(f"Column{'s' if len(ids) > 1 else ''} {named} look"
+               f"{'' if len(ids) > 1 else 's'} like a person identifier: if one person has several rows here, ε "
+               "protects each row and that person only at up to k·ε for k rows.")
 
 # --- query builder -------------------------------------------------------------------------------------
 st.subheader("Ask a question")
@@ -213,35 +187,68 @@ mechanism = m1.radio("Mechanism", mechanisms.QUERY_MECHANISMS, key="qc_mech", ho
                      help="Laplace: pure ε-DP, δ = 0 (counts: geometric noise, whole numbers). Gaussian: the "
                           "analytic Gaussian (Balle & Wang 2018), which also spends δ.")
 eps = m2.number_input("ε for this query", min_value=0.0, max_value=limits.QUERY_EPSILON_MAX, step=0.05, key="qc_eps",
-                      format="%.3f", help="What this answer costs from the ε budget. Smaller: more noise, more privacy.")
+                      format="%.3f", help="What this answer costs, from the dataset's cap and your quota. Smaller: "
+                                          "more noise, more privacy.")
 delta = 0.0
 if mechanism == "gaussian":
-    cap = min(delta_left or 0.0, ledger.max_query_delta(n_rows))
-    fits = [d for d in DELTA_CHOICES if d <= cap]
+    top = min(delta_left or 0.0, amounts.max_query_delta(n_rows))
+    fits = [d for d in DELTA_CHOICES if d <= top]
     if not fits:
         m3.caption(f"No δ left for a Gaussian answer (δ left: {claims.down(delta_left or 0, 2)}); use Laplace (δ = 0).")
         delta = None
     else:
         if st.session_state.qc_delta not in fits:
             st.session_state.qc_delta = fits[0]
-        delta = m3.selectbox("δ for this query", fits, key="qc_delta",
-                             format_func=claims.delta,
-                             help="The chance the ε bound fails, charged to the δ budget. Only values within the "
-                                  "δ left and below 1/n are offered.")
+        delta = m3.selectbox("δ for this query", fits, key="qc_delta", format_func=claims.delta,
+                             help="The chance the ε bound fails, charged to the δ cap and quota. Only values within "
+                                  "the δ left and below 1/n are offered.")
+
+
+def _query():
+    """The builder's question, or None while it is not valid (its error shows when Ask is pressed)."""
+    try:
+        return model.make_query(kind, epsilon=eps, mechanism=mechanism, delta=delta, **kw)
+    except DPError:
+        return None
+
+
+def _ask(q) -> None:
+    """Ask; on success draw the page again from the top (the budget sentence above must show the new balance);
+    a refusal or an error is shown here and the history below is read again (it records the refusal)."""
+    global status
+    st.session_state.pop("qc_last", None)  # a refused question must not leave the previous answer looking current
+    st.session_state.pop("qc_pending", None)
+    r = guarded(answering.ask, df, who, q, dataset=key)
+    if r is not None:
+        st.session_state.qc_last = {"who": who.name, "key": key, "result": r, "column": kw.get("column", "")}
+        st.rerun()
+    status = guarded(quotas.status, who, key, latest=limits.HISTORY_ROWS_SHOWN) or status
+
 
 if st.button("Ask (spends ε)", key="qc_ask", type="primary", disabled=delta is None):
-    st.session_state.pop("qc_last", None)  # a refused question must not leave the previous answer looking current
     q = guarded(model.make_query, kind, epsilon=eps, mechanism=mechanism, delta=delta, **kw)
     if q is not None:
-        r = guarded(answering.ask, df, analyst, q, budget=budget, dataset=key)
-        if r is not None:
-            st.session_state.qc_last = {"analyst": ledger.canonical_analyst(analyst), "key": key, "result": r,
-                                        "column": kw.get("column", "")}
-            st.rerun()  # draw the page again from the top: the budget sentence above must show the new balance
-        status = guarded(ledger.status, analyst, key) or status  # spent, refused or created: show it
+        if caution.cautions(q):  # near-exact or above "weak": say so and ask first
+            st.session_state.pop("qc_last", None)
+            st.session_state.qc_pending = [key, q.canonical(), q.epsilon]
+        else:
+            _ask(q)
+pending, q_now = st.session_state.get("qc_pending"), _query()
+if pending and q_now is not None and pending == [key, q_now.canonical(), q_now.epsilon]:
+    with st.container(border=True):
+        st.warning("**This answer would protect almost nobody.** "
+                   + " ".join(md_message(sentence(c)) + "." for c in caution.cautions(q_now))
+                   + " Ask anyway only if that is what you mean to release.")
+        k1, k2 = st.columns([1, 1])
+        if k1.button(f"Ask anyway (spends ε = {q_now.epsilon:g})", key="qc_confirm"):
+            _ask(q_now)
+        if k2.button("Cancel", key="qc_cancel"):
+            st.session_state.pop("qc_pending", None)
+            st.rerun()
 
+cap, quota = status["cap"], status["quota"]
 last = st.session_state.get("qc_last")
-if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(analyst):
+if last and last["key"] == key and last["who"] == who.name:
     r, a = last["result"], last["result"]["answer"]
     mech = MECH_NAMES.get(a["mechanism"], a["mechanism"])
     st.markdown(f"**{md(a['query'])}** · {mech} · ε = {a['epsilon']:g}, δ = {claims.delta(a['delta'])} · neighbours: "
@@ -260,7 +267,9 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
         r1.metric("Noisy answer (DP)", _num(a["answer"]))
         r2.metric("95% interval", f"[{_num(a['interval'][0])}, {_num(a['interval'][1])}]")
         r3.metric("ε spent now", f"{r['epsilon_spent']:g}")
-        r4.metric("ε remaining", f"{r['remaining']:g}", help=f"δ remaining: {claims.down(r['delta_remaining'], 2)}")
+        r4.metric("ε remaining", f"{r['remaining']:g}",
+                  help=f"In your quota (δ remaining: {claims.down(r['delta_remaining'], 2)}); the dataset has ε = "
+                       f"{r['dataset_remaining']:g} left for everyone.")
     spent_how = (f"When first drawn: {a['cost_note']}; this time it is the stored answer, free" if r["reused"]
                  else f"How ε is spent: {a['cost_note']}")  # "ε spent now 0" sat above "ε = 0.1 on one count"
     note = a["interval_note"]  # "Interval: 95% noise interval: …" said it twice
@@ -272,25 +281,44 @@ if last and last["key"] == key and last["analyst"] == ledger.canonical_analyst(a
 # --- budget and history --------------------------------------------------------------------------------
 st.subheader("Budget and ledger")
 g1, g2 = st.columns([1, 2])
-if status["exists"]:
-    chart(figs.budget_gauge(status["remaining"], status["total"]), key="qc_gauge", where=g1)
-    g1.caption(f"Spent ε = {status['spent']:g} of {status['total']:g} and δ = {claims.delta(status['delta_spent'])} of "
-               f"{claims.down(status['delta_total'], 2)} (basic composition, neighbours: {model.NEIGHBOUR}).")
-else:  # the budget the first question opens, full: an empty grey gauge read as a budget already spent
-    chart(figs.budget_gauge(None, budget, opens=True), key="qc_gauge", where=g1)
-hist = pd.DataFrame([{"time": e["time"], "event": e["kind"], "query": e["query"] or "", "ε": e["epsilon"],
-                      "δ": e["delta"], "ε charged": e["cost"], "answer": _short(e["answer"]),
-                      "note": sentence(e["note"] or "")}  # a cell on its own, like an error box
-                     for e in status["history"]],
-                    # what was asked, answered and charged first: a phone shows three columns before it scrolls
-                    columns=["query", "answer", "ε charged", "event", "ε", "δ", "note", "time"])
+if quota is not None:
+    chart(figs.budget_gauge(quota["remaining"], quota["total"]), key="qc_gauge", where=g1)
+    g1.caption(f"{'The visitors’ quota' if quota['visitors'] else 'Your quota'}: spent ε = {quota['spent']:g} of "
+               f"{quota['total']:g} and δ = {claims.delta(quota['delta_spent'])} of "
+               f"{claims.down(quota['delta_total'], 2)}. The dataset as a whole: ε = {cap['spent']:g} of "
+               f"{cap['epsilon']:g} spent (basic composition, neighbours: {model.NEIGHBOUR}).")
+else:
+    chart(figs.budget_gauge(cap["remaining"], cap["epsilon"]), key="qc_gauge", where=g1)
+    g1.caption(f"The dataset's cap: ε = {cap['spent']:g} of {cap['epsilon']:g} spent by everyone together.")
+numbers: dict[str, int] = {}
+for e in status["history"]:  # Q1, Q2, …: two long questions that differ at the end no longer look the same
+    if e["canonical"]:
+        numbers.setdefault(e["canonical"], len(numbers) + 1)
+rows = [{"query": f"Q{numbers[e['canonical']]} · {e['query']}" if e["canonical"] else (e["query"] or ""),
+         "answer": _short(e["answer"]), "ε charged": e["cost"], "event": e["kind"], "ε": e["epsilon"],
+         "δ": e["delta"], "note": sentence(e["note"] or ""), "time": e["time"]}  # a note is a cell on its own
+        for e in status["history"]]
+cols = ["query", "answer", "ε charged", "event", "ε", "δ", "note", "time"]
+if quota is None:  # an admin reads everyone's history: who asked
+    for row, e in zip(rows, status["history"]):
+        row["analyst"] = e["analyst"] or ""
+    cols.insert(3, "analyst")
+hist = pd.DataFrame(rows, columns=cols)  # what was asked, answered and charged first: a phone shows three columns
 with g2:
+    if quota is not None and quota["visitors"]:
+        st.caption("The visitors' shared history: every question asked from this quota, by anyone not signed in.")
+    if status["events"] > len(status["history"]):
+        st.caption(f"The latest {len(status['history']):,} of {status['events']:,} events.")
     st.dataframe(hist, hide_index=True, key="qc_history",  # a long query must not push the answer off a phone
                  column_config={"query": st.column_config.TextColumn(width="medium")})
     if len(hist):
         table_downloads(hist, "ledger_history", key="qc_hist")
+    if numbers:
+        with st.expander(f"The {len(numbers)} question{'' if len(numbers) == 1 else 's'} in full"):
+            st.markdown("\n".join(f"- **Q{i}** {md(next(e['query'] for e in status['history'] if e['canonical'] == c))}"
+                                  for c, i in numbers.items()))
     else:
-        st.caption("No history yet: ask a question.")
+        st.caption("No questions yet: ask one.")
 
 # --- composition ---------------------------------------------------------------------------------------
 st.subheader("Composition: what many answers cost together")
@@ -307,40 +335,23 @@ kmax = k2.number_input("Show up to k queries", min_value=2, max_value=limits.COM
                        key="qc_kmax")
 k3.caption(f"Per query: the builder's ε = {eps:g} with {MECH_NAMES[mechanism]}"
            + (f", δ = {claims.delta(delta)}" if mechanism == "gaussian" else "") + ".")
-curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta))
+curves = guarded(_curves, eps, int(kmax), dprime, mechanism, float(delta or 0.0))
 if curves is not None:
     chart(figs.composition_chart(curves, epsilon=eps, delta_prime=dprime, mechanism=mechanism,
-                                           budget=status["total"] if status["exists"] else budget),
-          key="qc_comp_chart")
-spends = guarded(ledger.spends_since_reset, analyst, key) if status["exists"] else []
-entries = answering.composition_entries(spends or [])
+                                 budget=quota["total"] if quota else cap["epsilon"],
+                                 budget_label=("the visitors' quota" if quota["visitors"] else "your quota") if quota
+                                 else "the dataset's cap"), key="qc_comp_chart")
+entries = answering.composition_entries(status["spends"])
 costs = guarded(composition.ledger_costs, entries, dprime)
 if costs is not None:
-    st.markdown(f"**This analyst's ledger under each rule** ({len(entries)} paid "
-                f"answer{'' if len(entries) == 1 else 's'} since the last reset)")
+    whose = "The visitors' quota" if quota and quota["visitors"] else "Your quota" if quota else "The dataset"
+    reset = quota is not None and any(e["kind"] == "reset" for e in status["history"])
+    st.markdown(f"**{whose} under each rule** ({len(entries)} paid answer{'' if len(entries) == 1 else 's'}"
+                f"{' since the last reset' if reset else ''})")
     st.dataframe(pd.DataFrame([{"rule": c["rule"], "total ε": round(c["epsilon"], 6), "total δ": c["delta"],
                                 "how": sentence(c["note"])} for c in costs]), hide_index=True, key="qc_costs")
-    st.caption("Every row is a valid upper bound; the smallest ε (at its δ) is the tightest. The budget itself is "
-               "enforced with the basic rule.")
+    st.caption(composition.tightest(costs))
 
 # --- admin ---------------------------------------------------------------------------------------------
-with st.expander("Admin: reset this budget or change its totals"):
-    st.caption("Resetting gives the analyst their ε and δ back. It is recorded in the history; nothing is deleted, "
-               "and answers already released stay free to repeat.")
-    token = _admin_token()
-    a1, a2 = st.columns(2)
-    admin = a1.text_input("Admin name (recorded)", key="qc_admin")
-    new_total = a2.number_input("New total ε", min_value=0.0, max_value=limits.BUDGET_EPSILON_MAX, step=0.5,
-                                key="qc_reset_total", format="%.3f")
-    reason = st.text_input("Reason (recorded)", key="qc_reset_reason")
-    confirm = st.checkbox(f"I confirm: reset the budget of {md(status['analyst']) or '—'} on this dataset",
-                          key="qc_reset_confirm")
-    if st.button("Reset budget", key="qc_reset", disabled=not confirm or token is None):
-        done = guarded(ledger.reset, analyst, key, admin=admin, token=token, reason=reason, total=new_total,
-                       confirm=confirm)
-        if done is not None:
-            st.session_state.pop("qc_last", None)
-            st.session_state.qc_reset_done = done["note"]
-            st.rerun()
-    if _reset_note:
-        st.success(textsafe.md_message(sentence(_reset_note)))  # quotes the admin's name and reason
+if who.is_admin:
+    _console_admin.panel(who, info, status)

@@ -2,111 +2,34 @@
 honest privacy bill of the finished run. Runs belong to the session that started them (and admins see all):
 the picker, a link's run, Cancel, downloads, rename and delete go through the job store's ownership checks.
 
-Over 400 lines: one page's flow (the form, the run picker, the running job, the finished run's bill). Issue 28
-asks to split it; that is left until this round's parallel edits of the page (public bounds, RMIA, export) are
-merged, so the split is made once, on the whole page."""
-
-import json
+The view of one finished run lives in pages/_training_run.py; an upload's storage and its public-bounds editor in
+pages/_upload.py (shared with the privacy–utility page)."""
 
 import pandas as pd
 import streamlit as st
 
 from dpcore import claims, limits
-from dpcore.sweep import summary as sweep_summary
 from dpcore.figures import training as figs
 from dpcore.errors import JobError
 from dpcore.jobs import display, owners, registry, store, workers
-from dpcore.training.config import (DATASET_NAMES, MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
+from dpcore.training.config import (MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
                                     dataset_name, model_name, recommended)
-from dpcore.training.data import release_uploads, save_upload, upload_columns
+from dpcore.training import bounds
+from dpcore.training.data import upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
-from dpcore.textsafe import md, md_message
+from pages import _training_form as form, _training_run as run_view, _upload as upload_ui
 from pages._ui import (admin_box, chart, clicked, from_url, guarded, job_caller, manage_box, required,
                        share_in_url, submit_once, table_downloads, widget_state)
 
 TARGET, GROUP = registry.TRAIN, registry.TRAIN_GROUP
-# Option labels short enough for a third of the form at 1280 px; the details are in the widgets' help.
-DATASETS = {**DATASET_NAMES, "csv": "Upload a CSV"}  # the option says what to do; elsewhere "Uploaded CSV"
-DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical: a 10,000-row extract. "
-                "Digits: 8×8 images, 10 classes. Upload a CSV: your own table. MNIST: from the server's data "
-                "folder (.npz).")
-OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # shown; the stored values stay "sgd" / "adam"
-MODEL_HELP = ("MLP: a small neural network; CNN: a small neural network for images. diffprivlib models are "
-              "trained with pure ε (δ = 0): logistic regression by objective perturbation (noise added to what "
-              "training minimises), Gaussian naive Bayes (GaussianNB) with noisy statistics. The others train "
-              "with DP-SGD (Opacus).")
-
-
-def _models_for(kind: str) -> list[str]:
-    if kind in ("digits", "mnist"):
-        return ["cnn", "logreg", "mlp"] + (["diffprivlib_logreg", "diffprivlib_nb"] if kind == "digits" else [])
-    return ["logreg", "mlp", "diffprivlib_logreg", "diffprivlib_nb"]
-
-
-def _on_dataset() -> None:
-    """A new dataset: its first (recommended) model and that pair's hyper-parameters."""
-    st.session_state["tr_model"] = _models_for(st.session_state.get("tr_dataset", "breast_cancer"))[0]
-    _apply_recommended()
-
-
-HYPER = ("epochs", "batch_size", "lr", "clip", "optimizer")  # pre-filled per dataset and model
-
-
-def _apply_recommended() -> None:
-    """Pre-fill the hyper-parameters that work for the chosen dataset and model."""
-    kind = st.session_state.get("tr_dataset", "breast_cancer")
-    rec = recommended(kind, st.session_state["tr_model"])
-    for key in HYPER:
-        st.session_state[f"tr_{key}"] = rec[key]
-
-
 # Held in session state, not value=: the dataset and model callbacks set the hyper-parameters, the advisor's
 # "open on the training page" sets the privacy fields, and the ε / σ field not shown keeps its value.
 widget_state({"tr_dataset": "breast_cancer", "tr_model": "logreg",
-              **{f"tr_{k}": recommended("breast_cancer", "logreg")[k] for k in HYPER},
+              **{f"tr_{k}": recommended("breast_cancer", "logreg")[k] for k in form.HYPER},
               "tr_privacy_mode": "target ε", "tr_eps": 1.0, "tr_sigma": 1.0, "tr_delta": 1e-5})
 
-acc_text = sweep_summary.accuracy_text
-RELATION = "add/remove one record"
-
-
-def _form_from(params: dict) -> None:
-    """The form takes a run's settings, so the form and the run shown below it agree (a link, the run picker)."""
-    ds = str(params.get("dataset") or "")
-    kind = ds.split(":", 1)[0]
-    kind = "csv" if kind in ("csv", "upload") else kind
-    if kind not in DATASETS:
-        return
-    st.session_state["tr_dataset"] = kind
-    if kind == "mnist":
-        st.session_state["tr_mnist_path"] = ds.split(":", 1)[1] if ":" in ds else ""
-    if params.get("model") in _models_for(kind):
-        st.session_state["tr_model"] = params["model"]
-    if kind == "medical" and params.get("target") in MEDICAL_TARGETS:
-        st.session_state["tr_target"] = params["target"]
-    if params.get("epsilon") is not None:
-        st.session_state["tr_privacy_mode"], st.session_state["tr_eps"] = "target ε", float(params["epsilon"])
-    elif params.get("noise_multiplier") is not None:
-        st.session_state["tr_privacy_mode"] = "noise multiplier σ"
-        st.session_state["tr_sigma"] = float(params["noise_multiplier"])
-    for k in HYPER:
-        if params.get(k) is not None:
-            st.session_state[f"tr_{k}"] = params[k]
-    for k, cast in (("delta", float), ("seed", int)):
-        if params.get(k) is not None:
-            st.session_state[f"tr_{k}"] = cast(params[k])
-    if params.get("accountant") in ("prv", "rdp"):
-        st.session_state["tr_accountant"] = params["accountant"]
-    st.session_state["tr_train_size"] = int(params.get("train_size") or 0)
-
-
-def _release_uploads() -> None:
-    """Uploads no queued or running job needs are deleted (finished, cancelled or deleted jobs keep none)."""
-    try:
-        release_uploads()
-    except Exception:  # noqa: BLE001 - housekeeping must never break the page
-        pass
+acc_text, RELATION, ACTIVE = run_view.acc_text, run_view.RELATION, run_view.ACTIVE
 
 
 st.title("Train with DP-SGD")
@@ -123,7 +46,7 @@ st.caption(
     "results — a reload or another tab is a new session. The seed fixes only the data split and the starting "
     "weights; sampling and noise come from a secure source that is never stored."
 )
-_release_uploads()
+upload_ui.release()
 caller = job_caller()
 
 # A link to one run (?tr_pick=ID): shown only to its owner (and admins); the form takes its settings.
@@ -143,16 +66,16 @@ if "tr_pick" not in st.session_state and from_url("tr_pick", ""):
     linked = guarded(_linked, from_url("tr_pick", ""))  # a storage fault: one message
     if linked is not None and linked.group == GROUP:
         st.session_state["tr_pick"] = linked.id
-        _form_from(linked.params)
+        form.take(linked.params)
 
 # ---------------------------------------------------------------------------------------------- the form
 with st.container(border=True):
     c1, c2, c3 = st.columns([2, 2, 2])
-    kind = c1.selectbox("Dataset", list(DATASETS), format_func=DATASETS.get, key="tr_dataset",
-                        on_change=_on_dataset, help=DATASET_HELP)
-    model = c2.selectbox("Model", _models_for(kind), format_func=MODEL_NAMES.get, key="tr_model",
-                         on_change=_apply_recommended, help=MODEL_HELP)
-    dataset, target, upload_bytes = kind, None, None
+    kind = c1.selectbox("Dataset", list(form.DATASETS), format_func=form.DATASETS.get, key="tr_dataset",
+                        on_change=form.on_dataset, help=form.DATASET_HELP)
+    model = c2.selectbox("Model", form.models_for(kind), format_func=MODEL_NAMES.get, key="tr_model",
+                         on_change=form.apply_recommended, help=form.MODEL_HELP)
+    dataset, target, upload_bytes, upload_name, upload_cols, upload_bounds = kind, None, None, None, [], None
     if kind == "medical":
         target = c3.selectbox("Predict", list(MEDICAL_TARGETS), key="tr_target",  # words; the value stays the column
                               format_func=lambda t: "Rare disease (yes/no)" if t == "has_rare_disease" else t.title(),
@@ -166,9 +89,9 @@ with st.container(border=True):
                 upload_bytes = up.getvalue()
                 dataset = "csv:(upload)"
                 target = st.selectbox("Target column (label to predict)", cols, index=len(cols) - 1, key="tr_csv_target")
-                st.caption("Numeric columns are scaled with public bounds where known (age, salary, …); for others "
-                           "the page says below that the scaling leaks. Text columns with ≤ 20 values are one-hot. "
-                           "The file is stored only while its training job needs it.")
+                upload_name = up.name
+                upload_cols, upload_bounds = upload_ui.editor(upload_bytes, target, "tr_bounds")
+                st.caption("The file is validated in memory and stored only while its training jobs need it.")
     elif kind == "mnist":
         mpath = c3.text_input("File name in the data folder", key="tr_mnist_path", placeholder="mnist.npz",
                               help="A keras-layout mnist.npz (x_train, y_train, x_test, y_test) placed by the "
@@ -210,7 +133,7 @@ with st.container(border=True):
                            help="How far one record can move the model in a step: each example's gradient (its "
                                 "push on the model) is clipped to this length (L2 norm).")
     optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer",
-                             format_func=lambda o: OPTIMIZER_NAMES.get(o, o))
+                             format_func=lambda o: form.OPTIMIZER_NAMES.get(o, o))
     seed = h6.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed",
                            help="Fixes the data split and starting weights only; sampling and noise stay secret.")
     train_size = h7.number_input("Training rows", 0, 1_000_000, 0, key="tr_train_size",
@@ -219,7 +142,8 @@ with st.container(border=True):
     params = {"dataset": dataset, "target": target, "model": model, "epsilon": epsilon, "delta": delta,
               "noise_multiplier": noise, "epochs": int(epochs), "batch_size": int(batch), "lr": lr, "clip": clip,
               "optimizer": optimizer, "accountant": accountant, "seed": int(seed),
-              "train_size": int(train_size) or None}
+              "train_size": int(train_size) or None,
+              **({"bounds": upload_bounds, "upload_name": upload_name} if kind == "csv" else {})}
     b1, b2, _ = st.columns([1.4, 1.4, 2.5])
     go_dp = clicked("tr_train_dp", b1.button(
         "Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
@@ -238,12 +162,14 @@ def _with_upload(p: dict) -> dict | None:
     if upload_bytes is None:
         st.error("Upload a CSV file first.")
         return None
-    ref = guarded(save_upload, upload_bytes)
+    if upload_bounds is None or guarded(bounds.require_all, upload_cols, upload_bounds) is None:
+        return None  # every column needs its bounds (or the labelled choice to learn them): said above
+    ref = upload_ui.store(upload_bytes)
     return None if ref is None else {**p, "dataset": ref}
 
 
 def _label(cfg) -> str:
-    return f"{model_name(cfg.model)} · {dataset_name(cfg.dataset)} · " + (
+    return f"{model_name(cfg.model)} · {cfg.upload_name or dataset_name(cfg.dataset)} · " + (
         f"ε={cfg.epsilon:g}" if cfg.epsilon is not None
         else (f"σ={cfg.noise_multiplier:g}" if cfg.noise_multiplier is not None else "non-private"))
 
@@ -256,7 +182,7 @@ def _submit(p: dict, button: str, show: bool = True, with_baseline: bool = False
         return
     cfg = guarded(TrainConfig.from_dict, p)
     if cfg is None or guarded(preflight, cfg) is None:
-        _release_uploads()  # a refused run keeps nothing on disk
+        upload_ui.release()  # a refused run keeps nothing on disk
         return
     units = [(TARGET, cfg.to_dict(), _label(cfg))]
     if with_baseline and cfg.private and _find_baseline(cfg.to_dict(), ACTIVE + ("done",)) is None:
@@ -264,7 +190,7 @@ def _submit(p: dict, button: str, show: bool = True, with_baseline: bool = False
         units.append((TARGET, base.to_dict(), _label(base) + " (twin)"))
     ids, repeated = submit_once(button, store.submit_many, units, owner=caller.owner, group=GROUP)
     if not ids:
-        _release_uploads()
+        upload_ui.release()
         return
     job_id = ids if repeated else ids[0]
     workers.ensure_workers(2)
@@ -272,9 +198,6 @@ def _submit(p: dict, button: str, show: bool = True, with_baseline: bool = False
         st.session_state["tr_new_job"] = job_id
     if not repeated:
         st.toast(f"Queued: {_label(cfg)}" + (" and its non-private twin" if len(units) > 1 else ""))
-
-
-ACTIVE = ("queued", "running")
 
 
 def _find_baseline(params: dict, statuses=("done",), owner: str | None = None) -> dict | None:
@@ -326,7 +249,7 @@ def _on_pick() -> None:
     """Another run picked: the form shows its settings."""
     job = by_id.get(st.session_state.get("tr_pick"))
     if job is not None:
-        _form_from(job.params)
+        form.take(job.params)
 
 
 # The picker's labels never carry the status: a select box keeps showing the label it was opened with, so a
@@ -352,121 +275,6 @@ if polling:
 def _baseline_for(job: dict) -> dict | None:
     """The newest finished non-private baseline with the same model, split and epochs."""
     return _find_baseline(job["params"], ("done",), job.get("owner"))
-
-
-def _fmt(v, spec=".3f", none="—"):
-    return none if v is None else format(v, spec)
-
-
-def _headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> None:
-    """One sentence and one number: what DP cost on this run. The heading is the claim (two lines on a phone;
-    with δ, the relation and the comparison in it, it took up to five); δ and the relation open the line under it."""
-    eps = claims.up(m.epsilon)
-    terms = (f"ε = {eps} holds with δ = {claims.delta(m.delta)} ({RELATION})." if m.delta
-             else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}).")
-    if bm is not None and bm.test_accuracy is not None and m.test_accuracy is not None:
-        cost = (bm.test_accuracy - m.test_accuracy) * 100
-        if cost >= 0.05:
-            st.subheader(f"DP costs {cost:.1f} points of accuracy at ε = {eps}")
-            than = ""
-        else:  # "costs 0.0 points" read as a rounding slip; on one test split it is nothing measured
-            st.subheader(f"DP costs nothing measurable at ε = {eps}")
-            than = " — the same test accuracy" if cost > -0.05 else f" — {-cost:.1f} points above the baseline"
-        st.markdown(f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** with DP vs "
-                    f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}.")
-    else:
-        st.subheader(f"Test accuracy {acc_text(m.test_accuracy)}")
-        st.markdown(terms)
-        if twin is not None and twin["status"] in ACTIVE:
-            st.info("The non-private twin is still training: the cost of DP appears here when it finishes.")
-
-
-def _show_finished(job: dict, twin: dict | None) -> None:
-    m = TrainMetrics.from_job(job) or TrainMetrics.from_dict({})
-    private = m.private
-    bm = None if not private else TrainMetrics.from_job(_baseline_for(job))
-    if m.release_label:
-        st.warning(f"**{m.release_label}** — sampling and noise were drawn from the public seed "
-                   "(tests, teaching). Do not publish this model as DP.")
-    if m.diverged:
-        st.error(f"This run failed to learn: {m.diverged}.")
-    if private:
-        _headline(m, bm, twin)
-    else:
-        st.subheader(f"Non-private baseline: {acc_text(m.test_accuracy)} test accuracy")
-        st.markdown("ε = ∞ (no privacy): trained without DP, so no ε bounds what the model reveals about a record.")
-    k1, k2, k3, k4 = st.columns(4)
-    vs = (None if bm is None or bm.test_accuracy is None or m.test_accuracy is None
-          or abs(m.test_accuracy - bm.test_accuracy) < 0.0005  # no green "+0.0" arrow for no change
-          else f"{(m.test_accuracy - bm.test_accuracy) * 100:+.1f} points vs baseline")
-    k1.metric("Test accuracy", acc_text(m.test_accuracy), delta=vs,
-              help="Share of held-out test rows classified correctly.")
-    k2.metric("Baseline test accuracy (no DP)",
-              acc_text(bm.test_accuracy if bm is not None else None) if private else "this is it")
-    if private and m.accountant and m.noise_multiplier is not None:
-        k3.metric(f"ε ({m.accountant.upper()})", claims.up(m.epsilon),
-                  help=f"Upper bound from the accountant, with δ beside it ({RELATION}).")
-        k4.metric("δ", claims.delta(m.delta), help="Chance the ε guarantee may fail; keep it below 1/rows.")
-        with st.expander("How ε was computed (σ, q, T, both accountants)", expanded=False):
-            k5, k6, k7, k8 = st.columns(4)
-            k5.metric("Noise multiplier σ", _fmt(m.noise_multiplier, ".3f"),
-                      help="Noise standard deviation ÷ clip C.")
-            k6.metric("Sample rate q", _fmt(m.sample_rate, ".3g"),
-                      help="Chance each record is in a batch (Poisson sampling).")
-            k7.metric("Steps T", f"{m.steps}", help="Noisy gradient steps taken.")
-            k8.metric("Training time", f"{m.train_seconds or 0:.1f} s")
-            st.markdown(
-                f"**Both accountants** for this run: PRV ε = **{claims.up(m.epsilon_prv, 4)}**, RDP ε = "
-                f"**{claims.up(m.epsilon_rdp, 4)}** (δ = {claims.delta(m.delta)}, {RELATION}). A common shortcut formula, "
-                f"q/σ·√(2T ln 1/δ), would claim **{m.shortcut_epsilon:.3f}** — that formula is *not* a privacy "
-                "guarantee "
-                + ("and here it claims *less* privacy loss than is real." if m.shortcut_epsilon < m.epsilon_prv
-                   else "(here it happens to be above the real value; it can also be far below).")
-                + " Engineering detail, no effect on ε: each example's gradient (its push on the model) was "
-                f"computed in the Opacus-compatible mode `{m.grad_sample_mode}`."
-            )
-            if m.epsilon_prv:
-                chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
-        if bm is None and (twin is None or twin["status"] not in ACTIVE):
-            if clicked("tr_train_pair", st.button("Train the matching non-private baseline", key="tr_train_pair",
-                                                  icon=":material/compare_arrows:")):
-                _submit(baseline_params(job["params"]), "tr_train_pair", show=False)  # stay: compare when done
-                st.rerun(scope="app")
-    elif private:  # diffprivlib
-        k3.metric("ε (pure, diffprivlib)", claims.up(m.epsilon), help=f"δ = 0, {RELATION}.")
-        k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
-    else:
-        k3.metric("ε", "∞ (not private)")
-        k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
-    st.caption(f":orange-badge[Not DP] training accuracy {acc_text(m.train_accuracy)}, training loss "
-               f"{_fmt(m.train_loss)} nats (natural-log units): computed on the private training rows, for "
-               "diagnosis only. "
-               f"Rows: {m.n_train} train / {m.n_test} test. Preprocessing: {md(m.bounds_note)}.")
-    # these name an upload's columns: shown as text, never as a link, an image or HTML
-    for w in m.warnings:
-        st.warning(md_message(w))
-    for leak in m.leaks:
-        st.warning(f"Preprocessing leak (not covered by ε): {md_message(leak)}")
-    # the stored result as written by the job: the metrics plus the weights' file name and the config
-    stored = job["result"] or {}
-    d1, d2, _ = st.columns([1, 1, 3])
-    d1.download_button("Metrics (JSON)", json.dumps(stored, indent=2).encode(), f"run-{job['id']}.json",
-                       "application/json", key="tr_dl_metrics", icon=":material/download:")
-    wname = stored.get("weights_file")
-    wpath = guarded(store.result_path, job["id"], wname, caller=caller) if wname else None
-    if wpath is not None and wpath.exists():
-        d2.download_button("Model weights", wpath.read_bytes(), f"model-{job['id']}{wpath.suffix}",
-                           "application/octet-stream", key="tr_dl_weights", icon=":material/download:")
-    if private and m.noise_multiplier is not None:  # trade-off curve + privacy statement (engineer G)
-        from dpcore import statement
-        from dpcore.figures import advisor as adv_figs
-
-        stmt = guarded(statement.for_job, job["id"], caller=caller)
-        if stmt:
-            chart(adv_figs.statement_tradeoff_chart(stmt), key="tr_fig_tradeoff")
-            st.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
-                               f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
-                               icon=":material/verified_user:")
 
 
 def _state(job: dict | None) -> str | None:
@@ -501,7 +309,8 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
     bm = TrainMetrics.from_job(_baseline_for(job)) if m is not None and m.private else None
     base_hist = bm.history if bm is not None else None
     if status == "done":
-        _show_finished(job, twin)
+        run_view.show_finished(job, twin, _baseline_for(job) if m is not None and m.private else None,
+                               lambda p, button: _submit(p, button, show=False), caller)
     if figs.epoch_rows(history):
         c1, c2, c3 = st.columns(3)
         chart(figs.loss_chart(history, base_hist), key="tr_fig_loss", where=c1)
@@ -543,7 +352,7 @@ with st.expander("Recent runs", expanded=False):
         eps = ("—" if r is None else claims.up(r.epsilon) if r.epsilon is not None
                else "∞ (no DP)" if not r.private else "—")
         rows.append({"run": j["label"] or j["id"], "status": j["status"],
-                     "test accuracy": acc_text(r.test_accuracy) if r else "—", "ε": eps,
+                     "test accuracy (not covered by ε)": acc_text(r.test_accuracy) if r else "—", "ε": eps,
                      "δ": claims.delta(r.delta) if r and r.delta else "—",
                      "σ": f"{r.noise_multiplier:.3g}" if r and r.noise_multiplier is not None else "—",
                      "seconds": f"{r.train_seconds:.1f}" if r and r.train_seconds is not None else "—",

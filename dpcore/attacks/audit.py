@@ -11,8 +11,8 @@ for ONE test fixed before its rows are looked at. :func:`audit_scores` is the au
 attack, threshold and direction on a random half of the rows and bounds on the other half, so its
 "95% bound" exceeds the true ε in at most 5% of audits (maximising over thresholds on the audited rows,
 as this module did before, overclaimed in 25–49% of audits). :func:`epsilon_lower_bound` is the
-per-threshold primitive (its maximum is NOT a 95% bound). :func:`one_run_lower_bound` is the one-run
-audit of Steinke, Nasr & Jagielski (2023) for canaries included at random. :func:`combine_bounds`
+per-threshold primitive (its maximum is NOT a 95% bound). :func:`dpcore.attacks.one_run.one_run_lower_bound` is
+the one-run audit of Steinke, Nasr & Jagielski (2023) for canaries included at random (its own module). :func:`combine_bounds`
 gives one bound over several models (seeds) at the same confidence. Each is a *lower* bound for
 this attack on these rows — a small value does not mean the model is private. With n members and n
 non-members even a perfect attack cannot certify more than :func:`max_certifiable_epsilon`.
@@ -24,13 +24,13 @@ DP-SGD's is :func:`dpcore.training.accounting.dpsgd_tradeoff`).
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
 from ..errors import DPError
-from ..validation import check_delta, check_epsilon
+from ..validation import check_confidence, check_delta, check_epsilon
+from . import one_run
 
 
 def clopper_pearson(k, n, alpha: float = 0.05):
@@ -81,16 +81,6 @@ def max_certifiable_epsilon(n_pos: int, n_neg: int, delta: float, alpha: float =
     """The largest ε any attack could certify with these counts: a perfect attack (TPR 1, FPR 0)."""
     res = epsilon_lower_bound([n_pos], [0], n_pos, n_neg, delta, alpha)
     return res["lower_bound"]
-
-
-def _check_confidence(confidence) -> float:
-    try:
-        c = float(confidence)
-    except (TypeError, ValueError):
-        raise DPError(f"confidence must be a number in (0, 1), got {confidence!r}; 0.95 is usual") from None
-    if not 0.5 <= c < 1:
-        raise DPError(f"confidence must be in [0.5, 1), got {confidence!r}; 0.95 is usual")
-    return c
 
 
 # --- a bound that holds at its stated confidence ------------------------------------------------------------
@@ -145,7 +135,7 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
     nonmembers, selection_members, selection_nonmembers, max_certifiable, method}.
     """
     delta = check_delta(delta, allow_zero=True)
-    conf = _check_confidence(confidence)
+    conf = check_confidence(confidence)
     alpha = 1.0 - conf
     if not per_attack:
         raise DPError("no attack scores to audit; run at least one attack")
@@ -154,7 +144,9 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
     if len(sizes) != 1:
         raise DPError("every attack must score the same members and non-members (got different counts)")
     n_pos, n_neg = sizes.pop()
-    rng = np.random.default_rng([int(split_seed), 0xA0D1])
+    from .. import limits
+
+    rng = np.random.default_rng([limits.check_seed(split_seed, "split seed"), 0xA0D1])
     perm_p, perm_n = rng.permutation(n_pos), rng.permutation(n_neg)
     sel_p, aud_p = perm_p[: n_pos // 2], perm_p[n_pos // 2:]
     sel_n, aud_n = perm_n[: n_neg // 2], perm_n[n_neg // 2:]
@@ -208,20 +200,9 @@ def _check_stored(a) -> None:
                       "one_run_lower_bound (n_canaries, tried); re-run the audit with one of them")
 
 
-@functools.lru_cache(maxsize=4096)
-def _one_run_at(m: int, tried: tuple, delta: float, alpha: float) -> tuple[float, float]:
-    """A one-run audit's bound re-computed at level ``alpha`` from its candidates' (guesses, correct), with the
-    same Bonferroni over candidates as :func:`one_run_lower_bound`; and the most it could prove (every guess
-    right). Cached: a page draws the same sweep's figures several times per rerun."""
-    r = np.array([t[0] for t in tried], float)
-    v = np.array([t[1] for t in tried], float)
-    a = alpha / len(tried)
-    return float(_one_run_eps(m, r, v, a, delta).max()), float(_one_run_eps(m, r, r, a, delta).max())
-
-
 def stored_bound(a: dict, confidence: float) -> tuple[float, float]:
     """(lower bound, max certifiable) of one stored audit — :func:`audit_scores`' fixed test or
-    :func:`one_run_lower_bound`'s guesses — re-computed from its counts at ``confidence`` (which may be
+    :func:`~dpcore.attacks.one_run.one_run_lower_bound`'s guesses — re-computed from its counts at ``confidence`` (which may be
     above 0.95: a correction for several audits). Valid whatever level the audit was planned at: what was
     chosen was chosen without looking at the counts it is bounded on."""
     _check_stored(a)
@@ -230,10 +211,10 @@ def stored_bound(a: dict, confidence: float) -> tuple[float, float]:
     if _is_one_run(a):
         if a.get("tried"):
             tried = tuple((int(g), int(c)) for g, c in a["tried"])
-            return _one_run_at(int(a["n_canaries"]), tried, delta, alpha)
+            return one_run.bound_at(int(a["n_canaries"]), tried, delta, alpha)
         # stored before the candidates were kept: the chosen one, still corrected for all that were tried
         k = max(int(a.get("candidates") or 1), 1)
-        lb, cert = _one_run_at(int(a["n_canaries"]), ((int(a["guesses"]), int(a["correct"])),), delta, alpha / k)
+        lb, cert = one_run.bound_at(int(a["n_canaries"]), ((int(a["guesses"]), int(a["correct"])),), delta, alpha / k)
         return lb, cert
     lb = _one_test_bound(a["tp"], a["fp"], a["members"], a["nonmembers"], delta, alpha)[0]
     return float(lb), max_certifiable_epsilon(a["members"], a["nonmembers"], delta, alpha)
@@ -245,7 +226,7 @@ def combine_bounds(audits, confidence: float = 0.95) -> dict:
     exceeds the true ε in up to 1 − confidence^k of sweeps: 23% for five seeds).
 
     Each audit — :func:`audit_scores` (a fixed test chosen on its selection half) or
-    :func:`one_run_lower_bound` (canary guesses) — is re-bounded from its stored counts at a corrected level
+    :func:`~dpcore.attacks.one_run.one_run_lower_bound` (canary guesses) — is re-bounded from its stored counts at a corrected level
     (:func:`stored_bound`); the correction is a union bound, so it holds for any mix of the two:
 
     * ``lower_bound`` — the largest seed's bound, each at 1 − (1 − c)/k (Bonferroni: the union of k
@@ -259,7 +240,7 @@ def combine_bounds(audits, confidence: float = 0.95) -> dict:
     median_per_audit_confidence, bounds (each seed's Bonferroni bound, in the given order), best (index
     of the largest), max_certifiable (the most ``lower_bound`` could be with these counts), method}.
     """
-    conf = _check_confidence(confidence)
+    conf = check_confidence(confidence)
     audits = [a for a in (audits or []) if a is not None]
     if not audits:
         raise DPError("no audits to combine; run the membership audit on at least one model")
@@ -278,111 +259,6 @@ def combine_bounds(audits, confidence: float = 0.95) -> dict:
         "method": f"largest of {k} seeds' bounds, each at confidence 1 − (1 − {conf:g})/{k} (Bonferroni); "
                   f"median: bound number {j} of {k} from the top, each at 1 − (1 − {conf:g})·{j}/{k}",
     }
-
-
-# --- the one-run audit (Steinke, Nasr & Jagielski 2023) -------------------------------------------------------
-
-#: Guess fractions tried when k_pos/k_neg are not given: k_pos = k_neg = f·m for each f; the confidence is
-#: Bonferroni-corrected for trying them all.
-ONE_RUN_FRACTIONS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
-
-
-def _one_run_pvalue(m: int, r, v, eps, delta: float):
-    """An upper bound on P[≥ v of r guesses correct] under (ε, δ)-DP (Steinke, Nasr & Jagielski 2023,
-    Theorem 3.1): P[Binomial(r, e^ε/(1+e^ε)) ≥ v] plus, for δ > 0, their δ term 2mδ·max_i P[v > B ≥ v − i]/i
-    (as in the paper's reference code). Vectorised over r, v, eps."""
-    from scipy import stats
-
-    r = np.asarray(r, dtype=float)
-    v = np.asarray(v, dtype=float)
-    q = 1.0 / (1.0 + np.exp(-np.asarray(eps, dtype=float)))
-    beta = stats.binom.sf(v - 1, r, q)
-    if delta == 0:
-        return np.minimum(beta, 1.0)
-    # the δ term for every element at once: window[j, i-1] = P[v_j > B_j >= v_j - i], i = 1..v_j
-    shape = np.broadcast(r, v, q).shape
-    rb, vb, qb, bb = (np.broadcast_to(x, shape).ravel() for x in (r, v, q, beta))
-    i = np.arange(1, int(vb.max(initial=0)) + 1)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        window = stats.binom.cdf(vb[:, None] - 1, rb[:, None], qb[:, None]) \
-            - stats.binom.cdf(vb[:, None] - i - 1, rb[:, None], qb[:, None])
-        ratio = np.where(i <= vb[:, None], window / i, -np.inf)
-    a = np.where(vb > 0, ratio.max(axis=1, initial=-np.inf), 0.0)
-    return np.minimum((bb + a * delta * 2 * m).reshape(shape), 1.0)
-
-
-def _one_run_eps(m: int, r, v, alpha: float, delta: float, iters: int = 50):
-    """Largest ε with p-value(ε) ≤ alpha (bisection, vectorised over (r, v)); 0 if even ε = 0 is not rejected."""
-    r = np.asarray(r, dtype=float)
-    v = np.asarray(v, dtype=float)
-    lo = np.zeros(np.broadcast(r, v).shape)
-    ok0 = _one_run_pvalue(m, r, v, lo, delta) <= alpha
-    hi = np.full(lo.shape, 1.0)
-    for _ in range(12):  # grow hi until rejected no more (p-value grows with ε)
-        grow = _one_run_pvalue(m, r, v, hi, delta) <= alpha
-        if not grow.any():
-            break
-        hi = np.where(grow, hi * 2, hi)
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        rej = _one_run_pvalue(m, r, v, mid, delta) <= alpha
-        lo = np.where(rej, mid, lo)
-        hi = np.where(rej, hi, mid)
-    return np.where(ok0, lo, 0.0)
-
-
-def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: float = 0.95, k_pos=None,
-                        k_neg=None) -> dict:
-    """One-run audit of Steinke, Nasr & Jagielski (2023), "Privacy auditing with one (1) training run".
-
-    m canaries, each included in training independently with probability 1/2 (``included``, 1/0); after
-    training, ``scores`` (higher = "more likely in"). The auditor guesses "in" for the k_pos highest scores
-    and "out" for the k_neg lowest, and counts correct guesses v of r = k_pos + k_neg. Under (ε, δ)-DP
-    the number correct is stochastically dominated by Binomial(r, e^ε/(1 + e^ε)) (plus a δ term), so
-    ε_lb = the largest ε whose p-value for ≥ v correct is ≤ 1 − confidence. With k_pos/k_neg not given,
-    k_pos = k_neg = f·m for each f in :data:`ONE_RUN_FRACTIONS` is tried at confidence
-    1 − (1 − confidence)/len(fractions) (Bonferroni), so the stated confidence still holds.
-
-    Returns {lower_bound, confidence, delta, guesses, correct, k_pos, k_neg, n_canaries, candidates,
-    tried ([guesses, correct] of every candidate: what :func:`combine_bounds` re-bounds at another level)}.
-    """
-    d = check_delta(delta, allow_zero=True)
-    conf = _check_confidence(confidence)
-    s = np.asarray(scores, dtype=float).ravel()
-    inc = np.asarray(included).ravel()
-    if s.size != inc.size:
-        raise DPError(f"got {s.size} scores but {inc.size} inclusion flags; give one of each per canary")
-    if s.size < 2:
-        raise DPError("the one-run audit needs at least 2 canaries (hundreds for a useful bound)")
-    if not np.isfinite(s).all():
-        raise DPError("canary scores contain NaN or infinity; check the model's outputs")
-    if not np.isin(inc, (0, 1, True, False)).all():
-        raise DPError("included must be 1 (canary in training) or 0 (left out) for every canary")
-    inc = inc.astype(bool)
-    m = s.size
-    if (k_pos is None) != (k_neg is None):
-        raise DPError("give both k_pos and k_neg, or neither (then several are tried with a correction)")
-    if k_pos is None:
-        cands = sorted({(max(1, int(round(f * m))),) * 2 for f in ONE_RUN_FRACTIONS if 2 * max(1, round(f * m)) <= m})
-        if not cands:
-            cands = [(1, 1)]
-    else:
-        kp, kn = int(k_pos), int(k_neg)
-        if kp != k_pos or kn != k_neg or kp < 0 or kn < 0 or kp + kn < 1 or kp + kn > m:
-            raise DPError(f"k_pos and k_neg must be whole numbers >= 0 with 1 <= k_pos + k_neg <= {m} canaries")
-        cands = [(kp, kn)]
-    alpha = (1 - conf) / len(cands)
-    order = np.argsort(-s, kind="mergesort")  # a deterministic function of the scores alone
-    inc_sorted = inc[order]
-    top = np.r_[0, np.cumsum(inc_sorted)]            # included among the k highest
-    bottom = np.r_[0, np.cumsum(~inc_sorted[::-1])]  # left out among the k lowest
-    r = np.array([kp + kn for kp, kn in cands])
-    v = np.array([top[kp] + bottom[kn] for kp, kn in cands])
-    eps = _one_run_eps(m, r, v, alpha, d)
-    i = int(np.argmax(eps))
-    return {"lower_bound": float(eps[i]), "confidence": conf, "delta": d, "guesses": int(r[i]),
-            "correct": int(v[i]), "k_pos": int(cands[i][0]), "k_neg": int(cands[i][1]), "n_canaries": int(m),
-            "candidates": len(cands), "tried": [[int(a), int(b)] for a, b in zip(r, v)]}
 
 
 # --- theoretical ceilings on the ROC --------------------------------------------------------------------

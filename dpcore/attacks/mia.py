@@ -18,6 +18,9 @@ Attacks
   (offline: score = (φ − μ_out) / σ_out) and, online, also over shadows that did (score = likelihood
   ratio N(φ; μ_in, σ_in) / N(φ; μ_out, σ_out)). With few shadows the variance is pooled over rows
   ("fixed variance", as the paper recommends below 64 shadows).
+- ``rmia``: Zarifzadeh, Liu, Shokri & Zhang (ICML 2024), offline, from the same shadow (reference) models as
+  LiRA: the target's probability of the true class over the reference models' OUT average, compared with a
+  population (:mod:`dpcore.attacks.rmia`, where its ``a`` is documented).
 
 Shadow models are fitted by a caller-supplied ``fit(X, y, seed) -> predict_proba``; the sweep passes
 :func:`dpcore.training.train` with the target's own configuration (see ``dpcore.sweep.point._shadow_fit``);
@@ -32,12 +35,14 @@ import numpy as np
 
 from ..errors import Cancelled, DPError
 
-ATTACKS = ("threshold", "loss", "lira_offline", "lira_online")
+ATTACKS = ("threshold", "loss", "lira_offline", "lira_online", "rmia")
+LIRA = ("lira_offline", "lira_online")
 ATTACK_LABELS = {
     "threshold": "confidence > median (simplest)",
     "loss": "loss threshold (Yeom)",
     "lira_offline": "LiRA offline",
     "lira_online": "LiRA online",
+    "rmia": "RMIA offline (Zarifzadeh et al.)",
 }
 _EPS = 1e-12
 
@@ -269,8 +274,10 @@ def default_shadow_fit(model: str = "mlp", hidden: int = 64, epochs: int = 100, 
 
 
 def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: int = 8, seed=0,
-                should_stop=None, progress=None, fit_many=None) -> dict[str, tuple[Roc, dict]]:
-    """Train ``n_shadows`` shadows on random halves of the pool and run LiRA offline and online.
+                should_stop=None, progress=None, fit_many=None, which=LIRA) -> dict[str, tuple[Roc, dict]]:
+    """Train ``n_shadows`` shadows on random halves of the pool and run LiRA offline and online (``which``: the
+    attacks to score with them, any of ``lira_offline``, ``lira_online`` and ``rmia``, which uses the same shadows
+    as its reference models).
 
     target_proba_pool: the target model's probabilities on the pool rows; is_member: bool per pool row
     (ground truth, used only to score the attack). Each row is IN for exactly half of the shadows
@@ -312,9 +319,18 @@ def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: in
     target_phi = logit_confidence(target_proba_pool, y_pool)
     out = {}
     for name, online in (("lira_offline", False), ("lira_online", True)):
-        s = lira_scores(target_phi, phis, keep, online=online)
-        out[name] = (roc(s[is_member], s[~is_member]), {"shadows": n_shadows,
-                                                        "_scores": (s[is_member], s[~is_member])})
+        if name in which:
+            s = lira_scores(target_phi, phis, keep, online=online)
+            out[name] = (roc(s[is_member], s[~is_member]), {"shadows": n_shadows,
+                                                            "_scores": (s[is_member], s[~is_member])})
+    if "rmia" in which:
+        from . import rmia
+
+        # the reference models' probabilities of the true class, back from φ (the logit of that probability)
+        s = rmia.rmia_scores(true_class_confidence(target_proba_pool, y_pool), 1.0 / (1.0 + np.exp(-phis)), keep)
+        out["rmia"] = (roc(s[is_member], s[~is_member]), {"shadows": n_shadows, "a": rmia.DEFAULT_A,
+                                                          "gamma": rmia.DEFAULT_GAMMA,
+                                                          "_scores": (s[is_member], s[~is_member])})
     return out
 
 
@@ -322,12 +338,13 @@ def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("th
                 shadows: int = 8, shadow_fit=None, seed=0, max_per_side: int | None = None,
                 should_stop=None, progress=None, shadow_fit_many=None) -> dict:
     """Run the chosen attacks on a trained model. Returns {attack: metrics dict} plus the raw Roc objects
-    under ``"_roc"`` and each attack's (member_scores, nonmember_scores) under ``"_scores"`` (for
-    :func:`dpcore.attacks.audit.audit_scores`; drop both before serialising). Every attack scores the same rows in
+    under ``"_roc"``, each attack's (member_scores, nonmember_scores) under ``"_scores"`` (for
+    :func:`dpcore.attacks.audit.audit_scores`) and the scored rows under ``"_members"`` (indices into the training
+    and the held-out rows); drop the three before serialising. Every attack scores the same rows in
     the same order."""
     unknown = [a for a in attacks if a not in ("threshold", "loss", "lira", *ATTACKS)]
     if unknown:
-        raise DPError(f"unknown attack(s) {unknown}; choose from threshold, loss, lira")
+        raise DPError(f"unknown attack(s) {unknown}; choose from threshold, loss, lira, rmia")
     rng = _rng(seed)
     mi, ni = membership_sample(len(y_train), len(y_test), rng, max_per_side)
     Xm, ym, Xn, yn = X_train[mi], np.asarray(y_train)[mi], X_test[ni], np.asarray(y_test)[ni]
@@ -348,18 +365,20 @@ def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("th
         rocs["loss"] = r
         scores["loss"] = (loss_scores(pm, ym), loss_scores(pn, yn))
         results["loss"] = {**attack_metrics(r), "operating_point": extra}
-    if any(a in attacks for a in ("lira", "lira_offline", "lira_online")):
+    which = [n for n in LIRA if "lira" in attacks or n in attacks] + (["rmia"] if "rmia" in attacks else [])
+    if which:
         if shadow_fit is None:
             shadow_fit = default_shadow_fit()
         X_pool = np.concatenate([Xm, Xn])
         y_pool = np.concatenate([ym, yn])
         member = np.r_[np.ones(len(ym), bool), np.zeros(len(yn), bool)]
         lira = lira_attack(np.concatenate([pm, pn]), X_pool, y_pool, member, shadow_fit, shadows, rng,
-                           should_stop=should_stop, progress=progress, fit_many=shadow_fit_many)
+                           should_stop=should_stop, progress=progress, fit_many=shadow_fit_many, which=which)
         for name, (r, extra) in lira.items():
             rocs[name] = r
             scores[name] = extra.pop("_scores")
             results[name] = {**attack_metrics(r), **extra}
     results["_roc"] = rocs
     results["_scores"] = scores
+    results["_members"] = (mi, ni)
     return results

@@ -5,21 +5,25 @@ RISK, one of: ``--max-tpr T --at-fpr A`` (membership attacker), ``--max-posterio
 Δ = 1), SUM (``--bounds LO:HI``) or MEAN (``--bounds LO:HI --n N``), or any ``--sensitivity``; for DP-SGD
 ``--min-accuracy X --sweep ID`` (a stored sweep's accuracy-vs-ε curve). DP-SGD needs ``--sample-rate q
 --steps T`` (or the sweep's). Prints JSON with ``epsilon`` (at ``delta``), ``epsilon_range``, ``feasible`` and
-``sigma`` (Gaussian), ``scale_b`` (Laplace) or ``noise_multiplier`` (DP-SGD); see :mod:`dpcore.advise`.
+``sigma`` (Gaussian), ``scale_b`` (Laplace) or ``noise_multiplier`` (DP-SGD); see :mod:`dpcore.advisor`.
+``--statement FILE`` also writes the decision as a signed statement (:mod:`dpcore.advisor.decision`): risk limit →
+ε → expected error or accuracy, with the failure probabilities; ``statement --verify FILE`` recomputes it.
 """
 
 from __future__ import annotations
 
-from .. import advise as adv
+from .. import statement
+from ..advisor import decision, links, targets
 from ..errors import DPError
+from ..serialize import check_json_path, write_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("advise", help="solve a risk limit and a utility target for ε (σ, noise multiplier)")
-    p.add_argument("--mechanism", required=True, choices=list(adv.MECHANISMS),
+    p.add_argument("--mechanism", required=True, choices=list(targets.MECHANISMS),
                    help="gaussian, laplace (any pure ε-DP) or dpsgd")
     p.add_argument("--delta", type=float, default=None,
-                   help=f"δ of the ε reported (default {adv.DEFAULT_DELTA:g}; Laplace has δ = 0)")
+                   help=f"δ of the ε reported (default {targets.DEFAULT_DELTA:g}; Laplace has δ = 0)")
     p.add_argument("--sensitivity", type=float, default=None, help="sensitivity Δ (default: the query's, or 1)")
     r = p.add_argument_group("risk limit (one)")
     r.add_argument("--max-tpr", type=float, help="attacker TPR at most T ...")
@@ -39,10 +43,12 @@ def register(sub) -> None:
     d = p.add_argument_group("DP-SGD")
     d.add_argument("--sample-rate", type=float, default=None, help="Poisson sampling rate q = batch / rows")
     d.add_argument("--steps", type=int, default=None, help="number of steps T")
+    p.add_argument("--statement", metavar="FILE.json", default=None,
+                   help="also write the decision as a signed statement (python -m dpcore statement --verify FILE)")
     p.set_defaults(func=run)
 
 
-def risk_from_args(args) -> adv.RiskLimit:
+def risk_from_args(args) -> targets.RiskLimit:
     given = [name for name, v in (("--max-tpr", args.max_tpr), ("--max-posterior", args.max_posterior),
                                   ("--max-advantage", args.max_advantage)) if v is not None]
     if len(given) != 1:
@@ -51,19 +57,19 @@ def risk_from_args(args) -> adv.RiskLimit:
     if args.max_tpr is not None:
         if args.at_fpr is None:
             raise DPError("--max-tpr needs --at-fpr (the false-positive rate it is measured at, e.g. 0.01)")
-        return adv.RiskLimit("tpr", args.max_tpr, args.at_fpr)
+        return targets.RiskLimit("tpr", args.max_tpr, args.at_fpr)
     if args.max_posterior is not None:
         if args.prior is None:
             raise DPError("--max-posterior needs --prior (the attacker's belief before the release, e.g. 0.01)")
-        return adv.RiskLimit("posterior", args.max_posterior, args.prior)
-    return adv.RiskLimit("advantage", args.max_advantage)
+        return targets.RiskLimit("posterior", args.max_posterior, args.prior)
+    return targets.RiskLimit("advantage", args.max_advantage)
 
 
-def utility_from_args(args) -> adv.UtilityTarget | None:
+def utility_from_args(args) -> targets.UtilityTarget | None:
     if args.min_accuracy is not None:
         if args.within is not None:
             raise DPError("give one utility target: --within K or --min-accuracy X, not both")
-        return adv.UtilityTarget("accuracy", accuracy=args.min_accuracy, sweep=args.sweep)
+        return targets.UtilityTarget("accuracy", accuracy=args.min_accuracy, sweep=args.sweep)
     if args.within is None:
         for opt, v in (("--bounds", args.bounds), ("--n", args.n), ("--query", args.query), ("--sweep", args.sweep)):
             if v is not None:
@@ -71,7 +77,7 @@ def utility_from_args(args) -> adv.UtilityTarget | None:
         return None
     kind = args.query or ("mean" if args.n is not None else "sum" if args.bounds is not None else "count")
     sens = args.sensitivity if kind != "count" or args.sensitivity is not None else None
-    return adv.UtilityTarget(kind, within=args.within, confidence=args.confidence, sensitivity=sens,
+    return targets.UtilityTarget(kind, within=args.within, confidence=args.confidence, sensitivity=sens,
                              bounds=args.bounds, n=args.n)
 
 
@@ -80,9 +86,15 @@ def run(args) -> dict:
     util = utility_from_args(args)
     if args.mechanism == "laplace" and args.delta not in (None, 0.0):
         raise DPError("Laplace is pure ε-DP (δ = 0): drop --delta, or choose --mechanism gaussian")
-    out = adv.advise(args.mechanism, risk, util, delta=args.delta,
-                     sensitivity=args.sensitivity if util is None or util.kind == "count" else None,
-                     sample_rate=args.sample_rate, steps=args.steps)
-    out["link"] = adv.page_link(out)  # the same links the advisor page offers
-    out["console_link"] = adv.console_link(out)  # None when no COUNT/SUM/MEAN query is advised
+    if args.statement is not None:
+        check_json_path(args.statement, "--statement")  # before the solve: an unusable path fails first
+    inp = decision.inputs(args.mechanism, risk, util, delta=args.delta,
+                          sensitivity=args.sensitivity if util is None or util.kind == "count" else None,
+                          sample_rate=args.sample_rate, steps=args.steps)
+    out = decision.solve_inputs(inp)
+    out["link"] = links.page_link(out)  # the same links the advisor page offers
+    out["console_link"] = links.console_link(out)  # None when no COUNT/SUM/MEAN query is advised
+    if args.statement is not None:
+        write_json(args.statement, statement.issue(decision.statement(inp, out)), "--statement")
+        out["statement"] = args.statement
     return out

@@ -1,61 +1,50 @@
-"""`python -m dpcore audit --scores FILE.csv [--delta D] [--confidence 0.95] [--split-seed K] [--one-run]`
+"""`python -m dpcore audit --scores FILE.csv [--delta D] [--confidence 0.95] [--split-seed K] [--one-run]
+[--epsilon E | --noise-multiplier S --sample-rate Q --steps T]`
 
-FILE has a column ``member`` (1 = in the training data, 0 = not) and a column ``score`` (higher means "more
-likely a member", e.g. from your own attack on your own model). Prints JSON with the empirical-ε lower
-bound at the stated confidence and the counts it rests on (:func:`dpcore.attacks.audit.audit_scores`: threshold and
-direction chosen on a random half of the rows, bound computed on the other half). With ``--one-run`` the
-rows are canaries that were each included with probability 1/2 and the one-run audit of Steinke, Nasr &
-Jagielski (2023) is used instead.
+FILE has a column ``member`` (1 = in the training data, 0 = not), a column ``score`` (higher means "more likely a
+member", e.g. from your own attack on your own model) and optionally ``canary`` (1 = a canary that was put in
+training by a fair coin: audited with the one-run method of Steinke, Nasr & Jagielski 2023). Prints JSON from
+:func:`dpcore.attacks.model_audit.audit_model` — the split audit's lower bound on ε at the stated confidence and the
+counts it rests on (also at the top level, as before), the ROC figures (AUC, TPR at 1% and 0.1% FPR), the one-run
+audit of the canaries, and with a stated mechanism the exact worst-case ceiling and whether the audit contradicts the
+claim. ``--one-run``: every row is a canary. The same function as the "Audit your model" page.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
-from ..attacks import audit
-from ..data import datasets
-from ..errors import DPError
+from ..attacks import model_audit
+from ..cli import seed_arg
 
 
 def register(sub) -> None:
-    p = sub.add_parser("audit", help="empirical ε lower bound from membership scores (member, score CSV)")
+    p = sub.add_parser("audit", help="what membership scores prove about a model's ε (member, score[, canary] CSV)")
     p.add_argument("--scores", required=True, metavar="FILE.csv",
-                   help="CSV with columns member (1/0) and score (higher = more likely a member)")
+                   help="CSV with columns member (1/0) and score (higher = more likely a member), optionally canary "
+                        "(1/0)")
     p.add_argument("--delta", type=float, default=1e-5, help="δ of the claim being audited (default 1e-5)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound (default 0.95)")
-    p.add_argument("--split-seed", type=int, default=0,
+    p.add_argument("--split-seed", type=seed_arg, default=0,
                    help="seed of the random half/half split (choose vs bound); any value keeps the confidence")
     p.add_argument("--one-run", action="store_true",
                    help="rows are canaries included with probability 1/2: one-run audit (Steinke et al. 2023)")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help="the model's claimed ε (at --delta): adds the worst-case ceiling and whether the audit "
+                        "contradicts it")
+    p.add_argument("--noise-multiplier", type=float, default=None, help="DP-SGD's noise multiplier σ (with "
+                   "--sample-rate and --steps, instead of --epsilon): the claim and ceiling from its exact PLD")
+    p.add_argument("--sample-rate", type=float, default=None, help="DP-SGD's sample rate q (batch size / rows)")
+    p.add_argument("--steps", type=int, default=None, help="DP-SGD's number of noisy steps")
     p.set_defaults(func=run)
 
 
-def read_scores(source) -> tuple[np.ndarray, np.ndarray]:
-    """(member flags, scores) from a CSV with columns member and score; DPError with what to fix."""
-    df = datasets.read_csv(source)
-    cols = {str(c).strip().lower(): c for c in df.columns}
-    missing = [c for c in ("member", "score") if c not in cols]
-    if missing:
-        raise DPError(f"the scores CSV needs columns member (1/0) and score; missing {', '.join(missing)}")
-    member = pd.to_numeric(df[cols["member"]], errors="coerce").to_numpy(dtype=float)
-    score = pd.to_numeric(df[cols["score"]], errors="coerce").to_numpy(dtype=float)
-    if not np.isin(member, (0.0, 1.0)).all():
-        raise DPError("column member must be 1 (in the training data) or 0 (not) on every row")
-    if not np.isfinite(score).all():
-        raise DPError("column score must be a finite number on every row (no blanks, text or infinity)")
-    return member.astype(bool), score
-
-
 def run(args) -> dict:
-    member, score = read_scores(args.scores)
+    t = model_audit.read_scores(args.scores)
+    mech = model_audit.mechanism(epsilon=args.epsilon, delta=args.delta, noise_multiplier=args.noise_multiplier,
+                                 sample_rate=args.sample_rate, steps=args.steps)
+    canary = t["canary"]
     if args.one_run:
-        out = audit.one_run_lower_bound(score, member, delta=args.delta, confidence=args.confidence)
-        out["method"] = "one-run audit (Steinke, Nasr & Jagielski 2023), Bonferroni over the guess counts tried"
-    else:
-        out = audit.audit_scores({"scores": (score[member], score[~member])}, args.delta, args.confidence,
-                                 split_seed=args.split_seed)
-        out.pop("attack", None)
-    out["rows"] = int(member.size)
-    out["neighbour_relation"] = "add/remove one person"
-    return out
+        canary = [True] * len(t["member"])
+    out = model_audit.audit_model(t["member"], t["score"], canary, delta=args.delta, confidence=args.confidence,
+                                  split_seed=args.split_seed, mech=mech)
+    main = out["one_run"] if args.one_run else (out["split_audit"] or out["one_run"])
+    return {**(main or {}), **out}

@@ -1,58 +1,90 @@
-"""Privacy budgets of the query console.
+"""Datasets' caps and quotas.
 
-`python -m dpcore budget status --data FILE.csv --analyst NAME` (remaining ε and δ, history; read-only),
-`python -m dpcore budget register --data FILE.csv --name NAME [--allow-similar]` (admin: give the data a budget),
-`python -m dpcore budget reset --data FILE.csv --analyst NAME --admin WHO --confirm [--total B] [--delta-total D]
-[--reason TEXT]` (admin). Admin actions need the server's token: $DP_EXPLORER_ADMIN_TOKEN, or --admin-token.
+`python -m dpcore budget register --data FILE --name NAME --epsilon E [--delta D] [--max-query-epsilon Q]
+[--allow-similar]` (admin: copy the data into the home and set its cap), `budget cap --dataset NAME [--epsilon E]
+[--delta D] [--max-query-epsilon Q] --reason TEXT` (admin: change the cap, recorded), `budget reset --dataset NAME
+--analyst NAME --confirm --reason TEXT [--total E] [--delta-total D]` (admin: give a quota back; the dataset's
+released total stays), `budget status --dataset NAME [--analyst NAME]` (the cap, what everyone together spent and
+what is left, and your quota and history; read-only) and `budget list` (the datasets you may query).
+Admin actions need $DP_EXPLORER_ADMIN_TOKEN (checked against the hash stored by `admin init`); an analyst reads
+their own quota with --analyst NAME and $DP_EXPLORER_ANALYST_KEY.
 """
 
 from __future__ import annotations
 
-import os
-
+from ..budgets import quotas, registry
 from ..data import datasets
-from ..queries import fingerprint, ledger
 from ..errors import DPError
+from ..queries import fingerprint
+from . import _who
 
 
 def register(sub) -> None:
-    p = sub.add_parser("budget", help="privacy budgets: status, or admin register / reset")
-    p.add_argument("action", choices=["status", "register", "reset"],
-                   help="status: remaining ε and δ and history; register: admin, give a dataset budgets; "
-                        "reset: admin, give an analyst their budget back (or change its totals)")
-    p.add_argument("--data", required=True, help="CSV file (the budget belongs to its content)")
-    p.add_argument("--analyst", help="analyst name (status, reset)")
+    p = sub.add_parser("budget", help="datasets' caps and quotas: status, list, or admin register / cap / reset")
+    p.add_argument("action", choices=["status", "list", "register", "cap", "reset"],
+                   help="status: a dataset's cap, what is left and your quota and history; list: the datasets you "
+                        "may query; register (admin): copy data into the home with a cap; cap (admin): change a "
+                        "cap, with a reason; reset (admin): give an analyst their quota back")
+    p.add_argument("--dataset", help="a registered dataset's name (status, cap, reset)")
+    p.add_argument("--data", help="register: the CSV file; status: a CSV that resolves to a registered dataset")
     p.add_argument("--name", help="register: the dataset's name")
+    p.add_argument("--epsilon", type=float, default=None, help="register: the dataset's ε cap; cap: a new ε cap")
+    p.add_argument("--delta", type=float, default=None,
+                   help="register, cap: the dataset's δ cap (default 1/(10·n); below 1/n)")
+    p.add_argument("--max-query-epsilon", type=float, default=None,
+                   help="register, cap: the most ε one answer may spend on this dataset")
     p.add_argument("--allow-similar", action="store_true",
-                   help="register: confirm that data nearly equal to a registered dataset is different data")
-    p.add_argument("--admin-token", default=None,
-                   help=f"admin token (default: ${ledger.ADMIN_ENV}); register and reset need it")
-    p.add_argument("--admin", help="reset: who resets (recorded)")
+                   help="register: confirm that data holding the same people as a registered dataset is different")
+    p.add_argument("--analyst", help="status: whose quota (yours, with $DP_EXPLORER_ANALYST_KEY; an admin: anyone's); "
+                                     "reset: whose quota")
     p.add_argument("--confirm", action="store_true", help="reset: confirm the reset")
-    p.add_argument("--total", type=float, default=None, help="reset: new total ε (default: keep the total)")
-    p.add_argument("--delta-total", type=float, default=None, help="reset: new total δ (at most 1/n)")
-    p.add_argument("--reason", default="", help="reset: why (recorded)")
+    p.add_argument("--total", type=float, default=None, help="reset: a new quota ε (default: keep it)")
+    p.add_argument("--delta-total", type=float, default=None, help="reset: a new quota δ (below 1/n)")
+    p.add_argument("--reason", default="", help="cap, reset: why (recorded in the history)")
     p.set_defaults(func=run)
 
 
-def run(args) -> dict:
-    if args.action != "register" and not (args.analyst or "").strip():
-        raise DPError(f"budget {args.action} needs --analyst NAME")
-    token = args.admin_token if args.admin_token is not None else os.environ.get(ledger.ADMIN_ENV, "")
-    if args.action in ("register", "reset"):
-        ledger.check_admin_token(token)  # before reading the data: refused without the token
-    df = datasets.read_csv(args.data)
+def _dataset(args) -> str:
+    if args.dataset and args.data:
+        raise DPError("give --dataset NAME or --data FILE, not both")
+    if args.dataset:
+        return args.dataset
+    if args.data:  # the owner's own file: only as a way to name the registered dataset it is
+        return fingerprint.dataset_key(datasets.read_csv(args.data))
+    raise DPError(f"budget {args.action} needs --dataset NAME (`python -m dpcore budget list` shows them)")
+
+
+def _released(e: dict) -> dict:
+    """A history entry as the CLI prints it: what was released, not internals."""
+    e.pop("canonical", None)
+    if isinstance(e["answer"], dict):
+        a = e["answer"]
+        e["answer"] = {k: a[k] for k in ("answer", "interval", "labels") if k in a}
+    return e
+
+
+def run(args) -> dict | list:
     if args.action == "register":
-        return ledger.register_dataset(args.name, fingerprint.dataset_identity(df), token=token,
-                                       allow_similar=args.allow_similar)
-    key = fingerprint.dataset_key(df)
+        who = _who.admin()  # before reading the data: refused without the admin token
+        if not args.data or not args.name or args.epsilon is None:
+            raise DPError("budget register needs --data FILE, --name NAME and --epsilon E (the dataset's cap)")
+        return registry.register(who, args.name, datasets.read_csv(args.data), epsilon=args.epsilon,
+                                 delta=args.delta, max_query_epsilon=args.max_query_epsilon,
+                                 allow_similar=args.allow_similar)
+    if args.action == "cap":
+        return registry.set_cap(_who.admin(), _dataset(args), epsilon=args.epsilon, delta=args.delta,
+                                max_query_epsilon=args.max_query_epsilon, reason=args.reason)
     if args.action == "reset":
-        return ledger.reset(args.analyst, key, admin=args.admin, token=token, reason=args.reason, total=args.total,
+        who = _who.admin()
+        if not (args.analyst or "").strip():
+            raise DPError("budget reset needs --analyst NAME (whose quota)")
+        return quotas.reset(who, args.analyst, _dataset(args), reason=args.reason, total=args.total,
                             delta_total=args.delta_total, confirm=args.confirm)
-    out = ledger.status(args.analyst, key)
-    for e in out["history"]:
-        e.pop("canonical", None)
-        if isinstance(e["answer"], dict):  # keep what was released, not internals
-            a = e["answer"]
-            e["answer"] = {k: a[k] for k in ("answer", "interval", "labels") if k in a}
+    if args.action == "list":
+        who = _who.reader(args.analyst)
+        return [{k: d[k] for k in ("name", "n_rows", "builtin", "cap", "spent", "remaining", "delta_cap",
+                                   "delta_remaining", "max_query_epsilon", "columns", "person_identifiers")}
+                for d in registry.visible(who)]
+    out = quotas.status(_who.reader(args.analyst), _dataset(args), analyst=args.analyst)
+    out["history"] = [_released(e) for e in out["history"]]
     return out

@@ -8,7 +8,6 @@ The command line acts as the CLI owner (:mod:`dpcore.jobs.owners`): it sees and 
 
 from __future__ import annotations
 
-import os
 
 from .. import limits
 from ..cli import int_arg
@@ -62,9 +61,9 @@ def caller(args) -> owners.Caller:
     """The CLI owner, an admin after the admin check when ``--admin`` is given."""
     if not getattr(args, "admin", False):
         return owners.CLI
-    from ..queries import ledger
+    from . import _who
 
-    ledger.check_admin_token(os.environ.get(ledger.ADMIN_ENV, ""))  # the one admin check the CLI makes
+    _who.admin()  # the one admin check: $DP_EXPLORER_ADMIN_TOKEN against the hash `admin init` stored
     return owners.Caller(owners.CLI_OWNER, admin=True)
 
 

@@ -1,30 +1,32 @@
-"""`python -m dpcore query --data FILE.csv --analyst NAME [--budget B] [--delta-budget D] --epsilon E
-(--count COL=VALUE | --sum COL --bounds LO:HI | --mean COL --bounds LO:HI | --histogram COL) [--where COL=VALUE ...]`
+"""`python -m dpcore query --dataset NAME [--analyst NAME] --epsilon E (--count COL=VALUE | --sum COL --bounds LO:HI |
+--mean COL --bounds LO:HI | --histogram COL) [--where COL=VALUE ...]`
 
-One private answer, charged to the (analyst, registered dataset) budget in the ledger (ε and δ, under one
-neighbour relation: add or remove one record), drawn through :mod:`dpcore.noise.release` (OpenDP's exact
-whole-number noise; a SUM or MEAN states its grid and rounding in ``grid``). Bounds a release cannot represent are
-refused before anything is spent. The data must be registered first (`budget register`, an admin
-action). Exit code 3 when the budget would be exceeded (nothing spent, no noise drawn); 2 for bad input.
+One private answer on a registered dataset (kept on the server: analysts never need the file), charged to the
+dataset's cap and the asker's quota (ε and δ, under one neighbour relation: add or remove one record), drawn
+through :mod:`dpcore.noise.release` (OpenDP's exact whole-number noise; a SUM or MEAN states its grid and rounding
+in ``grid``). Bounds a release cannot represent are refused before anything is spent. The analyst's key comes from
+$DP_EXPLORER_ANALYST_KEY (never an argument); without --analyst you ask as a visitor, from the visitors' shared
+quota of the built-in synthetic data. ``--data FILE`` names a registered dataset by its content (the owner's own
+file). Exit code 3 when the per-query cap, the dataset's cap or the quota would be exceeded (nothing spent, no
+noise drawn); 2 for bad input.
 """
 
 from __future__ import annotations
 
+from ..budgets import quotas, registry, visitors
 from ..data import datasets
 from ..noise import mechanisms
 from ..queries import answering, fingerprint, model
 from ..errors import DPError
+from . import _who
 
 
 def register(sub) -> None:
     p = sub.add_parser("query", help="ask one private question against a persistent privacy budget")
-    p.add_argument("--data", required=True, help="CSV file with a header row (a registered dataset)")
-    p.add_argument("--analyst", required=True, help="who asks (the budget belongs to analyst + registered dataset)")
-    p.add_argument("--budget", type=float, default=None,
-                   help="total ε for this analyst on this dataset; needed the first time, later must match or be "
-                        "omitted")
-    p.add_argument("--delta-budget", type=float, default=None,
-                   help="total δ for this analyst on this dataset, set the first time (default 1/(10·n); at most 1/n)")
+    p.add_argument("--dataset", help="a registered dataset's name (`python -m dpcore budget list`)")
+    p.add_argument("--data", help="a CSV file that is a registered dataset (the data owner's own copy)")
+    p.add_argument("--analyst", default=None,
+                   help="who asks (with $DP_EXPLORER_ANALYST_KEY); leave out to ask as a visitor (built-in data)")
     p.add_argument("--epsilon", required=True, type=float, help="ε this query spends, e.g. 0.1")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--count", metavar="COL=VALUE", help="count rows where COL=VALUE ('*' for all rows; "
@@ -58,7 +60,20 @@ def run(args) -> dict:
     if not mechanisms.mechanism_class(args.mechanism).pure and delta is None:
         raise DPError("the Gaussian mechanism needs --delta (charged to the δ budget, below 1/n), e.g. --delta 1e-7; "
                       "or use --mechanism laplace (δ = 0)")
-    df = datasets.read_csv(args.data)
+    if bool(args.dataset) == bool(args.data):
+        raise DPError("name the data with --dataset NAME (`python -m dpcore budget list` shows the datasets you may "
+                      "query), or --data FILE for a registered file of your own — one of them")
+    who = _who.asker(args.analyst)
+    if args.data:
+        df = datasets.read_csv(args.data)
+        key = fingerprint.dataset_key(df)
+        if registry.info(key) is None:
+            raise registry.not_registered(args.data)
+    else:
+        info = visitors.resolve(args.dataset)
+        key = info["fingerprint"]
+        quotas.status(who, key, with_history=False)  # who has no quota here: refused before the data is read
+        df = registry.load(info)
     if args.count is not None:
         q = model.make_query("count", epsilon=args.epsilon, condition=args.count, where=args.where,
                                mechanism=args.mechanism, delta=delta or 0.0)
@@ -70,8 +85,7 @@ def run(args) -> dict:
         q = model.make_query(kind, epsilon=args.epsilon, column=column, bounds=args.bounds, where=args.where,
                                mechanism=args.mechanism, delta=delta or 0.0, bins=args.bins,
                                categories=args.categories, public_n=args.public_n)
-    key = fingerprint.dataset_key(df)
-    r = answering.ask(df, args.analyst, q, budget=args.budget, delta_budget=args.delta_budget, dataset=key)
+    r = answering.ask(df, who, q, dataset=key)
     a = r["answer"]
     out = {"answer": a["answer"], "interval": a["interval"], "interval_note": a["interval_note"],
            "epsilon_spent": r["epsilon_spent"], "remaining": r["remaining"], "total": r["total"],
@@ -79,8 +93,10 @@ def run(args) -> dict:
            "delta_total": r["delta_total"], "delta_remaining": r["delta_remaining"], "reused": r["reused"],
            "epsilon_charged": r["epsilon_charged"], "query": a["query"], "epsilon": a["epsilon"],
            "delta": a["delta"], "mechanism": a["mechanism"], "neighbour": r["neighbour"],
-           "cost_note": a["cost_note"], "secure": a["secure"], "analyst": " ".join(args.analyst.split()),
-           "dataset": key, "dataset_name": r["dataset_name"]}
+           "cost_note": a["cost_note"], "secure": a["secure"], "asked_as": who.describe(),
+           "visitors": r["visitors"], "dataset": r["dataset_name"], "fingerprint": key,
+           "dataset_spent": r["dataset_spent"], "dataset_cap": r["dataset_cap"],
+           "dataset_remaining": r["dataset_remaining"], "dataset_delta_remaining": r["dataset_delta_remaining"]}
     for field in ("labels", "grid", "noise"):  # the grid and rounding of a SUM or MEAN; the noise's name
         if field in a:
             out[field] = a[field]

@@ -1,13 +1,15 @@
-"""`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger ANALYST DATASET ...] [--epsilon E]`:
-a self-contained HTML report, with a privacy statement for the sweep, each training run and each query history."""
+"""`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger DATASET ...] [--analyst NAME]
+[--advice FILE ...] [--epsilon E]`: a self-contained HTML report, with a privacy statement for the sweep, each
+training run and each dataset's query history (what the dataset released as a whole, with your quota's share;
+--analyst with $DP_EXPLORER_ANALYST_KEY, or the admin token), and the decision record of each advice."""
 
 from __future__ import annotations
-
 
 from .. import limits, report
 from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..storage import check_user_path, write_user_file
+from . import _who
 
 
 def register(sub) -> None:
@@ -17,8 +19,12 @@ def register(sub) -> None:
     p.add_argument("--sweep", default=None, help="include a stored privacy–utility sweep by id")
     p.add_argument("--job", action="append", default=[], metavar="ID",
                    help="add the privacy statement of a finished training run (repeatable)")
-    p.add_argument("--ledger", action="append", nargs=2, default=[], metavar=("ANALYST", "DATASET"),
-                   help="add the privacy statement of an analyst's query history on a dataset key (repeatable)")
+    p.add_argument("--ledger", action="append", default=[], metavar="DATASET",
+                   help="add the privacy statement of a registered dataset's query history (repeatable)")
+    p.add_argument("--analyst", default=None,
+                   help="with --ledger: your analyst name ($DP_EXPLORER_ANALYST_KEY); an admin: any analyst's share")
+    p.add_argument("--advice", action="append", default=[], metavar="FILE.json",
+                   help="add the decision record of an advice (advise … --statement FILE; verified first; repeatable)")
     p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS), default=10_000,
                    help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} "
                         "(default 10000)")
@@ -33,8 +39,28 @@ def run(args) -> dict:
     check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
     from ..jobs.owners import CLI
 
+    advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
+    viewer = _who.reader(args.analyst) if args.ledger else None
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[tuple(x) for x in args.ledger], caller=CLI)
+                        ledgers=[(x, args.analyst) for x in args.ledger], advice=advice, caller=CLI, viewer=viewer)
     write_user_file(args.out, html.encode())
     return {"out": args.out, "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
-            "jobs": args.job, "ledgers": len(args.ledger)}
+            "jobs": args.job, "ledgers": len(args.ledger), "advice": len(advice)}
+
+
+def _advice(path: str) -> dict:
+    """An advice statement that checks out (signature and every figure), or a DPError naming what does not."""
+    from .. import storage, verification
+    from ..limits import STATEMENT_MAX_BYTES
+
+    raw = storage.read_user_file(path, max_bytes=STATEMENT_MAX_BYTES, what="statement file", option="--advice")
+    if len(raw) > STATEMENT_MAX_BYTES:
+        raise DPError(f"{path} is larger than a statement can be ({STATEMENT_MAX_BYTES:,} bytes)")
+    st = verification.parse(raw, path)
+    if st.get("kind") != "advice":
+        raise DPError(f"--advice {path} is a {st.get('kind') or 'non'}-statement, not an advice's decision record "
+                      "(python -m dpcore advise … --statement FILE makes one)")
+    out = verification.verify(st)
+    if not out["verified"]:
+        raise DPError(f"--advice {path} does not check out: {out['problems'][0]}")
+    return st

@@ -1,18 +1,28 @@
-"""`python -m dpcore sweep [--dataset D] [--model M] [--epsilons 0.25,0.5,...] [--seeds K]
-[--attacks threshold,loss,lira] [--shadows N] [--canaries M] [--size-fractions 0.25,0.5] [--reproducible-noise]
-[--json OUT]`: a privacy–utility sweep with membership-inference attacks, a canary audit (one-run, Steinke et al.
-2023) and a training-set-size control. No options: the page's default demo (about two minutes on 2 cores)."""
+"""`python -m dpcore sweep [--dataset D | --data FILE.csv --target COL [--bounds COL=LOW:HIGH ...] [--bounds-file F]]
+[--model M] [--epsilons 0.25,0.5,...] [--seeds K] [--attacks threshold,loss,lira,rmia] [--shadows N] [--canaries M]
+[--size-fractions 0.25,0.5] [--reproducible-noise] [--json OUT]`: a privacy–utility sweep with membership-inference
+attacks, a canary audit (one-run, Steinke et al. 2023) and a training-set-size control. No options: the page's default
+demo (about two minutes on 2 cores). ``--data``: your own CSV with the table defaults
+(:data:`dpcore.sweep.config.TABLE_DEFAULTS`), its public bounds as for ``train``."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..errors import DPError
 from ..serialize import check_json_path, write_json
 from ..sweep import runs as sweep_runs, summary as sweep_summary
-from ..sweep.config import SweepConfig
+from ..sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
+from ..training import bounds
+from .train import add_bounds_options
 
 _D = SweepConfig()
+_T = SweepConfig(**TABLE_DEFAULTS)
+
+
+def _csv(values) -> str:
+    return ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
 
 
 def _floats(text: str, option: str = "--epsilons") -> tuple:
@@ -24,22 +34,32 @@ def _floats(text: str, option: str = "--epsilons") -> tuple:
 
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="privacy–utility sweep: accuracy, membership inference and empirical ε per ε")
-    p.add_argument("--dataset", default=_D.dataset, help=f"digits, breast_cancer, medical, ... (default {_D.dataset})")
+    p.add_argument("--dataset", default=None, help=f"digits, breast_cancer, medical, ... (default {_D.dataset})")
+    p.add_argument("--data", default=None, metavar="FILE.csv",
+                   help="your own CSV (with --target): the table defaults below, its bounds from --bounds")
     p.add_argument("--target", default=None, help="target column (medical / csv datasets)")
-    p.add_argument("--model", default=_D.model, choices=["logreg", "mlp", "cnn"], help=f"default {_D.model}")
-    p.add_argument("--epsilons", default=",".join(f"{e:g}" for e in _D.epsilons),
-                   help="comma-separated ε grid (default %(default)s)")
-    p.add_argument("--seeds", type=int, default=_D.seeds, help="models per ε (error bars; default %(default)s)")
-    p.add_argument("--attacks", default=",".join(_D.attacks), help="threshold,loss,lira (default %(default)s)")
-    p.add_argument("--shadows", type=int, default=_D.shadows, help="LiRA shadow models (default %(default)s)")
-    p.add_argument("--epochs", type=int, default=_D.epochs, help="default %(default)s")
-    p.add_argument("--batch-size", type=int, default=_D.batch_size, help="expected batch size (default %(default)s)")
-    p.add_argument("--lr", type=float, default=_D.lr, help="learning rate (default %(default)s)")
-    p.add_argument("--train-size", type=int, default=_D.train_size, help="training rows (default: all)")
-    p.add_argument("--canaries", type=int, default=_D.canaries,
-                   help="mislabelled canaries for the one-run audit, each in with probability 1/2 (default %(default)s)")
-    p.add_argument("--size-fractions", default=",".join(f"{f:g}" for f in _D.size_fractions),
-                   help="training-set-size control: fractions of the rows, '' for none (default %(default)s)")
+    p.add_argument("--model", default=None, choices=["logreg", "mlp", "cnn"],
+                   help=f"default {_D.model} (--data: {_T.model})")
+    p.add_argument("--epsilons", default=None,
+                   help=f"comma-separated ε grid (default {_csv(_D.epsilons)}; --data: {_csv(_T.epsilons)})")
+    p.add_argument("--seeds", type=int, default=None, help=f"models per ε (error bars; default {_D.seeds}; "
+                                                           f"--data: {_T.seeds})")
+    p.add_argument("--attacks", default=None,
+                   help=f"of threshold,loss,lira,rmia (default {_csv(_D.attacks)}; --data: {_csv(_T.attacks)})")
+    p.add_argument("--shadows", type=int, default=None,
+                   help=f"shadow (reference) models of LiRA and RMIA (default {_D.shadows}; --data: {_T.shadows})")
+    p.add_argument("--epochs", type=int, default=None, help=f"default {_D.epochs} (--data: {_T.epochs})")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help=f"expected batch size (default {_D.batch_size}; --data: {_T.batch_size})")
+    p.add_argument("--lr", type=float, default=None, help=f"learning rate (default {_D.lr}; --data: {_T.lr})")
+    p.add_argument("--train-size", type=int, default=None, help="training rows (default: all)")
+    p.add_argument("--canaries", type=int, default=None,
+                   help=f"mislabelled canaries for the one-run audit, each in with probability 1/2 (default "
+                        f"{_D.canaries}; --data: {_T.canaries})")
+    p.add_argument("--size-fractions", default=None,
+                   help=f"training-set-size control: fractions of the rows, '' for none (default "
+                        f"{_csv(_D.size_fractions)}; --data: none)")
+    add_bounds_options(p)
     p.add_argument("--reproducible-noise", action="store_true",
                    help="draw sampling, noise and canary coins from the seeds (tests/teaching): NOT a DP release")
     p.add_argument("--delta", type=float, default=_D.delta, help="default %(default)s")
@@ -56,15 +76,34 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def config_from_args(args) -> SweepConfig:
+    """The sweep the options ask for: the demo's defaults, or with ``--data`` the table defaults and its bounds."""
+    if args.data is not None and args.dataset is not None:
+        raise DPError("give either --data FILE.csv (your table) or --dataset, not both")
+    b = bounds.from_cli(args.bounds, args.bounds_file)
+    if args.data is None and b is not None and not str(args.dataset or "").startswith("csv:"):
+        raise DPError("--bounds are for your own CSV: give it with --data FILE.csv --target COLUMN")
+    base = _T if args.data is not None else _D
+    model = args.model or base.model
+    given = {"model": model, "epsilons": None if args.epsilons is None else _floats(args.epsilons),
+             "seeds": args.seeds, "shadows": args.shadows, "epochs": args.epochs, "train_size": args.train_size,
+             "batch_size": args.batch_size, "lr": args.lr, "canaries": args.canaries,
+             "attacks": None if args.attacks is None else tuple(a.strip() for a in args.attacks.split(",")),
+             "size_fractions": None if args.size_fractions is None else _floats(args.size_fractions,
+                                                                                 "--size-fractions")}
+    settings = {k: v for k, v in given.items() if v is not None}
+    settings.update(delta=args.delta, device=args.device, reproducible_noise=args.reproducible_noise,
+                    hidden=base.hidden if model == "mlp" else None)
+    if args.data is not None:
+        if not args.target:
+            raise DPError("--data needs --target COLUMN: the label to predict")
+        return for_upload(args.data, args.target, bounds=b, upload_name=Path(args.data).name, **settings)
+    return SweepConfig(dataset=args.dataset or _D.dataset, target=args.target, bounds=b, **settings).validate()
+
+
 def run(args) -> dict:
     check_json_path(args.json_out)  # a bad --json target fails now, not after the sweep
-    cfg = SweepConfig(
-        dataset=args.dataset, target=args.target, model=args.model, epsilons=_floats(args.epsilons),
-        seeds=args.seeds, attacks=tuple(a.strip() for a in args.attacks.split(",")), shadows=args.shadows,
-        epochs=args.epochs, train_size=args.train_size, batch_size=args.batch_size, lr=args.lr, delta=args.delta,
-        hidden=_D.hidden if args.model == "mlp" else None, device=args.device, canaries=args.canaries,
-        size_fractions=_floats(args.size_fractions, "--size-fractions"), reproducible_noise=args.reproducible_noise,
-    ).validate()
+    cfg = config_from_args(args)
     from ..limits import WORKERS_MAX
 
     if not 0 <= args.workers <= WORKERS_MAX:  # refused before any job is submitted

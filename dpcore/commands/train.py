@@ -1,11 +1,13 @@
 """`python -m dpcore train --dataset {medical,breast_cancer,digits,csv:PATH,mnist:PATH} [--target COL]
 --model {logreg,mlp,cnn} --epsilon E|none [--delta D] [--noise-multiplier S] [--epochs N] [--batch-size B]
-[--lr LR] [--clip C] [--accountant prv|rdp] [--seed K] [--reproducible-noise] [--json OUT] [--background]`
+[--lr LR] [--clip C] [--accountant prv|rdp] [--seed K] [--reproducible-noise] [--bounds COL=LOW:HIGH ...]
+[--bounds-file FILE.json] [--json OUT] [--background]`
 
 Trains one model (DP-SGD with Opacus, or the non-private baseline with ``--epsilon none``) and prints
 its metrics as JSON. The run is recorded as a job (``python -m dpcore jobs list``). ``--background``
 submits it to the background workers and prints the job id at once. Unset hyper-parameters take the
-recommended values for the dataset and model.
+recommended values for the dataset and model. ``--bounds``/``--bounds-file`` declare a CSV's public bounds
+(:mod:`dpcore.training.bounds`): with every column declared, nothing about the scaling is read from the rows.
 
 The seed fixes the data split and the initial weights; Poisson sampling and noise come from secret seeds that
 are never stored. ``--reproducible-noise`` draws them from the seed (tests, teaching): the run is then labelled
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 import sys
 
+from ..cli import seed_arg
 from ..errors import DPError
 from ..serialize import check_json_path, write_json
+from ..training import bounds
 from ..training.config import GRAD_SAMPLE_MODES, MODELS, OPTIMIZERS, TrainConfig, recommended
 from ..training.job import preflight
 
@@ -48,7 +52,7 @@ def register(sub) -> None:
     p.add_argument("--clip", type=float, default=None, help="max per-sample gradient norm C")
     p.add_argument("--optimizer", choices=list(OPTIMIZERS), default=None, help="sgd or adam")
     p.add_argument("--accountant", choices=["prv", "rdp"], default="prv", help="privacy accountant (default prv)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=seed_arg, default=0,
                    help="seed of the data split and initial weights (sampling and noise stay secret)")
     p.add_argument("--reproducible-noise", action="store_true",
                    help="draw sampling and noise from --seed too (tests/teaching): NOT a DP release")
@@ -58,9 +62,21 @@ def register(sub) -> None:
                    help="per-sample gradient mode (default: fastest measured for the model)")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                    help="auto = a CUDA GPU when present, else CPU; cuda without one is an error (default auto)")
+    add_bounds_options(p)
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
     p.add_argument("--background", action="store_true", help="submit as a background job and print its id")
     p.set_defaults(func=run)
+
+
+def add_bounds_options(p) -> None:
+    """``--bounds`` and ``--bounds-file``: an uploaded CSV's public bounds (train and sweep share them)."""
+    p.add_argument("--bounds", action="append", default=[], metavar="COL=LOW:HIGH",
+                   help="public bounds of a CSV column, repeatable: age=0:120 (a range), sex=F,M (categories; for the "
+                        "target: its classes) or income=from-data (learned from the rows: not covered by ε). A column "
+                        "left out is scaled as before (a known public range, or its own min/max: a leak, listed)")
+    p.add_argument("--bounds-file", default=None, metavar="FILE.json",
+                   help='public bounds of every column as JSON: {"age": [0, 120], "sex": ["F", "M"], '
+                        '"label": ["no", "yes"]}; --bounds entries replace its entries')
 
 
 def params_from_args(args) -> dict:
@@ -69,7 +85,8 @@ def params_from_args(args) -> dict:
               "delta": args.delta, "noise_multiplier": args.noise_multiplier, "accountant": args.accountant,
               "seed": args.seed, "train_size": args.train_size, "grad_sample_mode": args.grad_sample_mode,
               "device": args.device,
-              "reproducible_noise": bool(getattr(args, "reproducible_noise", False))}
+              "reproducible_noise": bool(getattr(args, "reproducible_noise", False)),
+              "bounds": bounds.from_cli(args.bounds, args.bounds_file)}
     for key in ("epochs", "batch_size", "lr", "clip", "optimizer", "hidden"):
         value = getattr(args, key)
         if value is not None:

@@ -269,6 +269,13 @@ def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_U
     unnamed = [c for c in df.columns if str(c).startswith("Unnamed:")]
     if unnamed and len(unnamed) == df.shape[1]:
         raise DPError("CSV has no header row; the first line must name the columns")
+    if df.shape[1] == 1:  # "age;sex;label" read as one column: a CSV saved with another separator
+        only = str(df.columns[0])
+        sep = next((c for c in (";", "\t", "|") if c in only), None)
+        if sep is not None:
+            shown = {"\t": "tabs"}.get(sep, repr(sep))
+            raise DPError(f"CSV has one column named {only[:40]!r}: the file separates values with {shown}, not commas; "
+                          "save it as comma-separated CSV (in a spreadsheet: CSV, comma delimited) and upload again")
     names = [c.strip() for c in _header(data)]
     long = [str(c) for c in df.columns if len(str(c)) > limits.UPLOAD_MAX_NAME_CHARS]
     if long:

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import advise, claims, textsafe
+from .. import claims, textsafe
+from ..advisor import links
 from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis, roc_axes, subtitle
 
 FPR_MIN = 1e-5
@@ -34,7 +35,7 @@ def feasible_band_chart(result: dict, *, height: int = 260) -> go.Figure:
         fig.add_trace(go.Scatter(x=[lo, lo], y=[0, 1], mode="lines", line=dict(color=NON_PRIVATE, width=3, dash="dash"),
                                  name=textsafe.plotly(f"utility target: ε ≥ {claims.up(lo)}")))
     fig.add_trace(go.Scatter(x=[eps], y=[0.5], mode="markers", marker=dict(size=14, color=PRIVATE, symbol="diamond"),
-                             name=f"recommended ε = {advise.recommended_text(result)}"))
+                             name=f"recommended ε = {links.recommended_text(result)}"))
     base_layout(fig, textsafe.plotly(band), "", "", height=height)
     epsilon_axis(fig, f"ε at δ = {claims.delta(result['delta'])} (log scale)", range=[math.log10(x0), math.log10(x1)])
     fig.update_yaxes(visible=False, range=[0, 1])
@@ -87,24 +88,21 @@ def noise_tradeoff_chart(mechanism: str, epsilon: float, delta: float | None, se
     return tradeoff_chart([c], "Best possible attack on one release")
 
 
-def _eps_text(rows, *, n: int | None = None, accountant: dict | None = None) -> str:
+def _eps_text(rows, *, accountant: dict | None = None) -> str:
     """ε at each δ of a statement, each named by where it comes from: a training run's own accountant first (the
     number its page headlines), then the exact PLD's, which is tighter ("ε = 0.985" beside a headline of 0.995
-    read as a contradiction); δ = 1/n is called so (n the training rows)."""
-    def at(d: float) -> str:
-        return "1/n" if n and math.isclose(d, 1 / n) else claims.delta(d)
-
+    read as a contradiction)."""
     parts = []
     if accountant and accountant.get("epsilon") is not None and accountant.get("name"):
         parts.append(f"{str(accountant['name']).upper()} (the run's accountant): ε ≤ {claims.up(accountant['epsilon'])} "
-                     f"at δ = {at(accountant['delta'])}")
+                     f"at δ = {claims.delta(accountant['delta'])}")
     pld = [r for r in rows if r.get("epsilon_pld") is not None]
     if pld:
         parts.append(("exact PLD: " if parts else "ε ") + ", ".join(
-            f"≤ {claims.up(r['epsilon_pld'])} at δ = {at(r['delta'])}" for r in pld))
-    parts += [f"ε ≤ {claims.up(r['epsilon'])} at δ = {at(r['delta'])}" for r in rows
+            f"≤ {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])}" for r in pld))
+    parts += [f"ε ≤ {claims.up(r['epsilon'])} at δ = {claims.delta(r['delta'])}" for r in rows
               if r.get("epsilon_pld") is None and r.get("epsilon") is not None and not parts]
-    return "; ".join(parts) + (f" (n = {n:,})" if n and any(math.isclose(r["delta"], 1 / n) for r in rows) else "")
+    return "; ".join(parts)
 
 
 _STATEMENT_TITLE = {"training_run": "this run", "sweep": "each sweep point", "ledger": "this query history"}
@@ -131,7 +129,7 @@ def statement_tradeoff_chart(st: dict) -> go.Figure:
         src = "the PLD" if st.get("kind") != "ledger" else "the (ε, δ) guarantees"
         name = f"worst case from {src}" + (f" (μ ≈ {mu['value']:.3g})" if mu.get("value") is not None else "")
         curves = [{"name": name, **st["tradeoff"]}]
-        eps = _eps_text(st.get("epsilon_at_delta") or [], n=st.get("rows"),
+        eps = _eps_text(st.get("epsilon_at_delta") or [],
                         accountant=st.get("accountant") if st.get("kind") == "training_run" else None)
         note = (eps + "; " if eps else "") + st.get("neighbour_relation", "")
     return tradeoff_chart(curves, title, note=note)

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import claims
-from ..noise.interpret import DEPLOYMENTS, posterior_bound
+from ..noise.interpret import DEPLOYMENTS, fact_bound, posterior_bound
 from . import style
 
 
@@ -34,17 +34,25 @@ def deployments_chart(user_epsilon: float) -> go.Figure:
 
 
 def posterior_chart(epsilon: float) -> go.Figure:
+    """The attacker's highest belief after a release, for the two questions ε bounds: whether a person is in the
+    data (e^ε) and a fact about someone known to be in it (the replace-one question, e^(2ε))."""
     prior = np.linspace(0, 1, 201)
     post = posterior_bound(prior, epsilon)
+    fact = fact_bound(prior, epsilon)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=prior, y=prior, mode="lines", name="no information (ε = 0)",
                              line=dict(color=style.NEUTRAL, dash="dot"), hoverinfo="skip"))
     # the hover writes the bound rounded up (73.106% → "at most 73.2%"), not the axis' nearest whole percent
-    fig.add_trace(go.Scatter(x=prior, y=post, mode="lines", name=f"upper bound at ε = {epsilon:g}",
+    fig.add_trace(go.Scatter(x=prior, y=post, mode="lines", name=f"is a person in the data? (ε = {epsilon:g})",
                              customdata=[claims.percent(v, up=True) for v in post],
-                             hovertemplate="%{x:.1%} sure before → at most %{customdata} after<extra></extra>",
+                             hovertemplate="in the data: %{x:.1%} sure before → at most %{customdata} after"
+                                           "<extra></extra>",
                              line=dict(color=style.PRIVATE, width=3), fill="tonexty",
                              fillcolor=style.rgba(style.PRIVATE, 0.15)))
+    fig.add_trace(go.Scatter(x=prior, y=fact, mode="lines", name="a fact about someone known to be in it (2ε)",
+                             customdata=[claims.percent(v, up=True) for v in fact],
+                             hovertemplate="a fact: %{x:.1%} sure before → at most %{customdata} after<extra></extra>",
+                             line=dict(color=style.BOUND, width=2, dash="dash")))
     style.base_layout(fig, "Attacker's belief, before and after",  # short lines: fit a phone
                       "belief before (prior probability)", "highest belief after (probability)")
     fig.update_xaxes(range=[0, 1], tickformat=".0%")

@@ -6,7 +6,6 @@ Plotly figure; ε axes are log scale.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -78,17 +77,20 @@ def size_chart(result: dict) -> go.Figure:
     rows = sweep_summary.size_control(result)
     fig = go.Figure()
     if rows:
-        x = [f"{r['fraction']:.0%} ({r['n_train']:,} rows)" for r in rows]
+        # what DP costs is written under each pair of bars, in the axis's own font and in lines short enough for a
+        # third of a phone: as text above the bars it was crossed by the error bars and shrank to ~3 px there
+        x = [f"{r['fraction']:.0%}<br>({r['n_train']:,} rows)<br><b>DP: −{r['cost'] * 100:.1f} pts</b>"
+             for r in rows]
         fig.add_trace(go.Bar(x=x, y=[r["baseline_accuracy"] for r in rows], name="non-private baseline",
                              marker_color=style.NON_PRIVATE,
                              error_y=dict(type="data", array=[r["baseline_accuracy_sd"] or 0 for r in rows])))
         fig.add_trace(go.Bar(x=x, y=[r["dp_accuracy"] for r in rows], name=f"DP-SGD at ε = {rows[0]['epsilon']:g}",
                              marker_color=style.PRIVATE,
-                             error_y=dict(type="data", array=[r["dp_accuracy_sd"] or 0 for r in rows]),
-                             text=[f"costs {r['cost'] * 100:.1f} points" for r in rows], textposition="outside"))
-    style.base_layout(fig, "More data makes DP cheaper: accuracy by training-set size", "training rows used",
-                      "test accuracy (% of test rows)", height=430)
-    fig.update_yaxes(tickformat=".0%", range=[0, 1.12])
+                             error_y=dict(type="data", array=[r["dp_accuracy_sd"] or 0 for r in rows])))
+    style.base_layout(fig, "More data makes DP cheaper: accuracy by training-set size",
+                      "training rows used (under each: what DP costs, in accuracy points)",
+                      "test accuracy (% of test rows)", height=450)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     fig.update_layout(barmode="group")
     return fig
 
@@ -188,14 +190,30 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
     return fig
 
 
+def empirical_epsilon_note(result: dict) -> str:
+    """The caption under :func:`empirical_epsilon_chart`, naming only the marks it draws (a caption once spoke of
+    diamonds on a chart that had none)."""
+    pts = [p for p in result.get("points", []) if p.get("empirical_epsilon")]
+    dots = [p for p in pts if p["empirical_epsilon"]["lower_bound"] >= _FLOOR]
+    diamonds = [r for r in sweep_summary.by_epsilon(result) if (r.get("empirical_epsilon") or 0) >= _FLOOR]
+    words = []
+    if dots:
+        words.append("each dot: one model's 95% lower bound on ε from its audit")
+    if diamonds:
+        words.append("each open diamond: all seeds of an ε together, 95% overall")
+    if len(dots) < len(pts):
+        words.append(f"{len(pts) - len(dots)} of {len(pts)} models proved nothing (ε ≥ 0), so they have no mark on "
+                     "the log scale")
+    text = "; ".join(words)
+    return (text[:1].upper() + text[1:] + ". " if text else "") + (
+        "A low bound is not proof of safety; a bound above the claimed ε (the dashed line) would be a bug.")
+
+
 def _ceiling_note(block: dict) -> str:
     """ε at each δ of the block (PLD) and μ: legend lines short enough for a phone."""
     parts = []
     for i, r in enumerate(block["epsilon_at_delta"]):
-        d = r["delta"]
-        which = (f"1/n (n = {block['rows']:,})" if block.get("rows") and math.isclose(d, 1 / block["rows"])
-                 else claims.delta(d))
-        parts.append(f"{'ε ' if i == 0 else ''}≤ {claims.up(r['epsilon_pld'])} at δ = {which}")
+        parts.append(f"{'ε ' if i == 0 else ''}≤ {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])}")
     lines = [", ".join(parts[:2])] + parts[2:]
     mu = (block.get("mu") or {}).get("value")
     if mu is not None:
@@ -206,7 +224,7 @@ def _ceiling_note(block: dict) -> str:
 def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) -> go.Figure:
     """ROC curves (log–log) of one model's attacks — the canary attack and the attacks on ordinary records —
     under one ceiling: for a DP-SGD point, its worst-case ROC from the privacy-loss distribution of what was
-    actually run (``point["tradeoff"]``; no attack can go above it), with ε at δ = 1e-5, 1e-6 and 1/n and μ in
+    actually run (``point["tradeoff"]``; no attack can go above it), with ε at δ = 1e-5 and 1e-6 and μ in
     its legend entry (``block``: :func:`dpcore.statement.for_point` of the point, computed when not given). Older
     stored points without a trade-off curve show the looser (ε, δ) ceiling; the CLT/GDP curve is never drawn
     (it is an approximation, not an upper bound). Traces carry ``meta``: "ceiling", "chance", "attack:<name>"."""

@@ -60,8 +60,9 @@ def histogram_answer(answer: dict, column: str = "") -> go.Figure:
 
 
 def composition_chart(curves: dict, *, epsilon: float, delta_prime: float, mechanism: str = "laplace",
-                      budget: float | None = None) -> go.Figure:
-    """Total ε after k identical queries under basic, advanced and zCDP/RDP composition (log ε axis)."""
+                      budget: float | None = None, budget_label: str = "your quota") -> go.Figure:
+    """Total ε after k identical queries under basic, advanced and zCDP/RDP composition (log ε axis), with the
+    ``budget`` they spend from marked (``budget_label``: "your quota", "the visitors' quota", "the dataset's cap")."""
     k = np.asarray(curves["k"])
     fig = go.Figure()
     per = "Gaussian" if mechanism == "gaussian" else "ε-DP"
@@ -76,9 +77,13 @@ def composition_chart(curves: dict, *, epsilon: float, delta_prime: float, mecha
                                  line=dict(color=colour, dash=dash, width=2.5),
                                  hovertemplate=f"{name}: k = %{{x}}, total ε = %{{y:.4g}}<extra></extra>"))
     if budget:
-        style.mark_level(fig, budget, f"this analyst's budget ε = {budget:g}", style.BOUND, log_y=True, right=True)
+        style.mark_level(fig, budget, f"{budget_label} ε = {budget:g}", style.BOUND, log_y=True, right=True)
     style.base_layout(fig, f"Total ε of k {per} queries at ε = {epsilon:g}", "number of queries k",
                       "total ε (log scale)", height=400)
-    ticks = [m * 10.0 ** e for e in range(-4, 6) for m in (1, 2, 5)]
-    fig.update_yaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    # ticks from the range drawn: 1-2-5 over a few decades, decades only beyond (fixed 1-2-5 ticks over the
+    # thousands that advanced composition reaches at a large ε sat on each other on a phone)
+    ys = np.concatenate([np.asarray(curves[name], dtype=float) for name, *_ in lines] + [np.asarray([budget or 0.0])])
+    ys = ys[np.isfinite(ys) & (ys > 0)]
+    lo, hi = float(ys.min()) / 1.3, float(ys.max()) * 1.3
+    style.log_axis(fig, "y", lo=lo, hi=hi)
     return fig

@@ -29,11 +29,13 @@ def _line(fig, rows, key, name, colour, dash="solid"):
 
 
 def accuracy_chart(history, baseline_history=None, *, height: int = 320) -> go.Figure:
-    """Test (held-out) accuracy per epoch: the DP run and, if given, the non-private baseline."""
+    """Test (held-out) accuracy per epoch: the DP run and, if given, the non-private baseline. Computed on private
+    test rows: a diagnostic, not covered by ε."""
     fig = go.Figure()
     _line(fig, epoch_rows(history), "accuracy", "this run", PRIVATE)
     _line(fig, epoch_rows(baseline_history), "accuracy", "non-private baseline", NON_PRIVATE, "dash")
-    base_layout(fig, "Held-out accuracy per epoch", "epoch", "test accuracy (fraction)", height=height)
+    base_layout(fig, "Test accuracy (not covered by ε)", "epoch", "held-out test accuracy (fraction)",
+                height=height)
     fig.update_yaxes(rangemode="tozero", range=[0, 1.02])
     return fig
 
@@ -43,7 +45,7 @@ def loss_chart(history, baseline_history=None, *, height: int = 320) -> go.Figur
     fig = go.Figure()
     _line(fig, epoch_rows(history), "loss", "this run", PRIVATE)
     _line(fig, epoch_rows(baseline_history), "loss", "non-private baseline", NON_PRIVATE, "dash")
-    base_layout(fig, "Training loss (not DP)", "epoch", "cross-entropy loss (nats)", height=height)
+    base_layout(fig, "Training loss (not covered by ε)", "epoch", "cross-entropy loss (nats)", height=height)
     return fig
 
 

@@ -161,3 +161,22 @@ def ledger_costs(entries, delta_prime: float) -> list[dict]:
         {"rule": "zCDP", "epsilon": z, "delta": dp, "note": f"total ρ = {rho:.4g}; ε = ρ + 2√(ρ ln(1/δ′))"},
         {"rule": "RDP", "epsilon": rd, "delta": dp, "note": f"ρ = {rho:.4g} as RDP, best order α = {alpha:.3g}"},
     ]
+
+
+def tightest(costs: list[dict]) -> str:
+    """One sentence that reads :func:`ledger_costs`'s rows: which rule gives the smallest ε here and why the others
+    are larger, so that "advanced 3.05 / zCDP 2.87" beside a basic 0.9 is not read as a contradiction."""
+    real = [c for c in costs if c["epsilon"] > 0]
+    if not real:
+        return "No answers yet: every rule gives ε = 0."
+    best = min(real, key=lambda c: c["epsilon"])
+    basic_row = next(c for c in real if c["rule"] == "basic")
+    if best["rule"] == "basic":
+        return (f"Here basic composition is the tightest (ε = {claims.up(basic_row['epsilon'])}): with few answers, "
+                "advanced composition and zCDP/RDP pay a fixed price — the √(2k·ln(1/δ′)) term, the conversion from "
+                "ρ — that only many answers earn back (the chart above shows where the lines cross). Each row is a "
+                "valid bound; the smallest holds, and it is the one the budget is charged.")
+    return (f"Here {best['rule']} is the tightest (ε = {claims.up(best['epsilon'])} at δ = "
+            f"{claims.delta(best['delta'])}, against basic ε = {claims.up(basic_row['epsilon'])}): many answers make "
+            "ε grow like √k under it instead of k. Each row is a valid bound; the budget is still charged by the "
+            "basic rule, which never undercounts.")

@@ -1,4 +1,12 @@
-"""Epsilon in plain language: real deployments, and what an epsilon lets an attacker learn."""
+"""Epsilon in plain language: real deployments, and what an epsilon lets an attacker learn.
+
+Every reading names the question it bounds. Under add/remove one person, ε bounds *whether a person is in the
+data*: belief p becomes at most e^ε·p / (1 − p + e^ε·p) (:func:`posterior_bound`). A *fact about a person known
+to be in the data* (their diagnosis) is a replace-one question — their record with one value against another —
+bounded by e^(2ε) (:func:`fact_bound`): at ε = 1, 50% becomes at most 73.2% for membership but 88.1% for a fact.
+With δ > 0 a bound holds except on outputs where the privacy loss exceeds ε; how likely those are depends on the
+mechanism and is not δ (:func:`delta_reading`: 1.6e-4, 16 × δ, for the Gaussian at ε = 1, δ = 1e-5).
+"""
 
 from __future__ import annotations
 
@@ -33,22 +41,31 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
 
 
 def posterior_bound(prior, epsilon) -> np.ndarray:
-    """Highest posterior belief an attacker can reach after seeing an epsilon-DP output.
+    """Highest belief that a person is *in the data* an attacker can reach after seeing an ε-DP output
+    (add/remove one person).
 
-    For prior belief p that a person is in the data, Bayes with a likelihood ratio of at most e^eps
-    gives p' <= e^eps p / (1 - p + e^eps p).
+    For prior belief p, Bayes with a likelihood ratio of at most e^eps gives p' <= e^eps p / (1 - p + e^eps p),
+    written p / (p + (1 - p) e^-eps) so that no large ε overflows.
     """
     eps = check_epsilon(epsilon)
     p = np.asarray(prior, dtype=float)
     if np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
         raise DPError("prior belief must be a probability in [0, 1]")
-    r = np.exp(eps)
-    return r * p / (1 - p + r * p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = p / (p + (1 - p) * math.exp(-eps))
+    return np.where(p == 0, 0.0, out)
 
 
-#: Privacy-level words, each tied to the posterior bound it allows: an attacker who was 50% sure of a fact
-#: about a person can become at most this sure (``posterior_bound(0.5, ε) <= limit``). The word shown
-#: beside a bound can therefore never contradict it (no "moderate" next to "from 50% to 99% sure").
+def fact_bound(prior, epsilon) -> np.ndarray:
+    """Highest belief in a *fact about a person known to be in the data* (their diagnosis, their salary band)
+    after an ε-DP output under add/remove: a replace-one question (their record with one value against another is
+    a removal and an addition), so the likelihood ratio is at most e^(2ε)."""
+    return posterior_bound(prior, 2 * check_epsilon(epsilon))
+
+
+#: Privacy-level words, each tied to the membership bound it allows: an attacker who was 50% sure that a person
+#: is in the data can become at most this sure (``posterior_bound(0.5, ε) <= limit``). The word shown beside a
+#: bound can therefore never contradict it (no "moderate" next to "from 50% to 99% sure").
 LEVELS: tuple[tuple[float, str], ...] = ((0.75, "strong"), (0.90, "moderate"), (0.99, "weak"), (1.0, "very weak"))
 
 
@@ -72,11 +89,15 @@ def privacy_level(epsilon: float) -> str:
 
 
 def level_sentence(epsilon: float) -> str:
-    """The word with the bound that earns it, e.g. "strong: 50% sure becomes at most 73.2% sure".
+    """The word with the bound that earns it, each reading naming its question, e.g. "strong: an attacker 50% sure
+    that a person is in the data ends at most 73.2% sure (a fact about someone known to be in it: 88.1%)".
 
-    The bound (e/(1 + e) = 73.106% at ε = 1) is written rounded up, so "at most" stays true."""
+    The bounds (e/(1 + e) = 73.106% at ε = 1) are written rounded up, so "at most" stays true."""
     post = float(posterior_bound(0.5, epsilon))
-    return f"{privacy_level(epsilon)}: an attacker 50% sure of a fact about a person ends at most {claims.percent(post, up=True)} sure"
+    fact = float(fact_bound(0.5, epsilon))
+    return (f"{privacy_level(epsilon)}: an attacker 50% sure that a person is in the data ends at most "
+            f"{claims.percent(post, up=True)} sure (50% sure of a fact about someone known to be in it: at most "
+            f"{claims.percent(fact, up=True)})")
 
 
 def guess_ceiling(epsilon: float, prior_success) -> np.ndarray:
@@ -94,11 +115,41 @@ def guess_ceiling(epsilon: float, prior_success) -> np.ndarray:
 
 
 def reading(epsilon: float, prior: float = 0.5, delta: float | None = None) -> str:
-    """One sentence that reads the posterior bound for a given epsilon (and says what δ > 0 adds)."""
+    """One sentence that reads the membership bound for a given epsilon (and what δ > 0 changes)."""
     post = float(posterior_bound(prior, epsilon))
     out = (f"With ε = {epsilon:g}, an attacker who was {prior:.0%} sure that a person is in the data "
            f"can become at most {claims.percent(post, up=True)} sure after seeing the output — whatever else they know.")
     if delta:
-        out += (f" This bound covers the ε part only: with δ = {claims.delta(delta)} > 0 the guarantee may fail outright "
-                f"with probability up to δ, and then the attacker may learn more.")
+        out += " " + delta_reading(epsilon, delta)
     return out
+
+
+def fact_reading(epsilon: float, prior: float = 0.5) -> str:
+    """The sentence for a fact about a person known to be in the data: the replace-one question, e^(2ε)."""
+    fact = float(fact_bound(prior, epsilon))
+    return (f"About someone known to be in the data, a fact such as their diagnosis is a different question "
+            f"(their record with one value or another), bounded by twice ε: {prior:.0%} sure becomes at most "
+            f"{claims.percent(fact, up=True)}.")
+
+
+#: The example every page quotes, (ε, δ, P[privacy loss > ε]) of the Gaussian mechanism: :func:`loss_tail`
+#: computes it (a test checks this copy), kept here so that Home reads it without importing scipy (~0.4 s).
+EXAMPLE_TAIL = (1.0, 1e-5, 1.612e-4)
+
+
+def loss_tail(epsilon: float, delta: float) -> float:
+    """P[privacy loss > ε] for the Gaussian mechanism calibrated to (ε, δ) (analytic, Balle & Wang): how often
+    the e^ε reading fails for that mechanism. It is not δ (at ε = 1, δ = 1e-5: 1.6e-4)."""
+    from ..advisor.risk import gaussian_loss_tail
+    from .calibration import gaussian_analytic_sigma
+
+    return gaussian_loss_tail(gaussian_analytic_sigma(check_epsilon(epsilon), delta, 1.0), epsilon)
+
+
+def delta_reading(epsilon: float, delta: float) -> str:
+    """What δ > 0 changes: the bound fails on outputs where the privacy loss exceeds ε, with a probability that
+    depends on the mechanism — for the Gaussian at these (ε, δ), :func:`loss_tail` — and is not δ."""
+    p = loss_tail(epsilon, delta)
+    return (f"With δ = {claims.delta(delta)} this bound holds except on outputs where the privacy loss exceeds ε: "
+            f"for the Gaussian mechanism at this ε and δ that happens with probability {claims.up(p, 2)} "
+            f"({p / delta:,.0f} × δ), and then the attacker may become surer.")

@@ -4,8 +4,9 @@ A query is a frozen :class:`dpcore.queries.model.Query` (which has a canonical t
 recognise a repeated question). :func:`prepare` validates it against the data and computes the true answer in whole
 numbers and its sensitivity — no noise. :meth:`Prepared.release` draws the noise, *only* through
 :mod:`dpcore.noise.release` (OpenDP's exact discrete samplers, a cryptographically secure source), and returns the
-answer with its 95% interval (the releasing mechanism's own). :func:`ask` ties this to the budget ledger: check,
-draw, store, in one transaction. COUNT conditions and WHERE clauses are :class:`dpcore.data.filters.Condition` (one
+answer with its 95% interval (the releasing mechanism's own). :func:`ask` ties this to the budgets
+(:mod:`dpcore.budgets.spend`): the dataset's cap and the asker's quota checked, the noise drawn and the answer
+stored, in one transaction. COUNT conditions and WHERE clauses are :class:`dpcore.data.filters.Condition` (one
 rule for every page: typed by the column, text ignores case, a missing value never matches).
 
 Neighbouring datasets: add or remove one row (unbounded DP) — the one relation of the ledger — except MEAN
@@ -42,7 +43,6 @@ from ..errors import DPError
 from ..noise import grid as noise_grid
 from ..noise import mechanisms, release
 from ..noise.charge import Charge, Neighbour
-from . import ledger
 from .fingerprint import dataset_key
 from .model import Query
 
@@ -262,17 +262,19 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
                   "in the data are themselves private); pass them separated by commas, e.g. --categories F,M")
 
 
-def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, delta_budget=None, random_state=None,
-        dataset: str | None = None, path=None) -> dict:
-    """Answer ``query`` for ``analyst`` on the registered dataset ``df`` within their budget (ε and δ). See
-    :func:`dpcore.ledger.spend`.
+def ask(df: pd.DataFrame, who, query: Query, *, dataset: str | None = None, random_state=None, path=None) -> dict:
+    """Answer ``query`` on the registered dataset ``df`` for ``who`` (a checked
+    :class:`~dpcore.budgets.identities.Identity`), charged to the dataset's cap and their quota (ε and δ). See
+    :func:`dpcore.budgets.spend.spend`; ``dataset`` is its fingerprint or name (default: ``df``'s fingerprint).
 
     Validates first (bad input costs nothing), then spends and draws in one ledger transaction, always from a
     cryptographically secure source: a seed (``random_state``) is refused, since replaying seeded noise would
-    recover the exact answer. An identical earlier question (same analyst, data, query and ε) returns the stored
+    recover the exact answer. An identical earlier question (same quota, data, query and ε) returns the stored
     answer for free. MEAN with a public n (a replace-one mechanism) is refused: the ledger charges every answer
     under one relation, add or remove one record.
     """
+    from ..budgets import spend
+
     if random_state is not None:
         raise DPError("a seeded answer cannot be charged to a budget: anyone with the seed could replay the noise "
                       "and recover the exact answer; drop the seed (answers through the ledger always use a secure "
@@ -283,8 +285,8 @@ def ask(df: pd.DataFrame, analyst: str, query: Query, *, budget=None, delta_budg
                       "noisy sum / noisy count), or see the teaching view on the noise page; nothing was spent")
     prepared = prepare(df, query)
     key = dataset or dataset_key(df)
-    return ledger.spend(analyst, key, query.canonical(), prepared.charge(), lambda: prepared.release(None),
-                        budget=budget, delta_budget=delta_budget, description=query.describe(), path=path)
+    return spend.spend(who, key, query.canonical(), prepared.charge(), lambda: prepared.release(None),
+                       description=query.describe(), path=path)
 
 
 def composition_entries(events) -> list[Charge]:

@@ -20,7 +20,16 @@ MAX_CANARIES = 1000
 CANARY_ATTACK = "canary"
 #: Attack names as shown: the ordinary-record attacks of :mod:`dpcore.attacks.mia` and the canary audit's score.
 ATTACK_LABELS = {**mia.ATTACK_LABELS, CANARY_ATTACK: "canaries (confidence in the planted label)"}
-SWEEP_ATTACKS = ("threshold", "loss", "lira")
+SWEEP_ATTACKS = ("threshold", "loss", "lira", "rmia")
+
+
+#: A first sweep on an uploaded table (:func:`for_upload`): a small MLP that can memorise (so the audit has a leak to
+#: catch without DP), five ε from 0.5 to 8 × 2 seeds, 2 baselines, LiRA and RMIA sharing 4 shadow models, 200
+#: canaries (rows given a wrong label), no size control: 12 models. bench/upload_sweep.py times it on a 5,000 × 20
+#: table (README: "Privacy–utility curve").
+TABLE_DEFAULTS = dict(model="mlp", hidden=128, epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), seeds=2, epochs=15,
+                      batch_size=128, lr=0.02, attacks=("threshold", "loss", "lira", "rmia"), shadows=4, canaries=200,
+                      size_fractions=())
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,9 @@ class SweepConfig:
     size_epsilon: float = 1.0
     #: True: sampling, noise and canary inclusion drawn from the seeds (tests, teaching): NOT a DP release.
     reproducible_noise: bool = False
+    #: An uploaded CSV's public bounds and its owner's file name (as in TrainConfig): see :func:`for_upload`.
+    bounds: dict | None = None
+    upload_name: str | None = None
 
     def validate(self) -> "SweepConfig":
         if not self.epsilons:
@@ -82,8 +94,8 @@ class SweepConfig:
         if bad or not attacks:
             raise DPError(f"unknown attack(s) {bad or attacks}; choose from {', '.join(SWEEP_ATTACKS)}")
         shadows = check_positive_int(self.shadows, "shadows (LiRA shadow models)")
-        if "lira" in attacks and not 2 <= shadows <= 64:
-            raise DPError(f"LiRA needs 2–64 shadow models, got {shadows}; 8–16 is a good start")
+        if {"lira", "rmia"} & set(attacks) and not 2 <= shadows <= 64:
+            raise DPError(f"LiRA and RMIA need 2–64 shadow (reference) models, got {shadows}; 4–16 is a good start")
         check_delta(self.delta)
         for name in ("epochs", "batch_size"):
             check_positive_int(getattr(self, name), name)
@@ -145,6 +157,12 @@ class SweepConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SweepConfig":
+        return cls.from_stored(d).validate()
+
+    @classmethod
+    def from_stored(cls, d: dict) -> "SweepConfig":
+        """A sweep's config as its record stores it, *not* checked again: it was validated when the sweep started,
+        and an uploaded CSV it read is deleted once its jobs are done (validating would read the data)."""
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(d) - known)
         if unknown:
@@ -153,7 +171,7 @@ class SweepConfig:
         for k in ("epsilons", "attacks", "size_fractions"):
             if k in d and d[k] is not None:
                 d[k] = tuple(d[k])
-        return cls(**d).validate()
+        return cls(**d)
 
     def train_dict(self, epsilon: float | None, seed: int) -> dict:
         """The dpcore.training.config.TrainConfig fields for one point (None epsilon = the non-private baseline)."""
@@ -161,7 +179,7 @@ class SweepConfig:
              "epochs": self.epochs, "batch_size": self.batch_size, "lr": self.lr, "clip": self.clip,
              "accountant": self.accountant, "seed": seed, "device": self.device,
              "reproducible_noise": bool(self.reproducible_noise)}
-        for k in ("target", "train_size", "test_size", "hidden", "optimizer"):
+        for k in ("target", "train_size", "test_size", "hidden", "optimizer", "bounds", "upload_name"):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
         if epsilon is None:  # the baselines only: DP points train exactly as configured
@@ -195,3 +213,13 @@ class SweepConfig:
         return {"train": self.train_dict(epsilon, seed), "attacks": list(self.attacks),
                 "shadows": self.shadows, "shadow_trainer": self.shadow_trainer, "seed": seed,
                 "canaries": self.canaries if canaries is None else canaries, "train_fraction": 1.0}
+
+
+def for_upload(path: str, target: str, *, bounds: dict | None = None, upload_name: str | None = None,
+               **settings) -> SweepConfig:
+    """The sweep of an uploaded CSV: ``path`` a file, or the ``upload:<ref>`` a page stored it under
+    (:func:`dpcore.training.data.save_upload`); :data:`TABLE_DEFAULTS` with ``settings`` over them, its public
+    ``bounds`` (:mod:`dpcore.training.bounds`) and its owner's file name; validated (reads the data)."""
+    dataset = path if str(path).startswith("upload:") else f"csv:{path}"  # a page's stored upload, or a file
+    return SweepConfig(**{**TABLE_DEFAULTS, **settings, "dataset": dataset, "target": target,
+                          "bounds": bounds, "upload_name": upload_name}).validate()

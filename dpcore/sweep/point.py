@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..attacks import audit, mia
+from .. import limits
+from ..attacks import audit, mia, one_run
 from ..errors import DPError
 from .config import CANARY_ATTACK
 
@@ -114,8 +115,8 @@ def _one_run_bound(scores, included, delta: float) -> dict:
     """The one-run audit of Steinke, Nasr & Jagielski (2023) on the canaries (see :mod:`dpcore.attacks.audit`),
     and the most it could prove with these canaries (every guess right)."""
     scores, included = np.asarray(scores, float), np.asarray(included, bool)
-    out = dict(audit.one_run_lower_bound(scores, included, delta=delta, confidence=0.95))
-    best = audit.one_run_lower_bound(included.astype(float), included, delta=delta, confidence=0.95)
+    out = dict(one_run.one_run_lower_bound(scores, included, delta=delta, confidence=0.95))
+    best = one_run.one_run_lower_bound(included.astype(float), included, delta=delta, confidence=0.95)
     out["max_certifiable"] = float(best["lower_bound"])
     out["attack"] = CANARY_ATTACK
     out["method"] = ("one-run audit (Steinke, Nasr & Jagielski 2023) on "
@@ -125,6 +126,7 @@ def _one_run_bound(scores, included, delta: float) -> dict:
 
 def run_point(params: dict, ctx=None) -> dict:
     """Job target: train one model (with canaries), attack it, audit it. Returns the point dict (JSON-able)."""
+    from ..training.bounds import preprocessing
     from ..training.config import TrainConfig, noise_fields
     from ..training.data import load_split
     from ..training.job import train_in_job
@@ -151,9 +153,10 @@ def run_point(params: dict, ctx=None) -> dict:
     results = mia.run_attacks(res.predict_proba, split.X_train, split.y_train, split.X_test, split.y_test,
                               attacks=attacks, shadows=int(params.get("shadows", 8)),
                               shadow_fit=_shadow_fit(params, cfg, split, stop),
-                              seed=np.random.default_rng([seed, 7]),
+                              seed=np.random.default_rng([seed, 7]), max_per_side=limits.SWEEP_AUDIT_MAX_PER_SIDE,
                               should_stop=stop, shadow_fit_many=_shadow_fit_many(params, cfg, split, ctx))
     results.pop("_roc")
+    members = results.pop("_members")
     scores = results.pop("_scores")
     canary_audit = None
     if canaries is not None:
@@ -182,6 +185,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "mia": results,
         "canaries": None if canaries is None else {"n": int(len(canaries.y)),
                                                    "included": int(canaries.included.sum())},
+        "preprocessing": preprocessing(cfg.bounds, split.bounds_note, split.leaks),
         "train_seconds": round(t_train, 3),
         "seconds": None,
         **noise_fields(cfg),
@@ -210,8 +214,30 @@ def run_point(params: dict, ctx=None) -> dict:
                              "sample_rate": q, "steps": steps, "delta": delta,
                              "source": "dp_accounting PLD, Poisson-subsampled Gaussian, add/remove one"}
     _attach_audit(point, canary_audit)
+    _attach_exposure(point, split, scores, members[0], delta)
     point["seconds"] = round(time.perf_counter() - t0, 3)
     return point
+
+
+def _attach_exposure(point: dict, split, scores: dict, members, delta: float) -> None:
+    """Who is most exposed (:mod:`dpcore.attacks.exposure`): every audited record's score and proved ε under
+    ``exposure``, the most exposed under ``vulnerable`` with the record as the model saw it (``record``: a private
+    row, for its owner; left out of the CLI's JSON)."""
+    from ..attacks import exposure
+    from ..training.data import record_view
+
+    name = exposure.ranking_attack(scores)
+    if name is None:
+        return
+    rows = split.train_rows[members] if split.train_rows is not None else np.asarray(members)
+    claimed = None if point["epsilon"] is None else (point.get("epsilon_spent") or point["epsilon"])
+    ex = exposure.summarise(rows, scores[name][0], scores[name][1], attack=name, delta=delta, claimed=claimed)
+    where = {int(r): int(m) for r, m in zip(rows, members)}
+    vulnerable = ex.pop("vulnerable")
+    for v in vulnerable:
+        v["record"] = record_view(split, where[v["index"]])
+    point["exposure"] = ex
+    point["vulnerable"] = vulnerable
 
 
 def _attach_audit(point: dict, canary_audit: dict | None) -> None:

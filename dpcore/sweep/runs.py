@@ -82,8 +82,8 @@ def _new_id() -> str:
 
 
 def _default_name(cfg: SweepConfig) -> str:
-    name = (f"{dataset_name(cfg.dataset)} · {model_name(cfg.model)} · {len(cfg.epsilons)} ε × {cfg.seeds} "
-            f"seed{'s' if cfg.seeds != 1 else ''}")
+    data = cfg.upload_name or dataset_name(cfg.dataset)  # an upload by its owner's file name, never a server path
+    name = f"{data} · {model_name(cfg.model)} · {len(cfg.epsilons)} ε × {cfg.seeds} seed{'s' if cfg.seeds != 1 else ''}"
     return name + (f" [{REPRODUCIBLE_LABEL}]" if cfg.reproducible_noise else "")
 
 
@@ -273,7 +273,7 @@ def _state(rec: dict) -> dict:
     """Where a sweep stands (see :func:`state`), with no ownership check: the record was checked by the caller."""
     from ..jobs import display, store as job_store
 
-    cfg = SweepConfig.from_dict(rec["config"])
+    cfg = SweepConfig.from_stored(rec["config"])  # no data read: an upload is gone once its jobs are done
     if rec.get("status") in FINISHED and "result" in rec:
         n = len(rec["jobs"]) or (len(rec["result"]["points"]) + len(rec["result"].get("baselines") or
                                                                    [rec["result"]["baseline"]]))

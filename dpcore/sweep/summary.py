@@ -36,6 +36,10 @@ def _slim(p):
         if p.get(k) is not None:
             out[k] = p[k]
     out["reproducible_noise"] = bool(p.get("reproducible_noise", False))
+    if p.get("vulnerable"):  # the most exposed records by row number and score; the rows themselves stay out
+        out["vulnerable"] = [{k: v for k, v in r.items() if k != "record"} for r in p["vulnerable"]]
+        ex = p.get("exposure") or {}
+        out["exposure"] = {k: ex.get(k) for k in ("attack", "share_above_claim", "claimed", "confidence", "method")}
     if p.get("release_label"):
         out["release_label"] = p["release_label"]
     e = p.get("empirical_epsilon") or p.get("empirical_epsilon_no_dp")
@@ -299,7 +303,7 @@ def reading(result: dict, epsilon: float) -> str:
     a, adv = best_attack(r, attacks)
     label = ATTACK_LABELS.get(a, a)
     text = (f"At ε = {epsilon:g} (δ = {claims.delta(result['config']['delta'])}, add/remove one record) the model reaches "
-            f"{accuracy_text(r['accuracy'])} test accuracy")
+            f"{accuracy_text(r['accuracy'])} test accuracy (measured on private test rows: not covered by ε)")
     if base and base.get("accuracy"):
         keep = r["accuracy"] / base["accuracy"]
         ba, badv = best_attack(base, attacks)
@@ -369,4 +373,5 @@ def sweep_title(rec: dict) -> str:
     rng = f"ε {min(eps):g}–{max(eps):g}" if len(eps) > 1 else (f"ε {eps[0]:g}" if eps else "ε ?")
     when = rec.get("created")
     date = datetime.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M") if isinstance(when, (int, float)) else ""
-    return ", ".join(x for x in (dataset_name(cfg.get("dataset")), model_name(cfg.get("model")), rng, date) if x)
+    data = cfg.get("upload_name") or dataset_name(cfg.get("dataset"))  # an upload by its owner's file name
+    return ", ".join(x for x in (data, model_name(cfg.get("model")), rng, date) if x)

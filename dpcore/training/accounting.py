@@ -260,7 +260,7 @@ def privacy_profile(noise_multiplier: float, sample_rate: float, steps: int,
                     max_points: int = TRADEOFF_PROFILE_POINTS, *, coarse: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(ε, δ(ε)) of DP-SGD on a grid of ε ≥ 0 from the PLD, δ = max over the add and the remove direction.
     ``coarse``: the coarse grid only (pessimistic too, so still an upper bound; fast enough to search on —
-    dpcore.advise bisects the noise multiplier with it)."""
+    dpcore.advisor.dpsgd searches the noise multiplier with it)."""
     sigma, q, t, _ = _check_run(noise_multiplier, sample_rate, max(int(steps), 1), 1e-5)
     pld = _pld(sigma, q, t, PLD_COARSE) if coarse else _pld_for(sigma, q, t)
     pmfs = [pld._pmf_remove, pld._pmf_add]

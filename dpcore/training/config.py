@@ -69,6 +69,26 @@ def dataset_name(dataset) -> str:
     return _plain(kind if kind in DATASET_NAMES else dataset, DATASET_NAMES)
 
 
+#: The unit of privacy of each dataset: what one "record" in "add/remove one record" is there.
+DATASET_UNITS = {"medical": "one patient's record (one row of the data)",
+                 "breast_cancer": "one patient's record (one row: the measurements of one patient's tumour)",
+                 "digits": "one image (one row: an 8×8 handwritten digit)",
+                 "mnist": "one image (one row: a 28×28 handwritten digit)",
+                 **dict.fromkeys(("csv", "upload"), "one record (one row of the uploaded file); a person with k "
+                                                    "rows is covered only for k·ε")}
+
+
+def dataset_kind(dataset) -> str | None:
+    """The kind of a dataset code: "upload" or "csv" for an upload ("upload:<ref>", a CLI's "csv:<path>"), else
+    the code itself."""
+    return None if dataset is None else str(dataset).split(":", 1)[0]
+
+
+def unit_of_privacy(dataset) -> str:
+    """What one record is for this dataset (a patient, an image, a row of an upload)."""
+    return DATASET_UNITS.get(dataset_kind(dataset), "one record (one row of the data)")
+
+
 def model_name(model) -> str:
     """"Logistic regression", not logreg; unknown: as it is."""
     return _plain(model, MODEL_NAMES)
@@ -80,8 +100,16 @@ UPLOAD_REF_RE = re.compile(r"^[0-9a-f]{16}$")
 
 MEDICAL_ROWS = 10_000
 MEDICAL_DATA_SEED = 0
-#: Expected range of test accuracy etc.: labels used in the UI / JSON.
-NOT_DP_NOTE = "computed on the private training rows without DP: for diagnosis only, not a DP release"
+#: The label of every diagnostic a run computes on private rows (test and training): the UI, the JSON, the
+#: statement and the report say it wherever one appears.
+NOT_DP_NOTE = ("not covered by ε: computed on private rows (test and training) without DP — loss and accuracy "
+               "curves, test loss and accuracy, per-class counts; for diagnosis only, rounded to what a chart needs")
+#: What a run (its stored result, its statement, the page) says about n: it is released, not covered by ε.
+N_PUBLIC_NOTE = ("n (the training rows) and the list of classes are treated as public: n fixes the sample rate "
+                 "q = 1/⌈n/batch⌉ and the step count, so it is released exactly, and ε does not cover it. Whoever "
+                 "knows every other record learns from n alone whether one more is there; for a person known to "
+                 "be in data of this size, a fact about them is the replace-one question, bounded by 2ε "
+                 "(group privacy).")
 #: The label of every run (and sweep point) whose sampling and noise were drawn from the public seed.
 REPRODUCIBLE_LABEL = "reproducible noise: not a DP release"
 #: Model-size limits (checked before any job exists): hidden units of the MLP, parameters of any model.
@@ -138,6 +166,10 @@ class TrainConfig:
     device: str = "auto"  # auto (CUDA GPU when present, else CPU) / cpu / cuda — see dpcore.jobs.executors
     #: True: Poisson sampling and noise drawn from ``seed`` (tests, teaching) -- the run is NOT a DP release.
     reproducible_noise: bool = False
+    #: An uploaded CSV's public bounds per column (:mod:`dpcore.training.bounds`); None: as before bounds existed.
+    bounds: dict | None = None
+    #: The uploaded file's own name as its owner chose it (titles, exported code); never a server path.
+    upload_name: str | None = None
 
     # -- derived
     @property
@@ -198,17 +230,21 @@ class TrainConfig:
                           f"{MAX_PARAMS:,} parameters), got {self.hidden:,}; try 32–512")
         if not isinstance(self.reproducible_noise, (bool, np.bool_)):
             raise DPError(f"reproducible_noise must be true or false, got {self.reproducible_noise!r}")
-        for name, v in (("learning rate", self.lr), ("clip (max grad norm)", self.clip)):
+        for name, v, top, hint in (("learning rate", self.lr, limits.TRAINING_LR_MAX, "try 0.01–0.5"),
+                                   ("clip (max grad norm)", self.clip, limits.TRAINING_CLIP_MAX, "try 0.1–10")):
             f = _float(v, name)
             if not (f > 0 and math.isfinite(f)):
-                raise DPError(f"{name} must be > 0, got {v!r}")
+                raise DPError(f"{name} must be > 0, got {v!r}; {hint}")
+            if f > top:
+                raise DPError(f"{name} must be at most {top:g}, got {f:g}; {hint}")
         if self.optimizer not in OPTIMIZERS:
             raise DPError(f"unknown optimizer {self.optimizer!r}; use sgd or adam")
         if self.lr_schedule not in LR_SCHEDULES:
             raise DPError(f"unknown lr_schedule {self.lr_schedule!r}; use {' or '.join(LR_SCHEDULES)}")
         accounting.check_accountant(self.accountant)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise DPError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        limits.check_seed(self.seed)  # above 2³²−1 torch's and numpy's seeding overflowed into a traceback
         if self.train_size is not None:
             check_positive_int(self.train_size, "train size")
         ts = _float(self.test_size, "test size")
@@ -221,6 +257,14 @@ class TrainConfig:
         check_device(self.device)
         if self.device == "cuda" and self.model.startswith("diffprivlib"):
             raise DPError("diffprivlib models run on the CPU only; use --device auto or cpu with them")
+        if self.bounds is not None:
+            from .bounds import check as check_bounds
+
+            if kind not in ("csv", "upload"):
+                raise DPError("public bounds are for an uploaded CSV (csv:PATH); the built-in data sets have theirs")
+            object.__setattr__(self, "bounds", check_bounds(self.bounds))
+        if self.upload_name is not None:
+            object.__setattr__(self, "upload_name", check_upload_name(self.upload_name))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -251,6 +295,16 @@ class TrainConfig:
         return cls(**p)
 
 
+def check_upload_name(name) -> str:
+    """An uploaded file's own name, as shown and as exported code asks for it: the last part of what the browser
+    sent (never a folder), printable, at most 200 characters."""
+    text = str(name).replace("\\", "/").rsplit("/", 1)[-1].strip()
+    text = "".join(ch for ch in text if ch.isprintable())[:200]
+    if not text:
+        raise DPError(f"upload name must be a file name like data.csv, got {name!r}")
+    return text
+
+
 def noise_fields(cfg: TrainConfig) -> dict:
     """Where a run's sampling and noise came from: the fields every result (JSON, page, sweep) carries."""
     out = {"reproducible_noise": bool(cfg.reproducible_noise),
@@ -272,8 +326,14 @@ def check_batch_size(batch_size: int, n_train: int) -> None:
 
 def delta_warnings(cfg: TrainConfig, n_train: int) -> list[str]:
     """A warning when δ is not below 1/n (a mechanism publishing one row outright would meet it)."""
-    if cfg.private and cfg.delta >= 1.0 / n_train:
-        return [f"δ = {cfg.delta:g} is not below 1/n = 1/{n_train} = {1 / n_train:.2g}: a mechanism that "
+    return delta_warning(cfg.delta, n_train) if cfg.private else []
+
+
+def delta_warning(delta, n_train) -> list[str]:
+    """The δ ≥ 1/n warning for a δ and a row count (either missing: none)."""
+    if delta and n_train and float(delta) >= 1.0 / int(n_train):
+        n = int(n_train)
+        return [f"δ = {float(delta):g} is not below 1/n = 1/{n} = {1 / n:.2g}: a mechanism that "
                 "publishes one random row outright would satisfy this δ. Use δ ≤ 1/(10·n), e.g. 1e-5 or smaller."]
     return []
 

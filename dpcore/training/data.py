@@ -1,7 +1,8 @@
 """A run's data: loading a dataset, the seeded train/test split, scaling with public bounds, and uploads.
 
 * :func:`load_split` — features/labels of a :class:`~dpcore.training.config.TrainConfig`, preprocessed with
-  *public* bounds only (data-dependent bounds of an uploaded CSV are listed in ``Split.leaks``).
+  *public* bounds only (an uploaded CSV through :mod:`dpcore.training.table` with its owner's declared bounds; any
+  bound read from its rows is listed in ``Split.leaks``); :func:`record_view`: a training record as the model saw it.
 * Uploads: :func:`upload_columns` validates bytes in memory, :func:`save_upload` stores them for a job under an
   opaque reference (``dataset="upload:<ref>"``: no server path in a job's parameters), :func:`release_uploads`
   deletes them once no queued or running job reads them.
@@ -18,6 +19,7 @@ import numpy as np
 from ..data import datasets
 from ..errors import DPError
 from .config import MEDICAL_DATA_SEED, MEDICAL_ROWS, UPLOAD_REF_RE, TrainConfig
+from .table import _one_hot, _scale, csv_arrays
 
 UPLOAD = "upload:"  # a stored upload's dataset value: "upload:<16 hex of its content hash>"
 
@@ -35,6 +37,10 @@ class Split:
     bounds_note: str
     leaks: list[str] = field(default_factory=list)
     image_shape: tuple[int, int, int] | None = None
+    #: Row numbers of the training rows in the source data (0-based, as in the file: an upload's data rows), or None.
+    train_rows: np.ndarray | None = None
+    #: How each source column became features (kind, bounds, feature indices): :func:`record_view` reads it.
+    layout: list = field(default_factory=list)
 
     @property
     def n_train(self) -> int:
@@ -43,18 +49,6 @@ class Split:
     @property
     def n_features(self) -> int:
         return int(self.X_train.shape[1])
-
-
-def _scale(X: np.ndarray, lower, upper) -> np.ndarray:
-    """Map to [-1, 1] with public bounds (clipping values outside them)."""
-    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
-    Z = (np.clip(X, lower, upper) - lower) / (upper - lower)
-    return (2 * Z - 1).astype(np.float32)
-
-
-def _one_hot(values, categories) -> np.ndarray:
-    values = np.asarray(values, dtype=object)
-    return np.stack([(values == c) for c in categories], axis=1).astype(np.float32)
 
 
 def _medical_arrays(target: str):
@@ -83,69 +77,14 @@ def _medical_arrays(target: str):
         order = {c: i for i, c in enumerate(classes)}
         y = np.array([order[v] for v in df["diagnosis"].astype(object)], dtype=np.int64)
     note = "numeric features scaled with public bounds (age 18–90, salary 0–250k); categories are public code lists"
-    return X, y, names, classes, note, [], None
-
-
-def _csv_arrays(path: str, target: str):
-    df = datasets.read_csv(path)
-    datasets.require_columns(df, [target], "target column")
-    y_raw = df[target]
-    if y_raw.isna().any():
-        raise DPError(f"target column {target!r} has missing values; drop those rows first")
-    classes = sorted(map(str, pd_unique(y_raw)))
-    if len(classes) < 2:
-        raise DPError(f"target column {target!r} has a single value; a classifier needs at least 2 classes")
-    if len(classes) > 50:
-        raise DPError(f"target column {target!r} has {len(classes)} distinct values; choose a categorical label (≤ 50 classes)")
-    order = {c: i for i, c in enumerate(classes)}
-    y = np.array([order[str(v)] for v in y_raw], dtype=np.int64)
-    feats = df.drop(columns=[target])
-    import pandas as pd
-
-    numeric = [c for c in feats.columns
-               if pd.api.types.is_numeric_dtype(feats[c].dtype) or pd.api.types.is_bool_dtype(feats[c].dtype)]
-    if not numeric:
-        raise DPError(f"the CSV has no numeric feature columns besides the target {target!r}; "
-                      "a model needs at least one numeric column")
-    other = [c for c in feats.columns if c not in numeric]
-    categorical = [c for c in other if feats[c].nunique(dropna=True) <= 20]
-    dropped = [c for c in other if c not in categorical]
-    parts, names, leaks = [], [], []
-    Xn = feats[numeric].astype(float).to_numpy()
-    lower, upper, data_bounds = [], [], []
-    for j, c in enumerate(numeric):
-        if c in datasets.PUBLIC_BOUNDS:
-            lo, hi = datasets.PUBLIC_BOUNDS[c]
-        else:
-            col = Xn[:, j][~np.isnan(Xn[:, j])]
-            lo, hi = (float(col.min()), float(col.max())) if len(col) else (0.0, 1.0)
-            if hi <= lo:
-                hi = lo + 1.0
-            data_bounds.append(c)
-        lower.append(lo)
-        upper.append(hi)
-    Xn = np.where(np.isnan(Xn), np.asarray(lower), Xn)
-    parts.append(_scale(Xn, lower, upper))
-    names += numeric
-    if data_bounds:
-        leaks.append("scaling of " + ", ".join(map(str, data_bounds)) + " uses the min/max of the uploaded rows "
-                     "(not public bounds): that leaks a little about the extreme rows and is not covered by ε")
-    for c in categorical:
-        cats = sorted(map(str, pd_unique(feats[c].dropna())))
-        parts.append(_one_hot(feats[c].astype(object).map(lambda v: str(v) if v == v else None).to_numpy(), cats))
-        names += [f"{c}={v}" for v in cats]
-    if categorical:
-        leaks.append("one-hot categories of " + ", ".join(map(str, categorical)) + " are read from the uploaded rows")
-    note = "numeric features scaled to [-1, 1]" + (" with public bounds" if not data_bounds else "")
-    if dropped:
-        note += f"; dropped text columns with many values: {', '.join(map(str, dropped))}"
-    return np.concatenate(parts, axis=1), y, names, classes, note, leaks, None
-
-
-def pd_unique(series):
-    import pandas as pd
-
-    return pd.unique(pd.Series(series).astype(object))
+    layout = [{"name": c, "kind": "number", "lower": lo[i], "upper": hi[i], "index": i, "source": "public"}
+              for i, c in enumerate(num)]
+    j = len(num)
+    for col, values in cats.items():
+        layout.append({"name": col, "kind": "categories", "categories": [str(v) for v in values],
+                       "indices": list(range(j, j + len(values))), "source": "public"})
+        j += len(values)
+    return X, y, names, classes, note, [], layout
 
 
 #: Local data files (MNIST .npz) are read only from this folder under $DP_EXPLORER_HOME.
@@ -200,19 +139,20 @@ def _mnist_arrays(path: str):
 
 def load_split(cfg: TrainConfig) -> Split:
     """Load and preprocess the data for ``cfg`` (seeded split; scaling with public bounds only)."""
-    kind, image_shape, leaks = cfg.dataset_kind, None, []
+    kind, image_shape, leaks, layout = cfg.dataset_kind, None, [], []
     if kind == "mnist":
         (X_tr, X_te), (y_tr, y_te) = _mnist_arrays(cfg.dataset_path)
         names = [f"pixel_{i}" for i in range(X_tr.shape[1])]
         classes = [str(i) for i in range(10)]
         note = "pixels divided by 255 (their public range); the file's own train/test split"
         image_shape = (1, 28, 28)
+        rows_tr = np.arange(len(y_tr))
     else:
         if kind == "medical":
-            X, y, names, classes, note, leaks, image_shape = _medical_arrays(cfg.target)
+            X, y, names, classes, note, leaks, layout = _medical_arrays(cfg.target)
         elif kind in ("csv", "upload"):
             path = upload_file(cfg.dataset_path) if kind == "upload" else cfg.dataset_path
-            X, y, names, classes, note, leaks, image_shape = _csv_arrays(path, cfg.target)
+            X, y, names, classes, note, leaks, layout = csv_arrays(path, cfg.target, cfg.bounds)
         else:
             if cfg.target not in (None, "", "target"):
                 raise DPError(f"unknown target {cfg.target!r} for {kind}; it has a single label (leave target empty)")
@@ -222,6 +162,9 @@ def load_split(cfg: TrainConfig) -> Split:
                 image_shape = (1, 8, 8)
             else:  # skewed, non-negative measurements: a fixed log1p (public, data-independent), then bounds
                 X = _scale(np.log1p(np.clip(ds.X, ds.lower, ds.upper)), np.log1p(ds.lower), np.log1p(ds.upper))
+                layout = [{"name": str(n), "kind": "number", "lower": float(lo), "upper": float(hi), "index": i,
+                           "log1p": True, "source": "public"}
+                          for i, (n, lo, hi) in enumerate(zip(ds.feature_names, ds.lower, ds.upper))]
             y, names, classes, note = ds.y, ds.feature_names, ds.target_names, ds.bounds_note
             if kind == "breast_cancer":
                 note += "; log1p then scaled to [-1, 1] with those bounds"
@@ -232,15 +175,43 @@ def load_split(cfg: TrainConfig) -> Split:
             raise DPError(f"only {len(y)} rows: too few to split into train and test")
         te, tr = perm[:n_test], perm[n_test:]
         X_tr, y_tr, X_te, y_te = X[tr], y[tr], X[te], y[te]
+        rows_tr = tr
     if cfg.train_size is not None:
         if cfg.train_size > len(y_tr):
             raise DPError(f"train size {cfg.train_size} is larger than the {len(y_tr)} training rows available")
-        sub = np.random.default_rng([cfg.seed, 1]).permutation(len(y_tr))[: cfg.train_size]
-        X_tr, y_tr = X_tr[np.sort(sub)], y_tr[np.sort(sub)]
+        sub = np.sort(np.random.default_rng([cfg.seed, 1]).permutation(len(y_tr))[: cfg.train_size])
+        X_tr, y_tr, rows_tr = X_tr[sub], y_tr[sub], rows_tr[sub]
     n_classes = max(len(classes), int(max(y_tr.max(initial=0), y_te.max(initial=0))) + 1)
     return Split(np.ascontiguousarray(X_tr, np.float32), np.asarray(y_tr, np.int64),
                  np.ascontiguousarray(X_te, np.float32), np.asarray(y_te, np.int64),
-                 n_classes, list(map(str, names)), list(map(str, classes)), note, list(leaks), image_shape)
+                 n_classes, list(map(str, names)), list(map(str, classes)), note, list(leaks), image_shape,
+                 np.asarray(rows_tr, np.int64), list(layout))
+
+
+def record_view(split: Split, i: int) -> dict:
+    """Training record ``i`` of a split as its features were *after* public bounding (what the model saw, in the
+    data's own units): a range's value clipped to its bounds, a category's value or "(other)", the label by name;
+    an image as its pixels (0–255 for MNIST, 0–16 for digits). These are private rows: shown to their owner only,
+    not covered by ε."""
+    x, label = split.X_train[i], split.class_names[int(split.y_train[i])] if split.class_names else int(split.y_train[i])
+    if split.image_shape is not None:
+        top = 255 if split.image_shape[1] == 28 else 16
+        return {"pixels": np.rint(np.clip(x, 0, 1) * top).astype(int).tolist(), "label": label,
+                "shape": list(split.image_shape[1:])}
+    out = {}
+    for col in split.layout:
+        if col["kind"] == "number":
+            z = (float(x[col["index"]]) + 1) / 2
+            if col.get("log1p"):
+                lo, hi = np.log1p(col["lower"]), np.log1p(col["upper"])
+                out[col["name"]] = _sig(np.expm1(lo + z * (hi - lo)))
+            else:
+                out[col["name"]] = _sig(col["lower"] + z * (col["upper"] - col["lower"]))
+        else:
+            hot = [c for c, j in zip(col["categories"], col["indices"]) if x[j] > 0.5]
+            out[col["name"]] = hot[0] if hot else "(other)"
+    out["label"] = label
+    return out
 
 
 # --- uploads --------------------------------------------------------------------------------------
@@ -340,3 +311,7 @@ def is_upload(cfg: TrainConfig) -> bool:
 
     return Path(cfg.dataset_path).resolve().parent == storage.subdir("uploads").resolve()
 
+
+def _sig(x) -> float:
+    """A value back from float32 features at 6 significant digits (80, not 80.00000059604645)."""
+    return float(f"{float(x):.6g}")

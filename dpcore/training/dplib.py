@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from .. import claims
 from ..errors import DPError
 from .config import NOT_DP_NOTE, TrainConfig, noise_fields
 from .data import Split
@@ -68,13 +69,14 @@ def train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
         device="cpu",  # diffprivlib is numpy-only
         epsilon=cfg.epsilon, delta=0.0 if private else None, target_epsilon=cfg.epsilon,
         accountant="pure ε (diffprivlib)" if private else None, **noise_fields(cfg),
-        test_accuracy=test_acc, train_accuracy=train_acc, train_metrics_note=NOT_DP_NOTE,
+        test_accuracy=claims.diagnostic(test_acc), train_accuracy=claims.diagnostic(train_acc),
+        train_metrics_note=NOT_DP_NOTE,
         classes_seen=tuple(int(c) for c in proba_classes),
         n_train=split.n_train, n_test=int(len(split.y_test)), n_features=d, n_classes=split.n_classes,
         bounds_note=split.bounds_note + "; features clipped to [-1, 1]"
         + (", data_norm = sqrt(d)" if cfg.model == "diffprivlib_logreg" else ""),
         leaks=tuple(split.leaks), train_seconds=time.perf_counter() - t0)
-    progress(phase="done", epoch=1, step=1, total_steps=1, accuracy=test_acc, epsilon=cfg.epsilon)
+    progress(phase="done", epoch=1, step=1, total_steps=1, accuracy=claims.diagnostic(test_acc), epsilon=cfg.epsilon)
     return TrainResult(cfg, metrics, est, split)
 
 

@@ -10,7 +10,9 @@ of every DP run (fused engine, Opacus modes, diffprivlib) come from generators s
 :mod:`secrets` that are never stored or shown, so nobody can re-run training on D and D minus one row and
 compare. ``reproducible_noise=True`` (tests, teaching) seeds them from the seed instead; such a run is
 labelled :data:`~dpcore.training.config.REPRODUCIBLE_LABEL` everywhere it is shown.
-Metrics on the training rows (loss, train accuracy) are *not* DP and are labelled as such.
+Metrics on private rows (losses, train and test accuracy, their curves) are *not* covered by ε: they are labelled
+as such and rounded to what a chart needs (:func:`dpcore.claims.diagnostic`) before they are stored or shown —
+at full precision a test loss gave away a test patient's diagnosis to whoever knew every other row.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .. import claims
 from ..errors import Cancelled, DPError
 from . import accounting
 from .config import NOT_DP_NOTE, TrainConfig, check_batch_size, delta_warnings, noise_fields
@@ -207,14 +210,15 @@ def _run_epochs(cfg: TrainConfig, run: _Run, split: Split, progress, should_stop
             if len(yb):
                 losses += float(loss.detach()) * len(yb)
                 seen += len(yb)
-            if step % report_every == 0 and step % per_epoch != 0:
-                progress(epoch=epoch - 1 + (step % per_epoch) / per_epoch, step=step,
-                         total_steps=total, batch_loss=float(loss.detach()) if len(yb) else None)
+            if step % report_every == 0 and step % per_epoch != 0:  # a diagnostic: rounded (claims.diagnostic)
+                progress(epoch=epoch - 1 + (step % per_epoch) / per_epoch, step=step, total_steps=total,
+                         batch_loss=claims.diagnostic(float(loss.detach())) if len(yb) else None)
         t_train += time.perf_counter() - t_ep
         acc, test_loss = _evaluate(run.core, X_te, y_te)  # the bare module: no per-sample machinery
         eps_so_far = accounting.fast_rdp_epsilon(run.sigma, run.q, step, cfg.delta) if cfg.private else None
-        row = {"epoch": epoch, "step": step, "total_steps": total, "loss": losses / max(seen, 1),
-               "accuracy": acc, "test_loss": test_loss, "epsilon": eps_so_far}
+        # loss and accuracy on private rows: diagnostics, stored and shown at a chart's precision only
+        row = {"epoch": epoch, "step": step, "total_steps": total, "loss": claims.diagnostic(losses / max(seen, 1)),
+               "accuracy": claims.diagnostic(acc), "test_loss": claims.diagnostic(test_loss), "epsilon": eps_so_far}
         history.append(row)
         progress(**row, epsilon_bound="rdp (integer orders), an upper bound" if cfg.private else None)
     return history, step, t_train
@@ -255,7 +259,8 @@ def _finish(cfg: TrainConfig, run: _Run, split: Split, history: list, step: int,
         steps=step, shortcut_note=SHORTCUT_NOTE, **spent, **noise_fields(cfg),
         epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, clip=cfg.clip if cfg.private else None,
         lr_schedule=cfg.lr_schedule, optimizer=cfg.optimizer, grad_sample_mode=run.mode,
-        test_accuracy=test_acc, test_loss=test_loss, train_accuracy=train_acc, train_loss=train_loss,
+        test_accuracy=claims.diagnostic(test_acc), test_loss=claims.diagnostic(test_loss),
+        train_accuracy=claims.diagnostic(train_acc), train_loss=claims.diagnostic(train_loss),
         train_metrics_note=NOT_DP_NOTE, diverged=divergence(history, split.n_classes), history=tuple(history),
         n_train=split.n_train, n_test=int(len(split.y_test)), n_features=split.n_features,
         n_classes=split.n_classes, bounds_note=split.bounds_note, leaks=tuple(split.leaks),

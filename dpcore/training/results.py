@@ -13,10 +13,15 @@ from typing import Any
 import numpy as np
 
 from ..serialize import dumps
-from .config import TrainConfig
+from .config import N_PUBLIC_NOTE, TrainConfig
 from .data import Split
 
 SHORTCUT_NOTE = "seed notebook's q/σ·sqrt(2T ln(1/δ)): NOT a privacy guarantee, shown for comparison"
+#: Fields computed on private rows (test and training): diagnostics, not covered by ε (labelled by
+#: ``train_metrics_note`` and listed under ``not_covered_by_epsilon`` in every stored result). None of them is in
+#: a run's release (dpcore.training.release).
+DIAGNOSTIC_FIELDS = ("test_accuracy", "test_loss", "train_accuracy", "train_loss", "history", "classes_seen",
+                     "diverged")
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,9 @@ class TrainMetrics:
     """What one run measured and spent — one set of fields for both paths (Opacus/fused and diffprivlib).
 
     ``epsilon`` is the accountant's upper bound for the steps actually taken (None: not private), with
-    ``delta`` and the add/remove-one-record relation; ``train_*`` and ``history``'s losses are not DP.
+    ``delta`` and the add/remove-one-record relation (n and the classes public); :data:`DIAGNOSTIC_FIELDS` (test
+    and training accuracy and loss, the history's curves) are computed on private rows: not covered by ε,
+    rounded to what a chart needs.
     Stored as JSON by jobs: :meth:`to_dict` / :meth:`from_dict` (which also reads results written by older
     versions: missing fields take their defaults, unknown keys are ignored).
     """
@@ -94,6 +101,9 @@ class TrainMetrics:
             out[f.name] = v
         if out["release_label"] is None:
             del out["release_label"]
+        out["not_covered_by_epsilon"] = list(DIAGNOSTIC_FIELDS)  # the label, in the JSON itself
+        if self.private:  # n is released exactly (it fixes q and the steps): said where the run is
+            out["public_n_note"] = N_PUBLIC_NOTE
         return out
 
     @classmethod

@@ -5,7 +5,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from dpcore import advise as adv
+from dpcore.advisor import links, solve, targets
 from dpcore.noise import view as noise_page
 from dpcore.noise.calibration import gaussian_analytic_sigma
 
@@ -85,7 +85,7 @@ def test_count_advice_opens_the_query_console_with_that_setting(chdir_root):
     assert qc.number_input(key="qc_eps").value == pytest.approx(float(params["qc_eps"]))
     assert qc.selectbox(key="qc_delta").value == pytest.approx(1e-5)
     assert (qc.number_input(key="qc_lo").value, qc.number_input(key="qc_hi").value) == (18.0, 90.0)
-    assert qc.text_input(key="qc_analyst").value == "analyst-1"
+    assert any("You are asking as a visitor" in m.value for m in qc.markdown)  # a link carries no identity
 
 
 def test_accuracy_target_from_a_demo_shaped_sweep(chdir_root):
@@ -120,7 +120,7 @@ def test_links_open_settings_that_keep_both_and_read_alike(chdir_root):
     The console link carries ε with 3 digits, as the page shows ε, and keeps both at the console's calibration."""
     at = open_page("pages/advisor.py")
     assert not at.exception, [e.value for e in at.exception]
-    res = adv.advise("gaussian", adv.RiskLimit("tpr", 0.05, 0.01), adv.UtilityTarget("count", within=10.0),
+    res = solve.advise("gaussian", targets.RiskLimit("tpr", 0.05, 0.01), targets.UtilityTarget("count", within=10.0),
                      delta=1e-5)
     lo, hi = res["epsilon_range"]
     links = _links(at)
@@ -128,7 +128,7 @@ def test_links_open_settings_that_keep_both_and_read_alike(chdir_root):
     grid_eps = float(noise["noise_eps"])
     assert grid_eps == 1.0 and lo <= grid_eps <= hi  # keeps both ...
     assert min(e for e in noise_page.EPSILON_GRID if e >= lo) == grid_eps  # ... and is the most private that does
-    assert "Open the noise page at ε = 1" in links
+    assert "Open the noise page at ε = 1, δ = 1e-5 (its slider's nearest to the recommended 0.71)" in links
     assert any("ε = 1 is its most private value that keeps both" in c.value for c in at.caption)
     assert not any("not the utility target" in c.value for c in at.caption)
     label, console = next((k, v) for k, v in links.items() if k.startswith("Open the query console"))
@@ -148,7 +148,8 @@ def test_a_link_above_the_risk_limit_says_so(chdir_root):
     hi = float(_metric(at, "Risk limit allows").removeprefix("ε ≤ "))
     links = _links(at)
     noise_label = next(k for k in links if k.startswith("Open the noise page"))
-    assert noise_label == "Open the noise page at ε = 0.01 (above the risk limit)"
+    assert noise_label == ("Open the noise page at ε = 0.01, δ = 1e-5 (its slider's nearest to the recommended "
+                           "0.00899) (above the risk limit)")
     assert any("above the largest ε the risk limit allows" in c.value for c in at.caption)
     console_label, console = next((k, v) for k, v in links.items() if k.startswith("Open the query console"))
     assert float(console["qc_eps"]) <= hi and _eps_in(console_label) == console["qc_eps"]  # never above the limit
@@ -160,8 +161,8 @@ def test_laplace_console_link_rounds_down_where_rounding_up_would_pass_the_risk_
     at.radio(key="adv_mech").set_value("laplace").run()
     at.selectbox(key="adv_query").set_value("sum").run()
     assert not at.exception, [e.value for e in at.exception]
-    res = adv.advise("laplace", adv.RiskLimit("tpr", 0.05, 0.01),
-                     adv.UtilityTarget("sum", within=10.0, bounds=(18.0, 90.0)))
+    res = solve.advise("laplace", targets.RiskLimit("tpr", 0.05, 0.01),
+                     targets.UtilityTarget("sum", within=10.0, bounds=(18.0, 90.0)))
     console = next(v for k, v in _links(at).items() if k.startswith("Open the query console"))
     eps = float(console["qc_eps"])
     assert eps <= res["epsilon_range"][1] and eps == 1.6  # 1.609… rounded up to 1.61 would pass ε ≤ 1.6094
@@ -176,3 +177,81 @@ def test_inputs_have_plain_sentence_case_labels(chdir_root):
     assert "TPR (true-positive rate)" in at.radio(key="adv_risk").help
     at.radio(key="adv_mech").set_value("laplace").run()
     assert any("Laplace is pure ε-DP: δ = 0." == c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean"])
+@pytest.mark.parametrize("lo, hi", [(-1e308, 1e308), (-1e30, 1e30), (0.0, 1e30), (-1e308, 0.0)])
+def test_extreme_public_bounds_are_one_message_not_an_exception(chdir_root, kind, lo, hi):
+    """SUM/MEAN bounds ±1e308 or 1e30 raised page exceptions (issue 28): now one message that says what to do."""
+    at = open_page("pages/advisor.py")
+    at.selectbox(key="adv_query").set_value(kind).run()
+    at.number_input(key="adv_lo").set_value(lo).run()
+    at.number_input(key="adv_hi").set_value(hi).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.value for e in at.error] and "public bounds must lie within ±1e+15" in at.error[0].value.lower()
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("adv_t", 0.00001, "TPR limit of 1e-05 at FPR 0.01 is impossible"),
+    ("adv_t", 1.5, "must be in (0, 1)"),
+    ("adv_k", 1e-320, "allow a larger error"),
+    ("adv_k", 1e300, "give a tighter ±k"),
+    ("adv_a", 0.00005, None),  # below the old widget minimum (0.0001): it stayed in the box, unused; now used
+])
+def test_a_typed_value_is_used_as_typed_or_refused_with_a_message(chdir_root, key, value, words):
+    """"A typed out-of-range value stays in the box while the answer uses another" (issue 28): the box keeps what
+    was typed, and the answer either uses exactly that or the page says why it cannot."""
+    at = open_page("pages/advisor.py")
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key=key).value == value  # the box shows what is used
+    errors = [e.value for e in at.error]
+    if words is None:
+        assert not errors and at.session_state["adv_decision"]["advice"]["risk"]["at"] == value
+    else:
+        assert errors and words in errors[0], errors
+
+
+def test_dpsgd_view_shows_how_often_epsilon_fails(chdir_root):
+    """The DP-SGD view dropped P[privacy loss > ε] on the page (0.75%, 745 × δ, only in its JSON)."""
+    at = open_page("pages/advisor.py")
+    at.radio(key="adv_mech").set_value("dpsgd").run()
+    assert not at.exception, [e.value for e in at.exception]
+    res = solve.advise("dpsgd", targets.RiskLimit("tpr", 0.05, 0.01), None, sample_rate=0.01, steps=1000)
+    tail = res["privacy_loss_tail"]
+    assert tail["probability"] > 100 * tail["delta"] and tail["upper_bound"]
+    captions = " ".join(c.value for c in at.caption)
+    assert "δ is not this probability" in captions and "The privacy loss exceeds ε" in captions
+    assert f"{tail['times_delta']:,.0f} × δ" in captions
+
+
+def test_the_decision_record_is_on_the_page_and_signed(chdir_root):
+    from dpcore import verification
+
+    at = open_page("pages/advisor.py")
+    assert not at.exception, [e.value for e in at.exception]
+    keys = {d.key for d in at.get("download_button")}
+    assert {"adv_dl_decision", "adv_dl"} <= keys
+    record = at.session_state["adv_decision"]
+    assert record["kind"] == "advice" and record["decision"]["epsilon_text"] == _metric(at, "Recommended ε")
+    text = " ".join(m.value for m in at.markdown)
+    assert "Decision record" in text and "Expected error: within ±10" in text and "misses with probability 5%" in text
+    assert "What the risk limit bounds:** whether one person's record is in the data" in text
+    from dpcore import statement
+
+    assert verification.verify(statement.issue(record))["verified"]
+
+
+def test_the_decision_downloads_as_code_that_solves_it_again(chdir_root):
+    """Issue 26.6: an advisor decision as a Python script and a notebook (their run is tested in
+    tests/dpcore/test_export.py)."""
+    from dpcore import export
+
+    at = open_page("pages/advisor.py")
+    assert not at.exception
+    ids = " ".join(b.proto.id for b in at.get("download_button"))
+    assert "adv_dl_py" in ids and "adv_dl_ipynb" in ids
+    code = export.script(export.for_advice("gaussian", {"kind": "tpr", "value": 0.05, "at": 0.01},
+                                           {"kind": "count", "within": 10.0, "confidence": 0.95}, delta=1e-5))
+    compile(code, "advice.py", "exec")
+    assert "solve.advise('gaussian', risk, utility, delta=1e-05" in code

@@ -1,10 +1,14 @@
-"""Home's report picker: finished training runs and query ledgers each add a privacy statement section."""
+"""Home's report picker: finished training runs and query ledgers each add a privacy statement section; the
+ledgers offered are only those the session may see (all of them for an admin)."""
 
 import re
 
+from dpcore.budgets import identities, registry, visitors
 from dpcore.data import datasets
 from dpcore.jobs import store
-from dpcore.queries import answering, fingerprint, ledger, model
+from dpcore.queries import answering, fingerprint, model
+
+from ..budgets_helpers import admin, analyst
 
 from .pages import open_page
 
@@ -22,17 +26,25 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     monkeypatch.setattr(store, "list_jobs", lambda *, caller, group=None, limit=100: [RUN] if group == "train"
                         else real_list(caller=caller, group=group, limit=limit))
     df = datasets.medical(1500, 0)
-    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
-    answering.ask(df, EVIL, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
-    key = fingerprint.dataset_key(df)
+    info = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))
+    key, name = info["fingerprint"], info["name"]
+    who = analyst(EVIL, key, 2.0)
+    answering.ask(df, who, model.make_query("count", epsilon=0.5, condition="age>50"))
+    clinic = datasets.medical(400, 7)
+    registry.register(admin(), "clinic", clinic, epsilon=1.0)
+    bob = analyst("bob", "clinic", 1.0)
+    answering.ask(clinic, bob, model.make_query("count", epsilon=0.2), dataset="clinic")
 
     at = open_page("pages/home.py")
     assert not at.exception
+    assert at.multiselect(key="home_report_ledgers").disabled  # a visitor: nobody has asked as a visitor yet
+    at.session_state["_dp_identity"] = who  # signed in on the console (a checked identity, kept in the session)
+    at.run()
     runs, books = at.multiselect(key="home_report_jobs"), at.multiselect(key="home_report_ledgers")
     assert runs.options == ["DP logreg on breast cancer, ε = 2"]
-    assert books.options == [f"{EVIL} · medical 1500 (ε 0.5 spent)"]  # plain text in a widget: never rendered
+    assert books.options == [f"{name}: {EVIL}'s quota (ε 0.5 spent)"]  # plain text in a widget; never bob's
     runs.select("job-1")
-    books.select((EVIL, key))
+    books.select((key, None))
     at.run()
     at.button(key="home_report_prepare").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -41,8 +53,19 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", html)
     assert len(heads) == 2, heads  # the run and the ledger
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
-    for d in ("1e-5", "1e-6", "0.0025"):  # the run's ε at δ = 1e-5, 1e-6 and 1/n (n = 400)
+    for d in ("1e-5", "1e-6"):  # the run's ε at δ = 1e-5 and 1e-6, never at 1/n (n = 400: 0.0025)
         assert f"<td>{d}</td>" in html
+    assert "<td>0.0025</td>" not in html
+    assert "clinic" not in html
+    # an admin sees every ledger: each dataset as a whole and each quota
+    at.session_state["_dp_identity"] = admin()
+    at.run()
+    assert sorted(at.multiselect(key="home_report_ledgers").options) == sorted([
+        f"{name}: every answer (ε 0.5 spent)", f"{name}: {EVIL}'s quota (ε 0.5 spent)",
+        "clinic: every answer (ε 0.2 spent)", "clinic: bob's quota (ε 0.2 spent)"])
+    at.session_state["_dp_identity"] = identities.VISITOR
+    at.run()
+    assert at.multiselect(key="home_report_ledgers").options == []
 
 
 def test_home_report_picker_is_empty_and_disabled_without_runs_or_ledgers(chdir_root):
@@ -51,3 +74,27 @@ def test_home_report_picker_is_empty_and_disabled_without_runs_or_ledgers(chdir_
     assert at.multiselect(key="home_report_jobs").disabled and at.multiselect(key="home_report_ledgers").disabled
     at.button(key="home_report_prepare").click().run()
     assert "Privacy statement" not in at.session_state["home_report_html"]
+
+
+def test_home_report_adds_the_advisors_decision_from_this_session(chdir_root):
+    """The advisor's decision is a section of the HTML report (issue 25 §3): Home offers it once the advisor page
+    answered in this session, and the report holds its words for a DPO."""
+    at = open_page("pages/home.py")
+    assert at.checkbox(key="home_report_advice").disabled  # nothing advised yet in this session
+    at.switch_page("pages/advisor.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    record = at.session_state["adv_decision"]
+    at.switch_page("pages/home.py")
+    at.run()
+    box = at.checkbox(key="home_report_advice")
+    assert not box.disabled
+    box.check().run()
+    at.button(key="home_report_prepare").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    html = at.session_state["home_report_html"]
+    assert "<h2>Decision record: choosing ε from a risk limit</h2>" in html
+    assert record["words"][0].startswith("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01")
+    assert "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01" in html and "Expected error: within ±10" in html
+    assert any("Report ready" in t.value for t in at.toast)

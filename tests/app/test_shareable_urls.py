@@ -53,14 +53,15 @@ def test_reidentification_and_differencing_links(chdir_root):
 
 
 def test_query_console_link_carries_the_query_but_never_the_analyst(chdir_root):
-    at = open_with("pages/query_console.py", {"qc_analyst": "dora", "qc_n": "999999999", "qc_eps": "nan",
-                                              "qc_kind": "MEAN"})
+    at = open_with("pages/query_console.py", {"qc_analyst": "dora", "id_name": "dora", "qc_n": "999999999",
+                                              "qc_eps": "nan", "qc_kind": "MEAN"})
     assert not at.exception
-    assert at.text_input(key="qc_analyst").value == "analyst-1"  # a link cannot pick whose budget is spent
+    assert "_dp_identity" not in at.session_state and at.text_input(key="id_name").value == ""  # nobody from a link
+    assert any("You are asking as a visitor" in m.value for m in at.markdown)
     assert at.number_input(key="qc_n").value == 200_000  # clamped
     assert at.number_input(key="qc_eps").value == pytest.approx(0.1)  # NaN ignored
     assert at.selectbox(key="qc_kind").value == "MEAN"
-    assert "qc_analyst" not in at.query_params
+    assert "qc_analyst" not in at.query_params and "id_name" not in at.query_params
     at = open_with("pages/query_console.py", {"qc_eps": "710"})  # OverflowError before: clamped to the widget's max
     assert not at.exception and at.number_input(key="qc_eps").value == 100.0
 

@@ -122,12 +122,13 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         # five); δ and the relation open the line right under it
         assert all(len(h.value) <= 48 for h in at.subheader), [h.value for h in at.subheader]
         under = next(md.value for md in at.markdown if md.value.startswith(f"ε = {m['ε (PRV)']} holds with"))
-        assert "δ = 1e-5 (add/remove one record)" in under and "for the non-private twin" in under
+        assert "δ = 1e-5 (add/remove one record; the 455 training rows and the classes are public)" in under
+        assert "for the non-private twin" in under and "Not covered by ε" in under
         text = _texts(at)
-        assert "RDP ε" in text and "shortcut" in text and "Not DP" in text and "So what" in text
+        assert "RDP ε" in text and "shortcut" in text and "Not covered by ε" in text and "So what" in text
         assert len(at.get("plotly_chart")) >= 4
         downloads = {d.key for d in at.get("download_button")}
-        assert {"tr_dl_metrics", "tr_dl_weights"} <= downloads  # the run's export (plus the runs table's)
+        assert {"tr_dl_release", "tr_dl_diagnostics", "tr_dl_statement"} <= downloads  # release apart from diagnostics
         assert not any(b.key == "tr_train_pair" for b in at.button)  # the twin is there: nothing to ask for
         # another session of the same owner (a signed-in user's second tab) lands on the comparison, not on the
         # twin submitted after the DP run; anyone else's session sees none of it
@@ -159,3 +160,68 @@ def test_a_damaged_job_store_is_one_message(chdir_root, dp_home):
     at = open_page(PAGE)
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.error) == 1
+
+
+def _table() -> bytes:
+    rows = ["age,city,label"] + [f"{20 + i % 60},{'ab'[i % 2]},{'yes' if (i % 60) > 30 else 'no'}" for i in range(200)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_semicolon_csv_is_one_message_not_one_column(chdir_root):
+    """Issue 28: "age;sex;label" was accepted as one column (and offered as the only target)."""
+    at = open_page(PAGE)
+    at.selectbox(key="tr_dataset").set_value("csv").run()
+    at.file_uploader(key="tr_csv").set_value(("semi.csv", b"age;sex;label\n34;F;1\n50;M;0\n", "text/csv")).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "separates values with ';', not commas" in at.error[0].value
+    assert not [s for s in at.selectbox if s.key == "tr_csv_target"]
+
+
+def test_an_upload_trains_with_its_declared_bounds_and_says_so(chdir_root, monkeypatch):
+    """Issue 26.1: after upload each column has editable public bounds, pre-filled only from what is public; the run
+    is refused until every column has them (or the labelled choice to learn them); then it has no preprocessing leak
+    and its page, statement and code downloads say so."""
+    at = open_page(PAGE, owner=ME)
+    at.selectbox(key="tr_dataset").set_value("csv").run()
+    at.file_uploader(key="tr_csv").set_value(("clinic.csv", _table(), "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    lows = {n.label: n.value for n in at.number_input if n.label.endswith(": lower")}
+    assert lows == {"age: lower": 18.0}  # a known public range; city and the label: nothing read from the rows
+    assert [t.value for t in at.text_input if t.label.endswith(": categories")] == ["", ""]
+    at.number_input(key="tr_epochs").set_value(2)
+    at.button(key="tr_train_dp").click().run()
+    assert any("declare public bounds for city, label" in e.value.lower() for e in at.error)
+    assert store.list_jobs(caller=SYSTEM) == []
+    next(t for t in at.text_input if t.label == "city: categories").set_value("a, b")
+    next(t for t in at.text_input if t.label == "label: categories").set_value("no, yes").run()
+    assert any("3 of 3 columns declared public" in c.value for c in at.caption)
+    at.button(key="tr_train_dp").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    twin_id, job_id = [j["id"] for j in store.list_jobs(caller=SYSTEM)]
+    try:
+        job = store.wait(job_id, timeout=120, caller=SYSTEM)
+        store.wait(twin_id, timeout=120, caller=SYSTEM)
+        assert job["params"]["bounds"]["city"] == {"categories": ["a", "b"]} and job["params"]["upload_name"] == "clinic.csv"
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        text = _texts(at)
+        assert "declared public by the data owner" in text
+        assert not [w for w in at.warning if "Preprocessing leak" in w.value]
+        ids = " ".join(b.proto.id for b in at.get("download_button"))
+        assert "tr_dl_py" in ids and "tr_dl_ipynb" in ids
+        assert "clinic.csv" in at.selectbox(key="tr_pick").format_func(job_id)  # named by its own file name
+    finally:
+        workers.shutdown_workers()
+
+
+def test_learning_the_bounds_from_the_rows_is_a_labelled_choice(chdir_root, monkeypatch):
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
+    at = open_page(PAGE)
+    at.selectbox(key="tr_dataset").set_value("csv").run()
+    at.file_uploader(key="tr_csv").set_value(("clinic.csv", _table(), "text/csv")).run()
+    (learn,) = [c for c in at.checkbox if "learned from the data: not covered by ε" in c.label]
+    learn.check().run()
+    at.button(key="tr_train_dp").click().run()
+    assert not at.error, [e.value for e in at.error]
+    b = store.list_jobs(caller=SYSTEM)[0]["params"]["bounds"]
+    assert b == {"age": {"lower": 18.0, "upper": 90.0}, "city": {"from_data": True}, "label": {"from_data": True}}

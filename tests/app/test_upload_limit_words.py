@@ -17,9 +17,12 @@ SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:MiB|MB)\b")
 
 def _uploader_page(page: str):
     at = open_page(page)
-    if page.endswith("query_console.py"):
-        at.radio(key="qc_source").set_value("Upload a CSV").run()
-        return at, at.file_uploader(key="qc_upload")
+    if page.endswith("query_console.py"):  # registering a dataset: the admin's panel
+        from tests.budgets_helpers import admin
+
+        at.session_state["_dp_identity"] = admin()
+        at.run()
+        return at, at.file_uploader(key="adm_upload")
     if page.endswith("training.py"):
         at.selectbox(key="tr_dataset").set_value("csv").run()
         return at, at.file_uploader(key="tr_csv")

@@ -1,4 +1,4 @@
-"""Known answers for the ε advisor (dpcore.advise) and its CLI."""
+"""Known answers for the ε advisor (dpcore.advisor) and its CLI."""
 
 import json
 import math
@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from scipy.special import ndtr, ndtri
 
-from dpcore import advise as adv
+from dpcore.advisor import dpsgd, links, risk as riskmath, solve, targets
 from dpcore.attacks import audit
 from dpcore.noise import calibration, mechanisms
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.training.accounting import calibrate_noise
 
-R = adv.RiskLimit
-U = adv.UtilityTarget
+R = targets.RiskLimit
+U = targets.UtilityTarget
 
 
 # --- Gaussian -------------------------------------------------------------------------------------------------
@@ -23,7 +23,7 @@ U = adv.UtilityTarget
 
 @pytest.mark.parametrize("sens", [1.0, 3.0])
 def test_gaussian_tpr_limit_known_answer(sens):
-    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), sensitivity=sens)
+    out = solve.advise("gaussian", R("tpr", 0.05, 0.01), sensitivity=sens)
     want = sens / (ndtri(0.05) - ndtri(0.01))
     assert out["sigma"] == pytest.approx(want, rel=1e-12)
     assert out["sigma"] == pytest.approx(1.468 * sens, rel=1e-3)
@@ -43,16 +43,16 @@ def test_gaussian_epsilon_inverts_the_analytic_calibration():
 
 
 def test_gaussian_advantage_and_posterior_limits():
-    out = adv.advise("gaussian", R("advantage", 0.1))
+    out = solve.advise("gaussian", R("advantage", 0.1))
     assert 2 * ndtr(out["mu"] / 2) - 1 == pytest.approx(0.1, rel=1e-9)
-    post = adv.advise("gaussian", R("posterior", 0.2, 0.05), delta=1e-6)
+    post = solve.advise("gaussian", R("posterior", 0.2, 0.05), delta=1e-6)
     e = post["epsilon"]
     assert math.exp(e) * 0.05 / (1 - 0.05 + math.exp(e) * 0.05) == pytest.approx(0.2, rel=1e-6)
     assert 0 < post["achieved"]["posterior_fails_with"] < 1e-3
 
 
 def test_gaussian_utility_and_feasible_band():
-    out = adv.advise("gaussian", R("tpr", 0.5, 0.01), U("count", within=5))
+    out = solve.advise("gaussian", R("tpr", 0.5, 0.01), U("count", within=5))
     assert out["feasible"]
     lo, hi = out["epsilon_range"]
     assert lo < hi
@@ -63,7 +63,7 @@ def test_gaussian_utility_and_feasible_band():
 
 def test_conflict_is_measured_and_each_fix_reconciles():
     risk, util = R("tpr", 0.05, 0.01), U("mean", within=0.2, bounds=(18, 90), n=1000)
-    out = adv.advise("gaussian", risk, util)
+    out = solve.advise("gaussian", risk, util)
     assert not out["feasible"]
     c = out["conflict"]
     assert c["ratio"] == pytest.approx(c["epsilon_needed_by_utility"] / c["epsilon_allowed_by_risk"])
@@ -71,36 +71,36 @@ def test_conflict_is_measured_and_each_fix_reconciles():
     fixes = {o["kind"]: o for o in c["reconcile"]}
     # more rows: feasible with the suggested n, not with a few fewer
     n = fixes["more_rows"]["n"]
-    assert adv.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=n))["feasible"]
-    assert not adv.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=int(n * 0.98)))["feasible"]
+    assert solve.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=n))["feasible"]
+    assert not solve.advise("gaussian", risk, U("mean", within=0.2, bounds=(18, 90), n=int(n * 0.98)))["feasible"]
     # a coarser answer: feasible at the suggested tolerance
     k = fixes["coarser_answer"]["within"]
-    assert adv.advise("gaussian", risk, U("mean", within=k * (1 + 1e-9), bounds=(18, 90), n=1000))["feasible"]
+    assert solve.advise("gaussian", risk, U("mean", within=k * (1 + 1e-9), bounds=(18, 90), n=1000))["feasible"]
     # a weaker limit: feasible at the suggested TPR
     t = fixes["weaker_limit"]["tpr_at_fpr"]
-    assert adv.advise("gaussian", R("tpr", t * (1 + 1e-9), 0.01), util)["feasible"]
+    assert solve.advise("gaussian", R("tpr", t * (1 + 1e-9), 0.01), util)["feasible"]
 
 
 # --- pure ε-DP -------------------------------------------------------------------------------------------------
 
 
 def test_pure_dp_known_answers():
-    out = adv.advise("laplace", R("tpr", 0.05, 0.01))
+    out = solve.advise("laplace", R("tpr", 0.05, 0.01))
     assert out["epsilon"] == pytest.approx(math.log(5))  # e^ε·α ≤ T
     assert out["delta"] == 0.0
     p, big = 0.01, 0.1
-    e = adv.advise("laplace", R("posterior", big, p))["epsilon"]
+    e = solve.advise("laplace", R("posterior", big, p))["epsilon"]
     assert math.exp(e) * p / (1 - p + math.exp(e) * p) == pytest.approx(big)
-    a = adv.advise("laplace", R("advantage", 0.3))["epsilon"]
+    a = solve.advise("laplace", R("advantage", 0.3))["epsilon"]
     assert (math.exp(a) - 1) / (math.exp(a) + 1) == pytest.approx(0.3)
     # high T: the other branch of the ε-DP trade-off curve, 1 − e^−ε(1 − α), is what binds
-    hi = adv.advise("laplace", R("tpr", 0.99, 0.5))["epsilon"]
+    hi = solve.advise("laplace", R("tpr", 0.99, 0.5))["epsilon"]
     assert hi == pytest.approx(math.log(0.5 / 0.01))
-    assert adv.pure_tpr(hi, 0.5) == pytest.approx(0.99)
+    assert riskmath.pure_tpr(hi, 0.5) == pytest.approx(0.99)
 
 
 def test_laplace_utility_uses_the_95_percent_halfwidth():
-    out = adv.advise("laplace", R("tpr", 0.9, 0.01), U("sum", within=900, bounds=(0, 90)))
+    out = solve.advise("laplace", R("tpr", 0.9, 0.01), U("sum", within=900, bounds=(0, 90)))
     assert out["utility"]["epsilon_min"] == pytest.approx(90 * math.log(20) / 900)
     assert mechanisms.halfwidth("laplace", epsilon=out["epsilon"], sensitivity=90) == pytest.approx(900)
     assert out["scale_b"] == pytest.approx(90 / out["epsilon"])
@@ -116,7 +116,7 @@ def test_laplace_utility_uses_the_95_percent_halfwidth():
 ])
 def test_bad_input_is_a_dperror(risk, util):
     with pytest.raises(DPError):
-        adv.advise("gaussian", risk, util)
+        solve.advise("gaussian", risk, util)
 
 
 # --- DP-SGD against dp_accounting's own PLD ---------------------------------------------------------------------
@@ -137,7 +137,7 @@ def _tpr_from_pld(pld, alpha):
 
 def test_dpsgd_noise_multiplier_checked_against_dp_accounting():
     q, steps = 0.2, 10
-    out = adv.advise("dpsgd", R("tpr", 0.1, 0.01), sample_rate=q, steps=steps)
+    out = solve.advise("dpsgd", R("tpr", 0.1, 0.01), sample_rate=q, steps=steps)
     nm = out["noise_multiplier"]
     assert _tpr_from_pld(_dp_accounting_pld(nm, q, steps), 0.01) <= 0.1 + 1e-6
     # near-minimal: 3% less noise breaks the limit
@@ -147,7 +147,7 @@ def test_dpsgd_noise_multiplier_checked_against_dp_accounting():
 
 def test_dpsgd_advantage_is_the_pld_delta_at_zero():
     q, steps = 0.2, 10
-    out = adv.advise("dpsgd", R("advantage", 0.2), sample_rate=q, steps=steps)
+    out = solve.advise("dpsgd", R("advantage", 0.2), sample_rate=q, steps=steps)
     nm = out["noise_multiplier"]
     assert _dp_accounting_pld(nm, q, steps).get_delta_for_epsilon(0.0) <= 0.2 + 1e-6
     assert _dp_accounting_pld(nm * 0.97, q, steps).get_delta_for_epsilon(0.0) > 0.2
@@ -171,18 +171,18 @@ def test_accuracy_target_reads_the_lower_end_of_a_sweep():
     sid = _fake_sweep([(0.5, 0, 0.60, 4.0), (0.5, 1, 0.80, 4.0),    # mean 0.70, lower end 0.60
                        (2.0, 0, 0.84, 1.5), (2.0, 1, 0.86, 1.5),    # lower end 0.84
                        (8.0, 0, 0.90, 0.8), (8.0, 1, 0.90, 0.8)])
-    out = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
+    out = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
     assert out["feasible"]
     # ε = 0.5's mean passes, its lower end does not: ε = 2 is picked, its multiplier recalibrated at q, T
     assert out["utility"]["at_sweep_epsilon"] == 2.0
     assert out["noise_multiplier"] == pytest.approx(calibrate_noise(2.0, 1e-5, 0.1, 30)[0])
     assert out["sample_rate"] == 0.1 and out["steps"] == 30
-    tight = adv.advise("dpsgd", R("tpr", 0.02, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
+    tight = solve.advise("dpsgd", R("tpr", 0.02, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
     assert not tight["feasible"] and tight["conflict"]["ratio"] > 1
     with pytest.raises(DPError, match="no point"):
-        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.95, sweep=sid))
+        solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.95, sweep=sid))
     with pytest.raises(DPError, match="sample rate"):
-        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid), sample_rate=0.2)
+        solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid), sample_rate=0.2)
 
 
 def demo_shaped_sweep(sid="20250102-000000-demo"):
@@ -211,7 +211,7 @@ def test_accuracy_target_from_a_demo_shaped_sweep():
     """Regression: seeds at different q/steps, ε reached ≠ ε asked, and size control made every current sweep
     fail with 'mixes sample rates/steps across points'."""
     sid = demo_shaped_sweep()
-    out = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid))
+    out = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid))
     assert [r["epsilon"] for r in out["utility"]["curve"]] == [1.0, 4.0, 8.0]  # by ε asked, 3 seeds each
     assert all(r["seeds"] == 3 for r in out["utility"]["curve"])
     assert (out["sample_rate"], out["steps"]) == (0.4, 50)  # the median pair, one a seed trained with
@@ -223,11 +223,11 @@ def test_accuracy_target_from_a_demo_shaped_sweep():
     assert any("0.33–0.5" in n and "median" in n for n in out["notes"])
     assert any(n.startswith("6 size-control points") for n in out["notes"])  # each counted once
     # the caller's own q/T inside the sweep's range: used and recalibrated; outside: refused
-    own = adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.5,
+    own = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.5,
                      steps=40)
     assert own["noise_multiplier"] == pytest.approx(calibrate_noise(4.0, 1e-5, 0.5, 40)[0])
     with pytest.raises(DPError, match="0.33–0.5 for 40–60 steps"):
-        adv.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.9,
+        solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.9,
                    steps=10)
 
 
@@ -283,12 +283,12 @@ def test_console_link_keeps_the_risk_limit_at_the_consoles_own_calibration(delta
     the advice's) its σ is at least the risk limit's σ_min, and it still meets the COUNT target."""
     from dpcore.noise.calibration import gaussian_analytic_sigma
 
-    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=delta)
-    link = adv.console_link(out)
+    out = solve.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=delta)
+    link = links.console_link(out)
     p = link["params"]
     assert link["page"] == "pages/query_console.py" and "analyst" not in str(p)
     assert p["qc_kind"] == "COUNT" and p["qc_mech"] == "gaussian"
-    assert p["qc_delta"] in adv.CONSOLE_DELTAS and p["qc_delta"] <= delta
+    assert p["qc_delta"] in links.CONSOLE_DELTAS and p["qc_delta"] <= delta
     sigma = gaussian_analytic_sigma(p["qc_eps"], p["qc_delta"], 1.0)
     assert sigma >= out["risk"]["sigma_min"] * (1 - 1e-9)  # 1.4674: TPR ≤ 0.05 at FPR 0.01
     assert link["meets_utility"] and sigma <= out["utility"]["sigma_max"] * (1 + 1e-9)
@@ -296,12 +296,12 @@ def test_console_link_keeps_the_risk_limit_at_the_consoles_own_calibration(delta
 
 
 def test_console_link_for_laplace_sum_carries_bounds_and_stays_under_the_limit():
-    out = adv.advise("laplace", R("posterior", 0.5, 0.1), U("sum", within=500, bounds=(18, 90)))
-    link = adv.console_link(out)
+    out = solve.advise("laplace", R("posterior", 0.5, 0.1), U("sum", within=500, bounds=(18, 90)))
+    link = links.console_link(out)
     p = link["params"]
     assert p == {"qc_kind": "SUM", "qc_mech": "laplace", "qc_eps": p["qc_eps"], "qc_lo": 18.0, "qc_hi": 90.0}
     assert out["epsilon_range"][0] <= p["qc_eps"] <= out["epsilon_range"][1]
-    assert adv.console_link(adv.advise("laplace", R("tpr", 0.05, 0.01), None)) is None  # no query to open
+    assert links.console_link(solve.advise("laplace", R("tpr", 0.05, 0.01), None)) is None  # no query to open
 
 
 @pytest.mark.parametrize("risk", [R("tpr", 0.1, 0.01), R("posterior", 0.2, 0.05)])
@@ -310,27 +310,27 @@ def test_dpsgd_solve_is_minimal_in_few_pld_evaluations(monkeypatch, risk):
     evaluations (bisection needed 7, and the posterior's start needed Opacus's PRV calibration), and the answer
     is still minimal to the solver's tolerance on the PLD it searched."""
     calls = []
-    real = adv.dpsgd_risk
+    real = dpsgd.dpsgd_risk
 
     def counting(*a, **k):
         calls.append(k.get("coarse", False))
         return real(*a, **k)
 
-    monkeypatch.setattr(adv, "dpsgd_risk", counting)
-    nm = adv.solve_noise_multiplier(risk, 0.2, 10, 1e-5)
+    monkeypatch.setattr(dpsgd, "dpsgd_risk", counting)
+    nm = dpsgd.solve_noise_multiplier(risk, 0.2, 10, 1e-5)
     assert calls.count(True) <= 5 and calls.count(False) == 1
     assert real(nm * (1 + 1e-9), 0.2, 10, risk, 1e-5) <= risk.value
-    assert real(nm / (1 + 2 * adv.NM_RTOL), 0.2, 10, risk, 1e-5, coarse=True) > risk.value
+    assert real(nm / (1 + 2 * dpsgd.NM_RTOL), 0.2, 10, risk, 1e-5, coarse=True) > risk.value
 
 
 def test_cli_links_are_the_pages_links(capsys):
-    """The page and `python -m dpcore advise` give the same links (the rule lives in dpcore.advise): for the
+    """The page and `python -m dpcore advise` give the same links (the rule lives in dpcore.advisor.links): for the
     default advice (ε ≈ 0.7097) the noise page opens at 1, the slider's most private value that keeps both, not
     at 0.7 (which misses the target); the console at 0.71 (3 digits, as the page writes ε), with δ beside it."""
     from dpcore.cli import main
 
-    out = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
-    noise, console = adv.page_link(out), adv.console_link(out)
+    out = solve.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
+    noise, console = links.page_link(out), links.console_link(out)
     assert noise["params"]["noise_eps"] == 1.0 and noise["meets_utility"] and noise["keeps_risk"]
     assert console["params"]["qc_eps"] == 0.71 and console["label"].endswith("ε = 0.71, δ = 1e-5")
     rc = main(["advise", "--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--query", "count",
@@ -345,8 +345,196 @@ def test_recommended_epsilon_is_written_on_the_side_it_must_keep():
     maximum, down (still keeps it). The page metric and the band chart write the same."""
     from dpcore.figures import advisor as figs
 
-    at_target = adv.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
-    assert adv.recommended_text(at_target) == "0.71" and float("0.71") >= at_target["epsilon"]
-    at_limit = adv.advise("laplace", R("posterior", 0.5, 0.1), None)  # ln 9 = 2.197
-    assert adv.recommended_text(at_limit) == "2.19" and float("2.19") <= at_limit["epsilon"]
+    at_target = solve.advise("gaussian", R("tpr", 0.05, 0.01), U("count", within=10), delta=1e-5)
+    assert links.recommended_text(at_target) == "0.71" and float("0.71") >= at_target["epsilon"]
+    at_limit = solve.advise("laplace", R("posterior", 0.5, 0.1), None)  # ln 9 = 2.197
+    assert links.recommended_text(at_limit) == "2.19" and float("2.19") <= at_limit["epsilon"]
     assert "recommended ε = 2.19" in [t.name for t in figs.feasible_band_chart(at_limit).data]
+
+
+# --- every link keeps the risk it states (issue 25 §4): the risk recomputed at the linked setting -------------
+
+
+def _independent_risk(out: dict, mech: str, eps: float, delta, *, console_mean: bool = False) -> float:
+    """The risk a page's release at (ε, δ) allows, from the calibration and the trade-off formulas directly (not
+    through dpcore.advisor): the noise page and the console calibrate the analytic Gaussian σ for (ε, δ); the
+    console's MEAN is a noisy sum and a noisy count at (ε/2, δ/2) each — replaced, one record moves the sum by
+    up to hi − lo (μ = 2/σ₁); added or removed, both (μ = √2/σ₁). Laplace and geometric releases are pure ε-DP."""
+    from dpcore.noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
+
+    r = out["risk"]
+    if mech == "laplace":
+        e = eps
+        if r["kind"] == "tpr":
+            a = r["at"]
+            return min(math.exp(e) * a, 1 - math.exp(-e) * (1 - a))
+        if r["kind"] == "advantage":
+            return math.tanh(e / 2)
+        p = r["at"]
+        return math.exp(e) * p / (1 - p + math.exp(e) * p)
+    if console_mean:
+        s1 = gaussian_analytic_sigma(eps / 2, delta / 2, 1.0)
+        mu = (2.0 if out["neighbour_relation"].startswith("replace") else math.sqrt(2)) / s1
+    else:
+        mu = 1 / gaussian_analytic_sigma(eps, delta, 1.0)
+    if r["kind"] == "tpr":
+        return float(ndtr(ndtri(r["at"]) + mu))
+    if r["kind"] == "advantage":
+        return float(2 * ndtr(mu / 2) - 1)
+    e = gaussian_epsilon(1 / mu, out["delta"], 1.0)
+    p = r["at"]
+    return math.exp(e) * p / (1 - p + math.exp(e) * p)
+
+
+_LINK_RISKS = [R("tpr", 0.05, 0.01), R("tpr", 0.2, 0.01), R("advantage", 0.1), R("advantage", 0.4),
+               R("posterior", 0.2, 0.05), R("posterior", 0.6, 0.1)]
+_LINK_UTILS = [None, U("count", within=3), U("count", within=50), U("sum", within=2000, bounds=(18, 90)),
+               U("mean", within=0.05, bounds=(18, 90), n=10_000), U("mean", within=0.002, bounds=(18, 90), n=10_000)]
+
+
+@pytest.mark.parametrize("mech, delta", [("gaussian", 1e-5), ("gaussian", 3e-6), ("gaussian", 5e-5),
+                                         ("gaussian", 2.5e-8), ("laplace", None)])
+def test_every_link_keeps_the_risk_it_states(mech, delta):
+    """Recomputed at the linked setting as that page releases: a link that says it keeps the risk limit does
+    (main's console MEAN link for a Gaussian MEAN advice read 0.0525 TPR against a 0.05 limit under the stated
+    replace-one relation; its noise-page link snapped δ up to the grid's next value while saying keeps_risk)."""
+    checked = 0
+    for risk in _LINK_RISKS:
+        for util in _LINK_UTILS:
+            out = solve.advise(mech, risk, util, delta=delta)
+            for link in (links.page_link(out), links.console_link(out)):
+                if link is None:
+                    continue
+                p = link["params"]
+                if link["page"] == "pages/noise.py":
+                    eps, d, mean = p["noise_eps"], p.get("noise_delta"), False
+                    if d is not None:
+                        assert d <= out["delta"] * (1 + 1e-12), (p, out["delta"])  # never a larger δ
+                else:
+                    eps, d, mean = p["qc_eps"], p.get("qc_delta"), p["qc_kind"] == "MEAN"
+                value = _independent_risk(out, mech, eps, d, console_mean=mean)
+                assert link["risk"] == pytest.approx(value, rel=1e-6, abs=1e-12), (risk, util, link["label"])
+                if link["keeps_risk"]:
+                    assert value <= risk.value * (1 + 1e-9), (risk, util, link["label"], value)
+                    checked += 1
+                else:  # only where even the page's most private setting is above the limit
+                    assert link["page"] == "pages/noise.py" and eps == min(noise_grid())
+    assert checked >= 40
+
+
+def noise_grid():
+    from dpcore.noise.view import EPSILON_GRID
+
+    return EPSILON_GRID
+
+
+def test_console_mean_link_for_a_gaussian_mean_advice_keeps_the_limit():
+    """Issue 25's case: TPR ≤ 0.05 at FPR 0.01 against a MEAN within ±0.01 (a conflict: the advice is the risk
+    limit's edge, ε ≈ 2.82). main linked the console at ε = 2.82, whose MEAN (sum ÷ count at ε/2 each) gave
+    TPR 0.0525 under the stated replace-one relation; the link now opens at an ε whose release keeps 0.05."""
+    out = solve.advise("gaussian", R("tpr", 0.05, 0.01), U("mean", within=0.01, bounds=(18, 90), n=10_000))
+    assert not out["feasible"] and out["neighbour_relation"].startswith("replace one record")
+    link = links.console_link(out)
+    eps, d = link["params"]["qc_eps"], link["params"]["qc_delta"]
+    assert _independent_risk(out, "gaussian", 2.82, 1e-5, console_mean=True) > 0.0524  # what main linked
+    assert eps < 2.82 and _independent_risk(out, "gaussian", eps, d, console_mean=True) <= 0.05
+    assert link["keeps_risk"] and not link["meets_utility"]
+
+
+def test_in_a_conflict_the_recommendation_and_the_links_read_alike():
+    """"Recommended ε 1.66" beside "risk limit allows ε ≤ 1.65" and buttons for 1.5 and 1.65 (issue 28): in a
+    conflict the recommendation is the risk limit's edge, written rounded down like the limit, and each link
+    says how it relates to it."""
+    from dpcore import claims
+
+    out = solve.advise("laplace", R("tpr", 0.05, 0.01), U("count", within=1))
+    assert not out["feasible"]
+    hi = out["epsilon_range"][1]
+    assert links.recommended_text(out) == claims.down(hi)
+    console = links.console_link(out)
+    assert console["params"]["qc_eps"] == float(claims.down(hi))
+    noise = links.page_link(out)
+    assert noise["params"]["noise_eps"] <= hi and f"recommended {claims.down(hi)}" in noise["label"]
+
+
+# --- the decision record (issue 25 §3) and hostile numbers (issue 28) ------------------------------------------
+
+
+def test_decision_record_is_a_statement_that_recomputes(tmp_path, capsys):
+    from dpcore import verification
+    from dpcore.advisor import decision
+
+    path = tmp_path / "decision.json"
+    assert main(["advise", "--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "500",
+                 "--bounds", "18:90", "--statement", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    st = json.loads(path.read_text())
+    assert out["statement"] == str(path) and st["kind"] == "advice" and st["signature"]["scheme"] == "HMAC-SHA256"
+    assert st["decision"]["epsilon"] == out["epsilon"] and st["decision"]["epsilon_text"] == "1.36"
+    words = " ".join(st["words"])
+    for part in ("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01 — about whether one person's record is in the data",
+                 "Decision: ε = 1.36 at δ = 1e-5", "Expected error: within ±500 with probability 95%; it misses with "
+                 "probability 5%", "the privacy loss exceeds ε = 1.36 with probability 0.00013 (13 × δ)"):
+        assert part in words, part
+    assert verification.verify(st)["verified"]
+    assert main(["statement", "--verify", str(path)]) == 0
+    capsys.readouterr()
+    for edit, field in ((lambda s: s["advice"].update(epsilon=0.5), "advice.epsilon is 0.5"),
+                        (lambda s: s["advice"].update(sigma=10.0), "advice.sigma is 10.0"),
+                        (lambda s: s["inputs"]["risk"].update(value=0.2), "advice.epsilon_range[1] is"),
+                        (lambda s: s.update(neighbour_relation="replace one record"), "neighbour_relation is"),
+                        (lambda s: s["advice"]["achieved"].update(tpr_at_fpr=0.001), "advice.achieved.tpr_at_fpr"),
+                        (lambda s: s["words"].__setitem__(1, "Utility target: none."), "signature: words[1]")):
+        bad = json.loads(path.read_text())
+        edit(bad)
+        problems = verification.verify(bad)["problems"]
+        assert any(p.startswith(field) for p in problems), (field, problems)
+    assert decision.recompute({"kind": "advice"})[0].startswith("inputs and advice are needed")
+    # an unusable --statement path fails before the solve
+    assert main(["advise", "--mechanism", "laplace", "--max-advantage", "0.1", "--statement",
+                 str(tmp_path / "no" / "such.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e-320"], "allow a larger error"),
+    (["--mechanism", "laplace", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e-320"], "allow a larger error"),
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e308"], "give a tighter ±k"),
+    (["--mechanism", "dpsgd", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sample-rate", "1e-320", "--steps", "100"],
+     "sample rate must be in [1e-06, 1]"),
+    (["--mechanism", "dpsgd", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sample-rate", "0.01", "--steps",
+      "99999999999"], "steps must be from 1 to 1,000,000"),
+    (["--mechanism", "gaussian", "--max-advantage", "1e-300"], "below the smallest ε the app works with"),
+    (["--mechanism", "laplace", "--max-advantage", "1e-300"], "below the smallest ε the app works with"),
+    (["--mechanism", "dpsgd", "--max-advantage", "1e-300", "--sample-rate", "0.01", "--steps", "10"],
+     "does not meet attacker advantage"),
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1", "--bounds=-1e308:1e308"],
+     "public bounds must lie within"),
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1", "--bounds=0:1e30",
+      "--n", "10"], "public bounds must lie within"),
+    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sensitivity", "1e308"],
+     "sensitivity Δ must be at most"),
+])
+def test_hostile_numbers_are_one_line_and_exit_2(args, words, capsys):
+    """Issue 28: --within 1e-320, --sample-rate 1e-320 and --max-advantage 1e-300 were tracebacks
+    (ZeroDivisionError, OverflowError); bounds ±1e308 an infinite sensitivity."""
+    assert main(["advise", *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("mech, risk, util", [
+    (m, r, u) for m in ("gaussian", "laplace") for r in (R("tpr", 0.05, 0.01), R("advantage", 0.1),
+                                                        R("posterior", 0.2, 0.05))
+    for u in (None, U("count", within=10), U("mean", within=0.001, bounds=(18, 90), n=10_000))])
+def test_every_decision_record_has_words_and_checks_out(mech, risk, util):
+    """Each risk kind and target, feasible or in conflict, gives a decision record in words that recomputes (the
+    advantage limit's record raised a TypeError: its risk has no FPR)."""
+    from dpcore import statement, verification
+    from dpcore.advisor import decision
+
+    inp = decision.inputs(mech, risk, util)
+    st = decision.statement(inp, decision.solve_inputs(inp))
+    assert st["words"][0].startswith(f"Risk limit: {risk.checked().text()}")
+    assert any(w.startswith("At this setting no attacker can reach") for w in st["words"])
+    assert verification.verify(statement.issue(st))["verified"]

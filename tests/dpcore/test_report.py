@@ -69,8 +69,20 @@ def test_report_writes_e_to_the_epsilon_as_maths_in_its_own_text_only():
 
 
 def test_posterior_reading_flags_delta_in_the_report():
-    html = report.build(1.0, delta=1e-6, n=1500)
-    assert "covers the ε part only" in html
+    """With δ > 0 the report says how often the bound fails (P[privacy loss > ε]), not "up to δ" (issue 25 §4)."""
+    from dpcore.noise.interpret import loss_tail
+
+    html = _text(report.build(1.0, delta=1e-6, n=1500))
+    assert "privacy loss exceeds ε" in html and "up to δ" not in html and "fails outright" not in html
+    assert f"probability {claims.up(loss_tail(1.0, 1e-6), 2)}" in html
+
+
+def test_report_words_each_reading_for_the_question_it_bounds():
+    body = _text(report.build(1.0, n=1500))
+    assert "50% sure that a person is in the data can become at most <strong>73.2%</strong>" in body
+    assert "a fact such as their diagnosis goes from 50% to at most <strong>88.1%</strong>" in body
+    assert "e<sup>2ε</sup> = 7.39 times more likely with one value of a known person&#x27;s record" in body
+    assert "fact about a person can become at most" not in body  # the old reading of a fact off e^ε
 
 
 def test_report_rejects_bad_epsilon():
@@ -87,9 +99,14 @@ def test_cli_report(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert main(["report", "--out", str(out), "--job", "nope"]) == 2  # a statement needs a finished run
     capsys.readouterr()
-    assert main(["report", "--out", str(out), "--n", "1500", "--ledger", "nobody", "med"]) == 0
+    from dpcore.budgets import visitors
+
+    name = visitors.open_builtin(1500, 0)["name"]  # a visitor's report: the built-in data as a whole
+    assert main(["report", "--out", str(out), "--n", "1500", "--ledger", name]) == 0
     assert json.loads(capsys.readouterr().out)["ledgers"] == 1
-    assert "Privacy statement: queries by nobody on dataset med" in out.read_text()
+    assert "Privacy statement: dataset synthetic medical (n=1,500, seed=0), every answer by anyone" in out.read_text()
+    assert main(["report", "--out", str(out), "--n", "1500", "--ledger", "med"]) == 2
+    assert "not a registered dataset" in capsys.readouterr().err
 
 
 def test_report_with_a_stored_sweep(tmp_path):
@@ -101,7 +118,7 @@ def test_report_with_a_stored_sweep(tmp_path):
     html = report.build(1.0, n=1500, sweep_id=result["id"], caller=SYSTEM)
     assert "Privacy–utility: Breast cancer, Logistic regression, ε 1, " in html  # what it is, in words; not its id
     assert result["id"] not in _text(html)
-    assert "<th>test accuracy</th>" in html
+    assert "<th>test accuracy (not covered by ε)</th>" in html
     assert "empirical" in html
     with pytest.raises(DPError, match="no stored sweep"):
         report.build(1.0, n=1500, sweep_id="nope", caller=SYSTEM)
@@ -115,7 +132,9 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     trade-off chart, and nothing wider than the page (1280 px screen, 1100 px body)."""
     from dpcore.data import datasets
     from dpcore.jobs import store
-    from dpcore.queries import answering, fingerprint, ledger, model
+    from dpcore.budgets import visitors
+    from dpcore.queries import answering, fingerprint, model
+    from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
 
     real_get = store.get
@@ -126,19 +145,27 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
                         run if j == "job-1" else real_get(j, caller=caller, history=history))
     df = datasets.medical(1500, 0)
-    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
-    answering.ask(df, EVIL, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
+    fp = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))["fingerprint"]
+    who = analyst(EVIL, fp, 2.0)
+    answering.ask(df, who, model.make_query("count", epsilon=0.5, condition="age>50"))
     sid = _fake_sweep()
-    html = report.build(1.0, n=1500, sweep_id=sid, job_ids=["job-1"],
-                        ledgers=[(EVIL, fingerprint.dataset_key(df), 1500)], caller=SYSTEM)
+    html = report.build(1.0, n=1500, sweep_id=sid, job_ids=["job-1"], ledgers=[(fp,)], caller=SYSTEM, viewer=who)
     body = _text(html)
     heads = re.findall(r"<h2>(Privacy statement: .*?)</h2>", body)
     assert len(heads) == 3, heads  # the sweep, the run, the ledger
+    # issue 28: the ledger's section is titled by its dataset's name (a 64-hex fingerprint titled it), its ε table
+    # has no repeated row, and no table holds NaN
+    assert heads[-1].startswith("Privacy statement: dataset synthetic medical") and not re.search(r"[0-9a-f]{64}", "".join(heads))
+    ledger_part = body[body.index(heads[-1]):]
+    rows = re.findall(r"<tr>\s*(<td>.*?)</tr>", ledger_part[:ledger_part.index("<div class='fig'>")], re.S)
+    assert len(rows) == len(set(rows)), rows
+    assert "NaN" not in body and ">nan<" not in body
     assert "<img" not in body and "<strong>bold</strong>" not in body  # user text is escaped, never rendered
     assert "&lt;img src=x onerror=alert(1)&gt;**bold**" in body
     assert "add/remove one record" in body and "one patient's record" in body
-    for d in ("1e-5", "1e-6", "0.0025"):  # ε at δ = 1e-5, 1e-6 and 1/n (n = 400 training rows)
+    for d in ("1e-5", "1e-6"):  # ε at δ = 1e-5 and 1e-6, never at 1/n (n = 400 training rows: 0.0025)
         assert f"<td>{d}</td>" in body
+    assert "<td>0.0025</td>" not in body
     assert "empirical ε ≥ 0.3 with 95% confidence" in body  # the sweep point's audit
     # datasets and models by the names the pages use, never their code names (breast_cancer, logreg)
     assert "<td>Breast cancer</td>" in body and "<td>Logistic regression</td>" in body
@@ -195,8 +222,10 @@ def test_report_words_agree_with_the_pages(monkeypatch):
 
     from dpcore.data import datasets
     from dpcore.jobs import store
-    from dpcore.queries import answering, fingerprint, ledger, model
+    from dpcore.budgets import visitors
+    from dpcore.queries import answering, fingerprint, model
     from tests.app.test_plain_words import GLOSSED, NEVER, SNAKE
+    from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
 
     real_get = store.get
@@ -207,10 +236,11 @@ def test_report_words_agree_with_the_pages(monkeypatch):
     monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
                         run if j == "job-1" else real_get(j, caller=caller, history=history))
     df = datasets.medical(1500, 0)
-    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
-    answering.ask(df, "ana", model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
-    html = report.build(1.0, n=1500, sweep_id=_fake_sweep(), job_ids=["job-1"],
-                        ledgers=[("ana", fingerprint.dataset_key(df), 1500)], caller=SYSTEM)
+    fp = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))["fingerprint"]
+    ana = analyst("ana", fp, 2.0)
+    answering.ask(df, ana, model.make_query("count", epsilon=0.5, condition="age>50"))
+    html = report.build(1.0, n=1500, sweep_id=_fake_sweep(), job_ids=["job-1"], ledgers=[(fp,)], caller=SYSTEM,
+                        viewer=ana)
     text = _html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)))
     problems = [f"{tok!r}" for tok in NEVER if tok in text]
     problems += [f"{tok!r} without {gloss!r}" for tok, gloss in GLOSSED.items()
@@ -220,3 +250,47 @@ def test_report_words_agree_with_the_pages(monkeypatch):
     assert not problems, problems
     assert "ordinary random numbers (numpy, fixed by seed 0)" in text and "patients with the rare disease" in text
     assert "RDP (Rényi DP): ε = 2 at δ = 1e-5" in text and "accountant PRV (privacy-loss random variables)" in text
+
+
+@pytest.mark.parametrize("eps", ["1e308", "1001", "inf", "nan"])
+def test_report_refuses_an_epsilon_beyond_the_apps_range_in_one_line(eps, tmp_path, capsys):
+    """`report --epsilon 1e308` was an OverflowError traceback (issue 28)."""
+    assert main(["report", "--out", str(tmp_path / "r.html"), "--epsilon", eps]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and not (tmp_path / "r.html").exists()
+
+
+def test_report_adds_the_advisors_decision_record(tmp_path, capsys):
+    path = tmp_path / "decision.json"
+    assert main(["advise", "--mechanism", "laplace", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1",
+                 "--statement", str(path)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "r.html"
+    assert main(["report", "--out", str(out), "--n", "1500", "--advice", str(path)]) == 0
+    body = _text(out.read_text())
+    assert "<h2>Decision record: choosing ε from a risk limit</h2>" in body
+    assert "Decision: no ε meets both" in body and "To reconcile: accept a coarser answer" in body
+    assert re.search(r"<td>recommended ε</td>\s*<td>1.6 \(δ = 0\)</td>", body)
+    tampered = json.loads(path.read_text())
+    tampered["advice"]["epsilon"] = 3.0
+    path.write_text(json.dumps(tampered))
+    capsys.readouterr()
+    assert main(["report", "--out", str(out), "--advice", str(path)]) == 2
+    assert "does not check out: advice.epsilon is 3.0" in capsys.readouterr().err
+
+
+def test_report_reads_on_a_phone_and_keeps_words_whole():
+    """Issue 28: no mobile viewport, headers broken mid-word ("tar get"), a column split per δ = 1/n with NaN."""
+    from tests.dpcore.test_statement import _fake_sweep
+
+    html = report.build(1.0, n=1500, sweep_id=_fake_sweep(), caller=SYSTEM)
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
+    th = re.search(r"(?m)^th\{[^}]*\}", html).group(0)
+    assert "overflow-wrap:normal" in th and "word-break:normal" in th  # a header wraps between words only
+    body = _text(html)
+    table = body[body.rindex("<th>target ε</th>"):]  # the statement's table (the sweep section's comes first)
+    table = table[:table.index("</table>")]
+    heads = re.findall(r"<th>(.*?)</th>", table)
+    assert [h for h in heads if h.startswith("ε at δ")] == ["ε at δ = 1e-5 (PLD)", "ε at δ = 1e-6 (PLD)"]
+    assert "test accuracy (not covered by ε)" in heads
+    assert "NaN" not in table and "<td>—</td>" not in table.split("</thead>")[1].split("<td>reproducible")[0]

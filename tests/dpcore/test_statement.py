@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dpcore import statement
+from dpcore import statement, verification
 from dpcore.data import datasets
 from dpcore.jobs import registry, runner, store
 from dpcore.queries import answering, fingerprint, model
@@ -20,13 +20,17 @@ def _roundtrip(st):
 def _fake_sweep():
     from dpcore.sweep import runs as sweep_runs
     from dpcore.sweep.config import SweepConfig
+    from dpcore.training import accounting
+
+    sigma = 4.710782173501988  # ε ≈ 1.99 at q = 0.5, 20 steps, δ = 1e-5 (PRV)
 
     cfg = SweepConfig().to_dict()
     rec = {"id": "20250101-000000-beef", "name": "fake", "created": 1.0, "status": "done", "config": cfg,
            "jobs": [], "failed": [],
            "result": {"config": cfg, "baseline": None, "points": [
-               {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "test_accuracy": 0.8, "n_train": 80,
-                "noise_multiplier": 1.2, "sample_rate": 0.5, "steps": 20, "accountant": "prv", "mia": {},
+               {"epsilon": 2.0, "epsilon_spent": accounting.epsilon(sigma, 0.5, 20, 1e-5, "prv"), "delta": 1e-5,
+                "seed": 0, "test_accuracy": 0.8, "n_train": 80,
+                "noise_multiplier": sigma, "sample_rate": 0.5, "steps": 20, "accountant": "prv", "mia": {},
                 "empirical_epsilon": {"lower_bound": 0.3, "confidence": 0.95, "delta": 1e-5, "attack": "loss",
                                       "members": 40, "nonmembers": 40, "tp": 25, "fp": 15, "max_certifiable": 2.1,
                                       "within_claim": True, "method": "split"}}]}}
@@ -37,68 +41,265 @@ def _fake_sweep():
 def test_sweep_statement_recomputes_from_json_alone():
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
-    st = _roundtrip(statement.for_sweep(_fake_sweep(), caller=SYSTEM))
-    assert st["neighbour_relation"] == "add/remove one record"
+    st = _roundtrip(statement.issue(statement.for_sweep(_fake_sweep(), caller=SYSTEM)))
+    assert st["neighbour_relation"] == statement.ADD_REMOVE_N_PUBLIC
+    assert "n (the training rows) and the list of classes are treated as public" in statement.N_PUBLIC_NOTE
     pt = st["points"][0]
     assert pt["sampling"]["scheme"] == "Poisson" and pt["sampling"]["sample_rate"] == 0.5
-    assert [r["delta"] for r in pt["epsilon_at_delta"]] == [1e-5, 1e-6, 1 / 80]
+    assert [r["delta"] for r in pt["epsilon_at_delta"]] == [1e-5, 1e-6]  # never ε at δ = 1/n
     assert pt["audit"]["lower_bound"] == 0.3 and pt["audit"]["confidence"] == 0.95
     assert pt["reproducible_noise"] is True  # an old record without a noise source is not called a DP release
-    assert statement.verify(st) == []
+    assert pt["diagnostics"] == {"not_covered_by_epsilon": True, "note": statement.DIAGNOSTICS_NOTE,
+                                 "test_accuracy": 0.8}
+    assert "test_accuracy" not in pt  # only as a labelled diagnostic
+    assert {lk["kind"] for lk in st["leaks"]} == {"reproducible_noise", "diagnostics", "public_n"}
+    out = verification.verify(st)
+    assert out["verified"] and out["problems"] == [] and out["checked"] > 10
     # independently of dpcore: dp_accounting's PLD from the statement's inputs alone
     x = pt["recompute"]["inputs"]
     pld = pldm.from_gaussian_mechanism(x["noise_multiplier"], sampling_prob=x["sample_rate"],
                                        value_discretization_interval=1e-4).self_compose(x["steps"])
     for r in pt["epsilon_at_delta"]:
         assert r["epsilon_pld"] == pytest.approx(pld.get_epsilon_for_delta(r["delta"]), rel=2e-2)
-    # tampering is caught
+    # tampering is caught and named
     pt["epsilon_at_delta"][0]["epsilon_pld"] *= 0.9
-    assert statement.verify(st)
+    problems = verification.verify(st)["problems"]
+    assert problems[0].startswith("points[0].epsilon_at_delta[0].epsilon_pld is ")
+    assert "signature: points[0] was changed after signing" in problems
 
 
-def test_ledger_statement_composes_and_recomputes(dp_home):
-    from dpcore.queries import ledger
+def test_sweep_over_digits_states_an_image_as_the_unit():
+    """A sweep over digits said "one patient's record"; the unit fits the data (issue 25 §3)."""
+    from dpcore.sweep import runs as sweep_runs
+
+    sid = _fake_sweep()
+    rec = sweep_runs.load(sid, caller=SYSTEM)
+    rec["config"]["dataset"] = "digits"
+    sweep_runs.save(rec)
+    st = statement.issue(statement.for_sweep(sid, caller=SYSTEM))
+    assert st["unit_of_privacy"].startswith("one image") and "patient" not in st["unit_of_privacy"]
+    assert st["dataset"] == "Digits"
+    assert verification.verify(_roundtrip(st))["verified"]
+    st["unit_of_privacy"] = "one patient's record (one row of the data)"
+    assert verification.verify(st)["problems"][0].startswith("unit_of_privacy is \"one patient's record")
+
+
+def _history(*extra_by_ann):
+    """A dataset's history: ann's quota asks 0.5 (Laplace) and 0.3 (Gaussian, δ = 1e-7), then ``extra_by_ann`` (ε
+    each); a visitor asks 0.25. Returns (dataset info, ann)."""
+    from dpcore.budgets import identities, visitors
+
+    from tests.budgets_helpers import analyst
 
     df = datasets.medical(2000, 0)
-    ledger.register_builtin("medical 2000", fingerprint.dataset_identity(df))
-    answering.ask(df, "ann", model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"),
-                budget=2.0, delta_budget=5e-5)
-    answering.ask(df, "ann", model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
-                                              delta=1e-7))
-    st = _roundtrip(statement.for_ledger("ann", fingerprint.dataset_key(df), n_rows=2000))
-    assert st["accountant"]["epsilon"] == pytest.approx(0.8) and st["accountant"]["delta"] == pytest.approx(1e-7)
-    assert st["reproducible_noise"] is False
+    info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
+    ann = analyst("ann", info["fingerprint"], 2.0)
+    answering.ask(df, ann, model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"))
+    answering.ask(df, ann, model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
+                                            delta=1e-7))
+    for eps in extra_by_ann:
+        answering.ask(df, ann, model.make_query("count", epsilon=eps, condition="age<30"))
+    answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.25, condition="sex=F"))
+    return info, ann
+
+
+def _ledger_statement():
+    """The history with one more answer by ann (0.1), signed as it leaves."""
+    info, ann = _history(0.1)
+    return _roundtrip(statement.issue(statement.for_ledger(info["name"], viewer=ann)))
+
+
+def test_ledger_statement_with_its_costliest_answer_dropped_fails(dp_home):
+    st = _ledger_statement()
+    assert verification.verify(st)["verified"]
+    assert [r["delta_prime"] for r in st["epsilon_at_delta"]] == [1e-5, 1e-6]  # no δ = 1/n
+    costliest = max(range(len(st["queries"])), key=lambda i: st["queries"][i]["epsilon"])
+    del st["queries"][costliest]
+    problems = verification.verify(st)["problems"]
+    assert problems[0].startswith("accountant.epsilon is 1.15")  # the totals no longer add up
+    assert f"signature: queries[{len(st['queries'])}] was removed after signing" in problems
+    # dropped *and* every figure recomputed to match: only the signature can tell, and it names the fields
+    from dpcore.noise import composition
+
+    st["accountant"]["epsilon"], st["accountant"]["delta"] = composition.basic(
+        [x["epsilon"] for x in st["queries"]], [x["delta"] for x in st["queries"]])
+    st["epsilon_at_delta"] = [statement._best_at(st["queries"], r["delta_prime"]) for r in st["epsilon_at_delta"]]
+    own = [x for x in st["queries"] if x["by_this_quota"]]
+    st["quota_share"].update(answers=len(own), epsilon=sum(x["epsilon"] for x in own))
+    st.pop("tradeoff")
+    out = verification.verify(st)
+    assert not out["verified"] and all(p.startswith("signature: ") for p in out["problems"]), out["problems"]
+    assert "signature: accountant.epsilon was changed after signing" in out["problems"]
+    assert "signature: tradeoff was removed after signing" in out["problems"]
+
+
+def test_ledger_statement_states_what_the_dataset_released_and_recomputes(dp_home):
+    """What a patient gets is the dataset's total: every answer by anyone, whoever asked and under any name; the
+    viewer's quota is one share of it. Other askers' query texts stay hidden from an analyst."""
+    from dpcore.budgets import identities
+
+    info, ann = _history()
+    st = _roundtrip(statement.for_ledger(info["name"], viewer=ann))
+    assert st["subject"] == {"dataset": info["name"], "fingerprint": info["fingerprint"], "analyst": "ann"}
+    assert st["accountant"]["epsilon"] == pytest.approx(1.05) and st["accountant"]["delta"] == pytest.approx(1e-7)
+    assert st["quota_share"]["answers"] == 2 and st["quota_share"]["epsilon"] == pytest.approx(0.8)
+    assert [q["query"] is not None for q in st["queries"]] == [True, True, False]  # the visitor's text: hidden
+    assert "as a whole released 3 answers" in st["summary"] and st["reproducible_noise"] is False
     for r in st["epsilon_at_delta"]:
-        assert r["delta"] <= r["delta_prime"] * (1 + 1e-12) and r["epsilon"] <= 0.8 + 1e-12
-    assert statement.verify(st) == []
-    st["accountant"]["epsilon"] = 0.5
-    assert statement.verify(st)
+        assert r["delta"] <= r["delta_prime"] * (1 + 1e-12) and r["epsilon"] <= 1.05 + 1e-12
+    signed = statement.issue(st)
+    assert verification.verify(signed)["verified"]
+    signed["accountant"]["epsilon"] = 0.8  # the analyst's share is not the dataset's guarantee
+    assert verification.verify(signed)["problems"][0] == "accountant.epsilon is 0.8, recomputed 1.05"
+    signed["accountant"]["epsilon"] = 1.05
+    signed["quota_share"]["epsilon"] = 0.5
+    assert verification.verify(signed)["problems"][0] == "quota_share.epsilon is 0.5, recomputed 0.8"
+    seen = statement.for_ledger(info["fingerprint"], viewer=identities.VISITOR)
+    assert seen["accountant"]["epsilon"] == pytest.approx(1.05) and seen["quota_share"]["analyst"] == "visitors"
+    assert [q["query"] is not None for q in seen["queries"]] == [False, False, True]
 
 
-def test_empty_ledger_statement_says_nothing_spent():
-    st = statement.for_ledger("nobody", "med")
+def test_a_ledger_statement_is_refused_to_whom_may_not_read_it_and_says_nothing_spent():
+    from dpcore.budgets import identities, visitors
+
+    from tests.budgets_helpers import admin
+
+    info = visitors.open_builtin(1000, 0)
+    st = statement.for_ledger(info["name"], viewer=identities.VISITOR)
     assert st["queries"] == [] and "nothing spent" in st["summary"]
+    from dpcore.budgets import registry
+
+    registry.register(admin(), "clinic", datasets.medical(400, 1), epsilon=1)
+    with pytest.raises(DPError, match="open to signed-in analysts only"):
+        statement.for_ledger("clinic", viewer=identities.VISITOR)
+    with pytest.raises(DPError, match="not a registered dataset"):
+        statement.for_ledger("med", viewer=identities.VISITOR)
+
+
+# --- training runs: what a statement must say, and every edit an auditor could miss --------------------------
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Three real runs in one home (trained once for the module): a DP run, one with reproducible noise, and one
+    whose δ is not below 1/n; their signed statements and the home's key."""
+    from dpcore import storage
+
+    home = tmp_path_factory.mktemp("statements-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DP_EXPLORER_HOME", str(home))
+        base = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 1.0, "delta": 1e-5, "epochs": 2,
+                "batch_size": 64, "seed": 0}
+        out = {}
+        for name, extra in (("dp", {}), ("seeded", {"reproducible_noise": True}), ("big_delta", {"delta": 0.01})):
+            runner.run_inline(registry.TRAIN, {**base, **extra}, owner=OWNER, group="train", label=name)
+            job = store.list_jobs(caller=SYSTEM, limit=1)[0]
+            out[name] = _roundtrip(statement.issue(statement.for_job(job["id"], caller=SYSTEM)))
+        out["key"] = storage.signing_key(create=False)
+    return out
+
+
+def _edited(st, edit):
+    st = json.loads(json.dumps(st))
+    edit(st)
+    return st
 
 
 @pytest.mark.slow
-def test_training_run_statement(dp_home):
-    runner.run_inline(registry.TRAIN, {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0,
-                                                "delta": 1e-5, "epochs": 2, "batch_size": 64, "seed": 0}, owner=OWNER)
-    job_id = store.list_jobs(caller=SYSTEM)[0]["id"]
-    st = _roundtrip(statement.for_job(job_id, caller=SYSTEM))
+def test_training_run_statement_states_what_epsilon_covers(runs):
+    st = runs["dp"]
     assert st["private"] and st["kind"] == "training_run"
-    assert st["accountant"]["epsilon"] <= 2.0 + 1e-9
-    deltas = [r["delta"] for r in st["epsilon_at_delta"]]
-    assert deltas[:2] == [1e-5, 1e-6] and deltas[2] == pytest.approx(1 / st["rows"])
-    assert st["epsilon_at_delta"][0]["epsilon_pld"] <= st["accountant"]["epsilon"] + 0.02
-    assert len(st["tradeoff"]["fpr"]) == len(st["tradeoff"]["tpr"]) > 50
-    assert statement.verify(st) == []
+    assert st["dataset"] == "Breast cancer" and st["unit_of_privacy"].startswith("one patient's record")
+    assert st["neighbour_relation"] == statement.ADD_REMOVE_N_PUBLIC and st["public"]["rows"] == st["rows"] == 455
+    assert st["accountant"]["epsilon"] <= 1.0 + 1e-9
+    assert [r["delta"] for r in st["epsilon_at_delta"]] == [1e-5, 1e-6]
+    assert st["settings"]["batch_size"] == 64 and st["settings"]["epochs"] == 2 and st["settings"]["seed"] == 0
+    # q and the steps are what the public n, batch size and epochs give
+    assert st["mechanism"]["sample_rate"] == 1 / 8 and st["mechanism"]["steps"] == 16
+    assert {lk["kind"] for lk in st["leaks"]} == {"diagnostics", "public_n"}
+    for field in ("test_accuracy", "test_loss", "train_loss", "history"):  # diagnostics are not in a statement
+        assert field not in json.dumps({k: v for k, v in st.items() if k != "leaks"})
+    # P[privacy loss > ε]: where the posterior reading fails, and it is not δ
+    assert st["loss_tail"]["probability"] > 10 * st["accountant"]["delta"]
+    out = verification.verify(st, key=runs["key"])
+    assert out["verified"], out["problems"]
+
+
+@pytest.mark.slow
+def test_statement_lists_every_leak_its_run_warned_about(runs):
+    seeded, big = runs["seeded"], runs["big_delta"]
+    assert seeded["reproducible_noise"] and not seeded["dp_release"]
+    assert "reproducible_noise" in {lk["kind"] for lk in seeded["leaks"]}
+    assert "REPRODUCIBLE NOISE" in seeded["summary"]
+    assert any(lk["kind"] == "delta" and "not below 1/n" in lk["text"] for lk in big["leaks"])
+    for st in (seeded, big):
+        assert verification.verify(st, key=runs["key"])["verified"]
+    no_leak = _edited(big, lambda s: s["leaks"].pop(0))
+    assert any("leaks does not list δ = 0.01" in p for p in verification.verify(no_leak, key=runs["key"])["problems"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, edit, field", [
+    ("accountant ε 0.99 → 0.01", lambda s: s["accountant"].update(epsilon=0.01), "accountant.epsilon"),
+    ("σ → 50", lambda s: s["mechanism"].update(noise_multiplier=50.0), "recompute.inputs.noise_multiplier"),
+    ("relation changed", lambda s: s.update(neighbour_relation="replace one record"), "neighbour_relation"),
+    ("PLD ε", lambda s: s["epsilon_at_delta"][1].update(epsilon_pld=0.01), "epsilon_at_delta[1].epsilon_pld"),
+    ("worst-case TPR", lambda s: s["tradeoff"]["tpr"].__setitem__(60, 0.0), "tradeoff.tpr[60]"),
+    ("a guarantee dropped", lambda s: s["epsilon_at_delta"].pop(1), "epsilon_at_delta has no row at δ = 1e-06"),
+    ("n changed", lambda s: s.update(rows=454), "public.rows"),
+    ("loss tail", lambda s: s["loss_tail"].update(probability=1e-9), "loss_tail.probability"),
+    ("dataset renamed", lambda s: s.update(dataset="Synthetic medical"), "dataset"),
+])
+def test_every_edit_of_a_run_statement_fails_naming_the_field(runs, name, edit, field):
+    out = verification.verify(_edited(runs["dp"], edit), key=runs["key"])
+    assert not out["verified"], name
+    assert out["problems"][0].startswith(field), (name, out["problems"])
+    assert any(p.startswith("signature: ") for p in out["problems"])
+
+
+@pytest.mark.slow
+def test_removing_the_not_a_dp_release_flag_fails(runs):
+    def unflag(s):
+        s.update(reproducible_noise=False, dp_release=True)
+        s.pop("release_label")
+        s["leaks"] = [lk for lk in s["leaks"] if lk["kind"] != "reproducible_noise"]
+
+    out = verification.verify(_edited(runs["seeded"], unflag), key=runs["key"])
+    assert not out["verified"]
+    assert "the 'not a DP release' flag was removed" in out["problems"][0]
+    assert "signature: reproducible_noise was changed after signing" in out["problems"]
+    assert "signature: release_label was removed after signing" in out["problems"]
+
+
+@pytest.mark.slow
+def test_statement_cli_verifies_and_rejects(runs, tmp_path, capsys):
+    from dpcore import storage
+
+    storage.signing_key_path().parent.mkdir(parents=True, exist_ok=True)
+    key_file = tmp_path / "other-home.key"
+    key_file.write_text(runs["key"].hex())
+    good = tmp_path / "st.json"
+    good.write_text(json.dumps(runs["dp"]))
+    # this test's home has no key: the signature cannot be checked here, and no key is made by verifying
+    assert main(["statement", "--verify", str(good)]) == 2
+    assert "has no signing key" in capsys.readouterr().err
+    assert storage.signing_key(create=False) is None
+    assert main(["statement", "--verify", str(good), "--key", str(key_file)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verified"] is True and out["signature"]["valid"] and out["kind"] == "training_run"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_edited(runs["dp"], lambda s: s["accountant"].update(epsilon=0.01))))
+    assert main(["statement", "--verify", str(bad), "--key", str(key_file)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the statement does not check out: accountant.epsilon is 0.01, recomputed 0.99")
+    assert err.count("\n") == 1
 
 
 def test_statement_cli(capsys, tmp_path):
     sid = _fake_sweep()
     assert main(["statement", "--sweep", sid]) == 0
     out = capsys.readouterr().out
+    assert json.loads(out)["signature"]["scheme"] == "HMAC-SHA256"
     path = tmp_path / "st.json"
     path.write_text(out)
     assert main(["statement", "--verify", str(path)]) == 0
@@ -107,11 +308,48 @@ def test_statement_cli(capsys, tmp_path):
     bad["points"][0]["epsilon_at_delta"][1]["epsilon_pld"] = 0.01
     path.write_text(json.dumps(bad))
     assert main(["statement", "--verify", str(path)]) == 2
-    assert "does not check out" in capsys.readouterr().err
+    assert "does not check out: points[0].epsilon_at_delta[1].epsilon_pld is 0.01" in capsys.readouterr().err
     assert main(["statement", "--ledger", "--analyst", "ann"]) == 2
     assert main(["statement", "--job", "nope"]) == 2
+    assert main(["statement", "--sweep", sid, "--key", str(path)]) == 2
     with pytest.raises(DPError):
         statement.for_sweep("20990101-000000-0000", caller=SYSTEM)
+
+
+@pytest.mark.parametrize("content, words", [
+    ("{}", "kind is missing"),
+    ("[]", "holds a JSON list, not a statement"),
+    ("[1, 2, 3]", "holds a JSON list, not a statement"),
+    ("42", "holds a JSON int, not a statement"),
+    ("[" * 100_000 + "]" * 100_000, "nested 100000 levels deep"),
+    ('{"a":' * 5000 + "1" + "}" * 5000, "nested 5000 levels deep"),
+    ("{not json", "is not valid JSON"),
+    ('{"kind": "training_run"}', "the statement does not check out"),
+])
+def test_verify_refuses_what_is_not_a_statement_in_one_line(content, words, tmp_path, capsys):
+    path = tmp_path / "x.json"
+    path.write_text(content)
+    assert main(["statement", "--verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_verify_never_hangs_on_a_fifo_or_a_device(tmp_path, capsys):
+    import os
+    import threading
+
+    fifo = tmp_path / "statement.fifo"
+    os.mkfifo(fifo)
+    codes = []
+    t = threading.Thread(target=lambda: codes.append(main(["statement", "--verify", str(fifo)])), daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), "statement --verify hung on a named pipe"
+    assert codes == [2] and "is a named pipe (FIFO); give the path of an ordinary file" in capsys.readouterr().err
+    assert main(["statement", "--verify", "/dev/zero"]) == 2
+    assert "is a character device" in capsys.readouterr().err
+    assert main(["statement", "--verify", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
 
 
 # --- one sweep point: the page's ROC ceiling and the gap in words ------------------------------------------
@@ -129,13 +367,13 @@ def _point(lower_bound=0.3, max_certifiable=2.1, attack="canary"):
     return p
 
 
-def test_point_block_states_epsilon_at_three_deltas_mu_and_its_own_curve():
+def test_point_block_states_epsilon_at_two_deltas_mu_and_its_own_curve():
     from dpcore.attacks import audit
     from dpcore.training import accounting
 
     p = _point()
     b = statement.for_point(p)
-    assert [r["delta"] for r in b["epsilon_at_delta"]] == [1e-5, 1e-6, 1 / 80] and b["rows"] == 80
+    assert [r["delta"] for r in b["epsilon_at_delta"]] == [1e-5, 1e-6] and b["rows"] == 80
     for r in b["epsilon_at_delta"]:
         assert r["epsilon_pld"] == pytest.approx(accounting.pld_epsilon(1.2, 0.5, 20, r["delta"]))
     assert b["mu"]["value"] == pytest.approx(audit.gdp_mu(1.2, 0.5, 20))

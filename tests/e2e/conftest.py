@@ -47,14 +47,17 @@ def fresh_app_server(tmp_path):
     yield from serve_app(tmp_path / "home")
 
 
-def serve_app(home: Path):
-    port = _free_port()
+def serve_app(home: Path, *, port: int | None = None, args=()):
+    """Serve the app on ``port`` (default: a free one) with ``DP_EXPLORER_HOME=home``; ``args``: more Streamlit
+    options (e.g. ``--secrets.files PATH``)."""
+    port = port or _free_port()
     home.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, DP_EXPLORER_HOME=str(home))
     log = open(home / "streamlit.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+         *args],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"

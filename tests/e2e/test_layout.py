@@ -207,16 +207,21 @@ def test_html_report_fits_a_1280_window(browser, tmp_path):
     an analyst name with no spaces (it ran 300 px past the edge in the statement's heading)."""
     from dpcore import report
     from dpcore.data import datasets
-    from dpcore.queries import answering, fingerprint, ledger, model
+    from dpcore.budgets import visitors
+    from dpcore.queries import answering, fingerprint, model
+    from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
 
     name = "analyst_" + "x" * 90
     df = datasets.medical(1500, 0)
-    ledger.register_builtin("medical 1500", fingerprint.dataset_identity(df))
-    answering.ask(df, name, model.make_query("count", epsilon=0.5, condition="age>50"), budget=2.0)
+    fp = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))["fingerprint"]
+    who = analyst(name, fp, 2.0)
+    answering.ask(df, who, model.make_query("count", epsilon=0.5, condition="age>50"))
     path = tmp_path / "report.html"
-    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(),
-                                 ledgers=[(name, fingerprint.dataset_key(df), 1500)]), encoding="utf-8")
+    from dpcore.jobs.owners import SYSTEM
+
+    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(), ledgers=[(fp,)], caller=SYSTEM, viewer=who),
+                    encoding="utf-8")
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = ctx.new_page()
     pg.goto(path.as_uri())

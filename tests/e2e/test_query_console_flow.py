@@ -50,33 +50,40 @@ def _ask(page) -> None:
     wait_for_app(page)
 
 
-def test_ask_count_see_budget_fall_then_refusal_clears_the_answer(app_server, page):
-    # A link sets the data (1,000 rows, seed 7: a dataset no other test queries, so a fresh budget of ε = 1 for the
-    # default analyst on this session's server) and ε; never the analyst.
-    page.goto(f"{app_server}/query_console?qc_n=1000&qc_seed=7&qc_eps=0.6")
+def test_a_visitor_asks_confirms_a_near_exact_answer_sees_the_budget_fall_then_a_refusal(app_server, page):
+    # A link sets the data (1,000 rows, seed 7: a synthetic population no other test queries, so its visitors'
+    # quota of ε = 10 inside a cap of ε = 20 is fresh on this session's server) and ε; never who asks.
+    page.goto(f"{app_server}/query_console?qc_n=1000&qc_seed=7&qc_eps=4")
     wait_for_app(page)
-    page.get_by_text("A new budget: ε = 1").first.wait_for()
+    page.get_by_text("You are asking as a visitor: this dataset has ε = 20 of 20").first.wait_for()
     # at 1280 px each row's inputs line up: short labels, the syntax in their help
-    for row in (["Analyst name", "Dataset", "Rows", "Seed"], ["Query", "Count rows where…"],
-                ["Mechanism", "ε for this query"]):
+    for row in (["Dataset", "Rows", "Seed"], ["Query", "Count rows where…"], ["Mechanism", "ε for this query"]):
         assert not misaligned_labels(page, row), misaligned_labels(page, row)
 
-    _ask(page)  # COUNT(*) WHERE has_rare_disease=true at ε = 0.6
+    _ask(page)  # COUNT(*) WHERE has_rare_disease=true at ε = 4: its 95% interval would be ±0 — asked first
+    page.get_by_text("This answer would protect almost nobody").first.wait_for()
+    assert "Noisy answer (DP)" not in _metrics(page)
+    page.get_by_role("button", name="Ask anyway (spends ε = 4)").click()
+    wait_for_app(page)
     page.get_by_text("Noisy answer (DP)").first.wait_for()
     m = _metrics(page)
     assert re.fullmatch(r"-?[\d,]+", m["Noisy answer (DP)"]), m  # a count: a whole number
     lo, hi = (float(x.replace(",", "")) for x in re.fullmatch(r"\[(.+), (.+)\]", m["95% interval"]).groups())
-    assert lo < float(m["Noisy answer (DP)"].replace(",", "")) < hi
-    assert m["ε spent now"] == "0.6" and m["ε remaining"] == "0.4"
-    page.get_by_text("You have ε = 0.4 of 1").first.wait_for()  # the sentence at the top follows the spend
+    assert lo == hi == float(m["Noisy answer (DP)"].replace(",", ""))  # nearly exact, as the page warned
+    assert m["ε spent now"] == "4" and m["ε remaining"] == "6"
+    page.get_by_text("this dataset has ε = 16 of 20").first.wait_for()  # the sentence follows the spend
     faults = chart_text_faults_at_both_sizes(page)  # the budget gauge and the composition chart, once spent
     assert not faults, faults
 
-    _fill(page, "Count rows where…", "sex=F")  # a new question
-    _ask(page)  # needs 0.6, only 0.4 left: refused before any noise is drawn
+    _fill(page, "ε for this query", "3.5")
+    _fill(page, "Count rows where…", "sex=F")  # a new question, no warning at ε = 3.5
+    _ask(page)
+    page.get_by_text("ε = 2.5 of 10 left").first.wait_for()
+    _fill(page, "Count rows where…", "sex=M")
+    _ask(page)  # needs 3.5, only 2.5 left in the visitors' quota: refused before any noise is drawn
     alert = page.locator('[data-testid="stAlert"]').filter(has_text="budget exceeded")
     alert.first.wait_for()
-    assert "only ε = 0.4 of 1 is left" in alert.first.inner_text()
+    assert "only ε = 2.5 of 10 is left in the visitors' shared quota" in alert.first.inner_text()
     m = _metrics(page)
     assert "Noisy answer (DP)" not in m and "95% interval" not in m  # no stale answer under the refusal
     assert not page.locator('[data-testid="stException"]').count()

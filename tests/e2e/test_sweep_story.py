@@ -28,7 +28,7 @@ def _metrics(page) -> dict[str, str]:
 
 def _table(page) -> list[dict[str, str]]:
     """The per-ε table's rows as the data grid draws them (its accessible cells; only the columns in view)."""
-    grid = page.get_by_test_id("stDataFrame")
+    grid = page.get_by_test_id("stDataFrame").filter(has_text="target ε").first  # not the exposure tables below
     grid.scroll_into_view_if_needed()
     grid.locator('[role="gridcell"]').first.wait_for(state="attached", timeout=30_000)
     heads = [h.strip() for h in grid.locator('[role="columnheader"]').all_text_contents()]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta, binomtest
 
-from dpcore.attacks import audit, mia
+from dpcore.attacks import audit, mia, one_run
 from dpcore.errors import DPError
 
 
@@ -69,10 +69,10 @@ def test_ceilings():
     lambda: audit.audit_scores({"a": ([1.0, np.nan], [0.0, 1.0])}, 1e-5),
     lambda: audit.audit_scores({"a": ([1.0, 2.0], [0.0, 1.0]), "b": ([1.0, 2.0, 3.0], [0.0, 1.0])}, 1e-5),
     lambda: audit.audit_scores({"a": ([1.0, 2.0], [0.0, 1.0])}, 1e-5, confidence=1.0),
-    lambda: audit.one_run_lower_bound([1.0, 2.0], [1, 0, 1]),
-    lambda: audit.one_run_lower_bound([1.0, 2.0], [1, 2]),
-    lambda: audit.one_run_lower_bound([1.0, 2.0, 3.0], [1, 0, 1], k_pos=2, k_neg=2),
-    lambda: audit.one_run_lower_bound([1.0, 2.0, 3.0], [1, 0, 1], k_pos=1),
+    lambda: one_run.one_run_lower_bound([1.0, 2.0], [1, 0, 1]),
+    lambda: one_run.one_run_lower_bound([1.0, 2.0], [1, 2]),
+    lambda: one_run.one_run_lower_bound([1.0, 2.0, 3.0], [1, 0, 1], k_pos=2, k_neg=2),
+    lambda: one_run.one_run_lower_bound([1.0, 2.0, 3.0], [1, 0, 1], k_pos=1),
     lambda: audit.laplace_tradeoff(0.0, [0.1]),
     lambda: audit.gaussian_tradeoff(-1.0, [0.1]),
 ])
@@ -142,38 +142,6 @@ def test_audit_scores_perfect_attack_reaches_the_certifiable_maximum():
 
 
 # --- one-run audit (Steinke, Nasr & Jagielski 2023) -------------------------------------------------------
-
-
-def test_one_run_known_answer_pure_dp():
-    """All r guesses right: the bound is the ε with P[Bin(r, q(ε)) = r] = q^r = 0.05, q = 1/(1+e^−ε)."""
-    m = 100
-    scores = np.r_[np.ones(50), np.zeros(50)]
-    inc = np.r_[np.ones(50), np.zeros(50)]
-    res = audit.one_run_lower_bound(scores, inc, k_pos=10, k_neg=10)
-    q = 0.05 ** (1 / 20)
-    assert res["lower_bound"] == pytest.approx(math.log(q / (1 - q)), rel=1e-6)
-    assert (res["guesses"], res["correct"], res["n_canaries"]) == (20, 20, m)
-
-
-def test_one_run_coverage_and_power():
-    rng = np.random.default_rng(21)
-    eps, reps, m = 1.0, 300, 200
-    inc = rng.random((reps, m)) < 0.5
-    scores = rng.laplace(0.0, 1.0, (reps, m)) + eps * inc  # each canary's inclusion is ε-DP
-    over = sum(audit.one_run_lower_bound(scores[i], inc[i])["lower_bound"] > eps for i in range(reps))
-    assert over <= 24
-    strong = rng.random(1000) < 0.5
-    res = audit.one_run_lower_bound(rng.laplace(0.0, 1.0, 1000) + 8.0 * strong, strong, delta=1e-5)
-    assert 1.0 < res["lower_bound"] <= 8.0 and res["candidates"] == len(audit.ONE_RUN_FRACTIONS)
-
-
-def test_one_run_delta_term_only_lowers_the_bound():
-    rng = np.random.default_rng(22)
-    inc = rng.random(400) < 0.5
-    s = rng.laplace(0.0, 1.0, 400) + 4.0 * inc
-    a = audit.one_run_lower_bound(s, inc, k_pos=40, k_neg=40)
-    b = audit.one_run_lower_bound(s, inc, k_pos=40, k_neg=40, delta=1e-4)
-    assert 0 < b["lower_bound"] < a["lower_bound"]
 
 
 # --- exact trade-off curves ---------------------------------------------------------------------------------
@@ -249,30 +217,12 @@ def test_combine_bounds_on_real_audits():
         audit.combine_bounds(audits, 1.5)
 
 
-def test_one_run_pvalue_vectorised_equals_the_loop():
-    """The δ term of the one-run p-value, computed for every (r, v) at once, equals the paper's per-element loop."""
-    from scipy import stats
-
-    m, delta = 300, 1e-3
-    r = np.array([12, 30, 60, 120, 180, 300, 7])
-    v = np.array([12, 29, 59, 103, 139, 207, 0])
-    for eps in (0.0, 0.7, 2.5):
-        q = 1 / (1 + np.exp(-eps))
-        ref = []
-        for ri, vi in zip(r, v):
-            i = np.arange(1, vi + 1)
-            window = stats.binom.cdf(vi - 1, ri, q) - stats.binom.cdf(vi - i - 1, ri, q)
-            extra = float(np.max(window / i)) if vi > 0 else 0.0
-            ref.append(min(stats.binom.sf(vi - 1, ri, q) + extra * delta * 2 * m, 1.0))
-        assert np.allclose(audit._one_run_pvalue(m, r, v, eps, delta), ref, rtol=1e-12, atol=0)
-
-
 def test_combine_bounds_rebounds_one_run_audits_from_their_guesses():
     rng = np.random.default_rng(23)
     audits = []
     for _ in range(3):
         inc = rng.random(300) < 0.5
-        audits.append(audit.one_run_lower_bound(inc * 1.5 + rng.normal(0, 1, 300), inc, delta=1e-5))
+        audits.append(one_run.one_run_lower_bound(inc * 1.5 + rng.normal(0, 1, 300), inc, delta=1e-5))
     raw = [a["lower_bound"] for a in audits]
     # one audit at its own confidence: its own bound, recomputed from the stored guesses
     assert audit.combine_bounds(audits[:1])["lower_bound"] == pytest.approx(raw[0], abs=1e-9)
@@ -297,7 +247,7 @@ def test_combine_bounds_keeps_the_confidence_of_one_run_audits():
     eps, m, k, reps = 1.0, 200, 10, 300
     rng = np.random.default_rng(24)
     v = rng.binomial(m, 1 / (1 + np.exp(-eps)), (reps, k))
-    naive = (audit._one_run_eps(m, np.full(v.shape, m), v, 0.05, 0.0) > eps).any(axis=1).sum()
+    naive = (one_run._one_run_eps(m, np.full(v.shape, m), v, 0.05, 0.0) > eps).any(axis=1).sum()
     bonf = med = 0
     for row in v:
         c = audit.combine_bounds([dict(n_canaries=m, tried=[[m, int(x)]], delta=0.0) for x in row])

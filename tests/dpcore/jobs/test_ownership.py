@@ -70,14 +70,17 @@ def test_cli_sees_its_own_jobs_only(capsys):
 
 
 def test_cli_admin_acts_on_everyones_jobs(capsys, monkeypatch):
-    from dpcore.queries import ledger
+    from dpcore.budgets import identities
 
     theirs = store.submit("demo.sleep", {"steps": 1}, owner=ANN, label="a visitor's job")
-    monkeypatch.delenv(ledger.ADMIN_ENV, raising=False)
+    monkeypatch.delenv(identities.ADMIN_ENV, raising=False)
     assert main(["jobs", "show", theirs, "--admin"]) == 2  # no admin configured: refused, one line
-    assert "admin" in capsys.readouterr().err
+    assert "admin init" in capsys.readouterr().err
+    identities.init_admin("the-data-owners-token-42")
+    monkeypatch.setenv(identities.ADMIN_ENV, "made-up-by-the-caller-0000")  # a caller's own environment: refused
+    assert main(["jobs", "show", theirs, "--admin"]) == 2 and "wrong" in capsys.readouterr().err
     checked = []  # --admin goes through the one admin check (whatever it compares with)
-    monkeypatch.setattr(ledger, "check_admin_token", lambda token: checked.append(token))
+    monkeypatch.setattr(identities, "check_admin_token", lambda token: checked.append(token))
     assert main(["jobs", "cancel", theirs, "--admin"]) == 0 and len(checked) == 1
     assert json.loads(capsys.readouterr().out)["status"] == "cancelled"
 

@@ -5,13 +5,12 @@ import math
 
 import pytest
 
-from dpcore.queries import ledger, model
+from dpcore.queries import model
 from dpcore.errors import DPError
 from dpcore.noise import composition
 from dpcore.noise.calibration import gaussian_analytic_sigma
 from dpcore.noise.charge import ZERO, Charge, Neighbour, compose, gaussian_rho, require_ledger_relation
 
-DS = "c" * 64
 
 
 def test_basic_composition_sums_epsilon_delta_and_rho():
@@ -85,15 +84,3 @@ def test_mean_is_two_half_releases_composed():
     assert c.rho == pytest.approx(2 * half.rho)
     pub = model.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), public_n=True)
     assert pub.charge(0.01).neighbour is Neighbour.REPLACE_ONE
-
-
-def test_ledger_refuses_a_replace_one_charge_before_anything_happens():
-    ledger.register_builtin("charge test", {"fingerprint": DS, "n_rows": 1000, "columns": ["a"],
-                                            "sketch": {"": []}})
-    called = []
-    with pytest.raises(DPError, match="one relation"):
-        ledger.spend("alice", DS, "q", Charge.pure(0.1, neighbour=Neighbour.REPLACE_ONE),
-                     lambda: called.append(1) or {"answer": 1}, budget=1.0)
-    assert called == [] and not ledger.status("alice", DS)["exists"]
-    r = ledger.spend("alice", DS, "q", Charge.gaussian(0.2, 1e-6), lambda: {"answer": 1}, budget=1.0)
-    assert r["epsilon_spent"] == pytest.approx(0.2) and r["delta_spent_now"] == pytest.approx(1e-6)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.noise.interpret import (DEPLOYMENTS, LEVELS, guess_ceiling, level_sentence, posterior_bound, privacy_level,
-                              reading)
+from dpcore.noise.interpret import (DEPLOYMENTS, EXAMPLE_TAIL, LEVELS, fact_bound, fact_reading, guess_ceiling,
+                                   level_sentence, loss_tail, posterior_bound, privacy_level, reading)
 
 
 def test_posterior_bound_known_values():
@@ -70,8 +70,38 @@ def test_guess_ceiling_known_answers():
         guess_ceiling(1.0, 1.2)
 
 
-def test_reading_says_it_covers_the_epsilon_part_only_when_delta_is_positive():
-    assert "ε part only" not in reading(1.0, 0.5)
-    assert "ε part only" not in reading(1.0, 0.5, 0)
+def test_reading_says_how_often_the_bound_fails_when_delta_is_positive():
+    """"With δ > 0 the guarantee may fail outright with probability up to δ" was false: for the Gaussian at
+    ε = 1, δ = 1e-5 the bound fails with P[privacy loss > ε] = 1.6e-4, 16 × δ (issue 25 §4)."""
+    assert "privacy loss" not in reading(1.0, 0.5) and "privacy loss" not in reading(1.0, 0.5, 0)
     text = reading(1.0, 0.5, 1e-5)
-    assert "covers the ε part only" in text and "δ = 1e-5" in text
+    assert "up to δ" not in text and "fails outright" not in text
+    assert "δ = 1e-5" in text and "privacy loss exceeds ε" in text
+    assert "probability 0.00017 (16 × δ)" in text
+    # P[L > ε] of the Gaussian, by hand: L ~ N(μ²/2, μ²) with μ = Δ/σ, so P[L > ε] = Φ(μ/2 − ε/μ)
+    from scipy.stats import norm
+
+    from dpcore.noise.calibration import gaussian_analytic_sigma
+
+    mu = 1 / gaussian_analytic_sigma(1.0, 1e-5, 1.0)
+    assert loss_tail(1.0, 1e-5) == pytest.approx(norm.cdf(mu / 2 - 1 / mu), rel=1e-9)
+    e, d, p = EXAMPLE_TAIL  # the copy Home shows without importing scipy
+    assert loss_tail(e, d) == pytest.approx(p, rel=1e-3)
+
+
+def test_each_reading_names_the_question_it_bounds():
+    """e^ε bounds whether a person is in the data; a fact about a person known to be in it is a replace-one
+    question, bounded by e^(2ε): at ε = 1, 50% → 73.2% vs 88.1% (issue 25 §4)."""
+    assert float(fact_bound(0.5, 1.0)) == pytest.approx(math.exp(2) / (1 + math.exp(2)))
+    assert float(fact_bound(0.5, 1.0)) == pytest.approx(float(posterior_bound(0.5, 2.0)))
+    sentence = level_sentence(1.0)
+    assert "50% sure that a person is in the data ends at most 73.2% sure" in sentence
+    assert "a fact about someone known to be in it: at most 88.1%" in sentence
+    assert "that a person is in the data" in reading(1.0, 0.5)
+    assert "known to be in the data" in fact_reading(1.0) and "at most 88.1%" in fact_reading(1.0)
+    assert "fact about a person ends" not in sentence  # the old wording read a fact off the membership bound
+
+
+def test_posterior_bound_never_overflows():
+    assert float(posterior_bound(0.5, 1000.0)) == 1.0 and float(fact_bound(0.01, 900.0)) == 1.0
+    assert float(posterior_bound(0.0, 1000.0)) == 0.0

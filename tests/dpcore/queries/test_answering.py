@@ -8,7 +8,8 @@ import pytest
 
 from dpcore.data import datasets
 from dpcore.noise import calibration, mechanisms
-from dpcore.queries import answering, fingerprint, ledger
+from dpcore.budgets import identities, quotas, visitors
+from dpcore.queries import answering, fingerprint
 from dpcore.errors import BudgetExceededError, DPError
 from dpcore.data.filters import mask_all
 from dpcore.queries.answering import prepare
@@ -147,27 +148,41 @@ def test_noise_is_drawn_only_by_the_release_path(df, monkeypatch):
     assert calls == [(len(datasets.DIAGNOSES), "DiscreteGaussian")]  # all bins in one draw
 
 
-def test_ask_spends_repeats_free_and_refuses_without_noise(df, monkeypatch):
-    ledger.register_builtin("medical 1000", fingerprint.dataset_identity(df))
-    q = make_query("count", epsilon=0.6, condition="sex=F")
-    a = answering.ask(df, "ann", q, budget=1.0)
-    b = answering.ask(df, "ann", q)
-    assert b["reused"] and b["answer"]["answer"] == a["answer"]["answer"] and b["remaining"] == pytest.approx(0.4)
+VISITOR = identities.VISITOR
+
+
+def _spent(df) -> float:
+    return quotas.status(VISITOR, fingerprint.dataset_key(df), with_history=False)["quota"]["spent"]
+
+
+@pytest.fixture
+def demo(df):
+    """``df`` is the built-in synthetic population (1,000 rows, seed 0): visitors ask from its shared quota (ε 10)."""
+    visitors.open_builtin(1000, 0, fingerprint.dataset_identity(df))
+    return df
+
+
+def test_ask_spends_repeats_free_and_refuses_without_noise(demo, monkeypatch):
+    q = make_query("count", epsilon=4.6, condition="sex=F")
+    a = answering.ask(demo, VISITOR, q)
+    b = answering.ask(demo, VISITOR, q)
+    assert b["reused"] and b["answer"]["answer"] == a["answer"]["answer"] and b["remaining"] == pytest.approx(5.4)
+    answering.ask(demo, VISITOR, make_query("count", epsilon=4.6, condition="sex=M"))
     from dpcore.noise import release
 
     monkeypatch.setattr(release, "draw", lambda *a, **k: pytest.fail("noise drawn for a refused query"))
-    with pytest.raises(BudgetExceededError, match="only ε = 0.4"):
-        answering.ask(df, "ann", make_query("count", epsilon=0.6, condition="sex=M"))
+    with pytest.raises(BudgetExceededError, match="only ε = 0.8"):
+        answering.ask(demo, VISITOR, make_query("count", epsilon=1, condition="age>40"))
     # the same data re-read from CSV is the same dataset (same budget)
-    csv = datasets.read_csv(df.to_csv(index=False).encode())
-    assert fingerprint.dataset_key(csv) == fingerprint.dataset_key(df)
-    assert ledger.status("ann", fingerprint.dataset_key(csv), with_history=False)["spent"] == pytest.approx(0.6)
+    csv = datasets.read_csv(demo.to_csv(index=False).encode())
+    assert fingerprint.dataset_key(csv) == fingerprint.dataset_key(demo)
+    assert _spent(csv) == pytest.approx(9.2)
 
 
-def test_bad_input_costs_nothing(df):
+def test_bad_input_costs_nothing(demo):
     with pytest.raises(DPError, match="unknown column"):
-        answering.ask(df, "ann", make_query("sum", epsilon=0.5, column="nope", bounds=(0, 1)), budget=1.0)
-    assert not ledger.status("ann", fingerprint.dataset_key(df), with_history=False)["exists"]
+        answering.ask(demo, VISITOR, make_query("sum", epsilon=0.5, column="nope", bounds=(0, 1)))
+    assert _spent(demo) == 0
 
 
 # --- one test per bad input ------------------------------------------------------------------------
@@ -258,36 +273,35 @@ def test_public_n_mean_imputes_missing_values_with_the_midpoint():
 # --- issue 11: budget bypasses ---------------------------------------------------------------------
 
 
-def test_ask_refuses_a_seed_and_spends_nothing(df):
-    ledger.register_builtin("medical 1000", fingerprint.dataset_identity(df))
+def test_ask_refuses_a_seed_and_spends_nothing(demo):
+    df = demo
     with pytest.raises(DPError, match="seeded answer cannot be charged"):
-        answering.ask(df, "ann", make_query("count", epsilon=0.5, condition="sex=F"), budget=1.0, random_state=7)
-    assert not ledger.status("ann", fingerprint.dataset_key(df), with_history=False)["exists"]
-    r = answering.ask(df, "ann", make_query("count", epsilon=0.5, condition="sex=F"), budget=1.0)
+        answering.ask(df, VISITOR, make_query("count", epsilon=0.5, condition="sex=F"), random_state=7)
+    assert _spent(df) == 0
+    r = answering.ask(df, VISITOR, make_query("count", epsilon=0.5, condition="sex=F"))
     assert r["answer"]["secure"] is True and "label" not in r["answer"]
     # a seeded answer outside the ledger is labelled as what it is
     assert prepare(df, make_query("count", epsilon=1, condition="sex=F")).release(3)["label"] == answering.NOT_DP
 
 
-def test_ask_refuses_mean_with_public_n(df):
-    ledger.register_builtin("medical 1000", fingerprint.dataset_identity(df))
+def test_ask_refuses_mean_with_public_n(demo):
     q = make_query("mean", epsilon=0.5, column="age", bounds=(18, 90), public_n=True)
     with pytest.raises(DPError, match="replacing one record.*noise page"):
-        answering.ask(df, "ann", q, budget=1.0)
-    assert not ledger.status("ann", fingerprint.dataset_key(df), with_history=False)["exists"]
+        answering.ask(demo, VISITOR, q)
+    assert _spent(demo) == 0
 
 
-def test_ask_charges_delta_and_refuses_when_it_does_not_fit(df):
-    ledger.register_builtin("medical 1000", fingerprint.dataset_identity(df))  # n = 1000: δ total 1e-4
+def test_ask_charges_delta_and_refuses_when_it_does_not_fit(demo):
+    df = demo  # n = 1000: the visitors' δ quota is the cap's, 1e-4
     q = make_query("count", epsilon=0.001, condition="sex=F", mechanism="gaussian", delta=0.49)
     with pytest.raises(DPError, match="not below 1/n"):  # the audit's ±1 answer for almost nothing
-        answering.ask(df, "ann", q, budget=1.0)
-    r = answering.ask(df, "ann", make_query("count", epsilon=0.1, condition="sex=F", mechanism="gaussian",
-                                          delta=8e-5), budget=1.0)
+        answering.ask(df, VISITOR, q)
+    r = answering.ask(df, VISITOR, make_query("count", epsilon=0.1, condition="sex=F", mechanism="gaussian",
+                                             delta=8e-5))
     assert r["delta_spent_now"] == 8e-5 and r["delta_remaining"] == pytest.approx(2e-5)
     with pytest.raises(BudgetExceededError, match="needs δ"):
-        answering.ask(df, "ann", make_query("count", epsilon=0.1, condition="sex=M", mechanism="gaussian",
-                                          delta=3e-5))
+        answering.ask(df, VISITOR, make_query("count", epsilon=0.1, condition="sex=M", mechanism="gaussian",
+                                             delta=3e-5))
 
 
 @pytest.mark.parametrize("cats", ["34,34.0", "34, 3.4e1", "34,+34"])
@@ -330,24 +344,3 @@ def test_dataset_identity_ignores_order_and_number_format(df):
     text = df.to_csv(index=False).replace(",34,", ",34.0,").encode()
     assert fingerprint.dataset_key(datasets.read_csv(text)) == key
     assert fingerprint.dataset_key(df.iloc[1:]) != key and fingerprint.dataset_key(df.drop(columns="salary")) != key
-
-
-def test_near_identical_data_is_not_registered_quietly(df, monkeypatch):
-    monkeypatch.setenv(ledger.ADMIN_ENV, "tok")
-    ledger.register_dataset("clinic", fingerprint.dataset_identity(df), token="tok")
-    near = {
-        "one row dropped": df.iloc[1:],
-        "a column added": df.assign(extra=1),
-        "a column dropped": df.drop(columns="zip_code"),
-        "reordered and reformatted": df.sample(frac=1, random_state=1).astype({"age": float}).iloc[3:],
-    }
-    for what, data in near.items():
-        with pytest.raises(DPError, match="nearly equals the registered dataset 'clinic'"):
-            ledger.register_dataset(f"copy ({what})", fingerprint.dataset_identity(data), token="tok")
-    with pytest.raises(DPError, match="already registered as 'clinic'"):
-        ledger.register_dataset("same", fingerprint.dataset_identity(df.iloc[::-1]), token="tok")
-    # different people with the same columns register; so does a near copy the admin confirms explicitly
-    other = datasets.medical(1000, seed=5)
-    assert ledger.register_dataset("other clinic", fingerprint.dataset_identity(other), token="tok")["n_rows"] == 1000
-    r = ledger.register_dataset("confirmed", fingerprint.dataset_identity(df.iloc[1:]), token="tok", allow_similar=True)
-    assert r["name"] == "confirmed"

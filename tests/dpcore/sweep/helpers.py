@@ -10,10 +10,10 @@ TINY = dict(dataset="breast_cancer", model="logreg", epsilons=(1.0, 4.0), seeds=
 
 
 def _canary_audit(rng, shift, m=300):
-    from dpcore.attacks import audit
+    from dpcore.attacks import one_run
 
     inc = rng.random(m) < 0.5
-    return {**audit.one_run_lower_bound(inc * shift + rng.normal(0, 1, m), inc, delta=1e-5), "attack": "canary"}
+    return {**one_run.one_run_lower_bound(inc * shift + rng.normal(0, 1, m), inc, delta=1e-5), "attack": "canary"}
 
 
 def multi_seed_result(seeds=4, sweep_id=None, owner="cli"):

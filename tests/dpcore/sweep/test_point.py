@@ -103,3 +103,15 @@ def test_default_demo_baseline_reaches_95_percent_on_every_seed():
         canaries = sweep_point.make_canaries(split, cfg.canaries, seed, reproducible=True)
         accs.append(train(tc, split=canaries.add_to(split)).metrics.test_accuracy)
     assert min(accs) >= 0.95 and float(np.median(accs)) >= 0.97, accs
+
+
+def test_a_point_audits_at_most_its_limit_of_members_and_non_members(monkeypatch):
+    """Large uploads: the attacked pool, the shadows' pool and the per-record exposure kept with the sweep are a
+    sample of limits.SWEEP_AUDIT_MAX_PER_SIDE per side, not every row."""
+    from dpcore import limits
+
+    monkeypatch.setattr(limits, "SWEEP_AUDIT_MAX_PER_SIDE", 20)
+    cfg = SweepConfig(**{**TINY, "attacks": ("loss",), "reproducible_noise": True}).validate()
+    p = sweep_point.run_point(cfg.point_params()[0])
+    assert p["mia"]["loss"]["n_members"] == p["mia"]["loss"]["n_nonmembers"] == 20
+    assert len(p["exposure"]["rows"]) == 20

@@ -136,9 +136,11 @@ def test_csv_loader(tmp_path):
     assert any("score" in leak for leak in s.leaks)  # no public bounds for 'score': said on screen
     with pytest.raises(DPError, match="unknown target column"):
         load_split(TrainConfig(dataset=f"csv:{path}", target="nope", model="logreg"))
-    df[["city", "label"]].to_csv(tmp_path / "cat.csv", index=False)
-    with pytest.raises(DPError, match="no numeric feature"):
-        load_split(TrainConfig(dataset=f"csv:{tmp_path / 'cat.csv'}", target="label", model="logreg"))
+    df[["city", "label"]].to_csv(tmp_path / "cat.csv", index=False)  # a text feature alone is usable (one-hot)
+    assert load_split(TrainConfig(dataset=f"csv:{tmp_path / 'cat.csv'}", target="label", model="logreg")).n_features == 3
+    df.assign(city=[f"c{i}" for i in range(n)])[["city", "label"]].to_csv(tmp_path / "ids.csv", index=False)
+    with pytest.raises(DPError, match="no feature columns besides the target"):  # 120 values: dropped, none left
+        load_split(TrainConfig(dataset=f"csv:{tmp_path / 'ids.csv'}", target="label", model="logreg"))
 
 
 def _tiny_mnist(path, n_train=60, n_test=20):
@@ -474,6 +476,6 @@ def test_a_diverging_run_says_so():
     assert "diverged" in divergence([{"loss": 0.7}, {"loss": float("nan")}])
     assert "ends at 3 nats" in divergence([{"loss": 0.7}, {"loss": 3.0}], 2)
     assert divergence([{"loss": 2.4}, {"loss": 2.3}], 10) is None  # a weak model is not a diverged one
-    r = train(TrainConfig(**{**FAST, "epochs": 3}, epsilon=None, lr=1e4, optimizer="sgd"))
+    r = train(TrainConfig(**{**FAST, "epochs": 3}, epsilon=None, lr=1e3, optimizer="sgd"))
     assert r.metrics.diverged and "learning rate" in r.metrics.diverged
     assert train(TrainConfig(**FAST, epsilon=None)).metrics.diverged is None

@@ -1,0 +1,168 @@
+"""Where an advice is applied: the noise page, the query console and the training page. Each link carries the
+setting it opens and *recomputes* the risk at that setting, as that page would release (:func:`link_risk`):
+``keeps_risk`` is true only when the recomputed risk is within the limit (a grid that snaps δ up, or the
+console's MEAN — a noisy sum over a noisy count, each at ε/2 — can otherwise promise what it does not keep), and
+``meets_utility`` says whether the advice's error target still holds there. Also the recommended ε as every view
+writes it (:func:`recommended_text`)."""
+
+from __future__ import annotations
+
+from .. import claims
+from ..noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
+from .risk import risk_at
+from .targets import RiskLimit
+
+# the query console's δ choices (pages/query_console.py DELTA_CHOICES)
+CONSOLE_DELTAS = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
+_KEYS = {"tpr": "tpr_at_fpr", "advantage": "advantage", "posterior": "posterior"}
+
+
+def _risk(result: dict) -> RiskLimit:
+    r = result["risk"]
+    return RiskLimit(r["kind"], r["limit"], r["at"])
+
+
+def release_mu(epsilon: float, delta: float, *, mean_split: bool = False, replace_one: bool = False) -> float:
+    """μ (Gaussian DP, for one record) of a Gaussian release the noise page or the console makes at (ε, δ): the
+    analytic σ for that ε and δ gives μ = Δ/σ whatever Δ is. The console's MEAN without a public n is a noisy sum
+    (Δ = (hi − lo)/2) and a noisy count (Δ = 1), each at (ε/2, δ/2): one record moves both (add/remove: μ =
+    √2/σ₁) or, replaced, moves the sum by up to hi − lo and the count not at all (μ = 2/σ₁)."""
+    if not mean_split:
+        return 1.0 / gaussian_analytic_sigma(epsilon, delta, 1.0)
+    s1 = gaussian_analytic_sigma(epsilon / 2, delta / 2, 1.0)
+    return (2.0 if replace_one else 2 ** 0.5) / s1
+
+
+def link_risk(result: dict, mechanism: str, epsilon: float, delta: float | None, *, mean_split: bool = False) -> float:
+    """The attack quantity the advice's risk limit bounds (TPR at its FPR, advantage, or posterior), recomputed at a
+    link's setting for the release that page makes, under the advice's own neighbour relation."""
+    risk = _risk(result)
+    replace_one = str(result.get("neighbour_relation", "")).startswith("replace")
+    if mechanism == "laplace":  # any pure ε-DP release: the console's MEAN at ε/2 + ε/2 is ε under either relation
+        value = risk_at("laplace", epsilon, risk, 1.0, 0.0)
+    else:
+        mu = release_mu(epsilon, delta, mean_split=mean_split, replace_one=replace_one)
+        value = risk_at("gaussian", 1.0 / mu, risk, 1.0, result["delta"])
+    return float(value[_KEYS[risk.kind]])
+
+
+def _keeps(result: dict, value: float) -> bool:
+    return value <= result["risk"]["limit"] * (1 + 1e-9)
+
+
+def _meets(result: dict, mechanism: str, epsilon: float, delta: float | None) -> bool:
+    """Whether the advice's error target (±k at its confidence) holds for a release at (ε, δ)."""
+    lo = result["epsilon_range"][0]
+    util = result.get("utility") or {}
+    if lo is None:
+        return True
+    if mechanism == "gaussian" and util.get("sigma_max") is not None:
+        return gaussian_analytic_sigma(epsilon, delta, result["sensitivity"]) <= util["sigma_max"] * (1 + 1e-9)
+    return epsilon >= lo * (1 - 1e-9)
+
+
+def page_link(result: dict) -> dict:
+    """Where to apply a recommendation: {page, params (URL query), state (session keys), label, keeps_risk,
+    meets_utility, risk (recomputed at the link's setting)}."""
+    mech = result["mechanism"]
+    if mech == "dpsgd":
+        from .dpsgd import dpsgd_risk
+
+        value = dpsgd_risk(result["noise_multiplier"], result["sample_rate"], result["steps"], _risk(result),
+                           result["delta"])
+        return {"page": "pages/training.py", "label": "Open DP training with this noise multiplier",
+                "params": {},
+                "state": {"tr_privacy_mode": "noise multiplier σ", "tr_sigma": float(result["noise_multiplier"]),
+                          "tr_delta": float(result["delta"])},
+                "risk": value, "keeps_risk": _keeps(result, value), "meets_utility": bool(result["feasible"])}
+    from ..noise.view import DELTA_GRID, EPSILON_GRID
+
+    # δ: the slider's largest value not above the advice's (a larger δ at the same ε is less noise); ε: the
+    # slider's most private value that keeps the risk limit and meets the target, else its largest that keeps the
+    # limit — each checked by recomputing the risk of the page's own release at that (ε, δ)
+    delta = None
+    if mech == "gaussian":
+        fits = [d for d in DELTA_GRID if d <= result["delta"] * (1 + 1e-12)]
+        delta = max(fits) if fits else min(DELTA_GRID)
+    rows = [(e, link_risk(result, mech, e, delta), _meets(result, mech, e, delta)) for e in EPSILON_GRID]
+    keep = [r for r in rows if _keeps(result, r[1])]
+    both = [r for r in keep if r[2]]
+    eps, value, meets = min(both) if both else max(keep) if keep else min(rows)
+    params = {"noise_mech": mech, "noise_eps": eps}
+    if delta is not None:
+        params["noise_delta"] = delta
+    if (result.get("utility") or {}).get("kind") == "count":
+        params["noise_query"] = "count"
+    rec = claims.rounded(result["epsilon"], up=False)
+    what = (f"ε = {eps:g}" + (f", δ = {claims.delta(delta)}" if delta is not None else "")
+            + ("" if abs(eps - rec) <= 1e-9 * rec else f" (its slider's nearest to the recommended {recommended_text(result)})"))
+    return {"page": "pages/noise.py", "label": f"Open the noise page at {what}", "params": params, "state": {},
+            "risk": value, "keeps_risk": _keeps(result, value), "meets_utility": meets}
+
+
+def recommended_text(result: dict) -> str:
+    """The recommended ε as written everywhere (page metric, band chart, links): rounded up when it is the utility
+    target's minimum (the number a reader copies still meets the target), else down (it is the risk limit's
+    maximum — also in a conflict, where the recommendation is the limit's edge — and the copied number still keeps
+    the limit)."""
+    lo = result["epsilon_range"][0]
+    at_target = bool(result["feasible"]) and bool(lo) and result["epsilon"] <= lo * (1 + 1e-9)
+    return claims.up(result["epsilon"]) if at_target else claims.down(result["epsilon"])
+
+
+def console_link(result: dict) -> dict | None:
+    """The query console set up for a COUNT/SUM/MEAN recommendation: {page, label, params, notes, risk,
+    keeps_risk, meets_utility}; None otherwise.
+
+    The console calibrates its own noise from (ε, δ), never below the exact calibration; its MEAN (no public n)
+    splits ε and δ between a noisy sum and a noisy count. The link's ε is the recommendation written with 3 digits
+    (up where the console's own release still keeps the risk limit, else down), lowered further while the risk
+    recomputed for the console's release breaks the limit; δ is the console's largest choice not above the
+    advice's, and a Gaussian link's ε is the one at which that δ gives the advised σ. The analyst is never carried
+    in a link."""
+    util = result.get("utility") or {}
+    kind = util.get("kind")
+    mech = result.get("mechanism")
+    if kind not in ("count", "sum", "mean") or mech not in ("laplace", "gaussian"):
+        return None
+    notes = []
+    split = kind == "mean"  # the console's MEAN is always sum ÷ count (it has no public-n mean)
+    d_link = None
+    if mech == "gaussian":
+        fits = [d for d in CONSOLE_DELTAS if d <= result["delta"] * (1 + 1e-12)]
+        if not fits:
+            return None  # the advice's δ is below every δ the console offers
+        d_link = max(fits)
+
+    def risk_of(e: float) -> float:
+        return link_risk(result, mech, e, d_link, mean_split=split)
+
+    # where to start: the advised ε (Laplace), or the ε at which the console's δ gives the advised σ (Gaussian)
+    exact = result["epsilon"] if d_link is None else gaussian_epsilon(result["sigma"], d_link, result["sensitivity"])
+    eps = claims.rounded(exact, up=True)
+    if not _keeps(result, risk_of(eps)):
+        eps = claims.rounded(exact, up=False)
+    for _ in range(2000):  # 3 significant digits, stepped down until the console's release keeps the limit
+        if _keeps(result, risk_of(eps)) or eps <= 1e-6:
+            break
+        eps = claims.rounded(eps * (1 - 2e-3), up=False)
+    value = risk_of(eps)
+    params: dict = {"qc_kind": kind.upper(), "qc_mech": mech, "qc_eps": eps}
+    if d_link is not None:
+        params["qc_delta"] = d_link
+    if util.get("bounds") and kind in ("sum", "mean"):
+        params["qc_lo"], params["qc_hi"] = util["bounds"]
+    if kind == "mean":
+        notes.append("The console's MEAN divides a noisy sum by a noisy count (ε and δ split in two), so its error "
+                     "is larger than this advice's public-n mean; its ε here is chosen so that the risk limit, "
+                     "recomputed for that release, still holds.")
+    if kind in ("sum", "mean"):
+        notes.append("Choose the column these public bounds are for in the console (the bounds travel in the link).")
+    if d_link is not None and d_link != result["delta"]:
+        notes.append(f"The console's δ choices go up to {claims.delta(max(CONSOLE_DELTAS))}: the link uses δ = "
+                     f"{claims.delta(d_link)} (below the advised δ), and the risk limit holds there too.")
+    meets = False if split else _meets(result, mech, eps, d_link)
+    label = f"Open the query console: {kind.upper()} at ε = {eps:g}" + (
+        f", δ = {claims.delta(d_link)}" if d_link is not None else "")
+    return {"page": "pages/query_console.py", "label": label, "params": params, "notes": notes, "risk": value,
+            "keeps_risk": _keeps(result, value), "meets_utility": meets}

@@ -1,0 +1,102 @@
+"""The advisor's risk maths in closed form: what an attacker can do against one release of the Gaussian mechanism
+(μ = Δ/σ) or of any pure ε-DP mechanism, read off their worst-case trade-off curves, the largest ε or μ a risk limit
+allows, the privacy-loss tail P[L > ε] (where the posterior reading of ε fails), and a utility target's noise."""
+
+from __future__ import annotations
+
+import math
+
+from ..noise.calibration import gaussian_epsilon
+from .targets import RiskLimit
+
+def _ndtr(x):
+    from scipy.special import ndtr
+
+    return ndtr(x)
+
+
+def _ndtri(x):
+    from scipy.special import ndtri
+
+    return ndtri(x)
+
+
+
+def gaussian_advantage(mu: float) -> float:
+    """Best attacker advantage (TV distance) against one Gaussian release with μ = Δ/σ: 2Φ(μ/2) − 1."""
+    return float(2 * _ndtr(mu / 2) - 1)
+
+
+def pure_tpr(epsilon: float, alpha: float) -> float:
+    """Highest TPR at FPR α against any ε-DP mechanism: min(e^ε·α, 1 − e^−ε·(1 − α))."""
+    from ..attacks.audit import dp_roc_ceiling
+
+    return float(dp_roc_ceiling(epsilon, 0.0, [alpha])[0])
+
+
+def pure_advantage(epsilon: float) -> float:
+    """Best advantage against an ε-DP mechanism: (e^ε − 1)/(e^ε + 1) = tanh(ε/2)."""
+    return float(math.tanh(epsilon / 2))
+
+
+def pure_posterior(epsilon: float, prior: float) -> float:
+    """Posterior bound e^ε·p/(1 − p + e^ε·p) (:func:`dpcore.noise.interpret.posterior_bound`)."""
+    from ..noise.interpret import posterior_bound
+
+    return float(posterior_bound(prior, epsilon))
+
+
+def pure_epsilon_max(risk: RiskLimit) -> float:
+    if risk.kind == "tpr":
+        return max(math.log(risk.value / risk.at), math.log((1 - risk.at) / (1 - risk.value)))
+    if risk.kind == "advantage":
+        return math.log((1 + risk.value) / (1 - risk.value))  # 2·artanh(A)
+    p, big = risk.at, risk.value
+    return math.log(big * (1 - p) / (p * (1 - big)))
+
+
+def gaussian_mu_max(risk: RiskLimit, delta: float) -> float:
+    """Largest μ = Δ/σ that meets the limit (posterior: via the ε at δ)."""
+    if risk.kind == "tpr":
+        return float(_ndtri(risk.value) - _ndtri(risk.at))
+    if risk.kind == "advantage":
+        return float(2 * _ndtri((1 + risk.value) / 2))
+    from ..noise.calibration import gaussian_analytic_sigma
+
+    return 1.0 / gaussian_analytic_sigma(pure_epsilon_max(risk), delta, 1.0)
+
+
+def gaussian_loss_tail(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """P[privacy loss > ε] for Gaussian noise σ: Φ(μ/2 − ε/μ) with μ = Δ/σ (where the posterior bound may fail)."""
+    mu = sensitivity / sigma
+    return float(_ndtr(mu / 2 - epsilon / mu))
+
+
+
+def conf_z(conf: float) -> float:
+    return float(_ndtri((1 + conf) / 2))
+
+
+def laplace_k(epsilon: float, sens: float, conf: float) -> float:
+    return sens / epsilon * math.log(1 / (1 - conf))
+
+
+def achieved_pure(eps, risk, utility, sens):
+    a = {"tpr_at_fpr" if risk.kind == "tpr" else risk.kind:
+         pure_tpr(eps, risk.at) if risk.kind == "tpr" else
+         (pure_advantage(eps) if risk.kind == "advantage" else pure_posterior(eps, risk.at))}
+    if utility is not None:
+        a["within"] = laplace_k(eps, sens, utility.confidence)
+    return a
+
+
+def risk_at(mech, eps_or_sigma, risk, sens, d):
+    """The attack quantity at a setting (Laplace: ε; Gaussian: σ)."""
+    if mech == "laplace":
+        return achieved_pure(eps_or_sigma, risk, None, sens)
+    mu = sens / eps_or_sigma
+    if risk.kind == "tpr":
+        return {"tpr_at_fpr": float(_ndtr(_ndtri(risk.at) + mu))}
+    if risk.kind == "advantage":
+        return {"advantage": gaussian_advantage(mu)}
+    return {"posterior": pure_posterior(max(gaussian_epsilon(eps_or_sigma, d, sens), 1e-12), risk.at)}

@@ -1,0 +1,93 @@
+"""Privacy amounts as integers: ε in micro-ε (1 ε = 10⁶), δ in atto-δ (1 δ = 10¹⁸).
+
+A charge is rounded *up*, a total or a cap *down*, so float rounding can never let ε or δ overspend. δ has two
+ceilings tied to the data's n rows: one query's δ must stay below 1/n, and so must any δ total (a quota or a
+dataset's cap) — a δ of 1/n allows releasing a whole record. Stdlib only.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
+
+from .. import claims, limits
+from ..errors import DPError
+
+MICRO = 1_000_000
+ATTO = 10 ** 18
+
+
+def _decimal(value, name: str) -> Decimal:
+    if isinstance(value, bool):
+        raise DPError(f"{name} must be a number, not {value!r}")
+    try:
+        d = Decimal(str(value).strip()) if isinstance(value, str) else Decimal(repr(float(value)))
+    except (InvalidOperation, TypeError, ValueError, OverflowError):
+        raise DPError(f"{name} must be a number, got {value!r}") from None
+    if not d.is_finite():
+        raise DPError(f"{name} must be finite, got {value!r}")
+    return d
+
+
+def to_micro(epsilon, *, name: str = "epsilon", rounding=ROUND_CEILING) -> int:
+    """ε -> integer micro-ε (rounded up by default: a charge never falls below the ε used)."""
+    d = _decimal(epsilon, name)
+    if d <= 0:
+        raise DPError(f"{name} must be > 0, got {epsilon}; try 0.1–10")
+    if d > Decimal(repr(limits.BUDGET_EPSILON_MAX)):
+        raise DPError(f"{name} must be at most {limits.BUDGET_EPSILON_MAX:g}, got {epsilon}")
+    m = int(d.scaleb(6).to_integral_value(rounding=rounding))
+    if m <= 0:
+        raise DPError(f"{name} must be at least 0.000001 (one micro-ε), got {epsilon}")
+    return m
+
+
+def total_micro(epsilon, *, name: str) -> int:
+    """A total or a cap in micro-ε, rounded down (never more than was granted)."""
+    return to_micro(epsilon, name=name, rounding=ROUND_FLOOR)
+
+
+def to_atto(delta, *, name: str = "delta", rounding=ROUND_CEILING) -> int:
+    """δ -> integer atto-δ (10⁻¹⁸), rounded up by default (a charge never falls below the δ used)."""
+    d = _decimal(delta, name)
+    if d < 0 or d >= 1:
+        raise DPError(f"{name} must be in [0, 1), got {delta}; typical values are 1e-6 to 1e-9 (below 1/n)")
+    return int(d.scaleb(18).to_integral_value(rounding=rounding))
+
+
+def from_micro(m: int | None) -> float | None:
+    return None if m is None else m / MICRO
+
+
+def from_atto(a: int | None) -> float | None:
+    return None if a is None else a / ATTO
+
+
+def default_delta_atto(n_rows: int) -> int:
+    """The default δ total on n rows: 1/(10·n), rounded down."""
+    return ATTO // (10 * max(int(n_rows), 1))
+
+
+def default_delta_total(n_rows: int) -> float:
+    return from_atto(default_delta_atto(n_rows))
+
+
+def max_delta_atto(n_rows: int) -> int:
+    """The largest δ (one query's, or a total) allowed on n rows: strictly below 1/n."""
+    return (ATTO - 1) // max(int(n_rows), 1)
+
+
+def max_query_delta(n_rows: int) -> float:
+    """The largest δ one query may use on ``n_rows`` rows (below 1/n; the δ left may be less)."""
+    return max_delta_atto(n_rows) / ATTO
+
+
+def delta_total_atto(delta_total, n_rows: int, *, name: str = "δ total") -> int:
+    """A δ total (a quota or a cap) in atto-δ: the default 1/(10·n) when None; always below 1/n."""
+    if delta_total is None:
+        return default_delta_atto(n_rows)
+    a = to_atto(delta_total, name=name, rounding=ROUND_FLOOR)
+    if a > max_delta_atto(n_rows):
+        raise DPError(f"{name} {delta_total} is not below 1/n = {1 / n_rows:.3g} for this dataset of {n_rows:,} rows: "
+                      f"such a δ allows releasing a whole record; use less than {claims.down(1 / n_rows)} (default "
+                      f"{claims.delta(default_delta_total(n_rows), 3)})")
+    return a

@@ -1,0 +1,82 @@
+"""Parts of a finished sweep on the privacy–utility page: the answer in one sentence (what DP costs at ε ≈ 1 and the
+most any attack proves), who is most exposed, and the take-aways (statement, script, notebook)."""
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from dpcore import export, statement
+from dpcore.figures import exposure as exposure_figs
+from dpcore.sweep import exposure as sweep_exposure
+from dpcore.sweep.config import ATTACK_LABELS
+from dpcore.textsafe import md
+from pages._ui import chart, code_downloads, guarded, headline_md
+
+TOP = 5
+
+
+def story(result: dict) -> None:
+    """The heading a user came for: "At ε = 1, your model loses X points; no attack proves more than ε ≥ …"."""
+    s = sweep_exposure.story(result)
+    if s is None:
+        return
+    claim, detail = sweep_exposure.story_words(s)
+    st.markdown(headline_md(claim, detail))
+
+
+def exposure(result: dict) -> None:
+    """Who is most exposed: the baseline's most exposed records, how the attack's reach on them falls with ε, and per
+    ε the share of records exposed beyond what ε allows."""
+    paths = sweep_exposure.paths(result, TOP)
+    if not paths:
+        return
+    st.subheader("Who is most exposed")
+    base = result.get("baseline") or {}
+    attack = ATTACK_LABELS.get((base.get("exposure") or {}).get("attack"), "attack")
+    st.markdown(
+        f"Without DP, these {len(paths)} training records are the easiest to spot as members ({md(attack)} scores: "
+        "the attack flags them while flagging few or no non-members). Followed model by model, the same records are "
+        "harder to spot as ε falls: DP bounds what any attack can learn about *each* of them.")
+    st.caption(":orange-badge[Private rows, shown to their owner] these are records of the training data as the "
+               "model saw them (after public bounding); nothing about them is covered by ε. They are kept with the "
+               "sweep on this server and never written to its JSON or its exported code.")
+    images = [p for p in paths if (p.get("record") or {}).get("pixels")]
+    if images:
+        chart(exposure_figs.image_chart([{"index": p["index"], "record": p["record"]} for p in images]),
+              key="pu_fig_exposed_images")
+    else:
+        rows = [{"row": p["index"], **{k: v for k, v in (p.get("record") or {}).items()}} for p in paths]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="pu_exposed")
+    eps = (result.get("config") or {}).get("epsilons") or []
+    chart(exposure_figs.exposure_chart(paths, eps), key="pu_fig_exposure")
+    shares = sweep_exposure.shares(result)
+    if shares:
+        table = pd.DataFrame([{
+            "ε": f"{r['epsilon']:g}",
+            "records exposed beyond ε, DP models": f"{r['dp_share']:.1%}",
+            "records the baseline exposes beyond this ε": "—" if r["baseline_share"] is None
+            else f"{r['baseline_share']:.1%}"} for r in shares])
+        st.dataframe(table, hide_index=True, key="pu_exposure_shares")
+        st.caption("A record is exposed beyond ε when the attack that flags it proves more than ε about it (95%, "
+                   "every threshold corrected together): under DP none should be, and a share above 0% would be a "
+                   "bug to report. The baseline's column says how many records a model without DP exposes beyond "
+                   "each ε.")
+
+
+def downloads(sweep_id: str, result: dict, caller) -> None:
+    """Take it away: the sweep's privacy statement and the code that re-runs it (a script and a notebook)."""
+    st.subheader("Take it with you")
+    row = st.container(horizontal=True, gap="small")
+    if result.get("points"):
+        stmt = guarded(statement.for_sweep, sweep_id, caller=caller)
+        if stmt:
+            row.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
+                                f"statement-{sweep_id}.json", "application/json", key="pu_dl_statement",
+                                icon=":material/verified_user:")
+    recipe = guarded(export.for_sweep, sweep_id, caller=caller)
+    if recipe is not None:
+        code_downloads(recipe, "pu_dl", row)
+    st.caption("The script and the notebook re-run this sweep through dpcore's functions, headless, with comments in "
+               "plain words; an uploaded file is named by its own name (put it beside them), and neither holds a row "
+               "of it.")

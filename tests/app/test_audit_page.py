@@ -1,0 +1,91 @@
+"""AppTest for "Audit your model" (issue 26.3): empty state with an example file, what the scores prove, the stated
+claim with its exact ceiling and a verdict, hostile mechanisms and bad files as one message, and the take-aways
+(JSON, HTML report, script, notebook) with the file's name shown as text."""
+
+import json
+
+import pytest
+
+from dpcore.attacks import model_audit
+
+from .pages import open_page
+
+PAGE = "pages/audit.py"
+
+
+def _texts(at):
+    return " ".join(m.value for m in at.markdown) + " " + " ".join(c.value for c in at.caption)
+
+
+def _upload(at, data=None, name="scores.csv"):
+    at.file_uploader(key="au_csv").set_value((name, data or model_audit.example_csv(), "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _roc(at):
+    (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return spec, [t.get("meta") for t in spec["data"]]
+
+
+def test_empty_state_offers_an_example(chdir_root):
+    at = open_page(PAGE)
+    assert not at.exception
+    assert at.title[0].value == "Audit your model"
+    assert any("Upload a scores file" in i.value for i in at.info)
+    assert any("au_example" in b.proto.id for b in at.get("download_button"))
+
+
+def test_the_example_scores_prove_a_leak_with_both_audits(chdir_root):
+    at = _upload(open_page(PAGE))
+    table = model_audit.read_scores(model_audit.example_csv())
+    direct = model_audit.audit_model(table["member"], table["score"], table["canary"])
+    m = {x.label: x.value for x in at.metric}
+    assert float(m["Split audit: ε ≥"]) <= direct["split_audit"]["lower_bound"] + 1e-9  # rounded down
+    assert float(m["One-run audit: ε ≥"]) <= direct["one_run"]["lower_bound"] + 1e-9
+    assert m["TPR at 1% FPR"] == f"{direct['attack']['tpr_at_1pct_fpr']:.1%}"
+    assert "#### Your scores prove ε ≥ " in _texts(at)
+    spec, metas = _roc(at)
+    assert {"attack:records", "attack:canaries", "chance"} <= set(metas) and "ceiling" not in metas
+    assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
+
+
+def test_a_stated_claim_gets_its_ceiling_and_a_verdict(chdir_root):
+    at = _upload(open_page(PAGE))
+    at.radio(key="au_mech").set_value("epsilon").run()
+    assert any("contradict the claimed ε = 1" in e.value for e in at.error)  # the example leaks more than ε = 1
+    assert "ceiling" in _roc(at)[1]
+    at.number_input(key="au_eps").set_value(20.0).run()
+    assert not at.error and "No contradiction" in _texts(at)
+    at.radio(key="au_mech").set_value("dpsgd").run()
+    at.number_input(key="au_sigma").set_value(5.0).run()
+    assert not at.exception and "privacy-loss distribution" in _texts(at)
+    at.number_input(key="au_sigma").set_value(0.5)
+    at.number_input(key="au_q").set_value(1.0)
+    at.number_input(key="au_steps").set_value(1_000_000).run()
+    assert len(at.error) == 1 and "above 1,000" in at.error[0].value  # refused before its minutes-long PLD
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"member,value\n1,0.5\n0,0.1\n", "missing score"),
+    (b"member;score\n1;0.5\n0;0.1\n", "not commas"),
+    (b"member,score\n1,0.5\n2,0.1\n", "1 (in the training data) or 0"),
+    (b"member,score\n1,0.5\n0,0.1\n", "at least 2 members"),
+])
+def test_a_bad_file_is_one_message(chdir_root, body, words):
+    at = _upload(open_page(PAGE), body)
+    assert len(at.error) == 1 and words in at.error[0].value, [e.value for e in at.error]
+    assert not at.get("plotly_chart")
+
+
+def test_take_aways_name_the_file_as_text(chdir_root):
+    from dpcore.report_audit import audit_report
+
+    name = "<img src=x onerror=alert(1)>.csv"
+    at = _upload(open_page(PAGE), name=name)
+    ids = " ".join(b.proto.id for b in at.get("download_button"))
+    for key in ("au_dl_json", "au_dl_report", "au_dl_py", "au_dl_ipynb"):
+        assert key in ids, key
+    table = model_audit.read_scores(model_audit.example_csv())
+    html = audit_report(model_audit.audit_model(table["member"], table["score"], table["canary"]), name)
+    assert "<img src=x" not in html and "&lt;img src=x" in html
