@@ -39,7 +39,7 @@ BASE = {
     "differencing": ["--n", "200", "--trials", "200"],
     "jobs": ["list"],
     "linkage": ["--data", "@m", "--known", "age=34"],
-    "query": ["--data", "@m", "--analyst", "ann", "--epsilon", "0.1", "--count", "sex=F"],
+    "query": ["--dataset", "synthetic medical (n=10,000, seed=0)", "--epsilon", "0.1", "--count", "sex=F"],  # a visitor
     "noise": ["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "5", "--draws", "3"],
     "report": ["--out", "@outhtml"],
     "statement": ["--verify", "@m"],
@@ -157,12 +157,20 @@ def test_every_subcommand_with_hostile_arguments(files, command, monkeypatch):
     base = [a for a in (base if len(command) == 1 else base[1:])]
     rng = random.Random(" ".join(command))
 
+    rivals = {}  # an option -> the options it excludes (argparse's mutually exclusive groups)
+    for g in sp._mutually_exclusive_groups:
+        names = [a.option_strings[0] for a in g._group_actions if a.option_strings]
+        for n in names:
+            rivals[n] = [m for m in names if m != n]
+    arity = {o: (1 if vs is None else 2) for o, vs in opts}
+
     def with_values(pairs):
         argv = list(base)
         for opt, values, value in pairs:
-            if opt in argv:
-                i = argv.index(opt)
-                del argv[i:i + (1 if values is None else 2)]
+            for drop in [opt, *rivals.get(opt, [])]:  # --sum replaces the base's --count
+                if drop in argv:
+                    i = argv.index(drop)
+                    del argv[i:i + arity.get(drop, 2)]
             argv += [opt] if values is None else [opt, value]
         return argv
 
@@ -187,3 +195,40 @@ def test_every_subcommand_with_hostile_arguments(files, command, monkeypatch):
         except ValueError as exc:
             pytest.fail(f"{full}: success printed {exc} (not a number) in its JSON: {out[:300]}")
         assert not _nulls(result), f"{full}: success with null where an answer belongs: {_nulls(result)}: {out[:300]}"
+
+
+VISITOR = ["--dataset", "synthetic medical (n=10,000, seed=0)"]
+#: Issue 28's reproductions, each of which was a traceback, a hang or a wrong success.
+REPORTED = [
+    ["statement", "--verify", "@array"], ["statement", "--verify", "@nested"], ["statement", "--verify", "@fifo"],
+    ["noise", "--mechanism", "gaussian", "--epsilon", "1e308", "--delta", "1e-5", "--sensitivity", "1", "--value",
+     "1", "--draws", "3"],
+    ["noise", "--mechanism", "laplace", "--epsilon", "1e-6", "--sensitivity", "1e308", "--value", "1", "--draws", "3"],
+    ["advise", "--mechanism", "laplace", "--max-posterior", "0.5", "--prior", "0.1", "--within", "1e-320",
+     "--query", "count"],
+    ["advise", "--mechanism", "dpsgd", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sample-rate", "1e-320",
+     "--steps", "1000"],
+    ["advise", "--mechanism", "gaussian", "--max-advantage", "1e-300"],
+    ["audit", "--scores", "@scores", "--split-seed", "-5"],
+    ["report", "--out", "@outhtml", "--epsilon", "1e308"],
+    ["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--lr", "1e308"],
+    ["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--seed", "99999999999999999999999"],
+    ["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--json", ""],
+    ["sweep", "--json", ""],
+    ["query", *VISITOR, "--epsilon", "0.1", "--histogram", "age", "--bounds=-1e308:1e308"],
+    ["query", *VISITOR, "--epsilon", "0.1", "--sum", "age", "--bounds=-1e308:1e308"],
+    ["query", *VISITOR, "--epsilon", "0.1", "--histogram", "sex", "--categories", "a,A"],
+    ["linkage", "--data", "@fifo", "--known", "age=34"], ["uniqueness", "--data", "@fifo", "--qi", "age"],
+    ["query", "--data", "@fifo", "--epsilon", "0.1", "--count", "sex=F"],
+    ["data", "medical", "--n", "5", "--out", "@full"],
+]
+
+
+@pytest.mark.parametrize("argv", REPORTED, ids=lambda a: " ".join(a)[:70])
+def test_each_reported_case_is_refused_in_one_line(files, argv, tmp_path):
+    (tmp_path / "array.json").write_text("[1, 2, 3]")
+    (tmp_path / "nested.json").write_text("[" * 100_000 + "]" * 100_000)
+    tokens = {**files, "@array": str(tmp_path / "array.json"), "@nested": str(tmp_path / "nested.json")}
+    full = [tokens.get(a, a) for a in argv]
+    rc, out, err = _run(full)
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (full, rc, out[:300], err)
