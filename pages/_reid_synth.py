@@ -171,7 +171,7 @@ def synthetic_tab(tab, ctx: dict) -> None:
     )
     cfg = _config(ctx["n"], ctx["seed"], ctx["facts"], ctx["qis"], ctx["sensitive"])
     left, right = st.columns([2, 3], vertical_alignment="center")
-    if clicked("re_syn_run", left.button("Run the study", type="primary", key="re_syn_run",
+    if clicked("re_syn_run", left.button("Start the study", type="primary", key="re_syn_run",
                                          icon=":material/play_arrow:")) and cfg is not None:
         _submit(cfg)
     if cfg is not None:
@@ -180,7 +180,7 @@ def synthetic_tab(tab, ctx: dict) -> None:
     job, exact = _job(cfg)
     if job is None or not exact:
         if cfg is not None:
-            st.info("No study with these settings yet: press **Run the study**."
+            st.info("No study with these settings yet: press **Start the study**."
                     + (f" Below: the newest finished study of the same patients ({job['label']})." if job else ""),
                     icon=":material/play_circle:")
         if job is None:
@@ -266,7 +266,7 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
     missing = c3.checkbox("May be missing", key="re_up_syn_missing",
                           help="Declare that values may be missing: synthetic rows may then hold missing values.")
     caller = job_caller()
-    if clicked("re_up_syn_go", st.button("Release in the background", key="re_up_syn_go",
+    if clicked("re_up_syn_go", st.button("Release a synthetic table", key="re_up_syn_go",
                                          icon=":material/play_arrow:")):
         lines = [ln for ln in decl.splitlines() if ln.strip()]
         schema = guarded(synth_schema.parse_schema, lines, complete=not missing)

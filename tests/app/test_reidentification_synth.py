@@ -121,7 +121,7 @@ def finished(monkeypatch):
 
 def test_someone_elses_study_is_not_shown(chdir_root, finished):
     at = page({"re_tab": SYNTH_TAB}, owner=SOMEONE_ELSE)
-    assert any("No study with these settings yet: press **Run the study**." == i.value for i in at.info)
+    assert any("No study with these settings yet: press **Start the study**." == i.value for i in at.info)
     assert not any(m.value.startswith("#### At ε =") for m in at.markdown)
 
 
