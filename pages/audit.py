@@ -81,7 +81,9 @@ if result is None:
     st.stop()
 
 # ---------------------------------------------------------------------------------------------- the answer
-proved = max([a["lower_bound"] for a in (result["split_audit"], result["one_run"]) if a] or [0.0])
+# the audits together, each re-bounded for the other (the larger of two 95% bounds is not a 95% bound): the same
+# number as the verdict's, whether or not a claim is stated
+proved = result["proved"]["epsilon"]
 conf = f"{result['confidence']:.0%}"
 verdict = result.get("verdict")
 if verdict is not None and verdict["contradicts"]:
@@ -90,8 +92,9 @@ if verdict is not None and verdict["contradicts"]:
 else:
     claim = (f"Your scores prove ε ≥ {claims.down(proved)}" if proved > 0 else "Your scores prove no leak (ε ≥ 0)")
     detail = (verdict["words"] if verdict else
-              f"A lower bound at {conf} confidence, at δ = {claims.delta(result['delta'])} (add/remove one record): what "
-              "this attack proves about the model, not that the model is private. State the mechanism to compare.")
+              f"A lower bound at {model_audit.proved_words(result)}, at δ = {claims.delta(result['delta'])} "
+              "(add/remove one record): what these attacks prove about the model, not that the model is private. "
+              "State the mechanism to compare.")
     st.markdown(headline_md(claim, detail))
 cols = st.columns(4)
 if result["split_audit"]:
@@ -112,14 +115,21 @@ if att:
                    help="The share of members flagged while flagging 1% of non-members (ordinary records).")
     cols[3].metric("TPR at 0.1% FPR", f"{att['tpr_at_0.1pct_fpr']:.1%}",
                    help="The same at 0.1% of non-members: the low false-positive regime where leaks show.")
+if result["proved"]["audits"] > 1:
+    st.caption(f"Each audit's ε above holds at {conf} on its own. The headline reads the two together, each at "
+               f"{result['proved']['per_audit_confidence']:.1%} (the larger of two {conf} bounds is not a {conf} "
+               "bound), so it can sit below the larger of them.")
 if result.get("ceiling"):
     c = result["ceiling"]
     st.caption(f"The claim allows at most {claims.percent(c['tpr_at_1pct_fpr'], up=True)} TPR at 1% FPR and "
                f"{claims.percent(c['tpr_at_0.1pct_fpr'], up=True)} at 0.1%: {c['source']}.")
 chart(figs.roc_chart(result), key="au_fig_roc")
 st.caption("Both axes on a log scale, so the low false-positive rates where membership leaks show are visible; the "
-           "dotted lines mark 1% and 0.1% FPR. A curve above the shaded region's edge at one point is not a proof on "
-           "its own (rates measured on a sample are noisy): the bounds above are.")
+           "dotted lines mark 1% and 0.1% FPR. "
+           + ("The shaded region is what the stated claim rules out: a curve above its edge at one point is not a "
+              "proof on its own (rates measured on a sample are noisy); the bounds above are." if result.get("ceiling")
+              else "State the model's claim above to draw the region it rules out. A curve is not a proof on its "
+                   "own (rates measured on a sample are noisy): the bounds above are."))
 
 # ---------------------------------------------------------------------------------------------- take it away
 name = up.name

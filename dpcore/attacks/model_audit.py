@@ -123,7 +123,8 @@ def audit_model(member, score, canary=None, *, delta: float = 1e-5, confidence: 
                 mech: dict | None = None) -> dict:
     """What the scores prove (see the module docstring). ``delta``: the δ at which ε is bounded (for a stated
     (ε, δ) its δ is used). Returns {rows, neighbour_relation, delta, confidence, split_audit, attack, one_run,
-    canary_attack, mechanism, claimed_epsilon, ceiling, verdict}; audits that had no rows are None."""
+    canary_attack, proved, mechanism, claimed_epsilon, ceiling, verdict}; audits that had no rows are None; ``proved``
+    is what they prove together (:func:`proved`)."""
     conf = check_confidence(confidence)
     member = np.asarray(member, bool).ravel()
     score = np.asarray(score, float).ravel()
@@ -149,6 +150,7 @@ def audit_model(member, score, canary=None, *, delta: float = 1e-5, confidence: 
                                     "tried"}
         if m.any() and (~m).any():
             out["canary_attack"] = mia.attack_metrics(mia.roc(s[m], s[~m]))
+    out["proved"] = proved(out)
     if mech is not None:
         claimed, curve = _ceiling(mech, d)
         curve["tpr_at_1pct_fpr"], curve["tpr_at_0.1pct_fpr"] = _at(curve, 0.01), _at(curve, 0.001)
@@ -157,29 +159,44 @@ def audit_model(member, score, canary=None, *, delta: float = 1e-5, confidence: 
     return out
 
 
-def verdict(result: dict, claimed: float) -> dict:
-    """Whether the audits contradict a claimed ε: each audit re-bounded at 1 − (1 − confidence)/k (k audits), so
-    the verdict as a whole keeps the stated confidence."""
+def proved(result: dict) -> dict:
+    """What the audits prove together at the stated confidence: {epsilon, audits (k), per_audit_confidence}. The
+    larger of two bounds each at 95% is not a 95% bound (either may be the 5% that fails), so each audit is
+    re-bounded at 1 − (1 − confidence)/k (Bonferroni) and the largest of those is taken: the one number the page's
+    headline and the verdict both state."""
     audits = [a for a in (result.get("split_audit"), result.get("one_run")) if a]
     k = max(len(audits), 1)
     level = 1 - (1 - result["confidence"]) / k
-    proved = max((audit.stored_bound(a, level)[0] for a in audits), default=0.0)
-    contradicts = proved > claimed + 1e-9
+    eps = max((audit.stored_bound(a, level)[0] for a in audits), default=0.0)
+    return {"epsilon": float(eps), "audits": k, "per_audit_confidence": level}
+
+
+def proved_words(result: dict) -> str:
+    """How :func:`proved`'s bound holds, in words: "95% confidence over its 2 audits together"."""
+    p = result.get("proved") or proved(result)
+    over = "its audit" if p["audits"] == 1 else f"its {p['audits']} audits together"
+    return f"{result['confidence']:.0%} confidence over {over}"
+
+
+def verdict(result: dict, claimed: float) -> dict:
+    """Whether the audits contradict a claimed ε: each audit re-bounded at 1 − (1 − confidence)/k (k audits), so
+    the verdict as a whole keeps the stated confidence (:func:`proved`)."""
+    p = proved(result)
+    contradicts = p["epsilon"] > claimed + 1e-9
     from .. import claims
 
     conf = f"{result['confidence']:.0%}"
-    over = "its audit" if k == 1 else f"its {k} audits together"
+    how = proved_words({**result, "proved": p})
     at = f"the claimed ε ≤ {claims.up(claimed)} at δ = {claims.delta(result['delta'])} ({RELATION})"
     if contradicts:
-        words = (f"The audit contradicts the claim: it proves ε ≥ {claims.down(proved)} ({conf} confidence over "
-                 f"{over}), above {at}. The training, its accounting or the stated settings are wrong — or this is "
-                 f"the {1 - result['confidence']:.0%} chance that a {conf} bound is.")
+        words = (f"The audit contradicts the claim: it proves ε ≥ {claims.down(p['epsilon'])} ({how}), above {at}. "
+                 "The training, its accounting or the stated settings are wrong — or this is the "
+                 f"{1 - result['confidence']:.0%} chance that a {conf} bound is.")
     else:
-        words = (f"No contradiction: the audits prove ε ≥ {claims.down(proved)} ({conf} confidence over {over}), "
-                 f"within {at}. An audit is a lower bound: it shows what these attacks found, not that the model "
-                 "is private.")
-    return {"contradicts": bool(contradicts), "proved_epsilon": float(proved), "per_audit_confidence": level,
-            "audits": k, "words": words}
+        words = (f"No contradiction: the audits prove ε ≥ {claims.down(p['epsilon'])} ({how}), within {at}. An audit "
+                 "is a lower bound: it shows what these attacks found, not that the model is private.")
+    return {"contradicts": bool(contradicts), "proved_epsilon": p["epsilon"],
+            "per_audit_confidence": p["per_audit_confidence"], "audits": p["audits"], "words": words}
 
 
 def example_csv(n: int = 1000, seed: int = 0) -> bytes:

@@ -111,3 +111,20 @@ def test_a_scores_file_past_the_row_limit_is_one_message(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"more than {limits.AUDIT_MAX_ROWS:,} rows" in err and err.count("\n") == 1
 
+
+
+def test_what_the_audits_prove_together_is_corrected_for_taking_the_larger():
+    """``proved``: the larger of the two audits, each re-bounded at 1 − (1 − c)/2 — never simply the larger of two
+    bounds at c (either may be the one that fails) — and the verdict states the same number."""
+    from dpcore.attacks import audit
+
+    t = model_audit.read_scores(model_audit.example_csv())
+    r = model_audit.audit_model(t["member"], t["score"], t["canary"], mech={"kind": "epsilon", "epsilon": 1.0,
+                                                                              "delta": 1e-5})
+    p = r["proved"]
+    assert p["audits"] == 2 and p["per_audit_confidence"] == pytest.approx(0.975)
+    each = [audit.stored_bound(a, 0.975)[0] for a in (r["split_audit"], r["one_run"])]
+    assert p["epsilon"] == pytest.approx(max(each))
+    assert p["epsilon"] < max(r["split_audit"]["lower_bound"], r["one_run"]["lower_bound"])
+    assert r["verdict"]["proved_epsilon"] == p["epsilon"]
+    assert model_audit.proved_words(r) == "95% confidence over its 2 audits together"
