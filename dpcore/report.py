@@ -15,7 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import claims, limits, textsafe
-from .noise.interpret import fact_bound, fact_reading, level_sentence, loss_tail, posterior_bound, privacy_level, reading
+from .noise.interpret import (fact_bound, fact_reading, level_sentence, loss_tail, patients, posterior_bound,
+                              privacy_level, reading)
 from .errors import DPError
 from .training.config import accountant_name
 from .validation import check_epsilon
@@ -128,7 +129,6 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
 
 def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     """The default noise scenario: count of patients with the rare disease, Laplace at the chosen ε."""
-    from .attacks.reidentification import people
     from .data import datasets
     from .noise import teaching, view as noise_page
     from .figures import noise as noise_figs
@@ -136,7 +136,10 @@ def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     df = datasets.medical(n, seed)
     q = teaching.query(df, "count", "has_rare_disease")
     draws = 20_000
-    view = noise_page.noise_view("laplace", epsilon, None, q.sensitivity, q.true_value, draws=draws, seed=seed)
+    # a count is released with whole-number noise: its figures (view.released) are the ones quoted, as on the page
+    view = noise_page.noise_view("laplace", epsilon, None, q.sensitivity, q.true_value, draws=draws, seed=seed,
+                                 integer=True)
+    error, half = view.released.expected_abs_error(), view.released.halfwidth(0.95)
     figs = noise_figs.figures(view, "released count of patients with the rare disease", "patients")
     table = noise_page.epsilon_table("laplace", None, q.sensitivity, q.true_value, integer=True, seed=seed)
     table = table.rename(columns={"epsilon": "ε", "noise scale": "noise scale (patients)",  # the page's download
@@ -147,17 +150,18 @@ def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
         [
             f"Query: a count of patients with the rare disease on the synthetic medical data (n = {n:,}, seed "
             f"{seed}); sensitivity Δ = 1.",
-            f"At ε = {epsilon:g} the Laplace scale is b = {view.spec.scale:.4g}; expected absolute error "
-            f"{people(view.expected_abs_error)}; 95% of releases fall within ±{claims.up(view.ci95[1] - view.value)} "
-            "of the truth.",
+            f"At ε = {epsilon:g} (δ = 0; add or remove one patient's record) the Laplace scale is b = "
+            f"{view.spec.scale:.4g}; a released count is typically off by {patients(error)} and 95% of releases "
+            f"fall within ±{claims.up(half)} of the truth — whole-number noise, the figures the noise page shows.",
             f"The histogram is a simulation to show the shape: {draws:,} draws of ordinary random numbers (numpy, "
-            f"fixed by seed {seed}), not releases; released answers go through the secure release path "
-            "(diffprivlib). The table is exact (no random draw): for a count, the geometric mechanism's figures, "
-            "which is what the release path draws.",
+            f"fixed by seed {seed}), not releases; released answers go through the safe release path (OpenDP's "
+            "exact samplers, whole-number noise, a secure random source). The curves are the continuous Laplace "
+            "density; the table is exact (no random draw): for a count, the whole-number (geometric) mechanism's "
+            "figures, which is what the release path draws.",
         ],
         [figs["distribution"], figs["why"], figs["error"]],
         [table],
-        {"expected_abs_error": float(view.expected_abs_error), "true_value": q.true_value},
+        {"expected_abs_error": float(error), "true_value": q.true_value},
     )
 
 
@@ -254,8 +258,6 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
 
 def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     """Five sentences a board needs, from the numbers the sections below show."""
-    from .attacks import reidentification as reid
-
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
     post, fact = float(posterior_bound(0.5, eps)), float(fact_bound(0.5, eps))
@@ -275,7 +277,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
         f"correctly **{dp['at_epsilon']:.0%}** of the time, against {dp['no_noise']:.0%} from the raw release and "
         f"{dp['prior_guess']:.0%} by blind guessing.",
         f"The price is accuracy: a count of patients released at ε = {eps:g} is off by "
-        f"**{reid.people(noise.numbers['expected_abs_error'])}** on average.",
+        f"**{patients(noise.numbers['expected_abs_error'])}** on average.",
     ]
     sweep = next((sec for sec in sections if sec.title.startswith("Privacy–utility")), None)
     rows = (sweep.numbers.get("rows") or []) if sweep else []

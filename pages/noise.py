@@ -12,7 +12,7 @@ from dpcore.noise import teaching
 from dpcore.noise import view as noise_page
 from dpcore.noise.composition import basic_composition
 from dpcore.noise.charge import Neighbour
-from dpcore.noise.interpret import privacy_level
+from dpcore.noise.interpret import patients, privacy_level
 from pages._ui import (chart, from_url, guarded, headline_md, not_private, required, share_in_url, state,
                        table_downloads, unbroken, widget_state)
 
@@ -175,17 +175,7 @@ def _u(x: float, sign: str = "", *, bare: bool = False) -> str:
     if unit == "$":
         return f"{sign}${x:,.4g}" if abs(x) < 1e4 else f"{sign}${x:,.0f}"
     if unit == "patients":
-        if x == 0:
-            text = "0"
-        elif abs(x) < 0.01:
-            return f"{sign}under 0.01 patients"
-        elif abs(x) < 1:
-            text = f"{x:.1g}"
-        elif abs(x) < 10:
-            text = f"{x:.1f}".removesuffix(".0")
-        else:
-            text = f"{x:,.0f}"
-        return f"{sign}{text} {'patient' if text == '1' else 'patients'}"
+        return f"{sign}{patients(x)}"  # the report writes them the same way
     return f"{sign}{x:,.4g} {unit}" if abs(x) < 1e4 else f"{sign}{x:,.0f} {unit}"
 
 

@@ -153,3 +153,19 @@ def delta_reading(epsilon: float, delta: float) -> str:
     return (f"With δ = {claims.delta(delta)} this bound holds except on outputs where the privacy loss exceeds ε: "
             f"for the Gaussian mechanism at this ε and δ that happens with probability {claims.up(p, 2)} "
             f"({p / delta:,.0f} × δ), and then the attacker may become surer.")
+
+
+def patients(x: float) -> str:
+    """A typical (not whole) number of patients as people read it, the same on the noise page and in the report:
+    "0.9 patients", "1.4 patients", "1 patient", "10,000 patients" (never "1e+04", "0.06667" or "1.429")."""
+    if x == 0:
+        text = "0"
+    elif abs(x) < 0.01:
+        return "under 0.01 patients"
+    elif abs(x) < 1:
+        text = f"{x:.1g}"
+    elif abs(x) < 10:
+        text = f"{x:.1f}".removesuffix(".0")
+    else:
+        text = f"{x:,.0f}"
+    return f"{text} {'patient' if text == '1' else 'patients'}"

@@ -294,3 +294,21 @@ def test_report_reads_on_a_phone_and_keeps_words_whole():
     assert [h for h in heads if h.startswith("ε at δ")] == ["ε at δ = 1e-5 (PLD)", "ε at δ = 1e-6 (PLD)"]
     assert "test accuracy (not covered by ε)" in heads
     assert "NaN" not in table and "<td>—</td>" not in table.split("</thead>")[1].split("<td>reproducible")[0]
+
+
+def test_report_quotes_the_noise_page_s_figures_and_its_release_path():
+    """The report's noise figures are the page's: a count released with whole-number noise, typically off by
+    "0.9 patients" at ε = 1 (the page's headline) — it said "1 patient" (the continuous curve's) in its summary and
+    its noise section, beside its own table's 0.8509 — and its release path is OpenDP's, as the page says (the report
+    said diffprivlib, whose samplers the house does not release with)."""
+    from dpcore.noise import interpret
+    from dpcore.noise.mechanisms import for_release
+
+    html = report.build(1.0, n=10_000, seed=0)
+    text = re.sub(r"<[^>]+>", " ", _text(html))
+    page = interpret.patients(for_release("laplace", epsilon=1.0, delta=None, sensitivity=1.0,
+                                          integer=True).expected_abs_error())
+    assert page == "0.9 patients"
+    assert f"is off by  {page}  on average" in text  # the summary's bold number
+    assert f"typically off by {page}" in text and "OpenDP" in text and "(diffprivlib)" not in text
+    assert "1 patient on average" not in text and "expected absolute error 1 patient" not in text
