@@ -330,8 +330,15 @@ def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None)
     if measured and blk.get("tradeoff", {}).get("fpr"):
         best = max(measured, key=measured.get)
         name = (labels or {}).get(best, best)
-        text += (f" At 1% false positives the worst case lets an attacker catch {claims.percent(ceiling_tpr(blk, 0.01), up=True)} of "
+        ceiling = ceiling_tpr(blk, 0.01)
+        text += (f" At 1% false positives the worst case lets an attacker catch {claims.percent(ceiling, up=True)} of "
                  f"members; the best attack measured caught {measured[best]:.1%} ({name}).")
+        if measured[best] > ceiling:  # the audit above already said whether anything is proved beyond the claim
+            n = (mia or {}).get(best, {}).get("n_members")
+            few = f"on {n:,} members one more caught moves it by {1 / n:.1%}" if n else "it is measured on a sample"
+            text += (f" That is above the worst case only as a measured rate can be: {few}, so it is noisy, and "
+                     "one rate is no proof; the audit's bound, which allows for that noise, is the measurement that "
+                     "counts.")
     return text
 
 

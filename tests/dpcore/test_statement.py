@@ -399,3 +399,18 @@ def test_gap_words_say_proven_measured_and_the_gap():
     assert "could not have proved more than ε ≈ 0.9" in nothing
     above = statement.gap_words(statement.for_point(_point(lower_bound=2.5)))
     assert "*above* the proven ε" in above and "please report it" in above
+
+
+def test_gap_words_explain_a_measured_rate_above_the_worst_case():
+    """A point whose best attack caught 5.6% at 1% FPR (1 of 18 canaries) beside a worst case of 2.0% said both with no
+    word why: to a reader, an attack beating the proven worst case. The words now say it is a noisy rate on few
+    members and that the audit's bound is what counts; below the worst case nothing is added."""
+    p = _point(lower_bound=0.0)
+    b = statement.for_point(p)
+    ceiling = statement.ceiling_tpr(b, 0.01)
+    above = dict(p["mia"], canary={"tpr_at_1pct_fpr": ceiling + 0.04, "n_members": 18})
+    text = statement.gap_words(b, above, labels={"canary": "canaries"})
+    assert f"caught {ceiling + 0.04:.1%} (canaries). That is above the worst case only as a measured rate can be" in text
+    assert "on 18 members one more caught moves it by 5.6%" in text and "the audit's bound" in text
+    below = statement.gap_words(b, p["mia"], labels={"canary": "canaries"})
+    assert "above the worst case" not in below
