@@ -193,8 +193,8 @@ def verdict(result: dict, claimed: float) -> dict:
                  "The training, its accounting or the stated settings are wrong — or this is the "
                  f"{1 - result['confidence']:.0%} chance that a {conf} bound is.")
     else:
-        words = (f"No contradiction: the audits prove ε ≥ {claims.down(p['epsilon'])} ({how}), within {at}. An audit "
-                 "is a lower bound: it shows what these attacks found, not that the model is private.")
+        words = (f"No contradiction: the audits prove ε ≥ {claims.down(p['epsilon'])} ({how}), within {at}. "
+                 "An audit is a lower bound: it shows what these attacks found, not that the model is private.")
     return {"contradicts": bool(contradicts), "proved_epsilon": p["epsilon"],
             "per_audit_confidence": p["per_audit_confidence"], "audits": p["audits"], "words": words}
 

@@ -71,7 +71,14 @@ def epsilon_chart(history, target_epsilon: float | None = None, final_epsilon: f
                                  hovertemplate=f"final: ε ≤ %{{customdata}}<extra>{who}</extra>",
                                  mode="markers", marker=dict(color=PRIVATE, size=11, symbol="diamond")))
     base_layout(fig, "Privacy spent per epoch", "epoch", "ε spent so far (log scale)", height=height)
-    log_axis(fig, "y")
+    # The range from the values shown, with 1-2-5 ticks: left to Plotly, a run within one decade (0.2 to 1.1)
+    # had a single labelled tick, "1".
+    shown = [r["epsilon"] for r in rows] + [float(v) for v in (target_epsilon, final_epsilon) if v]
+    shown = [v for v in shown if v > 0]
+    if shown:
+        log_axis(fig, "y", lo=min(shown) / 1.3, hi=max(shown) * 1.5)  # room above for the target's label
+    else:
+        log_axis(fig, "y")
     return fig
 
 

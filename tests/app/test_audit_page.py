@@ -92,8 +92,8 @@ def test_take_aways_name_the_file_as_text(chdir_root):
 
 
 def test_the_headline_states_the_audits_together_as_the_verdict_does(chdir_root):
-    """The headline's "prove ε ≥" is one 95% bound over both audits, each re-bounded for the other: it said the larger
-    of the two 95% bounds (4.09 on the example; not a 95% bound), and with a claim stated the verdict then said 3.93."""
+    """The headline's "prove ε ≥" is one 95% bound over both audits, each re-bounded for the other: it said the
+    larger of the two 95% bounds (4.09 on the example; not a 95% bound), and with a claim stated the verdict then said 3.93."""
     at = _upload(open_page(PAGE))
     table = model_audit.read_scores(model_audit.example_csv())
     direct = model_audit.audit_model(table["member"], table["score"], table["canary"])

@@ -410,7 +410,8 @@ def test_gap_words_explain_a_measured_rate_above_the_worst_case():
     ceiling = statement.ceiling_tpr(b, 0.01)
     above = dict(p["mia"], canary={"tpr_at_1pct_fpr": ceiling + 0.04, "n_members": 18})
     text = statement.gap_words(b, above, labels={"canary": "canaries"})
-    assert f"caught {ceiling + 0.04:.1%} (canaries). That is above the worst case only as a measured rate can be" in text
+    assert (f"caught {ceiling + 0.04:.1%} (canaries). That is above the worst case only as a measured rate can "
+            "be") in text
     assert "on 18 members one more caught moves it by 5.6%" in text and "the audit's bound" in text
     below = statement.gap_words(b, p["mia"], labels={"canary": "canaries"})
     assert "above the worst case" not in below

@@ -106,3 +106,19 @@ def test_datasets_and_models_have_one_readable_name():
     assert dataset_name(None) == model_name(None) == "?" and dataset_name("other") == "other"
     # every dataset and model the config accepts has a name
     assert set(BUILTIN_DATASETS) | {"csv", "mnist", "upload"} == set(DATASET_NAMES) and set(MODELS) == set(MODEL_NAMES)
+
+
+def test_epsilon_chart_labels_several_ticks_on_its_log_axis():
+    """A run from ε 0.2 to 1.1 had one labelled tick ("1") on its log axis: the axis now spans the values shown
+    (points, target, final) with 1-2-5 ticks, at least two of them inside, and every point inside the range."""
+    from dpcore.figures import training as figs
+
+    hist = [{"epoch": e, "epsilon": v, "loss": 0.5, "accuracy": 0.9}
+            for e, v in enumerate((0.2, 0.45, 0.7, 0.9, 1.1), 1)]
+    fig = figs.epsilon_chart(hist, target_epsilon=1.0, final_epsilon=0.995, accountant="prv")
+    y = fig.layout.yaxis
+    assert y.type == "log" and y.range is not None
+    lo, hi = 10 ** y.range[0], 10 ** y.range[1]
+    assert lo < 0.2 and hi > 1.1
+    inside = [v for v in y.tickvals if lo <= v <= hi]
+    assert len(inside) >= 2 and list(y.ticktext)[:len(y.tickvals)] == [f"{v:g}" for v in y.tickvals], y.tickvals
