@@ -65,6 +65,11 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.4g}"
 
 
+EVENT_WORDS = {"grant": "quota granted", "reset": "quota reset", "close": "quota closed", "create": "dataset created",
+               "register": "dataset registered", "cap": "cap set", "copy": "copied", "key": "key issued",
+               "revoke": "key revoked", "migrate": "ledger migrated"}
+
+
 def _short(answer) -> str:
     if not isinstance(answer, dict):
         return ""
@@ -291,12 +296,20 @@ else:
     chart(figs.budget_gauge(cap["remaining"], cap["epsilon"]), key="qc_gauge", where=g1)
     g1.caption(f"The dataset's cap: ε = {cap['spent']:g} of {cap['epsilon']:g} spent by everyone together.")
 numbers: dict[str, int] = {}
+drawn: dict[str, object] = {}  # each question's answer as first drawn: a reuse returned it again, for free
 for e in status["history"]:  # Q1, Q2, …: two long questions that differ at the end no longer look the same
     if e["canonical"]:
         numbers.setdefault(e["canonical"], len(numbers) + 1)
-rows = [{"query": f"Q{numbers[e['canonical']]} · {e['query']}" if e["canonical"] else (e["query"] or ""),
-         "answer": _short(e["answer"]), "ε charged": e["cost"], "event": e["kind"], "ε": e["epsilon"],
-         "δ": e["delta"], "note": sentence(e["note"] or ""), "time": e["time"]}  # a note is a cell on its own
+        if e["kind"] == "spend":
+            drawn.setdefault(e["canonical"], e["answer"])
+# A row without a question (a quota granted, reset or closed) says what happened where the question goes and leaves
+# the amounts blank: "ε 0, δ 0" beside a grant of ε = 10 read as a grant of nothing.
+rows = [{"query": f"Q{numbers[e['canonical']]} · {e['query']}" if e["canonical"] else
+         (e["query"] or f"({EVENT_WORDS.get(e['kind'], e['kind'])})"),
+         "answer": _short(e["answer"] or (drawn.get(e["canonical"]) if e["kind"] == "reuse" else None)),
+         "ε charged": e["cost"] if e["canonical"] else None, "event": e["kind"],
+         "ε": e["epsilon"] if e["canonical"] else None, "δ": e["delta"] if e["canonical"] else None,
+         "note": sentence(e["note"] or ""), "time": e["time"]}  # a note is a cell on its own
         for e in status["history"]]
 cols = ["query", "answer", "ε charged", "event", "ε", "δ", "note", "time"]
 if quota is None:  # an admin reads everyone's history: who asked
@@ -318,7 +331,7 @@ with g2:
             st.markdown("\n".join(f"- **Q{i}** {md(next(e['query'] for e in status['history'] if e['canonical'] == c))}"
                                   for c, i in numbers.items()))
     else:
-        st.caption("No questions yet: ask one.")
+        st.caption("No questions asked from this quota yet: ask one above.")
 
 # --- composition ---------------------------------------------------------------------------------------
 st.subheader("Composition: what many answers cost together")

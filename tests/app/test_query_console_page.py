@@ -4,6 +4,7 @@ panel; a near-exact answer asks first; errors are one message; user text is show
 import json
 import re
 
+import pandas as pd
 import pytest
 
 from dpcore.budgets import identities, quotas, registry, store, visitors
@@ -75,6 +76,11 @@ def test_a_visitor_spends_the_shared_quota_repeats_free_and_is_refused():
     assert list(hist["query"])[1:4] == ["Q1 · COUNT(*) WHERE has_rare_disease=true"] * 2 + ["Q2 · COUNT(*) WHERE sex=F"]
     notes = list(hist["note"])
     assert notes[0].startswith("The visitors' shared quota") and notes[4].startswith("The visitors' shared quota")
+    # the grant is no question: it says what happened and leaves the amounts blank (it read "ε 0, δ 0", a grant of
+    # nothing); the reuse shows the answer it returned again (its answer cell was empty)
+    grant = hist.iloc[0]
+    assert grant["query"] == "(quota granted)" and all(pd.isna(grant[c]) for c in ("ε charged", "ε", "δ")), grant
+    assert hist.iloc[2]["answer"] == hist.iloc[1]["answer"] == first and hist.iloc[2]["ε charged"] == 0
     assert _demo_spent() == 7.0
     at2 = _console()  # another session (a new tab, an app restart): the same shared quota and history
     assert len(at2.dataframe[0].value) == 5 and any("has ε = 13 of 20" in m.value for m in at2.markdown)
@@ -264,7 +270,7 @@ def test_questions_that_look_alike_when_cut_are_numbered_and_listed_in_full():
     for tail in ("salary>1000", "salary>2000"):
         at.text_input(key="qc_where").input(f"{long}, {tail}").run()
         _ask(at)
-    queries = [q for q in at.dataframe[0].value["query"] if q]
+    queries = [q for q in at.dataframe[0].value["query"] if q.startswith("Q")]  # the grant row reads "(quota granted)"
     assert [q[:3] for q in queries] == ["Q1 ", "Q2 "]
     full = [shown(m.value) for m in at.markdown if m.value.startswith("- **Q1**")]
     assert full and "salary>1000" in full[0] and "salary>2000" in full[0]
