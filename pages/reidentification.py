@@ -84,6 +84,8 @@ def show_report(rep, key: str, label=str) -> None:
 
 
 D = story.StorySettings()  # the default story (the report's settings)
+K_HELP = ("k-anonymity: the size of the smallest group of patients who share the same known facts. k = 1 means at "
+          "least one patient is alone in their group, so anyone who knows those facts finds that patient's row.")
 
 st.title("Re-identification")  # the sidebar's name: one line on a phone (the claim, four lines, leads the text)
 headline_slot = st.empty()  # filled once the release is known: the strongest true figure leads
@@ -239,20 +241,21 @@ with tabs[3]:
             b, a = st.columns(2)
             with b:
                 st.subheader("Exact values")
-                st.metric("k-anonymity", patients(rep.k_anonymity))
+                st.metric("k-anonymity", patients(rep.k_anonymity), help=K_HELP)
                 st.metric("Unique patients", f"{rep.unique_fraction:.1%}")
                 if lr is not None:
                     st.metric("Re-identified by linkage", patients(lr.right_person))
             with a:
                 st.subheader("Generalised")
-                st.metric("k-anonymity", patients(rep_after.k_anonymity),
-                          delta=rep_after.k_anonymity - rep.k_anonymity)
+                # no change shows no delta (a grey "0" chip read as a number of patients)
+                st.metric("k-anonymity", patients(rep_after.k_anonymity), help=K_HELP,
+                          delta=(rep_after.k_anonymity - rep.k_anonymity) or None)
                 st.metric("Unique patients", f"{rep_after.unique_fraction:.1%}",
-                          delta=f"{(rep_after.unique_fraction - rep.unique_fraction) * 100:+.1f} pp",
+                          delta=f"{(rep_after.unique_fraction - rep.unique_fraction) * 100:+.1f} percentage points",
                           delta_color="inverse")
                 if lr_after is not None:
                     st.metric("Re-identified by linkage", patients(lr_after.right_person),
-                              delta=lr_after.right_person - lr.right_person, delta_color="inverse")
+                              delta=(lr_after.right_person - lr.right_person) or None, delta_color="inverse")
             chart(figs.generalisation_chart(risk_measures(rep, lr), risk_measures(rep_after, lr_after)),
                             key="re_gen_chart")
             st.caption(f"{patients(rep_after.unique_records)} are still unique after banding (outliers keep k at "

@@ -184,6 +184,16 @@ def test_generalisation_raises_k(at):
     assert count(ks[-1]) >= count(ks[-2])
 
 
+def test_generalisation_metrics_say_what_changed_in_words(at):
+    """At the default bands k stays 1: the "after" metric showed a grey "0" chip (read as 0 patients); the unique
+    share's change read "-98.2 pp"; and "k-anonymity" had no gloss."""
+    k_before, k_after = [m for m in at.metric if m.label == "k-anonymity"][-2:]
+    assert k_before.value == k_after.value == "1 patient" and not k_after.proto.delta, k_after.proto
+    unique_after = [m for m in at.metric if m.label == "Unique patients"][-1]
+    assert unique_after.proto.delta.endswith(" percentage points"), unique_after.proto.delta
+    assert "smallest group" in k_before.proto.help and "smallest group" in k_after.proto.help
+
+
 def test_dp_slider_moves_the_reading(at):
     before = metric(at, "With DP at ε = 1")
     at.select_slider(key="re_eps").set_value(50.0).run()
