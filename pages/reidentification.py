@@ -221,6 +221,7 @@ with tabs[2]:
             shown = story.steps_table(steps)
             st.dataframe(shown, hide_index=True, key="re_steps_table")
             table_downloads(shown, "uniqueness_steps", "re_steps_dl")
+        not_private("Uniqueness of the exact rows, not private")  # measured on every row: no ε covers it
 
 # --- 4. generalisation --------------------------------------------------------------------------------
 with tabs[3]:
@@ -262,6 +263,7 @@ with tabs[3]:
                        f"{rep_after.k_anonymity}; only suppressing them would raise it). Generalisation is not DP: "
                        "k and ℓ say nothing about an attacker with other data, and ℓ-diversity after banding is "
                        f"{rep_after.l_diversity} (groups where everyone shares a diagnosis still disclose it).")
+            not_private("Before and after, from the exact rows, not private")
 
 # --- 5. defence by DP ---------------------------------------------------------------------------------
 with tabs[4]:

@@ -194,6 +194,14 @@ def test_generalisation_metrics_say_what_changed_in_words(at):
     assert "smallest group" in k_before.proto.help and "smallest group" in k_after.proto.help
 
 
+def test_every_tab_measured_on_the_exact_rows_says_so(at):
+    """Tabs 3 (how unique) and 4 (generalisation) show figures measured on every exact row with no label, while
+    tabs 1 and 2 carry one: anything from private rows that ε does not cover says so where it appears."""
+    badges = [c.value for c in at.caption if "computed on the raw data" in c.value]
+    assert any("Uniqueness of the exact rows" in b for b in badges), badges
+    assert any("Before and after, from the exact rows" in b for b in badges), badges
+
+
 def test_dp_slider_moves_the_reading(at):
     before = metric(at, "With DP at ε = 1")
     at.select_slider(key="re_eps").set_value(50.0).run()
