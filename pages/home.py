@@ -32,13 +32,17 @@ TOUR = [
     ("pages/differencing.py", "Differencing attack", "Two allowed averages over 50+ people give one person's exact "
      "age. Press *Show all steps*, then see noise spread the attacker's estimate."),
     ("pages/noise.py", "Noise mechanisms", "Move ε and watch the error grow as privacy gets stronger."),
+    ("pages/advisor.py", "Choose ε from risk", "Say how sure an attacker may become and how accurate a count must "
+     "be; read the ε range that meets both."),
     ("pages/query_console.py", "Private query console", "Ask noisy questions as a visitor until the shared "
      "budget runs out."),
     ("pages/training.py", "DP training", "Train a model with DP next to its non-private twin (about a minute)."),
     ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy and attack success against ε on one screen."),
+    ("pages/audit.py", "Audit your model", "See what a membership attack's scores prove about a model's ε: "
+     "download the *Example scores file* and upload it."),
 ]
 with st.container(border=True):
-    st.markdown("**Start here: a five-minute guided tour** — one step per page; each page's settings are in its "
+    st.markdown("**Start here: a ten-minute guided tour** — one step per page; each page's settings are in its "
                 "link, so you can share the exact view. At the end, *Prepare report* in the sidebar downloads an "
                 "HTML summary that opens offline.")
     # One row per step, the page's link on the left and what to do there beside it: links line up in one column

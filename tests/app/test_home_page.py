@@ -1,0 +1,25 @@
+"""Home's "Start here" tour: one step per page, as it says."""
+
+import ast
+
+from tests.app.pages import ROOT, open_page
+
+
+def _titles() -> dict[str, str]:
+    """Each page's title in app.py's navigation, by path."""
+    out = {}
+    for node in ast.walk(ast.parse((ROOT / "app.py").read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page" and node.args:
+            out[node.args[0].value] = next(k.value.value for k in node.keywords if k.arg == "title")
+    return out
+
+
+def test_the_guided_tour_has_a_step_for_every_page():
+    """The tour says "one step per page" but had seven steps for nine pages: "Choose ε from risk" and the new
+    "Audit your model" had none, so a first-time visitor following it never met them."""
+    at = open_page("pages/home.py")
+    assert not at.exception
+    steps = [link.proto.label.strip("*") for link in at.get("page_link")]
+    pages = {path: title for path, title in _titles().items() if path != "pages/home.py"}
+    assert steps[0] == "Here, on Home" and sorted(steps[1:]) == sorted(pages.values()), steps
+    assert any("one step per page" in m.value for m in at.markdown)
