@@ -345,8 +345,9 @@ if releases:
     s[2].metric("Total ε spent (sum)", f"{eps_total:g}",
                 help="Basic composition: the ε of every release add up (δ too).")
     st.markdown(f"**{len(releases)}** release{'' if len(releases) == 1 else 's'} so far cost **ε = {eps_total:g}**"
-                + (f", **δ = {claims.delta(delta_total)}**" if delta_total > 0 else "")
-                + " in total (basic composition: the sum of each release's ε and δ — a true upper bound).")
+                + (f", **δ = {claims.delta(delta_total)}**" if delta_total > 0 else ", δ = 0")
+                + " in total, for datasets that differ by one patient's record added or removed (basic "
+                "composition: the sum of each release's ε and δ — a true upper bound).")
     # the answer right after its number: a phone shows two columns before it scrolls
     shown = pd.DataFrame(releases)[["k", "released", "epsilon", "delta", "mechanism", "query"]].rename(
         columns={"k": "release #", "epsilon": "ε", "delta": "δ", "released": "released answer"})

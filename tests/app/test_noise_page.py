@@ -65,6 +65,9 @@ def test_slider_changes_numbers_and_release_composes(at):
     rel = next(d.value for d in at.dataframe if "release #" in d.value.columns)
     assert list(rel.columns[:2]) == ["release #", "released answer"]  # what a phone shows before it scrolls
     assert set(rel["mechanism"]) == {"Laplace"}  # by name, not "laplace"
+    # the total's claim carries its δ and neighbour relation (it said "cost ε = 0.6 in total" and nothing more)
+    total = next(m.value for m in at.markdown if "so far cost" in m.value)
+    assert "**ε = 0.6**, δ = 0 in total" in total and "one patient's record added or removed" in total, total
     at.button(key="noise_reset").click().run()
     assert "Releases k" not in _metrics(at)
 
