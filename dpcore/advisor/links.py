@@ -95,7 +95,8 @@ def page_link(result: dict) -> dict:
         params["noise_query"] = "count"
     rec = claims.rounded(result["epsilon"], up=False)
     what = (f"ε = {eps:g}" + (f", δ = {claims.delta(delta)}" if delta is not None else "")
-            + ("" if abs(eps - rec) <= 1e-9 * rec else f" (its slider's nearest to the recommended {recommended_text(result)})"))
+            # not "its slider's nearest": the default 0.71 opens at 1 while 0.7 is nearer (and misses the target)
+            + ("" if abs(eps - rec) <= 1e-9 * rec else f" (the recommended {recommended_text(result)} is not on its slider)"))
     return {"page": "pages/noise.py", "label": f"Open the noise page at {what}", "params": params, "state": {},
             "risk": value, "keeps_risk": _keeps(result, value), "meets_utility": meets}
 

@@ -128,7 +128,8 @@ def test_links_open_settings_that_keep_both_and_read_alike(chdir_root):
     grid_eps = float(noise["noise_eps"])
     assert grid_eps == 1.0 and lo <= grid_eps <= hi  # keeps both ...
     assert min(e for e in noise_page.EPSILON_GRID if e >= lo) == grid_eps  # ... and is the most private that does
-    assert "Open the noise page at ε = 1, δ = 1e-5 (its slider's nearest to the recommended 0.71)" in links
+    # not "its slider's nearest to the recommended 0.71": 0.7 is nearer, and the caption says why 1
+    assert "Open the noise page at ε = 1, δ = 1e-5 (the recommended 0.71 is not on its slider)" in links
     assert any("ε = 1 is its most private value that keeps both" in c.value for c in at.caption)
     assert not any("not the utility target" in c.value for c in at.caption)
     label, console = next((k, v) for k, v in links.items() if k.startswith("Open the query console"))
@@ -148,8 +149,8 @@ def test_a_link_above_the_risk_limit_says_so(chdir_root):
     hi = float(_metric(at, "Risk limit allows").removeprefix("ε ≤ "))
     links = _links(at)
     noise_label = next(k for k in links if k.startswith("Open the noise page"))
-    assert noise_label == ("Open the noise page at ε = 0.01, δ = 1e-5 (its slider's nearest to the recommended "
-                           "0.00899) (above the risk limit)")
+    assert noise_label == ("Open the noise page at ε = 0.01, δ = 1e-5 (the recommended 0.00899 is not on its "
+                           "slider) (above the risk limit)")
     assert any("above the largest ε the risk limit allows" in c.value for c in at.caption)
     console_label, console = next((k, v) for k, v in links.items() if k.startswith("Open the query console"))
     assert float(console["qc_eps"]) <= hi and _eps_in(console_label) == console["qc_eps"]  # never above the limit
