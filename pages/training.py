@@ -136,7 +136,7 @@ with st.container(border=True):
                              format_func=lambda o: form.OPTIMIZER_NAMES.get(o, o))
     seed = h6.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed",
                            help="Fixes the data split and starting weights only; sampling and noise stay secret.")
-    train_size = h7.number_input("Training rows", 0, 1_000_000, 0, key="tr_train_size",
+    train_size = h7.number_input("Training rows", 0, limits.UPLOAD_MAX_ROWS, 0, key="tr_train_size",
                                  help="0 = all of the training split. Fewer: a seeded random subset, faster.")
 
     params = {"dataset": dataset, "target": target, "model": model, "epsilon": epsilon, "delta": delta,
