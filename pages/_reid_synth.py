@@ -4,7 +4,10 @@ advisor page's synthetic-data question.
 Widgets -> a :class:`dpcore.synth.study.StudyConfig` -> a background job (``"synth.study"``) of this session
 (:func:`pages._ui.job_caller`) -> the finished study's numbers, words and charts from dpcore. A second click with
 the same settings reuses the session's queued, running or finished study, and a double click queues it once
-(:func:`pages._ui.submit_once`); the tab polls only while it is open and its study is running."""
+(:func:`pages._ui.submit_once`); the tab polls only while it is open and its study is running. The default study
+is shared (:func:`dpcore.synth.study.is_default`): a visitor without one of their own sees the newest finished
+one at once, read-only and labelled with when it ran, or the one in progress; pressing Start while one runs joins
+it (:func:`dpcore.synth.study.submit`)."""
 
 from __future__ import annotations
 
@@ -69,19 +72,24 @@ def _submit(cfg: synth_study.StudyConfig) -> None:
         st.session_state["re_syn_job"] = existing["id"]
         st.toast(f"This study is already {existing['status']}: showing it")
         return
-    ids, repeated = submit_once("re_syn_run", store.submit_many, [(registry.SYNTH_STUDY, cfg.to_dict(), cfg.label())],
-                                owner=caller.owner, group=synth_study.GROUP)
-    if ids:
+    got, repeated = submit_once("re_syn_run", synth_study.submit, cfg, owner=caller.owner)
+    if got:
+        job_id, joined = (got, False) if repeated else got
         workers.ensure_workers(2)
-        st.session_state["re_syn_job"] = ids if repeated else ids[0]
-        if not repeated:
+        st.session_state["re_syn_job"] = job_id
+        if joined:  # the shared default study is already queued or running: one run for everyone
+            st.info("The default study is already running for everyone: nothing new was queued. Its progress is "
+                    "below, and its results will be too.", icon=":material/groups:")
+        elif not repeated:
             st.toast(f"Study queued: {cfg.releases} synthetic releases in the background")
 
 
 def _job(cfg: synth_study.StudyConfig | None):
     """(the study to show, whether it has exactly these settings): this session's last submission if it matches,
-    else its newest queued, running or finished study with exactly these settings, else its newest finished study
-    of the same patients and neighbour, shown as such. Studies belong to the session that ran them, like runs."""
+    else its newest queued, running or finished study with exactly these settings, else — for the default settings
+    — the shared default study (the newest finished, else the one running), else its newest finished study of the
+    same patients and neighbour, shown as such. Studies belong to the session that ran them, like runs; the
+    default one is everyone's to read."""
     if cfg is None:
         return None, False
     caller = job_caller()
@@ -90,7 +98,7 @@ def _job(cfg: synth_study.StudyConfig | None):
         job = guarded(store.get, mine, caller=caller, history=False)
         if job is not None and job["params"] == cfg.to_dict():
             return job, True
-    job = guarded(synth_study.find, cfg, caller=caller)
+    job = guarded(synth_study.find, cfg, caller=caller) or guarded(synth_study.find_shared, cfg, caller=caller)
     if job is not None:
         return job, True
     return guarded(synth_study.find_similar, cfg, caller=caller), False
@@ -188,9 +196,13 @@ def synthetic_tab(tab, ctx: dict) -> None:
     active = job["status"] in ("queued", "running")
     if active:
         workers.ensure_workers(2)
+    caller = job_caller()
+    note = synth_study.shared_note(job, caller=caller)  # someone else's shared study: whose, when, read-only
+    if note:
+        st.info(note, icon=":material/groups:")
 
     @st.fragment(run_every=2.0 if active and tab.open is not False else None)
-    def progress(jid: str, status0: str) -> None:
+    def progress(jid: str, status0: str, mine: bool) -> None:
         v = guarded(display.view, jid, caller=job_caller())
         if v is None:
             return
@@ -199,11 +211,11 @@ def synthetic_tab(tab, ctx: dict) -> None:
             return
         if status0 in ("queued", "running"):
             st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}")
-            if st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
+            if mine and st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
                 guarded(store.cancel, jid, caller=job_caller())
                 st.rerun(scope="app")
 
-    progress(job["id"], job["status"])
+    progress(job["id"], job["status"], caller.may_change(job["owner"]))
     if job["status"] == "failed":
         st.error(f"The study failed: {job['error']}")
     elif job["status"] == "cancelled":
@@ -222,7 +234,8 @@ def advice_section() -> None:
     done = guarded(synth_study.finished, caller=job_caller(), limit=50) or []
     if not done:
         st.info("Run a study on the Re-identification page (tab *DP synthetic data*): its releases answer this, "
-                "measured rather than guessed. Studies belong to the browser session that ran them.",
+                "measured rather than guessed. Studies belong to the browser session that ran them; the default "
+                "study, once anyone has run it, is everyone's to read.",
                 icon=":material/play_circle:")
         return
     c1, c2 = st.columns([1, 3])

@@ -8,7 +8,7 @@ from pages._ui import chart, from_url, guarded, job_caller, share_in_url, state
 from dpcore import claims
 from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
-from dpcore.jobs import registry, store
+from dpcore.jobs import display, registry, store
 from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
 from dpcore.budgets import quotas
 from pages import _identity
@@ -113,9 +113,11 @@ with st.sidebar:
                             disabled=not books, placeholder="none" if books else "no queries answered yet",
                             help="Query histories from the console that you may see (sign in there): each adds the "
                                  "privacy statement of what its dataset released as a whole")
-    studies = {j["id"]: j.get("label") or j["id"]
-               for j in (guarded(store.list_jobs, caller=caller, group=registry.SYNTH_GROUP, limit=30) or [])
-               if j["status"] == "done"}
+    studies = {j["id"]: (j.get("label") or j["id"]) + ("" if j.owner == caller.owner else
+                                                       f" · shared default study, {display.ran_at(j)}")
+               for j in (guarded(store.list_jobs, caller=caller, group=registry.SYNTH_GROUP, limit=30,
+                                 shared=True) or [])
+               if j["status"] == "done"}  # this session's studies, and the default study anyone finished
     synth_ids = st.multiselect("Include DP synthetic-data studies", list(studies), format_func=studies.get,
                                key="home_report_synth", disabled=not studies,
                                placeholder="none" if studies else "no finished studies yet",
