@@ -106,4 +106,7 @@ def test_home_offers_the_shared_study_to_another_sessions_report(chdir_root, mon
     at.run()
     at.button(key="home_report_prepare").click().run()
     assert not at.error, [e.value for e in at.error]
-    assert f"DP synthetic data instead of the table (study {jid}" in at.session_state["home_report_html"]
+    html = at.session_state["home_report_html"]
+    assert f"DP synthetic data instead of the table (study {jid}" in html
+    assert f"The shared default study (the page's default settings on the default patients), finished " \
+           f"{display.ran_at(job)}." in html and ME not in html
