@@ -3,6 +3,8 @@
 with when it ran, read-only; a run in progress is shown to all and pressing Start joins it; starting another is
 still possible once it has ended."""
 
+from html import unescape
+
 import pytest
 
 from dpcore.jobs import display, registry, runner, store, workers
@@ -106,7 +108,7 @@ def test_home_offers_the_shared_study_to_another_sessions_report(chdir_root, mon
     at.run()
     at.button(key="home_report_prepare").click().run()
     assert not at.error, [e.value for e in at.error]
-    html = at.session_state["home_report_html"]
+    html = unescape(at.session_state["home_report_html"])
     assert f"DP synthetic data instead of the table (study {jid}" in html
     assert f"The shared default study (the page's default settings on the default patients), finished " \
            f"{display.ran_at(job)}." in html and ME not in html
