@@ -304,6 +304,8 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     for sec in sections:
         if "study" in sec.numbers:  # a DP synthetic-data study: the release a data owner would publish
             out.append(synth_summary(sec.numbers["study"], sec.numbers["epsilon"]))
+        if "audit" in sec.numbers:  # an audit of the reader's own model
+            out.append(sec.numbers["audit"])
     sweep = next((sec for sec in sections if sec.title.startswith("Privacy–utility")), None)
     rows = (sweep.numbers.get("rows") or []) if sweep else []
     if rows:
@@ -320,7 +322,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
           n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=(),
-          progress=None, caller=None, viewer=None, synth_ids=()) -> str:
+          progress=None, caller=None, viewer=None, synth_ids=(), audits=()) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
@@ -329,7 +331,11 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     run in ``job_ids`` and each ``(dataset[, analyst])`` in ``ledgers``, as ``viewer`` (a checked identity;
     default: a visitor) may see it; a decision record for each advice statement in ``advice``
     (:mod:`dpcore.advisor.decision`); each finished synthetic-data study in ``synth_ids`` adds its section
-    (statement, attacks and utility at the study's ε nearest ``epsilon``). ``progress(fraction, text)`` is told each step (the Home page shows it).
+    (statement, attacks and utility at the study's ε nearest ``epsilon``); each audit of your own model in ``audits``
+    (``{"result": dpcore.attacks.model_audit.audit_model(...), "name": the scores file's name}``: the Audit your model
+    page's, or ``report --audit``'s) adds the section :func:`dpcore.report_audit.audit_section` builds (the one
+    builder; the page's own audit report uses it too). ``progress(fraction, text)`` is told each step (the Home page
+    shows it).
     ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep, the runs and the studies are read for — someone else's is
     refused (NotYours), as everywhere.
     """
@@ -380,6 +386,10 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
             pass
     sections += [statement_section(s) for s in statements]
     sections += [advice_section(a) for a in advice]
+    if audits:
+        from .report_audit import audit_section  # it imports this module: read when asked
+
+        sections += [audit_section(a["result"], a.get("name")) for a in audits]
     n_st = sum(sec.title.startswith("Privacy statement") for sec in sections)
     if n_st:
         settings["privacy statements"] = f"{n_st} (training runs, sweeps and query histories: see their sections)"
