@@ -23,8 +23,8 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     real_get, real_list = store.get, store.list_jobs
     monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
                         RUN if j == "job-1" else real_get(j, caller=caller, history=history))
-    monkeypatch.setattr(store, "list_jobs", lambda *, caller, group=None, limit=100: [RUN] if group == "train"
-                        else real_list(caller=caller, group=group, limit=limit))
+    monkeypatch.setattr(store, "list_jobs", lambda *, caller, group=None, limit=100, shared=False: [RUN]
+                        if group == "train" else real_list(caller=caller, group=group, limit=limit, shared=shared))
     df = datasets.medical(1500, 0)
     info = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))
     key, name = info["fingerprint"], info["name"]
