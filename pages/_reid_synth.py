@@ -7,7 +7,10 @@ the same settings reuses the session's queued, running or finished study, and a 
 (:func:`pages._ui.submit_once`); the tab polls only while it is open and its study is running. The default study
 is shared (:func:`dpcore.synth.study.is_default`): a visitor without one of their own sees the newest finished
 one at once, read-only and labelled with when it ran, or the one in progress; pressing Start while one runs joins
-it (:func:`dpcore.synth.study.submit`)."""
+it (:func:`dpcore.synth.study.submit`).
+
+A little over 400 lines, one idea: the page's synthetic-data widgets (the story's study, the advisor's question
+and an upload's release share their helpers and keys); the upload's release is the part to move out if it grows."""
 
 from __future__ import annotations
 

@@ -23,6 +23,9 @@ distinct per owner ("… (2)"). Workers take queued jobs fairly across owners (:
 
 Liveness (:mod:`dpcore.jobs.db`): a running job whose worker stopped heartbeating is marked ``failed``
 ("worker died") by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another worker.
+
+A little over 400 lines, one idea: the jobs table and who may do what with a row of it. Ownership, sharing and
+the stampede guard are checked inside the transactions that read and write the row, so they stay here.
 Queued jobs stay queued across restarts; finished jobs and their files are changed only by :func:`rename` and
 :func:`delete`.
 
