@@ -2,7 +2,6 @@
 who may change a shared study, one run for a stampede of clicks, and `synth-study` with its defaults."""
 
 import json
-import sqlite3
 import threading
 
 import pytest
@@ -12,6 +11,7 @@ from dpcore.jobs.owners import CLI, SYSTEM, Caller, NotYours, SharedRunning
 from dpcore.synth import study as ST
 
 from ..cli_helpers import run as cli
+from ..jobs.legacy import old_store
 from .helpers import fake_result, run
 
 ANN = "session:" + "a" * 32
@@ -125,17 +125,8 @@ def test_a_running_default_study_is_joined_and_a_finished_one_does_not_stop_a_ne
 
 
 def test_a_store_from_before_shared_jobs_opens_and_its_studies_stay_their_owners(dp_home):
-    dp_home.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(dp_home / "jobs.sqlite"))
-    with conn:
-        conn.execute("CREATE TABLE jobs (id TEXT PRIMARY KEY, target TEXT NOT NULL, params TEXT NOT NULL, grp TEXT, "
-                     "label TEXT NOT NULL DEFAULT '', status TEXT NOT NULL, progress TEXT NOT NULL DEFAULT '{}', "
-                     "created REAL NOT NULL, started REAL, ended REAL, error TEXT, result TEXT, worker TEXT, "
-                     "heartbeat REAL, cancel_requested INTEGER NOT NULL DEFAULT 0, owner TEXT NOT NULL DEFAULT 'cli')")
-        conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created, owner) VALUES "
-                     "('old-1', 'synth.study', ?, 'synth', 'old', 'queued', 1.0, ?)",
-                     (json.dumps(ST.StudyConfig().to_dict()), ANN))
-    conn.close()
+    old_store(dp_home, {"id": "old-1", "target": "synth.study", "params": json.dumps(ST.StudyConfig().to_dict()),
+                        "grp": "synth", "label": "old", "status": "queued", "created": 1.0, "owner": ANN}, owners=True)
     assert store.list_jobs(caller=AS_BOB, shared=True) == []
     with pytest.raises(NotYours):
         store.get("old-1", caller=AS_BOB)
