@@ -103,9 +103,10 @@ def headline(result: dict) -> None:
                    help=f"Median test accuracy of the {p['n']} DP models at ε = {p['epsilon']:g} (δ = "
                         f"{claims.delta(result['config']['delta'])}, add/remove one record); the change is against the "
                         "non-private median.")
-    cols[-1].metric("Leak proved without DP", "—" if not h["proved"] else f"ε ≥ {claims.down(h['proved'])}",
-                    help=f"The canary audit's 95% lower bound on ε over the {h['proved_k']} baselines together. "
-                         "A model with no DP has no upper bound at all.")
+    # a bound of 0 is a result ("ε ≥ 0", as the sentence below says), not a missing one: "—" only without an audit
+    cols[-1].metric("Leak proved without DP", "—" if h["proved"] is None else f"ε ≥ {claims.down(h['proved'])}",
+                    help=f"The canary audit's 95% lower bound on ε over the {h['proved_k']} baselines together "
+                         "(ε ≥ 0: it proved no leak; — : no audit ran). A model with no DP has no upper bound at all.")
     words = []
     if h["attack"] is not None:
         words.append(f"The best attack on the non-private model catches **{h['tpr']:.0%}** of its members at 1% "

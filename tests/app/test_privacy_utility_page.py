@@ -264,3 +264,22 @@ def test_a_finished_upload_sweep_tells_the_story_with_its_exposed_records(chdir_
     keys = {b.proto.id for b in at.get("download_button")}
     assert any("pu_dl_py" in k for k in keys) and any("pu_dl_ipynb" in k for k in keys)
     assert any("pu_dl_statement" in k for k in keys)
+
+
+def test_a_baseline_audit_that_proved_nothing_reads_as_a_bound_of_zero(chdir_root, dp_home):
+    """An upload's sweep whose baseline audit proved nothing showed "Leak proved without DP: —" beside "No attack
+    proves any leak (every audit's bound is ε ≥ 0)": a dash reads as "not measured". It says ε ≥ 0."""
+    from tests.dpcore.sweep.helpers import headline_result
+
+    res = headline_result(owner=ME)
+    for b in res["baselines"]:  # every guess a coin flip: half right, at each guess size tried
+        e = b["empirical_epsilon"]
+        b["empirical_epsilon"] = dict(e, lower_bound=0.0, correct=e["guesses"] // 2,
+                                      tried=[[g, g // 2] for g, _ in e["tried"]])
+    sweep_runs.save({"id": "20250101-000000-0e0e", "name": "nothing proved", "created": 1.0, "status": "done",
+                     "config": res["config"], "jobs": [], "failed": [], "result": res, "owner": ME})
+    at = open_page(PAGE, owner=ME)
+    at.selectbox(key="pu_sweep").set_value("20250101-000000-0e0e").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert sweep_summary.headline(res)["proved"] == 0
+    assert next(m for m in at.metric if m.label == "Leak proved without DP").value == "ε ≥ 0"
