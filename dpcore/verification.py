@@ -1,7 +1,9 @@
 """Checking a privacy statement: its signature, then every figure recomputed from the settings it records.
 
 :func:`parse` reads a statement file's bytes (a JSON object, at most :data:`MAX_DEPTH` levels deep — an array, a
-number or deeply nested JSON is a clear error, never a traceback). :func:`verify` returns the problems, each a
+number or deeply nested JSON is a clear error, never a traceback; a key twice in one object, NaN, Infinity or a
+number too large for a float are refused: readers differ on them, and the signature covers only what Python's json
+keeps). :func:`verify` returns the problems, each a
 sentence that names the field (``accountant.epsilon is 0.01, recomputed 0.99``):
 
 * the signature (:func:`dpcore.signing.check`): a field changed, added or removed after signing is named;
@@ -41,7 +43,10 @@ def parse(raw: bytes, name: str = "the file") -> dict:
         raise DPError(f"could not read a statement from {name}: it is nested {depth} levels deep, and a statement "
                       f"is at most {MAX_DEPTH}")
     try:
-        st = json.loads(text)
+        st = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite_float)
+    except _Ambiguous as exc:
+        raise DPError(f"could not read a statement from {name}: {exc}; a statement as DP Explorer writes it has "
+                      "neither, so this file was edited") from None
     except (ValueError, RecursionError) as exc:
         raise DPError(f"could not read a statement from {name}: it is not valid JSON ({str(exc)[:120]}); a "
                       "statement is a JSON object") from None
@@ -49,6 +54,35 @@ def parse(raw: bytes, name: str = "the file") -> dict:
         raise DPError(f"{name} holds a JSON {type(st).__name__.replace('dict', 'object')}, not a statement (a "
                       "JSON object with a kind, a subject and a signature)")
     return st
+
+
+class _Ambiguous(ValueError):
+    """JSON that readers read differently: a key twice in one object, or a number JSON does not allow."""
+
+
+def _unique_keys(pairs):
+    """One object, each key once. With a key twice, Python's json keeps the last value and other readers (or a
+    person reading the file) the first: the signature covers only what Python kept, so such a file could show one
+    figure and verify another."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Ambiguous(f"the field {k[:60]!r} appears twice in one object")
+        out[k] = v
+    return out
+
+
+def _no_constant(word: str):
+    """NaN, Infinity and -Infinity are not JSON; written where the signed statement has null they signed the same
+    (the canonical form writes a non-finite number as null)."""
+    raise _Ambiguous(f"{word} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):  # 1e999 reads as infinity, which the canonical form writes as null
+        raise _Ambiguous(f"{text[:40]} is not a finite number")
+    return x
 
 
 def _depth(text: str) -> int:

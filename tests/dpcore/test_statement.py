@@ -399,3 +399,56 @@ def test_gap_words_say_proven_measured_and_the_gap():
     assert "could not have proved more than ε ≈ 0.9" in nothing
     above = statement.gap_words(statement.for_point(_point(lower_bound=2.5)))
     assert "*above* the proven ε" in above and "please report it" in above
+
+
+# --- a statement file read as a human or another JSON reader reads it (audit) ---------------------------------
+
+
+def _signed_ledger_text():
+    """A signed ledger statement as the file the CLI writes (indented JSON), and the statement."""
+    from dpcore.serialize import dumps
+
+    st = _ledger_statement()
+    assert st["audit"] is None and verification.verify(st)["verified"]
+    return dumps(st), st
+
+
+@pytest.mark.parametrize("edit, words", [
+    # a second "epsilon" first in the object: Python keeps the last (the signed 1.15), a reader sees 0.01 first
+    (lambda t: t.replace('"accountant": {', '"accountant": {\n    "epsilon": 0.01,', 1), "appears twice"),
+    (lambda t: t.replace('"kind": "ledger",', '"kind": "ledger",\n  "summary": "nothing released",', 1),
+     "appears twice"),
+    # a null the signature covers, written as NaN or an infinity (the canonical form maps them all to null)
+    (lambda t: t.replace('"audit": null', '"audit": NaN', 1), "not a number JSON allows"),
+    (lambda t: t.replace('"audit": null', '"audit": Infinity', 1), "not a number JSON allows"),
+    (lambda t: t.replace('"audit": null', '"audit": -1e999', 1), "not a finite number"),
+])
+def test_an_edited_statement_file_never_verifies(dp_home, tmp_path, capsys, edit, words):
+    """Audit: duplicate keys and non-finite numbers read differently in different readers, and the signature was
+    computed over what Python's json keeps (the last key, NaN/∞ written as null), so such a file verified."""
+    text, _ = _signed_ledger_text()
+    edited = edit(text)
+    assert edited != text
+    path = tmp_path / "st.json"
+    path.write_text(edited)
+    assert main(["statement", "--verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    with pytest.raises(DPError, match=words):
+        verification.parse(edited.encode(), "st.json")
+    path.write_text(text)
+    assert main(["statement", "--verify", str(path)]) == 0  # the file as written still verifies
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda s: s["signature"].update(proves="an independent auditor checked every number"), "signature.proves"),
+    (lambda s: s["signature"].update(canonical="anything"), "signature.canonical"),
+    (lambda s: s["signature"].update(verified_by="the data protection officer"), "signature.verified_by"),
+])
+def test_no_field_of_the_signature_block_can_be_edited(dp_home, edit, words):
+    """Audit: the MAC covered scheme, key_id, signed_at, body and fields; what the block says a signature proves
+    (and any field added to it) could be changed and the statement still verified."""
+    _, st = _signed_ledger_text()
+    edit(st)
+    out = verification.verify(st)
+    assert not out["verified"] and any(words in p for p in out["problems"]), out["problems"]
