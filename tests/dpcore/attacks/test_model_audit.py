@@ -111,3 +111,19 @@ def test_a_scores_file_past_the_row_limit_is_one_message(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"more than {limits.AUDIT_MAX_ROWS:,} rows" in err and err.count("\n") == 1
 
+
+
+def test_a_scores_file_in_any_row_order_keeps_the_verdict_of_a_true_claim():
+    """Audit: 'Audit your model' reads the user's file as it comes. Canaries listed included-first, scored by an
+    exactly ε = 1 mechanism with two distinct scores: the verdict contradicted ε = 1 (a one-run bound of 4.8)."""
+    import math
+
+    rng = np.random.default_rng(11)
+    coins = rng.random(1000) < 0.5
+    score = np.where(rng.random(1000) < math.exp(1) / (1 + math.exp(1)), coins, ~coins).astype(int)
+    order = np.argsort(~coins, kind="stable")
+    rows = [f"{int(c)},{int(s)},1" for c, s in zip(coins[order], score[order])]
+    table = model_audit.read_scores(("member,score,canary\n" + "\n".join(rows) + "\n").encode())
+    r = model_audit.audit_model(table["member"], table["score"], table["canary"], delta=0.0,
+                                mech=model_audit.mechanism(epsilon=1.0, delta=0.0))
+    assert r["one_run"]["lower_bound"] <= 1.0 and not r["verdict"]["contradicts"], r["one_run"]
