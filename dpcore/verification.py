@@ -13,8 +13,8 @@ sentence that names the field (``accountant.epsilon is 0.01, recomputed 0.99``):
 * every figure, recomputed: a DP-SGD run's sample rate and steps from n, batch size and epochs; the run's own
   accountant ε and the PLD's ε at each δ from σ, q and steps; the worst-case trade-off curve; μ; the
   privacy-loss tail; the summary; a ledger's totals from its recorded charges (basic composition, the best rule
-  at each δ, its trade-off envelope, μ of Gaussian answers); an advice's setting, risk and error
-  (:func:`dpcore.advisor.decision.recompute`).
+  at each δ, its trade-off envelope; a μ of Gaussian DP is refused: the discrete Gaussian answers have none); an
+  advice's setting, risk and error (:func:`dpcore.advisor.decision.recompute`).
 
 A statement passes only when all of these hold.
 """
@@ -377,11 +377,10 @@ def _ledger(c: _Check, st: dict) -> None:
         c.same("quota_share.answers", share.get("answers"), len(own), 0)
         c.same("quota_share.epsilon", share.get("epsilon"), e_own)
         c.same("quota_share.delta", share.get("delta"), d_own)
-    mu = _get(st, "mu.value")
-    if mu is not None:
-        rhos = [x.get("rho") for x in q]
-        if all(_num(r) for r in rhos):
-            c.same("mu.value", mu, math.sqrt(2 * sum(float(r) for r in rhos)))
+    if "mu" in st:  # answers are drawn from the discrete Gaussian: ρ-zCDP, but no μ-GDP follows from ρ
+        c.problems.append("mu: a ledger's Gaussian answers are drawn from the discrete Gaussian, which is not "
+                          "μ-Gaussian-DP with μ = √(2ρ) (its trade-off curve rises above that μ's): the claim does not "
+                          "hold; the zCDP and RDP rows of epsilon_at_delta are what ρ gives")
 
 
 def _advice(c: _Check, st: dict) -> None:

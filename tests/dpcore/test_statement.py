@@ -452,3 +452,36 @@ def test_no_field_of_the_signature_block_can_be_edited(dp_home, edit, words):
     edit(st)
     out = verification.verify(st)
     assert not out["verified"] and any(words in p for p in out["problems"]), out["problems"]
+
+
+def test_a_ledger_of_gaussian_answers_claims_no_gaussian_dp_mu_its_discrete_noise_does_not_have(dp_home):
+    """Audit: every Gaussian answer is drawn from the *discrete* Gaussian, which is ρ-zCDP with ρ = Δ²/(2σ²) but is
+    not μ-GDP with μ = √(2ρ): one COUNT at ε = 5, δ = 1e-6 lets the test 'answer ≥ true count + 1' reach TPR 0.70 at
+    FPR 0.30, where the stated 'exact Gaussian DP' μ allowed 0.69. The ledger statement claimed that μ."""
+    import math
+
+    import numpy as np
+    from scipy.special import ndtr, ndtri
+
+    from dpcore import signing
+    from dpcore.budgets import identities, visitors
+    from dpcore.noise import discrete, mechanisms
+
+    df = datasets.medical(2000, 0)
+    info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
+    answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=5.0, condition="age>50",
+                                                           mechanism="gaussian", delta=1e-6))
+    st = _roundtrip(statement.issue(statement.for_ledger(info["name"], viewer=identities.VISITOR)))
+    # the release: discrete Gaussian noise at (5, 1e-6), Δ = 1; its exact ROC at the threshold "noise ≥ 1"
+    sigma = mechanisms.DiscreteGaussian(epsilon=5.0, delta=1e-6, sensitivity=1).scale
+    x = np.arange(-200, 201)
+    p = discrete.pmf(x, sigma)
+    fpr, tpr = p[x >= 1].sum(), p[x >= 0].sum()  # H0: true count c, H1: c + 1; flag when the answer ≥ c + 1
+    mu = math.sqrt(2 * sum(q["rho"] for q in st["queries"]))
+    assert tpr > ndtr(ndtri(fpr) + mu) + 0.01  # the μ-GDP curve is not a ceiling of this release
+    assert "mu" not in st, st.get("mu")
+    assert verification.verify(st)["verified"]
+    # a signed statement that still carries the claim (made before this fix) does not check out
+    claimed = signing.sign({**signing.body_of(st), "mu": {"value": mu, "kind": "exact Gaussian DP"}})
+    problems = verification.verify(_roundtrip(claimed))["problems"]
+    assert any(p.startswith("mu: ") for p in problems), problems
