@@ -56,11 +56,11 @@ def _query(n: int, kind: str, column: str, lower: float, upper: float):
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def _tradeoff(mechanism: str, epsilon: float, delta, sensitivity: float, scale: float):
+def _tradeoff(mechanism: str, epsilon: float, delta, sensitivity: float, scale: float, count: bool):
     # exact curve, no randomness: built once per setting and shared (it cost ~15 ms on every rerun)
     from dpcore.figures import advisor as adv_figs
 
-    return adv_figs.noise_tradeoff_chart(mechanism, epsilon, delta, sensitivity, scale)
+    return adv_figs.noise_tradeoff_chart(mechanism, epsilon, delta, sensitivity, scale, count=count)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -277,11 +277,12 @@ if why_tab.open:
 if attack_tab.open:
     with attack_tab:
         if spec.scale > 0:  # the worst-case membership ROC of one release (dpcore/figures/advisor.py)
-            chart(_tradeoff(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale),
+            chart(_tradeoff(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale, bool(integer)),
                   key="noise_chart_tradeoff")
             st.caption("An attacker who sees one released answer and must say whether a given patient's record is "
                        "in the data can do no better than this curve at any false-positive rate: the exact "
-                       "worst case the (ε, δ) guarantee allows for the mechanism you chose.")
+                       "worst case of the mechanism you chose"
+                       + (", with the whole-number noise the count is released with." if integer else "."))
         else:
             st.info("Δ = 0: the answer does not depend on any one patient, so no noise is needed and no attack "
                     "can do better than a blind guess.")

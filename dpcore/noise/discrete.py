@@ -225,20 +225,27 @@ def delta_signed(sigma, epsilon: float, sensitivity: int) -> float:
     return min(1.0, -math.expm1(eps) + math.exp(eps) * delta_upper(sigma, -eps, sensitivity))
 
 
-def tpr_at_fpr(sigma, sensitivity: int, alpha: float) -> float | None:
-    """The highest TPR at FPR α of any test between N_Z(0, σ²) and N_Z(K, σ²): Neyman–Pearson's "flag y ≥ t",
-    randomised at the threshold, summed over the outputs (σ ≤ :data:`DIRECT_SIGMA_MAX`; None above, where the
-    caller reads the privacy profile). The probabilities are over-estimated by one common factor (Z's lower bound),
-    which only raises a concave ROC through 0; plus 1e-12 for rounding: an upper bound."""
+def tradeoff(sigma, sensitivity: int, fpr) -> np.ndarray | None:
+    """The highest TPR at each FPR α of any test between N_Z(0, σ²) and N_Z(K, σ²) — the exact worst-case ROC of
+    one release shifted by K: Neyman–Pearson's "flag y ≥ t", randomised at the threshold, summed over the outputs
+    (σ ≤ :data:`DIRECT_SIGMA_MAX`; None above, where a caller reads the privacy profile). The probabilities are
+    over-estimated by one common factor (Z's lower bound), which only raises a concave ROC through 0; plus 1e-12
+    for rounding: never below the true curve."""
     s = _check_sigma(sigma)
     k = _check_k(sensitivity)
     if s > DIRECT_SIGMA_MAX:
         return None
     w = _window(s)
     x = np.arange(-w, w + k + 1)
-    fpr = np.r_[0.0, np.cumsum(pmf(x, s)[::-1])]
-    tpr = np.r_[0.0, np.cumsum(pmf(x - k, s)[::-1])]
-    return min(1.0, float(np.interp(float(alpha), fpr, tpr)) + 1e-12)
+    f = np.r_[0.0, np.cumsum(pmf(x, s)[::-1])]
+    t = np.r_[0.0, np.cumsum(pmf(x - k, s)[::-1])]
+    return np.minimum(1.0, np.interp(np.asarray(fpr, dtype=float), f, t) + 1e-12)
+
+
+def tpr_at_fpr(sigma, sensitivity: int, alpha: float) -> float | None:
+    """:func:`tradeoff` at one FPR α (None for a σ too large to sum)."""
+    out = tradeoff(sigma, sensitivity, [float(alpha)])
+    return None if out is None else float(out[0])
 
 
 def epsilon_at(sigma, sensitivity: int, delta: float, hi: float) -> float:

@@ -273,3 +273,43 @@ def test_release_one_answer_states_its_grid(at):
     assert not at.exception
     latest = float(_metrics(at)["Latest released answer"].replace(",", ""))
     assert 18 <= latest <= 90
+
+
+@pytest.mark.parametrize("mech, eps", [("laplace", 1.0), ("gaussian", 5.0)])
+def test_best_attack_curve_is_a_ceiling_of_the_count_the_page_releases(at, mech, eps):
+    """Audit: 'An attacker who sees one released answer … can do no better than this curve'. The page releases the
+    count with whole-number noise; the chart drew the continuous mechanism's curve. The discrete Laplace of a count
+    reaches TPR 0.731 at FPR 0.269 (ε = 1: the test 'answer ≥ true count + 1'), where the Laplace curve read 0.658;
+    the discrete Gaussian rises above Φ(Φ⁻¹(α) + μ) too. The exact ROC of the release, from its pmf, stays under
+    the curve drawn."""
+    import json
+    import math
+
+    import numpy as np
+
+    from dpcore.noise import discrete, release
+
+    at.radio(key="noise_mech").set_value(mech).run()
+    at.select_slider(key="noise_eps").set_value(eps).run()
+    at.session_state["noise_tab"] = "Best attack"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id.endswith("noise_chart_tradeoff")]
+    def arr(v):  # plotly writes arrays as {"dtype", "bdata": base64}
+        import base64
+
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]) if isinstance(v, dict) else np.asarray(v)
+
+    curve = next(t for t in spec["data"] if "guess" not in str(t.get("name")))
+    fx, fy = arr(curve["x"]).astype(float), arr(curve["y"]).astype(float)
+    noise = release.noise_for(mech, epsilon=eps, delta=1e-5 if mech == "gaussian" else 0.0, sensitivity=1)
+    x = np.arange(-400, 401)
+    p0 = noise.density(x) if mech == "laplace" else discrete.pmf(x, noise.scale)
+    p1 = np.r_[0.0, p0[:-1]]  # the count one higher
+    fpr, tpr = np.r_[0.0, np.cumsum(p0[::-1])], np.r_[0.0, np.cumsum(p1[::-1])]  # flag 'answer ≥ t', t from the top
+    exact = np.interp(fx, fpr, tpr)  # the release's exact ROC (randomised between thresholds) at the drawn FPRs
+    assert np.all(exact <= fy + 1e-6), float(np.max(exact - fy))
+    if mech == "laplace":
+        a = math.exp(-1) / (1 + math.exp(-1))
+        assert np.interp(a, fpr, tpr) == pytest.approx(1 / (1 + math.exp(-1)))  # 0.731 at FPR 0.269
+        assert np.interp(a, fx, fy) >= 0.70  # drawn there, up to the drawing's grid (the Laplace curve: 0.658)
