@@ -23,8 +23,10 @@ def register(sub) -> None:
                         "(1/0)")
     p.add_argument("--delta", type=float, default=1e-5, help="δ of the claim being audited (default 1e-5)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound (default 0.95)")
-    p.add_argument("--split-seed", type=seed_arg, default=0,
-                   help="seed of the random half/half split (choose vs bound); any value keeps the confidence")
+    p.add_argument("--split-seed", type=seed_arg, default=model_audit.SPLIT_SEED,
+                   help="seed of the random half/half split (choose vs bound), fixed before looking at any result "
+                        "(default 0, as the page): the confidence holds for one seed, not for the largest bound "
+                        "over several")
     p.add_argument("--one-run", action="store_true",
                    help="rows are canaries included with probability 1/2: one-run audit (Steinke et al. 2023)")
     p.add_argument("--epsilon", type=float, default=None,
