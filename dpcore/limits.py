@@ -52,6 +52,22 @@ REID_MIN_ROWS = 1_000
 REID_MAX_ROWS = 200_000
 LINKAGE_MAX_RECORDS = 10_000  # matching rows printed by `python -m dpcore linkage`
 
+# --- DP synthetic data (dpcore/synth: the release, the re-identification page's study, the CLI) ------------
+#: Rows a synthetic release reads (page, CLI): the generators' cost grows with rows (bench/synth.py).
+SYNTH_MAX_ROWS = 200_000
+#: Synthetic rows written by one release.
+SYNTH_MAX_OUTPUT_ROWS = 200_000
+#: Declared columns, and categories or bins per column: the generators' marginals grow with their product.
+SYNTH_MAX_COLUMNS = 12
+SYNTH_MAX_CATEGORIES = 100
+#: ε of one synthetic release (page, study, CLI): below 0.01 the marginals are noise; above 100 nothing is hidden.
+SYNTH_EPSILON_MIN = 0.01
+SYNTH_EPSILON_MAX = 100.0
+#: The re-identification page's study: its ε choices, and how many ε and repetitions one study may run.
+SYNTH_EPSILONS: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
+SYNTH_STUDY_MAX_EPSILONS = 4
+SYNTH_STUDY_MAX_REPETITIONS = 10
+
 # --- noise draws --------------------------------------------------------------------------------------
 SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.noise.mechanisms.MAX_SIMULATED_DRAWS)
 RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.noise.release.MAX_RELEASE_DRAWS)
@@ -235,6 +251,12 @@ def table() -> list[tuple[str, str]]:
         ("Differencing simulated releases (page / CLI)",
          f"{DIFFERENCING_PAGE_MAX_TRIALS:,} / {DIFFERENCING_MAX_TRIALS:,}"),
         ("Re-identification rows (page, links)", f"{REID_MIN_ROWS:,} to {REID_MAX_ROWS:,}"),
+        ("DP synthetic data: rows read / rows written (page, CLI)",
+         f"{SYNTH_MAX_ROWS:,} / {SYNTH_MAX_OUTPUT_ROWS:,}"),
+        ("DP synthetic data: columns / categories or bins per column", f"{SYNTH_MAX_COLUMNS} / {SYNTH_MAX_CATEGORIES}"),
+        ("DP synthetic data: ε of one release", f"{SYNTH_EPSILON_MIN:g} to {SYNTH_EPSILON_MAX:g}"),
+        ("DP synthetic data study (re-identification page): ε values / repetitions",
+         f"{SYNTH_STUDY_MAX_EPSILONS} / {SYNTH_STUDY_MAX_REPETITIONS}"),
         ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
         ("Size of a released value, bound or sensitivity Δ (noise page, console, CLI)",
          f"at most {_power(RELEASE_MAGNITUDE_MAX)}; Δ 0 or at least {_power(RELEASE_SENSITIVITY_MIN)}, and Δ (or a "

@@ -186,6 +186,38 @@ def reidentification_section(epsilon: float, settings=None) -> Section:
     )
 
 
+def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Section:
+    """A DP synthetic-data study (the re-identification page's last defence): the release's privacy statement,
+    the attacks and the utility at the study's ε nearest ``epsilon`` (default 1), as the page shows them. Read
+    for ``caller`` (someone else's study is NotYours)."""
+    from .figures import synth as sfigs
+    from .jobs import store
+    from .synth import story as synth_story, study as synth_study
+
+    study = synth_study.from_job(store.get(job_id, caller=caller, history=False))
+    e = study.point(1.0 if epsilon is None else check_epsilon(epsilon))["epsilon"]
+    claim, detail = synth_story.headline(study, e)
+    st = study.statement(e) or {}
+    rows = [("generator", (st.get("generator") or {}).get("method", "—")),
+            ("ε, δ", f"ε = {claims.up(st['epsilon'])}, δ = {claims.delta(st['delta']) if st['delta'] else 0}"),
+            ("neighbouring datasets", st["neighbour_relation"]), ("unit of privacy", st["unit_of_privacy"]),
+            ("noise", st["generator"]["noise"] + "; " + st["randomness"]["measurement"]),
+            ("post-processing", st["randomness"]["post_processing"]),
+            ("declared public", "; ".join(f"{c['name']}: {c['declared']}" for c in st["declared_public"]["columns"])
+             + f"; rows: {st['declared_public']['rows']}")] if st else []
+    return Section(
+        f"DP synthetic data instead of the table (study {job_id}, ε = {e:g})",
+        [f"**{claim}.** {detail}", synth_story.guarantee(study, e),
+         f"Study: {study.config.label()}; every ε released {study.config.repetitions} times, each with a twin fitted "
+         "to an independent population (the baseline). Attack and utility numbers are computed on the real rows: "
+         "not covered by ε."],
+        [sfigs.attack_chart(study, e), sfigs.utility_chart(study, e), sfigs.model_chart(study, e)],
+        [synth_story.findings(study, e), pd.DataFrame(rows, columns=["privacy statement", "value"]),
+         study.questions(e)],
+        {"study": study, "epsilon": e},
+    )
+
+
 def sweep_section(sweep_id: str, *, caller) -> Section:
     """Accuracy vs ε and membership-inference results of a stored sweep (finished points so far)."""
     from .sweep import runs as sweep_runs, summary as sweep_summary
@@ -261,7 +293,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
           n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=(),
-          progress=None, caller=None, viewer=None) -> str:
+          progress=None, caller=None, viewer=None, synth_ids=()) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
@@ -269,8 +301,9 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     A privacy statement section (:mod:`dpcore.report_statements`) follows for the sweep, each finished training
     run in ``job_ids`` and each ``(dataset[, analyst])`` in ``ledgers``, as ``viewer`` (a checked identity;
     default: a visitor) may see it; a decision record for each advice statement in ``advice``
-    (:mod:`dpcore.advisor.decision`). ``progress(fraction, text)`` is told each step (the Home page shows it).
-    ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep and the runs are read for — someone else's is
+    (:mod:`dpcore.advisor.decision`); each finished synthetic-data study in ``synth_ids`` adds its section
+    (statement, attacks and utility at the study's ε nearest ``epsilon``). ``progress(fraction, text)`` is told each step (the Home page shows it).
+    ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep, the runs and the studies are read for — someone else's is
     refused (NotYours), as everywhere.
     """
     from .attacks import reidentification as reid
@@ -285,20 +318,23 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
                       "(0.1–10 is usual)")
     story = story_settings or reid.StorySettings()
     # statements first: a wrong run id or an unfinished run fails before the slow sections are built
-    if (sweep_id or job_ids) and caller is None:
-        raise DPError("a report with a sweep or training runs needs the caller they are read for")
+    if (sweep_id or job_ids or synth_ids) and caller is None:
+        raise DPError("a report with a sweep, training runs or synthetic-data studies needs the caller they are read "
+                      "for")
     step(0.05, "Privacy statements of the runs and query histories")
     statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
     if ledgers and viewer is None:
         from .budgets.identities import VISITOR as viewer
     statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None)
                    for lg in ledgers]
+    synth = [synth_section(j, eps, caller=caller) for j in dict.fromkeys(synth_ids)]  # unfinished: fails early
     step(0.2, "What the chosen ε means")
     sections = [epsilon_section(eps, delta)]
     step(0.35, "Noise: a count released at this ε")
     sections.append(noise_section(eps, n=n, seed=seed))
     step(0.55, "Re-identification of the 'anonymised' release")
     sections.append(reidentification_section(eps, story))
+    sections += synth
     settings = {"ε": f"{eps:g}", "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
                 "neighbouring datasets": "differ by adding or removing one person (replace-one where a section "
                                          "says so)",

@@ -10,6 +10,7 @@ from dpcore.errors import sentence
 from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
+from pages._reid_synth import advice_section
 from pages._ui import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
@@ -216,3 +217,6 @@ recipe = guarded(export.for_advice, mechanism, {"kind": risk.kind, "value": risk
                  delta=delta, sample_rate=sample_rate, steps=steps)
 if recipe is not None:
     code_downloads(recipe, "adv_dl", row)
+
+st.divider()
+advice_section()  # the synthetic-data question (dpcore/synth/advise.py), from a finished study

@@ -113,6 +113,14 @@ with st.sidebar:
                             disabled=not books, placeholder="none" if books else "no queries answered yet",
                             help="Query histories from the console that you may see (sign in there): each adds the "
                                  "privacy statement of what its dataset released as a whole")
+    studies = {j["id"]: j.get("label") or j["id"]
+               for j in (guarded(store.list_jobs, caller=caller, group=registry.SYNTH_GROUP, limit=30) or [])
+               if j["status"] == "done"}
+    synth_ids = st.multiselect("Include DP synthetic-data studies", list(studies), format_func=studies.get,
+                               key="home_report_synth", disabled=not studies,
+                               placeholder="none" if studies else "no finished studies yet",
+                               help="Finished studies from the re-identification page's DP synthetic data tab: "
+                                    "each adds its privacy statement, attacks and utility")
     decision = st.session_state.get("adv_decision")  # the advisor's last decision in this session, if any
     with_decision = st.checkbox("Include the advisor's decision", key="home_report_advice", value=False,
                                 disabled=decision is None,
@@ -127,7 +135,7 @@ with st.sidebar:
         from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
 
         html = guarded(report.build, eps, sweep_id=sweep_id, job_ids=job_ids, ledgers=picked, caller=caller,
-                       viewer=viewer, advice=[decision] if with_decision and decision else [],
+                       viewer=viewer, advice=[decision] if with_decision and decision else [], synth_ids=synth_ids,
                        progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text))
         bar.empty()
         st.session_state["home_report_html"] = html

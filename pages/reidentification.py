@@ -6,12 +6,13 @@ One tab per step, so a presenter can go one at a time."""
 
 import streamlit as st
 
-from dpcore import claims, limits as L
+from dpcore import limits as L
 from dpcore.attacks import generalise, linkage, uniqueness
 from dpcore.attacks import reidentification as story
 from dpcore.data import datasets, filters
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
+from pages._reid_synth import synthetic_tab, upload_release
 from pages._ui import chart, from_url, guarded, headline_md, not_private, required, share_in_url, table_downloads
 
 
@@ -89,23 +90,30 @@ headline_slot = st.empty()  # filled once the release is known: the strongest tr
 st.markdown(
     "**Removing names is not anonymisation.** A hospital releases its patient table **without names**. Facts anyone can know — age, sex, zip code, "
     "salary — single most patients out, and a public register puts the names back. Go through the tabs one at "
-    "a time: the attack on one neighbour, the attack at scale, why it works, and two defences."
+    "a time: the attack on one neighbour, the attack at scale, why it works, and three defences — the last one "
+    "releases a DP synthetic table instead of the real one."
 )
 
-tabs = st.tabs(["1 · Your neighbour", "2 · Linkage at scale", "3 · How unique", "4 · Generalisation",
-                "5 · DP defence", "6 · Your own data"])
+TABS = ("1 · Your neighbour", "2 · Linkage at scale", "3 · How unique", "4 · Generalisation", "5 · DP defence",
+        "6 · DP synthetic data", "7 · Your own data")
+# A link's settings are read here, above the tabs: a warning about one of them shows where it is seen, not inside
+# the closed "release" expander or a tab the link does not open.
+link_n = from_url("re_n", D.n, lo=L.REID_MIN_ROWS, hi=L.REID_MAX_ROWS)
+link_seed = from_url("re_seed", D.seed, lo=L.SEED_MIN, hi=L.SEED_MAX)
+link_eps = from_url("re_eps", D.epsilon, story.EPSILONS)
+# The open tab is part of the link (on_change="rerun" tracks it); every tab still runs, the later ones read the
+# earlier ones' settings.
+tabs = st.tabs(list(TABS), key="re_tab", on_change="rerun", default=from_url("re_tab", TABS[0], list(TABS)))
 
 # --- 1. find your neighbour --------------------------------------------------------------------------
 with tabs[0]:
     with st.expander("The release: patients without names (synthetic data)"):
         c1, c2 = st.columns(2)
         n = int(c1.number_input("Patients in the release", min_value=L.REID_MIN_ROWS, max_value=L.REID_MAX_ROWS,
-                                value=from_url("re_n", D.n, lo=L.REID_MIN_ROWS, hi=L.REID_MAX_ROWS),
-                                step=1_000, key="re_n",
+                                value=link_n, step=1_000, key="re_n",
                                 help=f"Up to {L.REID_MAX_ROWS:,} (every analysis stays quick at that size). The "
                                      "story uses 1,000."))
-        seed = int(c2.number_input("Data seed", min_value=L.SEED_MIN, max_value=L.SEED_MAX,
-                                   value=from_url("re_seed", D.seed, lo=L.SEED_MIN, hi=L.SEED_MAX), step=1,
+        seed = int(c2.number_input("Data seed", min_value=L.SEED_MIN, max_value=L.SEED_MAX, value=link_seed, step=1,
                                    key="re_seed", help="Fixes the synthetic patients, so the picture is the same "
                                                        "on every run."))
         df = required(release, n, seed)
@@ -259,8 +267,7 @@ with tabs[4]:
         "each diagnosis?* and get noisy counts. They guess the diagnosis with the largest noisy count."
     )
     c1, c2, c3 = st.columns(3)
-    eps = c1.select_slider("Your ε", list(story.EPSILONS), value=from_url("re_eps", D.epsilon, story.EPSILONS),
-                           key="re_eps")
+    eps = c1.select_slider("Your ε", list(story.EPSILONS), value=link_eps, key="re_eps")
     releases = c2.select_slider("Simulated releases", [50, 100, 200, 500], value=D.releases, key="re_releases")
     sim_seed = int(c3.number_input("Simulation seed", 0, 2**31 - 1, D.sim_seed, key="re_sim_seed",
                                    help="Fixes the simulated noise, so the picture is the same on every run; a "
@@ -272,36 +279,32 @@ with tabs[4]:
             c[0].metric("Without DP (exact counts)", f"{sim['no_noise']:.0%}", help="targets guessed right")
             c[1].metric(f"With DP at ε = {eps:g}", f"{sim['at_epsilon']:.0%}", help="targets guessed right")
             c[2].metric("Blind guess (most common value)", f"{sim['prior_guess']:.0%}", help="targets guessed right")
-            st.markdown(
-                f"**Why the noise defeats the attacker.** The target's group holds one or a few patients, but "
-                f"each count carries noise of typically ±{story.people(sim['typical_noise'])} at ε = {eps:g}. "
-                "At small ε the noisy counts say almost nothing, and trusting them is no better than a blind "
-                "guess of the most common value (worse, even: the largest noisy count is close to a random pick)."
-            )
-            st.info(
-                f"**The guarantee that applies.** Each set of answers is ε = {eps:g} differentially private for "
-                "adding or removing one patient (the relation this app's budgets use). The attacker's question is "
-                f"different: they know the target is in the data and ask *which* {story.label(sensitive)} she has. Changing "
-                f"only her {story.label(sensitive)} moves two counts, so for that replace-one question the guarantee is "
-                f"**ε = {sim['epsilon_replace_one']:g}** (δ = 0): any answer is at most "
-                f"{claims.up(sim['likelihood_ratio'])}× as likely under one {story.label(sensitive)} as under another, so whatever "
-                f"the attacker knew before, the release can make their guess at most {claims.up(sim['likelihood_ratio'])}× "
-                f"as likely to be right — here at most {claims.percent(sim['ceiling'], 0, up=True)} for an attacker whose best guess "
-                f"without it was right {sim['prior_guess']:.0%} of the time.",
-                icon=":material/verified_user:")
+            st.markdown(story.dp_why(sim, label=story.label))
+            st.info(story.dp_guarantee_text(sim, label=story.label), icon=":material/verified_user:")
             chart(figs.dp_success_chart(sim, eps, label=story.label), key="re_dp_chart")
             st.caption(":blue-badge[Simulation] ordinary seeded random noise (numpy) over many simulated releases, "
                        "to visualise the attacker's success; a real release draws its counts through the secure "
                        "release path.")
     else:
         st.error("Choose at least one quasi-identifier on the *How unique* tab.")
-share_in_url("re_n", "re_seed", "re_eps")
+share_in_url("re_n", "re_seed", "re_eps", "re_tab")
 
-# --- 6. your own data ---------------------------------------------------------------------------------
+# --- 6. DP synthetic data -------------------------------------------------------------------------------
 with tabs[5]:
+    if qis:
+        synthetic_tab(tabs[5], {
+            "n": n, "seed": seed, "facts": facts, "qis": tuple(qis), "sensitive": sensitive, "release": df,
+            "gen": gen, "dp_eps": eps,
+            "dp": lambda e: dp_sim(n, seed, tuple(qis), sensitive, e, releases, D.n_targets, sim_seed)})
+    else:
+        st.error("Choose at least one quasi-identifier on the *How unique* tab.")
+
+# --- 7. your own data ---------------------------------------------------------------------------------
+with tabs[6]:
     st.markdown(f"Upload a CSV of at most {L.upload_size()} and {datasets.MAX_UPLOAD_ROWS:,} rows. It is checked "
                 "on the server and kept only in this browser session's memory: nothing is written to disk or sent "
-                "anywhere.")
+                "anywhere — unless you release a DP synthetic table of it below: then the file is kept on the server "
+                "while its background job runs, and deleted when it ends.")
     upload = st.file_uploader("CSV file", type=["csv"], key="re_upload",
                               max_upload_size=L.UPLOAD_MAX_MIB)
     if upload is None:
@@ -313,7 +316,7 @@ with tabs[5]:
         udf = st.session_state["re_upload_df"][1]
         if udf is not None:
             st.caption(f"{len(udf):,} rows × {udf.shape[1]} columns")
-            st.dataframe(udf.head(100), hide_index=True, key="re_upload_table")
+            st.dataframe(datasets.preview(udf, 100), hide_index=True, key="re_upload_table")
             columns = [str(c) for c in udf.columns]
             uqis = st.multiselect("Quasi-identifiers (in order)", columns, default=columns[: min(2, len(columns))],
                                   key="re_up_qis")
@@ -347,3 +350,4 @@ with tabs[5]:
                     st.markdown(f"k-anonymity **{urep.k_anonymity} → {urep_after.k_anonymity}**, unique records "
                                 f"**{urep.unique_fraction:.1%} → {urep_after.unique_fraction:.1%}**"
                                 + (f", ℓ-diversity **{urep.l_diversity} → {urep_after.l_diversity}**" if usens else ""))
+            upload_release(tabs[6], udf, upload.getvalue(), upload.name, upload.file_id)

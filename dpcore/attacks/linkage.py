@@ -272,7 +272,7 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
     if v > MAX_SENSITIVE_VALUES:
         raise DPError(f"sensitive column {sensitive!r} has {v} different values; the simulation supports at "
                       f"most {MAX_SENSITIVE_VALUES}. Choose a categorical column (or put it into bands)")
-    t_rows = rng.choice(len(df), size=min(n_targets, len(df)), replace=False)
+    t_rows = pick_targets(len(df), n_targets, rng)
     t_class, t_value = ids[t_rows], s_codes[t_rows]
     # counts[t, v]: records in the target's class with sensitive value v
     cls_of_target = {c: i for i, c in enumerate(np.unique(t_class))}
@@ -301,6 +301,50 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
     return {"curve": pd.DataFrame(rows), "no_noise": no_noise, "prior_guess": prior,
             "n_targets": int(len(t_rows)), "n_releases": n_releases, "n_values": int(v),
             "qis": qis, "sensitive": sensitive, "simulation": True}
+
+
+def pick_targets(n: int, n_targets: int, seed) -> np.ndarray:
+    """The attacker's targets: ``n_targets`` distinct rows of ``n`` drawn with ``seed`` (an int or a Generator).
+    Every attack on the same story draws them here, so the defences are scored on the same patients."""
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
+    return rng.choice(n, size=min(int(n_targets), n), replace=False)
+
+
+def attribute_guess(release: pd.DataFrame, targets: pd.DataFrame, qis, sensitive: str, *, fallback=None,
+                    seed=0) -> tuple[np.ndarray, np.ndarray]:
+    """The attacker who knows each target's quasi-identifiers looks them up in ``release`` and guesses the
+    ``sensitive`` value most common among the rows that match (ties broken at random with ``seed``).
+
+    Works on any release that shares the targets' representation: the exact table, a generalised one (targets
+    generalised alike) or a synthetic one (both as declared codes). Returns (guess per target, rows matched per
+    target); a target matching no row gets ``fallback`` (default: the release's most common value).
+    """
+    require_rows(release)
+    qis = check_qis(release, qis)
+    for q in qis:
+        require_column(targets, q, "quasi-identifier column")
+    require_column(release, sensitive, "sensitive column")
+    n = len(release)
+    ids, g = group_ids(pd.concat([release[qis], targets[qis]], ignore_index=True), qis)
+    r_ids, t_ids = ids[:n], ids[n:]
+    s_codes, uniques = pd.factorize(release[sensitive], use_na_sentinel=False)
+    v = len(uniques)
+    if v > MAX_SENSITIVE_VALUES:
+        raise DPError(f"sensitive column {sensitive!r} has {v} different values; at most {MAX_SENSITIVE_VALUES} "
+                      "can be guessed. Choose a categorical column (or put it into bands)")
+    t_cls, t_pos = np.unique(t_ids, return_inverse=True)
+    table = np.zeros((len(t_cls), v))
+    sel = np.isin(r_ids, t_cls)
+    np.add.at(table, (np.searchsorted(t_cls, r_ids[sel]), s_codes[sel]), 1.0)
+    counts = table[t_pos]
+    rng = np.random.default_rng(check_seed(seed))
+    best = np.argmax(counts + rng.random(counts.shape) * 1e-9, axis=1)
+    matched = counts.sum(axis=1).astype(np.int64)
+    if fallback is None:
+        fallback = uniques[int(np.argmax(np.bincount(s_codes, minlength=v)))]
+    guess = np.asarray(uniques, dtype=object)[best]
+    guess[matched == 0] = fallback
+    return guess, matched
 
 
 def _eps_key(epsilon: float) -> int:

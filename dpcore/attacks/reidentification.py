@@ -175,6 +175,53 @@ def dp_guarantee(epsilon: float, prior_guess: float) -> dict:
             "typical_noise": 1.0 / eps}
 
 
+def dp_why(sim: dict, label=str) -> str:
+    """Why the noisy counts defeat the attacker, in words (markdown), for the simulation at its ε — and, when the
+    attacker who trusts the counts does worse than a blind guess, why that happens (it is not DP's doing)."""
+    eps, v, what = sim["epsilon"], sim["n_values"], label(sim["sensitive"])
+    text = (f"**Why the noise defeats the attacker.** The target's group holds one or a few patients, but each "
+            f"count carries noise of typically ±{people(sim['typical_noise'])} at ε = {eps:g}. At small ε the noisy "
+            "counts say almost nothing.")
+    at, prior = sim["at_epsilon"], sim["prior_guess"]
+    if round(at * 100) < round(prior * 100):
+        text += (f" Here the attacker who trusts them does **worse than a blind guess** ({at:.0%} against "
+                 f"{prior:.0%}): in a group of one or a few patients the largest of the {v} noisy counts is close to "
+                 f"a random pick among the {v} values of {what} (right about {1 / v:.0%} of the time), while the "
+                 f"blind guess always names the most common {what}. DP never makes the best guess worse than "
+                 "guessing without the release: an attacker who knows the noise is this large ignores the counts "
+                 "and guesses blind.")
+    elif round(at * 100) >= round(sim["no_noise"] * 100):
+        text += (f" At ε = {eps:g} the noise is small beside a count of one: the attacker reads the counts as if "
+                 "they were exact.")
+    return text
+
+
+def useful_epsilon(prior_guess: float) -> float:
+    """The ε (add/remove) below which the replace-one ceiling e^(2ε) × the blind guess stays under 100%."""
+    return math.log(1.0 / prior_guess) / 2 if 0 < prior_guess < 1 else 0.0
+
+
+def dp_guarantee_text(sim: dict, label=str) -> str:
+    """The guarantee that covers the attacker's question (markdown). When its ceiling reaches 100% it says the
+    bound no longer limits this guess, and below which ε it would (an "at most 100%" says nothing)."""
+    eps, what = sim["epsilon"], label(sim["sensitive"])
+    ratio = claims.up(sim["likelihood_ratio"])
+    text = (f"**The guarantee that applies.** Each set of answers is ε = {eps:g} differentially private for adding "
+            "or removing one patient (the relation this app's budgets use). The attacker's question is different: "
+            f"they know the target is in the data and ask *which* {what} she has. Changing only her {what} moves "
+            f"two counts, so for that replace-one question the guarantee is **ε = {sim['epsilon_replace_one']:g}** "
+            f"(δ = 0): any answer is at most {ratio}× as likely under one {what} as under another, so whatever the "
+            f"attacker knew before, the release can make their guess at most {ratio}× as likely to be right")
+    ceiling = claims.percent(sim["ceiling"], 0, up=True)
+    if ceiling == "100%":
+        return text + (f". **At ε = {eps:g} that bound says nothing:** {ratio}× the blind guess's "
+                       f"{sim['prior_guess']:.0%} is more than certainty. It limits this guess only for ε below "
+                       f"{claims.down(useful_epsilon(sim['prior_guess']), 2)} — the simulation above is what an "
+                       "attacker actually gets here.")
+    return text + (f" — here at most {ceiling} for an attacker whose best guess without it was right "
+                   f"{sim['prior_guess']:.0%} of the time.")
+
+
 # --- the whole story -------------------------------------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 """`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger DATASET ...] [--analyst NAME]
-[--advice FILE ...] [--epsilon E]`: a self-contained HTML report, with a privacy statement for the sweep, each
-training run and each dataset's query history (what the dataset released as a whole, with your quota's share;
---analyst with $DP_EXPLORER_ANALYST_KEY, or the admin token), and the decision record of each advice."""
+[--advice FILE ...] [--synth ID ...] [--epsilon E]`: a self-contained HTML report, with a privacy statement for
+the sweep, each training run and each dataset's query history (what the dataset released as a whole, with
+your quota's share; --analyst with $DP_EXPLORER_ANALYST_KEY, or the admin token), the decision record of each
+advice, and each DP synthetic-data study."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ def register(sub) -> None:
                    help="with --ledger: your analyst name ($DP_EXPLORER_ANALYST_KEY); an admin: any analyst's share")
     p.add_argument("--advice", action="append", default=[], metavar="FILE.json",
                    help="add the decision record of an advice (advise … --statement FILE; verified first; repeatable)")
+    p.add_argument("--synth", action="append", default=[], metavar="ID",
+                   help="add a finished DP synthetic-data study (its statement, attacks and utility; repeatable)")
     p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS), default=10_000,
                    help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} "
                         "(default 10000)")
@@ -42,10 +45,11 @@ def run(args) -> dict:
     advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
     viewer = _who.reader(args.analyst) if args.ledger else None
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[(x, args.analyst) for x in args.ledger], advice=advice, caller=CLI, viewer=viewer)
+                        ledgers=[(x, args.analyst) for x in args.ledger], advice=advice, caller=CLI, viewer=viewer,
+                        synth_ids=args.synth)
     write_user_file(args.out, html.encode())
     return {"out": args.out, "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
-            "jobs": args.job, "ledgers": len(args.ledger), "advice": len(advice)}
+            "jobs": args.job, "ledgers": len(args.ledger), "advice": len(advice), "synth": args.synth}
 
 
 def _advice(path: str) -> dict:

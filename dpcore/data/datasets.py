@@ -296,3 +296,14 @@ def require_columns(df: pd.DataFrame, columns, what: str = "column") -> None:
 
 def to_csv_bytes(df: pd.DataFrame) -> bytes:
     return df.to_csv(index=False).encode()
+
+
+def preview(df: pd.DataFrame, rows: int = 100) -> pd.DataFrame:
+    """The first ``rows`` rows as a page's table can show them: a column of Python objects (integers too long for
+    64 bits, mixed numbers and text) becomes text, which Streamlit's Arrow tables always hold — a 20-digit
+    number read from a CSV failed the preview. Missing values stay missing; the data itself is untouched."""
+    head = df.head(rows).copy()
+    for c in head.columns:
+        if head[c].dtype == object:
+            head[c] = head[c].map(lambda v: v if v is None or (isinstance(v, float) and v != v) else str(v))
+    return head

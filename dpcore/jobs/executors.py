@@ -24,6 +24,9 @@ Ray without it installed is one :class:`DPError` saying how to install it.
 Noise: a Ray task runs the same job function with the same params as a local worker, so DP noise is drawn
 the same way (secure, never stored) and reproducible-noise runs give the same numbers on both.
 
+A little over 400 lines, one idea: where a job runs. The Ray half (the remote context, the progress board, the
+dispatch job) is most of it and exists only to make a Ray task look like a local worker to the store.
+
 Device selection (:func:`resolve_device`): ``auto`` is CUDA when torch sees a GPU, else CPU; ``cuda``
 without a GPU is a DPError; ``cpu`` is always CPU.
 """

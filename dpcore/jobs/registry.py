@@ -46,6 +46,10 @@ TRAIN = register("train", "dpcore.training.job:run_job")
 TRAIN_GROUP = "train"
 SWEEP_POINT = register("sweep.point", "dpcore.sweep.point:run_point")
 RAY = register("ray", "dpcore.jobs.executors:ray_job")
+SYNTH_STUDY = register("synth.study", "dpcore.synth.study:run_job")
+SYNTH_GROUP = "synth"  # the group of DP synthetic-data studies (the re-identification page, its CLI, the report)
+SYNTH_RELEASE = register("synth.release", "dpcore.synth.job:run_release")
+SYNTH_RELEASE_GROUP = "synth-release"  # one synthetic release of an upload (the re-identification page)
 DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests and benchmarks
 for _fn in DEMOS:
     register(f"demo.{_fn}", f"dpcore.jobs.demo_jobs:{_fn}")

@@ -86,15 +86,17 @@ class Prepared:
             out.update(answer=v, interval=[v - t, v + t], sensitivity=1.0, noise=release.noise_name(noise))
         elif q.kind == "sum":
             r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, **kw)
-            v = r.values[0]
-            out.update(answer=v, interval=[v - r.halfwidth, v + r.halfwidth], sensitivity=self.sensitivity,
-                       grid=self._grid(r))
+            v, z, t = r.values[0], r.units[0], r.halfwidth_units
+            # the ends from whole grid steps too (v ± t·g in floating point wrote 500310.03774999996)
+            out.update(answer=v, interval=[self.grid_sum.value(z - t), self.grid_sum.value(z + t)],
+                       sensitivity=self.sensitivity, grid=self._grid(r))
         elif q.kind == "mean" and q.public_n:
             lo, hi = q.bounds
             r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, divide_by=self.grid_sum.count,
                                     **kw)
-            v = r.values[0]
-            out.update(answer=min(max(v, lo), hi), interval=[max(v - r.halfwidth, lo), min(v + r.halfwidth, hi)],
+            v, z, t, n = r.values[0], r.units[0], r.halfwidth_units, self.grid_sum.count
+            out.update(answer=min(max(v, lo), hi), interval=[max(self.grid_sum.value(z - t, n), lo),
+                                                              min(self.grid_sum.value(z + t, n), hi)],
                        sensitivity=self.sensitivity, grid=self._grid(r))
         elif q.kind == "mean":
             lo, hi = q.bounds

@@ -46,7 +46,7 @@ def test_page_renders_default_scenario(at):
     claim, detail = at.markdown[0].value.split("\n\n")
     assert claim == "#### 99.8% of patients are unique"
     assert detail.startswith("998 of the 1,000 patients are each the only one") and "#" not in detail
-    assert len(at.tabs) == 6  # one step per tab, for presenters
+    assert len(at.tabs) == 7  # one step per tab, for presenters
     assert metric(at, "Register entries")
     assert metric(at, "k-anonymity")
 

@@ -9,6 +9,8 @@ import re
 import numpy as np
 import pytest
 
+from dpcore import statement
+
 from .conftest import SHOTS, chart_text_faults_at_both_sizes, wait_for_app
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -106,7 +108,7 @@ def _walk(url, page, tmp_path):
         page.get_by_role("button", name="Privacy statement (JSON)").click()
     stmt = json.loads(open(dl.value.path()).read())
     assert stmt["kind"] == "sweep" and stmt["preprocessing"]["declared_public"]
-    assert stmt["neighbour_relation"] == "add/remove one record"
+    assert stmt["neighbour_relation"] == statement.ADD_REMOVE_N_PUBLIC  # n and the classes are public for a sweep
     with page.expect_download() as dl:
         page.get_by_role("button", name="Download as Python script").click()
     code = open(dl.value.path()).read()

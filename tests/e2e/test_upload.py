@@ -24,7 +24,7 @@ def _csv(first: str) -> bytes:
 def _upload(page, data: bytes) -> None:
     page.goto(f"{page.app_url}/reidentification")
     wait_for_app(page)
-    page.get_by_role("tab", name="6 · Your own data").click()
+    page.get_by_role("tab", name="7 · Your own data").click()
     wait_for_app(page)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
         files=[{"name": "mine.csv", "mimeType": "text/csv", "buffer": data}])

@@ -115,3 +115,27 @@ def test_display_names_and_the_revealing_columns_first(story):
     df = pd.DataFrame({"b_x": [1], "a": [2]})
     assert list(reid.shown_table(df, first=("a", "missing")).columns) == ["a", "b x"]
     assert list(df.columns) == ["b_x", "a"]  # the data itself is untouched
+
+
+def _sim(at, prior, no_noise=0.98, eps=1.0, values=6):
+    return {"epsilon": eps, "n_values": values, "sensitive": "diagnosis", "typical_noise": 1 / eps,
+            "at_epsilon": at, "prior_guess": prior, "no_noise": no_noise, **reid.dp_guarantee(eps, prior)}
+
+
+def test_guarantee_text_says_when_the_bound_says_nothing():
+    """e^(2ε) × the blind guess above 100%: the box says the bound does not limit the guess and below which ε it
+    would (it read "at most 100%"); below that ε it keeps its ceiling."""
+    text = reid.dp_guarantee_text(_sim(0.3, 0.428), label=reid.label)
+    assert "at most 100%" not in text and "**At ε = 1 that bound says nothing:** 7.39× the blind guess's 43%" in text
+    assert "only for ε below 0.42" in text and reid.useful_epsilon(0.428) == pytest.approx(0.4243, abs=1e-4)
+    small = reid.dp_guarantee_text(_sim(0.3, 0.428, eps=0.2), label=reid.label)
+    assert "here at most 64% for an attacker whose best guess without it was right 43%" in small
+
+
+def test_why_text_explains_an_attacker_worse_than_blind():
+    worse = reid.dp_why(_sim(0.18, 0.43, eps=0.05), label=reid.label)
+    assert "does **worse than a blind guess** (18% against 43%)" in worse
+    assert "the largest of the 6 noisy counts is close to a random pick among the 6 values of diagnosis (right about 17%" in worse
+    assert "worse than a blind guess" not in reid.dp_why(_sim(0.6, 0.43), label=reid.label)
+    exact = reid.dp_why(_sim(0.98, 0.43, eps=50), label=reid.label)
+    assert "reads the counts as if they were exact" in exact

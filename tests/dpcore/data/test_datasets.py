@@ -108,3 +108,17 @@ def test_require_columns_lists_available():
     df = pd.DataFrame({"age": [1], "zip": [2]})
     with pytest.raises(DPError, match=r"unknown column 'agee' \(did you mean 'age'\?\); available: age, zip"):
         datasets.require_columns(df, ["agee"])
+
+
+def test_preview_turns_objects_arrow_cannot_hold_into_text():
+    import io
+
+    import pyarrow as pa
+
+    df = datasets.read_csv(io.BytesIO(b"id,x,mixed\n123456789012345678901234,1,a\n5,2,3\n,3,\n"))
+    with pytest.raises(OverflowError):
+        pa.Table.from_pandas(df)  # what broke the re-identification page's preview
+    shown = datasets.preview(df, 2)
+    pa.Table.from_pandas(shown)
+    assert shown["id"].tolist() == ["123456789012345678901234", "5"] and shown["x"].tolist() == [1, 2]
+    assert len(shown) == 2 and df["id"].iloc[0] == 123456789012345678901234  # the data itself untouched

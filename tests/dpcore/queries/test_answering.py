@@ -106,6 +106,25 @@ def test_95_percent_interval_covers_the_truth(df, kw):
     assert hits / n >= 0.91
 
 
+@pytest.mark.parametrize("kw", [dict(kind="sum", column="salary", bounds=(0, 500_000)),
+                                dict(kind="sum", column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-6),
+                                dict(kind="mean", column="age", bounds=(18, 90), public_n=True)])
+def test_interval_ends_are_written_on_the_answers_grid(df, kw):
+    """The interval's ends come from whole grid steps like the answer (v ± t·g in floating point wrote
+    500310.03774999996 beside an answer on a grid of 0.0001)."""
+    from fractions import Fraction
+
+    q = make_query(epsilon=0.5, **kw)
+    p = prepare(df, q)
+    for seed in range(20):
+        r = p.release(seed)
+        step = Fraction(r["grid"]["step_text"].replace(",", "")) if isinstance(r.get("grid"), dict) else None
+        for end in r["interval"]:
+            assert len(repr(end).split(".")[-1]) <= 8, (r["interval"], r["answer"])  # no float noise digits
+            if step is not None and q.kind == "sum":
+                assert (Fraction(repr(end)) / step).denominator == 1, (end, step)
+
+
 def test_geometric_halfwidth_is_the_smallest_integer_with_95_percent():
     for eps in (0.05, 0.3, 1.0, 3.0):
         t = mechanisms.halfwidth("geometric", epsilon=eps, sensitivity=1)
