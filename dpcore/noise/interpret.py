@@ -160,5 +160,5 @@ def delta_reading(epsilon: float, delta: float) -> str:
     depends on the mechanism — for the Gaussian at these (ε, δ), :func:`loss_tail` — and is not δ."""
     p = loss_tail(epsilon, delta)
     return (f"With δ = {claims.delta(delta)} this bound holds except on outputs where the privacy loss exceeds ε: "
-            f"for the Gaussian mechanism at this ε and δ that happens with probability {claims.up(p, 2)} "
+            f"for the continuous Gaussian mechanism at this ε and δ that happens with probability {claims.up(p, 2)} "
             f"({p / delta:,.0f} × δ), and then the attacker may become surer.")
