@@ -97,8 +97,9 @@ if result["split_audit"]:
                    help=f"Ordinary records ({a['members'] + a['selection_members']:,} members, "
                         f"{a['nonmembers'] + a['selection_nonmembers']:,} non-members): the threshold chosen on a random "
                         f"half, the bound ({conf}) computed on the other half; the split is fixed in advance (seed "
-                        f"{model_audit.SPLIT_SEED}): the {conf} holds for one split, not for the best of several. At most {a['max_certifiable']:.2f} "
-                        "could be proved with these rows.")
+                        f"{model_audit.SPLIT_SEED}): the {conf} holds for one split, not for the best of several. "
+                        f"At most {a['max_certifiable']:.2f} could be proved with these rows. "
+                        f"{model_audit.SPLIT_ASSUMES}")
 if result["one_run"]:
     a = result["one_run"]
     cols[1].metric("One-run audit: ε ≥", claims.down(a["lower_bound"]),

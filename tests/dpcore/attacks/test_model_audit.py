@@ -144,3 +144,18 @@ def test_the_confidence_holds_for_one_split_fixed_in_advance_not_for_the_best_of
         best += max(b) > eps
     assert one / reps <= 0.05
     assert best / reps > 0.10  # the reason the seed is not a choice
+
+
+def test_a_model_that_ignores_its_data_contradicts_a_claim_when_held_out_rows_differ_and_the_verdict_says_why():
+    """Audit: the split audit's bound is about membership only when members and held-out rows were split at random
+    from one pool. Scores of a model that ignores its training data (ε = 0: the score is a feature of the record)
+    with held-out rows from another population (feature shifted by 1) 'prove' ε well above a true claim of
+    ε = 0.5; the verdict named the training or its accounting as wrong. It now names the assumption."""
+    rng = np.random.default_rng(5)
+    member = np.r_[np.ones(1000, bool), np.zeros(1000, bool)]
+    score = rng.normal(0, 1, 2000) + 1.0 * member  # a record's own feature; who trained changes nothing
+    r = model_audit.audit_model(member, score, mech=model_audit.mechanism(epsilon=0.5, delta=1e-5))
+    assert r["verdict"]["contradicts"] and r["split_audit"]["lower_bound"] > 0.5
+    assert "split at random from one pool" in r["verdict"]["words"]
+    canaries = model_audit.audit_model(member, score, np.ones(2000, bool), mech=model_audit.mechanism(epsilon=0.5))
+    assert canaries["verdict"]["contradicts"] and "split at random" not in canaries["verdict"]["words"]  # no split
