@@ -260,8 +260,9 @@ if why_tab.open:
                         f"(ε = {spec.epsilon:g}) with one patient's record than {other}: the lower panel "
                         "never leaves the band.")
         else:
+            other = "with it replaced" if answer.neighbour is Neighbour.REPLACE_ONE else "without"
             st.markdown(f"Almost every answer is at most $e^{{\\varepsilon}}$ times more likely with one patient's "
-                        f"record than without; the rare exceptions (far in the tail, outside the band) add up to "
+                        f"record than {other}; the rare exceptions (far in the tail, outside the band) add up to "
                         f"**δ = {claims.up(view.actual_delta)}** (≤ the δ = {claims.delta(spec.delta)} you chose).")
         with st.expander("The maths behind the lower panel"):
             st.markdown(r"The **privacy loss** of an output z is $\ln p_D(z)/p_{D'}(z)$, in nats (natural-log "
@@ -279,8 +280,11 @@ if attack_tab.open:
         if spec.scale > 0:  # the worst-case membership ROC of one release (dpcore/figures/advisor.py)
             chart(_tradeoff(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale, bool(integer)),
                   key="noise_chart_tradeoff")
-            st.caption("An attacker who sees one released answer and must say whether a given patient's record is "
-                       "in the data can do no better than this curve at any false-positive rate: the exact "
+            question = ("which of two values a given patient's record holds (n public: one record replaced)"
+                        if answer.neighbour is Neighbour.REPLACE_ONE else
+                        "whether a given patient's record is in the data")
+            st.caption(f"An attacker who sees one released answer and must say {question} can do no better than "
+                       "this curve at any false-positive rate: the exact "
                        "worst case of the mechanism you chose"
                        + (", with the whole-number noise the count is released with." if integer else "."))
         else:

@@ -313,3 +313,24 @@ def test_best_attack_curve_is_a_ceiling_of_the_count_the_page_releases(at, mech,
         a = math.exp(-1) / (1 + math.exp(-1))
         assert np.interp(a, fpr, tpr) == pytest.approx(1 / (1 + math.exp(-1)))  # 0.731 at FPR 0.269
         assert np.interp(a, fx, fy) >= 0.70  # drawn there, up to the drawing's grid (the Laplace curve: 0.658)
+
+
+@pytest.mark.parametrize("mech", ["laplace", "gaussian"])
+def test_the_mean_reads_its_own_neighbour_relation_in_words(at, mech):
+    """Audit: the mean on this page keeps n public and is calibrated for one record replaced, but under the Gaussian
+    'Why private' read 'e^ε times more likely with one patient's record than without', and 'Best attack' asked
+    'whether a given patient's record is in the data' — a question that calibration does not bound. Both now name
+    the replace-one question."""
+    at.selectbox(key="noise_query").set_value("mean").run()
+    at.radio(key="noise_mech").set_value(mech).run()
+    at.session_state["noise_tab"] = "Why private"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    why = [m.value for m in at.markdown if "times more likely" in m.value]
+    assert why and all("record than with it replaced" in m for m in why), why
+    at.session_state["noise_tab"] = "Best attack"
+    at.run()
+    said = " ".join(c.value for c in at.caption)
+    assert "one record replaced" in said and "is in the data can do" not in said
+    at.selectbox(key="noise_query").set_value("count").run()
+    assert "whether a given patient's record is in the data" in " ".join(c.value for c in at.caption)
