@@ -10,8 +10,7 @@ from dpcore.figures import noise as figs
 from dpcore.noise import mechanisms as mech
 from dpcore.noise import teaching
 from dpcore.noise import view as noise_page
-from dpcore.noise.composition import basic_composition
-from dpcore.noise.charge import Neighbour
+from dpcore.noise.charge import Neighbour, compose_by_relation
 from dpcore.noise.interpret import privacy_level
 from pages._ui import (chart, from_url, guarded, headline_md, not_private, required, share_in_url, state,
                        table_downloads, unbroken, widget_state)
@@ -348,20 +347,30 @@ if r1.button("Release one answer", key="noise_release", type="primary", icon=":m
     out = guarded(teaching.release, answer, mechanism, spec.epsilon, spec.delta)
     if out is not None:
         releases.append({"k": len(releases) + 1, "query": what, "mechanism": mechanism, "epsilon": spec.epsilon,
-                         "delta": spec.delta, "released": out})
+                         "delta": spec.delta, "released": out,
+                         "charge": answer.charge(mechanism, spec.epsilon, spec.delta)})
 if r2.button("Forget my releases", key="noise_reset", disabled=not releases):
     releases.clear()
 if releases:
-    eps_total, delta_total = basic_composition(releases)
+    totals = compose_by_relation(r["charge"] for r in releases)
     last = releases[-1]
     s = st.columns(3)
     s[0].metric("Latest released answer", f"{last['released']:,.6g}")
     s[1].metric("Releases k", len(releases))
-    s[2].metric("Total ε spent (sum)", f"{eps_total:g}",
-                help="Basic composition: the ε of every release add up (δ too).")
-    st.markdown(f"**{len(releases)}** release{'' if len(releases) == 1 else 's'} so far cost **ε = {eps_total:g}**"
-                + (f", **δ = {claims.delta(delta_total)}**" if delta_total > 0 else "")
-                + " in total (basic composition: the sum of each release's ε and δ — a true upper bound).")
+    s[2].metric("Total ε spent (sum)", f"{totals[0].epsilon:g}" if len(totals) == 1 else "—",
+                help="Basic composition: the ε of every release add up (δ too), under one neighbour relation.")
+    if len(totals) == 1:
+        t = totals[0]
+        st.markdown(f"**{len(releases)}** release{'' if len(releases) == 1 else 's'} so far cost **ε = {t.epsilon:g}**"
+                    + (f", **δ = {claims.delta(t.delta)}**" if t.delta > 0 else "")
+                    + f" in total for neighbours that {t.neighbour.label} (basic composition: the sum of each "
+                      "release's ε and δ — a true upper bound).")
+    else:
+        st.markdown("These releases protect against **different neighbour relations**, so their ε add up to no one "
+                    "guarantee: " + "; ".join(f"ε = {t.epsilon:g}" + (f", δ = {claims.delta(t.delta)}" if t.delta
+                                                                       else "") + f" for neighbours that "
+                                             f"{t.neighbour.label}" for t in totals)
+                    + ". Forget your releases to count under one relation again.")
     # the answer right after its number: a phone shows two columns before it scrolls
     shown = pd.DataFrame(releases)[["k", "released", "epsilon", "delta", "mechanism", "query"]].rename(
         columns={"k": "release #", "epsilon": "ε", "delta": "δ", "released": "released answer"})

@@ -334,3 +334,24 @@ def test_the_mean_reads_its_own_neighbour_relation_in_words(at, mech):
     assert "one record replaced" in said and "is in the data can do" not in said
     at.selectbox(key="noise_query").set_value("count").run()
     assert "whether a given patient's record is in the data" in " ".join(c.value for c in at.caption)
+
+
+def test_releases_under_different_neighbour_relations_are_not_added_into_one_total(at):
+    """Audit: a count (add/remove one record) at ε = 1 and the page's mean (n public, one record replaced) at ε = 1
+    read '2 releases so far cost ε = 2 in total … a true upper bound'. Under add/remove the mean's ε is worth up to
+    2ε (the page says so), and under replace-one the count's is 2ε: no relation makes 2 true. Each relation now keeps
+    its own total (charge.compose_by_relation)."""
+    at.select_slider(key="noise_eps").set_value(1.0).run()
+    at.button(key="noise_release").click().run()
+    m = _metrics(at)
+    assert m["Total ε spent (sum)"] == "1"
+    assert any("ε = 1** in total for neighbours that add or remove one patient's record" in x.value
+               for x in at.markdown)
+    at.selectbox(key="noise_query").set_value("mean").run()
+    at.button(key="noise_release").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    m = _metrics(at)
+    assert m["Releases k"] == "2" and m["Total ε spent (sum)"] == "—"
+    said = " ".join(x.value for x in at.markdown)
+    assert "cost **ε = 2" not in said and "different neighbour relations" in said
+    assert "ε = 1 for neighbours that add or remove" in said and "ε = 1 for neighbours that replace one" in said
