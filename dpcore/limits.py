@@ -67,6 +67,9 @@ SYNTH_EPSILON_MAX = 100.0
 SYNTH_EPSILONS: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 SYNTH_STUDY_MAX_EPSILONS = 4
 SYNTH_STUDY_MAX_REPETITIONS = 10
+#: Held-out rows an upload's synthetic release needs before a model trained on it is tested on them (the page's
+#: "Your own data" tab): on fewer, an accuracy is mostly chance.
+SYNTH_UTILITY_MIN_TEST_ROWS = 20
 
 # --- noise draws --------------------------------------------------------------------------------------
 SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.noise.mechanisms.MAX_SIMULATED_DRAWS)
@@ -257,6 +260,8 @@ def table() -> list[tuple[str, str]]:
         ("DP synthetic data: ε of one release", f"{SYNTH_EPSILON_MIN:g} to {SYNTH_EPSILON_MAX:g}"),
         ("DP synthetic data study (re-identification page): ε values / repetitions",
          f"{SYNTH_STUDY_MAX_EPSILONS} / {SYNTH_STUDY_MAX_REPETITIONS}"),
+        ("DP synthetic table of an upload: held-out rows needed to test a model trained on it",
+         f"{SYNTH_UTILITY_MIN_TEST_ROWS:,}"),
         ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
         ("Size of a released value, bound or sensitivity Δ (noise page, console, CLI)",
          f"at most {_power(RELEASE_MAGNITUDE_MAX)}; Δ 0 or at least {_power(RELEASE_SENSITIVITY_MIN)}, and Δ (or a "

@@ -194,8 +194,13 @@ def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Secti
     from .jobs import store
     from .synth import story as synth_story, study as synth_study
 
-    study = synth_study.from_job(store.get(job_id, caller=caller, history=False))
+    from .jobs.display import ran_at
+
+    job = store.get(job_id, caller=caller, history=False)
+    study = synth_study.from_job(job)
     e = study.point(1.0 if epsilon is None else check_epsilon(epsilon))["epsilon"]
+    shared = (f" The shared default study (the page's default settings on the default patients), finished "
+              f"{ran_at(job)}." if job.shared else "")
     claim, detail = synth_story.headline(study, e)
     st = study.statement(e) or {}
     rows = [("generator", (st.get("generator") or {}).get("method", "—")),
@@ -210,7 +215,7 @@ def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Secti
         [f"**{claim}.** {detail}", synth_story.guarantee(study, e),
          f"Study: {study.config.label()}; every ε released {study.config.repetitions} times, each with a twin fitted "
          "to an independent population (the baseline). Attack and utility numbers are computed on the real rows: "
-         "not covered by ε."],
+         "not covered by ε." + shared],
         [sfigs.attack_chart(study, e), sfigs.utility_chart(study, e), sfigs.model_chart(study, e)],
         [synth_story.findings(study, e), pd.DataFrame(rows, columns=["privacy statement", "value"]),
          study.questions(e)],
@@ -241,8 +246,7 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
     paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
                  f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
     fields = ("epsilon", "epsilon_spent", "n", "accuracy", "empirical_epsilon", "empirical_epsilon_median")
-    words = {k: sweep_summary.column_label(k) for k in fields} | {  # its one accuracy, labelled a diagnostic
-        "accuracy": "test accuracy (not covered by ε)"}
+    words = {k: sweep_summary.column_label(k) for k in fields}  # the page's headers: private columns say so
     table = pd.DataFrame([{words[k]: sweep_summary.shown_row(r).get(k, "—") for k in fields}
                           for r in rows])  # the page's table: its words and its rounding
     base = sweep_summary.baseline_summary(result)
@@ -250,6 +254,26 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
             pfigs.attack_chart(result, "tpr_at_1pct_fpr"), pfigs.empirical_epsilon_chart(result)]
     return Section(f"Privacy–utility: {title}", paras, figs, [table],
                    {"title": title, "rows": rows, "baseline": base})
+
+
+def synth_summary(study, epsilon: float) -> str:
+    """The executive summary's sentence for a DP synthetic-data study at the ε its section shows: what the
+    release would be (its statement's ε and δ, the relation), whether the story's attacker still finds the
+    neighbour, and what it keeps of the real table (measured on the real rows: not covered by ε)."""
+    from .synth import story as synth_story
+
+    claim, _ = synth_story.headline(study, epsilon)
+    st = study.statement(epsilon) or {}
+    guarantee = (f"each synthetic table is differentially private at ε = {claims.up(st['epsilon'])}, δ = "
+                 f"{claims.delta(st['delta']) if st['delta'] else 0}, for adding or removing one patient "
+                 f"({st['generator']['name']} through OpenDP)" if st else "")
+    two = study.stat(epsilon, "two_way_max")
+    keeps = (f"; its largest error in the 2-way marginals that matter is {two['mean']:.1f} percentage points (mean "
+             f"over {two['count']} release{'s' if two['count'] != 1 else ''}; measured on the real rows: not covered "
+             "by ε)" if two else "")
+    return (f"Instead of the table, a **DP synthetic release** ({study.config.generator.upper()}, "
+            f"{study.config.n:,} patients): {claim[0].lower() + claim[1:]}"
+            + (f" — {guarantee}" if guarantee else "") + f"{keeps}.")
 
 
 def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
@@ -278,6 +302,11 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
         f"The price is accuracy: a count of patients released at ε = {eps:g} is off by "
         f"**{reid.people(noise.numbers['expected_abs_error'])}** on average.",
     ]
+    for sec in sections:
+        if "study" in sec.numbers:  # a DP synthetic-data study: the release a data owner would publish
+            out.append(synth_summary(sec.numbers["study"], sec.numbers["epsilon"]))
+        if "audit" in sec.numbers:  # an audit of the reader's own model
+            out.append(sec.numbers["audit"])
     sweep = next((sec for sec in sections if sec.title.startswith("Privacy–utility")), None)
     rows = (sweep.numbers.get("rows") or []) if sweep else []
     if rows:
@@ -294,7 +323,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
 
 def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
           n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=(),
-          progress=None, caller=None, viewer=None, synth_ids=()) -> str:
+          progress=None, caller=None, viewer=None, synth_ids=(), audits=()) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
@@ -303,7 +332,11 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     run in ``job_ids`` and each ``(dataset[, analyst])`` in ``ledgers``, as ``viewer`` (a checked identity;
     default: a visitor) may see it; a decision record for each advice statement in ``advice``
     (:mod:`dpcore.advisor.decision`); each finished synthetic-data study in ``synth_ids`` adds its section
-    (statement, attacks and utility at the study's ε nearest ``epsilon``). ``progress(fraction, text)`` is told each step (the Home page shows it).
+    (statement, attacks and utility at the study's ε nearest ``epsilon``); each audit of your own model in ``audits``
+    (``{"result": dpcore.attacks.model_audit.audit_model(...), "name": the scores file's name}``: the Audit your model
+    page's, or ``report --audit``'s) adds the section :func:`dpcore.report_audit.audit_section` builds (the one
+    builder; the page's own audit report uses it too). ``progress(fraction, text)`` is told each step (the Home page
+    shows it).
     ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep, the runs and the studies are read for — someone else's is
     refused (NotYours), as everywhere.
     """
@@ -354,6 +387,10 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
             pass
     sections += [statement_section(s) for s in statements]
     sections += [advice_section(a) for a in advice]
+    if audits:
+        from .report_audit import audit_section  # it imports this module: read when asked
+
+        sections += [audit_section(a["result"], a.get("name")) for a in audits]
     n_st = sum(sec.title.startswith("Privacy statement") for sec in sections)
     if n_st:
         settings["privacy statements"] = f"{n_st} (training runs, sweeps and query histories: see their sections)"

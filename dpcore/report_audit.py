@@ -1,6 +1,9 @@
 """The HTML report's section for an audit of your own model (the "Audit your model" page and ``python -m dpcore
 audit``): what the scores prove, the counts the bounds rest on, the stated claim and its ceiling, and the ROC.
-Kept beside :mod:`dpcore.report` (whose other sections change in parallel) and rendered by its :func:`render`."""
+Kept beside :mod:`dpcore.report` (whose other sections change in parallel) and rendered by its :func:`render`.
+:func:`audit_section` is the one builder of that section: the page's own download (:func:`audit_report`) and the
+whole report (:func:`dpcore.report.build` with ``audits``: Home's *Prepare report*, ``report --audit``) both use
+it."""
 
 from __future__ import annotations
 
@@ -52,7 +55,23 @@ def audit_section(result: dict, name: str | None = None) -> Section:
                      f"{claims.percent(ceiling['tpr_at_0.1pct_fpr'], up=True)} at 0.1% ({ceiling['source']}).")
         paras.append(result["verdict"]["words"])
     title = "Audit of your model" + (f": {name}" if name else "")
-    return Section(title, paras, [audit_figs.roc_chart(result)], tables, {"verdict": result.get("verdict")})
+    return Section(title, paras, [audit_figs.roc_chart(result)], tables,
+                   {"verdict": result.get("verdict"), "audit": summary(result, name)})
+
+
+def summary(result: dict, name: str | None = None) -> str:
+    """The audit in one sentence for a report's executive summary: the largest proved lower bound with its
+    confidence, δ and relation, and with a stated mechanism whether it contradicts the claim."""
+    proved = max([a["lower_bound"] for a in (result.get("split_audit"), result.get("one_run")) if a] or [0.0])
+    what = f"your model's membership scores{f' ({name})' if name else ''}"
+    text = (f"An audit of {what} proves ε ≥ **{claims.down(proved)}** at {result['confidence']:.0%} confidence "
+            f"(δ = {claims.delta(result['delta'])}, adding or removing one record): a lower bound, not a guarantee"
+            if proved > 0 else f"An audit of {what} proves no leak (ε ≥ 0) at {result['confidence']:.0%} confidence")
+    verdict = result.get("verdict")
+    if verdict is not None:
+        text += (f"; it **contradicts** the claimed ε = {claims.up(result['claimed_epsilon'])}" if verdict["contradicts"]
+                 else f"; it does not contradict the claimed ε = {claims.up(result['claimed_epsilon'])}")
+    return text + "."
 
 
 def audit_report(result: dict, name: str | None = None) -> str:

@@ -4,7 +4,13 @@ advisor page's synthetic-data question.
 Widgets -> a :class:`dpcore.synth.study.StudyConfig` -> a background job (``"synth.study"``) of this session
 (:func:`pages._ui.job_caller`) -> the finished study's numbers, words and charts from dpcore. A second click with
 the same settings reuses the session's queued, running or finished study, and a double click queues it once
-(:func:`pages._ui.submit_once`); the tab polls only while it is open and its study is running."""
+(:func:`pages._ui.submit_once`); the tab polls only while it is open and its study is running. The default study
+is shared (:func:`dpcore.synth.study.is_default`): a visitor without one of their own sees the newest finished
+one at once, read-only and labelled with when it ran, or the one in progress; pressing Start while one runs joins
+it (:func:`dpcore.synth.study.submit`).
+
+A little over 400 lines, one idea: the page's synthetic-data widgets (the story's study, the advisor's question
+and an upload's release share their helpers and keys); the upload's release is the part to move out if it grows."""
 
 from __future__ import annotations
 
@@ -13,7 +19,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dpcore import claims, limits as L
+from dpcore import claims, limits as L, textsafe
+from dpcore.errors import DPError, sentence
 from dpcore.attacks import reidentification as reid
 from dpcore.figures import synth as figs
 from dpcore.jobs import display, registry, store, workers
@@ -69,19 +76,24 @@ def _submit(cfg: synth_study.StudyConfig) -> None:
         st.session_state["re_syn_job"] = existing["id"]
         st.toast(f"This study is already {existing['status']}: showing it")
         return
-    ids, repeated = submit_once("re_syn_run", store.submit_many, [(registry.SYNTH_STUDY, cfg.to_dict(), cfg.label())],
-                                owner=caller.owner, group=synth_study.GROUP)
-    if ids:
+    got, repeated = submit_once("re_syn_run", synth_study.submit, cfg, owner=caller.owner)
+    if got:
+        job_id, joined = (got, False) if repeated else got
         workers.ensure_workers(2)
-        st.session_state["re_syn_job"] = ids if repeated else ids[0]
-        if not repeated:
+        st.session_state["re_syn_job"] = job_id
+        if joined:  # the shared default study is already queued or running: one run for everyone
+            st.info("The default study is already running for everyone: nothing new was queued. Its progress is "
+                    "below, and its results will be too.", icon=":material/groups:")
+        elif not repeated:
             st.toast(f"Study queued: {cfg.releases} synthetic releases in the background")
 
 
 def _job(cfg: synth_study.StudyConfig | None):
     """(the study to show, whether it has exactly these settings): this session's last submission if it matches,
-    else its newest queued, running or finished study with exactly these settings, else its newest finished study
-    of the same patients and neighbour, shown as such. Studies belong to the session that ran them, like runs."""
+    else its newest queued, running or finished study with exactly these settings, else — for the default settings
+    — the shared default study (the newest finished, else the one running), else its newest finished study of the
+    same patients and neighbour, shown as such. Studies belong to the session that ran them, like runs; the
+    default one is everyone's to read."""
     if cfg is None:
         return None, False
     caller = job_caller()
@@ -90,7 +102,7 @@ def _job(cfg: synth_study.StudyConfig | None):
         job = guarded(store.get, mine, caller=caller, history=False)
         if job is not None and job["params"] == cfg.to_dict():
             return job, True
-    job = guarded(synth_study.find, cfg, caller=caller)
+    job = guarded(synth_study.find, cfg, caller=caller) or guarded(synth_study.find_shared, cfg, caller=caller)
     if job is not None:
         return job, True
     return guarded(synth_study.find_similar, cfg, caller=caller), False
@@ -188,9 +200,13 @@ def synthetic_tab(tab, ctx: dict) -> None:
     active = job["status"] in ("queued", "running")
     if active:
         workers.ensure_workers(2)
+    caller = job_caller()
+    note = synth_study.shared_note(job, caller=caller)  # someone else's shared study: whose, when, read-only
+    if note:
+        st.info(note, icon=":material/groups:")
 
     @st.fragment(run_every=2.0 if active and tab.open is not False else None)
-    def progress(jid: str, status0: str) -> None:
+    def progress(jid: str, status0: str, mine: bool) -> None:
         v = guarded(display.view, jid, caller=job_caller())
         if v is None:
             return
@@ -199,11 +215,11 @@ def synthetic_tab(tab, ctx: dict) -> None:
             return
         if status0 in ("queued", "running"):
             st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}")
-            if st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
+            if mine and st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
                 guarded(store.cancel, jid, caller=job_caller())
                 st.rerun(scope="app")
 
-    progress(job["id"], job["status"])
+    progress(job["id"], job["status"], caller.may_change(job["owner"]))
     if job["status"] == "failed":
         st.error(f"The study failed: {job['error']}")
     elif job["status"] == "cancelled":
@@ -222,7 +238,8 @@ def advice_section() -> None:
     done = guarded(synth_study.finished, caller=job_caller(), limit=50) or []
     if not done:
         st.info("Run a study on the Re-identification page (tab *DP synthetic data*): its releases answer this, "
-                "measured rather than guessed. Studies belong to the browser session that ran them.",
+                "measured rather than guessed. Studies belong to the browser session that ran them; the default "
+                "study, once anyone has run it, is everyone's to read.",
                 icon=":material/play_circle:")
         return
     c1, c2 = st.columns([1, 3])
@@ -246,11 +263,24 @@ def advice_section() -> None:
 
 
 UPLOAD_EPSILONS = [0.1, 0.3, 1.0, 3.0, 10.0]
+UPLOAD_GENERATORS = {"mst": "MST · pure ε (δ = 0)", "aim": "AIM · with δ"}
+UPLOAD_DELTAS = [1e-7, 1e-6, 1e-5]
+NO_MODEL = "(no model)"
+
+
+def _declared(decl: str, missing: bool):
+    """The schema the text area declares, or None while it does not parse (the release button says why)."""
+    try:
+        return synth_schema.parse_schema([ln for ln in decl.splitlines() if ln.strip()], complete=not missing)
+    except DPError:
+        return None
 
 
 def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: str) -> None:
     """"Your own data": a DP synthetic table of the upload, from the columns the visitor declares (never from the
-    rows), released by a background job of this session; its statement, first rows and CSV when done."""
+    rows), with MST (pure ε) or AIM (with δ), released by a background job of this session that also measures what
+    the table keeps (marginals at the declared bins; a model trained on it, tested on a held-out part of the
+    upload); its statement, first rows, CSV and utility when done."""
     from dpcore.synth import job as synth_job, release as synth_release
     from dpcore.training.data import release_uploads, save_upload
 
@@ -262,18 +292,50 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     eps = c1.select_slider("ε (add or remove one record)", UPLOAD_EPSILONS, value=1.0, key="re_up_syn_eps")
     rows = c2.number_input("Synthetic rows (0 = estimated)", 0, L.SYNTH_MAX_OUTPUT_ROWS, 0, step=100,
-                           key="re_up_syn_rows", help="0: MST's own DP estimate of the number of rows.")
+                           key="re_up_syn_rows", help="0: the generator's own DP estimate of the number of rows.")
     missing = c3.checkbox("May be missing", key="re_up_syn_missing",
                           help="Declare that values may be missing: synthetic rows may then hold missing values.")
+    g1, g2, g3 = st.columns([2, 1, 2], vertical_alignment="bottom")
+    gen = g1.radio("Generator", list(UPLOAD_GENERATORS), format_func=UPLOAD_GENERATORS.get, key="re_up_syn_gen",
+                   horizontal=True, help="MST (a tree of 2-way marginals) runs with pure ε and δ = 0; AIM (picks the "
+                                         "marginals that matter, one at a time) needs δ > 0: Gaussian noise under "
+                                         "zCDP, converted to ε at the δ you choose. As `synth --generator` on the CLI.")
+    delta = g2.select_slider("δ", UPLOAD_DELTAS, value=1e-6, key="re_up_syn_delta", format_func="{:.0e}".format,
+                             disabled=gen != "aim", help="AIM only; keep it well below 1 / rows.")
+    pairs = g3.text_input("Pairs that matter (optional)", key="re_up_syn_pairs", placeholder="age+sex, age+income",
+                          help="Column pairs joined by +: AIM measures these; the 2-way errors are judged on them "
+                               "(all pairs when empty). As `synth --pairs`.")
+    schema0 = _declared(decl, missing)
+    names = schema0.names if schema0 is not None else []
+    u1, u2, u3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+    measure = u1.checkbox("Measure what it keeps", value=True, key="re_up_syn_measure",
+                          help="In the same background job: each column's and pair's marginal against your rows, at "
+                               "the declared bins; with a column to predict, a model trained on the synthetic rows "
+                               f"and tested on a held-out {synth_job.HOLDOUT_SHARE:.0%} of your rows (not released).")
+    target = u2.selectbox("Model: predict", [NO_MODEL, *names], key="re_up_syn_target", disabled=not measure,
+                          help="A category column: its value; a number column: whether it reaches the threshold. "
+                               f"Then {synth_job.HOLDOUT_SHARE:.0%} of your rows, drawn by a secure coin, are held "
+                               "out of the release to test it.")
+    threshold = None
+    col = schema0.column(target) if schema0 is not None and target in names else None
+    if measure and col is not None and col.is_number:
+        lo, hi = col.bounds
+        threshold = u3.number_input("at least", float(lo), float(hi), float((lo + hi) / 2),
+                                    key=f"re_up_syn_thr_{target}", help="The public threshold the model predicts.")
     caller = job_caller()
     if clicked("re_up_syn_go", st.button("Release a synthetic table", key="re_up_syn_go",
                                          icon=":material/play_arrow:")):
         lines = [ln for ln in decl.splitlines() if ln.strip()]
         schema = guarded(synth_schema.parse_schema, lines, complete=not missing)
-        cfg = guarded(synth_release.SynthConfig, eps, rows=int(rows) or None) if schema is not None else None
+        pair_list = guarded(synth_release.parse_pairs, pairs) if schema is not None else None
+        cfg = guarded(synth_release.SynthConfig, eps, delta if gen == "aim" else 0.0, gen, int(rows) or None,
+                      pair_list) if pair_list is not None else None
         if cfg is not None and guarded(schema.encode, udf.head(1)) is not None:  # every declared column exists
-            ref = guarded(save_upload, data)
-            p = guarded(synth_job.params, ref, schema, cfg, name) if ref else None
+            chosen = target if measure and target in schema.names else None
+            p = guarded(synth_job.params, "upload:pending", schema, cfg, name, utility=measure, target=chosen,
+                        threshold=threshold if chosen else None)  # checked before the upload is kept
+            ref = guarded(save_upload, data) if p is not None else None
+            p = {**p, "dataset": ref} if ref else None
             ids, repeated = (submit_once("re_up_syn_go", store.submit_many,
                                          [(registry.SYNTH_RELEASE, p, f"synthetic {name} · ε {eps:g}")],
                                          owner=caller.owner, group=registry.SYNTH_RELEASE_GROUP)
@@ -286,6 +348,10 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
                     release_uploads()  # a refused release keeps nothing on disk
                 except Exception:  # noqa: BLE001 - housekeeping never breaks the page
                     pass
+    st.caption(":grey-badge[No attack study here] The attacks of tab 6 need the story's neighbour and an independent "
+               "population drawn from the same generator as the data (the baseline a table reaches without anyone "
+               "in it); an upload has neither, so for your own data this tab measures what the table keeps, not "
+               "what an attacker gets. The guarantee below (ε, δ) is what bounds that.")
     mine = st.session_state.get("re_up_syn_job")
     if not mine or mine[0] != upload_id:
         return
@@ -310,8 +376,10 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
         st.info(f"**Released.** {res['statement']['summary']}.", icon=":material/verified_user:")
         shown = pd.DataFrame(res["sample"])
         st.dataframe(shown, hide_index=True, key="re_up_syn_table")
+        read = res["statement"].get("rows_read")
         st.caption(f"{res['rows']:,} synthetic rows (first {len(shown)} shown), covered by ε: drawn from the DP "
-                   "model, not from your rows.")
+                   "model, not from your rows." + (f" Rows read: {read}." if read and res.get("utility") and
+                                                   (res["utility"].get("held_out_rows") or 0) else ""))
         path = guarded(store.result_path, job["id"], synth_job.CSV_NAME, caller=caller)
         if path is not None and path.is_file():
             st.download_button("Synthetic table (CSV)", path.read_bytes(), f"synthetic-{job['id']}.csv", "text/csv",
@@ -319,3 +387,33 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
         st.download_button("Privacy statement (JSON)", json.dumps(res["statement"], indent=2).encode(),
                            f"synthetic-statement-{job['id']}.json", "application/json", key="re_up_syn_statement",
                            icon=":material/verified_user:")
+        if res.get("utility"):
+            _upload_utility(res["utility"])
+
+
+def _upload_utility(u: dict) -> None:
+    """What an upload's synthetic table keeps (the job's numbers), labelled: computed on the private rows."""
+    from dpcore.synth import utility as synth_utility
+
+    st.markdown("**What the synthetic table keeps.** :orange-badge[Not covered by ε] "
+                + synth_utility.UPLOAD_NOT_COVERED.capitalize() + ".")
+    m = u["marginals"]
+    c = st.columns(2) + st.columns(2)  # two rows of two: a phone stacks them in reading order
+    c[0].metric("1-way marginals, worst cell", f"{m['one_way_max']:.1f} points",
+                help=f"Mean over the columns {m['one_way_mean']:.1f} points: the largest gap between a value's (or "
+                     "bin's) share of the synthetic rows and of your rows.")
+    c[1].metric("2-way marginals, worst cell", f"{m['two_way_max']:.1f} points",
+                help=f"Mean over the pairs {m['two_way_mean']:.1f} points, for the pairs that matter (all pairs "
+                     "when none were named).")
+    model = u.get("model")
+    if model is not None:
+        c[2].metric("Model on synthetic rows", f"{model['synthetic']:.1%}",
+                    delta=f"{(model['synthetic'] - model['real']) * 100:+.1f} points vs your rows",
+                    help=f"Predicting {textsafe.md(model['task'])}: test accuracy on {u['held_out_rows']:,} held-out "
+                         "rows of yours that no release read.")
+        c[3].metric("Model on your rows", f"{model['real']:.1%}",
+                    help=f"Trained on the {u['fitted_rows']:,} rows the release read, tested on the same held-out "
+                         f"rows; always answering the most common class: {model['majority']:.1%}.")
+    elif u.get("model_note"):
+        st.caption(textsafe.md_message(sentence(u["model_note"])))
+    chart(figs.upload_marginals_chart(u), key="re_up_syn_utility_chart")

@@ -76,6 +76,7 @@ result = guarded(_audit, hashlib.sha256(data).hexdigest(), data, delta, confiden
                  tuple(sorted(mech.items())) if mech else None)
 if result is None:
     st.stop()
+st.session_state["au_report"] = {"result": result, "name": up.name}  # Home's report can include this audit
 
 # ---------------------------------------------------------------------------------------------- the answer
 proved = max([a["lower_bound"] for a in (result["split_audit"], result["one_run"]) if a] or [0.0])
@@ -133,4 +134,5 @@ if recipe is not None:
     code_downloads(recipe, "au_dl", row)
 st.caption("The same audit from the command line: `python -m dpcore audit --scores FILE.csv` (with `--epsilon` or "
            "`--noise-multiplier`, `--sample-rate` and `--steps` to state the claim). The script and the notebook "
-           "re-run it headless; they name your file by its own name and hold none of its rows.")
+           "re-run it headless; they name your file by its own name and hold none of its rows. Home's *Prepare "
+           "report* can include this audit as a section (`report --audit FILE.csv` from the command line).")

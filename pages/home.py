@@ -8,7 +8,7 @@ from pages._ui import chart, from_url, guarded, job_caller, share_in_url, state
 from dpcore import claims
 from dpcore.figures import home as figs
 from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
-from dpcore.jobs import registry, store
+from dpcore.jobs import display, registry, store
 from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
 from dpcore.budgets import quotas
 from pages import _identity
@@ -113,9 +113,11 @@ with st.sidebar:
                             disabled=not books, placeholder="none" if books else "no queries answered yet",
                             help="Query histories from the console that you may see (sign in there): each adds the "
                                  "privacy statement of what its dataset released as a whole")
-    studies = {j["id"]: j.get("label") or j["id"]
-               for j in (guarded(store.list_jobs, caller=caller, group=registry.SYNTH_GROUP, limit=30) or [])
-               if j["status"] == "done"}
+    studies = {j["id"]: (j.get("label") or j["id"]) + ("" if j.owner == caller.owner else
+                                                       f" · shared default study, {display.ran_at(j)}")
+               for j in (guarded(store.list_jobs, caller=caller, group=registry.SYNTH_GROUP, limit=30,
+                                 shared=True) or [])
+               if j["status"] == "done"}  # this session's studies, and the default study anyone finished
     synth_ids = st.multiselect("Include DP synthetic-data studies", list(studies), format_func=studies.get,
                                key="home_report_synth", disabled=not studies,
                                placeholder="none" if studies else "no finished studies yet",
@@ -127,6 +129,12 @@ with st.sidebar:
                                 help="The last answer of Choose ε from risk in this browser session, as a decision "
                                      "record: risk limit → ε → expected error, with the failure probabilities"
                                      if decision else "Open Choose ε from risk first: its answer can be added here")
+    audit = st.session_state.get("au_report")  # the last audit of Audit your model in this session, if any
+    with_audit = st.checkbox("Include your model's audit", key="home_report_audit", value=False,
+                             disabled=audit is None,
+                             help=f"The last audit on Audit your model in this browser session ({audit['name']}): "
+                                  "what its scores prove, the claim and its ceiling, the ROC" if audit else
+                                  "Open Audit your model and audit a scores file first: it can then be added here")
     if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
                  help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
         # progress where the button is, and a toast when it is ready: on a phone the sidebar closes and a spinner
@@ -136,6 +144,7 @@ with st.sidebar:
 
         html = guarded(report.build, eps, sweep_id=sweep_id, job_ids=job_ids, ledgers=picked, caller=caller,
                        viewer=viewer, advice=[decision] if with_decision and decision else [], synth_ids=synth_ids,
+                       audits=[audit] if with_audit and audit else [],
                        progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text))
         bar.empty()
         st.session_state["home_report_html"] = html

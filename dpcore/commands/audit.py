@@ -21,32 +21,57 @@ def register(sub) -> None:
     p.add_argument("--scores", required=True, metavar="FILE.csv",
                    help="CSV with columns member (1/0) and score (higher = more likely a member), optionally canary "
                         "(1/0)")
-    p.add_argument("--delta", type=float, default=1e-5, help="δ of the claim being audited (default 1e-5)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound (default 0.95)")
-    p.add_argument("--split-seed", type=seed_arg, default=model_audit.SPLIT_SEED,
-                   help="seed of the random half/half split (choose vs bound), fixed before looking at any result "
-                        "(default 0, as the page): the confidence holds for one seed, not for the largest bound "
-                        "over several")
-    p.add_argument("--one-run", action="store_true",
-                   help="rows are canaries included with probability 1/2: one-run audit (Steinke et al. 2023)")
-    p.add_argument("--epsilon", type=float, default=None,
-                   help="the model's claimed ε (at --delta): adds the worst-case ceiling and whether the audit "
-                        "contradicts it")
-    p.add_argument("--noise-multiplier", type=float, default=None, help="DP-SGD's noise multiplier σ (with "
-                   "--sample-rate and --steps, instead of --epsilon): the claim and ceiling from its exact PLD")
-    p.add_argument("--sample-rate", type=float, default=None, help="DP-SGD's sample rate q (batch size / rows)")
-    p.add_argument("--steps", type=int, default=None, help="DP-SGD's number of noisy steps")
+    add_options(p)
     p.set_defaults(func=run)
 
 
+def add_options(p, prefix: str = "") -> None:
+    """The audit's settings and the stated claim, as options (``prefix``: ``"audit-"`` in ``report``, whose own
+    ``--epsilon`` is the ε it explains). The one definition for ``audit`` and ``report --audit``."""
+    o = f"--{prefix}"
+    p.add_argument(f"{o}delta", type=float, default=1e-5, help="δ of the claim being audited (default 1e-5)")
+    p.add_argument(f"{o}confidence", type=float, default=0.95, help="confidence of the bound (default 0.95)")
+    p.add_argument(f"{o}split-seed", type=seed_arg, default=model_audit.SPLIT_SEED,
+                   help="seed of the random half/half split (choose vs bound), fixed before looking at any result "
+                        "(default 0, as the page): the confidence holds for one seed, not for the largest bound "
+                        "over several")
+    p.add_argument(f"{o}one-run", action="store_true",
+                   help="rows are canaries included with probability 1/2: one-run audit (Steinke et al. 2023)")
+    p.add_argument(f"{o}epsilon", type=float, default=None,
+                   help=f"the model's claimed ε (at {o}delta): adds the worst-case ceiling and whether the audit "
+                        "contradicts it")
+    p.add_argument(f"{o}noise-multiplier", type=float, default=None, help="DP-SGD's noise multiplier σ (with "
+                   f"{o}sample-rate and {o}steps, instead of {o}epsilon): the claim and ceiling from its exact PLD")
+    p.add_argument(f"{o}sample-rate", type=float, default=None, help="DP-SGD's sample rate q (batch size / rows)")
+    p.add_argument(f"{o}steps", type=int, default=None, help="DP-SGD's number of noisy steps")
+
+
+def given(args, prefix: str = "") -> list[str]:
+    """The options of :func:`add_options` given away from their defaults (``report`` refuses them without
+    ``--audit``)."""
+    d = prefix.replace("-", "_")
+    defaults = {"delta": 1e-5, "confidence": 0.95, "split_seed": model_audit.SPLIT_SEED, "one_run": False,
+                "epsilon": None,
+                "noise_multiplier": None, "sample_rate": None, "steps": None}
+    return [f"--{prefix}{k.replace('_', '-')}" for k, v in defaults.items() if getattr(args, d + k) != v]
+
+
+def audit(path, args, prefix: str = "") -> dict:
+    """The audit of the scores file ``path`` with :func:`add_options`' settings: the same function as the page."""
+    d = prefix.replace("-", "_")
+
+    def opt(name):
+        return getattr(args, d + name)
+
+    t = model_audit.read_scores(path)
+    mech = model_audit.mechanism(epsilon=opt("epsilon"), delta=opt("delta"), noise_multiplier=opt("noise_multiplier"),
+                                 sample_rate=opt("sample_rate"), steps=opt("steps"))
+    canary = [True] * len(t["member"]) if opt("one_run") else t["canary"]
+    return model_audit.audit_model(t["member"], t["score"], canary, delta=opt("delta"), confidence=opt("confidence"),
+                                   split_seed=opt("split_seed"), mech=mech)
+
+
 def run(args) -> dict:
-    t = model_audit.read_scores(args.scores)
-    mech = model_audit.mechanism(epsilon=args.epsilon, delta=args.delta, noise_multiplier=args.noise_multiplier,
-                                 sample_rate=args.sample_rate, steps=args.steps)
-    canary = t["canary"]
-    if args.one_run:
-        canary = [True] * len(t["member"])
-    out = model_audit.audit_model(t["member"], t["score"], canary, delta=args.delta, confidence=args.confidence,
-                                  split_seed=args.split_seed, mech=mech)
+    out = audit(args.scores, args)
     main = out["one_run"] if args.one_run else (out["split_audit"] or out["one_run"])
     return {**(main or {}), **out}

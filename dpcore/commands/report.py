@@ -1,16 +1,24 @@
 """`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger DATASET ...] [--analyst NAME]
-[--advice FILE ...] [--synth ID ...] [--epsilon E]`: a self-contained HTML report, with a privacy statement for
-the sweep, each training run and each dataset's query history (what the dataset released as a whole, with
-your quota's share; --analyst with $DP_EXPLORER_ANALYST_KEY, or the admin token), the decision record of each
-advice, and each DP synthetic-data study."""
+[--advice FILE ...] [--synth ID ...] [--audit SCORES.csv [--audit-epsilon E | --audit-noise-multiplier S
+--audit-sample-rate Q --audit-steps T] [--audit-delta D] ...] [--epsilon E]`: a self-contained HTML report, with a
+privacy statement for the sweep, each training run and each dataset's query history (what the dataset released as
+a whole, with your quota's share; --analyst with $DP_EXPLORER_ANALYST_KEY, or the admin token), the decision record
+of each advice, each DP synthetic-data study, and the audit of your own model.
+
+``--audit`` takes the scores file itself (``member``, ``score``[, ``canary``], as ``audit --scores``) and the stated
+mechanism (the ``audit`` command's options, prefixed ``--audit-``), and audits it again with the same function as
+the page — not the JSON the page downloads: that file is unsigned, so its numbers could have been edited, while a
+report states what the scores prove; recomputing from the scores costs seconds at most (``limits.AUDIT_MAX_ROWS``)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from .. import limits, report
 from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..storage import check_user_path, write_user_file
-from . import _who
+from . import _who, audit as audit_cmd
 
 
 def register(sub) -> None:
@@ -28,6 +36,11 @@ def register(sub) -> None:
                    help="add the decision record of an advice (advise … --statement FILE; verified first; repeatable)")
     p.add_argument("--synth", action="append", default=[], metavar="ID",
                    help="add a finished DP synthetic-data study (its statement, attacks and utility; repeatable)")
+    p.add_argument("--audit", default=None, metavar="SCORES.csv",
+                   help="add the audit of your own model: its scores file (member, score[, canary]) as for `audit "
+                        "--scores`, audited again here; state its claim with --audit-epsilon (or --audit-noise-"
+                        "multiplier, --audit-sample-rate and --audit-steps)")
+    audit_cmd.add_options(p, prefix="audit-")
     p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS), default=10_000,
                    help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} "
                         "(default 10000)")
@@ -43,13 +56,27 @@ def run(args) -> dict:
     from ..jobs.owners import CLI
 
     advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
+    if args.audit is None and audit_cmd.given(args, "audit-"):
+        raise DPError(f"{audit_cmd.given(args, 'audit-')[0]} states the claim of an audit: give its scores file with "
+                      "--audit SCORES.csv")
+    audits = [] if args.audit is None else [{"result": _audit(args), "name": Path(args.audit).name}]
     viewer = _who.reader(args.analyst) if args.ledger else None
     html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
                         ledgers=[(x, args.analyst) for x in args.ledger], advice=advice, caller=CLI, viewer=viewer,
-                        synth_ids=args.synth)
+                        synth_ids=args.synth, audits=audits)
     write_user_file(args.out, html.encode())
     return {"out": args.out, "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
-            "jobs": args.job, "ledgers": len(args.ledger), "advice": len(advice), "synth": args.synth}
+            "jobs": args.job, "ledgers": len(args.ledger), "advice": len(advice), "synth": args.synth,
+            "audit": None if not audits else {"scores": args.audit, "verdict": (audits[0]["result"].get("verdict") or
+                                                                                {}).get("words")}}
+
+
+def _audit(args) -> dict:
+    """The audit of ``--audit``'s scores file with the ``--audit-*`` options; a refusal names the option."""
+    try:
+        return audit_cmd.audit(args.audit, args, "audit-")
+    except DPError as err:
+        raise DPError(f"--audit {args.audit}: {err}") from None
 
 
 def _advice(path: str) -> dict:

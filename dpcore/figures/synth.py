@@ -108,3 +108,31 @@ def model_chart(study, epsilon: float | None = None) -> go.Figure:
     style.base_layout(fig, f"What the synthetic table keeps: a model<br>{note}", "privacy budget ε (log scale)",
                       "test accuracy (%)", height=440)
     return _axes(fig, x, epsilon)
+
+
+def upload_marginals_chart(utility: dict) -> go.Figure:
+    """An upload's synthetic table against the rows it was fitted to: the largest cell error of each declared
+    column's 1-way marginal and of each 2-way marginal measured, in percentage points (column names are the
+    uploader's text: escaped)."""
+    m = utility["marginals"]
+    one = sorted(m["one_way"].items(), key=lambda kv: kv[1])
+    two = sorted(m["two_way"].items(), key=lambda kv: kv[1])
+    fig = go.Figure()
+    ticks, at = [], 0
+    for items, colour, name in ((one, style.ACCENT, "1-way (a column)"), (two, style.PRIVATE, "2-way (a pair)")):
+        if items:  # positions as the categories (two long names may shorten alike), full names in the hover
+            names = [textsafe.plotly(k.replace("+", " × ")) for k, _ in items]
+            ticks += [style.tick_label(n, style.TICK_CHARS) for n in names]
+            fig.add_trace(go.Bar(x=[v for _, v in items], y=list(range(at, at + len(items))), orientation="h",
+                                 name=name, marker_color=colour, customdata=names,
+                                 hovertemplate="%{customdata}: %{x:.2f} points<extra></extra>"))
+            at += len(items)
+    note = style.subtitle(f"largest cell error, synthetic minus real share · {utility['fitted_rows']:,} rows read · "
+                          "not covered by ε")
+    rows = len(one) + len(two)
+    style.base_layout(fig, f"What the synthetic table keeps: marginals<br>{note}",
+                      "largest cell error (percentage points)", "", height=max(300, 140 + 26 * rows))
+    fig.update_xaxes(rangemode="tozero")
+    fig.update_yaxes(tickvals=list(range(at)), ticktext=ticks, automargin=True)
+    fig.update_layout(legend=style.legend_below())
+    return fig

@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     worker TEXT,
     heartbeat REAL,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
-    owner TEXT NOT NULL DEFAULT 'cli'
+    owner TEXT NOT NULL DEFAULT 'cli',
+    shared INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, created);
 CREATE INDEX IF NOT EXISTS jobs_by_group ON jobs(grp, created);
@@ -83,10 +84,14 @@ CREATE TABLE IF NOT EXISTS clicks (
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring an older store up to today's schema (inside the caller's transaction). Rows written before owners
-    existed belong to the CLI owner (the person who runs the server)."""
+    existed belong to the CLI owner (the person who runs the server); rows written before shared demos existed
+    are not shared (their owner keeps them)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(jobs)")}
     if "owner" not in cols:
         conn.execute(f"ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '{CLI_OWNER}'")
+    if "shared" not in cols:
+        conn.execute("ALTER TABLE jobs ADD COLUMN shared INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX IF NOT EXISTS jobs_shared ON jobs(shared, target, status)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(owner, status, created)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner_started ON jobs(owner, started)")  # the fair claim
 

@@ -61,6 +61,13 @@ def view(job: dict | str, *, caller: Caller | None = None) -> dict:
     }
 
 
+def ran_at(job, which: str | None = None) -> str:
+    """When a job ran, as pages and reports label a shared one: its end (else its start, else when it was
+    queued), or the time ``which`` names (``"created"``, ``"started"``, ``"ended"``), in UTC to the minute."""
+    when = job.get(which) if which else (job.get("ended") or job.get("started") or job.get("created"))
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(when)) if when else "—"
+
+
 def history_frame(job: dict | str, *, caller: Caller | None = None):
     """The job's progress history as a pandas DataFrame (one row per ctx.progress call, column ``t``)."""
     import pandas as pd

@@ -12,10 +12,20 @@ Every job and every sweep has an **owner**, a short string:
 
 A :class:`Caller` is who asks (an owner, and whether an admin check passed). The job store and the sweep records
 take the caller and refuse with :class:`NotYours` what it may not read or change: a run's or sweep's weights,
-metrics, parameters, statement, Cancel, rename and delete are its owner's and the admins' only. Finished sweeps
-of the default demo (public digits data, the page's default settings) are *shared*: everyone may read them,
-only their owner or an admin may change them. :data:`SYSTEM` is the job machinery itself (workers, clean-up of
-uploads, a sweep reading its own points); no page or command acts as it.
+metrics, parameters, statement, Cancel, rename and delete are its owner's and the admins' only. Two demos are
+*shared*: everyone may read them, only their owner or an admin may change them —
+
+* finished sweeps of the default demo (public digits data, the privacy–utility page's default settings:
+  :func:`dpcore.sweep.runs.is_demo`);
+* jobs whose registered target has a sharing rule that their parameters meet (:func:`dpcore.jobs.registry.shared`):
+  today the re-identification page's default synthetic-data study on the default patients
+  (:func:`dpcore.synth.study.is_default`). The store decides it when the job is submitted, never the caller. A
+  shared job is readable from the moment it is queued, so a run in progress is shown to everyone, and while one
+  is queued or running an identical submission queues nothing (:class:`SharedRunning`, whose ``ref`` is the job
+  already running): twenty visitors pressing the same button at once make one run.
+
+:data:`SYSTEM` is the job machinery itself (workers, clean-up of uploads, a sweep reading its own points); no
+page or command acts as it.
 
 Shares of the queue (:func:`limited`): a visitor (a session or a signed-in user) may hold at most
 ``limits.JOBS_QUEUED_PER_OWNER`` queued jobs and start at most ``limits.SWEEP_MAX_TRAININGS`` model trainings
@@ -43,6 +53,16 @@ class AlreadySubmitted(JobError):
     """This click was submitted before (an idempotency key seen again): nothing new was queued.
 
     ``ref`` is what the first submission created (a job id or a sweep id)."""
+
+    def __init__(self, message: str, ref: str) -> None:
+        super().__init__(message)
+        self.ref = ref
+
+
+class SharedRunning(JobError):
+    """An identical shared job (the default demo) is already queued or running: nothing new was queued.
+
+    ``ref`` is that job's id: everyone may read it (:func:`dpcore.jobs.registry.shared`)."""
 
     def __init__(self, message: str, ref: str) -> None:
         super().__init__(message)
@@ -98,7 +118,11 @@ SYSTEM = Caller("system", admin=True)
 CLI = Caller(CLI_OWNER)
 
 
-def not_yours(what: str, ident: str) -> NotYours:
-    """The one refusal for someone else's job or sweep (it names nothing of it but the id asked for)."""
+def not_yours(what: str, ident: str, *, shared: bool = False) -> NotYours:
+    """The one refusal for someone else's job or sweep (it names nothing of it but the id asked for); ``shared``:
+    a shared demo, which the caller may read but not change."""
+    if shared:
+        return NotYours(f"{what} {ident} is shared: everyone may see it, but only the session or user that started "
+                        f"it (or an admin) can cancel, rename or delete it; start your own, or ask an admin")
     return NotYours(f"{what} {ident} is not yours: only the session or user that started it (or an admin) can "
                     f"see or change it; start your own, or ask an admin")

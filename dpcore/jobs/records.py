@@ -48,6 +48,7 @@ class JobRecord(Mapping):
     worker: str | None
     cancel_requested: bool
     owner: str = "cli"  # who may see and change it (dpcore.jobs.owners)
+    shared: bool = False  # a shared demo: everyone may read it, only its owner or an admin change it
     history: list[dict] | None = None  # None: read without history (then "history" is not a key)
 
     @property

@@ -4,6 +4,10 @@ A job names its function by a registered name (``"train"``, ``"sweep.point"``, `
 never by where the function lives, so a module can move without breaking queued or finished rows.
 :func:`resolve` imports the function when a worker runs the job (nothing is imported at registration).
 
+A target may also have a **sharing rule** (:func:`share_when`, :func:`shared`): a predicate on a job's
+parameters that says the job is a shared demo (everyone may read it; see :mod:`dpcore.jobs.owners`). The store
+asks it when a job is submitted. Like targets, a rule is named by path and imported only when asked.
+
 Rows written before the names existed, or before a module moved, hold a ``"dpcore.module:function"`` path.
 :data:`MOVED` maps each such old path to its name — the only place old paths are translated. Any other
 ``"dpcore.module:function"`` path inside dpcore still runs as it is (tests and notebooks use that).
@@ -22,6 +26,7 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 
 _TARGETS: dict[str, str] = {}   # registered name -> "dpcore.module:function" (where it lives now)
 _BY_PATH: dict[str, str] = {}   # "dpcore.module:function" -> registered name
+_SHARED: dict[str, str] = {}    # registered name -> "dpcore.module:predicate" (its sharing rule)
 
 
 def register(name: str, path: str) -> str:
@@ -54,6 +59,36 @@ DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests an
 for _fn in DEMOS:
     register(f"demo.{_fn}", f"dpcore.jobs.demo_jobs:{_fn}")
 del _fn
+
+def share_when(name: str, path: str) -> None:
+    """Give the registered target ``name`` a sharing rule: ``path`` names ``predicate(params) -> bool``; a job of
+    that target whose parameters meet it is a shared demo (readable by everyone, changed only by its owner or an
+    admin; one at a time while queued or running)."""
+    if name not in _TARGETS:
+        raise JobError(f"job target {name!r} is not registered")
+    if not isinstance(path, str) or not _PATH_RE.match(path):
+        raise JobError(f"a sharing rule must look like 'dpcore.module:function' (inside dpcore), got {path!r}")
+    _SHARED[name] = path
+
+
+def shared(target: str, params: dict) -> bool:
+    """Whether a job of ``target`` with ``params`` is a shared demo (its target's sharing rule says so; a target
+    without one: never). A rule that cannot judge the parameters (a DPError) says no."""
+    from ..errors import DPError
+
+    path = _SHARED.get(target_name(target))
+    if path is None:
+        return False
+    fn = _import(path, target)
+    try:
+        return bool(fn(params))
+    except DPError:
+        return False
+
+
+#: The default synthetic-data study of the re-identification page (its default settings, the story's patients):
+#: one finished run is everyone's to read (the page shows it at once), and only one runs at a time.
+share_when(SYNTH_STUDY, "dpcore.synth.study:is_default")
 
 # Old "dpcore.module:function" paths that stored rows may hold -> the registered name that runs them now.
 MOVED: dict[str, str] = {
@@ -89,7 +124,10 @@ def target_name(target: str) -> str:
 def resolve(target: str) -> Callable[[dict, object], dict]:
     """The job function ``fn(params, ctx) -> dict`` for ``target`` (see :func:`target_name`), imported here."""
     name = target_name(target)
-    path = _TARGETS.get(name, name)
+    return _import(_TARGETS.get(name, name), target)
+
+
+def _import(path: str, target: str):
     module_name, func_name = path.split(":")
     try:
         module = importlib.import_module(module_name)

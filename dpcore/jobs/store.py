@@ -11,13 +11,21 @@ moves. :func:`get` and :func:`list_jobs` return frozen :class:`~dpcore.jobs.reco
 
 Ownership (:mod:`dpcore.jobs.owners`): every job has an owner; :func:`get`, :func:`list_jobs`, :func:`wait`,
 :func:`result_path`, :func:`cancel`, :func:`rename` and :func:`delete` take the :class:`~dpcore.jobs.owners.Caller`
-and refuse (:class:`~dpcore.jobs.owners.NotYours`) someone else's job unless the caller is an admin.
+and refuse (:class:`~dpcore.jobs.owners.NotYours`) someone else's job unless the caller is an admin — or the job
+is a shared demo (its target's sharing rule, :func:`dpcore.jobs.registry.shared`, decided here at submit time):
+everyone may read it, from the moment it is queued; only its owner or an admin may cancel, rename or delete it.
+While a shared job is queued or running, submitting an identical one queues nothing
+(:class:`~dpcore.jobs.owners.SharedRunning`, checked in the same transaction as the insert, so a stampede of
+clicks makes one run).
 A visitor's share is bounded at submit (:class:`~dpcore.jobs.owners.QueueFull`), and a click's idempotency key is
 remembered: the same key again queues nothing (:class:`~dpcore.jobs.owners.AlreadySubmitted`). Names are made
 distinct per owner ("… (2)"). Workers take queued jobs fairly across owners (:func:`dpcore.jobs.runner.claim`).
 
 Liveness (:mod:`dpcore.jobs.db`): a running job whose worker stopped heartbeating is marked ``failed``
 ("worker died") by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another worker.
+
+A little over 400 lines, one idea: the jobs table and who may do what with a row of it. Ownership, sharing and
+the stampede guard are checked inside the transactions that read and write the row, so they stay here.
 Queued jobs stay queued across restarts; finished jobs and their files are changed only by :func:`rename` and
 :func:`delete`.
 
@@ -41,9 +49,9 @@ from pathlib import Path
 from .. import limits, storage
 from ..errors import JobError
 from .db import connection, jobs_dir, reader, transaction
-from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, check_owner, limited, not_yours
+from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, SharedRunning, check_owner, limited, not_yours
 from .records import JobRecord, JobStatus
-from .registry import resolve, target_name
+from .registry import resolve, shared as shared_rule, target_name
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -78,6 +86,7 @@ def _row_to_job(row: sqlite3.Row, history: list[dict] | None) -> JobRecord:
         worker=row["worker"],
         cancel_requested=bool(row["cancel_requested"]),
         owner=row["owner"] if "owner" in row.keys() else CLI_OWNER,  # a read-only store of an older version
+        shared=bool(row["shared"]) if "shared" in row.keys() else False,
         history=history,
     )
 
@@ -146,8 +155,10 @@ def submit_many(units, *, owner: str, group: str | None = None, key: str | None 
                 ref: str | None = None) -> list[str]:
     """Queue several jobs at once, all or none: ``units`` is ``[(target, params, label), ...]``. Returns their
     ids. One transaction checks the click ``key`` (the same key again: :class:`AlreadySubmitted`, nothing queued;
-    ``ref`` is what the click made, default the first job id) and the owner's share of the queue
-    (:class:`QueueFull`), then inserts every job with a name distinct among the owner's."""
+    ``ref`` is what the click made, default the first job id), that no identical shared demo is already queued
+    or running (:class:`SharedRunning`, whose ``ref`` is that job), and the owner's share of the queue
+    (:class:`QueueFull`), then inserts every job with a name distinct among the owner's. Whether a job is a shared
+    demo is its target's sharing rule's answer (:func:`dpcore.jobs.registry.shared`), not the caller's."""
     owner = check_owner(owner)
     key = _check_key(key)
     if group is not None and not isinstance(group, str):
@@ -163,7 +174,8 @@ def submit_many(units, *, owner: str, group: str | None = None, key: str | None 
         except (TypeError, ValueError) as exc:
             raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): "
                            f"{exc}") from None
-        rows.append((name, params_json, " ".join(str(label or "").split())[:limits.JOB_NAME_MAX_CHARS]))
+        rows.append((name, params_json, " ".join(str(label or "").split())[:limits.JOB_NAME_MAX_CHARS],
+                     shared_rule(name, params)))
     if not rows:
         raise JobError("nothing to submit")
     jobs_dir()  # results go there: a file in its place (or no space for a folder) is refused before anything queues
@@ -171,6 +183,14 @@ def submit_many(units, *, owner: str, group: str | None = None, key: str | None 
     now = time.time()
     with connection() as conn, transaction(conn):
         remember_click(conn, owner, key, ref or ids[0])
+        for name, params_json, _, shared in rows:
+            running = conn.execute("SELECT id FROM jobs WHERE shared = 1 AND target = ? AND params = ? AND status IN "
+                                   "('queued', 'running') ORDER BY created LIMIT 1",
+                                   (name, params_json)).fetchone() if shared else None
+            if running is not None:
+                raise SharedRunning(f"the same shared run is already {_status(conn, running['id'])} (job "
+                                    f"{running['id']}): nothing new was queued; everyone sees its progress and its "
+                                    "results when it ends", ref=running["id"])
         if limited(owner):
             queued, cap = _queued(conn, owner), limits.JOBS_QUEUED_PER_OWNER
             if len(rows) > cap:
@@ -179,14 +199,18 @@ def submit_many(units, *, owner: str, group: str | None = None, key: str | None 
             if queued + len(rows) > cap:
                 raise QueueFull(f"you already have {queued:,} jobs waiting and may have at most {cap:,}; wait for "
                                 "some to start, or cancel some, then try again")
-        for job_id, (name, params_json, label) in zip(ids, rows):
+        for job_id, (name, params_json, label, shared) in zip(ids, rows):
             label = distinct_name(label, _labels(conn, owner, label)) if label else label
             conn.execute(
-                "INSERT INTO jobs (id, target, params, grp, label, status, created, owner) "
-                "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)",
-                (job_id, name, params_json, group, label, now, owner),
+                "INSERT INTO jobs (id, target, params, grp, label, status, created, owner, shared) "
+                "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
+                (job_id, name, params_json, group, label, now, owner, int(shared)),
             )
     return ids
+
+
+def _status(conn: sqlite3.Connection, job_id: str) -> str:
+    return conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()["status"]
 
 
 def submit(target: str, params: dict, *, owner: str, group: str | None = None, label: str = "",
@@ -210,15 +234,19 @@ def _owner_of(row: sqlite3.Row) -> str:
     return row["owner"] if "owner" in row.keys() else CLI_OWNER
 
 
+def _shared(row: sqlite3.Row) -> bool:
+    return bool(row["shared"]) if "shared" in row.keys() else False
+
+
 def _readable(caller: Caller, row: sqlite3.Row) -> sqlite3.Row:
-    if not caller.may_read(_owner_of(row)):
+    if not caller.may_read(_owner_of(row), shared=_shared(row)):
         raise not_yours("job", row["id"])
     return row
 
 
 def _changeable(caller: Caller, row: sqlite3.Row) -> sqlite3.Row:
     if not caller.may_change(_owner_of(row)):
-        raise not_yours("job", row["id"])
+        raise not_yours("job", row["id"], shared=_shared(row))
     return row
 
 
@@ -230,7 +258,8 @@ def _check_caller(caller) -> Caller:
 
 def get(job_id: str, *, caller: Caller, history: bool = True) -> JobRecord:
     """The job's record: status, progress, history (list of progress updates), times, error, result.
-    Someone else's job is :class:`~dpcore.jobs.owners.NotYours` (nothing of it is returned)."""
+    Someone else's job is :class:`~dpcore.jobs.owners.NotYours` (nothing of it is returned), unless it is a
+    shared demo."""
     _check_caller(caller)
     _check_id(job_id)
     with reader() as conn:
@@ -238,8 +267,10 @@ def get(job_id: str, *, caller: Caller, history: bool = True) -> JobRecord:
         return _row_to_job(row, _history(conn, job_id) if history else None)
 
 
-def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100) -> list[JobRecord]:
-    """The caller's newest jobs first (an admin's: everyone's), without their history; optionally one group."""
+def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100,
+              shared: bool = False) -> list[JobRecord]:
+    """The caller's newest jobs first (an admin's: everyone's), without their history; optionally one group.
+    ``shared``: with everyone's shared demos too (their records say ``shared``)."""
     _check_caller(caller)
     limit = max(1, min(int(limit), 10_000))
     with reader() as conn:
@@ -249,7 +280,7 @@ def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100) -> 
         owner_sql = "owner" if "owner" in cols else f"'{CLI_OWNER}'"  # an older store opened read-only
         where, args = [], []
         if not caller.admin:
-            where.append(f"{owner_sql} = ?")
+            where.append(f"({owner_sql} = ? OR shared = 1)" if shared and "shared" in cols else f"{owner_sql} = ?")
             args.append(caller.owner)
         if group is not None:
             where.append("grp = ?")

@@ -170,7 +170,7 @@ def _readable(rec: dict, caller: Caller) -> dict:
 
 def _changeable(rec: dict, caller: Caller) -> dict:
     if not caller.may_change(owner_of(rec)):
-        raise not_yours("sweep", rec.get("id"))
+        raise not_yours("sweep", rec.get("id"), shared=shared(rec))
     return rec
 
 

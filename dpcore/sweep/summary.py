@@ -4,6 +4,9 @@
 
 Every "proved ε" combines the seeds' audits at :data:`AUDIT_CONFIDENCE` overall, never the largest of
 several 95% bounds.
+
+A little over 400 lines, one idea: reading a finished sweep (its rows, headers, sentence and JSON all read the
+same per-ε summary, and the headers' "not covered by ε" labels have their one home here).
 """
 
 from __future__ import annotations
@@ -194,17 +197,41 @@ def shown_row(row: dict) -> dict:
     return out
 
 
-def column_label(field: str) -> str:
-    """A :func:`by_epsilon` field in words: ``"loss.tpr_at_1pct_fpr"`` -> ``"loss threshold (Yeom): TPR at 1%
-    FPR"``, ``"accuracy_sd"`` -> ``"test accuracy, SD"``. An unknown field is returned as it is."""
+#: What a header adds when its column is computed on the private rows (:func:`on_private_rows`): the words the
+#: sweep's reading, the report and the statement use.
+NOT_COVERED = "not covered by ε"
+#: :func:`by_epsilon` fields computed from the private rows that no ε covers: test accuracy on the private test
+#: rows, every attack's results (members are training rows, non-members test rows) and every audit's bound and
+#: its reach (the canaries are training rows too). The target ε, the models and the accountant's ε are not.
+PRIVATE_FIELDS = (*ACCURACY_FIELDS, "empirical_epsilon", "empirical_epsilon_median", "max_certifiable",
+                  "empirical_epsilon_mean", "records_epsilon", "records_epsilon_median")
+
+
+def on_private_rows(field: str) -> bool:
+    """Whether a :func:`by_epsilon` field (or its ``_sd``) is computed on the private rows, outside ε."""
+    base = field[:-3] if field.endswith("_sd") and len(field) > 3 else field
+    return base in PRIVATE_FIELDS or base.partition(".")[2] in METRIC_WORDS
+
+
+def _words(field: str) -> str:
     if field in COLUMN_WORDS:
         return COLUMN_WORDS[field]
     if field.endswith("_sd") and len(field) > 3:
-        return f"{column_label(field[:-3]).removesuffix(' (mean)')}, SD"
+        return f"{_words(field[:-3]).removesuffix(' (mean)')}, SD"
     attack, _, metric = field.partition(".")
     if metric in METRIC_WORDS:
         return f"{ATTACK_LABELS.get(attack, attack)}: {METRIC_WORDS[metric]}"
     return field
+
+
+def column_label(field: str) -> str:
+    """A :func:`by_epsilon` field in words, the one home of the per-ε table's headers (the page, its download, the
+    report): ``"loss.tpr_at_1pct_fpr"`` -> ``"loss threshold (Yeom): TPR at 1% FPR, not covered by ε"``,
+    ``"accuracy_sd"`` -> ``"test accuracy, SD, not covered by ε"``, ``"epsilon_spent"`` -> ``"ε spent
+    (accountant)"``. Every column computed on the private rows (:func:`on_private_rows`) says so. An unknown field
+    is returned as it is."""
+    words = _words(field)
+    return f"{words}, {NOT_COVERED}" if on_private_rows(field) else words
 
 
 def summary_row(result: dict, epsilon) -> dict | None:

@@ -272,10 +272,10 @@ class SynthRelease:
     notes: list[str] = field(default_factory=list)
     contingency: object = field(default=None, repr=False)  # OpenDP's ContingencyTable: the noisy marginals, model
 
-    def statement(self, dataset: str) -> dict:
+    def statement(self, dataset: str, rows_read: str | None = None) -> dict:
         from .statement import release_statement
 
-        return release_statement(self, dataset)
+        return release_statement(self, dataset, rows_read)
 
 
 _GLOBAL_RNG = threading.Lock()

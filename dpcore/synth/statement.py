@@ -21,8 +21,10 @@ from .schema import Schema
 OPENDP = "OpenDP 0.16.0 (opendp.extras.mbi) with Private-PGM (mbi 1.1.0)"
 
 
-def release_statement(rel: SynthRelease, dataset: str) -> dict:
-    """The statement of one release of ``dataset`` (a description such as "synthetic medical, 1,000 patients")."""
+def release_statement(rel: SynthRelease, dataset: str, rows_read: str | None = None) -> dict:
+    """The statement of one release of ``dataset`` (a description such as "synthetic medical, 1,000 patients").
+    ``rows_read``: which of its rows the release read, in words, when not simply all of them (an upload with a
+    held-out part: :mod:`dpcore.synth.job`)."""
     cfg, p = rel.config, rel.plan
     pure = cfg.delta == 0
     rows_from = f"declared: {cfg.rows:,}" if cfg.rows is not None else ROWS_ESTIMATED
@@ -44,6 +46,7 @@ def release_statement(rel: SynthRelease, dataset: str) -> dict:
                             "rows": rows_from,
                             "note": "every category, bound and bin width was declared before the release, "
                                     "never read from the rows"},
+        **({"rows_read": rows_read} if rows_read else {}),
         "columns_released": rel.schema.names,
         "synthetic_rows": int(len(rel.table)),
         "randomness": {

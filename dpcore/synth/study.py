@@ -12,10 +12,18 @@ Per ε and repetition, two releases with the same settings:
   without anyone's record; and the coin flips make B a one-run membership audit.
 
 Job target ``"synth.study"`` (:func:`run_job`); :class:`Study` reads a finished job's result.
+
+Who sees a study: like a training run, its owner (the session or user that started it) and the admins — except
+**the default study** (:func:`is_default`: the page's default settings on the story's default patients), which
+the job store shares with everyone (:func:`dpcore.jobs.registry.shared`): once anyone (a session, or ``python -m
+dpcore synth-study`` with its defaults) has finished it, every visitor reads its results at once, read-only; while
+one runs, pressing Start again joins it instead of queueing another (:func:`submit`). Only its owner or an admin
+may cancel, rename or delete it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -296,6 +304,33 @@ def from_job(job) -> Study:
     return Study(job["result"], job["id"])
 
 
+@functools.lru_cache(maxsize=1)
+def _default() -> dict:
+    return StudyConfig().to_dict()
+
+
+def is_default(params) -> bool:
+    """Whether a study's parameters (a :meth:`StudyConfig.to_dict`, or a config) are the default study's: the
+    re-identification page's default settings on the story's default patients — the one study the job store
+    shares with every visitor (the rule :mod:`dpcore.jobs.registry` names). Anything else is its owner's."""
+    if isinstance(params, StudyConfig):
+        params = params.to_dict()
+    return isinstance(params, dict) and params == _default()
+
+
+def submit(cfg: StudyConfig, *, owner: str, key: str | None = None) -> tuple[str, bool]:
+    """Queue a study for ``owner`` (``key``: the click's idempotency key). Returns ``(job id, joined)``: for the
+    default study, while an identical one is queued or running (anyone's), nothing is queued and its id comes back
+    with ``joined`` True — twenty visitors pressing Start at once make one run that all of them watch."""
+    from ..jobs import owners, registry, store
+
+    try:
+        return store.submit(registry.SYNTH_STUDY, cfg.to_dict(), owner=owner, group=GROUP, label=cfg.label(),
+                            key=key), False
+    except owners.SharedRunning as running:
+        return running.ref, True
+
+
 def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):
     """The caller's newest study with exactly these settings in one of ``statuses`` (a second click reuses it)."""
     from ..jobs import store
@@ -305,6 +340,20 @@ def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):
         if j["status"] in statuses and j.get("params") == want:
             return j
     return None
+
+
+def find_shared(cfg: StudyConfig, *, caller):
+    """For the default study only: the newest finished shared run (anyone's), else the one queued or running —
+    what a visitor without a study of their own is shown at once. None for any other settings."""
+    from ..jobs import store
+
+    if not is_default(cfg):
+        return None
+    want = cfg.to_dict()
+    runs = [j for j in store.list_jobs(caller=caller, group=GROUP, limit=200, shared=True)
+            if j.shared and j.get("params") == want]
+    return (next((j for j in runs if j["status"] == "done"), None)
+            or next((j for j in runs if j["status"] in ("queued", "running")), None))
 
 
 def find_similar(cfg: StudyConfig, *, caller, limit: int = 200):
@@ -321,8 +370,29 @@ def find_similar(cfg: StudyConfig, *, caller, limit: int = 200):
     return None
 
 
-def finished(*, caller, limit: int = 200) -> list:
-    """The caller's finished studies, newest first (the report's and the advisor's choices)."""
+def shared_note(job, *, caller) -> str | None:
+    """One markdown sentence for a shared study that is not the caller's to change (None otherwise): whose it is
+    in words (never its owner's id), when it ran, that it is read-only, and what Start does."""
+    from ..jobs.display import ran_at
+
+    if not job.get("shared") or caller.may_change(job.get("owner")):
+        return None
+    who = "the server's command line" if job.get("owner") == "cli" else "another visitor"
+    if job["status"] == "done":
+        return (f"**Shared study, finished {ran_at(job)}** — the default settings on the default patients, run by {who}. "
+                "Everyone sees it at once; only whoever started it (or an admin) can rename or delete it. "
+                "**Start the study** runs a fresh one of your own.")
+    if job["status"] in ("queued", "running"):
+        return (f"**Shared study in progress, queued {ran_at(job, 'created')}**"
+                f" — the default settings on the default patients, started by {who}: everyone sees its progress "
+                "and its results when it ends; only whoever started it (or an admin) can cancel it.")
+    return None
+
+
+def finished(*, caller, limit: int = 200, shared: bool = True) -> list:
+    """The caller's finished studies, newest first, with the shared default study (anyone's) unless ``shared`` is
+    False (the report's and the advisor's choices)."""
     from ..jobs import store
 
-    return [j for j in store.list_jobs(caller=caller, group=GROUP, limit=limit) if j["status"] == "done"]
+    return [j for j in store.list_jobs(caller=caller, group=GROUP, limit=limit, shared=shared)
+            if j["status"] == "done"]

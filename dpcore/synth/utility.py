@@ -18,6 +18,8 @@ import itertools
 import numpy as np
 import pandas as pd
 
+from ..data.filters import parse_finite
+from ..errors import DPError
 from .schema import Schema
 
 
@@ -119,7 +121,11 @@ def _features(df: pd.DataFrame, schema: Schema, target: str) -> np.ndarray:
     return np.hstack(parts)
 
 
-def _labels(df: pd.DataFrame, task: dict) -> np.ndarray:
+def _labels(df: pd.DataFrame, task: dict, schema: Schema) -> np.ndarray:
+    """A number column: whether it reaches ``threshold``; a category column (no threshold): its declared code
+    (−1: missing or undeclared)."""
+    if task.get("threshold") is None:
+        return schema.column(task["target"]).encode(df[task["target"]])
     x = pd.to_numeric(df[task["target"]], errors="coerce").to_numpy(dtype=float)
     return np.nan_to_num(x, nan=-np.inf) >= task["threshold"]
 
@@ -129,10 +135,71 @@ def model_accuracy(train: pd.DataFrame, test: pd.DataFrame, schema: Schema, task
     one class only in ``train``: that class is always predicted)."""
     from sklearn.linear_model import LogisticRegression
 
-    y, y_test = _labels(train, task), _labels(test, task)
-    if not len(y):
+    y, y_test = _labels(train, task, schema), _labels(test, task, schema)
+    if not len(y) or not len(y_test):
         return float("nan")
-    if y.all() or not y.any():
+    if (y == y[0]).all():
         return float(np.mean(y_test == y[0]))
     m = LogisticRegression(max_iter=1000).fit(_features(train, schema, task["target"]), y)
     return float(m.score(_features(test, schema, task["target"]), y_test))
+
+
+def majority_accuracy(train: pd.DataFrame, test: pd.DataFrame, schema: Schema, task: dict) -> float:
+    """Test accuracy on ``test`` of always answering ``train``'s most common class (the floor a model must beat)."""
+    y, y_test = _labels(train, task, schema), _labels(test, task, schema)
+    if not len(y) or not len(y_test):
+        return float("nan")
+    values, counts = np.unique(y, return_counts=True)
+    return float(np.mean(y_test == values[np.argmax(counts)]))
+
+
+# --- an upload's synthetic table (the re-identification page's "Your own data" tab) ---------------------------
+
+def upload_task(schema: Schema, target: str | None, threshold=None) -> dict | None:
+    """The model test of an upload's release: predict the declared column ``target`` from the other declared
+    columns — a category column's value, or whether a number column reaches ``threshold`` (default: the middle of
+    its declared bounds, which are public). None: no model test."""
+    if target is None or not str(target).strip():
+        return None
+    col = schema.column(str(target))  # a schema declares two columns at least: there is something to learn from
+    if not col.is_number:
+        if threshold is not None:
+            raise DPError(f"column {col.name!r} is a category column: the model predicts its value, so leave the "
+                          "threshold out")
+        return {"target": col.name, "threshold": None, "text": f"{col.name} (its category)"}
+    lo, hi = col.bounds
+    t = (lo + hi) / 2 if threshold is None else parse_finite(threshold, f"threshold for {col.name!r}")
+    if not lo < t <= hi:
+        raise DPError(f"the threshold for {col.name!r} must be inside its declared bounds ({lo:g} to {hi:g}], got "
+                      f"{t:g}")
+    return {"target": col.name, "threshold": float(t), "text": f"{col.name} ≥ {t:g}"}
+
+
+#: What the upload's utility figures are, beside them (page, job result).
+UPLOAD_NOT_COVERED = "computed on your private rows: not covered by ε"
+
+
+def upload_utility(fitted: pd.DataFrame, held_out: pd.DataFrame | None, synthetic_codes: pd.DataFrame,
+                   synthetic: pd.DataFrame, schema: Schema, pairs=(), task: dict | None = None) -> dict:
+    """What an upload's synthetic table keeps, for its owner: every declared column's 1-way marginal and the 2-way
+    marginals of ``pairs`` (every pair when none), against the rows the generator read (``fitted``), at the declared
+    bins; and with a ``task`` (:func:`upload_task`), the test accuracy on the ``held_out`` rows (which no release
+    read) of a model trained on the synthetic rows, beside one trained on the fitted rows and always answering
+    their most common class. Computed on the private rows: not covered by ε."""
+    from .. import limits
+
+    out = {"marginals": marginal_errors(schema.encode(fitted), synthetic_codes, schema, pairs),
+           "fitted_rows": int(len(fitted)), "held_out_rows": int(len(held_out)) if held_out is not None else 0,
+           "model": None, "not_covered_by_epsilon": UPLOAD_NOT_COVERED}
+    if task is None:
+        return out
+    n = out["held_out_rows"]
+    if n < limits.SYNTH_UTILITY_MIN_TEST_ROWS:
+        out["model_note"] = (f"the held-out part has {n:,} rows; a model is tested on at least "
+                             f"{limits.SYNTH_UTILITY_MIN_TEST_ROWS:,}: upload more rows")
+        return out
+    out["model"] = {"task": task["text"], "target": task["target"], "threshold": task["threshold"],
+                    "synthetic": model_accuracy(synthetic, held_out, schema, task),
+                    "real": model_accuracy(fitted, held_out, schema, task),
+                    "majority": majority_accuracy(fitted, held_out, schema, task)}
+    return out

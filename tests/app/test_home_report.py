@@ -23,8 +23,8 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     real_get, real_list = store.get, store.list_jobs
     monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
                         RUN if j == "job-1" else real_get(j, caller=caller, history=history))
-    monkeypatch.setattr(store, "list_jobs", lambda *, caller, group=None, limit=100: [RUN] if group == "train"
-                        else real_list(caller=caller, group=group, limit=limit))
+    monkeypatch.setattr(store, "list_jobs", lambda *, caller, group=None, limit=100, shared=False: [RUN]
+                        if group == "train" else real_list(caller=caller, group=group, limit=limit, shared=shared))
     df = datasets.medical(1500, 0)
     info = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))
     key, name = info["fingerprint"], info["name"]
@@ -98,3 +98,40 @@ def test_home_report_adds_the_advisors_decision_from_this_session(chdir_root):
     assert record["words"][0].startswith("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01")
     assert "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01" in html and "Expected error: within ±10" in html
     assert any("Report ready" in t.value for t in at.toast)
+
+
+def test_home_report_adds_the_audit_of_your_model_from_this_session(chdir_root):
+    """Issue 26.3 "results in the report": the last audit on Audit your model in this session is a section of Home's
+    report, built by the one builder the page's own download uses (dpcore.report_audit.audit_section), with its
+    verdict in the executive summary; the file's name stays text."""
+    from dpcore import report_audit
+    from dpcore.attacks import model_audit
+    from dpcore.report import inline_markdown
+
+    at = open_page("pages/home.py")
+    assert at.checkbox(key="home_report_audit").disabled  # nothing audited yet in this session
+    at.switch_page("pages/audit.py")
+    at.run()
+    name = "<b>my</b> scores.csv"
+    at.file_uploader(key="au_csv").set_value((name, model_audit.example_csv(), "text/csv")).run()
+    at.radio(key="au_mech").set_value("epsilon").run()
+    at.number_input(key="au_eps").set_value(0.5).run()
+    assert not at.exception, [e.value for e in at.exception]
+    kept = at.session_state["au_report"]
+    assert kept["name"] == name and kept["result"]["verdict"]["contradicts"]
+    at.switch_page("pages/home.py")
+    at.run()
+    box = at.checkbox(key="home_report_audit")
+    assert not box.disabled and name in box.help
+    box.check().run()
+    at.button(key="home_report_prepare").click().run()
+    assert not at.error, [e.value for e in at.error]
+    html = at.session_state["home_report_html"]
+    assert "<h2>Audit of your model: &lt;b&gt;my&lt;/b&gt; scores.csv</h2>" in html and "<b>my</b>" not in html
+    section = report_audit.audit_section(kept["result"], name)  # the page's own report: the same section
+    for para in section.paragraphs:
+        assert inline_markdown(para) in html
+    summary = html[html.index("<h2>Executive summary</h2>"):html.index("<h2>Settings</h2>")]
+    assert "An audit of your model&#x27;s membership scores (&lt;b&gt;my&lt;/b&gt; scores.csv) proves ε ≥ " \
+           "<strong>" in summary
+    assert "it <strong>contradicts</strong> the claimed ε = 0.5" in summary

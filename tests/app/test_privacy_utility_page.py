@@ -100,7 +100,9 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     assert len(at.get("plotly_chart")) == n + 2
     # the per-ε table reads in words: no field names such as empirical_epsilon_k or loss.tpr_at_1pct_fpr
     (headers,) = [list(d.value.columns) for d in at.dataframe if "target ε" in d.value.columns]
-    assert "loss threshold (Yeom): TPR at 1% FPR" in headers
+    assert "loss threshold (Yeom): TPR at 1% FPR, not covered by ε" in headers
+    assert "test accuracy (mean), not covered by ε" in headers and "ε spent (accountant)" in headers
+    assert not [h for h in headers if "accuracy" in h and "not covered by ε" not in h], headers
     assert not [h for h in headers if "_" in h or "." in h.split(":")[0]], headers
 
 

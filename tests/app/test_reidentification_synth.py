@@ -119,8 +119,16 @@ def finished(monkeypatch):
     return result
 
 
-def test_someone_elses_study_is_not_shown(chdir_root, finished):
+def test_someone_elses_study_is_not_shown(chdir_root, monkeypatch):
+    """Any study but the default one stays its session's (the default one is shared: test_reidentification_synth_
+    shared.py)."""
+    cfg = ST.StudyConfig(epsilons=(1.0,), repetitions=1)
+    result = fake_result({1.0: [run()]}, cfg)
+    monkeypatch.setattr(ST, "run", lambda c, **kw: result)
+    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=ME, group=ST.GROUP, label=cfg.label())
     at = page({"re_tab": SYNTH_TAB}, owner=SOMEONE_ELSE)
+    at.multiselect(key="re_syn_eps").set_value([1.0]).run()
+    at.select_slider(key="re_syn_reps").set_value(1).run()
     assert any("No study with these settings yet: press **Start the study**." == i.value for i in at.info)
     assert not any(m.value.startswith("#### At ε =") for m in at.markdown)
 

@@ -118,7 +118,9 @@ def test_report_with_a_stored_sweep(tmp_path):
     html = report.build(1.0, n=1500, sweep_id=result["id"], caller=SYSTEM)
     assert "Privacy–utility: Breast cancer, Logistic regression, ε 1, " in html  # what it is, in words; not its id
     assert result["id"] not in _text(html)
-    assert "<th>test accuracy (not covered by ε)</th>" in html
+    # the page's headers (sweep_summary.column_label): each column computed on the private rows says so
+    assert "<th>test accuracy (mean), not covered by ε</th>" in html
+    assert "<th>proved ε (95% over all seeds), not covered by ε</th>" in html and "<th>ε spent (accountant)</th>" in html
     assert "empirical" in html
     with pytest.raises(DPError, match="no stored sweep"):
         report.build(1.0, n=1500, sweep_id="nope", caller=SYSTEM)
@@ -191,7 +193,7 @@ def test_report_shows_the_proved_epsilon_over_all_seeds():
     (row,) = sweep_summary.by_epsilon(res)
     per_seed = [p["empirical_epsilon"]["lower_bound"] for p in res["points"]]
     body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c4", caller=SYSTEM))
-    assert "<th>proved ε (95% over all seeds)</th>" in body
+    assert "<th>proved ε (95% over all seeds), not covered by ε</th>" in body
     # lower bounds, written rounded down (dpcore.claims)
     assert f"<td>{claims.down(row['empirical_epsilon'])}</td>" in body
     assert f"<td>{claims.down(row['empirical_epsilon_median'])}</td>" in body

@@ -7,10 +7,13 @@ import json
 import numpy as np
 import pytest
 
+from dpcore import claims
 from dpcore.attacks import audit, model_audit, one_run
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.training import accounting
+
+from ..cli_helpers import one_line, run as cli
 
 
 def _shift(rng, eps, n):
@@ -159,3 +162,54 @@ def test_a_model_that_ignores_its_data_contradicts_a_claim_when_held_out_rows_di
     assert "split at random from one pool" in r["verdict"]["words"]
     canaries = model_audit.audit_model(member, score, np.ones(2000, bool), mech=model_audit.mechanism(epsilon=0.5))
     assert canaries["verdict"]["contradicts"] and "split at random" not in canaries["verdict"]["words"]  # no split
+
+
+def test_report_audit_recomputes_the_scores_into_the_same_section_as_the_page(tmp_path, capsys):
+    """`report --audit SCORES.csv` (issue 26.3, results in the report): the scores file and the stated claim are
+    audited again with the same function as the page and the `audit` command, and the section is the one builder's
+    (report_audit.audit_section) — its numbers cannot come from an edited JSON."""
+    import re
+
+    from dpcore import report_audit
+    from dpcore.report import inline_markdown
+
+    scores = tmp_path / "scores.csv"
+    scores.write_bytes(model_audit.example_csv())
+    out = tmp_path / "r.html"
+    rc, stdout, err = cli(capsys, "report", "--out", str(out), "--n", "1000", "--audit", str(scores),
+                          "--audit-epsilon", "0.5", "--audit-split-seed", "3")
+    assert rc == 0, err
+    printed = json.loads(stdout)
+    assert printed["audit"]["scores"] == str(scores) and "contradict" in printed["audit"]["verdict"]
+    html = out.read_text()
+    rc, stdout, _ = cli(capsys, "audit", "--scores", str(scores), "--epsilon", "0.5", "--split-seed", "3")
+    direct = json.loads(stdout)
+    section = report_audit.audit_section(direct, "scores.csv")
+    assert "<h2>Audit of your model: scores.csv</h2>" in html
+    body = re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    for para in section.paragraphs:
+        assert inline_markdown(para) in body
+    assert f"<td>{claims.down(direct['split_audit']['lower_bound'])}</td>" in body
+    assert "it <strong>contradicts</strong> the claimed ε = 0.5" in body  # the executive summary
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--audit-epsilon", "1"], "--audit-epsilon states the claim of an audit: give its scores file with --audit"),
+    (["--audit", "@missing"], "missing.csv"),
+    (["--audit", "@good", "--audit-epsilon", "-1"], "epsilon must be"),
+    (["--audit", "@good", "--audit-noise-multiplier", "1"], "--audit @good: "),
+    (["--audit", "@bad"], "--audit @bad: the scores CSV needs columns member (1/0) and score"),
+])
+def test_report_audit_refuses_bad_input_in_one_line(tmp_path, capsys, args, words):
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "good.csv").write_bytes(model_audit.example_csv())
+
+    def path(a):
+        for k in ("missing", "bad", "good"):
+            a = a.replace(f"@{k}", str(tmp_path / f"{k}.csv"))
+        return a
+
+    args, words = [path(a) for a in args], path(words)
+    rc, _, err = cli(capsys, "report", "--out", str(tmp_path / "r.html"), "--n", "1000", *args)
+    assert rc == 2 and one_line(err) and words in err, err
+    assert not (tmp_path / "r.html").exists()

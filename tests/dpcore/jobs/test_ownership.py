@@ -330,18 +330,10 @@ def test_cli_rename_and_delete(capsys):
 def test_a_store_from_before_owners_opens_and_its_jobs_are_the_clis(dp_home):
     """An existing jobs.sqlite without the owner column (or the clicks table) is migrated on open; its jobs
     belong to the CLI owner (the server's operator), not to every visitor as before."""
-    import sqlite3
+    from .legacy import old_store
 
-    dp_home.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(dp_home / "jobs.sqlite"))
-    with conn:
-        conn.execute("CREATE TABLE jobs (id TEXT PRIMARY KEY, target TEXT NOT NULL, params TEXT NOT NULL, grp TEXT, "
-                     "label TEXT NOT NULL DEFAULT '', status TEXT NOT NULL, progress TEXT NOT NULL DEFAULT '{}', "
-                     "created REAL NOT NULL, started REAL, ended REAL, error TEXT, result TEXT, worker TEXT, "
-                     "heartbeat REAL, cancel_requested INTEGER NOT NULL DEFAULT 0)")
-        conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
-                     "VALUES ('old-1', 'train', '{}', 'train', 'an old run', 'done', 1.0)")
-    conn.close()
+    old_store(dp_home, {"id": "old-1", "target": "train", "params": "{}", "grp": "train", "label": "an old run",
+                        "status": "done", "created": 1.0}, owners=False)
     (job,) = store.list_jobs(caller=CLI)
     assert job.id == "old-1" and job.owner == "cli"
     assert store.list_jobs(caller=AS_ANN) == []

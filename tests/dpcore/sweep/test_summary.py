@@ -140,9 +140,21 @@ def test_column_labels_are_words_for_every_field(tiny_result):
     labels = [sweep_summary.column_label(f) for f in dict.fromkeys(fields)]
     assert len(set(labels)) == len(labels)  # one header per field
     assert not [x for x in labels if "_" in x], labels
-    assert sweep_summary.column_label("loss.tpr_at_1pct_fpr") == "loss threshold (Yeom): TPR at 1% FPR"
-    assert sweep_summary.column_label("accuracy_sd") == "test accuracy, SD"
+    assert sweep_summary.column_label("loss.tpr_at_1pct_fpr") == "loss threshold (Yeom): TPR at 1% FPR, not covered by ε"
+    assert sweep_summary.column_label("accuracy_sd") == "test accuracy, SD, not covered by ε"
     assert sweep_summary.column_label("not_a_field") == "not_a_field"
+
+
+def test_every_column_computed_on_private_rows_says_it_is_not_covered_by_epsilon(tiny_result):
+    """The per-ε table's headers (page, download, report): test accuracy, every attack's results and every audit's
+    bound are computed on the private rows; the target ε, the model count and the accountant's ε are not."""
+    fields = list(dict.fromkeys(k for row in sweep_summary.by_epsilon(tiny_result) for k in row))
+    public = {"epsilon", "n", "epsilon_spent", "empirical_epsilon_k", "empirical_epsilon_confidence"}
+    for f in fields:
+        label = sweep_summary.column_label(f)
+        assert label.endswith(", not covered by ε") == (f not in public), (f, label)
+    assert sweep_summary.column_label("accuracy") == "test accuracy (mean), not covered by ε"
+    assert sweep_summary.column_label("epsilon_spent") == "ε spent (accountant)"
 
 
 def test_audit_chart_when_no_attack_could_prove_anything(tiny_result):
