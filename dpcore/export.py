@@ -200,7 +200,7 @@ def for_audit(file_name: str, *, delta: float, confidence: float, split_seed: in
     r.md("**Your scores file**, by the name you uploaded it under: put it beside this script.")
     r.code(f"SCORES = {name!r}")
     r.md("**The settings**: δ at which ε is bounded, the confidence of every bound, the seed of the half/half "
-         "split (any seed keeps the confidence)" + (", and the mechanism you stated." if mech else "."))
+         "split (fixed before looking: the confidence holds for one seed, not for the best of several)" + (", and the mechanism you stated." if mech else "."))
     r.code(f"delta, confidence, split_seed = {delta!r}, {confidence!r}, {split_seed!r}\n"
            + (f"mechanism = model_audit.mechanism(delta=delta, **{_literal(mech)})" if mech else "mechanism = None"))
     r.code("table = model_audit.read_scores(SCORES)\n"

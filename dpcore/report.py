@@ -285,8 +285,9 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
     post, fact = float(posterior_bound(0.5, eps)), float(fact_bound(0.5, eps))
-    d = (f" (δ = {claims.delta(delta)}: the bounds fail only where the privacy loss exceeds ε, for the Gaussian "
-         f"mechanism with probability {claims.up(loss_tail(eps, delta), 2)})" if delta else " (δ = 0)")
+    d = (f" (δ = {claims.delta(delta)}: the bounds fail only where the privacy loss exceeds ε, for the continuous "
+         f"Gaussian mechanism with probability {claims.up(loss_tail(eps, delta), 2)}; each released answer states its "
+         "own)" if delta else " (δ = 0)")
     lr, dp, rep = st.linkage, st.dp, st.uniqueness
     out = [
         f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure that a person is in the data can become at "

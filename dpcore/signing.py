@@ -5,7 +5,8 @@ A statement is signed by :func:`sign`: its body (every field but ``signature``) 
 hash, a hash of every field one and two levels down (``accountant``, ``accountant.epsilon``, ``points[3]``), the
 key's id and the time, and an HMAC-SHA256 over all of them with the home's key
 (:func:`dpcore.storage.signing_key`, 32 random bytes, 0600). :func:`check` recomputes the MAC with the key (the
-signature block itself is unchanged), then the hashes: a changed, added or removed field is named.
+signature block itself is unchanged; its fixed texts ``canonical`` and ``proves`` must read as this version writes them
+and no other field may be added to it), then the hashes: a changed, added or removed field is named.
 
 What a valid signature proves: the statement was written by someone holding this home's key and has not been
 changed since. What it does not prove: who that was (anyone who can read the key can sign), or that the numbers
@@ -24,6 +25,12 @@ from .errors import DPError
 
 SCHEME = "HMAC-SHA256"
 CANONICAL = "JSON with sorted keys, no spaces, UTF-8, floats as Python's json writes them"
+#: What a signature proves, as the block says it. The MAC covers scheme, key_id, signed_at, body and fields;
+#: these words and ``canonical`` are fixed texts that :func:`check` compares, so they cannot be changed either.
+PROVES = ("written by a holder of this DP Explorer home's key and unchanged since; anyone who can read that key can "
+          "sign, and the numbers are checked by recomputing them (python -m dpcore statement --verify FILE)")
+#: Every field of a signature block: any other is refused (a field added to the block is covered by nothing).
+BLOCK_FIELDS = frozenset({"scheme", "canonical", "key_id", "signed_at", "body", "fields", "proves", "mac"})
 #: Levels of fields that get their own hash, so that a check names what changed ("accountant.epsilon").
 FIELD_DEPTH = 2
 
@@ -94,10 +101,7 @@ def sign(st: dict, key: bytes | None = None) -> dict:
     body = json.loads(canonical(body_of(st)))  # as it reads back from its JSON (tuples → lists, NaN → null)
     block = {"scheme": SCHEME, "canonical": CANONICAL, "key_id": key_id(key),
              "signed_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "body": _digest(body), "fields": field_digests(body),
-             "proves": "written by a holder of this DP Explorer home's key and unchanged since; anyone who can "
-                       "read that key can sign, and the numbers are checked by recomputing them "
-                       "(python -m dpcore statement --verify FILE)"}
+             "body": _digest(body), "fields": field_digests(body), "proves": PROVES}
     block["mac"] = _mac(key, block)
     return {**body, "signature": block}
 
@@ -122,6 +126,11 @@ def check(st: dict, key: bytes | None = None) -> list[str]:
                 "needed)"]
     if sig["scheme"] != SCHEME:
         return [f"signature: unknown scheme {sig['scheme']!r}; this version checks {SCHEME}"]
+    extra = sorted(str(k) for k in sig if k not in BLOCK_FIELDS)
+    fixed = [f"signature.{k} was changed after signing (it must read as this version writes it)"
+             for k, want in (("canonical", CANONICAL), ("proves", PROVES)) if sig.get(k) != want]
+    if extra or fixed:
+        return [f"signature.{k[:40]} was added after signing (no signature covers it)" for k in extra] + fixed
     if key is None:
         from .storage import signing_key, signing_key_path
 

@@ -1,7 +1,9 @@
 """Checking a privacy statement: its signature, then every figure recomputed from the settings it records.
 
 :func:`parse` reads a statement file's bytes (a JSON object, at most :data:`MAX_DEPTH` levels deep — an array, a
-number or deeply nested JSON is a clear error, never a traceback). :func:`verify` returns the problems, each a
+number or deeply nested JSON is a clear error, never a traceback; a key twice in one object, NaN, Infinity or a
+number too large for a float are refused: readers differ on them, and the signature covers only what Python's json
+keeps). :func:`verify` returns the problems, each a
 sentence that names the field (``accountant.epsilon is 0.01, recomputed 0.99``):
 
 * the signature (:func:`dpcore.signing.check`): a field changed, added or removed after signing is named;
@@ -11,11 +13,14 @@ sentence that names the field (``accountant.epsilon is 0.01, recomputed 0.99``):
 * every figure, recomputed: a DP-SGD run's sample rate and steps from n, batch size and epochs; the run's own
   accountant ε and the PLD's ε at each δ from σ, q and steps; the worst-case trade-off curve; μ; the
   privacy-loss tail; the summary; a ledger's totals from its recorded charges (basic composition, the best rule
-  at each δ, its trade-off envelope, μ of Gaussian answers); an advice's setting, risk and error
-  (:func:`dpcore.advisor.decision.recompute`); a synthetic release's ε, δ and ρ from its OpenDP measurement, rebuilt
-  from the declarations it records (:func:`dpcore.synth.statement.recompute`).
+  at each δ, its trade-off envelope; a μ of Gaussian DP is refused: the discrete Gaussian answers have none); an
+  advice's setting, risk and error (:func:`dpcore.advisor.decision.recompute`); a synthetic release's ε, δ and ρ
+  from its OpenDP measurement, rebuilt from the declarations it records (:func:`dpcore.synth.statement.recompute`).
 
 A statement passes only when all of these hold.
+
+Past 400 lines on purpose: the one reader (:func:`parse`) and the one checker of every kind of statement stay in
+one module, so that no kind can be verified without the same parse, signature and wording checks.
 """
 
 from __future__ import annotations
@@ -42,7 +47,10 @@ def parse(raw: bytes, name: str = "the file") -> dict:
         raise DPError(f"could not read a statement from {name}: it is nested {depth} levels deep, and a statement "
                       f"is at most {MAX_DEPTH}")
     try:
-        st = json.loads(text)
+        st = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite_float)
+    except _Ambiguous as exc:
+        raise DPError(f"could not read a statement from {name}: {exc}; a statement as DP Explorer writes it has "
+                      "neither, so this file was edited") from None
     except (ValueError, RecursionError) as exc:
         raise DPError(f"could not read a statement from {name}: it is not valid JSON ({str(exc)[:120]}); a "
                       "statement is a JSON object") from None
@@ -50,6 +58,35 @@ def parse(raw: bytes, name: str = "the file") -> dict:
         raise DPError(f"{name} holds a JSON {type(st).__name__.replace('dict', 'object')}, not a statement (a "
                       "JSON object with a kind, a subject and a signature)")
     return st
+
+
+class _Ambiguous(ValueError):
+    """JSON that readers read differently: a key twice in one object, or a number JSON does not allow."""
+
+
+def _unique_keys(pairs):
+    """One object, each key once. With a key twice, Python's json keeps the last value and other readers (or a
+    person reading the file) the first: the signature covers only what Python kept, so such a file could show one
+    figure and verify another."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Ambiguous(f"the field {k[:60]!r} appears twice in one object")
+        out[k] = v
+    return out
+
+
+def _no_constant(word: str):
+    """NaN, Infinity and -Infinity are not JSON; written where the signed statement has null they signed the same
+    (the canonical form writes a non-finite number as null)."""
+    raise _Ambiguous(f"{word} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):  # 1e999 reads as infinity, which the canonical form writes as null
+        raise _Ambiguous(f"{text[:40]} is not a finite number")
+    return x
 
 
 def _depth(text: str) -> int:
@@ -344,11 +381,10 @@ def _ledger(c: _Check, st: dict) -> None:
         c.same("quota_share.answers", share.get("answers"), len(own), 0)
         c.same("quota_share.epsilon", share.get("epsilon"), e_own)
         c.same("quota_share.delta", share.get("delta"), d_own)
-    mu = _get(st, "mu.value")
-    if mu is not None:
-        rhos = [x.get("rho") for x in q]
-        if all(_num(r) for r in rhos):
-            c.same("mu.value", mu, math.sqrt(2 * sum(float(r) for r in rhos)))
+    if "mu" in st:  # answers are drawn from the discrete Gaussian: ρ-zCDP, but no μ-GDP follows from ρ
+        c.problems.append("mu: a ledger's Gaussian answers are drawn from the discrete Gaussian, which is not "
+                          "μ-Gaussian-DP with μ = √(2ρ) (its trade-off curve rises above that μ's): the claim does not "
+                          "hold; the zCDP and RDP rows of epsilon_at_delta are what ρ gives")
 
 
 def _advice(c: _Check, st: dict) -> None:

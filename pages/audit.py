@@ -30,15 +30,12 @@ with st.container(border=True):
     c2.download_button("Example scores file", model_audit.example_csv(), "example-scores.csv", "text/csv",
                        key="au_example", icon=":material/download:",
                        help="1,000 synthetic records and 500 canaries from a leaky model: no one's data.")
-    s1, s2, s3 = st.columns(3)
+    s1, s2 = st.columns(2)
     delta = s1.number_input("δ", min_value=0.0, max_value=0.999, value=1e-5, format="%.0e", step=1e-6, key="au_delta",
                             help="The δ at which ε is bounded (for a stated ε and δ, that δ). Keep it below 1/rows.")
     confidence = s2.select_slider("Confidence", [0.9, 0.95, 0.99], value=0.95, key="au_conf",
                                   format_func="{:.0%}".format,
                                   help="How often a bound of this kind holds (over repetitions of the audit).")
-    split_seed = s3.number_input("Split seed", 0, limits.SEED_MAX, 0, key="au_seed",
-                                 help="Which random half chooses the threshold and which half is bounded: any seed "
-                                      "keeps the confidence.")
     how = st.radio("The model's claim", list(MECHS), format_func=MECHS.get, key="au_mech", horizontal=True,
                    help="State how the model was trained to compare the audit with its claim; the worst case is exact "
                         "(from the privacy-loss distribution for DP-SGD).")
@@ -75,7 +72,7 @@ mech = guarded(model_audit.mechanism, **kw) if how != "none" else None
 if how != "none" and mech is None:
     st.stop()  # the message is shown above
 data = up.getvalue()
-result = guarded(_audit, hashlib.sha256(data).hexdigest(), data, delta, confidence, split_seed,
+result = guarded(_audit, hashlib.sha256(data).hexdigest(), data, delta, confidence, model_audit.SPLIT_SEED,
                  tuple(sorted(mech.items())) if mech else None)
 if result is None:
     st.stop()
@@ -103,8 +100,10 @@ if result["split_audit"]:
     cols[0].metric("Split audit: ε ≥", claims.down(a["lower_bound"]),
                    help=f"Ordinary records ({a['members'] + a['selection_members']:,} members, "
                         f"{a['nonmembers'] + a['selection_nonmembers']:,} non-members): the threshold chosen on a random "
-                        f"half, the bound ({conf}) computed on the other half. At most {a['max_certifiable']:.2f} "
-                        "could be proved with these rows.")
+                        f"half, the bound ({conf}) computed on the other half; the split is fixed in advance (seed "
+                        f"{model_audit.SPLIT_SEED}): the {conf} holds for one split, not for the best of several. "
+                        f"At most {a['max_certifiable']:.2f} could be proved with these rows. "
+                        f"{model_audit.SPLIT_ASSUMES}")
 if result["one_run"]:
     a = result["one_run"]
     cols[1].metric("One-run audit: ε ≥", claims.down(a["lower_bound"]),
@@ -140,7 +139,7 @@ row.download_button("Results (JSON)", lambda: json.dumps(result, indent=2).encod
 row.download_button("Report (HTML)", lambda: audit_report(result, name).encode(), "audit-report.html", "text/html",
                     key="au_dl_report", icon=":material/description:")
 recipe = guarded(export.for_audit, name, delta=result["delta"], confidence=result["confidence"],
-                 split_seed=int(split_seed), mechanism=mech)
+                 split_seed=model_audit.SPLIT_SEED, mechanism=mech)
 if recipe is not None:
     code_downloads(recipe, "au_dl", row)
 st.caption("The same audit from the command line: `python -m dpcore audit --scores FILE.csv` (with `--epsilon` or "

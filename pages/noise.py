@@ -10,8 +10,7 @@ from dpcore.figures import noise as figs
 from dpcore.noise import mechanisms as mech
 from dpcore.noise import teaching
 from dpcore.noise import view as noise_page
-from dpcore.noise.composition import basic_composition
-from dpcore.noise.charge import Neighbour
+from dpcore.noise.charge import Neighbour, compose_by_relation
 from dpcore.noise.interpret import patients, privacy_level
 from pages._ui import (chart, from_url, guarded, headline_md, not_private, required, share_in_url, state,
                        table_downloads, unbroken, widget_state)
@@ -56,11 +55,11 @@ def _query(n: int, kind: str, column: str, lower: float, upper: float):
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def _tradeoff(mechanism: str, epsilon: float, delta, sensitivity: float, scale: float):
+def _tradeoff(mechanism: str, epsilon: float, delta, sensitivity: float, scale: float, count: bool):
     # exact curve, no randomness: built once per setting and shared (it cost ~15 ms on every rerun)
     from dpcore.figures import advisor as adv_figs
 
-    return adv_figs.noise_tradeoff_chart(mechanism, epsilon, delta, sensitivity, scale)
+    return adv_figs.noise_tradeoff_chart(mechanism, epsilon, delta, sensitivity, scale, count=count)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -250,8 +249,9 @@ if why_tab.open:
                         f"(ε = {spec.epsilon:g}) with one patient's record than {other}: the lower panel "
                         "never leaves the band.")
         else:
+            other = "with it replaced" if answer.neighbour is Neighbour.REPLACE_ONE else "without"
             st.markdown(f"Almost every answer is at most $e^{{\\varepsilon}}$ times more likely with one patient's "
-                        f"record than without; the rare exceptions (far in the tail, outside the band) add up to "
+                        f"record than {other}; the rare exceptions (far in the tail, outside the band) add up to "
                         f"**δ = {claims.up(view.actual_delta)}** (≤ the δ = {claims.delta(spec.delta)} you chose).")
         with st.expander("The maths behind the lower panel"):
             st.markdown(r"The **privacy loss** of an output z is $\ln p_D(z)/p_{D'}(z)$, in nats (natural-log "
@@ -267,11 +267,15 @@ if why_tab.open:
 if attack_tab.open:
     with attack_tab:
         if spec.scale > 0:  # the worst-case membership ROC of one release (dpcore/figures/advisor.py)
-            chart(_tradeoff(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale),
+            chart(_tradeoff(mechanism, spec.epsilon, spec.delta, spec.sensitivity, spec.scale, bool(integer)),
                   key="noise_chart_tradeoff")
-            st.caption("An attacker who sees one released answer and must say whether a given patient's record is "
-                       "in the data can do no better than this curve at any false-positive rate: the exact "
-                       "worst case the (ε, δ) guarantee allows for the mechanism you chose.")
+            question = ("which of two values a given patient's record holds (n public: one record replaced)"
+                        if answer.neighbour is Neighbour.REPLACE_ONE else
+                        "whether a given patient's record is in the data")
+            st.caption(f"An attacker who sees one released answer and must say {question} can do no better than "
+                       "this curve at any false-positive rate: the exact "
+                       "worst case of the mechanism you chose"
+                       + (", with the whole-number noise the count is released with." if integer else "."))
         else:
             st.info("Δ = 0: the answer does not depend on any one patient, so no noise is needed and no attack "
                     "can do better than a blind guess.")
@@ -333,21 +337,30 @@ if r1.button("Release one answer", key="noise_release", type="primary", icon=":m
     out = guarded(teaching.release, answer, mechanism, spec.epsilon, spec.delta)
     if out is not None:
         releases.append({"k": len(releases) + 1, "query": what, "mechanism": mechanism, "epsilon": spec.epsilon,
-                         "delta": spec.delta, "released": out})
+                         "delta": spec.delta, "released": out,
+                         "charge": answer.charge(mechanism, spec.epsilon, spec.delta)})
 if r2.button("Forget my releases", key="noise_reset", disabled=not releases):
     releases.clear()
 if releases:
-    eps_total, delta_total = basic_composition(releases)
+    totals = compose_by_relation(r["charge"] for r in releases)
     last = releases[-1]
     s = st.columns(3)
     s[0].metric("Latest released answer", f"{last['released']:,.6g}")
     s[1].metric("Releases k", len(releases))
-    s[2].metric("Total ε spent (sum)", f"{eps_total:g}",
-                help="Basic composition: the ε of every release add up (δ too).")
-    st.markdown(f"**{len(releases)}** release{'' if len(releases) == 1 else 's'} so far cost **ε = {eps_total:g}**"
-                + (f", **δ = {claims.delta(delta_total)}**" if delta_total > 0 else ", δ = 0")
-                + " in total, for datasets that differ by one patient's record added or removed (basic "
-                "composition: the sum of each release's ε and δ — a true upper bound).")
+    s[2].metric("Total ε spent (sum)", f"{totals[0].epsilon:g}" if len(totals) == 1 else "—",
+                help="Basic composition: the ε of every release add up (δ too), under one neighbour relation.")
+    if len(totals) == 1:
+        t = totals[0]
+        st.markdown(f"**{len(releases)}** release{'' if len(releases) == 1 else 's'} so far cost **ε = {t.epsilon:g}**"
+                    + (f", **δ = {claims.delta(t.delta)}**" if t.delta > 0 else ", δ = 0")
+                    + f" in total for neighbours that {t.neighbour.label} (basic composition: the sum of each "
+                      "release's ε and δ — a true upper bound).")
+    else:
+        st.markdown("These releases protect against **different neighbour relations**, so their ε add up to no one "
+                    "guarantee: " + "; ".join(f"ε = {t.epsilon:g}" + (f", δ = {claims.delta(t.delta)}" if t.delta
+                                                                       else "") + f" for neighbours that "
+                                             f"{t.neighbour.label}" for t in totals)
+                    + ". Forget your releases to count under one relation again.")
     # the answer right after its number: a phone shows two columns before it scrolls
     shown = pd.DataFrame(releases)[["k", "released", "epsilon", "delta", "mechanism", "query"]].rename(
         columns={"k": "release #", "epsilon": "ε", "delta": "δ", "released": "released answer"})

@@ -8,7 +8,7 @@ from dpcore.budgets import amounts, quotas, registry, visitors
 from dpcore.data import datasets, filters
 from dpcore.errors import DPError, sentence
 from dpcore.figures import query_console as figs
-from dpcore.noise import composition, mechanisms
+from dpcore.noise import composition, interpret, mechanisms
 from dpcore.noise.charge import Charge
 from dpcore.queries import answering, caution, fingerprint, model
 from dpcore.textsafe import md, md_message
@@ -190,7 +190,8 @@ m1, m2, m3 = st.columns(3)
 mechanism = m1.radio("Mechanism", mechanisms.QUERY_MECHANISMS, key="qc_mech", horizontal=True,
                      format_func=MECH_NAMES.get,
                      help="Laplace: pure ε-DP, δ = 0 (counts: geometric noise, whole numbers). Gaussian: the "
-                          "analytic Gaussian (Balle & Wang 2018), which also spends δ.")
+                          "discrete Gaussian (whole numbers; its σ raised until its own δ at ε holds), which also "
+                          "spends δ.")
 eps = m2.number_input("ε for this query", min_value=0.0, max_value=limits.QUERY_EPSILON_MAX, step=0.05, key="qc_eps",
                       format="%.3f", help="What this answer costs, from the dataset's cap and your quota. Smaller: "
                                           "more noise, more privacy.")
@@ -205,8 +206,9 @@ if mechanism == "gaussian":
         if st.session_state.qc_delta not in fits:
             st.session_state.qc_delta = fits[0]
         delta = m3.selectbox("δ for this query", fits, key="qc_delta", format_func=claims.delta,
-                             help="The chance the ε bound fails, charged to the δ cap and quota. Only values within "
-                                  "the δ left and below 1/n are offered.")
+                             help="Charged to the δ cap and quota. δ is not the chance that the ε bound fails "
+                                  "(the answer states that chance). Only values within the δ left and below 1/n are "
+                                  "offered.")
 
 
 def _query():
@@ -258,6 +260,8 @@ if last and last["key"] == key and last["who"] == who.name:
     mech = MECH_NAMES.get(a["mechanism"], a["mechanism"])
     st.markdown(f"**{md(a['query'])}** · {mech} · ε = {a['epsilon']:g}, δ = {claims.delta(a['delta'])} · neighbours: "
                 f"{model.NEIGHBOUR}")
+    if a.get("loss_tail") is not None:
+        st.caption(interpret.release_tail_reading(a["loss_tail"], a["epsilon"], a["delta"]))
     if r["reused"]:
         st.success(f"Same question as before: the stored answer is returned and costs nothing "
                    f"(it cost ε = {r['epsilon_charged']:g} when first drawn).")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import claims
 from ..noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
-from .risk import risk_at
+from .risk import discrete_gaussian_risk, risk_at
 from .targets import RiskLimit
 
 # the query console's δ choices (pages/query_console.py DELTA_CHOICES)
@@ -22,27 +22,57 @@ def _risk(result: dict) -> RiskLimit:
     return RiskLimit(r["kind"], r["limit"], r["at"])
 
 
-def release_mu(epsilon: float, delta: float, *, mean_split: bool = False, replace_one: bool = False) -> float:
-    """μ (Gaussian DP, for one record) of a Gaussian release the noise page or the console makes at (ε, δ): the
-    analytic σ for that ε and δ gives μ = Δ/σ whatever Δ is. The console's MEAN without a public n is a noisy sum
-    (Δ = (hi − lo)/2) and a noisy count (Δ = 1), each at (ε/2, δ/2): one record moves both (add/remove: μ =
-    √2/σ₁) or, replaced, moves the sum by up to hi − lo and the count not at all (μ = 2/σ₁)."""
-    if not mean_split:
-        return 1.0 / gaussian_analytic_sigma(epsilon, delta, 1.0)
-    s1 = gaussian_analytic_sigma(epsilon / 2, delta / 2, 1.0)
-    return (2.0 if replace_one else 2 ** 0.5) / s1
+#: The grid steps of a SUM or MEAN whose bounds the link does not carry: the release grid gives any spread 10⁶ to
+#: 10⁷ steps (dpcore.noise.grid), and at that σ the discrete Gaussian is the continuous one to within e^(−2π²σ²).
+_UNKNOWN_STEPS = 10 ** 6
 
 
-def link_risk(result: dict, mechanism: str, epsilon: float, delta: float | None, *, mean_split: bool = False) -> float:
+def release_parts(epsilon: float, delta: float, *, kind: str = "count", bounds=None,
+                  replace_one: bool = False) -> list[tuple[float, int]]:
+    """The discrete-Gaussian releases one record moves when the noise page or the console answers at (ε, δ), as
+    [(σ, shift in whole steps)] — σ exactly as the release calibrates it (:class:`dpcore.noise.mechanisms.DiscreteGaussian`):
+    a count, K = 1; a SUM on its grid, K = max(|r(lo)|, |r(hi)|); the console's MEAN without a public n, a centred sum
+    (K = max(C − r(lo), r(hi) − C)) and a count, each at (ε/2, δ/2) — added or removed, one record moves both;
+    replaced, the sum by up to r(hi) − r(lo) and the count not at all."""
+    from ..noise import grid as release_grid
+    from ..noise.mechanisms import DiscreteGaussian
+
+    def sigma(e: float, d: float, k: int) -> float:
+        return DiscreteGaussian(epsilon=e, delta=d, sensitivity=k).scale
+
+    if kind == "sum":
+        k = _UNKNOWN_STEPS if not bounds else release_grid.bounded_sum_k(
+            release_grid.for_sensitivity(max(abs(bounds[0]), abs(bounds[1]))), *bounds)
+        return [(sigma(epsilon, delta, k), k)]
+    if kind == "mean":
+        if bounds:
+            g = release_grid.for_sensitivity((bounds[1] - bounds[0]) / 2)
+            c, k = release_grid.centre_and_k(g, *bounds)
+            a, b = (int(v) for v in g.units(list(bounds)))
+            spread = b - a
+        else:
+            k, spread = _UNKNOWN_STEPS, 2 * _UNKNOWN_STEPS
+        s_sum = sigma(epsilon / 2, delta / 2, k)
+        if replace_one:
+            return [(s_sum, spread)]
+        return [(sigma(epsilon / 2, delta / 2, 1), 1), (s_sum, k)]
+    return [(sigma(epsilon, delta, 1), 1)]
+
+
+def link_risk(result: dict, mechanism: str, epsilon: float, delta: float | None, *, kind: str = "count",
+              bounds=None) -> float:
     """The attack quantity the advice's risk limit bounds (TPR at its FPR, advantage, or posterior), recomputed at a
-    link's setting for the release that page makes, under the advice's own neighbour relation."""
+    link's setting for the release that page makes (``kind`` count, sum or the console's mean, with its ``bounds``),
+    under the advice's own neighbour relation. Gaussian releases are whole numbers plus discrete Gaussian noise,
+    read off their own privacy profile (:func:`dpcore.advisor.risk.discrete_gaussian_risk`): reading them as the
+    continuous Gaussian of the same σ under-stated the risk (an advantage limit of 0.5 met 0.534 on the console)."""
     risk = _risk(result)
     replace_one = str(result.get("neighbour_relation", "")).startswith("replace")
     if mechanism == "laplace":  # any pure ε-DP release: the console's MEAN at ε/2 + ε/2 is ε under either relation
         value = risk_at("laplace", epsilon, risk, 1.0, 0.0)
     else:
-        mu = release_mu(epsilon, delta, mean_split=mean_split, replace_one=replace_one)
-        value = risk_at("gaussian", 1.0 / mu, risk, 1.0, result["delta"])
+        parts = release_parts(epsilon, delta, kind=kind, bounds=bounds, replace_one=replace_one)
+        value = discrete_gaussian_risk(risk, parts, result["delta"], max(4 * epsilon, 10.0))
     return float(value[_KEYS[risk.kind]])
 
 
@@ -84,7 +114,7 @@ def page_link(result: dict) -> dict:
     if mech == "gaussian":
         fits = [d for d in DELTA_GRID if d <= result["delta"] * (1 + 1e-12)]
         delta = max(fits) if fits else min(DELTA_GRID)
-    rows = [(e, link_risk(result, mech, e, delta), _meets(result, mech, e, delta)) for e in EPSILON_GRID]
+    rows = [(e, link_risk(result, mech, e, delta), _meets(result, mech, e, delta)) for e in EPSILON_GRID]  # a count
     keep = [r for r in rows if _keeps(result, r[1])]
     both = [r for r in keep if r[2]]
     eps, value, meets = min(both) if both else max(keep) if keep else min(rows)
@@ -136,7 +166,7 @@ def console_link(result: dict) -> dict | None:
         d_link = max(fits)
 
     def risk_of(e: float) -> float:
-        return link_risk(result, mech, e, d_link, mean_split=split)
+        return link_risk(result, mech, e, d_link, kind=kind, bounds=util.get("bounds"))
 
     # where to start: the advised ε (Laplace), or the ε at which the console's δ gives the advised σ (Gaussian)
     exact = result["epsilon"] if d_link is None else gaussian_epsilon(result["sigma"], d_link, result["sensitivity"])

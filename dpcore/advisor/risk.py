@@ -100,3 +100,50 @@ def risk_at(mech, eps_or_sigma, risk, sens, d):
     if risk.kind == "advantage":
         return {"advantage": gaussian_advantage(mu)}
     return {"posterior": pure_posterior(max(gaussian_epsilon(eps_or_sigma, d, sens), 1e-12), risk.at)}
+
+
+def discrete_gaussian_risk(risk: RiskLimit, parts, delta: float, epsilon_max: float) -> dict:
+    """The attack quantity of ``risk`` against releases drawn with *discrete* Gaussian noise (what the noise page
+    and the query console release), as an upper bound: ``parts`` = [(σ, K)] of the releases one record shifts by K
+    (one, or a MEAN's two). Read off their privacy profile δ(ε) (:func:`dpcore.noise.discrete.composed_delta_upper`,
+    itself an upper bound), never off μ = K/σ: the discrete Gaussian's trade-off curve rises above that Gaussian's.
+
+    tpr: one release, its exact ROC (:func:`dpcore.noise.discrete.tpr_at_fpr`); else the trade-off envelope min over
+    ε of the (ε, δ(ε)) bounds (:func:`dpcore.attacks.audit.roc_from_privacy_profile`) on a grid of ε in
+    [0, ``epsilon_max``] (a grid can only raise it); advantage: δ(0), the total-variation distance;
+    posterior: the posterior bound at the smallest ε whose δ(ε) ≤ ``delta`` (bisection, rounded up)."""
+    import numpy as np
+
+    from ..noise.discrete import composed_delta_upper
+
+    def d(e: float) -> float:
+        return composed_delta_upper(parts, e)
+
+    if risk.kind == "advantage":
+        return {"advantage": d(0.0)}
+    if risk.kind == "posterior" and len(parts) == 1:
+        from ..noise.discrete import epsilon_at
+
+        return {"posterior": pure_posterior(max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12),
+                                            risk.at)}
+    if risk.kind == "posterior":
+        lo, hi = 0.0, max(float(epsilon_max), 1e-9)
+        if d(lo) <= delta:
+            return {"posterior": pure_posterior(1e-12, risk.at)}
+        while d(hi) > delta and hi < 1e4:
+            hi *= 2
+        for _ in range(50):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if d(mid) <= delta else (mid, hi)
+        return {"posterior": pure_posterior(hi, risk.at)}
+    if len(parts) == 1:  # one release: its exact ROC, summed (None for a σ too large to sum)
+        from ..noise.discrete import tpr_at_fpr
+
+        exact = tpr_at_fpr(parts[0][0], parts[0][1], risk.at)
+        if exact is not None:
+            return {"tpr_at_fpr": exact}
+    from ..attacks.audit import roc_from_privacy_profile
+
+    eps = np.r_[0.0, np.geomspace(1e-3, max(float(epsilon_max), 1e-2), 300)]
+    deltas = [d(float(e)) for e in eps]
+    return {"tpr_at_fpr": float(roc_from_privacy_profile(eps, deltas, [risk.at])[0])}

@@ -75,7 +75,9 @@ def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: flo
     the number correct is stochastically dominated by Binomial(r, e^ε/(1 + e^ε)) (plus a δ term), so
     ε_lb = the largest ε whose p-value for ≥ v correct is ≤ 1 − confidence. With k_pos/k_neg not given,
     k_pos = k_neg = f·m for each f in :data:`ONE_RUN_FRACTIONS` is tried at confidence
-    1 − (1 − confidence)/len(fractions) (Bonferroni), so the stated confidence still holds.
+    1 − (1 − confidence)/(candidates tried) (Bonferroni), so the stated confidence still holds. Guesses depend on the
+    scores alone: a group of tied scores is guessed whole or not at all (each count moves to the nearest ends of
+    tied groups, below and above f·m: with no ties, f·m itself), never ordered by the rows' order.
 
     Returns {lower_bound, confidence, delta, guesses, correct, k_pos, k_neg, n_canaries, candidates,
     tried ([guesses, correct] of every candidate: what :func:`combine_bounds` re-bounds at another level)}.
@@ -96,18 +98,27 @@ def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: flo
     m = s.size
     if (k_pos is None) != (k_neg is None):
         raise DPError("give both k_pos and k_neg, or neither (then several are tried with a correction)")
+    # The guesses must be a function of the scores alone (the theorem's T = A(output)). Sorting alone would break
+    # ties by the rows' order, which a file may share with the coins (the included canaries listed first): guesses
+    # therefore take whole groups of tied scores, or none of a group (abstaining is a guess of 0).
+    order = np.argsort(-s, kind="mergesort")
+    ss, inc_sorted = s[order], inc[order]
+    edges = np.r_[0, np.nonzero(np.diff(ss))[0] + 1, m]  # k at an edge: the top k rows are whole tie groups
     if k_pos is None:
-        cands = sorted({(max(1, int(round(f * m))),) * 2 for f in ONE_RUN_FRACTIONS if 2 * max(1, round(f * m)) <= m})
+        cands = sorted({pair for f in ONE_RUN_FRACTIONS if 2 * max(1, round(f * m)) <= m
+                        for pair in _at_edges(edges, m, max(1, int(round(f * m))))})
         if not cands:
-            cands = [(1, 1)]
+            cands = sorted(set(_at_edges(edges, m, 1)))
     else:
         kp, kn = int(k_pos), int(k_neg)
         if kp != k_pos or kn != k_neg or kp < 0 or kn < 0 or kp + kn < 1 or kp + kn > m:
             raise DPError(f"k_pos and k_neg must be whole numbers >= 0 with 1 <= k_pos + k_neg <= {m} canaries")
+        if kp not in edges or m - kn not in edges:
+            raise DPError(f"k_pos = {kp} and k_neg = {kn} split a group of tied scores: a guess inside it would "
+                          "depend on the rows' order, not on the scores; choose counts at the ends of tied groups "
+                          "(or leave them out)")
         cands = [(kp, kn)]
     alpha = (1 - conf) / len(cands)
-    order = np.argsort(-s, kind="mergesort")  # a deterministic function of the scores alone
-    inc_sorted = inc[order]
     top = np.r_[0, np.cumsum(inc_sorted)]            # included among the k highest
     bottom = np.r_[0, np.cumsum(~inc_sorted[::-1])]  # left out among the k lowest
     r = np.array([kp + kn for kp, kn in cands])
@@ -117,6 +128,18 @@ def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: flo
     return {"lower_bound": float(eps[i]), "confidence": conf, "delta": d, "guesses": int(r[i]),
             "correct": int(v[i]), "k_pos": int(cands[i][0]), "k_neg": int(cands[i][1]), "n_canaries": int(m),
             "candidates": len(cands), "tried": [[int(a), int(b)] for a, b in zip(r, v)]}
+
+
+def _at_edges(edges: np.ndarray, m: int, t: int) -> list[tuple[int, int]]:
+    """(k_pos, k_neg) pairs near t guesses each way, every count at an end of a group of tied scores: the nearest
+    such count at or below t and at or above it, for the top and for the bottom; pairs that guess nothing or
+    overlap are left out. Without ties this is (t, t)."""
+    below = edges[edges <= t].max()
+    above = edges[edges >= t].min()
+    from_bottom = m - edges
+    nb = from_bottom[from_bottom <= t].max()
+    na = from_bottom[from_bottom >= t].min()
+    return [(int(kp), int(kn)) for kp in {below, above} for kn in {nb, na} if 1 <= kp + kn <= m]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -262,14 +262,26 @@ def sign_in(name, key, *, path=None) -> Identity:
     return Identity("analyst", canon, row["display"], "key")
 
 
+def _stable_email(email: str) -> bool:
+    """Whether the canonical key of a verified e-mail is the e-mail itself up to letter case. NFKC, casefolding
+    and the removal of invisible characters (:func:`canonical_analyst`, right for typed names) would give distinct
+    mailboxes one key: "ＡＤＭＩＮ@corp.org" (full-width), "straße@x.de" (ß → ss) or "ad\u200bmin@corp.org" would
+    sign in as admin@corp.org or strasse@x.de — their quota, their history, an admin's rights."""
+    try:
+        return canonical_analyst(email) == email.lower()
+    except DPError:
+        return False
+
+
 def from_oidc(claims, admins=()) -> Identity:
     """The identity of a person signed in through the OpenID Connect provider: their e-mail when the provider
-    says it is verified, else ``sub:<subject>``. An admin when that identity is listed in ``admins`` (the server's
+    says it is verified and no normalisation would merge it with another mailbox (:func:`_stable_email`; else
+    the subject), otherwise ``sub:<subject>``. An admin when that identity is listed in ``admins`` (the server's
     configuration)."""
     claims = dict(claims or {})
     email = claims.get("email")
     verified = claims.get("email_verified") in (True, "true", "True", 1)
-    if isinstance(email, str) and email.strip() and verified:
+    if isinstance(email, str) and email.strip() and verified and _stable_email(email.strip()):
         ident = email.strip()
     elif isinstance(claims.get("sub"), str) and claims["sub"].strip():
         ident = "sub:" + claims["sub"].strip()

@@ -31,8 +31,10 @@ def add_options(p, prefix: str = "") -> None:
     o = f"--{prefix}"
     p.add_argument(f"{o}delta", type=float, default=1e-5, help="δ of the claim being audited (default 1e-5)")
     p.add_argument(f"{o}confidence", type=float, default=0.95, help="confidence of the bound (default 0.95)")
-    p.add_argument(f"{o}split-seed", type=seed_arg, default=0,
-                   help="seed of the random half/half split (choose vs bound); any value keeps the confidence")
+    p.add_argument(f"{o}split-seed", type=seed_arg, default=model_audit.SPLIT_SEED,
+                   help="seed of the random half/half split (choose vs bound), fixed before looking at any result "
+                        "(default 0, as the page): the confidence holds for one seed, not for the largest bound "
+                        "over several")
     p.add_argument(f"{o}one-run", action="store_true",
                    help="rows are canaries included with probability 1/2: one-run audit (Steinke et al. 2023)")
     p.add_argument(f"{o}epsilon", type=float, default=None,
@@ -48,7 +50,8 @@ def given(args, prefix: str = "") -> list[str]:
     """The options of :func:`add_options` given away from their defaults (``report`` refuses them without
     ``--audit``)."""
     d = prefix.replace("-", "_")
-    defaults = {"delta": 1e-5, "confidence": 0.95, "split_seed": 0, "one_run": False, "epsilon": None,
+    defaults = {"delta": 1e-5, "confidence": 0.95, "split_seed": model_audit.SPLIT_SEED, "one_run": False,
+                "epsilon": None,
                 "noise_multiplier": None, "sample_rate": None, "steps": None}
     return [f"--{prefix}{k.replace('_', '-')}" for k, v in defaults.items() if getattr(args, d + k) != v]
 

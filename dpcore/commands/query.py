@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..budgets import quotas, registry, visitors
 from ..data import datasets
-from ..noise import mechanisms
+from ..noise import interpret, mechanisms
 from ..queries import answering, fingerprint, model
 from ..errors import DPError
 from . import _who
@@ -100,4 +100,7 @@ def run(args) -> dict:
     for field in ("labels", "grid", "noise"):  # the grid and rounding of a SUM or MEAN; the noise's name
         if field in a:
             out[field] = a[field]
+    if a.get("loss_tail") is not None:  # δ > 0: how often this answer's privacy loss exceeds ε (not δ)
+        out["loss_tail"] = a["loss_tail"]
+        out["loss_tail_note"] = interpret.release_tail_reading(a["loss_tail"], a["epsilon"], a["delta"])
     return out

@@ -69,11 +69,27 @@ def tradeoff_chart(curves: list[dict], title: str = "Worst-case membership attac
 
 
 def mechanism_curve(mechanism: str, epsilon: float, delta: float | None, sensitivity: float,
-                    scale: float) -> dict:
-    """The exact worst-case ROC of one release of the noise page's mechanism (Laplace: ε; Gaussian: μ = Δ/σ)."""
+                    scale: float, *, count: bool = False) -> dict:
+    """The exact worst-case ROC of one release of the noise page's mechanism (Laplace: ε; Gaussian: μ = Δ/σ).
+
+    ``count``: the page releases the count itself, with whole-number noise (:func:`dpcore.noise.release.noise_for`),
+    whose curve is not the continuous one's: the discrete Laplace of a count reaches the whole ε-DP ceiling
+    min(e^ε·α, 1 − e^−ε·(1 − α)) (at ε = 1, TPR 0.731 at FPR 0.269, where the Laplace curve reads 0.658), and the
+    discrete Gaussian rises above Φ(Φ⁻¹(α) + μ). Those curves are drawn then."""
     from ..attacks import audit
 
     fpr = np.geomspace(FPR_MIN, 1, 121)
+    if count:
+        from ..noise import discrete, mechanisms, release
+
+        noise = release.noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=max(1, math.ceil(sensitivity)))
+        if isinstance(noise, mechanisms.Geometric):
+            return {"name": f"discrete Laplace of the count, ε = {epsilon:g}: the whole ε-DP ceiling", "fpr": fpr,
+                    "tpr": audit.dp_roc_ceiling(epsilon, 0.0, fpr)}
+        tpr = discrete.tradeoff(noise.scale, int(noise.sensitivity), fpr)
+        if tpr is not None:
+            return {"name": f"discrete Gaussian of the count, σ = {noise.scale:.3g} (ε = {epsilon:g}, δ = "
+                            f"{claims.delta(delta)})", "fpr": fpr, "tpr": tpr}
     if mechanism == "laplace":
         return {"name": f"Laplace, ε = {epsilon:g}", "fpr": fpr, "tpr": audit.laplace_tradeoff(epsilon, fpr)}
     mu = sensitivity / scale if scale > 0 else math.inf
@@ -82,9 +98,10 @@ def mechanism_curve(mechanism: str, epsilon: float, delta: float | None, sensiti
 
 
 def noise_tradeoff_chart(mechanism: str, epsilon: float, delta: float | None, sensitivity: float,
-                         scale: float) -> go.Figure:
-    """One chart call for the noise page: the chosen mechanism's worst-case ROC."""
-    c = mechanism_curve(mechanism, epsilon, delta, sensitivity, scale)
+                         scale: float, *, count: bool = False) -> go.Figure:
+    """One chart call for the noise page: the worst-case ROC of what the page releases (``count``: the count with
+    whole-number noise, :func:`mechanism_curve`)."""
+    c = mechanism_curve(mechanism, epsilon, delta, sensitivity, scale, count=count)
     return tradeoff_chart([c], "Best possible attack on one release")
 
 

@@ -159,6 +159,16 @@ def compose(charges, *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
     return total
 
 
+def compose_by_relation(charges) -> list[Charge]:
+    """Basic composition per neighbour relation, in the order each relation first appears: charges under different
+    relations add up to no one guarantee, so each relation keeps its own total."""
+    totals: dict[Neighbour, Charge] = {}
+    for c in charges:
+        c = Charge.from_dict(c)
+        totals[c.neighbour] = totals.get(c.neighbour, Charge(0.0, 0.0, 0.0, c.neighbour)) + c
+    return list(totals.values())
+
+
 def require_ledger_relation(charge: Charge) -> Charge:
     """The ledger charges add/remove-one guarantees only: anything else is refused (nothing spent)."""
     if not isinstance(charge, Charge):

@@ -146,12 +146,21 @@ def loss_tail(epsilon: float, delta: float) -> float:
     return gaussian_loss_tail(gaussian_analytic_sigma(check_epsilon(epsilon), delta, 1.0), epsilon)
 
 
+def release_tail_reading(tail: float, epsilon: float, delta: float) -> str:
+    """What δ > 0 means for one released answer whose privacy loss exceeds ε with probability at most ``tail``
+    (the discrete Gaussian's own, :meth:`dpcore.noise.mechanisms.DiscreteGaussian.loss_exceeds_mass`)."""
+    ratio = f" ({tail / delta:,.0f} × δ)" if delta > 0 and tail >= delta else ""
+    return (f"δ = {claims.delta(delta)} is not the chance that this answer's ε bound fails: its privacy loss exceeds "
+            f"ε = {epsilon:g} with probability at most {claims.up(tail, 2)}{ratio}, and then an attacker may become "
+            "surer than ε allows.")
+
+
 def delta_reading(epsilon: float, delta: float) -> str:
     """What δ > 0 changes: the bound fails on outputs where the privacy loss exceeds ε, with a probability that
     depends on the mechanism — for the Gaussian at these (ε, δ), :func:`loss_tail` — and is not δ."""
     p = loss_tail(epsilon, delta)
     return (f"With δ = {claims.delta(delta)} this bound holds except on outputs where the privacy loss exceeds ε: "
-            f"for the Gaussian mechanism at this ε and δ that happens with probability {claims.up(p, 2)} "
+            f"for the continuous Gaussian mechanism at this ε and δ that happens with probability {claims.up(p, 2)} "
             f"({p / delta:,.0f} × δ), and then the attacker may become surer.")
 
 

@@ -84,12 +84,14 @@ class Prepared:
             (v,), noise = release.release_counts([int(self.true_value)], epsilon=q.epsilon, delta=q.delta, **kw)
             t = int(noise.halfwidth(0.95))
             out.update(answer=v, interval=[v - t, v + t], sensitivity=1.0, noise=release.noise_name(noise))
+            tails = [noise]
         elif q.kind == "sum":
             r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, **kw)
             v, z, t = r.values[0], r.units[0], r.halfwidth_units
             # the ends from whole grid steps too (v ± t·g in floating point wrote 500310.03774999996)
             out.update(answer=v, interval=[self.grid_sum.value(z - t), self.grid_sum.value(z + t)],
                        sensitivity=self.sensitivity, grid=self._grid(r))
+            tails = [r.noise]
         elif q.kind == "mean" and q.public_n:
             lo, hi = q.bounds
             r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, divide_by=self.grid_sum.count,
@@ -98,6 +100,7 @@ class Prepared:
             out.update(answer=min(max(v, lo), hi), interval=[max(self.grid_sum.value(z - t, n), lo),
                                                               min(self.grid_sum.value(z + t, n), hi)],
                        sensitivity=self.sensitivity, grid=self._grid(r))
+            tails = [r.noise]
         elif q.kind == "mean":
             lo, hi = q.bounds
             gs = self.grid_sum
@@ -115,6 +118,7 @@ class Prepared:
                 interval = [lo, hi]
             out.update(answer=mean, interval=interval, noisy_sum_centred=gs.grid.value(z), noisy_count=n,
                        midpoint=gs.grid.value(gs.centre), sensitivity=self.sensitivity, grid=self._grid(r))
+            tails = [r.noise, count_noise]  # each at ε/2: loss > ε needs one part's loss > ε/2 (union bound)
         else:  # histogram
             sens = int(self.sensitivity)  # derived from the bins in prepare(): 1 when they partition the rows
             counts, noise = release.release_counts(self.true_counts, epsilon=q.epsilon, delta=q.delta,
@@ -123,7 +127,11 @@ class Prepared:
             out.update(answer=counts, labels=list(self.labels), interval=[[c - t for c in counts],
                                                                           [c + t for c in counts]],
                        sensitivity=float(sens), noise=release.noise_name(noise))
+            tails = [noise] if sens == 1 else None  # one record moves one bin by 1: that bin's loss is the loss
         out["interval_note"] = _interval_note(q)
+        if gauss and tails:
+            # P[privacy loss > ε] of this release (an upper bound, the discrete Gaussian's own): what δ > 0 means
+            out["loss_tail"] = min(1.0, sum(m.loss_exceeds_mass() for m in tails))
         charge = self.charge()
         out.update(rho=charge.rho, charge=charge.to_dict(), neighbour=charge.neighbour.label)
         return out

@@ -412,3 +412,43 @@ def test_a_fault_reading_the_registry_is_one_message(monkeypatch):
     monkeypatch.setattr(quotas, "status", broken)
     at = open_page("pages/query_console.py")
     assert not at.exception and len(at.error) == 1
+
+
+@pytest.mark.parametrize("kind", ["COUNT", "MEAN"])
+def test_a_gaussian_answer_states_how_often_its_privacy_loss_exceeds_epsilon(kind):
+    """Audit: the δ box read 'The chance the ε bound fails' and the mechanism 'the analytic Gaussian'; the answers
+    are discrete Gaussian, and for δ > 0 the reading the house asks for is P[privacy loss > ε] of the release — for
+    a count at ε = 1, δ = 1e-7 about 15 × δ. The answer now states it, and the number, summed independently from the
+    discrete Gaussian's pmf (a MEAN: its two parts at ε/2, union bound), is never below the true one."""
+    import numpy as np
+
+    from dpcore.noise import release
+
+    at = _console()
+    at.selectbox(key="qc_kind").set_value(kind).run()
+    at.radio(key="qc_mech").set_value("gaussian").run()
+    at.number_input(key="qc_eps").set_value(1.0).run()
+    at.selectbox(key="qc_delta").set_value(1e-7).run()
+    help_text = at.selectbox(key="qc_delta").help + at.radio(key="qc_mech").help
+    assert "chance the ε bound fails," not in help_text and "analytic Gaussian" not in help_text
+    _ask(at)
+
+    def tail(eps, delta, k):  # P[loss > ε] = P[X < k/2 − εσ²/k], X the discrete Gaussian, from its pmf
+        s = release.noise_for("gaussian", epsilon=eps, delta=delta, sensitivity=k).scale
+        w = int(40 * s) + 40
+        x = np.arange(-w, w + 1)
+        p = np.exp(-x.astype(float) ** 2 / (2 * s * s))
+        return float(p[x < k / 2 - eps * s * s / k].sum() / p.sum())
+
+    if kind == "COUNT":
+        true = tail(1.0, 1e-7, 1)
+    else:  # the noisy count's part is exact; the sum's part (K ~ 1e6 grid steps) is the continuous Gaussian's
+        from scipy.stats import norm
+
+        s = release.noise_for("gaussian", epsilon=0.5, delta=5e-8, sensitivity=10**6).scale
+        true = tail(0.5, 5e-8, 1) + float(norm.cdf((10**6 / 2 - 0.5 * s * s / 10**6) / s))
+    said = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]
+    (line,) = [c for c in said if "privacy loss exceeds ε = 1 with probability at most" in c]
+    shown = float(re.search(r"at most ([0-9.e−-]+)", line).group(1).replace("−", "-"))
+    assert shown >= true * (1 - 1e-9) and shown <= true * 1.5, (shown, true)
+    assert "is not the chance that this answer's ε bound fails" in line

@@ -422,3 +422,20 @@ def test_budget_commands_never_traceback(clinic, raw_csv, monkeypatch, args, who
     if who != "admin":  # nobody but the data owner changes a cap (or anything else the admin owns)
         after = registry.info("clinic")
         assert (after["cap"], after["max_query_epsilon"]) == (before["cap"], before["max_query_epsilon"])
+
+
+def test_a_gaussian_answer_on_the_cli_states_how_often_its_privacy_loss_exceeds_epsilon(capsys, monkeypatch):
+    """Audit: a δ > 0 answer says P[privacy loss > ε] of its own release (the discrete Gaussian's), not only δ."""
+    from dpcore.noise import release
+
+    monkeypatch.delenv(ADMIN, raising=False)
+    monkeypatch.delenv(KEY, raising=False)
+    code, out, _ = _run(capsys, "query", "--dataset", "synthetic medical (n=1,000, seed=0)", "--epsilon", "1",
+                        "--count", "sex=F", "--mechanism", "gaussian", "--delta", "1e-5")
+    assert code == 0
+    assert out["loss_tail"] == pytest.approx(
+        release.noise_for("gaussian", epsilon=1.0, delta=1e-5, sensitivity=1).loss_exceeds_mass())
+    assert 1e-5 < out["loss_tail"] < 1e-3 and "is not the chance" in out["loss_tail_note"]
+    code, out, _ = _run(capsys, "query", "--dataset", "synthetic medical (n=1,000, seed=0)", "--epsilon", "1",
+                        "--count", "sex=M")
+    assert code == 0 and "loss_tail" not in out  # Laplace: pure ε-DP, the loss never exceeds ε

@@ -415,3 +415,89 @@ def test_gap_words_explain_a_measured_rate_above_the_worst_case():
     assert "on 18 members one more caught moves it by 5.6%" in text and "the audit's bound" in text
     below = statement.gap_words(b, p["mia"], labels={"canary": "canaries"})
     assert "above the worst case" not in below
+
+
+# --- a statement file read as a human or another JSON reader reads it (audit) ---------------------------------
+
+
+def _signed_ledger_text():
+    """A signed ledger statement as the file the CLI writes (indented JSON), and the statement."""
+    from dpcore.serialize import dumps
+
+    st = _ledger_statement()
+    assert st["audit"] is None and verification.verify(st)["verified"]
+    return dumps(st), st
+
+
+@pytest.mark.parametrize("edit, words", [
+    # a second "epsilon" first in the object: Python keeps the last (the signed 1.15), a reader sees 0.01 first
+    (lambda t: t.replace('"accountant": {', '"accountant": {\n    "epsilon": 0.01,', 1), "appears twice"),
+    (lambda t: t.replace('"kind": "ledger",', '"kind": "ledger",\n  "summary": "nothing released",', 1),
+     "appears twice"),
+    # a null the signature covers, written as NaN or an infinity (the canonical form maps them all to null)
+    (lambda t: t.replace('"audit": null', '"audit": NaN', 1), "not a number JSON allows"),
+    (lambda t: t.replace('"audit": null', '"audit": Infinity', 1), "not a number JSON allows"),
+    (lambda t: t.replace('"audit": null', '"audit": -1e999', 1), "not a finite number"),
+])
+def test_an_edited_statement_file_never_verifies(dp_home, tmp_path, capsys, edit, words):
+    """Audit: duplicate keys and non-finite numbers read differently in different readers, and the signature was
+    computed over what Python's json keeps (the last key, NaN/∞ written as null), so such a file verified."""
+    text, _ = _signed_ledger_text()
+    edited = edit(text)
+    assert edited != text
+    path = tmp_path / "st.json"
+    path.write_text(edited)
+    assert main(["statement", "--verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    with pytest.raises(DPError, match=words):
+        verification.parse(edited.encode(), "st.json")
+    path.write_text(text)
+    assert main(["statement", "--verify", str(path)]) == 0  # the file as written still verifies
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda s: s["signature"].update(proves="an independent auditor checked every number"), "signature.proves"),
+    (lambda s: s["signature"].update(canonical="anything"), "signature.canonical"),
+    (lambda s: s["signature"].update(verified_by="the data protection officer"), "signature.verified_by"),
+])
+def test_no_field_of_the_signature_block_can_be_edited(dp_home, edit, words):
+    """Audit: the MAC covered scheme, key_id, signed_at, body and fields; what the block says a signature proves
+    (and any field added to it) could be changed and the statement still verified."""
+    _, st = _signed_ledger_text()
+    edit(st)
+    out = verification.verify(st)
+    assert not out["verified"] and any(words in p for p in out["problems"]), out["problems"]
+
+
+def test_a_ledger_of_gaussian_answers_claims_no_gaussian_dp_mu_its_discrete_noise_does_not_have(dp_home):
+    """Audit: every Gaussian answer is drawn from the *discrete* Gaussian, which is ρ-zCDP with ρ = Δ²/(2σ²) but is
+    not μ-GDP with μ = √(2ρ): one COUNT at ε = 5, δ = 1e-6 lets the test 'answer ≥ true count + 1' reach TPR 0.70 at
+    FPR 0.30, where the stated 'exact Gaussian DP' μ allowed 0.69. The ledger statement claimed that μ."""
+    import math
+
+    import numpy as np
+    from scipy.special import ndtr, ndtri
+
+    from dpcore import signing
+    from dpcore.budgets import identities, visitors
+    from dpcore.noise import discrete, mechanisms
+
+    df = datasets.medical(2000, 0)
+    info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
+    answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=5.0, condition="age>50",
+                                                           mechanism="gaussian", delta=1e-6))
+    st = _roundtrip(statement.issue(statement.for_ledger(info["name"], viewer=identities.VISITOR)))
+    # the release: discrete Gaussian noise at (5, 1e-6), Δ = 1; its exact ROC at the threshold "noise ≥ 1"
+    sigma = mechanisms.DiscreteGaussian(epsilon=5.0, delta=1e-6, sensitivity=1).scale
+    x = np.arange(-200, 201)
+    p = discrete.pmf(x, sigma)
+    fpr, tpr = p[x >= 1].sum(), p[x >= 0].sum()  # H0: true count c, H1: c + 1; flag when the answer ≥ c + 1
+    mu = math.sqrt(2 * sum(q["rho"] for q in st["queries"]))
+    assert tpr > ndtr(ndtri(fpr) + mu) + 0.01  # the μ-GDP curve is not a ceiling of this release
+    assert "mu" not in st, st.get("mu")
+    assert verification.verify(st)["verified"]
+    # a signed statement that still carries the claim (made before this fix) does not check out
+    claimed = signing.sign({**signing.body_of(st), "mu": {"value": mu, "kind": "exact Gaussian DP"}})
+    problems = verification.verify(_roundtrip(claimed))["problems"]
+    assert any(p.startswith("mu: ") for p in problems), problems

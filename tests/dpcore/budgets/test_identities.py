@@ -158,3 +158,19 @@ def test_an_admin_through_the_provider_asks_from_their_own_quota_and_the_token_a
     assert spend.spend(boss, DS, "q", 0.1, lambda: {"answer": 1})["remaining"] == pytest.approx(0.4)
     with pytest.raises(DPError, match="as the admin you have no quota"):
         spend.spend(admin(), DS, "q2", 0.1, lambda: {"answer": 2})
+
+
+@pytest.mark.parametrize("email", ["ＡＤＭＩＮ@corp.org", "ad\u200bmin@corp.org", "admin\u00ad@corp.org",
+                                   "ﬁnance@corp.org", "straße@corp.org"])
+def test_a_verified_email_that_normalises_to_another_mailbox_is_not_that_mailbox(email):
+    """Audit: names are canonicalised by NFKC, casefold and the removal of invisible characters, which is right
+    for a typed name but merges distinct verified mailboxes: a provider that verifies 'ＡＤＭＩＮ@corp.org'
+    (full-width letters) signed its owner in as admin@corp.org, listed admin; 'ﬁnance@' as finance@, 'straße@' as
+    strasse@. Such an e-mail now counts as the subject alone."""
+    target = identities.canonical_analyst(email)
+    who = identities.from_oidc({"sub": "u-77", "email": email, "email_verified": True}, admins=[target])
+    assert who.name == "sub:u-77" and not who.is_admin
+    assert identities.from_oidc({"sub": "u-1", "email": "Admin@Corp.org", "email_verified": True},
+                                admins=["admin@corp.org"]).is_admin  # letter case alone still matches
+    assert identities.from_oidc({"sub": "u-2", "email": "émile@corp.org", "email_verified": True}).name == \
+        "émile@corp.org"

@@ -84,3 +84,14 @@ def test_mean_is_two_half_releases_composed():
     assert c.rho == pytest.approx(2 * half.rho)
     pub = model.make_query("mean", epsilon=1.0, column="age", bounds=(18, 90), public_n=True)
     assert pub.charge(0.01).neighbour is Neighbour.REPLACE_ONE
+
+
+def test_compose_by_relation_keeps_one_total_per_relation():
+    """Charges under different neighbour relations add up to no one guarantee (the noise page's releases)."""
+    from dpcore.noise.charge import Charge, Neighbour, compose_by_relation
+
+    a = Charge.pure(1.0)
+    r = Charge.pure(0.5, neighbour=Neighbour.REPLACE_ONE)
+    totals = compose_by_relation([a, r, a.to_dict(), r])
+    assert [(t.neighbour, t.epsilon) for t in totals] == [(Neighbour.ADD_REMOVE, 2.0), (Neighbour.REPLACE_ONE, 1.0)]
+    assert compose_by_relation([]) == []
