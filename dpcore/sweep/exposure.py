@@ -99,7 +99,7 @@ def story_words(s: dict) -> tuple[str, str]:
     claim = f"At ε = {s['epsilon']:g}, {lose}"
     proved = claims.down(s["proved"])
     said = (f"**No attack proves more than ε ≥ {proved}**" if s["proved"] > 0 else
-            "**No attack proves any leak** (every audit's bound is ε ≥ 0)")
+            f"**No attack proves any leak** (the audits at ε = {s['epsilon']:g}, its models together, prove only ε ≥ 0)")
     detail = (f"{said}: the audits' lower bounds at 95% confidence, against the accountant's ε ≤ "
               f"{claims.up(s['epsilon_spent'])} at δ = {claims.delta(s['delta'])} (add/remove one record). Test "
               f"accuracy {accuracy_text(s['dp_accuracy'])} with DP vs {accuracy_text(s['baseline_accuracy'])} "

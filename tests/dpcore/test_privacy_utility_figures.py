@@ -48,3 +48,13 @@ def test_the_answer_is_a_short_claim_with_delta_and_the_relation_beside_it():
     assert detail.startswith("**No attack proves more than ε ≥ ") or detail.startswith("**No attack proves any leak")
     assert "at δ = 1e-5 (add/remove one record)" in detail and "80.0% with DP vs 97.0% without" in detail
     assert sweep_exposure.story_words({**s, "upload": True})[0].startswith("At ε = 1, your model loses")
+
+
+def test_no_leak_words_say_which_audits_proved_nothing():
+    """"No attack proves any leak (every audit's bound is ε ≥ 0)" sat above an audit chart with a run at ε = 8
+    proving ε ≥ 0.05: the sentence is about the audits at its own ε, taken together, and now says so."""
+    s = {**sweep_exposure.story(headline_result()), "proved": 0.0}
+    detail = sweep_exposure.story_words(s)[1]
+    assert detail.startswith("**No attack proves any leak** (the audits at ε = 1, its models together, prove only "
+                             "ε ≥ 0)"), detail
+    assert "every audit" not in detail
