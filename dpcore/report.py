@@ -136,9 +136,8 @@ def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     df = datasets.medical(n, seed)
     q = teaching.query(df, "count", "has_rare_disease")
     draws = 20_000
-    # a count is released with whole-number noise: its figures (view.released) are the ones quoted, as on the page
     view = noise_page.noise_view("laplace", epsilon, None, q.sensitivity, q.true_value, draws=draws, seed=seed,
-                                 integer=True)
+                                 integer=True)  # a count's whole-number noise: view.released's figures, as the page
     error, half = view.released.expected_abs_error(), view.released.halfwidth(0.95)
     figs = noise_figs.figures(view, "released count of patients with the rare disease", "patients")
     table = noise_page.epsilon_table("laplace", None, q.sensitivity, q.true_value, integer=True, seed=seed)
@@ -154,10 +153,9 @@ def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
             f"{view.spec.scale:.4g}; a released count is typically off by {patients(error)} and 95% of releases "
             f"fall within ±{claims.up(half)} of the truth — whole-number noise, the figures the noise page shows.",
             f"The histogram is a simulation to show the shape: {draws:,} draws of ordinary random numbers (numpy, "
-            f"fixed by seed {seed}), not releases; released answers go through the safe release path (OpenDP's "
-            "exact samplers, whole-number noise, a secure random source). The curves are the continuous Laplace "
-            "density; the table is exact (no random draw): for a count, the whole-number (geometric) mechanism's "
-            "figures, which is what the release path draws.",
+            f"fixed by seed {seed}), not releases; released answers go through the safe release path (OpenDP's exact "
+            "samplers, whole-number noise, a secure random source). The curves are the continuous Laplace density; "
+            "the table is exact (no random draw): the whole-number (geometric) mechanism's, which releases draw.",
         ],
         [figs["distribution"], figs["why"], figs["error"]],
         [table],
