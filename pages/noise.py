@@ -252,7 +252,9 @@ if why_tab.open:
             other = "with it replaced" if answer.neighbour is Neighbour.REPLACE_ONE else "without"
             st.markdown(f"Almost every answer is at most $e^{{\\varepsilon}}$ times more likely with one patient's "
                         f"record than {other}; the rare exceptions (far in the tail, outside the band) add up to "
-                        f"**δ = {claims.up(view.actual_delta)}** (≤ the δ = {claims.delta(spec.delta)} you chose).")
+                        f"**δ = {claims.up(view.actual_delta)}** (≤ the δ = {claims.delta(spec.delta)} you chose)"
+                        + (" for the continuous curves drawn; the count's whole-number release is calibrated so its "
+                           "own δ stays within the δ you chose too." if integer else "."))
         with st.expander("The maths behind the lower panel"):
             st.markdown(r"The **privacy loss** of an output z is $\ln p_D(z)/p_{D'}(z)$, in nats (natural-log "
                         "units): how much more likely z is under D than under its neighbour D′. ε-DP means it stays "

@@ -358,3 +358,17 @@ def test_releases_under_different_neighbour_relations_are_not_added_into_one_tot
     said = " ".join(x.value for x in at.markdown)
     assert "cost **ε = 2" not in said and "different neighbour relations" in said
     assert "ε = 1 for neighbours that add or remove" in said and "ε = 1 for neighbours that replace one" in said
+
+
+def test_why_private_says_its_delta_is_the_drawn_curves_when_the_count_is_released_whole(at):
+    """Audit: 'Why private' under the Gaussian reads the δ of the continuous curves it draws, while the page
+    releases a count with the discrete Gaussian (its own δ): the sentence says which mechanism its δ belongs to."""
+    at.radio(key="noise_mech").set_value("gaussian").run()
+    at.session_state["noise_tab"] = "Why private"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (why,) = [m.value for m in at.markdown if "rare exceptions" in m.value]
+    assert "for the continuous curves drawn" in why and "whole-number release" in why
+    at.selectbox(key="noise_query").set_value("mean").run()
+    (why,) = [m.value for m in at.markdown if "rare exceptions" in m.value]
+    assert "whole-number" not in why  # the mean is released on its grid, not as a whole number
