@@ -115,6 +115,11 @@ def headline(result: dict) -> None:
         words.append(f"**{h['violations']} of {h['audited']}** DP models have a proved ε above their claimed ε "
                      "(a bug to report)." if h["violations"] else
                      f"Under DP every proved ε stays below the claimed ε ({h['audited']} models audited).")
+    above = [p["epsilon"] for p in h["points"] if b is not None and p["accuracy"] is not None and p["accuracy"] > b]
+    if above:  # a DP median above the non-private one read as DP buying accuracy
+        words.append(f"At ε = {', '.join(f'{e:g}' for e in above)} the DP models' median is above the non-private "
+                     "one: with few models and a small test set, medians a point or two apart differ by chance (and "
+                     "DP's noise can regularise a small model); it is no sign that privacy is free.")
     st.caption("Medians over the models of each setting (the charts show mean ± SD, the standard deviation). "
                + " ".join(words))
 

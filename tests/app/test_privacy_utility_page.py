@@ -283,3 +283,23 @@ def test_a_baseline_audit_that_proved_nothing_reads_as_a_bound_of_zero(chdir_roo
     assert not at.exception, [e.value for e in at.exception]
     assert sweep_summary.headline(res)["proved"] == 0
     assert next(m for m in at.metric if m.label == "Leak proved without DP").value == "ε ≥ 0"
+
+
+def test_a_dp_median_above_the_baseline_says_why(chdir_root, dp_home):
+    """Review: an own-CSV sweep headlined 'Accuracy at ε = 8 … +1.7 points' over the non-private model without a word;
+    a reader took it for DP improving the model. The caption says medians that close differ by chance."""
+    from tests.dpcore.sweep.helpers import headline_result
+
+    res = headline_result(owner=ME)
+    for p in res["points"]:
+        if p["epsilon"] == 8.0:
+            p["test_accuracy"] += 0.06  # medians: baseline 97%, ε = 8 98%
+    sweep_runs.save({"id": "20250101-000000-0a0b", "name": "above", "created": 1.0, "status": "done",
+                     "config": res["config"], "jobs": [], "failed": [], "result": res, "owner": ME})
+    at = open_page(PAGE, owner=ME)
+    at.selectbox(key="pu_sweep").set_value("20250101-000000-0a0b").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "+1.0 points" in str(next(x for x in at.metric if x.label == "Accuracy at ε = 8").proto.delta)
+    text = _texts(at)
+    assert "At ε = 8 the DP models' median is above the non-private one" in text
+    assert "At ε = 1 the DP" not in text
