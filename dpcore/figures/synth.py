@@ -131,7 +131,7 @@ def upload_marginals_chart(utility: dict) -> go.Figure:
                           "not covered by ε")
     rows = len(one) + len(two)
     style.base_layout(fig, f"What the synthetic table keeps: marginals<br>{note}",
-                      "largest cell error (percentage points)", "", height=max(300, 140 + 26 * rows))
+                      "largest cell error (percentage points)", "", height=max(300, 160 + 40 * rows))
     fig.update_xaxes(rangemode="tozero")
     fig.update_yaxes(tickvals=list(range(at)), ticktext=ticks, automargin=True)
     fig.update_layout(legend=style.legend_below())
