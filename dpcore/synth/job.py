@@ -50,8 +50,6 @@ def params(dataset: str, schema: Schema, cfg: SynthConfig, name: str, *, utility
     """A release job's parameters, checked before anything is queued. ``utility``: measure what the table keeps;
     ``target``/``threshold``: the model test (:func:`dpcore.synth.utility.upload_task`; a target implies
     ``utility``)."""
-    from .utility import upload_task
-
     cfg.check(schema)
     task = upload_task(schema, target, threshold)
     out = {"dataset": dataset, "schema": schema.to_dict(), "config": cfg.to_dict(), "name": str(name)[:100]}
