@@ -6,7 +6,7 @@ PORT   ?= 8501
 # 127.0.0.1: only this machine. `make run HOST=0.0.0.0` serves a LAN demo (anyone on the network can connect).
 HOST   ?= 127.0.0.1
 
-.PHONY: run test install-test bench clean-venv screenshots
+.PHONY: run test test-fast lint format install-test bench clean-venv screenshots
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -21,24 +21,43 @@ $(VENV)/.requirements-dev.stamp: requirements-dev.txt $(VENV)/.requirements.stam
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+# The package itself, editable: `dpcore` imports from any folder (an exported script or notebook runs with
+# .venv/bin/python run.py wherever it lies) and `dp-explorer` is on the venv's PATH. --no-deps: the pins above.
+$(VENV)/.package.stamp: pyproject.toml $(VENV)/.requirements.stamp
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
 # Optional Ray executor: tests install it (make run does not need it).
 $(VENV)/.requirements-ray.stamp: requirements-ray.txt $(VENV)/.requirements.stamp
 	$(PY) -m pip install --quiet -r requirements-ray.txt
 	touch $@
 
-run: $(VENV)/.requirements.stamp
+run: $(VENV)/.package.stamp
 	@if [ "$(HOST)" != "127.0.0.1" ] && [ "$(HOST)" != "localhost" ]; then \
 	  echo "WARNING: serving on $(HOST):$(PORT) - anyone who can reach this machine can use the app, its query"; \
 	  echo "WARNING: console and its background jobs. Admin actions need the token set by 'python -m dpcore admin init'."; fi
 	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 # Everything the tests need, installed (CI runs this with the machine's HOME, then the tests with an empty one).
-install-test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp
+install-test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp $(VENV)/.package.stamp
 
 test: install-test
 	$(PY) -m pytest
 
-bench: $(VENV)/.requirements.stamp
+# The fast lane: everything but the real-browser, Ray and slow tests.
+test-fast: install-test
+	$(PY) -m pytest -m "not e2e and not slow and not ray"
+
+# ruff (lint and format check); CI runs it before the tests.
+lint: install-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install-test
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: $(VENV)/.package.stamp
 	for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean-venv:

@@ -12,13 +12,9 @@ a few seconds at ε 50 (small σ makes each PRV evaluation slower).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from dpcore.training import accounting  # noqa: E402
+from dpcore.training import accounting
 
 RUNS = [(1 / 8, 80), (0.01, 1000)]  # (sample rate, steps): a small dataset's 10 epochs; 10 epochs at q = 1%
 
@@ -35,7 +31,9 @@ def main(argv=None) -> int:
     ap.add_argument("--delta", type=float, default=1e-5)
     args = ap.parse_args(argv)
     accounting.calibrate_noise(1.0, args.delta, 1 / 7, 70)  # warm imports (a one-off ~1 s)
-    print(f"{'acc':4} {'target':>7} {'q':>7} {'steps':>6} {'sigma':>8} {'s/calib':>8} {'x one eval':>10} {'eps/target':>10}")
+    print(
+        f"{'acc':4} {'target':>7} {'q':>7} {'steps':>6} {'sigma':>8} {'s/calib':>8} {'x one eval':>10} {'eps/target':>10}"
+    )
     for acc in args.accountants.split(","):
         for target in (float(t) for t in args.targets.split(",")):
             for q, steps in RUNS:
@@ -47,8 +45,11 @@ def main(argv=None) -> int:
                 t0 = time.perf_counter()
                 accounting.epsilon(sigma, q, steps, args.delta, acc)
                 t_one = time.perf_counter() - t0
-                print(f"{acc:4} {target:7g} {q:7.4f} {steps:6d} {sigma:8.4f} {t_cal:8.2f} {t_cal / t_one:10.1f} "
-                      f"{eps / target:10.3f}", flush=True)
+                print(
+                    f"{acc:4} {target:7g} {q:7.4f} {steps:6d} {sigma:8.4f} {t_cal:8.2f} {t_cal / t_one:10.1f} "
+                    f"{eps / target:10.3f}",
+                    flush=True,
+                )
     return 0
 
 

@@ -15,24 +15,23 @@ import argparse
 import functools
 import math
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from dpcore.training import accounting  # noqa: E402
-from dpcore.advisor import dpsgd, risk, solve, targets  # noqa: E402
+from dpcore.advisor import dpsgd, solve, targets
+from dpcore.training import accounting
 
 R = targets.RiskLimit
-CASES = [("TPR ≤ 0.05 at FPR 0.01, q = 0.01, T = 1000 (the page's default)", R("tpr", 0.05, 0.01), 0.01, 1000),
-         ("advantage ≤ 0.1, q = 0.01, T = 1000", R("advantage", 0.1), 0.01, 1000),
-         ("posterior ≤ 0.2 from 0.05, q = 0.2, T = 10", R("posterior", 0.2, 0.05), 0.2, 10),
-         ("TPR ≤ 0.1 at FPR 0.01, q = 0.2, T = 10 (the dp_accounting check test)", R("tpr", 0.1, 0.01), 0.2, 10)]
+CASES = [
+    ("TPR ≤ 0.05 at FPR 0.01, q = 0.01, T = 1000 (the page's default)", R("tpr", 0.05, 0.01), 0.01, 1000),
+    ("advantage ≤ 0.1, q = 0.01, T = 1000", R("advantage", 0.1), 0.01, 1000),
+    ("posterior ≤ 0.2 from 0.05, q = 0.2, T = 10", R("posterior", 0.2, 0.05), 0.2, 10),
+    ("TPR ≤ 0.1 at FPR 0.01, q = 0.2, T = 10 (the dp_accounting check test)", R("tpr", 0.1, 0.01), 0.2, 10),
+]
 
 
 def bisection(risk, q, t, delta):
     """The previous solver: pass/fail only, ×1.3 bracketing, bisection to NM_RTOL, then the fine check."""
+
     def ok(s):
         return dpsgd.dpsgd_risk(s, q, t, risk, delta, coarse=True) <= risk.value
 
@@ -75,18 +74,20 @@ def main() -> None:
         times: dict = {"bisection": [], "secant": []}
         res = {}
         for _ in range(args.repeats):  # alternate the two so that the machine's load hits both alike
-            for label, solve in (("bisection", bisection), ("secant", dpsgd.solve_noise_multiplier)):
+            for label, solver in (("bisection", bisection), ("secant", dpsgd.solve_noise_multiplier)):
                 accounting._pld.cache_clear()
                 builds.clear()
                 t0 = time.perf_counter()
-                nm = solve(risk, q, t, 1e-5)
+                nm = solver(risk, q, t, 1e-5)
                 times[label].append(time.perf_counter() - t0)
                 res[label] = (nm, builds.count(accounting.PLD_COARSE))
         res = {k: (statistics.median(times[k]), *v) for k, v in res.items()}
         (tb, nb, cb), (ts, ns, cs) = res["bisection"], res["secant"]
         ratios.append(tb / ts)
-        print(f"{name}: median {ts:.2f} s ({cs} coarse PLDs + 1 fine, σ = {ns:.4f}) vs bisection {tb:.2f} s "
-              f"({cb} coarse, σ = {nb:.4f}): {tb / ts:.2f}x")
+        print(
+            f"{name}: median {ts:.2f} s ({cs} coarse PLDs + 1 fine, σ = {ns:.4f}) vs bisection {tb:.2f} s "
+            f"({cb} coarse, σ = {nb:.4f}): {tb / ts:.2f}x"
+        )
     print(f"median speed-up over cases: {statistics.median(ratios):.2f}x (2 shared cores; ratios from one run)")
 
 

@@ -34,8 +34,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _free_port() -> int:
@@ -55,10 +62,29 @@ def server(root: Path, timeout: float = 120):
     log = open(home / "streamlit.log", "w")
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
-         "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + timeout
@@ -87,7 +113,8 @@ def wait_idle(pg) -> None:
     pg.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
         " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.includes('Running')",
-        timeout=120_000)
+        timeout=120_000,
+    )
 
 
 # The numbers: the sentence "At ε = X ..." under the metrics. The charts: every chart drawn that depends on ε
@@ -118,8 +145,12 @@ def slider_moves(browser, url: str, moves: int, tab: str | None = None) -> dict[
         wait_idle(pg)
     pg.wait_for_timeout(1000)
     slider = pg.get_by_role("slider").first
-    out: dict[str, list[float]] = {"numbers, new ε": [], "charts, new ε": [], "numbers, seen ε": [],
-                                   "charts, seen ε": []}
+    out: dict[str, list[float]] = {
+        "numbers, new ε": [],
+        "charts, new ε": [],
+        "numbers, seen ε": [],
+        "charts, seen ε": [],
+    }
     for key, kind in [("ArrowLeft", "new ε")] * moves + [("ArrowRight", "seen ε")] * moves:
         slider.focus()
         t0 = pg.evaluate("() => performance.now()")
@@ -153,9 +184,10 @@ def cold_home(browser, root: Path, selector: str = ".js-plotly-plot .main-svg") 
 FLOOR_APPS = {
     "empty Streamlit app, first text": ('st.markdown("hello")', '[data-testid="stMarkdown"]'),
     "one-chart Streamlit app, the chart": (
-        'import plotly.graph_objects as go\n'
+        "import plotly.graph_objects as go\n"
         'st.plotly_chart(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), config={"displayModeBar": False})',
-        ".js-plotly-plot .main-svg"),
+        ".js-plotly-plot .main-svg",
+    ),
 }
 
 
@@ -195,8 +227,10 @@ def main() -> None:
                 for view, tab in TABS.items():
                     with server(args.root) as (url, _, _pid):
                         times = slider_moves(browser, url, args.moves, tab)
-                    print(f"noise page, {view}: ε slider key press → updated in the browser "
-                          f"(median of {args.moves} each):")
+                    print(
+                        f"noise page, {view}: ε slider key press → updated in the browser "
+                        f"(median of {args.moves} each):"
+                    )
                     for what, ts in times.items():
                         print(f"  {what:16s} {statistics.median(ts):7.0f} ms   (min {min(ts):.0f}, max {max(ts):.0f})")
                     allc = times["charts, new ε"] + times["charts, seen ε"]
@@ -216,8 +250,10 @@ def main() -> None:
                 print(f"import torch alone:               {tt:.2f} s (runs {', '.join(f'{x:.2f}' for x in torch_t)})")
                 print(f"ratio: {h / tt:.2f}   target ≤ 1.5")
                 for name, ts in floor_t.items():
-                    print(f"  same harness, {name}: {statistics.median(ts):.2f} s = {statistics.median(ts) / tt:.2f}"
-                          f" × import torch")
+                    print(
+                        f"  same harness, {name}: {statistics.median(ts):.2f} s = {statistics.median(ts) / tt:.2f}"
+                        f" × import torch"
+                    )
         finally:
             browser.close()
     print(f"load average after: {load_average()}")

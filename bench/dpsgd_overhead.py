@@ -10,19 +10,15 @@ sampling for DP, shuffled batches for non-private), forward, backward, optimizer
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-from dpcore.training.config import BEST_GRAD_SAMPLE_MODE, TrainConfig  # noqa: E402
-from dpcore.training.data import load_split  # noqa: E402
-from dpcore.training.fused import FusedDPSGD  # noqa: E402
-from dpcore.training.models import batch_as_is, build_model, make_dataset  # noqa: E402
+from dpcore.training.config import BEST_GRAD_SAMPLE_MODE, TrainConfig
+from dpcore.training.data import load_split
+from dpcore.training.fused import FusedDPSGD
+from dpcore.training.models import batch_as_is, build_model, make_dataset
 
 DATA = {"logreg": "breast_cancer", "mlp": "medical", "cnn": "digits"}
 
@@ -35,8 +31,7 @@ def loop_time(cfg: TrainConfig, split, steps: int, repeats: int = 9) -> float:
     crit = torch.nn.CrossEntropyLoss()
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
     ds = make_dataset(split.X_train, split.y_train)
-    loader = torch.utils.data.DataLoader(ds, batch_size=cfg.batch_size, shuffle=True,
-                                         collate_fn=batch_as_is)
+    loader = torch.utils.data.DataLoader(ds, batch_size=cfg.batch_size, shuffle=True, collate_fn=batch_as_is)
     fused = None
     if cfg.private and cfg.grad_sample_mode == "fused":
         from opacus.accountants import create_accountant
@@ -52,8 +47,15 @@ def loop_time(cfg: TrainConfig, split, steps: int, repeats: int = 9) -> float:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out = PrivacyEngine(accountant="prv").make_private(
-                module=model, optimizer=opt, criterion=crit, data_loader=loader, noise_multiplier=1.0,
-                max_grad_norm=1.0, poisson_sampling=True, grad_sample_mode=cfg.grad_sample_mode)
+                module=model,
+                optimizer=opt,
+                criterion=crit,
+                data_loader=loader,
+                noise_multiplier=1.0,
+                max_grad_norm=1.0,
+                poisson_sampling=True,
+                grad_sample_mode=cfg.grad_sample_mode,
+            )
         model, opt, crit, loader = out if len(out) == 4 else (out[0], out[1], crit, out[2])
 
     def run(n):
@@ -98,15 +100,23 @@ def main(argv=None) -> None:
         split = load_split(base)
         t_np = loop_time(base, split, args.steps)
         for mode in args.modes.split(","):
-            cfg = TrainConfig(dataset=DATA[model], model=model, noise_multiplier=1.0, epsilon=None,
-                                       batch_size=args.batch_size, grad_sample_mode=mode)
+            cfg = TrainConfig(
+                dataset=DATA[model],
+                model=model,
+                noise_multiplier=1.0,
+                epsilon=None,
+                batch_size=args.batch_size,
+                grad_sample_mode=mode,
+            )
             try:
                 t_dp = loop_time(cfg, split, args.steps)
-            except Exception as exc:  # noqa: BLE001 - a mode that does not support a layer
+            except Exception as exc:
                 print(f"{model:8} {DATA[model]:14} {mode:10} {'':>15} {'n/a':>8} ({type(exc).__name__}: {exc})"[:160])
                 continue
             chosen = " <- auto" if BEST_GRAD_SAMPLE_MODE.get(model) == mode else ""
-            print(f"{model:8} {DATA[model]:14} {mode:10} {t_np * 1e3:15.3f} {t_dp * 1e3:8.3f} {t_dp / t_np:6.2f}x{chosen}")
+            print(
+                f"{model:8} {DATA[model]:14} {mode:10} {t_np * 1e3:15.3f} {t_dp * 1e3:8.3f} {t_dp / t_np:6.2f}x{chosen}"
+            )
 
 
 if __name__ == "__main__":

@@ -5,17 +5,16 @@ Run: .venv/bin/python bench/jobs_overhead.py   (uses a temporary DP_EXPLORER_HOM
 """
 
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["DP_EXPLORER_HOME"] = tempfile.mkdtemp(prefix="dp-jobs-bench-")
 os.environ.setdefault("DP_EXPLORER_JOBS_IDLE_EXIT", "15")
 
-from dpcore.jobs import db, runner, store, workers  # noqa: E402
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM  # noqa: E402
+from dpcore.jobs import db, runner, store, workers
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
 
 FIFO_NEXT = "SELECT * FROM jobs WHERE status = 'queued' ORDER BY created, rowid LIMIT 1"  # before owners
 
@@ -26,12 +25,25 @@ def fair_claim_cost(finished: int = 20_000, owners: int = 200, queued: int = 2_0
     import statistics
 
     with db.connection() as conn, db.transaction(conn):
-        rows = [(f"b-done-{i}", "demo.echo", "{}", "done", i, i + 0.5, f"session:{i % owners:032x}")
-                for i in range(finished)]
-        rows += [(f"b-wait-{i}", "demo.echo", "{}", "queued", finished + i, None,
-                  f"session:{0 if i < queued // 2 else i % owners:032x}") for i in range(queued)]
-        conn.executemany("INSERT INTO jobs (id, target, params, status, created, started, owner) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        rows = [
+            (f"b-done-{i}", "demo.echo", "{}", "done", i, i + 0.5, f"session:{i % owners:032x}")
+            for i in range(finished)
+        ]
+        rows += [
+            (
+                f"b-wait-{i}",
+                "demo.echo",
+                "{}",
+                "queued",
+                finished + i,
+                None,
+                f"session:{0 if i < queued // 2 else i % owners:032x}",
+            )
+            for i in range(queued)
+        ]
+        conn.executemany(
+            "INSERT INTO jobs (id, target, params, status, created, started, owner) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+        )
     times = {}
     with db.connection() as conn:
         for name, sql in (("fair", runner._FAIR_NEXT), ("fifo", FIFO_NEXT)):
@@ -41,8 +53,10 @@ def fair_claim_cost(finished: int = 20_000, owners: int = 200, queued: int = 2_0
                 conn.execute(sql).fetchone()
                 runs.append(time.perf_counter() - t)
             times[name] = statistics.median(runs)
-    print(f"next job on {finished + queued:,} rows ({owners} owners): fair {times['fair'] * 1e3:.2f} ms vs "
-          f"FIFO {times['fifo'] * 1e3:.2f} ms median = {times['fair'] / times['fifo']:.1f}x (once per job started)")
+    print(
+        f"next job on {finished + queued:,} rows ({owners} owners): fair {times['fair'] * 1e3:.2f} ms vs "
+        f"FIFO {times['fifo'] * 1e3:.2f} ms median = {times['fair'] / times['fifo']:.1f}x (once per job started)"
+    )
 
 
 def main() -> None:

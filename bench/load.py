@@ -22,18 +22,14 @@ import asyncio
 import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from browser import ROOT, load_average, server  # noqa: E402
+from browser import ROOT, load_average, server
 
 MAX_SESSIONS = 50
 SLIDER_LABEL = "privacy budget ε (log scale)"
-EPS_PATH = ["0.7", "0.5", "0.3", "0.2", "0.15", "0.1", "0.15", "0.2", "0.3", "0.5", "0.7", "1.0", "1.5", "2.0",
-            "1.5"]
+EPS_PATH = ["0.7", "0.5", "0.3", "0.2", "0.15", "0.1", "0.15", "0.2", "0.3", "0.5", "0.7", "1.0", "1.5", "2.0", "1.5"]
 
 
 def _find_slider_id(msg) -> str | None:
@@ -122,8 +118,12 @@ async def _open(url: str, link: str) -> float:
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect
 
-    async with connect(url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"],
-                       max_size=64 << 20, compression=None) as ws:
+    async with connect(
+        url.replace("http://", "ws://") + "/_stcore/stream",
+        subprotocols=["streamlit"],
+        max_size=64 << 20,
+        compression=None,
+    ) as ws:
         msg = BackMsg()
         page, _, query = link.partition("?")
         msg.rerun_script.page_name, msg.rerun_script.query_string = page, query
@@ -186,17 +186,23 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=10, help="slider moves per session (default 10)")
     ap.add_argument("--seconds", type=float, default=120, help="deadline per phase (default 120 s)")
     ap.add_argument("--root", type=Path, default=ROOT, help="app checkout to measure (default: this one)")
-    ap.add_argument("--cold", nargs="*", default=["", "noise", "reidentification", "differencing", "advisor"],
-                    help="links (page?query) that N visitors open at once on a fresh server first")
+    ap.add_argument(
+        "--cold",
+        nargs="*",
+        default=["", "noise", "reidentification", "differencing", "advisor"],
+        help="links (page?query) that N visitors open at once on a fresh server first",
+    )
     args = ap.parse_args()
     n = max(1, min(args.sessions, MAX_SESSIONS))
     print(f"app: {args.root}   load average before: {load_average()}")
     for link in args.cold:
         with server(args.root) as (url, _, pid):
             firsts, hc = asyncio.run(cold_opens(url, link, n, args.seconds))
-        print(f"{n} visitors open /{link} at once on a fresh server: first run median "
-              f"{statistics.median(firsts):.2f} s, slowest {max(firsts):.2f} s; health check slowest "
-              f"{max(hc) * 1e3:.0f} ms ({len(hc)} checks)   target < 1000 ms")
+        print(
+            f"{n} visitors open /{link} at once on a fresh server: first run median "
+            f"{statistics.median(firsts):.2f} s, slowest {max(firsts):.2f} s; health check slowest "
+            f"{max(hc) * 1e3:.0f} ms ({len(hc)} checks)   target < 1000 ms"
+        )
     with server(args.root) as (url, _, pid):
         asyncio.run(phase(url, 1, 3, args.seconds))  # warm caches the way a first visitor would
         rss0, c0 = _server_rss_mib(pid), _server_cpu_s(pid)
@@ -208,10 +214,14 @@ def main() -> None:
     print(f"1 session:   median rerun {m1 * 1e3:7.0f} ms   p90 {_p90(one) * 1e3:7.0f} ms   ({len(one)} moves)")
     print(f"{n} sessions: median rerun {mn * 1e3:7.0f} ms   p90 {_p90(many) * 1e3:7.0f} ms   ({len(many)} moves)")
     print(f"ratio {n} sessions / 1: {mn / m1:.1f}x   target ≤ 4x")
-    print(f"health check with {n} sessions: median {statistics.median(hn) * 1e3:.0f} ms, "
-          f"slowest {max(hn) * 1e3:.0f} ms ({len(hn)} checks)   target < 1000 ms")
-    print(f"server CPU per rerun: {(c1 - c0) / max(1, len(one)) * 1e3:.0f} ms (1 session), "
-          f"{(c2 - c1) / max(1, len(many)) * 1e3:.0f} ms ({n} sessions)")
+    print(
+        f"health check with {n} sessions: median {statistics.median(hn) * 1e3:.0f} ms, "
+        f"slowest {max(hn) * 1e3:.0f} ms ({len(hn)} checks)   target < 1000 ms"
+    )
+    print(
+        f"server CPU per rerun: {(c1 - c0) / max(1, len(one)) * 1e3:.0f} ms (1 session), "
+        f"{(c2 - c1) / max(1, len(many)) * 1e3:.0f} ms ({n} sessions)"
+    )
     print(f"server memory: {rss0:.0f} MiB after warm-up, {rss1:.0f} MiB after {len(one) + len(many)} more reruns")
     print(f"load average after: {load_average()}")
 

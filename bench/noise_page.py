@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import plotly.io as pio
 
-import plotly.io as pio  # noqa: E402
-
-from dpcore.noise import release  # noqa: E402
-from dpcore.noise import view as noise_page  # noqa: E402
-from dpcore.figures import noise as figs  # noqa: E402
+from dpcore.figures import noise as figs
+from dpcore.noise import release
+from dpcore.noise import view as noise_page
 
 SETTINGS = {"laplace": None, "gaussian": 1e-5, "gaussian-classic": 1e-5}
 
@@ -43,8 +39,7 @@ def release_path(mechanism: str, epsilon: float, delta, draws: int) -> tuple[flo
     """The same number of answers through the release path (one OpenDP call for all of them)."""
     release.release_value(169.0, mechanism=mechanism, epsilon=epsilon, delta=delta or 0.0, sensitivity=1.0)  # warm
     t, c = time.perf_counter(), time.process_time()
-    release.release_value(169.0, mechanism=mechanism, epsilon=epsilon, delta=delta or 0.0, sensitivity=1.0,
-                          draws=draws)
+    release.release_value(169.0, mechanism=mechanism, epsilon=epsilon, delta=delta or 0.0, sensitivity=1.0, draws=draws)
     return time.perf_counter() - t, time.process_time() - c
 
 
@@ -63,9 +58,11 @@ def main() -> None:
         wall = statistics.median(t[0] for t in times)
         cpu = statistics.median(t[1] for t in times)
         bwall, bcpu = release_path(mechanism, 0.5, delta, args.draws)
-        print(f"{mechanism:17s} page {wall * 1e3:6.1f} ms ({cpu * 1e3:5.1f} CPU)   "
-              f"release path (OpenDP) {bwall * 1e3:7.0f} ms ({bcpu * 1e3:5.0f} CPU)   "
-              f"ratio {bwall / wall:5.0f}x wall, {bcpu / cpu:5.0f}x CPU")
+        print(
+            f"{mechanism:17s} page {wall * 1e3:6.1f} ms ({cpu * 1e3:5.1f} CPU)   "
+            f"release path (OpenDP) {bwall * 1e3:7.0f} ms ({bcpu * 1e3:5.0f} CPU)   "
+            f"ratio {bwall / wall:5.0f}x wall, {bcpu / cpu:5.0f}x CPU"
+        )
 
 
 if __name__ == "__main__":

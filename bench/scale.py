@@ -18,10 +18,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 PORT = 6393
 
 
@@ -29,23 +29,32 @@ def config(full: bool):
     from dpcore.sweep.config import SweepConfig
 
     if full:
-        return SweepConfig(epsilons=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"),
-                                 shadows=64, hidden=64, epochs=20).validate()
-    return SweepConfig(epsilons=(1.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"), shadows=16,
-                             hidden=32, epochs=5, train_size=60).validate()
+        return SweepConfig(
+            epsilons=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+            attacks=("threshold", "loss", "lira"),
+            shadows=64,
+            hidden=64,
+            epochs=20,
+        ).validate()
+    return SweepConfig(
+        epsilons=(1.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"), shadows=16, hidden=32, epochs=5, train_size=60
+    ).validate()
 
 
 def inner(full: bool) -> None:
     from dpcore import storage
-    from dpcore.sweep import runs as sweep_runs
     from dpcore.jobs import executors, workers
+    from dpcore.sweep import runs as sweep_runs
 
     os.environ.setdefault(storage.ENV_VAR, tempfile.mkdtemp(prefix="dpx-bench-"))
     cfg = config(full)
     units = len(cfg.point_params())
     shadows = units * cfg.shadows if "lira" in cfg.attacks else 0
-    print(f"audit: {len(cfg.epsilons)} ε + baseline = {units} points, {cfg.shadows} LiRA shadows each "
-          f"({units + shadows} trainings)", flush=True)
+    print(
+        f"audit: {len(cfg.epsilons)} ε + baseline = {units} points, {cfg.shadows} LiRA shadows each "
+        f"({units + shadows} trainings)",
+        flush=True,
+    )
 
     t = time.perf_counter()
     sweep_runs.run_sweep_parallel(cfg, workers=2, timeout=3600, owner=OWNER)
@@ -59,12 +68,31 @@ def inner(full: bool) -> None:
     # with token authentication on, and this process (the app's side) holding the token in RAY_AUTH_TOKEN.
     head_env = {**os.environ, "HOME": os.path.join(tmp, "head-home"), "RAY_AUTH_MODE": "token"}
     os.makedirs(head_env["HOME"])
-    token = subprocess.run([ray_bin, "get-auth-token", "--generate"], env=head_env, check=True, timeout=60,
-                           capture_output=True, text=True).stdout.strip()
+    token = subprocess.run(
+        [ray_bin, "get-auth-token", "--generate"], env=head_env, check=True, timeout=60, capture_output=True, text=True
+    ).stdout.strip()
     os.environ.update(RAY_AUTH_TOKEN=token, RAY_AUTH_MODE="token")
-    subprocess.run([ray_bin, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(PORT),
-                    "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats",
-                    f"--temp-dir={tmp}"], check=True, timeout=120, capture_output=True, env=head_env)
+    subprocess.run(
+        [
+            ray_bin,
+            "start",
+            "--head",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--port",
+            str(PORT),
+            "--num-cpus",
+            "2",
+            "--include-dashboard",
+            "false",
+            "--disable-usage-stats",
+            f"--temp-dir={tmp}",
+        ],
+        check=True,
+        timeout=120,
+        capture_output=True,
+        env=head_env,
+    )
     try:
         ex = executors.RayExecutor(f"127.0.0.1:{PORT}")
         t = time.perf_counter()
@@ -102,11 +130,14 @@ def main() -> int:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         print("skipped: the Ray bench needs root for `unshare -n` (a private, loopback-only network)")
         return 0
-    cmd = f"ip link set lo up && exec {sys.executable} {Path(__file__).resolve()} --inner" + (" --full" if args.full else "")
+    cmd = f"ip link set lo up && exec {sys.executable} {Path(__file__).resolve()} --inner" + (
+        " --full" if args.full else ""
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env.update(RAY_DISABLE_USAGE_STATS="1", HOME=tempfile.mkdtemp(prefix="dpx-bench-home-"))  # nothing from ~
-    return subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child", "sh", "-c", cmd],
-                          cwd=ROOT, env=env).returncode
+    return subprocess.run(
+        ["unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child", "sh", "-c", cmd], cwd=ROOT, env=env
+    ).returncode
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def child(rows: int, repeats: int) -> None:
@@ -39,8 +38,17 @@ def child(rows: int, repeats: int) -> None:
         rel = release.release(df, sch, release.SynthConfig(1.0))
         times.append(rel.seconds)
         out_rows.append(len(rel.table))
-    print(json.dumps({"rows": rows, "seconds": times, "synthetic_rows": out_rows, "data_seconds": data_s,
-                      "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps(
+            {
+                "rows": rows,
+                "seconds": times,
+                "synthetic_rows": out_rows,
+                "data_seconds": data_s,
+                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -56,20 +64,30 @@ def main() -> None:
     for rows in (int(r) for r in a.rows.split(",")):
         with tempfile.TemporaryDirectory(prefix="dpx-bench-synth-") as home:
             env = dict(os.environ, DP_EXPLORER_HOME=home)
-            out = subprocess.run([sys.executable, __file__, "--child", str(rows), "--repeats", str(a.repeats)],
-                                 cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", str(rows), "--repeats", str(a.repeats)],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         results[rows] = r
         warm = r["seconds"][1:] or r["seconds"]
-        print(f"{rows:>9,} rows: cold release {r['seconds'][0]:6.1f} s, warm median {statistics.median(warm):6.1f} s "
-              f"(of {len(warm)}), peak memory {r['peak_mib']:,.0f} MiB, synthetic rows {r['synthetic_rows']}")
+        print(
+            f"{rows:>9,} rows: cold release {r['seconds'][0]:6.1f} s, warm median {statistics.median(warm):6.1f} s "
+            f"(of {len(warm)}), peak memory {r['peak_mib']:,.0f} MiB, synthetic rows {r['synthetic_rows']}"
+        )
     sizes = sorted(results)
     if len(sizes) >= 2:
         lo, hi = results[sizes[0]], results[sizes[-1]]
         wl = statistics.median(lo["seconds"][1:] or lo["seconds"])
         wh = statistics.median(hi["seconds"][1:] or hi["seconds"])
-        print(f"ratio {sizes[-1]:,} / {sizes[0]:,} rows: warm time {wh / wl:.2f}x, cold time "
-              f"{hi['seconds'][0] / lo['seconds'][0]:.2f}x, peak memory {hi['peak_mib'] / lo['peak_mib']:.2f}x")
+        print(
+            f"ratio {sizes[-1]:,} / {sizes[0]:,} rows: warm time {wh / wl:.2f}x, cold time "
+            f"{hi['seconds'][0] / lo['seconds'][0]:.2f}x, peak memory {hi['peak_mib'] / lo['peak_mib']:.2f}x"
+        )
     print("MST at ε = 1 (δ = 0) on age, sex, zip code, salary, diagnosis; the machine's load shares every figure.")
 
 

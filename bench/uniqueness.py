@@ -9,14 +9,10 @@ rows and extrapolated linearly to ``--rows`` (its cost is linear in rows); the o
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from dpcore.attacks import linkage, uniqueness  # noqa: E402
-from dpcore.data import datasets  # noqa: E402
+from dpcore.attacks import linkage, uniqueness
+from dpcore.data import datasets
 
 
 def best_of(fn, repeats: int) -> float:
@@ -57,11 +53,15 @@ def main() -> None:
 
     print(f"rows: {a.rows:,}; quasi-identifiers: {', '.join(qis)}; sensitive: diagnosis; best of {a.repeats}")
     print(f"uniqueness (k, l, risk, class sizes), vectorised: {t_vec:.3f} s  = {t_vec * per_m:.3f} s per million rows")
-    print(f"incremental ({len(qis)} QIs one by one), vectorised: {t_inc:.3f} s  = {t_inc * per_m:.3f} s per million rows")
+    print(
+        f"incremental ({len(qis)} QIs one by one), vectorised: {t_inc:.3f} s  = {t_inc * per_m:.3f} s per million rows"
+    )
     print(f"find-your-neighbour filter (3 facts):            {t_find:.3f} s  = {t_find * per_m:.3f} s per million rows")
     print(f"register linkage ({len(reg):,} register entries):  {t_link:.3f} s")
-    print(f"per-row Python loop: {t_loop_sub:.3f} s on a subsample of {len(sub):,} rows, "
-          f"extrapolated linearly to {a.rows:,} rows: {t_loop:.2f} s (= {t_loop * per_m:.2f} s per million)")
+    print(
+        f"per-row Python loop: {t_loop_sub:.3f} s on a subsample of {len(sub):,} rows, "
+        f"extrapolated linearly to {a.rows:,} rows: {t_loop:.2f} s (= {t_loop * per_m:.2f} s per million)"
+    )
     print(f"ratio loop / vectorised uniqueness: {t_loop / t_vec:.1f}x")
 
 

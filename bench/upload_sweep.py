@@ -15,13 +15,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DP_EXPLORER_HOME", tempfile.mkdtemp(prefix="bench-upload-sweep-"))
 warnings.simplefilter("ignore")
 
@@ -52,7 +50,8 @@ def main() -> None:
 
     torch.set_num_threads(1)
     from dpcore.jobs import workers
-    from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
+    from dpcore.sweep import runs as sweep_runs
+    from dpcore.sweep import summary as sweep_summary
     from dpcore.sweep.config import for_upload
     from dpcore.training.data import save_upload
 
@@ -68,20 +67,30 @@ def main() -> None:
     wall = time.perf_counter() - t0
     workers.shutdown_workers()
     pts = [*(res.get("baselines") or [res["baseline"]]), *res["points"]]
-    print(f"upload sweep: {args.rows:,} rows × 20 columns, {cfg.model} (hidden {cfg.hidden}), {cfg.epochs} epochs, "
-          f"{len(cfg.epsilons)} ε × {cfg.seeds} seeds + {cfg.seeds} baselines = {n} models, attacks "
-          f"{','.join(cfg.attacks)} ({cfg.shadows} shadows), {cfg.canaries} canaries")
-    print(f"wall time, {args.workers} cold worker processes (start-up and imports included): {wall:6.1f} s "
-          f"(target: minutes on 2 cores)")
-    print(f"seconds per model (training + shadows + attacks + audit), median: "
-          f"{statistics.median(p['seconds'] for p in pts):.1f} s; training alone {statistics.median(p['train_seconds'] for p in pts):.1f} s")
+    print(
+        f"upload sweep: {args.rows:,} rows × 20 columns, {cfg.model} (hidden {cfg.hidden}), {cfg.epochs} epochs, "
+        f"{len(cfg.epsilons)} ε × {cfg.seeds} seeds + {cfg.seeds} baselines = {n} models, attacks "
+        f"{','.join(cfg.attacks)} ({cfg.shadows} shadows), {cfg.canaries} canaries"
+    )
+    print(
+        f"wall time, {args.workers} cold worker processes (start-up and imports included): {wall:6.1f} s "
+        f"(target: minutes on 2 cores)"
+    )
+    print(
+        f"seconds per model (training + shadows + attacks + audit), median: "
+        f"{statistics.median(p['seconds'] for p in pts):.1f} s; training alone {statistics.median(p['train_seconds'] for p in pts):.1f} s"
+    )
     base = sweep_summary.baseline_summary(res)
-    print(f"baseline (no DP) median test accuracy: {base['accuracy_median']:.1%}; proved ε ≥ "
-          f"{base.get('empirical_epsilon') or 0:.2f} (canaries, {base['empirical_epsilon_k']} models, 95%)")
+    print(
+        f"baseline (no DP) median test accuracy: {base['accuracy_median']:.1%}; proved ε ≥ "
+        f"{base.get('empirical_epsilon') or 0:.2f} (canaries, {base['empirical_epsilon_k']} models, 95%)"
+    )
     for r in sweep_summary.by_epsilon(res):
-        print(f"  ε = {r['epsilon']:g}: median accuracy {r['accuracy_median']:.1%} (DP costs "
-              f"{(base['accuracy_median'] - r['accuracy_median']) * 100:+.1f} points), proved ε ≥ "
-              f"{r.get('empirical_epsilon') or 0:.3f} of a claimed {r['epsilon_spent']:.3f}")
+        print(
+            f"  ε = {r['epsilon']:g}: median accuracy {r['accuracy_median']:.1%} (DP costs "
+            f"{(base['accuracy_median'] - r['accuracy_median']) * 100:+.1f} points), proved ε ≥ "
+            f"{r.get('empirical_epsilon') or 0:.3f} of a claimed {r['epsilon_spent']:.3f}"
+        )
     print(f"violations (a proved ε above its claim): {len(sweep_summary.violations(res))}")
 
 

@@ -1,30 +1,27 @@
 """Recorded utility of DP-SGD (not a timed test): median test accuracy over seeds.
 
-    .venv/bin/python bench/utility.py                 # breast cancer logreg at ε=1 (target ≥ 0.94), 3 seeds
-    .venv/bin/python bench/utility.py --grid          # also digits CNN and medical MLP at ε ∈ {0.5, 1, 2, 8}
+.venv/bin/python bench/utility.py                 # breast cancer logreg at ε=1 (target ≥ 0.94), 3 seeds
+.venv/bin/python bench/utility.py --grid          # also digits CNN and medical MLP at ε ∈ {0.5, 1, 2, 8}
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import torch
 
-import torch  # noqa: E402
-
-from dpcore.training.config import TrainConfig, recommended  # noqa: E402
-from dpcore.training.loop import train  # noqa: E402
+from dpcore.training.config import TrainConfig, recommended
+from dpcore.training.loop import train
 
 
 def median_acc(dataset, model, epsilon, seeds, target=None):
     accs, last = [], None
     for seed in seeds:
-        cfg = TrainConfig(dataset=dataset, model=model, epsilon=epsilon, seed=seed, target=target,
-                          **recommended(dataset, model))
+        cfg = TrainConfig(
+            dataset=dataset, model=model, epsilon=epsilon, seed=seed, target=target, **recommended(dataset, model)
+        )
         last = train(cfg).metrics
         accs.append(last.test_accuracy)
     return statistics.median(accs), accs, last
@@ -40,17 +37,26 @@ def main(argv=None):
     seeds = range(args.seeds)
     runs = [("breast_cancer", "logreg", None, [1.0, None])]
     if args.grid:
-        runs += [("digits", "cnn", None, [0.5, 1.0, 2.0, 8.0, None]),
-                 ("medical", "mlp", "diagnosis", [0.5, 1.0, 2.0, 8.0, None])]
-    print(f"{'dataset':14} {'model':7} {'ε':>5} {'median acc':>10}  per seed            σ      ε(PRV)  ε(RDP)  shortcut")
+        runs += [
+            ("digits", "cnn", None, [0.5, 1.0, 2.0, 8.0, None]),
+            ("medical", "mlp", "diagnosis", [0.5, 1.0, 2.0, 8.0, None]),
+        ]
+    print(
+        f"{'dataset':14} {'model':7} {'ε':>5} {'median acc':>10}  per seed            σ      ε(PRV)  ε(RDP)  shortcut"
+    )
     for dataset, model, target, epsilons in runs:
         for eps in epsilons:
             med, accs, m = median_acc(dataset, model, eps, seeds, target)
             e = "none" if eps is None else f"{eps:g}"
-            extra = "" if eps is None else (f"{m.noise_multiplier:6.2f} {m.epsilon_prv:7.3f} {m.epsilon_rdp:7.3f} "
-                                            f"{m.shortcut_epsilon:8.3f}")
-            print(f"{dataset:14} {model:7} {e:>5} {med:10.3f}  {' '.join(f'{a:.3f}' for a in accs):18} {extra}",
-                  flush=True)
+            extra = (
+                ""
+                if eps is None
+                else (f"{m.noise_multiplier:6.2f} {m.epsilon_prv:7.3f} {m.epsilon_rdp:7.3f} {m.shortcut_epsilon:8.3f}")
+            )
+            print(
+                f"{dataset:14} {model:7} {e:>5} {med:10.3f}  {' '.join(f'{a:.3f}' for a in accs):18} {extra}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

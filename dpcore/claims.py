@@ -42,7 +42,7 @@ def _written(x, sig: int, rounding: str) -> str:
     if x == 0:
         return "0"
     r = _decimal(x, sig, rounding)
-    if abs(r) >= 10 ** sig:  # a whole number: "12,400", not "1.24e+04"
+    if abs(r) >= 10**sig:  # a whole number: "12,400", not "1.24e+04"
         return f"{int(r):,}"
     return _EXP.sub(r"e\1\2", format(float(r), f",.{sig}g")).replace("e+", "e")  # "1,235" as elsewhere
 
@@ -62,8 +62,9 @@ def percent(x, decimals: int = 1, *, up: bool) -> str:
     since e/(1 + e) = 73.106%) or down (what must not be exceeded, or what was proved at least)."""
     if x is None or math.isnan(float(x)):
         return "—"
-    d = (Decimal(repr(float(x))) * 100).quantize(Decimal(1).scaleb(-decimals),
-                                                  rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    d = (Decimal(repr(float(x))) * 100).quantize(
+        Decimal(1).scaleb(-decimals), rounding=ROUND_CEILING if up else ROUND_FLOOR
+    )
     return f"{d:.{decimals}f}%"
 
 

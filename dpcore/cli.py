@@ -123,7 +123,11 @@ def _path_dests(parser) -> set[str]:
         for a in p._actions:
             if isinstance(a, argparse._SubParsersAction):
                 stack.extend(a.choices.values())
-            elif any(w in f"{a.help or ''} {a.metavar or ''}" for w in _PATHISH) or a.dest in ("data", "out", "json_out"):
+            elif any(w in f"{a.help or ''} {a.metavar or ''}" for w in _PATHISH) or a.dest in (
+                "data",
+                "out",
+                "json_out",
+            ):
                 dests.add(a.dest)
     return dests
 
@@ -146,8 +150,10 @@ def _not_utf8(argv) -> str:
     was stored, and the argument is named as it was typed."""
     bad = next((a for a in argv if isinstance(a, str) and _has_surrogates(a)), None)
     shown = one_line(bad.encode("utf-8", "surrogateescape").decode("latin-1")) if bad else "an argument"
-    return (f"{shown!r} is not UTF-8 text (a name typed in another encoding, e.g. Latin-1); nothing was changed — "
-            "set the terminal to UTF-8 (e.g. LANG=C.UTF-8) and type it again")
+    return (
+        f"{shown!r} is not UTF-8 text (a name typed in another encoding, e.g. Latin-1); nothing was changed — "
+        "set the terminal to UTF-8 (e.g. LANG=C.UTF-8) and type it again"
+    )
 
 
 def _has_surrogates(text: str) -> bool:

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from .errors import DPError
 
 FORMATS = ("py", "ipynb")
-HEADER = ("Exported from DP Explorer. Needs the dp-explorer source (the dpcore package) on the Python path, "
-          "e.g. run it from the project's folder.")
+HEADER = (
+    "Exported from DP Explorer. Needs the dp-explorer source (the dpcore package) on the Python path, "
+    "e.g. run it from the project's folder."
+)
 
 
 @dataclass
@@ -34,11 +36,11 @@ class Recipe:
     name: str
     cells: list = field(default_factory=list)
 
-    def md(self, text: str) -> "Recipe":
+    def md(self, text: str) -> Recipe:
         self.cells.append(("md", text.strip()))
         return self
 
-    def code(self, text: str) -> "Recipe":
+    def code(self, text: str) -> Recipe:
         self.cells.append(("code", text.strip()))
         return self
 
@@ -85,8 +87,10 @@ def _portable(params: dict) -> tuple[dict, str | None]:
 def _data_cell(r: Recipe, name: str | None) -> None:
     if name is None:
         return
-    r.md("**Your data.** The app read the file you uploaded; this code reads it from your own disk. Put the file "
-         "beside this script (or write its full path below). Nothing of its rows is in this file.")
+    r.md(
+        "**Your data.** The app read the file you uploaded; this code reads it from your own disk. Put the file "
+        "beside this script (or write its full path below). Nothing of its rows is in this file."
+    )
     r.code(f"DATA = {name!r}  # your CSV: the same columns as the one you uploaded")
 
 
@@ -106,36 +110,49 @@ def for_job(job_id: str, *, caller) -> Recipe:
     job = store.get(job_id, caller=caller, history=False)
     cfg = TrainConfig.from_dict(job["params"])  # checks the stored settings (a foreign job is refused here)
     params, name = _portable(cfg.to_dict())
-    r = Recipe(f"Training run {job_id}: {model_name(cfg.model)} on {name or dataset_name(cfg.dataset)}",
-               f"train-{job_id}")
-    r.md(f"# {_md(r.title)}\n\n{HEADER} It trains the model again with DP-SGD (or without DP for a baseline) and "
-         "prints test accuracy and the privacy bill: ε from the accountant with its δ, for datasets that differ by "
-         "adding or removing one record.")
+    r = Recipe(
+        f"Training run {job_id}: {model_name(cfg.model)} on {name or dataset_name(cfg.dataset)}", f"train-{job_id}"
+    )
+    r.md(
+        f"# {_md(r.title)}\n\n{HEADER} It trains the model again with DP-SGD (or without DP for a baseline) and "
+        "prints test accuracy and the privacy bill: ε from the accountant with its δ, for datasets that differ by "
+        "adding or removing one record."
+    )
     r.code("import json\n\nfrom dpcore.training.config import TrainConfig\nfrom dpcore.training.loop import train")
     _data_cell(r, name)
-    r.md("**The settings of the run**, as the app stored them. The seed fixes the data split and the starting "
-         "weights only; sampling and noise come from a secure source each time, so your numbers will differ a "
-         "little from the app's.")
+    r.md(
+        "**The settings of the run**, as the app stored them. The seed fixes the data split and the starting "
+        "weights only; sampling and noise come from a secure source each time, so your numbers will differ a "
+        "little from the app's."
+    )
     r.code(f"settings = {_literal(params)}\nconfig = TrainConfig.from_dict(settings)")
     r.md("**Train.** On a laptop this takes seconds for tables and digits.")
-    r.code("result = train(config)\nm = result.metrics\n"
-           "print(f'test accuracy {m.test_accuracy:.1%}')\n"
-           "if m.private:\n"
-           "    print(f'ε = {m.epsilon:.3f} at δ = {m.delta:g} (add/remove one record, {m.accountant} accountant)')")
+    r.code(
+        "result = train(config)\nm = result.metrics\n"
+        "print(f'test accuracy {m.test_accuracy:.1%}')\n"
+        "if m.private:\n"
+        "    print(f'ε = {m.epsilon:.3f} at δ = {m.delta:g} (add/remove one record, {m.accountant} accountant)')"
+    )
     if cfg.private:
         r.md("**The non-private twin**: the same model, split and epochs without DP, to see what privacy costs.")
-        r.code("twin = train(config.baseline()).metrics\n"
-               "print(f'without DP: {twin.test_accuracy:.1%}; DP costs "
-               "{(twin.test_accuracy - m.test_accuracy) * 100:.1f} points')")
+        r.code(
+            "twin = train(config.baseline()).metrics\n"
+            "print(f'without DP: {twin.test_accuracy:.1%}; DP costs "
+            "{(twin.test_accuracy - m.test_accuracy) * 100:.1f} points')"
+        )
     else:
         r.code("twin = None")
-    r.md("**What ε does not cover**: the training loss and accuracy are measured on the private rows (diagnostics), "
-         "and any bound read from the rows is listed here.")
+    r.md(
+        "**What ε does not cover**: the training loss and accuracy are measured on the private rows (diagnostics), "
+        "and any bound read from the rows is listed here."
+    )
     r.code("for leak in m.leaks:\n    print('not covered by ε:', leak)")
-    r.code("print(json.dumps({'settings': " + _settings_json(name, "config.to_dict()") + ", 'result': {\n"
-           "    'test_accuracy': m.test_accuracy, 'epsilon': m.epsilon, 'delta': m.delta,\n"
-           "    'noise_multiplier': m.noise_multiplier, 'steps': m.steps,\n"
-           "    'baseline_accuracy': None if twin is None else twin.test_accuracy}}))")
+    r.code(
+        "print(json.dumps({'settings': " + _settings_json(name, "config.to_dict()") + ", 'result': {\n"
+        "    'test_accuracy': m.test_accuracy, 'epsilon': m.epsilon, 'delta': m.delta,\n"
+        "    'noise_multiplier': m.noise_multiplier, 'steps': m.steps,\n"
+        "    'baseline_accuracy': None if twin is None else twin.test_accuracy}}))"
+    )
     return r
 
 
@@ -145,7 +162,8 @@ def for_job(job_id: str, *, caller) -> Recipe:
 def for_sweep(sweep_id: str, *, caller) -> Recipe:
     """A stored privacy–utility sweep ``caller`` may read: the same grid, attacks and audits, one model after
     another."""
-    from .sweep import runs as sweep_runs, summary as sweep_summary
+    from .sweep import runs as sweep_runs
+    from .sweep import summary as sweep_summary
     from .sweep.config import SweepConfig
 
     rec = sweep_runs.load(sweep_id, caller=caller)
@@ -153,38 +171,53 @@ def for_sweep(sweep_id: str, *, caller) -> Recipe:
     params, name = _portable(cfg.to_dict())
     title = sweep_summary.sweep_title({"config": cfg.to_dict(), "created": rec.get("created")})
     r = Recipe(f"Privacy–utility sweep: {title}", f"sweep-{sweep_id}")
-    r.md(f"# {_md(r.title)}\n\n{HEADER} It trains one model per ε and seed plus the non-private baselines, attacks "
-         "each with membership inference, audits what the attacks prove, and prints the curve: test accuracy per ε "
-         "and the ε the audits prove, beside the ε the accountant claims (δ and add/remove one record).")
+    r.md(
+        f"# {_md(r.title)}\n\n{HEADER} It trains one model per ε and seed plus the non-private baselines, attacks "
+        "each with membership inference, audits what the attacks prove, and prints the curve: test accuracy per ε "
+        "and the ε the audits prove, beside the ε the accountant claims (δ and add/remove one record)."
+    )
     r.code("import json\n\nfrom dpcore.sweep import runs, summary\nfrom dpcore.sweep.config import SweepConfig")
     _data_cell(r, name)
-    r.md("**The sweep's settings**, as the app stored them. Models run one after another here (the app runs them "
-         f"in parallel): {len(cfg.point_params()) if name is None else 'one per ε and seed, plus baselines'}.")
+    r.md(
+        "**The sweep's settings**, as the app stored them. Models run one after another here (the app runs them "
+        f"in parallel): {len(cfg.point_params()) if name is None else 'one per ε and seed, plus baselines'}."
+    )
     r.code(f"settings = {_literal(params)}\nconfig = SweepConfig.from_dict(settings)")
-    r.md("**Run it.** Progress is printed per model; sampling, noise and the canaries' coins are drawn fresh and "
-         "secretly each time.")
-    r.code("from dpcore.jobs.owners import CLI_OWNER  # run as the command line would; nothing is stored\n\n"
-           "result = runs.run_sweep_inline(config, owner=CLI_OWNER, store=False,\n"
-           "                               progress=lambda i, n, eps, seed: print(f'model {i + 1} of {n}', flush=True))")
-    r.md("**The curve.** Accuracy per ε (over its seeds) and the ε the audits prove — a lower bound at 95% — next "
-         "to the ε the accountant claims — an upper bound.")
-    r.code("rows = summary.by_epsilon(result)\nbase = summary.baseline_summary(result)\n"
-           "print('without DP:', summary.accuracy_text(base and base['accuracy']))\n"
-           "for row in rows:\n"
-           "    print(f\"ε = {row['epsilon']:g}: accuracy {summary.accuracy_text(row['accuracy'])}, proved ε ≥ "
-           "{row['empirical_epsilon'] or 0:.3f} of a claimed {row['epsilon_spent']:.3f}\")")
-    r.code("print(json.dumps({'settings': " + _settings_json(name, "config.to_dict()") + ", 'result': {\n"
-           "    'epsilons': [row['epsilon'] for row in rows], 'accuracy': [row['accuracy'] for row in rows],\n"
-           "    'proved': [row['empirical_epsilon'] for row in rows],\n"
-           "    'baseline_accuracy': None if base is None else base['accuracy']}}))")
+    r.md(
+        "**Run it.** Progress is printed per model; sampling, noise and the canaries' coins are drawn fresh and "
+        "secretly each time."
+    )
+    r.code(
+        "from dpcore.jobs.owners import CLI_OWNER  # run as the command line would; nothing is stored\n\n"
+        "result = runs.run_sweep_inline(config, owner=CLI_OWNER, store=False,\n"
+        "                               progress=lambda i, n, eps, seed: print(f'model {i + 1} of {n}', flush=True))"
+    )
+    r.md(
+        "**The curve.** Accuracy per ε (over its seeds) and the ε the audits prove — a lower bound at 95% — next "
+        "to the ε the accountant claims — an upper bound."
+    )
+    r.code(
+        "rows = summary.by_epsilon(result)\nbase = summary.baseline_summary(result)\n"
+        "print('without DP:', summary.accuracy_text(base and base['accuracy']))\n"
+        "for row in rows:\n"
+        "    print(f\"ε = {row['epsilon']:g}: accuracy {summary.accuracy_text(row['accuracy'])}, proved ε ≥ "
+        "{row['empirical_epsilon'] or 0:.3f} of a claimed {row['epsilon_spent']:.3f}\")"
+    )
+    r.code(
+        "print(json.dumps({'settings': " + _settings_json(name, "config.to_dict()") + ", 'result': {\n"
+        "    'epsilons': [row['epsilon'] for row in rows], 'accuracy': [row['accuracy'] for row in rows],\n"
+        "    'proved': [row['empirical_epsilon'] for row in rows],\n"
+        "    'baseline_accuracy': None if base is None else base['accuracy']}}))"
+    )
     return r
 
 
 # --- an audit of your own model -------------------------------------------------------------------------
 
 
-def for_audit(file_name: str, *, delta: float, confidence: float, split_seed: int = 0,
-              mechanism: dict | None = None) -> Recipe:
+def for_audit(
+    file_name: str, *, delta: float, confidence: float, split_seed: int = 0, mechanism: dict | None = None
+) -> Recipe:
     """An "Audit your model" run: the same scores file (by its owner's name), δ, confidence and stated mechanism."""
     from .training.config import check_upload_name
 
@@ -193,63 +226,92 @@ def for_audit(file_name: str, *, delta: float, confidence: float, split_seed: in
     if mechanism and mechanism.get("kind") == "epsilon":
         mech.pop("delta", None)  # the audit's δ is the stated δ
     r = Recipe(f"Audit of your model's scores ({name})", "audit")
-    r.md(f"# {_md(r.title)}\n\n{HEADER} It reads your scores file (member 1/0, score, optionally canary 1/0) and prints "
-         "what the scores prove about ε: a lower bound at the stated confidence"
-         + (", the worst case the stated mechanism allows and whether the audit contradicts it." if mech else "."))
+    r.md(
+        f"# {_md(r.title)}\n\n{HEADER} It reads your scores file (member 1/0, score, optionally canary 1/0) and prints "
+        "what the scores prove about ε: a lower bound at the stated confidence"
+        + (", the worst case the stated mechanism allows and whether the audit contradicts it." if mech else ".")
+    )
     r.code("import json\n\nfrom dpcore.attacks import model_audit")
     r.md("**Your scores file**, by the name you uploaded it under: put it beside this script.")
     r.code(f"SCORES = {name!r}")
-    r.md("**The settings**: δ at which ε is bounded, the confidence of every bound, the seed of the half/half "
-         "split (fixed before looking: the confidence holds for one seed, not for the best of several)" + (", and the mechanism you stated." if mech else "."))
-    r.code(f"delta, confidence, split_seed = {delta!r}, {confidence!r}, {split_seed!r}\n"
-           + (f"mechanism = model_audit.mechanism(delta=delta, **{_literal(mech)})" if mech else "mechanism = None"))
-    r.code("table = model_audit.read_scores(SCORES)\n"
-           "result = model_audit.audit_model(table['member'], table['score'], table['canary'], delta=delta,\n"
-           "                                 confidence=confidence, split_seed=split_seed, mech=mechanism)\n"
-           "if result['split_audit']:\n"
-           "    print(f\"split audit: ε ≥ {result['split_audit']['lower_bound']:.3f} ({confidence:.0%})\")\n"
-           "if result['one_run']:\n"
-           "    print(f\"one-run canary audit: ε ≥ {result['one_run']['lower_bound']:.3f} ({confidence:.0%})\")\n"
-           "if result['verdict']:\n"
-           "    print(result['verdict']['words'])")
-    r.code("print(json.dumps({'settings': {'scores': SCORES, 'delta': delta, 'confidence': confidence,\n"
-           "                               'split_seed': split_seed, 'mechanism': mechanism},\n"
-           "                  'result': {'split': result['split_audit'] and result['split_audit']['lower_bound'],\n"
-           "                             'one_run': result['one_run'] and result['one_run']['lower_bound'],\n"
-           "                             'verdict': result['verdict'] and result['verdict']['contradicts']}}))")
+    r.md(
+        "**The settings**: δ at which ε is bounded, the confidence of every bound, the seed of the half/half "
+        "split (fixed before looking: the confidence holds for one seed, not for the best of several)"
+        + (", and the mechanism you stated." if mech else ".")
+    )
+    r.code(
+        f"delta, confidence, split_seed = {delta!r}, {confidence!r}, {split_seed!r}\n"
+        + (f"mechanism = model_audit.mechanism(delta=delta, **{_literal(mech)})" if mech else "mechanism = None")
+    )
+    r.code(
+        "table = model_audit.read_scores(SCORES)\n"
+        "result = model_audit.audit_model(table['member'], table['score'], table['canary'], delta=delta,\n"
+        "                                 confidence=confidence, split_seed=split_seed, mech=mechanism)\n"
+        "if result['split_audit']:\n"
+        "    print(f\"split audit: ε ≥ {result['split_audit']['lower_bound']:.3f} ({confidence:.0%})\")\n"
+        "if result['one_run']:\n"
+        "    print(f\"one-run canary audit: ε ≥ {result['one_run']['lower_bound']:.3f} ({confidence:.0%})\")\n"
+        "if result['verdict']:\n"
+        "    print(result['verdict']['words'])"
+    )
+    r.code(
+        "print(json.dumps({'settings': {'scores': SCORES, 'delta': delta, 'confidence': confidence,\n"
+        "                               'split_seed': split_seed, 'mechanism': mechanism},\n"
+        "                  'result': {'split': result['split_audit'] and result['split_audit']['lower_bound'],\n"
+        "                             'one_run': result['one_run'] and result['one_run']['lower_bound'],\n"
+        "                             'verdict': result['verdict'] and result['verdict']['contradicts']}}))"
+    )
     return r
 
 
 # --- an advisor decision ---------------------------------------------------------------------------------
 
 
-def for_advice(mechanism: str, risk: dict, utility: dict | None = None, *, delta=None, sample_rate=None,
-               steps=None) -> Recipe:
+def for_advice(
+    mechanism: str, risk: dict, utility: dict | None = None, *, delta=None, sample_rate=None, steps=None
+) -> Recipe:
     """An advisor decision: the same risk limit, utility target and mechanism solved again. ``risk`` and
     ``utility``: the fields of :class:`dpcore.advisor.targets.RiskLimit` and :class:`~dpcore.advisor.targets.UtilityTarget`. A target
     read from a stored sweep (accuracy) is left out: that sweep lives on the app's server (export it too)."""
     note = ""
     if utility and utility.get("kind") == "accuracy":
-        note = (" The accuracy target read a stored sweep on the app's server, which this code cannot see: it solves "
-                "the risk limit alone (export that sweep to re-run it).")
+        note = (
+            " The accuracy target read a stored sweep on the app's server, which this code cannot see: it solves "
+            "the risk limit alone (export that sweep to re-run it)."
+        )
         utility = None
     r = Recipe(f"Advice: ε for {mechanism} under a risk limit", "advice")
-    r.md(f"# {_md(r.title)}\n\n{HEADER} It solves your risk limit (what an attacker may learn about one record) and "
-         f"utility target for the ε range that meets both, from the mechanism's exact worst-case trade-off curve "
-         f"(add/remove one record).{note}")
+    r.md(
+        f"# {_md(r.title)}\n\n{HEADER} It solves your risk limit (what an attacker may learn about one record) and "
+        f"utility target for the ε range that meets both, from the mechanism's exact worst-case trade-off curve "
+        f"(add/remove one record).{note}"
+    )
     r.code("import json\n\nfrom dpcore.advisor import solve, targets")
     r.md("**Your limits**, as you set them on the page.")
-    r.code(f"risk = targets.RiskLimit(**{_literal(risk)})\n"
-           + (f"utility = targets.UtilityTarget(**{_literal(utility)})" if utility else "utility = None")
-           + f"\nresult = solve.advise({mechanism!r}, risk, utility, delta={delta!r}, sample_rate={sample_rate!r}, "
-             f"steps={steps!r})")
-    r.code("low, high = result['epsilon_range']\n"
-           "print(f\"recommended ε = {result['epsilon']:.4g} at δ = {result['delta']:g}; the risk limit allows ε ≤ "
-           "{high:.4g}\")")
-    r.code("print(json.dumps({'settings': {'mechanism': " + repr(mechanism) + ", 'risk': " + _literal(risk)
-           + ", 'utility': " + _literal(utility) + ", 'delta': " + repr(delta) + "},\n"
-           "                  'result': {'epsilon': result['epsilon'], 'epsilon_range': result['epsilon_range'],\n"
-           "                             'feasible': result['feasible']}}, default=float))")
+    r.code(
+        f"risk = targets.RiskLimit(**{_literal(risk)})\n"
+        + (f"utility = targets.UtilityTarget(**{_literal(utility)})" if utility else "utility = None")
+        + f"\nresult = solve.advise({mechanism!r}, risk, utility, delta={delta!r}, sample_rate={sample_rate!r}, "
+        f"steps={steps!r})"
+    )
+    r.code(
+        "low, high = result['epsilon_range']\n"
+        "print(f\"recommended ε = {result['epsilon']:.4g} at δ = {result['delta']:g}; the risk limit allows ε ≤ "
+        '{high:.4g}")'
+    )
+    r.code(
+        "print(json.dumps({'settings': {'mechanism': "
+        + repr(mechanism)
+        + ", 'risk': "
+        + _literal(risk)
+        + ", 'utility': "
+        + _literal(utility)
+        + ", 'delta': "
+        + repr(delta)
+        + "},\n"
+        "                  'result': {'epsilon': result['epsilon'], 'epsilon_range': result['epsilon_range'],\n"
+        "                             'feasible': result['feasible']}}, default=float))"
+    )
     return r
 
 
@@ -264,9 +326,14 @@ def script(recipe: Recipe) -> str:
         if kind == "md":
             words = text.replace("**", "").replace("\\", "")
             words = words[2:] if words.startswith("# ") else words
-            parts.append("\n".join(textwrap.fill(line, 110, initial_indent="# ", subsequent_indent="# ",
-                                                break_on_hyphens=False) if line else "#"
-                                  for line in words.splitlines()))
+            parts.append(
+                "\n".join(
+                    textwrap.fill(line, 110, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False)
+                    if line
+                    else "#"
+                    for line in words.splitlines()
+                )
+            )
         else:
             parts.append(text)
     return "\n\n".join(parts) + "\n"
@@ -278,8 +345,9 @@ def notebook(recipe: Recipe) -> bytes:
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_markdown_cell(t) if k == "md" else nbformat.v4.new_code_cell(t)
-                for k, t in recipe.cells]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(t) if k == "md" else nbformat.v4.new_code_cell(t) for k, t in recipe.cells
+    ]
     return nbformat.writes(nb).encode()
 
 

@@ -163,8 +163,29 @@ CACHE_MAX_ENTRIES = 8
 # --- ε and δ grids (sliders, links and the tables/curves drawn beside them) ------------------------------
 #: Noise page: log-spaced ε choices for its slider (about 0.01 – 20), δ choices for the Gaussian mechanisms,
 #: a few ε values compared side by side, and the rows of its small table.
-NOISE_EPSILON_GRID: tuple[float, ...] = (0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5,
-                                         2.0, 3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 20.0)
+NOISE_EPSILON_GRID: tuple[float, ...] = (
+    0.01,
+    0.02,
+    0.03,
+    0.05,
+    0.07,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.5,
+    0.7,
+    1.0,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    7.0,
+    10.0,
+    15.0,
+    20.0,
+)
 NOISE_DELTA_GRID: tuple[float, ...] = (1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 NOISE_COMPARE_EPSILONS: tuple[float, ...] = (0.5, 1.0, 5.0)
 NOISE_TABLE_EPSILONS: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -236,53 +257,81 @@ def _power(x: float) -> str:
 def table() -> list[tuple[str, str]]:
     """(what, limit) rows for the README's "Limits" section."""
     return [
-        ("Upload size: pages (Streamlit's uploader, MB as the visitor's system counts them) / CLI CSV reader",
-         f"{upload_size()} / {mib(UPLOAD_MAX_BYTES)}"),
+        (
+            "Upload size: pages (Streamlit's uploader, MB as the visitor's system counts them) / CLI CSV reader",
+            f"{upload_size()} / {mib(UPLOAD_MAX_BYTES)}",
+        ),
         ("Rows in an uploaded CSV", f"{UPLOAD_MAX_ROWS:,}"),
         ("Columns in an uploaded CSV", f"{UPLOAD_MAX_COLUMNS:,}"),
         ("Characters in a column name of an uploaded CSV", f"{UPLOAD_MAX_NAME_CHARS:,}"),
         ("Model size (hidden units / parameters)", f"{MODEL_MAX_HIDDEN:,} / {MODEL_MAX_PARAMS:,}"),
-        ("Training learning rate / clip norm C (page, CLI, sweeps)", f"{TRAINING_LR_MAX:,.0f} / {TRAINING_CLIP_MAX:,.0f}"),
-        ("Members and non-members a sweep point attacks and audits (each; a sample past it)",
-         f"{SWEEP_AUDIT_MAX_PER_SIDE:,}"),
-        ("Audit your model: rows of a scores file / DP-SGD steps of a stated mechanism (page, CLI)",
-         f"{AUDIT_MAX_ROWS:,} / {DPSGD_MAX_STEPS:,}"),
+        (
+            "Training learning rate / clip norm C (page, CLI, sweeps)",
+            f"{TRAINING_LR_MAX:,.0f} / {TRAINING_CLIP_MAX:,.0f}",
+        ),
+        (
+            "Members and non-members a sweep point attacks and audits (each; a sample past it)",
+            f"{SWEEP_AUDIT_MAX_PER_SIDE:,}",
+        ),
+        (
+            "Audit your model: rows of a scores file / DP-SGD steps of a stated mechanism (page, CLI)",
+            f"{AUDIT_MAX_ROWS:,} / {DPSGD_MAX_STEPS:,}",
+        ),
         ("ε accepted (widgets and links)", f"{EPSILON_MIN:g} to {EPSILON_MAX:g}"),
         ("Seeds (pictures, splits, tests)", f"{SEED_MIN} to {SEED_MAX:,}"),
         ("Synthetic medical rows (`data medical --n`)", f"{MEDICAL_MAX_ROWS:,}"),
         ("Differencing population (page, links, CLI)", f"{DIFFERENCING_MIN_N:,} to {DIFFERENCING_MAX_N:,}"),
-        ("Differencing simulated releases (page / CLI)",
-         f"{DIFFERENCING_PAGE_MAX_TRIALS:,} / {DIFFERENCING_MAX_TRIALS:,}"),
+        (
+            "Differencing simulated releases (page / CLI)",
+            f"{DIFFERENCING_PAGE_MAX_TRIALS:,} / {DIFFERENCING_MAX_TRIALS:,}",
+        ),
         ("Re-identification rows (page, links)", f"{REID_MIN_ROWS:,} to {REID_MAX_ROWS:,}"),
-        ("DP synthetic data: rows read / rows written (page, CLI)",
-         f"{SYNTH_MAX_ROWS:,} / {SYNTH_MAX_OUTPUT_ROWS:,}"),
+        ("DP synthetic data: rows read / rows written (page, CLI)", f"{SYNTH_MAX_ROWS:,} / {SYNTH_MAX_OUTPUT_ROWS:,}"),
         ("DP synthetic data: columns / categories or bins per column", f"{SYNTH_MAX_COLUMNS} / {SYNTH_MAX_CATEGORIES}"),
         ("DP synthetic data: ε of one release", f"{SYNTH_EPSILON_MIN:g} to {SYNTH_EPSILON_MAX:g}"),
-        ("DP synthetic data study (re-identification page): ε values / repetitions",
-         f"{SYNTH_STUDY_MAX_EPSILONS} / {SYNTH_STUDY_MAX_REPETITIONS}"),
-        ("DP synthetic table of an upload: held-out rows needed to test a model trained on it",
-         f"{SYNTH_UTILITY_MIN_TEST_ROWS:,}"),
+        (
+            "DP synthetic data study (re-identification page): ε values / repetitions",
+            f"{SYNTH_STUDY_MAX_EPSILONS} / {SYNTH_STUDY_MAX_REPETITIONS}",
+        ),
+        (
+            "DP synthetic table of an upload: held-out rows needed to test a model trained on it",
+            f"{SYNTH_UTILITY_MIN_TEST_ROWS:,}",
+        ),
         ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
-        ("Size of a released value, bound or sensitivity Δ (noise page, console, CLI)",
-         f"at most {_power(RELEASE_MAGNITUDE_MAX)}; Δ 0 or at least {_power(RELEASE_SENSITIVITY_MIN)}, and Δ (or a "
-         f"bin width) at least {_power(RELEASE_RESOLUTION)} × the largest value or bound"),
+        (
+            "Size of a released value, bound or sensitivity Δ (noise page, console, CLI)",
+            f"at most {_power(RELEASE_MAGNITUDE_MAX)}; Δ 0 or at least {_power(RELEASE_SENSITIVITY_MIN)}, and Δ (or a "
+            f"bin width) at least {_power(RELEASE_RESOLUTION)} × the largest value or bound",
+        ),
         ("Noise page rows n (public)", f"{NOISE_ROWS_MIN:,} to {NOISE_ROWS_MAX:,}"),
         ("Background worker processes", f"{WORKERS_MAX}"),
-        ("Queued jobs per visitor (browser session or signed-in user) / model trainings per sweep click",
-         f"{JOBS_QUEUED_PER_OWNER:,} / {SWEEP_MAX_TRAININGS:,}"),
+        (
+            "Queued jobs per visitor (browser session or signed-in user) / model trainings per sweep click",
+            f"{JOBS_QUEUED_PER_OWNER:,} / {SWEEP_MAX_TRAININGS:,}",
+        ),
         ("Characters in a run's or sweep's name", f"{JOB_NAME_MAX_CHARS:,}"),
-        ("ε of one private query / of a budget total (query console, CLI)",
-         f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}"),
+        (
+            "ε of one private query / of a budget total (query console, CLI)",
+            f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}",
+        ),
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
-        ("Built-in synthetic data, each size and seed: dataset cap / visitors' quota / per query (ε)",
-         f"{BUILTIN_EPSILON_CAP:g} / {VISITORS_EPSILON_QUOTA:g} / {BUILTIN_MAX_QUERY_EPSILON:g} "
-         "(δ: 1/(10·n) for both)"),
+        (
+            "Built-in synthetic data, each size and seed: dataset cap / visitors' quota / per query (ε)",
+            f"{BUILTIN_EPSILON_CAP:g} / {VISITORS_EPSILON_QUOTA:g} / {BUILTIN_MAX_QUERY_EPSILON:g} "
+            "(δ: 1/(10·n) for both)",
+        ),
         ("Events of a query history shown on the console (the latest)", f"{HISTORY_ROWS_SHOWN:,}"),
-        ("Admin token (characters, at least) / analyst key (random bytes)",
-         f"{ADMIN_TOKEN_MIN_CHARS} / {ANALYST_KEY_BYTES}"),
-        ("Query console synthetic rows / seeds", f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / "
-                                                 f"0 to {QUERY_CONSOLE_SEED_MAX:,}"),
+        (
+            "Admin token (characters, at least) / analyst key (random bytes)",
+            f"{ADMIN_TOKEN_MIN_CHARS} / {ANALYST_KEY_BYTES}",
+        ),
+        (
+            "Query console synthetic rows / seeds",
+            f"{QUERY_CONSOLE_MIN_ROWS:,} to {QUERY_CONSOLE_MAX_ROWS:,} / 0 to {QUERY_CONSOLE_SEED_MAX:,}",
+        ),
         ("Statement file read by `statement --verify`", f"{STATEMENT_MAX_BYTES:,} bytes"),
-        ("Advisor: rows n / DP-SGD sample rate / steps (its bounds and Δ: as a release's)",
-         f"{ADVISOR_MAX_ROWS:,} / {ADVISOR_SAMPLE_RATE_MIN:g} to 1 / {ADVISOR_MAX_STEPS:,}"),
+        (
+            "Advisor: rows n / DP-SGD sample rate / steps (its bounds and Δ: as a release's)",
+            f"{ADVISOR_MAX_ROWS:,} / {ADVISOR_SAMPLE_RATE_MIN:g} to 1 / {ADVISOR_MAX_STEPS:,}",
+        ),
     ]

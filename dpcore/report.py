@@ -2,6 +2,9 @@
 
 The file embeds plotly.js once and every figure inline, so it opens offline. Sections are built by
 small functions that reuse the same figure builders as the pages.
+
+Past 500 formatted lines for now, one idea: the report's sections and the document around them; the
+codebase issue moves it into a ``report/`` package with a module per section.
 """
 
 from __future__ import annotations
@@ -15,9 +18,17 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import claims, limits, textsafe
-from .noise.interpret import (fact_bound, fact_reading, level_sentence, loss_tail, patients, posterior_bound,
-                              privacy_level, reading)
 from .errors import DPError
+from .noise.interpret import (
+    fact_bound,
+    fact_reading,
+    level_sentence,
+    loss_tail,
+    patients,
+    posterior_bound,
+    privacy_level,
+    reading,
+)
 from .training.config import accountant_name
 from .validation import check_epsilon
 
@@ -43,7 +54,6 @@ class Section:
 SUMMARY_TITLE = "Executive summary"
 
 
-
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
 color:#1f2933;padding:0 1em;line-height:1.5;overflow-wrap:anywhere}
@@ -54,9 +64,11 @@ th{background:#f1f3f5;text-align:left;overflow-wrap:normal;word-break:normal;hyp
 .summary{background:#f1f8f7;border-left:4px solid #2a9d8f;padding:.6em 1em}
 """
 
-_MD = [(re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"), (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"),
-                                                                r"<em>\1</em>"),
-       (re.compile(r"`([^`]+)`"), r"<code>\1</code>")]
+_MD = [
+    (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
+    (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"), r"<em>\1</em>"),
+    (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
+]
 
 
 def inline_markdown(text: str) -> str:
@@ -72,15 +84,16 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
     """Render sections into one HTML string with plotly.js embedded once (opens without network)."""
     import plotly.io as pio  # only when rendering: its HTML export is slow to import (Home imports us)
 
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
-             "<meta name='viewport' content='width=device-width, initial-scale=1'>"  # a phone: its width, not 980 px
-             f"<title>{textsafe.html(title)}</title>"
-             f"<style>{_CSS}</style></head><body>",
-             f"<h1>{textsafe.html(title)}</h1>",
-             f"<p class='meta'>Generated {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by DP Explorer.</p>"]
+    parts = [
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"  # a phone: its width, not 980 px
+        f"<title>{textsafe.html(title)}</title>"
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{textsafe.html(title)}</h1>",
+        f"<p class='meta'>Generated {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')} by DP Explorer.</p>",
+    ]
     if settings:
-        rows = "".join(f"<tr><th>{textsafe.html(k)}</th><td>{textsafe.html(v)}</td></tr>"
-                       for k, v in settings.items())
+        rows = "".join(f"<tr><th>{textsafe.html(k)}</th><td>{textsafe.html(v)}</td></tr>" for k, v in settings.items())
         settings_html = f"<h2>Settings</h2><div class='tbl'><table>{rows}</table></div>"
     first = True
     for i, sec in enumerate(sections):
@@ -90,13 +103,19 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
         cls = " class='summary'" if sec.title == SUMMARY_TITLE else ""
         parts.extend(f"<p{cls}>{p if isinstance(p, Html) else inline_markdown(p)}</p>" for p in sec.paragraphs)
         for tab in sec.tables:  # to_html escapes every cell and header; a missing cell reads "—", never NaN
-            parts.append("<div class='tbl'>" + tab.to_html(index=False, border=0, na_rep="—",
-                                                           float_format=lambda x: f"{x:.4g}") + "</div>")
+            parts.append(
+                "<div class='tbl'>"
+                + tab.to_html(index=False, border=0, na_rep="—", float_format=lambda x: f"{x:.4g}")
+                + "</div>"
+            )
         for fig in sec.figures:
             if not fig.layout.template.layout.to_plotly_json():  # page figures may rely on Streamlit's theme
                 fig = go.Figure(fig).update_layout(template="plotly_white")
-            parts.append("<div class='fig'>" + pio.to_html(fig, include_plotlyjs=first, full_html=False,
-                                                           config={"displaylogo": False}) + "</div>")
+            parts.append(
+                "<div class='fig'>"
+                + pio.to_html(fig, include_plotlyjs=first, full_html=False, config={"displaylogo": False})
+                + "</div>"
+            )
             first = False
     if settings and not sections:
         parts.append(settings_html)
@@ -117,11 +136,18 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
             reading(eps, 0.5, delta),
             reading(eps, 0.01),
             fact_reading(eps, 0.5),
-            Html(f"Any output is at most {E_EPS} = " + inline_markdown(
-                f"{claims.up(math.exp(eps))} times more likely with a given person's data than without it (whether "
-                "they are in the data), and at most ") + f"e<sup>2ε</sup> = " + inline_markdown(
-                f"{claims.up(math.exp(2 * eps))} times more likely with one value of a known person's record than "
-                "with another (a fact about them).")),
+            Html(
+                f"Any output is at most {E_EPS} = "
+                + inline_markdown(
+                    f"{claims.up(math.exp(eps))} times more likely with a given person's data than without it (whether "
+                    "they are in the data), and at most "
+                )
+                + "e<sup>2ε</sup> = "
+                + inline_markdown(
+                    f"{claims.up(math.exp(2 * eps))} times more likely with one value of a known person's record than "
+                    "with another (a fact about them)."
+                )
+            ),
         ],
         [home.deployments_chart(eps), home.posterior_chart(eps)],
     )
@@ -130,20 +156,27 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
 def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     """The default noise scenario: count of patients with the rare disease, Laplace at the chosen ε."""
     from .data import datasets
-    from .noise import teaching, view as noise_page
     from .figures import noise as noise_figs
+    from .noise import teaching
+    from .noise import view as noise_page
 
     df = datasets.medical(n, seed)
     q = teaching.query(df, "count", "has_rare_disease")
     draws = 20_000
-    view = noise_page.noise_view("laplace", epsilon, None, q.sensitivity, q.true_value, draws=draws, seed=seed,
-                                 integer=True)  # a count's whole-number noise: view.released's figures, as the page
+    view = noise_page.noise_view(
+        "laplace", epsilon, None, q.sensitivity, q.true_value, draws=draws, seed=seed, integer=True
+    )  # a count's whole-number noise: view.released's figures, as the page
     error, half = view.released.expected_abs_error(), view.released.halfwidth(0.95)
     figs = noise_figs.figures(view, "released count of patients with the rare disease", "patients")
     table = noise_page.epsilon_table("laplace", None, q.sensitivity, q.true_value, integer=True, seed=seed)
-    table = table.rename(columns={"epsilon": "ε", "noise scale": "noise scale (patients)",  # the page's download
-                                  "expected |error|": "expected |error| (patients)",
-                                  "95% within ±": "95% within ± (patients)"})
+    table = table.rename(
+        columns={
+            "epsilon": "ε",
+            "noise scale": "noise scale (patients)",  # the page's download
+            "expected |error|": "expected |error| (patients)",
+            "95% within ±": "95% within ± (patients)",
+        }
+    )
     return Section(
         "Noise: a count released with the Laplace mechanism",
         [
@@ -172,17 +205,23 @@ def reidentification_section(epsilon: float, settings=None) -> Section:
     s = st.settings
     return Section(
         "Re-identification of the 'anonymised' release (not private: computed on raw data)",
-        ["**{}.** {}".format(*st.headline()),
-         f"Synthetic release of {s.n:,} patients (data seed {s.seed}) with names removed; the re-identification "
-         "page shows the same numbers for the same settings.",
-         reid.neighbour_sentence(st.neighbour, s.sensitive),
-         f"DP defence: each set of noisy counts is ε = {st.dp['epsilon']:g}-DP for adding or removing one patient; "
-         f"for a known patient's {s.sensitive} (replace-one) the guarantee is ε = "
-         f"{st.dp['epsilon_replace_one']:g}, so any guess is at most {claims.up(st.dp['likelihood_ratio'])}× as likely "
-         "to be right as without the release. Guessing the most common value would be right "
-         f"{st.dp['prior_guess']:.0%} of the time."],
-        [rfigs.narrowing_chart(st.neighbour.narrowing, s.n), rfigs.incremental_chart(st.steps),
-         rfigs.linkage_chart(st.linkage), rfigs.dp_success_chart(st.dp, st.dp["epsilon"])],
+        [
+            "**{}.** {}".format(*st.headline()),
+            f"Synthetic release of {s.n:,} patients (data seed {s.seed}) with names removed; the re-identification "
+            "page shows the same numbers for the same settings.",
+            reid.neighbour_sentence(st.neighbour, s.sensitive),
+            f"DP defence: each set of noisy counts is ε = {st.dp['epsilon']:g}-DP for adding or removing one patient; "
+            f"for a known patient's {s.sensitive} (replace-one) the guarantee is ε = "
+            f"{st.dp['epsilon_replace_one']:g}, so any guess is at most {claims.up(st.dp['likelihood_ratio'])}× as likely "
+            "to be right as without the release. Guessing the most common value would be right "
+            f"{st.dp['prior_guess']:.0%} of the time.",
+        ],
+        [
+            rfigs.narrowing_chart(st.neighbour.narrowing, s.n),
+            rfigs.incremental_chart(st.steps),
+            rfigs.linkage_chart(st.linkage),
+            rfigs.dp_success_chart(st.dp, st.dp["epsilon"]),
+        ],
         [st.findings()],
         {"story": st},
     )
@@ -194,41 +233,61 @@ def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Secti
     for ``caller`` (someone else's study is NotYours)."""
     from .figures import synth as sfigs
     from .jobs import store
-    from .synth import story as synth_story, study as synth_study
-
     from .jobs.display import ran_at
+    from .synth import story as synth_story
+    from .synth import study as synth_study
 
     job = store.get(job_id, caller=caller, history=False)
     study = synth_study.from_job(job)
     e = study.point(1.0 if epsilon is None else check_epsilon(epsilon))["epsilon"]
-    shared = (f" The shared default study (the page's default settings on the default patients), finished "
-              f"{ran_at(job)}." if job.shared else "")
+    shared = (
+        f" The shared default study (the page's default settings on the default patients), finished {ran_at(job)}."
+        if job.shared
+        else ""
+    )
     claim, detail = synth_story.headline(study, e)
     st = study.statement(e) or {}
-    rows = [("generator", (st.get("generator") or {}).get("method", "—")),
+    rows = (
+        [
+            ("generator", (st.get("generator") or {}).get("method", "—")),
             ("ε, δ", f"ε = {claims.up(st['epsilon'])}, δ = {claims.delta(st['delta']) if st['delta'] else 0}"),
-            ("neighbouring datasets", st["neighbour_relation"]), ("unit of privacy", st["unit_of_privacy"]),
+            ("neighbouring datasets", st["neighbour_relation"]),
+            ("unit of privacy", st["unit_of_privacy"]),
             ("noise", st["generator"]["noise"] + "; " + st["randomness"]["measurement"]),
             ("post-processing", st["randomness"]["post_processing"]),
-            ("declared public", "; ".join(f"{c['name']}: {c['declared']}" for c in st["declared_public"]["columns"])
-             + f"; rows: {st['declared_public']['rows']}")] if st else []
+            (
+                "declared public",
+                "; ".join(f"{c['name']}: {c['declared']}" for c in st["declared_public"]["columns"])
+                + f"; rows: {st['declared_public']['rows']}",
+            ),
+        ]
+        if st
+        else []
+    )
     return Section(
         f"DP synthetic data instead of the table (study {job_id}, ε = {e:g})",
-        [f"**{claim}.** {detail}", synth_story.guarantee(study, e),
-         f"Study: {study.config.label()}; every ε released {study.config.repetitions} times, each with a twin fitted "
-         "to an independent population (the baseline). Attack and utility numbers are computed on the real rows: "
-         "not covered by ε." + shared],
+        [
+            f"**{claim}.** {detail}",
+            synth_story.guarantee(study, e),
+            f"Study: {study.config.label()}; every ε released {study.config.repetitions} times, each with a twin fitted "
+            "to an independent population (the baseline). Attack and utility numbers are computed on the real rows: "
+            "not covered by ε." + shared,
+        ],
         [sfigs.attack_chart(study, e), sfigs.utility_chart(study, e), sfigs.model_chart(study, e)],
-        [synth_story.findings(study, e), pd.DataFrame(rows, columns=["privacy statement", "value"]),
-         study.questions(e)],
+        [
+            synth_story.findings(study, e),
+            pd.DataFrame(rows, columns=["privacy statement", "value"]),
+            study.questions(e),
+        ],
         {"study": study, "epsilon": e},
     )
 
 
 def sweep_section(sweep_id: str, *, caller) -> Section:
     """Accuracy vs ε and membership-inference results of a stored sweep (finished points so far)."""
-    from .sweep import runs as sweep_runs, summary as sweep_summary
     from .figures import privacy_utility as pfigs
+    from .sweep import runs as sweep_runs
+    from .sweep import summary as sweep_summary
 
     st = sweep_runs.state(sweep_id, caller=caller)
     result = st["result"]
@@ -237,25 +296,34 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
     rows = sweep_summary.by_epsilon(result)
     cfg = result.get("config", {})
     title = sweep_summary.sweep_title({**st, "config": {**(st.get("config") or {}), **cfg}})
-    paras = [f"Sweep: {title} ({st['status']}, {st['done']} of {st['total']} trainings finished); "
-             f"δ = {claims.delta(cfg['delta']) if 'delta' in cfg else '?'}, neighbours differ by adding or removing "
-             f"one training example, accountant {accountant_name(cfg.get('accountant', '?'))}. Each DP point's ε is the accountant's upper bound; the "
-             "empirical ε is a lower bound from membership-inference attacks at 95% confidence over all the "
-             "seeds of an ε together (each seed's audit corrected for their number), with the median seed's bound "
-             "as a separate 95% statement."]
+    paras = [
+        f"Sweep: {title} ({st['status']}, {st['done']} of {st['total']} trainings finished); "
+        f"δ = {claims.delta(cfg['delta']) if 'delta' in cfg else '?'}, neighbours differ by adding or removing "
+        f"one training example, accountant {accountant_name(cfg.get('accountant', '?'))}. Each DP point's ε is the accountant's upper bound; the "
+        "empirical ε is a lower bound from membership-inference attacks at 95% confidence over all the "
+        "seeds of an ε together (each seed's audit corrected for their number), with the median seed's bound "
+        "as a separate 95% statement."
+    ]
     paras += [sweep_summary.reading(result, r["epsilon"]) for r in rows]
     bad = sweep_summary.violations(result)
-    paras.append("No point's empirical lower bound exceeds its claimed ε." if not bad else
-                 f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find.")
+    paras.append(
+        "No point's empirical lower bound exceeds its claimed ε."
+        if not bad
+        else f"WARNING: {len(bad)} point(s) have an empirical lower bound above the claimed ε — a bug to find."
+    )
     fields = ("epsilon", "epsilon_spent", "n", "accuracy", "empirical_epsilon", "empirical_epsilon_median")
     words = {k: sweep_summary.column_label(k) for k in fields}  # the page's headers: private columns say so
-    table = pd.DataFrame([{words[k]: sweep_summary.shown_row(r).get(k, "—") for k in fields}
-                          for r in rows])  # the page's table: its words and its rounding
+    table = pd.DataFrame(
+        [{words[k]: sweep_summary.shown_row(r).get(k, "—") for k in fields} for r in rows]
+    )  # the page's table: its words and its rounding
     base = sweep_summary.baseline_summary(result)
-    figs = [pfigs.accuracy_chart(result), pfigs.attack_chart(result, "auc"),
-            pfigs.attack_chart(result, "tpr_at_1pct_fpr"), pfigs.empirical_epsilon_chart(result)]
-    return Section(f"Privacy–utility: {title}", paras, figs, [table],
-                   {"title": title, "rows": rows, "baseline": base})
+    figs = [
+        pfigs.accuracy_chart(result),
+        pfigs.attack_chart(result, "auc"),
+        pfigs.attack_chart(result, "tpr_at_1pct_fpr"),
+        pfigs.empirical_epsilon_chart(result),
+    ]
+    return Section(f"Privacy–utility: {title}", paras, figs, [table], {"title": title, "rows": rows, "baseline": base})
 
 
 def synth_summary(study, epsilon: float) -> str:
@@ -266,16 +334,27 @@ def synth_summary(study, epsilon: float) -> str:
 
     claim, _ = synth_story.headline(study, epsilon)
     st = study.statement(epsilon) or {}
-    guarantee = (f"each synthetic table is differentially private at ε = {claims.up(st['epsilon'])}, δ = "
-                 f"{claims.delta(st['delta']) if st['delta'] else 0}, for adding or removing one patient "
-                 f"({st['generator']['name']} through OpenDP)" if st else "")
+    guarantee = (
+        f"each synthetic table is differentially private at ε = {claims.up(st['epsilon'])}, δ = "
+        f"{claims.delta(st['delta']) if st['delta'] else 0}, for adding or removing one patient "
+        f"({st['generator']['name']} through OpenDP)"
+        if st
+        else ""
+    )
     two = study.stat(epsilon, "two_way_max")
-    keeps = (f"; its largest error in the 2-way marginals that matter is {two['mean']:.1f} percentage points (mean "
-             f"over {two['count']} release{'s' if two['count'] != 1 else ''}; measured on the real rows: not covered "
-             "by ε)" if two else "")
-    return (f"Instead of the table, a **DP synthetic release** ({study.config.generator.upper()}, "
-            f"{study.config.n:,} patients): {claim[0].lower() + claim[1:]}"
-            + (f" — {guarantee}" if guarantee else "") + f"{keeps}.")
+    keeps = (
+        f"; its largest error in the 2-way marginals that matter is {two['mean']:.1f} percentage points (mean "
+        f"over {two['count']} release{'s' if two['count'] != 1 else ''}; measured on the real rows: not covered "
+        "by ε)"
+        if two
+        else ""
+    )
+    return (
+        f"Instead of the table, a **DP synthetic release** ({study.config.generator.upper()}, "
+        f"{study.config.n:,} patients): {claim[0].lower() + claim[1:]}"
+        + (f" — {guarantee}" if guarantee else "")
+        + f"{keeps}."
+    )
 
 
 def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
@@ -283,9 +362,13 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
     post, fact = float(posterior_bound(0.5, eps)), float(fact_bound(0.5, eps))
-    d = (f" (δ = {claims.delta(delta)}: the bounds fail only where the privacy loss exceeds ε, for the continuous "
-         f"Gaussian mechanism with probability {claims.up(loss_tail(eps, delta), 2)}; each released answer states its "
-         "own)" if delta else " (δ = 0)")
+    d = (
+        f" (δ = {claims.delta(delta)}: the bounds fail only where the privacy loss exceeds ε, for the continuous "
+        f"Gaussian mechanism with probability {claims.up(loss_tail(eps, delta), 2)}; each released answer states its "
+        "own)"
+        if delta
+        else " (δ = 0)"
+    )
     lr, dp, rep = st.linkage, st.dp, st.uniqueness
     out = [
         f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure that a person is in the data can become at "
@@ -313,17 +396,35 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
         r = min(rows, key=lambda r: abs(math.log(r["epsilon"] / eps)))
         base = sweep.numbers.get("baseline") or {}
         vs = f", against {base['accuracy']:.1%} without privacy" if base.get("accuracy") else ""
-        out.append(f"For model training ({sweep.numbers['title']}), the DP model at ε = {r['epsilon']:g} reaches "
-                   f"**{r['accuracy']:.1%}** test accuracy{vs}.")
+        out.append(
+            f"For model training ({sweep.numbers['title']}), the DP model at ε = {r['epsilon']:g} reaches "
+            f"**{r['accuracy']:.1%}** test accuracy{vs}."
+        )
     else:
-        out.append("Every ε in this report is an upper bound for datasets that differ by adding or removing one "
-                   "person, except where a section names the replace-one guarantee it uses.")
+        out.append(
+            "Every ε in this report is an upper bound for datasets that differ by adding or removing one "
+            "person, except where a section names the replace-one guarantee it uses."
+        )
     return Section(SUMMARY_TITLE, out)
 
 
-def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | None = None,
-          n: int = 10_000, seed: int = 0, story_settings=None, job_ids=(), ledgers=(), advice=(),
-          progress=None, caller=None, viewer=None, synth_ids=(), audits=()) -> str:
+def build(
+    epsilon: float = 1.0,
+    *,
+    delta: float | None = None,
+    sweep_id: str | None = None,
+    n: int = 10_000,
+    seed: int = 0,
+    story_settings=None,
+    job_ids=(),
+    ledgers=(),
+    advice=(),
+    progress=None,
+    caller=None,
+    viewer=None,
+    synth_ids=(),
+    audits=(),
+) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
@@ -340,27 +441,28 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep, the runs and the studies are read for — someone else's is
     refused (NotYours), as everywhere.
     """
-    from .attacks import reidentification as reid
     from . import statement
+    from .attacks import reidentification as reid
     from .report_statements import advice_section, statement_section
 
     step = progress or (lambda fraction, text: None)
 
     eps = check_epsilon(epsilon)
     if eps > limits.EPSILON_MAX:  # e^ε overflowed at 1e308 (OverflowError); the pages offer up to this too
-        raise DPError(f"the report explains ε up to {limits.EPSILON_MAX:g}, got {eps:g}; choose a smaller ε "
-                      "(0.1–10 is usual)")
+        raise DPError(
+            f"the report explains ε up to {limits.EPSILON_MAX:g}, got {eps:g}; choose a smaller ε (0.1–10 is usual)"
+        )
     story = story_settings or reid.StorySettings()
     # statements first: a wrong run id or an unfinished run fails before the slow sections are built
     if (sweep_id or job_ids or synth_ids) and caller is None:
-        raise DPError("a report with a sweep, training runs or synthetic-data studies needs the caller they are read "
-                      "for")
+        raise DPError(
+            "a report with a sweep, training runs or synthetic-data studies needs the caller they are read for"
+        )
     step(0.05, "Privacy statements of the runs and query histories")
     statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
     if ledgers and viewer is None:
         from .budgets.identities import VISITOR as viewer
-    statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None)
-                   for lg in ledgers]
+    statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None) for lg in ledgers]
     synth = [synth_section(j, eps, caller=caller) for j in dict.fromkeys(synth_ids)]  # unfinished: fails early
     step(0.2, "What the chosen ε means")
     sections = [epsilon_section(eps, delta)]
@@ -369,12 +471,14 @@ def build(epsilon: float = 1.0, *, delta: float | None = None, sweep_id: str | N
     step(0.55, "Re-identification of the 'anonymised' release")
     sections.append(reidentification_section(eps, story))
     sections += synth
-    settings = {"ε": f"{eps:g}", "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
-                "neighbouring datasets": "differ by adding or removing one person (replace-one where a section "
-                                         "says so)",
-                "noise data": f"synthetic medical, {n:,} patients, seed {seed}",
-                "re-identification data": f"synthetic medical, {story.n:,} patients, seed {story.seed}",
-                "accountant": "exact (sequential composition) for queries"}
+    settings = {
+        "ε": f"{eps:g}",
+        "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
+        "neighbouring datasets": "differ by adding or removing one person (replace-one where a section says so)",
+        "noise data": f"synthetic medical, {n:,} patients, seed {seed}",
+        "re-identification data": f"synthetic medical, {story.n:,} patients, seed {story.seed}",
+        "accountant": "exact (sequential composition) for queries",
+    }
     if sweep_id:
         step(0.7, "The privacy–utility sweep and its statement")
         sec = sweep_section(sweep_id, caller=caller)

@@ -27,8 +27,10 @@ SCHEME = "HMAC-SHA256"
 CANONICAL = "JSON with sorted keys, no spaces, UTF-8, floats as Python's json writes them"
 #: What a signature proves, as the block says it. The MAC covers scheme, key_id, signed_at, body and fields;
 #: these words and ``canonical`` are fixed texts that :func:`check` compares, so they cannot be changed either.
-PROVES = ("written by a holder of this DP Explorer home's key and unchanged since; anyone who can read that key can "
-          "sign, and the numbers are checked by recomputing them (python -m dpcore statement --verify FILE)")
+PROVES = (
+    "written by a holder of this DP Explorer home's key and unchanged since; anyone who can read that key can "
+    "sign, and the numbers are checked by recomputing them (python -m dpcore statement --verify FILE)"
+)
 #: Every field of a signature block: any other is refused (a field added to the block is covered by nothing).
 BLOCK_FIELDS = frozenset({"scheme", "canonical", "key_id", "signed_at", "body", "fields", "proves", "mac"})
 #: Levels of fields that get their own hash, so that a check names what changed ("accountant.epsilon").
@@ -37,8 +39,9 @@ FIELD_DEPTH = 2
 
 def canonical(obj) -> bytes:
     """The bytes that are signed: the same for a statement and for the statement read back from its JSON."""
-    return json.dumps(_finite(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
+    return json.dumps(_finite(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
+        "utf-8"
+    )
 
 
 def _finite(obj):
@@ -99,9 +102,15 @@ def sign(st: dict, key: bytes | None = None) -> dict:
 
         key = signing_key(create=True)
     body = json.loads(canonical(body_of(st)))  # as it reads back from its JSON (tuples → lists, NaN → null)
-    block = {"scheme": SCHEME, "canonical": CANONICAL, "key_id": key_id(key),
-             "signed_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "body": _digest(body), "fields": field_digests(body), "proves": PROVES}
+    block = {
+        "scheme": SCHEME,
+        "canonical": CANONICAL,
+        "key_id": key_id(key),
+        "signed_at": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "body": _digest(body),
+        "fields": field_digests(body),
+        "proves": PROVES,
+    }
     block["mac"] = _mac(key, block)
     return {**body, "signature": block}
 
@@ -117,18 +126,26 @@ def check(st: dict, key: bytes | None = None) -> list[str]:
     ``key``: the home's key by default (never created here: a home without one cannot check a signature)."""
     sig = st.get("signature")
     if sig is None:
-        return ["signature: the statement is not signed (statements from this version carry a signature block; "
-                "sign it again where it was made)"]
-    if not isinstance(sig, dict) or not all(isinstance(sig.get(k), str) for k in
-                                            ("scheme", "key_id", "signed_at", "body", "mac")) \
-            or not isinstance(sig.get("fields"), dict):
-        return ["signature: the signature block is damaged (scheme, key_id, signed_at, body, fields and mac are "
-                "needed)"]
+        return [
+            "signature: the statement is not signed (statements from this version carry a signature block; "
+            "sign it again where it was made)"
+        ]
+    if (
+        not isinstance(sig, dict)
+        or not all(isinstance(sig.get(k), str) for k in ("scheme", "key_id", "signed_at", "body", "mac"))
+        or not isinstance(sig.get("fields"), dict)
+    ):
+        return [
+            "signature: the signature block is damaged (scheme, key_id, signed_at, body, fields and mac are needed)"
+        ]
     if sig["scheme"] != SCHEME:
         return [f"signature: unknown scheme {sig['scheme']!r}; this version checks {SCHEME}"]
     extra = sorted(str(k) for k in sig if k not in BLOCK_FIELDS)
-    fixed = [f"signature.{k} was changed after signing (it must read as this version writes it)"
-             for k, want in (("canonical", CANONICAL), ("proves", PROVES)) if sig.get(k) != want]
+    fixed = [
+        f"signature.{k} was changed after signing (it must read as this version writes it)"
+        for k, want in (("canonical", CANONICAL), ("proves", PROVES))
+        if sig.get(k) != want
+    ]
     if extra or fixed:
         return [f"signature.{k[:40]} was added after signing (no signature covers it)" for k in extra] + fixed
     if key is None:
@@ -136,15 +153,21 @@ def check(st: dict, key: bytes | None = None) -> list[str]:
 
         key = signing_key(create=False)
         if key is None:
-            return [f"signature: this home has no signing key ({signing_key_path()}), so the signature of key "
-                    f"{sig['key_id']} cannot be checked here; verify where the statement was made, or give that "
-                    "home's key with --key FILE"]
+            return [
+                f"signature: this home has no signing key ({signing_key_path()}), so the signature of key "
+                f"{sig['key_id']} cannot be checked here; verify where the statement was made, or give that "
+                "home's key with --key FILE"
+            ]
     if key_id(key) != sig["key_id"]:
-        return [f"signature: signed with key {sig['key_id']}, not with this home's key {key_id(key)}; verify "
-                "where the statement was made, or give that key with --key FILE"]
+        return [
+            f"signature: signed with key {sig['key_id']}, not with this home's key {key_id(key)}; verify "
+            "where the statement was made, or give that key with --key FILE"
+        ]
     if not hmac.compare_digest(_mac(key, sig), sig["mac"]):
-        return ["signature: the signature block was changed (its MAC does not match), so no field of this "
-                "statement can be trusted"]
+        return [
+            "signature: the signature block was changed (its MAC does not match), so no field of this "
+            "statement can be trusted"
+        ]
     body = body_of(st)
     if _digest(body) == sig["body"]:
         return []
@@ -171,6 +194,5 @@ def read_key_file(raw: bytes, name: str) -> bytes:
     """A key given with --key FILE (the contents of another home's key file)."""
     text = raw.decode("ascii", "replace").strip()
     if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
-        raise DPError(f"{name} is not a statement-signing key (64 hex digits, as in a home's "
-                      "statement-signing.key)")
+        raise DPError(f"{name} is not a statement-signing key (64 hex digits, as in a home's statement-signing.key)")
     return bytes.fromhex(text)

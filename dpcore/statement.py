@@ -50,8 +50,15 @@ def _deltas(own: float | None = None) -> list[float]:
     return sorted(out, reverse=True)
 
 
-def dpsgd_block(noise_multiplier: float, sample_rate: float, steps: int, deltas, *, accountant: str | None = None,
-                tradeoff: dict | None = None) -> dict:
+def dpsgd_block(
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: int,
+    deltas,
+    *,
+    accountant: str | None = None,
+    tradeoff: dict | None = None,
+) -> dict:
     """ε at each δ (PLD, and the run's own accountant), μ (CLT, an approximation) and the trade-off curve."""
     from .attacks import audit
     from .training import accounting
@@ -65,19 +72,33 @@ def dpsgd_block(noise_multiplier: float, sample_rate: float, steps: int, deltas,
         rows.append(row)
     curve = tradeoff if tradeoff and tradeoff.get("fpr") else accounting.dpsgd_tradeoff(s, q, t)
     return {
-        "mechanism": {"name": "DP-SGD: Poisson-subsampled Gaussian", "noise_multiplier": s, "sample_rate": q,
-                      "steps": t},
-        "sampling": {"scheme": "Poisson", "sample_rate": q,
-                     "assumption": "each record joins each batch independently with probability q"},
+        "mechanism": {
+            "name": "DP-SGD: Poisson-subsampled Gaussian",
+            "noise_multiplier": s,
+            "sample_rate": q,
+            "steps": t,
+        },
+        "sampling": {
+            "scheme": "Poisson",
+            "sample_rate": q,
+            "assumption": "each record joins each batch independently with probability q",
+        },
         "epsilon_at_delta": rows,
-        "mu": {"value": audit.gdp_mu(s, q, t) if t > 0 else 0.0,
-               "kind": "Gaussian-DP μ by the central limit theorem (Bu et al. 2020): an approximation, not a bound"},
-        "tradeoff": {"fpr": list(curve["fpr"]), "tpr": list(curve["tpr"]),
-                     "source": "dp_accounting PLD (pessimistic): no attack's ROC lies above it"},
-        "recompute": {"epsilon_pld": "dpcore.training.accounting.pld_epsilon(noise_multiplier, sample_rate, steps, delta)",
-                      "tradeoff": "dpcore.training.accounting.dpsgd_tradeoff(noise_multiplier, sample_rate, steps, fpr)",
-                      "loss_tail": "dpcore.advisor.dpsgd.dpsgd_loss_tail(noise_multiplier, sample_rate, steps, epsilon)",
-                      "inputs": {"noise_multiplier": s, "sample_rate": q, "steps": t}},
+        "mu": {
+            "value": audit.gdp_mu(s, q, t) if t > 0 else 0.0,
+            "kind": "Gaussian-DP μ by the central limit theorem (Bu et al. 2020): an approximation, not a bound",
+        },
+        "tradeoff": {
+            "fpr": list(curve["fpr"]),
+            "tpr": list(curve["tpr"]),
+            "source": "dp_accounting PLD (pessimistic): no attack's ROC lies above it",
+        },
+        "recompute": {
+            "epsilon_pld": "dpcore.training.accounting.pld_epsilon(noise_multiplier, sample_rate, steps, delta)",
+            "tradeoff": "dpcore.training.accounting.dpsgd_tradeoff(noise_multiplier, sample_rate, steps, fpr)",
+            "loss_tail": "dpcore.advisor.dpsgd.dpsgd_loss_tail(noise_multiplier, sample_rate, steps, epsilon)",
+            "inputs": {"noise_multiplier": s, "sample_rate": q, "steps": t},
+        },
     }
 
 
@@ -87,30 +108,41 @@ def loss_tail_block(noise_multiplier: float, sample_rate: float, steps: int, eps
     from .advisor.dpsgd import dpsgd_loss_tail
 
     p = dpsgd_loss_tail(noise_multiplier, sample_rate, steps, epsilon)
-    return {"epsilon": float(epsilon), "delta": float(delta), "probability": p,
-            "meaning": f"with probability at most {claims.up(p, 2)} the privacy loss exceeds ε = {claims.up(epsilon)}: "
-                       "on those outputs an attacker's belief may move further than ε allows; δ is not this "
-                       "probability"}
+    return {
+        "epsilon": float(epsilon),
+        "delta": float(delta),
+        "probability": p,
+        "meaning": f"with probability at most {claims.up(p, 2)} the privacy loss exceeds ε = {claims.up(epsilon)}: "
+        "on those outputs an attacker's belief may move further than ε allows; δ is not this "
+        "probability",
+    }
 
 
 def _noise(result: dict) -> dict:
     if "reproducible_noise" in result:
         rep = bool(result["reproducible_noise"])
-        out = {"reproducible_noise": rep, "noise_source": result.get("noise_source"),
-               "dp_release": bool(result.get("dp_release", not rep))}
+        out = {
+            "reproducible_noise": rep,
+            "noise_source": result.get("noise_source"),
+            "dp_release": bool(result.get("dp_release", not rep)),
+        }
         if rep:
             from .training.config import REPRODUCIBLE_LABEL
 
             out["release_label"] = result.get("release_label") or REPRODUCIBLE_LABEL
         return out
-    return {"reproducible_noise": True, "dp_release": False,
-            "release_label": "reproducible noise: not a DP release",
-            "noise_source": "not recorded: runs made before the noise source was recorded seeded sampling and noise "
-                            "from the public seed (reproducible: not a DP release)"}
+    return {
+        "reproducible_noise": True,
+        "dp_release": False,
+        "release_label": "reproducible noise: not a DP release",
+        "noise_source": "not recorded: runs made before the noise source was recorded seeded sampling and noise "
+        "from the public seed (reproducible: not a DP release)",
+    }
 
 
-def leaks(*, preprocessing=(), warnings=(), reproducible: bool = False, diagnostics: bool = True,
-          public_n: bool = True) -> list[dict]:
+def leaks(
+    *, preprocessing=(), warnings=(), reproducible: bool = False, diagnostics: bool = True, public_n: bool = True
+) -> list[dict]:
     """Everything a run warned about that ε does not cover, one entry each: preprocessing from private rows,
     δ ≥ 1/n, reproducible noise, diagnostics on private rows, and n (with the classes) treated as public."""
     from .training.config import REPRODUCIBLE_LABEL
@@ -118,8 +150,13 @@ def leaks(*, preprocessing=(), warnings=(), reproducible: bool = False, diagnost
     out = [{"kind": "preprocessing", "text": str(x)} for x in preprocessing]
     out += [{"kind": "delta", "text": str(x)} for x in warnings]
     if reproducible:
-        out.append({"kind": "reproducible_noise", "text": REPRODUCIBLE_LABEL + ": sampling and noise were drawn "
-                    "from the public seed, so anyone can re-run them; no ε holds"})
+        out.append(
+            {
+                "kind": "reproducible_noise",
+                "text": REPRODUCIBLE_LABEL + ": sampling and noise were drawn "
+                "from the public seed, so anyone can re-run them; no ε holds",
+            }
+        )
     if diagnostics:
         out.append({"kind": "diagnostics", "text": DIAGNOSTICS_NOTE + "; they are not part of the release"})
     if public_n:
@@ -132,8 +169,24 @@ def _public(n, n_classes) -> dict:
 
 
 #: Settings of a run that are public (chosen by whoever trains; the seed fixes only the split and initial weights).
-PUBLIC_SETTINGS = ("model", "target", "epochs", "batch_size", "lr", "lr_schedule", "clip", "optimizer", "accountant",
-                   "seed", "train_size", "test_size", "hidden", "epsilon", "delta", "noise_multiplier")
+PUBLIC_SETTINGS = (
+    "model",
+    "target",
+    "epochs",
+    "batch_size",
+    "lr",
+    "lr_schedule",
+    "clip",
+    "optimizer",
+    "accountant",
+    "seed",
+    "train_size",
+    "test_size",
+    "hidden",
+    "epsilon",
+    "delta",
+    "noise_multiplier",
+)
 
 
 def public_settings(config: dict | None, dataset: str | None) -> dict:
@@ -162,34 +215,55 @@ def for_job(job_id: str, *, caller) -> dict:
         raise DPError(f"job {job_id} is {job['status']}: a statement needs a finished run")
     result = job["result"] or {}
     noise = _noise(result)
-    out = {"kind": "training_run", "subject": job_id, "label": job.get("label"),
-           "dataset": public_settings(None, m.dataset)["dataset"], "dataset_kind": dataset_kind(m.dataset),
-           "unit_of_privacy": unit_of_privacy(m.dataset), "neighbour_relation": ADD_REMOVE_N_PUBLIC,
-           "public": _public(m.n_train, m.n_classes), "model": m.model or None, "rows": m.n_train,
-           "settings": public_settings(result.get("config"), m.dataset), **noise,
-           "preprocessing": _preprocessing((job.get("params") or {}).get("bounds"), m.bounds_note, m.leaks)}
+    out = {
+        "kind": "training_run",
+        "subject": job_id,
+        "label": job.get("label"),
+        "dataset": public_settings(None, m.dataset)["dataset"],
+        "dataset_kind": dataset_kind(m.dataset),
+        "unit_of_privacy": unit_of_privacy(m.dataset),
+        "neighbour_relation": ADD_REMOVE_N_PUBLIC,
+        "public": _public(m.n_train, m.n_classes),
+        "model": m.model or None,
+        "rows": m.n_train,
+        "settings": public_settings(result.get("config"), m.dataset),
+        **noise,
+        "preprocessing": _preprocessing((job.get("params") or {}).get("bounds"), m.bounds_note, m.leaks),
+    }
     if not m.private:
-        out.update(private=False, epsilon=None, neighbour_relation=ADD_REMOVE,
-                   leaks=leaks(preprocessing=m.leaks, reproducible=False, public_n=False),
-                   summary="not private: trained without DP; no ε bounds what it reveals about a record")
+        out.update(
+            private=False,
+            epsilon=None,
+            neighbour_relation=ADD_REMOVE,
+            leaks=leaks(preprocessing=m.leaks, reproducible=False, public_n=False),
+            summary="not private: trained without DP; no ε bounds what it reveals about a record",
+        )
         return out
     out["private"] = True
     out["leaks"] = leaks(preprocessing=m.leaks, warnings=m.warnings, reproducible=noise["reproducible_noise"])
     if m.noise_multiplier is None:  # diffprivlib: pure ε, no sampling
-        out.update(accountant={"name": m.accountant, "epsilon": m.epsilon, "delta": 0.0},
-                   epsilon_at_delta=[{"delta": 0.0, "epsilon": m.epsilon}],
-                   sampling={"scheme": "none (the whole data set in one pass)"})
+        out.update(
+            accountant={"name": m.accountant, "epsilon": m.epsilon, "delta": 0.0},
+            epsilon_at_delta=[{"delta": 0.0, "epsilon": m.epsilon}],
+            sampling={"scheme": "none (the whole data set in one pass)"},
+        )
         out["summary"] = _summary(out)
         return out
     block = dpsgd_block(m.noise_multiplier, m.sample_rate, m.steps, _deltas(m.delta), accountant=m.accountant)
     out.update(block)
     out["mechanism"]["clip"] = m.clip
-    out["accountant"] = {"name": m.accountant, "epsilon": m.epsilon, "delta": m.delta,
-                         "note": "the run's own accountant (PRV or RDP), an upper bound"}
+    out["accountant"] = {
+        "name": m.accountant,
+        "epsilon": m.epsilon,
+        "delta": m.delta,
+        "note": "the run's own accountant (PRV or RDP), an upper bound",
+    }
     out["loss_tail"] = loss_tail_block(m.noise_multiplier, m.sample_rate, m.steps, m.epsilon, m.delta)
     out["audit"] = None
-    out["audit_note"] = ("no membership audit was run for this training run; a privacy–utility sweep audits each "
-                         "of its points (python -m dpcore statement --sweep ID)")
+    out["audit_note"] = (
+        "no membership audit was run for this training run; a privacy–utility sweep audits each "
+        "of its points (python -m dpcore statement --sweep ID)"
+    )
     out["summary"] = _summary(out)
     return out
 
@@ -202,9 +276,16 @@ def _preprocessing(bounds, note, leaks) -> dict:
 
 def _summary(st: dict) -> str:
     a = st.get("accountant") or {}
-    parts = [f"ε = {claims.up(a['epsilon'])} at δ = {claims.delta(a['delta'])} ({a.get('name')})"] if a.get("epsilon") is not None else []
-    parts += [f"ε = {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])} (PLD)" for r in st.get("epsilon_at_delta", [])
-              if "epsilon_pld" in r]
+    parts = (
+        [f"ε = {claims.up(a['epsilon'])} at δ = {claims.delta(a['delta'])} ({a.get('name')})"]
+        if a.get("epsilon") is not None
+        else []
+    )
+    parts += [
+        f"ε = {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])} (PLD)"
+        for r in st.get("epsilon_at_delta", [])
+        if "epsilon_pld" in r
+    ]
     text = "; ".join(parts) + f"; {st['neighbour_relation']}; unit: {st['unit_of_privacy']}"
     if (st.get("preprocessing") or {}).get("declared_public"):
         text += "; preprocessing bounds declared public by the data owner"
@@ -225,26 +306,63 @@ def for_point(p: dict, *, rows: int | None = None, accountant: bool = False) -> 
     if not (p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")):
         raise DPError("this model has no DP-SGD noise multiplier, sample rate and steps to state")
     n = p.get("n_train") or rows
-    blk = dpsgd_block(p["noise_multiplier"], p["sample_rate"], p["steps"], _deltas(p.get("delta")),
-                      accountant=p.get("accountant") if accountant else None, tradeoff=p.get("tradeoff"))
+    blk = dpsgd_block(
+        p["noise_multiplier"],
+        p["sample_rate"],
+        p["steps"],
+        _deltas(p.get("delta")),
+        accountant=p.get("accountant") if accountant else None,
+        tradeoff=p.get("tradeoff"),
+    )
     e = p.get("empirical_epsilon") or {}
     noise = _noise(p)
-    blk.update({"target_epsilon": p["epsilon"], "seed": p.get("seed"), "rows": n,
-                "diagnostics": {"not_covered_by_epsilon": True, "note": DIAGNOSTICS_NOTE,
-                                "test_accuracy": claims.diagnostic(p.get("test_accuracy"))},
-                "accountant": {"name": p.get("accountant"), "epsilon": p.get("epsilon_spent"),
-                               "delta": p.get("delta")},
-                "audit": None if not e else {k: e.get(k) for k in (
-                    "lower_bound", "confidence", "delta", "attack", "members", "nonmembers", "tp", "fp",
-                    "n_canaries", "guesses", "correct", "max_certifiable", "within_claim", "method")},
-                "leaks": leaks(preprocessing=p.get("leaks") or (), warnings=delta_warning(p.get("delta"), n),
-                               reproducible=noise["reproducible_noise"], public_n=False),
-                **noise})
+    blk.update(
+        {
+            "target_epsilon": p["epsilon"],
+            "seed": p.get("seed"),
+            "rows": n,
+            "diagnostics": {
+                "not_covered_by_epsilon": True,
+                "note": DIAGNOSTICS_NOTE,
+                "test_accuracy": claims.diagnostic(p.get("test_accuracy")),
+            },
+            "accountant": {"name": p.get("accountant"), "epsilon": p.get("epsilon_spent"), "delta": p.get("delta")},
+            "audit": None
+            if not e
+            else {
+                k: e.get(k)
+                for k in (
+                    "lower_bound",
+                    "confidence",
+                    "delta",
+                    "attack",
+                    "members",
+                    "nonmembers",
+                    "tp",
+                    "fp",
+                    "n_canaries",
+                    "guesses",
+                    "correct",
+                    "max_certifiable",
+                    "within_claim",
+                    "method",
+                )
+            },
+            "leaks": leaks(
+                preprocessing=p.get("leaks") or (),
+                warnings=delta_warning(p.get("delta"), n),
+                reproducible=noise["reproducible_noise"],
+                public_n=False,
+            ),
+            **noise,
+        }
+    )
     if p.get("preprocessing"):
         blk["preprocessing"] = p["preprocessing"]
     if p.get("epsilon_spent") is not None and p.get("delta"):
-        blk["loss_tail"] = loss_tail_block(p["noise_multiplier"], p["sample_rate"], p["steps"], p["epsilon_spent"],
-                                           p["delta"])
+        blk["loss_tail"] = loss_tail_block(
+            p["noise_multiplier"], p["sample_rate"], p["steps"], p["epsilon_spent"], p["delta"]
+        )
     return blk
 
 
@@ -259,8 +377,11 @@ def for_sweep(sweep_id: str, *, caller) -> dict:
     if not result or not result.get("points"):
         raise DPError(f"sweep {sweep_id!r} has no finished points yet; a statement needs finished points")
     cfg = rec.get("config") or {}
-    points = [for_point(p, rows=cfg.get("train_size"), accountant=True) for p in result["points"]
-              if p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")]
+    points = [
+        for_point(p, rows=cfg.get("train_size"), accountant=True)
+        for p in result["points"]
+        if p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")
+    ]
     if not points:
         raise DPError(f"sweep {sweep_id!r} has no DP-SGD points to state (only a baseline or diffprivlib models)")
     seen, all_leaks = set(), []
@@ -269,18 +390,30 @@ def for_sweep(sweep_id: str, *, caller) -> dict:
             if (lk["kind"], lk["text"]) not in seen:
                 seen.add((lk["kind"], lk["text"]))
                 all_leaks.append(lk)
-    all_leaks.append({"kind": "diagnostics", "text": "each point's test accuracy and the membership attacks' "
-                      "results are " + DIAGNOSTICS_NOTE})
+    all_leaks.append(
+        {
+            "kind": "diagnostics",
+            "text": "each point's test accuracy and the membership attacks' results are " + DIAGNOSTICS_NOTE,
+        }
+    )
     all_leaks.append({"kind": "public_n", "text": N_PUBLIC_NOTE})
-    return {"kind": "sweep", "subject": sweep_id, "name": rec.get("name"),
-            "unit_of_privacy": unit_of_privacy(cfg.get("dataset")), "neighbour_relation": ADD_REMOVE_N_PUBLIC,
-            "dataset": public_settings(None, cfg.get("dataset"))["dataset"],
-            "dataset_kind": dataset_kind(cfg.get("dataset")), "model": cfg.get("model"),
-            "rows": cfg.get("train_size"), "points": points, "leaks": all_leaks,
-            **({"preprocessing": points[0]["preprocessing"]} if points[0].get("preprocessing") else {}),
-            "reproducible_noise": any(pt["reproducible_noise"] for pt in points),
-            "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
-                       "rows (lower bound at the stated confidence)"}
+    return {
+        "kind": "sweep",
+        "subject": sweep_id,
+        "name": rec.get("name"),
+        "unit_of_privacy": unit_of_privacy(cfg.get("dataset")),
+        "neighbour_relation": ADD_REMOVE_N_PUBLIC,
+        "dataset": public_settings(None, cfg.get("dataset"))["dataset"],
+        "dataset_kind": dataset_kind(cfg.get("dataset")),
+        "model": cfg.get("model"),
+        "rows": cfg.get("train_size"),
+        "points": points,
+        "leaks": all_leaks,
+        **({"preprocessing": points[0]["preprocessing"]} if points[0].get("preprocessing") else {}),
+        "reproducible_noise": any(pt["reproducible_noise"] for pt in points),
+        "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
+        "rows (lower bound at the stated confidence)",
+    }
 
 
 def ceiling_tpr(blk: dict, fpr: float) -> float:
@@ -311,34 +444,48 @@ def gap_words(blk: dict, mia: dict | None = None, *, labels: dict | None = None)
     lb, conf = float(au["lower_bound"]), au.get("confidence") or 0.95
     who = "the canary audit" if au.get("attack") == "canary" else "the audit"
     if lb > claimed + 1e-9:
-        return text + (f" **Measured:** {who} proves ε ≥ {claims.down(lb)} ({conf:.0%} confidence) — *above* the proven ε: "
-                       f"a bug in training or accounting (or the {1 - conf:.0%} chance that a {conf:.0%} bound is wrong); "
-                       "please report it.")
+        return text + (
+            f" **Measured:** {who} proves ε ≥ {claims.down(lb)} ({conf:.0%} confidence) — *above* the proven ε: "
+            f"a bug in training or accounting (or the {1 - conf:.0%} chance that a {conf:.0%} bound is wrong); "
+            "please report it."
+        )
     if lb <= 0:
-        text += (f" **Measured:** {who} proves nothing (ε ≥ 0 at {conf:.0%} confidence). The whole gap of "
-                 f"{claims.up(claimed)} is unmeasured")
+        text += (
+            f" **Measured:** {who} proves nothing (ε ≥ 0 at {conf:.0%} confidence). The whole gap of "
+            f"{claims.up(claimed)} is unmeasured"
+        )
     else:
-        text += (f" **Measured:** {who} proves ε ≥ {claims.down(lb)} ({conf:.0%} confidence). The gap, {claimed - lb:.2f}, "
-                 f"means the attacks showed {lb / claimed:.0%} of what the accountant allows")
-    text += (": either attackers on this model are weaker than the worst case the accountant allows for, or "
-             "these attacks are not the strongest — the proven bound is what holds against every attacker.")
+        text += (
+            f" **Measured:** {who} proves ε ≥ {claims.down(lb)} ({conf:.0%} confidence). The gap, {claimed - lb:.2f}, "
+            f"means the attacks showed {lb / claimed:.0%} of what the accountant allows"
+        )
+    text += (
+        ": either attackers on this model are weaker than the worst case the accountant allows for, or "
+        "these attacks are not the strongest — the proven bound is what holds against every attacker."
+    )
     cert = au.get("max_certifiable")
     if cert is not None and cert < claimed:
-        text += (f" This audit could not have proved more than ε ≈ {cert:.1f} even with every guess right, "
-                 "so it cannot close the gap.")
+        text += (
+            f" This audit could not have proved more than ε ≈ {cert:.1f} even with every guess right, "
+            "so it cannot close the gap."
+        )
     measured = {k: v["tpr_at_1pct_fpr"] for k, v in (mia or {}).items() if v.get("tpr_at_1pct_fpr") is not None}
     if measured and blk.get("tradeoff", {}).get("fpr"):
         best = max(measured, key=measured.get)
         name = (labels or {}).get(best, best)
         ceiling = ceiling_tpr(blk, 0.01)
-        text += (f" At 1% false positives the worst case lets an attacker catch {claims.percent(ceiling, up=True)} of "
-                 f"members; the best attack measured caught {measured[best]:.1%} ({name}).")
+        text += (
+            f" At 1% false positives the worst case lets an attacker catch {claims.percent(ceiling, up=True)} of "
+            f"members; the best attack measured caught {measured[best]:.1%} ({name})."
+        )
         if measured[best] > ceiling:  # the audit above already said whether anything is proved beyond the claim
             n = (mia or {}).get(best, {}).get("n_members")
             few = f"on {n:,} members one more caught moves it by {1 / n:.1%}" if n else "it is measured on a sample"
-            text += (f" That is above the worst case only as a measured rate can be: {few}, so it is noisy, and "
-                     "one rate is no proof; the audit's bound, which allows for that noise, is the measurement that "
-                     "counts.")
+            text += (
+                f" That is above the worst case only as a measured rate can be: {few}, so it is noisy, and "
+                "one rate is no proof; the audit's bound, which allows for that noise, is the measurement that "
+                "counts."
+            )
     return text
 
 
@@ -353,8 +500,8 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
     """
     from .attacks import audit
     from .budgets import quotas
-    from .queries import answering
     from .noise import composition
+    from .queries import answering
 
     status = quotas.status(viewer, dataset, analyst=analyst, path=path)
     n_rows = n_rows or status["n_rows"]
@@ -368,34 +515,56 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
         replace_one |= "PUBLIC N" in str(e.get("query") or "").upper()
         seeded |= ans.get("secure") is False
         (charge,) = answering.composition_entries([e])  # ε and δ as charged, ρ of the release
-        entries.append({"epsilon": charge.epsilon, "delta": charge.delta, "rho": charge.rho, "mechanism": mech,
-                        "query": e["query"] if (viewer.is_admin or e["id"] in mine) else None,
-                        "by_this_quota": e["id"] in mine})
+        entries.append(
+            {
+                "epsilon": charge.epsilon,
+                "delta": charge.delta,
+                "rho": charge.rho,
+                "mechanism": mech,
+                "query": e["query"] if (viewer.is_admin or e["id"] in mine) else None,
+                "by_this_quota": e["id"] in mine,
+            }
+        )
     quota = status["quota"]
-    out = {"kind": "ledger",
-           "subject": {"dataset": status["dataset"], "fingerprint": status["fingerprint"],
-                       "analyst": quota["analyst"] if quota else None},
-           "unit_of_privacy": UNIT,
-           "neighbour_relation": ADD_REMOVE + (" (MEAN with public n: replace one record)" if replace_one else ""),
-           "sampling": {"scheme": "none: every query reads the whole (filtered) data"},
-           "scope": "every answer ever released on this dataset, by every analyst and visitor (never reset): the "
-                    "guarantee to each person in it",
-           "cap": status["cap"], "queries": entries, "reproducible_noise": seeded,
-           "noise_source": "OpenDP's exact samplers, a secure random source" if not seeded else
-                           "some answers were drawn with a seed: reproducible, not a DP release"}
+    out = {
+        "kind": "ledger",
+        "subject": {
+            "dataset": status["dataset"],
+            "fingerprint": status["fingerprint"],
+            "analyst": quota["analyst"] if quota else None,
+        },
+        "unit_of_privacy": UNIT,
+        "neighbour_relation": ADD_REMOVE + (" (MEAN with public n: replace one record)" if replace_one else ""),
+        "sampling": {"scheme": "none: every query reads the whole (filtered) data"},
+        "scope": "every answer ever released on this dataset, by every analyst and visitor (never reset): the "
+        "guarantee to each person in it",
+        "cap": status["cap"],
+        "queries": entries,
+        "reproducible_noise": seeded,
+        "noise_source": "OpenDP's exact samplers, a secure random source"
+        if not seeded
+        else "some answers were drawn with a seed: reproducible, not a DP release",
+    }
     own = [x for x in entries if x["by_this_quota"]]
     if quota:
         e, d = composition.basic([x["epsilon"] for x in own], [x["delta"] for x in own]) if own else (0.0, 0.0)
-        out["quota_share"] = {"analyst": quota["analyst"], "answers": len(own), "epsilon": e, "delta": d,
-                              "note": "this quota's answers since its last reset: part of the dataset's total, "
-                                      "not a separate guarantee"}
+        out["quota_share"] = {
+            "analyst": quota["analyst"],
+            "answers": len(own),
+            "epsilon": e,
+            "delta": d,
+            "note": "this quota's answers since its last reset: part of the dataset's total, not a separate guarantee",
+        }
     if not entries:
         out.update(epsilon_at_delta=[], summary=f"no answers released on {status['dataset']!r} yet: nothing spent")
         return out
     basic = composition.basic([x["epsilon"] for x in entries], [x["delta"] for x in entries])
     rows = [_best_at(entries, d) for d in _deltas()]  # 1e-5 and 1e-6: never ε at δ = 1/n
-    out["accountant"] = {"name": "basic composition of every answer on the dataset (what the cap is charged)",
-                         "epsilon": basic[0], "delta": basic[1]}
+    out["accountant"] = {
+        "name": "basic composition of every answer on the dataset (what the cap is charged)",
+        "epsilon": basic[0],
+        "delta": basic[1],
+    }
     out["epsilon_at_delta"] = rows
     profile = [(basic[0], basic[1])] + [(r["epsilon"], r["delta"]) for r in rows if r["epsilon"] is not None]
     import numpy as np
@@ -403,23 +572,36 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
     from .training.accounting import TRADEOFF_FPR
 
     fpr = np.asarray(TRADEOFF_FPR)
-    out["tradeoff"] = {"fpr": fpr.tolist(),
-                       "tpr": audit.roc_from_privacy_profile([p[0] for p in profile], [p[1] for p in profile],
-                                                             fpr).tolist(),
-                       "source": "the (ε, δ) guarantees above, each a valid bound: an upper envelope"}
+    out["tradeoff"] = {
+        "fpr": fpr.tolist(),
+        "tpr": audit.roc_from_privacy_profile([p[0] for p in profile], [p[1] for p in profile], fpr).tolist(),
+        "source": "the (ε, δ) guarantees above, each a valid bound: an upper envelope",
+    }
     # No μ (Gaussian DP) here: every Gaussian answer is drawn from the *discrete* Gaussian, which is ρ-zCDP with
     # ρ = Δ²/(2σ²) (what the zCDP and RDP rows compose) but not μ-GDP with μ = √(2ρ): its trade-off curve rises above
     # that μ's (one COUNT at ε = 5, δ = 1e-6: TPR 0.70 at FPR 0.30 against 0.69). verification refuses the claim.
     out["audit"] = None
-    out["recompute"] = {"accountant": "dpcore.noise.composition.basic(epsilons, deltas)",
-                        "epsilon_at_delta": "dpcore.noise.composition.ledger_costs(queries, delta_prime)",
-                        "tradeoff": "dpcore.attacks.audit.roc_from_privacy_profile(profile epsilons, deltas, fpr)"}
-    share = (f"; of these, {quota['analyst']!r} asked {len(own)} since the quota's last reset (ε = "
-             f"{claims.up(out['quota_share']['epsilon'])})" if quota else "")
-    out["summary"] = (f"The dataset {status['dataset']!r} as a whole released {len(entries)} answers, by everyone "
-                      f"who asked: ε = {claims.up(basic[0])}, δ = {claims.delta(basic[1], 3)} by basic composition; "
-                      + "; ".join(f"ε = {claims.up(r['epsilon'])} at δ = {claims.delta(r['delta'])} ({r['rule']})"
-                                  for r in rows if r["epsilon"] is not None) + share)
+    out["recompute"] = {
+        "accountant": "dpcore.noise.composition.basic(epsilons, deltas)",
+        "epsilon_at_delta": "dpcore.noise.composition.ledger_costs(queries, delta_prime)",
+        "tradeoff": "dpcore.attacks.audit.roc_from_privacy_profile(profile epsilons, deltas, fpr)",
+    }
+    share = (
+        f"; of these, {quota['analyst']!r} asked {len(own)} since the quota's last reset (ε = "
+        f"{claims.up(out['quota_share']['epsilon'])})"
+        if quota
+        else ""
+    )
+    out["summary"] = (
+        f"The dataset {status['dataset']!r} as a whole released {len(entries)} answers, by everyone "
+        f"who asked: ε = {claims.up(basic[0])}, δ = {claims.delta(basic[1], 3)} by basic composition; "
+        + "; ".join(
+            f"ε = {claims.up(r['epsilon'])} at δ = {claims.delta(r['delta'])} ({r['rule']})"
+            for r in rows
+            if r["epsilon"] is not None
+        )
+        + share
+    )
     return out
 
 

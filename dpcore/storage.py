@@ -44,21 +44,34 @@ def fault_message(exc: BaseException, path=None, *, store: str = "the store", un
     if isinstance(exc, StorageError):
         return str(exc)
     if code == errno.ENOSPC or "disk is full" in text or "database or disk is full" in text:
-        return (f"the disk holding ${ENV_VAR}{where} is full{also}; free some space (or set ${ENV_VAR} to a folder "
-                "on another disk) and try again — nothing was half-written")
-    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in text or "read-only" in text \
-            or "unable to open database" in text:
-        return (f"${ENV_VAR}{where} is read-only or not accessible{also}: reading works where the store already "
-                f"exists, but this needs to write. Make it writable or set ${ENV_VAR} to a writable folder")
-    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text
-                                                   or "corrupt" in text):
-        return (f"{store}{where} is damaged (corrupted: not a valid SQLite database){also}. Move the file aside "
-                "(keep it for inspection) and restore it from a backup, or a fresh one is created on the next run")
+        return (
+            f"the disk holding ${ENV_VAR}{where} is full{also}; free some space (or set ${ENV_VAR} to a folder "
+            "on another disk) and try again — nothing was half-written"
+        )
+    if (
+        code in (errno.EROFS, errno.EACCES, errno.EPERM)
+        or "readonly" in text
+        or "read-only" in text
+        or "unable to open database" in text
+    ):
+        return (
+            f"${ENV_VAR}{where} is read-only or not accessible{also}: reading works where the store already "
+            f"exists, but this needs to write. Make it writable or set ${ENV_VAR} to a writable folder"
+        )
+    if isinstance(exc, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "corrupt" in text
+    ):
+        return (
+            f"{store}{where} is damaged (corrupted: not a valid SQLite database){also}. Move the file aside "
+            "(keep it for inspection) and restore it from a backup, or a fresh one is created on the next run"
+        )
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return f"{store}{where} is busy (another process holds it){also}; try again in a moment"
     if isinstance(exc, (FileExistsError, NotADirectoryError)):
-        return (f"${ENV_VAR}{where} must be a folder, but a file is in its place{also}; move the file or set "
-                f"${ENV_VAR} to another folder")
+        return (
+            f"${ENV_VAR}{where} must be a folder, but a file is in its place{also}; move the file or set "
+            f"${ENV_VAR} to another folder"
+        )
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return f"storage fault{where}: {first}{also}; check ${ENV_VAR} (free space, permissions) and try again"
 
@@ -171,10 +184,12 @@ def signing_key(*, create: bool = True) -> bytes | None:
         if not stat.S_ISREG(info.st_mode):
             raise StorageError(f"the statement-signing key {path} is not a regular file; move it aside")
         if info.st_mode & 0o077:
-            raise StorageError(f"the statement-signing key {path} can be read by others (mode "
-                               f"{stat.S_IMODE(info.st_mode):o}): anyone who can read it can sign statements. "
-                               f"Run chmod 600 {path}, or move it aside to make a new key (old statements then "
-                               "verify only with the old key)")
+            raise StorageError(
+                f"the statement-signing key {path} can be read by others (mode "
+                f"{stat.S_IMODE(info.st_mode):o}): anyone who can read it can sign statements. "
+                f"Run chmod 600 {path}, or move it aside to make a new key (old statements then "
+                "verify only with the old key)"
+            )
         text = path.read_text(encoding="ascii").strip()
     except FileNotFoundError:
         return None
@@ -183,8 +198,10 @@ def signing_key(*, create: bool = True) -> bytes | None:
     except OSError as exc:
         raise StorageError(fault_message(exc, path, store="the statement-signing key")) from None
     if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
-        raise StorageError(f"the statement-signing key {path} is damaged (not 64 hex digits); move it aside "
-                           "(a new key is made on the next signature; old statements then verify only with it)")
+        raise StorageError(
+            f"the statement-signing key {path} is damaged (not 64 hex digits); move it aside "
+            "(a new key is made on the next signature; old statements then verify only with it)"
+        )
     return bytes.fromhex(text)
 
 
@@ -194,9 +211,19 @@ import stat as _stat  # noqa: E402  (kept beside the helpers that use it)
 
 
 def _kind(mode: int) -> str:
-    return ("a folder" if _stat.S_ISDIR(mode) else "a named pipe (FIFO)" if _stat.S_ISFIFO(mode)
-            else "a socket" if _stat.S_ISSOCK(mode) else "a block device" if _stat.S_ISBLK(mode)
-            else "a character device" if _stat.S_ISCHR(mode) else "not a regular file")
+    return (
+        "a folder"
+        if _stat.S_ISDIR(mode)
+        else "a named pipe (FIFO)"
+        if _stat.S_ISFIFO(mode)
+        else "a socket"
+        if _stat.S_ISSOCK(mode)
+        else "a block device"
+        if _stat.S_ISBLK(mode)
+        else "a character device"
+        if _stat.S_ISCHR(mode)
+        else "not a regular file"
+    )
 
 
 def _user_error(exc: OSError, path, doing: str) -> DPError:
@@ -260,8 +287,9 @@ def check_user_path(path_text, option: str = "--out") -> Path:
             try:
                 target = path.resolve(strict=False)  # write through the link: the link stays a link
             except RuntimeError:  # Python 3.11 raises this for a loop of links
-                raise DPError(f"{option} {path} is a symbolic link that loops back to itself; choose a file path") \
-                    from None
+                raise DPError(
+                    f"{option} {path} is a symbolic link that loops back to itself; choose a file path"
+                ) from None
             if not target.parent.is_dir():
                 raise DPError(f"{option} {path} is a link to {target}, whose folder does not exist")
             path = target
@@ -297,7 +325,7 @@ def write_user_file(path_text, data: bytes, *, option: str = "--out") -> Path:
             os.set_blocking(fd, True)
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         except OSError as exc:
             raise _user_error(exc, path, "write") from None
         finally:

@@ -40,23 +40,33 @@ def parse(raw: bytes, name: str = "the file") -> dict:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise DPError(f"could not read a statement from {name}: it is not UTF-8 text (a statement is a JSON file "
-                      "as `statement --job/--sweep` writes it)") from None
+        raise DPError(
+            f"could not read a statement from {name}: it is not UTF-8 text (a statement is a JSON file "
+            "as `statement --job/--sweep` writes it)"
+        ) from None
     depth = _depth(text)
     if depth > MAX_DEPTH:
-        raise DPError(f"could not read a statement from {name}: it is nested {depth} levels deep, and a statement "
-                      f"is at most {MAX_DEPTH}")
+        raise DPError(
+            f"could not read a statement from {name}: it is nested {depth} levels deep, and a statement "
+            f"is at most {MAX_DEPTH}"
+        )
     try:
         st = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_float=_finite_float)
     except _Ambiguous as exc:
-        raise DPError(f"could not read a statement from {name}: {exc}; a statement as DP Explorer writes it has "
-                      "neither, so this file was edited") from None
+        raise DPError(
+            f"could not read a statement from {name}: {exc}; a statement as DP Explorer writes it has "
+            "neither, so this file was edited"
+        ) from None
     except (ValueError, RecursionError) as exc:
-        raise DPError(f"could not read a statement from {name}: it is not valid JSON ({str(exc)[:120]}); a "
-                      "statement is a JSON object") from None
+        raise DPError(
+            f"could not read a statement from {name}: it is not valid JSON ({str(exc)[:120]}); a "
+            "statement is a JSON object"
+        ) from None
     if not isinstance(st, dict):
-        raise DPError(f"{name} holds a JSON {type(st).__name__.replace('dict', 'object')}, not a statement (a "
-                      "JSON object with a kind, a subject and a signature)")
+        raise DPError(
+            f"{name} holds a JSON {type(st).__name__.replace('dict', 'object')}, not a statement (a "
+            "JSON object with a kind, a subject and a signature)"
+        )
     return st
 
 
@@ -185,8 +195,11 @@ def _dpsgd(c: _Check, b: dict, at: str) -> None:
 
     mech = b.get("mechanism") if isinstance(b.get("mechanism"), dict) else {}
     s, q, t = mech.get("noise_multiplier"), mech.get("sample_rate"), mech.get("steps")
-    if not (c.need(f"{at}mechanism.noise_multiplier", s) & c.need(f"{at}mechanism.sample_rate", q)
-            & c.need(f"{at}mechanism.steps", t)):
+    if not (
+        c.need(f"{at}mechanism.noise_multiplier", s)
+        & c.need(f"{at}mechanism.sample_rate", q)
+        & c.need(f"{at}mechanism.steps", t)
+    ):
         return
     inputs = _get(b, "recompute.inputs") or {}
     for k, v in (("noise_multiplier", s), ("sample_rate", q), ("steps", t)):
@@ -196,18 +209,26 @@ def _dpsgd(c: _Check, b: dict, at: str) -> None:
     deltas = [r.get("delta") for r in rows if isinstance(r, dict)]
     for d in STANDARD_DELTAS:
         if not any(_close(d, x) for x in deltas):
-            c.problems.append(f"{at}epsilon_at_delta has no row at δ = {d:g} (a statement states ε at δ = 1e-5 and "
-                              "1e-6): a row was removed")
+            c.problems.append(
+                f"{at}epsilon_at_delta has no row at δ = {d:g} (a statement states ε at δ = 1e-5 and "
+                "1e-6): a row was removed"
+            )
     for i, r in enumerate(rows):
         if not isinstance(r, dict) or not c.need(f"{at}epsilon_at_delta[{i}].delta", r.get("delta")):
             continue
         d = r["delta"]
-        c.same(f"{at}epsilon_at_delta[{i}].epsilon_pld", r.get("epsilon_pld"),
-               c.run(f"{at}epsilon_at_delta[{i}]", accounting.pld_epsilon, s, q, t, d))
+        c.same(
+            f"{at}epsilon_at_delta[{i}].epsilon_pld",
+            r.get("epsilon_pld"),
+            c.run(f"{at}epsilon_at_delta[{i}]", accounting.pld_epsilon, s, q, t, d),
+        )
         for name in accounting.ACCOUNTANTS:
             if f"epsilon_{name}" in r:
-                c.same(f"{at}epsilon_at_delta[{i}].epsilon_{name}", r[f"epsilon_{name}"],
-                       c.run(f"{at}epsilon_at_delta[{i}]", accounting.epsilon, s, q, t, d, name))
+                c.same(
+                    f"{at}epsilon_at_delta[{i}].epsilon_{name}",
+                    r[f"epsilon_{name}"],
+                    c.run(f"{at}epsilon_at_delta[{i}]", accounting.epsilon, s, q, t, d, name),
+                )
     acc = b.get("accountant") if isinstance(b.get("accountant"), dict) else {}
     acc_eps = acc.get("epsilon")
     if str(acc.get("name")) in accounting.ACCOUNTANTS and acc.get("delta"):
@@ -215,15 +236,22 @@ def _dpsgd(c: _Check, b: dict, at: str) -> None:
         c.same(f"{at}accountant.epsilon", acc.get("epsilon"), acc_eps)
     tr = b.get("tradeoff") if isinstance(b.get("tradeoff"), dict) else {}
     fpr, tpr = tr.get("fpr"), tr.get("tpr")
-    if isinstance(fpr, list) and isinstance(tpr, list) and fpr and len(fpr) == len(tpr) \
-            and all(_num(x) and 0 <= x <= 1 for x in fpr):
+    if (
+        isinstance(fpr, list)
+        and isinstance(tpr, list)
+        and fpr
+        and len(fpr) == len(tpr)
+        and all(_num(x) and 0 <= x <= 1 for x in fpr)
+    ):
         curve = c.run(f"{at}tradeoff", accounting.dpsgd_tradeoff, s, q, t, fpr)
         if curve is not None:
             c.checked += 1
             bad = [i for i, (a, z) in enumerate(zip(tpr, curve["tpr"])) if not _close(a, z, 1e-6)]
             if bad:
-                c.problems.append(f"{at}tradeoff.tpr[{bad[0]}] is {tpr[bad[0]]!r}, recomputed {curve['tpr'][bad[0]]!r} "
-                                  f"(the worst-case TPR at FPR {fpr[bad[0]]:g}; {len(bad)} point(s) differ)")
+                c.problems.append(
+                    f"{at}tradeoff.tpr[{bad[0]}] is {tpr[bad[0]]!r}, recomputed {curve['tpr'][bad[0]]!r} "
+                    f"(the worst-case TPR at FPR {fpr[bad[0]]:g}; {len(bad)} point(s) differ)"
+                )
     else:
         c.problems.append(f"{at}tradeoff is missing or damaged (fpr and tpr lists of equal length)")
     mu = _get(b, "mu.value")
@@ -233,8 +261,11 @@ def _dpsgd(c: _Check, b: dict, at: str) -> None:
     if isinstance(lt, dict):
         c.same(f"{at}loss_tail.epsilon", lt.get("epsilon"), acc_eps)
         if _num(lt.get("epsilon")):
-            c.same(f"{at}loss_tail.probability", lt.get("probability"),
-                   c.run(f"{at}loss_tail", dpsgd_loss_tail, s, q, t, lt["epsilon"]))
+            c.same(
+                f"{at}loss_tail.probability",
+                lt.get("probability"),
+                c.run(f"{at}loss_tail", dpsgd_loss_tail, s, q, t, lt["epsilon"]),
+            )
 
 
 def _leak_kinds(st: dict) -> set:
@@ -248,15 +279,19 @@ def _noise_flags(c: _Check, st: dict, at: str = "") -> None:
 
     rep = st.get("reproducible_noise")
     if not isinstance(rep, bool):
-        c.problems.append(f"{at}reproducible_noise is missing (the flag that says whether the noise was drawn "
-                          "from a seed: not a DP release)")
+        c.problems.append(
+            f"{at}reproducible_noise is missing (the flag that says whether the noise was drawn "
+            "from a seed: not a DP release)"
+        )
         return
     c.same(f"{at}dp_release", st.get("dp_release"), not rep, 0)
     src = str(st.get("noise_source") or "")
     seeded = "seed" in src.lower() and "secret seeds" not in src.lower()
     if seeded and not rep:
-        c.problems.append(f"{at}reproducible_noise is false, but {at}noise_source says the noise came from a seed "
-                          f"({src[:80]!r}): the 'not a DP release' flag was removed")
+        c.problems.append(
+            f"{at}reproducible_noise is false, but {at}noise_source says the noise came from a seed "
+            f"({src[:80]!r}): the 'not a DP release' flag was removed"
+        )
     if rep:
         if REPRODUCIBLE_LABEL not in str(st.get("release_label") or ""):
             c.problems.append(f"{at}release_label must say '{REPRODUCIBLE_LABEL}' for reproducible noise")
@@ -365,16 +400,21 @@ def _ledger(c: _Check, st: dict) -> None:
             c.same(f"epsilon_at_delta[{i}].delta", r.get("delta"), best["delta"])
     tr = st.get("tradeoff")
     if isinstance(tr, dict) and isinstance(tr.get("tpr"), list):
-        profile = [(e, d)] + [(r["epsilon"], r["delta"]) for r in rows if isinstance(r, dict)
-                              and _num(r.get("epsilon")) and _num(r.get("delta"))]
+        profile = [(e, d)] + [
+            (r["epsilon"], r["delta"])
+            for r in rows
+            if isinstance(r, dict) and _num(r.get("epsilon")) and _num(r.get("delta"))
+        ]
         fpr = np.asarray(tr.get("fpr") or TRADEOFF_FPR, float)
         want = audit.roc_from_privacy_profile([p[0] for p in profile], [p[1] for p in profile], fpr)
         c.checked += 1
         bad = [i for i, (a, z) in enumerate(zip(tr["tpr"], want)) if not _close(a, float(z), 1e-6)]
         if bad or len(tr["tpr"]) != len(want):
             i = bad[0] if bad else 0
-            c.problems.append(f"tradeoff.tpr[{i}] is {tr['tpr'][i] if i < len(tr['tpr']) else None!r}, recomputed "
-                              f"{float(want[i])!r} from the (ε, δ) totals")
+            c.problems.append(
+                f"tradeoff.tpr[{i}] is {tr['tpr'][i] if i < len(tr['tpr']) else None!r}, recomputed "
+                f"{float(want[i])!r} from the (ε, δ) totals"
+            )
     share, own = st.get("quota_share"), [x for x in q if x.get("by_this_quota")]
     if share:  # the quota's share: its own answers, composed the same way
         e_own, d_own = composition.basic([x["epsilon"] for x in own], [x["delta"] for x in own]) if own else (0.0, 0.0)
@@ -382,9 +422,11 @@ def _ledger(c: _Check, st: dict) -> None:
         c.same("quota_share.epsilon", share.get("epsilon"), e_own)
         c.same("quota_share.delta", share.get("delta"), d_own)
     if "mu" in st:  # answers are drawn from the discrete Gaussian: ρ-zCDP, but no μ-GDP follows from ρ
-        c.problems.append("mu: a ledger's Gaussian answers are drawn from the discrete Gaussian, which is not "
-                          "μ-Gaussian-DP with μ = √(2ρ) (its trade-off curve rises above that μ's): the claim does not "
-                          "hold; the zCDP and RDP rows of epsilon_at_delta are what ρ gives")
+        c.problems.append(
+            "mu: a ledger's Gaussian answers are drawn from the discrete Gaussian, which is not "
+            "μ-Gaussian-DP with μ = √(2ρ) (its trade-off curve rises above that μ's): the claim does not "
+            "hold; the zCDP and RDP rows of epsilon_at_delta are what ρ gives"
+        )
 
 
 def _advice(c: _Check, st: dict) -> None:
@@ -401,8 +443,13 @@ def _synthetic(c: _Check, st: dict) -> None:
     c.problems.extend(synth_statement.recompute(st))
 
 
-CHECKS = {"training_run": _training_run, "sweep": _sweep, "ledger": _ledger, "advice": _advice,
-          "synthetic_release": _synthetic}
+CHECKS = {
+    "training_run": _training_run,
+    "sweep": _sweep,
+    "ledger": _ledger,
+    "advice": _advice,
+    "synthetic_release": _synthetic,
+}
 
 
 def verify(st: dict, *, key: bytes | None = None) -> dict:
@@ -413,17 +460,25 @@ def verify(st: dict, *, key: bytes | None = None) -> dict:
     c = _Check()
     kind = st.get("kind")
     if kind not in CHECKS:
-        c.problems.append("kind is missing: not a DP Explorer statement (training_run, sweep, ledger or advice)"
-                          if kind is None else f"kind {str(kind)[:40]!r} is not a statement kind "
-                                               f"({', '.join(CHECKS)})")
+        c.problems.append(
+            "kind is missing: not a DP Explorer statement (training_run, sweep, ledger or advice)"
+            if kind is None
+            else f"kind {str(kind)[:40]!r} is not a statement kind ({', '.join(CHECKS)})"
+        )
     else:
         try:
             CHECKS[kind](c, st)
         except (AttributeError, KeyError, TypeError, IndexError, ValueError) as exc:  # a damaged structure
-            c.problems.append(f"the statement's structure is damaged ({type(exc).__name__}: {str(exc)[:80]}); "
-                              "it cannot be recomputed")
+            c.problems.append(
+                f"the statement's structure is damaged ({type(exc).__name__}: {str(exc)[:80]}); it cannot be recomputed"
+            )
     sig = signing.check(st, key)
     block = st.get("signature") if isinstance(st.get("signature"), dict) else {}
-    return {"verified": not c.problems and not sig, "problems": c.problems + sig, "kind": kind,
-            "subject": st.get("subject"), "checked": c.checked,
-            "signature": {"valid": not sig, "key_id": block.get("key_id"), "signed_at": block.get("signed_at")}}
+    return {
+        "verified": not c.problems and not sig,
+        "problems": c.problems + sig,
+        "kind": kind,
+        "subject": st.get("subject"),
+        "checked": c.checked,
+        "signature": {"valid": not sig, "key_id": block.get("key_id"), "signed_at": block.get("signed_at")},
+    }

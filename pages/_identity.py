@@ -38,8 +38,11 @@ def oidc_configured() -> bool:
 def current() -> identities.Identity:
     """This session's checked identity (:data:`~dpcore.budgets.identities.VISITOR` when nobody signed in)."""
     if oidc_configured() and st.user.get("is_logged_in"):
-        who = guarded(identities.from_oidc, {k: st.user[k] for k in st.user if k != "tokens"},
-                      _section("dp_explorer").get("admins", []))
+        who = guarded(
+            identities.from_oidc,
+            {k: st.user[k] for k in st.user if k != "tokens"},
+            _section("dp_explorer").get("admins", []),
+        )
         return who or identities.VISITOR
     return st.session_state.get(_KEY) or identities.VISITOR
 
@@ -62,8 +65,9 @@ def _checked(fn, *args, secret: str) -> None:
 
 
 def _sign_in_key() -> None:
-    _checked(identities.sign_in, st.session_state.get("id_name", ""), st.session_state.get("id_key", ""),
-             secret="id_key")
+    _checked(
+        identities.sign_in, st.session_state.get("id_name", ""), st.session_state.get("id_key", ""), secret="id_key"
+    )
 
 
 def _sign_in_admin() -> None:
@@ -79,8 +83,10 @@ def panel() -> identities.Identity:
     who = current()
     oidc = oidc_configured()
     if who.is_visitor:
-        st.markdown("**Not signed in**: the built-in synthetic data only. Analysts sign in below to use the quota "
-                    "the data owner gave them.")
+        st.markdown(
+            "**Not signed in**: the built-in synthetic data only. Analysts sign in below to use the quota "
+            "the data owner gave them."
+        )
     else:
         st.markdown(f"Signed in as {textsafe.md(who.describe())}.")
     error = st.session_state.pop("id_error", None)
@@ -94,19 +100,28 @@ def panel() -> identities.Identity:
             else:
                 st.button("Sign out", key="id_sign_out", on_click=_sign_out)
         elif oidc:
-            st.caption("Sign in with your organisation's identity provider; your quota is kept under your verified "
-                       "e-mail.")
+            st.caption(
+                "Sign in with your organisation's identity provider; your quota is kept under your verified e-mail."
+            )
             if st.button("Log in", key="id_login", type="primary"):
                 st.login()
         else:
             c1, c2 = st.columns(2)
             c1.text_input("Analyst name", key="id_name")
-            c2.text_input("Key", key="id_key", type="password",
-                          help="The key the data owner gave you with your quota (shown to them once).")
+            c2.text_input(
+                "Key",
+                key="id_key",
+                type="password",
+                help="The key the data owner gave you with your quota (shown to them once).",
+            )
             st.button("Sign in", key="id_sign_in", on_click=_sign_in_key)
         if who.is_visitor:
             st.caption("The data owner: sign in with the admin token to register datasets and grant quotas.")
-            st.text_input("Admin token", key="id_token", type="password",
-                          help="The token whose hash `python -m dpcore admin init` stored on the server.")
+            st.text_input(
+                "Admin token",
+                key="id_token",
+                type="password",
+                help="The token whose hash `python -m dpcore admin init` stored on the server.",
+            )
             st.button("Sign in as admin", key="id_admin", on_click=_sign_in_admin)
     return current()

@@ -18,13 +18,16 @@ EPS_OPTIONS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
 # Short option and chip labels (they must fit at 1280 px and on a phone); the details are in the widgets' help.
 DATASETS = {k: DATASET_NAMES[k] for k in ("digits", "breast_cancer", "medical")}  # the sweep's, demo first
 SOURCES = {"builtin": "Built-in data", "csv": "Your CSV"}
-DATASET_HELP = ("Digits: 8×8 images, 10 classes. Breast cancer: 30 features, binary. Synthetic medical: "
-                "predict the diagnosis.")
+DATASET_HELP = (
+    "Digits: 8×8 images, 10 classes. Breast cancer: 30 features, binary. Synthetic medical: predict the diagnosis."
+)
 ATTACK_NAMES = {"threshold": "Confidence", "loss": "Loss (Yeom)", "lira": "LiRA", "rmia": "RMIA"}
-ATTACK_HELP = ("Confidence: member if the model's confidence is above the median (the simplest attack). "
-               "Loss (Yeom): member if the loss is below a threshold. LiRA: likelihood-ratio attack with shadow "
-               "models (offline and online). RMIA (Zarifzadeh et al. 2024, offline): the model's confidence "
-               "relative to the shadow models', strong with few of them.")
+ATTACK_HELP = (
+    "Confidence: member if the model's confidence is above the median (the simplest attack). "
+    "Loss (Yeom): member if the loss is below a threshold. LiRA: likelihood-ratio attack with shadow "
+    "models (offline and online). RMIA (Zarifzadeh et al. 2024, offline): the model's confidence "
+    "relative to the shadow models', strong with few of them."
+)
 
 
 def _settings(prefix: str, d: SweepConfig, models: list[str]) -> dict:
@@ -32,73 +35,130 @@ def _settings(prefix: str, d: SweepConfig, models: list[str]) -> dict:
     with its own defaults)."""
     c1, c2, c3 = st.columns([2, 1, 1])
     model = c1.selectbox("Model", models, key=f"{prefix}_model", format_func=MODEL_NAMES.get)
-    seeds = c2.number_input("Models per ε", 1, 10, d.seeds, key=f"{prefix}_seeds",
-                            help="Models trained at each ε, each from its own seed (a different random start): "
-                                 "their spread gives the error bars.")
+    seeds = c2.number_input(
+        "Models per ε",
+        1,
+        10,
+        d.seeds,
+        key=f"{prefix}_seeds",
+        help="Models trained at each ε, each from its own seed (a different random start): "
+        "their spread gives the error bars.",
+    )
     epochs = c3.number_input("Epochs", 1, 500, d.epochs, key=f"{prefix}_epochs")
     c5, c6 = st.columns([3, 2])  # the multiselects get their own row: every chip stays visible
     # wrap: chips in a column would otherwise stay on one row and fade out at the edge (the last ε on a phone)
-    epsilons = c5.multiselect("ε grid", EPS_OPTIONS, default=list(d.epsilons), key=f"{prefix}_eps",
-                              format_func="{:g}".format, wrap=True)
-    attacks = c6.multiselect("Attacks", list(ATTACK_NAMES), default=list(d.attacks), format_func=ATTACK_NAMES.get,
-                             key=f"{prefix}_attacks", help=ATTACK_HELP, wrap=True)
+    epsilons = c5.multiselect(
+        "ε grid", EPS_OPTIONS, default=list(d.epsilons), key=f"{prefix}_eps", format_func="{:g}".format, wrap=True
+    )
+    attacks = c6.multiselect(
+        "Attacks",
+        list(ATTACK_NAMES),
+        default=list(d.attacks),
+        format_func=ATTACK_NAMES.get,
+        key=f"{prefix}_attacks",
+        help=ATTACK_HELP,
+        wrap=True,
+    )
     c7, c8 = st.columns(2)
-    shadows = c7.number_input("Shadow models", 2, 64, d.shadows, key=f"{prefix}_shadows",
-                              help="LiRA's and RMIA's shadow (reference) models: copies the attacker trains on random "
-                                   "halves of the member + non-member pool, to learn what a member's score looks like.")
-    train_size = c8.number_input("Training rows", 0, limits.UPLOAD_MAX_ROWS, d.train_size or 0,
-                                 key=f"{prefix}_train_size",
-                                 help="0 = every training row. Fewer rows: faster, and DP costs more accuracy.")
-    return {"model": model, "seeds": int(seeds), "epochs": int(epochs), "epsilons": tuple(epsilons),
-            "attacks": tuple(attacks), "shadows": int(shadows), "train_size": int(train_size) or None}
+    shadows = c7.number_input(
+        "Shadow models",
+        2,
+        64,
+        d.shadows,
+        key=f"{prefix}_shadows",
+        help="LiRA's and RMIA's shadow (reference) models: copies the attacker trains on random "
+        "halves of the member + non-member pool, to learn what a member's score looks like.",
+    )
+    train_size = c8.number_input(
+        "Training rows",
+        0,
+        limits.UPLOAD_MAX_ROWS,
+        d.train_size or 0,
+        key=f"{prefix}_train_size",
+        help="0 = every training row. Fewer rows: faster, and DP costs more accuracy.",
+    )
+    return {
+        "model": model,
+        "seeds": int(seeds),
+        "epochs": int(epochs),
+        "epsilons": tuple(epsilons),
+        "attacks": tuple(attacks),
+        "shadows": int(shadows),
+        "train_size": int(train_size) or None,
+    }
 
 
 def form(caller, expanded: bool) -> str | None:
     """Draw the form (in an expander, open when ``expanded``); return the id of a sweep this click started for
     ``caller`` (this session, as the job store sees it), once per click."""
     with st.expander("New sweep", expanded=expanded, icon=":material/add_chart:"):
-        source = st.radio("Data", list(SOURCES), format_func=SOURCES.get, key="pu_source", horizontal=True,
-                          help="Your CSV: a table with a label column, validated in memory and stored only while its "
-                               "sweep's jobs need it.")
+        source = st.radio(
+            "Data",
+            list(SOURCES),
+            format_func=SOURCES.get,
+            key="pu_source",
+            horizontal=True,
+            help="Your CSV: a table with a label column, validated in memory and stored only while its "
+            "sweep's jobs need it.",
+        )
         up_bytes = up_name = target = cols = b = None
         if source == "builtin":
-            dataset = st.selectbox("Dataset", list(DATASETS), format_func=DATASETS.get, key="pu_dataset",
-                                   help=DATASET_HELP)
+            dataset = st.selectbox(
+                "Dataset", list(DATASETS), format_func=DATASETS.get, key="pu_dataset", help=DATASET_HELP
+            )
             s = _settings("pu", D, ["mlp", "logreg"])
         else:
-            up = st.file_uploader("CSV file", type=["csv"], key="pu_csv",
-                                  help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.")
+            up = st.file_uploader(
+                "CSV file",
+                type=["csv"],
+                key="pu_csv",
+                help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.",
+            )
             if up is not None and guarded(upload_columns, up.getvalue()):
                 up_bytes, up_name = up.getvalue(), up.name
                 names = guarded(upload_columns, up_bytes)
-                target = st.selectbox("Target column (label to predict)", names, index=len(names) - 1,
-                                      key="pu_csv_target")
+                target = st.selectbox(
+                    "Target column (label to predict)", names, index=len(names) - 1, key="pu_csv_target"
+                )
                 cols, b = upload_ui.editor(up_bytes, target, "pu_bounds")
             s = _settings("pu_up", T, ["mlp", "logreg"])
         b1, b2 = st.columns([1, 3], vertical_alignment="center")
-        start = clicked("pu_start", b1.button("Start sweep", type="primary", key="pu_start",
-                                              icon=":material/play_arrow:"))
+        start = clicked(
+            "pu_start", b1.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")
+        )
         run_on = "local"  # issue 17: the choice appears only when a Ray cluster address is configured
         if "ray" in executors.available_executors():
-            run_on = b2.radio("Run on", ["local", "ray"], horizontal=True, key="pu_executor",
-                              format_func={"local": "Worker processes here", "ray": "Ray cluster"}.get,
-                              help=f"Ray: {executors.RAY_ADDRESS_ENV} = {executors.ray_address()}; one Ray task per "
-                                   "model, results stored here.")
+            run_on = b2.radio(
+                "Run on",
+                ["local", "ray"],
+                horizontal=True,
+                key="pu_executor",
+                format_func={"local": "Worker processes here", "ray": "Ray cluster"}.get,
+                help=f"Ray: {executors.RAY_ADDRESS_ENV} = {executors.ray_address()}; one Ray task per "
+                "model, results stored here.",
+            )
         d = D if source == "builtin" else T
-        st.caption(f"Models train as background jobs in worker processes (parallel), baselines first; closing the tab "
-                   f"loses nothing. Batch {d.batch_size}, learning rate {d.lr}, clip {d.clip}, δ = {claims.delta(d.delta)} "
-                   f"(add/remove one record), accountant PRV (tight), {d.canaries} canaries (training rows given a wrong "
-                   f"label, each in by a secret fair coin); the non-private baselines train {d.baseline_scale:g}× the "
-                   "epochs from a decaying learning rate (their best accuracy). Sampling and noise come from a secure "
-                   "source and are never stored. Your sweeps are yours: only this browser session (and an admin) sees "
-                   "them; finished runs of the default demo are shared with everyone. One click trains at most "
-                   f"{limits.SWEEP_MAX_TRAININGS:,} models.")
+        st.caption(
+            f"Models train as background jobs in worker processes (parallel), baselines first; closing the tab "
+            f"loses nothing. Batch {d.batch_size}, learning rate {d.lr}, clip {d.clip}, δ = {claims.delta(d.delta)} "
+            f"(add/remove one record), accountant PRV (tight), {d.canaries} canaries (training rows given a wrong "
+            f"label, each in by a secret fair coin); the non-private baselines train {d.baseline_scale:g}× the "
+            "epochs from a decaying learning rate (their best accuracy). Sampling and noise come from a secure "
+            "source and are never stored. Your sweeps are yours: only this browser session (and an admin) sees "
+            "them; finished runs of the default demo are shared with everyone. One click trains at most "
+            f"{limits.SWEEP_MAX_TRAININGS:,} models."
+        )
         if not start:
             return None
         if source == "builtin":
-            cfg = guarded(lambda: SweepConfig(
-                dataset=dataset, target="diagnosis" if dataset == "medical" else None,
-                hidden=D.hidden if s["model"] == "mlp" else None, **s).validate())
+            cfg = guarded(
+                lambda: SweepConfig(
+                    dataset=dataset,
+                    target="diagnosis" if dataset == "medical" else None,
+                    hidden=D.hidden if s["model"] == "mlp" else None,
+                    **s,
+                ).validate()
+            )
         else:
             cfg = _upload_config(up_bytes, up_name, target, cols, b, s)
         if cfg is None:
@@ -106,8 +166,11 @@ def form(caller, expanded: bool) -> str | None:
             return None
         ex = guarded(executors.make_executor, run_on)
         # once per click: a double click starts one sweep (the store refuses the repeated key)
-        sid, repeated = (submit_once("pu_start", sweep_runs.start_sweep, cfg, owner=caller.owner, executor=ex)
-                         if ex is not None else (None, False))
+        sid, repeated = (
+            submit_once("pu_start", sweep_runs.start_sweep, cfg, owner=caller.owner, executor=ex)
+            if ex is not None
+            else (None, False)
+        )
         if not sid:
             upload_ui.release()  # nothing queued: nothing kept
         elif not repeated:
@@ -127,5 +190,11 @@ def _upload_config(data, name, target, cols, b, s):
     path = upload_ui.store(data)
     if path is None:
         return None
-    return guarded(for_upload, path, target, bounds=b, upload_name=name,
-                   **{**s, "hidden": T.hidden if s["model"] == "mlp" else None})
+    return guarded(
+        for_upload,
+        path,
+        target,
+        bounds=b,
+        upload_name=name,
+        **{**s, "hidden": T.hidden if s["model"] == "mlp" else None},
+    )

@@ -37,14 +37,19 @@ def exposure(result: dict) -> None:
     st.markdown(
         f"Without DP, these {len(paths)} training records are the easiest to spot as members ({md(attack)} scores: "
         "the attack flags them while flagging few or no non-members). Followed model by model, the same records are "
-        "harder to spot as ε falls: DP bounds what any attack can learn about *each* of them.")
-    st.caption(":orange-badge[Private rows, shown to their owner] these are records of the training data as the "
-               "model saw them (after public bounding); nothing about them is covered by ε. They are kept with the "
-               "sweep on this server and never written to its JSON or its exported code.")
+        "harder to spot as ε falls: DP bounds what any attack can learn about *each* of them."
+    )
+    st.caption(
+        ":orange-badge[Private rows, shown to their owner] these are records of the training data as the "
+        "model saw them (after public bounding); nothing about them is covered by ε. They are kept with the "
+        "sweep on this server and never written to its JSON or its exported code."
+    )
     images = [p for p in paths if (p.get("record") or {}).get("pixels")]
     if images:
-        chart(exposure_figs.image_chart([{"index": p["index"], "record": p["record"]} for p in images]),
-              key="pu_fig_exposed_images")
+        chart(
+            exposure_figs.image_chart([{"index": p["index"], "record": p["record"]} for p in images]),
+            key="pu_fig_exposed_images",
+        )
     else:
         rows = [{"row": p["index"], **{k: v for k, v in (p.get("record") or {}).items()}} for p in paths]
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="pu_exposed")
@@ -52,16 +57,25 @@ def exposure(result: dict) -> None:
     chart(exposure_figs.exposure_chart(paths, eps), key="pu_fig_exposure")
     shares = sweep_exposure.shares(result)
     if shares:
-        table = pd.DataFrame([{
-            "ε": f"{r['epsilon']:g}",
-            "records exposed beyond ε, DP models": f"{r['dp_share']:.1%}",
-            "records the baseline exposes beyond this ε": "—" if r["baseline_share"] is None
-            else f"{r['baseline_share']:.1%}"} for r in shares])
+        table = pd.DataFrame(
+            [
+                {
+                    "ε": f"{r['epsilon']:g}",
+                    "records exposed beyond ε, DP models": f"{r['dp_share']:.1%}",
+                    "records the baseline exposes beyond this ε": "—"
+                    if r["baseline_share"] is None
+                    else f"{r['baseline_share']:.1%}",
+                }
+                for r in shares
+            ]
+        )
         st.dataframe(table, hide_index=True, key="pu_exposure_shares")
-        st.caption("A record is exposed beyond ε when the attack that flags it proves more than ε about it (95%, "
-                   "every threshold corrected together): under DP none should be, and a share above 0% would be a "
-                   "bug to report. The baseline's column says how many records a model without DP exposes beyond "
-                   "each ε.")
+        st.caption(
+            "A record is exposed beyond ε when the attack that flags it proves more than ε about it (95%, "
+            "every threshold corrected together): under DP none should be, and a share above 0% would be a "
+            "bug to report. The baseline's column says how many records a model without DP exposes beyond "
+            "each ε."
+        )
 
 
 def downloads(sweep_id: str, result: dict, caller) -> None:
@@ -71,12 +85,19 @@ def downloads(sweep_id: str, result: dict, caller) -> None:
     if result.get("points"):
         stmt = guarded(statement.for_sweep, sweep_id, caller=caller)
         if stmt:
-            row.download_button("Privacy statement (JSON)", json.dumps(stmt, indent=2).encode(),
-                                f"statement-{sweep_id}.json", "application/json", key="pu_dl_statement",
-                                icon=":material/verified_user:")
+            row.download_button(
+                "Privacy statement (JSON)",
+                json.dumps(stmt, indent=2).encode(),
+                f"statement-{sweep_id}.json",
+                "application/json",
+                key="pu_dl_statement",
+                icon=":material/verified_user:",
+            )
     recipe = guarded(export.for_sweep, sweep_id, caller=caller)
     if recipe is not None:
         code_downloads(recipe, "pu_dl", row)
-    st.caption("The script and the notebook re-run this sweep through dpcore's functions, headless, with comments in "
-               "plain words; an uploaded file is named by its own name (put it beside them), and neither holds a row "
-               "of it.")
+    st.caption(
+        "The script and the notebook re-run this sweep through dpcore's functions, headless, with comments in "
+        "plain words; an uploaded file is named by its own name (put it beside them), and neither holds a row "
+        "of it."
+    )

@@ -8,14 +8,18 @@ from dpcore.training.config import DATASET_NAMES, MEDICAL_TARGETS, recommended
 
 # Option labels short enough for a third of the form at 1280 px; the details are in the widgets' help.
 DATASETS = {**DATASET_NAMES, "csv": "Upload a CSV"}  # the option says what to do; elsewhere "Uploaded CSV"
-DATASET_HELP = ("Breast cancer: 569 rows, 30 features, binary. Synthetic medical: a 10,000-row extract. "
-                "Digits: 8×8 images, 10 classes. Upload a CSV: your own table. MNIST: from the server's data "
-                "folder (.npz).")
+DATASET_HELP = (
+    "Breast cancer: 569 rows, 30 features, binary. Synthetic medical: a 10,000-row extract. "
+    "Digits: 8×8 images, 10 classes. Upload a CSV: your own table. MNIST: from the server's data "
+    "folder (.npz)."
+)
 OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam"}  # shown; the stored values stay "sgd" / "adam"
-MODEL_HELP = ("MLP: a small neural network; CNN: a small neural network for images. diffprivlib models are "
-              "trained with pure ε (δ = 0): logistic regression by objective perturbation (noise added to what "
-              "training minimises), Gaussian naive Bayes (GaussianNB) with noisy statistics. The others train "
-              "with DP-SGD (Opacus).")
+MODEL_HELP = (
+    "MLP: a small neural network; CNN: a small neural network for images. diffprivlib models are "
+    "trained with pure ε (δ = 0): logistic regression by objective perturbation (noise added to what "
+    "training minimises), Gaussian naive Bayes (GaussianNB) with noisy statistics. The others train "
+    "with DP-SGD (Opacus)."
+)
 
 
 def models_for(kind: str) -> list[str]:

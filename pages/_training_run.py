@@ -32,8 +32,11 @@ def headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> Non
     with δ, the relation and the comparison in it, it took up to five); δ and the relation open the line under it."""
     eps = claims.up(m.epsilon)
     public = f"; the {m.n_train:,} training rows and the classes are public" if m.n_train else ""
-    terms = (f"ε = {eps} holds with δ = {claims.delta(m.delta)} ({RELATION}{public})." if m.delta
-             else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}{public}).")
+    terms = (
+        f"ε = {eps} holds with δ = {claims.delta(m.delta)} ({RELATION}{public})."
+        if m.delta
+        else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}{public})."
+    )
     if bm is not None and bm.test_accuracy is not None and m.test_accuracy is not None:
         cost = (bm.test_accuracy - m.test_accuracy) * 100
         if cost >= 0.05:
@@ -42,9 +45,11 @@ def headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> Non
         else:  # "costs 0.0 points" read as a rounding slip; on one test split it is nothing measured
             st.subheader(f"DP costs nothing measurable at ε = {eps}")
             than = " — the same test accuracy" if cost > -0.05 else f" — {-cost:.1f} points above the baseline"
-        st.markdown(f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** with DP vs "
-                    f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}. "
-                    f"{NOT_COVERED_BADGE} test accuracy is measured on private test rows.")
+        st.markdown(
+            f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** with DP vs "
+            f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}. "
+            f"{NOT_COVERED_BADGE} test accuracy is measured on private test rows."
+        )
     else:
         st.subheader(f"Test accuracy {acc_text(m.test_accuracy)}")
         st.markdown(f"{terms} {NOT_COVERED_BADGE} test accuracy is measured on private test rows.")
@@ -60,8 +65,10 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
     private = m.private
     bm = None if not private else TrainMetrics.from_job(baseline)
     if m.release_label:
-        st.warning(f"**{m.release_label}** — sampling and noise were drawn from the public seed "
-                   "(tests, teaching). Do not publish this model as DP.")
+        st.warning(
+            f"**{m.release_label}** — sampling and noise were drawn from the public seed "
+            "(tests, teaching). Do not publish this model as DP."
+        )
     if m.diverged:
         st.error(f"This run failed to learn: {m.diverged}.")
     if private:
@@ -70,24 +77,38 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
         st.subheader(f"Non-private baseline: {acc_text(m.test_accuracy)} test accuracy")
         st.markdown("ε = ∞ (no privacy): trained without DP, so no ε bounds what the model reveals about a record.")
     k1, k2, k3, k4 = st.columns(4)
-    vs = (None if bm is None or bm.test_accuracy is None or m.test_accuracy is None
-          or abs(m.test_accuracy - bm.test_accuracy) < 0.0005  # no green "+0.0" arrow for no change
-          else f"{(m.test_accuracy - bm.test_accuracy) * 100:+.1f} points vs baseline")
-    k1.metric("Test accuracy", acc_text(m.test_accuracy), delta=vs,
-              help="Share of held-out test rows classified correctly. A diagnostic on private rows: not covered "
-                   "by ε, rounded, and not part of the release.")
-    k2.metric("Baseline test accuracy (no DP)",
-              acc_text(bm.test_accuracy if bm is not None else None) if private else "this is it")
+    vs = (
+        None
+        if bm is None
+        or bm.test_accuracy is None
+        or m.test_accuracy is None
+        or abs(m.test_accuracy - bm.test_accuracy) < 0.0005  # no green "+0.0" arrow for no change
+        else f"{(m.test_accuracy - bm.test_accuracy) * 100:+.1f} points vs baseline"
+    )
+    k1.metric(
+        "Test accuracy",
+        acc_text(m.test_accuracy),
+        delta=vs,
+        help="Share of held-out test rows classified correctly. A diagnostic on private rows: not covered "
+        "by ε, rounded, and not part of the release.",
+    )
+    k2.metric(
+        "Baseline test accuracy (no DP)",
+        acc_text(bm.test_accuracy if bm is not None else None) if private else "this is it",
+    )
     if private and m.accountant and m.noise_multiplier is not None:
-        k3.metric(f"ε ({m.accountant.upper()})", claims.up(m.epsilon),
-                  help=f"Upper bound from the accountant, with δ beside it ({RELATION}).")
+        k3.metric(
+            f"ε ({m.accountant.upper()})",
+            claims.up(m.epsilon),
+            help=f"Upper bound from the accountant, with δ beside it ({RELATION}).",
+        )
         k4.metric("δ", claims.delta(m.delta), help="Chance the ε guarantee may fail; keep it below 1/rows.")
         with st.expander("How ε was computed (σ, q, T, both accountants)", expanded=False):
             k5, k6, k7, k8 = st.columns(4)
-            k5.metric("Noise multiplier σ", _fmt(m.noise_multiplier, ".3f"),
-                      help="Noise standard deviation ÷ clip C.")
-            k6.metric("Sample rate q", _fmt(m.sample_rate, ".3g"),
-                      help="Chance each record is in a batch (Poisson sampling).")
+            k5.metric("Noise multiplier σ", _fmt(m.noise_multiplier, ".3f"), help="Noise standard deviation ÷ clip C.")
+            k6.metric(
+                "Sample rate q", _fmt(m.sample_rate, ".3g"), help="Chance each record is in a batch (Poisson sampling)."
+            )
             k7.metric("Steps T", f"{m.steps}", help="Noisy gradient steps taken.")
             k8.metric("Training time", f"{m.train_seconds or 0:.1f} s")
             st.markdown(
@@ -95,16 +116,23 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
                 f"**{claims.up(m.epsilon_rdp, 4)}** (δ = {claims.delta(m.delta)}, {RELATION}). A common shortcut formula, "
                 f"q/σ·√(2T ln 1/δ), would claim **{m.shortcut_epsilon:.3f}** — that formula is *not* a privacy "
                 "guarantee "
-                + ("and here it claims *less* privacy loss than is real." if m.shortcut_epsilon < m.epsilon_prv
-                   else "(here it happens to be above the real value; it can also be far below).")
+                + (
+                    "and here it claims *less* privacy loss than is real."
+                    if m.shortcut_epsilon < m.epsilon_prv
+                    else "(here it happens to be above the real value; it can also be far below)."
+                )
                 + " Engineering detail, no effect on ε: each example's gradient (its push on the model) was "
                 f"computed in the Opacus-compatible mode `{m.grad_sample_mode}`."
             )
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
         if bm is None and (twin is None or twin["status"] not in ACTIVE):
-            if clicked("tr_train_pair", st.button("Train the matching non-private baseline", key="tr_train_pair",
-                                                  icon=":material/compare_arrows:")):
+            if clicked(
+                "tr_train_pair",
+                st.button(
+                    "Train the matching non-private baseline", key="tr_train_pair", icon=":material/compare_arrows:"
+                ),
+            ):
                 train_baseline(baseline_params(job["params"]), "tr_train_pair")  # stay: compare when done
                 st.rerun(scope="app")
     elif private:  # diffprivlib
@@ -113,11 +141,13 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
     else:
         k3.metric("ε", "∞ (not private)")
         k4.metric("Training time", f"{m.train_seconds or 0:.2f} s")
-    st.caption(f"{NOT_COVERED_BADGE} test accuracy, training accuracy {acc_text(m.train_accuracy)} and "
-               f"training loss {_fmt(m.train_loss)} nats (natural-log units), and the curves below, are computed on "
-               "private rows without DP: diagnostics, rounded to what a chart needs. "
-               f"Rows: {m.n_train} train / {m.n_test} test (public: n fixes the sample rate and the steps). "
-               f"Preprocessing: {md(m.bounds_note)}.")
+    st.caption(
+        f"{NOT_COVERED_BADGE} test accuracy, training accuracy {acc_text(m.train_accuracy)} and "
+        f"training loss {_fmt(m.train_loss)} nats (natural-log units), and the curves below, are computed on "
+        "private rows without DP: diagnostics, rounded to what a chart needs. "
+        f"Rows: {m.n_train} train / {m.n_test} test (public: n fixes the sample rate and the steps). "
+        f"Preprocessing: {md(m.bounds_note)}."
+    )
     # these name an upload's columns: shown as text, never as a link, an image or HTML
     for w in m.warnings:
         st.warning(md_message(w))
@@ -128,19 +158,37 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
     out = guarded(_downloads, job["id"], caller)
     if out:
         d1, d2, d3 = st.columns(3)
-        d1.download_button("Release: model + statement", out["release"], f"release-{job['id']}.zip",
-                           "application/zip", key="tr_dl_release", icon=":material/download:", type="primary",
-                           help="The model weights, the run's public settings and its signed privacy statement: "
-                                "what ε covers. Nothing computed on private rows.")
-        d2.download_button("Diagnostics (not covered by ε)", out["diagnostics"], f"diagnostics-{job['id']}.json",
-                           "application/json", key="tr_dl_diagnostics", icon=":material/download:",
-                           help="Test and training accuracy and loss and their curves, computed on private rows "
-                                "without DP: not covered by ε, rounded. Share them only where that is acceptable.")
-        d3.download_button("Privacy statement (signed)", json.dumps(out["statement"], indent=2).encode(),
-                           f"statement-{job['id']}.json", "application/json", key="tr_dl_statement",
-                           icon=":material/verified_user:",
-                           help="Check it with python -m dpcore statement --verify FILE: the signature and every "
-                                "figure, recomputed from the recorded settings.")
+        d1.download_button(
+            "Release: model + statement",
+            out["release"],
+            f"release-{job['id']}.zip",
+            "application/zip",
+            key="tr_dl_release",
+            icon=":material/download:",
+            type="primary",
+            help="The model weights, the run's public settings and its signed privacy statement: "
+            "what ε covers. Nothing computed on private rows.",
+        )
+        d2.download_button(
+            "Diagnostics (not covered by ε)",
+            out["diagnostics"],
+            f"diagnostics-{job['id']}.json",
+            "application/json",
+            key="tr_dl_diagnostics",
+            icon=":material/download:",
+            help="Test and training accuracy and loss and their curves, computed on private rows "
+            "without DP: not covered by ε, rounded. Share them only where that is acceptable.",
+        )
+        d3.download_button(
+            "Privacy statement (signed)",
+            json.dumps(out["statement"], indent=2).encode(),
+            f"statement-{job['id']}.json",
+            "application/json",
+            key="tr_dl_statement",
+            icon=":material/verified_user:",
+            help="Check it with python -m dpcore statement --verify FILE: the signature and every "
+            "figure, recomputed from the recorded settings.",
+        )
         if private and m.noise_multiplier is not None:
             chart(adv_figs.statement_tradeoff_chart(out["statement"]), key="tr_fig_tradeoff")
     _code(job["id"], caller)
@@ -153,8 +201,10 @@ def _code(job_id: str, caller) -> None:
         return
     row = st.container(horizontal=True, gap="small")
     code_downloads(recipe, "tr_dl", row)
-    st.caption("They train this run again (and its non-private twin) through dpcore's functions, headless, with "
-               "comments in plain words; an uploaded file is named by its own name and none of its rows is in them.")
+    st.caption(
+        "They train this run again (and its non-private twin) through dpcore's functions, headless, with "
+        "comments in plain words; an uploaded file is named by its own name and none of its rows is in them."
+    )
 
 
 @st.cache_data(max_entries=limits.CACHE_MAX_ENTRIES, show_spinner=False)

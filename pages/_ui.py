@@ -71,6 +71,7 @@ def _sendable(fig):
     if type(fig) is not go.Figure:
         return fig
     if _FROZEN is None:
+
         class FrozenFigure(go.Figure):  # a BaseFigure to Streamlit; only its dict is ever read
             def __init__(self, spec: dict) -> None:  # skips Figure's validation: the spec came from a Figure
                 self._frozen_spec = spec
@@ -100,23 +101,42 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
     # side by side with a small gap, wrapping on a phone (in columns [1, 1, 2] they stood ~75 px apart)
     row = st.container(horizontal=True, gap="small")
     # The files are built when a button is pressed, not on every rerun (many viewers share the CPU).
-    row.download_button("Download CSV", lambda: textsafe.csv_bytes(df), f"{name}.csv", "text/csv",
-                       key=f"{key}_csv", icon=":material/download:")
-    row.download_button("Download JSON",
-                       lambda: json.dumps(json.loads(df.to_json(orient="records")), indent=2).encode(),
-                       f"{name}.json", "application/json", key=f"{key}_json", icon=":material/download:")
+    row.download_button(
+        "Download CSV",
+        lambda: textsafe.csv_bytes(df),
+        f"{name}.csv",
+        "text/csv",
+        key=f"{key}_csv",
+        icon=":material/download:",
+    )
+    row.download_button(
+        "Download JSON",
+        lambda: json.dumps(json.loads(df.to_json(orient="records")), indent=2).encode(),
+        f"{name}.json",
+        "application/json",
+        key=f"{key}_json",
+        icon=":material/download:",
+    )
 
 
 def code_downloads(recipe, key: str, where=None) -> None:
-    """"Download as Python script" and "Download as notebook" for a :class:`dpcore.export.Recipe` (built when
+    """ "Download as Python script" and "Download as notebook" for a :class:`dpcore.export.Recipe` (built when
     pressed), side by side in ``where`` (a horizontal container; a new one when None)."""
     from dpcore import export
 
     row = where if where is not None else st.container(horizontal=True, gap="small")
-    for fmt, label, icon in (("py", "Download as Python script", ":material/code:"),
-                             ("ipynb", "Download as notebook", ":material/book:")):
-        row.download_button(label, lambda f=fmt: export.render(recipe, f), export.file_name(recipe, fmt),
-                            "text/plain" if fmt == "py" else "application/x-ipynb+json", key=f"{key}_{fmt}", icon=icon)
+    for fmt, label, icon in (
+        ("py", "Download as Python script", ":material/code:"),
+        ("ipynb", "Download as notebook", ":material/book:"),
+    ):
+        row.download_button(
+            label,
+            lambda f=fmt: export.render(recipe, f),
+            export.file_name(recipe, fmt),
+            "text/plain" if fmt == "py" else "application/x-ipynb+json",
+            key=f"{key}_{fmt}",
+            icon=icon,
+        )
 
 
 def not_private(label: str = "Not private") -> None:
@@ -192,8 +212,10 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
             value = _parse_number(raw, type(default)) if isinstance(default, (int, float)) else type(default)(raw)
             if lo is not None and value < lo or hi is not None and value > hi:
                 clamped = min(max(value, lo if lo is not None else value), hi if hi is not None else value)
-                st.warning(f"The link's setting {key} = {textsafe.md(raw)} is outside what this page allows "
-                           f"({textsafe.md(lo)} to {textsafe.md(hi)}); using {textsafe.md(clamped)}.")
+                st.warning(
+                    f"The link's setting {key} = {textsafe.md(raw)} is outside what this page allows "
+                    f"({textsafe.md(lo)} to {textsafe.md(hi)}); using {textsafe.md(clamped)}."
+                )
                 return type(default)(clamped)
             return value
         for opt in options:
@@ -205,8 +227,10 @@ def from_url(key: str, default, options=None, *, lo=None, hi=None):
         chosen = min(options, key=lambda o: abs(float(o) - x))
         low, high = min(options, key=float), max(options, key=float)
         if x < float(low) or x > float(high):  # a link's ε = 1e9 became 20 without a word
-            st.warning(f"The link's setting {textsafe.md(key)} = {textsafe.md(raw)} is outside what this page offers "
-                       f"({textsafe.md(low)} to {textsafe.md(high)}); using {textsafe.md(chosen)}.")
+            st.warning(
+                f"The link's setting {textsafe.md(key)} = {textsafe.md(raw)} is outside what this page offers "
+                f"({textsafe.md(low)} to {textsafe.md(high)}); using {textsafe.md(chosen)}."
+            )
         return chosen
     except (TypeError, ValueError, OverflowError):
         st.warning(f"Ignoring the link's setting {textsafe.md(key)} = {textsafe.md(raw)}: not a valid value.")
@@ -388,8 +412,10 @@ def submit_once(button_key: str, fn, *args, **kwargs):
             return fn(*args, key=key, **kwargs), False
         except owners.AlreadySubmitted as dup:
             st.session_state.pop(slot, None)
-            st.info("Already queued by your previous click (a double click queues it once). Press again to queue "
-                    "another.", icon=":material/done_all:")
+            st.info(
+                "Already queued by your previous click (a double click queues it once). Press again to queue another.",
+                icon=":material/done_all:",
+            )
             return dup.ref, True
 
     return guarded(call) or (None, False)

@@ -24,11 +24,14 @@ def release() -> None:
     """Delete the uploads no queued or running job needs (finished, cancelled or deleted jobs keep none)."""
     try:
         release_uploads()
-    except Exception:  # noqa: BLE001 - housekeeping must never break the page
+    except Exception:
         pass
 
-HELP = ("Bounds you know without looking at the rows — a form's allowed range, a code list — keep the scaling "
-        "inside ε. Values outside a range are clipped to it; values outside the categories count as 'other'.")
+
+HELP = (
+    "Bounds you know without looking at the rows — a form's allowed range, a code list — keep the scaling "
+    "inside ε. Values outside a range are clipped to it; values outside the categories count as 'other'."
+)
 
 
 def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
@@ -41,10 +44,12 @@ def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
     values = {}
     with st.expander("Public bounds of each column", expanded=True):
         st.caption(HELP + " Pre-filled only where a public range or code list is known (e.g. age 18–90).")
-        learn = st.checkbox(f"Learn the bounds I leave empty from the rows ({bounds.LEARNED_LABEL})",
-                            key=f"{key}_learn_{tag}",
-                            help="Reads the min/max (or the values seen) of those columns from your private rows. "
-                                 "That leaks a little about the extreme rows; the run and its statement say so.")
+        learn = st.checkbox(
+            f"Learn the bounds I leave empty from the rows ({bounds.LEARNED_LABEL})",
+            key=f"{key}_learn_{tag}",
+            help="Reads the min/max (or the values seen) of those columns from your private rows. "
+            "That leaks a little about the extreme rows; the run and its statement say so.",
+        )
         for i, c in enumerate(cols):
             row = st.columns([2, 1.5, 1.5], vertical_alignment="center")
             what = "label classes" if c.target else ("number" if c.kind == "number" else "categories")
@@ -54,16 +59,31 @@ def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
             if c.kind == "number" and not c.target:
                 for j, side in enumerate(("lower", "upper")):
                     st.session_state.setdefault(f"{base}_{side}", start[j])
-                lo = row[1].number_input(f"{c.name}: lower", value=None, key=f"{base}_lower",
-                                         placeholder="lower", label_visibility="collapsed", format="%g")
-                hi = row[2].number_input(f"{c.name}: upper", value=None, key=f"{base}_upper",
-                                         placeholder="upper", label_visibility="collapsed", format="%g")
+                lo = row[1].number_input(
+                    f"{c.name}: lower",
+                    value=None,
+                    key=f"{base}_lower",
+                    placeholder="lower",
+                    label_visibility="collapsed",
+                    format="%g",
+                )
+                hi = row[2].number_input(
+                    f"{c.name}: upper",
+                    value=None,
+                    key=f"{base}_upper",
+                    placeholder="upper",
+                    label_visibility="collapsed",
+                    format="%g",
+                )
                 values[c.name] = (lo, hi)
             else:
                 st.session_state.setdefault(f"{base}_cats", start)
                 values[c.name] = row[1].text_input(
-                    f"{c.name}: categories", key=f"{base}_cats", label_visibility="collapsed",
-                    placeholder="e.g. F, M" if not c.target else "classes, e.g. no, yes")
+                    f"{c.name}: categories",
+                    key=f"{base}_cats",
+                    label_visibility="collapsed",
+                    placeholder="e.g. F, M" if not c.target else "classes, e.g. no, yes",
+                )
     b = guarded(bounds.from_form, cols, values, learn)
     if b is not None:
         st.caption(bounds.status_words(cols, b))

@@ -4,18 +4,21 @@ import json
 
 import streamlit as st
 
-from dpcore.advisor import decision, links, targets
 from dpcore import claims, export, statement, textsafe
+from dpcore.advisor import decision, links, targets
 from dpcore.errors import sentence
-from dpcore.sweep import runs as sweep_runs
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
+from dpcore.sweep import runs as sweep_runs
 from pages._reid_synth import advice_section
 from pages._ui import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
-RISKS = {"tpr": "Membership: TPR at a given FPR", "posterior": "Posterior belief from a prior",
-         "advantage": "Attacker advantage (TPR − FPR)"}
+RISKS = {
+    "tpr": "Membership: TPR at a given FPR",
+    "posterior": "Posterior belief from a prior",
+    "advantage": "Attacker advantage (TPR − FPR)",
+}
 QUERIES = {"none": "No utility target", "count": "COUNT within ±k", "sum": "SUM within ±k", "mean": "MEAN within ±k"}
 
 st.title("Choose ε from risk")
@@ -30,44 +33,85 @@ BOUNDS_HELP = "Known without looking at the data: they set how far one record ca
 # Numbers are used as typed: the widgets have no min/max (Streamlit kept an out-of-range number in the box while
 # the answer used another); dpcore refuses what it cannot use with a message. Links clamp to this range.
 P_LO, P_HI = 0.0001, 0.9999
-RISK_HELP = ("A membership test guesses whether one person's record is in the data. TPR (true-positive rate): "
-             "the share of people in the data it flags. FPR (false-positive rate): the share of people not in "
-             "the data it flags wrongly. Posterior: the attacker's belief that the person is in, after seeing the "
-             "answer, from a prior belief. Advantage: TPR − FPR, the best test's edge over guessing.")
+RISK_HELP = (
+    "A membership test guesses whether one person's record is in the data. TPR (true-positive rate): "
+    "the share of people in the data it flags. FPR (false-positive rate): the share of people not in "
+    "the data it flags wrongly. Posterior: the attacker's belief that the person is in, after seeing the "
+    "answer, from a prior belief. Advantage: TPR − FPR, the best test's edge over guessing."
+)
 c1, c2 = st.columns(2)
-mechanism = c1.radio("Mechanism", list(MECHS), format_func=MECHS.get, key="adv_mech",
-                     index=list(MECHS).index(from_url("adv_mech", "gaussian", list(MECHS))))
-risk_kind = c2.radio("Risk limit", list(RISKS), format_func=RISKS.get, key="adv_risk", help=RISK_HELP,
-                     index=list(RISKS).index(from_url("adv_risk", "tpr", list(RISKS))))
+mechanism = c1.radio(
+    "Mechanism",
+    list(MECHS),
+    format_func=MECHS.get,
+    key="adv_mech",
+    index=list(MECHS).index(from_url("adv_mech", "gaussian", list(MECHS))),
+)
+risk_kind = c2.radio(
+    "Risk limit",
+    list(RISKS),
+    format_func=RISKS.get,
+    key="adv_risk",
+    help=RISK_HELP,
+    index=list(RISKS).index(from_url("adv_risk", "tpr", list(RISKS))),
+)
 
 r1, r2, r3 = st.columns(3)
 if risk_kind == "tpr":
-    limit = r1.number_input("True-positive rate at most", value=from_url("adv_t", 0.05, lo=P_LO, hi=P_HI),
-                            format="%g", step=0.01, key="adv_t",
-                            help="TPR: the share of people in the data that the attacker's membership test flags.")
-    at = r2.number_input("… at false-positive rate", value=from_url("adv_a", 0.01, lo=P_LO, hi=P_HI),
-                         format="%g", step=0.01, key="adv_a",
-                         help="FPR: the share of people not in the data that the same test flags wrongly.")
+    limit = r1.number_input(
+        "True-positive rate at most",
+        value=from_url("adv_t", 0.05, lo=P_LO, hi=P_HI),
+        format="%g",
+        step=0.01,
+        key="adv_t",
+        help="TPR: the share of people in the data that the attacker's membership test flags.",
+    )
+    at = r2.number_input(
+        "… at false-positive rate",
+        value=from_url("adv_a", 0.01, lo=P_LO, hi=P_HI),
+        format="%g",
+        step=0.01,
+        key="adv_a",
+        help="FPR: the share of people not in the data that the same test flags wrongly.",
+    )
 elif risk_kind == "posterior":
-    limit = r1.number_input("Posterior belief at most", value=from_url("adv_t", 0.2, lo=P_LO, hi=P_HI),
-                            format="%g", step=0.01, key="adv_t",
-                            help="The attacker's belief that one person's record is in the data, after the answer.")
-    at = r2.number_input("… from a prior of", value=from_url("adv_a", 0.05, lo=P_LO, hi=P_HI),
-                         format="%g", step=0.01, key="adv_a", help="The attacker's belief before seeing the answer.")
+    limit = r1.number_input(
+        "Posterior belief at most",
+        value=from_url("adv_t", 0.2, lo=P_LO, hi=P_HI),
+        format="%g",
+        step=0.01,
+        key="adv_t",
+        help="The attacker's belief that one person's record is in the data, after the answer.",
+    )
+    at = r2.number_input(
+        "… from a prior of",
+        value=from_url("adv_a", 0.05, lo=P_LO, hi=P_HI),
+        format="%g",
+        step=0.01,
+        key="adv_a",
+        help="The attacker's belief before seeing the answer.",
+    )
 else:
-    limit = r1.number_input("Advantage at most", value=from_url("adv_t", 0.1, lo=P_LO, hi=P_HI),
-                            format="%g", step=0.01, key="adv_t",
-                            help="TPR − FPR (true- minus false-positive rate): how much better than a guess the "
-                                 "best membership test does.")
+    limit = r1.number_input(
+        "Advantage at most",
+        value=from_url("adv_t", 0.1, lo=P_LO, hi=P_HI),
+        format="%g",
+        step=0.01,
+        key="adv_t",
+        help="TPR − FPR (true- minus false-positive rate): how much better than a guess the best membership test does.",
+    )
     at = None
 risk = targets.RiskLimit(risk_kind, limit, at)
 delta = None
 if mechanism != "laplace":
-    delta = r3.select_slider("δ (chance the guarantee fails)", options=list(noise_page.DELTA_GRID),
-                             value=from_url("adv_delta", 1e-5, list(noise_page.DELTA_GRID)),
-                             format_func=claims.delta, key="adv_delta",
-                             help="The small chance the ε guarantee fails; ε is stated at this δ. Keep it well "
-                                  "below 1/n (n = rows).")
+    delta = r3.select_slider(
+        "δ (chance the guarantee fails)",
+        options=list(noise_page.DELTA_GRID),
+        value=from_url("adv_delta", 1e-5, list(noise_page.DELTA_GRID)),
+        format_func=claims.delta,
+        key="adv_delta",
+        help="The small chance the ε guarantee fails; ε is stated at this δ. Keep it well below 1/n (n = rows).",
+    )
 else:
     r3.caption("Laplace is pure ε-DP: δ = 0.")
 
@@ -77,36 +121,56 @@ if mechanism == "dpsgd":
     sweeps = [s for s in (guarded(sweep_runs.list_sweeps, caller=job_caller()) or []) if s.get("status") == "done"]
     u1, u2, u3 = st.columns(3)
     names = {"": "No accuracy target"} | {s["id"]: f"{s.get('name') or s['id']} · {s['id']}" for s in sweeps}
-    sid = u1.selectbox("Accuracy from a stored sweep", list(names), format_func=lambda k: textsafe.md(names[k]),
-                       key="adv_sweep")
+    sid = u1.selectbox(
+        "Accuracy from a stored sweep", list(names), format_func=lambda k: textsafe.md(names[k]), key="adv_sweep"
+    )
     if sid:
         acc = u2.number_input("Test accuracy at least", value=0.8, format="%g", step=0.01, key="adv_acc")
         utility = targets.UtilityTarget("accuracy", accuracy=acc, sweep=sid, caller=job_caller())
         u3.caption("Read at the lower end of each ε's spread over seeds, at its seeds' median q and steps.")
     else:
-        sample_rate = u2.number_input("Sample rate q", value=0.01, format="%g", step=0.001, key="adv_q",
-                                      help="The expected batch size ÷ the training rows.")
+        sample_rate = u2.number_input(
+            "Sample rate q",
+            value=0.01,
+            format="%g",
+            step=0.001,
+            key="adv_q",
+            help="The expected batch size ÷ the training rows.",
+        )
         steps = u3.number_input("Steps T", value=1000, step=100, key="adv_steps", help="Training steps: epochs ÷ q.")
         if not sweeps:
             st.caption("No finished sweep yet: run one on the Privacy–utility page to add an accuracy target.")
 else:
     u1, u2, u3 = st.columns(3)
-    qkind = u1.selectbox("Query", list(QUERIES), format_func=QUERIES.get, key="adv_query",
-                         index=list(QUERIES).index(from_url("adv_query", "count", list(QUERIES))))
+    qkind = u1.selectbox(
+        "Query",
+        list(QUERIES),
+        format_func=QUERIES.get,
+        key="adv_query",
+        index=list(QUERIES).index(from_url("adv_query", "count", list(QUERIES))),
+    )
     if qkind == "none":
         u2.caption("No utility target: the advice is the largest ε the risk limit allows.")
     else:
-        k = u2.number_input("Allowed error ±k", value=from_url("adv_k", 10.0, lo=1e-6, hi=1e12), format="%g",
-                            key="adv_k", help="The noisy answer should be within ±k of the true one.")
-        conf = u3.select_slider("Confidence", [0.8, 0.9, 0.95, 0.99], value=0.95, key="adv_conf",
-                                help="How often the answer must fall within ±k.")
+        k = u2.number_input(
+            "Allowed error ±k",
+            value=from_url("adv_k", 10.0, lo=1e-6, hi=1e12),
+            format="%g",
+            key="adv_k",
+            help="The noisy answer should be within ±k of the true one.",
+        )
+        conf = u3.select_slider(
+            "Confidence",
+            [0.8, 0.9, 0.95, 0.99],
+            value=0.95,
+            key="adv_conf",
+            help="How often the answer must fall within ±k.",
+        )
         bounds = n = None
         if qkind in ("sum", "mean"):
             v1, v2, v3 = st.columns(3)
-            lo = v1.number_input("Public lower bound", value=18.0, key="adv_lo",
-                                 help=BOUNDS_HELP)
-            hi = v2.number_input("Public upper bound", value=90.0, key="adv_hi",
-                                 help=BOUNDS_HELP)
+            lo = v1.number_input("Public lower bound", value=18.0, key="adv_lo", help=BOUNDS_HELP)
+            hi = v2.number_input("Public upper bound", value=90.0, key="adv_hi", help=BOUNDS_HELP)
             bounds = (lo, hi)
             if qkind == "mean":
                 n = v3.number_input("Public number of rows n", value=10_000, step=1000, key="adv_n")
@@ -131,8 +195,7 @@ lo, hi = res["epsilon_range"]
 m = st.columns(4)
 # written so that the number a reader copies keeps its side: what the risk limit allows rounds down, what the
 # utility target needs rounds up, the recommendation as whichever of the two it is (dpcore.claims)
-m[0].metric("Recommended ε", links.recommended_text(res),
-            help=f"at δ = {claims.delta(res['delta'])}; an upper bound")
+m[0].metric("Recommended ε", links.recommended_text(res), help=f"at δ = {claims.delta(res['delta'])}; an upper bound")
 m[1].metric("Risk limit allows", f"ε ≤ {claims.down(hi)}")
 m[2].metric("Utility needs", f"ε ≥ {claims.up(lo)}" if lo else "—")
 if mechanism == "gaussian":
@@ -140,18 +203,25 @@ if mechanism == "gaussian":
 elif mechanism == "laplace":
     m[3].metric("Laplace scale b", f"{res['scale_b']:.4g}")
 else:
-    m[3].metric("Noise multiplier", f"{res['noise_multiplier']:.4g}",
-                help=f"q = {res['sample_rate']:g}, T = {res['steps']} steps")
+    m[3].metric(
+        "Noise multiplier",
+        f"{res['noise_multiplier']:.4g}",
+        help=f"q = {res['sample_rate']:g}, T = {res['steps']} steps",
+    )
 if res["feasible"]:
-    st.success(f"Both are met for ε in [{claims.up(lo or 0)}, {claims.down(hi)}] (δ = {claims.delta(res['delta'])}, "
-               f"{res['neighbour_relation']}). Recommended: the most private setting that meets the utility target."
-               if lo else f"The risk limit holds for every ε ≤ {claims.down(hi)} (δ = {claims.delta(res['delta'])}, "
-               f"{res['neighbour_relation']}).")
+    st.success(
+        f"Both are met for ε in [{claims.up(lo or 0)}, {claims.down(hi)}] (δ = {claims.delta(res['delta'])}, "
+        f"{res['neighbour_relation']}). Recommended: the most private setting that meets the utility target."
+        if lo
+        else f"The risk limit holds for every ε ≤ {claims.down(hi)} (δ = {claims.delta(res['delta'])}, "
+        f"{res['neighbour_relation']})."
+    )
 else:
     c = res["conflict"]
     st.error(textsafe.md_message(f"No ε meets both: {c['text']}."))
-    st.markdown("**What would reconcile them:**\n" + "\n".join(f"- {textsafe.md_message(o['text'])}"
-                                                              for o in c["reconcile"]))
+    st.markdown(
+        "**What would reconcile them:**\n" + "\n".join(f"- {textsafe.md_message(o['text'])}" for o in c["reconcile"])
+    )
 st.markdown(f"**What the risk limit bounds:** {res.get('question') or 'one person'}.")
 tail = res.get("privacy_loss_tail")
 if tail:  # where the posterior reading of ε fails: not δ (the DP-SGD view dropped it)
@@ -161,9 +231,11 @@ for note in res.get("notes") or []:
 
 chart(figs.feasible_band_chart(res), key="adv_band")
 chart(figs.advice_tradeoff_chart(res), key="adv_roc")
-st.caption("The curve is the highest TPR *any* membership test can reach at each FPR against the recommended "
-           "setting, from the same privacy-loss distribution (PLD) as its ε (exact for Gaussian and ε-DP; a "
-           "pessimistic PLD for DP-SGD). Measured attacks sit below it.")
+st.caption(
+    "The curve is the highest TPR *any* membership test can reach at each FPR against the recommended "
+    "setting, from the same privacy-loss distribution (PLD) as its ε (exact for Gaussian and ε-DP; a "
+    "pessimistic PLD for DP-SGD). Measured attacks sit below it."
+)
 
 link = res["link"]
 if link["page"] == "pages/training.py":
@@ -171,50 +243,82 @@ if link["page"] == "pages/training.py":
         for key, value in link["state"].items():
             st.session_state[key] = value
         st.switch_page(link["page"])
-    st.caption(f"Set the training page's epochs and batch so that q = {res['sample_rate']:g} and "
-               f"T = {res['steps']} steps: the noise multiplier is only right for those.")
+    st.caption(
+        f"Set the training page's epochs and batch so that q = {res['sample_rate']:g} and "
+        f"T = {res['steps']} steps: the noise multiplier is only right for those."
+    )
 else:
     query = "&".join(f"{k}={v}" for k, v in link["params"].items())
-    st.link_button(link["label"] + ("" if link["keeps_risk"] else " (above the risk limit)"),
-                   f"./{link['page'].removeprefix('pages/').removesuffix('.py')}?{query}",
-                   icon=":material/arrow_forward:")
+    st.link_button(
+        link["label"] + ("" if link["keeps_risk"] else " (above the risk limit)"),
+        f"./{link['page'].removeprefix('pages/').removesuffix('.py')}?{query}",
+        icon=":material/arrow_forward:",
+    )
     grid_eps = link["params"]["noise_eps"]
     if not link["keeps_risk"]:
-        st.caption(f"The noise page's slider starts at ε = {grid_eps:g}, above the largest ε the risk limit "
-                   "allows: it shows more risk than advised, for comparison only.")
+        st.caption(
+            f"The noise page's slider starts at ε = {grid_eps:g}, above the largest ε the risk limit "
+            "allows: it shows more risk than advised, for comparison only."
+        )
     elif not link["meets_utility"]:
-        st.caption(f"No ε on the noise page's slider (a grid) keeps both: it opens at ε = {grid_eps:g}, the nearest "
-                   "value below the recommendation, which keeps the risk limit but not the utility target.")
+        st.caption(
+            f"No ε on the noise page's slider (a grid) keeps both: it opens at ε = {grid_eps:g}, the nearest "
+            "value below the recommendation, which keeps the risk limit but not the utility target."
+        )
     elif lo:
-        st.caption(f"The noise page's slider is a grid: ε = {grid_eps:g} is its most private value that keeps both "
-                   "the risk limit and the utility target.")
+        st.caption(
+            f"The noise page's slider is a grid: ε = {grid_eps:g} is its most private value that keeps both "
+            "the risk limit and the utility target."
+        )
     else:
         st.caption(f"The noise page's slider is a grid: ε = {grid_eps:g} is its largest value within the risk limit.")
 console = res.get("console_link")
 if console:  # the same setting as a real, budgeted query (the analyst is chosen there, never carried by a link)
     query = "&".join(f"{k}={v}" for k, v in console["params"].items())
     st.link_button(console["label"], f"./query_console?{query}", icon=":material/terminal:")
-    for note in console["notes"] + ([] if console["meets_utility"] else [
-            "At the console's settings, this ε keeps the risk limit but not the utility target."]):
+    for note in console["notes"] + (
+        []
+        if console["meets_utility"]
+        else ["At the console's settings, this ε keeps the risk limit but not the utility target."]
+    ):
         st.caption(note)
-st.markdown("**Decision record** — the risk limit, the ε chosen, the error and how often each may fail, for a "
-            "data-protection officer. *Prepare report* on Home adds it to the HTML report.")
+st.markdown(
+    "**Decision record** — the risk limit, the ε chosen, the error and how often each may fail, for a "
+    "data-protection officer. *Prepare report* on Home adds it to the HTML report."
+)
 for line in record["words"]:
     st.markdown(f"- {textsafe.md_message(line)}")
 row = st.container(horizontal=True, gap="small")
 signed = guarded(statement.issue, record)
 if signed:
-    row.download_button("Decision record (signed JSON)", json.dumps(signed, indent=2, default=float).encode(),
-                        "decision.json", "application/json", key="adv_dl_decision", icon=":material/verified_user:",
-                        help="Check it with python -m dpcore statement --verify decision.json: the advice is solved "
-                             "again from its inputs and every figure compared.")
-row.download_button("Advice (JSON)", json.dumps(res, indent=2, default=float).encode(), "advice.json",
-                    "application/json", key="adv_dl", icon=":material/download:")
+    row.download_button(
+        "Decision record (signed JSON)",
+        json.dumps(signed, indent=2, default=float).encode(),
+        "decision.json",
+        "application/json",
+        key="adv_dl_decision",
+        icon=":material/verified_user:",
+        help="Check it with python -m dpcore statement --verify decision.json: the advice is solved "
+        "again from its inputs and every figure compared.",
+    )
+row.download_button(
+    "Advice (JSON)",
+    json.dumps(res, indent=2, default=float).encode(),
+    "advice.json",
+    "application/json",
+    key="adv_dl",
+    icon=":material/download:",
+)
 # the decision as code that solves it again (dpcore.export): the same limits through dpcore.advisor
-recipe = guarded(export.for_advice, mechanism, {"kind": risk.kind, "value": risk.value, "at": risk.at},
-                 None if utility is None else {k: v for k, v in vars(utility).items()
-                                               if v is not None and k != "caller"},
-                 delta=delta, sample_rate=sample_rate, steps=steps)
+recipe = guarded(
+    export.for_advice,
+    mechanism,
+    {"kind": risk.kind, "value": risk.value, "at": risk.at},
+    None if utility is None else {k: v for k, v in vars(utility).items() if v is not None and k != "caller"},
+    delta=delta,
+    sample_rate=sample_rate,
+    steps=steps,
+)
 if recipe is not None:
     code_downloads(recipe, "adv_dl", row)
 

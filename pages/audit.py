@@ -24,56 +24,115 @@ st.markdown(
 )
 with st.container(border=True):
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
-    up = c1.file_uploader("Scores CSV", type=["csv"], key="au_csv",
-                          help=f"At most {limits.upload_size()} and {limits.AUDIT_MAX_ROWS:,} rows. Columns member, "
-                               "score and optionally canary (any letter case); other columns are ignored.")
-    c2.download_button("Example scores file", model_audit.example_csv(), "example-scores.csv", "text/csv",
-                       key="au_example", icon=":material/download:",
-                       help="1,000 synthetic records and 500 canaries from a leaky model: no one's data.")
+    up = c1.file_uploader(
+        "Scores CSV",
+        type=["csv"],
+        key="au_csv",
+        help=f"At most {limits.upload_size()} and {limits.AUDIT_MAX_ROWS:,} rows. Columns member, "
+        "score and optionally canary (any letter case); other columns are ignored.",
+    )
+    c2.download_button(
+        "Example scores file",
+        model_audit.example_csv(),
+        "example-scores.csv",
+        "text/csv",
+        key="au_example",
+        icon=":material/download:",
+        help="1,000 synthetic records and 500 canaries from a leaky model: no one's data.",
+    )
     s1, s2 = st.columns(2)
-    delta = s1.number_input("δ", min_value=0.0, max_value=0.999, value=1e-5, format="%.0e", step=1e-6, key="au_delta",
-                            help="The δ at which ε is bounded (for a stated ε and δ, that δ). Keep it below 1/rows.")
-    confidence = s2.select_slider("Confidence", [0.9, 0.95, 0.99], value=0.95, key="au_conf",
-                                  format_func="{:.0%}".format,
-                                  help="How often a bound of this kind holds (over repetitions of the audit).")
-    how = st.radio("The model's claim", list(MECHS), format_func=MECHS.get, key="au_mech", horizontal=True,
-                   help="State how the model was trained to compare the audit with its claim; the worst case is exact "
-                        "(from the privacy-loss distribution for DP-SGD).")
+    delta = s1.number_input(
+        "δ",
+        min_value=0.0,
+        max_value=0.999,
+        value=1e-5,
+        format="%.0e",
+        step=1e-6,
+        key="au_delta",
+        help="The δ at which ε is bounded (for a stated ε and δ, that δ). Keep it below 1/rows.",
+    )
+    confidence = s2.select_slider(
+        "Confidence",
+        [0.9, 0.95, 0.99],
+        value=0.95,
+        key="au_conf",
+        format_func="{:.0%}".format,
+        help="How often a bound of this kind holds (over repetitions of the audit).",
+    )
+    how = st.radio(
+        "The model's claim",
+        list(MECHS),
+        format_func=MECHS.get,
+        key="au_mech",
+        horizontal=True,
+        help="State how the model was trained to compare the audit with its claim; the worst case is exact "
+        "(from the privacy-loss distribution for DP-SGD).",
+    )
     kw = {}
     if how == "epsilon":
         m1, m2 = st.columns(2)
-        kw = {"epsilon": m1.number_input("Claimed ε", min_value=limits.EPSILON_MIN, max_value=limits.EPSILON_MAX,
-                                         value=1.0, key="au_eps"),
-              "delta": m2.number_input("Claimed δ", min_value=0.0, max_value=0.999, value=1e-5, format="%.0e",
-                                       step=1e-6, key="au_claim_delta")}
+        kw = {
+            "epsilon": m1.number_input(
+                "Claimed ε", min_value=limits.EPSILON_MIN, max_value=limits.EPSILON_MAX, value=1.0, key="au_eps"
+            ),
+            "delta": m2.number_input(
+                "Claimed δ", min_value=0.0, max_value=0.999, value=1e-5, format="%.0e", step=1e-6, key="au_claim_delta"
+            ),
+        }
     elif how == "dpsgd":
         m1, m2, m3 = st.columns(3)
-        kw = {"noise_multiplier": m1.number_input("Noise multiplier σ", min_value=0.01, max_value=1e4, value=1.0,
-                                                  key="au_sigma"),
-              "sample_rate": m2.number_input("Sample rate q", min_value=1e-9, max_value=1.0, value=0.01,
-                                             format="%.4g", key="au_q", help="Expected batch size ÷ training rows."),
-              "steps": m3.number_input("Steps", 1, limits.DPSGD_MAX_STEPS, 1000, key="au_steps"),
-              "delta": delta}
+        kw = {
+            "noise_multiplier": m1.number_input(
+                "Noise multiplier σ", min_value=0.01, max_value=1e4, value=1.0, key="au_sigma"
+            ),
+            "sample_rate": m2.number_input(
+                "Sample rate q",
+                min_value=1e-9,
+                max_value=1.0,
+                value=0.01,
+                format="%.4g",
+                key="au_q",
+                help="Expected batch size ÷ training rows.",
+            ),
+            "steps": m3.number_input("Steps", 1, limits.DPSGD_MAX_STEPS, 1000, key="au_steps"),
+            "delta": delta,
+        }
 
 
 @st.cache_data(max_entries=limits.CACHE_MAX_ENTRIES, show_spinner="Auditing your scores…")
 def _audit(digest: str, data: bytes, delta: float, confidence: float, split_seed: int, mech: tuple | None) -> dict:
     """One audit per file and settings (the file by its digest: a rerun that changes nothing costs nothing)."""
     table = model_audit.read_scores(data)
-    return model_audit.audit_model(table["member"], table["score"], table["canary"], delta=delta,
-                                   confidence=confidence, split_seed=int(split_seed), mech=dict(mech) if mech else None)
+    return model_audit.audit_model(
+        table["member"],
+        table["score"],
+        table["canary"],
+        delta=delta,
+        confidence=confidence,
+        split_seed=int(split_seed),
+        mech=dict(mech) if mech else None,
+    )
 
 
 if up is None:
-    st.info("Upload a scores file to audit, or download the example file above and upload it.",
-            icon=":material/upload_file:")
+    st.info(
+        "Upload a scores file to audit, or download the example file above and upload it.",
+        icon=":material/upload_file:",
+    )
     st.stop()
 mech = guarded(model_audit.mechanism, **kw) if how != "none" else None
 if how != "none" and mech is None:
     st.stop()  # the message is shown above
 data = up.getvalue()
-result = guarded(_audit, hashlib.sha256(data).hexdigest(), data, delta, confidence, model_audit.SPLIT_SEED,
-                 tuple(sorted(mech.items())) if mech else None)
+result = guarded(
+    _audit,
+    hashlib.sha256(data).hexdigest(),
+    data,
+    delta,
+    confidence,
+    model_audit.SPLIT_SEED,
+    tuple(sorted(mech.items())) if mech else None,
+)
 if result is None:
     st.stop()
 st.session_state["au_report"] = {"result": result, "name": up.name}  # Home's report can include this audit
@@ -88,61 +147,105 @@ if verdict is not None and verdict["contradicts"]:
     claim = f"Your scores contradict the claimed ε = {claims.up(result['claimed_epsilon'])}"
     st.error(headline_md(claim, verdict["words"]), icon=":material/report:")
 else:
-    claim = (f"Your scores prove ε ≥ {claims.down(proved)}" if proved > 0 else "Your scores prove no leak (ε ≥ 0)")
-    detail = (verdict["words"] if verdict else
-              f"A lower bound at {model_audit.proved_words(result)}, at δ = {claims.delta(result['delta'])} "
-              "(add/remove one record): what these attacks prove about the model, not that the model is private. "
-              "State the mechanism to compare.")
+    claim = f"Your scores prove ε ≥ {claims.down(proved)}" if proved > 0 else "Your scores prove no leak (ε ≥ 0)"
+    detail = (
+        verdict["words"]
+        if verdict
+        else f"A lower bound at {model_audit.proved_words(result)}, at δ = {claims.delta(result['delta'])} "
+        "(add/remove one record): what these attacks prove about the model, not that the model is private. "
+        "State the mechanism to compare."
+    )
     st.markdown(headline_md(claim, detail))
 cols = st.columns(4)
 if result["split_audit"]:
     a = result["split_audit"]
-    cols[0].metric("Split audit: ε ≥", claims.down(a["lower_bound"]),
-                   help=f"Ordinary records ({a['members'] + a['selection_members']:,} members, "
-                        f"{a['nonmembers'] + a['selection_nonmembers']:,} non-members): the threshold chosen on a random "
-                        f"half, the bound ({conf}) computed on the other half; the split is fixed in advance (seed "
-                        f"{model_audit.SPLIT_SEED}): the {conf} holds for one split, not for the best of several. "
-                        f"At most {a['max_certifiable']:.2f} could be proved with these rows. "
-                        f"{model_audit.SPLIT_ASSUMES}")
+    cols[0].metric(
+        "Split audit: ε ≥",
+        claims.down(a["lower_bound"]),
+        help=f"Ordinary records ({a['members'] + a['selection_members']:,} members, "
+        f"{a['nonmembers'] + a['selection_nonmembers']:,} non-members): the threshold chosen on a random "
+        f"half, the bound ({conf}) computed on the other half; the split is fixed in advance (seed "
+        f"{model_audit.SPLIT_SEED}): the {conf} holds for one split, not for the best of several. "
+        f"At most {a['max_certifiable']:.2f} could be proved with these rows. "
+        f"{model_audit.SPLIT_ASSUMES}",
+    )
 if result["one_run"]:
     a = result["one_run"]
-    cols[1].metric("One-run audit: ε ≥", claims.down(a["lower_bound"]),
-                   help=f"Canaries (Steinke, Nasr & Jagielski 2023): {a['correct']} of {a['guesses']} guesses right on "
-                        f"{a['n_canaries']:,} canaries, {conf} confidence.")
+    cols[1].metric(
+        "One-run audit: ε ≥",
+        claims.down(a["lower_bound"]),
+        help=f"Canaries (Steinke, Nasr & Jagielski 2023): {a['correct']} of {a['guesses']} guesses right on "
+        f"{a['n_canaries']:,} canaries, {conf} confidence.",
+    )
 att = result["attack"] or result["canary_attack"]
 if att:
-    cols[2].metric("TPR at 1% FPR", f"{att['tpr_at_1pct_fpr']:.1%}",
-                   help="The share of members flagged while flagging 1% of non-members (ordinary records).")
-    cols[3].metric("TPR at 0.1% FPR", f"{att['tpr_at_0.1pct_fpr']:.1%}",
-                   help="The same at 0.1% of non-members: the low false-positive regime where leaks show.")
+    cols[2].metric(
+        "TPR at 1% FPR",
+        f"{att['tpr_at_1pct_fpr']:.1%}",
+        help="The share of members flagged while flagging 1% of non-members (ordinary records).",
+    )
+    cols[3].metric(
+        "TPR at 0.1% FPR",
+        f"{att['tpr_at_0.1pct_fpr']:.1%}",
+        help="The same at 0.1% of non-members: the low false-positive regime where leaks show.",
+    )
 if result["proved"]["audits"] > 1:
-    st.caption(f"Each audit's ε above holds at {conf} on its own. The headline reads the two together, each at "
-               f"{result['proved']['per_audit_confidence']:.1%} (the larger of two {conf} bounds is not a {conf} "
-               "bound), so it can sit below the larger of them.")
+    st.caption(
+        f"Each audit's ε above holds at {conf} on its own. The headline reads the two together, each at "
+        f"{result['proved']['per_audit_confidence']:.1%} (the larger of two {conf} bounds is not a {conf} "
+        "bound), so it can sit below the larger of them."
+    )
 if result.get("ceiling"):
     c = result["ceiling"]
-    st.caption(f"The claim allows at most {claims.percent(c['tpr_at_1pct_fpr'], up=True)} TPR at 1% FPR and "
-               f"{claims.percent(c['tpr_at_0.1pct_fpr'], up=True)} at 0.1%: {c['source']}.")
+    st.caption(
+        f"The claim allows at most {claims.percent(c['tpr_at_1pct_fpr'], up=True)} TPR at 1% FPR and "
+        f"{claims.percent(c['tpr_at_0.1pct_fpr'], up=True)} at 0.1%: {c['source']}."
+    )
 chart(figs.roc_chart(result), key="au_fig_roc")
-st.caption("Both axes on a log scale, so the low false-positive rates where membership leaks show are visible; the "
-           "dotted lines mark 1% and 0.1% FPR. "
-           + ("The shaded region is what the stated claim rules out: a curve above its edge at one point is not a "
-              "proof on its own (rates measured on a sample are noisy); the bounds above are." if result.get("ceiling")
-              else "State the model's claim above to draw the region it rules out. A curve is not a proof on its "
-                   "own (rates measured on a sample are noisy): the bounds above are."))
+st.caption(
+    "Both axes on a log scale, so the low false-positive rates where membership leaks show are visible; the "
+    "dotted lines mark 1% and 0.1% FPR. "
+    + (
+        "The shaded region is what the stated claim rules out: a curve above its edge at one point is not a "
+        "proof on its own (rates measured on a sample are noisy); the bounds above are."
+        if result.get("ceiling")
+        else "State the model's claim above to draw the region it rules out. A curve is not a proof on its "
+        "own (rates measured on a sample are noisy): the bounds above are."
+    )
+)
 
 # ---------------------------------------------------------------------------------------------- take it away
 name = up.name
 row = st.container(horizontal=True, gap="small")
-row.download_button("Results (JSON)", lambda: json.dumps(result, indent=2).encode(), "audit.json", "application/json",
-                    key="au_dl_json", icon=":material/download:")
-row.download_button("Report (HTML)", lambda: audit_report(result, name).encode(), "audit-report.html", "text/html",
-                    key="au_dl_report", icon=":material/description:")
-recipe = guarded(export.for_audit, name, delta=result["delta"], confidence=result["confidence"],
-                 split_seed=model_audit.SPLIT_SEED, mechanism=mech)
+row.download_button(
+    "Results (JSON)",
+    lambda: json.dumps(result, indent=2).encode(),
+    "audit.json",
+    "application/json",
+    key="au_dl_json",
+    icon=":material/download:",
+)
+row.download_button(
+    "Report (HTML)",
+    lambda: audit_report(result, name).encode(),
+    "audit-report.html",
+    "text/html",
+    key="au_dl_report",
+    icon=":material/description:",
+)
+recipe = guarded(
+    export.for_audit,
+    name,
+    delta=result["delta"],
+    confidence=result["confidence"],
+    split_seed=model_audit.SPLIT_SEED,
+    mechanism=mech,
+)
 if recipe is not None:
     code_downloads(recipe, "au_dl", row)
-st.caption("The same audit from the command line: `python -m dpcore audit --scores FILE.csv` (with `--epsilon` or "
-           "`--noise-multiplier`, `--sample-rate` and `--steps` to state the claim). The script and the notebook "
-           "re-run it headless; they name your file by its own name and hold none of its rows. Home's *Prepare "
-           "report* can include this audit as a section (`report --audit FILE.csv` from the command line).")
+st.caption(
+    "The same audit from the command line: `python -m dpcore audit --scores FILE.csv` (with `--epsilon` or "
+    "`--noise-multiplier`, `--sample-rate` and `--steps` to state the claim). The script and the notebook "
+    "re-run it headless; they name your file by its own name and hold none of its rows. Home's *Prepare "
+    "report* can include this audit as a section (`report --audit FILE.csv` from the command line)."
+)

@@ -2,22 +2,23 @@
 
 import streamlit as st
 
-# _ui also routes deep links through app.py
-from pages._ui import chart, from_url, guarded, job_caller, share_in_url, state
-
 from dpcore import claims
+from dpcore.budgets import quotas
 from dpcore.figures import home as figs
-from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
 from dpcore.jobs import display, registry, store
 from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
-from dpcore.budgets import quotas
+from dpcore.sweep import runs as sweep_runs
+from dpcore.sweep import summary as sweep_summary
 from pages import _identity
+
+# _ui also routes deep links through app.py
+from pages._ui import chart, from_url, guarded, job_caller, share_in_url, state
 
 st.title("DP Explorer")
 st.markdown(
     "**Differential privacy (DP) is a promise about what anyone can learn about you from a published result.** "
     "Whether or not your record was used, every result is almost equally likely — so no one, however much else "
-    "they know, learns much about *you*. A budget called **ε (epsilon)** says how much is \"much\": at ε = 1, "
+    'they know, learns much about *you*. A budget called **ε (epsilon)** says how much is "much": at ε = 1, '
     f"someone 50% sure that you are in the data ends at most **{claims.percent(float(posterior_bound(0.5, 1.0)), up=True)} "
     "sure**; someone who knows you are in it and was 50% sure of a fact about you (your diagnosis) ends at most "
     f"**{claims.percent(float(fact_bound(0.5, 1.0)), up=True)} sure**. Smaller ε: stronger privacy, more noise."
@@ -25,26 +26,45 @@ st.markdown(
 
 # --- the guided tour: the first step, not a footer --------------------------------------------------------
 TOUR = [
-    ("pages/home.py", "Here, on Home", "Move *Your ε* below and read how sure an attacker could become (one "
-     "minute)."),
-    ("pages/reidentification.py", "Re-identification", "Names removed, yet your neighbour (34, zip 10001, "
-     "$50–60k) is exactly 1 patient, and her diagnosis shows. Go through the tabs: linkage, uniqueness, defences."),
-    ("pages/differencing.py", "Differencing attack", "Two allowed averages over 50+ people give one person's exact "
-     "age. Press *Show all steps*, then see noise spread the attacker's estimate."),
+    ("pages/home.py", "Here, on Home", "Move *Your ε* below and read how sure an attacker could become (one minute)."),
+    (
+        "pages/reidentification.py",
+        "Re-identification",
+        "Names removed, yet your neighbour (34, zip 10001, "
+        "$50–60k) is exactly 1 patient, and her diagnosis shows. Go through the tabs: linkage, uniqueness, defences.",
+    ),
+    (
+        "pages/differencing.py",
+        "Differencing attack",
+        "Two allowed averages over 50+ people give one person's exact "
+        "age. Press *Show all steps*, then see noise spread the attacker's estimate.",
+    ),
     ("pages/noise.py", "Noise mechanisms", "Move ε and watch the error grow as privacy gets stronger."),
-    ("pages/advisor.py", "Choose ε from risk", "Say how sure an attacker may become and how accurate a count must "
-     "be; read the ε range that meets both."),
-    ("pages/query_console.py", "Private query console", "Ask noisy questions as a visitor until the shared "
-     "budget runs out."),
+    (
+        "pages/advisor.py",
+        "Choose ε from risk",
+        "Say how sure an attacker may become and how accurate a count must be; read the ε range that meets both.",
+    ),
+    (
+        "pages/query_console.py",
+        "Private query console",
+        "Ask noisy questions as a visitor until the shared budget runs out.",
+    ),
     ("pages/training.py", "DP training", "Train a model with DP next to its non-private twin (about a minute)."),
     ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy and attack success against ε on one screen."),
-    ("pages/audit.py", "Audit your model", "See what a membership attack's scores prove about a model's ε: "
-     "download the *Example scores file* and upload it."),
+    (
+        "pages/audit.py",
+        "Audit your model",
+        "See what a membership attack's scores prove about a model's ε: "
+        "download the *Example scores file* and upload it.",
+    ),
 ]
 with st.container(border=True):
-    st.markdown("**Start here: a ten-minute guided tour** — one step per page; each page's settings are in its "
-                "link, so you can share the exact view. At the end, *Prepare report* in the sidebar downloads an "
-                "HTML summary that opens offline.")
+    st.markdown(
+        "**Start here: a ten-minute guided tour** — one step per page; each page's settings are in its "
+        "link, so you can share the exact view. At the end, *Prepare report* in the sidebar downloads an "
+        "HTML summary that opens offline."
+    )
     # One row per step, the page's link on the left and what to do there beside it: links line up in one column
     # on a laptop and a phone stacks each link over its line, in order (two steps a row left links ragged).
     for i, (path, title, line) in enumerate(TOUR):
@@ -54,107 +74,175 @@ with st.container(border=True):
 
 st.subheader("Where is your epsilon?")
 HOME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 12.2, 20.0, 50.0]
-eps = st.select_slider("Your ε", options=HOME_EPS, value=from_url("home_eps", 1.0, HOME_EPS), key="home_eps",
-                       help="ε bounds how much one person's data can change any result (pure ε-DP, δ = 0, for "
-                            "datasets that differ by adding or removing one person).")
+eps = st.select_slider(
+    "Your ε",
+    options=HOME_EPS,
+    value=from_url("home_eps", 1.0, HOME_EPS),
+    key="home_eps",
+    help="ε bounds how much one person's data can change any result (pure ε-DP, δ = 0, for "
+    "datasets that differ by adding or removing one person).",
+)
 share_in_url("home_eps")
 c1, c2 = st.columns([3, 2])
 with c1:
     chart(figs.posterior_chart(eps), key="home_posterior")
 with c2:
-    st.metric("Privacy level", privacy_level(eps),
-              help="The word follows the membership bound beside it: strong while an attacker 50% sure that a "
-                   "person is in the data ends at most 75% sure, moderate up to 90%, weak up to 99%, very weak "
-                   "beyond.")
+    st.metric(
+        "Privacy level",
+        privacy_level(eps),
+        help="The word follows the membership bound beside it: strong while an attacker 50% sure that a "
+        "person is in the data ends at most 75% sure, moderate up to 90%, weak up to 99%, very weak "
+        "beyond.",
+    )
     st.markdown(reading(eps, 0.5))  # the level's word is the metric above; its number is this sentence's
     st.markdown(reading(eps, 0.01))
     st.markdown(fact_reading(eps, 0.5))  # a fact about a known person: the replace-one question, 2ε
     with st.expander("Where the bounds come from"):
         tail_eps, tail_delta, tail = EXAMPLE_TAIL
         # maths as the formal definition below writes it (LaTeX), not "e^ε" in plain text
-        st.markdown(r"Bayes' rule with a likelihood ratio of at most $e^{\varepsilon}$: "
-                    r"$p' \le e^{\varepsilon} p \,/\, (1 - p + e^{\varepsilon} p)$ for **whether a person is in "
-                    "the data** — ε is for datasets that differ by adding or removing one person, with δ = 0. A "
-                    r"**fact about someone known to be in the data** compares their record with one value against "
-                    r"another (a removal and an addition), so the ratio is $e^{2\varepsilon}$. With δ > 0 a bound "
-                    "holds except on outputs where the privacy loss exceeds ε; how often that happens depends on "
-                    f"the mechanism and is not δ: for the Gaussian mechanism at ε = {tail_eps:g}, δ = "
-                    f"{claims.delta(tail_delta)} it is {claims.up(tail, 2)}, {tail / tail_delta:.0f} × δ.")
+        st.markdown(
+            r"Bayes' rule with a likelihood ratio of at most $e^{\varepsilon}$: "
+            r"$p' \le e^{\varepsilon} p \,/\, (1 - p + e^{\varepsilon} p)$ for **whether a person is in "
+            "the data** — ε is for datasets that differ by adding or removing one person, with δ = 0. A "
+            r"**fact about someone known to be in the data** compares their record with one value against "
+            r"another (a removal and an addition), so the ratio is $e^{2\varepsilon}$. With δ > 0 a bound "
+            "holds except on outputs where the privacy loss exceeds ε; how often that happens depends on "
+            f"the mechanism and is not δ: for the Gaussian mechanism at ε = {tail_eps:g}, δ = "
+            f"{claims.delta(tail_delta)} it is {claims.up(tail, 2)}, {tail / tail_delta:.0f} × δ."
+        )
 chart(figs.deployments_chart(eps), key="home_deployments")
-st.caption("Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
-           "user per day, a device) and the time window differ.")
+st.caption(
+    "Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "
+    "user per day, a device) and the time window differ."
+)
 
 with st.expander("The formal definition", icon=":material/function:"):
     # two lines, so a phone (390 px) shows the whole formula without scrolling sideways
     st.latex(r"\begin{gathered}\Pr[M(D) \in S] \\ \le\; e^{\varepsilon}\,\Pr[M(D') \in S] + \delta\end{gathered}")
-    st.markdown("For every pair of **neighbouring** datasets D, D′ — here: D′ is D with one person's record added "
-                "or removed — and every set of outputs S. δ is a small probability (≪ 1/n, the number of people) "
-                "that the bound may fail; δ = 0 is *pure* ε-DP.")
+    st.markdown(
+        "For every pair of **neighbouring** datasets D, D′ — here: D′ is D with one person's record added "
+        "or removed — and every set of outputs S. δ is a small probability (≪ 1/n, the number of people) "
+        "that the bound may fail; δ = 0 is *pure* ε-DP."
+    )
 
 with st.sidebar:
     st.markdown("**Report**")
     caller = job_caller()  # the report offers this session's runs and sweeps (and the shared demo), nobody else's
     finished = [s for s in sweep_runs.list_sweeps(caller=caller, refresh=False) if s.get("status") == "done"]
     sweep_names = {s["id"]: sweep_summary.sweep_title(s) for s in finished}  # named by what they are, never by id
-    sweep_id = st.selectbox("Include a privacy–utility sweep", [None, *sweep_names], key="home_report_sweep",
-                            format_func=lambda i: "none" if i is None else sweep_names[i],
-                            disabled=not finished, help="Finished sweeps from the Privacy–utility page")
+    sweep_id = st.selectbox(
+        "Include a privacy–utility sweep",
+        [None, *sweep_names],
+        key="home_report_sweep",
+        format_func=lambda i: "none" if i is None else sweep_names[i],
+        disabled=not finished,
+        help="Finished sweeps from the Privacy–utility page",
+    )
     # training runs and query histories: each gets a privacy statement section (reads only; nothing imported
     # beyond the job store and the ledger until the button is pressed)
-    runs = {j["id"]: j.get("label") or j["id"]
-            for j in (guarded(store.list_jobs, caller=caller, group=registry.TRAIN_GROUP, limit=30) or []) if j["status"] == "done"}
-    job_ids = st.multiselect("Include training runs", list(runs), format_func=runs.get, key="home_report_jobs",
-                             disabled=not runs, placeholder="none" if runs else "no finished runs yet",
-                             help="Finished runs from the DP training page: each adds its privacy statement "
-                                  "(ε at several δ, trade-off curve, noise source)")
+    runs = {
+        j["id"]: j.get("label") or j["id"]
+        for j in (guarded(store.list_jobs, caller=caller, group=registry.TRAIN_GROUP, limit=30) or [])
+        if j["status"] == "done"
+    }
+    job_ids = st.multiselect(
+        "Include training runs",
+        list(runs),
+        format_func=runs.get,
+        key="home_report_jobs",
+        disabled=not runs,
+        placeholder="none" if runs else "no finished runs yet",
+        help="Finished runs from the DP training page: each adds its privacy statement "
+        "(ε at several δ, trade-off curve, noise source)",
+    )
     viewer = _identity.current()  # the picker lists only what this session may see (all of it for an admin)
     books = {(b["dataset"], b["analyst"]): b for b in (guarded(quotas.ledgers, viewer) or [])}
-    picked = st.multiselect("Include query ledgers", list(books), key="home_report_ledgers",
-                            format_func=lambda k: (f"{books[k]['dataset_name']}: "
-                                                   + ("every answer" if books[k]["shown"] is None else
-                                                      f"{books[k]['shown']}'s quota")
-                                                   + f" (ε {books[k]['spent']:g} spent)"),
-                            disabled=not books, placeholder="none" if books else "no queries answered yet",
-                            help="Query histories from the console that you may see (sign in there): each adds the "
-                                 "privacy statement of what its dataset released as a whole")
-    studies = {j["id"]: (j.get("label") or j["id"]) + ("" if j.owner == caller.owner else
-                                                       f" · shared default study, {display.ran_at(j)}")
-               for j in (guarded(store.list_jobs, caller=caller, group=registry.SYNTH_GROUP, limit=30,
-                                 shared=True) or [])
-               if j["status"] == "done"}  # this session's studies, and the default study anyone finished
-    synth_ids = st.multiselect("Include DP synthetic-data studies", list(studies), format_func=studies.get,
-                               key="home_report_synth", disabled=not studies,
-                               placeholder="none" if studies else "no finished studies yet",
-                               help="Finished studies from the re-identification page's DP synthetic data tab: "
-                                    "each adds its privacy statement, attacks and utility")
+    picked = st.multiselect(
+        "Include query ledgers",
+        list(books),
+        key="home_report_ledgers",
+        format_func=lambda k: (
+            f"{books[k]['dataset_name']}: "
+            + ("every answer" if books[k]["shown"] is None else f"{books[k]['shown']}'s quota")
+            + f" (ε {books[k]['spent']:g} spent)"
+        ),
+        disabled=not books,
+        placeholder="none" if books else "no queries answered yet",
+        help="Query histories from the console that you may see (sign in there): each adds the "
+        "privacy statement of what its dataset released as a whole",
+    )
+    studies = {
+        j["id"]: (j.get("label") or j["id"])
+        + ("" if j.owner == caller.owner else f" · shared default study, {display.ran_at(j)}")
+        for j in (guarded(store.list_jobs, caller=caller, group=registry.SYNTH_GROUP, limit=30, shared=True) or [])
+        if j["status"] == "done"
+    }  # this session's studies, and the default study anyone finished
+    synth_ids = st.multiselect(
+        "Include DP synthetic-data studies",
+        list(studies),
+        format_func=studies.get,
+        key="home_report_synth",
+        disabled=not studies,
+        placeholder="none" if studies else "no finished studies yet",
+        help="Finished studies from the re-identification page's DP synthetic data tab: "
+        "each adds its privacy statement, attacks and utility",
+    )
     decision = st.session_state.get("adv_decision")  # the advisor's last decision in this session, if any
-    with_decision = st.checkbox("Include the advisor's decision", key="home_report_advice", value=False,
-                                disabled=decision is None,
-                                help="The last answer of Choose ε from risk in this browser session, as a decision "
-                                     "record: risk limit → ε → expected error, with the failure probabilities"
-                                     if decision else "Open Choose ε from risk first: its answer can be added here")
+    with_decision = st.checkbox(
+        "Include the advisor's decision",
+        key="home_report_advice",
+        value=False,
+        disabled=decision is None,
+        help="The last answer of Choose ε from risk in this browser session, as a decision "
+        "record: risk limit → ε → expected error, with the failure probabilities"
+        if decision
+        else "Open Choose ε from risk first: its answer can be added here",
+    )
     audit = st.session_state.get("au_report")  # the last audit of Audit your model in this session, if any
-    with_audit = st.checkbox("Include your model's audit", key="home_report_audit", value=False,
-                             disabled=audit is None,
-                             help=f"The last audit on Audit your model in this browser session ({audit['name']}): "
-                                  "what its scores prove, the claim and its ceiling, the ROC" if audit else
-                                  "Open Audit your model and audit a scores file first: it can then be added here")
-    if st.button("Prepare report", key="home_report_prepare", icon=":material/description:",
-                 help="A self-contained HTML file (opens offline) for the ε chosen on Home"):
+    with_audit = st.checkbox(
+        "Include your model's audit",
+        key="home_report_audit",
+        value=False,
+        disabled=audit is None,
+        help=f"The last audit on Audit your model in this browser session ({audit['name']}): "
+        "what its scores prove, the claim and its ceiling, the ROC"
+        if audit
+        else "Open Audit your model and audit a scores file first: it can then be added here",
+    )
+    if st.button(
+        "Prepare report",
+        key="home_report_prepare",
+        icon=":material/description:",
+        help="A self-contained HTML file (opens offline) for the ε chosen on Home",
+    ):
         # progress where the button is, and a toast when it is ready: on a phone the sidebar closes and a spinner
         # in it was never seen (the first click "did nothing")
         bar = st.progress(0.0, text="Building the report …")
         from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
 
-        html = guarded(report.build, eps, sweep_id=sweep_id, job_ids=job_ids, ledgers=picked, caller=caller,
-                       viewer=viewer, advice=[decision] if with_decision and decision else [], synth_ids=synth_ids,
-                       audits=[audit] if with_audit and audit else [],
-                       progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text))
+        html = guarded(
+            report.build,
+            eps,
+            sweep_id=sweep_id,
+            job_ids=job_ids,
+            ledgers=picked,
+            caller=caller,
+            viewer=viewer,
+            advice=[decision] if with_decision and decision else [],
+            synth_ids=synth_ids,
+            audits=[audit] if with_audit and audit else [],
+            progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text),
+        )
         bar.empty()
         st.session_state["home_report_html"] = html
         if html:
             st.toast("Report ready: **Download report** is in the sidebar.", icon=":material/description:")
     if state("home_report_html", None):
-        st.download_button("Download report", st.session_state["home_report_html"].encode(),
-                           "dp-explorer-report.html", "text/html", key="home_report_download",
-                           icon=":material/download:")
+        st.download_button(
+            "Download report",
+            st.session_state["home_report_html"].encode(),
+            "dp-explorer-report.html",
+            "text/html",
+            key="home_report_download",
+            icon=":material/download:",
+        )

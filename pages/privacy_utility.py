@@ -7,14 +7,25 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import claims, statement, textsafe
-from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
-from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
-from dpcore.training.config import REPRODUCIBLE_LABEL
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import workers
-from pages import _sweep_form as sweep_form, _sweep_results as sweep_results
-from pages._ui import (admin_box, chart, from_url, guarded, job_caller, manage_box, required, share_in_url,
-                       table_downloads)
+from dpcore.sweep import runs as sweep_runs
+from dpcore.sweep import summary as sweep_summary
+from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
+from dpcore.training.config import REPRODUCIBLE_LABEL
+from pages import _sweep_form as sweep_form
+from pages import _sweep_results as sweep_results
+from pages._ui import (
+    admin_box,
+    chart,
+    from_url,
+    guarded,
+    job_caller,
+    manage_box,
+    required,
+    share_in_url,
+    table_downloads,
+)
 
 D = SweepConfig()
 
@@ -57,30 +68,38 @@ if "pu_sweep" not in st.session_state and from_url("pu_sweep", ""):
     if linked in ids:
         st.session_state["pu_sweep"] = linked  # a shared link to one sweep this session may see
     else:  # someone else's, or gone: nothing of it is shown
-        st.warning("The sweep in this link is not yours (or no longer exists): only the session that started it, or "
-                   "an admin, can see it — finished runs of the default demo excepted.", icon=":material/lock:")
+        st.warning(
+            "The sweep in this link is not yours (or no longer exists): only the session that started it, or "
+            "an admin, can see it — finished runs of the default demo excepted.",
+            icon=":material/lock:",
+        )
 if st.session_state.get("pu_sweep") not in ids:
     # never someone's cancelled sweep: this session's newest, else the newest finished shared demo
     st.session_state["pu_sweep"] = sweep_runs.default_view(stored, caller, st.session_state.get("pu_current"))
 if st.session_state.get("pu_sweep") is None:
-    st.info("No sweep yet, so no curve: in **New sweep** above, press **Start sweep** — the default demo on digit "
-            "images takes about two minutes on 2 cores; your own CSV of 5,000 rows about one.",
-            icon=":material/play_circle:")
+    st.info(
+        "No sweep yet, so no curve: in **New sweep** above, press **Start sweep** — the default demo on digit "
+        "images takes about two minutes on 2 cores; your own CSV of 5,000 rows about one.",
+        icon=":material/play_circle:",
+    )
     if not ids:
         admin_box("pu_admin")
         st.stop()
 by_id = {s["id"]: s for s in stored}
 # names are distinct per owner; someone else's (a shared demo, or everyone's for an admin) says so
-names = {s["id"]: s["name"] if s["mine"] else f"{s['name']} ({'shared demo' if s['shared'] else 'not yours'})"
-         for s in stored}
+names = {
+    s["id"]: s["name"] if s["mine"] else f"{s['name']} ({'shared demo' if s['shared'] else 'not yours'})"
+    for s in stored
+}
 cs1, cs2 = st.columns([3, 2])
 sweep_id = cs1.selectbox("Sweep", ids, format_func=names.get, key="pu_sweep", placeholder="Choose a stored sweep")
 share_in_url("pu_sweep")
 if sweep_id is None:
     admin_box("pu_admin")
     st.stop()
-compare = cs2.multiselect("Compare with stored sweeps", [i for i in ids if i != sweep_id], format_func=names.get,
-                          key="pu_compare")
+compare = cs2.multiselect(
+    "Compare with stored sweeps", [i for i in ids if i != sweep_id], format_func=names.get, key="pu_compare"
+)
 
 status0 = required(sweep_runs.state, sweep_id, caller=caller)
 if status0["status"] == "running":
@@ -94,34 +113,52 @@ def headline(result: dict) -> None:
         return
     b = (h["baseline"] or {}).get("accuracy")
     cols = st.columns(len(h["points"]) + 2)
-    cols[0].metric("Accuracy without DP", sweep_summary.accuracy_text(b),
-                   help=f"Median test accuracy of the {(h['baseline'] or {}).get('n', 0)} non-private baselines.")
+    cols[0].metric(
+        "Accuracy without DP",
+        sweep_summary.accuracy_text(b),
+        help=f"Median test accuracy of the {(h['baseline'] or {}).get('n', 0)} non-private baselines.",
+    )
     for col, p in zip(cols[1:], h["points"]):
         a = p["accuracy"]
-        col.metric(f"Accuracy at ε = {p['epsilon']:g}", sweep_summary.accuracy_text(a),
-                   delta=None if a is None or b is None else f"{(a - b) * 100:+.1f} points",
-                   help=f"Median test accuracy of the {p['n']} DP models at ε = {p['epsilon']:g} (δ = "
-                        f"{claims.delta(result['config']['delta'])}, add/remove one record); the change is against the "
-                        "non-private median.")
+        col.metric(
+            f"Accuracy at ε = {p['epsilon']:g}",
+            sweep_summary.accuracy_text(a),
+            delta=None if a is None or b is None else f"{(a - b) * 100:+.1f} points",
+            help=f"Median test accuracy of the {p['n']} DP models at ε = {p['epsilon']:g} (δ = "
+            f"{claims.delta(result['config']['delta'])}, add/remove one record); the change is against the "
+            "non-private median.",
+        )
     # a bound of 0 is a result ("ε ≥ 0", as the sentence below says), not a missing one: "—" only without an audit
-    cols[-1].metric("Leak proved without DP", "—" if h["proved"] is None else f"ε ≥ {claims.down(h['proved'])}",
-                    help=f"The canary audit's 95% lower bound on ε over the {h['proved_k']} baselines together "
-                         "(ε ≥ 0: it proved no leak; — : no audit ran). A model with no DP has no upper bound at all.")
+    cols[-1].metric(
+        "Leak proved without DP",
+        "—" if h["proved"] is None else f"ε ≥ {claims.down(h['proved'])}",
+        help=f"The canary audit's 95% lower bound on ε over the {h['proved_k']} baselines together "
+        "(ε ≥ 0: it proved no leak; — : no audit ran). A model with no DP has no upper bound at all.",
+    )
     words = []
     if h["attack"] is not None:
-        words.append(f"The best attack on the non-private model catches **{h['tpr']:.0%}** of its members at 1% "
-                     f"false positives — {ATTACK_LABELS.get(h['attack'], h['attack'])}.")
+        words.append(
+            f"The best attack on the non-private model catches **{h['tpr']:.0%}** of its members at 1% "
+            f"false positives — {ATTACK_LABELS.get(h['attack'], h['attack'])}."
+        )
     if h["audited"]:
-        words.append(f"**{h['violations']} of {h['audited']}** DP models have a proved ε above their claimed ε "
-                     "(a bug to report)." if h["violations"] else
-                     f"Under DP every proved ε stays below the claimed ε ({h['audited']} models audited).")
+        words.append(
+            f"**{h['violations']} of {h['audited']}** DP models have a proved ε above their claimed ε "
+            "(a bug to report)."
+            if h["violations"]
+            else f"Under DP every proved ε stays below the claimed ε ({h['audited']} models audited)."
+        )
     above = [p["epsilon"] for p in h["points"] if b is not None and p["accuracy"] is not None and p["accuracy"] > b]
     if above:  # a DP median above the non-private one read as DP buying accuracy
-        words.append(f"At ε = {', '.join(f'{e:g}' for e in above)} the DP models' median is above the non-private "
-                     "one: with few models and a small test set, medians a point or two apart differ by chance (and "
-                     "DP's noise can regularise a small model); it is no sign that privacy is free.")
-    st.caption("Medians over the models of each setting (the charts show mean ± SD, the standard deviation). "
-               + " ".join(words))
+        words.append(
+            f"At ε = {', '.join(f'{e:g}' for e in above)} the DP models' median is above the non-private "
+            "one: with few models and a small test set, medians a point or two apart differ by chance (and "
+            "DP's noise can regularise a small model); it is no sign that privacy is free."
+        )
+    st.caption(
+        "Medians over the models of each setting (the charts show mean ± SD, the standard deviation). "
+        + " ".join(words)
+    )
 
 
 @st.fragment(run_every=1.5 if status0["status"] == "running" else None)
@@ -132,35 +169,52 @@ def show_sweep(sid: str, was_running: bool) -> None:
     result = s["result"]
     mine = caller.may_change(s["owner"])
     if s["status"] == "running":
-        st.progress(min(s["fraction"], 1.0), text=f"{s['done']} of {s['total']} models finished"
-                    + (f" · running: {', '.join(r['text'] for r in s['running'][:2])}" if s["running"] else ""))
+        st.progress(
+            min(s["fraction"], 1.0),
+            text=f"{s['done']} of {s['total']} models finished"
+            + (f" · running: {', '.join(r['text'] for r in s['running'][:2])}" if s["running"] else ""),
+        )
         if mine and st.button("Cancel sweep", key="pu_cancel", icon=":material/stop:"):
             guarded(sweep_runs.cancel, sid, caller=caller)
     elif was_running:
         st.rerun(scope="app")  # finished: stop polling
     else:
-        st.caption(f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models."
-                   + ("" if mine else " A shared demo sweep: everyone sees it; only whoever started it (or an admin) "
-                                      "can rename or delete it."))
+        st.caption(
+            f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models."
+            + (
+                ""
+                if mine
+                else " A shared demo sweep: everyone sees it; only whoever started it (or an admin) "
+                "can rename or delete it."
+            )
+        )
     problems = sweep_runs.problems(s)  # one summary, not a box per model (a cancelled sweep had 31)
     if problems:
         st.warning(textsafe.md_message(" ".join(problems)))
     if mine and s["status"] != "running":
-        if manage_box("sweep", s.get("name") or sid, key=f"pu_manage_{sid}",
-                      rename=lambda new: sweep_runs.rename(sid, new, caller=caller),
-                      delete=lambda: sweep_runs.delete(sid, caller=caller)):
+        if manage_box(
+            "sweep",
+            s.get("name") or sid,
+            key=f"pu_manage_{sid}",
+            rename=lambda new: sweep_runs.rename(sid, new, caller=caller),
+            delete=lambda: sweep_runs.delete(sid, caller=caller),
+        ):
             st.session_state.pop("pu_current", None)
             st.rerun(scope="app")
     if not result["points"] and not result["baseline"]:
         st.info("Waiting for the first model (the non-private baseline comes first)…")
         return
     if result.get("release_label") or (s.get("reproducible_noise")):
-        st.warning(f"**{REPRODUCIBLE_LABEL}** — this sweep drew sampling, noise and canary coins from its "
-                   "seeds (tests, teaching). Its models are not DP releases.")
+        st.warning(
+            f"**{REPRODUCIBLE_LABEL}** — this sweep drew sampling, noise and canary coins from its "
+            "seeds (tests, teaching). Its models are not DP releases."
+        )
     bad = sweep_summary.violations(result)
     if bad:
-        st.error(f"{len(bad)} model(s) have an empirical ε above the claimed ε — that would be a bug in "
-                 "training or accounting; please report it.")
+        st.error(
+            f"{len(bad)} model(s) have an empirical ε above the claimed ε — that would be a bug in "
+            "training or accounting; please report it."
+        )
 
     sweep_results.story(result)
     headline(result)
@@ -182,13 +236,19 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.session_state["pu_point"] = 1.0 if 1.0 in options else options[-1]
     r1, r2 = st.columns([3, 2])
     with r2:
-        choice = st.select_slider("Model to inspect", options, key="pu_point",
-                                  format_func=lambda o: "no DP" if o == "baseline" else f"ε = {o:g}")
+        choice = st.select_slider(
+            "Model to inspect",
+            options,
+            key="pu_point",
+            format_func=lambda o: "no DP" if o == "baseline" else f"ε = {o:g}",
+        )
         if choice == "baseline":
             point = result["baseline"]
             if point is not None:
-                st.markdown("**Non-private baseline** — no ε: nothing bounds what an attacker can learn; the ROC "
-                            "has no ceiling. Pick an ε to compare.")
+                st.markdown(
+                    "**Non-private baseline** — no ε: nothing bounds what an attacker can learn; the ROC "
+                    "has no ceiling. Pick an ε to compare."
+                )
         else:
             point = next((p for p in result["points"] if p["epsilon"] == choice), None)
             if point is not None:
@@ -198,22 +258,33 @@ def show_sweep(sid: str, was_running: bool) -> None:
         elif point.get("empirical_epsilon"):
             e = point["empirical_epsilon"]
             m1, m2, m3 = st.columns(3)
-            m1.metric("Claimed ε", "∞ (no DP)" if e.get("claimed") is None else claims.up(e["claimed"]),
-                      help=f"Accountant's upper bound, δ = {claims.delta(point.get('delta') or result['config']['delta'])}, "
-                           "add/remove one record.")
+            m1.metric(
+                "Claimed ε",
+                "∞ (no DP)" if e.get("claimed") is None else claims.up(e["claimed"]),
+                help=f"Accountant's upper bound, δ = {claims.delta(point.get('delta') or result['config']['delta'])}, "
+                "add/remove one record.",
+            )
             row = sweep_summary.summary_row(result, None if choice == "baseline" else choice) or {}
             k, proved = row.get("empirical_epsilon_k") or 0, row.get("empirical_epsilon")
-            m2.metric("Proved ε ≥", "—" if proved is None else claims.down(proved),
-                      help=f"95% lower bound over all {k} model(s) here together (each model's audit corrected "
-                           "for the number of models), not the largest of the models' own 95% bounds.")
+            m2.metric(
+                "Proved ε ≥",
+                "—" if proved is None else claims.down(proved),
+                help=f"95% lower bound over all {k} model(s) here together (each model's audit corrected "
+                "for the number of models), not the largest of the models' own 95% bounds.",
+            )
             cert = row.get("max_certifiable")
             # "Audit max": "Provable at most" and "Max provable" were cut ("Provable …") in a third of this column
-            m3.metric("Audit max", "—" if cert is None else f"{cert:.1f}",
-                      help="The most this audit could prove over these models if every guess were right.")
-        st.caption("Audit: Steinke, Nasr & Jagielski (2023), one training run — each canary is in or out by a "
-                   "fair coin; the attacker guesses in/out for the canaries it is surest about, and the share of "
-                   "right guesses bounds ε (95% confidence). Loss and threshold attacks on ordinary records "
-                   "(training rows vs test rows) are shown beside it.")
+            m3.metric(
+                "Audit max",
+                "—" if cert is None else f"{cert:.1f}",
+                help="The most this audit could prove over these models if every guess were right.",
+            )
+        st.caption(
+            "Audit: Steinke, Nasr & Jagielski (2023), one training run — each canary is in or out by a "
+            "fair coin; the attacker guesses in/out for the canaries it is surest about, and the share of "
+            "right guesses bounds ε (95% confidence). Loss and threshold attacks on ordinary records "
+            "(training rows vs test rows) are shown beside it."
+        )
     if point is not None:
         block = None
         if choice != "baseline" and point.get("tradeoff") and point.get("noise_multiplier"):
@@ -221,11 +292,13 @@ def show_sweep(sid: str, was_running: bool) -> None:
         chart(figs.roc_chart(point, block=block), key="pu_fig_roc", where=r1)
         if block is not None:
             r1.markdown(statement.gap_words(block, point["mia"], labels=ATTACK_LABELS))
-            r1.caption("The shaded region is impossible for any attacker: the curve is this model's worst-case "
-                       "ROC (the largest share of members any attack can catch at each false-positive rate) from the "
-                       "privacy-loss distribution (PLD) of its own noise, sampling rate and steps. ε at "
-                       "δ = 1e-5 and 1e-6 and μ (Gaussian DP by the central limit "
-                       "theorem: an estimate, not a bound) are in its legend.")
+            r1.caption(
+                "The shaded region is impossible for any attacker: the curve is this model's worst-case "
+                "ROC (the largest share of members any attack can catch at each false-positive rate) from the "
+                "privacy-loss distribution (PLD) of its own noise, sampling rate and steps. ε at "
+                "δ = 1e-5 and 1e-6 and μ (Gaussian DP by the central limit "
+                "theorem: an estimate, not a bound) are in its legend."
+            )
 
     rows = sweep_summary.by_epsilon(result)
     if rows:
@@ -234,8 +307,10 @@ def show_sweep(sid: str, was_running: bool) -> None:
         # headers in words, not field names (the JSON and the CLI keep those); the download adds the SDs
         shown = pd.DataFrame([sweep_summary.shown_row(r) for r in rows])[cols]  # bounds keep their side
         st.dataframe(shown.rename(columns=sweep_summary.column_label), hide_index=True, key="pu_table")
-        st.caption("Per ε, over its seeds. TPR: the share of members an attack catches; FPR: the share of "
-                   "non-members it flags wrongly; AUC 0.5 is guessing; SD: standard deviation.")
+        st.caption(
+            "Per ε, over its seeds. TPR: the share of members an attack catches; FPR: the share of "
+            "non-members it flags wrongly; AUC 0.5 is guessing; SD: standard deviation."
+        )
         table_downloads(df.rename(columns=sweep_summary.column_label), f"sweep-{sid}", key="pu_dl")
     if s["status"] != "running":
         sweep_results.exposure(result)

@@ -62,8 +62,11 @@ patients = story.patients
 
 
 def risk_measures(rep, link_result=None) -> dict:
-    out = {"unique patients": rep.unique_fraction, "average risk (1/group size)": rep.prosecutor_risk_avg,
-           "highest risk (1/k)": rep.prosecutor_risk_max}
+    out = {
+        "unique patients": rep.unique_fraction,
+        "average risk (1/group size)": rep.prosecutor_risk_avg,
+        "highest risk (1/k)": rep.prosecutor_risk_max,
+    }
     if link_result is not None:
         out["register entries re-identified"] = link_result.success_rate
     return out
@@ -72,20 +75,30 @@ def risk_measures(rep, link_result=None) -> dict:
 def show_report(rep, key: str, label=str) -> None:
     c = st.columns(5)
     c[0].metric("Unique patients", f"{rep.unique_fraction:.1%}", help=f"{patients(rep.unique_records)} of {rep.n:,}")
-    c[1].metric("k-anonymity", patients(rep.k_anonymity),
-                help="k-anonymity: size of the smallest group of patients who share every quasi-identifier")
-    c[2].metric("ℓ-diversity", "—" if rep.l_diversity is None else f"{rep.l_diversity} value{'' if rep.l_diversity == 1 else 's'}",
-                help="ℓ-diversity: fewest different sensitive values in any such group (distinct ℓ-diversity)")
-    c[3].metric("Highest risk", f"{rep.prosecutor_risk_max:.0%}",
-                help="Prosecutor risk 1/k: chance of picking the right row for the most exposed patient")
-    c[4].metric("Average risk", f"{rep.prosecutor_risk_avg:.1%}",
-                help="Mean over patients of 1/(size of their group)")
+    c[1].metric(
+        "k-anonymity",
+        patients(rep.k_anonymity),
+        help="k-anonymity: size of the smallest group of patients who share every quasi-identifier",
+    )
+    c[2].metric(
+        "ℓ-diversity",
+        "—" if rep.l_diversity is None else f"{rep.l_diversity} value{'' if rep.l_diversity == 1 else 's'}",
+        help="ℓ-diversity: fewest different sensitive values in any such group (distinct ℓ-diversity)",
+    )
+    c[3].metric(
+        "Highest risk",
+        f"{rep.prosecutor_risk_max:.0%}",
+        help="Prosecutor risk 1/k: chance of picking the right row for the most exposed patient",
+    )
+    c[4].metric("Average risk", f"{rep.prosecutor_risk_avg:.1%}", help="Mean over patients of 1/(size of their group)")
     chart(figs.class_size_chart(rep, label=label), key=f"{key}_classes")
 
 
 D = story.StorySettings()  # the default story (the report's settings)
-K_HELP = ("k-anonymity: the size of the smallest group of patients who share the same known facts. k = 1 means at "
-          "least one patient is alone in their group, so anyone who knows those facts finds that patient's row.")
+K_HELP = (
+    "k-anonymity: the size of the smallest group of patients who share the same known facts. k = 1 means at "
+    "least one patient is alone in their group, so anyone who knows those facts finds that patient's row."
+)
 
 st.title("Re-identification")  # the sidebar's name: one line on a phone (the claim, four lines, leads the text)
 headline_slot = st.empty()  # filled once the release is known: the strongest true figure leads
@@ -96,8 +109,15 @@ st.markdown(
     "releases a DP synthetic table instead of the real one."
 )
 
-TABS = ("1 · Your neighbour", "2 · Linkage at scale", "3 · How unique", "4 · Generalisation", "5 · DP defence",
-        "6 · DP synthetic data", "7 · Your own data")
+TABS = (
+    "1 · Your neighbour",
+    "2 · Linkage at scale",
+    "3 · How unique",
+    "4 · Generalisation",
+    "5 · DP defence",
+    "6 · DP synthetic data",
+    "7 · Your own data",
+)
 # A link's settings are read here, above the tabs: a warning about one of them shows where it is seen, not inside
 # the closed "release" expander or a tab the link does not open.
 link_n = from_url("re_n", D.n, lo=L.REID_MIN_ROWS, hi=L.REID_MAX_ROWS)
@@ -111,13 +131,28 @@ tabs = st.tabs(list(TABS), key="re_tab", on_change="rerun", default=from_url("re
 with tabs[0]:
     with st.expander("The release: patients without names (synthetic data)"):
         c1, c2 = st.columns(2)
-        n = int(c1.number_input("Patients in the release", min_value=L.REID_MIN_ROWS, max_value=L.REID_MAX_ROWS,
-                                value=link_n, step=1_000, key="re_n",
-                                help=f"Up to {L.REID_MAX_ROWS:,} (every analysis stays quick at that size). The "
-                                     "story uses 1,000."))
-        seed = int(c2.number_input("Data seed", min_value=L.SEED_MIN, max_value=L.SEED_MAX, value=link_seed, step=1,
-                                   key="re_seed", help="Fixes the synthetic patients, so the picture is the same "
-                                                       "on every run."))
+        n = int(
+            c1.number_input(
+                "Patients in the release",
+                min_value=L.REID_MIN_ROWS,
+                max_value=L.REID_MAX_ROWS,
+                value=link_n,
+                step=1_000,
+                key="re_n",
+                help=f"Up to {L.REID_MAX_ROWS:,} (every analysis stays quick at that size). The story uses 1,000.",
+            )
+        )
+        seed = int(
+            c2.number_input(
+                "Data seed",
+                min_value=L.SEED_MIN,
+                max_value=L.SEED_MAX,
+                value=link_seed,
+                step=1,
+                key="re_seed",
+                help="Fixes the synthetic patients, so the picture is the same on every run.",
+            )
+        )
         df = required(release, n, seed)
         head = guarded(uniq, n, seed, D.qis, D.sensitive, None)
         if head is not None:
@@ -125,16 +160,22 @@ with tabs[0]:
         first_rows = story.shown_table(df.head(200))
         st.dataframe(first_rows, hide_index=True, key="re_release_table")
         table_downloads(first_rows, "re_release", key="re_release_table_dl")
-        st.caption(f"{len(df):,} rows (first 200 shown). Quasi-identifiers (facts others can know): "
-                   f"{', '.join(map(story.label, datasets.QUASI_IDENTIFIERS))}. Sensitive: "
-                   f"{', '.join(map(story.label, datasets.SENSITIVE_COLUMNS))}. These people do not exist.")
-    st.markdown("You know a few facts about your neighbour: she is **34**, lives in zip code **10001** and earns "
-                "**$50,000–60,000**. Leave a field blank if unknown; write a range as `30:39` or a comparison as "
-                "`>=65`.")  # 30:39 holds together like a time; LO-HI and even 30-39 broke after the hyphen on a phone
+        st.caption(
+            f"{len(df):,} rows (first 200 shown). Quasi-identifiers (facts others can know): "
+            f"{', '.join(map(story.label, datasets.QUASI_IDENTIFIERS))}. Sensitive: "
+            f"{', '.join(map(story.label, datasets.SENSITIVE_COLUMNS))}. These people do not exist."
+        )
+    st.markdown(
+        "You know a few facts about your neighbour: she is **34**, lives in zip code **10001** and earns "
+        "**$50,000–60,000**. Leave a field blank if unknown; write a range as `30:39` or a comparison as "
+        "`>=65`."
+    )  # 30:39 holds together like a time; LO-HI and even 30-39 broke after the hyphen on a phone
     fields = ["age", "sex", "zip_code", "birth_year", "ethnicity", "salary"]
     cols = st.columns(3) + st.columns(3)  # two rows of three, so a phone stacks them in reading order
-    facts = tuple((f, cols[i].text_input(story.QI_LABELS[f], value=linkage.DEFAULT_SCENARIO.get(f, ""),
-                                         key=f"re_known_{f}")) for i, f in enumerate(fields))
+    facts = tuple(
+        (f, cols[i].text_input(story.QI_LABELS[f], value=linkage.DEFAULT_SCENARIO.get(f, ""), key=f"re_known_{f}"))
+        for i, f in enumerate(fields)
+    )
     nb = guarded(neighbour, n, seed, facts)
     if nb is not None:
         c1, c2 = st.columns([1, 3])
@@ -149,9 +190,11 @@ with tabs[0]:
         alone = guarded(each_alone, n, seed, facts)
         if alone and len(alone) > 1:  # the chart adds the facts up; alone, each one fits many more patients
             each = [f"{md(f)} fits {patients(k)}" for f, k in zip(nb.narrowing["fact known"], alone)]
-            st.caption(f"On its own, {', '.join(each[:-1])} and {each[-1]}; together they leave "
-                       f"{patients(nb.matches)}. Add sex, birth year or ethnicity, or widen a range, and watch the "
-                       "count move.")
+            st.caption(
+                f"On its own, {', '.join(each[:-1])} and {each[-1]}; together they leave "
+                f"{patients(nb.matches)}. Add sex, birth year or ethnicity, or widen a range, and watch the "
+                "count move."
+            )
         else:
             st.caption("Add sex, birth year or ethnicity, or widen a range, and watch the count move.")
         with st.expander("What else the attacker learns"):
@@ -161,18 +204,46 @@ with tabs[0]:
 
 # --- 2. linkage at scale -----------------------------------------------------------------------------
 with tabs[1]:
-    st.markdown("A voter-roll style **public register** lists names with birth year, age, sex and zip code. "
-                "Joining it to the release puts names on diagnoses, hundreds at a time.")
+    st.markdown(
+        "A voter-roll style **public register** lists names with birth year, age, sex and zip code. "
+        "Joining it to the release puts names on diagnoses, hundreds at a time."
+    )
     c1, c2, c3 = st.columns(3)
-    coverage = c1.slider("Share of the patients in the register", 5, 100, round(D.coverage * 100), 5,
-                         format="%d%%", key="re_coverage") / 100  # a share reads as 50%, not 0.50
-    outsiders = c2.slider("Outsiders per covered patient", 0.0, 3.0, D.outsiders, 0.25, key="re_outsiders",
-                          help="People in the register who are not in the release (a voter roll is larger than "
-                               "one hospital's patient list).")
-    reg_seed = int(c3.number_input("Register seed", 0, 2**31 - 1, D.register_seed, key="re_reg_seed",
-                                   help="Fixes who is in the register, so the picture is the same on every run."))
-    on = st.multiselect("Join on", linkage.LINKABLE_COLUMNS, default=list(D.link_on), key="re_link_on",
-                        format_func=story.label)
+    coverage = (
+        c1.slider(
+            "Share of the patients in the register",
+            5,
+            100,
+            round(D.coverage * 100),
+            5,
+            format="%d%%",
+            key="re_coverage",
+        )
+        / 100
+    )  # a share reads as 50%, not 0.50
+    outsiders = c2.slider(
+        "Outsiders per covered patient",
+        0.0,
+        3.0,
+        D.outsiders,
+        0.25,
+        key="re_outsiders",
+        help="People in the register who are not in the release (a voter roll is larger than "
+        "one hospital's patient list).",
+    )
+    reg_seed = int(
+        c3.number_input(
+            "Register seed",
+            0,
+            2**31 - 1,
+            D.register_seed,
+            key="re_reg_seed",
+            help="Fixes who is in the register, so the picture is the same on every run.",
+        )
+    )
+    on = st.multiselect(
+        "Join on", linkage.LINKABLE_COLUMNS, default=list(D.link_on), key="re_link_on", format_func=story.label
+    )
     reg = guarded(register, n, seed, coverage, outsiders, reg_seed)
     lr = guarded(link, n, seed, coverage, outsiders, reg_seed, tuple(on), None) if reg is not None else None
     if lr is not None:
@@ -186,13 +257,19 @@ with tabs[1]:
         c = st.columns(4)
         c[0].metric("Register entries", f"{lr.register_size:,} people")
         c[1].metric("Match exactly one record", f"{lr.matched_one:,} people")
-        c[2].metric("…the right person", patients(lr.right_person),
-                    help=f"precision {lr.precision:.0%}" if lr.matched_one else None)
+        c[2].metric(
+            "…the right person",
+            patients(lr.right_person),
+            help=f"precision {lr.precision:.0%}" if lr.matched_one else None,
+        )
         # the same number as the sentence above (it said 252 beside a metric of 197, the unique matches only)
-        c[3].metric("Diagnoses disclosed", patients(lr.attribute_disclosed),
-                    help=f"{lr.right_person:,} by a unique match to the right person ({lr.rare_disclosed} of them "
-                         f"with the rare disease) and {lr.attribute_disclosed - lr.right_person:,} in groups where "
-                         "everyone has the same diagnosis.")
+        c[3].metric(
+            "Diagnoses disclosed",
+            patients(lr.attribute_disclosed),
+            help=f"{lr.right_person:,} by a unique match to the right person ({lr.rare_disclosed} of them "
+            f"with the rare disease) and {lr.attribute_disclosed - lr.right_person:,} in groups where "
+            "everyone has the same diagnosis.",
+        )
         chart(figs.linkage_chart(lr), key="re_link_chart")
         with st.expander("Examples of linked names, and the register itself"):
             linked = story.shown_table(lr.examples, first=("name", "linked diagnosis", "right person?"))
@@ -206,11 +283,20 @@ with tabs[1]:
 # --- 3. how unique are people --------------------------------------------------------------------------
 with tabs[2]:
     c1, c2 = st.columns([3, 1])
-    qis = c1.multiselect("Quasi-identifiers (added in this order)", datasets.QUASI_IDENTIFIERS,
-                         default=list(D.qis), key="re_qis", format_func=story.label)
-    sensitive = c2.selectbox("Sensitive column", datasets.SENSITIVE_COLUMNS,
-                             index=datasets.SENSITIVE_COLUMNS.index(D.sensitive), key="re_sensitive",
-                             format_func=story.label)
+    qis = c1.multiselect(
+        "Quasi-identifiers (added in this order)",
+        datasets.QUASI_IDENTIFIERS,
+        default=list(D.qis),
+        key="re_qis",
+        format_func=story.label,
+    )
+    sensitive = c2.selectbox(
+        "Sensitive column",
+        datasets.SENSITIVE_COLUMNS,
+        index=datasets.SENSITIVE_COLUMNS.index(D.sensitive),
+        key="re_sensitive",
+        format_func=story.label,
+    )
     out = guarded(uniq, n, seed, tuple(qis), sensitive, None)
     if out is not None:
         rep, steps = out
@@ -228,11 +314,13 @@ with tabs[3]:
     st.markdown("The classic defence: coarser values, so that more patients share them.")
     g = dict(D.generalisation)
     c1, c2, c3 = st.columns(3)
-    age_band = c1.select_slider("Age band (years; birth year banded alike)", [1, 2, 5, 10, 20],
-                                value=g["age_band"], key="re_age_band")
+    age_band = c1.select_slider(
+        "Age band (years; birth year banded alike)", [1, 2, 5, 10, 20], value=g["age_band"], key="re_age_band"
+    )
     zip_digits = c2.select_slider("Zip digits kept", [5, 4, 3, 2], value=g["zip_digits"], key="re_zip_digits")
-    salary_band = c3.select_slider("Salary band ($)", [1, 1_000, 5_000, 10_000, 25_000, 50_000],
-                                   value=g["salary_band"], key="re_salary_band")
+    salary_band = c3.select_slider(
+        "Salary band ($)", [1, 1_000, 5_000, 10_000, 25_000, 50_000], value=g["salary_band"], key="re_salary_band"
+    )
     gen = (("age_band", age_band), ("zip_digits", zip_digits), ("salary_band", salary_band))
     if out is not None:
         after = guarded(uniq, n, seed, tuple(qis), sensitive, gen)
@@ -249,20 +337,35 @@ with tabs[3]:
             with a:
                 st.subheader("Generalised")
                 # no change shows no delta (a grey "0" chip read as a number of patients)
-                st.metric("k-anonymity", patients(rep_after.k_anonymity), help=K_HELP,
-                          delta=(rep_after.k_anonymity - rep.k_anonymity) or None)
-                st.metric("Unique patients", f"{rep_after.unique_fraction:.1%}",
-                          delta=f"{(rep_after.unique_fraction - rep.unique_fraction) * 100:+.1f} percentage points",
-                          delta_color="inverse")
+                st.metric(
+                    "k-anonymity",
+                    patients(rep_after.k_anonymity),
+                    help=K_HELP,
+                    delta=(rep_after.k_anonymity - rep.k_anonymity) or None,
+                )
+                st.metric(
+                    "Unique patients",
+                    f"{rep_after.unique_fraction:.1%}",
+                    delta=f"{(rep_after.unique_fraction - rep.unique_fraction) * 100:+.1f} percentage points",
+                    delta_color="inverse",
+                )
                 if lr_after is not None:
-                    st.metric("Re-identified by linkage", patients(lr_after.right_person),
-                              delta=(lr_after.right_person - lr.right_person) or None, delta_color="inverse")
-            chart(figs.generalisation_chart(risk_measures(rep, lr), risk_measures(rep_after, lr_after)),
-                            key="re_gen_chart")
-            st.caption(f"{patients(rep_after.unique_records)} are still unique after banding (outliers keep k at "
-                       f"{rep_after.k_anonymity}; only suppressing them would raise it). Generalisation is not DP: "
-                       "k and ℓ say nothing about an attacker with other data, and ℓ-diversity after banding is "
-                       f"{rep_after.l_diversity} (groups where everyone shares a diagnosis still disclose it).")
+                    st.metric(
+                        "Re-identified by linkage",
+                        patients(lr_after.right_person),
+                        delta=(lr_after.right_person - lr.right_person) or None,
+                        delta_color="inverse",
+                    )
+            chart(
+                figs.generalisation_chart(risk_measures(rep, lr), risk_measures(rep_after, lr_after)),
+                key="re_gen_chart",
+            )
+            st.caption(
+                f"{patients(rep_after.unique_records)} are still unique after banding (outliers keep k at "
+                f"{rep_after.k_anonymity}; only suppressing them would raise it). Generalisation is not DP: "
+                "k and ℓ say nothing about an attacker with other data, and ℓ-diversity after banding is "
+                f"{rep_after.l_diversity} (groups where everyone shares a diagnosis still disclose it)."
+            )
             not_private("Before and after, from the exact rows, not private")
 
 # --- 5. defence by DP ---------------------------------------------------------------------------------
@@ -274,9 +377,16 @@ with tabs[4]:
     c1, c2, c3 = st.columns(3)
     eps = c1.select_slider("Your ε", list(story.EPSILONS), value=link_eps, key="re_eps")
     releases = c2.select_slider("Simulated releases", [50, 100, 200, 500], value=D.releases, key="re_releases")
-    sim_seed = int(c3.number_input("Simulation seed", 0, 2**31 - 1, D.sim_seed, key="re_sim_seed",
-                                   help="Fixes the simulated noise, so the picture is the same on every run; a "
-                                        "real release is never seeded."))
+    sim_seed = int(
+        c3.number_input(
+            "Simulation seed",
+            0,
+            2**31 - 1,
+            D.sim_seed,
+            key="re_sim_seed",
+            help="Fixes the simulated noise, so the picture is the same on every run; a real release is never seeded.",
+        )
+    )
     if qis:
         sim = guarded(dp_sim, n, seed, tuple(qis), sensitive, eps, releases, D.n_targets, sim_seed)
         if sim is not None:
@@ -287,9 +397,11 @@ with tabs[4]:
             st.markdown(story.dp_why(sim, label=story.label))
             st.info(story.dp_guarantee_text(sim, label=story.label), icon=":material/verified_user:")
             chart(figs.dp_success_chart(sim, eps, label=story.label), key="re_dp_chart")
-            st.caption(":blue-badge[Simulation] ordinary seeded random noise (numpy) over many simulated releases, "
-                       "to visualise the attacker's success; a real release draws its counts through the secure "
-                       "release path.")
+            st.caption(
+                ":blue-badge[Simulation] ordinary seeded random noise (numpy) over many simulated releases, "
+                "to visualise the attacker's success; a real release draws its counts through the secure "
+                "release path."
+            )
     else:
         st.error("Choose at least one quasi-identifier on the *How unique* tab.")
 share_in_url("re_n", "re_seed", "re_eps", "re_tab")
@@ -297,21 +409,32 @@ share_in_url("re_n", "re_seed", "re_eps", "re_tab")
 # --- 6. DP synthetic data -------------------------------------------------------------------------------
 with tabs[5]:
     if qis:
-        synthetic_tab(tabs[5], {
-            "n": n, "seed": seed, "facts": facts, "qis": tuple(qis), "sensitive": sensitive, "release": df,
-            "gen": gen, "dp_eps": eps,
-            "dp": lambda e: dp_sim(n, seed, tuple(qis), sensitive, e, releases, D.n_targets, sim_seed)})
+        synthetic_tab(
+            tabs[5],
+            {
+                "n": n,
+                "seed": seed,
+                "facts": facts,
+                "qis": tuple(qis),
+                "sensitive": sensitive,
+                "release": df,
+                "gen": gen,
+                "dp_eps": eps,
+                "dp": lambda e: dp_sim(n, seed, tuple(qis), sensitive, e, releases, D.n_targets, sim_seed),
+            },
+        )
     else:
         st.error("Choose at least one quasi-identifier on the *How unique* tab.")
 
 # --- 7. your own data ---------------------------------------------------------------------------------
 with tabs[6]:
-    st.markdown(f"Upload a CSV of at most {L.upload_size()} and {datasets.MAX_UPLOAD_ROWS:,} rows. It is checked "
-                "on the server and kept only in this browser session's memory: nothing is written to disk or sent "
-                "anywhere — unless you release a DP synthetic table of it below: then the file is kept on the server "
-                "while its background job runs, and deleted when it ends.")
-    upload = st.file_uploader("CSV file", type=["csv"], key="re_upload",
-                              max_upload_size=L.UPLOAD_MAX_MIB)
+    st.markdown(
+        f"Upload a CSV of at most {L.upload_size()} and {datasets.MAX_UPLOAD_ROWS:,} rows. It is checked "
+        "on the server and kept only in this browser session's memory: nothing is written to disk or sent "
+        "anywhere — unless you release a DP synthetic table of it below: then the file is kept on the server "
+        "while its background job runs, and deleted when it ends."
+    )
+    upload = st.file_uploader("CSV file", type=["csv"], key="re_upload", max_upload_size=L.UPLOAD_MAX_MIB)
     if upload is None:
         st.session_state.pop("re_upload_df", None)
     else:
@@ -323,8 +446,9 @@ with tabs[6]:
             st.caption(f"{len(udf):,} rows × {udf.shape[1]} columns")
             st.dataframe(datasets.preview(udf, 100), hide_index=True, key="re_upload_table")
             columns = [str(c) for c in udf.columns]
-            uqis = st.multiselect("Quasi-identifiers (in order)", columns, default=columns[: min(2, len(columns))],
-                                  key="re_up_qis")
+            uqis = st.multiselect(
+                "Quasi-identifiers (in order)", columns, default=columns[: min(2, len(columns))], key="re_up_qis"
+            )
             rest = [c for c in columns if c not in uqis]
             usens = st.selectbox("Sensitive column", ["(none)"] + rest, index=1 if rest else 0, key="re_up_sensitive")
             usens = None if usens == "(none)" else usens
@@ -339,20 +463,26 @@ with tabs[6]:
                 gcols = st.columns(max(1, len(uqis)))
                 for i, q in enumerate(uqis):
                     if filters.is_numeric(udf[q]):
-                        w = gcols[i].number_input(f"{md(q)}: band width", min_value=0.0, value=0.0, key=f"re_up_band_{q}")
+                        w = gcols[i].number_input(
+                            f"{md(q)}: band width", min_value=0.0, value=0.0, key=f"re_up_band_{q}"
+                        )
                         if w > 0:
                             bands[q] = w
                     else:
-                        d = gcols[i].number_input(f"{md(q)}: characters kept", min_value=0, value=0, step=1,
-                                                  key=f"re_up_prefix_{q}")
+                        d = gcols[i].number_input(
+                            f"{md(q)}: characters kept", min_value=0, value=0, step=1, key=f"re_up_prefix_{q}"
+                        )
                         if d > 0:
                             prefixes[q] = d
                 gdf = guarded(generalise.generalise, udf, bands=bands, prefixes=prefixes)
                 urep_after = guarded(uniqueness.uniqueness, gdf, uqis, usens) if gdf is not None else None
                 if urep_after is not None:
-                    chart(figs.generalisation_chart(risk_measures(urep), risk_measures(urep_after)),
-                                    key="re_up_gen_chart")
-                    st.markdown(f"k-anonymity **{urep.k_anonymity} → {urep_after.k_anonymity}**, unique records "
-                                f"**{urep.unique_fraction:.1%} → {urep_after.unique_fraction:.1%}**"
-                                + (f", ℓ-diversity **{urep.l_diversity} → {urep_after.l_diversity}**" if usens else ""))
+                    chart(
+                        figs.generalisation_chart(risk_measures(urep), risk_measures(urep_after)), key="re_up_gen_chart"
+                    )
+                    st.markdown(
+                        f"k-anonymity **{urep.k_anonymity} → {urep_after.k_anonymity}**, unique records "
+                        f"**{urep.unique_fraction:.1%} → {urep_after.unique_fraction:.1%}**"
+                        + (f", ℓ-diversity **{urep.l_diversity} → {urep_after.l_diversity}**" if usens else "")
+                    )
             upload_release(tabs[6], udf, upload.getvalue(), upload.name, upload.file_id)

@@ -3,31 +3,62 @@ honest privacy bill of the finished run. Runs belong to the session that started
 the picker, a link's run, Cancel, downloads, rename and delete go through the job store's ownership checks.
 
 The view of one finished run lives in pages/_training_run.py; an upload's storage and its public-bounds editor in
-pages/_upload.py (shared with the privacy–utility page)."""
+pages/_upload.py (shared with the privacy–utility page).
+
+Past 500 formatted lines, one idea: the training form and the job list in the order a visitor meets them."""
 
 import pandas as pd
 import streamlit as st
 
 from dpcore import claims, limits
-from dpcore.figures import training as figs
 from dpcore.errors import JobError
+from dpcore.figures import training as figs
 from dpcore.jobs import display, owners, registry, store, workers
-from dpcore.training.config import (MEDICAL_TARGETS, MODEL_NAMES, OPTIMIZERS, TrainConfig,
-                                    dataset_name, model_name, recommended)
 from dpcore.training import bounds
+from dpcore.training.config import (
+    MEDICAL_TARGETS,
+    MODEL_NAMES,
+    OPTIMIZERS,
+    TrainConfig,
+    dataset_name,
+    model_name,
+    recommended,
+)
 from dpcore.training.data import upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
-from pages import _training_form as form, _training_run as run_view, _upload as upload_ui
-from pages._ui import (admin_box, chart, clicked, from_url, guarded, job_caller, manage_box, required,
-                       share_in_url, submit_once, table_downloads, widget_state)
+from pages import _training_form as form
+from pages import _training_run as run_view
+from pages import _upload as upload_ui
+from pages._ui import (
+    admin_box,
+    chart,
+    clicked,
+    from_url,
+    guarded,
+    job_caller,
+    manage_box,
+    required,
+    share_in_url,
+    submit_once,
+    table_downloads,
+    widget_state,
+)
 
 TARGET, GROUP = registry.TRAIN, registry.TRAIN_GROUP
 # Held in session state, not value=: the dataset and model callbacks set the hyper-parameters, the advisor's
 # "open on the training page" sets the privacy fields, and the ε / σ field not shown keeps its value.
-widget_state({"tr_dataset": "breast_cancer", "tr_model": "logreg",
-              **{f"tr_{k}": recommended("breast_cancer", "logreg")[k] for k in form.HYPER},
-              "tr_privacy_mode": "target ε", "tr_eps": 1.0, "tr_sigma": 1.0, "tr_delta": 1e-5})
+widget_state(
+    {
+        "tr_dataset": "breast_cancer",
+        "tr_model": "logreg",
+        **{f"tr_{k}": recommended("breast_cancer", "logreg")[k] for k in form.HYPER},
+        "tr_privacy_mode": "target ε",
+        "tr_eps": 1.0,
+        "tr_sigma": 1.0,
+        "tr_delta": 1e-5,
+    }
+)
 
 acc_text, RELATION, ACTIVE = run_view.acc_text, run_view.RELATION, run_view.ACTIVE
 
@@ -49,14 +80,18 @@ st.caption(
 upload_ui.release()
 caller = job_caller()
 
+
 # A link to one run (?tr_pick=ID): shown only to its owner (and admins); the form takes its settings.
 def _linked(job_id: str):
     """The run a link names, if this session may see it; else a warning that shows nothing of it."""
     try:
         return store.get(job_id, caller=caller, history=False)
     except owners.NotYours:
-        st.warning("The run in this link is not yours: only the session that started it (or an admin) can see it. "
-                   "Start your own below.", icon=":material/lock:")
+        st.warning(
+            "The run in this link is not yours: only the session that started it (or an admin) can see it. "
+            "Start your own below.",
+            icon=":material/lock:",
+        )
     except JobError:
         st.warning("The link names no run that exists (it may have been deleted).")
     return None
@@ -71,87 +106,182 @@ if "tr_pick" not in st.session_state and from_url("tr_pick", ""):
 # ---------------------------------------------------------------------------------------------- the form
 with st.container(border=True):
     c1, c2, c3 = st.columns([2, 2, 2])
-    kind = c1.selectbox("Dataset", list(form.DATASETS), format_func=form.DATASETS.get, key="tr_dataset",
-                        on_change=form.on_dataset, help=form.DATASET_HELP)
-    model = c2.selectbox("Model", form.models_for(kind), format_func=MODEL_NAMES.get, key="tr_model",
-                         on_change=form.apply_recommended, help=form.MODEL_HELP)
+    kind = c1.selectbox(
+        "Dataset",
+        list(form.DATASETS),
+        format_func=form.DATASETS.get,
+        key="tr_dataset",
+        on_change=form.on_dataset,
+        help=form.DATASET_HELP,
+    )
+    model = c2.selectbox(
+        "Model",
+        form.models_for(kind),
+        format_func=MODEL_NAMES.get,
+        key="tr_model",
+        on_change=form.apply_recommended,
+        help=form.MODEL_HELP,
+    )
     dataset, target, upload_bytes, upload_name, upload_cols, upload_bounds = kind, None, None, None, [], None
     if kind == "medical":
-        target = c3.selectbox("Predict", list(MEDICAL_TARGETS), key="tr_target",  # words; the value stays the column
-                              format_func=lambda t: "Rare disease (yes/no)" if t == "has_rare_disease" else t.title(),
-                              help="Rare disease: ~2% positives (accuracy is misleading); diagnosis: 6 classes")
+        target = c3.selectbox(
+            "Predict",
+            list(MEDICAL_TARGETS),
+            key="tr_target",  # words; the value stays the column
+            format_func=lambda t: "Rare disease (yes/no)" if t == "has_rare_disease" else t.title(),
+            help="Rare disease: ~2% positives (accuracy is misleading); diagnosis: 6 classes",
+        )
     elif kind == "csv":
-        up = c3.file_uploader("CSV file", type=["csv"], key="tr_csv",
-                              help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.")
+        up = c3.file_uploader(
+            "CSV file",
+            type=["csv"],
+            key="tr_csv",
+            help=f"At most {limits.upload_size()} and {limits.UPLOAD_MAX_ROWS:,} rows.",
+        )
         if up is not None:
             cols = guarded(upload_columns, up.getvalue())  # validated in memory: nothing on disk yet
             if cols:
                 upload_bytes = up.getvalue()
                 dataset = "csv:(upload)"
-                target = st.selectbox("Target column (label to predict)", cols, index=len(cols) - 1, key="tr_csv_target")
+                target = st.selectbox(
+                    "Target column (label to predict)", cols, index=len(cols) - 1, key="tr_csv_target"
+                )
                 upload_name = up.name
                 upload_cols, upload_bounds = upload_ui.editor(upload_bytes, target, "tr_bounds")
                 st.caption("The file is validated in memory and stored only while its training jobs need it.")
     elif kind == "mnist":
-        mpath = c3.text_input("File name in the data folder", key="tr_mnist_path", placeholder="mnist.npz",
-                              help="A keras-layout mnist.npz (x_train, y_train, x_test, y_test) placed by the "
-                                   "server's admin in the `data` folder under DP_EXPLORER_HOME. Only that folder "
-                                   "is read; nothing is downloaded.")
+        mpath = c3.text_input(
+            "File name in the data folder",
+            key="tr_mnist_path",
+            placeholder="mnist.npz",
+            help="A keras-layout mnist.npz (x_train, y_train, x_test, y_test) placed by the "
+            "server's admin in the `data` folder under DP_EXPLORER_HOME. Only that folder "
+            "is read; nothing is downloaded.",
+        )
         c3.caption("Files are read only from the `data` folder under DP_EXPLORER_HOME.")
         dataset = f"mnist:{mpath}" if mpath else "mnist:"
 
     p1, p2, p3, p4 = st.columns(4)
-    how = p1.radio("Privacy set by", ["target ε", "noise multiplier σ"], key="tr_privacy_mode", horizontal=True,
-                   format_func=lambda m: m[0].upper() + m[1:],  # shown "Target ε"; the value (links) unchanged
-                   help="Target ε: the noise is calibrated for the planned epochs. σ (noise multiplier: noise "
-                        "standard deviation ÷ clip C): ε is computed.")
+    how = p1.radio(
+        "Privacy set by",
+        ["target ε", "noise multiplier σ"],
+        key="tr_privacy_mode",
+        horizontal=True,
+        format_func=lambda m: m[0].upper() + m[1:],  # shown "Target ε"; the value (links) unchanged
+        help="Target ε: the noise is calibrated for the planned epochs. σ (noise multiplier: noise "
+        "standard deviation ÷ clip C): ε is computed.",
+    )
     epsilon = noise = None
     if how == "target ε":
-        epsilon = p2.number_input("Target ε", min_value=0.0, step=0.5, key="tr_eps", format="%.2f",
-                                  help=f"Privacy budget ({RELATION}, with the δ beside it): smaller = more "
-                                       "private, more noise. 1 is strong, 8 is moderate.")
+        epsilon = p2.number_input(
+            "Target ε",
+            min_value=0.0,
+            step=0.5,
+            key="tr_eps",
+            format="%.2f",
+            help=f"Privacy budget ({RELATION}, with the δ beside it): smaller = more "
+            "private, more noise. 1 is strong, 8 is moderate.",
+        )
     else:
-        noise = p2.number_input("Noise multiplier σ", min_value=0.0, step=0.1, key="tr_sigma",
-                                format="%.2f")
-    delta = p3.number_input("δ", min_value=0.0, max_value=1.0, format="%.0e", step=1e-6,
-                            key="tr_delta", help="The small chance the ε guarantee may fail. Keep δ well below "
-                                                 "1/n (n = training rows).")
-    accountant = p4.selectbox("Accountant", ["prv", "rdp"], key="tr_accountant",
-                              format_func={"prv": "PRV (tight)", "rdp": "RDP (looser)"}.get,
-                              help="How ε is added up over the training steps. PRV (privacy-loss random "
-                                   "variables) is tight; RDP (Rényi DP) is a looser upper bound.")
+        noise = p2.number_input("Noise multiplier σ", min_value=0.0, step=0.1, key="tr_sigma", format="%.2f")
+    delta = p3.number_input(
+        "δ",
+        min_value=0.0,
+        max_value=1.0,
+        format="%.0e",
+        step=1e-6,
+        key="tr_delta",
+        help="The small chance the ε guarantee may fail. Keep δ well below 1/n (n = training rows).",
+    )
+    accountant = p4.selectbox(
+        "Accountant",
+        ["prv", "rdp"],
+        key="tr_accountant",
+        format_func={"prv": "PRV (tight)", "rdp": "RDP (looser)"}.get,
+        help="How ε is added up over the training steps. PRV (privacy-loss random "
+        "variables) is tight; RDP (Rényi DP) is a looser upper bound.",
+    )
 
     h1, h2, h3, h4, h5, h6, h7 = st.columns(7)
     epochs = h1.number_input("Epochs", 1, 500, key="tr_epochs")
     # "Batch size" (not "Expected batch"): with its help icon the longer label wrapped and pushed its input below
     # its neighbours' at 1280 px
-    batch = h2.number_input("Batch size", 1, 100_000, key="tr_batch_size",
-                            help="Expected records per step: each step takes each record with chance batch ÷ "
-                                 "training rows (Poisson sampling, which the ε accounting assumes).")
+    batch = h2.number_input(
+        "Batch size",
+        1,
+        100_000,
+        key="tr_batch_size",
+        help="Expected records per step: each step takes each record with chance batch ÷ "
+        "training rows (Poisson sampling, which the ε accounting assumes).",
+    )
     lr = h3.number_input("Learning rate", min_value=0.0, key="tr_lr", format="%.3f", step=0.01)
-    clip = h4.number_input("Clip C", min_value=0.0, key="tr_clip", format="%.2f", step=0.1,
-                           help="How far one record can move the model in a step: each example's gradient (its "
-                                "push on the model) is clipped to this length (L2 norm).")
-    optimizer = h5.selectbox("Optimizer", list(OPTIMIZERS), key="tr_optimizer",
-                             format_func=lambda o: form.OPTIMIZER_NAMES.get(o, o))
-    seed = h6.number_input("Seed", 0, 2**31 - 1, 0, key="tr_seed",
-                           help="Fixes the data split and starting weights only; sampling and noise stay secret.")
-    train_size = h7.number_input("Training rows", 0, limits.UPLOAD_MAX_ROWS, 0, key="tr_train_size",
-                                 help="0 = all of the training split. Fewer: a seeded random subset, faster.")
+    clip = h4.number_input(
+        "Clip C",
+        min_value=0.0,
+        key="tr_clip",
+        format="%.2f",
+        step=0.1,
+        help="How far one record can move the model in a step: each example's gradient (its "
+        "push on the model) is clipped to this length (L2 norm).",
+    )
+    optimizer = h5.selectbox(
+        "Optimizer", list(OPTIMIZERS), key="tr_optimizer", format_func=lambda o: form.OPTIMIZER_NAMES.get(o, o)
+    )
+    seed = h6.number_input(
+        "Seed",
+        0,
+        2**31 - 1,
+        0,
+        key="tr_seed",
+        help="Fixes the data split and starting weights only; sampling and noise stay secret.",
+    )
+    train_size = h7.number_input(
+        "Training rows",
+        0,
+        limits.UPLOAD_MAX_ROWS,
+        0,
+        key="tr_train_size",
+        help="0 = all of the training split. Fewer: a seeded random subset, faster.",
+    )
 
-    params = {"dataset": dataset, "target": target, "model": model, "epsilon": epsilon, "delta": delta,
-              "noise_multiplier": noise, "epochs": int(epochs), "batch_size": int(batch), "lr": lr, "clip": clip,
-              "optimizer": optimizer, "accountant": accountant, "seed": int(seed),
-              "train_size": int(train_size) or None,
-              **({"bounds": upload_bounds, "upload_name": upload_name} if kind == "csv" else {})}
+    params = {
+        "dataset": dataset,
+        "target": target,
+        "model": model,
+        "epsilon": epsilon,
+        "delta": delta,
+        "noise_multiplier": noise,
+        "epochs": int(epochs),
+        "batch_size": int(batch),
+        "lr": lr,
+        "clip": clip,
+        "optimizer": optimizer,
+        "accountant": accountant,
+        "seed": int(seed),
+        "train_size": int(train_size) or None,
+        **({"bounds": upload_bounds, "upload_name": upload_name} if kind == "csv" else {}),
+    }
     b1, b2, _ = st.columns([1.4, 1.4, 2.5])
-    go_dp = clicked("tr_train_dp", b1.button(
-        "Train DP + baseline", type="primary", key="tr_train_dp", icon=":material/lock:",
-        help="Trains the DP model and its non-private twin together, then shows what DP costs."))
+    go_dp = clicked(
+        "tr_train_dp",
+        b1.button(
+            "Train DP + baseline",
+            type="primary",
+            key="tr_train_dp",
+            icon=":material/lock:",
+            help="Trains the DP model and its non-private twin together, then shows what DP costs.",
+        ),
+    )
     # a non-private run for comparison: an icon that says compare, not an (open) lock that reads as privacy
-    go_base = clicked("tr_train_base", b2.button(
-        "Baseline only", key="tr_train_base", icon=":material/compare_arrows:",
-        help="Trains only the non-private model (no DP, ε = ∞), for comparison."))
+    go_base = clicked(
+        "tr_train_base",
+        b2.button(
+            "Baseline only",
+            key="tr_train_base",
+            icon=":material/compare_arrows:",
+            help="Trains only the non-private model (no DP, ε = ∞), for comparison.",
+        ),
+    )
 
 
 def _with_upload(p: dict) -> dict | None:
@@ -170,8 +300,10 @@ def _with_upload(p: dict) -> dict | None:
 
 def _label(cfg) -> str:
     return f"{model_name(cfg.model)} · {cfg.upload_name or dataset_name(cfg.dataset)} · " + (
-        f"ε={cfg.epsilon:g}" if cfg.epsilon is not None
-        else (f"σ={cfg.noise_multiplier:g}" if cfg.noise_multiplier is not None else "non-private"))
+        f"ε={cfg.epsilon:g}"
+        if cfg.epsilon is not None
+        else (f"σ={cfg.noise_multiplier:g}" if cfg.noise_multiplier is not None else "non-private")
+    )
 
 
 def _submit(p: dict, button: str, show: bool = True, with_baseline: bool = False) -> None:
@@ -205,7 +337,7 @@ def _find_baseline(params: dict, statuses=("done",), owner: str | None = None) -
     ``statuses``."""
     try:
         want = baseline_params(params)
-    except Exception:  # noqa: BLE001 - an old or foreign job
+    except Exception:
         return None
     owner = owner or caller.owner
     for j in store.list_jobs(caller=caller, group=GROUP, limit=100):
@@ -240,8 +372,12 @@ if new_job in ids:
     st.session_state["tr_pick"] = new_job  # a new submission: show it
 if st.session_state.get("tr_pick") not in ids:
     # default: the newest private run (the comparison view), not its twin baseline submitted after it
-    private = [j["id"] for j in recent if (j.get("params") or {}).get("epsilon") is not None
-               or (j.get("params") or {}).get("noise_multiplier") is not None]
+    private = [
+        j["id"]
+        for j in recent
+        if (j.get("params") or {}).get("epsilon") is not None
+        or (j.get("params") or {}).get("noise_multiplier") is not None
+    ]
     st.session_state["tr_pick"] = private[0] if private else ids[0]
 
 
@@ -261,11 +397,11 @@ pick_col, status_col = st.columns([4, 1], vertical_alignment="bottom")
 job_id = pick_col.selectbox("Run", ids, format_func=names.get, key="tr_pick", on_change=_on_pick)
 share_in_url("tr_pick")
 first = required(store.get, job_id, caller=caller, history=False)
-STATUS_WORDS = {"queued": "queued", "running": "running", "done": "done", "failed": "failed",
-                "cancelled": "cancelled"}
+STATUS_WORDS = {"queued": "queued", "running": "running", "done": "done", "failed": "failed", "cancelled": "cancelled"}
 status_col.markdown(f"Status: **{STATUS_WORDS.get(first['status'], first['status'])}**")
-_private_first = (first.get("params") or {}).get("epsilon") is not None or \
-    (first.get("params") or {}).get("noise_multiplier") is not None
+_private_first = (first.get("params") or {}).get("epsilon") is not None or (first.get("params") or {}).get(
+    "noise_multiplier"
+) is not None
 twin0 = _find_baseline(first["params"], ACTIVE + ("done",), first.owner) if _private_first else None
 polling = first["status"] in ACTIVE or (twin0 is not None and twin0["status"] in ACTIVE)
 if polling:
@@ -309,25 +445,39 @@ def show_job(jid: str, status0: str, twin_status0: str | None) -> None:
     bm = TrainMetrics.from_job(_baseline_for(job)) if m is not None and m.private else None
     base_hist = bm.history if bm is not None else None
     if status == "done":
-        run_view.show_finished(job, twin, _baseline_for(job) if m is not None and m.private else None,
-                               lambda p, button: _submit(p, button, show=False), caller)
+        run_view.show_finished(
+            job,
+            twin,
+            _baseline_for(job) if m is not None and m.private else None,
+            lambda p, button: _submit(p, button, show=False),
+            caller,
+        )
     if figs.epoch_rows(history):
         c1, c2, c3 = st.columns(3)
         chart(figs.loss_chart(history, base_hist), key="tr_fig_loss", where=c1)
         chart(figs.accuracy_chart(history, base_hist), key="tr_fig_acc", where=c2)
         if p.get("epsilon") is not None or p.get("noise_multiplier") is not None:
             final = m.epsilon if m is not None else None
-            chart(figs.epsilon_chart(history, p.get("epsilon"), final, accountant=p.get("accountant")),
-                  key="tr_fig_eps", where=c3)
-            c3.caption(f"ε spent so far (δ = {claims.delta(p.get('delta'))}, {RELATION}). While the run trains, ε "
-                       "is a quick RDP (Rényi DP) upper bound, looser than the final accountant's value (the "
-                       "diamond), so it can end a little above a target that the diamond meets.")
+            chart(
+                figs.epsilon_chart(history, p.get("epsilon"), final, accountant=p.get("accountant")),
+                key="tr_fig_eps",
+                where=c3,
+            )
+            c3.caption(
+                f"ε spent so far (δ = {claims.delta(p.get('delta'))}, {RELATION}). While the run trains, ε "
+                "is a quick RDP (Rényi DP) upper bound, looser than the final accountant's value (the "
+                "diamond), so it can end a little above a target that the diamond meets."
+            )
     elif status in ACTIVE:
         st.info("Waiting for the first epoch…" if status == "running" else "Queued: waiting for a worker…")
     if status not in ACTIVE and caller.may_change(job.owner):
-        if manage_box("run", job["label"] or jid, key=f"tr_manage_{jid}",
-                      rename=lambda new: store.rename(jid, new, caller=caller),
-                      delete=lambda: store.delete(jid, caller=caller)):
+        if manage_box(
+            "run",
+            job["label"] or jid,
+            key=f"tr_manage_{jid}",
+            rename=lambda new: store.rename(jid, new, caller=caller),
+            delete=lambda: store.delete(jid, caller=caller),
+        ):
             if not store_has(jid):
                 st.session_state.pop("tr_pick", None)
             st.rerun(scope="app")
@@ -349,16 +499,30 @@ with st.expander("Recent runs", expanded=False):
     for j in recent:
         r = TrainMetrics.from_job(j)
         # words and rounded numbers, "—" where a run has none (a table of "None" read as broken); the id last
-        eps = ("—" if r is None else claims.up(r.epsilon) if r.epsilon is not None
-               else "∞ (no DP)" if not r.private else "—")
-        rows.append({"run": j["label"] or j["id"], "status": j["status"],
-                     "test accuracy (not covered by ε)": acc_text(r.test_accuracy) if r else "—", "ε": eps,
-                     "δ": claims.delta(r.delta) if r and r.delta else "—",
-                     "σ": f"{r.noise_multiplier:.3g}" if r and r.noise_multiplier is not None else "—",
-                     "seconds": f"{r.train_seconds:.1f}" if r and r.train_seconds is not None else "—",
-                     "noise": "reproducible: not a DP release" if r and r.reproducible_noise else "",
-                     "diverged": "yes" if r and r.diverged else "",
-                     "error": j.get("error") or "", "id": j["id"]})
+        eps = (
+            "—"
+            if r is None
+            else claims.up(r.epsilon)
+            if r.epsilon is not None
+            else "∞ (no DP)"
+            if not r.private
+            else "—"
+        )
+        rows.append(
+            {
+                "run": j["label"] or j["id"],
+                "status": j["status"],
+                "test accuracy (not covered by ε)": acc_text(r.test_accuracy) if r else "—",
+                "ε": eps,
+                "δ": claims.delta(r.delta) if r and r.delta else "—",
+                "σ": f"{r.noise_multiplier:.3g}" if r and r.noise_multiplier is not None else "—",
+                "seconds": f"{r.train_seconds:.1f}" if r and r.train_seconds is not None else "—",
+                "noise": "reproducible: not a DP release" if r and r.reproducible_noise else "",
+                "diverged": "yes" if r and r.diverged else "",
+                "error": j.get("error") or "",
+                "id": j["id"],
+            }
+        )
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="tr_recent")
     table_downloads(pd.DataFrame(rows), "tr_recent", key="tr_recent_dl")
 admin_box("tr_admin")

@@ -14,16 +14,33 @@ def admin(path=None) -> identities.Identity:
     return identities.check_admin_token(TOKEN, path=path)
 
 
-def dataset(fp: str = "d" * 64, *, n: int = 1000, cap: float = 1.0, delta=None, per_query=None, name=None,
-            builtin: bool = False, legacy_keys=(), path=None) -> str:
+def dataset(
+    fp: str = "d" * 64,
+    *,
+    n: int = 1000,
+    cap: float = 1.0,
+    delta=None,
+    per_query=None,
+    name=None,
+    builtin: bool = False,
+    legacy_keys=(),
+    path=None,
+) -> str:
     """A registered dataset of ``n`` rows standing for a table (no data file), with a cap. Returns its fingerprint."""
     ident = {"fingerprint": fp, "n_rows": n, "columns": ["a"], "sketch": {"": []}, "legacy_keys": list(legacy_keys)}
     with store.immediate(path) as conn:
-        registry.insert(conn, name or f"data {fp[:6]}", ident, builtin=builtin, source={"kind": "none"},
-                        cap_micro=amounts.total_micro(cap, name="cap"),
-                        cap_delta_atto=amounts.delta_total_atto(delta, n),
-                        max_query_micro=None if per_query is None else amounts.total_micro(per_query, name="q"),
-                        note="test data", actor="test")
+        registry.insert(
+            conn,
+            name or f"data {fp[:6]}",
+            ident,
+            builtin=builtin,
+            source={"kind": "none"},
+            cap_micro=amounts.total_micro(cap, name="cap"),
+            cap_delta_atto=amounts.delta_total_atto(delta, n),
+            max_query_micro=None if per_query is None else amounts.total_micro(per_query, name="q"),
+            note="test data",
+            actor="test",
+        )
     return fp
 
 

@@ -20,23 +20,63 @@ from ..errors import DPError
 from .targets import RiskLimit, UtilityTarget
 
 #: The figures of an advice that a check recomputes (dotted paths into the statement's ``advice``).
-FIGURES = ("epsilon", "epsilon_range[0]", "epsilon_range[1]", "sigma", "scale_b", "noise_multiplier", "mu",
-           "risk.epsilon_max", "utility.epsilon_min", "achieved.tpr_at_fpr", "achieved.advantage",
-           "achieved.posterior", "achieved.posterior_fails_with", "achieved.within", "privacy_loss_tail.probability")
+FIGURES = (
+    "epsilon",
+    "epsilon_range[0]",
+    "epsilon_range[1]",
+    "sigma",
+    "scale_b",
+    "noise_multiplier",
+    "mu",
+    "risk.epsilon_max",
+    "utility.epsilon_min",
+    "achieved.tpr_at_fpr",
+    "achieved.advantage",
+    "achieved.posterior",
+    "achieved.posterior_fails_with",
+    "achieved.within",
+    "privacy_loss_tail.probability",
+)
 
 
-def inputs(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None, *, delta=None, sensitivity=None,
-           sample_rate=None, steps=None) -> dict:
+def inputs(
+    mechanism: str,
+    risk: RiskLimit,
+    utility: UtilityTarget | None = None,
+    *,
+    delta=None,
+    sensitivity=None,
+    sample_rate=None,
+    steps=None,
+) -> dict:
     """What :func:`dpcore.advisor.solve.advise` was called with, as JSON."""
     u = None
     if utility is not None:
-        u = {"kind": utility.kind, "within": utility.within, "confidence": utility.confidence,
-             "sensitivity": utility.sensitivity,
-             "bounds": (None if utility.bounds is None else utility.bounds if isinstance(utility.bounds, str)
-                        else [float(b) for b in utility.bounds]),
-             "n": utility.n, "accuracy": utility.accuracy, "sweep": utility.sweep}
-    return {"mechanism": mechanism, "risk": {"kind": risk.kind, "value": risk.value, "at": risk.at}, "utility": u,
-            "delta": delta, "sensitivity": sensitivity, "sample_rate": sample_rate, "steps": steps}
+        u = {
+            "kind": utility.kind,
+            "within": utility.within,
+            "confidence": utility.confidence,
+            "sensitivity": utility.sensitivity,
+            "bounds": (
+                None
+                if utility.bounds is None
+                else utility.bounds
+                if isinstance(utility.bounds, str)
+                else [float(b) for b in utility.bounds]
+            ),
+            "n": utility.n,
+            "accuracy": utility.accuracy,
+            "sweep": utility.sweep,
+        }
+    return {
+        "mechanism": mechanism,
+        "risk": {"kind": risk.kind, "value": risk.value, "at": risk.at},
+        "utility": u,
+        "delta": delta,
+        "sensitivity": sensitivity,
+        "sample_rate": sample_rate,
+        "steps": steps,
+    }
 
 
 def solve_inputs(inp: dict, caller=None) -> dict:
@@ -46,13 +86,30 @@ def solve_inputs(inp: dict, caller=None) -> dict:
 
     r = inp["risk"]
     u = inp.get("utility")
-    utility = None if u is None else UtilityTarget(
-        u["kind"], within=u.get("within"), confidence=u.get("confidence", 0.95), sensitivity=u.get("sensitivity"),
-        bounds=u["bounds"] if isinstance(u.get("bounds"), (str, type(None))) else tuple(u["bounds"]), n=u.get("n"),
-        accuracy=u.get("accuracy"),
-        sweep=u.get("sweep"), caller=caller)
-    return advise(inp["mechanism"], RiskLimit(r["kind"], r["value"], r.get("at")), utility, delta=inp.get("delta"),
-                  sensitivity=inp.get("sensitivity"), sample_rate=inp.get("sample_rate"), steps=inp.get("steps"))
+    utility = (
+        None
+        if u is None
+        else UtilityTarget(
+            u["kind"],
+            within=u.get("within"),
+            confidence=u.get("confidence", 0.95),
+            sensitivity=u.get("sensitivity"),
+            bounds=u["bounds"] if isinstance(u.get("bounds"), (str, type(None))) else tuple(u["bounds"]),
+            n=u.get("n"),
+            accuracy=u.get("accuracy"),
+            sweep=u.get("sweep"),
+            caller=caller,
+        )
+    )
+    return advise(
+        inp["mechanism"],
+        RiskLimit(r["kind"], r["value"], r.get("at")),
+        utility,
+        delta=inp.get("delta"),
+        sensitivity=inp.get("sensitivity"),
+        sample_rate=inp.get("sample_rate"),
+        steps=inp.get("steps"),
+    )
 
 
 def statement(inp: dict, result: dict) -> dict:
@@ -60,13 +117,22 @@ def statement(inp: dict, result: dict) -> dict:
     from .links import recommended_text
 
     advice = {k: v for k, v in result.items() if k not in ("link", "console_link")}
-    st = {"kind": "advice", "subject": f"{result['mechanism_label']}: {result['risk']['text']}",
-          "unit_of_privacy": "one person's record (one row of the data the release reads)",
-          "neighbour_relation": result.get("neighbour_relation", "add/remove one record"),
-          "question": result.get("question"), "inputs": inp, "advice": advice,
-          "decision": {"epsilon": result["epsilon"], "epsilon_text": recommended_text(result),
-                       "delta": result["delta"], "feasible": result["feasible"]},
-          "recompute": "dpcore.advisor.decision.recompute(statement): the advice solved again from its inputs"}
+    st = {
+        "kind": "advice",
+        "subject": f"{result['mechanism_label']}: {result['risk']['text']}",
+        "unit_of_privacy": "one person's record (one row of the data the release reads)",
+        "neighbour_relation": result.get("neighbour_relation", "add/remove one record"),
+        "question": result.get("question"),
+        "inputs": inp,
+        "advice": advice,
+        "decision": {
+            "epsilon": result["epsilon"],
+            "epsilon_text": recommended_text(result),
+            "delta": result["delta"],
+            "feasible": result["feasible"],
+        },
+        "recompute": "dpcore.advisor.decision.recompute(statement): the advice solved again from its inputs",
+    }
     st["words"] = words(st)
     return st
 
@@ -142,11 +208,15 @@ def _at_recorded_setting(advice: dict) -> dict:
     risk = RiskLimit(r["kind"], r["limit"], r.get("at")).checked()
     nm, q, t, d = advice["noise_multiplier"], advice["sample_rate"], advice["steps"], advice["delta"]
     eps = accounting.pld_epsilon(nm, q, t, d)
-    again = {**advice, "epsilon": eps,
-             "achieved": {**advice.get("achieved", {}),
-                          ("tpr_at_fpr" if risk.kind == "tpr" else risk.kind): dpsgd_risk(nm, q, t, risk, d)},
-             "privacy_loss_tail": {**advice.get("privacy_loss_tail", {}),
-                                   "probability": dpsgd_loss_tail(nm, q, t, eps)}}
+    again = {
+        **advice,
+        "epsilon": eps,
+        "achieved": {
+            **advice.get("achieved", {}),
+            ("tpr_at_fpr" if risk.kind == "tpr" else risk.kind): dpsgd_risk(nm, q, t, risk, d),
+        },
+        "privacy_loss_tail": {**advice.get("privacy_loss_tail", {}), "probability": dpsgd_loss_tail(nm, q, t, eps)},
+    }
     return again
 
 
@@ -161,20 +231,31 @@ def words(st: dict) -> list[str]:
     util = a.get("utility")
     if util:
         out.append(f"Utility target: {util['text']}.")
-    setting = (f"Gaussian noise σ = {a['sigma']:.4g} for sensitivity Δ = {a['sensitivity']:g}" if a["mechanism"] == "gaussian"
-               else f"Laplace noise b = {a['scale_b']:.4g} for sensitivity Δ = {a['sensitivity']:g}" if a["mechanism"] == "laplace"
-               else f"DP-SGD noise multiplier {a['noise_multiplier']:.4g} at sample rate q = {a['sample_rate']:g} for "
-                    f"{a['steps']} steps")
+    setting = (
+        f"Gaussian noise σ = {a['sigma']:.4g} for sensitivity Δ = {a['sensitivity']:g}"
+        if a["mechanism"] == "gaussian"
+        else f"Laplace noise b = {a['scale_b']:.4g} for sensitivity Δ = {a['sensitivity']:g}"
+        if a["mechanism"] == "laplace"
+        else f"DP-SGD noise multiplier {a['noise_multiplier']:.4g} at sample rate q = {a['sample_rate']:g} for "
+        f"{a['steps']} steps"
+    )
     lo, hi = a["epsilon_range"]
     if a["feasible"]:
-        span = f"every ε from {claims.up(lo)} to {claims.down(hi)} meets both" if lo else \
-            f"every ε up to {claims.down(hi)} keeps the limit"
-        out.append(f"Decision: ε = {eps_text}{at_delta}, with {setting} ({span}; the most private that meets the "
-                   "target is chosen).")
+        span = (
+            f"every ε from {claims.up(lo)} to {claims.down(hi)} meets both"
+            if lo
+            else f"every ε up to {claims.down(hi)} keeps the limit"
+        )
+        out.append(
+            f"Decision: ε = {eps_text}{at_delta}, with {setting} ({span}; the most private that meets the "
+            "target is chosen)."
+        )
     else:
         c = a.get("conflict") or {}
-        out.append(f"Decision: no ε meets both — {c.get('text', 'the two conflict')}. The advice keeps the risk limit: "
-                   f"ε = {eps_text}{at_delta}, with {setting}.")
+        out.append(
+            f"Decision: no ε meets both — {c.get('text', 'the two conflict')}. The advice keeps the risk limit: "
+            f"ε = {eps_text}{at_delta}, with {setting}."
+        )
         out += [f"To reconcile: {o['text']}." for o in c.get("reconcile") or []]
     ach = a.get("achieved") or {}
     key = "tpr_at_fpr" if a["risk"]["kind"] == "tpr" else a["risk"]["kind"]
@@ -191,10 +272,14 @@ def words(st: dict) -> list[str]:
         out.append(f"With δ > 0 the readings of ε fail on rare outputs: {tail['text']}.")
     if util and ach.get("within") is not None:
         conf = a["utility"].get("confidence", 0.95)
-        out.append(f"Expected error: within ±{claims.up(ach['within'], 4)} with probability {conf:.0%}; it misses with "
-                   f"probability {1 - conf:.0%}.")
+        out.append(
+            f"Expected error: within ±{claims.up(ach['within'], 4)} with probability {conf:.0%}; it misses with "
+            f"probability {1 - conf:.0%}."
+        )
     if util and util.get("kind") == "accuracy" and util.get("accuracy_lower") is not None:
-        out.append(f"Expected accuracy: at least {util['accuracy_lower']:.1%} (the lower end of the sweep's spread "
-                   "over seeds, a diagnostic on private test rows).")
+        out.append(
+            f"Expected accuracy: at least {util['accuracy_lower']:.1%} (the lower end of the sweep's spread "
+            "over seeds, a diagnostic on private test rows)."
+        )
     out.append("Every figure here is recomputed from the recorded inputs by python -m dpcore statement --verify FILE.")
     return out

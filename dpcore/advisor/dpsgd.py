@@ -20,13 +20,14 @@ NM_MIN, NM_MAX = 0.2, 200.0
 NM_RTOL = 2e-3
 
 
-def dpsgd_risk(noise_multiplier: float, sample_rate: float, steps: int, risk: RiskLimit, delta: float, *,
-               coarse: bool = False) -> float:
+def dpsgd_risk(
+    noise_multiplier: float, sample_rate: float, steps: int, risk: RiskLimit, delta: float, *, coarse: bool = False
+) -> float:
     """The attack quantity a risk limit bounds, for DP-SGD, from the PLD (an upper bound): the worst-case TPR at
     α, the advantage δ(0), or the posterior bound at the ε of δ. ``coarse``: the fast coarse PLD (for searching;
     also an upper bound)."""
-    from ..training import accounting
     from ..attacks.audit import roc_from_privacy_profile
+    from ..training import accounting
 
     eps, dl = accounting.privacy_profile(noise_multiplier, sample_rate, steps, coarse=coarse)
     if risk.kind == "posterior":
@@ -82,8 +83,7 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
     # Gaussian DP by the CLT: μ ≈ q·√(T(e^{1/σ²} − 1)); the posterior limit via its ε at δ
     target = (gaussian_mu_max(risk, delta) / (sample_rate * math.sqrt(steps))) ** 2
     # a limit so strict that μ is ~0 (advantage 1e-300) starts at the top: the search then says no σ meets it
-    guess = (min(max(1 / math.sqrt(math.log1p(target)), NM_MIN * 1.01), NM_MAX / 1.01) if target > 0
-             else NM_MAX / 1.01)
+    guess = min(max(1 / math.sqrt(math.log1p(target)), NM_MIN * 1.01), NM_MAX / 1.01) if target > 0 else NM_MAX / 1.01
     # 1. bracket: lo breaks the limit, hi meets it
     lo = hi = None
     x, fx = guess, f(guess)
@@ -102,9 +102,11 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
         if up and x >= NM_MAX:
             x = NM_MAX
             if f(x) > 0:
-                raise DPError(f"even noise multiplier {NM_MAX:g} does not meet {risk.text()} with {steps} steps at "
-                              f"sample rate {sample_rate:g}; train fewer steps or with smaller batches, or weaken "
-                              "the limit")
+                raise DPError(
+                    f"even noise multiplier {NM_MAX:g} does not meet {risk.text()} with {steps} steps at "
+                    f"sample rate {sample_rate:g}; train fewer steps or with smaller batches, or weaken "
+                    "the limit"
+                )
         if not up and x <= NM_MIN:
             x = NM_MIN
             if f(x) <= 0:
@@ -163,8 +165,10 @@ def sweep_curve(sweep_id: str, sample_rate=None, steps=None, caller=None) -> dic
             continue
         groups.setdefault(float(p.get("target_epsilon", p["epsilon"])), []).append(p)
     if not groups:
-        raise DPError(f"sweep {sweep_id!r} has no DP-SGD points with a noise multiplier (diffprivlib models "
-                      "cannot be advised from here)")
+        raise DPError(
+            f"sweep {sweep_id!r} has no DP-SGD points with a noise multiplier (diffprivlib models "
+            "cannot be advised from here)"
+        )
     pairs = sorted((float(p["sample_rate"]), int(p["steps"])) for ps in groups.values() for p in ps)
     q_lo, q_hi = pairs[0][0], pairs[-1][0]
     t_lo, t_hi = min(t for _, t in pairs), max(t for _, t in pairs)
@@ -175,9 +179,11 @@ def sweep_curve(sweep_id: str, sample_rate=None, steps=None, caller=None) -> dic
         if q is None or t is None or not (q_lo * (1 - 1e-9) <= q <= q_hi * (1 + 1e-9)) or not (t_lo <= t <= t_hi):
             span_q = f"{q_lo:g}" if q_lo == q_hi else f"{q_lo:g}–{q_hi:g}"
             span_t = f"{t_lo}" if t_lo == t_hi else f"{t_lo}–{t_hi}"
-            raise DPError(f"sweep {sweep_id} was trained at sample rate {span_q} for {span_t} steps; its accuracy "
-                          "says nothing about other settings: drop --sample-rate/--steps or give both within "
-                          "those ranges")
+            raise DPError(
+                f"sweep {sweep_id} was trained at sample rate {span_q} for {span_t} steps; its accuracy "
+                "says nothing about other settings: drop --sample-rate/--steps or give both within "
+                "those ranges"
+            )
         how = "the sample rate and steps you gave (within the sweep's range)"
     else:
         q, t = pairs[(len(pairs) - 1) // 2]  # a pair some seed really trained with
@@ -191,20 +197,40 @@ def sweep_curve(sweep_id: str, sample_rate=None, steps=None, caller=None) -> dic
         lower = float(min(acc.min(), acc.mean() - sd))
         d = float(ps[0].get("delta") or delta)
         nm, _ = accounting.calibrate_noise(eps, d, q, t)
-        rows.append({"epsilon": eps, "seeds": int(acc.size), "accuracy_mean": float(acc.mean()), "accuracy_sd": sd,
-                     "accuracy_lower": lower, "noise_multiplier": float(nm),
-                     "sweep_noise_multipliers": sorted(float(p["noise_multiplier"]) for p in ps),
-                     "sample_rate": q, "steps": t, "delta": d})
+        rows.append(
+            {
+                "epsilon": eps,
+                "seeds": int(acc.size),
+                "accuracy_mean": float(acc.mean()),
+                "accuracy_sd": sd,
+                "accuracy_lower": lower,
+                "noise_multiplier": float(nm),
+                "sweep_noise_multipliers": sorted(float(p["noise_multiplier"]) for p in ps),
+                "sample_rate": q,
+                "steps": t,
+                "delta": d,
+            }
+        )
     note = None
     if q_lo != q_hi or t_lo != t_hi:
-        note = (f"the sweep's seeds trained at sample rates {q_lo:g}–{q_hi:g} and {t_lo}–{t_hi} steps (canary "
-                f"coins change the row count); advice is for q = {q:g}, T = {t} ({how}), each ε's noise multiplier "
-                "recalibrated for that q and T")
-    n_size = max(len(result.get("size_control") or []),  # stored apart once done; among points while running
-                 sum(1 for p in result["points"] if float(p.get("train_fraction", 1.0)) < 1.0))
-    return {"id": sweep_id, "name": rec.get("name"), "rows": rows, "sample_rate": q, "steps": t,
-            "note": note, "size_control_left_out": n_size}
-
+        note = (
+            f"the sweep's seeds trained at sample rates {q_lo:g}–{q_hi:g} and {t_lo}–{t_hi} steps (canary "
+            f"coins change the row count); advice is for q = {q:g}, T = {t} ({how}), each ε's noise multiplier "
+            "recalibrated for that q and T"
+        )
+    n_size = max(
+        len(result.get("size_control") or []),  # stored apart once done; among points while running
+        sum(1 for p in result["points"] if float(p.get("train_fraction", 1.0)) < 1.0),
+    )
+    return {
+        "id": sweep_id,
+        "name": rec.get("name"),
+        "rows": rows,
+        "sample_rate": q,
+        "steps": t,
+        "note": note,
+        "size_control_left_out": n_size,
+    }
 
 
 def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
@@ -215,20 +241,30 @@ def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
         curve = sweep_curve(utility.sweep, sample_rate, steps, utility.caller)
         sample_rate, steps = curve["sample_rate"], curve["steps"]
     if sample_rate is None or steps is None:
-        raise DPError("DP-SGD needs its sample rate q (--sample-rate, batch size / rows) and number of steps "
-                      "(--steps, epochs / q)")
+        raise DPError(
+            "DP-SGD needs its sample rate q (--sample-rate, batch size / rows) and number of steps "
+            "(--steps, epochs / q)"
+        )
     try:
         q = float(sample_rate)
     except (TypeError, ValueError):
-        raise DPError(f"sample rate must be a number in [{limits.ADVISOR_SAMPLE_RATE_MIN:g}, 1], got "
-                      f"{sample_rate!r}; it is batch size / rows") from None
+        raise DPError(
+            f"sample rate must be a number in [{limits.ADVISOR_SAMPLE_RATE_MIN:g}, 1], got "
+            f"{sample_rate!r}; it is batch size / rows"
+        ) from None
     if not (limits.ADVISOR_SAMPLE_RATE_MIN <= q <= 1):
-        raise DPError(f"sample rate must be in [{limits.ADVISOR_SAMPLE_RATE_MIN:g}, 1], got {sample_rate!r}; it is "
-                      "batch size / rows (e.g. 64 / 10,000 = 0.0064)")
+        raise DPError(
+            f"sample rate must be in [{limits.ADVISOR_SAMPLE_RATE_MIN:g}, 1], got {sample_rate!r}; it is "
+            "batch size / rows (e.g. 64 / 10,000 = 0.0064)"
+        )
     t = limits.check_int_range(steps, 1, limits.ADVISOR_MAX_STEPS, "steps")
-    out.update(sample_rate=q, steps=t, neighbour_relation="add/remove one record",
-               question=question("add/remove one record"),
-               sampling="Poisson sampling with rate q (as Opacus's DPDataLoader)")
+    out.update(
+        sample_rate=q,
+        steps=t,
+        neighbour_relation="add/remove one record",
+        question=question("add/remove one record"),
+        sampling="Poisson sampling with rate q (as Opacus's DPDataLoader)",
+    )
     nm_min = solve_noise_multiplier(risk, q, t, d)
     e_max = accounting.pld_epsilon(nm_min, q, t, d)
     out["risk"].update(epsilon_max=e_max, noise_multiplier_min=nm_min)
@@ -236,26 +272,42 @@ def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
     e_min = None
     if curve is not None:
         good = [r for r in curve["rows"] if r["accuracy_lower"] >= utility.accuracy]
-        out["utility"].update(sweep=curve["id"], sweep_name=curve["name"], accuracy=utility.accuracy,
-                              curve=[{k: r[k] for k in ("epsilon", "seeds", "accuracy_mean", "accuracy_sd",
-                                                        "accuracy_lower", "noise_multiplier")}
-                                     for r in curve["rows"]],
-                              spread="lower end = min over seeds and mean − sd")
+        out["utility"].update(
+            sweep=curve["id"],
+            sweep_name=curve["name"],
+            accuracy=utility.accuracy,
+            curve=[
+                {
+                    k: r[k]
+                    for k in ("epsilon", "seeds", "accuracy_mean", "accuracy_sd", "accuracy_lower", "noise_multiplier")
+                }
+                for r in curve["rows"]
+            ],
+            spread="lower end = min over seeds and mean − sd",
+        )
         if curve["note"]:
             out["notes"].append(curve["note"])
         if curve["size_control_left_out"]:
-            out["notes"].append(f"{curve['size_control_left_out']} size-control points (fewer rows) left out: they "
-                                "answer how accuracy changes with data, not with ε")
+            out["notes"].append(
+                f"{curve['size_control_left_out']} size-control points (fewer rows) left out: they "
+                "answer how accuracy changes with data, not with ε"
+            )
         if not good:
             best = max(curve["rows"], key=lambda r: r["accuracy_lower"])
-            raise DPError(f"no point of sweep {curve['id']} reaches accuracy {utility.accuracy:g} at the lower end "
-                          f"of its spread (best: {best['accuracy_lower']:.3f} at ε = {best['epsilon']:g}); lower the "
-                          "target, or sweep larger ε, more rows or more epochs")
+            raise DPError(
+                f"no point of sweep {curve['id']} reaches accuracy {utility.accuracy:g} at the lower end "
+                f"of its spread (best: {best['accuracy_lower']:.3f} at ε = {best['epsilon']:g}); lower the "
+                "target, or sweep larger ε, more rows or more epochs"
+            )
         pick = max(good, key=lambda r: r["noise_multiplier"])  # the most noise that still meets the target
         nm_max = pick["noise_multiplier"]
         e_min = accounting.pld_epsilon(nm_max, q, t, d)
-        out["utility"].update(epsilon_min=e_min, noise_multiplier_max=nm_max, at_sweep_epsilon=pick["epsilon"],
-                              accuracy_lower=pick["accuracy_lower"])
+        out["utility"].update(
+            epsilon_min=e_min,
+            noise_multiplier_max=nm_max,
+            at_sweep_epsilon=pick["epsilon"],
+            accuracy_lower=pick["accuracy_lower"],
+        )
         out["noise_multiplier_range"] = [nm_min, nm_max]
     set_range(out, e_min, e_max)
     if curve is not None:
@@ -269,26 +321,47 @@ def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
     if risk.kind == "posterior":
         ach["posterior_fails_with"] = tail
     out["privacy_loss_tail"] = loss_tail_entry(eps, d, tail, at_most=True)
-    out.update(epsilon=eps, noise_multiplier=nm, achieved=ach,
-               mu_clt=gdp_mu(nm, q, t))
-    out["notes"].append("the advice's JSON also gives mu_clt: μ of Gaussian DP by the central limit theorem (Bu et "
-                        "al. 2020), an estimate, not a bound")
+    out.update(epsilon=eps, noise_multiplier=nm, achieved=ach, mu_clt=gdp_mu(nm, q, t))
+    out["notes"].append(
+        "the advice's JSON also gives mu_clt: μ of Gaussian DP by the central limit theorem (Bu et "
+        "al. 2020), an estimate, not a bound"
+    )
     if not out["feasible"]:
         ratio = e_min / e_max
         at = dpsgd_risk(nm_max, q, t, risk, d)
         best_ok = [r for r in curve["rows"] if r["noise_multiplier"] >= nm_min]
-        opts = [{"kind": "weaker_limit", "value": at,
-                 "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {claims.up(at)}"}]
+        opts = [
+            {
+                "kind": "weaker_limit",
+                "value": at,
+                "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {claims.up(at)}",
+            }
+        ]
         if best_ok:
             r = max(best_ok, key=lambda r: r["accuracy_lower"])
-            opts.append({"kind": "lower_target", "accuracy": r["accuracy_lower"],
-                         "text": f"accept accuracy {r['accuracy_lower']:.3f} (sweep point ε = {r['epsilon']:g}, "
-                                 "lower end of its spread)"})
-        opts.append({"kind": "more_rows", "text": "train on more rows: the same noise multiplier and steps then "
-                     "cost less accuracy (sweep again with more training rows to measure how much)"})
-        out["conflict"] = {"epsilon_needed_by_utility": e_min, "epsilon_allowed_by_risk": e_max, "ratio": ratio,
-                           "text": f"the accuracy target needs ε ≥ {claims.up(e_min)} but the risk limit allows at most "
-                                   f"ε ≤ {claims.down(e_max)} ({ratio:.2g}× apart)", "reconcile": opts}
+            opts.append(
+                {
+                    "kind": "lower_target",
+                    "accuracy": r["accuracy_lower"],
+                    "text": f"accept accuracy {r['accuracy_lower']:.3f} (sweep point ε = {r['epsilon']:g}, "
+                    "lower end of its spread)",
+                }
+            )
+        opts.append(
+            {
+                "kind": "more_rows",
+                "text": "train on more rows: the same noise multiplier and steps then "
+                "cost less accuracy (sweep again with more training rows to measure how much)",
+            }
+        )
+        out["conflict"] = {
+            "epsilon_needed_by_utility": e_min,
+            "epsilon_allowed_by_risk": e_max,
+            "ratio": ratio,
+            "text": f"the accuracy target needs ε ≥ {claims.up(e_min)} but the risk limit allows at most "
+            f"ε ≤ {claims.down(e_max)} ({ratio:.2g}× apart)",
+            "reconcile": opts,
+        }
     return out
 
 

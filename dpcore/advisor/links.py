@@ -24,11 +24,12 @@ def _risk(result: dict) -> RiskLimit:
 
 #: The grid steps of a SUM or MEAN whose bounds the link does not carry: the release grid gives any spread 10⁶ to
 #: 10⁷ steps (dpcore.noise.grid), and at that σ the discrete Gaussian is the continuous one to within e^(−2π²σ²).
-_UNKNOWN_STEPS = 10 ** 6
+_UNKNOWN_STEPS = 10**6
 
 
-def release_parts(epsilon: float, delta: float, *, kind: str = "count", bounds=None,
-                  replace_one: bool = False) -> list[tuple[float, int]]:
+def release_parts(
+    epsilon: float, delta: float, *, kind: str = "count", bounds=None, replace_one: bool = False
+) -> list[tuple[float, int]]:
     """The discrete-Gaussian releases one record moves when the noise page or the console answers at (ε, δ), as
     [(σ, shift in whole steps)] — σ exactly as the release calibrates it (:class:`dpcore.noise.mechanisms.DiscreteGaussian`):
     a count, K = 1; a SUM on its grid, K = max(|r(lo)|, |r(hi)|); the console's MEAN without a public n, a centred sum
@@ -41,8 +42,11 @@ def release_parts(epsilon: float, delta: float, *, kind: str = "count", bounds=N
         return DiscreteGaussian(epsilon=e, delta=d, sensitivity=k).scale
 
     if kind == "sum":
-        k = _UNKNOWN_STEPS if not bounds else release_grid.bounded_sum_k(
-            release_grid.for_sensitivity(max(abs(bounds[0]), abs(bounds[1]))), *bounds)
+        k = (
+            _UNKNOWN_STEPS
+            if not bounds
+            else release_grid.bounded_sum_k(release_grid.for_sensitivity(max(abs(bounds[0]), abs(bounds[1]))), *bounds)
+        )
         return [(sigma(epsilon, delta, k), k)]
     if kind == "mean":
         if bounds:
@@ -59,8 +63,9 @@ def release_parts(epsilon: float, delta: float, *, kind: str = "count", bounds=N
     return [(sigma(epsilon, delta, 1), 1)]
 
 
-def link_risk(result: dict, mechanism: str, epsilon: float, delta: float | None, *, kind: str = "count",
-              bounds=None) -> float:
+def link_risk(
+    result: dict, mechanism: str, epsilon: float, delta: float | None, *, kind: str = "count", bounds=None
+) -> float:
     """The attack quantity the advice's risk limit bounds (TPR at its FPR, advantage, or posterior), recomputed at a
     link's setting for the release that page makes (``kind`` count, sum or the console's mean, with its ``bounds``),
     under the advice's own neighbour relation. Gaussian releases are whole numbers plus discrete Gaussian noise,
@@ -98,13 +103,22 @@ def page_link(result: dict) -> dict:
     if mech == "dpsgd":
         from .dpsgd import dpsgd_risk
 
-        value = dpsgd_risk(result["noise_multiplier"], result["sample_rate"], result["steps"], _risk(result),
-                           result["delta"])
-        return {"page": "pages/training.py", "label": "Open DP training with this noise multiplier",
-                "params": {},
-                "state": {"tr_privacy_mode": "noise multiplier σ", "tr_sigma": float(result["noise_multiplier"]),
-                          "tr_delta": float(result["delta"])},
-                "risk": value, "keeps_risk": _keeps(result, value), "meets_utility": bool(result["feasible"])}
+        value = dpsgd_risk(
+            result["noise_multiplier"], result["sample_rate"], result["steps"], _risk(result), result["delta"]
+        )
+        return {
+            "page": "pages/training.py",
+            "label": "Open DP training with this noise multiplier",
+            "params": {},
+            "state": {
+                "tr_privacy_mode": "noise multiplier σ",
+                "tr_sigma": float(result["noise_multiplier"]),
+                "tr_delta": float(result["delta"]),
+            },
+            "risk": value,
+            "keeps_risk": _keeps(result, value),
+            "meets_utility": bool(result["feasible"]),
+        }
     from ..noise.view import DELTA_GRID, EPSILON_GRID
 
     # δ: the slider's largest value not above the advice's (a larger δ at the same ε is less noise); ε: the
@@ -124,11 +138,25 @@ def page_link(result: dict) -> dict:
     if (result.get("utility") or {}).get("kind") == "count":
         params["noise_query"] = "count"
     rec = claims.rounded(result["epsilon"], up=False)
-    what = (f"ε = {eps:g}" + (f", δ = {claims.delta(delta)}" if delta is not None else "")
-            # not "its slider's nearest": the default 0.71 opens at 1 while 0.7 is nearer (and misses the target)
-            + ("" if abs(eps - rec) <= 1e-9 * rec else f" (the recommended {recommended_text(result)} is not on its slider)"))
-    return {"page": "pages/noise.py", "label": f"Open the noise page at {what}", "params": params, "state": {},
-            "risk": value, "keeps_risk": _keeps(result, value), "meets_utility": meets}
+    what = (
+        f"ε = {eps:g}"
+        + (f", δ = {claims.delta(delta)}" if delta is not None else "")
+        # not "its slider's nearest": the default 0.71 opens at 1 while 0.7 is nearer (and misses the target)
+        + (
+            ""
+            if abs(eps - rec) <= 1e-9 * rec
+            else f" (the recommended {recommended_text(result)} is not on its slider)"
+        )
+    )
+    return {
+        "page": "pages/noise.py",
+        "label": f"Open the noise page at {what}",
+        "params": params,
+        "state": {},
+        "risk": value,
+        "keeps_risk": _keeps(result, value),
+        "meets_utility": meets,
+    }
 
 
 def recommended_text(result: dict) -> str:
@@ -184,16 +212,28 @@ def console_link(result: dict) -> dict | None:
     if util.get("bounds") and kind in ("sum", "mean"):
         params["qc_lo"], params["qc_hi"] = util["bounds"]
     if kind == "mean":
-        notes.append("The console's MEAN divides a noisy sum by a noisy count (ε and δ split in two), so its error "
-                     "is larger than this advice's public-n mean; its ε here is chosen so that the risk limit, "
-                     "recomputed for that release, still holds.")
+        notes.append(
+            "The console's MEAN divides a noisy sum by a noisy count (ε and δ split in two), so its error "
+            "is larger than this advice's public-n mean; its ε here is chosen so that the risk limit, "
+            "recomputed for that release, still holds."
+        )
     if kind in ("sum", "mean"):
         notes.append("Choose the column these public bounds are for in the console (the bounds travel in the link).")
     if d_link is not None and d_link != result["delta"]:
-        notes.append(f"The console's δ choices go up to {claims.delta(max(CONSOLE_DELTAS))}: the link uses δ = "
-                     f"{claims.delta(d_link)} (below the advised δ), and the risk limit holds there too.")
+        notes.append(
+            f"The console's δ choices go up to {claims.delta(max(CONSOLE_DELTAS))}: the link uses δ = "
+            f"{claims.delta(d_link)} (below the advised δ), and the risk limit holds there too."
+        )
     meets = False if split else _meets(result, mech, eps, d_link)
     label = f"Open the query console: {kind.upper()} at ε = {eps:g}" + (
-        f", δ = {claims.delta(d_link)}" if d_link is not None else "")
-    return {"page": "pages/query_console.py", "label": label, "params": params, "notes": notes, "risk": value,
-            "keeps_risk": _keeps(result, value), "meets_utility": meets}
+        f", δ = {claims.delta(d_link)}" if d_link is not None else ""
+    )
+    return {
+        "page": "pages/query_console.py",
+        "label": label,
+        "params": params,
+        "notes": notes,
+        "risk": value,
+        "keeps_risk": _keeps(result, value),
+        "meets_utility": meets,
+    }

@@ -9,6 +9,7 @@ import math
 from ..noise.calibration import gaussian_epsilon
 from .targets import RiskLimit
 
+
 def _ndtr(x):
     from scipy.special import ndtr
 
@@ -19,7 +20,6 @@ def _ndtri(x):
     from scipy.special import ndtri
 
     return ndtri(x)
-
 
 
 def gaussian_advantage(mu: float) -> float:
@@ -72,7 +72,6 @@ def gaussian_loss_tail(sigma: float, epsilon: float, sensitivity: float = 1.0) -
     return float(_ndtr(mu / 2 - epsilon / mu))
 
 
-
 def conf_z(conf: float) -> float:
     return float(_ndtri((1 + conf) / 2))
 
@@ -82,9 +81,11 @@ def laplace_k(epsilon: float, sens: float, conf: float) -> float:
 
 
 def achieved_pure(eps, risk, utility, sens):
-    a = {"tpr_at_fpr" if risk.kind == "tpr" else risk.kind:
-         pure_tpr(eps, risk.at) if risk.kind == "tpr" else
-         (pure_advantage(eps) if risk.kind == "advantage" else pure_posterior(eps, risk.at))}
+    a = {
+        "tpr_at_fpr" if risk.kind == "tpr" else risk.kind: pure_tpr(eps, risk.at)
+        if risk.kind == "tpr"
+        else (pure_advantage(eps) if risk.kind == "advantage" else pure_posterior(eps, risk.at))
+    }
     if utility is not None:
         a["within"] = laplace_k(eps, sens, utility.confidence)
     return a
@@ -124,8 +125,9 @@ def discrete_gaussian_risk(risk: RiskLimit, parts, delta: float, epsilon_max: fl
     if risk.kind == "posterior" and len(parts) == 1:
         from ..noise.discrete import epsilon_at
 
-        return {"posterior": pure_posterior(max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12),
-                                            risk.at)}
+        return {
+            "posterior": pure_posterior(max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12), risk.at)
+        }
     if risk.kind == "posterior":
         lo, hi = 0.0, max(float(epsilon_max), 1e-9)
         if d(lo) <= delta:

@@ -27,9 +27,6 @@ are and what would reconcile them, with numbers. Every ε returned is an upper b
 
 from __future__ import annotations
 
-
-from __future__ import annotations
-
 import math
 
 import numpy as np
@@ -38,12 +35,32 @@ from .. import claims, limits
 from ..errors import DPError
 from ..noise.calibration import gaussian_epsilon
 from ..validation import check_delta, check_sensitivity
-from .risk import (_ndtr, _ndtri, achieved_pure, conf_z, gaussian_advantage, gaussian_loss_tail, gaussian_mu_max,
-                   laplace_k, pure_epsilon_max, pure_posterior, risk_at)
+from .risk import (
+    _ndtr,
+    _ndtri,
+    achieved_pure,
+    conf_z,
+    gaussian_advantage,
+    gaussian_loss_tail,
+    gaussian_mu_max,
+    laplace_k,
+    pure_epsilon_max,
+    pure_posterior,
+    risk_at,
+)
 from .targets import DEFAULT_DELTA, MECHANISM_LABELS, MECHANISMS, RiskLimit, UtilityTarget
 
-def advise(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None, *, delta: float | None = None,
-           sensitivity: float | None = None, sample_rate: float | None = None, steps: int | None = None) -> dict:
+
+def advise(
+    mechanism: str,
+    risk: RiskLimit,
+    utility: UtilityTarget | None = None,
+    *,
+    delta: float | None = None,
+    sensitivity: float | None = None,
+    sample_rate: float | None = None,
+    steps: int | None = None,
+) -> dict:
     """Solve ``risk`` and ``utility`` for ``mechanism``; see the module docstring. Returns a JSON-able dict with
     at least ``epsilon`` (at ``delta``), ``epsilon_range``, ``feasible``, and ``sigma`` (Gaussian), ``scale_b``
     (Laplace) or ``noise_multiplier`` (DP-SGD)."""
@@ -57,34 +74,53 @@ def advise(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None
     else:
         d = check_delta(DEFAULT_DELTA if delta is None else delta)
     if utility is not None and (utility.kind == "accuracy") != (mech == "dpsgd"):
-        raise DPError("an accuracy target goes with --mechanism dpsgd (read from a stored sweep); COUNT/SUM/MEAN "
-                      "targets go with gaussian or laplace")
-    out = {"mechanism": mech, "mechanism_label": MECHANISM_LABELS[mech], "delta": d,
-           "risk": {"kind": risk.kind, "limit": risk.value, "at": risk.at, "text": risk.text()},
-           "utility": None if utility is None else {
-               "kind": utility.kind, "text": utility.text(), "n": utility.n,
-               "bounds": None if utility.bounds is None else [float(b) for b in utility.bounds]},
-           "accountant": {"gaussian": "exact Gaussian trade-off (Balle & Wang 2018; Dong, Roth & Su 2019)",
-                          "laplace": "pure ε-DP trade-off (Kairouz et al. 2015)",
-                          "dpsgd": "dp_accounting PLD (pessimistic: an upper bound)"}[mech],
-           "notes": []}
+        raise DPError(
+            "an accuracy target goes with --mechanism dpsgd (read from a stored sweep); COUNT/SUM/MEAN "
+            "targets go with gaussian or laplace"
+        )
+    out = {
+        "mechanism": mech,
+        "mechanism_label": MECHANISM_LABELS[mech],
+        "delta": d,
+        "risk": {"kind": risk.kind, "limit": risk.value, "at": risk.at, "text": risk.text()},
+        "utility": None
+        if utility is None
+        else {
+            "kind": utility.kind,
+            "text": utility.text(),
+            "n": utility.n,
+            "bounds": None if utility.bounds is None else [float(b) for b in utility.bounds],
+        },
+        "accountant": {
+            "gaussian": "exact Gaussian trade-off (Balle & Wang 2018; Dong, Roth & Su 2019)",
+            "laplace": "pure ε-DP trade-off (Kairouz et al. 2015)",
+            "dpsgd": "dp_accounting PLD (pessimistic: an upper bound)",
+        }[mech],
+        "notes": [],
+    }
     if mech == "dpsgd":
         from .dpsgd import advise_dpsgd
 
         return advise_dpsgd(out, risk, utility, d, sample_rate, steps)
     if utility is not None:
         sens = utility.sensitivity if sensitivity is None else check_sensitivity(sensitivity)
-        if sensitivity is not None and abs(sens - utility.sensitivity) > 1e-12 * max(sens, 1) and (
-                utility.bounds is not None or utility.kind == "count"):
-            raise DPError(f"--sensitivity {sens:g} disagrees with the query's own Δ = {utility.sensitivity:g}; "
-                          "drop one of them")
+        if (
+            sensitivity is not None
+            and abs(sens - utility.sensitivity) > 1e-12 * max(sens, 1)
+            and (utility.bounds is not None or utility.kind == "count")
+        ):
+            raise DPError(
+                f"--sensitivity {sens:g} disagrees with the query's own Δ = {utility.sensitivity:g}; drop one of them"
+            )
     else:
         sens = check_sensitivity(1.0 if sensitivity is None else sensitivity)
     if sens == 0:
         raise DPError("sensitivity Δ is 0: no noise is needed, nothing to advise; give the query's Δ (count: 1)")
     if sens > limits.RELEASE_MAGNITUDE_MAX:
-        raise DPError(f"sensitivity Δ must be at most {limits.RELEASE_MAGNITUDE_MAX:g}, got {sens:g}; it is how far one "
-                      "record can move the answer")
+        raise DPError(
+            f"sensitivity Δ must be at most {limits.RELEASE_MAGNITUDE_MAX:g}, got {sens:g}; it is how far one "
+            "record can move the answer"
+        )
     out["sensitivity"] = sens
     out["neighbour_relation"] = utility.neighbour_relation() if utility is not None else "add/remove one record"
     out["question"] = question(out["neighbour_relation"])
@@ -96,20 +132,27 @@ def advise(mechanism: str, risk: RiskLimit, utility: UtilityTarget | None = None
 def question(relation: str) -> str:
     """What the risk limit is about, for the neighbour relation it is stated under."""
     if str(relation).startswith("replace"):
-        return ("which of two values one person's record holds, for a person known to be in the data (replace one "
-                "record; n public)")
+        return (
+            "which of two values one person's record holds, for a person known to be in the data (replace one "
+            "record; n public)"
+        )
     return "whether one person's record is in the data (add or remove one record)"
 
 
 def loss_tail_entry(epsilon: float, delta: float, probability: float, *, at_most: bool = False) -> dict:
     """P[privacy loss > ε] at the stated ε and δ (``at_most``: an upper bound on it): where the posterior reading
     of ε fails. It is not δ."""
-    return {"epsilon": float(epsilon), "delta": float(delta), "probability": float(probability),
-            "times_delta": float(probability / delta) if delta else None, "upper_bound": bool(at_most),
-            "text": f"the privacy loss exceeds ε = {claims.up(epsilon)} with probability "
-                    f"{'at most ' if at_most else ''}{claims.up(probability, 2)}"
-                    + (f" ({probability / delta:,.0f} × δ)" if delta else "")
-                    + ": on those outputs the posterior reading of ε fails (δ is not this probability)"}
+    return {
+        "epsilon": float(epsilon),
+        "delta": float(delta),
+        "probability": float(probability),
+        "times_delta": float(probability / delta) if delta else None,
+        "upper_bound": bool(at_most),
+        "text": f"the privacy loss exceeds ε = {claims.up(epsilon)} with probability "
+        f"{'at most ' if at_most else ''}{claims.up(probability, 2)}"
+        + (f" ({probability / delta:,.0f} × δ)" if delta else "")
+        + ": on those outputs the posterior reading of ε fails (δ is not this probability)",
+    }
 
 
 #: μ = Δ/σ of a Gaussian release whose ε lies within the app's range at any δ it offers: below MU_MIN ε < 1e-6,
@@ -122,19 +165,25 @@ def check_range(e_min, e_max, utility=None, risk=None) -> None:
     :data:`~dpcore.limits.EPSILON_MAX`), or a message says which side to change (``--within 1e-320`` needed an
     infinite ε, ``--max-advantage 1e-300`` allowed ε = 0 and divided by it)."""
     if e_max is not None and not (math.isfinite(e_max) and e_max >= limits.EPSILON_MIN):
-        raise DPError(f"the risk limit ({risk.text() if risk else 'as given'}) allows ε ≤ {e_max:.3g}, below the "
-                      f"smallest ε the app works with ({limits.EPSILON_MIN:g}): no release here is that private; "
-                      "loosen the limit")
+        raise DPError(
+            f"the risk limit ({risk.text() if risk else 'as given'}) allows ε ≤ {e_max:.3g}, below the "
+            f"smallest ε the app works with ({limits.EPSILON_MIN:g}): no release here is that private; "
+            "loosen the limit"
+        )
     if e_min is None:
         return
     if not math.isfinite(e_min) or e_min > limits.EPSILON_MAX:
-        raise DPError(f"the utility target ({utility.text() if utility else 'as given'}) needs ε ≥ "
-                      f"{'∞' if not math.isfinite(e_min) else f'{e_min:.3g}'}, above the largest ε the app works "
-                      f"with ({limits.EPSILON_MAX:g}): allow a larger error ±k")
+        raise DPError(
+            f"the utility target ({utility.text() if utility else 'as given'}) needs ε ≥ "
+            f"{'∞' if not math.isfinite(e_min) else f'{e_min:.3g}'}, above the largest ε the app works "
+            f"with ({limits.EPSILON_MAX:g}): allow a larger error ±k"
+        )
     if e_min < limits.EPSILON_MIN:
-        raise DPError(f"the utility target ({utility.text() if utility else 'as given'}) is met at every ε from "
-                      f"{limits.EPSILON_MIN:g} on (it needs only ε ≥ {e_min:.3g}): give a tighter ±k, or no "
-                      "utility target")
+        raise DPError(
+            f"the utility target ({utility.text() if utility else 'as given'}) is met at every ε from "
+            f"{limits.EPSILON_MIN:g} on (it needs only ε ≥ {e_min:.3g}): give a tighter ±k, or no "
+            "utility target"
+        )
 
 
 def set_range(out: dict, lo, hi) -> dict:
@@ -172,11 +221,11 @@ def _advise_gaussian(out, risk, utility, sens, d):
     if utility is not None:
         sigma_max = utility.within / conf_z(utility.confidence)
         mu_need = sens / sigma_max if sigma_max > 0 else math.inf
-        e_min = (math.inf if not mu_need < MU_MAX else 0.0 if mu_need < MU_MIN
-                 else gaussian_epsilon(sigma_max, d, sens))
+        e_min = math.inf if not mu_need < MU_MAX else 0.0 if mu_need < MU_MIN else gaussian_epsilon(sigma_max, d, sens)
         check_range(e_min, e_max, utility, risk)
-        out["utility"].update(epsilon_min=e_min, sigma_max=sigma_max, within=utility.within,
-                              confidence=utility.confidence)
+        out["utility"].update(
+            epsilon_min=e_min, sigma_max=sigma_max, within=utility.within, confidence=utility.confidence
+        )
     set_range(out, e_min, e_max)
     if sigma_max is not None:
         out["feasible"] = sigma_min <= sigma_max
@@ -198,8 +247,9 @@ def _advise_gaussian(out, risk, utility, sens, d):
         ach["within"] = conf_z(utility.confidence) * sigma
     out["achieved"] = ach
     if not out["feasible"]:
-        out["conflict"] = _conflict(out, risk, utility, e_min, e_max, sens, "gaussian", sigma_min=sigma_min,
-                                    sigma_max=sigma_max)
+        out["conflict"] = _conflict(
+            out, risk, utility, e_min, e_max, sens, "gaussian", sigma_min=sigma_min, sigma_max=sigma_max
+        )
     return out
 
 
@@ -207,42 +257,74 @@ def _conflict(out, risk, utility, e_min, e_max, sens, mech, *, sigma_min=None, s
     """How far apart the two sides are, and three ways to reconcile them, with numbers."""
     d = out["delta"]
     ratio = e_min / e_max
-    c = {"epsilon_needed_by_utility": e_min, "epsilon_allowed_by_risk": e_max, "ratio": ratio,
-         "text": f"the utility target needs ε ≥ {claims.up(e_min)} but the risk limit allows at most ε ≤ {claims.down(e_max)} "
-                 f"({ratio:.2g}× apart)"}
+    c = {
+        "epsilon_needed_by_utility": e_min,
+        "epsilon_allowed_by_risk": e_max,
+        "ratio": ratio,
+        "text": f"the utility target needs ε ≥ {claims.up(e_min)} but the risk limit allows at most ε ≤ {claims.down(e_max)} "
+        f"({ratio:.2g}× apart)",
+    }
     opts = []
     # 1. a weaker limit: what the attacker gets at the utility's setting
     at = risk_at(mech, e_min if mech == "laplace" else sigma_max, risk, sens, d)
-    (key, val), = [(k, v) for k, v in at.items() if k != "within"][:1]
-    opts.append({"kind": "weaker_limit", key: val,
-                 "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {claims.up(val)}"
-                         + (f" at FPR {risk.at:g}" if risk.kind == "tpr" else "")
-                         + (f" from prior {risk.at:g}" if risk.kind == "posterior" else "")})
+    ((key, val),) = [(k, v) for k, v in at.items() if k != "within"][:1]
+    opts.append(
+        {
+            "kind": "weaker_limit",
+            key: val,
+            "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {claims.up(val)}"
+            + (f" at FPR {risk.at:g}" if risk.kind == "tpr" else "")
+            + (f" from prior {risk.at:g}" if risk.kind == "posterior" else ""),
+        }
+    )
     # 2. a coarser answer: the tolerance reachable at the risk's setting
-    k_at = (laplace_k(e_max, sens, utility.confidence) if mech == "laplace"
-            else conf_z(utility.confidence) * sigma_min)
-    opts.append({"kind": "coarser_answer", "within": k_at,
-                 "text": f"accept a coarser answer: ±{claims.up(k_at, 4)} instead of ±{utility.within:g} "
-                         f"at {utility.confidence:.0%}"})
+    k_at = laplace_k(e_max, sens, utility.confidence) if mech == "laplace" else conf_z(utility.confidence) * sigma_min
+    opts.append(
+        {
+            "kind": "coarser_answer",
+            "within": k_at,
+            "text": f"accept a coarser answer: ±{claims.up(k_at, 4)} instead of ±{utility.within:g} "
+            f"at {utility.confidence:.0%}",
+        }
+    )
     scale = k_at / utility.within  # how much Δ must shrink for the same noise to fit
     if utility.kind == "mean" and utility.n is not None and utility.bounds is not None:
         n_need = math.ceil(utility.n * scale)
-        opts.append({"kind": "more_rows", "n": n_need,
-                     "text": f"more rows: n ≥ {n_need:,} (now {utility.n:,}) gives ±{utility.within:g} within the "
-                             "risk limit"})
+        opts.append(
+            {
+                "kind": "more_rows",
+                "n": n_need,
+                "text": f"more rows: n ≥ {n_need:,} (now {utility.n:,}) gives ±{utility.within:g} within the "
+                "risk limit",
+            }
+        )
     elif utility.kind == "sum" and utility.bounds is not None:
         lo, hi = utility.bounds
-        opts.append({"kind": "narrower_bounds", "bounds": [lo / scale, hi / scale],
-                     "text": f"clamp to narrower public bounds [{lo / scale:.4g}, {hi / scale:.4g}] (sensitivity "
-                             f"{sens / scale:.4g} instead of {sens:g})"})
+        opts.append(
+            {
+                "kind": "narrower_bounds",
+                "bounds": [lo / scale, hi / scale],
+                "text": f"clamp to narrower public bounds [{lo / scale:.4g}, {hi / scale:.4g}] (sensitivity "
+                f"{sens / scale:.4g} instead of {sens:g})",
+            }
+        )
     elif utility.kind == "count":
-        opts.append({"kind": "coarser_query", "sensitivity": sens / scale,
-                     "text": f"a coarser question: report the count rounded to ±{k_at:.3g} (e.g. in bands), or ask "
-                             "fewer counts so that each may use more ε under the same limit"})
+        opts.append(
+            {
+                "kind": "coarser_query",
+                "sensitivity": sens / scale,
+                "text": f"a coarser question: report the count rounded to ±{k_at:.3g} (e.g. in bands), or ask "
+                "fewer counts so that each may use more ε under the same limit",
+            }
+        )
     else:
-        opts.append({"kind": "coarser_query", "sensitivity": sens / scale,
-                     "text": f"a coarser query whose sensitivity is at most {claims.down(sens / scale, 4)} (now {sens:g}), e.g. "
-                             "tighter public bounds or fewer records per person"})
+        opts.append(
+            {
+                "kind": "coarser_query",
+                "sensitivity": sens / scale,
+                "text": f"a coarser query whose sensitivity is at most {claims.down(sens / scale, 4)} (now {sens:g}), e.g. "
+                "tighter public bounds or fewer records per person",
+            }
+        )
     c["reconcile"] = opts
     return c
-

@@ -12,9 +12,11 @@ from ..errors import DPError
 from ..validation import check_sensitivity
 
 MECHANISMS = ("gaussian", "laplace", "dpsgd")
-MECHANISM_LABELS = {"gaussian": "Gaussian noise (analytic calibration)",
-                    "laplace": "Laplace / any pure ε-DP mechanism (geometric for counts)",
-                    "dpsgd": "DP-SGD (Poisson-subsampled Gaussian, PLD accounting)"}
+MECHANISM_LABELS = {
+    "gaussian": "Gaussian noise (analytic calibration)",
+    "laplace": "Laplace / any pure ε-DP mechanism (geometric for counts)",
+    "dpsgd": "DP-SGD (Poisson-subsampled Gaussian, PLD accounting)",
+}
 RISKS = ("tpr", "posterior", "advantage")
 UTILITIES = ("count", "sum", "mean", "accuracy")
 DEFAULT_DELTA = 1e-5
@@ -42,25 +44,32 @@ class RiskLimit:
     value: float
     at: float | None = None
 
-    def checked(self) -> "RiskLimit":
+    def checked(self) -> RiskLimit:
         kind = str(self.kind).strip().lower()
         if kind == "tpr":
             a = _prob(self.at, "FPR α (--at-fpr)", "e.g. 0.01 (1% of non-members wrongly flagged)")
             t = _prob(self.value, "TPR limit T (--max-tpr)", "e.g. 0.05")
             if t <= a:
-                raise DPError(f"a TPR limit of {t:g} at FPR {a:g} is impossible: even a coin flip reaches TPR = FPR; "
-                              f"choose T above α (e.g. T = {min(0.99, 5 * a):g})")
+                raise DPError(
+                    f"a TPR limit of {t:g} at FPR {a:g} is impossible: even a coin flip reaches TPR = FPR; "
+                    f"choose T above α (e.g. T = {min(0.99, 5 * a):g})"
+                )
             return RiskLimit("tpr", t, a)
         if kind == "posterior":
             p = _prob(self.at, "prior p (--prior)", "the attacker's belief before seeing the release, e.g. 0.01")
             big = _prob(self.value, "posterior limit P (--max-posterior)", "e.g. 0.1")
             if big <= p:
-                raise DPError(f"a posterior limit of {big:g} is not above the prior {p:g}: no release can promise "
-                              "that; choose P above p")
+                raise DPError(
+                    f"a posterior limit of {big:g} is not above the prior {p:g}: no release can promise "
+                    "that; choose P above p"
+                )
             return RiskLimit("posterior", big, p)
         if kind == "advantage":
-            return RiskLimit("advantage", _prob(self.value, "advantage limit A (--max-advantage)",
-                                                "TPR − FPR of the best attack, e.g. 0.1"), None)
+            return RiskLimit(
+                "advantage",
+                _prob(self.value, "advantage limit A (--max-advantage)", "TPR − FPR of the best attack, e.g. 0.1"),
+                None,
+            )
         raise DPError(f"unknown risk limit {self.kind!r}; choose one of {', '.join(RISKS)}")
 
     def text(self) -> str:
@@ -87,15 +96,17 @@ class UtilityTarget:
     sweep: str | None = None
     caller: object = None
 
-    def checked(self) -> "UtilityTarget":
+    def checked(self) -> UtilityTarget:
         kind = str(self.kind).strip().lower()
         if kind not in UTILITIES:
             raise DPError(f"unknown utility target {self.kind!r}; choose one of {', '.join(UTILITIES)}")
         if kind == "accuracy":
             acc = _prob(self.accuracy, "accuracy target (--min-accuracy)", "e.g. 0.85")
             if not self.sweep:
-                raise DPError("an accuracy target is read from a stored sweep: give its id (--sweep ID; "
-                              "`python -m dpcore sweep` makes one)")
+                raise DPError(
+                    "an accuracy target is read from a stored sweep: give its id (--sweep ID; "
+                    "`python -m dpcore sweep` makes one)"
+                )
             return UtilityTarget("accuracy", accuracy=acc, sweep=str(self.sweep), caller=self.caller)
         try:
             k = float(self.within)
@@ -113,23 +124,29 @@ class UtilityTarget:
 
             bounds = parse_bounds(bounds) if isinstance(bounds, str) else check_bounds(*bounds)
             if max(abs(bounds[0]), abs(bounds[1])) > limits.RELEASE_MAGNITUDE_MAX:
-                raise DPError(f"public bounds must lie within ±{limits.RELEASE_MAGNITUDE_MAX:g}, got [{bounds[0]:g}, "
-                              f"{bounds[1]:g}]; give the range the column's values can really take (e.g. 18 to 90 "
-                              "for an age)")
+                raise DPError(
+                    f"public bounds must lie within ±{limits.RELEASE_MAGNITUDE_MAX:g}, got [{bounds[0]:g}, "
+                    f"{bounds[1]:g}]; give the range the column's values can really take (e.g. 18 to 90 "
+                    "for an age)"
+                )
         if n is not None:
             n = limits.check_int_range(n, 1, limits.ADVISOR_MAX_ROWS, "rows n (--n)")
         if self.sensitivity is not None:
             sens = check_sensitivity(self.sensitivity)
             if sens > limits.RELEASE_MAGNITUDE_MAX:
-                raise DPError(f"sensitivity Δ must be at most {limits.RELEASE_MAGNITUDE_MAX:g}, got {sens:g}; it is "
-                              "how far one record can move the answer")
+                raise DPError(
+                    f"sensitivity Δ must be at most {limits.RELEASE_MAGNITUDE_MAX:g}, got {sens:g}; it is "
+                    "how far one record can move the answer"
+                )
             if sens == 0:
                 raise DPError("sensitivity Δ is 0: that answer needs no noise; give the query's real Δ")
         elif kind == "count":
             sens = 1.0
         elif bounds is None:
-            raise DPError(f"a {kind.upper()} target needs its sensitivity Δ (--sensitivity) or public bounds "
-                          "(--bounds LO:HI" + (" and --n" if kind == "mean" else "") + ")")
+            raise DPError(
+                f"a {kind.upper()} target needs its sensitivity Δ (--sensitivity) or public bounds "
+                "(--bounds LO:HI" + (" and --n" if kind == "mean" else "") + ")"
+            )
         elif kind == "sum":
             sens = max(abs(bounds[0]), abs(bounds[1]))
         else:
@@ -149,4 +166,3 @@ class UtilityTarget:
         if self.kind == "accuracy":
             return f"test accuracy ≥ {self.accuracy:g} (sweep {self.sweep})"
         return f"{self.kind.upper()} within ±{self.within:g} with probability {self.confidence:g}"
-

@@ -73,8 +73,14 @@ def epsilon_lower_bound(tp, fp, n_pos: int, n_neg: int, delta: float, alpha: flo
     eps = _eps_from_rates(fpr_hi, fnr_hi, delta)
     i = int(np.argmax(eps))
     best = float(max(eps[i], 0.0))
-    return {"lower_bound": best, "tpr": float(tp[i] / n_pos), "fpr": float(fp[i] / n_neg),
-            "fpr_hi": float(fpr_hi[i]), "fnr_hi": float(fnr_hi[i]), "alpha": alpha}
+    return {
+        "lower_bound": best,
+        "tpr": float(tp[i] / n_pos),
+        "fpr": float(fp[i] / n_neg),
+        "fpr_hi": float(fpr_hi[i]),
+        "fnr_hi": float(fnr_hi[i]),
+        "alpha": alpha,
+    }
 
 
 def max_certifiable_epsilon(n_pos: int, n_neg: int, delta: float, alpha: float = 0.05) -> float:
@@ -109,8 +115,10 @@ def _check_pair(name, pair):
     pos = np.asarray(pos, dtype=float).ravel()
     neg = np.asarray(neg, dtype=float).ravel()
     if pos.size < 2 or neg.size < 2:
-        raise DPError(f"attack {name!r}: the audit needs at least 2 members and 2 non-members (half of each "
-                      "chooses the threshold, the other half is audited); score more rows")
+        raise DPError(
+            f"attack {name!r}: the audit needs at least 2 members and 2 non-members (half of each "
+            "chooses the threshold, the other half is audited); score more rows"
+        )
     if not (np.isfinite(pos).all() and np.isfinite(neg).all()):
         raise DPError(f"attack {name!r}: scores contain NaN or infinity; check the model's probabilities")
     return pos, neg
@@ -148,8 +156,8 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
 
     rng = np.random.default_rng([limits.check_seed(split_seed, "split seed"), 0xA0D1])
     perm_p, perm_n = rng.permutation(n_pos), rng.permutation(n_neg)
-    sel_p, aud_p = perm_p[: n_pos // 2], perm_p[n_pos // 2:]
-    sel_n, aud_n = perm_n[: n_neg // 2], perm_n[n_neg // 2:]
+    sel_p, aud_p = perm_p[: n_pos // 2], perm_p[n_pos // 2 :]
+    sel_n, aud_n = perm_n[: n_neg // 2], perm_n[n_neg // 2 :]
     na_pos, na_neg = aud_p.size, aud_n.size
     from .mia import roc
 
@@ -170,15 +178,25 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
         tp, fp = int(np.sum(pos < thr)), int(np.sum(neg < thr))
     lb, fpr_hi, fnr_hi = _one_test_bound(tp, fp, na_pos, na_neg, delta, alpha)
     return {
-        "lower_bound": float(lb), "confidence": conf, "delta": delta, "attack": name,
-        "threshold": thr if math.isfinite(thr) else None, "direction": direction,
-        "tp": tp, "fp": fp, "tpr": tp / na_pos, "fpr": fp / na_neg,
-        "fpr_hi": float(fpr_hi), "fnr_hi": float(fnr_hi),
-        "members": int(na_pos), "nonmembers": int(na_neg),
-        "selection_members": int(sel_p.size), "selection_nonmembers": int(sel_n.size),
+        "lower_bound": float(lb),
+        "confidence": conf,
+        "delta": delta,
+        "attack": name,
+        "threshold": thr if math.isfinite(thr) else None,
+        "direction": direction,
+        "tp": tp,
+        "fp": fp,
+        "tpr": tp / na_pos,
+        "fpr": fp / na_neg,
+        "fpr_hi": float(fpr_hi),
+        "fnr_hi": float(fnr_hi),
+        "members": int(na_pos),
+        "nonmembers": int(na_neg),
+        "selection_members": int(sel_p.size),
+        "selection_nonmembers": int(sel_n.size),
         "max_certifiable": max_certifiable_epsilon(na_pos, na_neg, delta, alpha),
         "method": "attack, threshold and direction chosen on a random half of the rows; "
-                  "Clopper–Pearson bound on the other half",
+        "Clopper–Pearson bound on the other half",
     }
 
 
@@ -191,13 +209,20 @@ def _is_one_run(a: dict) -> bool:
 
 def _check_stored(a) -> None:
     if not isinstance(a, dict) or a.get("delta") is None:
-        raise DPError("combine_bounds takes the dicts returned by audit_scores or one_run_lower_bound (with "
-                      "their counts and delta); re-run the audit")
-    need = (("n_canaries",) + (("tried",) if a.get("tried") else ("guesses", "correct"))) if _is_one_run(a) \
+        raise DPError(
+            "combine_bounds takes the dicts returned by audit_scores or one_run_lower_bound (with "
+            "their counts and delta); re-run the audit"
+        )
+    need = (
+        (("n_canaries",) + (("tried",) if a.get("tried") else ("guesses", "correct")))
+        if _is_one_run(a)
         else ("tp", "fp", "members", "nonmembers")
+    )
     if any(a.get(key) is None for key in need):
-        raise DPError("combine_bounds takes the dicts returned by audit_scores (tp, fp, members, nonmembers) or "
-                      "one_run_lower_bound (n_canaries, tried); re-run the audit with one of them")
+        raise DPError(
+            "combine_bounds takes the dicts returned by audit_scores (tp, fp, members, nonmembers) or "
+            "one_run_lower_bound (n_canaries, tried); re-run the audit with one of them"
+        )
 
 
 def stored_bound(a: dict, confidence: float) -> tuple[float, float]:
@@ -253,11 +278,17 @@ def combine_bounds(audits, confidence: float = 0.95) -> dict:
     median = sorted((stored_bound(a, 1.0 - alpha * j / k)[0] for a in audits), reverse=True)[j - 1]
     bounds = [b for b, _ in bonf]
     return {
-        "lower_bound": max(bounds), "median_lower_bound": float(median), "confidence": conf, "k": k,
-        "per_audit_confidence": 1.0 - alpha / k, "median_per_audit_confidence": 1.0 - alpha * j / k,
-        "bounds": bounds, "best": int(np.argmax(bounds)), "max_certifiable": max(c for _, c in bonf),
+        "lower_bound": max(bounds),
+        "median_lower_bound": float(median),
+        "confidence": conf,
+        "k": k,
+        "per_audit_confidence": 1.0 - alpha / k,
+        "median_per_audit_confidence": 1.0 - alpha * j / k,
+        "bounds": bounds,
+        "best": int(np.argmax(bounds)),
+        "max_certifiable": max(c for _, c in bonf),
         "method": f"largest of {k} seeds' bounds, each at confidence 1 − (1 − {conf:g})/{k} (Bonferroni); "
-                  f"median: bound number {j} of {k} from the top, each at 1 − (1 − {conf:g})·{j}/{k}",
+        f"median: bound number {j} of {k} from the top, each at 1 − (1 − {conf:g})·{j}/{k}",
     }
 
 
@@ -273,8 +304,9 @@ def dp_roc_ceiling(epsilon: float, delta: float, fpr) -> np.ndarray:
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
     f = np.asarray(fpr, dtype=float)
-    return np.clip(np.minimum.reduce([np.ones_like(f), math.exp(eps) * f + delta,
-                                      1 - math.exp(-eps) * (1 - delta - f)]), 0.0, 1.0)
+    return np.clip(
+        np.minimum.reduce([np.ones_like(f), math.exp(eps) * f + delta, 1 - math.exp(-eps) * (1 - delta - f)]), 0.0, 1.0
+    )
 
 
 def simple_roc_ceiling(epsilon: float, delta: float, fpr) -> np.ndarray:
@@ -288,7 +320,7 @@ def gdp_mu(noise_multiplier: float, sample_rate: float, steps: int) -> float:
     μ = q·√(T·(e^{1/σ²} − 1)). An *approximation* (accurate for many steps), not a certified bound."""
     if noise_multiplier <= 0 or not 0 < sample_rate <= 1 or steps < 1:
         raise DPError("GDP needs noise multiplier > 0, sample rate in (0, 1] and at least one step")
-    return float(sample_rate * math.sqrt(steps * math.expm1(1.0 / noise_multiplier ** 2)))
+    return float(sample_rate * math.sqrt(steps * math.expm1(1.0 / noise_multiplier**2)))
 
 
 def gdp_roc_ceiling(mu: float, fpr) -> np.ndarray:
@@ -331,7 +363,7 @@ def roc_from_privacy_profile(epsilons, deltas, fpr) -> np.ndarray:
     a = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)[None, :]
     out = np.ones(a.shape[1])
     for k in range(0, e.shape[0], 512):  # chunks keep memory small for long profiles
-        ek, dk = e[k:k + 512], d[k:k + 512]
+        ek, dk = e[k : k + 512], d[k : k + 512]
         b1 = np.exp(np.minimum(ek, 700.0)) * a + dk
         b2 = 1 - np.exp(-ek) * (1 - dk - a)
         out = np.minimum(out, np.minimum(b1, b2).min(axis=0))

@@ -30,7 +30,6 @@ from ..errors import DPError
 from ..validation import check_positive_int
 from .reidentification import label as column_label
 
-
 DEFAULT_N = 5_000
 DEFAULT_SEED = 2  # with n = 5000 this population holds exactly one "Jan Kees" and 96 Peters
 DEFAULT_MIN_GROUP = 50
@@ -53,8 +52,7 @@ def population(n: int = DEFAULT_N, seed=DEFAULT_SEED) -> pd.DataFrame:
     """
     n = check_positive_int(n, "population size n")
     if n > limits.DIFFERENCING_MAX_N:
-        raise DPError(f"population size n must be at most {limits.DIFFERENCING_MAX_N:,}, got {n:,}; "
-                      f"try {DEFAULT_N:,}")
+        raise DPError(f"population size n must be at most {limits.DIFFERENCING_MAX_N:,}, got {n:,}; try {DEFAULT_N:,}")
     if not isinstance(seed, np.random.Generator):
         seed = limits.check_seed(seed, "data seed")
     pop = datasets.medical_population(n, seed)
@@ -167,8 +165,15 @@ class QueryRecord:
         return f"SELECT {self.aggregate} FROM patients WHERE {self.where}"
 
     def as_dict(self) -> dict:
-        return {"step": self.step, "query": self.sql(), "aggregate": self.aggregate, "where": self.where,
-                "answer": self.answer, "refused": self.refused, "message": self.message}
+        return {
+            "step": self.step,
+            "query": self.sql(),
+            "aggregate": self.aggregate,
+            "where": self.where,
+            "answer": self.answer,
+            "refused": self.refused,
+            "message": self.message,
+        }
 
 
 class GroupSizeRefused(DPError):
@@ -210,8 +215,11 @@ class AggregateInterface:
         return int(self._ask("COUNT(*)", where, lambda m: int(m.sum())))
 
     def avg(self, where: Where) -> float:
-        return float(self._ask(f"AVG({self.column})", where,
-                               lambda m: float(self.df[self.column].to_numpy(dtype=np.float64)[m].mean())))
+        return float(
+            self._ask(
+                f"AVG({self.column})", where, lambda m: float(self.df[self.column].to_numpy(dtype=np.float64)[m].mean())
+            )
+        )
 
 
 # --- validation helpers ----------------------------------------------------------------------------
@@ -251,8 +259,10 @@ def find_target(df: pd.DataFrame, *, name: str | None = None, person_id=None) ->
         examples = ", ".join(repr(s) for s in unique_names(df)[:3])
         raise DPError(f"unknown target: no one is named {name!r} in this population; try e.g. {examples}")
     if len(pos) > 1:
-        raise DPError(f"{len(pos)} people are named {name!r}; pick the target by person id instead "
-                      f"(ids {', '.join(map(str, df['person_id'].to_numpy()[pos][:5]))})")
+        raise DPError(
+            f"{len(pos)} people are named {name!r}; pick the target by person id instead "
+            f"(ids {', '.join(map(str, df['person_id'].to_numpy()[pos][:5]))})"
+        )
     return int(pos[0])
 
 
@@ -291,8 +301,10 @@ def target_where(df: pd.DataFrame, target_pos: int) -> Where:
             conj[col] = int(v) if isinstance(v, (np.integer, int)) else str(v)
         if int(Where.of(conj).mask(df).sum()) == 1:
             return Where.of(conj)
-    raise DPError(f"person {int(row['person_id'])} cannot be singled out by name, zip, sex, birth year and "
-                  "ethnicity; pick another target")
+    raise DPError(
+        f"person {int(row['person_id'])} cannot be singled out by name, zip, sex, birth year and "
+        "ethnicity; pick another target"
+    )
 
 
 # --- the attack without noise ----------------------------------------------------------------------
@@ -321,10 +333,12 @@ class AttackResult:
         return abs(self.recovered - self.true_value) < 1e-6
 
     def formula(self) -> str:
-        return (f"x·c₁ − y·c₂ = {self.avg_with:.6g}·{self.count_with} − "
-                f"{self.avg_group:.6g}·{self.count_group} = "
-                f"{self.avg_with * self.count_with:.6g} − {self.avg_group * self.count_group:.6g} = "
-                f"{self.recovered:g}")
+        return (
+            f"x·c₁ − y·c₂ = {self.avg_with:.6g}·{self.count_with} − "
+            f"{self.avg_group:.6g}·{self.count_group} = "
+            f"{self.avg_with * self.count_with:.6g} − {self.avg_group * self.count_group:.6g} = "
+            f"{self.recovered:g}"
+        )
 
     def as_dict(self) -> dict:
         return {
@@ -332,8 +346,10 @@ class AttackResult:
             "group": {"where": self.group_sql, "columns": self.group, "size": self.group_size},
             "min_group": self.min_group,
             "queries": [q.as_dict() for q in self.queries],
-            "count_with_target": self.count_with, "avg_with_target": self.avg_with,
-            "count_group": self.count_group, "avg_group": self.avg_group,
+            "count_with_target": self.count_with,
+            "avg_with_target": self.avg_with,
+            "count_group": self.count_group,
+            "avg_group": self.avg_group,
             "formula": self.formula(),
             "recovered_value": self.recovered,
             "true_value": self.true_value,
@@ -342,8 +358,9 @@ class AttackResult:
         }
 
 
-def run_attack(df: pd.DataFrame, *, target_name: str | None = None, target_id=None, group=None,
-               min_group: int = DEFAULT_MIN_GROUP) -> AttackResult:
+def run_attack(
+    df: pd.DataFrame, *, target_name: str | None = None, target_id=None, group=None, min_group: int = DEFAULT_MIN_GROUP
+) -> AttackResult:
     """Run the differencing attack against an exact, size-restricted interface."""
     min_group = check_min_group(min_group)
     pos = find_target(df, name=target_name, person_id=target_id)
@@ -351,12 +368,16 @@ def run_attack(df: pd.DataFrame, *, target_name: str | None = None, target_id=No
     g_where = Where.of(group)
     t_where = target_where(df, pos)
     if g_where.mask(df)[pos]:
-        raise DPError(f"the target is already in the group ({g_where.sql()}); pick a group the target is not in, "
-                      "e.g. another first name")
+        raise DPError(
+            f"the target is already in the group ({g_where.sql()}); pick a group the target is not in, "
+            "e.g. another first name"
+        )
     group_size = int(g_where.mask(df).sum())
     if group_size < min_group:
-        raise DPError(f"the group {g_where.sql()} has fewer than {min_group} people, so the interface would "
-                      f"refuse it; pick a larger group (e.g. first_name=Peter or zip_code=10001) or a smaller N")
+        raise DPError(
+            f"the group {g_where.sql()} has fewer than {min_group} people, so the interface would "
+            f"refuse it; pick a larger group (e.g. first_name=Peter or zip_code=10001) or a smaller N"
+        )
     api = AggregateInterface(df, min_group)
     try:  # step 1: the direct question is refused
         api.avg(t_where)
@@ -370,6 +391,20 @@ def run_attack(df: pd.DataFrame, *, target_name: str | None = None, target_id=No
     raw = x * c1 - y * c2
     recovered = float(round(raw, 6))  # ages are whole numbers; rounding removes float dust only
     truth = float(df["age"].iloc[pos])
-    return AttackResult(int(df["person_id"].iloc[pos]), str(df["name"].iloc[pos]), t_where.sql(), group,
-                        g_where.sql(), min_group, list(api.log), c1, x, c2, y, recovered, truth, group_size,
-                        t_where.as_dicts()[0])
+    return AttackResult(
+        int(df["person_id"].iloc[pos]),
+        str(df["name"].iloc[pos]),
+        t_where.sql(),
+        group,
+        g_where.sql(),
+        min_group,
+        list(api.log),
+        c1,
+        x,
+        c2,
+        y,
+        recovered,
+        truth,
+        group_size,
+        t_where.as_dicts()[0],
+    )

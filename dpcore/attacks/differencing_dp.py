@@ -60,8 +60,6 @@ def check_trials(trials) -> int:
     return t
 
 
-
-
 def privacy_cost(epsilon) -> dict:
     """How ε composes over the attacker's queries (basic sequential composition, pure ε-DP, δ = 0)."""
     eps = check_epsilon(epsilon)
@@ -71,9 +69,11 @@ def privacy_cost(epsilon) -> dict:
         "total_epsilon": QUERIES_PER_ATTACK * eps,
         "target_epsilon": 2 * eps,
         "delta": 0.0,
-        "composition": (f"{QUERIES_PER_ATTACK} queries × ε = {QUERIES_PER_ATTACK * eps:g} by sequential "
-                        f"composition (the groups overlap, so parallel composition does not apply); the target "
-                        f"is only in the first group, so their own loss is at most 2ε = {2 * eps:g}"),
+        "composition": (
+            f"{QUERIES_PER_ATTACK} queries × ε = {QUERIES_PER_ATTACK * eps:g} by sequential "
+            f"composition (the groups overlap, so parallel composition does not apply); the target "
+            f"is only in the first group, so their own loss is at most 2ε = {2 * eps:g}"
+        ),
         "noise_scale_count": COUNT_SENSITIVITY / eps,
         "noise_scale_sum": SUM_SENSITIVITY / eps,
     }
@@ -98,8 +98,11 @@ def noisy_release(df: pd.DataFrame, attack: AttackResult, epsilon, *, seed=None)
     groups = [("target OR group", both), ("group", Where.of(attack.group))]
     rng = None
     if seed is not None:
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(
-            limits.check_int_range(seed, 0, 2**63 - 1, "release seed"))
+        rng = (
+            seed
+            if isinstance(seed, np.random.Generator)
+            else np.random.default_rng(limits.check_int_range(seed, 0, 2**63 - 1, "release seed"))
+        )
     rows, sums, counts, grid_note = [], [], [], ""
     for label, where in groups:
         c = int(where.mask(df).sum())
@@ -112,9 +115,15 @@ def noisy_release(df: pd.DataFrame, attack: AttackResult, epsilon, *, seed=None)
         counts.append(c_noisy)
     naive = rows[0]["avg_noisy"] * counts[0] - rows[1]["avg_noisy"] * counts[1]
     estimate = float(np.clip(AGE_LOW + sums[0] - sums[1], AGE_LOW, AGE_HIGH))
-    out = {"answers": rows, "naive_estimate": naive, "estimate": estimate,
-           "error": estimate - attack.true_value, "seeded": seed is not None,
-           "sum_rounding": f"each age − 18 clamped to [0, 72] and {grid_note}", **privacy_cost(eps)}
+    out = {
+        "answers": rows,
+        "naive_estimate": naive,
+        "estimate": estimate,
+        "error": estimate - attack.true_value,
+        "seeded": seed is not None,
+        "sum_rounding": f"each age − 18 clamped to [0, 72] and {grid_note}",
+        **privacy_cost(eps),
+    }
     if seed is not None:
         out["label"] = release.NOT_DP
     return out
@@ -138,8 +147,10 @@ def simulate_estimates(true_value: float, epsilons, trials: int, rng) -> np.ndar
         check_epsilon(e)
     trials = check_trials(trials)
     if eps.size * trials > MAX_CURVE_CELLS:
-        raise DPError(f"{eps.size} ε values × {trials:,} releases is too much to simulate at once; "
-                      f"use fewer releases (at most {MAX_CURVE_CELLS // eps.size:,})")
+        raise DPError(
+            f"{eps.size} ε values × {trials:,} releases is too much to simulate at once; "
+            f"use fewer releases (at most {MAX_CURVE_CELLS // eps.size:,})"
+        )
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     b = (SUM_SENSITIVITY / eps)[:, None]
     noise = rng.laplace(0.0, 1.0, size=(2, eps.size, trials))
@@ -172,7 +183,10 @@ def simulate(attack: AttackResult | float, epsilon, *, k=5, trials: int = 10_000
     q = np.quantile(est, [0.05, 0.25, 0.5, 0.75, 0.95])
     return {
         "label": "simulation (plain numpy, seeded): not a release",
-        "epsilon_per_query": eps, "k_years": k, "trials": int(est.size), "seed": seed,
+        "epsilon_per_query": eps,
+        "k_years": k,
+        "trials": int(est.size),
+        "seed": seed,
         "success_probability": float(np.mean(np.abs(err) <= k)),
         "analytic_success_unclipped": float(analytic_success(eps, k)),
         "mean_abs_error": float(np.mean(np.abs(err))),
@@ -181,13 +195,18 @@ def simulate(attack: AttackResult | float, epsilon, *, k=5, trials: int = 10_000
     }
 
 
-def success_curve(attack: AttackResult | float, *, k=5, trials: int = 4_000, seed=0,
-                  epsilons=None) -> pd.DataFrame:
+def success_curve(attack: AttackResult | float, *, k=5, trials: int = 4_000, seed=0, epsilons=None) -> pd.DataFrame:
     """P(|estimate − truth| ≤ k) against ε per query: simulated (clipped) and exact (unclipped)."""
     truth = _truth(attack)
     k = check_within(k)
     eps = np.logspace(-2, 3, 41) if epsilons is None else np.asarray(epsilons, dtype=np.float64)
     est = simulate_estimates(truth, eps, trials, np.random.default_rng(_sim_seed(seed)))
     sim = np.mean(np.abs(est - truth) <= k, axis=1)
-    return pd.DataFrame({"epsilon_per_query": eps, "total_epsilon": QUERIES_PER_ATTACK * eps,
-                         "simulated": sim, "analytic_unclipped": analytic_success(eps, k)})
+    return pd.DataFrame(
+        {
+            "epsilon_per_query": eps,
+            "total_epsilon": QUERIES_PER_ATTACK * eps,
+            "simulated": sim,
+            "analytic_unclipped": analytic_success(eps, k),
+        }
+    )

@@ -62,11 +62,20 @@ def per_record_bounds(member_scores, nonmember_scores, delta: float, confidence:
 
 def _down(x: float, digits: int = 4) -> float:
     """A lower bound stored rounded *down* (it keeps its side)."""
-    return math.floor(float(x) * 10 ** digits) / 10 ** digits
+    return math.floor(float(x) * 10**digits) / 10**digits
 
 
-def summarise(rows, member_scores, nonmember_scores, *, attack: str, delta: float, claimed: float | None,
-              confidence: float = 0.95, top: int = TOP) -> dict:
+def summarise(
+    rows,
+    member_scores,
+    nonmember_scores,
+    *,
+    attack: str,
+    delta: float,
+    claimed: float | None,
+    confidence: float = 0.95,
+    top: int = TOP,
+) -> dict:
     """One model's exposure: ``rows`` are the audited members' row numbers (in the source data), in the order of
     ``member_scores``. ``claimed``: the model's ε (None without DP). Returns {attack, confidence, delta, rows, scores,
     fpr, proved, claimed, share_above_claim, vulnerable: the ``top`` most exposed as {index, score, fpr,
@@ -78,14 +87,29 @@ def summarise(rows, member_scores, nonmember_scores, *, attack: str, delta: floa
     proved, fpr = per_record_bounds(pos, nonmember_scores, delta, confidence)
     order = np.lexsort((rows, -pos))  # highest score first; ties by row number (deterministic)
     share = None if claimed is None else float(np.mean(proved > float(claimed) + 1e-9))
-    vulnerable = [{"index": int(rows[i]), "score": round(float(pos[i]), 6), "fpr": round(float(fpr[i]), 6),
-                   "proved_epsilon": _down(proved[i])} for i in order[:top]]
-    return {"attack": attack, "confidence": float(confidence), "delta": float(delta),
-            "rows": rows.tolist(), "scores": np.round(pos, 5).tolist(), "fpr": np.round(fpr, 6).tolist(),
-            "proved": [_down(x) for x in proved], "claimed": claimed, "share_above_claim": share,
-            "vulnerable": vulnerable,
-            "method": "each audited member flagged by 'score ≥ its score': Clopper–Pearson bound on that test's "
-                      f"rates, all {np.unique(pos).size} thresholds corrected together (Bonferroni)"}
+    vulnerable = [
+        {
+            "index": int(rows[i]),
+            "score": round(float(pos[i]), 6),
+            "fpr": round(float(fpr[i]), 6),
+            "proved_epsilon": _down(proved[i]),
+        }
+        for i in order[:top]
+    ]
+    return {
+        "attack": attack,
+        "confidence": float(confidence),
+        "delta": float(delta),
+        "rows": rows.tolist(),
+        "scores": np.round(pos, 5).tolist(),
+        "fpr": np.round(fpr, 6).tolist(),
+        "proved": [_down(x) for x in proved],
+        "claimed": claimed,
+        "share_above_claim": share,
+        "vulnerable": vulnerable,
+        "method": "each audited member flagged by 'score ≥ its score': Clopper–Pearson bound on that test's "
+        f"rates, all {np.unique(pos).size} thresholds corrected together (Bonferroni)",
+    }
 
 
 def share_above(exposure: dict, epsilon: float) -> float:

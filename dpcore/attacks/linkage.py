@@ -22,8 +22,16 @@ import pandas as pd
 
 from .. import limits
 from ..data import datasets
-from ..data.filters import Condition, mask_all, parse_condition, parse_finite, require_column, require_rows
-from ..data.filters import parse_field, parse_range  # noqa: F401  (the attacker's form fields and --range; re-exported)
+from ..data.filters import (  # noqa: F401  (the attacker's form fields and --range; re-exported)
+    Condition,
+    mask_all,
+    parse_condition,
+    parse_field,
+    parse_finite,
+    parse_range,
+    require_column,
+    require_rows,
+)
 from ..errors import DPError
 from ..validation import check_epsilon, check_positive_int
 from .uniqueness import check_qis, check_sensitive, distinct_per_class, factor_codes, group_ids
@@ -53,17 +61,24 @@ class NeighbourResult:
     learned: tuple[str, ...]  # plain-language lines: what the attacker learns
 
     def to_dict(self) -> dict:
-        return {"matches": self.matches, "conditions": [c.describe() for c in self.conditions],
-                "learned": list(self.learned),
-                "records": self.records.astype(object).where(self.records.notna(), None).to_dict("records")}
+        return {
+            "matches": self.matches,
+            "conditions": [c.describe() for c in self.conditions],
+            "learned": list(self.learned),
+            "records": self.records.astype(object).where(self.records.notna(), None).to_dict("records"),
+        }
 
 
 def _learned(records: pd.DataFrame, matches: int, sensitive_columns, label=str) -> list[str]:
     if matches == 0:
-        return ["No record matches these facts: either the person is not in the release or a fact is wrong. "
-                "Try a range instead of an exact value."]
-    out = [f"{matches} record{'s' if matches != 1 else ''} match{'es' if matches == 1 else ''}."
-           + (" Each extra fact (sex, birth year, a narrower salary) narrows them down." if matches > 1 else "")]
+        return [
+            "No record matches these facts: either the person is not in the release or a fact is wrong. "
+            "Try a range instead of an exact value."
+        ]
+    out = [
+        f"{matches} record{'s' if matches != 1 else ''} match{'es' if matches == 1 else ''}."
+        + (" Each extra fact (sex, birth year, a narrower salary) narrows them down." if matches > 1 else "")
+    ]
     for col in sensitive_columns:
         if col not in records.columns:
             continue
@@ -72,17 +87,22 @@ def _learned(records: pd.DataFrame, matches: int, sensitive_columns, label=str) 
         if pd.api.types.is_bool_dtype(records[col]):
             k = int(records[col].sum())
             if matches == 1:
-                out.append(f"{name}: {'yes' if k else 'no'} — exactly one record, so the attacker learns it "
-                           "for certain.")
+                out.append(
+                    f"{name}: {'yes' if k else 'no'} — exactly one record, so the attacker learns it for certain."
+                )
             else:
-                out.append(f"{name}: {k} of {matches} matches {'has' if k == 1 else 'have'} it "
-                           f"(the attacker's belief: {k}/{matches} = {k / matches:.0%}).")
+                out.append(
+                    f"{name}: {k} of {matches} matches {'has' if k == 1 else 'have'} it "
+                    f"(the attacker's belief: {k}/{matches} = {k / matches:.0%})."
+                )
             continue
         if matches == 1:
             out.append(f"{name}: {vc.index[0]} — exactly one record, so the attacker learns it for certain.")
         elif len(vc) == 1:
-            out.append(f"{name}: all {matches} matches have {vc.index[0]} — learned without knowing which "
-                       "row is the person (homogeneity).")
+            out.append(
+                f"{name}: all {matches} matches have {vc.index[0]} — learned without knowing which "
+                "row is the person (homogeneity)."
+            )
         else:
             parts = ", ".join(f"{v} ({c})" for v, c in vc.items())
             out.append(f"{name}: {parts}.")
@@ -98,8 +118,9 @@ def match_mask(df: pd.DataFrame, conditions) -> np.ndarray:
     return mask_all(df, conditions)
 
 
-def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: int = 1000,
-                 label=str) -> NeighbourResult:
+def find_matches(
+    df: pd.DataFrame, conditions, *, sensitive=None, max_records: int = 1000, label=str
+) -> NeighbourResult:
     """Filter the release with the attacker's facts; return the matches and what they disclose.
 
     ``label`` names a sensitive column in the ``learned`` lines (the page's display names; default: as is)."""
@@ -113,8 +134,9 @@ def find_matches(df: pd.DataFrame, conditions, *, sensitive=None, max_records: i
         sensitive = [sensitive]
     for s in sensitive:
         require_column(df, s, "sensitive column")
-    return NeighbourResult(int(mask.sum()), records, conditions, tuple(_learned(records, int(mask.sum()),
-                                                                                sensitive, label)))
+    return NeighbourResult(
+        int(mask.sum()), records, conditions, tuple(_learned(records, int(mask.sum()), sensitive, label))
+    )
 
 
 # --- public register and linkage -------------------------------------------------------------------
@@ -127,8 +149,7 @@ def _fraction(value, name: str, *, upper: float = 1.0) -> float:
     return x
 
 
-def public_register(population: pd.DataFrame, *, coverage: float = 0.5, outsiders: float = 1.0,
-                    seed=0) -> pd.DataFrame:
+def public_register(population: pd.DataFrame, *, coverage: float = 0.5, outsiders: float = 1.0, seed=0) -> pd.DataFrame:
     """A voter-roll style register: ``name, birth_year, age, sex, zip_code`` (+ hidden ``person_id``).
 
     ``coverage``: share of the release's people listed in the register (drawn at random with ``seed``).
@@ -183,14 +204,27 @@ class LinkageResult:
         return self.right_person / self.in_release if self.in_release else 0.0
 
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in ("register_size", "in_release", "matched_none", "matched_one",
-                                          "matched_many", "right_person", "wrong_person",
-                                          "diagnoses_disclosed", "rare_disclosed", "attribute_disclosed")}
+        d = {
+            k: getattr(self, k)
+            for k in (
+                "register_size",
+                "in_release",
+                "matched_none",
+                "matched_one",
+                "matched_many",
+                "right_person",
+                "wrong_person",
+                "diagnoses_disclosed",
+                "rare_disclosed",
+                "attribute_disclosed",
+            )
+        }
         return {"on": list(self.on), **d, "precision": self.precision, "success_rate": self.success_rate}
 
 
-def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = "diagnosis",
-         n_examples: int = 20) -> LinkageResult:
+def link(
+    release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = "diagnosis", n_examples: int = 20
+) -> LinkageResult:
     """Join the register to the release on ``on``; score the unique matches against ``person_id``.
 
     ``release`` is the released table *plus* the hidden ``person_id`` (ground truth, never used to match).
@@ -231,10 +265,18 @@ def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = 
     examples[f"linked {sensitive}"] = release[sensitive].iloc[ex_rel].astype(str).to_numpy()
     examples["right person?"] = right[: len(reg_rows)]
     return LinkageResult(
-        on=tuple(on), register_size=m, in_release=int(in_rel.sum()), matched_none=int((cnt == 0).sum()),
-        matched_one=int(one.sum()), matched_many=int((cnt > 1).sum()), right_person=int(right.sum()),
-        wrong_person=int((~right).sum()), diagnoses_disclosed=int(right.sum()), rare_disclosed=rare,
-        attribute_disclosed=attr, examples=examples,
+        on=tuple(on),
+        register_size=m,
+        in_release=int(in_rel.sum()),
+        matched_none=int((cnt == 0).sum()),
+        matched_one=int(one.sum()),
+        matched_many=int((cnt > 1).sum()),
+        right_person=int(right.sum()),
+        wrong_person=int((~right).sum()),
+        diagnoses_disclosed=int(right.sum()),
+        rare_disclosed=rare,
+        attribute_disclosed=attr,
+        examples=examples,
     )
 
 
@@ -243,8 +285,9 @@ def link(release: pd.DataFrame, register: pd.DataFrame, on, *, sensitive: str = 
 MAX_SENSITIVE_VALUES = limits.LINKAGE_MAX_SENSITIVE_VALUES
 
 
-def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_releases: int = 200,
-                         n_targets: int = 200, seed=0) -> dict:
+def dp_attack_simulation(
+    df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_releases: int = 200, n_targets: int = 200, seed=0
+) -> dict:
     """The attacker's success at learning a target's sensitive value from noisy counts, against ε.
 
     For each target (a record drawn at random, ``seed``), the attacker knows its QIs and asks, for
@@ -270,8 +313,10 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
     ids, g = group_ids(df, qis)
     s_codes, v = factor_codes(df[sensitive])
     if v > MAX_SENSITIVE_VALUES:
-        raise DPError(f"sensitive column {sensitive!r} has {v} different values; the simulation supports at "
-                      f"most {MAX_SENSITIVE_VALUES}. Choose a categorical column (or put it into bands)")
+        raise DPError(
+            f"sensitive column {sensitive!r} has {v} different values; the simulation supports at "
+            f"most {MAX_SENSITIVE_VALUES}. Choose a categorical column (or put it into bands)"
+        )
     t_rows = pick_targets(len(df), n_targets, rng)
     t_class, t_value = ids[t_rows], s_codes[t_rows]
     # counts[t, v]: records in the target's class with sensitive value v
@@ -291,16 +336,29 @@ def dp_attack_simulation(df: pd.DataFrame, qis, sensitive: str, epsilons, *, n_r
     rows = []
     for e in eps:
         # each ε has its own stream (seed, ε): a point's figure does not depend on which other ε are asked
-        noise = np.random.default_rng([seed, _eps_key(e)]).laplace(0.0, 1.0 / e,
-                                                                    size=(n_releases,) + counts.shape)
+        noise = np.random.default_rng([seed, _eps_key(e)]).laplace(0.0, 1.0 / e, size=(n_releases,) + counts.shape)
         hits = success(counts[None] + noise)  # (R, T)
         rate = float(hits.mean())
         se = math.sqrt(max(rate * (1 - rate), 1e-12) / hits.size)
-        rows.append({"epsilon": e, "success_rate": rate, "ci_low": max(0.0, rate - 1.96 * se),
-                     "ci_high": min(1.0, rate + 1.96 * se)})
-    return {"curve": pd.DataFrame(rows), "no_noise": no_noise, "prior_guess": prior,
-            "n_targets": int(len(t_rows)), "n_releases": n_releases, "n_values": int(v),
-            "qis": qis, "sensitive": sensitive, "simulation": True}
+        rows.append(
+            {
+                "epsilon": e,
+                "success_rate": rate,
+                "ci_low": max(0.0, rate - 1.96 * se),
+                "ci_high": min(1.0, rate + 1.96 * se),
+            }
+        )
+    return {
+        "curve": pd.DataFrame(rows),
+        "no_noise": no_noise,
+        "prior_guess": prior,
+        "n_targets": int(len(t_rows)),
+        "n_releases": n_releases,
+        "n_values": int(v),
+        "qis": qis,
+        "sensitive": sensitive,
+        "simulation": True,
+    }
 
 
 def pick_targets(n: int, n_targets: int, seed) -> np.ndarray:
@@ -310,8 +368,9 @@ def pick_targets(n: int, n_targets: int, seed) -> np.ndarray:
     return rng.choice(n, size=min(int(n_targets), n), replace=False)
 
 
-def attribute_guess(release: pd.DataFrame, targets: pd.DataFrame, qis, sensitive: str, *, fallback=None,
-                    seed=0) -> tuple[np.ndarray, np.ndarray]:
+def attribute_guess(
+    release: pd.DataFrame, targets: pd.DataFrame, qis, sensitive: str, *, fallback=None, seed=0
+) -> tuple[np.ndarray, np.ndarray]:
     """The attacker who knows each target's quasi-identifiers looks them up in ``release`` and guesses the
     ``sensitive`` value most common among the rows that match (ties broken at random with ``seed``).
 
@@ -330,8 +389,10 @@ def attribute_guess(release: pd.DataFrame, targets: pd.DataFrame, qis, sensitive
     s_codes, uniques = pd.factorize(release[sensitive], use_na_sentinel=False)
     v = len(uniques)
     if v > MAX_SENSITIVE_VALUES:
-        raise DPError(f"sensitive column {sensitive!r} has {v} different values; at most {MAX_SENSITIVE_VALUES} "
-                      "can be guessed. Choose a categorical column (or put it into bands)")
+        raise DPError(
+            f"sensitive column {sensitive!r} has {v} different values; at most {MAX_SENSITIVE_VALUES} "
+            "can be guessed. Choose a categorical column (or put it into bands)"
+        )
     t_cls, t_pos = np.unique(t_ids, return_inverse=True)
     table = np.zeros((len(t_cls), v))
     sel = np.isin(r_ids, t_cls)

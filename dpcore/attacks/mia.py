@@ -125,8 +125,7 @@ def single_point_roc(member_flags, nonmember_flags) -> Roc:
         raise DPError("membership inference needs at least one member and one non-member row")
     tp = np.array([0, int(pos.sum()), pos.size])
     fp = np.array([0, int(neg.sum()), neg.size])
-    return Roc(fp / neg.size, tp / pos.size, tp, fp, int(pos.size), int(neg.size),
-               np.array([np.inf, 0.5, -np.inf]))
+    return Roc(fp / neg.size, tp / pos.size, tp, fp, int(pos.size), int(neg.size), np.array([np.inf, 0.5, -np.inf]))
 
 
 def attack_metrics(r: Roc, *, curve_points: int = 200) -> dict:
@@ -218,9 +217,9 @@ def lira_scores(target_phi, shadow_phi, shadow_in, *, online: bool, fixed_varian
         mu = np.where(np.isfinite(mu), mu, glob)
         resid = (S - mu) * mask
         if fixed_variance or cnt.min() < 2:
-            var = np.full(t.size, (resid ** 2).sum() / max(mask.sum() - 1, 1))
+            var = np.full(t.size, (resid**2).sum() / max(mask.sum() - 1, 1))
         else:
-            var = (resid ** 2).sum(0) / np.maximum(cnt - 1, 1)
+            var = (resid**2).sum(0) / np.maximum(cnt - 1, 1)
         return mu, np.sqrt(np.maximum(var, 1e-6))
 
     mu_out, sd_out = stats(OUT)
@@ -253,9 +252,16 @@ def default_shadow_fit(model: str = "mlp", hidden: int = 64, epochs: int = 100, 
         if model == "logreg":
             clf = LogisticRegression(C=1e4, max_iter=max(epochs, 100))
         else:
-            clf = MLPClassifier(hidden_layer_sizes=(hidden,), alpha=1e-6, learning_rate_init=max(lr, 1e-3),
-                                max_iter=epochs, batch_size=min(64, len(y)), random_state=int(seed),
-                                n_iter_no_change=epochs + 1, tol=0.0)
+            clf = MLPClassifier(
+                hidden_layer_sizes=(hidden,),
+                alpha=1e-6,
+                learning_rate_init=max(lr, 1e-3),
+                max_iter=epochs,
+                batch_size=min(64, len(y)),
+                random_state=int(seed),
+                n_iter_no_change=epochs + 1,
+                tol=0.0,
+            )
         pipe = make_pipeline(StandardScaler(), clf)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -273,8 +279,19 @@ def default_shadow_fit(model: str = "mlp", hidden: int = 64, epochs: int = 100, 
     return fit
 
 
-def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: int = 8, seed=0,
-                should_stop=None, progress=None, fit_many=None, which=LIRA) -> dict[str, tuple[Roc, dict]]:
+def lira_attack(
+    target_proba_pool,
+    X_pool,
+    y_pool,
+    is_member,
+    fit,
+    n_shadows: int = 8,
+    seed=0,
+    should_stop=None,
+    progress=None,
+    fit_many=None,
+    which=LIRA,
+) -> dict[str, tuple[Roc, dict]]:
     """Train ``n_shadows`` shadows on random halves of the pool and run LiRA offline and online (``which``: the
     attacks to score with them, any of ``lira_offline``, ``lira_online`` and ``rmia``, which uses the same shadows
     as its reference models).
@@ -321,22 +338,43 @@ def lira_attack(target_proba_pool, X_pool, y_pool, is_member, fit, n_shadows: in
     for name, online in (("lira_offline", False), ("lira_online", True)):
         if name in which:
             s = lira_scores(target_phi, phis, keep, online=online)
-            out[name] = (roc(s[is_member], s[~is_member]), {"shadows": n_shadows,
-                                                            "_scores": (s[is_member], s[~is_member])})
+            out[name] = (
+                roc(s[is_member], s[~is_member]),
+                {"shadows": n_shadows, "_scores": (s[is_member], s[~is_member])},
+            )
     if "rmia" in which:
         from . import rmia
 
         # the reference models' probabilities of the true class, back from φ (the logit of that probability)
         s = rmia.rmia_scores(true_class_confidence(target_proba_pool, y_pool), 1.0 / (1.0 + np.exp(-phis)), keep)
-        out["rmia"] = (roc(s[is_member], s[~is_member]), {"shadows": n_shadows, "a": rmia.DEFAULT_A,
-                                                          "gamma": rmia.DEFAULT_GAMMA,
-                                                          "_scores": (s[is_member], s[~is_member])})
+        out["rmia"] = (
+            roc(s[is_member], s[~is_member]),
+            {
+                "shadows": n_shadows,
+                "a": rmia.DEFAULT_A,
+                "gamma": rmia.DEFAULT_GAMMA,
+                "_scores": (s[is_member], s[~is_member]),
+            },
+        )
     return out
 
 
-def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("threshold", "loss"),
-                shadows: int = 8, shadow_fit=None, seed=0, max_per_side: int | None = None,
-                should_stop=None, progress=None, shadow_fit_many=None) -> dict:
+def run_attacks(
+    predict_proba,
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    *,
+    attacks=("threshold", "loss"),
+    shadows: int = 8,
+    shadow_fit=None,
+    seed=0,
+    max_per_side: int | None = None,
+    should_stop=None,
+    progress=None,
+    shadow_fit_many=None,
+) -> dict:
     """Run the chosen attacks on a trained model. Returns {attack: metrics dict} plus the raw Roc objects
     under ``"_roc"``, each attack's (member_scores, nonmember_scores) under ``"_scores"`` (for
     :func:`dpcore.attacks.audit.audit_scores`) and the scored rows under ``"_members"`` (indices into the training
@@ -372,8 +410,19 @@ def run_attacks(predict_proba, X_train, y_train, X_test, y_test, *, attacks=("th
         X_pool = np.concatenate([Xm, Xn])
         y_pool = np.concatenate([ym, yn])
         member = np.r_[np.ones(len(ym), bool), np.zeros(len(yn), bool)]
-        lira = lira_attack(np.concatenate([pm, pn]), X_pool, y_pool, member, shadow_fit, shadows, rng,
-                           should_stop=should_stop, progress=progress, fit_many=shadow_fit_many, which=which)
+        lira = lira_attack(
+            np.concatenate([pm, pn]),
+            X_pool,
+            y_pool,
+            member,
+            shadow_fit,
+            shadows,
+            rng,
+            should_stop=should_stop,
+            progress=progress,
+            fit_many=shadow_fit_many,
+            which=which,
+        )
         for name, (r, extra) in lira.items():
             rocs[name] = r
             scores[name] = extra.pop("_scores")

@@ -33,10 +33,12 @@ RELATION = "add/remove one record"
 #: the best of 40 seeds). The page offers no seed; the CLI's --split-seed is for a seed fixed in advance.
 SPLIT_SEED = 0
 #: What the split audit of ordinary rows takes for granted (the one-run audit's canaries are in by a fair coin).
-SPLIT_ASSUMES = ("The split audit assumes the trained-on and held-out rows were split at random from one pool: rows "
-                 "held out by date, site or kind differ for reasons the model did not cause, and then the audit "
-                 "measures that difference, not a leak (a model that ignores its training data would 'contradict' "
-                 "any ε).")
+SPLIT_ASSUMES = (
+    "The split audit assumes the trained-on and held-out rows were split at random from one pool: rows "
+    "held out by date, site or kind differ for reasons the model did not cause, and then the audit "
+    "measures that difference, not a leak (a model that ignores its training data would 'contradict' "
+    "any ε)."
+)
 
 
 def read_scores(source) -> dict:
@@ -44,16 +46,17 @@ def read_scores(source) -> dict:
     ``score`` (any case) and optionally ``canary``; a DPError that says what to fix otherwise."""
     import pandas as pd
 
-    from ..data import datasets
-
     from .. import limits
+    from ..data import datasets
 
     df = datasets.read_csv(source, max_rows=limits.AUDIT_MAX_ROWS)
     cols = {str(c).strip().lower(): c for c in df.columns}
     missing = [c for c in ("member", "score") if c not in cols]
     if missing:
-        raise DPError(f"the scores CSV needs columns member (1/0) and score, and may have canary (1/0); missing "
-                      f"{', '.join(missing)}")
+        raise DPError(
+            f"the scores CSV needs columns member (1/0) and score, and may have canary (1/0); missing "
+            f"{', '.join(missing)}"
+        )
     member = pd.to_numeric(df[cols["member"]], errors="coerce").to_numpy(dtype=float)
     score = pd.to_numeric(df[cols["score"]], errors="coerce").to_numpy(dtype=float)
     if not np.isin(member, (0.0, 1.0)).all():
@@ -64,8 +67,9 @@ def read_scores(source) -> dict:
     if "canary" in cols:
         c = pd.to_numeric(df[cols["canary"]], errors="coerce").to_numpy(dtype=float)
         if not np.isin(c, (0.0, 1.0)).all():
-            raise DPError("column canary must be 1 (a canary, in training by a fair coin) or 0 (an ordinary record) "
-                          "on every row")
+            raise DPError(
+                "column canary must be 1 (a canary, in training by a fair coin) or 0 (an ordinary record) on every row"
+            )
         canary = c.astype(bool)
     return {"member": member.astype(bool), "score": score, "canary": canary}
 
@@ -83,8 +87,9 @@ def mechanism(*, epsilon=None, delta=None, noise_multiplier=None, sample_rate=No
     if epsilon is not None:
         e = check_epsilon(epsilon)
         if e > limits.EPSILON_MAX:
-            raise DPError(f"a stated ε must be at most {limits.EPSILON_MAX:,.0f} (no audit can contradict more), "
-                          f"got {e:g}")
+            raise DPError(
+                f"a stated ε must be at most {limits.EPSILON_MAX:,.0f} (no audit can contradict more), got {e:g}"
+            )
         return {"kind": "epsilon", "epsilon": e, "delta": check_delta(delta or 0.0, allow_zero=True)}
     if any(v is None for v in sgd):
         raise DPError("DP-SGD needs all three: noise multiplier, sample rate and steps (from your training run)")
@@ -98,8 +103,10 @@ def mechanism(*, epsilon=None, delta=None, noise_multiplier=None, sample_rate=No
     # A claim weaker than ε = 1,000 is no claim an audit could contradict, and its exact PLD can take minutes: the
     # quick RDP upper bound decides first (PLD ≤ RDP).
     if accounting.epsilon(s, q, t, 1e-5, "rdp") > limits.EPSILON_MAX:
-        raise DPError(f"these DP-SGD settings allow ε above {limits.EPSILON_MAX:,.0f} at δ = 1e-5: no audit can "
-                      "contradict that; check the noise multiplier, sample rate and steps of your run")
+        raise DPError(
+            f"these DP-SGD settings allow ε above {limits.EPSILON_MAX:,.0f} at δ = 1e-5: no audit can "
+            "contradict that; check the noise multiplier, sample rate and steps of your run"
+        )
     return {"kind": "dpsgd", "noise_multiplier": s, "sample_rate": q, "steps": t}
 
 
@@ -110,17 +117,22 @@ def _ceiling(mech: dict, delta: float) -> tuple[float, dict]:
 
         fpr = np.asarray(TRADEOFF_FPR)
         tpr = audit.dp_roc_ceiling(mech["epsilon"], mech["delta"], fpr)
-        return mech["epsilon"], {"fpr": fpr.tolist(), "tpr": tpr.tolist(),
-                                 "source": f"(ε, δ) = ({mech['epsilon']:g}, {mech['delta']:g}) trade-off curve: "
-                                           "TPR ≤ min(1, e^ε·FPR + δ, 1 − e^−ε·(1 − δ − FPR))"}
+        return mech["epsilon"], {
+            "fpr": fpr.tolist(),
+            "tpr": tpr.tolist(),
+            "source": f"(ε, δ) = ({mech['epsilon']:g}, {mech['delta']:g}) trade-off curve: "
+            "TPR ≤ min(1, e^ε·FPR + δ, 1 − e^−ε·(1 − δ − FPR))",
+        }
     from ..training import accounting
 
     s, q, t = mech["noise_multiplier"], mech["sample_rate"], mech["steps"]
     curve = accounting.dpsgd_tradeoff(s, q, t)
     return accounting.pld_epsilon(s, q, t, delta), {
-        "fpr": list(curve["fpr"]), "tpr": list(curve["tpr"]),
+        "fpr": list(curve["fpr"]),
+        "tpr": list(curve["tpr"]),
         "source": "exact worst case of DP-SGD from its privacy-loss distribution (dp_accounting PLD, "
-                  "Poisson-subsampled Gaussian, add/remove one)"}
+        "Poisson-subsampled Gaussian, add/remove one)",
+    }
 
 
 def _at(curve: dict, fpr: float) -> float:
@@ -129,9 +141,16 @@ def _at(curve: dict, fpr: float) -> float:
     return float(np.interp(math.log(fpr), np.log(f[keep]), t[keep]))
 
 
-def audit_model(member, score, canary=None, *, delta: float = 1e-5, confidence: float = 0.95,
-                split_seed: int = SPLIT_SEED,
-                mech: dict | None = None) -> dict:
+def audit_model(
+    member,
+    score,
+    canary=None,
+    *,
+    delta: float = 1e-5,
+    confidence: float = 0.95,
+    split_seed: int = SPLIT_SEED,
+    mech: dict | None = None,
+) -> dict:
     """What the scores prove (see the module docstring). ``delta``: the δ at which ε is bounded (for a stated
     (ε, δ) its δ is used). Returns {rows, neighbour_relation, delta, confidence, split_audit, attack, one_run,
     canary_attack, proved, mechanism, claimed_epsilon, ceiling, verdict}; audits that had no rows are None; ``proved``
@@ -145,9 +164,20 @@ def audit_model(member, score, canary=None, *, delta: float = 1e-5, confidence: 
     if mech is not None and mech["kind"] == "epsilon":
         delta = mech["delta"]
     d = check_delta(delta, allow_zero=True)
-    out = {"rows": int(member.size), "neighbour_relation": RELATION, "delta": d, "confidence": conf,
-           "split_audit": None, "attack": None, "one_run": None, "canary_attack": None, "mechanism": mech,
-           "claimed_epsilon": None, "ceiling": None, "verdict": None}
+    out = {
+        "rows": int(member.size),
+        "neighbour_relation": RELATION,
+        "delta": d,
+        "confidence": conf,
+        "split_audit": None,
+        "attack": None,
+        "one_run": None,
+        "canary_attack": None,
+        "mechanism": mech,
+        "claimed_epsilon": None,
+        "ceiling": None,
+        "verdict": None,
+    }
     ordinary = ~canary
     if ordinary.any():
         m, s = member[ordinary], score[ordinary]
@@ -156,9 +186,10 @@ def audit_model(member, score, canary=None, *, delta: float = 1e-5, confidence: 
         out["attack"] = mia.attack_metrics(mia.roc(s[m], s[~m]))
     if canary.any():
         m, s = member[canary], score[canary]
-        out["one_run"] = {**one_run.one_run_lower_bound(s, m, delta=d, confidence=conf),
-                          "method": "one-run audit (Steinke, Nasr & Jagielski 2023), Bonferroni over the guess counts "
-                                    "tried"}
+        out["one_run"] = {
+            **one_run.one_run_lower_bound(s, m, delta=d, confidence=conf),
+            "method": "one-run audit (Steinke, Nasr & Jagielski 2023), Bonferroni over the guess counts tried",
+        }
         if m.any() and (~m).any():
             out["canary_attack"] = mia.attack_metrics(mia.roc(s[m], s[~m]))
     out["proved"] = proved(out)
@@ -200,16 +231,25 @@ def verdict(result: dict, claimed: float) -> dict:
     how = proved_words({**result, "proved": p})
     at = f"the claimed ε ≤ {claims.up(claimed)} at δ = {claims.delta(result['delta'])} ({RELATION})"
     if contradicts:
-        words = (f"The audit contradicts the claim: it proves ε ≥ {claims.down(p['epsilon'])} ({how}), above {at}. "
-                 "The training, its accounting or the stated settings are wrong — or this is the "
-                 f"{1 - result['confidence']:.0%} chance that a {conf} bound is.")
+        words = (
+            f"The audit contradicts the claim: it proves ε ≥ {claims.down(p['epsilon'])} ({how}), above {at}. "
+            "The training, its accounting or the stated settings are wrong — or this is the "
+            f"{1 - result['confidence']:.0%} chance that a {conf} bound is."
+        )
         if result.get("split_audit"):
             words += " " + SPLIT_ASSUMES
     else:
-        words = (f"No contradiction: the audits prove ε ≥ {claims.down(p['epsilon'])} ({how}), within {at}. "
-                 "An audit is a lower bound: it shows what these attacks found, not that the model is private.")
-    return {"contradicts": bool(contradicts), "proved_epsilon": p["epsilon"],
-            "per_audit_confidence": p["per_audit_confidence"], "audits": p["audits"], "words": words}
+        words = (
+            f"No contradiction: the audits prove ε ≥ {claims.down(p['epsilon'])} ({how}), within {at}. "
+            "An audit is a lower bound: it shows what these attacks found, not that the model is private."
+        )
+    return {
+        "contradicts": bool(contradicts),
+        "proved_epsilon": p["epsilon"],
+        "per_audit_confidence": p["per_audit_confidence"],
+        "audits": p["audits"],
+        "words": words,
+    }
 
 
 def example_csv(n: int = 1000, seed: int = 0) -> bytes:
@@ -220,6 +260,9 @@ def example_csv(n: int = 1000, seed: int = 0) -> bytes:
     score = rng.normal(0, 1, n) + 1.5 * member
     coins = rng.random(n // 2) < 0.5
     canary_score = rng.normal(0, 1, n // 2) + 3.0 * coins
-    lines = ["member,score,canary"] + [f"{int(m)},{s:.4f},0" for m, s in zip(member, score)] + \
-        [f"{int(m)},{s:.4f},1" for m, s in zip(coins, canary_score)]
+    lines = (
+        ["member,score,canary"]
+        + [f"{int(m)},{s:.4f},0" for m, s in zip(member, score)]
+        + [f"{int(m)},{s:.4f},1" for m, s in zip(coins, canary_score)]
+    )
     return ("\n".join(lines) + "\n").encode()

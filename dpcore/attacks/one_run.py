@@ -38,8 +38,9 @@ def _one_run_pvalue(m: int, r, v, eps, delta: float):
     rb, vb, qb, bb = (np.broadcast_to(x, shape).ravel() for x in (r, v, q, beta))
     i = np.arange(1, int(vb.max(initial=0)) + 1)[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        window = stats.binom.cdf(vb[:, None] - 1, rb[:, None], qb[:, None]) \
-            - stats.binom.cdf(vb[:, None] - i - 1, rb[:, None], qb[:, None])
+        window = stats.binom.cdf(vb[:, None] - 1, rb[:, None], qb[:, None]) - stats.binom.cdf(
+            vb[:, None] - i - 1, rb[:, None], qb[:, None]
+        )
         ratio = np.where(i <= vb[:, None], window / i, -np.inf)
     a = np.where(vb > 0, ratio.max(axis=1, initial=-np.inf), 0.0)
     return np.minimum((bb + a * delta * 2 * m).reshape(shape), 1.0)
@@ -65,8 +66,9 @@ def _one_run_eps(m: int, r, v, alpha: float, delta: float, iters: int = 50):
     return np.where(ok0, lo, 0.0)
 
 
-def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: float = 0.95, k_pos=None,
-                        k_neg=None) -> dict:
+def one_run_lower_bound(
+    scores, included, *, delta: float = 0.0, confidence: float = 0.95, k_pos=None, k_neg=None
+) -> dict:
     """One-run audit of Steinke, Nasr & Jagielski (2023), "Privacy auditing with one (1) training run".
 
     m canaries, each included in training independently with probability 1/2 (``included``, 1/0); after
@@ -105,8 +107,14 @@ def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: flo
     ss, inc_sorted = s[order], inc[order]
     edges = np.r_[0, np.nonzero(np.diff(ss))[0] + 1, m]  # k at an edge: the top k rows are whole tie groups
     if k_pos is None:
-        cands = sorted({pair for f in ONE_RUN_FRACTIONS if 2 * max(1, round(f * m)) <= m
-                        for pair in _at_edges(edges, m, max(1, int(round(f * m))))})
+        cands = sorted(
+            {
+                pair
+                for f in ONE_RUN_FRACTIONS
+                if 2 * max(1, round(f * m)) <= m
+                for pair in _at_edges(edges, m, max(1, int(round(f * m))))
+            }
+        )
         if not cands:
             cands = sorted(set(_at_edges(edges, m, 1)))
     else:
@@ -114,20 +122,31 @@ def one_run_lower_bound(scores, included, *, delta: float = 0.0, confidence: flo
         if kp != k_pos or kn != k_neg or kp < 0 or kn < 0 or kp + kn < 1 or kp + kn > m:
             raise DPError(f"k_pos and k_neg must be whole numbers >= 0 with 1 <= k_pos + k_neg <= {m} canaries")
         if kp not in edges or m - kn not in edges:
-            raise DPError(f"k_pos = {kp} and k_neg = {kn} split a group of tied scores: a guess inside it would "
-                          "depend on the rows' order, not on the scores; choose counts at the ends of tied groups "
-                          "(or leave them out)")
+            raise DPError(
+                f"k_pos = {kp} and k_neg = {kn} split a group of tied scores: a guess inside it would "
+                "depend on the rows' order, not on the scores; choose counts at the ends of tied groups "
+                "(or leave them out)"
+            )
         cands = [(kp, kn)]
     alpha = (1 - conf) / len(cands)
-    top = np.r_[0, np.cumsum(inc_sorted)]            # included among the k highest
+    top = np.r_[0, np.cumsum(inc_sorted)]  # included among the k highest
     bottom = np.r_[0, np.cumsum(~inc_sorted[::-1])]  # left out among the k lowest
     r = np.array([kp + kn for kp, kn in cands])
     v = np.array([top[kp] + bottom[kn] for kp, kn in cands])
     eps = _one_run_eps(m, r, v, alpha, d)
     i = int(np.argmax(eps))
-    return {"lower_bound": float(eps[i]), "confidence": conf, "delta": d, "guesses": int(r[i]),
-            "correct": int(v[i]), "k_pos": int(cands[i][0]), "k_neg": int(cands[i][1]), "n_canaries": int(m),
-            "candidates": len(cands), "tried": [[int(a), int(b)] for a, b in zip(r, v)]}
+    return {
+        "lower_bound": float(eps[i]),
+        "confidence": conf,
+        "delta": d,
+        "guesses": int(r[i]),
+        "correct": int(v[i]),
+        "k_pos": int(cands[i][0]),
+        "k_neg": int(cands[i][1]),
+        "n_canaries": int(m),
+        "candidates": len(cands),
+        "tried": [[int(a), int(b)] for a, b in zip(r, v)],
+    }
 
 
 def _at_edges(edges: np.ndarray, m: int, t: int) -> list[tuple[int, int]]:

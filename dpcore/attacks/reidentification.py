@@ -27,9 +27,16 @@ EPSILONS = limits.REID_EPSILONS
 #: Generalisation the page starts from: 10-year age bands, 3 zip digits, $10k salary bands.
 DEFAULT_GENERALISATION = (("age_band", 10), ("zip_digits", 3), ("salary_band", 10_000))
 #: Display names of the synthetic medical columns (field labels, sentences, table headers); see :func:`label`.
-COLUMN_LABELS = {"age": "age", "sex": "sex", "zip_code": "zip code", "birth_year": "birth year",
-                 "ethnicity": "ethnicity", "salary": "salary", "has_rare_disease": "rare disease",
-                 "diagnosis": "diagnosis"}
+COLUMN_LABELS = {
+    "age": "age",
+    "sex": "sex",
+    "zip_code": "zip code",
+    "birth_year": "birth year",
+    "ethnicity": "ethnicity",
+    "salary": "salary",
+    "has_rare_disease": "rare disease",
+    "diagnosis": "diagnosis",
+}
 QI_LABELS = {q: COLUMN_LABELS[q] for q in datasets.QUASI_IDENTIFIERS}
 #: What a matching row tells the attacker, in the order a table shows it (before the facts they knew).
 REVEALING_COLUMNS = ("diagnosis", "has_rare_disease")
@@ -110,8 +117,10 @@ def neighbour(release: pd.DataFrame, facts) -> Neighbour:
     """Find-your-neighbour on the release, and how the matches fall as each fact is added."""
     conds = conditions(facts)
     res = linkage.find_matches(release, conds, sensitive=list(REVEALING_COLUMNS), label=label)
-    rows = [{"fact known": _describe(c), "matching patients": int(linkage.match_mask(release, conds[: i + 1]).sum())}
-            for i, c in enumerate(conds)]
+    rows = [
+        {"fact known": _describe(c), "matching patients": int(linkage.match_mask(release, conds[: i + 1]).sum())}
+        for i, c in enumerate(conds)
+    ]
     return Neighbour(res, pd.DataFrame(rows, columns=["fact known", "matching patients"]))
 
 
@@ -143,13 +152,15 @@ def linkage_part(pop: pd.DataFrame, register: pd.DataFrame, on, generalisation=N
     return linkage.link(rel, generalised(register, generalisation), list(on))
 
 
-def dp_part(release: pd.DataFrame, qis, sensitive: str, epsilon: float, releases: int, n_targets: int,
-            sim_seed: int) -> dict:
+def dp_part(
+    release: pd.DataFrame, qis, sensitive: str, epsilon: float, releases: int, n_targets: int, sim_seed: int
+) -> dict:
     """The DP simulation on the grid plus the chosen ε (each ε's figure is independent of the grid)."""
     eps = check_epsilon(epsilon)
     grid = sorted(set(EPSILONS) | {eps})
-    sim = linkage.dp_attack_simulation(release, list(qis), sensitive, grid, n_releases=releases,
-                                       n_targets=n_targets, seed=sim_seed)
+    sim = linkage.dp_attack_simulation(
+        release, list(qis), sensitive, grid, n_releases=releases, n_targets=n_targets, seed=sim_seed
+    )
     curve = sim["curve"]
     sim["at_epsilon"] = float(curve.loc[curve["epsilon"] == eps, "success_rate"].iloc[0])
     sim["epsilon"] = eps
@@ -170,29 +181,39 @@ def dp_guarantee(epsilon: float, prior_guess: float) -> dict:
     """
     eps = check_epsilon(epsilon)
     replace_eps = 2 * eps
-    return {"epsilon_add_remove": eps, "epsilon_replace_one": replace_eps,
-            "likelihood_ratio": math.exp(replace_eps), "ceiling": float(guess_ceiling(replace_eps, prior_guess)),
-            "typical_noise": 1.0 / eps}
+    return {
+        "epsilon_add_remove": eps,
+        "epsilon_replace_one": replace_eps,
+        "likelihood_ratio": math.exp(replace_eps),
+        "ceiling": float(guess_ceiling(replace_eps, prior_guess)),
+        "typical_noise": 1.0 / eps,
+    }
 
 
 def dp_why(sim: dict, label=str) -> str:
     """Why the noisy counts defeat the attacker, in words (markdown), for the simulation at its ε — and, when the
     attacker who trusts the counts does worse than a blind guess, why that happens (it is not DP's doing)."""
     eps, v, what = sim["epsilon"], sim["n_values"], label(sim["sensitive"])
-    text = (f"**Why the noise defeats the attacker.** The target's group holds one or a few patients, but each "
-            f"count carries noise of typically ±{people(sim['typical_noise'])} at ε = {eps:g}. At small ε the noisy "
-            "counts say almost nothing.")
+    text = (
+        f"**Why the noise defeats the attacker.** The target's group holds one or a few patients, but each "
+        f"count carries noise of typically ±{people(sim['typical_noise'])} at ε = {eps:g}. At small ε the noisy "
+        "counts say almost nothing."
+    )
     at, prior = sim["at_epsilon"], sim["prior_guess"]
     if round(at * 100) < round(prior * 100):
-        text += (f" Here the attacker who trusts them does **worse than a blind guess** ({at:.0%} against "
-                 f"{prior:.0%}): in a group of one or a few patients the largest of the {v} noisy counts is close to "
-                 f"a random pick among the {v} values of {what} (right about {1 / v:.0%} of the time), while the "
-                 f"blind guess always names the most common {what}. DP never makes the best guess worse than "
-                 "guessing without the release: an attacker who knows the noise is this large ignores the counts "
-                 "and guesses blind.")
+        text += (
+            f" Here the attacker who trusts them does **worse than a blind guess** ({at:.0%} against "
+            f"{prior:.0%}): in a group of one or a few patients the largest of the {v} noisy counts is close to "
+            f"a random pick among the {v} values of {what} (right about {1 / v:.0%} of the time), while the "
+            f"blind guess always names the most common {what}. DP never makes the best guess worse than "
+            "guessing without the release: an attacker who knows the noise is this large ignores the counts "
+            "and guesses blind."
+        )
     elif round(at * 100) >= round(sim["no_noise"] * 100):
-        text += (f" At ε = {eps:g} the noise is small beside a count of one: the attacker reads the counts as if "
-                 "they were exact.")
+        text += (
+            f" At ε = {eps:g} the noise is small beside a count of one: the attacker reads the counts as if "
+            "they were exact."
+        )
     return text
 
 
@@ -206,20 +227,26 @@ def dp_guarantee_text(sim: dict, label=str) -> str:
     bound no longer limits this guess, and below which ε it would (an "at most 100%" says nothing)."""
     eps, what = sim["epsilon"], label(sim["sensitive"])
     ratio = claims.up(sim["likelihood_ratio"])
-    text = (f"**The guarantee that applies.** Each set of answers is ε = {eps:g} differentially private for adding "
-            "or removing one patient (the relation this app's budgets use). The attacker's question is different: "
-            f"they know the target is in the data and ask *which* {what} she has. Changing only her {what} moves "
-            f"two counts, so for that replace-one question the guarantee is **ε = {sim['epsilon_replace_one']:g}** "
-            f"(δ = 0): any answer is at most {ratio}× as likely under one {what} as under another, so whatever the "
-            f"attacker knew before, the release can make their guess at most {ratio}× as likely to be right")
+    text = (
+        f"**The guarantee that applies.** Each set of answers is ε = {eps:g} differentially private for adding "
+        "or removing one patient (the relation this app's budgets use). The attacker's question is different: "
+        f"they know the target is in the data and ask *which* {what} she has. Changing only her {what} moves "
+        f"two counts, so for that replace-one question the guarantee is **ε = {sim['epsilon_replace_one']:g}** "
+        f"(δ = 0): any answer is at most {ratio}× as likely under one {what} as under another, so whatever the "
+        f"attacker knew before, the release can make their guess at most {ratio}× as likely to be right"
+    )
     ceiling = claims.percent(sim["ceiling"], 0, up=True)
     if ceiling == "100%":
-        return text + (f". **At ε = {eps:g} that bound says nothing:** {ratio}× the blind guess's "
-                       f"{sim['prior_guess']:.0%} is more than certainty. It limits this guess only for ε below "
-                       f"{claims.down(useful_epsilon(sim['prior_guess']), 2)} — the simulation above is what an "
-                       "attacker actually gets here.")
-    return text + (f" — here at most {ceiling} for an attacker whose best guess without it was right "
-                   f"{sim['prior_guess']:.0%} of the time.")
+        return text + (
+            f". **At ε = {eps:g} that bound says nothing:** {ratio}× the blind guess's "
+            f"{sim['prior_guess']:.0%} is more than certainty. It limits this guess only for ε below "
+            f"{claims.down(useful_epsilon(sim['prior_guess']), 2)} — the simulation above is what an "
+            "attacker actually gets here."
+        )
+    return text + (
+        f" — here at most {ceiling} for an attacker whose best guess without it was right "
+        f"{sim['prior_guess']:.0%} of the time."
+    )
 
 
 # --- the whole story -------------------------------------------------------------------------------
@@ -270,9 +297,11 @@ def headline(rep: uniqueness.UniquenessReport) -> tuple[str, str]:
     phone). Together they state every fact the single sentence did: share, count, size, which facts."""
     qis = _and([QI_LABELS.get(q, q) for q in rep.qis])
     are = "is" if rep.unique_records == 1 else "are each"
-    return (f"{rep.unique_fraction:.1%} of patients are unique",
-            f"{rep.unique_records:,} of the {rep.n:,} patients {are} the only one in the release with their "
-            f"{qis}: anyone who knows those facts about them finds their row.")
+    return (
+        f"{rep.unique_fraction:.1%} of patients are unique",
+        f"{rep.unique_records:,} of the {rep.n:,} patients {are} the only one in the release with their "
+        f"{qis}: anyone who knows those facts about them finds their row.",
+    )
 
 
 def neighbour_sentence(nb: Neighbour, sensitive: str = "diagnosis", quote=str) -> str:
@@ -287,11 +316,12 @@ def neighbour_sentence(nb: Neighbour, sensitive: str = "diagnosis", quote=str) -
         rec = nb.record()
         rare = "has" if bool(rec.get("has_rare_disease")) else "does not have"
         who = {"F": "she", "M": "he"}.get(str(rec.get("sex")), "they")
-        return (f"Exactly 1 patient matches {facts}: the attacker has found the neighbour's row. "
-                f"{who.capitalize()} {'is' if who != 'they' else 'are'} recorded with diagnosis "
-                f"'{rec.get(sensitive)}' and {rare} the rare disease.")
-    return (f"{nb.matches:,} patients match {facts}: add another fact (sex, birth year) to narrow them "
-            "down.")
+        return (
+            f"Exactly 1 patient matches {facts}: the attacker has found the neighbour's row. "
+            f"{who.capitalize()} {'is' if who != 'they' else 'are'} recorded with diagnosis "
+            f"'{rec.get(sensitive)}' and {rare} the rare disease."
+        )
+    return f"{nb.matches:,} patients match {facts}: add another fact (sex, birth year) to narrow them down."
 
 
 def findings(st: Story) -> pd.DataFrame:
@@ -299,29 +329,40 @@ def findings(st: Story) -> pd.DataFrame:
     s, rep, lr, dp = st.settings, st.uniqueness, st.linkage, st.dp
     facts = ", ".join(st.neighbour.narrowing["fact known"])
     rows = [
-        ("patients unique on " + ", ".join(QI_LABELS.get(q, q) for q in rep.qis),
-         f"{rep.unique_fraction:.1%} ({rep.unique_records:,} of {patients(rep.n)})"),
+        (
+            "patients unique on " + ", ".join(QI_LABELS.get(q, q) for q in rep.qis),
+            f"{rep.unique_fraction:.1%} ({rep.unique_records:,} of {patients(rep.n)})",
+        ),
         (f"patients matching the neighbour ({facts})", patients(st.neighbour.matches)),
         ("k-anonymity (smallest group of identical patients)", patients(rep.k_anonymity)),
-        ("register entries re-identified (unique match, right person)",
-         f"{lr.right_person:,} of {lr.in_release:,} patients in the register ({lr.success_rate:.1%})"),
+        (
+            "register entries re-identified (unique match, right person)",
+            f"{lr.right_person:,} of {lr.in_release:,} patients in the register ({lr.success_rate:.1%})",
+        ),
         ("unique matches that pin a diagnosis on the wrong person", f"{lr.wrong_person:,} people"),
     ]
     if st.generalised_uniqueness is not None:
         g = st.generalised_uniqueness
-        rows.append(("patients still unique after generalisation "
-                     f"({_gen_text(s.generalisation)})", f"{g.unique_fraction:.1%} ({patients(g.unique_records)})"))
+        rows.append(
+            (
+                f"patients still unique after generalisation ({_gen_text(s.generalisation)})",
+                f"{g.unique_fraction:.1%} ({patients(g.unique_records)})",
+            )
+        )
     if st.generalised_linkage is not None:
-        rows.append(("re-identified by linkage after generalisation",
-                     patients(st.generalised_linkage.right_person)))
+        rows.append(("re-identified by linkage after generalisation", patients(st.generalised_linkage.right_person)))
     rows += [
         (f"attacker right about the {s.sensitive}, exact counts (no DP)", f"{dp['no_noise']:.0%} of targets"),
-        (f"attacker right about the {s.sensitive}, noisy counts at ε = {dp['epsilon']:g} (simulated)",
-         f"{dp['at_epsilon']:.0%} of targets"),
+        (
+            f"attacker right about the {s.sensitive}, noisy counts at ε = {dp['epsilon']:g} (simulated)",
+            f"{dp['at_epsilon']:.0%} of targets",
+        ),
         (f"blind guess (most common {s.sensitive})", f"{dp['prior_guess']:.0%} of targets"),
-        (f"guarantee for a known patient's {s.sensitive} (replace-one)",
-         f"ε = {dp['epsilon_replace_one']:g}: any guess at most {claims.up(dp['likelihood_ratio'])}× as likely to be "
-         "right as without the release"),
+        (
+            f"guarantee for a known patient's {s.sensitive} (replace-one)",
+            f"ε = {dp['epsilon_replace_one']:g}: any guess at most {claims.up(dp['likelihood_ratio'])}× as likely to be "
+            "right as without the release",
+        ),
     ]
     return pd.DataFrame(rows, columns=["finding", "value"])
 
@@ -339,20 +380,24 @@ def people(x: float) -> str:
 
 def _gen_text(gen) -> str:
     g = dict(gen)
-    return (f"{g.get('age_band', 1)}-year age bands, first {g.get('zip_digits', 5)} zip digits, "
-            f"${g.get('salary_band', 1):,} salary bands")
+    return (
+        f"{g.get('age_band', 1)}-year age bands, first {g.get('zip_digits', 5)} zip digits, "
+        f"${g.get('salary_band', 1):,} salary bands"
+    )
 
 
 def steps_table(steps: pd.DataFrame) -> pd.DataFrame:
     """The incremental-uniqueness table with plain column names and percentages for shares."""
-    out = pd.DataFrame({
-        "facts known": steps["quasi_identifiers"].str.replace("_", " "),
-        "groups": steps["classes"],
-        "unique patients": steps["unique_records"],
-        "unique share": (steps["unique_fraction"] * 100).round(1).astype(str) + "%",
-        "k-anonymity (patients)": steps["k_anonymity"],
-        "average risk": (steps["prosecutor_risk_avg"] * 100).round(1).astype(str) + "%",
-    })
+    out = pd.DataFrame(
+        {
+            "facts known": steps["quasi_identifiers"].str.replace("_", " "),
+            "groups": steps["classes"],
+            "unique patients": steps["unique_records"],
+            "unique share": (steps["unique_fraction"] * 100).round(1).astype(str) + "%",
+            "k-anonymity (patients)": steps["k_anonymity"],
+            "average risk": (steps["prosecutor_risk_avg"] * 100).round(1).astype(str) + "%",
+        }
+    )
     if steps["l_diversity"].notna().any():
         out["ℓ-diversity"] = steps["l_diversity"]
     return out

@@ -23,7 +23,6 @@ import pandas as pd
 from ..data.filters import require_column, require_rows
 from ..errors import DPError
 
-
 # --- input checks ------------------------------------------------------------------------------------
 
 
@@ -50,14 +49,18 @@ def check_sensitive(df: pd.DataFrame, sensitive, qis=()) -> str | None:
         return None
     require_column(df, sensitive, "sensitive column")
     if sensitive in qis:
-        raise DPError(f"{sensitive!r} is chosen both as a quasi-identifier and as the sensitive column; "
-                      "pick a different sensitive column")
+        raise DPError(
+            f"{sensitive!r} is chosen both as a quasi-identifier and as the sensitive column; "
+            "pick a different sensitive column"
+        )
     values = pd.unique(df[sensitive])
     if len(values) < 2:
         only = values[0] if len(values) else "nothing"
-        raise DPError(f"sensitive column {sensitive!r} has only one value ({only!r}): everyone's value is "
-                      "known without any attack, so ℓ-diversity means nothing; choose a column with at "
-                      "least two different values")
+        raise DPError(
+            f"sensitive column {sensitive!r} has only one value ({only!r}): everyone's value is "
+            "known without any attack, so ℓ-diversity means nothing; choose a column with at "
+            "least two different values"
+        )
     return sensitive
 
 
@@ -134,8 +137,14 @@ class UniquenessReport:
     def class_size_table(self) -> pd.DataFrame:
         sizes = np.array(list(self.class_sizes.keys()), dtype=np.int64)
         classes = np.array(list(self.class_sizes.values()), dtype=np.int64)
-        return pd.DataFrame({"class_size": sizes, "classes": classes, "records": sizes * classes,
-                             "share_of_records": sizes * classes / self.n})
+        return pd.DataFrame(
+            {
+                "class_size": sizes,
+                "classes": classes,
+                "records": sizes * classes,
+                "share_of_records": sizes * classes / self.n,
+            }
+        )
 
 
 def _report(n: int, qis, sensitive, ids: np.ndarray, g: int, sens=None) -> UniquenessReport:
@@ -152,9 +161,17 @@ def _report(n: int, qis, sensitive, ids: np.ndarray, g: int, sens=None) -> Uniqu
     k = int(sizes.min())
     unique = int(counts[vals == 1].sum()) if (vals == 1).any() else 0
     return UniquenessReport(
-        n=int(n), qis=tuple(qis), sensitive=sensitive, n_classes=int(g), unique_records=unique,
-        unique_fraction=unique / n, k_anonymity=k, l_diversity=l_div, homogeneous_records=homog,
-        prosecutor_risk_max=1.0 / k, prosecutor_risk_avg=g / n,
+        n=int(n),
+        qis=tuple(qis),
+        sensitive=sensitive,
+        n_classes=int(g),
+        unique_records=unique,
+        unique_fraction=unique / n,
+        k_anonymity=k,
+        l_diversity=l_div,
+        homogeneous_records=homog,
+        prosecutor_risk_max=1.0 / k,
+        prosecutor_risk_avg=g / n,
         class_sizes={int(v): int(c) for v, c in zip(vals, counts)},
     )
 
@@ -181,12 +198,20 @@ def incremental(df: pd.DataFrame, qis, sensitive=None) -> pd.DataFrame:
         if i:
             code, card = _combine(code, card, df[q])
         r = _report(len(df), qis[: i + 1], sensitive, code, card, sens)
-        rows.append({
-            "step": i + 1, "added": q, "quasi_identifiers": " + ".join(qis[: i + 1]),
-            "classes": r.n_classes, "unique_records": r.unique_records, "unique_fraction": r.unique_fraction,
-            "k_anonymity": r.k_anonymity, "l_diversity": r.l_diversity,
-            "prosecutor_risk_max": r.prosecutor_risk_max, "prosecutor_risk_avg": r.prosecutor_risk_avg,
-        })
+        rows.append(
+            {
+                "step": i + 1,
+                "added": q,
+                "quasi_identifiers": " + ".join(qis[: i + 1]),
+                "classes": r.n_classes,
+                "unique_records": r.unique_records,
+                "unique_fraction": r.unique_fraction,
+                "k_anonymity": r.k_anonymity,
+                "l_diversity": r.l_diversity,
+                "prosecutor_risk_max": r.prosecutor_risk_max,
+                "prosecutor_risk_avg": r.prosecutor_risk_avg,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -205,8 +230,14 @@ def uniqueness_loop(df: pd.DataFrame, qis, sensitive=None) -> dict:
     n = len(df)
     k = min(sizes.values())
     unique = sum(1 for s in sizes.values() if s == 1)
-    out = {"n": n, "n_classes": len(sizes), "unique_fraction": unique / n, "k_anonymity": k,
-           "prosecutor_risk_max": 1 / k, "prosecutor_risk_avg": len(sizes) / n}
+    out = {
+        "n": n,
+        "n_classes": len(sizes),
+        "unique_fraction": unique / n,
+        "k_anonymity": k,
+        "prosecutor_risk_max": 1 / k,
+        "prosecutor_risk_avg": len(sizes) / n,
+    }
     if sens is not None:
         out["l_diversity"] = min(len(v) for v in values.values())
     return out

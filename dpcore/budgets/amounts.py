@@ -13,7 +13,7 @@ from .. import claims, limits
 from ..errors import DPError
 
 MICRO = 1_000_000
-ATTO = 10 ** 18
+ATTO = 10**18
 
 
 def _decimal(value, name: str) -> Decimal:
@@ -87,7 +87,9 @@ def delta_total_atto(delta_total, n_rows: int, *, name: str = "δ total") -> int
         return default_delta_atto(n_rows)
     a = to_atto(delta_total, name=name, rounding=ROUND_FLOOR)
     if a > max_delta_atto(n_rows):
-        raise DPError(f"{name} {delta_total} is not below 1/n = {1 / n_rows:.3g} for this dataset of {n_rows:,} rows: "
-                      f"such a δ allows releasing a whole record; use less than {claims.down(1 / n_rows)} (default "
-                      f"{claims.delta(default_delta_total(n_rows), 3)})")
+        raise DPError(
+            f"{name} {delta_total} is not below 1/n = {1 / n_rows:.3g} for this dataset of {n_rows:,} rows: "
+            f"such a δ allows releasing a whole record; use less than {claims.down(1 / n_rows)} (default "
+            f"{claims.delta(default_delta_total(n_rows), 3)})"
+        )
     return a

@@ -30,7 +30,7 @@ ANALYST_KEY_ENV = "DP_EXPLORER_ANALYST_KEY"
 VISITORS = "visitors"
 ADMIN_NAME = "admin"
 _HASH_KEY = "admin_token_hash"
-_SCRYPT = {"n": 2 ** 14, "r": 8, "p": 1}
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,7 @@ def canonical_analyst(name) -> str:
 
 
 def display_name(name: str) -> str:
-    return "".join(ch for ch in re.sub(r"\s+", " ", name).strip()
-                   if unicodedata.category(ch) not in ("Cc", "Cs"))[:100]
+    return "".join(ch for ch in re.sub(r"\s+", " ", name).strip() if unicodedata.category(ch) not in ("Cc", "Cs"))[:100]
 
 
 # --- secrets ------------------------------------------------------------------------------------------------
@@ -102,7 +101,7 @@ def _verify(secret: str, stored: str | None) -> bool:
         salt_b, want = bytes.fromhex(salt), bytes.fromhex(digest)
     except ValueError:
         params, salt_b, want = _SCRYPT, b"\0" * 16, None
-    got = hashlib.scrypt(secret.encode("utf-8", "surrogatepass"), salt=salt_b, dklen=32, maxmem=2 ** 26, **params)
+    got = hashlib.scrypt(secret.encode("utf-8", "surrogatepass"), salt=salt_b, dklen=32, maxmem=2**26, **params)
     return want is not None and hmac.compare_digest(got, want)
 
 
@@ -121,32 +120,43 @@ def _text_secret(value, what: str) -> str:
 def admin_initialised(*, path=None) -> bool:
     """True once the data owner has stored the admin token's hash (``python -m dpcore admin init``)."""
     with store.reading(path) as conn:
-        return conn is not None and conn.execute("SELECT 1 FROM meta WHERE key = ?", (_HASH_KEY,)).fetchone() is not None
+        return (
+            conn is not None and conn.execute("SELECT 1 FROM meta WHERE key = ?", (_HASH_KEY,)).fetchone() is not None
+        )
 
 
 def _not_initialised() -> DPError:
-    return DPError("admin actions are disabled until the data owner sets the admin token: run `python -m dpcore "
-                   f"admin init` on the server (the token comes from {ADMIN_ENV} or a prompt; only its hash is kept)")
+    return DPError(
+        "admin actions are disabled until the data owner sets the admin token: run `python -m dpcore "
+        f"admin init` on the server (the token comes from {ADMIN_ENV} or a prompt; only its hash is kept)"
+    )
 
 
 def init_admin(token, *, current=None, path=None) -> dict:
     """Store the hash of the admin token (the data owner, once). Replacing it needs the current token."""
     token = _text_secret(token, "admin token")
     if len(token) < limits.ADMIN_TOKEN_MIN_CHARS:
-        raise DPError(f"the admin token must have at least {limits.ADMIN_TOKEN_MIN_CHARS} characters; make a long "
-                      "random one, e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+        raise DPError(
+            f"the admin token must have at least {limits.ADMIN_TOKEN_MIN_CHARS} characters; make a long "
+            "random one, e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
     with store.immediate(path, unharmed="nothing was changed") as conn:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (_HASH_KEY,)).fetchone()
         if row is not None:
             if current is None:
-                raise DPError("an admin token is set already; to replace it run `python -m dpcore admin init "
-                              f"--replace` with the current token in {ADMIN_ENV} and the new one at the prompt")
+                raise DPError(
+                    "an admin token is set already; to replace it run `python -m dpcore admin init "
+                    f"--replace` with the current token in {ADMIN_ENV} and the new one at the prompt"
+                )
             if not _verify(_text_secret(current, "admin token"), row["value"]):
                 raise DPError("the current admin token is wrong; nothing was changed")
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_HASH_KEY, hash_secret(token)))
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('admin_token_set', ?)", (repr(time.time()),))
-    return {"admin": "initialised" if row is None else "replaced", "stored": "a salted scrypt hash of the token",
-            "ledger": str(store.resolve(path))}
+    return {
+        "admin": "initialised" if row is None else "replaced",
+        "stored": "a salted scrypt hash of the token",
+        "ledger": str(store.resolve(path)),
+    }
 
 
 def check_admin_token(token, *, path=None) -> Identity:
@@ -159,15 +169,19 @@ def check_admin_token(token, *, path=None) -> Identity:
         raise _not_initialised()
     given = _text_secret(token, "admin token")
     if not given or not _verify(given, row["value"]):
-        raise DPError(f"the admin token is missing or wrong; give the token the data owner set with `admin init` "
-                      f"({ADMIN_ENV} on the command line, the admin box on the page)")
+        raise DPError(
+            f"the admin token is missing or wrong; give the token the data owner set with `admin init` "
+            f"({ADMIN_ENV} on the command line, the admin box on the page)"
+        )
     return Identity("admin", ADMIN_NAME, "admin", "token")
 
 
 def require_admin(who: Identity) -> Identity:
     if not isinstance(who, Identity) or not who.is_admin:
-        raise DPError("this is an admin action: sign in as the admin (the admin token, or an identity listed as an "
-                      "admin in the server's configuration)")
+        raise DPError(
+            "this is an admin action: sign in as the admin (the admin token, or an identity listed as an "
+            "admin in the server's configuration)"
+        )
     return who
 
 
@@ -183,29 +197,39 @@ def ensure_analyst(conn, name: str, *, oidc: bool, actor: Identity) -> tuple[str
     a key is issued (shown once) when a key-holding analyst has none."""
     key, display = canonical_analyst(name), display_name(name)
     if key in (VISITORS, ADMIN_NAME):
-        raise DPError(f"{key!r} is reserved ({'the shared quota of people who have not signed in' if key == VISITORS else 'the admin token'});"
-                      " choose another analyst name")
+        raise DPError(
+            f"{key!r} is reserved ({'the shared quota of people who have not signed in' if key == VISITORS else 'the admin token'});"
+            " choose another analyst name"
+        )
     kind = "oidc" if oidc else "key"
     row = conn.execute("SELECT * FROM analysts WHERE name = ?", (key,)).fetchone()
     issued = None
     if row is None:
         issued = None if oidc else new_key()
-        conn.execute("INSERT INTO analysts (name, display, kind, key_hash, created) VALUES (?,?,?,?,?)",
-                     (key, display, kind, None if issued is None else hash_secret(issued), time.time()))
+        conn.execute(
+            "INSERT INTO analysts (name, display, kind, key_hash, created) VALUES (?,?,?,?,?)",
+            (key, display, kind, None if issued is None else hash_secret(issued), time.time()),
+        )
     else:
         if row["kind"] in ("oidc", "key") and row["kind"] != kind:
-            raise DPError(f"analyst {row['display']!r} signs in {'through the identity provider' if row['kind'] == 'oidc' else 'with a key'}; "
-                          f"{'drop' if row['kind'] == 'key' else 'add'} --oidc, or choose another name")
+            raise DPError(
+                f"analyst {row['display']!r} signs in {'through the identity provider' if row['kind'] == 'oidc' else 'with a key'}; "
+                f"{'drop' if row['kind'] == 'key' else 'add'} --oidc, or choose another name"
+            )
         display = row["display"]
         if not oidc and (row["key_hash"] is None or row["revoked"] is not None):  # legacy or revoked: a new key
             issued = new_key()
-            conn.execute("UPDATE analysts SET kind = 'key', key_hash = ?, revoked = NULL WHERE name = ?",
-                         (hash_secret(issued), key))
+            conn.execute(
+                "UPDATE analysts SET kind = 'key', key_hash = ?, revoked = NULL WHERE name = ?",
+                (hash_secret(issued), key),
+            )
         elif oidc and row["revoked"] is not None:
             conn.execute("UPDATE analysts SET kind = 'oidc', revoked = NULL WHERE name = ?", (key,))
     if issued is not None:
-        conn.execute("INSERT INTO events (analyst, actor, ts, kind, note) VALUES (?,?,?,'key',?)",
-                     (key, actor.display, time.time(), "a new key was issued (only its hash is stored)"))
+        conn.execute(
+            "INSERT INTO events (analyst, actor, ts, kind, note) VALUES (?,?,?,'key',?)",
+            (key, actor.display, time.time(), "a new key was issued (only its hash is stored)"),
+        )
     return key, display, issued
 
 
@@ -216,17 +240,25 @@ def issue_key(who: Identity, name: str, *, path=None) -> dict:
     with store.immediate(path, unharmed="nothing was changed") as conn:
         row = conn.execute("SELECT * FROM analysts WHERE name = ?", (key,)).fetchone()
         if row is None:
-            raise DPError(f"there is no analyst {display_name(name)!r}; add one with `python -m dpcore analyst add "
-                          "NAME --dataset D --epsilon E`")
+            raise DPError(
+                f"there is no analyst {display_name(name)!r}; add one with `python -m dpcore analyst add "
+                "NAME --dataset D --epsilon E`"
+            )
         if row["kind"] == "oidc":
             raise DPError(f"analyst {row['display']!r} signs in through the identity provider and has no key")
         secret = new_key()
-        conn.execute("UPDATE analysts SET kind = 'key', key_hash = ?, revoked = NULL WHERE name = ?",
-                     (hash_secret(secret), key))
-        conn.execute("INSERT INTO events (analyst, actor, ts, kind, note) VALUES (?,?,?,'key',?)",
-                     (key, who.display, time.time(), "a new key was issued; the earlier key no longer works"))
-    return {"analyst": row["display"], "key": secret,
-            "note": f"shown once: give it to the analyst (CLI: {ANALYST_KEY_ENV}); only its hash is stored"}
+        conn.execute(
+            "UPDATE analysts SET kind = 'key', key_hash = ?, revoked = NULL WHERE name = ?", (hash_secret(secret), key)
+        )
+        conn.execute(
+            "INSERT INTO events (analyst, actor, ts, kind, note) VALUES (?,?,?,'key',?)",
+            (key, who.display, time.time(), "a new key was issued; the earlier key no longer works"),
+        )
+    return {
+        "analyst": row["display"],
+        "key": secret,
+        "note": f"shown once: give it to the analyst (CLI: {ANALYST_KEY_ENV}); only its hash is stored",
+    }
 
 
 def revoke(who: Identity, name: str, *, path=None) -> dict:
@@ -236,11 +268,14 @@ def revoke(who: Identity, name: str, *, path=None) -> dict:
     with store.immediate(path, unharmed="nothing was changed") as conn:
         row = conn.execute("SELECT * FROM analysts WHERE name = ?", (key,)).fetchone()
         if row is None or key == VISITORS:
-            raise DPError(f"there is no analyst {display_name(name)!r} to revoke; `python -m dpcore analyst list` "
-                          "shows them")
+            raise DPError(
+                f"there is no analyst {display_name(name)!r} to revoke; `python -m dpcore analyst list` shows them"
+            )
         conn.execute("UPDATE analysts SET key_hash = NULL, revoked = ? WHERE name = ?", (time.time(), key))
-        conn.execute("INSERT INTO events (analyst, actor, ts, kind, note) VALUES (?,?,?,'revoke',?)",
-                     (key, who.display, time.time(), "signing in revoked; quotas and history kept"))
+        conn.execute(
+            "INSERT INTO events (analyst, actor, ts, kind, note) VALUES (?,?,?,'revoke',?)",
+            (key, who.display, time.time(), "signing in revoked; quotas and history kept"),
+        )
     return {"analyst": row["display"], "revoked": True}
 
 
@@ -253,12 +288,19 @@ def sign_in(name, key, *, path=None) -> Identity:
     except DPError:
         canon = None
     with store.reading(path) as conn:
-        row = None if conn is None or canon is None else conn.execute(
-            "SELECT * FROM analysts WHERE name = ? AND kind = 'key' AND revoked IS NULL", (canon,)).fetchone()
+        row = (
+            None
+            if conn is None or canon is None
+            else conn.execute(
+                "SELECT * FROM analysts WHERE name = ? AND kind = 'key' AND revoked IS NULL", (canon,)
+            ).fetchone()
+        )
     ok = _verify(given or "-", row["key_hash"] if row is not None else None)
     if not (given and ok and row is not None):
-        raise DPError("the analyst name or key is wrong (or the key was revoked); use the key the data owner gave "
-                      f"you (CLI: {ANALYST_KEY_ENV}), or ask them for a new one")
+        raise DPError(
+            "the analyst name or key is wrong (or the key was revoked); use the key the data owner gave "
+            f"you (CLI: {ANALYST_KEY_ENV}), or ask them for a new one"
+        )
     return Identity("analyst", canon, row["display"], "key")
 
 
@@ -309,11 +351,25 @@ def analysts(who: Identity, *, dataset: str | None = None, path=None) -> list[di
             qs = conn.execute("SELECT * FROM quotas WHERE analyst = ? ORDER BY created", (a["name"],)).fetchall()
             if dataset is not None and not any(q["dataset"] == dataset for q in qs):
                 continue
-            out.append({"analyst": a["display"], "signs_in": {"key": "with a key", "oidc": "through the identity "
-                        "provider", "visitors": "not at all (everyone who has not signed in)",
-                        "legacy": "not yet: issue a key (analyst key NAME)"}[a["kind"]],
-                        "revoked": a["revoked"] is not None,
-                        "quotas": [{"dataset": names.get(q["dataset"], q["dataset"]),
-                                    "epsilon_total": q["total_micro"] / 1e6, "epsilon_spent": q["spent_micro"] / 1e6,
-                                    "closed": q["closed"] is not None} for q in qs]})
+            out.append(
+                {
+                    "analyst": a["display"],
+                    "signs_in": {
+                        "key": "with a key",
+                        "oidc": "through the identity provider",
+                        "visitors": "not at all (everyone who has not signed in)",
+                        "legacy": "not yet: issue a key (analyst key NAME)",
+                    }[a["kind"]],
+                    "revoked": a["revoked"] is not None,
+                    "quotas": [
+                        {
+                            "dataset": names.get(q["dataset"], q["dataset"]),
+                            "epsilon_total": q["total_micro"] / 1e6,
+                            "epsilon_spent": q["spent_micro"] / 1e6,
+                            "closed": q["closed"] is not None,
+                        }
+                        for q in qs
+                    ],
+                }
+            )
     return out

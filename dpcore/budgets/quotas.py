@@ -29,7 +29,9 @@ def quota_key(conn, who: Identity, dataset: dict) -> str | None:
         kind = "oidc" if who.via == "oidc" else "key"
         row = conn.execute(
             "SELECT 1 FROM quotas q JOIN analysts a ON a.name = q.analyst WHERE q.analyst = ? AND q.dataset = ? AND "
-            "q.closed IS NULL AND a.revoked IS NULL AND a.kind = ?", (who.name, dataset["fingerprint"], kind)).fetchone()
+            "q.closed IS NULL AND a.revoked IS NULL AND a.kind = ?",
+            (who.name, dataset["fingerprint"], kind),
+        ).fetchone()
         if row is not None:
             return who.name
     if dataset["builtin"]:
@@ -39,14 +41,20 @@ def quota_key(conn, who: Identity, dataset: dict) -> str | None:
 
 def no_quota(who: Identity, dataset: dict) -> DPError:
     if who.is_visitor:
-        return DPError(f"dataset {dataset['name']!r} is open to signed-in analysts only: sign in with the name and "
-                       "key the data owner gave you (CLI: --analyst NAME with DP_EXPLORER_ANALYST_KEY); the built-in "
-                       "synthetic data is open to visitors")
+        return DPError(
+            f"dataset {dataset['name']!r} is open to signed-in analysts only: sign in with the name and "
+            "key the data owner gave you (CLI: --analyst NAME with DP_EXPLORER_ANALYST_KEY); the built-in "
+            "synthetic data is open to visitors"
+        )
     if who.is_admin:
-        return DPError(f"as the admin you have no quota on {dataset['name']!r}: grant yourself one (signed in through "
-                       "the identity provider), or sign in as an analyst with a quota, to ask a question")
-    return DPError(f"{who.display!r} has no quota on dataset {dataset['name']!r}; ask the data owner for one "
-                   "(`python -m dpcore analyst add NAME --dataset D --epsilon E`)")
+        return DPError(
+            f"as the admin you have no quota on {dataset['name']!r}: grant yourself one (signed in through "
+            "the identity provider), or sign in as an analyst with a quota, to ask a question"
+        )
+    return DPError(
+        f"{who.display!r} has no quota on dataset {dataset['name']!r}; ask the data owner for one "
+        "(`python -m dpcore analyst add NAME --dataset D --epsilon E`)"
+    )
 
 
 def _quota_row(conn, analyst: str, fp: str):
@@ -62,35 +70,61 @@ def grant(who: Identity, name: str, dataset, *, epsilon, delta=None, oidc: bool 
     with store.immediate(path, unharmed="nothing was granted") as conn:
         d = registry.require(conn, dataset)
         key, display, issued = ensure_analyst(conn, name, oidc=oidc, actor=who)
-        dtotal = min(amounts.delta_total_atto(delta, d["n_rows"], name="quota δ"),
-                     amounts.to_atto(d["delta_cap"] or 0, name="δ cap"))
+        dtotal = min(
+            amounts.delta_total_atto(delta, d["n_rows"], name="quota δ"),
+            amounts.to_atto(d["delta_cap"] or 0, name="δ cap"),
+        )
         old = _quota_row(conn, key, d["fingerprint"])
         if old is not None and old["closed"] is None:
-            raise DPError(f"{display!r} already has a quota on {d['name']!r}; change it with `python -m dpcore budget "
-                          "reset --dataset D --analyst NAME --total E --confirm --reason TEXT`")
+            raise DPError(
+                f"{display!r} already has a quota on {d['name']!r}; change it with `python -m dpcore budget "
+                "reset --dataset D --analyst NAME --total E --confirm --reason TEXT`"
+            )
         if old is not None:  # a closed quota opens again with the new totals; its history stays
-            conn.execute("UPDATE quotas SET total_micro = ?, delta_total_atto = ?, spent_micro = 0, delta_spent_atto = "
-                         "0, closed = NULL WHERE analyst = ? AND dataset = ?", (total, dtotal, key, d["fingerprint"]))
+            conn.execute(
+                "UPDATE quotas SET total_micro = ?, delta_total_atto = ?, spent_micro = 0, delta_spent_atto = "
+                "0, closed = NULL WHERE analyst = ? AND dataset = ?",
+                (total, dtotal, key, d["fingerprint"]),
+            )
         else:
-            conn.execute("INSERT INTO quotas (analyst, dataset, total_micro, delta_total_atto, created) VALUES "
-                         "(?,?,?,?,?)", (key, d["fingerprint"], total, dtotal, time.time()))
-        registry.event(conn, "grant", dataset=d["fingerprint"], analyst=key, actor=who.display,
-                       note=f"quota granted by {who.display}: ε = {amounts.from_micro(total):g}, δ = "
-                            f"{claims.delta(amounts.from_atto(dtotal), 3)} ({NEIGHBOUR})")
-        together = conn.execute("SELECT COALESCE(SUM(total_micro), 0) FROM quotas WHERE dataset = ? AND closed IS "
-                                "NULL", (d["fingerprint"],)).fetchone()[0]
-    out = {"analyst": display, "dataset": d["name"], "epsilon": amounts.from_micro(total),
-           "delta": amounts.from_atto(dtotal), "signs_in": "through the identity provider" if oidc else "with a key",
-           "dataset_cap": d["cap"], "dataset_remaining": d["remaining"]}
+            conn.execute(
+                "INSERT INTO quotas (analyst, dataset, total_micro, delta_total_atto, created) VALUES (?,?,?,?,?)",
+                (key, d["fingerprint"], total, dtotal, time.time()),
+            )
+        registry.event(
+            conn,
+            "grant",
+            dataset=d["fingerprint"],
+            analyst=key,
+            actor=who.display,
+            note=f"quota granted by {who.display}: ε = {amounts.from_micro(total):g}, δ = "
+            f"{claims.delta(amounts.from_atto(dtotal), 3)} ({NEIGHBOUR})",
+        )
+        together = conn.execute(
+            "SELECT COALESCE(SUM(total_micro), 0) FROM quotas WHERE dataset = ? AND closed IS NULL", (d["fingerprint"],)
+        ).fetchone()[0]
+    out = {
+        "analyst": display,
+        "dataset": d["name"],
+        "epsilon": amounts.from_micro(total),
+        "delta": amounts.from_atto(dtotal),
+        "signs_in": "through the identity provider" if oidc else "with a key",
+        "dataset_cap": d["cap"],
+        "dataset_remaining": d["remaining"],
+    }
     if issued is not None:
         out["key"] = issued
-        out["key_note"] = ("shown once: give it to the analyst, who signs in with it (CLI: DP_EXPLORER_ANALYST_KEY); "
-                           "only its hash is stored")
+        out["key_note"] = (
+            "shown once: give it to the analyst, who signs in with it (CLI: DP_EXPLORER_ANALYST_KEY); "
+            "only its hash is stored"
+        )
     elif not oidc:
         out["key_note"] = f"{display!r} already has a key; it is unchanged (`analyst key NAME` issues a new one)"
     if together > amounts.total_micro(d["cap"] or 0.000001, name="cap"):
-        out["note"] = (f"the open quotas on {d['name']!r} add up to ε = {amounts.from_micro(together):g}, more than its "
-                       f"cap of ε = {d['cap']:g}: the cap bounds them together (first asked, first served)")
+        out["note"] = (
+            f"the open quotas on {d['name']!r} add up to ε = {amounts.from_micro(together):g}, more than its "
+            f"cap of ε = {d['cap']:g}: the cap bounds them together (first asked, first served)"
+        )
     return out
 
 
@@ -103,15 +137,31 @@ def close(who: Identity, name: str, dataset, *, path=None) -> dict:
         row = _quota_row(conn, key, d["fingerprint"])
         if row is None or row["closed"] is not None:
             raise DPError(f"{display_name(name)!r} has no open quota on {d['name']!r}")
-        conn.execute("UPDATE quotas SET closed = ? WHERE analyst = ? AND dataset = ?", (time.time(), key,
-                                                                                      d["fingerprint"]))
-        registry.event(conn, "close", dataset=d["fingerprint"], analyst=key, actor=who.display,
-                       note=f"quota closed by {who.display}; history kept")
+        conn.execute(
+            "UPDATE quotas SET closed = ? WHERE analyst = ? AND dataset = ?", (time.time(), key, d["fingerprint"])
+        )
+        registry.event(
+            conn,
+            "close",
+            dataset=d["fingerprint"],
+            analyst=key,
+            actor=who.display,
+            note=f"quota closed by {who.display}; history kept",
+        )
     return {"analyst": display_name(name), "dataset": d["name"], "closed": True}
 
 
-def reset(who: Identity, name: str, dataset, *, reason: str = "", total=None, delta_total=None,
-          confirm: bool = False, path=None) -> dict:
+def reset(
+    who: Identity,
+    name: str,
+    dataset,
+    *,
+    reason: str = "",
+    total=None,
+    delta_total=None,
+    confirm: bool = False,
+    path=None,
+) -> dict:
     """Admin: give an analyst their quota back (spent ε and δ to 0), optionally with new totals; recorded, nothing
     deleted. The dataset's own total is unchanged: its cap still bounds what everyone together releases."""
     require_admin(who)
@@ -127,52 +177,99 @@ def reset(who: Identity, name: str, dataset, *, reason: str = "", total=None, de
         if row is None:
             raise DPError(f"{display_name(name)!r} has no quota on {d['name']!r}; nothing to reset")
         new_total = row["total_micro"] if total is None else amounts.total_micro(total, name="new quota ε")
-        old_dtotal = row["delta_total_atto"] if row["delta_total_atto"] is not None else \
-            amounts.default_delta_atto(d["n_rows"])
-        new_dtotal = old_dtotal if delta_total is None else amounts.delta_total_atto(delta_total, d["n_rows"],
-                                                                                      name="new quota δ")
-        conn.execute("UPDATE quotas SET spent_micro = 0, total_micro = ?, delta_spent_atto = 0, delta_total_atto = ? "
-                     "WHERE analyst = ? AND dataset = ?", (new_total, new_dtotal, key, d["fingerprint"]))
-        note = (f"quota reset by {who.display}: spent ε = {amounts.from_micro(row['spent_micro']):g} of "
-                f"{amounts.from_micro(row['total_micro']):g} -> 0 of {amounts.from_micro(new_total):g}, δ total "
-                f"{claims.delta(amounts.from_atto(new_dtotal), 3)}; the dataset's released total is unchanged; "
-                f"reason: {reason}")
-        eid = registry.event(conn, "reset", dataset=d["fingerprint"], analyst=key, actor=who.display,
-                             cost_micro=-row["spent_micro"], note=note)
-    return {"analyst": display_name(name), "dataset": d["name"], "total": amounts.from_micro(new_total), "spent": 0.0,
-            "remaining": amounts.from_micro(new_total), "delta_total": amounts.from_atto(new_dtotal),
-            "previous_spent": amounts.from_micro(row["spent_micro"]), "event_id": eid, "note": note}
+        old_dtotal = (
+            row["delta_total_atto"] if row["delta_total_atto"] is not None else amounts.default_delta_atto(d["n_rows"])
+        )
+        new_dtotal = (
+            old_dtotal
+            if delta_total is None
+            else amounts.delta_total_atto(delta_total, d["n_rows"], name="new quota δ")
+        )
+        conn.execute(
+            "UPDATE quotas SET spent_micro = 0, total_micro = ?, delta_spent_atto = 0, delta_total_atto = ? "
+            "WHERE analyst = ? AND dataset = ?",
+            (new_total, new_dtotal, key, d["fingerprint"]),
+        )
+        note = (
+            f"quota reset by {who.display}: spent ε = {amounts.from_micro(row['spent_micro']):g} of "
+            f"{amounts.from_micro(row['total_micro']):g} -> 0 of {amounts.from_micro(new_total):g}, δ total "
+            f"{claims.delta(amounts.from_atto(new_dtotal), 3)}; the dataset's released total is unchanged; "
+            f"reason: {reason}"
+        )
+        eid = registry.event(
+            conn,
+            "reset",
+            dataset=d["fingerprint"],
+            analyst=key,
+            actor=who.display,
+            cost_micro=-row["spent_micro"],
+            note=note,
+        )
+    return {
+        "analyst": display_name(name),
+        "dataset": d["name"],
+        "total": amounts.from_micro(new_total),
+        "spent": 0.0,
+        "remaining": amounts.from_micro(new_total),
+        "delta_total": amounts.from_atto(new_dtotal),
+        "previous_spent": amounts.from_micro(row["spent_micro"]),
+        "event_id": eid,
+        "note": note,
+    }
 
 
 # --- reading -------------------------------------------------------------------------------------------------
 
 
-def _events(conn, fp: str, analyst: str | None, *, names: dict, latest: int | None = None,
-            spends_after: int | None = None) -> list[dict]:
+def _events(
+    conn, fp: str, analyst: str | None, *, names: dict, latest: int | None = None, spends_after: int | None = None
+) -> list[dict]:
     """Events of a quota (or, ``analyst`` None, of the whole dataset), oldest first: the ``latest`` ones only, or
     only the spends after event id ``spends_after``."""
     where, args = ("dataset = ?", [fp]) if analyst is None else ("analyst = ? AND dataset = ?", [analyst, fp])
     if spends_after is not None:
         where += " AND kind = 'spend' AND id > ?"
         args.append(spends_after)
-    rows = conn.execute(f"SELECT * FROM (SELECT * FROM events WHERE {where} ORDER BY id DESC"
-                        + (" LIMIT ?" if latest is not None else "") + ") ORDER BY id",
-                        (*args, latest) if latest is not None else args).fetchall()
-    return [{"id": r["id"], "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["ts"])) + " UTC", "ts": r["ts"],
-             "kind": r["kind"], "analyst": names.get(r["analyst"], r["analyst"]), "quota": r["analyst"],
-             "actor": r["actor"],
-             "query": r["description"] or r["query"], "canonical": r["query"],
-             "epsilon": amounts.from_micro(r["eps_micro"]), "delta": amounts.from_atto(r["delta_atto"]),
-             "cost": amounts.from_micro(r["cost_micro"]),
-             "answer": None if r["answer"] is None else json.loads(r["answer"]), "note": r["note"]} for r in rows]
+    rows = conn.execute(
+        f"SELECT * FROM (SELECT * FROM events WHERE {where} ORDER BY id DESC"
+        + (" LIMIT ?" if latest is not None else "")
+        + ") ORDER BY id",
+        (*args, latest) if latest is not None else args,
+    ).fetchall()
+    return [
+        {
+            "id": r["id"],
+            "time": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["ts"])) + " UTC",
+            "ts": r["ts"],
+            "kind": r["kind"],
+            "analyst": names.get(r["analyst"], r["analyst"]),
+            "quota": r["analyst"],
+            "actor": r["actor"],
+            "query": r["description"] or r["query"],
+            "canonical": r["query"],
+            "epsilon": amounts.from_micro(r["eps_micro"]),
+            "delta": amounts.from_atto(r["delta_atto"]),
+            "cost": amounts.from_micro(r["cost_micro"]),
+            "answer": None if r["answer"] is None else json.loads(r["answer"]),
+            "note": r["note"],
+        }
+        for r in rows
+    ]
 
 
 def _names(conn) -> dict:
     return {r["name"]: r["display"] for r in conn.execute("SELECT name, display FROM analysts")}
 
 
-def status(who: Identity, dataset, *, analyst: str | None = None, with_history: bool = True, latest: int | None = None,
-           path=None) -> dict:
+def status(
+    who: Identity,
+    dataset,
+    *,
+    analyst: str | None = None,
+    with_history: bool = True,
+    latest: int | None = None,
+    path=None,
+) -> dict:
     """What ``who`` may see on ``dataset`` (a name or fingerprint): the dataset's cap, what everyone together has
     spent and what is left; their quota (an admin: ``analyst``'s quota, or none with the dataset's whole
     history); the history (only its ``latest`` events when given: ``events`` says how many there are) and
@@ -197,25 +294,48 @@ def status(who: Identity, dataset, *, analyst: str | None = None, with_history: 
             hist = _events(conn, fp, key, names=names, latest=latest)
             scope = ("dataset = ?", (fp,)) if key is None else ("analyst = ? AND dataset = ?", (key, fp))
             count = conn.execute(f"SELECT count(*) FROM events WHERE {scope[0]}", scope[1]).fetchone()[0]
-            last_reset = 0 if key is None else conn.execute(
-                f"SELECT COALESCE(MAX(id), 0) FROM events WHERE kind = 'reset' AND {scope[0]}", scope[1]).fetchone()[0]
+            last_reset = (
+                0
+                if key is None
+                else conn.execute(
+                    f"SELECT COALESCE(MAX(id), 0) FROM events WHERE kind = 'reset' AND {scope[0]}", scope[1]
+                ).fetchone()[0]
+            )
             spends = _events(conn, fp, key, names=names, spends_after=last_reset)
-    out = {"dataset": d["name"], "fingerprint": d["fingerprint"], "n_rows": d["n_rows"], "builtin": d["builtin"],
-           "neighbour": NEIGHBOUR, "asked_as": who.describe(),
-           "cap": {"epsilon": d["cap"], "spent": d["spent"], "remaining": d["remaining"], "delta": d["delta_cap"],
-                   "delta_spent": d["delta_spent"], "delta_remaining": d["delta_remaining"],
-                   "max_query_epsilon": d["max_query_epsilon"]},
-           "person_identifiers": d["person_identifiers"], "quota": None}
+    out = {
+        "dataset": d["name"],
+        "fingerprint": d["fingerprint"],
+        "n_rows": d["n_rows"],
+        "builtin": d["builtin"],
+        "neighbour": NEIGHBOUR,
+        "asked_as": who.describe(),
+        "cap": {
+            "epsilon": d["cap"],
+            "spent": d["spent"],
+            "remaining": d["remaining"],
+            "delta": d["delta_cap"],
+            "delta_spent": d["delta_spent"],
+            "delta_remaining": d["delta_remaining"],
+            "max_query_epsilon": d["max_query_epsilon"],
+        },
+        "person_identifiers": d["person_identifiers"],
+        "quota": None,
+    }
     if row is not None:
-        dtotal = row["delta_total_atto"] if row["delta_total_atto"] is not None else \
-            amounts.default_delta_atto(d["n_rows"])
-        out["quota"] = {"analyst": names.get(key, key), "visitors": key == VISITORS,
-                        "total": amounts.from_micro(row["total_micro"]), "spent": amounts.from_micro(row["spent_micro"]),
-                        "remaining": amounts.from_micro(max(row["total_micro"] - row["spent_micro"], 0)),
-                        "delta_total": amounts.from_atto(dtotal),
-                        "delta_spent": amounts.from_atto(row["delta_spent_atto"]),
-                        "delta_remaining": amounts.from_atto(max(dtotal - row["delta_spent_atto"], 0)),
-                        "closed": row["closed"] is not None}
+        dtotal = (
+            row["delta_total_atto"] if row["delta_total_atto"] is not None else amounts.default_delta_atto(d["n_rows"])
+        )
+        out["quota"] = {
+            "analyst": names.get(key, key),
+            "visitors": key == VISITORS,
+            "total": amounts.from_micro(row["total_micro"]),
+            "spent": amounts.from_micro(row["spent_micro"]),
+            "remaining": amounts.from_micro(max(row["total_micro"] - row["spent_micro"], 0)),
+            "delta_total": amounts.from_atto(dtotal),
+            "delta_spent": amounts.from_atto(row["delta_spent_atto"]),
+            "delta_remaining": amounts.from_atto(max(dtotal - row["delta_spent_atto"], 0)),
+            "closed": row["closed"] is not None,
+        }
     if with_history:
         out.update(history=hist, events=count, spends=spends)
     return out
@@ -233,8 +353,13 @@ def released(who: Identity, dataset, *, path=None) -> list[dict]:
     for e in events:
         if not who.is_admin and e["quota"] != own:
             a = e["answer"] if isinstance(e["answer"], dict) else {}
-            e.update(query=None, canonical=None, analyst=None, quota=None,
-                     answer={k: a[k] for k in ("mechanism", "charge", "rho", "secure") if k in a})
+            e.update(
+                query=None,
+                canonical=None,
+                analyst=None,
+                quota=None,
+                answer={k: a[k] for k in ("mechanism", "charge", "rho", "secure") if k in a},
+            )
     return events
 
 
@@ -255,14 +380,29 @@ def ledgers(who: Identity, *, path=None) -> list[dict]:
             if who.is_admin:
                 if r["spent_micro"] > 0:
                     out.append({**base, "spent": d["spent"], "analyst": None, "shown": None})
-                for q in conn.execute("SELECT analyst, spent_micro FROM quotas WHERE dataset = ? AND spent_micro > 0 "
-                                      "ORDER BY created DESC", (d["fingerprint"],)):
-                    out.append({**base, "spent": amounts.from_micro(q["spent_micro"]), "analyst": q["analyst"],
-                                "shown": names.get(q["analyst"], q["analyst"])})
+                for q in conn.execute(
+                    "SELECT analyst, spent_micro FROM quotas WHERE dataset = ? AND spent_micro > 0 "
+                    "ORDER BY created DESC",
+                    (d["fingerprint"],),
+                ):
+                    out.append(
+                        {
+                            **base,
+                            "spent": amounts.from_micro(q["spent_micro"]),
+                            "analyst": q["analyst"],
+                            "shown": names.get(q["analyst"], q["analyst"]),
+                        }
+                    )
                 continue
             key = quota_key(conn, who, d)
             q = None if key is None else _quota_row(conn, key, d["fingerprint"])
             if q is not None and q["spent_micro"] > 0:
-                out.append({**base, "spent": amounts.from_micro(q["spent_micro"]), "analyst": None,
-                            "shown": names.get(key, key)})
+                out.append(
+                    {
+                        **base,
+                        "spent": amounts.from_micro(q["spent_micro"]),
+                        "analyst": None,
+                        "shown": names.get(key, key),
+                    }
+                )
     return out

@@ -9,6 +9,8 @@
   (:func:`dpcore.queries.fingerprint.near_duplicate`) — is refused unless the admin confirms it is different data.
 * Changing a cap is an admin action with a reason, recorded in the history; a cap never goes below what the
   dataset has released. What a dataset has released is never reset: it is the patients' guarantee.
+
+Past 500 formatted lines, one idea: the registry table (register, look up, caps, migration of old ledgers).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from .identities import Identity, require_admin
 
 DATA_DIR = "datasets"
 #: Column names that say "this is a person" (one person may have several rows: ε protects each row).
-_PERSON_ID = re.compile(r"(?i)^(?:.*[_\s-])?(?:patient|person|people|user|customer|client|member|subject|"
-                        r"participant|employee|student|citizen|individual|resident)(?:[_\s-]?(?:id|no|nr|number|"
-                        r"key|code|ref))?$|^(?:id|ssn|nhs[_\s-]?(?:number|no)|mrn|national[_\s-]?id|e-?mail|name|"
-                        r"full[_\s-]?name)$")
+_PERSON_ID = re.compile(
+    r"(?i)^(?:.*[_\s-])?(?:patient|person|people|user|customer|client|member|subject|"
+    r"participant|employee|student|citizen|individual|resident)(?:[_\s-]?(?:id|no|nr|number|"
+    r"key|code|ref))?$|^(?:id|ssn|nhs[_\s-]?(?:number|no)|mrn|national[_\s-]?id|e-?mail|name|"
+    r"full[_\s-]?name)$"
+)
 
 
 def person_identifiers(columns) -> list[str]:
@@ -40,30 +44,41 @@ def person_identifiers(columns) -> list[str]:
 
 def _row(r) -> dict:
     n = int(r["n_rows"])
-    return {"name": r["name"], "fingerprint": r["fingerprint"], "n_rows": n, "builtin": bool(r["builtin"]),
-            "columns": json.loads(r["columns"]), "source": json.loads(r["source"]),
-            "cap": amounts.from_micro(r["cap_micro"]), "spent": amounts.from_micro(r["spent_micro"]),
-            "remaining": amounts.from_micro(max(r["cap_micro"] - r["spent_micro"], 0)),
-            "delta_cap": amounts.from_atto(r["cap_delta_atto"]), "delta_spent": amounts.from_atto(r["delta_spent_atto"]),
-            "delta_remaining": amounts.from_atto(max(r["cap_delta_atto"] - r["delta_spent_atto"], 0)),
-            "max_query_epsilon": amounts.from_micro(r["max_query_micro"]),
-            "default_delta_total": amounts.default_delta_total(n),
-            "person_identifiers": person_identifiers(json.loads(r["columns"]))}
+    return {
+        "name": r["name"],
+        "fingerprint": r["fingerprint"],
+        "n_rows": n,
+        "builtin": bool(r["builtin"]),
+        "columns": json.loads(r["columns"]),
+        "source": json.loads(r["source"]),
+        "cap": amounts.from_micro(r["cap_micro"]),
+        "spent": amounts.from_micro(r["spent_micro"]),
+        "remaining": amounts.from_micro(max(r["cap_micro"] - r["spent_micro"], 0)),
+        "delta_cap": amounts.from_atto(r["cap_delta_atto"]),
+        "delta_spent": amounts.from_atto(r["delta_spent_atto"]),
+        "delta_remaining": amounts.from_atto(max(r["cap_delta_atto"] - r["delta_spent_atto"], 0)),
+        "max_query_epsilon": amounts.from_micro(r["max_query_micro"]),
+        "default_delta_total": amounts.default_delta_total(n),
+        "person_identifiers": person_identifiers(json.loads(r["columns"])),
+    }
 
 
 def find(conn, dataset) -> dict | None:
     """The registered dataset with this fingerprint or name (inside a connection), or None."""
     if not isinstance(dataset, str) or not dataset.strip():
         raise DPError("dataset is empty; name a registered dataset (`python -m dpcore budget list` shows them)")
-    r = conn.execute("SELECT * FROM datasets WHERE fingerprint = ? OR name = ?",
-                     (dataset.strip(), _clean_name(dataset, check=False))).fetchone()
+    r = conn.execute(
+        "SELECT * FROM datasets WHERE fingerprint = ? OR name = ?", (dataset.strip(), _clean_name(dataset, check=False))
+    ).fetchone()
     return None if r is None else _row(r)
 
 
 def not_registered(dataset) -> DPError:
-    return DPError(f"{str(dataset)[:80]!r} is not a registered dataset, so it has no budget and cannot be queried; "
-                   "the data owner (admin) registers data once: `python -m dpcore budget register --data FILE "
-                   "--name NAME --epsilon E`, or 'Register a dataset' on the page")
+    return DPError(
+        f"{str(dataset)[:80]!r} is not a registered dataset, so it has no budget and cannot be queried; "
+        "the data owner (admin) registers data once: `python -m dpcore budget register --data FILE "
+        "--name NAME --epsilon E`, or 'Register a dataset' on the page"
+    )
 
 
 def require(conn, dataset) -> dict:
@@ -101,51 +116,118 @@ def check_identity(identity: dict) -> dict:
         cols = [str(c) for c in identity["columns"]]
         sketch = {str(k): [int(h) for h in v] for k, v in identity["sketch"].items()}
     except (KeyError, TypeError, ValueError, AttributeError):
-        raise DPError("dataset identity is incomplete; compute it with "
-                      "dpcore.queries.fingerprint.dataset_identity") from None
+        raise DPError(
+            "dataset identity is incomplete; compute it with dpcore.queries.fingerprint.dataset_identity"
+        ) from None
     if not fp or n <= 0:
         raise DPError("a dataset needs at least one row")
-    return {"fingerprint": fp, "n_rows": n, "columns": cols, "sketch": sketch,
-            "legacy_keys": [str(k) for k in identity.get("legacy_keys", ())]}
+    return {
+        "fingerprint": fp,
+        "n_rows": n,
+        "columns": cols,
+        "sketch": sketch,
+        "legacy_keys": [str(k) for k in identity.get("legacy_keys", ())],
+    }
 
 
-def event(conn, kind, *, dataset=None, analyst=None, actor=None, query=None, description=None, eps_micro=0,
-          delta_atto=0, cost_micro=0, answer=None, note=None) -> int:
+def event(
+    conn,
+    kind,
+    *,
+    dataset=None,
+    analyst=None,
+    actor=None,
+    query=None,
+    description=None,
+    eps_micro=0,
+    delta_atto=0,
+    cost_micro=0,
+    answer=None,
+    note=None,
+) -> int:
     """Append one event to the history (every module writes its events through this)."""
     cur = conn.execute(
         "INSERT INTO events (analyst, dataset, actor, ts, kind, query, description, eps_micro, delta_atto, "
         "cost_micro, answer, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        (analyst, dataset, actor, time.time(), kind, query, description, eps_micro, delta_atto, cost_micro,
-         None if answer is None else json.dumps(answer), note))
+        (
+            analyst,
+            dataset,
+            actor,
+            time.time(),
+            kind,
+            query,
+            description,
+            eps_micro,
+            delta_atto,
+            cost_micro,
+            None if answer is None else json.dumps(answer),
+            note,
+        ),
+    )
     return cur.lastrowid
 
 
-def insert(conn, name: str, ident: dict, *, builtin: bool, source: dict, cap_micro: int, cap_delta_atto: int,
-           max_query_micro: int | None, note: str, actor: str | None, profile: dict | None = None) -> dict:
+def insert(
+    conn,
+    name: str,
+    ident: dict,
+    *,
+    builtin: bool,
+    source: dict,
+    cap_micro: int,
+    cap_delta_atto: int,
+    max_query_micro: int | None,
+    note: str,
+    actor: str | None,
+    profile: dict | None = None,
+) -> dict:
     """Inside a transaction: a new registered dataset with its cap. Schema-1 budgets kept under the table's CSV
     hash (``legacy_keys``) move to it as quotas; the cap then covers at least what they released."""
     n, fp = ident["n_rows"], ident["fingerprint"]
-    conn.execute("INSERT INTO datasets (fingerprint, name, n_rows, columns, sketch, profile, source, builtin, cap_micro,"
-                 " cap_delta_atto, max_query_micro, created, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 (fp, name, n, json.dumps(ident["columns"]), json.dumps(ident["sketch"]),
-                  None if profile is None else json.dumps(profile), json.dumps(source), int(builtin), cap_micro,
-                  cap_delta_atto, max_query_micro, time.time(), note))
+    conn.execute(
+        "INSERT INTO datasets (fingerprint, name, n_rows, columns, sketch, profile, source, builtin, cap_micro,"
+        " cap_delta_atto, max_query_micro, created, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            fp,
+            name,
+            n,
+            json.dumps(ident["columns"]),
+            json.dumps(ident["sketch"]),
+            None if profile is None else json.dumps(profile),
+            json.dumps(source),
+            int(builtin),
+            cap_micro,
+            cap_delta_atto,
+            max_query_micro,
+            time.time(),
+            note,
+        ),
+    )
     for legacy in ident["legacy_keys"]:
         for r in conn.execute("SELECT analyst FROM quotas WHERE dataset = ?", (legacy,)).fetchall():
             if conn.execute("SELECT 1 FROM quotas WHERE analyst = ? AND dataset = ?", (r["analyst"], fp)).fetchone():
                 continue
             conn.execute("UPDATE quotas SET dataset = ? WHERE analyst = ? AND dataset = ?", (fp, r["analyst"], legacy))
             conn.execute("UPDATE events SET dataset = ? WHERE analyst = ? AND dataset = ?", (fp, r["analyst"], legacy))
-    conn.execute("UPDATE quotas SET delta_total_atto = ? WHERE dataset = ? AND delta_total_atto IS NULL",
-                 (amounts.default_delta_atto(n), fp))
-    released = conn.execute("SELECT COALESCE(SUM(cost_micro), 0), COALESCE(SUM(delta_atto), 0) FROM events WHERE "
-                            "kind = 'spend' AND dataset = ?", (fp,)).fetchone()
+    conn.execute(
+        "UPDATE quotas SET delta_total_atto = ? WHERE dataset = ? AND delta_total_atto IS NULL",
+        (amounts.default_delta_atto(n), fp),
+    )
+    released = conn.execute(
+        "SELECT COALESCE(SUM(cost_micro), 0), COALESCE(SUM(delta_atto), 0) FROM events WHERE "
+        "kind = 'spend' AND dataset = ?",
+        (fp,),
+    ).fetchone()
     if released[0] or released[1]:
-        conn.execute("UPDATE datasets SET spent_micro = ?, delta_spent_atto = ?, cap_micro = MAX(cap_micro, ?), "
-                     "cap_delta_atto = MAX(cap_delta_atto, ?) WHERE fingerprint = ?",
-                     (released[0], released[1], released[0], released[1], fp))
-        note += (f"; budgets kept before datasets were registered moved here as quotas: they had released ε = "
-                 f"{amounts.from_micro(released[0]):g}, which the cap covers")
+        conn.execute(
+            "UPDATE datasets SET spent_micro = ?, delta_spent_atto = ?, cap_micro = MAX(cap_micro, ?), "
+            "cap_delta_atto = MAX(cap_delta_atto, ?) WHERE fingerprint = ?",
+            (released[0], released[1], released[0], released[1], fp),
+        )
+        note += (
+            f"; budgets kept before datasets were registered moved here as quotas: they had released ε = "
+            f"{amounts.from_micro(released[0]):g}, which the cap covers"
+        )
     event(conn, "register", dataset=fp, actor=actor, note=note)
     return _row(conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fp,)).fetchone())
 
@@ -169,19 +251,25 @@ def load(dataset: dict, *, path=None):
     if src.get("kind") == "medical":
         return datasets.medical(int(src["n"]), int(src["seed"]))
     if src.get("kind") != "file":
-        raise DPError(f"dataset {dataset['name']!r} was registered before data was kept on the server, so there is "
-                      "nothing to query yet; the admin registers the same file again once (`python -m dpcore budget "
-                      "register --data FILE --name NAME`) and it keeps its name, cap and history")
+        raise DPError(
+            f"dataset {dataset['name']!r} was registered before data was kept on the server, so there is "
+            "nothing to query yet; the admin registers the same file again once (`python -m dpcore budget "
+            "register --data FILE --name NAME`) and it keeps its name, cap and history"
+        )
     file = store.resolve(path).parent / src["file"]
     try:
         df = datasets.read_csv(file)
     except DPError as err:
-        raise DPError(f"the stored copy of dataset {dataset['name']!r} could not be read ({err}); the admin registers "
-                      "the file again") from None
+        raise DPError(
+            f"the stored copy of dataset {dataset['name']!r} could not be read ({err}); the admin registers "
+            "the file again"
+        ) from None
     if fingerprint.dataset_key(df) != dataset["fingerprint"]:
-        raise DPError(f"the stored copy of dataset {dataset['name']!r} was changed on disk (its content no longer "
-                      "matches what was registered); nothing is answered from it — the admin restores it or "
-                      "registers the file again")
+        raise DPError(
+            f"the stored copy of dataset {dataset['name']!r} was changed on disk (its content no longer "
+            "matches what was registered); nothing is answered from it — the admin restores it or "
+            "registers the file again"
+        )
     return df
 
 
@@ -233,8 +321,18 @@ def near_duplicates(df, ident: dict, profile: dict, *, path=None) -> list[dict]:
     return found
 
 
-def register(who: Identity, name, df, *, data: bytes | None = None, epsilon, delta=None, max_query_epsilon=None,
-             allow_similar: bool = False, path=None) -> dict:
+def register(
+    who: Identity,
+    name,
+    df,
+    *,
+    data: bytes | None = None,
+    epsilon,
+    delta=None,
+    max_query_epsilon=None,
+    allow_similar: bool = False,
+    path=None,
+) -> dict:
     """Admin: register ``df`` under ``name`` with a cap of ``epsilon`` (and ``delta``, default 1/(10·n)) and an
     optional per-query ε cap. Its copy goes into the home: ``data`` (the uploaded file's bytes) or ``df`` written as
     CSV, checked to read back as the same dataset. The same content registered before the data was kept gets its
@@ -248,28 +346,37 @@ def register(who: Identity, name, df, *, data: bytes | None = None, epsilon, del
     fp, n = ident["fingerprint"], ident["n_rows"]
     cap = amounts.total_micro(epsilon, name="the dataset's ε cap")
     dcap = amounts.delta_total_atto(delta, n, name="the dataset's δ cap")
-    per_query = None if max_query_epsilon is None else amounts.total_micro(max_query_epsilon,
-                                                                           name="the per-query ε cap")
+    per_query = (
+        None if max_query_epsilon is None else amounts.total_micro(max_query_epsilon, name="the per-query ε cap")
+    )
     if per_query is not None and per_query > amounts.total_micro(limits.QUERY_EPSILON_MAX, name="limit"):
         raise DPError(f"the per-query ε cap must be at most {limits.QUERY_EPSILON_MAX:g} (no query may spend more)")
     prof = fingerprint.profile(df)
     existing = info(fp, path=path)
     if existing is not None and existing["source"].get("kind") in ("file", "medical"):
-        raise DPError(f"this data is already registered as {existing['name']!r} (same rows and columns, whatever "
-                      "their order or number format); its cap and quotas are kept there")
+        raise DPError(
+            f"this data is already registered as {existing['name']!r} (same rows and columns, whatever "
+            "their order or number format); its cap and quotas are kept there"
+        )
     if existing is None:
         if info(name, path=path) is not None:
             raise DPError(f"the name {name!r} is taken by another registered dataset; choose another name")
         sims = near_duplicates(df, ident, prof, path=path)
         if sims and not allow_similar:
             s = sims[0]
-            how = (f" (columns paired by their values: {', '.join(s['columns'][:6])}"
-                   + (f"; left out: {', '.join(s['left_out'][:6])}" if s["left_out"] else "") + ")"
-                   if s["columns"] else "")
-            raise DPError(f"this data holds the same people as the registered dataset {s['name']!r}: "
-                          f"{s['shared']:.0%} of the smaller table's rows are in the other{how}. Registering it "
-                          "would give them a fresh budget; query that dataset instead, or confirm that it is "
-                          "different data (--allow-similar, or the confirmation box on the page)")
+            how = (
+                f" (columns paired by their values: {', '.join(s['columns'][:6])}"
+                + (f"; left out: {', '.join(s['left_out'][:6])}" if s["left_out"] else "")
+                + ")"
+                if s["columns"]
+                else ""
+            )
+            raise DPError(
+                f"this data holds the same people as the registered dataset {s['name']!r}: "
+                f"{s['shared']:.0%} of the smaller table's rows are in the other{how}. Registering it "
+                "would give them a fresh budget; query that dataset instead, or confirm that it is "
+                "different data (--allow-similar, or the confirmation box on the page)"
+            )
     rel = f"{DATA_DIR}/{fp}.csv"
     target = _data_dir(path) / f"{fp}.csv"
     storage.atomic_write_bytes(target, bytes(data) if data is not None else df.to_csv(index=False).encode())
@@ -277,28 +384,55 @@ def register(who: Identity, name, df, *, data: bytes | None = None, epsilon, del
         stored = load({"name": name, "fingerprint": fp, "source": {"kind": "file", "file": rel}}, path=path)
     except DPError:
         target.unlink(missing_ok=True)
-        raise DPError("the data did not read back as the same table once stored; save it as plain UTF-8 CSV and "
-                      "register it again; nothing was registered") from None
+        raise DPError(
+            "the data did not read back as the same table once stored; save it as plain UTF-8 CSV and "
+            "register it again; nothing was registered"
+        ) from None
     del stored
     try:
         with store.immediate(path, unharmed="nothing was registered") as conn:
             row = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fp,)).fetchone()
             if existing is not None and row is not None:  # a schema-2 registration gets its copy
-                conn.execute("UPDATE datasets SET source = ?, profile = ? WHERE fingerprint = ?",
-                             (json.dumps({"kind": "file", "file": rel}), json.dumps(prof), fp))
-                event(conn, "copy", dataset=fp, actor=who.display,
-                      note="the data is now kept on the server; name, cap and history unchanged")
-                return {**_row(conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fp,)).fetchone()),
-                        "copied": True}
+                conn.execute(
+                    "UPDATE datasets SET source = ?, profile = ? WHERE fingerprint = ?",
+                    (json.dumps({"kind": "file", "file": rel}), json.dumps(prof), fp),
+                )
+                event(
+                    conn,
+                    "copy",
+                    dataset=fp,
+                    actor=who.display,
+                    note="the data is now kept on the server; name, cap and history unchanged",
+                )
+                return {
+                    **_row(conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fp,)).fetchone()),
+                    "copied": True,
+                }
             if row is not None or conn.execute("SELECT 1 FROM datasets WHERE name = ?", (name,)).fetchone():
                 raise DPError(f"{name!r} or this data was registered a moment ago by someone else; look again")
-            note = (f"registered by {who.display} with a cap of ε = {amounts.from_micro(cap):g}, δ = "
-                    f"{claims.delta(amounts.from_atto(dcap), 3)}"
-                    + (f", at most ε = {amounts.from_micro(per_query):g} per query" if per_query else "")
-                    + (f"; the admin confirmed it differs from {', '.join(repr(s['name']) for s in sims)}"
-                       if existing is None and sims else ""))
-            return insert(conn, name, ident, builtin=False, source={"kind": "file", "file": rel}, cap_micro=cap,
-                          cap_delta_atto=dcap, max_query_micro=per_query, note=note, actor=who.display, profile=prof)
+            note = (
+                f"registered by {who.display} with a cap of ε = {amounts.from_micro(cap):g}, δ = "
+                f"{claims.delta(amounts.from_atto(dcap), 3)}"
+                + (f", at most ε = {amounts.from_micro(per_query):g} per query" if per_query else "")
+                + (
+                    f"; the admin confirmed it differs from {', '.join(repr(s['name']) for s in sims)}"
+                    if existing is None and sims
+                    else ""
+                )
+            )
+            return insert(
+                conn,
+                name,
+                ident,
+                builtin=False,
+                source={"kind": "file", "file": rel},
+                cap_micro=cap,
+                cap_delta_atto=dcap,
+                max_query_micro=per_query,
+                note=note,
+                actor=who.display,
+                profile=prof,
+            )
     except BaseException:
         if info(fp, path=path) is None or (info(fp, path=path) or {}).get("source", {}).get("kind") != "file":
             target.unlink(missing_ok=True)
@@ -315,31 +449,46 @@ def set_cap(who: Identity, dataset, *, epsilon=None, delta=None, max_query_epsil
     if len(reason) > 500:
         raise DPError("the reason is longer than 500 characters; shorten it")
     if epsilon is None and delta is None and max_query_epsilon is None:
-        raise DPError("say what changes: a new ε cap (--epsilon), δ cap (--delta) or per-query ε cap "
-                      "(--max-query-epsilon)")
+        raise DPError(
+            "say what changes: a new ε cap (--epsilon), δ cap (--delta) or per-query ε cap (--max-query-epsilon)"
+        )
     with store.immediate(path, unharmed="nothing was changed") as conn:
         d = require(conn, dataset)
         r = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (d["fingerprint"],)).fetchone()
         cap = r["cap_micro"] if epsilon is None else amounts.total_micro(epsilon, name="the dataset's ε cap")
-        dcap = r["cap_delta_atto"] if delta is None else amounts.delta_total_atto(delta, d["n_rows"],
-                                                                                  name="the dataset's δ cap")
-        per_query = r["max_query_micro"] if max_query_epsilon is None else amounts.total_micro(
-            max_query_epsilon, name="the per-query ε cap")
+        dcap = (
+            r["cap_delta_atto"]
+            if delta is None
+            else amounts.delta_total_atto(delta, d["n_rows"], name="the dataset's δ cap")
+        )
+        per_query = (
+            r["max_query_micro"]
+            if max_query_epsilon is None
+            else amounts.total_micro(max_query_epsilon, name="the per-query ε cap")
+        )
         if cap < r["spent_micro"] or dcap < r["delta_spent_atto"]:
-            raise DPError(f"a cap cannot go below what the dataset has released (ε = "
-                          f"{amounts.from_micro(r['spent_micro']):g}, δ = "
-                          f"{claims.delta(amounts.from_atto(r['delta_spent_atto']), 3)}); nothing was changed")
-        conn.execute("UPDATE datasets SET cap_micro = ?, cap_delta_atto = ?, max_query_micro = ? WHERE fingerprint = ?",
-                     (cap, dcap, per_query, d["fingerprint"]))
+            raise DPError(
+                f"a cap cannot go below what the dataset has released (ε = "
+                f"{amounts.from_micro(r['spent_micro']):g}, δ = "
+                f"{claims.delta(amounts.from_atto(r['delta_spent_atto']), 3)}); nothing was changed"
+            )
+        conn.execute(
+            "UPDATE datasets SET cap_micro = ?, cap_delta_atto = ?, max_query_micro = ? WHERE fingerprint = ?",
+            (cap, dcap, per_query, d["fingerprint"]),
+        )
         parts = []
         if cap != r["cap_micro"]:
             parts.append(f"ε cap {amounts.from_micro(r['cap_micro']):g} -> {amounts.from_micro(cap):g}")
         if dcap != r["cap_delta_atto"]:
-            parts.append(f"δ cap {claims.delta(amounts.from_atto(r['cap_delta_atto']), 3)} -> "
-                         f"{claims.delta(amounts.from_atto(dcap), 3)}")
+            parts.append(
+                f"δ cap {claims.delta(amounts.from_atto(r['cap_delta_atto']), 3)} -> "
+                f"{claims.delta(amounts.from_atto(dcap), 3)}"
+            )
         if per_query != r["max_query_micro"]:
-            parts.append(f"per-query ε cap {amounts.from_micro(r['max_query_micro']) or 'none'} -> "
-                         f"{amounts.from_micro(per_query)}")
+            parts.append(
+                f"per-query ε cap {amounts.from_micro(r['max_query_micro']) or 'none'} -> "
+                f"{amounts.from_micro(per_query)}"
+            )
         note = f"cap changed by {who.display}: {'; '.join(parts) or 'no change'}; reason: {reason}"
         event(conn, "cap", dataset=d["fingerprint"], actor=who.display, note=note)
         out = _row(conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (d["fingerprint"],)).fetchone())
@@ -353,6 +502,12 @@ def visible(who: Identity, *, path=None) -> list[dict]:
         if conn is None:
             return []
         rows = conn.execute("SELECT * FROM datasets ORDER BY builtin, created").fetchall()
-        mine = set() if who.is_visitor else {r["dataset"] for r in conn.execute(
-            "SELECT dataset FROM quotas WHERE analyst = ? AND closed IS NULL", (who.name,))}
+        mine = (
+            set()
+            if who.is_visitor
+            else {
+                r["dataset"]
+                for r in conn.execute("SELECT dataset FROM quotas WHERE analyst = ? AND closed IS NULL", (who.name,))
+            }
+        )
     return [_row(r) for r in rows if who.is_admin or r["builtin"] or r["fingerprint"] in mine]

@@ -153,20 +153,46 @@ def _from_old(conn, v: int) -> None:
     names: dict[str, str] = {}
     for r in conn.execute("SELECT * FROM old_events ORDER BY id").fetchall():
         key = names.setdefault(r["analyst"], _canonical(r["analyst"]))
-        d_atto = r["delta_atto"] if "delta_atto" in ecols else (
-            amounts.to_atto(repr(float(r["delta"]))) if r["delta"] else 0)
-        conn.execute("INSERT INTO events (id, analyst, dataset, ts, kind, query, description, eps_micro, delta_atto, "
-                     "cost_micro, answer, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                     (r["id"], key, r["dataset"], r["ts"], r["kind"], r["query"], r["description"], r["eps_micro"],
-                      int(d_atto), r["cost_micro"], r["answer"], r["note"]))
+        d_atto = (
+            r["delta_atto"]
+            if "delta_atto" in ecols
+            else (amounts.to_atto(repr(float(r["delta"]))) if r["delta"] else 0)
+        )
+        conn.execute(
+            "INSERT INTO events (id, analyst, dataset, ts, kind, query, description, eps_micro, delta_atto, "
+            "cost_micro, answer, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                r["id"],
+                key,
+                r["dataset"],
+                r["ts"],
+                r["kind"],
+                r["query"],
+                r["description"],
+                r["eps_micro"],
+                int(d_atto),
+                r["cost_micro"],
+                r["answer"],
+                r["note"],
+            ),
+        )
     # budgets -> quotas (look-alike names of schema 1 merged: the smallest total, the spends added)
     merged: dict[tuple[str, str], dict] = {}
     bcols = _columns(conn, "old_budgets")
     for r in conn.execute("SELECT * FROM old_budgets ORDER BY created").fetchall():
         key = _canonical(r["analyst"])
         display = (r["display"] if "display" in bcols and r["display"] else r["analyst"]).strip() or key
-        m = merged.setdefault((key, r["dataset"]), {"display": display, "total": r["total_micro"], "spent": 0,
-                                                    "dtotal": None, "dspent": 0, "created": r["created"]})
+        m = merged.setdefault(
+            (key, r["dataset"]),
+            {
+                "display": display,
+                "total": r["total_micro"],
+                "spent": 0,
+                "dtotal": None,
+                "dspent": 0,
+                "created": r["created"],
+            },
+        )
         m["total"] = min(m["total"], r["total_micro"])
         m["spent"] += r["spent_micro"]
         if "delta_total_atto" in bcols:
@@ -177,12 +203,18 @@ def _from_old(conn, v: int) -> None:
             m["dspent"] = conn.execute(
                 "SELECT COALESCE(SUM(delta_atto), 0) FROM events WHERE kind = 'spend' AND analyst = ? AND dataset = ? "
                 "AND id > COALESCE((SELECT MAX(id) FROM events WHERE kind = 'reset' AND analyst = ? AND dataset = ?),"
-                " 0)", (key, ds, key, ds)).fetchone()[0]
-        conn.execute("INSERT OR IGNORE INTO analysts (name, display, kind, created) VALUES (?,?,'legacy',?)",
-                     (key, m["display"], m["created"]))
-        conn.execute("INSERT INTO quotas (analyst, dataset, total_micro, spent_micro, delta_total_atto, "
-                     "delta_spent_atto, created) VALUES (?,?,?,?,?,?,?)",
-                     (key, ds, m["total"], m["spent"], m["dtotal"], int(m["dspent"]), m["created"]))
+                " 0)",
+                (key, ds, key, ds),
+            ).fetchone()[0]
+        conn.execute(
+            "INSERT OR IGNORE INTO analysts (name, display, kind, created) VALUES (?,?,'legacy',?)",
+            (key, m["display"], m["created"]),
+        )
+        conn.execute(
+            "INSERT INTO quotas (analyst, dataset, total_micro, spent_micro, delta_total_atto, "
+            "delta_spent_atto, created) VALUES (?,?,?,?,?,?,?)",
+            (key, ds, m["total"], m["spent"], m["dtotal"], int(m["dspent"]), m["created"]),
+        )
     if "old_datasets" not in _tables(conn):
         return
     for r in conn.execute("SELECT * FROM old_datasets").fetchall():
@@ -192,25 +224,49 @@ def _from_old(conn, v: int) -> None:
         if match:
             source = {"kind": "medical", "n": int(match.group(1).replace(",", "")), "seed": int(match.group(2))}
         for q in conn.execute("SELECT analyst FROM quotas WHERE dataset = ? AND delta_total_atto IS NULL", (fp,)):
-            conn.execute("UPDATE quotas SET delta_total_atto = ? WHERE analyst = ? AND dataset = ?",
-                         (amounts.default_delta_atto(n), q["analyst"], fp))
-        totals = conn.execute("SELECT COALESCE(SUM(total_micro), 0), COALESCE(SUM(delta_total_atto), 0) FROM quotas "
-                              "WHERE dataset = ?", (fp,)).fetchone()
-        released = conn.execute("SELECT COALESCE(SUM(cost_micro), 0), COALESCE(SUM(delta_atto), 0) FROM events "
-                                "WHERE kind = 'spend' AND dataset = ?", (fp,)).fetchone()
+            conn.execute(
+                "UPDATE quotas SET delta_total_atto = ? WHERE analyst = ? AND dataset = ?",
+                (amounts.default_delta_atto(n), q["analyst"], fp),
+            )
+        totals = conn.execute(
+            "SELECT COALESCE(SUM(total_micro), 0), COALESCE(SUM(delta_total_atto), 0) FROM quotas WHERE dataset = ?",
+            (fp,),
+        ).fetchone()
+        released = conn.execute(
+            "SELECT COALESCE(SUM(cost_micro), 0), COALESCE(SUM(delta_atto), 0) FROM events "
+            "WHERE kind = 'spend' AND dataset = ?",
+            (fp,),
+        ).fetchone()
         cap, spent = int(totals[0]), int(released[0])
         dcap = max(min(int(totals[1]), amounts.max_delta_atto(n)), int(released[1]))
         if r["builtin"]:  # synthetic data made by the app: at least the documented cap of built-in data
             cap = max(cap, amounts.total_micro(limits.BUILTIN_EPSILON_CAP, name="cap"))
             dcap = max(dcap, amounts.default_delta_atto(n))
-        note = (f"schema 3: the dataset's cap is the sum of its {conn.execute('SELECT count(*) FROM quotas WHERE dataset = ?', (fp,)).fetchone()[0]} "
-                f"budget(s): ε = {amounts.from_micro(cap):g}, never below what it has released (ε = "
-                f"{amounts.from_micro(spent):g}); each budget is now a quota inside it")
+        note = (
+            f"schema 3: the dataset's cap is the sum of its {conn.execute('SELECT count(*) FROM quotas WHERE dataset = ?', (fp,)).fetchone()[0]} "
+            f"budget(s): ε = {amounts.from_micro(cap):g}, never below what it has released (ε = "
+            f"{amounts.from_micro(spent):g}); each budget is now a quota inside it"
+        )
         if source["kind"] == "none":
             note += "; its data is not on the server yet: the admin registers the same file again to keep a copy"
-        conn.execute("INSERT INTO datasets (fingerprint, name, n_rows, columns, sketch, profile, source, builtin, "
-                     "cap_micro, cap_delta_atto, spent_micro, delta_spent_atto, max_query_micro, created, note) "
-                     "VALUES (?,?,?,?,?,NULL,?,?,?,?,?,?,NULL,?,?)",
-                     (fp, r["name"], n, r["columns"], r["sketch"], json.dumps(source), int(r["builtin"]),
-                      max(cap, spent), dcap, spent, int(released[1]), r["created"], r["note"]))
+        conn.execute(
+            "INSERT INTO datasets (fingerprint, name, n_rows, columns, sketch, profile, source, builtin, "
+            "cap_micro, cap_delta_atto, spent_micro, delta_spent_atto, max_query_micro, created, note) "
+            "VALUES (?,?,?,?,?,NULL,?,?,?,?,?,?,NULL,?,?)",
+            (
+                fp,
+                r["name"],
+                n,
+                r["columns"],
+                r["sketch"],
+                json.dumps(source),
+                int(r["builtin"]),
+                max(cap, spent),
+                dcap,
+                spent,
+                int(released[1]),
+                r["created"],
+                r["note"],
+            ),
+        )
         conn.execute("INSERT INTO events (dataset, ts, kind, note) VALUES (?,?,'migrate',?)", (fp, now, note))

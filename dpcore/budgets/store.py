@@ -54,8 +54,9 @@ def _refuse_empty(p: Path) -> None:
     except OSError as exc:
         raise fault(exc, p) from None
     if empty:
-        raise fault(sqlite3.DatabaseError("file is not a database: it is empty (0 bytes), yet a ledger existed "
-                                          "here"), p) from None
+        raise fault(
+            sqlite3.DatabaseError("file is not a database: it is empty (0 bytes), yet a ledger existed here"), p
+        ) from None
 
 
 def _open(p: Path) -> sqlite3.Connection:
@@ -64,8 +65,9 @@ def _open(p: Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if str(mode).lower() != "wal":  # pragma: no cover - only on file systems without shared memory
-        raise DPError(f"the ledger at {p} could not switch to WAL mode (got {mode}); put DP_EXPLORER_HOME on a "
-                      "local disk")
+        raise DPError(
+            f"the ledger at {p} could not switch to WAL mode (got {mode}); put DP_EXPLORER_HOME on a local disk"
+        )
     conn.execute("PRAGMA synchronous = FULL")
     return conn
 
@@ -124,8 +126,9 @@ def connect_readonly(path=None) -> sqlite3.Connection | None:
         return None
     _refuse_empty(p)
     try:
-        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S,
-                               isolation_level=None)
+        conn = sqlite3.connect(
+            f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None
+        )
         conn.row_factory = sqlite3.Row
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError as exc:

@@ -19,7 +19,6 @@ from ..errors import DPError
 from . import amounts, registry, store
 from .identities import VISITORS
 
-
 _NAME = re.compile(r"\s*synthetic medical \(n=([\d,]+), seed=(\d+)\)\s*", re.I)
 
 
@@ -40,8 +39,7 @@ def resolve(dataset: str, *, path=None) -> dict:
 
 
 def _quota(n: int) -> tuple[int, int]:
-    return (amounts.total_micro(limits.VISITORS_EPSILON_QUOTA, name="visitors' quota"),
-            amounts.default_delta_atto(n))
+    return (amounts.total_micro(limits.VISITORS_EPSILON_QUOTA, name="visitors' quota"), amounts.default_delta_atto(n))
 
 
 def open_builtin(n: int, seed: int, identity: dict | None = None, *, path=None) -> dict:
@@ -58,21 +56,34 @@ def open_builtin(n: int, seed: int, identity: dict | None = None, *, path=None) 
     # visitor opens adds a row: it stays small)
     fp = ident["fingerprint"]
     with store.reading(path) as conn:
-        ready = conn is not None and conn.execute(
-            "SELECT 1 FROM datasets d JOIN quotas q ON q.dataset = d.fingerprint AND q.analyst = ? "
-            "WHERE d.fingerprint = ?", (VISITORS, fp)).fetchone() is not None
+        ready = (
+            conn is not None
+            and conn.execute(
+                "SELECT 1 FROM datasets d JOIN quotas q ON q.dataset = d.fingerprint AND q.analyst = ? "
+                "WHERE d.fingerprint = ?",
+                (VISITORS, fp),
+            ).fetchone()
+            is not None
+        )
     if not ready:
         with store.immediate(path, unharmed="nothing was registered") as conn:
             if registry.find(conn, fp) is None:
                 name = builtin_name(n, seed)
                 if registry.find(conn, name) is not None:
                     raise DPError(f"a different dataset is already registered as {name!r}")
-                registry.insert(conn, name, ident, builtin=True, source={"kind": "medical", "n": n, "seed": seed},
-                                cap_micro=amounts.total_micro(limits.BUILTIN_EPSILON_CAP, name="cap"),
-                                cap_delta_atto=amounts.default_delta_atto(n),
-                                max_query_micro=amounts.total_micro(limits.BUILTIN_MAX_QUERY_EPSILON, name="cap"),
-                                note="built-in synthetic data (made by the app from its size and seed): the "
-                                     "documented cap of built-in data", actor=None)
+                registry.insert(
+                    conn,
+                    name,
+                    ident,
+                    builtin=True,
+                    source={"kind": "medical", "n": n, "seed": seed},
+                    cap_micro=amounts.total_micro(limits.BUILTIN_EPSILON_CAP, name="cap"),
+                    cap_delta_atto=amounts.default_delta_atto(n),
+                    max_query_micro=amounts.total_micro(limits.BUILTIN_MAX_QUERY_EPSILON, name="cap"),
+                    note="built-in synthetic data (made by the app from its size and seed): the "
+                    "documented cap of built-in data",
+                    actor=None,
+                )
             ensure_quota(conn, fp, n)
     return registry.info(fp, path=path)
 
@@ -81,11 +92,20 @@ def ensure_quota(conn, fingerprint: str, n: int) -> None:
     """Inside a transaction: the visitors' shared quota on a built-in dataset (created once)."""
     if conn.execute("SELECT 1 FROM quotas WHERE analyst = ? AND dataset = ?", (VISITORS, fingerprint)).fetchone():
         return
-    conn.execute("INSERT OR IGNORE INTO analysts (name, display, kind, created) VALUES (?, 'visitors', 'visitors', ?)",
-                 (VISITORS, time.time()))
+    conn.execute(
+        "INSERT OR IGNORE INTO analysts (name, display, kind, created) VALUES (?, 'visitors', 'visitors', ?)",
+        (VISITORS, time.time()),
+    )
     eps, dl = _quota(n)
-    conn.execute("INSERT INTO quotas (analyst, dataset, total_micro, delta_total_atto, created) VALUES (?,?,?,?,?)",
-                 (VISITORS, fingerprint, eps, dl, time.time()))
-    registry.event(conn, "grant", dataset=fingerprint, analyst=VISITORS,
-                   note=f"the visitors' shared quota: ε = {amounts.from_micro(eps):g}, δ = {dl / amounts.ATTO:.2g}, "
-                        "for everyone who has not signed in")
+    conn.execute(
+        "INSERT INTO quotas (analyst, dataset, total_micro, delta_total_atto, created) VALUES (?,?,?,?,?)",
+        (VISITORS, fingerprint, eps, dl, time.time()),
+    )
+    registry.event(
+        conn,
+        "grant",
+        dataset=fingerprint,
+        analyst=VISITORS,
+        note=f"the visitors' shared quota: ε = {amounts.from_micro(eps):g}, δ = {dl / amounts.ATTO:.2g}, "
+        "for everyone who has not signed in",
+    )

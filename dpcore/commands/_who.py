@@ -21,8 +21,10 @@ def admin():
 def analyst(name: str):
     key = os.environ.get(identities.ANALYST_KEY_ENV, "")
     if not key.strip():
-        raise DPError(f"--analyst needs the analyst's key in the environment variable {identities.ANALYST_KEY_ENV} "
-                      "(never on the command line, where other users could see it)")
+        raise DPError(
+            f"--analyst needs the analyst's key in the environment variable {identities.ANALYST_KEY_ENV} "
+            "(never on the command line, where other users could see it)"
+        )
     return identities.sign_in(name, key)
 
 

@@ -20,19 +20,27 @@ NEW_ENV = "DP_EXPLORER_NEW_ADMIN_TOKEN"
 
 def register(sub) -> None:
     p = sub.add_parser("admin", help="the data owner's admin token: init (once), status")
-    p.add_argument("action", choices=["init", "status"],
-                   help=f"init: store the hash of the admin token (from ${identities.ADMIN_ENV} or a prompt); "
-                        "status: whether it is set")
-    p.add_argument("--replace", action="store_true",
-                   help=f"init: replace the token (the current one in ${identities.ADMIN_ENV}, the new one at the "
-                        f"prompt or in ${NEW_ENV})")
+    p.add_argument(
+        "action",
+        choices=["init", "status"],
+        help=f"init: store the hash of the admin token (from ${identities.ADMIN_ENV} or a prompt); "
+        "status: whether it is set",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help=f"init: replace the token (the current one in ${identities.ADMIN_ENV}, the new one at the "
+        f"prompt or in ${NEW_ENV})",
+    )
     p.set_defaults(func=run)
 
 
 def _prompt(what: str) -> str:
     if not sys.stdin.isatty():
-        raise DPError(f"no {what} given: set {identities.ADMIN_ENV if what == 'admin token' else NEW_ENV} or run the "
-                      "command in a terminal to type it")
+        raise DPError(
+            f"no {what} given: set {identities.ADMIN_ENV if what == 'admin token' else NEW_ENV} or run the "
+            "command in a terminal to type it"
+        )
     first = getpass.getpass(f"{what}: ")
     if getpass.getpass(f"{what} again: ") != first:
         raise DPError(f"the two {what}s differ; nothing was stored")

@@ -20,10 +20,18 @@ from ..serialize import check_json_path, write_json
 
 def register(sub) -> None:
     p = sub.add_parser("advise", help="solve a risk limit and a utility target for ε (σ, noise multiplier)")
-    p.add_argument("--mechanism", required=True, choices=list(targets.MECHANISMS),
-                   help="gaussian, laplace (any pure ε-DP) or dpsgd")
-    p.add_argument("--delta", type=float, default=None,
-                   help=f"δ of the ε reported (default {targets.DEFAULT_DELTA:g}; Laplace has δ = 0)")
+    p.add_argument(
+        "--mechanism",
+        required=True,
+        choices=list(targets.MECHANISMS),
+        help="gaussian, laplace (any pure ε-DP) or dpsgd",
+    )
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help=f"δ of the ε reported (default {targets.DEFAULT_DELTA:g}; Laplace has δ = 0)",
+    )
     p.add_argument("--sensitivity", type=float, default=None, help="sensitivity Δ (default: the query's, or 1)")
     r = p.add_argument_group("risk limit (one)")
     r.add_argument("--max-tpr", type=float, help="attacker TPR at most T ...")
@@ -32,8 +40,12 @@ def register(sub) -> None:
     r.add_argument("--prior", type=float, help="... starting from prior p (with --max-posterior)")
     r.add_argument("--max-advantage", type=float, help="attacker advantage TPR − FPR at most A")
     u = p.add_argument_group("utility target (optional)")
-    u.add_argument("--query", choices=["count", "sum", "mean"], default=None,
-                   help="what --within is about (default: mean with --n, sum with --bounds, else count)")
+    u.add_argument(
+        "--query",
+        choices=["count", "sum", "mean"],
+        default=None,
+        help="what --within is about (default: mean with --n, sum with --bounds, else count)",
+    )
     u.add_argument("--within", type=float, help="answer within ±K ...")
     u.add_argument("--confidence", type=float, default=0.95, help="... with this probability (default 0.95)")
     u.add_argument("--bounds", default=None, metavar="LO:HI", help="public bounds of the column (sum, mean)")
@@ -43,17 +55,30 @@ def register(sub) -> None:
     d = p.add_argument_group("DP-SGD")
     d.add_argument("--sample-rate", type=float, default=None, help="Poisson sampling rate q = batch / rows")
     d.add_argument("--steps", type=int, default=None, help="number of steps T")
-    p.add_argument("--statement", metavar="FILE.json", default=None,
-                   help="also write the decision as a signed statement (python -m dpcore statement --verify FILE)")
+    p.add_argument(
+        "--statement",
+        metavar="FILE.json",
+        default=None,
+        help="also write the decision as a signed statement (python -m dpcore statement --verify FILE)",
+    )
     p.set_defaults(func=run)
 
 
 def risk_from_args(args) -> targets.RiskLimit:
-    given = [name for name, v in (("--max-tpr", args.max_tpr), ("--max-posterior", args.max_posterior),
-                                  ("--max-advantage", args.max_advantage)) if v is not None]
+    given = [
+        name
+        for name, v in (
+            ("--max-tpr", args.max_tpr),
+            ("--max-posterior", args.max_posterior),
+            ("--max-advantage", args.max_advantage),
+        )
+        if v is not None
+    ]
     if len(given) != 1:
-        raise DPError("give exactly one risk limit: --max-tpr T --at-fpr A, --max-posterior P --prior p, or "
-                      f"--max-advantage A (got {', '.join(given) or 'none'})")
+        raise DPError(
+            "give exactly one risk limit: --max-tpr T --at-fpr A, --max-posterior P --prior p, or "
+            f"--max-advantage A (got {', '.join(given) or 'none'})"
+        )
     if args.max_tpr is not None:
         if args.at_fpr is None:
             raise DPError("--max-tpr needs --at-fpr (the false-positive rate it is measured at, e.g. 0.01)")
@@ -77,8 +102,9 @@ def utility_from_args(args) -> targets.UtilityTarget | None:
         return None
     kind = args.query or ("mean" if args.n is not None else "sum" if args.bounds is not None else "count")
     sens = args.sensitivity if kind != "count" or args.sensitivity is not None else None
-    return targets.UtilityTarget(kind, within=args.within, confidence=args.confidence, sensitivity=sens,
-                             bounds=args.bounds, n=args.n)
+    return targets.UtilityTarget(
+        kind, within=args.within, confidence=args.confidence, sensitivity=sens, bounds=args.bounds, n=args.n
+    )
 
 
 def run(args) -> dict:
@@ -88,9 +114,15 @@ def run(args) -> dict:
         raise DPError("Laplace is pure ε-DP (δ = 0): drop --delta, or choose --mechanism gaussian")
     if args.statement is not None:
         check_json_path(args.statement, "--statement")  # before the solve: an unusable path fails first
-    inp = decision.inputs(args.mechanism, risk, util, delta=args.delta,
-                          sensitivity=args.sensitivity if util is None or util.kind == "count" else None,
-                          sample_rate=args.sample_rate, steps=args.steps)
+    inp = decision.inputs(
+        args.mechanism,
+        risk,
+        util,
+        delta=args.delta,
+        sensitivity=args.sensitivity if util is None or util.kind == "count" else None,
+        sample_rate=args.sample_rate,
+        steps=args.steps,
+    )
     out = decision.solve_inputs(inp)
     out["link"] = links.page_link(out)  # the same links the advisor page offers
     out["console_link"] = links.console_link(out)  # None when no COUNT/SUM/MEAN query is advised

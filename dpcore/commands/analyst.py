@@ -16,16 +16,22 @@ from . import _who
 
 def register(sub) -> None:
     p = sub.add_parser("analyst", help="admin: analysts, their keys and quotas (add, key, list, revoke)")
-    p.add_argument("action", choices=["add", "key", "list", "revoke"],
-                   help="add: a quota on a dataset (and a key, printed once, for a new analyst); key: a new key; "
-                        "list: analysts and quotas; revoke: no more sign-in (or, with --dataset, no more answers "
-                        "there)")
+    p.add_argument(
+        "action",
+        choices=["add", "key", "list", "revoke"],
+        help="add: a quota on a dataset (and a key, printed once, for a new analyst); key: a new key; "
+        "list: analysts and quotas; revoke: no more sign-in (or, with --dataset, no more answers "
+        "there)",
+    )
     p.add_argument("name", nargs="?", help="the analyst's name (add, key, revoke)")
     p.add_argument("--dataset", help="a registered dataset's name (add: required; list, revoke: optional)")
     p.add_argument("--epsilon", type=float, default=None, help="add: the quota's ε (inside the dataset's cap)")
     p.add_argument("--delta", type=float, default=None, help="add: the quota's δ (default 1/(10·n), below 1/n)")
-    p.add_argument("--oidc", action="store_true",
-                   help="add: NAME signs in through the identity provider (verified e-mail or sub:SUBJECT), no key")
+    p.add_argument(
+        "--oidc",
+        action="store_true",
+        help="add: NAME signs in through the identity provider (verified e-mail or sub:SUBJECT), no key",
+    )
     p.set_defaults(func=run)
 
 

@@ -18,9 +18,12 @@ from ..cli import seed_arg
 
 def register(sub) -> None:
     p = sub.add_parser("audit", help="what membership scores prove about a model's ε (member, score[, canary] CSV)")
-    p.add_argument("--scores", required=True, metavar="FILE.csv",
-                   help="CSV with columns member (1/0) and score (higher = more likely a member), optionally canary "
-                        "(1/0)")
+    p.add_argument(
+        "--scores",
+        required=True,
+        metavar="FILE.csv",
+        help="CSV with columns member (1/0) and score (higher = more likely a member), optionally canary (1/0)",
+    )
     add_options(p)
     p.set_defaults(func=run)
 
@@ -31,17 +34,32 @@ def add_options(p, prefix: str = "") -> None:
     o = f"--{prefix}"
     p.add_argument(f"{o}delta", type=float, default=1e-5, help="δ of the claim being audited (default 1e-5)")
     p.add_argument(f"{o}confidence", type=float, default=0.95, help="confidence of the bound (default 0.95)")
-    p.add_argument(f"{o}split-seed", type=seed_arg, default=model_audit.SPLIT_SEED,
-                   help="seed of the random half/half split (choose vs bound), fixed before looking at any result "
-                        "(default 0, as the page): the confidence holds for one seed, not for the largest bound "
-                        "over several")
-    p.add_argument(f"{o}one-run", action="store_true",
-                   help="rows are canaries included with probability 1/2: one-run audit (Steinke et al. 2023)")
-    p.add_argument(f"{o}epsilon", type=float, default=None,
-                   help=f"the model's claimed ε (at {o}delta): adds the worst-case ceiling and whether the audit "
-                        "contradicts it")
-    p.add_argument(f"{o}noise-multiplier", type=float, default=None, help="DP-SGD's noise multiplier σ (with "
-                   f"{o}sample-rate and {o}steps, instead of {o}epsilon): the claim and ceiling from its exact PLD")
+    p.add_argument(
+        f"{o}split-seed",
+        type=seed_arg,
+        default=model_audit.SPLIT_SEED,
+        help="seed of the random half/half split (choose vs bound), fixed before looking at any result "
+        "(default 0, as the page): the confidence holds for one seed, not for the largest bound "
+        "over several",
+    )
+    p.add_argument(
+        f"{o}one-run",
+        action="store_true",
+        help="rows are canaries included with probability 1/2: one-run audit (Steinke et al. 2023)",
+    )
+    p.add_argument(
+        f"{o}epsilon",
+        type=float,
+        default=None,
+        help=f"the model's claimed ε (at {o}delta): adds the worst-case ceiling and whether the audit contradicts it",
+    )
+    p.add_argument(
+        f"{o}noise-multiplier",
+        type=float,
+        default=None,
+        help="DP-SGD's noise multiplier σ (with "
+        f"{o}sample-rate and {o}steps, instead of {o}epsilon): the claim and ceiling from its exact PLD",
+    )
     p.add_argument(f"{o}sample-rate", type=float, default=None, help="DP-SGD's sample rate q (batch size / rows)")
     p.add_argument(f"{o}steps", type=int, default=None, help="DP-SGD's number of noisy steps")
 
@@ -50,9 +68,16 @@ def given(args, prefix: str = "") -> list[str]:
     """The options of :func:`add_options` given away from their defaults (``report`` refuses them without
     ``--audit``)."""
     d = prefix.replace("-", "_")
-    defaults = {"delta": 1e-5, "confidence": 0.95, "split_seed": model_audit.SPLIT_SEED, "one_run": False,
-                "epsilon": None,
-                "noise_multiplier": None, "sample_rate": None, "steps": None}
+    defaults = {
+        "delta": 1e-5,
+        "confidence": 0.95,
+        "split_seed": model_audit.SPLIT_SEED,
+        "one_run": False,
+        "epsilon": None,
+        "noise_multiplier": None,
+        "sample_rate": None,
+        "steps": None,
+    }
     return [f"--{prefix}{k.replace('_', '-')}" for k, v in defaults.items() if getattr(args, d + k) != v]
 
 
@@ -64,11 +89,23 @@ def audit(path, args, prefix: str = "") -> dict:
         return getattr(args, d + name)
 
     t = model_audit.read_scores(path)
-    mech = model_audit.mechanism(epsilon=opt("epsilon"), delta=opt("delta"), noise_multiplier=opt("noise_multiplier"),
-                                 sample_rate=opt("sample_rate"), steps=opt("steps"))
+    mech = model_audit.mechanism(
+        epsilon=opt("epsilon"),
+        delta=opt("delta"),
+        noise_multiplier=opt("noise_multiplier"),
+        sample_rate=opt("sample_rate"),
+        steps=opt("steps"),
+    )
     canary = [True] * len(t["member"]) if opt("one_run") else t["canary"]
-    return model_audit.audit_model(t["member"], t["score"], canary, delta=opt("delta"), confidence=opt("confidence"),
-                                   split_seed=opt("split_seed"), mech=mech)
+    return model_audit.audit_model(
+        t["member"],
+        t["score"],
+        canary,
+        delta=opt("delta"),
+        confidence=opt("confidence"),
+        split_seed=opt("split_seed"),
+        mech=mech,
+    )
 
 
 def run(args) -> dict:

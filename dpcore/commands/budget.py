@@ -21,22 +21,35 @@ from . import _who
 
 def register(sub) -> None:
     p = sub.add_parser("budget", help="datasets' caps and quotas: status, list, or admin register / cap / reset")
-    p.add_argument("action", choices=["status", "list", "register", "cap", "reset"],
-                   help="status: a dataset's cap, what is left and your quota and history; list: the datasets you "
-                        "may query; register (admin): copy data into the home with a cap; cap (admin): change a "
-                        "cap, with a reason; reset (admin): give an analyst their quota back")
+    p.add_argument(
+        "action",
+        choices=["status", "list", "register", "cap", "reset"],
+        help="status: a dataset's cap, what is left and your quota and history; list: the datasets you "
+        "may query; register (admin): copy data into the home with a cap; cap (admin): change a "
+        "cap, with a reason; reset (admin): give an analyst their quota back",
+    )
     p.add_argument("--dataset", help="a registered dataset's name (status, cap, reset)")
     p.add_argument("--data", help="register: the CSV file; status: a CSV that resolves to a registered dataset")
     p.add_argument("--name", help="register: the dataset's name")
     p.add_argument("--epsilon", type=float, default=None, help="register: the dataset's ε cap; cap: a new ε cap")
-    p.add_argument("--delta", type=float, default=None,
-                   help="register, cap: the dataset's δ cap (default 1/(10·n); below 1/n)")
-    p.add_argument("--max-query-epsilon", type=float, default=None,
-                   help="register, cap: the most ε one answer may spend on this dataset")
-    p.add_argument("--allow-similar", action="store_true",
-                   help="register: confirm that data holding the same people as a registered dataset is different")
-    p.add_argument("--analyst", help="status: whose quota (yours, with $DP_EXPLORER_ANALYST_KEY; an admin: anyone's); "
-                                     "reset: whose quota")
+    p.add_argument(
+        "--delta", type=float, default=None, help="register, cap: the dataset's δ cap (default 1/(10·n); below 1/n)"
+    )
+    p.add_argument(
+        "--max-query-epsilon",
+        type=float,
+        default=None,
+        help="register, cap: the most ε one answer may spend on this dataset",
+    )
+    p.add_argument(
+        "--allow-similar",
+        action="store_true",
+        help="register: confirm that data holding the same people as a registered dataset is different",
+    )
+    p.add_argument(
+        "--analyst",
+        help="status: whose quota (yours, with $DP_EXPLORER_ANALYST_KEY; an admin: anyone's); reset: whose quota",
+    )
     p.add_argument("--confirm", action="store_true", help="reset: confirm the reset")
     p.add_argument("--total", type=float, default=None, help="reset: a new quota ε (default: keep it)")
     p.add_argument("--delta-total", type=float, default=None, help="reset: a new quota δ (below 1/n)")
@@ -68,23 +81,58 @@ def run(args) -> dict | list:
         who = _who.admin()  # before reading the data: refused without the admin token
         if not args.data or not args.name or args.epsilon is None:
             raise DPError("budget register needs --data FILE, --name NAME and --epsilon E (the dataset's cap)")
-        return registry.register(who, args.name, datasets.read_csv(args.data), epsilon=args.epsilon,
-                                 delta=args.delta, max_query_epsilon=args.max_query_epsilon,
-                                 allow_similar=args.allow_similar)
+        return registry.register(
+            who,
+            args.name,
+            datasets.read_csv(args.data),
+            epsilon=args.epsilon,
+            delta=args.delta,
+            max_query_epsilon=args.max_query_epsilon,
+            allow_similar=args.allow_similar,
+        )
     if args.action == "cap":
-        return registry.set_cap(_who.admin(), _dataset(args), epsilon=args.epsilon, delta=args.delta,
-                                max_query_epsilon=args.max_query_epsilon, reason=args.reason)
+        return registry.set_cap(
+            _who.admin(),
+            _dataset(args),
+            epsilon=args.epsilon,
+            delta=args.delta,
+            max_query_epsilon=args.max_query_epsilon,
+            reason=args.reason,
+        )
     if args.action == "reset":
         who = _who.admin()
         if not (args.analyst or "").strip():
             raise DPError("budget reset needs --analyst NAME (whose quota)")
-        return quotas.reset(who, args.analyst, _dataset(args), reason=args.reason, total=args.total,
-                            delta_total=args.delta_total, confirm=args.confirm)
+        return quotas.reset(
+            who,
+            args.analyst,
+            _dataset(args),
+            reason=args.reason,
+            total=args.total,
+            delta_total=args.delta_total,
+            confirm=args.confirm,
+        )
     if args.action == "list":
         who = _who.reader(args.analyst)
-        return [{k: d[k] for k in ("name", "n_rows", "builtin", "cap", "spent", "remaining", "delta_cap",
-                                   "delta_remaining", "max_query_epsilon", "columns", "person_identifiers")}
-                for d in registry.visible(who)]
+        return [
+            {
+                k: d[k]
+                for k in (
+                    "name",
+                    "n_rows",
+                    "builtin",
+                    "cap",
+                    "spent",
+                    "remaining",
+                    "delta_cap",
+                    "delta_remaining",
+                    "max_query_epsilon",
+                    "columns",
+                    "person_identifiers",
+                )
+            }
+            for d in registry.visible(who)
+        ]
     out = quotas.status(_who.reader(args.analyst), _dataset(args), analyst=args.analyst)
     out["history"] = [_released(e) for e in out["history"]]
     return out

@@ -9,39 +9,67 @@ diffprivlib and a seeded simulation of the attacker's success within ±K years.
 
 from __future__ import annotations
 
+from .. import limits
 from ..attacks import differencing as dif
 from ..attacks import differencing_dp as dif_dp
-from .. import limits
 from ..cli import int_arg, seed_arg
 
 
 def register(sub) -> None:
-    p = sub.add_parser("differencing",
-                       help="the differencing attack on 'large groups only' aggregates, with and without DP")
-    p.add_argument("--n", type=int_arg(1, limits.DIFFERENCING_MAX_N), default=dif.DEFAULT_N,
-                   help=f"population size, at most {limits.DIFFERENCING_MAX_N:,} (default {dif.DEFAULT_N})")
-    p.add_argument("--seed", type=seed_arg, default=dif.DEFAULT_SEED,
-                   help=f"population seed (default {dif.DEFAULT_SEED}: one 'Jan Kees', 96 Peters)")
-    p.add_argument("--min-group", type=int, default=dif.DEFAULT_MIN_GROUP,
-                   help=f"smallest group the interface answers (default {dif.DEFAULT_MIN_GROUP})")
+    p = sub.add_parser(
+        "differencing", help="the differencing attack on 'large groups only' aggregates, with and without DP"
+    )
+    p.add_argument(
+        "--n",
+        type=int_arg(1, limits.DIFFERENCING_MAX_N),
+        default=dif.DEFAULT_N,
+        help=f"population size, at most {limits.DIFFERENCING_MAX_N:,} (default {dif.DEFAULT_N})",
+    )
+    p.add_argument(
+        "--seed",
+        type=seed_arg,
+        default=dif.DEFAULT_SEED,
+        help=f"population seed (default {dif.DEFAULT_SEED}: one 'Jan Kees', 96 Peters)",
+    )
+    p.add_argument(
+        "--min-group",
+        type=int,
+        default=dif.DEFAULT_MIN_GROUP,
+        help=f"smallest group the interface answers (default {dif.DEFAULT_MIN_GROUP})",
+    )
     who = p.add_mutually_exclusive_group()
     who.add_argument("--target", metavar="NAME", help="target's full name (must be unique; default 'Jan Kees')")
     who.add_argument("--target-id", type=int, metavar="I", help="target's person id (0 .. n-1)")
-    p.add_argument("--group", metavar="COL=VAL[,COL=VAL]",
-                   help="group the target is not in (default first_name=Peter); e.g. zip_code=10002,sex=M")
+    p.add_argument(
+        "--group",
+        metavar="COL=VAL[,COL=VAL]",
+        help="group the target is not in (default first_name=Peter); e.g. zip_code=10002,sex=M",
+    )
     p.add_argument("--epsilon", type=float, help="also answer with Laplace noise at this ε per query")
-    p.add_argument("--trials", type=int_arg(1, limits.DIFFERENCING_MAX_TRIALS), default=10_000,
-                   help=f"simulated releases, at most {limits.DIFFERENCING_MAX_TRIALS:,} (default 10000)")
-    p.add_argument("--within", type=float, default=5.0, metavar="K",
-                   help="success = estimate within ±K years of the truth (default 5)")
-    p.add_argument("--sim-seed", type=seed_arg, default=0, help="seed for the example release and simulation (default 0)")
+    p.add_argument(
+        "--trials",
+        type=int_arg(1, limits.DIFFERENCING_MAX_TRIALS),
+        default=10_000,
+        help=f"simulated releases, at most {limits.DIFFERENCING_MAX_TRIALS:,} (default 10000)",
+    )
+    p.add_argument(
+        "--within",
+        type=float,
+        default=5.0,
+        metavar="K",
+        help="success = estimate within ±K years of the truth (default 5)",
+    )
+    p.add_argument(
+        "--sim-seed", type=seed_arg, default=0, help="seed for the example release and simulation (default 0)"
+    )
     p.set_defaults(func=run)
 
 
 def run(args) -> dict:
     pop = dif.population(args.n, args.seed)
-    attack = dif.run_attack(pop, target_name=args.target, target_id=args.target_id, group=args.group,
-                            min_group=args.min_group)
+    attack = dif.run_attack(
+        pop, target_name=args.target, target_id=args.target_id, group=args.group, min_group=args.min_group
+    )
     out = {"n": args.n, "seed": args.seed, **attack.as_dict()}
     if args.epsilon is not None:
         k = dif_dp.check_within(args.within)

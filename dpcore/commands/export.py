@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 
 from .. import export
-from ..errors import DPError
 
 
 def register(sub) -> None:

@@ -8,15 +8,17 @@ The command line acts as the CLI owner (:mod:`dpcore.jobs.owners`): it sees and 
 
 from __future__ import annotations
 
-
 from .. import limits
 from ..cli import int_arg
 from ..jobs import owners, records, store, workers
 
 
 def _admin_flag(p) -> None:
-    p.add_argument("--admin", action="store_true",
-                   help="act as an admin on everyone's jobs (needs the admin token in $DP_EXPLORER_ADMIN_TOKEN)")
+    p.add_argument(
+        "--admin",
+        action="store_true",
+        help="act as an admin on everyone's jobs (needs the admin token in $DP_EXPLORER_ADMIN_TOKEN)",
+    )
 
 
 def _one_job(actions, name: str, what: str, func, *, sweep: bool = False):
@@ -37,8 +39,12 @@ def register(sub) -> None:
 
     ls = actions.add_parser("list", help="newest jobs first (yours, or everyone's with --admin)")
     ls.add_argument("--group", default=None, help="only jobs of this group (e.g. a sweep id)")
-    ls.add_argument("--limit", type=int_arg(1, limits.JOBS_LIST_MAX), default=50,
-                    help=f"at most this many jobs, 1 to {limits.JOBS_LIST_MAX:,} (default 50)")
+    ls.add_argument(
+        "--limit",
+        type=int_arg(1, limits.JOBS_LIST_MAX),
+        default=50,
+        help=f"at most this many jobs, 1 to {limits.JOBS_LIST_MAX:,} (default 50)",
+    )
     _admin_flag(ls)
     ls.set_defaults(func=run_list)
 
@@ -47,12 +53,22 @@ def register(sub) -> None:
     _one_job(actions, "cancel", "cancel a queued or running job", run_cancel)
     rename = _one_job(actions, "rename", "give a job (or with --sweep, a sweep) a new name", run_rename, sweep=True)
     rename.add_argument("name", help=f"the new name, at most {limits.JOB_NAME_MAX_CHARS} characters")
-    _one_job(actions, "delete", "delete a finished job (or with --sweep, a sweep and its points) and its files",
-             run_delete, sweep=True)
+    _one_job(
+        actions,
+        "delete",
+        "delete a finished job (or with --sweep, a sweep and its points) and its files",
+        run_delete,
+        sweep=True,
+    )
 
     wk = actions.add_parser("workers", help="list live workers; --start N starts workers, --stop stops them")
-    wk.add_argument("--start", type=int_arg(0, limits.WORKERS_MAX), default=None, metavar="N",
-                    help=f"make sure N workers are running, 0 to {limits.WORKERS_MAX}")
+    wk.add_argument(
+        "--start",
+        type=int_arg(0, limits.WORKERS_MAX),
+        default=None,
+        metavar="N",
+        help=f"make sure N workers are running, 0 to {limits.WORKERS_MAX}",
+    )
     wk.add_argument("--stop", action="store_true", help="ask all workers to exit after their current job")
     wk.set_defaults(func=run_workers)
 

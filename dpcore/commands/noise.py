@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import limits
+from ..cli import int_arg, seed_arg
+from ..errors import DPError
 from ..noise import mechanisms as mech
 from ..noise import release
-from ..cli import int_arg, seed_arg
 from ..noise.charge import compose
 from ..noise.grid import check_release
-from ..errors import DPError
 from ..validation import check_delta, check_positive_int
 
 DEFAULT_DELTA = 1e-5
@@ -26,28 +26,49 @@ DEFAULT_DELTA = 1e-5
 
 def register(sub) -> None:
     p = sub.add_parser("noise", help="calibrate Laplace / Gaussian noise and draw noisy answers")
-    p.add_argument("--mechanism", required=True, choices=list(mech.MECHANISMS),
-                   help="laplace (b = Δ/ε), gaussian (analytic, Balle & Wang 2018) or gaussian-classic (ε < 1)")
+    p.add_argument(
+        "--mechanism",
+        required=True,
+        choices=list(mech.MECHANISMS),
+        help="laplace (b = Δ/ε), gaussian (analytic, Balle & Wang 2018) or gaussian-classic (ε < 1)",
+    )
     p.add_argument("--epsilon", required=True, type=float, help="privacy budget ε > 0")
-    p.add_argument("--delta", type=float, default=None,
-                   help=f"δ in (0, 1) for the Gaussian mechanisms (default {DEFAULT_DELTA:g}); Laplace has δ = 0")
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help=f"δ in (0, 1) for the Gaussian mechanisms (default {DEFAULT_DELTA:g}); Laplace has δ = 0",
+    )
     p.add_argument("--sensitivity", required=True, type=float, help="sensitivity Δ >= 0 of the query")
     p.add_argument("--value", required=True, type=float, help="the true answer (not private)")
-    p.add_argument("--draws", required=True, type=int_arg(1, limits.SIMULATED_DRAWS_MAX),
-                   help=f"number of noisy answers to draw, 1 to {limits.SIMULATED_DRAWS_MAX:,} "
-                        f"({limits.RELEASE_DRAWS_MAX:,} with --secure)")
-    p.add_argument("--seed", type=seed_arg, default=None,
-                   help=f"seed for the simulation, 0 to {limits.SEED_MAX} (default: fresh, reported)")
-    p.add_argument("--secure", action="store_true",
-                   help="draw through the release path (a public grid, OpenDP's exact discrete noise, secure random "
-                        "source); cannot be seeded")
+    p.add_argument(
+        "--draws",
+        required=True,
+        type=int_arg(1, limits.SIMULATED_DRAWS_MAX),
+        help=f"number of noisy answers to draw, 1 to {limits.SIMULATED_DRAWS_MAX:,} "
+        f"({limits.RELEASE_DRAWS_MAX:,} with --secure)",
+    )
+    p.add_argument(
+        "--seed",
+        type=seed_arg,
+        default=None,
+        help=f"seed for the simulation, 0 to {limits.SEED_MAX} (default: fresh, reported)",
+    )
+    p.add_argument(
+        "--secure",
+        action="store_true",
+        help="draw through the release path (a public grid, OpenDP's exact discrete noise, secure random "
+        "source); cannot be seeded",
+    )
     p.set_defaults(func=run)
 
 
 def run(args) -> dict:
     if args.secure and args.seed is not None:
-        raise DPError("--secure draws from a secure random source and cannot be seeded; drop --seed "
-                      "(or drop --secure for a reproducible simulation)")
+        raise DPError(
+            "--secure draws from a secure random source and cannot be seeded; drop --seed "
+            "(or drop --secure for a reproducible simulation)"
+        )
     delta = args.delta
     if mech.mechanism_class(args.mechanism).pure:
         if delta is not None:
@@ -75,13 +96,20 @@ def run(args) -> dict:
     if args.secure:
         if args.draws > limits.RELEASE_DRAWS_MAX:
             raise DPError(f"--draws must be at most {limits.RELEASE_DRAWS_MAX:,} with --secure, got {args.draws:,}")
-        r = release.release_value(value, mechanism=m.name, epsilon=m.epsilon, delta=m.delta,
-                                  sensitivity=m.sensitivity, draws=args.draws)
+        r = release.release_value(
+            value, mechanism=m.name, epsilon=m.epsilon, delta=m.delta, sensitivity=m.sensitivity, draws=args.draws
+        )
         draws = r.values
         total = compose([r.noise.charge()] * len(draws))  # basic composition: each draw costs its charge
-        out.update(source=f"release path: {release.SECURE_SOURCE}", grid=r.grid.text(), rounding=r.describe(),
-                   released_ci95_halfwidth=r.halfwidth, seed=None, total_epsilon=total.epsilon,
-                   total_delta=total.delta)
+        out.update(
+            source=f"release path: {release.SECURE_SOURCE}",
+            grid=r.grid.text(),
+            rounding=r.describe(),
+            released_ci95_halfwidth=r.halfwidth,
+            seed=None,
+            total_epsilon=total.epsilon,
+            total_delta=total.delta,
+        )
     else:
         seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (limits.SEED_MAX + 1))
         if m.scale == 0:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from ..budgets import quotas, registry, visitors
 from ..data import datasets
+from ..errors import DPError
 from ..noise import interpret, mechanisms
 from ..queries import answering, fingerprint, model
-from ..errors import DPError
 from . import _who
 
 
@@ -25,44 +25,74 @@ def register(sub) -> None:
     p = sub.add_parser("query", help="ask one private question against a persistent privacy budget")
     p.add_argument("--dataset", help="a registered dataset's name (`python -m dpcore budget list`)")
     p.add_argument("--data", help="a CSV file that is a registered dataset (the data owner's own copy)")
-    p.add_argument("--analyst", default=None,
-                   help="who asks (with $DP_EXPLORER_ANALYST_KEY); leave out to ask as a visitor (built-in data)")
+    p.add_argument(
+        "--analyst",
+        default=None,
+        help="who asks (with $DP_EXPLORER_ANALYST_KEY); leave out to ask as a visitor (built-in data)",
+    )
     p.add_argument("--epsilon", required=True, type=float, help="ε this query spends, e.g. 0.1")
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--count", metavar="COL=VALUE", help="count rows where COL=VALUE ('*' for all rows; "
-                                                           "also !=, <, <=, >, >=)")
+    what.add_argument(
+        "--count", metavar="COL=VALUE", help="count rows where COL=VALUE ('*' for all rows; also !=, <, <=, >, >=)"
+    )
     what.add_argument("--sum", metavar="COL", help="sum of COL clamped to --bounds")
     what.add_argument("--mean", metavar="COL", help="mean of COL clamped to --bounds")
     what.add_argument("--histogram", metavar="COL", help="noisy count per category (or per bin with --bounds)")
-    p.add_argument("--bounds", metavar="LO:HI", help="public bounds (SUM, MEAN; numeric HISTOGRAM); write "
-                   "--bounds=-10:10 when LO is negative")
+    p.add_argument(
+        "--bounds",
+        metavar="LO:HI",
+        help="public bounds (SUM, MEAN; numeric HISTOGRAM); write --bounds=-10:10 when LO is negative",
+    )
     p.add_argument("--bins", type=int, default=10, help="bins of a numeric histogram (default 10)")
     p.add_argument("--categories", metavar="A,B,...", help="public categories of a histogram column")
-    p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
-                   help="filter rows first (repeatable, all must hold; also !=, <, <=, >, >=)")
-    p.add_argument("--mechanism", choices=list(mechanisms.QUERY_MECHANISMS), default="laplace",
-                   help="laplace (counts: geometric) or gaussian (analytic, needs --delta)")
-    p.add_argument("--delta", type=float, default=None,
-                   help="δ for the Gaussian mechanism, charged to the δ budget; below 1/n, e.g. 1e-7")
-    p.add_argument("--public-n", action="store_true",
-                   help="MEAN with a public row count: a replace-one mechanism, refused by the ledger")
-    p.add_argument("--seed", type=int, default=None,
-                   help="refused: answers charged to a budget always use a secure random source")
+    p.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="COL=VALUE",
+        help="filter rows first (repeatable, all must hold; also !=, <, <=, >, >=)",
+    )
+    p.add_argument(
+        "--mechanism",
+        choices=list(mechanisms.QUERY_MECHANISMS),
+        default="laplace",
+        help="laplace (counts: geometric) or gaussian (analytic, needs --delta)",
+    )
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help="δ for the Gaussian mechanism, charged to the δ budget; below 1/n, e.g. 1e-7",
+    )
+    p.add_argument(
+        "--public-n",
+        action="store_true",
+        help="MEAN with a public row count: a replace-one mechanism, refused by the ledger",
+    )
+    p.add_argument(
+        "--seed", type=int, default=None, help="refused: answers charged to a budget always use a secure random source"
+    )
     p.set_defaults(func=run)
 
 
 def run(args) -> dict:
     if args.seed is not None:
-        raise DPError("--seed cannot be used with the budget ledger: anyone with the seed could replay the noise and "
-                      "recover the exact answer; drop --seed (charged answers use a secure random source); nothing "
-                      "was spent")
+        raise DPError(
+            "--seed cannot be used with the budget ledger: anyone with the seed could replay the noise and "
+            "recover the exact answer; drop --seed (charged answers use a secure random source); nothing "
+            "was spent"
+        )
     delta = args.delta
     if not mechanisms.mechanism_class(args.mechanism).pure and delta is None:
-        raise DPError("the Gaussian mechanism needs --delta (charged to the δ budget, below 1/n), e.g. --delta 1e-7; "
-                      "or use --mechanism laplace (δ = 0)")
+        raise DPError(
+            "the Gaussian mechanism needs --delta (charged to the δ budget, below 1/n), e.g. --delta 1e-7; "
+            "or use --mechanism laplace (δ = 0)"
+        )
     if bool(args.dataset) == bool(args.data):
-        raise DPError("name the data with --dataset NAME (`python -m dpcore budget list` shows the datasets you may "
-                      "query), or --data FILE for a registered file of your own — one of them")
+        raise DPError(
+            "name the data with --dataset NAME (`python -m dpcore budget list` shows the datasets you may "
+            "query), or --data FILE for a registered file of your own — one of them"
+        )
     who = _who.asker(args.analyst)
     if args.data:
         df = datasets.read_csv(args.data)
@@ -75,28 +105,64 @@ def run(args) -> dict:
         quotas.status(who, key, with_history=False)  # who has no quota here: refused before the data is read
         df = registry.load(info)
     if args.count is not None:
-        q = model.make_query("count", epsilon=args.epsilon, condition=args.count, where=args.where,
-                               mechanism=args.mechanism, delta=delta or 0.0)
+        q = model.make_query(
+            "count",
+            epsilon=args.epsilon,
+            condition=args.count,
+            where=args.where,
+            mechanism=args.mechanism,
+            delta=delta or 0.0,
+        )
     else:
         kind, column = next((k, getattr(args, k)) for k in ("sum", "mean", "histogram") if getattr(args, k) is not None)
         if not column.strip():
-            raise DPError(f"--{kind} needs a column name, e.g. --{kind} age; columns: "
-                          f"{', '.join(map(str, df.columns))}")
-        q = model.make_query(kind, epsilon=args.epsilon, column=column, bounds=args.bounds, where=args.where,
-                               mechanism=args.mechanism, delta=delta or 0.0, bins=args.bins,
-                               categories=args.categories, public_n=args.public_n)
+            raise DPError(
+                f"--{kind} needs a column name, e.g. --{kind} age; columns: {', '.join(map(str, df.columns))}"
+            )
+        q = model.make_query(
+            kind,
+            epsilon=args.epsilon,
+            column=column,
+            bounds=args.bounds,
+            where=args.where,
+            mechanism=args.mechanism,
+            delta=delta or 0.0,
+            bins=args.bins,
+            categories=args.categories,
+            public_n=args.public_n,
+        )
     r = answering.ask(df, who, q, dataset=key)
     a = r["answer"]
-    out = {"answer": a["answer"], "interval": a["interval"], "interval_note": a["interval_note"],
-           "epsilon_spent": r["epsilon_spent"], "remaining": r["remaining"], "total": r["total"],
-           "spent": r["spent"], "delta_spent_now": r["delta_spent_now"], "delta_spent": r["delta_spent"],
-           "delta_total": r["delta_total"], "delta_remaining": r["delta_remaining"], "reused": r["reused"],
-           "epsilon_charged": r["epsilon_charged"], "query": a["query"], "epsilon": a["epsilon"],
-           "delta": a["delta"], "mechanism": a["mechanism"], "neighbour": r["neighbour"],
-           "cost_note": a["cost_note"], "secure": a["secure"], "asked_as": who.describe(),
-           "visitors": r["visitors"], "dataset": r["dataset_name"], "fingerprint": key,
-           "dataset_spent": r["dataset_spent"], "dataset_cap": r["dataset_cap"],
-           "dataset_remaining": r["dataset_remaining"], "dataset_delta_remaining": r["dataset_delta_remaining"]}
+    out = {
+        "answer": a["answer"],
+        "interval": a["interval"],
+        "interval_note": a["interval_note"],
+        "epsilon_spent": r["epsilon_spent"],
+        "remaining": r["remaining"],
+        "total": r["total"],
+        "spent": r["spent"],
+        "delta_spent_now": r["delta_spent_now"],
+        "delta_spent": r["delta_spent"],
+        "delta_total": r["delta_total"],
+        "delta_remaining": r["delta_remaining"],
+        "reused": r["reused"],
+        "epsilon_charged": r["epsilon_charged"],
+        "query": a["query"],
+        "epsilon": a["epsilon"],
+        "delta": a["delta"],
+        "mechanism": a["mechanism"],
+        "neighbour": r["neighbour"],
+        "cost_note": a["cost_note"],
+        "secure": a["secure"],
+        "asked_as": who.describe(),
+        "visitors": r["visitors"],
+        "dataset": r["dataset_name"],
+        "fingerprint": key,
+        "dataset_spent": r["dataset_spent"],
+        "dataset_cap": r["dataset_cap"],
+        "dataset_remaining": r["dataset_remaining"],
+        "dataset_delta_remaining": r["dataset_delta_remaining"],
+    }
     for field in ("labels", "grid", "noise"):  # the grid and rounding of a SUM or MEAN; the noise's name
         if field in a:
             out[field] = a[field]

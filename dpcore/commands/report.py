@@ -18,7 +18,8 @@ from .. import limits, report
 from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..storage import check_user_path, write_user_file
-from . import _who, audit as audit_cmd
+from . import _who
+from . import audit as audit_cmd
 
 
 def register(sub) -> None:
@@ -26,49 +27,102 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="output .html path")
     p.add_argument("--epsilon", type=float, default=1.0, help="the ε the report explains (default 1)")
     p.add_argument("--sweep", default=None, help="include a stored privacy–utility sweep by id")
-    p.add_argument("--job", action="append", default=[], metavar="ID",
-                   help="add the privacy statement of a finished training run (repeatable)")
-    p.add_argument("--ledger", action="append", default=[], metavar="DATASET",
-                   help="add the privacy statement of a registered dataset's query history (repeatable)")
-    p.add_argument("--analyst", default=None,
-                   help="with --ledger: your analyst name ($DP_EXPLORER_ANALYST_KEY); an admin: any analyst's share")
-    p.add_argument("--advice", action="append", default=[], metavar="FILE.json",
-                   help="add the decision record of an advice (advise … --statement FILE; verified first; repeatable)")
-    p.add_argument("--synth", action="append", default=[], metavar="ID",
-                   help="add a finished DP synthetic-data study (its statement, attacks and utility; repeatable)")
-    p.add_argument("--audit", default=None, metavar="SCORES.csv",
-                   help="add the audit of your own model: its scores file (member, score[, canary]) as for `audit "
-                        "--scores`, audited again here; state its claim with --audit-epsilon (or --audit-noise-"
-                        "multiplier, --audit-sample-rate and --audit-steps)")
+    p.add_argument(
+        "--job",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="add the privacy statement of a finished training run (repeatable)",
+    )
+    p.add_argument(
+        "--ledger",
+        action="append",
+        default=[],
+        metavar="DATASET",
+        help="add the privacy statement of a registered dataset's query history (repeatable)",
+    )
+    p.add_argument(
+        "--analyst",
+        default=None,
+        help="with --ledger: your analyst name ($DP_EXPLORER_ANALYST_KEY); an admin: any analyst's share",
+    )
+    p.add_argument(
+        "--advice",
+        action="append",
+        default=[],
+        metavar="FILE.json",
+        help="add the decision record of an advice (advise … --statement FILE; verified first; repeatable)",
+    )
+    p.add_argument(
+        "--synth",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="add a finished DP synthetic-data study (its statement, attacks and utility; repeatable)",
+    )
+    p.add_argument(
+        "--audit",
+        default=None,
+        metavar="SCORES.csv",
+        help="add the audit of your own model: its scores file (member, score[, canary]) as for `audit "
+        "--scores`, audited again here; state its claim with --audit-epsilon (or --audit-noise-"
+        "multiplier, --audit-sample-rate and --audit-steps)",
+    )
     audit_cmd.add_options(p, prefix="audit-")
-    p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS), default=10_000,
-                   help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} "
-                        "(default 10000)")
+    p.add_argument(
+        "--n",
+        type=int_arg(limits.REID_MIN_ROWS, limits.REID_MAX_ROWS),
+        default=10_000,
+        help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} (default 10000)",
+    )
     p.add_argument("--seed", type=seed_arg, default=0, help=f"data seed, 0 to {limits.SEED_MAX} (default 0)")
     p.set_defaults(func=run)
 
 
 def run(args) -> dict:
     if args.sweep is not None and not args.sweep.strip():
-        raise DPError("--sweep needs a sweep id (see `python -m dpcore jobs list --group ...`); "
-                      "leave out --sweep for a report without one")
+        raise DPError(
+            "--sweep needs a sweep id (see `python -m dpcore jobs list --group ...`); "
+            "leave out --sweep for a report without one"
+        )
     check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
     from ..jobs.owners import CLI
 
     advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
     if args.audit is None and audit_cmd.given(args, "audit-"):
-        raise DPError(f"{audit_cmd.given(args, 'audit-')[0]} states the claim of an audit: give its scores file with "
-                      "--audit SCORES.csv")
+        raise DPError(
+            f"{audit_cmd.given(args, 'audit-')[0]} states the claim of an audit: give its scores file with "
+            "--audit SCORES.csv"
+        )
     audits = [] if args.audit is None else [{"result": _audit(args), "name": Path(args.audit).name}]
     viewer = _who.reader(args.analyst) if args.ledger else None
-    html = report.build(args.epsilon, sweep_id=args.sweep, n=args.n, seed=args.seed, job_ids=args.job,
-                        ledgers=[(x, args.analyst) for x in args.ledger], advice=advice, caller=CLI, viewer=viewer,
-                        synth_ids=args.synth, audits=audits)
+    html = report.build(
+        args.epsilon,
+        sweep_id=args.sweep,
+        n=args.n,
+        seed=args.seed,
+        job_ids=args.job,
+        ledgers=[(x, args.analyst) for x in args.ledger],
+        advice=advice,
+        caller=CLI,
+        viewer=viewer,
+        synth_ids=args.synth,
+        audits=audits,
+    )
     write_user_file(args.out, html.encode())
-    return {"out": args.out, "bytes": len(html.encode()), "epsilon": args.epsilon, "sweep": args.sweep,
-            "jobs": args.job, "ledgers": len(args.ledger), "advice": len(advice), "synth": args.synth,
-            "audit": None if not audits else {"scores": args.audit, "verdict": (audits[0]["result"].get("verdict") or
-                                                                                {}).get("words")}}
+    return {
+        "out": args.out,
+        "bytes": len(html.encode()),
+        "epsilon": args.epsilon,
+        "sweep": args.sweep,
+        "jobs": args.job,
+        "ledgers": len(args.ledger),
+        "advice": len(advice),
+        "synth": args.synth,
+        "audit": None
+        if not audits
+        else {"scores": args.audit, "verdict": (audits[0]["result"].get("verdict") or {}).get("words")},
+    }
 
 
 def _audit(args) -> dict:
@@ -89,8 +143,10 @@ def _advice(path: str) -> dict:
         raise DPError(f"{path} is larger than a statement can be ({STATEMENT_MAX_BYTES:,} bytes)")
     st = verification.parse(raw, path)
     if st.get("kind") != "advice":
-        raise DPError(f"--advice {path} is a {st.get('kind') or 'non'}-statement, not an advice's decision record "
-                      "(python -m dpcore advise … --statement FILE makes one)")
+        raise DPError(
+            f"--advice {path} is a {st.get('kind') or 'non'}-statement, not an advice's decision record "
+            "(python -m dpcore advise … --statement FILE makes one)"
+        )
     out = verification.verify(st)
     if not out["verified"]:
         raise DPError(f"--advice {path} does not check out: {out['problems'][0]}")

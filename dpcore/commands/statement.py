@@ -14,8 +14,8 @@ field.
 from __future__ import annotations
 
 from .. import statement, storage, verification
-from ..limits import STATEMENT_MAX_BYTES
 from ..errors import DPError
+from ..limits import STATEMENT_MAX_BYTES
 from . import _who
 
 
@@ -24,33 +24,46 @@ def register(sub) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--job", help="id of a finished training run (python -m dpcore jobs list)")
     g.add_argument("--sweep", help="id of a stored sweep")
-    g.add_argument("--ledger", action="store_true",
-                   help="a dataset's query history: what it released as a whole, and your quota's share (--dataset)")
-    g.add_argument("--verify", metavar="FILE.json", help="check a saved statement's signature and recompute its figures")
+    g.add_argument(
+        "--ledger",
+        action="store_true",
+        help="a dataset's query history: what it released as a whole, and your quota's share (--dataset)",
+    )
+    g.add_argument(
+        "--verify", metavar="FILE.json", help="check a saved statement's signature and recompute its figures"
+    )
     p.add_argument("--analyst", help="with --ledger: your analyst name ($DP_EXPLORER_ANALYST_KEY); an admin: anyone's")
     p.add_argument("--dataset", help="with --ledger: a registered dataset's name (`python -m dpcore budget list`)")
     p.add_argument("--n", type=int, default=None, help="rows of the dataset (with --ledger)")
-    p.add_argument("--key", metavar="KEYFILE", help="with --verify: the signing key of the home that made the "
-                                                    "statement (its statement-signing.key), when it is not this one")
+    p.add_argument(
+        "--key",
+        metavar="KEYFILE",
+        help="with --verify: the signing key of the home that made the "
+        "statement (its statement-signing.key), when it is not this one",
+    )
     p.set_defaults(func=run)
 
 
 def verify_file(path_text: str, key_file: str | None = None) -> dict:
     from .. import signing
 
-    raw = storage.read_user_file(path_text, max_bytes=STATEMENT_MAX_BYTES, what="statement file",
-                                 option="--verify")  # a regular file only: a pipe or a device never hangs it
+    raw = storage.read_user_file(
+        path_text, max_bytes=STATEMENT_MAX_BYTES, what="statement file", option="--verify"
+    )  # a regular file only: a pipe or a device never hangs it
     if len(raw) > STATEMENT_MAX_BYTES:
         raise DPError(f"{path_text} is larger than a statement can be ({STATEMENT_MAX_BYTES:,} bytes)")
     st = verification.parse(raw, path_text)
     key = None
     if key_file:
-        key = signing.read_key_file(storage.read_user_file(key_file, max_bytes=1000, what="key file",
-                                                           option="--key"), key_file)
+        key = signing.read_key_file(
+            storage.read_user_file(key_file, max_bytes=1000, what="key file", option="--key"), key_file
+        )
     out = verification.verify(st, key=key)
     if not out["verified"]:
         bad = out["problems"]
-        more = f" (and {len(bad) - 1} more: {'; '.join(bad[1:3])}{' …' if len(bad) > 3 else ''})" if len(bad) > 1 else ""
+        more = (
+            f" (and {len(bad) - 1} more: {'; '.join(bad[1:3])}{' …' if len(bad) > 3 else ''})" if len(bad) > 1 else ""
+        )
         raise DPError(f"the statement does not check out: {bad[0]}{more}")
     return {k: out[k] for k in ("verified", "kind", "subject", "checked", "signature")}
 
@@ -70,5 +83,6 @@ def run(args) -> dict:
         raise DPError("--ledger needs --dataset NAME (and --analyst NAME with your key, or the admin token)")
     if args.n is not None and args.n < 1:
         raise DPError(f"--n must be a whole number >= 1, got {args.n}")
-    return statement.issue(statement.for_ledger(args.dataset, viewer=_who.reader(args.analyst), analyst=args.analyst,
-                                                n_rows=args.n))
+    return statement.issue(
+        statement.for_ledger(args.dataset, viewer=_who.reader(args.analyst), analyst=args.analyst, n_rows=args.n)
+    )

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ..errors import DPError
 from ..serialize import check_json_path, write_json
-from ..sweep import runs as sweep_runs, summary as sweep_summary
+from ..sweep import runs as sweep_runs
+from ..sweep import summary as sweep_summary
 from ..sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
 from ..training import bounds
 from .train import add_bounds_options
@@ -35,43 +36,88 @@ def _floats(text: str, option: str = "--epsilons") -> tuple:
 def register(sub) -> None:
     p = sub.add_parser("sweep", help="privacy–utility sweep: accuracy, membership inference and empirical ε per ε")
     p.add_argument("--dataset", default=None, help=f"digits, breast_cancer, medical, ... (default {_D.dataset})")
-    p.add_argument("--data", default=None, metavar="FILE.csv",
-                   help="your own CSV (with --target): the table defaults below, its bounds from --bounds")
+    p.add_argument(
+        "--data",
+        default=None,
+        metavar="FILE.csv",
+        help="your own CSV (with --target): the table defaults below, its bounds from --bounds",
+    )
     p.add_argument("--target", default=None, help="target column (medical / csv datasets)")
-    p.add_argument("--model", default=None, choices=["logreg", "mlp", "cnn"],
-                   help=f"default {_D.model} (--data: {_T.model})")
-    p.add_argument("--epsilons", default=None,
-                   help=f"comma-separated ε grid (default {_csv(_D.epsilons)}; --data: {_csv(_T.epsilons)})")
-    p.add_argument("--seeds", type=int, default=None, help=f"models per ε (error bars; default {_D.seeds}; "
-                                                           f"--data: {_T.seeds})")
-    p.add_argument("--attacks", default=None,
-                   help=f"of threshold,loss,lira,rmia (default {_csv(_D.attacks)}; --data: {_csv(_T.attacks)})")
-    p.add_argument("--shadows", type=int, default=None,
-                   help=f"shadow (reference) models of LiRA and RMIA (default {_D.shadows}; --data: {_T.shadows})")
+    p.add_argument(
+        "--model", default=None, choices=["logreg", "mlp", "cnn"], help=f"default {_D.model} (--data: {_T.model})"
+    )
+    p.add_argument(
+        "--epsilons",
+        default=None,
+        help=f"comma-separated ε grid (default {_csv(_D.epsilons)}; --data: {_csv(_T.epsilons)})",
+    )
+    p.add_argument(
+        "--seeds", type=int, default=None, help=f"models per ε (error bars; default {_D.seeds}; --data: {_T.seeds})"
+    )
+    p.add_argument(
+        "--attacks",
+        default=None,
+        help=f"of threshold,loss,lira,rmia (default {_csv(_D.attacks)}; --data: {_csv(_T.attacks)})",
+    )
+    p.add_argument(
+        "--shadows",
+        type=int,
+        default=None,
+        help=f"shadow (reference) models of LiRA and RMIA (default {_D.shadows}; --data: {_T.shadows})",
+    )
     p.add_argument("--epochs", type=int, default=None, help=f"default {_D.epochs} (--data: {_T.epochs})")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help=f"expected batch size (default {_D.batch_size}; --data: {_T.batch_size})")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help=f"expected batch size (default {_D.batch_size}; --data: {_T.batch_size})",
+    )
     p.add_argument("--lr", type=float, default=None, help=f"learning rate (default {_D.lr}; --data: {_T.lr})")
     p.add_argument("--train-size", type=int, default=None, help="training rows (default: all)")
-    p.add_argument("--canaries", type=int, default=None,
-                   help=f"mislabelled canaries for the one-run audit, each in with probability 1/2 (default "
-                        f"{_D.canaries}; --data: {_T.canaries})")
-    p.add_argument("--size-fractions", default=None,
-                   help=f"training-set-size control: fractions of the rows, '' for none (default "
-                        f"{_csv(_D.size_fractions)}; --data: none)")
+    p.add_argument(
+        "--canaries",
+        type=int,
+        default=None,
+        help=f"mislabelled canaries for the one-run audit, each in with probability 1/2 (default "
+        f"{_D.canaries}; --data: {_T.canaries})",
+    )
+    p.add_argument(
+        "--size-fractions",
+        default=None,
+        help=f"training-set-size control: fractions of the rows, '' for none (default "
+        f"{_csv(_D.size_fractions)}; --data: none)",
+    )
     add_bounds_options(p)
-    p.add_argument("--reproducible-noise", action="store_true",
-                   help="draw sampling, noise and canary coins from the seeds (tests/teaching): NOT a DP release")
+    p.add_argument(
+        "--reproducible-noise",
+        action="store_true",
+        help="draw sampling, noise and canary coins from the seeds (tests/teaching): NOT a DP release",
+    )
     p.add_argument("--delta", type=float, default=_D.delta, help="default %(default)s")
-    p.add_argument("--workers", type=int, default=2,
-                   help="parallel worker processes via background jobs; 0 = one after another here (default 2)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="parallel worker processes via background jobs; 0 = one after another here (default 2)",
+    )
     # --- engineer H (issue 17): executor and device ---
-    p.add_argument("--executor", default="local", choices=["local", "ray"],
-                   help="local worker processes (default) or a Ray cluster (needs requirements-ray.txt)")
-    p.add_argument("--ray-address", default=None,
-                   help="Ray cluster HOST:PORT for --executor ray (default: $DP_EXPLORER_RAY_ADDRESS)")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
-                   help="training device: auto = a CUDA GPU when present, else CPU (default auto)")
+    p.add_argument(
+        "--executor",
+        default="local",
+        choices=["local", "ray"],
+        help="local worker processes (default) or a Ray cluster (needs requirements-ray.txt)",
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="Ray cluster HOST:PORT for --executor ray (default: $DP_EXPLORER_RAY_ADDRESS)",
+    )
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="training device: auto = a CUDA GPU when present, else CPU (default auto)",
+    )
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
     p.set_defaults(func=run)
 
@@ -85,15 +131,26 @@ def config_from_args(args) -> SweepConfig:
         raise DPError("--bounds are for your own CSV: give it with --data FILE.csv --target COLUMN")
     base = _T if args.data is not None else _D
     model = args.model or base.model
-    given = {"model": model, "epsilons": None if args.epsilons is None else _floats(args.epsilons),
-             "seeds": args.seeds, "shadows": args.shadows, "epochs": args.epochs, "train_size": args.train_size,
-             "batch_size": args.batch_size, "lr": args.lr, "canaries": args.canaries,
-             "attacks": None if args.attacks is None else tuple(a.strip() for a in args.attacks.split(",")),
-             "size_fractions": None if args.size_fractions is None else _floats(args.size_fractions,
-                                                                                 "--size-fractions")}
+    given = {
+        "model": model,
+        "epsilons": None if args.epsilons is None else _floats(args.epsilons),
+        "seeds": args.seeds,
+        "shadows": args.shadows,
+        "epochs": args.epochs,
+        "train_size": args.train_size,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "canaries": args.canaries,
+        "attacks": None if args.attacks is None else tuple(a.strip() for a in args.attacks.split(",")),
+        "size_fractions": None if args.size_fractions is None else _floats(args.size_fractions, "--size-fractions"),
+    }
     settings = {k: v for k, v in given.items() if v is not None}
-    settings.update(delta=args.delta, device=args.device, reproducible_noise=args.reproducible_noise,
-                    hidden=base.hidden if model == "mlp" else None)
+    settings.update(
+        delta=args.delta,
+        device=args.device,
+        reproducible_noise=args.reproducible_noise,
+        hidden=base.hidden if model == "mlp" else None,
+    )
     if args.data is not None:
         if not args.target:
             raise DPError("--data needs --target COLUMN: the label to predict")
@@ -126,18 +183,23 @@ def run(args) -> dict:
         args.workers = max(args.workers, 1)
     if args.workers == 0:
         result = sweep_runs.run_sweep_inline(
-            cfg, owner=CLI_OWNER, progress=lambda i, n, e, s: print(f"[sweep] point {i + 1}/{n}: "
-                                                   f"{'baseline' if e is None else f'ε={e:g}'} seed {s}",
-                                                   file=sys.stderr, flush=True))
+            cfg,
+            owner=CLI_OWNER,
+            progress=lambda i, n, e, s: print(
+                f"[sweep] point {i + 1}/{n}: {'baseline' if e is None else f'ε={e:g}'} seed {s}",
+                file=sys.stderr,
+                flush=True,
+            ),
+        )
     else:
-        result = sweep_runs.run_sweep_parallel(cfg, owner=CLI_OWNER, workers=args.workers, progress=tell,
-                                               executor=executor)
+        result = sweep_runs.run_sweep_parallel(
+            cfg, owner=CLI_OWNER, workers=args.workers, progress=tell, executor=executor
+        )
     out = sweep_summary.cli_json(result)
     bad = sweep_summary.violations(result)
     if bad:
         out["violations"] = bad
-        print(f"warning: {len(bad)} point(s) have an empirical ε above the claimed ε — please report",
-              file=sys.stderr)
+        print(f"warning: {len(bad)} point(s) have an empirical ε above the claimed ε — please report", file=sys.stderr)
     if out.get("release_label"):
         print(f"warning: {out['release_label']}", file=sys.stderr)
     if args.json_out:

@@ -15,42 +15,86 @@ from ..data import datasets
 from ..errors import DPError
 from ..serialize import check_json_path
 from ..storage import atomic_write_bytes
-from ..synth import release as synth_release, schema as synth_schema
+from ..synth import release as synth_release
+from ..synth import schema as synth_schema
 
 
 def register(sub) -> None:
     p = sub.add_parser("synth", help="release a DP synthetic table (OpenDP's MST or AIM) with its privacy statement")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", help="the private table as CSV (declare every column to release with --column)")
-    src.add_argument("--builtin", action="store_true",
-                     help="the synthetic medical data of the re-identification story (its columns are declared)")
-    p.add_argument("--epsilon", type=float, required=True,
-                   help=f"ε for adding or removing one record, {limits.SYNTH_EPSILON_MIN:g} to "
-                        f"{limits.SYNTH_EPSILON_MAX:g} (e.g. 1)")
-    p.add_argument("--delta", type=float, default=0.0,
-                   help="δ: 0 (default) runs MST with pure ε; AIM needs δ > 0, e.g. 1e-6 (Gaussian noise under zCDP)")
+    src.add_argument(
+        "--builtin",
+        action="store_true",
+        help="the synthetic medical data of the re-identification story (its columns are declared)",
+    )
+    p.add_argument(
+        "--epsilon",
+        type=float,
+        required=True,
+        help=f"ε for adding or removing one record, {limits.SYNTH_EPSILON_MIN:g} to "
+        f"{limits.SYNTH_EPSILON_MAX:g} (e.g. 1)",
+    )
+    p.add_argument(
+        "--delta",
+        type=float,
+        default=0.0,
+        help="δ: 0 (default) runs MST with pure ε; AIM needs δ > 0, e.g. 1e-6 (Gaussian noise under zCDP)",
+    )
     p.add_argument("--generator", default="mst", choices=list(synth_release.GENERATORS), help="mst (default) or aim")
-    p.add_argument("--rows", type=int_arg(1, limits.SYNTH_MAX_OUTPUT_ROWS), default=None,
-                   help=f"synthetic rows, 1 to {limits.SYNTH_MAX_OUTPUT_ROWS:,} (default: the generator's DP "
-                        "estimate of the number of records)")
-    p.add_argument("--column", action="append", default=[], metavar="NAME=SPEC",
-                   help="declare a column public: NAME=LO:HI:WIDTH (a number: public bounds, bin width) or "
-                        "NAME=A,B,C (public categories); repeatable, one per released column")
-    p.add_argument("--columns", default=None, metavar="A,B,...",
-                   help="with --builtin: which medical columns to release (default "
-                        f"{','.join(synth_schema.STORY_COLUMNS)}; all: {','.join(synth_schema.MEDICAL_COLUMNS)})")
-    p.add_argument("--pairs", default=None, metavar="A+B,...",
-                   help="column pairs that matter, e.g. age+diagnosis,age+salary (AIM measures them)")
-    p.add_argument("--allow-missing", action="store_true",
-                   help="declare that values may be missing (synthetic rows may then hold missing values too)")
-    p.add_argument("--n", type=int_arg(limits.REID_MIN_ROWS, limits.SYNTH_MAX_ROWS), default=datasets.REID_N,
-                   help=f"with --builtin: patients, {limits.REID_MIN_ROWS:,} to {limits.SYNTH_MAX_ROWS:,} "
-                        f"(default {datasets.REID_N:,})")
-    p.add_argument("--seed", type=seed_arg, default=datasets.REID_SEED,
-                   help=f"with --builtin: the data seed (default {datasets.REID_SEED}, the story's patients)")
-    p.add_argument("--sample-seed", type=seed_arg, default=None,
-                   help="seed of the post-processing only (which rows are drawn from the DP model); the noise is "
-                        "never seeded. Default: drawn from a secure source and written in the statement")
+    p.add_argument(
+        "--rows",
+        type=int_arg(1, limits.SYNTH_MAX_OUTPUT_ROWS),
+        default=None,
+        help=f"synthetic rows, 1 to {limits.SYNTH_MAX_OUTPUT_ROWS:,} (default: the generator's DP "
+        "estimate of the number of records)",
+    )
+    p.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="declare a column public: NAME=LO:HI:WIDTH (a number: public bounds, bin width) or "
+        "NAME=A,B,C (public categories); repeatable, one per released column",
+    )
+    p.add_argument(
+        "--columns",
+        default=None,
+        metavar="A,B,...",
+        help="with --builtin: which medical columns to release (default "
+        f"{','.join(synth_schema.STORY_COLUMNS)}; all: {','.join(synth_schema.MEDICAL_COLUMNS)})",
+    )
+    p.add_argument(
+        "--pairs",
+        default=None,
+        metavar="A+B,...",
+        help="column pairs that matter, e.g. age+diagnosis,age+salary (AIM measures them)",
+    )
+    p.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="declare that values may be missing (synthetic rows may then hold missing values too)",
+    )
+    p.add_argument(
+        "--n",
+        type=int_arg(limits.REID_MIN_ROWS, limits.SYNTH_MAX_ROWS),
+        default=datasets.REID_N,
+        help=f"with --builtin: patients, {limits.REID_MIN_ROWS:,} to {limits.SYNTH_MAX_ROWS:,} "
+        f"(default {datasets.REID_N:,})",
+    )
+    p.add_argument(
+        "--seed",
+        type=seed_arg,
+        default=datasets.REID_SEED,
+        help=f"with --builtin: the data seed (default {datasets.REID_SEED}, the story's patients)",
+    )
+    p.add_argument(
+        "--sample-seed",
+        type=seed_arg,
+        default=None,
+        help="seed of the post-processing only (which rows are drawn from the DP model); the noise is "
+        "never seeded. Default: drawn from a secure source and written in the statement",
+    )
     p.add_argument("--out", required=True, help="output CSV path (the statement goes beside it)")
     p.set_defaults(func=run)
 
@@ -62,8 +106,9 @@ def statement_path(out: Path) -> Path:
 def run(args) -> dict:
     check_json_path(args.out, "--out")  # before the release: a folder or a missing folder is refused first
     out = Path(args.out)
-    cfg = synth_release.SynthConfig(args.epsilon, args.delta, args.generator, args.rows,
-                                    synth_release.parse_pairs(args.pairs), args.sample_seed)
+    cfg = synth_release.SynthConfig(
+        args.epsilon, args.delta, args.generator, args.rows, synth_release.parse_pairs(args.pairs), args.sample_seed
+    )
     if args.builtin:
         if args.column:
             raise DPError("--column declares an upload's columns; with --builtin use --columns to choose them")
@@ -75,9 +120,11 @@ def run(args) -> dict:
         if args.columns:
             raise DPError("--columns chooses built-in columns; declare an upload's columns with --column NAME=SPEC")
         if not args.column:
-            raise DPError("declare each column to release with --column: NAME=LO:HI:WIDTH for a number (public "
-                          "bounds and bin width) or NAME=A,B for categories, e.g. --column age=18:90:1 "
-                          "--column sex=F,M; nothing is learned from the rows")
+            raise DPError(
+                "declare each column to release with --column: NAME=LO:HI:WIDTH for a number (public "
+                "bounds and bin width) or NAME=A,B for categories, e.g. --column age=18:90:1 "
+                "--column sex=F,M; nothing is learned from the rows"
+            )
         schema = synth_schema.parse_schema(args.column, complete=not args.allow_missing)
         df = datasets.read_csv(args.data)
         dataset = f"upload {Path(args.data).name}"
@@ -86,6 +133,15 @@ def run(args) -> dict:
     spath = statement_path(out)
     atomic_write_bytes(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
     atomic_write_bytes(spath, json.dumps(st, indent=2).encode())
-    return {"out": str(out), "statement": str(spath), "rows": len(rel.table), "columns": schema.names,
-            "epsilon": st["epsilon"], "delta": st["delta"], "generator": cfg.generator,
-            "seconds": round(rel.seconds, 2), "notes": rel.notes, "summary": st["summary"]}
+    return {
+        "out": str(out),
+        "statement": str(spath),
+        "rows": len(rel.table),
+        "columns": schema.names,
+        "epsilon": st["epsilon"],
+        "delta": st["delta"],
+        "generator": cfg.generator,
+        "seconds": round(rel.seconds, 2),
+        "notes": rel.notes,
+        "summary": st["summary"],
+    }

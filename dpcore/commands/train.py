@@ -37,13 +37,20 @@ def _epsilon(text: str):
 
 def register(sub) -> None:
     p = sub.add_parser("train", help="train a model with DP-SGD (Opacus) or the non-private baseline")
-    p.add_argument("--dataset", required=True,
-                   help="medical, breast_cancer, digits, csv:PATH or mnist:PATH (a local keras mnist.npz)")
+    p.add_argument(
+        "--dataset",
+        required=True,
+        help="medical, breast_cancer, digits, csv:PATH or mnist:PATH (a local keras mnist.npz)",
+    )
     p.add_argument("--target", default=None, help="label column: medical has_rare_disease|diagnosis; csv: a column")
     p.add_argument("--model", required=True, choices=list(MODELS), help="model to train")
-    p.add_argument("--epsilon", required=True, type=_epsilon,
-                   help="target ε (noise calibrated for the planned steps), or 'none' (non-private, or with "
-                        "--noise-multiplier: ε is computed)")
+    p.add_argument(
+        "--epsilon",
+        required=True,
+        type=_epsilon,
+        help="target ε (noise calibrated for the planned steps), or 'none' (non-private, or with "
+        "--noise-multiplier: ε is computed)",
+    )
     p.add_argument("--delta", type=float, default=1e-5, help="δ (default 1e-5; keep it below 1/rows)")
     p.add_argument("--noise-multiplier", type=float, default=None, help="σ instead of a target ε (with --epsilon none)")
     p.add_argument("--epochs", type=int, default=None, help="epochs (default: recommended for dataset/model)")
@@ -52,16 +59,31 @@ def register(sub) -> None:
     p.add_argument("--clip", type=float, default=None, help="max per-sample gradient norm C")
     p.add_argument("--optimizer", choices=list(OPTIMIZERS), default=None, help="sgd or adam")
     p.add_argument("--accountant", choices=["prv", "rdp"], default="prv", help="privacy accountant (default prv)")
-    p.add_argument("--seed", type=seed_arg, default=0,
-                   help="seed of the data split and initial weights (sampling and noise stay secret)")
-    p.add_argument("--reproducible-noise", action="store_true",
-                   help="draw sampling and noise from --seed too (tests/teaching): NOT a DP release")
+    p.add_argument(
+        "--seed",
+        type=seed_arg,
+        default=0,
+        help="seed of the data split and initial weights (sampling and noise stay secret)",
+    )
+    p.add_argument(
+        "--reproducible-noise",
+        action="store_true",
+        help="draw sampling and noise from --seed too (tests/teaching): NOT a DP release",
+    )
     p.add_argument("--train-size", type=int, default=None, help="use only this many training rows")
     p.add_argument("--hidden", type=int, default=None, help="hidden units of the mlp (default 32)")
-    p.add_argument("--grad-sample-mode", default="auto", choices=list(GRAD_SAMPLE_MODES),
-                   help="per-sample gradient mode (default: fastest measured for the model)")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
-                   help="auto = a CUDA GPU when present, else CPU; cuda without one is an error (default auto)")
+    p.add_argument(
+        "--grad-sample-mode",
+        default="auto",
+        choices=list(GRAD_SAMPLE_MODES),
+        help="per-sample gradient mode (default: fastest measured for the model)",
+    )
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="auto = a CUDA GPU when present, else CPU; cuda without one is an error (default auto)",
+    )
     add_bounds_options(p)
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
     p.add_argument("--background", action="store_true", help="submit as a background job and print its id")
@@ -70,23 +92,41 @@ def register(sub) -> None:
 
 def add_bounds_options(p) -> None:
     """``--bounds`` and ``--bounds-file``: an uploaded CSV's public bounds (train and sweep share them)."""
-    p.add_argument("--bounds", action="append", default=[], metavar="COL=LOW:HIGH",
-                   help="public bounds of a CSV column, repeatable: age=0:120 (a range), sex=F,M (categories; for the "
-                        "target: its classes) or income=from-data (learned from the rows: not covered by ε). A column "
-                        "left out is scaled as before (a known public range, or its own min/max: a leak, listed)")
-    p.add_argument("--bounds-file", default=None, metavar="FILE.json",
-                   help='public bounds of every column as JSON: {"age": [0, 120], "sex": ["F", "M"], '
-                        '"label": ["no", "yes"]}; --bounds entries replace its entries')
+    p.add_argument(
+        "--bounds",
+        action="append",
+        default=[],
+        metavar="COL=LOW:HIGH",
+        help="public bounds of a CSV column, repeatable: age=0:120 (a range), sex=F,M (categories; for the "
+        "target: its classes) or income=from-data (learned from the rows: not covered by ε). A column "
+        "left out is scaled as before (a known public range, or its own min/max: a leak, listed)",
+    )
+    p.add_argument(
+        "--bounds-file",
+        default=None,
+        metavar="FILE.json",
+        help='public bounds of every column as JSON: {"age": [0, 120], "sex": ["F", "M"], '
+        '"label": ["no", "yes"]}; --bounds entries replace its entries',
+    )
 
 
 def params_from_args(args) -> dict:
     rec = recommended(args.dataset, args.model)
-    params = {"dataset": args.dataset, "target": args.target, "model": args.model, "epsilon": args.epsilon,
-              "delta": args.delta, "noise_multiplier": args.noise_multiplier, "accountant": args.accountant,
-              "seed": args.seed, "train_size": args.train_size, "grad_sample_mode": args.grad_sample_mode,
-              "device": args.device,
-              "reproducible_noise": bool(getattr(args, "reproducible_noise", False)),
-              "bounds": bounds.from_cli(args.bounds, args.bounds_file)}
+    params = {
+        "dataset": args.dataset,
+        "target": args.target,
+        "model": args.model,
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "noise_multiplier": args.noise_multiplier,
+        "accountant": args.accountant,
+        "seed": args.seed,
+        "train_size": args.train_size,
+        "grad_sample_mode": args.grad_sample_mode,
+        "device": args.device,
+        "reproducible_noise": bool(getattr(args, "reproducible_noise", False)),
+        "bounds": bounds.from_cli(args.bounds, args.bounds_file),
+    }
     for key in ("epochs", "batch_size", "lr", "clip", "optimizer", "hidden"):
         value = getattr(args, key)
         if value is not None:
@@ -109,8 +149,10 @@ def run(args):
     params = params_from_args(args)
     preflight(params)  # bad data / target / batch size: one clear line, before any job exists
     label = f"{params['model']} on {params['dataset']} " + (
-        f"ε={params['epsilon']:g}" if params["epsilon"] is not None
-        else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private"))
+        f"ε={params['epsilon']:g}"
+        if params["epsilon"] is not None
+        else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private")
+    )
     if args.background:
         job_id = store.submit(registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label)
         workers.ensure_workers()

@@ -163,15 +163,67 @@ class TabularDataset:
 BREAST_CANCER_PUBLISHED_RANGES: tuple[tuple[str, float, float], ...] = tuple(
     (f"{kind} {feature}" if kind != "error" else f"{feature} error", lo, hi)
     for kind, rows in (
-        ("mean", ((6.981, 28.11), (9.71, 39.28), (43.79, 188.5), (143.5, 2501.0), (0.053, 0.163), (0.019, 0.345),
-                  (0.0, 0.427), (0.0, 0.201), (0.106, 0.304), (0.05, 0.097))),
-        ("error", ((0.112, 2.873), (0.36, 4.885), (0.757, 21.98), (6.802, 542.2), (0.002, 0.031), (0.002, 0.135),
-                   (0.0, 0.396), (0.0, 0.053), (0.008, 0.079), (0.001, 0.03))),
-        ("worst", ((7.93, 36.04), (12.02, 49.54), (50.41, 251.2), (185.2, 4254.0), (0.071, 0.223), (0.027, 1.058),
-                   (0.0, 1.252), (0.0, 0.291), (0.156, 0.664), (0.055, 0.208))),
+        (
+            "mean",
+            (
+                (6.981, 28.11),
+                (9.71, 39.28),
+                (43.79, 188.5),
+                (143.5, 2501.0),
+                (0.053, 0.163),
+                (0.019, 0.345),
+                (0.0, 0.427),
+                (0.0, 0.201),
+                (0.106, 0.304),
+                (0.05, 0.097),
+            ),
+        ),
+        (
+            "error",
+            (
+                (0.112, 2.873),
+                (0.36, 4.885),
+                (0.757, 21.98),
+                (6.802, 542.2),
+                (0.002, 0.031),
+                (0.002, 0.135),
+                (0.0, 0.396),
+                (0.0, 0.053),
+                (0.008, 0.079),
+                (0.001, 0.03),
+            ),
+        ),
+        (
+            "worst",
+            (
+                (7.93, 36.04),
+                (12.02, 49.54),
+                (50.41, 251.2),
+                (185.2, 4254.0),
+                (0.071, 0.223),
+                (0.027, 1.058),
+                (0.0, 1.252),
+                (0.0, 0.291),
+                (0.156, 0.664),
+                (0.055, 0.208),
+            ),
+        ),
     )
-    for feature, (lo, hi) in zip(("radius", "texture", "perimeter", "area", "smoothness", "compactness", "concavity",
-                                  "concave points", "symmetry", "fractal dimension"), rows)
+    for feature, (lo, hi) in zip(
+        (
+            "radius",
+            "texture",
+            "perimeter",
+            "area",
+            "smoothness",
+            "compactness",
+            "concavity",
+            "concave points",
+            "symmetry",
+            "fractal dimension",
+        ),
+        rows,
+    )
 )
 
 
@@ -274,17 +326,23 @@ def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_U
         sep = next((c for c in (";", "\t", "|") if c in only), None)
         if sep is not None:
             shown = {"\t": "tabs"}.get(sep, repr(sep))
-            raise DPError(f"CSV has one column named {only[:40]!r}: the file separates values with {shown}, not commas; "
-                          "save it as comma-separated CSV (in a spreadsheet: CSV, comma delimited) and upload again")
+            raise DPError(
+                f"CSV has one column named {only[:40]!r}: the file separates values with {shown}, not commas; "
+                "save it as comma-separated CSV (in a spreadsheet: CSV, comma delimited) and upload again"
+            )
     names = [c.strip() for c in _header(data)]
     long = [str(c) for c in df.columns if len(str(c)) > limits.UPLOAD_MAX_NAME_CHARS]
     if long:
-        raise DPError(f"CSV column name {long[0][:40] + '…'!r} is {len(long[0]):,} characters long; at most "
-                      f"{limits.UPLOAD_MAX_NAME_CHARS} are supported: shorten it and upload again")
+        raise DPError(
+            f"CSV column name {long[0][:40] + '…'!r} is {len(long[0]):,} characters long; at most "
+            f"{limits.UPLOAD_MAX_NAME_CHARS} are supported: shorten it and upload again"
+        )
     dupes = sorted({c for c in names if c and names.count(c) > 1})
     if dupes:
-        raise DPError(f"CSV has duplicate column names: {', '.join(map(repr, dupes))}; give each column its own "
-                      "name and upload again")
+        raise DPError(
+            f"CSV has duplicate column names: {', '.join(map(repr, dupes))}; give each column its own "
+            "name and upload again"
+        )
     return df
 
 

@@ -41,8 +41,14 @@ FALSE_WORDS = frozenset({"false", "0", "no", "n", "f"})
 _COND_RE = re.compile(r"^\s*(?P<col>[^<>=!]+?)\s*(?P<op>>=|<=|!=|=|>|<)\s*(?P<val>.*?)\s*$")
 _NUM = r"[-+]?(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _RANGE_RE = re.compile(rf"^\s*({_NUM})\s*(?::|\.\.|–|—|-|\bto\b)\s*({_NUM})\s*$")
-_COMPARE = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
-            ">=": np.greater_equal}
+_COMPARE = {
+    "=": np.equal,
+    "!=": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+}
 
 
 # --- the table and its columns -----------------------------------------------------------------------
@@ -72,7 +78,7 @@ def is_numeric(s: pd.Series) -> bool:
 
 
 def column_kind(df: pd.DataFrame, column: str) -> str:
-    """"bool", "numeric", "categorical" (public categories in the dtype) or "text"."""
+    """ "bool", "numeric", "categorical" (public categories in the dtype) or "text"."""
     s = df[require_column(df, column)]
     if pd.api.types.is_bool_dtype(s):
         return "bool"
@@ -189,8 +195,7 @@ def parse_condition(text: str, what: str = "condition") -> Condition:
         raise DPError(f"{what} is empty; write it as COLUMN=VALUE, e.g. sex=F or age>=65")
     m = _COND_RE.match(text)
     if not m or not m.group("col").strip():
-        raise DPError(f"{what} {text!r} is not COLUMN=VALUE (operators: {', '.join(OPERATORS)}); "
-                      "e.g. sex=F or age>=65")
+        raise DPError(f"{what} {text!r} is not COLUMN=VALUE (operators: {', '.join(OPERATORS)}); e.g. sex=F or age>=65")
     if m.group("val") == "":
         raise DPError(f"{what} {text!r}: no value given after {m.group('op')!r}; e.g. sex=F")
     return Condition(m.group("col").strip(), m.group("op"), m.group("val"))
@@ -233,7 +238,7 @@ def parse_field(column: str, text) -> Condition | None:
         return None
     op = next((o for o in OPERATORS if text.startswith(o)), None)
     if op is not None:
-        value = text[len(op):].strip()
+        value = text[len(op) :].strip()
         if not value:
             raise DPError(f"no value given after {op!r} for {column}; e.g. {op}65")
         return Condition(column, op, value)
@@ -270,10 +275,14 @@ def condition_mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
             target = parse_number(cond.value, f"value for {name}")
         except DPError as e:
             if "never match" in str(e):
-                raise DPError(f"condition {cond.text()!r} can never match (NaN equals nothing, not even a "
-                              "missing value); compare with a number, e.g. age>=65") from None
-            raise DPError(f"{name} must be a number here: column {name!r} is numeric; compare it with a number, "
-                          f"not {cond.value!r}") from None
+                raise DPError(
+                    f"condition {cond.text()!r} can never match (NaN equals nothing, not even a "
+                    "missing value); compare with a number, e.g. age>=65"
+                ) from None
+            raise DPError(
+                f"{name} must be a number here: column {name!r} is numeric; compare it with a number, "
+                f"not {cond.value!r}"
+            ) from None
         x = s.to_numpy(dtype=np.float64, na_value=np.nan)
         return _COMPARE[cond.op](x, target) & ~np.isnan(x)
     if cond.op not in ("=", "!="):

@@ -23,25 +23,56 @@ def roc_chart(result: dict) -> go.Figure:
     if ceiling:
         f, t = np.asarray(ceiling["fpr"], float), np.asarray(ceiling["tpr"], float)
         keep = f >= floor
-        fig.add_trace(go.Scatter(x=f[keep], y=np.ones(int(keep.sum())), mode="lines", line=dict(width=0),
-                                 showlegend=False, hoverinfo="skip"))
-        fig.add_trace(go.Scatter(
-            x=f[keep], y=np.maximum(t[keep], floor), mode="lines", meta="ceiling", fill="tonexty",
-            fillcolor=style.rgba(style.BOUND, 0.08), line=dict(color=style.BOUND, width=3),
-            name=f"worst case the claim allows (ε = {claims.up(result['claimed_epsilon'])}, "
-                 f"δ = {claims.delta(result['delta'])}):<br>no attack can go above this line",
-            hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{y:.3g}<extra>ceiling</extra>"))
-    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", name="random guessing", meta="chance",
-                             line=dict(color=style.NEUTRAL, dash="dot", width=1)))
+        fig.add_trace(
+            go.Scatter(
+                x=f[keep],
+                y=np.ones(int(keep.sum())),
+                mode="lines",
+                line=dict(width=0),
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=f[keep],
+                y=np.maximum(t[keep], floor),
+                mode="lines",
+                meta="ceiling",
+                fill="tonexty",
+                fillcolor=style.rgba(style.BOUND, 0.08),
+                line=dict(color=style.BOUND, width=3),
+                name=f"worst case the claim allows (ε = {claims.up(result['claimed_epsilon'])}, "
+                f"δ = {claims.delta(result['delta'])}):<br>no attack can go above this line",
+                hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{y:.3g}<extra>ceiling</extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=grid,
+            y=grid,
+            mode="lines",
+            name="random guessing",
+            meta="chance",
+            line=dict(color=style.NEUTRAL, dash="dot", width=1),
+        )
+    )
     for i, (name, c) in enumerate(curves):
         fpr = np.maximum(np.asarray(c["roc"]["fpr"], float), floor)
         tpr = np.maximum(np.asarray(c["roc"]["tpr"], float), floor)
-        fig.add_trace(go.Scatter(
-            x=fpr, y=tpr, mode="lines", line_shape="hv", meta=f"attack:{name}",
-            name=f"your scores, {name}: AUC {c['auc']:.2f}<br>TPR {c['tpr_at_1pct_fpr']:.1%} at 1% FPR, "
-                 f"{c['tpr_at_0.1pct_fpr']:.1%} at 0.1%",
-            line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2.5),
-            hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=fpr,
+                y=tpr,
+                mode="lines",
+                line_shape="hv",
+                meta=f"attack:{name}",
+                name=f"your scores, {name}: AUC {c['auc']:.2f}<br>TPR {c['tpr_at_1pct_fpr']:.1%} at 1% FPR, "
+                f"{c['tpr_at_0.1pct_fpr']:.1%} at 0.1%",
+                line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2.5),
+                hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra></extra>",
+            )
+        )
     for x in (0.01, 0.001):
         if x >= floor:
             fig.add_vline(x=x, line_color=style.NEUTRAL, line_dash="dot", line_width=1)

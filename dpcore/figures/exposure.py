@@ -22,21 +22,40 @@ def exposure_chart(paths: list[dict], epsilons: list[float]) -> go.Figure:
     fig = go.Figure()
     for i, p in enumerate(paths):
         pts = [s for s in p["points"] if s["epsilon"] in slots]
-        fig.add_trace(go.Scatter(
-            x=[slots[s["epsilon"]] for s in pts], y=[max(s["fpr"], floor) for s in pts], mode="lines+markers",
-            name=f"row {p['index']}", line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2),
-            customdata=[[s["proved_epsilon"], "no DP" if s["epsilon"] is None else f"ε = {s['epsilon']:g}"]
-                        for s in pts],
-            hovertemplate=f"row {p['index']}, %{{customdata[1]}}<br>flagged at FPR %{{y:.3g}}<br>"
-                          "proved ε ≥ %{customdata[0]}<extra></extra>"))
-    style.base_layout(fig, "The most exposed records without DP, model by model",
-                      "privacy budget ε of the model (no DP on the right)",
-                      "FPR needed to flag the record (log; higher = more exposed)", height=430)
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(grid) + 1)),
-                     ticktext=[f"{e:g}" for e in grid] + [NO_DP], range=[-0.3, len(grid) + 0.3])
+        fig.add_trace(
+            go.Scatter(
+                x=[slots[s["epsilon"]] for s in pts],
+                y=[max(s["fpr"], floor) for s in pts],
+                mode="lines+markers",
+                name=f"row {p['index']}",
+                line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2),
+                customdata=[
+                    [s["proved_epsilon"], "no DP" if s["epsilon"] is None else f"ε = {s['epsilon']:g}"] for s in pts
+                ],
+                hovertemplate=f"row {p['index']}, %{{customdata[1]}}<br>flagged at FPR %{{y:.3g}}<br>"
+                "proved ε ≥ %{customdata[0]}<extra></extra>",
+            )
+        )
+    style.base_layout(
+        fig,
+        "The most exposed records without DP, model by model",
+        "privacy budget ε of the model (no DP on the right)",
+        "FPR needed to flag the record (log; higher = more exposed)",
+        height=430,
+    )
+    fig.update_xaxes(
+        tickmode="array",
+        tickvals=list(range(len(grid) + 1)),
+        ticktext=[f"{e:g}" for e in grid] + [NO_DP],
+        range=[-0.3, len(grid) + 0.3],
+    )
     # reversed log axis: FPR 1 at the bottom, the rarest false alarm at the top
-    fig.update_yaxes(type="log", range=[0.05, np.log10(floor) - 0.1], tickvals=[floor, 0.01, 0.1, 1],
-                     ticktext=["≤ 0.1%", "1%", "10%", "100%"])
+    fig.update_yaxes(
+        type="log",
+        range=[0.05, np.log10(floor) - 0.1],
+        tickvals=[floor, 0.01, 0.1, 1],
+        ticktext=["≤ 0.1%", "1%", "10%", "100%"],
+    )
     fig.update_layout(legend=style.legend_below(font_size=10))
     return fig
 
@@ -47,8 +66,12 @@ def image_chart(records: list[dict]) -> go.Figure:
 
     recs = [r for r in records if (r.get("record") or {}).get("pixels")]
     n = max(len(recs), 1)
-    fig = make_subplots(rows=1, cols=n, horizontal_spacing=0.02,
-                        subplot_titles=[f"row {r['index']}<br>label {r['record']['label']}" for r in recs] or [""])
+    fig = make_subplots(
+        rows=1,
+        cols=n,
+        horizontal_spacing=0.02,
+        subplot_titles=[f"row {r['index']}<br>label {r['record']['label']}" for r in recs] or [""],
+    )
     for i, r in enumerate(recs):
         h, w = r["record"]["shape"]
         img = np.asarray(r["record"]["pixels"], float).reshape(h, w)

@@ -6,7 +6,6 @@ Plotly figure; ε axes are log scale.
 
 from __future__ import annotations
 
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -47,25 +46,49 @@ def accuracy_chart(result: dict) -> go.Figure:
     fig = go.Figure()
     if rows:
         seeds = "seed" if max(r["n"] for r in rows) == 1 else f"{max(r['n'] for r in rows)} seeds"
-        fig.add_trace(go.Scatter(
-            x=[r["epsilon"] for r in rows], y=[r["accuracy"] for r in rows], mode="lines+markers",
-            name=f"DP-SGD (mean ± SD over {seeds})", line=dict(color=style.PRIVATE, width=3),
-            error_y=dict(type="data", array=[r["accuracy_sd"] or 0 for r in rows], visible=True),
-            hovertemplate="ε = %{x}<br>test accuracy %{y:.1%}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[r["epsilon"] for r in rows],
+                y=[r["accuracy"] for r in rows],
+                mode="lines+markers",
+                name=f"DP-SGD (mean ± SD over {seeds})",
+                line=dict(color=style.PRIVATE, width=3),
+                error_y=dict(type="data", array=[r["accuracy_sd"] or 0 for r in rows], visible=True),
+                hovertemplate="ε = %{x}<br>test accuracy %{y:.1%}<extra></extra>",
+            )
+        )
         pts = result.get("points", [])
-        fig.add_trace(go.Scatter(
-            x=[p["epsilon"] for p in pts], y=[p["test_accuracy"] for p in pts], mode="markers",
-            name="each model", marker=dict(color=style.PRIVATE, size=5, opacity=0.45),
-            hovertemplate="ε = %{x}<br>test accuracy %{y:.1%}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=[p["epsilon"] for p in pts],
+                y=[p["test_accuracy"] for p in pts],
+                mode="markers",
+                name="each model",
+                marker=dict(color=style.PRIVATE, size=5, opacity=0.45),
+                hovertemplate="ε = %{x}<br>test accuracy %{y:.1%}<extra></extra>",
+            )
+        )
     if base:
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[base["accuracy"]] * 2, mode="lines",
-                                 name="non-private baseline (no DP)",
-                                 line=dict(color=style.NON_PRIVATE, dash="dash", width=2)))
+        fig.add_trace(
+            go.Scatter(
+                x=[lo, hi],
+                y=[base["accuracy"]] * 2,
+                mode="lines",
+                name="non-private baseline (no DP)",
+                line=dict(color=style.NON_PRIVATE, dash="dash", width=2),
+            )
+        )
     chance = _chance(result)
     if chance is not None:
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[chance] * 2, mode="lines", name="chance (guess the commonest class)",
-                                 line=dict(color=style.NEUTRAL, dash="dot", width=1.5)))
+        fig.add_trace(
+            go.Scatter(
+                x=[lo, hi],
+                y=[chance] * 2,
+                mode="lines",
+                name="chance (guess the commonest class)",
+                line=dict(color=style.NEUTRAL, dash="dot", width=1.5),
+            )
+        )
     style.base_layout(fig, "Utility: test accuracy vs privacy budget", "", "test accuracy (% of test rows)")
     style.epsilon_axis(fig, range=[np.log10(lo), np.log10(hi)])
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
@@ -79,17 +102,32 @@ def size_chart(result: dict) -> go.Figure:
     if rows:
         # what DP costs is written under each pair of bars, in the axis's own font and in lines short enough for a
         # third of a phone: as text above the bars it was crossed by the error bars and shrank to ~3 px there
-        x = [f"{r['fraction']:.0%}<br>({r['n_train']:,} rows)<br><b>DP: −{r['cost'] * 100:.1f} pts</b>"
-             for r in rows]
-        fig.add_trace(go.Bar(x=x, y=[r["baseline_accuracy"] for r in rows], name="non-private baseline",
-                             marker_color=style.NON_PRIVATE,
-                             error_y=dict(type="data", array=[r["baseline_accuracy_sd"] or 0 for r in rows])))
-        fig.add_trace(go.Bar(x=x, y=[r["dp_accuracy"] for r in rows], name=f"DP-SGD at ε = {rows[0]['epsilon']:g}",
-                             marker_color=style.PRIVATE,
-                             error_y=dict(type="data", array=[r["dp_accuracy_sd"] or 0 for r in rows])))
-    style.base_layout(fig, "More data makes DP cheaper: accuracy by training-set size",
-                      "training rows used (under each: what DP costs, in accuracy points)",
-                      "test accuracy (% of test rows)", height=450)
+        x = [f"{r['fraction']:.0%}<br>({r['n_train']:,} rows)<br><b>DP: −{r['cost'] * 100:.1f} pts</b>" for r in rows]
+        fig.add_trace(
+            go.Bar(
+                x=x,
+                y=[r["baseline_accuracy"] for r in rows],
+                name="non-private baseline",
+                marker_color=style.NON_PRIVATE,
+                error_y=dict(type="data", array=[r["baseline_accuracy_sd"] or 0 for r in rows]),
+            )
+        )
+        fig.add_trace(
+            go.Bar(
+                x=x,
+                y=[r["dp_accuracy"] for r in rows],
+                name=f"DP-SGD at ε = {rows[0]['epsilon']:g}",
+                marker_color=style.PRIVATE,
+                error_y=dict(type="data", array=[r["dp_accuracy_sd"] or 0 for r in rows]),
+            )
+        )
+    style.base_layout(
+        fig,
+        "More data makes DP cheaper: accuracy by training-set size",
+        "training rows used (under each: what DP costs, in accuracy points)",
+        "test accuracy (% of test rows)",
+        height=450,
+    )
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     fig.update_layout(barmode="group")
     return fig
@@ -97,10 +135,12 @@ def size_chart(result: dict) -> go.Figure:
 
 def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
     """Attack success per attack vs ε (metric: auc, advantage, tpr_at_1pct_fpr, tpr_at_0.1pct_fpr)."""
-    titles = {"auc": ("Attack AUC vs privacy budget", "attack AUC (0.5 = guessing)"),
-              "advantage": ("Attacker advantage vs privacy budget", "advantage max(TPR − FPR)"),
-              "tpr_at_1pct_fpr": ("Attack TPR at 1% FPR vs privacy budget", "TPR at 1% FPR (fraction)"),
-              "tpr_at_0.1pct_fpr": ("Attack TPR at 0.1% FPR vs privacy budget", "TPR at 0.1% FPR (fraction)")}
+    titles = {
+        "auc": ("Attack AUC vs privacy budget", "attack AUC (0.5 = guessing)"),
+        "advantage": ("Attacker advantage vs privacy budget", "advantage max(TPR − FPR)"),
+        "tpr_at_1pct_fpr": ("Attack TPR at 1% FPR vs privacy budget", "TPR at 1% FPR (fraction)"),
+        "tpr_at_0.1pct_fpr": ("Attack TPR at 0.1% FPR vs privacy budget", "TPR at 0.1% FPR (fraction)"),
+    }
     rows = sweep_summary.by_epsilon(result)
     base = sweep_summary.baseline_summary(result)
     lo, hi = _eps_range(result)
@@ -112,24 +152,43 @@ def attack_chart(result: dict, metric: str = "auc") -> go.Figure:
         label = ATTACK_LABELS.get(a, a)
         shown = False
         if rows:
-            fig.add_trace(go.Scatter(
-                x=[r["epsilon"] for r in rows], y=[r.get(f"{a}.{metric}") for r in rows], mode="lines+markers",
-                name=label, legendgroup=a, line=dict(color=colour, width=2.5),
-                hovertemplate=f"{label} (DP), ε = %{{x:g}}: %{{y:.3g}}<extra></extra>",
-                error_y=dict(type="data", array=[r.get(f"{a}.{metric}_sd") or 0 for r in rows], visible=True),
-            ))
+            fig.add_trace(
+                go.Scatter(
+                    x=[r["epsilon"] for r in rows],
+                    y=[r.get(f"{a}.{metric}") for r in rows],
+                    mode="lines+markers",
+                    name=label,
+                    legendgroup=a,
+                    line=dict(color=colour, width=2.5),
+                    hovertemplate=f"{label} (DP), ε = %{{x:g}}: %{{y:.3g}}<extra></extra>",
+                    error_y=dict(type="data", array=[r.get(f"{a}.{metric}_sd") or 0 for r in rows], visible=True),
+                )
+            )
             shown = True
         if base and base.get(f"{a}.{metric}") is not None:
-            fig.add_trace(go.Scatter(x=[lo, hi], y=[base[f"{a}.{metric}"]] * 2, mode="lines",
-                                     name=label, legendgroup=a, showlegend=not shown,
-                                     hovertemplate=f"{label}, non-private baseline: %{{y:.3g}}<extra></extra>",
-                                     line=dict(color=colour, dash="dash", width=1.5)))
+            fig.add_trace(
+                go.Scatter(
+                    x=[lo, hi],
+                    y=[base[f"{a}.{metric}"]] * 2,
+                    mode="lines",
+                    name=label,
+                    legendgroup=a,
+                    showlegend=not shown,
+                    hovertemplate=f"{label}, non-private baseline: %{{y:.3g}}<extra></extra>",
+                    line=dict(color=colour, dash="dash", width=1.5),
+                )
+            )
     ref = 0.5 if metric == "auc" else None
     if metric in ("tpr_at_1pct_fpr", "tpr_at_0.1pct_fpr"):
         ref = 0.01 if metric == "tpr_at_1pct_fpr" else 0.001
     if ref is not None:
-        fig.add_hline(y=ref, line_color=style.NEUTRAL, line_dash="dot",
-                      annotation_text="random guessing", annotation_position="bottom left")
+        fig.add_hline(
+            y=ref,
+            line_color=style.NEUTRAL,
+            line_dash="dot",
+            annotation_text="random guessing",
+            annotation_position="bottom left",
+        )
     title, ytitle = titles[metric]
     key = style.subtitle("solid: DP-SGD, mean ± SD over seeds · dashed: the non-private baseline")
     style.base_layout(fig, f"{title}<br>{key}", "", ytitle, height=430)
@@ -147,43 +206,85 @@ def empirical_epsilon_chart(result: dict) -> go.Figure:
     lo, hi = _eps_range(result)
     fig = go.Figure()
     diag = np.geomspace(lo, hi, 50)
-    fig.add_trace(go.Scatter(x=diag, y=diag, mode="lines", name="lower bound = claimed ε (the most DP allows)",
-                             line=dict(color=style.BOUND, dash="dash")))
+    fig.add_trace(
+        go.Scatter(
+            x=diag,
+            y=diag,
+            mode="lines",
+            name="lower bound = claimed ε (the most DP allows)",
+            line=dict(color=style.BOUND, dash="dash"),
+        )
+    )
     if pts:
         claimed = [p.get("epsilon_spent") or p["epsilon"] for p in pts]
         lbs = [p["empirical_epsilon"]["lower_bound"] for p in pts]
         shown = [i for i, v in enumerate(lbs) if v >= _FLOOR]  # a bound of 0 has no place on a log axis
-        fig.add_trace(go.Scatter(
-            x=[claimed[i] for i in shown], y=[lbs[i] for i in shown], mode="markers",
-            name="one model's empirical ε lower bound (95%)", marker=dict(color=style.PRIVATE, size=10),
-            text=[f"seed {pts[i]['seed']}, audit: "
-                  f"{ATTACK_LABELS.get(pts[i]['empirical_epsilon'].get('attack'), '?')}" for i in shown],
-            customdata=[lbs[i] for i in shown],
-            hovertemplate="claimed ε = %{x:.2f}<br>proved ε ≥ %{customdata:.3f}<br>%{text}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[claimed[i] for i in shown],
+                y=[lbs[i] for i in shown],
+                mode="markers",
+                name="one model's empirical ε lower bound (95%)",
+                marker=dict(color=style.PRIVATE, size=10),
+                text=[
+                    f"seed {pts[i]['seed']}, audit: {ATTACK_LABELS.get(pts[i]['empirical_epsilon'].get('attack'), '?')}"
+                    for i in shown
+                ],
+                customdata=[lbs[i] for i in shown],
+                hovertemplate="claimed ε = %{x:.2f}<br>proved ε ≥ %{customdata:.3f}<br>%{text}<extra></extra>",
+            )
+        )
         rows = [r for r in sweep_summary.by_epsilon(result) if (r.get("empirical_epsilon") or 0) >= _FLOOR]
         if rows:  # the seeds of each ε together: the bound that holds at 95% over all of them
-            fig.add_trace(go.Scatter(
-                x=[r["epsilon_spent"] for r in rows], y=[r["empirical_epsilon"] for r in rows], mode="markers",
-                name="proved over all seeds of an ε (95% overall)",
-                marker=dict(color=style.PRIVATE, size=13, symbol="diamond-open", line=dict(width=2)),
-                customdata=[r["empirical_epsilon_k"] for r in rows],
-                hovertemplate="claimed ε = %{x:.2f}<br>proved ε ≥ %{y:.3f} over %{customdata} seeds "
-                              "(95% overall)<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=[r["epsilon_spent"] for r in rows],
+                    y=[r["empirical_epsilon"] for r in rows],
+                    mode="markers",
+                    name="proved over all seeds of an ε (95% overall)",
+                    marker=dict(color=style.PRIVATE, size=13, symbol="diamond-open", line=dict(width=2)),
+                    customdata=[r["empirical_epsilon_k"] for r in rows],
+                    hovertemplate="claimed ε = %{x:.2f}<br>proved ε ≥ %{y:.3f} over %{customdata} seeds "
+                    "(95% overall)<extra></extra>",
+                )
+            )
         if len(shown) < len(lbs):
-            fig.add_annotation(x=0, y=0, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
-                               showarrow=False, font=dict(size=10, color=style.NEUTRAL),
-                               text=f"{len(lbs) - len(shown)} of {len(lbs)} runs proved nothing (ε ≥ 0; not drawn)")
+            fig.add_annotation(
+                x=0,
+                y=0,
+                xref="paper",
+                yref="paper",
+                xanchor="left",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=10, color=style.NEUTRAL),
+                text=f"{len(lbs) - len(shown)} of {len(lbs)} runs proved nothing (ε ≥ 0; not drawn)",
+            )
         cert = min(p["empirical_epsilon"]["max_certifiable"] or 0.0 for p in pts)
         if cert >= _FLOOR:
-            style.mark_level(fig, cert, f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
-                             log_y=True, dash="dot", font_size=10)  # add_hline's label sat at 10^cert, off the chart
+            style.mark_level(
+                fig,
+                cert,
+                f"most any attack could prove with these rows (ε ≈ {cert:.1f})",
+                log_y=True,
+                dash="dot",
+                font_size=10,
+            )  # add_hline's label sat at 10^cert, off the chart
         else:  # too few audit rows for even a perfect attack to prove anything (a random half can be that small)
-            fig.add_annotation(x=0, y=1, xref="paper", yref="paper", xanchor="left", yanchor="top", showarrow=False,
-                               font=dict(size=10, color=style.NEUTRAL),
-                               text="with these rows no attack, not even a perfect one, can prove an ε above 0")
-    style.base_layout(fig, "Audit: ε proved by the attacks vs ε claimed", "",
-                      "empirical ε lower bound (log scale)", height=430)
+            fig.add_annotation(
+                x=0,
+                y=1,
+                xref="paper",
+                yref="paper",
+                xanchor="left",
+                yanchor="top",
+                showarrow=False,
+                font=dict(size=10, color=style.NEUTRAL),
+                text="with these rows no attack, not even a perfect one, can prove an ε above 0",
+            )
+    style.base_layout(
+        fig, "Audit: ε proved by the attacks vs ε claimed", "", "empirical ε lower bound (log scale)", height=430
+    )
     fig.update_layout(legend=style.legend_below(font_size=10))
     style.epsilon_axis(fig, title="claimed ε (accountant, log scale)", range=[np.log10(lo), np.log10(hi)])
     style.log_axis(fig, "y", lo=_FLOOR / 1.5, hi=hi)
@@ -202,11 +303,13 @@ def empirical_epsilon_note(result: dict) -> str:
     if diamonds:
         words.append("each open diamond: all seeds of an ε together, 95% overall")
     if len(dots) < len(pts):
-        words.append(f"{len(pts) - len(dots)} of {len(pts)} models proved nothing (ε ≥ 0), so they have no mark on "
-                     "the log scale")
+        words.append(
+            f"{len(pts) - len(dots)} of {len(pts)} models proved nothing (ε ≥ 0), so they have no mark on the log scale"
+        )
     text = "; ".join(words)
     return (text[:1].upper() + text[1:] + ". " if text else "") + (
-        "A low bound is not proof of safety; a bound above the claimed ε (the dashed line) would be a bug.")
+        "A low bound is not proof of safety; a bound above the claimed ε (the dashed line) would be a bug."
+    )
 
 
 def _ceiling_note(block: dict) -> str:
@@ -241,32 +344,70 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
             block = statement.for_point(point)
         tf, tt = np.asarray(t["fpr"], float), np.asarray(t["tpr"], float)
         keep = tf >= floor
-        fig.add_trace(go.Scatter(x=tf[keep], y=np.ones(int(keep.sum())), mode="lines", line=dict(width=0),
-                                 showlegend=False, hoverinfo="skip"))  # the shading's upper edge
-        fig.add_trace(go.Scatter(
-            x=tf[keep], y=tt[keep], mode="lines", meta="ceiling", fill="tonexty",
-            customdata=[claims.up(v) for v in tt[keep]],
-            fillcolor=style.rgba(style.BOUND, 0.08), line=dict(color=style.BOUND, width=3),
-            name="worst case for this run (exact PLD):<br>no attack can go above this line"
-                 + (f"<br>{_ceiling_note(block)}" if block is not None else ""),
-            hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{customdata}<extra>ceiling</extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=tf[keep],
+                y=np.ones(int(keep.sum())),
+                mode="lines",
+                line=dict(width=0),
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )  # the shading's upper edge
+        fig.add_trace(
+            go.Scatter(
+                x=tf[keep],
+                y=tt[keep],
+                mode="lines",
+                meta="ceiling",
+                fill="tonexty",
+                customdata=[claims.up(v) for v in tt[keep]],
+                fillcolor=style.rgba(style.BOUND, 0.08),
+                line=dict(color=style.BOUND, width=3),
+                name="worst case for this run (exact PLD):<br>no attack can go above this line"
+                + (f"<br>{_ceiling_note(block)}" if block is not None else ""),
+                hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{customdata}<extra>ceiling</extra>",
+            )
+        )
     elif eps is not None:
         delta = point.get("delta") or 1e-5
-        fig.add_trace(go.Scatter(x=grid, y=audit.dp_roc_ceiling(eps, delta, grid), mode="lines", meta="ceiling",
-                                 name=f"(ε, δ) ceiling at ε = {claims.up(eps)}, δ = {claims.delta(delta)}:<br>no attack can go above",
-                                 line=dict(color=style.BOUND, width=3)))
-    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", name="random guessing", meta="chance",
-                             line=dict(color=style.NEUTRAL, dash="dot", width=1)))
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=audit.dp_roc_ceiling(eps, delta, grid),
+                mode="lines",
+                meta="ceiling",
+                name=f"(ε, δ) ceiling at ε = {claims.up(eps)}, δ = {claims.delta(delta)}:<br>no attack can go above",
+                line=dict(color=style.BOUND, width=3),
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=grid,
+            y=grid,
+            mode="lines",
+            name="random guessing",
+            meta="chance",
+            line=dict(color=style.NEUTRAL, dash="dot", width=1),
+        )
+    )
     for i, (a, v) in enumerate(point["mia"].items()):
         fpr = np.maximum(np.asarray(v["roc"]["fpr"], float), floor)
         tpr = np.maximum(np.asarray(v["roc"]["tpr"], float), floor)
         canary = a == CANARY_ATTACK
-        fig.add_trace(go.Scatter(
-            x=fpr, y=tpr, mode="lines", line_shape="hv", meta=f"attack:{a}",
-            name=f"{ATTACK_LABELS.get(a, a)}<br>AUC {v['auc']:.2f}, {v.get('n_members', '?')} in / "
-                 f"{v.get('n_nonmembers', '?')} out",
-            line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=3 if canary else 2),
-            hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=fpr,
+                y=tpr,
+                mode="lines",
+                line_shape="hv",
+                meta=f"attack:{a}",
+                name=f"{ATTACK_LABELS.get(a, a)}<br>AUC {v['auc']:.2f}, {v.get('n_members', '?')} in / "
+                f"{v.get('n_nonmembers', '?')} out",
+                line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=3 if canary else 2),
+                hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra></extra>",
+            )
+        )
     label = "non-private baseline" if point.get("epsilon") is None else f"ε = {point['epsilon']:g}"
     height = 640  # the legend below (phones) takes ~200 px; the plot keeps ~350
     style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "", "", height=height)
@@ -292,9 +433,15 @@ def compare_chart(results: dict[str, dict], metric: str = "accuracy") -> go.Figu
         else:
             atk = _attacks(res)
             y = [max((r.get(f"{a}.auc") or 0) for a in atk) for r in rows]
-        fig.add_trace(go.Scatter(x=[r["epsilon"] for r in rows], y=y, mode="lines+markers", name=name,
-                                 line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)],
-                                           dash=_DASHES[i % len(_DASHES)])))
+        fig.add_trace(
+            go.Scatter(
+                x=[r["epsilon"] for r in rows],
+                y=y,
+                mode="lines+markers",
+                name=name,
+                line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], dash=_DASHES[i % len(_DASHES)]),
+            )
+        )
     ytitle = "test accuracy (fraction)" if metric == "accuracy" else "best attack AUC (0.5 = guessing)"
     style.base_layout(fig, "Stored sweeps compared", "", ytitle)
     if los:

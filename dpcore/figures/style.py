@@ -41,22 +41,24 @@ _ZONE_COLOURS = tuple(f"rgba({r},{g},{b},{a:g})" for r, g, b, a in _ZONE_RGBA)
 # The key's swatch is one character, not a band across the plot: the same hue, dense enough to see.
 _ZONE_SWATCHES = tuple(f"rgba({r},{g},{b},0.75)" for r, g, b, _ in _ZONE_RGBA)
 # (low, high, label, colour) for epsilon zones on log axes: the words and edges of interpret.LEVELS
-ZONES = tuple((max(lo, 1e-3), min(hi, 1e3), word, colour)
-              for (lo, hi, word), colour in zip(level_edges(), _ZONE_COLOURS))
+ZONES = tuple(
+    (max(lo, 1e-3), min(hi, 1e3), word, colour) for (lo, hi, word), colour in zip(level_edges(), _ZONE_COLOURS)
+)
 
 
 def rgba(colour: str, alpha: float) -> str:
     """A palette colour ("#rrggbb") as a translucent fill."""
-    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r},{g},{b},{alpha:g})"
 
 
 def relative_luminance(colour: str) -> float:
     """WCAG 2.1 relative luminance of "#rrggbb"."""
+
     def lin(c: float) -> float:
         return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
 
-    r, g, b = (lin(int(colour[i:i + 2], 16) / 255) for i in (1, 3, 5))
+    r, g, b = (lin(int(colour[i : i + 2], 16) / 255) for i in (1, 3, 5))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
@@ -197,12 +199,12 @@ def log_ticks(lo: float, hi: float, max_ticks: int = 7) -> list[float]:
     if not (lo > 0 and hi > lo):
         return []
     k0, k1 = math.floor(math.log10(lo) + 1e-9), math.ceil(math.log10(hi) - 1e-9)
-    decades = [10.0 ** k for k in range(k0, k1 + 1) if lo * (1 - 1e-9) <= 10.0 ** k <= hi * (1 + 1e-9)]
+    decades = [10.0**k for k in range(k0, k1 + 1) if lo * (1 - 1e-9) <= 10.0**k <= hi * (1 + 1e-9)]
     if len(decades) >= 3:
         step = math.ceil(len(decades) / max_ticks)
         return decades[::step]
     for mantissas in ((1, 2, 5), (1, 3), (1,)):
-        vals = [m * 10.0 ** k for k in range(k0 - 1, k1 + 1) for m in mantissas]
+        vals = [m * 10.0**k for k in range(k0 - 1, k1 + 1) for m in mantissas]
         vals = [v for v in vals if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)]
         if len(vals) <= max_ticks and (len(vals) >= 2 or mantissas == (1,)):
             if vals:
@@ -210,8 +212,17 @@ def log_ticks(lo: float, hi: float, max_ticks: int = 7) -> list[float]:
     return decades or [float(f"{lo:.2g}"), float(f"{hi:.2g}")]
 
 
-def log_axis(fig: go.Figure, axis: str = "x", *, lo: float | None = None, hi: float | None = None,
-             title: str | None = None, tickvals=None, ticktext=None, **kwargs) -> go.Figure:
+def log_axis(
+    fig: go.Figure,
+    axis: str = "x",
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    title: str | None = None,
+    tickvals=None,
+    ticktext=None,
+    **kwargs,
+) -> go.Figure:
     """Make ``axis`` ("x", "y", "x2", …) a log axis from lo to hi with readable ticks (see module docstring).
 
     Without lo/hi Plotly picks the range and only decades are labelled (dtick = 1 decade).
@@ -241,8 +252,13 @@ def epsilon_axis(fig: go.Figure, title: str = "privacy budget ε (log scale)", *
     return log_axis(fig, "x", title=title, **kwargs)
 
 
-def roc_axes(fig: go.Figure, floor: float, *, x_title: str = "false positive rate (log scale)",
-             y_title: str = "true positive rate (log scale)") -> go.Figure:
+def roc_axes(
+    fig: go.Figure,
+    floor: float,
+    *,
+    x_title: str = "false positive rate (log scale)",
+    y_title: str = "true positive rate (log scale)",
+) -> go.Figure:
     """Log–log ROC axes from ``floor`` to 1, labelled at decades only."""
     ticks = [v for v in log_ticks(floor, 1.0) if v >= floor]
     log_axis(fig, "x", lo=floor, hi=1.0, title=x_title, tickvals=ticks)
@@ -251,8 +267,7 @@ def roc_axes(fig: go.Figure, floor: float, *, x_title: str = "false positive rat
     return fig
 
 
-def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVATE, *,
-                 at: str = "bottom") -> go.Figure:
+def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVATE, *, at: str = "bottom") -> go.Figure:
     """A dashed vertical line at epsilon on a log x axis, labelled inside the plot at its ``bottom`` or just
     above it (``top``, clear of data drawn along the bottom row). The label reads leftwards when epsilon sits
     in the right third of a set x range, so it never runs off the chart (annotation x in log10 units)."""
@@ -260,14 +275,32 @@ def mark_epsilon(fig: go.Figure, epsilon: float, label: str, colour: str = PRIVA
     xanchor, rng = "left", fig.layout.xaxis.range
     if rng is not None and math.log10(epsilon) > rng[0] + 2 / 3 * (rng[1] - rng[0]):
         xanchor, label = "right", label.strip() + " "
-    fig.add_annotation(x=math.log10(epsilon), y=1 if at == "top" else 0, xref="x", yref="paper",
-                       yanchor="bottom", xanchor=xanchor, text=label, showarrow=False, font=dict(color=colour),
-                       xshift=5 if xanchor == "left" else -5)  # clear of the 3 px line, not struck through
+    fig.add_annotation(
+        x=math.log10(epsilon),
+        y=1 if at == "top" else 0,
+        xref="x",
+        yref="paper",
+        yanchor="bottom",
+        xanchor=xanchor,
+        text=label,
+        showarrow=False,
+        font=dict(color=colour),
+        xshift=5 if xanchor == "left" else -5,
+    )  # clear of the 3 px line, not struck through
     return fig
 
 
-def mark_level(fig: go.Figure, y: float, label: str, colour: str = NEUTRAL, *, log_y: bool = False,
-               dash: str = "dash", right: bool = False, font_size: int = 11) -> go.Figure:
+def mark_level(
+    fig: go.Figure,
+    y: float,
+    label: str,
+    colour: str = NEUTRAL,
+    *,
+    log_y: bool = False,
+    dash: str = "dash",
+    right: bool = False,
+    font_size: int = 11,
+) -> go.Figure:
     """A horizontal reference line at ``y`` labelled just above it, at the plot's left (or ``right``) edge.
 
     Plotly's ``add_hline(annotation_text=…)`` places the label at ``y`` read as log10 units when the axis is
@@ -276,9 +309,17 @@ def mark_level(fig: go.Figure, y: float, label: str, colour: str = NEUTRAL, *, l
     if log_y and not y > 0:
         return fig
     fig.add_hline(y=y, line_color=colour, line_dash=dash)
-    fig.add_annotation(x=1 if right else 0, xref="paper", xanchor="right" if right else "left",
-                       y=math.log10(y) if log_y else y, yref="y", yanchor="bottom", text=label, showarrow=False,
-                       font=dict(color=colour, size=font_size))
+    fig.add_annotation(
+        x=1 if right else 0,
+        xref="paper",
+        xanchor="right" if right else "left",
+        y=math.log10(y) if log_y else y,
+        yref="y",
+        yanchor="bottom",
+        text=label,
+        showarrow=False,
+        font=dict(color=colour, size=font_size),
+    )
     return fig
 
 
@@ -295,8 +336,20 @@ def epsilon_zones(x_min: float, x_max: float) -> tuple[list[dict], str]:
     for (lo, hi, label, colour), swatch in zip(ZONES, _ZONE_SWATCHES):
         a, b = max(lo, x_min), min(hi, x_max)
         if a < b:
-            shapes.append(dict(type="rect", x0=a, x1=b, y0=0, y1=1, xref="x", yref="paper", fillcolor=colour,
-                               line_width=0, layer="below"))
+            shapes.append(
+                dict(
+                    type="rect",
+                    x0=a,
+                    x1=b,
+                    y0=0,
+                    y1=1,
+                    xref="x",
+                    yref="paper",
+                    fillcolor=colour,
+                    line_width=0,
+                    layer="below",
+                )
+            )
             words.append(f'<span style="color:{swatch}">■</span> {label}')
     key = f'<span style="font-size:12px">privacy: {"  ".join(words)}</span>' if words else ""  # <sup> read ~9 px
     return shapes, key

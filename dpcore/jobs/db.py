@@ -19,9 +19,10 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .. import storage
 from .owners import CLI_OWNER
@@ -94,6 +95,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_shared ON jobs(shared, target, status)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(owner, status, created)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner_started ON jobs(owner, started)")  # the fair claim
+
 
 _initialised: set[str] = set()
 _init_lock = threading.Lock()
@@ -179,8 +181,7 @@ def reader() -> Iterator[sqlite3.Connection | None]:
         else:
             for query in ("mode=ro", "immutable=1"):  # immutable: no -shm needed in a read-only folder
                 try:
-                    conn = sqlite3.connect(f"{path.as_uri()}?{query}", uri=True, timeout=30.0,
-                                           isolation_level=None)
+                    conn = sqlite3.connect(f"{path.as_uri()}?{query}", uri=True, timeout=30.0, isolation_level=None)
                     conn.row_factory = sqlite3.Row
                     conn.execute("SELECT count(*) FROM jobs").fetchone()
                     break
@@ -245,12 +246,12 @@ def json_default(obj: Any):
 
 # --------------------------------------------------------------------------------------------- liveness
 
+
 def reap(conn: sqlite3.Connection) -> int:
     """Mark running jobs whose worker stopped heartbeating as failed. Cheap when nothing is stale."""
     cfg = settings()
     cutoff = time.time() - cfg.dead_after
-    stale = conn.execute("SELECT id FROM jobs WHERE status = 'running' AND heartbeat < ? LIMIT 1",
-                         (cutoff,)).fetchone()
+    stale = conn.execute("SELECT id FROM jobs WHERE status = 'running' AND heartbeat < ? LIMIT 1", (cutoff,)).fetchone()
     if stale is None:
         return 0
     with transaction(conn):

@@ -28,8 +28,9 @@ def sleep(params: dict, ctx) -> dict:
         ctx.progress(step=step, total_steps=steps, loss=1.0 / step)
         if step % per_epoch == 0 or step == steps:
             epoch = -(-step // per_epoch)
-            ctx.progress(epoch=epoch, total_epochs=total_epochs, loss=1.0 / step, accuracy=1.0 - 0.5 / epoch,
-                         epsilon=0.1 * epoch)
+            ctx.progress(
+                epoch=epoch, total_epochs=total_epochs, loss=1.0 / step, accuracy=1.0 - 0.5 / epoch, epsilon=0.1 * epoch
+            )
     ctx.save_bytes("model.bin", str(steps).encode())
     return {"steps": steps, "pid": os.getpid(), "value": float(params.get("value", 1.0))}
 

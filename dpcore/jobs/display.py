@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
+from . import store
 from .owners import Caller
 from .records import FINISHED, JobStatus
-from . import store
 
 
 def view(job: dict | str, *, caller: Caller | None = None) -> dict:

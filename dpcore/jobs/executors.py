@@ -86,8 +86,10 @@ def resolve_device(device: str = "auto") -> str:
     if cuda_available():
         return "cuda"
     if device == "cuda":
-        raise DPError("device cuda was asked for but this machine has no CUDA GPU (torch sees none); "
-                      "use --device auto or cpu, or run on a Ray cluster with GPUs (--executor ray)")
+        raise DPError(
+            "device cuda was asked for but this machine has no CUDA GPU (torch sees none); "
+            "use --device auto or cpu, or run on a Ray cluster with GPUs (--executor ray)"
+        )
     return "cpu"
 
 
@@ -100,8 +102,9 @@ def ray_address(explicit: str | None = None) -> str | None:
     if not addr:
         return None
     if not _ADDRESS_RE.match(addr):
-        raise DPError(f"Ray address must look like HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:PORT or auto; "
-                      f"got {addr!r}")
+        raise DPError(
+            f"Ray address must look like HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:PORT or auto; got {addr!r}"
+        )
     return addr
 
 
@@ -134,8 +137,9 @@ class Executor:
         """The (target, params) the store holds for one unit of work (checked here, before anything is queued)."""
         raise NotImplementedError
 
-    def submit(self, target: str, params: dict, *, owner: str, group: str | None = None, label: str = "",
-               device: str = "cpu") -> str:
+    def submit(
+        self, target: str, params: dict, *, owner: str, group: str | None = None, label: str = "", device: str = "cpu"
+    ) -> str:
         """Queue one unit for ``owner``; return its job id. A batch that must queue all or none (a sweep) goes
         through :func:`dpcore.jobs.store.submit_many` with :meth:`unit`."""
         target, params = self.unit(target, params, device=device)
@@ -177,36 +181,56 @@ class RayExecutor(Executor):
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, num_cpus: float = 1.0, max_retries: int | None = None,
-                 dispatchers: int | None = None) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        num_cpus: float = 1.0,
+        max_retries: int | None = None,
+        dispatchers: int | None = None,
+    ) -> None:
         require_ray()
         self.address = ray_address(address)
         if self.address is None:
-            raise DPError(f"the Ray executor needs a cluster address: --ray-address HOST:PORT or "
-                          f"{RAY_ADDRESS_ENV}=HOST:PORT (start one with `ray start --head`)")
+            raise DPError(
+                f"the Ray executor needs a cluster address: --ray-address HOST:PORT or "
+                f"{RAY_ADDRESS_ENV}=HOST:PORT (start one with `ray start --head`)"
+            )
         if not (isinstance(num_cpus, (int, float)) and 0 < num_cpus <= 256):
             raise DPError(f"num_cpus per task must be in (0, 256], got {num_cpus!r}")
         self.num_cpus = float(num_cpus)
-        self.max_retries = (_env_int("DP_EXPLORER_RAY_MAX_RETRIES", 2, 0, 20) if max_retries is None
-                            else int(max_retries))
+        self.max_retries = (
+            _env_int("DP_EXPLORER_RAY_MAX_RETRIES", 2, 0, 20) if max_retries is None else int(max_retries)
+        )
         # each running Ray unit holds one light local dispatcher process (no torch imported there)
         self.dispatchers = dispatchers or _env_int("DP_EXPLORER_RAY_DISPATCHERS", 16, 1, 256)
 
     def spec(self, device: str = "cpu") -> dict:
-        return {"address": self.address, "num_cpus": self.num_cpus, "num_gpus": 1 if device == "cuda" else 0,
-                "max_retries": self.max_retries}
+        return {
+            "address": self.address,
+            "num_cpus": self.num_cpus,
+            "num_gpus": 1 if device == "cuda" else 0,
+            "max_retries": self.max_retries,
+        }
 
     def unit(self, target, params, *, device="cpu"):
         registry.resolve(target)  # a typo fails here, not on the cluster
-        return registry.RAY, {"target": registry.target_name(target), "params": params,
-                              "ray": self.spec(check_device(device))}
+        return registry.RAY, {
+            "target": registry.target_name(target),
+            "params": params,
+            "ray": self.spec(check_device(device)),
+        }
 
     def start(self, n_units):
         return workers.ensure_workers(max(1, min(int(n_units), self.dispatchers)))
 
     def describe(self):
-        return {"name": self.name, "address": self.address, "num_cpus_per_task": self.num_cpus,
-                "max_retries": self.max_retries}
+        return {
+            "name": self.name,
+            "address": self.address,
+            "num_cpus_per_task": self.num_cpus,
+            "max_retries": self.max_retries,
+        }
 
 
 def make_executor(name: str | None = "local", *, address: str | None = None, workers: int = 2) -> Executor:
@@ -235,12 +259,19 @@ def connect(address: str):
         if ray.is_initialized():
             ray.shutdown()
         try:
-            ray.init(address=address, runtime_env={"py_modules": [str(_PACKAGE_DIR)]},
-                     logging_level="WARNING", log_to_driver=False, configure_logging=False,
-                     namespace="dp-explorer")
-        except Exception as exc:  # noqa: BLE001 - ConnectionError, RuntimeError, auth errors: one message
-            raise DPError(f"cannot reach the Ray cluster at {address}: {_first_line(exc)}; check `ray status` "
-                          f"there, the address ({RAY_ADDRESS_ENV}) and the token (RAY_AUTH_TOKEN)") from None
+            ray.init(
+                address=address,
+                runtime_env={"py_modules": [str(_PACKAGE_DIR)]},
+                logging_level="WARNING",
+                log_to_driver=False,
+                configure_logging=False,
+                namespace="dp-explorer",
+            )
+        except Exception as exc:
+            raise DPError(
+                f"cannot reach the Ray cluster at {address}: {_first_line(exc)}; check `ray status` "
+                f"there, the address ({RAY_ADDRESS_ENV}) and the token (RAY_AUTH_TOKEN)"
+            ) from None
         _connected, _remote_fn, _board = address, None, None  # made again for this cluster
     return ray
 
@@ -278,8 +309,7 @@ class _RemoteContext:
 
     executor = "ray"  # job functions may fan their own work out as nested tasks (:meth:`map_tasks`)
 
-    def map_tasks(self, fn, items, *, shared=(), name: str = "unit", num_cpus: float = 1.0,
-                  on_done=None) -> list:
+    def map_tasks(self, fn, items, *, shared=(), name: str = "unit", num_cpus: float = 1.0, on_done=None) -> list:
         """``[fn(*shared, *item) for item in items]``, each call a nested Ray task (``num_cpus`` each) named
         ``dpcore:<name>:<job id>:<i>``; ``shared`` goes to the object store once. Results in order. A cancel
         of this unit stops them too (``ray.cancel(..., recursive=True)``); a lost worker is retried by Ray."""
@@ -287,8 +317,10 @@ class _RemoteContext:
 
         remote = ray.remote(fn)
         shared_refs = [ray.put(v) for v in shared]
-        refs = [remote.options(num_cpus=num_cpus, name=f"dpcore:{name}:{self.job_id}:{i}")
-                .remote(*shared_refs, *item) for i, item in enumerate(items)]
+        refs = [
+            remote.options(num_cpus=num_cpus, name=f"dpcore:{name}:{self.job_id}:{i}").remote(*shared_refs, *item)
+            for i, item in enumerate(items)
+        ]
         pending, done = list(refs), 0
         while pending:
             ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
@@ -360,7 +392,7 @@ def _take_progress(ray, board, job_id: str) -> dict:
     except ray.exceptions.RayActorError:  # the board's process was lost: a new one for the next units
         _ray_objects(ray, fresh_board=True)
         return {}
-    except Exception:  # noqa: BLE001 - progress is best effort; the result is what counts
+    except Exception:
         return {}
 
 
@@ -371,10 +403,13 @@ def ray_job(params: dict, ctx) -> dict:
     remote_fn, board = _ray_objects(ray)
     try:
         args_ref = ray.put(params["params"])  # inputs through the object store
-        ref = remote_fn.options(num_cpus=spec.get("num_cpus", 1), num_gpus=spec.get("num_gpus", 0),
-                                max_retries=int(spec.get("max_retries", 2)), retry_exceptions=False,
-                                name=f"dpcore:{registry.target_name(params['target'])}:{ctx.job_id}").remote(
-            params["target"], args_ref, ctx.job_id, board)
+        ref = remote_fn.options(
+            num_cpus=spec.get("num_cpus", 1),
+            num_gpus=spec.get("num_gpus", 0),
+            max_retries=int(spec.get("max_retries", 2)),
+            retry_exceptions=False,
+            name=f"dpcore:{registry.target_name(params['target'])}:{ctx.job_id}",
+        ).remote(params["target"], args_ref, ctx.job_id, board)
         ctx.progress(executor="ray", phase="queued on ray")
         while True:
             ready, _ = ray.wait([ref], timeout=0.25)
@@ -395,10 +430,16 @@ def ray_job(params: dict, ctx) -> dict:
             if isinstance(cause, DPError):
                 raise DPError(str(cause)) from None
             raise DPError(f"the unit failed on Ray: {_first_line(cause or exc)}") from None
-        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
-                ray.exceptions.ObjectLostError, ray.exceptions.OutOfMemoryError) as exc:
-            raise DPError(f"the Ray worker running this unit was lost after {spec.get('max_retries', 2)} "
-                          f"retries ({type(exc).__name__}); submit it again") from None
+        except (
+            ray.exceptions.WorkerCrashedError,
+            ray.exceptions.NodeDiedError,
+            ray.exceptions.ObjectLostError,
+            ray.exceptions.OutOfMemoryError,
+        ) as exc:
+            raise DPError(
+                f"the Ray worker running this unit was lost after {spec.get('max_retries', 2)} "
+                f"retries ({type(exc).__name__}); submit it again"
+            ) from None
         except ray.exceptions.TaskCancelledError:
             raise Cancelled(f"job {ctx.job_id}: its Ray task was cancelled") from None
         except ray.exceptions.RayError as exc:
@@ -412,5 +453,5 @@ def ray_job(params: dict, ctx) -> dict:
     finally:
         try:
             board.drop.remote(ctx.job_id)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass

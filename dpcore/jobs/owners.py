@@ -122,7 +122,11 @@ def not_yours(what: str, ident: str, *, shared: bool = False) -> NotYours:
     """The one refusal for someone else's job or sweep (it names nothing of it but the id asked for); ``shared``:
     a shared demo, which the caller may read but not change."""
     if shared:
-        return NotYours(f"{what} {ident} is shared: everyone may see it, but only the session or user that started "
-                        f"it (or an admin) can cancel, rename or delete it; start your own, or ask an admin")
-    return NotYours(f"{what} {ident} is not yours: only the session or user that started it (or an admin) can "
-                    f"see or change it; start your own, or ask an admin")
+        return NotYours(
+            f"{what} {ident} is shared: everyone may see it, but only the session or user that started "
+            f"it (or an admin) can cancel, rename or delete it; start your own, or ask an admin"
+        )
+    return NotYours(
+        f"{what} {ident} is not yours: only the session or user that started it (or an admin) can "
+        f"see or change it; start your own, or ask an admin"
+    )

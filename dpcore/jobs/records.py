@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Any, Iterator
+from typing import Any
 
 
 class JobStatus(StrEnum):

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import JobError
 
 _PATH_RE = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 
-_TARGETS: dict[str, str] = {}   # registered name -> "dpcore.module:function" (where it lives now)
-_BY_PATH: dict[str, str] = {}   # "dpcore.module:function" -> registered name
-_SHARED: dict[str, str] = {}    # registered name -> "dpcore.module:predicate" (its sharing rule)
+_TARGETS: dict[str, str] = {}  # registered name -> "dpcore.module:function" (where it lives now)
+_BY_PATH: dict[str, str] = {}  # "dpcore.module:function" -> registered name
+_SHARED: dict[str, str] = {}  # registered name -> "dpcore.module:predicate" (its sharing rule)
 
 
 def register(name: str, path: str) -> str:
@@ -59,6 +59,7 @@ DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests an
 for _fn in DEMOS:
     register(f"demo.{_fn}", f"dpcore.jobs.demo_jobs:{_fn}")
 del _fn
+
 
 def share_when(name: str, path: str) -> None:
     """Give the registered target ``name`` a sharing rule: ``path`` names ``predicate(params) -> bool``; a job of
@@ -117,8 +118,10 @@ def target_name(target: str) -> str:
             return MOVED[target]
         if _PATH_RE.match(target):
             return target
-    raise JobError(f"unknown job target {target!r}; registered: {', '.join(sorted(_TARGETS))} "
-                   "(or 'dpcore.module:function' inside dpcore)")
+    raise JobError(
+        f"unknown job target {target!r}; registered: {', '.join(sorted(_TARGETS))} "
+        "(or 'dpcore.module:function' inside dpcore)"
+    )
 
 
 def resolve(target: str) -> Callable[[dict, object], dict]:

@@ -39,12 +39,12 @@ from typing import Any
 
 from .. import limits, storage
 from ..errors import Cancelled, DPError, JobError
+from . import store
 from .db import connection, dumps, jobs_dir, json_default, transaction
 from .owners import Caller
 from .records import JobStatus
 from .registry import resolve
 from .settings import settings
-from . import store
 from .store import check_name
 
 MAX_HISTORY = limits.JOBS_MAX_HISTORY  # progress history entries kept per job (live charts)
@@ -54,8 +54,16 @@ class WorkerStopped(SystemExit):
     """SIGTERM reached a worker: its running job is recorded failed, then the worker exits."""
 
 
-_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR,
-                   errno.EEXIST, errno.EISDIR}
+_STORAGE_ERRNOS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EROFS,
+    errno.EACCES,
+    errno.EPERM,
+    errno.ENOTDIR,
+    errno.EEXIST,
+    errno.EISDIR,
+}
 
 
 def _one_line(exc: BaseException, where=None) -> str:
@@ -130,10 +138,13 @@ def _flush(conn: sqlite3.Connection, ctx: JobContext) -> None:
     if snapshot is not None:
         conn.execute("UPDATE jobs SET progress = ? WHERE id = ?", (dumps(snapshot), ctx.job_id))
     if pending:
-        base = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM history WHERE job_id = ?",
-                            (ctx.job_id,)).fetchone()[0]
-        conn.executemany("INSERT INTO history (job_id, seq, t, fields) VALUES (?, ?, ?, ?)",
-                         [(ctx.job_id, base + i, t, dumps(f)) for i, (t, f) in enumerate(pending)])
+        base = conn.execute(
+            "SELECT COALESCE(MAX(seq), -1) + 1 FROM history WHERE job_id = ?", (ctx.job_id,)
+        ).fetchone()[0]
+        conn.executemany(
+            "INSERT INTO history (job_id, seq, t, fields) VALUES (?, ?, ?, ?)",
+            [(ctx.job_id, base + i, t, dumps(f)) for i, (t, f) in enumerate(pending)],
+        )
 
 
 class _Heartbeat(threading.Thread):
@@ -160,12 +171,16 @@ class _Heartbeat(threading.Thread):
         with connection("NORMAL") as conn:
             with transaction(conn):
                 _flush(conn, self.ctx)
-                conn.execute("UPDATE jobs SET heartbeat = ? WHERE id = ? AND status = 'running'",
-                             (now, self.ctx.job_id))
-                conn.execute("UPDATE workers SET heartbeat = ?, registered = 1, job = ? WHERE id = ?",
-                             (now, self.ctx.job_id, self.worker_id))
-                row = conn.execute("SELECT status, cancel_requested FROM jobs WHERE id = ?",
-                                   (self.ctx.job_id,)).fetchone()
+                conn.execute(
+                    "UPDATE jobs SET heartbeat = ? WHERE id = ? AND status = 'running'", (now, self.ctx.job_id)
+                )
+                conn.execute(
+                    "UPDATE workers SET heartbeat = ?, registered = 1, job = ? WHERE id = ?",
+                    (now, self.ctx.job_id, self.worker_id),
+                )
+                row = conn.execute(
+                    "SELECT status, cancel_requested FROM jobs WHERE id = ?", (self.ctx.job_id,)
+                ).fetchone()
             if row is None or row["cancel_requested"] or row["status"] != JobStatus.RUNNING:
                 self.ctx._cancel.set()
                 if self.cancel_seen is None:
@@ -173,18 +188,27 @@ class _Heartbeat(threading.Thread):
                 elif self.hard_exit and now - self.cancel_seen > self.cfg.cancel_grace and not self.stop.is_set():
                     # the job ignores the flag: record the end honestly, then end this worker process
                     with transaction(conn):
-                        conn.execute("UPDATE jobs SET status = 'cancelled', ended = ?, error = ? "
-                                     "WHERE id = ? AND status = 'running'",
-                                     (now, "cancelled (the job ignored the cancel flag; its worker was stopped)",
-                                      self.ctx.job_id))
+                        conn.execute(
+                            "UPDATE jobs SET status = 'cancelled', ended = ?, error = ? "
+                            "WHERE id = ? AND status = 'running'",
+                            (
+                                now,
+                                "cancelled (the job ignored the cancel flag; its worker was stopped)",
+                                self.ctx.job_id,
+                            ),
+                        )
                         conn.execute("DELETE FROM workers WHERE id = ?", (self.worker_id,))
-                    print(f"[jobs] job {self.ctx.job_id} ignored cancel for {self.cfg.cancel_grace:g} s; "
-                          "worker exits", file=sys.stderr, flush=True)
+                    print(
+                        f"[jobs] job {self.ctx.job_id} ignored cancel for {self.cfg.cancel_grace:g} s; worker exits",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     os._exit(3)
 
 
-def _finish(ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None,
-            error: str | None = None) -> None:
+def _finish(
+    ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None, error: str | None = None
+) -> None:
     """Record the job's end state. A job that someone else marked "worker died" while this worker could not
     write (a full disk: no heartbeat either) gets its real end instead."""
     with connection() as conn, transaction(conn):
@@ -192,14 +216,22 @@ def _finish(ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict 
         conn.execute(
             "UPDATE jobs SET status = ?, ended = ?, result = ?, error = ?, heartbeat = ? "
             "WHERE id = ? AND worker = ? AND (status = 'running' OR (status = 'failed' AND error LIKE 'worker died%'))",
-            (status, time.time(), dumps(result) if result is not None else None, error, time.time(),
-             ctx.job_id, worker_id),
+            (
+                status,
+                time.time(),
+                dumps(result) if result is not None else None,
+                error,
+                time.time(),
+                ctx.job_id,
+                worker_id,
+            ),
         )
         conn.execute("UPDATE workers SET job = NULL, heartbeat = ? WHERE id = ?", (time.time(), worker_id))
 
 
-def _finish_patiently(ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None,
-                      error: str | None = None) -> None:
+def _finish_patiently(
+    ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None, error: str | None = None
+) -> None:
     """:func:`_finish`, retried while the store cannot be written (a full disk frees up, a lock clears), for up
     to ``settings().finish_retry`` seconds; then the fault is logged and the worker carries on."""
     cfg = settings()
@@ -210,14 +242,18 @@ def _finish_patiently(ctx: JobContext, worker_id: str, status: JobStatus, *, res
             return
         except (storage.StorageError, sqlite3.Error, OSError) as exc:
             if time.monotonic() >= deadline:
-                print(f"[jobs] could not record the end of job {ctx.job_id} ({status}: {error}): {exc}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"[jobs] could not record the end of job {ctx.job_id} ({status}: {error}): {exc}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return
             time.sleep(cfg.heartbeat)
 
 
-def execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exit: bool,
-             reraise: bool) -> tuple[JobStatus, dict | None]:
+def execute(
+    job_id: str, target: str, params: dict, worker_id: str, *, hard_exit: bool, reraise: bool
+) -> tuple[JobStatus, dict | None]:
     """Run one claimed job to its end state. Returns (status, result).
 
     With ``reraise`` (inline runs) the job's exception is raised again; any way a job stops on a
@@ -239,15 +275,16 @@ def execute(job_id: str, target: str, params: dict, worker_id: str, *, hard_exit
             error = f"job function {target} returned {type(out).__name__}, expected a dict of metrics"
         else:
             result = json.loads(dumps(out))
-            payload = json.dumps({"job_id": job_id, "target": target, "params": params, "result": result},
-                                 indent=2, default=json_default).encode()
+            payload = json.dumps(
+                {"job_id": job_id, "target": target, "params": params, "result": result}, indent=2, default=json_default
+            ).encode()
             storage.atomic_write_bytes(result_dir / "result.json", payload)  # before `done` is committed
             status = JobStatus.DONE
     except Cancelled as exc:
         status, error, exc_out = JobStatus.CANCELLED, stopped, exc
     except KeyboardInterrupt as exc:
         status, error, exc_out = JobStatus.CANCELLED, "interrupted", exc
-    except Exception as exc:  # noqa: BLE001 - a job's failure is recorded, not fatal to the worker
+    except Exception as exc:
         if ctx.cancelled():  # whatever the job raised on its way out, it was a cancel
             status, error = JobStatus.CANCELLED, stopped
             exc_out = Cancelled(f"job {job_id} was cancelled")
@@ -311,10 +348,14 @@ def claim(worker_id: str) -> sqlite3.Row | None:
             if row is None:
                 return None
             now = time.time()
-            conn.execute("UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
-                         "WHERE id = ? AND status = 'queued'", (now, now, worker_id, row["id"]))
-            conn.execute("UPDATE workers SET job = ?, heartbeat = ?, registered = 1 WHERE id = ?",
-                         (row["id"], now, worker_id))
+            conn.execute(
+                "UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
+                "WHERE id = ? AND status = 'queued'",
+                (now, now, worker_id, row["id"]),
+            )
+            conn.execute(
+                "UPDATE workers SET job = ?, heartbeat = ?, registered = 1 WHERE id = ?", (row["id"], now, worker_id)
+            )
         return row
 
 
@@ -329,8 +370,11 @@ def run_inline(target: str, params: dict, *, owner: str, group: str | None = Non
     worker_id = f"inline-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
     now = time.time()
     with connection() as conn, transaction(conn):
-        conn.execute("UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
-                     "WHERE id = ? AND status = 'queued'", (now, now, worker_id, job_id))
+        conn.execute(
+            "UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
+            "WHERE id = ? AND status = 'queued'",
+            (now, now, worker_id, job_id),
+        )
     status, result = execute(job_id, target, params, worker_id, hard_exit=False, reraise=True)
     if status is not JobStatus.DONE:
         job = store.get(job_id, caller=Caller(owner), history=False)

@@ -28,11 +28,11 @@ def _env_float(name: str, default: float) -> float:
 class Settings:
     """Timing knobs, read from the environment at call time (tests shorten them)."""
 
-    heartbeat: float = 1.0       # seconds between heartbeats
-    dead_after: float = 6.0      # a running job without heartbeat for this long is "worker died"
-    poll: float = 0.5            # idle worker: seconds between looks for queued jobs
-    idle_exit: float = 600.0     # idle worker exits after this many seconds without a job
-    cancel_grace: float = 10.0   # a job ignoring cancel this long gets its worker process ended
+    heartbeat: float = 1.0  # seconds between heartbeats
+    dead_after: float = 6.0  # a running job without heartbeat for this long is "worker died"
+    poll: float = 0.5  # idle worker: seconds between looks for queued jobs
+    idle_exit: float = 600.0  # idle worker exits after this many seconds without a job
+    cancel_grace: float = 10.0  # a job ignoring cancel this long gets its worker process ended
     startup_grace: float = 30.0  # a just-started worker counts as alive this long before its first beat
     finish_retry: float = 600.0  # a worker keeps trying to record a job's end this long (a full disk frees up)
 

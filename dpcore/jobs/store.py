@@ -51,7 +51,8 @@ from ..errors import JobError
 from .db import connection, jobs_dir, reader, transaction
 from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, SharedRunning, check_owner, limited, not_yours
 from .records import JobRecord, JobStatus
-from .registry import resolve, shared as shared_rule, target_name
+from .registry import resolve, target_name
+from .registry import shared as shared_rule
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -90,6 +91,7 @@ def _row_to_job(row: sqlite3.Row, history: list[dict] | None) -> JobRecord:
         history=history,
     )
 
+
 def _history(conn: sqlite3.Connection, job_id: str) -> list[dict]:
     out = []
     for h in conn.execute("SELECT t, fields FROM history WHERE job_id = ? ORDER BY seq", (job_id,)):
@@ -100,6 +102,7 @@ def _history(conn: sqlite3.Connection, job_id: str) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------- public API
+
 
 def _check_key(key) -> str | None:
     if key is None:
@@ -132,8 +135,12 @@ def distinct_name(name: str, taken) -> str:
 
 
 def _labels(conn: sqlite3.Connection, owner: str, prefix: str) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT label FROM jobs WHERE owner = ? AND substr(label, 1, ?) = ?",
-                                       (owner, len(prefix), prefix))}
+    return {
+        r[0]
+        for r in conn.execute(
+            "SELECT label FROM jobs WHERE owner = ? AND substr(label, 1, ?) = ?", (owner, len(prefix), prefix)
+        )
+    }
 
 
 def _queued(conn: sqlite3.Connection, owner: str) -> int:
@@ -146,13 +153,16 @@ def remember_click(conn: sqlite3.Connection, owner: str, key: str | None, ref: s
         return
     seen = conn.execute("SELECT ref FROM clicks WHERE owner = ? AND key = ?", (owner, key)).fetchone()
     if seen is not None:
-        raise AlreadySubmitted(f"this click was already submitted ({seen['ref']}); nothing new was queued — "
-                               "press again to queue another", ref=seen["ref"])
+        raise AlreadySubmitted(
+            f"this click was already submitted ({seen['ref']}); nothing new was queued — press again to queue another",
+            ref=seen["ref"],
+        )
     conn.execute("INSERT INTO clicks (owner, key, ref, created) VALUES (?, ?, ?, ?)", (owner, key, ref, time.time()))
 
 
-def submit_many(units, *, owner: str, group: str | None = None, key: str | None = None,
-                ref: str | None = None) -> list[str]:
+def submit_many(
+    units, *, owner: str, group: str | None = None, key: str | None = None, ref: str | None = None
+) -> list[str]:
     """Queue several jobs at once, all or none: ``units`` is ``[(target, params, label), ...]``. Returns their
     ids. One transaction checks the click ``key`` (the same key again: :class:`AlreadySubmitted`, nothing queued;
     ``ref`` is what the click made, default the first job id), that no identical shared demo is already queued
@@ -172,10 +182,17 @@ def submit_many(units, *, owner: str, group: str | None = None, key: str | None 
         try:
             params_json = json.dumps(params, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): "
-                           f"{exc}") from None
-        rows.append((name, params_json, " ".join(str(label or "").split())[:limits.JOB_NAME_MAX_CHARS],
-                     shared_rule(name, params)))
+            raise JobError(
+                f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}"
+            ) from None
+        rows.append(
+            (
+                name,
+                params_json,
+                " ".join(str(label or "").split())[: limits.JOB_NAME_MAX_CHARS],
+                shared_rule(name, params),
+            )
+        )
     if not rows:
         raise JobError("nothing to submit")
     jobs_dir()  # results go there: a file in its place (or no space for a folder) is refused before anything queues
@@ -184,21 +201,34 @@ def submit_many(units, *, owner: str, group: str | None = None, key: str | None 
     with connection() as conn, transaction(conn):
         remember_click(conn, owner, key, ref or ids[0])
         for name, params_json, _, shared in rows:
-            running = conn.execute("SELECT id FROM jobs WHERE shared = 1 AND target = ? AND params = ? AND status IN "
-                                   "('queued', 'running') ORDER BY created LIMIT 1",
-                                   (name, params_json)).fetchone() if shared else None
+            running = (
+                conn.execute(
+                    "SELECT id FROM jobs WHERE shared = 1 AND target = ? AND params = ? AND status IN "
+                    "('queued', 'running') ORDER BY created LIMIT 1",
+                    (name, params_json),
+                ).fetchone()
+                if shared
+                else None
+            )
             if running is not None:
-                raise SharedRunning(f"the same shared run is already {_status(conn, running['id'])} (job "
-                                    f"{running['id']}): nothing new was queued; everyone sees its progress and its "
-                                    "results when it ends", ref=running["id"])
+                raise SharedRunning(
+                    f"the same shared run is already {_status(conn, running['id'])} (job "
+                    f"{running['id']}): nothing new was queued; everyone sees its progress and its "
+                    "results when it ends",
+                    ref=running["id"],
+                )
         if limited(owner):
             queued, cap = _queued(conn, owner), limits.JOBS_QUEUED_PER_OWNER
             if len(rows) > cap:
-                raise QueueFull(f"this needs {len(rows):,} jobs, but one visitor may have at most {cap:,} waiting; "
-                                "use fewer ε values, seeds or size fractions")
+                raise QueueFull(
+                    f"this needs {len(rows):,} jobs, but one visitor may have at most {cap:,} waiting; "
+                    "use fewer ε values, seeds or size fractions"
+                )
             if queued + len(rows) > cap:
-                raise QueueFull(f"you already have {queued:,} jobs waiting and may have at most {cap:,}; wait for "
-                                "some to start, or cancel some, then try again")
+                raise QueueFull(
+                    f"you already have {queued:,} jobs waiting and may have at most {cap:,}; wait for "
+                    "some to start, or cancel some, then try again"
+                )
         for job_id, (name, params_json, label, shared) in zip(ids, rows):
             label = distinct_name(label, _labels(conn, owner, label)) if label else label
             conn.execute(
@@ -213,8 +243,9 @@ def _status(conn: sqlite3.Connection, job_id: str) -> str:
     return conn.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()["status"]
 
 
-def submit(target: str, params: dict, *, owner: str, group: str | None = None, label: str = "",
-           key: str | None = None) -> str:
+def submit(
+    target: str, params: dict, *, owner: str, group: str | None = None, label: str = "", key: str | None = None
+) -> str:
     """Queue ``fn(params, ctx)`` for a worker; return the job id (``dpcore.jobs.workers.ensure_workers`` runs it).
 
     ``target`` is a registered name (or a path :func:`~dpcore.jobs.registry.target_name` knows); the row holds
@@ -267,8 +298,7 @@ def get(job_id: str, *, caller: Caller, history: bool = True) -> JobRecord:
         return _row_to_job(row, _history(conn, job_id) if history else None)
 
 
-def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100,
-              shared: bool = False) -> list[JobRecord]:
+def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100, shared: bool = False) -> list[JobRecord]:
     """The caller's newest jobs first (an admin's: everyone's), without their history; optionally one group.
     ``shared``: with everyone's shared demos too (their records say ``shared``)."""
     _check_caller(caller)
@@ -299,8 +329,11 @@ def cancel(job_id: str, *, caller: Caller) -> JobRecord:
         with transaction(conn):
             row = _changeable(caller, _row(conn, job_id))
             if row["status"] == JobStatus.QUEUED:
-                conn.execute("UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
-                             "error = 'cancelled before it started' WHERE id = ?", (now, job_id))
+                conn.execute(
+                    "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
+                    "error = 'cancelled before it started' WHERE id = ?",
+                    (now, job_id),
+                )
             elif row["status"] == JobStatus.RUNNING:
                 conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
     return get(job_id, caller=caller, history=False)
@@ -314,11 +347,14 @@ def cancel_group(group: str, *, caller: Caller) -> int:
     mine = "" if caller.admin else " AND owner = ?"
     args = () if caller.admin else (caller.owner,)
     with connection() as conn, transaction(conn):
-        queued = conn.execute("UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
-                              "error = 'cancelled before it started' WHERE grp = ? AND status = 'queued'" + mine,
-                              (now, group, *args)).rowcount
-        running = conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE grp = ? AND status = 'running'" + mine,
-                               (group, *args)).rowcount
+        queued = conn.execute(
+            "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
+            "error = 'cancelled before it started' WHERE grp = ? AND status = 'queued'" + mine,
+            (now, group, *args),
+        ).rowcount
+        running = conn.execute(
+            "UPDATE jobs SET cancel_requested = 1 WHERE grp = ? AND status = 'running'" + mine, (group, *args)
+        ).rowcount
     return queued + running
 
 
@@ -330,8 +366,9 @@ def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
     with connection() as conn:
         with transaction(conn):
             row = _changeable(caller, _row(conn, job_id))
-            clash = conn.execute("SELECT 1 FROM jobs WHERE owner = ? AND label = ? AND id != ?",
-                                 (_owner_of(row), name, job_id)).fetchone()
+            clash = conn.execute(
+                "SELECT 1 FROM jobs WHERE owner = ? AND label = ? AND id != ?", (_owner_of(row), name, job_id)
+            ).fetchone()
             if clash is not None:
                 raise JobError(f"another run is already called {name!r}; choose another name")
             conn.execute("UPDATE jobs SET label = ? WHERE id = ?", (name, job_id))
@@ -404,5 +441,3 @@ def check_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
         raise JobError(f"file name must be a plain name like 'model.pt' (letters, digits, . _ -), got {name!r}")
     return name
-
-

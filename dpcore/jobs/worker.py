@@ -26,7 +26,7 @@ from .runner import WorkerStopped, claim, execute
 from .settings import settings, under_pytest
 
 
-def _on_sigterm(signum, frame):  # noqa: ARG001
+def _on_sigterm(signum, frame):
     raise WorkerStopped("the worker was stopped (SIGTERM); submit the job again")
 
 
@@ -61,8 +61,10 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
                     with connection() as conn:
                         reap(conn)
                         with transaction(conn):
-                            conn.execute("UPDATE workers SET heartbeat = ?, registered = 1 WHERE id = ?",
-                                         (time.time(), worker_id))
+                            conn.execute(
+                                "UPDATE workers SET heartbeat = ?, registered = 1 WHERE id = ?",
+                                (time.time(), worker_id),
+                            )
                             row = conn.execute("SELECT stop FROM workers WHERE id = ?", (worker_id,)).fetchone()
                     if row is None or row["stop"]:
                         print(f"[jobs] worker {worker_id} asked to stop", file=sys.stderr, flush=True)
@@ -80,8 +82,9 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
                 time.sleep(cfg.poll)
                 continue
             print(f"[jobs] worker {worker_id} runs job {job['id']} ({job['target']})", file=sys.stderr, flush=True)
-            status, _ = execute(job["id"], job["target"], json.loads(job["params"]), worker_id,
-                                 hard_exit=True, reraise=False)
+            status, _ = execute(
+                job["id"], job["target"], json.loads(job["params"]), worker_id, hard_exit=True, reraise=False
+            )
             print(f"[jobs] job {job['id']} {status}", file=sys.stderr, flush=True)
             ran += 1
             idle_since = time.monotonic()

@@ -14,17 +14,17 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from .. import limits, storage
-from .settings import settings
 from .db import connection, reader, reap, transaction
+from .settings import settings
 
 LOG_MAX_BYTES = limits.JOBS_LOG_MAX_BYTES  # workers.log is rotated (one old copy) past this size
 WORKER_MODULE = "dpcore.jobs.worker"  # what `python -m` runs in a worker process
 
 
 # --------------------------------------------------------------------------------------------- liveness
+
 
 def _pid_alive(pid: int | None) -> bool:
     if not pid:
@@ -63,11 +63,14 @@ def list_workers() -> list[dict]:
     with reader() as conn:
         if conn is None:
             return []
-        return [{k: w[k] for k in ("id", "pid", "host", "executor", "started", "heartbeat", "job")}
-                for w in _live_workers(conn)]
+        return [
+            {k: w[k] for k in ("id", "pid", "host", "executor", "started", "heartbeat", "job")}
+            for w in _live_workers(conn)
+        ]
 
 
 # --------------------------------------------------------------------------------------------- starting workers
+
 
 class Executor:
     """Starts worker processes. The only hand-off from the store to compute: workers pull jobs themselves.
@@ -100,9 +103,7 @@ class LocalProcessExecutor(Executor):
     def start_worker(self, worker_id: str, env: dict[str, str]) -> int | None:
         self.reap()
         log_dir = storage.subdir("logs")
-        root = str(Path(__file__).resolve().parents[2])  # the folder that holds dpcore/
-        env = dict(env)
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env = dict(env)  # dpcore is the installed package: a worker finds it from any folder
         log_path = log_dir / "workers.log"
         try:
             if log_path.stat().st_size > LOG_MAX_BYTES:  # keep one old log, never grow without bound
@@ -112,8 +113,13 @@ class LocalProcessExecutor(Executor):
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", WORKER_MODULE, "--id", worker_id],
-                cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, close_fds=True,
+                cwd=str(storage.home()),  # any folder: the worker imports the installed package
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
             )
         self._children.append(proc)
         return proc.pid
@@ -141,8 +147,9 @@ def ensure_workers(n: int = 2) -> int:
 
     ``n`` is 0 .. :data:`dpcore.limits.WORKERS_MAX` (each worker is a process on this machine).
     """
-    n = limits.check_int_range(n, 0, limits.WORKERS_MAX, "number of workers",
-                               "each worker is a process on this machine; 2 suits most laptops")
+    n = limits.check_int_range(
+        n, 0, limits.WORKERS_MAX, "number of workers", "each worker is a process on this machine; 2 suits most laptops"
+    )
     started = 0
     _executor.reap()
     with connection() as conn:
@@ -177,8 +184,9 @@ def shutdown_workers(timeout: float = 5.0) -> int:
     while time.monotonic() < deadline:
         with connection() as conn:
             rows = conn.execute("SELECT pid, host, executor FROM workers").fetchall()
-        if not any(r["host"] == socket.gethostname() and r["executor"] == "local" and _pid_alive(r["pid"])
-                   for r in rows):
+        if not any(
+            r["host"] == socket.gethostname() and r["executor"] == "local" and _pid_alive(r["pid"]) for r in rows
+        ):
             break
         time.sleep(0.05)
     return len(ids)

@@ -55,9 +55,11 @@ def gaussian_classic_sigma(epsilon, delta, sensitivity) -> float:
     d = check_delta(delta)
     sens = check_sensitivity(sensitivity)
     if eps >= 1:
-        raise DPError(f"the classic Gaussian calibration is only valid for ε < 1 (got ε = {eps:g}); "
-                      "use the analytic Gaussian ('gaussian') instead, which is valid for every ε and needs less "
-                      "noise")
+        raise DPError(
+            f"the classic Gaussian calibration is only valid for ε < 1 (got ε = {eps:g}); "
+            "use the analytic Gaussian ('gaussian') instead, which is valid for every ε and needs less "
+            "noise"
+        )
     return sens * math.sqrt(2.0 * math.log(1.25 / d)) / eps
 
 
@@ -138,8 +140,9 @@ def _unit_analytic_sigma(eps: float, d: float) -> float:
     while f(hi) > 0:
         hi += 2.0
         if hi > 60:
-            raise DPError(f"could not calibrate the analytic Gaussian for ε = {eps:g}, δ = {d:g}; "
-                          "choose a larger δ (e.g. 1e-5)")
+            raise DPError(
+                f"could not calibrate the analytic Gaussian for ε = {eps:g}, δ = {d:g}; choose a larger δ (e.g. 1e-5)"
+            )
     u = optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-12, maxiter=200)
     # The root is only known to ~1e-12: step up until δ(σ) ≤ δ holds, so σ is never below the exact one.
     for _ in range(100):

@@ -35,7 +35,7 @@ def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
         raise DPError(f"σ must be a finite number > 0, got {sigma!r}")
     if sensitivity < 0:
         raise DPError(f"sensitivity must be >= 0, got {sensitivity!r}")
-    return sensitivity ** 2 / (2 * sigma ** 2)
+    return sensitivity**2 / (2 * sigma**2)
 
 
 def pure_rho(epsilon: float) -> float:
@@ -80,8 +80,9 @@ class Charge:
             try:
                 object.__setattr__(self, "neighbour", Neighbour(self.neighbour))
             except ValueError:
-                raise DPError(f"unknown neighbour relation {self.neighbour!r}; use one of "
-                              f"{', '.join(n.value for n in Neighbour)}") from None
+                raise DPError(
+                    f"unknown neighbour relation {self.neighbour!r}; use one of {', '.join(n.value for n in Neighbour)}"
+                ) from None
 
     # --- one release ---------------------------------------------------------------------------------
 
@@ -91,8 +92,9 @@ class Charge:
         return cls(epsilon, 0.0, pure_rho(epsilon), neighbour)
 
     @classmethod
-    def gaussian(cls, epsilon: float, delta: float, sensitivity: float = 1.0, *,
-                 neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
+    def gaussian(
+        cls, epsilon: float, delta: float, sensitivity: float = 1.0, *, neighbour: Neighbour = Neighbour.ADD_REMOVE
+    ) -> Charge:
         """An analytic-Gaussian release calibrated to (ε, δ) at L2 sensitivity Δ: ρ = Δ²/(2σ²) with the exact σ
         (σ scales with Δ, so ρ depends on ε and δ alone; Δ = 0 releases nothing and costs ρ = 0)."""
         if sensitivity == 0:
@@ -103,8 +105,15 @@ class Charge:
         return cls(epsilon, delta, gaussian_rho(sigma, sensitivity), neighbour)
 
     @classmethod
-    def of_release(cls, mechanism: str, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0, *,
-                   neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
+    def of_release(
+        cls,
+        mechanism: str,
+        epsilon: float,
+        delta: float = 0.0,
+        sensitivity: float = 1.0,
+        *,
+        neighbour: Neighbour = Neighbour.ADD_REMOVE,
+    ) -> Charge:
         """The charge of one release by ``mechanism``: "laplace" (whole numbers: discrete Laplace) is pure ε-DP,
         "gaussian" (whole numbers: discrete Gaussian) costs (ε, δ) with ρ from the exact σ (:meth:`gaussian`)."""
         if mechanism == "laplace":
@@ -121,9 +130,11 @@ class Charge:
         if not isinstance(other, Charge):
             return NotImplemented
         if other.neighbour is not self.neighbour:
-            raise DPError(f"cannot compose a charge under '{self.neighbour.label}' with one under "
-                          f"'{other.neighbour.label}': their guarantees are about different neighbours; account "
-                          "for them separately")
+            raise DPError(
+                f"cannot compose a charge under '{self.neighbour.label}' with one under "
+                f"'{other.neighbour.label}': their guarantees are about different neighbours; account "
+                "for them separately"
+            )
         rho = None if self.rho is None or other.rho is None else self.rho + other.rho
         return Charge(self.epsilon + other.epsilon, min(self.delta + other.delta, 1.0), rho, self.neighbour)
 
@@ -138,8 +149,7 @@ class Charge:
         if isinstance(d, Charge):
             return d
         try:
-            return cls(d["epsilon"], d.get("delta") or 0.0, d.get("rho"),
-                       d.get("neighbour") or Neighbour.ADD_REMOVE)
+            return cls(d["epsilon"], d.get("delta") or 0.0, d.get("rho"), d.get("neighbour") or Neighbour.ADD_REMOVE)
         except (KeyError, AttributeError, TypeError):
             raise DPError(f"not a charge: {d!r}; it needs at least an epsilon") from None
 
@@ -174,7 +184,9 @@ def require_ledger_relation(charge: Charge) -> Charge:
     if not isinstance(charge, Charge):
         raise DPError(f"the ledger charges a Charge, got {type(charge).__name__}")
     if charge.neighbour is not Neighbour.ADD_REMOVE:
-        raise DPError(f"the ledger charges every answer under one relation, {Neighbour.ADD_REMOVE.label}; this "
-                      f"release protects only against '{charge.neighbour.label}', so it cannot be charged; "
-                      "nothing was spent")
+        raise DPError(
+            f"the ledger charges every answer under one relation, {Neighbour.ADD_REMOVE.label}; this "
+            f"release protects only against '{charge.neighbour.label}', so it cannot be charged; "
+            "nothing was spent"
+        )
     return charge

@@ -27,8 +27,7 @@ from .charge import Charge, compose, pure_rho
 
 #: Orders α for the RDP conversion: log-spaced α − 1 from 1e-4 to 10 (the optimum sits at
 #: α − 1 ≈ √(ln(1/δ)/ρ), close to 1 for large total ρ), then Opacus-like integers and large orders.
-RDP_ORDERS = np.unique(np.concatenate([1 + np.geomspace(1e-4, 10, 400), np.arange(11, 64),
-                                       np.geomspace(64, 1e6, 60)]))
+RDP_ORDERS = np.unique(np.concatenate([1 + np.geomspace(1e-4, 10, 400), np.arange(11, 64), np.geomspace(64, 1e6, 60)]))
 
 
 def _eps_list(epsilons) -> np.ndarray:
@@ -73,7 +72,7 @@ def advanced(epsilons, delta_prime: float, deltas=None) -> tuple[float, float]:
     """Advanced composition (heterogeneous Dwork–Rothblum–Vadhan): (ε′, Σδ_i + δ′)."""
     eps = _eps_list(epsilons)
     dp = check_delta(delta_prime, "δ′ (delta prime)")
-    e = float(math.sqrt(2.0 * math.log(1.0 / dp) * float(np.sum(eps ** 2))) + float(np.sum(eps * np.expm1(eps))))
+    e = float(math.sqrt(2.0 * math.log(1.0 / dp) * float(np.sum(eps**2))) + float(np.sum(eps * np.expm1(eps))))
     return e, min(_delta_sum(deltas, eps.size) + dp, 1.0)
 
 
@@ -129,8 +128,16 @@ def curves(epsilon: float, k_max: int, delta_prime: float, *, delta: float = 0.0
     adv = np.sqrt(2 * k * math.log(1 / dp)) * eps + k * eps * math.expm1(eps)
     zc = np.array([zcdp_epsilon(kk * r, dp) for kk in k])
     rd = np.array([rdp_epsilon(kk * r, dp)[0] for kk in k])
-    return {"k": k, "basic": k * eps, "advanced": adv, "zcdp": zc, "rdp": rd,
-            "basic_delta": np.minimum(k * d, 1.0), "advanced_delta": np.minimum(k * d + dp, 1.0), "zcdp_delta": dp}
+    return {
+        "k": k,
+        "basic": k * eps,
+        "advanced": adv,
+        "zcdp": zc,
+        "rdp": rd,
+        "basic_delta": np.minimum(k * d, 1.0),
+        "advanced_delta": np.minimum(k * d + dp, 1.0),
+        "zcdp_delta": dp,
+    }
 
 
 def ledger_costs(entries, delta_prime: float) -> list[dict]:
@@ -143,8 +150,10 @@ def ledger_costs(entries, delta_prime: float) -> list[dict]:
     charges = [Charge.from_dict(e) for e in entries]
     dp = check_delta(delta_prime, "δ′ (delta prime)")
     if not charges:
-        return [{"rule": r, "epsilon": 0.0, "delta": 0.0, "note": "no queries yet"}
-                for r in ("basic", "advanced", "zCDP", "RDP")]
+        return [
+            {"rule": r, "epsilon": 0.0, "delta": 0.0, "note": "no queries yet"}
+            for r in ("basic", "advanced", "zCDP", "RDP")
+        ]
     for c in charges:
         if c.rho is None:
             raise DPError("an (ε, δ) entry needs its zCDP cost ρ (σ of its Gaussian noise)")
@@ -155,9 +164,18 @@ def ledger_costs(entries, delta_prime: float) -> list[dict]:
     z = zcdp_epsilon(rho, dp)
     rd, alpha = rdp_epsilon(rho, dp)
     return [
-        {"rule": "basic", "epsilon": total.epsilon, "delta": total.delta,
-         "note": "sum of ε and of δ (what the ledger charges)"},
-        {"rule": "advanced", "epsilon": a[0], "delta": a[1], "note": f"Dwork–Rothblum–Vadhan with δ′ = {claims.delta(dp)}"},
+        {
+            "rule": "basic",
+            "epsilon": total.epsilon,
+            "delta": total.delta,
+            "note": "sum of ε and of δ (what the ledger charges)",
+        },
+        {
+            "rule": "advanced",
+            "epsilon": a[0],
+            "delta": a[1],
+            "note": f"Dwork–Rothblum–Vadhan with δ′ = {claims.delta(dp)}",
+        },
         {"rule": "zCDP", "epsilon": z, "delta": dp, "note": f"total ρ = {rho:.4g}; ε = ρ + 2√(ρ ln(1/δ′))"},
         {"rule": "RDP", "epsilon": rd, "delta": dp, "note": f"ρ = {rho:.4g} as RDP, best order α = {alpha:.3g}"},
     ]
@@ -172,11 +190,15 @@ def tightest(costs: list[dict]) -> str:
     best = min(real, key=lambda c: c["epsilon"])
     basic_row = next(c for c in real if c["rule"] == "basic")
     if best["rule"] == "basic":
-        return (f"Here basic composition is the tightest (ε = {claims.up(basic_row['epsilon'])}): with few answers, "
-                "advanced composition and zCDP/RDP pay a fixed price — the √(2k·ln(1/δ′)) term, the conversion from "
-                "ρ — that only many answers earn back (the chart above shows where the lines cross). Each row is a "
-                "valid bound; the smallest holds, and it is the one the budget is charged.")
-    return (f"Here {best['rule']} is the tightest (ε = {claims.up(best['epsilon'])} at δ = "
-            f"{claims.delta(best['delta'])}, against basic ε = {claims.up(basic_row['epsilon'])}): many answers make "
-            "ε grow like √k under it instead of k. Each row is a valid bound; the budget is still charged by the "
-            "basic rule, which never undercounts.")
+        return (
+            f"Here basic composition is the tightest (ε = {claims.up(basic_row['epsilon'])}): with few answers, "
+            "advanced composition and zCDP/RDP pay a fixed price — the √(2k·ln(1/δ′)) term, the conversion from "
+            "ρ — that only many answers earn back (the chart above shows where the lines cross). Each row is a "
+            "valid bound; the smallest holds, and it is the one the budget is charged."
+        )
+    return (
+        f"Here {best['rule']} is the tightest (ε = {claims.up(best['epsilon'])} at δ = "
+        f"{claims.delta(best['delta'])}, against basic ε = {claims.up(basic_row['epsilon'])}): many answers make "
+        "ε grow like √k under it instead of k. Each row is a valid bound; the budget is still charged by the "
+        "basic rule, which never undercounts."
+    )

@@ -75,7 +75,7 @@ def _log_z_bounds(sigma: float) -> tuple[float, float]:
 
 def _theta_high(sigma: float) -> float:
     """Z / (σ√(2π)) = Σ_k exp(−2π²σ²k²) (Poisson summation) is in [1, this]."""
-    q = math.exp(-2 * math.pi ** 2 * sigma * sigma)
+    q = math.exp(-2 * math.pi**2 * sigma * sigma)
     return 1.0 + 2.0 * q / (1.0 - q) if q < 1 else math.inf
 
 
@@ -160,8 +160,10 @@ def calibrate_sigma(epsilon: float, delta: float, sensitivity: int) -> float:
         bad, step = good, step * 4
         good = sigma0 * (1 + step)
         if step > 1e6:
-            raise DPError(f"could not calibrate the discrete Gaussian for ε = {epsilon:g}, δ = {delta:g}; "
-                          "choose a larger δ (e.g. 1e-5)")
+            raise DPError(
+                f"could not calibrate the discrete Gaussian for ε = {epsilon:g}, δ = {delta:g}; "
+                "choose a larger δ (e.g. 1e-5)"
+            )
     for _ in range(60):  # bisection on σ: keep the side that is proved to hold
         mid = 0.5 * (bad + good)
         if mid in (bad, good):
@@ -263,8 +265,10 @@ def epsilon_at(sigma, sensitivity: int, delta: float, hi: float) -> float:
         def d(e: float) -> float:
             return float(np.maximum(p1 - math.exp(e) * p0, 0.0).sum()) + 1e-300
     else:
+
         def d(e: float) -> float:
             return delta_upper(s, e, k)
+
     lo, top = 0.0, float(hi)
     if d(0.0) <= delta:
         return 0.0
@@ -295,8 +299,10 @@ def composed_delta_upper(parts, epsilon: float) -> float:
         raise DPError("the composed δ takes one or two releases")
     (s1, k1), (s2, k2) = sorted(parts)  # enumerate the part with the smaller σ
     if s1 > _COMPOSE_SIGMA_MAX:  # too many outputs to enumerate: basic composition, δ₁(e) + δ₂(ε − e), best e
-        return min(1.0, min(delta_signed(s1, e, k1) + delta_signed(s2, eps - e, k2)
-                            for e in np.linspace(0.0, max(eps, 0.0), 65)))
+        return min(
+            1.0,
+            min(delta_signed(s1, e, k1) + delta_signed(s2, eps - e, k2) for e in np.linspace(0.0, max(eps, 0.0), 65)),
+        )
     w = int(math.ceil(12 * s1)) + 2
     ys = np.arange(k1 - w, k1 + w + 1)
     p = pmf(ys - k1, s1)  # P₁: the release with the record (shifted by K)

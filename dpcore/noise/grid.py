@@ -55,7 +55,7 @@ from ..errors import DPError
 
 #: Grid steps per unit of Δ: Δ spans 10^GRID_DIGITS to 10^(GRID_DIGITS + 1) steps.
 GRID_DIGITS = 6
-_SUM_MAX = 2 ** 62  # an int64 sum of terms is exact while it stays below this
+_SUM_MAX = 2**62  # an int64 sum of terms is exact while it stays below this
 
 
 def _num(x: float) -> str:
@@ -67,8 +67,14 @@ def _num(x: float) -> str:
     return ("−" if x < 0 else "") + text
 
 
-def check_release(*, magnitude: float = 0.0, sensitivity: float | None = None, what: str = "the value",
-                  spread: str = "sensitivity Δ", spread_max: float | None = None) -> None:
+def check_release(
+    *,
+    magnitude: float = 0.0,
+    sensitivity: float | None = None,
+    what: str = "the value",
+    spread: str = "sensitivity Δ",
+    spread_max: float | None = None,
+) -> None:
     """Refuse what the samplers and the grid cannot represent: one rule for the noise page, the console, the CLI.
 
     ``magnitude``: the largest |value| or |bound| involved; ``sensitivity``: the spread the noise must resolve (Δ,
@@ -80,8 +86,10 @@ def check_release(*, magnitude: float = 0.0, sensitivity: float | None = None, w
     except (TypeError, ValueError):
         raise DPError(f"{what} must be a number, got {magnitude!r}") from None
     if not math.isfinite(m) or abs(m) > top:
-        raise DPError(f"{what} must lie between −{_num(top)} and {_num(top)}, got {_num(m)}: larger numbers cannot "
-                      "be released exactly (change the unit, e.g. thousands)")
+        raise DPError(
+            f"{what} must lie between −{_num(top)} and {_num(top)}, got {_num(m)}: larger numbers cannot "
+            "be released exactly (change the unit, e.g. thousands)"
+        )
     if sensitivity is None:
         return
     try:
@@ -90,15 +98,21 @@ def check_release(*, magnitude: float = 0.0, sensitivity: float | None = None, w
         raise DPError(f"{spread} must be a number, got {sensitivity!r}") from None
     most = top if spread_max is None else spread_max
     if not math.isfinite(d) or d < 0 or d > most:
-        raise DPError(f"{spread} must be a number from 0 to {_num(most)}, got {_num(d)}; change the unit (e.g. "
-                      "thousands) for larger ones")
+        raise DPError(
+            f"{spread} must be a number from 0 to {_num(most)}, got {_num(d)}; change the unit (e.g. "
+            "thousands) for larger ones"
+        )
     if 0 < d < limits.RELEASE_SENSITIVITY_MIN:
-        raise DPError(f"{spread} must be 0 or at least {_num(limits.RELEASE_SENSITIVITY_MIN)}, got {_num(d)}; "
-                      "change the unit (e.g. millionths) for smaller ones")
+        raise DPError(
+            f"{spread} must be 0 or at least {_num(limits.RELEASE_SENSITIVITY_MIN)}, got {_num(d)}; "
+            "change the unit (e.g. millionths) for smaller ones"
+        )
     if 0 < d < limits.RELEASE_RESOLUTION * abs(m):
-        raise DPError(f"{spread} ({_num(d)}) is too small beside {what} ({_num(m)}): numbers that size cannot "
-                      f"hold differences below {_num(limits.RELEASE_RESOLUTION * abs(m))}; make {spread} larger, "
-                      "or shift the values nearer 0 (subtract a public constant)")
+        raise DPError(
+            f"{spread} ({_num(d)}) is too small beside {what} ({_num(m)}): numbers that size cannot "
+            f"hold differences below {_num(limits.RELEASE_RESOLUTION * abs(m))}; make {spread} larger, "
+            "or shift the values nearer 0 (subtract a public constant)"
+        )
 
 
 @dataclass(frozen=True)
@@ -109,13 +123,13 @@ class Grid:
 
     @property
     def step(self) -> float:
-        return float(10.0 ** self.exponent)
+        return float(10.0**self.exponent)
 
     def text(self) -> str:
         """The step as people read it: "0.00001", "10", "1e-12"."""
         e = self.exponent
         if 0 <= e <= 6:
-            return f"{10 ** e:,}"
+            return f"{10**e:,}"
         if -8 <= e < 0:
             return "0." + "0" * (-e - 1) + "1"
         return f"1e{e}"
@@ -147,7 +161,7 @@ def for_sensitivity(sensitivity: float) -> Grid:
     if not (d > 0 and math.isfinite(d)):
         raise DPError(f"the release grid needs a sensitivity > 0, got {sensitivity!r}")
     e = math.floor(math.log10(d))
-    if 10.0 ** e > d:  # log10 rounded up across a power of ten
+    if 10.0**e > d:  # log10 rounded up across a power of ten
         e -= 1
     return Grid(e - GRID_DIGITS)
 
@@ -187,12 +201,19 @@ class GridSum:
 
     def value(self, units: int, divide_by: int = 1) -> float:
         """g·(centre + units/divide_by), rounded once to the nearest float."""
-        return float((Fraction(self.centre) + Fraction(int(units), int(divide_by))) * Fraction(10) ** self.grid.exponent)
+        return float(
+            (Fraction(self.centre) + Fraction(int(units), int(divide_by))) * Fraction(10) ** self.grid.exponent
+        )
 
 
 def _bounds(lo: float, hi: float, spread: float, what: str) -> None:
-    check_release(magnitude=max(abs(lo), abs(hi)), sensitivity=spread, what=what, spread="the bounds' spread",
-                  spread_max=2 * limits.RELEASE_MAGNITUDE_MAX)
+    check_release(
+        magnitude=max(abs(lo), abs(hi)),
+        sensitivity=spread,
+        what=what,
+        spread="the bounds' spread",
+        spread_max=2 * limits.RELEASE_MAGNITUDE_MAX,
+    )
 
 
 def clamped_sum(values, lo: float, hi: float, *, what: str = "the bounds") -> GridSum:

@@ -95,9 +95,11 @@ def level_sentence(epsilon: float) -> str:
     The bounds (e/(1 + e) = 73.106% at ε = 1) are written rounded up, so "at most" stays true."""
     post = float(posterior_bound(0.5, epsilon))
     fact = float(fact_bound(0.5, epsilon))
-    return (f"{privacy_level(epsilon)}: an attacker 50% sure that a person is in the data ends at most "
-            f"{claims.percent(post, up=True)} sure (50% sure of a fact about someone known to be in it: at most "
-            f"{claims.percent(fact, up=True)})")
+    return (
+        f"{privacy_level(epsilon)}: an attacker 50% sure that a person is in the data ends at most "
+        f"{claims.percent(post, up=True)} sure (50% sure of a fact about someone known to be in it: at most "
+        f"{claims.percent(fact, up=True)})"
+    )
 
 
 def guess_ceiling(epsilon: float, prior_success) -> np.ndarray:
@@ -117,8 +119,10 @@ def guess_ceiling(epsilon: float, prior_success) -> np.ndarray:
 def reading(epsilon: float, prior: float = 0.5, delta: float | None = None) -> str:
     """One sentence that reads the membership bound for a given epsilon (and what δ > 0 changes)."""
     post = float(posterior_bound(prior, epsilon))
-    out = (f"With ε = {epsilon:g}, an attacker who was {prior:.0%} sure that a person is in the data "
-           f"can become at most {claims.percent(post, up=True)} sure after seeing the output — whatever else they know.")
+    out = (
+        f"With ε = {epsilon:g}, an attacker who was {prior:.0%} sure that a person is in the data "
+        f"can become at most {claims.percent(post, up=True)} sure after seeing the output — whatever else they know."
+    )
     if delta:
         out += " " + delta_reading(epsilon, delta)
     return out
@@ -127,9 +131,11 @@ def reading(epsilon: float, prior: float = 0.5, delta: float | None = None) -> s
 def fact_reading(epsilon: float, prior: float = 0.5) -> str:
     """The sentence for a fact about a person known to be in the data: the replace-one question, e^(2ε)."""
     fact = float(fact_bound(prior, epsilon))
-    return (f"About someone known to be in the data, a fact such as their diagnosis is a different question "
-            f"(their record with one value or another), bounded by twice ε: {prior:.0%} sure becomes at most "
-            f"{claims.percent(fact, up=True)}.")
+    return (
+        f"About someone known to be in the data, a fact such as their diagnosis is a different question "
+        f"(their record with one value or another), bounded by twice ε: {prior:.0%} sure becomes at most "
+        f"{claims.percent(fact, up=True)}."
+    )
 
 
 #: The example every page quotes, (ε, δ, P[privacy loss > ε]) of the Gaussian mechanism: :func:`loss_tail`
@@ -150,18 +156,22 @@ def release_tail_reading(tail: float, epsilon: float, delta: float) -> str:
     """What δ > 0 means for one released answer whose privacy loss exceeds ε with probability at most ``tail``
     (the discrete Gaussian's own, :meth:`dpcore.noise.mechanisms.DiscreteGaussian.loss_exceeds_mass`)."""
     ratio = f" ({tail / delta:,.0f} × δ)" if delta > 0 and tail >= delta else ""
-    return (f"δ = {claims.delta(delta)} is not the chance that this answer's ε bound fails: its privacy loss exceeds "
-            f"ε = {epsilon:g} with probability at most {claims.up(tail, 2)}{ratio}, and then an attacker may become "
-            "surer than ε allows.")
+    return (
+        f"δ = {claims.delta(delta)} is not the chance that this answer's ε bound fails: its privacy loss exceeds "
+        f"ε = {epsilon:g} with probability at most {claims.up(tail, 2)}{ratio}, and then an attacker may become "
+        "surer than ε allows."
+    )
 
 
 def delta_reading(epsilon: float, delta: float) -> str:
     """What δ > 0 changes: the bound fails on outputs where the privacy loss exceeds ε, with a probability that
     depends on the mechanism — for the Gaussian at these (ε, δ), :func:`loss_tail` — and is not δ."""
     p = loss_tail(epsilon, delta)
-    return (f"With δ = {claims.delta(delta)} this bound holds except on outputs where the privacy loss exceeds ε: "
-            f"for the continuous Gaussian mechanism at this ε and δ that happens with probability {claims.up(p, 2)} "
-            f"({p / delta:,.0f} × δ), and then the attacker may become surer.")
+    return (
+        f"With δ = {claims.delta(delta)} this bound holds except on outputs where the privacy loss exceeds ε: "
+        f"for the continuous Gaussian mechanism at this ε and δ that happens with probability {claims.up(p, 2)} "
+        f"({p / delta:,.0f} × δ), and then the attacker may become surer."
+    )
 
 
 def patients(x: float) -> str:

@@ -37,10 +37,17 @@ from .. import limits
 from ..errors import DPError
 from ..validation import check_delta, check_epsilon, check_positive_int, check_sensitivity
 from . import discrete
-from .grid import check_release
-from .calibration import (_level, gaussian_analytic_sigma, gaussian_classic_sigma, gaussian_delta, laplace_quantile,
-                          laplace_scale, normal_quantile)
+from .calibration import (
+    _level,
+    gaussian_analytic_sigma,
+    gaussian_classic_sigma,
+    gaussian_delta,
+    laplace_quantile,
+    laplace_scale,
+    normal_quantile,
+)
 from .charge import Charge, Neighbour, gaussian_rho, pure_rho
+from .grid import check_release
 
 #: Real-valued mechanisms a user can pick (noise page, CLI noise command).
 MECHANISMS = ("laplace", "gaussian", "gaussian-classic")
@@ -89,18 +96,23 @@ class Mechanism:
 
     def __post_init__(self):
         if type(self) is Mechanism:
-            raise DPError("Mechanism is abstract; use Laplace, GaussianAnalytic, GaussianClassic, Geometric or "
-                          "DiscreteGaussian")
+            raise DPError(
+                "Mechanism is abstract; use Laplace, GaussianAnalytic, GaussianClassic, Geometric or DiscreteGaussian"
+            )
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         if self.epsilon > limits.EPSILON_MAX:  # 1e308 broke the σ solver: a traceback, not a message
-            raise DPError(f"epsilon must be at most {limits.EPSILON_MAX:g} for one release, got {self.epsilon:g}: "
-                          "an ε this large protects nobody; try 0.1–10")
+            raise DPError(
+                f"epsilon must be at most {limits.EPSILON_MAX:g} for one release, got {self.epsilon:g}: "
+                "an ε this large protects nobody; try 0.1–10"
+            )
         object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
         check_release(sensitivity=self.sensitivity)  # Δ = 1e308 gave null draws
         if self.pure:
             if self.delta not in (None, 0, 0.0):
-                raise DPError(f"the {self.label} mechanism is pure ε-DP: δ must be 0, got {self.delta!r}; "
-                              "drop δ, or choose the Gaussian mechanism")
+                raise DPError(
+                    f"the {self.label} mechanism is pure ε-DP: δ must be 0, got {self.delta!r}; "
+                    "drop δ, or choose the Gaussian mechanism"
+                )
             object.__setattr__(self, "delta", 0.0)
         else:
             if self.delta is None:
@@ -128,8 +140,10 @@ class Mechanism:
 
     def _require_noise(self) -> None:
         if self.scale <= 0:
-            raise DPError("sensitivity Δ is 0: the answer does not depend on any one person, so no noise is needed; "
-                          "set Δ > 0 to see a mechanism")
+            raise DPError(
+                "sensitivity Δ is 0: the answer does not depend on any one person, so no noise is needed; "
+                "set Δ > 0 to see a mechanism"
+            )
 
     def density(self, x, center: float = 0.0) -> np.ndarray:
         """Exact density (pmf for Geometric) of a released answer when the true answer is ``center``."""
@@ -237,12 +251,12 @@ class _Gaussian(Mechanism):
         self._require_noise()
         z = np.asarray(z, dtype=float) - value
         d = self.sensitivity
-        return (d * d - 2 * d * z) / (2 * self.scale ** 2)
+        return (d * d - 2 * d * z) / (2 * self.scale**2)
 
     def loss_exceeds_mass(self) -> float:
         self._require_noise()
         # loss > ε  <=>  z − v < Δ/2 − εσ²/Δ ; under D, z − v ~ N(0, σ²)
-        t = self.sensitivity / 2 - self.epsilon * self.scale ** 2 / self.sensitivity
+        t = self.sensitivity / 2 - self.epsilon * self.scale**2 / self.sensitivity
         return float(special.ndtr(t / self.scale))
 
     def actual_delta(self) -> float:
@@ -282,8 +296,13 @@ class GaussianClassic(_Gaussian):
 
 
 def _whole_sensitivity(s) -> None:
-    if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) or not math.isfinite(s) \
-            or int(s) != s or s < 1:
+    if (
+        isinstance(s, bool)
+        or not isinstance(s, (int, float, np.integer, np.floating))
+        or not math.isfinite(s)
+        or int(s) != s
+        or s < 1
+    ):
         raise DPError(f"count sensitivity must be a whole number >= 1, got {s!r}")
 
 
@@ -378,10 +397,10 @@ class DiscreteGaussian(Mechanism):
         """(Δ² − 2Δ(z − v)) / (2σ²) at whole z, as for the continuous Gaussian."""
         z = np.asarray(z, dtype=float) - value
         d = self.sensitivity
-        return (d * d - 2 * d * z) / (2 * self.scale ** 2)
+        return (d * d - 2 * d * z) / (2 * self.scale**2)
 
     def loss_exceeds_mass(self) -> float:
-        t = self.sensitivity / 2 - self.epsilon * self.scale ** 2 / self.sensitivity
+        t = self.sensitivity / 2 - self.epsilon * self.scale**2 / self.sensitivity
         return discrete.cdf_bounds(math.ceil(t) - 1, self.scale)[1]  # P(X < t), an upper bound
 
     def actual_delta(self) -> float:
@@ -408,8 +427,9 @@ class DiscreteGaussian(Mechanism):
 
 
 #: The class table: the one place a mechanism's name picks its behaviour.
-CLASSES: dict[str, type[Mechanism]] = {c.name: c for c in (Laplace, GaussianAnalytic, GaussianClassic, Geometric,
-                                                           DiscreteGaussian)}
+CLASSES: dict[str, type[Mechanism]] = {
+    c.name: c for c in (Laplace, GaussianAnalytic, GaussianClassic, Geometric, DiscreteGaussian)
+}
 MECHANISM_LABELS = {name: CLASSES[name].label for name in MECHANISMS}
 
 

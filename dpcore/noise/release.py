@@ -112,8 +112,9 @@ def draw(values, noise: _m.Mechanism, random_state=None) -> list[int]:
     if not ints:
         return []
     if len(ints) > MAX_RELEASE_DRAWS:
-        raise DPError(f"number of draws through the release path must be at most {MAX_RELEASE_DRAWS:,}, "
-                      f"got {len(ints):,}")
+        raise DPError(
+            f"number of draws through the release path must be at most {MAX_RELEASE_DRAWS:,}, got {len(ints):,}"
+        )
     if random_state is None:
         kind = "laplace" if isinstance(noise, _m.Geometric) else "gaussian"
         scale = _laplace_scale(noise) if kind == "laplace" else noise.scale
@@ -126,15 +127,16 @@ def draw(values, noise: _m.Mechanism, random_state=None) -> list[int]:
 # --- releases by kind -------------------------------------------------------------------------------------------
 
 
-def release_count(count, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0,
-                  random_state=None) -> int:
+def release_count(
+    count, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0, random_state=None
+) -> int:
     """One released count: the count + discrete Laplace (or discrete Gaussian) noise, a whole number."""
-    return draw([count], noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity),
-                random_state)[0]
+    return draw([count], noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity), random_state)[0]
 
 
-def release_counts(counts, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0,
-                   random_state=None) -> tuple[list[int], _m.Mechanism]:
+def release_counts(
+    counts, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0, random_state=None
+) -> tuple[list[int], _m.Mechanism]:
     """Several counts released together (a histogram's bins; with disjoint bins Δ = 1 covers them all), and the
     mechanism that drew them (its halfwidth is each bin's interval)."""
     noise = noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
@@ -163,12 +165,22 @@ class GridRelease:
         """The grid and the rounding, as the answer states them."""
         tail = f" {unit}" if unit else ""
         per = f", then divided by the public n = {self.divide_by:,}" if self.divide_by > 1 else ""
-        return (f"rounded to a multiple of {self.grid.text()}{tail} (the public grid), {noise_name(self.noise)} "
-                f"noise in whole grid steps (Δ = {int(self.noise.sensitivity):,} steps){per}")
+        return (
+            f"rounded to a multiple of {self.grid.text()}{tail} (the public grid), {noise_name(self.noise)} "
+            f"noise in whole grid steps (Δ = {int(self.noise.sensitivity):,} steps){per}"
+        )
 
 
-def release_sum(s: _grid.GridSum, *, mechanism: str, epsilon, delta: float = 0.0, divide_by: int = 1,
-                level: float = 0.95, random_state=None) -> GridRelease:
+def release_sum(
+    s: _grid.GridSum,
+    *,
+    mechanism: str,
+    epsilon,
+    delta: float = 0.0,
+    divide_by: int = 1,
+    level: float = 0.95,
+    random_state=None,
+) -> GridRelease:
     """One release of a :class:`~dpcore.noise.grid.GridSum`: g·(centre + (units + noise)/divide_by)."""
     noise = noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=max(1, s.k))
     z = draw([s.units], noise, random_state)[0]
@@ -177,8 +189,18 @@ def release_sum(s: _grid.GridSum, *, mechanism: str, epsilon, delta: float = 0.0
     return GridRelease([s.value(z, divide_by)], [z], s.grid, noise, half, t, int(divide_by))
 
 
-def release_value(value, *, mechanism: str, epsilon, delta: float = 0.0, sensitivity, draws: int = 1,
-                  integer: bool = False, level: float = 0.95, random_state=None) -> GridRelease:
+def release_value(
+    value,
+    *,
+    mechanism: str,
+    epsilon,
+    delta: float = 0.0,
+    sensitivity,
+    draws: int = 1,
+    integer: bool = False,
+    level: float = 0.95,
+    random_state=None,
+) -> GridRelease:
     """``draws`` releases of one typed value v with a claimed Δ (the noise page, the CLI's ``noise --secure``).
 
     ``integer`` (a count): v must be whole, K = ⌈Δ⌉ and the grid is 1. Otherwise the grid follows Δ, v is rounded to
@@ -188,8 +210,10 @@ def release_value(value, *, mechanism: str, epsilon, delta: float = 0.0, sensiti
     d = _m._finite(sensitivity, "sensitivity Δ")
     _grid.check_release(magnitude=abs(v), sensitivity=d, what="the true value")
     if d == 0:
-        raise DPError("sensitivity Δ is 0: the answer does not depend on any one person, so no noise is needed; "
-                      "set Δ > 0 to release it")
+        raise DPError(
+            "sensitivity Δ is 0: the answer does not depend on any one person, so no noise is needed; "
+            "set Δ > 0 to release it"
+        )
     if integer:
         g, units, k = _grid.Grid(0), _whole([v])[0], max(1, math.ceil(d))
     else:
@@ -201,9 +225,17 @@ def release_value(value, *, mechanism: str, epsilon, delta: float = 0.0, sensiti
     return GridRelease([g.value(z) for z in zs], zs, g, noise, float(Fraction(t) * Fraction(10) ** g.exponent), t)
 
 
-def release_answer(value, *, mechanism: str, epsilon, delta: float = 0.0, sensitivity, integer: bool = False,
-                   random_state=None):
+def release_answer(
+    value, *, mechanism: str, epsilon, delta: float = 0.0, sensitivity, integer: bool = False, random_state=None
+):
     """One released answer for a typed value (:func:`release_value`): an int for a count, else a float."""
-    out = release_value(value, mechanism=mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity,
-                        integer=integer, random_state=random_state).values[0]
+    out = release_value(
+        value,
+        mechanism=mechanism,
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=sensitivity,
+        integer=integer,
+        random_state=random_state,
+    ).values[0]
     return int(out) if integer else out

@@ -22,7 +22,6 @@ from . import release as _release
 from .charge import Neighbour
 from .mechanisms import Mechanism, _finite, for_release
 
-
 QUERY_KINDS = ("count", "sum", "mean")
 
 
@@ -94,8 +93,9 @@ def query(df: pd.DataFrame, kind: str, column: str = "has_rare_disease", lower=N
         if not (pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col)):
             raise DPError(f"a count needs a yes/no column; {column!r} is not")
         true = int(col.astype(bool).sum())
-        return QueryAnswer("count", column, float(true), 1.0, n, None, None, 0,
-                           f"number of patients with {column} = yes", True)
+        return QueryAnswer(
+            "count", column, float(true), 1.0, n, None, None, 0, f"number of patients with {column} = yes", True
+        )
     if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
         raise DPError(f"a {kind} needs a numeric column; {column!r} is not")
     lo, hi = check_bounds(lower, upper, name="public bounds")
@@ -104,12 +104,34 @@ def query(df: pd.DataFrame, kind: str, column: str = "has_rare_disease", lower=N
     what = "the public bounds"
     if kind == "sum":
         gs = _grid.clamped_sum(raw, lo, hi, what=what)
-        return QueryAnswer("sum", column, gs.value(gs.units), bounded_sum_sensitivity(lo, hi), n, lo, hi, clamped_n,
-                           f"sum of {column} clamped to [{lo:g}, {hi:g}]", False, grid_sum=gs)
+        return QueryAnswer(
+            "sum",
+            column,
+            gs.value(gs.units),
+            bounded_sum_sensitivity(lo, hi),
+            n,
+            lo,
+            hi,
+            clamped_n,
+            f"sum of {column} clamped to [{lo:g}, {hi:g}]",
+            False,
+            grid_sum=gs,
+        )
     gs = _grid.centred_sum(raw, lo, hi, replace_one=True, what=what)
-    return QueryAnswer("mean", column, gs.value(gs.units, n), bounded_mean_sensitivity(lo, hi, n), n, lo, hi,
-                       clamped_n, f"mean of {column} clamped to [{lo:g}, {hi:g}] over n = {n:,} rows", False,
-                       Neighbour.REPLACE_ONE, gs)
+    return QueryAnswer(
+        "mean",
+        column,
+        gs.value(gs.units, n),
+        bounded_mean_sensitivity(lo, hi, n),
+        n,
+        lo,
+        hi,
+        clamped_n,
+        f"mean of {column} clamped to [{lo:g}, {hi:g}] over n = {n:,} rows",
+        False,
+        Neighbour.REPLACE_ONE,
+        gs,
+    )
 
 
 def custom(value, sensitivity) -> QueryAnswer:
@@ -126,8 +148,13 @@ def release(answer: QueryAnswer, name: str, epsilon, delta=None):
     public n); a custom value is rounded to its grid. Each call costs :meth:`QueryAnswer.charge`."""
     d = 0.0 if delta is None else delta
     if answer.grid_sum is None:
-        return _release.release_answer(answer.true_value, mechanism=name, epsilon=epsilon, delta=d,
-                                       sensitivity=answer.sensitivity, integer=answer.integer)
+        return _release.release_answer(
+            answer.true_value,
+            mechanism=name,
+            epsilon=epsilon,
+            delta=d,
+            sensitivity=answer.sensitivity,
+            integer=answer.integer,
+        )
     divide = answer.n if answer.kind == "mean" else 1
-    return _release.release_sum(answer.grid_sum, mechanism=name, epsilon=epsilon, delta=d,
-                                divide_by=divide).values[0]
+    return _release.release_sum(answer.grid_sum, mechanism=name, epsilon=epsilon, delta=d, divide_by=divide).values[0]

@@ -96,16 +96,30 @@ class NoiseView:
     curve: pd.DataFrame
 
 
-def noise_view(mechanism: str, epsilon, delta, sensitivity, value, *, draws: int = 100_000, seed: int = 0,
-               bins: int = 120, grid_points: int = 601, integer: bool = False) -> NoiseView:
+def noise_view(
+    mechanism: str,
+    epsilon,
+    delta,
+    sensitivity,
+    value,
+    *,
+    draws: int = 100_000,
+    seed: int = 0,
+    bins: int = 120,
+    grid_points: int = 601,
+    integer: bool = False,
+) -> NoiseView:
     """All numbers and arrays for the noise page at one setting (exact curves + a seeded simulation).
     ``integer``: a count, released with whole-number noise (:attr:`NoiseView.released`)."""
     spec = get(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     spec._require_noise()
     v = _finite(value, "true value")
     check_release(magnitude=abs(v), sensitivity=spec.sensitivity, what="the true value")
-    released = (for_release(mechanism, epsilon=epsilon, delta=delta, sensitivity=spec.sensitivity, integer=True)
-                if integer and mechanism != "gaussian-classic" else spec)
+    released = (
+        for_release(mechanism, epsilon=epsilon, delta=delta, sensitivity=spec.sensitivity, integer=True)
+        if integer and mechanism != "gaussian-classic"
+        else spec
+    )
     h = spec.halfwidth(0.95)
     half = 2.2 * h
     x = np.linspace(v - half, v + half, grid_points)
@@ -133,17 +147,40 @@ def noise_view(mechanism: str, epsilon, delta, sensitivity, value, *, draws: int
     lz = np.linspace(v + d / 2 - span, v + d / 2 + span, grid_points)
     curve = epsilon_curve(mechanism, delta, sensitivity)
     return NoiseView(
-        spec=spec, released=released, value=v, expected_abs_error=spec.expected_abs_error(), ci95=(lo, hi),
-        loss_exceeds_mass=spec.loss_exceeds_mass(), actual_delta=spec.actual_delta(),
-        x=x, pdf=spec.density(x, v), hist_edges=edges, hist_density=hist_density, draws=len(sims), seed=seed,
-        sim_mean_abs_error=mae, sim_coverage=coverage, compare=tuple(compare),
-        loss_z=lz, loss=spec.privacy_loss(lz, v), pdf_d=spec.density(lz, v), pdf_d2=spec.density(lz, v + d),
+        spec=spec,
+        released=released,
+        value=v,
+        expected_abs_error=spec.expected_abs_error(),
+        ci95=(lo, hi),
+        loss_exceeds_mass=spec.loss_exceeds_mass(),
+        actual_delta=spec.actual_delta(),
+        x=x,
+        pdf=spec.density(x, v),
+        hist_edges=edges,
+        hist_density=hist_density,
+        draws=len(sims),
+        seed=seed,
+        sim_mean_abs_error=mae,
+        sim_coverage=coverage,
+        compare=tuple(compare),
+        loss_z=lz,
+        loss=spec.privacy_loss(lz, v),
+        pdf_d=spec.density(lz, v),
+        pdf_d2=spec.density(lz, v + d),
         curve=curve,
     )
 
 
-def epsilon_table(mechanism: str, delta, sensitivity, value=None, *, integer: bool = False, seed: int | None = None,
-                  epsilons=TABLE_EPSILONS) -> pd.DataFrame:
+def epsilon_table(
+    mechanism: str,
+    delta,
+    sensitivity,
+    value=None,
+    *,
+    integer: bool = False,
+    seed: int | None = None,
+    epsilons=TABLE_EPSILONS,
+) -> pd.DataFrame:
     """ε | noise scale | typical (expected) |error| | ±range holding 95% of releases | privacy level.
 
     Exact numbers, no random draw: one seeded example per row made ε = 0.1 look accurate when the draw
@@ -159,14 +196,31 @@ def epsilon_table(mechanism: str, delta, sensitivity, value=None, *, integer: bo
             spec = get(mechanism, epsilon=e, delta=delta, sensitivity=sensitivity)
         except DPError:
             if e >= mechanism_class(mechanism).max_epsilon:
-                rows.append({"epsilon": e, "noise scale": None, "expected |error|": None, "95% within ±": None,
-                             "privacy level": "n/a: classic Gaussian needs ε < 1"})
+                rows.append(
+                    {
+                        "epsilon": e,
+                        "noise scale": None,
+                        "expected |error|": None,
+                        "95% within ±": None,
+                        "privacy level": "n/a: classic Gaussian needs ε < 1",
+                    }
+                )
                 continue
             raise
         # what really releases it: a count under Laplace is the geometric mechanism (its own error figures)
-        rel = (for_release(mechanism, epsilon=e, delta=delta, sensitivity=spec.sensitivity, integer=integer)
-               if spec.sensitivity > 0 else spec)
+        rel = (
+            for_release(mechanism, epsilon=e, delta=delta, sensitivity=spec.sensitivity, integer=integer)
+            if spec.sensitivity > 0
+            else spec
+        )
         err, half = rel.expected_abs_error(), rel.halfwidth(0.95)
-        rows.append({"epsilon": e, "noise scale": spec.scale, "expected |error|": err, "95% within ±": half,
-                     "privacy level": privacy_level(e)})
+        rows.append(
+            {
+                "epsilon": e,
+                "noise scale": spec.scale,
+                "expected |error|": err,
+                "95% within ±": half,
+                "privacy level": privacy_level(e),
+            }
+        )
     return pd.DataFrame(rows)

@@ -71,10 +71,17 @@ class Prepared:
         q = self.query
         rs = random_state
         gauss = not mechanisms.mechanism_class(q.mechanism).pure
-        out = {"query": q.describe(), "kind": q.kind, "mechanism": q.mechanism, "epsilon": q.epsilon,
-               "delta": q.delta if gauss else 0.0, "cost_note": q.cost_note(), "interval_level": 0.95,
-               "secure": random_state is None,
-               "sampler": release.SECURE_SOURCE if random_state is None else "numpy, seeded (not a DP release)"}
+        out = {
+            "query": q.describe(),
+            "kind": q.kind,
+            "mechanism": q.mechanism,
+            "epsilon": q.epsilon,
+            "delta": q.delta if gauss else 0.0,
+            "cost_note": q.cost_note(),
+            "interval_level": 0.95,
+            "secure": random_state is None,
+            "sampler": release.SECURE_SOURCE if random_state is None else "numpy, seeded (not a DP release)",
+        }
         if random_state is not None:
             out["label"] = NOT_DP
             rs = np.random.default_rng(random_state) if isinstance(random_state, (int, np.integer)) else random_state
@@ -89,17 +96,25 @@ class Prepared:
             r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, **kw)
             v, z, t = r.values[0], r.units[0], r.halfwidth_units
             # the ends from whole grid steps too (v ± t·g in floating point wrote 500310.03774999996)
-            out.update(answer=v, interval=[self.grid_sum.value(z - t), self.grid_sum.value(z + t)],
-                       sensitivity=self.sensitivity, grid=self._grid(r))
+            out.update(
+                answer=v,
+                interval=[self.grid_sum.value(z - t), self.grid_sum.value(z + t)],
+                sensitivity=self.sensitivity,
+                grid=self._grid(r),
+            )
             tails = [r.noise]
         elif q.kind == "mean" and q.public_n:
             lo, hi = q.bounds
-            r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, divide_by=self.grid_sum.count,
-                                    **kw)
+            r = release.release_sum(
+                self.grid_sum, epsilon=q.epsilon, delta=q.delta, divide_by=self.grid_sum.count, **kw
+            )
             v, z, t, n = r.values[0], r.units[0], r.halfwidth_units, self.grid_sum.count
-            out.update(answer=min(max(v, lo), hi), interval=[max(self.grid_sum.value(z - t, n), lo),
-                                                              min(self.grid_sum.value(z + t, n), hi)],
-                       sensitivity=self.sensitivity, grid=self._grid(r))
+            out.update(
+                answer=min(max(v, lo), hi),
+                interval=[max(self.grid_sum.value(z - t, n), lo), min(self.grid_sum.value(z + t, n), hi)],
+                sensitivity=self.sensitivity,
+                grid=self._grid(r),
+            )
             tails = [r.noise]
         elif q.kind == "mean":
             lo, hi = q.bounds
@@ -116,17 +131,29 @@ class Prepared:
                 interval = [max(min(vals), lo), min(max(vals), hi)]
             else:
                 interval = [lo, hi]
-            out.update(answer=mean, interval=interval, noisy_sum_centred=gs.grid.value(z), noisy_count=n,
-                       midpoint=gs.grid.value(gs.centre), sensitivity=self.sensitivity, grid=self._grid(r))
+            out.update(
+                answer=mean,
+                interval=interval,
+                noisy_sum_centred=gs.grid.value(z),
+                noisy_count=n,
+                midpoint=gs.grid.value(gs.centre),
+                sensitivity=self.sensitivity,
+                grid=self._grid(r),
+            )
             tails = [r.noise, count_noise]  # each at ε/2: loss > ε needs one part's loss > ε/2 (union bound)
         else:  # histogram
             sens = int(self.sensitivity)  # derived from the bins in prepare(): 1 when they partition the rows
-            counts, noise = release.release_counts(self.true_counts, epsilon=q.epsilon, delta=q.delta,
-                                                   sensitivity=sens, **kw)
+            counts, noise = release.release_counts(
+                self.true_counts, epsilon=q.epsilon, delta=q.delta, sensitivity=sens, **kw
+            )
             t = int(noise.halfwidth(0.95))
-            out.update(answer=counts, labels=list(self.labels), interval=[[c - t for c in counts],
-                                                                          [c + t for c in counts]],
-                       sensitivity=float(sens), noise=release.noise_name(noise))
+            out.update(
+                answer=counts,
+                labels=list(self.labels),
+                interval=[[c - t for c in counts], [c + t for c in counts]],
+                sensitivity=float(sens),
+                noise=release.noise_name(noise),
+            )
             tails = [noise] if sens == 1 else None  # one record moves one bin by 1: that bin's loss is the loss
         out["interval_note"] = _interval_note(q)
         if gauss and tails:
@@ -138,11 +165,16 @@ class Prepared:
 
     def _grid(self, r: release.GridRelease) -> dict:
         lo, hi = self.query.bounds
-        how = (f"each value clamped to [{lo:g}, {hi:g}] and {r.describe()}"
-               + ("; the noisy count is a whole number" if self.query.kind == "mean" and not self.query.public_n
-                  else ""))
-        return {"step": r.grid.step, "step_text": r.grid.text(), "sensitivity_steps": int(r.noise.sensitivity),
-                "noise": release.noise_name(r.noise), "note": how}
+        how = f"each value clamped to [{lo:g}, {hi:g}] and {r.describe()}" + (
+            "; the noisy count is a whole number" if self.query.kind == "mean" and not self.query.public_n else ""
+        )
+        return {
+            "step": r.grid.step,
+            "step_text": r.grid.text(),
+            "sensitivity_steps": int(r.noise.sensitivity),
+            "noise": release.noise_name(r.noise),
+            "note": how,
+        }
 
     def charge(self) -> Charge:
         """What releasing this answer costs (ε, δ, ρ, neighbour relation): see :meth:`Query.charge`."""
@@ -151,8 +183,10 @@ class Prepared:
 
 def _interval_note(q: Query) -> str:
     if q.kind == "mean" and not q.public_n:
-        return ("at least 95%: each of the noisy sum and noisy count lies within its 97.5% noise bound, and the "
-                "interval holds every ratio they allow (clamped data)")
+        return (
+            "at least 95%: each of the noisy sum and noisy count lies within its 97.5% noise bound, and the "
+            "interval holds every ratio they allow (clamped data)"
+        )
     if q.kind == "histogram":
         return "95% noise interval for each bin separately"
     return "95% noise interval: covers the true (clamped) answer with probability 95%"
@@ -172,9 +206,11 @@ def prepare(df: pd.DataFrame, query: Query) -> Prepared:
     s = df[require_column(df, q.column)]
     if q.kind in ("sum", "mean"):
         if not is_numeric(s) and not pd.api.types.is_bool_dtype(s):
-            raise DPError(f"{q.kind.upper()} needs a numeric column; {q.column!r} holds "
-                          f"{'text' if not is_numeric(s) else s.dtype}. Use COUNT with a condition or a "
-                          "HISTOGRAM for it")
+            raise DPError(
+                f"{q.kind.upper()} needs a numeric column; {q.column!r} holds "
+                f"{'text' if not is_numeric(s) else s.dtype}. Use COUNT with a condition or a "
+                "HISTOGRAM for it"
+            )
         lo, hi = q.bounds
         x = s.to_numpy(dtype=float)[mask]
         if q.kind == "mean" and q.public_n:
@@ -183,18 +219,32 @@ def prepare(df: pd.DataFrame, query: Query) -> Prepared:
         what = f"the bounds of {q.column}"
         if q.kind == "sum":
             gs = noise_grid.clamped_sum(x, lo, hi, what=what)
-            return Prepared(q, n_rows, true_value=gs.value(gs.units), sensitivity=max(abs(lo), abs(hi)),
-                            n_total=len(df), grid_sum=gs)
+            return Prepared(
+                q,
+                n_rows,
+                true_value=gs.value(gs.units),
+                sensitivity=max(abs(lo), abs(hi)),
+                n_total=len(df),
+                grid_sum=gs,
+            )
         if q.public_n:
             n = len(x)
             if n == 0:
                 raise DPError(f"column {q.column!r} has no values; MEAN with public n needs rows")
             gs = noise_grid.centred_sum(x, lo, hi, replace_one=True, what=what)
-            return Prepared(q, n_rows, true_value=gs.value(gs.units, n), sensitivity=(hi - lo) / n,
-                            n_total=len(df), grid_sum=gs)
+            return Prepared(
+                q, n_rows, true_value=gs.value(gs.units, n), sensitivity=(hi - lo) / n, n_total=len(df), grid_sum=gs
+            )
         gs = noise_grid.centred_sum(x, lo, hi, what=what)
-        return Prepared(q, n_rows, true_sum=gs.grid.value(gs.units), true_count=int(len(x)),
-                        sensitivity=(hi - lo) / 2, n_total=len(df), grid_sum=gs)
+        return Prepared(
+            q,
+            n_rows,
+            true_sum=gs.grid.value(gs.units),
+            true_count=int(len(x)),
+            sensitivity=(hi - lo) / 2,
+            n_total=len(df),
+            grid_sum=gs,
+        )
     # histogram
     labels, counts, sens = _histogram_bins(s[mask], q)
     return Prepared(q, n_rows, labels=labels, true_counts=counts, sensitivity=sens, n_total=len(df))
@@ -228,8 +278,10 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
         for cat in q.categories:
             v = canonical_category(s, q.column, cat)
             if v in seen:
-                raise DPError(f"categories {seen[v]!r} and {cat!r} are the same value of column {q.column!r}: they "
-                              "would count the same people twice at the price of one; list each category once")
+                raise DPError(
+                    f"categories {seen[v]!r} and {cat!r} are the same value of column {q.column!r}: they "
+                    "would count the same people twice at the price of one; list each category once"
+                )
             seen[v] = cat
         masks = []
         frame = s.to_frame(q.column)
@@ -258,18 +310,23 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
         return ["False", "True"], [int((~x).sum()), int(x.sum())], 1.0
     if is_numeric(s):
         if q.bounds is None:
-            raise DPError(f"HISTOGRAM of numeric column {q.column!r} needs public bounds LO:HI and a number of "
-                          "bins (values outside are clamped into the end bins), or a list of public categories")
+            raise DPError(
+                f"HISTOGRAM of numeric column {q.column!r} needs public bounds LO:HI and a number of "
+                "bins (values outside are clamped into the end bins), or a list of public categories"
+            )
         lo, hi = q.bounds
         x = np.clip(s.to_numpy(dtype=float), lo, hi)
         x = x[~np.isnan(x)]
         edges = np.linspace(lo, hi, q.bins + 1)
         counts, _ = np.histogram(x, bins=edges)
-        labels = [f"[{a:g}, {b:g}{']' if i == q.bins - 1 else ')'}"
-                  for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+        labels = [
+            f"[{a:g}, {b:g}{']' if i == q.bins - 1 else ')'}" for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))
+        ]
         return labels, [int(c) for c in counts], 1.0  # half-open bins: each value in exactly one
-    raise DPError(f"HISTOGRAM of text column {q.column!r} needs its public list of categories (the values seen "
-                  "in the data are themselves private); pass them separated by commas, e.g. --categories F,M")
+    raise DPError(
+        f"HISTOGRAM of text column {q.column!r} needs its public list of categories (the values seen "
+        "in the data are themselves private); pass them separated by commas, e.g. --categories F,M"
+    )
 
 
 def ask(df: pd.DataFrame, who, query: Query, *, dataset: str | None = None, random_state=None, path=None) -> dict:
@@ -286,17 +343,28 @@ def ask(df: pd.DataFrame, who, query: Query, *, dataset: str | None = None, rand
     from ..budgets import spend
 
     if random_state is not None:
-        raise DPError("a seeded answer cannot be charged to a budget: anyone with the seed could replay the noise "
-                      "and recover the exact answer; drop the seed (answers through the ledger always use a secure "
-                      "random source); nothing was spent")
+        raise DPError(
+            "a seeded answer cannot be charged to a budget: anyone with the seed could replay the noise "
+            "and recover the exact answer; drop the seed (answers through the ledger always use a secure "
+            "random source); nothing was spent"
+        )
     if query.kind == "mean" and query.public_n:
-        raise DPError("MEAN with a public n protects against replacing one record, not adding or removing one (its "
-                      "interval reveals n), so the ledger does not charge it; untick 'public n' (the mean is then a "
-                      "noisy sum / noisy count), or see the teaching view on the noise page; nothing was spent")
+        raise DPError(
+            "MEAN with a public n protects against replacing one record, not adding or removing one (its "
+            "interval reveals n), so the ledger does not charge it; untick 'public n' (the mean is then a "
+            "noisy sum / noisy count), or see the teaching view on the noise page; nothing was spent"
+        )
     prepared = prepare(df, query)
     key = dataset or dataset_key(df)
-    return spend.spend(who, key, query.canonical(), prepared.charge(), lambda: prepared.release(None),
-                       description=query.describe(), path=path)
+    return spend.spend(
+        who,
+        key,
+        query.canonical(),
+        prepared.charge(),
+        lambda: prepared.release(None),
+        description=query.describe(),
+        path=path,
+    )
 
 
 def composition_entries(events) -> list[Charge]:

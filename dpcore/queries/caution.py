@@ -34,8 +34,10 @@ def _parts(q: Query) -> list[tuple[str, float, float, float, bool]]:
         return [("sum", q.epsilon, q.delta, max(abs(lo), abs(hi)), False)]
     if q.public_n:
         return []  # never charged (replace-one); the noise page teaches it
-    return [("noisy sum of the mean", q.epsilon / 2, q.delta / 2, (hi - lo) / 2, False),
-            ("noisy count of the mean", q.epsilon / 2, q.delta / 2, 1.0, True)]
+    return [
+        ("noisy sum of the mean", q.epsilon / 2, q.delta / 2, (hi - lo) / 2, False),
+        ("noisy count of the mean", q.epsilon / 2, q.delta / 2, 1.0, True),
+    ]
 
 
 def cautions(q: Query) -> list[str]:
@@ -46,12 +48,16 @@ def cautions(q: Query) -> list[str]:
         hw = m.halfwidth(0.95)
         if hw < effect:
             one = "±1" if integer and effect == 1 else f"±{effect:g}"
-            out.append(f"At ε = {q.epsilon:g} the {what}'s 95% noise interval is ±{hw:.3g}, narrower than what one "
-                       f"person changes it by ({one}): the answer is nearly exact, so it would show whether a "
-                       "particular person is in the data")
+            out.append(
+                f"At ε = {q.epsilon:g} the {what}'s 95% noise interval is ±{hw:.3g}, narrower than what one "
+                f"person changes it by ({one}): the answer is nearly exact, so it would show whether a "
+                "particular person is in the data"
+            )
             break
     if q.epsilon > weak_limit():
         post = float(posterior_bound(0.5, q.epsilon))
-        out.append(f"ε = {q.epsilon:g} is above the \"weak\" privacy level (ε ≤ {claims.down(weak_limit())}): someone "
-                   f"50% sure that a person is in the data could end up to {claims.percent(post, up=True)} sure")
+        out.append(
+            f'ε = {q.epsilon:g} is above the "weak" privacy level (ε ≤ {claims.down(weak_limit())}): someone '
+            f"50% sure that a person is in the data could end up to {claims.percent(post, up=True)} sure"
+        )
     return out

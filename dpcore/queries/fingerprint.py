@@ -118,9 +118,13 @@ def dataset_identity(df: pd.DataFrame) -> dict:
         with np.errstate(over="ignore"):
             for j, name in enumerate(names):
                 sketch[name] = _bottom(rows - cells[:, j])
-    return {"fingerprint": _fingerprint(names, rows), "n_rows": int(len(df)), "columns": names, "sketch": sketch,
-            "legacy_keys": [content_hash(df.to_csv(index=False).encode())]}
-
+    return {
+        "fingerprint": _fingerprint(names, rows),
+        "n_rows": int(len(df)),
+        "columns": names,
+        "sketch": sketch,
+        "legacy_keys": [content_hash(df.to_csv(index=False).encode())],
+    }
 
 
 def dataset_key(df: pd.DataFrame) -> str:
@@ -167,8 +171,11 @@ def _shares(a: dict, b: dict) -> bool:
     if top is not None:
         sa, sb = {x for x in sa if x <= top}, {x for x in sb if x <= top}
     small = min(len(sa), len(sb))
-    return small > 0 and len(sa & sb) / small >= COLUMN_SHARED and \
-        min(a["distinct"], b["distinct"]) >= 0.5 * max(a["distinct"], b["distinct"])
+    return (
+        small > 0
+        and len(sa & sb) / small >= COLUMN_SHARED
+        and min(a["distinct"], b["distinct"]) >= 0.5 * max(a["distinct"], b["distinct"])
+    )
 
 
 def shared_columns(p: dict, q: dict) -> int:
@@ -227,6 +234,8 @@ def near_duplicate(new: pd.DataFrame, old: pd.DataFrame) -> dict | None:
     if shared < SIMILAR_SHARED:
         return None
     paired = {i for i, _ in pairs}
-    return {"shared": shared, "columns": [f"{na[i]} = {nb[j]}" if na[i] != nb[j] else na[i] for i, j in pairs],
-            "left_out": [na[i] for i in range(len(na)) if i not in paired]}
-
+    return {
+        "shared": shared,
+        "columns": [f"{na[i]} = {nb[j]}" if na[i] != nb[j] else na[i] for i, j in pairs],
+        "left_out": [na[i] for i in range(len(na)) if i not in paired],
+    }

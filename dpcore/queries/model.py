@@ -21,7 +21,6 @@ KINDS = ("count", "sum", "mean", "histogram")
 NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the ledger's one relation
 
 
-
 # --- the query -------------------------------------------------------------------------------------
 
 
@@ -75,8 +74,11 @@ class Query:
             allc = " AND ".join(cond + ([where] if where else []))
             return f"COUNT(*){' WHERE ' + allc if allc else ''}"
         if self.kind == "histogram":
-            how = (f" BINS {self.bins} IN [{self.bounds[0]:g}, {self.bounds[1]:g}]" if self.bounds is not None
-                   and self.categories is None else "")
+            how = (
+                f" BINS {self.bins} IN [{self.bounds[0]:g}, {self.bounds[1]:g}]"
+                if self.bounds is not None and self.categories is None
+                else ""
+            )
             text = f"HISTOGRAM({self.column}){how}"
         else:
             lo, hi = self.bounds
@@ -101,8 +103,9 @@ class Query:
         rel = self.neighbour
         if self.kind == "mean" and not self.public_n:
             e2, d2 = self.epsilon / 2, self.delta / 2
-            return (Charge.of_release(self.mechanism, e2, d2, sensitivity, neighbour=rel)
-                    + Charge.of_release(self.mechanism, e2, d2, 1.0, neighbour=rel))
+            return Charge.of_release(self.mechanism, e2, d2, sensitivity, neighbour=rel) + Charge.of_release(
+                self.mechanism, e2, d2, 1.0, neighbour=rel
+            )
         return Charge.of_release(self.mechanism, self.epsilon, self.delta, sensitivity, neighbour=rel)
 
     def cost_note(self) -> str:
@@ -111,27 +114,45 @@ class Query:
         dtxt = "" if self.pure else f", δ = {dl:g}"
         if self.kind == "mean" and not self.public_n:
             half = f"ε/2 = {eps / 2:g}" + ("" if self.pure else f", δ/2 = {dl / 2:g}")
-            return (f"total ε = {eps:g}{dtxt}: {half} on a noisy sum of (x − midpoint) and {half} on a noisy count; "
-                    "mean = midpoint + sum / count (basic composition)")
+            return (
+                f"total ε = {eps:g}{dtxt}: {half} on a noisy sum of (x − midpoint) and {half} on a noisy count; "
+                "mean = midpoint + sum / count (basic composition)"
+            )
         if self.kind == "mean":
             return f"ε = {eps:g}{dtxt} on the clamped mean; the row count n is treated as public"
         if self.kind == "histogram":
-            return (f"ε = {eps:g}{dtxt} for the whole histogram: the bins are disjoint (each record falls in exactly "
-                    "one), so adding or removing one record changes one bin by 1 (Δ = 1) and each bin gets the "
-                    "full ε")
+            return (
+                f"ε = {eps:g}{dtxt} for the whole histogram: the bins are disjoint (each record falls in exactly "
+                "one), so adding or removing one record changes one bin by 1 (Δ = 1) and each bin gets the "
+                "full ε"
+            )
         return f"ε = {eps:g}{dtxt} on one noisy {self.kind}"
 
 
-def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, where=(), mechanism="laplace",
-               delta=0.0, bins=10, categories=None, public_n=False) -> Query:
+def make_query(
+    kind: str,
+    *,
+    epsilon,
+    column=None,
+    condition=None,
+    bounds=None,
+    where=(),
+    mechanism="laplace",
+    delta=0.0,
+    bins=10,
+    categories=None,
+    public_n=False,
+) -> Query:
     """Build and validate a :class:`Query` from loose input (strings from a CLI or widgets)."""
     kind = str(kind).strip().lower()
     if kind not in KINDS:
         raise DPError(f"unknown query kind {kind!r}; choose one of {', '.join(KINDS)}")
     eps = check_epsilon(epsilon)
     if eps > limits.QUERY_EPSILON_MAX:
-        raise DPError(f"epsilon must be at most {limits.QUERY_EPSILON_MAX:g} for one query, got {eps:g}; "
-                      "try 0.1–10 (an ε this large protects nobody)")
+        raise DPError(
+            f"epsilon must be at most {limits.QUERY_EPSILON_MAX:g} for one query, got {eps:g}; "
+            "try 0.1–10 (an ε this large protects nobody)"
+        )
     mechanism = str(mechanism).strip().lower()
     if mechanism not in mechanisms.QUERY_MECHANISMS:
         raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
@@ -148,8 +169,10 @@ def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, 
             raise DPError(f"{kind.upper()} needs a column")
         column = str(column).strip()
     if kind in ("sum", "mean") and bounds is None:
-        raise DPError(f"{kind.upper()}({column}) needs public bounds LO:HI (known without looking at the data), "
-                      "e.g. --bounds 18:90; values outside are clamped")
+        raise DPError(
+            f"{kind.upper()}({column}) needs public bounds LO:HI (known without looking at the data), "
+            "e.g. --bounds 18:90; values outside are clamped"
+        )
     if kind == "histogram":
         bins = check_positive_int(bins, "bins")
         if bins > limits.QUERY_MAX_BINS:
@@ -166,24 +189,40 @@ def make_query(kind: str, *, epsilon, column=None, condition=None, bounds=None, 
     if public_n and kind != "mean":
         public_n = False
     if public_n and where:
-        raise DPError("MEAN with public n cannot have a WHERE filter: the filtered row count is not public; "
-                      "untick 'public n' (the mean is then noisy sum / noisy count)")
+        raise DPError(
+            "MEAN with public n cannot have a WHERE filter: the filtered row count is not public; "
+            "untick 'public n' (the mean is then noisy sum / noisy count)"
+        )
     if bounds is not None and kind != "count":  # what a release can represent, refused before anything is spent
         lo, hi = bounds
         spread = {"sum": max(abs(lo), abs(hi)), "mean": (hi - lo) / 2}.get(kind, (hi - lo) / int(bins))
-        check_release(magnitude=max(abs(lo), abs(hi)), sensitivity=spread, what=f"the bounds of {column}",
-                      spread="the bins' width" if kind == "histogram" else "the bounds' spread",
-                      spread_max=2 * limits.RELEASE_MAGNITUDE_MAX)
-    return Query(kind=kind, epsilon=eps, column=column if kind != "count" else None, condition=condition,
-                 bounds=bounds if kind != "count" else None, where=where, mechanism=mechanism, delta=dl,
-                 bins=int(bins) if kind == "histogram" else 10,
-                 categories=categories if kind == "histogram" else None, public_n=bool(public_n))
+        check_release(
+            magnitude=max(abs(lo), abs(hi)),
+            sensitivity=spread,
+            what=f"the bounds of {column}",
+            spread="the bins' width" if kind == "histogram" else "the bounds' spread",
+            spread_max=2 * limits.RELEASE_MAGNITUDE_MAX,
+        )
+    return Query(
+        kind=kind,
+        epsilon=eps,
+        column=column if kind != "count" else None,
+        condition=condition,
+        bounds=bounds if kind != "count" else None,
+        where=where,
+        mechanism=mechanism,
+        delta=dl,
+        bins=int(bins) if kind == "histogram" else 10,
+        categories=categories if kind == "histogram" else None,
+        public_n=bool(public_n),
+    )
 
 
 def parse_bounds(text: str) -> tuple[float, float]:
     """``LO:HI`` -> (lo, hi), validated."""
     parts = str(text).split(":")
     if len(parts) != 2:
-        raise DPError(f"bounds {text!r} must be LO:HI, e.g. 18:90 (on the command line write --bounds=-10:10 "
-                      "for negatives)")
+        raise DPError(
+            f"bounds {text!r} must be LO:HI, e.g. 18:90 (on the command line write --bounds=-10:10 for negatives)"
+        )
     return check_bounds(parts[0].strip(), parts[1].strip())

@@ -27,9 +27,19 @@ SWEEP_ATTACKS = ("threshold", "loss", "lira", "rmia")
 #: catch without DP), five ε from 0.5 to 8 × 2 seeds, 2 baselines, LiRA and RMIA sharing 4 shadow models, 200
 #: canaries (rows given a wrong label), no size control: 12 models. bench/upload_sweep.py times it on a 5,000 × 20
 #: table (README: "Privacy–utility curve").
-TABLE_DEFAULTS = dict(model="mlp", hidden=128, epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), seeds=2, epochs=15,
-                      batch_size=128, lr=0.02, attacks=("threshold", "loss", "lira", "rmia"), shadows=4, canaries=200,
-                      size_fractions=())
+TABLE_DEFAULTS = dict(
+    model="mlp",
+    hidden=128,
+    epsilons=(0.5, 1.0, 2.0, 4.0, 8.0),
+    seeds=2,
+    epochs=15,
+    batch_size=128,
+    lr=0.02,
+    attacks=("threshold", "loss", "lira", "rmia"),
+    shadows=4,
+    canaries=200,
+    size_fractions=(),
+)
 
 
 @dataclass(frozen=True)
@@ -80,7 +90,7 @@ class SweepConfig:
     bounds: dict | None = None
     upload_name: str | None = None
 
-    def validate(self) -> "SweepConfig":
+    def validate(self) -> SweepConfig:
         if not self.epsilons:
             raise DPError("choose at least one ε for the sweep (e.g. 0.5, 1, 2, 4)")
         eps = tuple(sorted({check_epsilon(e, "each ε in the sweep") for e in self.epsilons}))
@@ -105,27 +115,48 @@ class SweepConfig:
         if self.test_size is not None and not 0 < float(self.test_size) < 1:
             raise DPError(f"test_size is the held-out fraction of rows, in (0, 1); got {self.test_size}")
         if self.baseline_lr_schedule not in LR_SCHEDULES:
-            raise DPError(f"baseline_lr_schedule must be one of {', '.join(LR_SCHEDULES)}, "
-                          f"got {self.baseline_lr_schedule!r}")
-        if isinstance(self.baseline_scale, bool) or not isinstance(self.baseline_scale, (int, float)) \
-                or not 0.1 <= float(self.baseline_scale) <= 10:
-            raise DPError(f"baseline_scale (the baselines' epochs and lr relative to the DP points') must be a "
-                          f"number from 0.1 to 10, got {self.baseline_scale!r}; 1 trains them alike")
+            raise DPError(
+                f"baseline_lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.baseline_lr_schedule!r}"
+            )
+        if (
+            isinstance(self.baseline_scale, bool)
+            or not isinstance(self.baseline_scale, (int, float))
+            or not 0.1 <= float(self.baseline_scale) <= 10
+        ):
+            raise DPError(
+                f"baseline_scale (the baselines' epochs and lr relative to the DP points') must be a "
+                f"number from 0.1 to 10, got {self.baseline_scale!r}; 1 trains them alike"
+            )
         if self.shadow_trainer not in ("sklearn", "same"):
             raise DPError("shadow_trainer must be 'sklearn' (fast stand-in) or 'same' (train like the target)")
-        if isinstance(self.canaries, bool) or not isinstance(self.canaries, (int, np.integer)) \
-                or not 0 <= self.canaries <= MAX_CANARIES:
-            raise DPError(f"canaries must be a whole number from 0 to {MAX_CANARIES}, got {self.canaries!r}; "
-                          "200 give a sharp audit")
+        if (
+            isinstance(self.canaries, bool)
+            or not isinstance(self.canaries, (int, np.integer))
+            or not 0 <= self.canaries <= MAX_CANARIES
+        ):
+            raise DPError(
+                f"canaries must be a whole number from 0 to {MAX_CANARIES}, got {self.canaries!r}; "
+                "200 give a sharp audit"
+            )
         fracs = tuple(sorted({float(f) for f in (self.size_fractions or ())}))
         if any(not 0 < f < 1 for f in fracs) or len(fracs) > 4:
-            raise DPError(f"size_fractions are up to 4 fractions of the training rows in (0, 1), e.g. 0.25,0.5; "
-                          f"got {self.size_fractions!r}")
+            raise DPError(
+                f"size_fractions are up to 4 fractions of the training rows in (0, 1), e.g. 0.25,0.5; "
+                f"got {self.size_fractions!r}"
+            )
         size_eps = check_epsilon(self.size_epsilon, "size_epsilon") if fracs else float(self.size_epsilon)
         if not isinstance(self.reproducible_noise, (bool, np.bool_)):
             raise DPError(f"reproducible_noise must be true or false, got {self.reproducible_noise!r}")
-        out = replace(self, epsilons=eps, seeds=seeds, attacks=attacks, shadows=shadows, size_fractions=fracs,
-                      size_epsilon=size_eps, canaries=int(self.canaries))
+        out = replace(
+            self,
+            epsilons=eps,
+            seeds=seeds,
+            attacks=attacks,
+            shadows=shadows,
+            size_fractions=fracs,
+            size_epsilon=size_eps,
+            canaries=int(self.canaries),
+        )
         from ..training.config import TrainConfig, check_batch_size  # valid before any job is queued
 
         tc = TrainConfig.from_dict(out.train_dict(eps[0], 0))
@@ -156,11 +187,11 @@ class SweepConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SweepConfig":
+    def from_dict(cls, d: dict) -> SweepConfig:
         return cls.from_stored(d).validate()
 
     @classmethod
-    def from_stored(cls, d: dict) -> "SweepConfig":
+    def from_stored(cls, d: dict) -> SweepConfig:
         """A sweep's config as its record stores it, *not* checked again: it was validated when the sweep started,
         and an uploaded CSV it read is deleted once its jobs are done (validating would read the data)."""
         known = {f for f in cls.__dataclass_fields__}
@@ -175,10 +206,20 @@ class SweepConfig:
 
     def train_dict(self, epsilon: float | None, seed: int) -> dict:
         """The dpcore.training.config.TrainConfig fields for one point (None epsilon = the non-private baseline)."""
-        d = {"dataset": self.dataset, "model": self.model, "epsilon": epsilon, "delta": self.delta,
-             "epochs": self.epochs, "batch_size": self.batch_size, "lr": self.lr, "clip": self.clip,
-             "accountant": self.accountant, "seed": seed, "device": self.device,
-             "reproducible_noise": bool(self.reproducible_noise)}
+        d = {
+            "dataset": self.dataset,
+            "model": self.model,
+            "epsilon": epsilon,
+            "delta": self.delta,
+            "epochs": self.epochs,
+            "batch_size": self.batch_size,
+            "lr": self.lr,
+            "clip": self.clip,
+            "accountant": self.accountant,
+            "seed": seed,
+            "device": self.device,
+            "reproducible_noise": bool(self.reproducible_noise),
+        }
         for k in ("target", "train_size", "test_size", "hidden", "optimizer", "bounds", "upload_name"):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
@@ -210,16 +251,31 @@ class SweepConfig:
         return out
 
     def _params(self, epsilon, seed, canaries=None) -> dict:
-        return {"train": self.train_dict(epsilon, seed), "attacks": list(self.attacks),
-                "shadows": self.shadows, "shadow_trainer": self.shadow_trainer, "seed": seed,
-                "canaries": self.canaries if canaries is None else canaries, "train_fraction": 1.0}
+        return {
+            "train": self.train_dict(epsilon, seed),
+            "attacks": list(self.attacks),
+            "shadows": self.shadows,
+            "shadow_trainer": self.shadow_trainer,
+            "seed": seed,
+            "canaries": self.canaries if canaries is None else canaries,
+            "train_fraction": 1.0,
+        }
 
 
-def for_upload(path: str, target: str, *, bounds: dict | None = None, upload_name: str | None = None,
-               **settings) -> SweepConfig:
+def for_upload(
+    path: str, target: str, *, bounds: dict | None = None, upload_name: str | None = None, **settings
+) -> SweepConfig:
     """The sweep of an uploaded CSV: ``path`` a file, or the ``upload:<ref>`` a page stored it under
     (:func:`dpcore.training.data.save_upload`); :data:`TABLE_DEFAULTS` with ``settings`` over them, its public
     ``bounds`` (:mod:`dpcore.training.bounds`) and its owner's file name; validated (reads the data)."""
     dataset = path if str(path).startswith("upload:") else f"csv:{path}"  # a page's stored upload, or a file
-    return SweepConfig(**{**TABLE_DEFAULTS, **settings, "dataset": dataset, "target": target,
-                          "bounds": bounds, "upload_name": upload_name}).validate()
+    return SweepConfig(
+        **{
+            **TABLE_DEFAULTS,
+            **settings,
+            "dataset": dataset,
+            "target": target,
+            "bounds": bounds,
+            "upload_name": upload_name,
+        }
+    ).validate()

@@ -27,8 +27,9 @@ def paths(result: dict, top: int = 5) -> list[dict]:
     if base is None:
         return []
     seed = base.get("seed")
-    models = sorted((p for p in result.get("points", []) if p.get("seed") == seed and p.get("exposure")),
-                    key=lambda p: p["epsilon"]) + [base]
+    models = sorted(
+        (p for p in result.get("points", []) if p.get("seed") == seed and p.get("exposure")), key=lambda p: p["epsilon"]
+    ) + [base]
     lookup = []
     for p in models:
         ex = p["exposure"]
@@ -39,8 +40,9 @@ def paths(result: dict, top: int = 5) -> list[dict]:
         for eps, where, ex in lookup:
             i = where.get(v["index"])
             if i is not None:
-                steps.append({"epsilon": eps, "score": ex["scores"][i], "fpr": ex["fpr"][i],
-                              "proved_epsilon": ex["proved"][i]})
+                steps.append(
+                    {"epsilon": eps, "score": ex["scores"][i], "fpr": ex["fpr"][i], "proved_epsilon": ex["proved"][i]}
+                )
         out.append({"index": v["index"], "record": v.get("record"), "points": steps})
     return out
 
@@ -49,8 +51,11 @@ def shares(result: dict) -> list[dict]:
     """Per ε of the grid: the share of audited records whose proved ε exceeds the DP models' claim (mean over the
     seeds: 0 under DP with 95% confidence per model) and, for the baseline, the share that exceeds that ε (what a
     model at that ε would not be allowed to show)."""
-    base = [b for b in (result.get("baselines") or ([result["baseline"]] if result.get("baseline") else []))
-            if b.get("exposure")]
+    base = [
+        b
+        for b in (result.get("baselines") or ([result["baseline"]] if result.get("baseline") else []))
+        if b.get("exposure")
+    ]
     groups: dict = {}
     for p in result.get("points", []):
         if p.get("exposure"):
@@ -59,9 +64,15 @@ def shares(result: dict) -> list[dict]:
     for eps in sorted(groups):
         ps = groups[eps]
         dp = [p["exposure"].get("share_above_claim") or 0.0 for p in ps]
-        rows.append({"epsilon": eps, "dp_share": sum(dp) / len(dp), "models": len(ps),
-                     "baseline_share": (sum(share_above(b["exposure"], eps) for b in base) / len(base)) if base
-                     else None, "attack": ps[0]["exposure"].get("attack")})
+        rows.append(
+            {
+                "epsilon": eps,
+                "dp_share": sum(dp) / len(dp),
+                "models": len(ps),
+                "baseline_share": (sum(share_above(b["exposure"], eps) for b in base) / len(base)) if base else None,
+                "attack": ps[0]["exposure"].get("attack"),
+            }
+        )
     return rows
 
 
@@ -80,10 +91,18 @@ def story(result: dict) -> dict | None:
         return None
     r = min(rows, key=lambda r: abs(math.log(r["epsilon"])))
     proved = max((r.get(k) or 0.0) for k in ("empirical_epsilon", "records_epsilon"))
-    return {"epsilon": r["epsilon"], "epsilon_spent": r["epsilon_spent"], "delta": (result.get("config") or {}).get(
-            "delta"), "dp_accuracy": r["accuracy_median"], "baseline_accuracy": base["accuracy_median"],
-            "cost_points": (base["accuracy_median"] - r["accuracy_median"]) * 100, "proved": proved,
-            "models": r["n"], "baselines": base["n"], "upload": bool((result.get("config") or {}).get("upload_name"))}
+    return {
+        "epsilon": r["epsilon"],
+        "epsilon_spent": r["epsilon_spent"],
+        "delta": (result.get("config") or {}).get("delta"),
+        "dp_accuracy": r["accuracy_median"],
+        "baseline_accuracy": base["accuracy_median"],
+        "cost_points": (base["accuracy_median"] - r["accuracy_median"]) * 100,
+        "proved": proved,
+        "models": r["n"],
+        "baselines": base["n"],
+        "upload": bool((result.get("config") or {}).get("upload_name")),
+    }
 
 
 def story_words(s: dict) -> tuple[str, str]:
@@ -94,15 +113,25 @@ def story_words(s: dict) -> tuple[str, str]:
 
     who = "your model" if s["upload"] else "the model"
     cost = s["cost_points"]
-    lose = (f"{who} loses {cost:.1f} points" if cost >= 0.05 else
-            f"{who} loses nothing measurable" if cost > -0.05 else f"{who} gains {-cost:.1f} points")
+    lose = (
+        f"{who} loses {cost:.1f} points"
+        if cost >= 0.05
+        else f"{who} loses nothing measurable"
+        if cost > -0.05
+        else f"{who} gains {-cost:.1f} points"
+    )
     claim = f"At ε = {s['epsilon']:g}, {lose}"
     proved = claims.down(s["proved"])
-    said = (f"**No attack proves more than ε ≥ {proved}**" if s["proved"] > 0 else
-            f"**No attack proves any leak** (the audits at ε = {s['epsilon']:g}, its models together, prove only ε ≥ 0)")
-    detail = (f"{said}: the audits' lower bounds at 95% confidence, against the accountant's ε ≤ "
-              f"{claims.up(s['epsilon_spent'])} at δ = {claims.delta(s['delta'])} (add/remove one record). Test "
-              f"accuracy {accuracy_text(s['dp_accuracy'])} with DP vs {accuracy_text(s['baseline_accuracy'])} "
-              f"without (medians over {s['models']} and {s['baselines']} models). A proved bound far below the claim "
-              "means the attacks found little, not that less privacy was spent.")
+    said = (
+        f"**No attack proves more than ε ≥ {proved}**"
+        if s["proved"] > 0
+        else f"**No attack proves any leak** (the audits at ε = {s['epsilon']:g}, its models together, prove only ε ≥ 0)"
+    )
+    detail = (
+        f"{said}: the audits' lower bounds at 95% confidence, against the accountant's ε ≤ "
+        f"{claims.up(s['epsilon_spent'])} at δ = {claims.delta(s['delta'])} (add/remove one record). Test "
+        f"accuracy {accuracy_text(s['dp_accuracy'])} with DP vs {accuracy_text(s['baseline_accuracy'])} "
+        f"without (medians over {s['models']} and {s['baselines']} models). A proved bound far below the claim "
+        "means the attacks found little, not that less privacy was spent."
+    )
     return claim, detail

@@ -34,11 +34,16 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
         from ..training.loop import train
 
         def fit(X, y, seed):
-            sub = dataclasses.replace(split, X_train=np.ascontiguousarray(X, np.float32),
-                                      y_train=np.asarray(y, np.int64), X_test=split.X_test[:8],
-                                      y_test=split.y_test[:8])
-            c = dataclasses.replace(cfg, seed=int(seed) % (2**31), train_size=None,
-                                    batch_size=min(cfg.batch_size, len(y)))
+            sub = dataclasses.replace(
+                split,
+                X_train=np.ascontiguousarray(X, np.float32),
+                y_train=np.asarray(y, np.int64),
+                X_test=split.X_test[:8],
+                y_test=split.y_test[:8],
+            )
+            c = dataclasses.replace(
+                cfg, seed=int(seed) % (2**31), train_size=None, batch_size=min(cfg.batch_size, len(y))
+            )
             res = train(c, should_stop=should_stop, split=sub)
             return res.predict_proba
 
@@ -65,8 +70,14 @@ def _shadow_fit_many(params: dict, cfg, split, ctx):
         def done(k, n):
             ctx.progress(phase="attack", shadow=k, shadows=n)
 
-        outs = ctx.map_tasks(_shadow_task, jobs, shared=(params, cfg, split, np.asarray(X_pool)),
-                             name="lira-shadow", num_cpus=1.0, on_done=done)
+        outs = ctx.map_tasks(
+            _shadow_task,
+            jobs,
+            shared=(params, cfg, split, np.asarray(X_pool)),
+            name="lira-shadow",
+            num_cpus=1.0,
+            on_done=done,
+        )
         ctx.progress(shadow_tasks=[o["task"] for o in outs])
         ctx.flush()
         return [o["proba"] for o in outs]
@@ -87,8 +98,11 @@ class Canaries:
         import dataclasses
 
         k = self.included
-        return dataclasses.replace(split, X_train=np.ascontiguousarray(np.concatenate([split.X_train, self.X[k]])),
-                                   y_train=np.concatenate([split.y_train, self.y[k]]))
+        return dataclasses.replace(
+            split,
+            X_train=np.ascontiguousarray(np.concatenate([split.X_train, self.X[k]])),
+            y_train=np.concatenate([split.y_train, self.y[k]]),
+        )
 
 
 def make_canaries(split, n: int, seed: int, *, reproducible: bool = False) -> Canaries:
@@ -119,8 +133,9 @@ def _one_run_bound(scores, included, delta: float) -> dict:
     tried = tuple(tuple(t) for t in out["tried"])  # the most these very guesses prove with every one right
     out["max_certifiable"] = one_run.bound_at(int(included.size), tried, float(delta), 0.05)[1]
     out["attack"] = CANARY_ATTACK
-    out["method"] = ("one-run audit (Steinke, Nasr & Jagielski 2023) on "
-                     f"{included.size} canaries, {int(included.sum())} included")
+    out["method"] = (
+        f"one-run audit (Steinke, Nasr & Jagielski 2023) on {included.size} canaries, {int(included.sum())} included"
+    )
     return out
 
 
@@ -150,11 +165,20 @@ def run_point(params: dict, ctx=None) -> dict:
         ctx.progress(phase="attack")
     attacks = tuple(params.get("attacks") or ("threshold", "loss"))
     # ordinary records: members = the clean training rows, non-members = test rows
-    results = mia.run_attacks(res.predict_proba, split.X_train, split.y_train, split.X_test, split.y_test,
-                              attacks=attacks, shadows=int(params.get("shadows", 8)),
-                              shadow_fit=_shadow_fit(params, cfg, split, stop),
-                              seed=np.random.default_rng([seed, 7]), max_per_side=limits.SWEEP_AUDIT_MAX_PER_SIDE,
-                              should_stop=stop, shadow_fit_many=_shadow_fit_many(params, cfg, split, ctx))
+    results = mia.run_attacks(
+        res.predict_proba,
+        split.X_train,
+        split.y_train,
+        split.X_test,
+        split.y_test,
+        attacks=attacks,
+        shadows=int(params.get("shadows", 8)),
+        shadow_fit=_shadow_fit(params, cfg, split, stop),
+        seed=np.random.default_rng([seed, 7]),
+        max_per_side=limits.SWEEP_AUDIT_MAX_PER_SIDE,
+        should_stop=stop,
+        shadow_fit_many=_shadow_fit_many(params, cfg, split, ctx),
+    )
     results.pop("_roc")
     members = results.pop("_members")
     scores = results.pop("_scores")
@@ -162,8 +186,10 @@ def run_point(params: dict, ctx=None) -> dict:
     if canaries is not None:
         c_scores = canary_scores(res.predict_proba, canaries)
         k = canaries.included
-        results[CANARY_ATTACK] = {**mia.attack_metrics(mia.roc(c_scores[k], c_scores[~k])),
-                                  "records": "canaries (mislabelled training images)"}
+        results[CANARY_ATTACK] = {
+            **mia.attack_metrics(mia.roc(c_scores[k], c_scores[~k])),
+            "records": "canaries (mislabelled training images)",
+        }
     m = res.metrics.to_dict()
     eps_spent = m.get("epsilon")
     point = {
@@ -183,8 +209,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "accountant": m.get("accountant"),
         "device": m.get("device"),
         "mia": results,
-        "canaries": None if canaries is None else {"n": int(len(canaries.y)),
-                                                   "included": int(canaries.included.sum())},
+        "canaries": None if canaries is None else {"n": int(len(canaries.y)), "included": int(canaries.included.sum())},
         "preprocessing": preprocessing(cfg.bounds, split.bounds_note, split.leaks),
         "train_seconds": round(t_train, 3),
         "seconds": None,
@@ -210,9 +235,14 @@ def run_point(params: dict, ctx=None) -> dict:
         from ..training import accounting
 
         point["epsilon_pld"] = accounting.pld_epsilon(sigma, q, steps, delta)
-        point["tradeoff"] = {**accounting.dpsgd_tradeoff(sigma, q, steps), "noise_multiplier": sigma,
-                             "sample_rate": q, "steps": steps, "delta": delta,
-                             "source": "dp_accounting PLD, Poisson-subsampled Gaussian, add/remove one"}
+        point["tradeoff"] = {
+            **accounting.dpsgd_tradeoff(sigma, q, steps),
+            "noise_multiplier": sigma,
+            "sample_rate": q,
+            "steps": steps,
+            "delta": delta,
+            "source": "dp_accounting PLD, Poisson-subsampled Gaussian, add/remove one",
+        }
     _attach_audit(point, canary_audit)
     _attach_exposure(point, split, scores, members[0], delta)
     point["seconds"] = round(time.perf_counter() - t0, 3)
@@ -254,5 +284,3 @@ def _attach_audit(point: dict, canary_audit: dict | None) -> None:
     if canary_audit is not None and records:
         main["records"] = {k: v for k, v in records.items() if k not in ("claimed", "within_claim")}
     point["empirical_epsilon"] = main
-
-

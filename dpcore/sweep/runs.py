@@ -39,8 +39,10 @@ FINISHED = ("done", "failed", "cancelled")
 
 def _assemble(cfg: SweepConfig, points: list[dict]) -> dict:
     full = [p for p in points if p.get("train_fraction", 1.0) >= 1.0]
-    control = sorted((p for p in points if p.get("train_fraction", 1.0) < 1.0),
-                     key=lambda p: (p["train_fraction"], p["epsilon"] is not None, p["epsilon"] or 0, p["seed"]))
+    control = sorted(
+        (p for p in points if p.get("train_fraction", 1.0) < 1.0),
+        key=lambda p: (p["train_fraction"], p["epsilon"] is not None, p["epsilon"] or 0, p["seed"]),
+    )
     base = sorted((p for p in full if p.get("epsilon") is None), key=lambda p: p["seed"])
     dp = sorted((p for p in full if p.get("epsilon") is not None), key=lambda p: (p["epsilon"], p["seed"]))
     out = {"config": cfg.to_dict(), "baseline": base[0] if base else None, "points": dp}
@@ -54,8 +56,9 @@ def _assemble(cfg: SweepConfig, points: list[dict]) -> dict:
     return out
 
 
-def run_sweep_inline(cfg: SweepConfig | dict | None = None, progress=None, *, owner: str, store: bool = True,
-                     name: str = "") -> dict:
+def run_sweep_inline(
+    cfg: SweepConfig | dict | None = None, progress=None, *, owner: str, store: bool = True, name: str = ""
+) -> dict:
     """Run every point one after another in this process (CLI, tests). Returns {id, config, baseline, points};
     with ``store`` the finished sweep is recorded (for ``owner``) so the page can reopen it."""
     cfg = _config(cfg)
@@ -69,10 +72,23 @@ def run_sweep_inline(cfg: SweepConfig | dict | None = None, progress=None, *, ow
     result = _assemble(cfg, points)
     if store:
         sweep_id = _new_id()
-        save({"id": sweep_id, "name": _distinct(owner, name or _default_name(cfg) + " (inline)"),
-              "created": time.time(), "status": "done", "config": cfg.to_dict(), "jobs": [], "result": result,
-              "failed": [], "finished": time.time(), "executor": {"name": "inline"}, "owner": owner,
-              "shared": is_demo(cfg), **_noise_record(cfg)})
+        save(
+            {
+                "id": sweep_id,
+                "name": _distinct(owner, name or _default_name(cfg) + " (inline)"),
+                "created": time.time(),
+                "status": "done",
+                "config": cfg.to_dict(),
+                "jobs": [],
+                "result": result,
+                "failed": [],
+                "finished": time.time(),
+                "executor": {"name": "inline"},
+                "owner": owner,
+                "shared": is_demo(cfg),
+                **_noise_record(cfg),
+            }
+        )
         result = {"id": sweep_id, "executor": {"name": "inline"}, **result}
     return result
 
@@ -88,8 +104,10 @@ def _default_name(cfg: SweepConfig) -> str:
 
 
 def _noise_record(cfg: SweepConfig) -> dict:
-    return {"reproducible_noise": bool(cfg.reproducible_noise),
-            **({"release_label": REPRODUCIBLE_LABEL} if cfg.reproducible_noise else {})}
+    return {
+        "reproducible_noise": bool(cfg.reproducible_noise),
+        **({"release_label": REPRODUCIBLE_LABEL} if cfg.reproducible_noise else {}),
+    }
 
 
 def _config(cfg) -> SweepConfig:
@@ -192,7 +210,7 @@ def list_sweeps(*, caller: Caller, refresh: bool = True) -> list[dict]:
     reproducible_noise}. With ``refresh``, sweeps still marked running are looked up in the job store
     first (and recorded as finished if they are: a finished demo becomes shared though its owner has left)."""
     out = []
-    for p, r in _records():
+    for _p, r in _records():
         if refresh and r.get("status") == "running":  # whoever looks records a sweep that has finished
             try:
                 r = {**r, **_state(r)}
@@ -200,8 +218,14 @@ def list_sweeps(*, caller: Caller, refresh: bool = True) -> list[dict]:
                 pass
         if not caller.may_read(owner_of(r), shared=shared(r)):
             continue
-        out.append({**{k: r.get(k) for k in ("id", "name", "created", "status", "config", "reproducible_noise")},
-                    "owner": owner_of(r), "mine": owner_of(r) == caller.owner, "shared": shared(r)})
+        out.append(
+            {
+                **{k: r.get(k) for k in ("id", "name", "created", "status", "config", "reproducible_noise")},
+                "owner": owner_of(r),
+                "mine": owner_of(r) == caller.owner,
+                "shared": shared(r),
+            }
+        )
     return sorted(out, key=lambda r: r.get("created") or 0, reverse=True)
 
 
@@ -224,8 +248,15 @@ def default_view(sweeps: list[dict], caller: Caller, current: str | None = None)
     return demo[0]["id"] if demo else None
 
 
-def start_sweep(cfg: SweepConfig | dict | None = None, *, owner: str, key: str | None = None, name: str = "",
-                workers: int = 2, executor=None) -> str:
+def start_sweep(
+    cfg: SweepConfig | dict | None = None,
+    *,
+    owner: str,
+    key: str | None = None,
+    name: str = "",
+    workers: int = 2,
+    executor=None,
+) -> str:
     """Submit one background job per point for ``owner``, all or none, record the sweep, start workers. Returns
     the sweep id.
 
@@ -234,16 +265,19 @@ def start_sweep(cfg: SweepConfig | dict | None = None, *, owner: str, key: str |
     start at most ``limits.SWEEP_MAX_TRAININGS`` model trainings and hold at most
     ``limits.JOBS_QUEUED_PER_OWNER`` queued jobs (:class:`~dpcore.jobs.owners.QueueFull`).
     ``executor`` (dpcore.jobs.executors): where the points run; default local worker processes."""
-    from ..jobs import executors, store as job_store
+    from ..jobs import executors
+    from ..jobs import store as job_store
 
     cfg = _config(cfg)
     owner = check_owner(owner)
     if limited(owner):
         n = model_trainings(cfg)
         if n > limits.SWEEP_MAX_TRAININGS:
-            raise QueueFull(f"this sweep would train {n:,} models ({len(cfg.point_params()):,} points, each with "
-                            f"its LiRA shadow models); one click may start at most {limits.SWEEP_MAX_TRAININGS:,}: "
-                            "use fewer ε values, seeds or shadow models")
+            raise QueueFull(
+                f"this sweep would train {n:,} models ({len(cfg.point_params()):,} points, each with "
+                f"its LiRA shadow models); one click may start at most {limits.SWEEP_MAX_TRAININGS:,}: "
+                "use fewer ε values, seeds or shadow models"
+            )
     # --- engineer H (issue 17): points go through an Executor (local processes or Ray tasks) ---
     ex = executor or executors.LocalExecutor(max(1, int(workers or 1)))
     device = cfg.device
@@ -258,9 +292,21 @@ def start_sweep(cfg: SweepConfig | dict | None = None, *, owner: str, key: str |
     ids = job_store.submit_many(units, owner=owner, group=group, key=key, ref=sweep_id)
     entries = [{"job_id": jid, **e} for jid, e in zip(ids, entries)]
     try:
-        save({"id": sweep_id, "name": _distinct(owner, name or _default_name(cfg)), "created": time.time(),
-              "status": "running", "group": group, "config": cfg.to_dict(), "jobs": entries,
-              "executor": ex.describe(), "owner": owner, "shared": is_demo(cfg), **_noise_record(cfg)})
+        save(
+            {
+                "id": sweep_id,
+                "name": _distinct(owner, name or _default_name(cfg)),
+                "created": time.time(),
+                "status": "running",
+                "group": group,
+                "config": cfg.to_dict(),
+                "jobs": entries,
+                "executor": ex.describe(),
+                "owner": owner,
+                "shared": is_demo(cfg),
+                **_noise_record(cfg),
+            }
+        )
     except BaseException:
         job_store.cancel_group(group, caller=SYSTEM)  # no record, no jobs: nothing runs for a sweep nobody sees
         raise
@@ -271,14 +317,23 @@ def start_sweep(cfg: SweepConfig | dict | None = None, *, owner: str, key: str |
 
 def _state(rec: dict) -> dict:
     """Where a sweep stands (see :func:`state`), with no ownership check: the record was checked by the caller."""
-    from ..jobs import display, store as job_store
+    from ..jobs import display
+    from ..jobs import store as job_store
 
     cfg = SweepConfig.from_stored(rec["config"])  # no data read: an upload is gone once its jobs are done
     if rec.get("status") in FINISHED and "result" in rec:
-        n = len(rec["jobs"]) or (len(rec["result"]["points"]) + len(rec["result"].get("baselines") or
-                                                                   [rec["result"]["baseline"]]))
-        return {**_summary(rec), "fraction": 1.0, "done": n - len(rec.get("failed", [])), "total": n,
-                "failed": rec.get("failed", []), "result": rec["result"], "running": []}
+        n = len(rec["jobs"]) or (
+            len(rec["result"]["points"]) + len(rec["result"].get("baselines") or [rec["result"]["baseline"]])
+        )
+        return {
+            **_summary(rec),
+            "fraction": 1.0,
+            "done": n - len(rec.get("failed", [])),
+            "total": n,
+            "failed": rec.get("failed", []),
+            "result": rec["result"],
+            "running": [],
+        }
     points, failed, running = [], [], []
     fraction = 0.0
     for e in rec["jobs"]:
@@ -313,8 +368,16 @@ def _state(rec: dict) -> dict:
             status = "cancelled"
         rec.update(status=status, result=result, failed=failed, finished=time.time())
         save(rec)
-    return {**_summary(rec), "status": status, "fraction": fraction / max(total, 1), "done": len(points),
-            "total": total, "failed": failed, "running": running, "result": result}
+    return {
+        **_summary(rec),
+        "status": status,
+        "fraction": fraction / max(total, 1),
+        "done": len(points),
+        "total": total,
+        "failed": failed,
+        "running": running,
+        "result": result,
+    }
 
 
 def state(sweep_id: str, *, caller: Caller) -> dict:
@@ -326,9 +389,14 @@ def state(sweep_id: str, *, caller: Caller) -> dict:
 
 
 def _summary(rec: dict) -> dict:
-    return {**{k: rec.get(k) for k in ("id", "name", "created", "status", "config", "executor",
-                                       "reproducible_noise", "release_label")},
-            "owner": owner_of(rec), "shared": shared(rec)}
+    return {
+        **{
+            k: rec.get(k)
+            for k in ("id", "name", "created", "status", "config", "executor", "reproducible_noise", "release_label")
+        },
+        "owner": owner_of(rec),
+        "shared": shared(rec),
+    }
 
 
 def problems(s: dict) -> list[str]:
@@ -339,16 +407,20 @@ def problems(s: dict) -> list[str]:
     other = [f for f in failed if f.get("status") != "cancelled"]
     out = []
     if cancelled:
-        out.append(f"{len(cancelled)} of {s.get('total') or len(failed)} models were cancelled before they "
-                   "finished; the charts show the ones that did.")
+        out.append(
+            f"{len(cancelled)} of {s.get('total') or len(failed)} models were cancelled before they "
+            "finished; the charts show the ones that did."
+        )
     if other:
+
         def which(f):
             return ("baseline" if f.get("epsilon") is None else f"ε = {f['epsilon']:g}") + f" seed {f.get('seed')}"
 
         first = other[0]
         more = f" and {len(other) - 1} more" if len(other) > 1 else ""
-        out.append(f"{len(other)} model{'s' if len(other) > 1 else ''} failed ({which(first)}{more}): "
-                   f"{first.get('error')}")
+        out.append(
+            f"{len(other)} model{'s' if len(other) > 1 else ''} failed ({which(first)}{more}): {first.get('error')}"
+        )
     return out
 
 
@@ -370,8 +442,7 @@ def rename(sweep_id: str, name: str, *, caller: Caller) -> dict:
 
     name = check_label(name)
     rec = _changeable(_read(sweep_id), caller)
-    if any(r.get("name") == name and r.get("id") != sweep_id and owner_of(r) == owner_of(rec)
-           for _, r in _records()):
+    if any(r.get("name") == name and r.get("id") != sweep_id and owner_of(r) == owner_of(rec) for _, r in _records()):
         raise DPError(f"another sweep is already called {name!r}; choose another name")
     rec["name"] = name
     save(rec)
@@ -397,8 +468,15 @@ def delete(sweep_id: str, *, caller: Caller) -> None:
     storage.empty_trash()
 
 
-def run_sweep_parallel(cfg: SweepConfig | dict | None = None, *, owner: str, workers: int = 2,
-                       timeout: float = 3600, progress=None, executor=None) -> dict:
+def run_sweep_parallel(
+    cfg: SweepConfig | dict | None = None,
+    *,
+    owner: str,
+    workers: int = 2,
+    timeout: float = 3600,
+    progress=None,
+    executor=None,
+) -> dict:
     """Start the sweep as background jobs on ``workers`` processes (or ``executor``) and wait for it."""
     caller = Caller(check_owner(owner))
     sweep_id = start_sweep(cfg, owner=owner, workers=workers, executor=executor)
@@ -415,7 +493,8 @@ def run_sweep_parallel(cfg: SweepConfig | dict | None = None, *, owner: str, wor
         time.sleep(0.3)
     if s["failed"]:
         first = s["failed"][0]
-        raise DPError(f"{len(s['failed'])} sweep point(s) failed, e.g. ε={first['epsilon']} seed "
-                      f"{first['seed']}: {first['error']}")
+        raise DPError(
+            f"{len(s['failed'])} sweep point(s) failed, e.g. ε={first['epsilon']} seed "
+            f"{first['seed']}: {first['error']}"
+        )
     return {"id": sweep_id, "executor": s.get("executor"), **s["result"]}
-

@@ -31,11 +31,27 @@ def _slim(p):
     if p is None:
         return None
     achieved = p.get("epsilon_spent") if p.get("epsilon") is not None else None
-    out = {"epsilon": achieved if achieved is not None else p["epsilon"], "target_epsilon": p["epsilon"],
-           "seed": p["seed"], "test_accuracy": p["test_accuracy"],
-           "mia": {a: {k: v.get(k) for k in REPORTED_METRICS} for a, v in p["mia"].items()}}
-    for k in ("epsilon_pld", "delta", "train_accuracy", "noise_multiplier", "sample_rate", "steps", "train_fraction",
-              "n_train", "canaries", "seconds", "tradeoff", "gdp_mu"):
+    out = {
+        "epsilon": achieved if achieved is not None else p["epsilon"],
+        "target_epsilon": p["epsilon"],
+        "seed": p["seed"],
+        "test_accuracy": p["test_accuracy"],
+        "mia": {a: {k: v.get(k) for k in REPORTED_METRICS} for a, v in p["mia"].items()},
+    }
+    for k in (
+        "epsilon_pld",
+        "delta",
+        "train_accuracy",
+        "noise_multiplier",
+        "sample_rate",
+        "steps",
+        "train_fraction",
+        "n_train",
+        "canaries",
+        "seconds",
+        "tradeoff",
+        "gdp_mu",
+    ):
         if p.get(k) is not None:
             out[k] = p[k]
     out["reproducible_noise"] = bool(p.get("reproducible_noise", False))
@@ -47,14 +63,44 @@ def _slim(p):
         out["release_label"] = p["release_label"]
     e = p.get("empirical_epsilon") or p.get("empirical_epsilon_no_dp")
     if e:
-        out["empirical_epsilon"] = {k: e.get(k) for k in ("lower_bound", "confidence", "max_certifiable", "attack",
-                                                          "method", "claimed", "within_claim", "guesses",
-                                                          "correct", "n_canaries", "candidates", "tried",
-                                                          "delta", "members", "nonmembers",
-                                                          "tp", "fp") if e.get(k) is not None}
+        out["empirical_epsilon"] = {
+            k: e.get(k)
+            for k in (
+                "lower_bound",
+                "confidence",
+                "max_certifiable",
+                "attack",
+                "method",
+                "claimed",
+                "within_claim",
+                "guesses",
+                "correct",
+                "n_canaries",
+                "candidates",
+                "tried",
+                "delta",
+                "members",
+                "nonmembers",
+                "tp",
+                "fp",
+            )
+            if e.get(k) is not None
+        }
         if e.get("records"):
-            out["empirical_epsilon"]["records"] = {k: e["records"].get(k) for k in (
-                "lower_bound", "confidence", "attack", "max_certifiable", "delta", "members", "nonmembers", "tp", "fp")}
+            out["empirical_epsilon"]["records"] = {
+                k: e["records"].get(k)
+                for k in (
+                    "lower_bound",
+                    "confidence",
+                    "attack",
+                    "max_certifiable",
+                    "delta",
+                    "members",
+                    "nonmembers",
+                    "tp",
+                    "fp",
+                )
+            }
     return out
 
 
@@ -62,8 +108,11 @@ def cli_json(result: dict) -> dict:
     """The documented JSON: ``baseline`` and ``points`` with test_accuracy, epsilon (achieved), seed,
     mia.<attack>.{auc, tpr_at_1pct_fpr, advantage, ...}, empirical_epsilon.lower_bound (and ``tradeoff`` for DP
     points where the accountant provides it); ``size_control`` for the training-set-size control."""
-    out = {"config": result["config"], "baseline": _slim(result.get("baseline")),
-           "points": [_slim(p) for p in result["points"]]}
+    out = {
+        "config": result["config"],
+        "baseline": _slim(result.get("baseline")),
+        "points": [_slim(p) for p in result["points"]],
+    }
     if result.get("baselines"):
         out["baselines"] = [_slim(p) for p in result["baselines"]]
     if result.get("size_control"):
@@ -102,13 +151,21 @@ def _proved(audits) -> dict:
             usable.append(a)
         except DPError:
             continue
-    out = {"empirical_epsilon": None, "empirical_epsilon_median": None, "empirical_epsilon_k": len(usable),
-           "empirical_epsilon_confidence": AUDIT_CONFIDENCE, "max_certifiable": None}
+    out = {
+        "empirical_epsilon": None,
+        "empirical_epsilon_median": None,
+        "empirical_epsilon_k": len(usable),
+        "empirical_epsilon_confidence": AUDIT_CONFIDENCE,
+        "max_certifiable": None,
+    }
     out["empirical_epsilon_mean"], out["empirical_epsilon_sd"] = _mean_sd(a.get("lower_bound") for a in audits)
     if usable:
         c = audit.combine_bounds(usable, AUDIT_CONFIDENCE)
-        out.update(empirical_epsilon=c["lower_bound"], empirical_epsilon_median=c["median_lower_bound"],
-                   max_certifiable=c["max_certifiable"])
+        out.update(
+            empirical_epsilon=c["lower_bound"],
+            empirical_epsilon_median=c["median_lower_bound"],
+            max_certifiable=c["max_certifiable"],
+        )
     return out
 
 
@@ -156,23 +213,38 @@ def by_epsilon(result: dict) -> list[dict]:
 #: The words for :func:`by_epsilon`'s fields in a table people read (the HTML report's words where they overlap);
 #: JSON and code keep the field names.
 COLUMN_WORDS = {
-    "epsilon": "target ε", "n": "models", "accuracy": "test accuracy (mean)",
-    "accuracy_median": "test accuracy (median)", "epsilon_spent": "ε spent (accountant)",
-    "empirical_epsilon": "proved ε (95% over all seeds)", "empirical_epsilon_median": "proved ε, median seed (95%)",
-    "empirical_epsilon_k": "models audited", "empirical_epsilon_confidence": "audit confidence",
-    "max_certifiable": "most the audit could prove", "empirical_epsilon_mean": "each seed's proved ε (mean)",
+    "epsilon": "target ε",
+    "n": "models",
+    "accuracy": "test accuracy (mean)",
+    "accuracy_median": "test accuracy (median)",
+    "epsilon_spent": "ε spent (accountant)",
+    "empirical_epsilon": "proved ε (95% over all seeds)",
+    "empirical_epsilon_median": "proved ε, median seed (95%)",
+    "empirical_epsilon_k": "models audited",
+    "empirical_epsilon_confidence": "audit confidence",
+    "max_certifiable": "most the audit could prove",
+    "empirical_epsilon_mean": "each seed's proved ε (mean)",
     "empirical_epsilon_sd": "each seed's proved ε, SD",
     "records_epsilon": "proved ε on ordinary records (95% over all seeds)",
     "records_epsilon_median": "proved ε on ordinary records, median seed (95%)",
 }
-METRIC_WORDS = {"auc": "AUC", "advantage": "advantage (TPR − FPR)",
-                "tpr_at_1pct_fpr": "TPR at 1% FPR", "tpr_at_0.1pct_fpr": "TPR at 0.1% FPR"}
+METRIC_WORDS = {
+    "auc": "AUC",
+    "advantage": "advantage (TPR − FPR)",
+    "tpr_at_1pct_fpr": "TPR at 1% FPR",
+    "tpr_at_0.1pct_fpr": "TPR at 0.1% FPR",
+}
 
 
 #: :func:`by_epsilon` fields that are bounds: written so a rounded value keeps its side (claims).
 UPPER_FIELDS = ("epsilon_spent",)
-LOWER_FIELDS = ("empirical_epsilon", "empirical_epsilon_median", "records_epsilon", "records_epsilon_median",
-                "max_certifiable")
+LOWER_FIELDS = (
+    "empirical_epsilon",
+    "empirical_epsilon_median",
+    "records_epsilon",
+    "records_epsilon_median",
+    "max_certifiable",
+)
 
 
 ACCURACY_FIELDS = ("accuracy", "accuracy_median")
@@ -203,8 +275,15 @@ NOT_COVERED = "not covered by ε"
 #: :func:`by_epsilon` fields computed from the private rows that no ε covers: test accuracy on the private test
 #: rows, every attack's results (members are training rows, non-members test rows) and every audit's bound and
 #: its reach (the canaries are training rows too). The target ε, the models and the accountant's ε are not.
-PRIVATE_FIELDS = (*ACCURACY_FIELDS, "empirical_epsilon", "empirical_epsilon_median", "max_certifiable",
-                  "empirical_epsilon_mean", "records_epsilon", "records_epsilon_median")
+PRIVATE_FIELDS = (
+    *ACCURACY_FIELDS,
+    "empirical_epsilon",
+    "empirical_epsilon_median",
+    "max_certifiable",
+    "empirical_epsilon_mean",
+    "records_epsilon",
+    "records_epsilon_median",
+)
 
 
 def on_private_rows(field: str) -> bool:
@@ -249,8 +328,9 @@ def size_control(result: dict) -> list[dict]:
     pts = list(result.get("size_control") or [])
     if not pts or eps is None:
         return []
-    full = [p for p in result.get("points", []) if p["epsilon"] == eps] + \
-        (result.get("baselines") or ([result["baseline"]] if result.get("baseline") else []))
+    full = [p for p in result.get("points", []) if p["epsilon"] == eps] + (
+        result.get("baselines") or ([result["baseline"]] if result.get("baseline") else [])
+    )
     groups: dict = {}
     for p in pts + [dict(q, train_fraction=1.0) for q in full]:
         groups.setdefault(float(p.get("train_fraction", 1.0)), []).append(p)
@@ -263,9 +343,19 @@ def size_control(result: dict) -> list[dict]:
             continue
         b, bsd = _mean_sd(base)
         d, dsd = _mean_sd(dp)
-        rows.append({"fraction": f, "n_train": max(int(p.get("n_train") or 0) for p in ps), "epsilon": eps,
-                     "baseline_accuracy": b, "baseline_accuracy_sd": bsd, "dp_accuracy": d, "dp_accuracy_sd": dsd,
-                     "cost": b - d, "n": len(dp)})
+        rows.append(
+            {
+                "fraction": f,
+                "n_train": max(int(p.get("n_train") or 0) for p in ps),
+                "epsilon": eps,
+                "baseline_accuracy": b,
+                "baseline_accuracy_sd": bsd,
+                "dp_accuracy": d,
+                "dp_accuracy_sd": dsd,
+                "cost": b - d,
+                "n": len(dp),
+            }
+        )
     return rows
 
 
@@ -297,18 +387,26 @@ def headline(result: dict) -> dict | None:
         return None
     grid = sorted({float(e) for e in (result.get("config") or {}).get("epsilons") or []} | set(rows))
     picks = sorted({e for e in (1.0, grid[-1] if grid else None) if e in grid})
-    tprs = {a: base.get(f"{a}.tpr_at_1pct_fpr") for a in (result.get("baseline") or {}).get("mia", {})} \
-        if base else {}
+    tprs = {a: base.get(f"{a}.tpr_at_1pct_fpr") for a in (result.get("baseline") or {}).get("mia", {})} if base else {}
     tprs = {a: v for a, v in tprs.items() if v is not None}
     attack = max(tprs, key=tprs.get) if tprs else None
-    return {"baseline": None if base is None else {"accuracy": base["accuracy_median"], "n": base["n"]},
-            "points": [{"epsilon": e, "accuracy": rows[e]["accuracy_median"] if e in rows else None,
-                        "n": rows[e]["n"] if e in rows else 0} for e in picks],
-            "proved": None if base is None else base.get("empirical_epsilon"),
-            "proved_k": 0 if base is None else base.get("empirical_epsilon_k", 0),
-            "attack": attack, "tpr": tprs.get(attack),
-            "audited": sum(1 for p in result.get("points", []) if p.get("empirical_epsilon")),
-            "violations": len(violations(result))}
+    return {
+        "baseline": None if base is None else {"accuracy": base["accuracy_median"], "n": base["n"]},
+        "points": [
+            {
+                "epsilon": e,
+                "accuracy": rows[e]["accuracy_median"] if e in rows else None,
+                "n": rows[e]["n"] if e in rows else 0,
+            }
+            for e in picks
+        ],
+        "proved": None if base is None else base.get("empirical_epsilon"),
+        "proved_k": 0 if base is None else base.get("empirical_epsilon_k", 0),
+        "attack": attack,
+        "tpr": tprs.get(attack),
+        "audited": sum(1 for p in result.get("points", []) if p.get("empirical_epsilon")),
+        "violations": len(violations(result)),
+    }
 
 
 def best_attack(row: dict, attacks) -> tuple[str, float]:
@@ -329,25 +427,35 @@ def reading(result: dict, epsilon: float) -> str:
     attacks = list(result["points"][0]["mia"]) if result.get("points") else []
     a, adv = best_attack(r, attacks)
     label = ATTACK_LABELS.get(a, a)
-    text = (f"At ε = {epsilon:g} (δ = {claims.delta(result['config']['delta'])}, add/remove one record) the model reaches "
-            f"{accuracy_text(r['accuracy'])} test accuracy (measured on private test rows: not covered by ε)")
+    text = (
+        f"At ε = {epsilon:g} (δ = {claims.delta(result['config']['delta'])}, add/remove one record) the model reaches "
+        f"{accuracy_text(r['accuracy'])} test accuracy (measured on private test rows: not covered by ε)"
+    )
     if base and base.get("accuracy"):
         keep = r["accuracy"] / base["accuracy"]
         ba, badv = best_attack(base, attacks)
-        text += (f", {keep:.0%} of the non-private baseline's {accuracy_text(base['accuracy'])}; the best attack's advantage "
-                 f"(TPR − FPR) fell from {badv:.2f} without privacy to {adv:.2f} ({label}).")
+        text += (
+            f", {keep:.0%} of the non-private baseline's {accuracy_text(base['accuracy'])}; the best attack's advantage "
+            f"(TPR − FPR) fell from {badv:.2f} without privacy to {adv:.2f} ({label})."
+        )
     else:
         text += f"; the best attack's advantage (TPR − FPR) is {adv:.2f} ({label})."
     if base and base.get("empirical_epsilon"):
-        text += (f" Without DP the audit *proves* a leak: ε ≥ {claims.down(base['empirical_epsilon'])} for the baseline "
-                 f"({_over(base['empirical_epsilon_k'])}).")
+        text += (
+            f" Without DP the audit *proves* a leak: ε ≥ {claims.down(base['empirical_epsilon'])} for the baseline "
+            f"({_over(base['empirical_epsilon_k'])})."
+        )
     if r.get("empirical_epsilon") is not None:
         k, med = r["empirical_epsilon_k"], r.get("empirical_epsilon_median") or 0.0
-        also = f"; the median seed's bound, a separate 95% statement: ε ≥ {claims.down(med)}" if k > 1 and med > 0 else ""
+        also = (
+            f"; the median seed's bound, a separate 95% statement: ε ≥ {claims.down(med)}" if k > 1 and med > 0 else ""
+        )
         if r["empirical_epsilon"] > 0:
             where = "below" if r["empirical_epsilon"] <= r["epsilon_spent"] + 1e-9 else "ABOVE (a bug to report)"
-            text += (f" The attacks prove ε ≥ {claims.down(r['empirical_epsilon'])} empirically ({_over(k)}), "
-                     f"{where} the claimed {claims.up(r['epsilon_spent'])}{also}")
+            text += (
+                f" The attacks prove ε ≥ {claims.down(r['empirical_epsilon'])} empirically ({_over(k)}), "
+                f"{where} the claimed {claims.up(r['epsilon_spent'])}{also}"
+            )
         elif also:
             text += f" The attacks prove no leak ({_over(k)}) at the claimed ε = {claims.up(r['epsilon_spent'])}{also}"
         else:
@@ -388,8 +496,15 @@ def violations(result: dict) -> list[dict]:
         except DPError:
             lb, c = float(a.get("lower_bound") or 0.0), a.get("confidence")
         if lb > (p.get("epsilon_spent") or p["epsilon"]) + 1e-9:
-            out.append({"epsilon": p["epsilon"], "seed": p["seed"], "lower_bound": lb, "confidence": c,
-                        "audit": a.get("attack") if kind == "main" else "records"})
+            out.append(
+                {
+                    "epsilon": p["epsilon"],
+                    "seed": p["seed"],
+                    "lower_bound": lb,
+                    "confidence": c,
+                    "audit": a.get("attack") if kind == "main" else "records",
+                }
+            )
     return out
 
 

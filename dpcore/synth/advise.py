@@ -23,8 +23,10 @@ def check_within(within) -> float:
     except (TypeError, ValueError):
         k = math.nan
     if not (math.isfinite(k) and WITHIN_MIN <= k <= WITHIN_MAX):
-        raise DPError(f"the marginal error allowed must be from {WITHIN_MIN:g} to {WITHIN_MAX:g} percentage points, "
-                      f"got {within!r}; try 5")
+        raise DPError(
+            f"the marginal error allowed must be from {WITHIN_MIN:g} to {WITHIN_MAX:g} percentage points, "
+            f"got {within!r}; try 5"
+        )
     return k
 
 
@@ -37,8 +39,9 @@ def epsilon_for_marginals(study: Study, within) -> dict:
         s = p["summary"].get("two_way_max")
         if not s:
             continue
-        rows.append({"epsilon": p["epsilon"], "worst": s["max"], "mean": s["mean"], "releases": s["count"],
-                     "ok": s["max"] <= k})
+        rows.append(
+            {"epsilon": p["epsilon"], "worst": s["max"], "mean": s["mean"], "releases": s["count"], "ok": s["max"] <= k}
+        )
     if not rows:
         raise DPError("this study measured no 2-way marginals; run one that releases at least two columns")
     floor = (study.result.get("reference", {}).get("sampling_floor") or {}).get("two_way_max")
@@ -47,19 +50,33 @@ def epsilon_for_marginals(study: Study, within) -> dict:
     n = study.config.n
     if best is not None:
         below = [r for r in rows if r["epsilon"] < best["epsilon"]]
-        text = (f"ε = {best['epsilon']:g} kept every cell of the 2-way marginals that matter within ±{k:g} points "
-                f"in all {best['releases']} releases measured (worst {best['worst']:.1f} points)")
+        text = (
+            f"ε = {best['epsilon']:g} kept every cell of the 2-way marginals that matter within ±{k:g} points "
+            f"in all {best['releases']} releases measured (worst {best['worst']:.1f} points)"
+        )
         if below:
             prev = max(below, key=lambda r: r["epsilon"])
             text += f"; at ε = {prev['epsilon']:g} the worst release was {prev['worst']:.1f} points off"
-        text += (". Only the studied ε were tried: an ε between two of them may do too. The errors are computed on "
-                 "the real rows (not covered by ε).")
+        text += (
+            ". Only the studied ε were tried: an ε between two of them may do too. The errors are computed on "
+            "the real rows (not covered by ε)."
+        )
     elif floor is not None and k < floor:
-        text = (f"No ε can: two real samples of {n:,} patients already differ by {floor:.1f} points in these "
-                f"marginals. Allow at least ±{math.ceil(floor * 10) / 10:g} points, or release more rows.")
+        text = (
+            f"No ε can: two real samples of {n:,} patients already differ by {floor:.1f} points in these "
+            f"marginals. Allow at least ±{math.ceil(floor * 10) / 10:g} points, or release more rows."
+        )
     else:
         top = max(rows, key=lambda r: r["epsilon"])
-        text = (f"None of the studied ε does: at the largest, ε = {top['epsilon']:g}, the worst release was "
-                f"{top['worst']:.1f} points off. Run a study with a larger ε, or allow more error.")
-    return {"within": k, "epsilon": best["epsilon"] if best else None, "rows": rows, "floor": floor,
-            "study": study.job_id, "text": text}
+        text = (
+            f"None of the studied ε does: at the largest, ε = {top['epsilon']:g}, the worst release was "
+            f"{top['worst']:.1f} points off. Run a study with a larger ε, or allow more error."
+        )
+    return {
+        "within": k,
+        "epsilon": best["epsilon"] if best else None,
+        "rows": rows,
+        "floor": floor,
+        "study": study.job_id,
+        "text": text,
+    }

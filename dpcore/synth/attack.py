@@ -47,8 +47,15 @@ def attacker(real: pd.DataFrame, real_codes: pd.DataFrame, qis, sensitive: str, 
     unique = class_size_per_record(real_codes, list(qis)) == 1
     s = real_codes[sensitive].to_numpy()
     prior = int(np.bincount(s[s >= 0]).argmax())
-    return Attacker(qis, sensitive, tuple(conditions), nb, real_codes.iloc[np.asarray(target_rows)][cols]
-                    .reset_index(drop=True), real_codes[unique][cols].reset_index(drop=True), prior)
+    return Attacker(
+        qis,
+        sensitive,
+        tuple(conditions),
+        nb,
+        real_codes.iloc[np.asarray(target_rows)][cols].reset_index(drop=True),
+        real_codes[unique][cols].reset_index(drop=True),
+        prior,
+    )
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,9 @@ def _present(table: pd.DataFrame, probe: pd.DataFrame, cols: list[str]) -> np.nd
     return np.isin(ids[n:], ids[:n])
 
 
-def attack_table(att: Attacker, synthetic: pd.DataFrame, synthetic_codes: pd.DataFrame, *, seed: int = 0) -> TableAttack:
+def attack_table(
+    att: Attacker, synthetic: pd.DataFrame, synthetic_codes: pd.DataFrame, *, seed: int = 0
+) -> TableAttack:
     """The neighbour search, the many-targets guess and the exact-combination check on one synthetic table."""
     s_codes = synthetic_codes[att.sensitive].to_numpy()
     fallback = int(np.bincount(s_codes[s_codes >= 0]).argmax()) if (s_codes >= 0).any() else att.prior_code
@@ -86,12 +95,16 @@ def attack_table(att: Attacker, synthetic: pd.DataFrame, synthetic_codes: pd.Dat
             guess = fallback if not len(found) else _majority(found, seed)
             right = bool(guess == att.neighbour_code)
     if len(synthetic_codes):
-        guess, matched = linkage.attribute_guess(synthetic_codes, att.targets, att.qis, att.sensitive,
-                                                 fallback=fallback, seed=seed)
+        guess, matched = linkage.attribute_guess(
+            synthetic_codes, att.targets, att.qis, att.sensitive, fallback=fallback, seed=seed
+        )
         t_right = float(np.mean(guess.astype(np.int64) == att.targets[att.sensitive].to_numpy()))
         t_matched = float(np.mean(matched > 0))
-        exposed = float(_present(synthetic_codes, att.unique, list(att.qis) + [att.sensitive]).mean()) \
-            if len(att.unique) else 0.0
+        exposed = (
+            float(_present(synthetic_codes, att.unique, list(att.qis) + [att.sensitive]).mean())
+            if len(att.unique)
+            else 0.0
+        )
     else:
         t_right = float(np.mean(att.targets[att.sensitive].to_numpy() == fallback))
         t_matched = exposed = 0.0
@@ -114,8 +127,9 @@ def membership_scores(synthetic_codes: pd.DataFrame, candidates: pd.DataFrame, s
     return counts[ids[n:]].astype(np.float64)
 
 
-def membership_test(synthetic_codes: pd.DataFrame, pool_codes: pd.DataFrame, included: np.ndarray, schema: Schema,
-                    delta: float) -> dict:
+def membership_test(
+    synthetic_codes: pd.DataFrame, pool_codes: pd.DataFrame, included: np.ndarray, schema: Schema, delta: float
+) -> dict:
     """One-run membership audit (Steinke, Nasr & Jagielski 2023) on a synthetic table fitted to the ``included``
     half of ``pool`` (each pool record put in by a coin flip): the ε it proves at 95% confidence, and the
     attack's AUC and true-positive rate at 1% false positives."""
@@ -125,8 +139,17 @@ def membership_test(synthetic_codes: pd.DataFrame, pool_codes: pd.DataFrame, inc
     inc = np.asarray(included, dtype=bool)
     r = mia.roc(scores[inc], scores[~inc])
     lb = one_run.one_run_lower_bound(scores, inc, delta=delta)
-    return {"auc": r.auc, "tpr_at_1pct_fpr": r.tpr_at_fpr(0.01), "advantage": r.advantage,
-            "lower_bound": lb["lower_bound"], "confidence": lb["confidence"], "n_canaries": lb["n_canaries"],
-            "guesses": lb["guesses"], "correct": lb["correct"], "tried": lb["tried"], "delta": lb["delta"],
-            "members_in_synthetic": float(np.mean(scores[inc] > 0)),
-            "nonmembers_in_synthetic": float(np.mean(scores[~inc] > 0))}
+    return {
+        "auc": r.auc,
+        "tpr_at_1pct_fpr": r.tpr_at_fpr(0.01),
+        "advantage": r.advantage,
+        "lower_bound": lb["lower_bound"],
+        "confidence": lb["confidence"],
+        "n_canaries": lb["n_canaries"],
+        "guesses": lb["guesses"],
+        "correct": lb["correct"],
+        "tried": lb["tried"],
+        "delta": lb["delta"],
+        "members_in_synthetic": float(np.mean(scores[inc] > 0)),
+        "nonmembers_in_synthetic": float(np.mean(scores[~inc] > 0)),
+    }

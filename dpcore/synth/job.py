@@ -45,8 +45,16 @@ SHOWN_ROWS = 100
 HOLDOUT_SHARE = 0.2
 
 
-def params(dataset: str, schema: Schema, cfg: SynthConfig, name: str, *, utility: bool = False,
-           target: str | None = None, threshold=None) -> dict:
+def params(
+    dataset: str,
+    schema: Schema,
+    cfg: SynthConfig,
+    name: str,
+    *,
+    utility: bool = False,
+    target: str | None = None,
+    threshold=None,
+) -> dict:
     """A release job's parameters, checked before anything is queued. ``utility``: measure what the table keeps;
     ``target``/``threshold``: the model test (:func:`dpcore.synth.utility.upload_task`; a target implies
     ``utility``)."""
@@ -54,8 +62,10 @@ def params(dataset: str, schema: Schema, cfg: SynthConfig, name: str, *, utility
     task = upload_task(schema, target, threshold)
     out = {"dataset": dataset, "schema": schema.to_dict(), "config": cfg.to_dict(), "name": str(name)[:100]}
     if utility or task is not None:
-        out["utility"] = {"target": None if task is None else task["target"],
-                          "threshold": None if task is None else task["threshold"]}
+        out["utility"] = {
+            "target": None if task is None else task["target"],
+            "threshold": None if task is None else task["threshold"],
+        }
     return out
 
 
@@ -66,10 +76,12 @@ def holdout_coins(n: int) -> np.ndarray:
     return np.frombuffer(secrets.token_bytes(4 * n), dtype=np.uint32) < cut
 
 
-ROWS_READ_SAMPLE = (f"a random part of the upload: each row read by the release with probability "
-                    f"{1 - HOLDOUT_SHARE:g}, by a fair coin from a secure source (never stored); the others were "
-                    "held out only to test a model for the data owner, not released. ε and δ bound every row of the "
-                    "upload (one row added or removed changes the rows read by at most that row)")
+ROWS_READ_SAMPLE = (
+    f"a random part of the upload: each row read by the release with probability "
+    f"{1 - HOLDOUT_SHARE:g}, by a fair coin from a secure source (never stored); the others were "
+    "held out only to test a model for the data owner, not released. ε and δ bound every row of the "
+    "upload (one row added or removed changes the rows read by at most that row)"
+)
 ROWS_READ_ALL = "every row of the upload"
 
 
@@ -82,7 +94,7 @@ def run_release(p: dict, ctx) -> dict:
         raise DPError("a synthetic release job reads an uploaded file; upload it again")
     want = p.get("utility")
     try:
-        df = datasets.read_csv(upload_file(dataset[len(UPLOAD):]))
+        df = datasets.read_csv(upload_file(dataset[len(UPLOAD) :]))
         schema, cfg = Schema.from_dict(p["schema"]), SynthConfig.from_dict(p["config"])
         task = upload_task(schema, want.get("target"), want.get("threshold")) if want else None
         held = holdout_coins(len(df)) if task is not None else np.zeros(len(df), bool)
@@ -96,12 +108,18 @@ def run_release(p: dict, ctx) -> dict:
     finally:
         try:
             release_uploads(finished_job=ctx.job_id)  # the upload is kept only while a job needs it
-        except Exception:  # noqa: BLE001 - clean-up must never turn a release into a failure
+        except Exception:
             pass
     st = rel.statement(f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL)
     ctx.save_bytes(CSV_NAME, textsafe.csv_bytes(rel.table))
     ctx.save_bytes(STATEMENT_NAME, json.dumps(st, indent=2).encode())
     head = rel.table.head(SHOWN_ROWS)
-    return {"statement": st, "rows": int(len(rel.table)), "columns": schema.names,
-            "sample": head.astype(object).where(head.notna(), None).to_dict("records"),
-            "seconds": rel.seconds, "notes": rel.notes, "utility": kept}
+    return {
+        "statement": st,
+        "rows": int(len(rel.table)),
+        "columns": schema.names,
+        "sample": head.astype(object).where(head.notna(), None).to_dict("records"),
+        "seconds": rel.seconds,
+        "notes": rel.notes,
+        "utility": kept,
+    }

@@ -64,8 +64,10 @@ def check_synth_epsilon(epsilon) -> float:
 
     eps = check_epsilon(epsilon)
     if not limits.SYNTH_EPSILON_MIN <= eps <= limits.SYNTH_EPSILON_MAX:
-        raise DPError(f"epsilon of a synthetic release must be from {limits.SYNTH_EPSILON_MIN:g} to "
-                      f"{limits.SYNTH_EPSILON_MAX:g}, got {eps:g}; try 1")
+        raise DPError(
+            f"epsilon of a synthetic release must be from {limits.SYNTH_EPSILON_MIN:g} to "
+            f"{limits.SYNTH_EPSILON_MAX:g}, got {eps:g}; try 1"
+        )
     return eps
 
 
@@ -88,11 +90,14 @@ class SynthConfig:
         g = check_generator(self.generator)
         object.__setattr__(self, "generator", g)
         if g == "aim" and self.delta == 0:
-            raise DPError("AIM needs δ > 0 (it measures with Gaussian noise under zCDP); give a delta such as 1e-6, "
-                          "or use the MST generator for pure ε (δ = 0)")
+            raise DPError(
+                "AIM needs δ > 0 (it measures with Gaussian noise under zCDP); give a delta such as 1e-6, "
+                "or use the MST generator for pure ε (δ = 0)"
+            )
         if self.rows is not None:
-            object.__setattr__(self, "rows", limits.check_int_range(self.rows, 1, limits.SYNTH_MAX_OUTPUT_ROWS,
-                                                                    "synthetic rows"))
+            object.__setattr__(
+                self, "rows", limits.check_int_range(self.rows, 1, limits.SYNTH_MAX_OUTPUT_ROWS, "synthetic rows")
+            )
         pairs = tuple(tuple(str(c) for c in p) for p in self.pairs)
         for p in pairs:
             if len(p) != 2 or p[0] == p[1]:
@@ -108,8 +113,14 @@ class SynthConfig:
         return self
 
     def to_dict(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "generator": self.generator, "rows": self.rows,
-                "pairs": [list(p) for p in self.pairs], "sample_seed": self.sample_seed}
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "generator": self.generator,
+            "rows": self.rows,
+            "pairs": [list(p) for p in self.pairs],
+            "sample_seed": self.sample_seed,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> SynthConfig:
@@ -180,8 +191,9 @@ _PLANS_MAX = 8
 
 
 def _domain(dp, schema: Schema):
-    return dp.lazyframe_domain([dp.series_domain(c.name, dp.option_domain(dp.atom_domain(T="i64")))
-                                for c in schema.columns])
+    return dp.lazyframe_domain(
+        [dp.series_domain(c.name, dp.option_domain(dp.atom_domain(T="i64"))) for c in schema.columns]
+    )
 
 
 def _algorithm(dp, schema: Schema, cfg: SynthConfig):
@@ -222,8 +234,9 @@ def plan(schema: Schema, cfg: SynthConfig) -> Plan:
     from opendp.extras.mbi import make_contingency_table
 
     domain = _domain(dp, schema)
-    t_plan = dp.t.make_stable_lazyframe(domain, dp.symmetric_distance(), lazyframe=_lazyframe_from_domain(domain),
-                                        MO="FrameDistance<SymmetricDistance>")
+    t_plan = dp.t.make_stable_lazyframe(
+        domain, dp.symmetric_distance(), lazyframe=_lazyframe_from_domain(domain), MO="FrameDistance<SymmetricDistance>"
+    )
     keys = {c.name: list(range(c.n_bins)) for c in schema.columns}
     rho = None
     if cfg.delta == 0:
@@ -232,12 +245,20 @@ def plan(schema: Schema, cfg: SynthConfig) -> Plan:
         rho = rho_for(cfg.epsilon, cfg.delta)
         measure, d_out, noise = dp.zero_concentrated_divergence(), rho, "discrete Gaussian (zCDP)"
     try:
-        m_table, _, _ = make_contingency_table(t_plan.output_domain, t_plan.output_metric, measure,
-                                               d_in=t_plan.map(1), d_out=d_out, keys=keys,
-                                               algorithm=_algorithm(dp, schema, cfg))
-    except Exception as exc:  # noqa: BLE001 - OpenDP's construction errors are configuration errors here
-        raise DPError(f"the {cfg.generator.upper()} generator cannot be built for these settings "
-                      f"({str(exc).strip().splitlines()[-1][:200]}); try a larger ε or fewer columns") from None
+        m_table, _, _ = make_contingency_table(
+            t_plan.output_domain,
+            t_plan.output_metric,
+            measure,
+            d_in=t_plan.map(1),
+            d_out=d_out,
+            keys=keys,
+            algorithm=_algorithm(dp, schema, cfg),
+        )
+    except Exception as exc:
+        raise DPError(
+            f"the {cfg.generator.upper()} generator cannot be built for these settings "
+            f"({str(exc).strip().splitlines()[-1][:200]}); try a larger ε or fewer columns"
+        ) from None
     m = t_plan >> m_table
     if cfg.delta == 0:
         eps, delta = float(m.map(1)), 0.0
@@ -321,8 +342,10 @@ def _draw(table, schema: Schema, rows: int, seed: int) -> tuple[pd.DataFrame, li
                 break
     out = np.concatenate(parts)[:rows] if parts else np.empty((0, len(names)), dtype=np.int64)
     if len(out) < rows:
-        notes.append(f"the model put almost all its weight on missing values: {len(out):,} of {rows:,} rows drawn "
-                     "without one; try a larger ε")
+        notes.append(
+            f"the model put almost all its weight on missing values: {len(out):,} of {rows:,} rows drawn "
+            "without one; try a larger ε"
+        )
     return pd.DataFrame(out, columns=names), notes
 
 
@@ -332,8 +355,10 @@ def release(df: pd.DataFrame, schema: Schema, cfg: SynthConfig, *, cancelled=Non
     if not isinstance(df, pd.DataFrame) or len(df) == 0:
         raise DPError("the data has no rows; a synthetic release needs a table with rows")
     if len(df) > limits.SYNTH_MAX_ROWS:
-        raise DPError(f"the data has {len(df):,} rows; a synthetic release reads at most {limits.SYNTH_MAX_ROWS:,}: "
-                      "release a sample of the rows")
+        raise DPError(
+            f"the data has {len(df):,} rows; a synthetic release reads at most {limits.SYNTH_MAX_ROWS:,}: "
+            "release a sample of the rows"
+        )
     t0 = time.perf_counter()
     p = plan(schema, cfg)
     if cancelled is not None and cancelled():
@@ -345,5 +370,15 @@ def release(df: pd.DataFrame, schema: Schema, cfg: SynthConfig, *, cancelled=Non
     seed = cfg.sample_seed if cfg.sample_seed is not None else secrets.randbits(32)
     out_codes, notes = _draw(table, schema, rows, seed)
     synthetic = schema.decode(out_codes, np.random.default_rng([seed, 0x5D]))
-    return SynthRelease(synthetic, out_codes, schema, replace(cfg, sample_seed=seed), p, seed, model_rows,
-                        time.perf_counter() - t0, notes, table)
+    return SynthRelease(
+        synthetic,
+        out_codes,
+        schema,
+        replace(cfg, sample_seed=seed),
+        p,
+        seed,
+        model_rows,
+        time.perf_counter() - t0,
+        notes,
+        table,
+    )

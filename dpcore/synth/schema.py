@@ -63,8 +63,10 @@ class Column:
         if len(name) > limits.UPLOAD_MAX_NAME_CHARS:
             raise DPError(f"column name {name[:40] + '…'!r} is longer than {limits.UPLOAD_MAX_NAME_CHARS} characters")
         if (self.categories is None) == (self.bounds is None):
-            raise DPError(f"column {name!r}: declare either its categories (e.g. F,M) or its bounds and bin width "
-                          "(e.g. 18:90:1), not both or neither")
+            raise DPError(
+                f"column {name!r}: declare either its categories (e.g. F,M) or its bounds and bin width "
+                "(e.g. 18:90:1), not both or neither"
+            )
         if self.categories is not None:
             cats = tuple(self.categories)
             if not cats:
@@ -74,8 +76,10 @@ class Column:
                 raise DPError(f"column {name!r}: a declared category is empty; list the values, e.g. {name}=F,M")
             dupes = sorted({str(c) for c, k in zip(cats, keys) if keys.count(k) > 1})
             if dupes:
-                raise DPError(f"column {name!r}: categories {', '.join(map(repr, dupes))} are the same value; list "
-                              "each category once")
+                raise DPError(
+                    f"column {name!r}: categories {', '.join(map(repr, dupes))} are the same value; list "
+                    "each category once"
+                )
             object.__setattr__(self, "categories", cats)
         else:
             lo, hi = (parse_finite(b, f"column {name!r} bound") for b in self.bounds)
@@ -90,8 +94,10 @@ class Column:
         if k > limits.SYNTH_MAX_CATEGORIES:
             what = "categories" if self.categories is not None else "bins"
             hint = "" if self.categories is not None else "; use a wider bin"
-            raise DPError(f"column {name!r} has {k:,} {what}; at most {limits.SYNTH_MAX_CATEGORIES} are supported "
-                          f"per column{hint}")
+            raise DPError(
+                f"column {name!r} has {k:,} {what}; at most {limits.SYNTH_MAX_CATEGORIES} are supported "
+                f"per column{hint}"
+            )
 
     @property
     def is_number(self) -> bool:
@@ -211,8 +217,10 @@ class Schema:
         if len(cols) < 2:
             raise DPError("declare at least two columns to release, e.g. --column age=18:90:1 --column sex=F,M")
         if len(cols) > limits.SYNTH_MAX_COLUMNS:
-            raise DPError(f"{len(cols)} columns declared; a synthetic release takes at most "
-                          f"{limits.SYNTH_MAX_COLUMNS}: leave some out")
+            raise DPError(
+                f"{len(cols)} columns declared; a synthetic release takes at most "
+                f"{limits.SYNTH_MAX_COLUMNS}: leave some out"
+            )
         names = [c.name for c in cols]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -236,8 +244,9 @@ class Schema:
         """The codes of every declared column (int64, -1 = missing); every declared column must be in ``df``."""
         missing = [n for n in self.names if n not in df.columns]
         if missing:
-            raise DPError(f"the data has no column {missing[0]!r} (declared); its columns: "
-                          f"{', '.join(map(str, df.columns[:20]))}")
+            raise DPError(
+                f"the data has no column {missing[0]!r} (declared); its columns: {', '.join(map(str, df.columns[:20]))}"
+            )
         return pd.DataFrame({c.name: c.encode(df[c.name]) for c in self.columns}, index=df.index)
 
     def decode(self, codes: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -261,8 +270,10 @@ def parse_column(text: str) -> Column:
     """``NAME=LO:HI[:WIDTH]`` (a number column; width 1 by default) or ``NAME=A,B,C`` (categories)."""
     m = _NAME_RE.match(str(text))
     if not m or not m.group("name").strip():
-        raise DPError(f"column declaration {str(text)[:60]!r} must look like NAME=LO:HI:WIDTH (a number) or "
-                      "NAME=A,B,C (categories), e.g. age=18:90:1 or sex=F,M")
+        raise DPError(
+            f"column declaration {str(text)[:60]!r} must look like NAME=LO:HI:WIDTH (a number) or "
+            "NAME=A,B,C (categories), e.g. age=18:90:1 or sex=F,M"
+        )
     name, spec = m.group("name").strip(), m.group("spec").strip()
     if ":" in spec and "," not in spec:
         parts = spec.split(":")
@@ -271,8 +282,9 @@ def parse_column(text: str) -> Column:
         return Column(name, bounds=(parts[0], parts[1]), width=parts[2] if len(parts) == 3 else 1)
     cats = [c.strip() for c in spec.split(",")]
     if not spec or any(not c for c in cats):
-        raise DPError(f"column {name!r}: list its public categories separated by commas, e.g. {name}=F,M "
-                      "(no empty ones)")
+        raise DPError(
+            f"column {name!r}: list its public categories separated by commas, e.g. {name}=F,M (no empty ones)"
+        )
     return Column(name, categories=tuple(_typed(c) for c in cats))
 
 

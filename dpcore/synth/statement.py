@@ -33,33 +33,39 @@ def release_statement(rel: SynthRelease, dataset: str, rows_read: str | None = N
         "subject": dataset,
         "unit_of_privacy": UNIT,
         "neighbour_relation": ADD_REMOVE,
-        "generator": {"name": cfg.generator.upper(), "method": GENERATOR_NAMES[cfg.generator], "library": OPENDP,
-                      "pairs_that_matter": ["+".join(x) for x in cfg.pairs],
-                      "noise": p.noise, "rho": p.rho},
+        "generator": {
+            "name": cfg.generator.upper(),
+            "method": GENERATOR_NAMES[cfg.generator],
+            "library": OPENDP,
+            "pairs_that_matter": ["+".join(x) for x in cfg.pairs],
+            "noise": p.noise,
+            "rho": p.rho,
+        },
         "epsilon": p.epsilon,
         "delta": p.delta,
         "epsilon_requested": cfg.epsilon,
         "privacy_map": "OpenDP's privacy map of the whole measurement at one record added or removed "
-                       "(symmetric distance 1)" + ("" if pure else f"; zCDP ρ = {p.rho:.6g} converted to (ε, δ)"),
-        "declared_public": {"columns": [dict(c.to_dict(), declared=c.describe()) for c in rel.schema.columns],
-                            "complete": rel.schema.complete,
-                            "rows": rows_from,
-                            "note": "every category, bound and bin width was declared before the release, "
-                                    "never read from the rows"},
+        "(symmetric distance 1)" + ("" if pure else f"; zCDP ρ = {p.rho:.6g} converted to (ε, δ)"),
+        "declared_public": {
+            "columns": [dict(c.to_dict(), declared=c.describe()) for c in rel.schema.columns],
+            "complete": rel.schema.complete,
+            "rows": rows_from,
+            "note": "every category, bound and bin width was declared before the release, never read from the rows",
+        },
         **({"rows_read": rows_read} if rows_read else {}),
         "columns_released": rel.schema.names,
         "synthetic_rows": int(len(rel.table)),
         "randomness": {
             "measurement": "OpenDP's exact samplers from a secure random source (noisy marginals and the "
-                           "generator's noisy choices): never seeded, stored or shown",
+            "generator's noisy choices): never seeded, stored or shown",
             "post_processing": f"rows drawn from the fitted model (mbi, numpy seeded with {rel.sample_seed}) and "
-                               "numbers drawn inside their declared bins: a seed here changes which rows are drawn "
-                               "from the DP model, not what it learned",
+            "numbers drawn inside their declared bins: a seed here changes which rows are drawn "
+            "from the DP model, not what it learned",
             "sample_seed": rel.sample_seed,
         },
         "opendp_features": ["contrib"],
         "opendp_note": "OpenDP marks its marginal-based generators as contrib: implemented and tested in OpenDP, "
-                       "not yet through its proof review",
+        "not yet through its proof review",
         "reproducible_noise": False,
         "dp_release": True,
         "notes": list(rel.notes),
@@ -74,19 +80,28 @@ def recompute(st: dict) -> list[str]:
     privacy map against the stated ε, δ and ρ — and the summary."""
     problems = []
     if st.get("neighbour_relation") != ADD_REMOVE:
-        problems.append(f"neighbour_relation is {st.get('neighbour_relation')!r}; a synthetic release is stated for "
-                        f"{ADD_REMOVE!r}")
+        problems.append(
+            f"neighbour_relation is {st.get('neighbour_relation')!r}; a synthetic release is stated for {ADD_REMOVE!r}"
+        )
     if st.get("unit_of_privacy") != UNIT:
         problems.append(f"unit_of_privacy is {st.get('unit_of_privacy')!r}, not {UNIT!r}")
     gen = st["generator"]
     schema = Schema.from_dict(st["declared_public"])
-    cfg = SynthConfig(st["epsilon_requested"], st["delta"], str(gen["name"]).lower(),
-                      pairs=tuple(tuple(p.split("+")) for p in gen.get("pairs_that_matter") or ()))
+    cfg = SynthConfig(
+        st["epsilon_requested"],
+        st["delta"],
+        str(gen["name"]).lower(),
+        pairs=tuple(tuple(p.split("+")) for p in gen.get("pairs_that_matter") or ()),
+    )
     p = plan(schema, cfg)
-    for field, stated, again in (("epsilon", st["epsilon"], p.epsilon), ("delta", st["delta"], p.delta),
-                                 ("generator.rho", gen.get("rho"), p.rho)):
-        if (stated is None) != (again is None) or (again is not None and not math.isclose(
-                float(stated), again, rel_tol=1e-9, abs_tol=1e-15)):
+    for field, stated, again in (
+        ("epsilon", st["epsilon"], p.epsilon),
+        ("delta", st["delta"], p.delta),
+        ("generator.rho", gen.get("rho"), p.rho),
+    ):
+        if (stated is None) != (again is None) or (
+            again is not None and not math.isclose(float(stated), again, rel_tol=1e-9, abs_tol=1e-15)
+        ):
             problems.append(f"{field} is {stated!r}, recomputed {again!r} from OpenDP's privacy map of the release")
     if st["epsilon"] > st["epsilon_requested"] * (1 + 1e-9):
         problems.append(f"epsilon {st['epsilon']!r} is above the ε asked for ({st['epsilon_requested']!r})")
@@ -99,6 +114,8 @@ def summary(st: dict) -> str:
     """One line: ε and δ (rounded up), the generator, the unit, what was declared public."""
     d = "δ = 0" if not st["delta"] else f"δ = {claims.delta(st['delta'])}"
     cols = ", ".join(c["name"] for c in st["declared_public"]["columns"])
-    return (f"ε = {claims.up(st['epsilon'])}, {d} ({st['generator']['name']}); {st['neighbour_relation']}; "
-            f"unit: {st['unit_of_privacy']}; declared public: the categories or bounds and bins of {cols}, and the "
-            f"number of synthetic rows ({st['declared_public']['rows']})")
+    return (
+        f"ε = {claims.up(st['epsilon'])}, {d} ({st['generator']['name']}); {st['neighbour_relation']}; "
+        f"unit: {st['unit_of_privacy']}; declared public: the categories or bounds and bins of {cols}, and the "
+        f"number of synthetic rows ({st['declared_public']['rows']})"
+    )

@@ -51,10 +51,19 @@ def neighbour_counts(study: Study, epsilon: float) -> dict:
     right = [r["neighbour_right"] for r in runs if r["neighbour_right"] is not None]
     base = [r["baseline_neighbour_right"] for r in runs if r["baseline_neighbour_right"] is not None]
     bm = [r["baseline_neighbour_matches"] for r in runs]
-    return {"repetitions": len(runs), "mean": float(np.mean(m)), "min": int(min(m)), "max": int(max(m)),
-            "single": sum(x == 1 for x in m), "right": sum(right), "judged": len(right),
-            "baseline_right": sum(base), "baseline_mean": float(np.mean(bm)), "baseline_min": int(min(bm)),
-            "baseline_max": int(max(bm))}
+    return {
+        "repetitions": len(runs),
+        "mean": float(np.mean(m)),
+        "min": int(min(m)),
+        "max": int(max(m)),
+        "single": sum(x == 1 for x in m),
+        "right": sum(right),
+        "judged": len(right),
+        "baseline_right": sum(base),
+        "baseline_mean": float(np.mean(bm)),
+        "baseline_min": int(min(bm)),
+        "baseline_max": int(max(bm)),
+    }
 
 
 def her_named(nb: dict) -> bool:
@@ -88,18 +97,27 @@ def headline(study: Study, epsilon: float, sensitive_label: str = "diagnosis") -
         claim = f"At ε = {e:g} the synthetic table still points at her"
     else:
         claim = f"At ε = {e:g} the synthetic table still reveals diagnoses"
-    matches = (f"{nb['min']}–{nb['max']} rows ({nb['mean']:.1f} on average)" if nb["min"] != nb["max"]
-               else f"{nb['min']} row{'' if nb['min'] == 1 else 's'}")
-    her = (f"the attacker's guess of her {sensitive_label} (read off those rows, or blind when none match) is right "
-           f"('{ref['neighbour_value']}') in {_times(nb['right'], r)} ({_times(nb['baseline_right'], r)} for tables "
-           "fitted without her)" if nb["judged"] else "")
+    matches = (
+        f"{nb['min']}–{nb['max']} rows ({nb['mean']:.1f} on average)"
+        if nb["min"] != nb["max"]
+        else f"{nb['min']} row{'' if nb['min'] == 1 else 's'}"
+    )
+    her = (
+        f"the attacker's guess of her {sensitive_label} (read off those rows, or blind when none match) is right "
+        f"('{ref['neighbour_value']}') in {_times(nb['right'], r)} ({_times(nb['baseline_right'], r)} for tables "
+        "fitted without her)"
+        if nb["judged"]
+        else ""
+    )
     u, ub = p["summary"]["unique_exposed"], p["summary"].get("baseline_unique_exposed")
-    detail = (f"In {r} DP synthetic table{'' if r == 1 else 's'} of the {study.config.n:,} patients, {matches} "
-              f"match what you know about her" + (f", and {her}" if her else "") + ". "
-              f"Over {study.config.n_targets} patients, the same linkage names the {sensitive_label} right "
-              f"{_spread(t)} of the time; tables without them reach {_spread(tb)}, and a blind guess of the most "
-              f"common one ('{ref['blind_value']}') {blind:.0%}. The exact combination and {sensitive_label} of "
-              f"{_spread(u)} of the unique patients appear in the tables ({_spread(ub)} in tables without them).")
+    detail = (
+        f"In {r} DP synthetic table{'' if r == 1 else 's'} of the {study.config.n:,} patients, {matches} "
+        f"match what you know about her" + (f", and {her}" if her else "") + ". "
+        f"Over {study.config.n_targets} patients, the same linkage names the {sensitive_label} right "
+        f"{_spread(t)} of the time; tables without them reach {_spread(tb)}, and a blind guess of the most "
+        f"common one ('{ref['blind_value']}') {blind:.0%}. The exact combination and {sensitive_label} of "
+        f"{_spread(u)} of the unique patients appear in the tables ({_spread(ub)} in tables without them)."
+    )
     return claim, detail
 
 
@@ -113,17 +131,30 @@ def guarantee(study: Study, epsilon: float, sensitive_label: str = "diagnosis") 
     dtext = "δ = 0" if not d else f"δ = {claims.delta(d)}"
     ratio = math.exp(2 * eps)
     cols = ", ".join(reid.label(c["name"]) for c in st["declared_public"]["columns"])
-    return (f"**The guarantee that applies.** Each synthetic table is **ε = {claims.up(eps)}** ({dtext}) "
-            f"differentially private for adding or removing one patient: OpenDP's privacy map of "
-            f"{st['generator']['name']}, whose noise comes from OpenDP's secure samplers. For a known patient's "
-            f"{sensitive_label} (replace-one) it is ε = {claims.up(2 * eps)}: any table is at most "
-            f"{claims.up(ratio)}× as likely under one {sensitive_label} as under another. Declared public "
-            f"beforehand, not read from the rows: the categories or bounds and bins of {cols}; the number of rows is "
-            f"{st['declared_public']['rows']}.")
+    return (
+        f"**The guarantee that applies.** Each synthetic table is **ε = {claims.up(eps)}** ({dtext}) "
+        f"differentially private for adding or removing one patient: OpenDP's privacy map of "
+        f"{st['generator']['name']}, whose noise comes from OpenDP's secure samplers. For a known patient's "
+        f"{sensitive_label} (replace-one) it is ε = {claims.up(2 * eps)}: any table is at most "
+        f"{claims.up(ratio)}× as likely under one {sensitive_label} as under another. Declared public "
+        f"beforehand, not read from the rows: the categories or bounds and bins of {cols}; the number of rows is "
+        f"{st['declared_public']['rows']}."
+    )
 
 
-def comparison(study: Study, epsilon: float, *, release: pd.DataFrame, generalisation, dp: dict,
-               qis, sensitive: str, facts, target_seed: int = 0, n_targets: int = 200) -> pd.DataFrame:
+def comparison(
+    study: Study,
+    epsilon: float,
+    *,
+    release: pd.DataFrame,
+    generalisation,
+    dp: dict,
+    qis,
+    sensitive: str,
+    facts,
+    target_seed: int = 0,
+    n_targets: int = 200,
+) -> pd.DataFrame:
     """The defences side by side at ``epsilon``: rows matching the neighbour, her diagnosis named, the patients'
     diagnoses named correctly, and the guarantee. ``dp`` is the noisy-counts simulation at the same ε
     (:func:`dpcore.attacks.reidentification.dp_part`); ``generalisation`` the page's bands."""
@@ -146,22 +177,56 @@ def comparison(study: Study, epsilon: float, *, release: pd.DataFrame, generalis
     rows = [table_row("names removed", release, "none")]
     if generalisation is not None:
         rows.append(table_row("generalised", reid.generalised(release, generalisation), "none (k is not one)"))
-    rows.append([f"noisy counts, ε = {e:g}", "—", f"{dp['at_epsilon']:.0%}", "no rows",
-                 f"ε = {e:g} (δ = 0); {claims.up(2 * e)} replace-one"])
+    rows.append(
+        [
+            f"noisy counts, ε = {e:g}",
+            "—",
+            f"{dp['at_epsilon']:.0%}",
+            "no rows",
+            f"ε = {e:g} (δ = 0); {claims.up(2 * e)} replace-one",
+        ]
+    )
     nb = neighbour_counts(study, e)
     st = study.statement(e) or {}
     d = claims.delta(st["delta"]) if st.get("delta") else 0
-    rows.append([f"DP synthetic, ε = {e:g}", _times(nb["right"], r) if nb["judged"] else "—",
-                 _spread(p["summary"]["targets_right"]), _count(nb["mean"], nb["min"], nb["max"]),
-                 f"ε = {claims.up(st.get('epsilon', e))} (δ = {d}); {claims.up(2 * st.get('epsilon', e))} replace-one"])
-    rows.append(["synthetic, without them", _times(nb["baseline_right"], r) if nb["judged"] else "—",
-                 _spread(p["summary"].get("baseline_targets_right")),
-                 _count(nb["baseline_mean"], nb["baseline_min"], nb["baseline_max"]), "nobody's record in it"])
-    rows.append(["blind guess", "no" if ref.get("neighbour_value") not in (None, ref.get("blind_value")) else "yes",
-                 f"{ref['blind_right']:.0%}", "—", "—"])
+    rows.append(
+        [
+            f"DP synthetic, ε = {e:g}",
+            _times(nb["right"], r) if nb["judged"] else "—",
+            _spread(p["summary"]["targets_right"]),
+            _count(nb["mean"], nb["min"], nb["max"]),
+            f"ε = {claims.up(st.get('epsilon', e))} (δ = {d}); {claims.up(2 * st.get('epsilon', e))} replace-one",
+        ]
+    )
+    rows.append(
+        [
+            "synthetic, without them",
+            _times(nb["baseline_right"], r) if nb["judged"] else "—",
+            _spread(p["summary"].get("baseline_targets_right")),
+            _count(nb["baseline_mean"], nb["baseline_min"], nb["baseline_max"]),
+            "nobody's record in it",
+        ]
+    )
+    rows.append(
+        [
+            "blind guess",
+            "no" if ref.get("neighbour_value") not in (None, ref.get("blind_value")) else "yes",
+            f"{ref['blind_right']:.0%}",
+            "—",
+            "—",
+        ]
+    )
     what = reid.label(sensitive)
-    return pd.DataFrame(rows, columns=["defence", f"her {what} named", f"{what} named ({n_targets} patients)",
-                                       "rows matching her", "guarantee"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "defence",
+            f"her {what} named",
+            f"{what} named ({n_targets} patients)",
+            "rows matching her",
+            "guarantee",
+        ],
+    )
 
 
 def comparison_note(study: Study, epsilon: float, generalisation) -> str:
@@ -169,12 +234,14 @@ def comparison_note(study: Study, epsilon: float, generalisation) -> str:
     p = study.point(epsilon)
     r = len(p["runs"])
     gen = f"generalised: {reid._gen_text(generalisation)}; " if generalisation is not None else ""
-    return (f"Rows: the release with names removed; {gen}noisy counts simulated as on the DP defence tab; {r} DP "
-            f"synthetic table{'' if r == 1 else 's'} of the patients, and as many fitted to an independent population "
-            "(nobody in the story is in them); a blind guess of the most common value. Columns: is her diagnosis "
-            f"named (in how many releases), the share of {study.config.n_targets} patients whose diagnosis the "
-            "linkage names, the rows that match her facts (mean and range over releases), and the guarantee "
-            "(add/remove one patient; replace-one for a known patient's value).")
+    return (
+        f"Rows: the release with names removed; {gen}noisy counts simulated as on the DP defence tab; {r} DP "
+        f"synthetic table{'' if r == 1 else 's'} of the patients, and as many fitted to an independent population "
+        "(nobody in the story is in them); a blind guess of the most common value. Columns: is her diagnosis "
+        f"named (in how many releases), the share of {study.config.n_targets} patients whose diagnosis the "
+        "linkage names, the rows that match her facts (mean and range over releases), and the guarantee "
+        "(add/remove one patient; replace-one for a known patient's value)."
+    )
 
 
 def findings(study: Study, epsilon: float) -> pd.DataFrame:
@@ -188,26 +255,42 @@ def findings(study: Study, epsilon: float) -> pd.DataFrame:
     rows = [
         ("privacy statement", st.get("summary", "—")),
         ("synthetic releases measured", f"{r} at ε = {e:g} (and {r} fitted to an independent population)"),
-        ("rows matching the neighbour's facts", f"{nb['mean']:.1f} on average ({nb['min']}–{nb['max']}); exactly "
-                                                f"one in {_times(nb['single'], r)}"),
-        ("her diagnosis named by the matching rows", f"{_times(nb['right'], r)} (without her record: "
-                                                     f"{_times(nb['baseline_right'], r)})"),
-        ("patients' diagnosis named correctly", f"{_spread(s['targets_right'])} (without them: "
-                                                f"{_spread(s.get('baseline_targets_right'))}; blind guess "
-                                                f"{ref['blind_right']:.0%}; the table itself "
-                                                f"{ref['exact']['targets_right']:.0%})"),
-        ("unique patients whose exact combination and diagnosis appear",
-         f"{_spread(s['unique_exposed'])} (without them: {_spread(s.get('baseline_unique_exposed'))})"),
-        ("membership audit (one run, 2,000 canaries)",
-         f"AUC {s['membership_auc']['mean']:.2f}; proves ε ≥ {claims.down(s['membership_lower_bound']['max'])} at "
-         "best (95% confidence each)"),
-        ("2-way marginals that matter: largest cell error",
-         f"{s['two_way_max']['mean']:.1f} points ({s['two_way_max']['min']:.1f}–{s['two_way_max']['max']:.1f})"
-         + (f"; two real samples differ by {floor:.1f}" if floor is not None else "")),
+        (
+            "rows matching the neighbour's facts",
+            f"{nb['mean']:.1f} on average ({nb['min']}–{nb['max']}); exactly one in {_times(nb['single'], r)}",
+        ),
+        (
+            "her diagnosis named by the matching rows",
+            f"{_times(nb['right'], r)} (without her record: {_times(nb['baseline_right'], r)})",
+        ),
+        (
+            "patients' diagnosis named correctly",
+            f"{_spread(s['targets_right'])} (without them: "
+            f"{_spread(s.get('baseline_targets_right'))}; blind guess "
+            f"{ref['blind_right']:.0%}; the table itself "
+            f"{ref['exact']['targets_right']:.0%})",
+        ),
+        (
+            "unique patients whose exact combination and diagnosis appear",
+            f"{_spread(s['unique_exposed'])} (without them: {_spread(s.get('baseline_unique_exposed'))})",
+        ),
+        (
+            "membership audit (one run, 2,000 canaries)",
+            f"AUC {s['membership_auc']['mean']:.2f}; proves ε ≥ {claims.down(s['membership_lower_bound']['max'])} at "
+            "best (95% confidence each)",
+        ),
+        (
+            "2-way marginals that matter: largest cell error",
+            f"{s['two_way_max']['mean']:.1f} points ({s['two_way_max']['min']:.1f}–{s['two_way_max']['max']:.1f})"
+            + (f"; two real samples differ by {floor:.1f}" if floor is not None else ""),
+        ),
     ]
     if "model_accuracy" in s and ref.get("model_accuracy") is not None:
-        rows.append(("model trained on synthetic rows, tested on real ones",
-                     f"{_spread(s['model_accuracy'])} accuracy (trained on the real table: "
-                     f"{ref['model_accuracy']:.0%})"))
+        rows.append(
+            (
+                "model trained on synthetic rows, tested on real ones",
+                f"{_spread(s['model_accuracy'])} accuracy (trained on the real table: {ref['model_accuracy']:.0%})",
+            )
+        )
     rows.append(("not covered by ε", NOT_COVERED))
     return pd.DataFrame(rows, columns=["finding", "value"])

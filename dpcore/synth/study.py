@@ -48,10 +48,27 @@ STORY_EPSILONS = (0.3, 1.0, 3.0, 10.0)
 HOLDOUT_ROWS = 2_000  # real rows no release saw: the model-utility test set
 SAMPLE_ROWS = 200  # rows of one synthetic table kept in the result (the page shows them; covered by ε)
 #: Summaries kept per ε: attack and utility numbers over the repetitions.
-METRICS = ("neighbour_matches", "neighbour_single", "neighbour_right", "targets_right", "targets_matched",
-           "unique_exposed", "baseline_neighbour_matches", "baseline_neighbour_right", "baseline_targets_right",
-           "baseline_unique_exposed", "membership_auc", "membership_tpr_at_1pct_fpr", "membership_lower_bound",
-           "one_way_mean", "two_way_mean", "two_way_max", "model_accuracy", "rows", "seconds")
+METRICS = (
+    "neighbour_matches",
+    "neighbour_single",
+    "neighbour_right",
+    "targets_right",
+    "targets_matched",
+    "unique_exposed",
+    "baseline_neighbour_matches",
+    "baseline_neighbour_right",
+    "baseline_targets_right",
+    "baseline_unique_exposed",
+    "membership_auc",
+    "membership_tpr_at_1pct_fpr",
+    "membership_lower_bound",
+    "one_way_mean",
+    "two_way_mean",
+    "two_way_max",
+    "model_accuracy",
+    "rows",
+    "seconds",
+)
 
 
 @dataclass(frozen=True)
@@ -79,13 +96,18 @@ class StudyConfig:
         if not eps or len(eps) > limits.SYNTH_STUDY_MAX_EPSILONS:
             raise DPError(f"choose 1 to {limits.SYNTH_STUDY_MAX_EPSILONS} values of ε for the study, got {len(eps)}")
         object.__setattr__(self, "epsilons", eps)
-        object.__setattr__(self, "repetitions", limits.check_int_range(
-            self.repetitions, 1, limits.SYNTH_STUDY_MAX_REPETITIONS, "repetitions"))
+        object.__setattr__(
+            self,
+            "repetitions",
+            limits.check_int_range(self.repetitions, 1, limits.SYNTH_STUDY_MAX_REPETITIONS, "repetitions"),
+        )
         cols = tuple(dict.fromkeys(self.columns))
         for must in (*self.qis, self.sensitive):
             if must not in cols:
-                raise DPError(f"release the column {story.label(must)!r}: the attacks link on the quasi-identifiers "
-                              f"and guess the {story.label(self.sensitive)}")
+                raise DPError(
+                    f"release the column {story.label(must)!r}: the attacks link on the quasi-identifiers "
+                    f"and guess the {story.label(self.sensitive)}"
+                )
         object.__setattr__(self, "columns", cols)
         object.__setattr__(self, "pairs", tuple(tuple(p) for p in self.pairs if set(p) <= set(cols)))
         # the neighbour's facts as (column, text), blanks dropped: a page's six fields and the story's three agree
@@ -99,8 +121,13 @@ class StudyConfig:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.update(columns=list(self.columns), epsilons=list(self.epsilons), pairs=[list(p) for p in self.pairs],
-                 facts=[list(f) for f in self.facts], qis=list(self.qis))
+        d.update(
+            columns=list(self.columns),
+            epsilons=list(self.epsilons),
+            pairs=[list(p) for p in self.pairs],
+            facts=[list(f) for f in self.facts],
+            qis=list(self.qis),
+        )
         return d
 
     @classmethod
@@ -116,8 +143,10 @@ class StudyConfig:
 
     def label(self) -> str:
         eps = ", ".join(f"{e:g}" for e in self.epsilons)
-        return (f"{self.generator.upper()} · ε {eps} · {self.repetitions} repetition"
-                f"{'' if self.repetitions == 1 else 's'} · {self.n:,} patients")
+        return (
+            f"{self.generator.upper()} · ε {eps} · {self.repetitions} repetition"
+            f"{'' if self.repetitions == 1 else 's'} · {self.n:,} patients"
+        )
 
     @property
     def releases(self) -> int:
@@ -146,17 +175,21 @@ def _data(cfg: StudyConfig) -> _Data:
     holdout = datasets.medical(HOLDOUT_ROWS, _seed(cfg, 1))[list(cfg.columns)]
     exact = attack.attack_table(att, real, codes)  # the raw release at release resolution (no DP)
     s = codes[cfg.sensitive].to_numpy()
-    reference = {"exact": exact.to_dict(),
-                 "blind_right": float(np.mean(att.targets[cfg.sensitive].to_numpy() == att.prior_code)),
-                 "unique_patients": int(len(att.unique)),
-                 "neighbour_found": att.neighbour_code is not None,
-                 "neighbour_value": schema.column(cfg.sensitive).categories[att.neighbour_code]
-                 if att.neighbour_code is not None else None,
-                 "blind_value": schema.column(cfg.sensitive).categories[att.prior_code],
-                 "model_accuracy": utility.model_accuracy(real, holdout, schema) if "salary" in cfg.columns else None,
-                 "sampling_floor": utility.marginal_errors(codes, schema.encode(
-                     datasets.medical(cfg.n, _seed(cfg, 5))[list(cfg.columns)]), schema, cfg.pairs),
-                 "prior_share": float(np.mean(s == att.prior_code))}
+    reference = {
+        "exact": exact.to_dict(),
+        "blind_right": float(np.mean(att.targets[cfg.sensitive].to_numpy() == att.prior_code)),
+        "unique_patients": int(len(att.unique)),
+        "neighbour_found": att.neighbour_code is not None,
+        "neighbour_value": schema.column(cfg.sensitive).categories[att.neighbour_code]
+        if att.neighbour_code is not None
+        else None,
+        "blind_value": schema.column(cfg.sensitive).categories[att.prior_code],
+        "model_accuracy": utility.model_accuracy(real, holdout, schema) if "salary" in cfg.columns else None,
+        "sampling_floor": utility.marginal_errors(
+            codes, schema.encode(datasets.medical(cfg.n, _seed(cfg, 5))[list(cfg.columns)]), schema, cfg.pairs
+        ),
+        "prior_share": float(np.mean(s == att.prior_code)),
+    }
     return _Data(real, codes, att, holdout, reference)
 
 
@@ -192,32 +225,61 @@ def run(cfg: StudyConfig, *, progress=None, cancelled=None) -> dict:
             mem = attack.membership_test(b.codes, schema.encode(pool), included, schema, a.plan.delta)
             err = utility.marginal_errors(data.codes, a.codes, schema, cfg.pairs)
             acc = utility.model_accuracy(a.table, data.holdout, schema) if "salary" in cfg.columns else None
-            runs.append({
-                "neighbour_matches": ra.neighbour_matches, "neighbour_single": ra.neighbour_matches == 1,
-                "neighbour_right": ra.neighbour_right, "targets_right": ra.targets_right,
-                "targets_matched": ra.targets_matched, "unique_exposed": ra.unique_exposed,
-                "baseline_neighbour_matches": rb.neighbour_matches, "baseline_neighbour_right": rb.neighbour_right,
-                "baseline_targets_right": rb.targets_right, "baseline_unique_exposed": rb.unique_exposed,
-                "membership_auc": mem["auc"], "membership_tpr_at_1pct_fpr": mem["tpr_at_1pct_fpr"],
-                "membership_lower_bound": mem["lower_bound"], "membership": mem,
-                "one_way_mean": err["one_way_mean"], "two_way_mean": err["two_way_mean"],
-                "two_way_max": err["two_way_max"], "two_way": err["two_way"], "one_way": err["one_way"],
-                "model_accuracy": acc, "questions": utility.standard_answers(data.real, a.table),
-                "rows": int(len(a.table)), "seconds": a.seconds + b.seconds, "notes": a.notes + b.notes,
-            })
+            runs.append(
+                {
+                    "neighbour_matches": ra.neighbour_matches,
+                    "neighbour_single": ra.neighbour_matches == 1,
+                    "neighbour_right": ra.neighbour_right,
+                    "targets_right": ra.targets_right,
+                    "targets_matched": ra.targets_matched,
+                    "unique_exposed": ra.unique_exposed,
+                    "baseline_neighbour_matches": rb.neighbour_matches,
+                    "baseline_neighbour_right": rb.neighbour_right,
+                    "baseline_targets_right": rb.targets_right,
+                    "baseline_unique_exposed": rb.unique_exposed,
+                    "membership_auc": mem["auc"],
+                    "membership_tpr_at_1pct_fpr": mem["tpr_at_1pct_fpr"],
+                    "membership_lower_bound": mem["lower_bound"],
+                    "membership": mem,
+                    "one_way_mean": err["one_way_mean"],
+                    "two_way_mean": err["two_way_mean"],
+                    "two_way_max": err["two_way_max"],
+                    "two_way": err["two_way"],
+                    "one_way": err["one_way"],
+                    "model_accuracy": acc,
+                    "questions": utility.standard_answers(data.real, a.table),
+                    "rows": int(len(a.table)),
+                    "seconds": a.seconds + b.seconds,
+                    "notes": a.notes + b.notes,
+                }
+            )
             if rep == 0:
                 statements[str(e)] = a.statement(f"synthetic medical, {cfg.n:,} patients (seed {cfg.seed})")
                 if sample is None or abs(math.log(e)) < abs(math.log(sample["epsilon"])):
-                    sample = {"epsilon": e, "rows": a.table.head(SAMPLE_ROWS).astype(object)
-                              .where(a.table.head(SAMPLE_ROWS).notna(), None).to_dict("records")}
+                    sample = {
+                        "epsilon": e,
+                        "rows": a.table.head(SAMPLE_ROWS)
+                        .astype(object)
+                        .where(a.table.head(SAMPLE_ROWS).notna(), None)
+                        .to_dict("records"),
+                    }
         points.append({"epsilon": e, "runs": runs, "summary": summarise(runs)})
-    return {"config": cfg.to_dict(), "points": points, "reference": data.reference, "statements": statements,
-            "sample": sample, "seconds": time.perf_counter() - t0, "not_covered_by_epsilon": NOT_COVERED}
+    return {
+        "config": cfg.to_dict(),
+        "points": points,
+        "reference": data.reference,
+        "statements": statements,
+        "sample": sample,
+        "seconds": time.perf_counter() - t0,
+        "not_covered_by_epsilon": NOT_COVERED,
+    }
 
 
 #: What the study shows that ε does not cover (computed on the private rows): say it beside them.
-NOT_COVERED = ("attack results, marginal errors, question answers and model accuracy are computed on the real "
-               "rows for the data owner: not covered by ε")
+NOT_COVERED = (
+    "attack results, marginal errors, question answers and model accuracy are computed on the real "
+    "rows for the data owner: not covered by ε"
+)
 
 
 def summarise(runs: list[dict]) -> dict:
@@ -226,8 +288,12 @@ def summarise(runs: list[dict]) -> dict:
     for k in METRICS:
         vals = [float(r[k]) for r in runs if r.get(k) is not None]
         if vals:
-            out[k] = {"mean": float(np.mean(vals)), "min": float(min(vals)), "max": float(max(vals)),
-                      "count": len(vals)}
+            out[k] = {
+                "mean": float(np.mean(vals)),
+                "min": float(min(vals)),
+                "max": float(max(vals)),
+                "count": len(vals),
+            }
     return out
 
 
@@ -325,8 +391,9 @@ def submit(cfg: StudyConfig, *, owner: str, key: str | None = None) -> tuple[str
     from ..jobs import owners, registry, store
 
     try:
-        return store.submit(registry.SYNTH_STUDY, cfg.to_dict(), owner=owner, group=GROUP, label=cfg.label(),
-                            key=key), False
+        return store.submit(
+            registry.SYNTH_STUDY, cfg.to_dict(), owner=owner, group=GROUP, label=cfg.label(), key=key
+        ), False
     except owners.SharedRunning as running:
         return running.ref, True
 
@@ -350,10 +417,14 @@ def find_shared(cfg: StudyConfig, *, caller):
     if not is_default(cfg):
         return None
     want = cfg.to_dict()
-    runs = [j for j in store.list_jobs(caller=caller, group=GROUP, limit=200, shared=True)
-            if j.shared and j.get("params") == want]
-    return (next((j for j in runs if j["status"] == "done"), None)
-            or next((j for j in runs if j["status"] in ("queued", "running")), None))
+    runs = [
+        j
+        for j in store.list_jobs(caller=caller, group=GROUP, limit=200, shared=True)
+        if j.shared and j.get("params") == want
+    ]
+    return next((j for j in runs if j["status"] == "done"), None) or next(
+        (j for j in runs if j["status"] in ("queued", "running")), None
+    )
 
 
 def find_similar(cfg: StudyConfig, *, caller, limit: int = 200):
@@ -379,13 +450,17 @@ def shared_note(job, *, caller) -> str | None:
         return None
     who = "the server's command line" if job.get("owner") == "cli" else "another visitor"
     if job["status"] == "done":
-        return (f"**Shared study, finished {ran_at(job)}** — the default settings on the default patients, run by {who}. "
-                "Everyone sees it at once; only whoever started it (or an admin) can rename or delete it. "
-                "**Start the study** runs a fresh one of your own.")
+        return (
+            f"**Shared study, finished {ran_at(job)}** — the default settings on the default patients, run by {who}. "
+            "Everyone sees it at once; only whoever started it (or an admin) can rename or delete it. "
+            "**Start the study** runs a fresh one of your own."
+        )
     if job["status"] in ("queued", "running"):
-        return (f"**Shared study in progress, queued {ran_at(job, 'created')}**"
-                f" — the default settings on the default patients, started by {who}: everyone sees its progress "
-                "and its results when it ends; only whoever started it (or an admin) can cancel it.")
+        return (
+            f"**Shared study in progress, queued {ran_at(job, 'created')}**"
+            f" — the default settings on the default patients, started by {who}: everyone sees its progress "
+            "and its results when it ends; only whoever started it (or an admin) can cancel it."
+        )
     return None
 
 
@@ -394,5 +469,4 @@ def finished(*, caller, limit: int = 200, shared: bool = True) -> list:
     False (the report's and the advisor's choices)."""
     from ..jobs import store
 
-    return [j for j in store.list_jobs(caller=caller, group=GROUP, limit=limit, shared=shared)
-            if j["status"] == "done"]
+    return [j for j in store.list_jobs(caller=caller, group=GROUP, limit=limit, shared=shared) if j["status"] == "done"]

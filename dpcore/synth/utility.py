@@ -46,9 +46,14 @@ def marginal_errors(real_codes: pd.DataFrame, synthetic_codes: pd.DataFrame, sch
     one = {c: cell_error(real_codes, synthetic_codes, [c], schema) for c in schema.names}
     pairs = [tuple(p) for p in pairs] or list(itertools.combinations(schema.names, 2))
     two = {"+".join(p): cell_error(real_codes, synthetic_codes, list(p), schema) for p in pairs}
-    return {"one_way": one, "two_way": two, "one_way_mean": float(np.mean(list(one.values()))),
-            "one_way_max": float(max(one.values())), "two_way_mean": float(np.mean(list(two.values()))),
-            "two_way_max": float(max(two.values()))}
+    return {
+        "one_way": one,
+        "two_way": two,
+        "one_way_mean": float(np.mean(list(one.values()))),
+        "one_way_max": float(max(one.values())),
+        "two_way_mean": float(np.mean(list(two.values()))),
+        "two_way_max": float(max(two.values())),
+    }
 
 
 # --- the console's standard questions ----------------------------------------------------------------------
@@ -60,12 +65,14 @@ STANDARD_QUESTIONS = (
     ("patients 65 or older", "% of rows", dict(kind="count", condition="age>=65")),
     ("patients with the rare disease", "% of rows", dict(kind="count", condition="has_rare_disease=true")),
     ("patients with diabetes", "% of rows", dict(kind="count", condition="diagnosis=diabetes")),
-    ("women with hypertension", "% of rows", dict(kind="count", condition="diagnosis=hypertension",
-                                                  where=("sex=F",))),
+    ("women with hypertension", "% of rows", dict(kind="count", condition="diagnosis=hypertension", where=("sex=F",))),
     ("mean age", "years", dict(kind="mean", column="age", bounds=(18, 90))),
     ("mean salary", "$", dict(kind="mean", column="salary", bounds=(0, 250_000))),
-    ("mean salary in zip code 10001", "$", dict(kind="mean", column="salary", bounds=(0, 250_000),
-                                                where=("zip_code=10001",))),
+    (
+        "mean salary in zip code 10001",
+        "$",
+        dict(kind="mean", column="salary", bounds=(0, 250_000), where=("zip_code=10001",)),
+    ),
 )
 
 
@@ -155,6 +162,7 @@ def majority_accuracy(train: pd.DataFrame, test: pd.DataFrame, schema: Schema, t
 
 # --- an upload's synthetic table (the re-identification page's "Your own data" tab) ---------------------------
 
+
 def upload_task(schema: Schema, target: str | None, threshold=None) -> dict | None:
     """The model test of an upload's release: predict the declared column ``target`` from the other declared
     columns — a category column's value, or whether a number column reaches ``threshold`` (default: the middle of
@@ -164,14 +172,16 @@ def upload_task(schema: Schema, target: str | None, threshold=None) -> dict | No
     col = schema.column(str(target))  # a schema declares two columns at least: there is something to learn from
     if not col.is_number:
         if threshold is not None:
-            raise DPError(f"column {col.name!r} is a category column: the model predicts its value, so leave the "
-                          "threshold out")
+            raise DPError(
+                f"column {col.name!r} is a category column: the model predicts its value, so leave the threshold out"
+            )
         return {"target": col.name, "threshold": None, "text": f"{col.name} (its category)"}
     lo, hi = col.bounds
     t = (lo + hi) / 2 if threshold is None else parse_finite(threshold, f"threshold for {col.name!r}")
     if not lo < t <= hi:
-        raise DPError(f"the threshold for {col.name!r} must be inside its declared bounds ({lo:g} to {hi:g}], got "
-                      f"{t:g}")
+        raise DPError(
+            f"the threshold for {col.name!r} must be inside its declared bounds ({lo:g} to {hi:g}], got {t:g}"
+        )
     return {"target": col.name, "threshold": float(t), "text": f"{col.name} ≥ {t:g}"}
 
 
@@ -179,8 +189,15 @@ def upload_task(schema: Schema, target: str | None, threshold=None) -> dict | No
 UPLOAD_NOT_COVERED = "computed on your private rows: not covered by ε"
 
 
-def upload_utility(fitted: pd.DataFrame, held_out: pd.DataFrame | None, synthetic_codes: pd.DataFrame,
-                   synthetic: pd.DataFrame, schema: Schema, pairs=(), task: dict | None = None) -> dict:
+def upload_utility(
+    fitted: pd.DataFrame,
+    held_out: pd.DataFrame | None,
+    synthetic_codes: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    schema: Schema,
+    pairs=(),
+    task: dict | None = None,
+) -> dict:
     """What an upload's synthetic table keeps, for its owner: every declared column's 1-way marginal and the 2-way
     marginals of ``pairs`` (every pair when none), against the rows the generator read (``fitted``), at the declared
     bins; and with a ``task`` (:func:`upload_task`), the test accuracy on the ``held_out`` rows (which no release
@@ -188,18 +205,28 @@ def upload_utility(fitted: pd.DataFrame, held_out: pd.DataFrame | None, syntheti
     their most common class. Computed on the private rows: not covered by ε."""
     from .. import limits
 
-    out = {"marginals": marginal_errors(schema.encode(fitted), synthetic_codes, schema, pairs),
-           "fitted_rows": int(len(fitted)), "held_out_rows": int(len(held_out)) if held_out is not None else 0,
-           "model": None, "not_covered_by_epsilon": UPLOAD_NOT_COVERED}
+    out = {
+        "marginals": marginal_errors(schema.encode(fitted), synthetic_codes, schema, pairs),
+        "fitted_rows": int(len(fitted)),
+        "held_out_rows": int(len(held_out)) if held_out is not None else 0,
+        "model": None,
+        "not_covered_by_epsilon": UPLOAD_NOT_COVERED,
+    }
     if task is None:
         return out
     n = out["held_out_rows"]
     if n < limits.SYNTH_UTILITY_MIN_TEST_ROWS:
-        out["model_note"] = (f"the held-out part has {n:,} rows; a model is tested on at least "
-                             f"{limits.SYNTH_UTILITY_MIN_TEST_ROWS:,}: upload more rows")
+        out["model_note"] = (
+            f"the held-out part has {n:,} rows; a model is tested on at least "
+            f"{limits.SYNTH_UTILITY_MIN_TEST_ROWS:,}: upload more rows"
+        )
         return out
-    out["model"] = {"task": task["text"], "target": task["target"], "threshold": task["threshold"],
-                    "synthetic": model_accuracy(synthetic, held_out, schema, task),
-                    "real": model_accuracy(fitted, held_out, schema, task),
-                    "majority": majority_accuracy(fitted, held_out, schema, task)}
+    out["model"] = {
+        "task": task["text"],
+        "target": task["target"],
+        "threshold": task["threshold"],
+        "synthetic": model_accuracy(synthetic, held_out, schema, task),
+        "real": model_accuracy(fitted, held_out, schema, task),
+        "majority": majority_accuracy(fitted, held_out, schema, task),
+    }
     return out

@@ -78,8 +78,9 @@ def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 
-def rdp_integer_orders(noise_multiplier: float, sample_rate: float, steps: int,
-                       orders: np.ndarray = INT_ORDERS) -> np.ndarray:
+def rdp_integer_orders(
+    noise_multiplier: float, sample_rate: float, steps: int, orders: np.ndarray = INT_ORDERS
+) -> np.ndarray:
     """RDP of ``steps`` Poisson-subsampled Gaussian steps at integer orders (Mironov et al. 2019, the
     formula Opacus uses for integer alpha), vectorised over orders."""
     sigma, q = float(noise_multiplier), float(sample_rate)
@@ -134,8 +135,9 @@ def _fast_prv_class():
 
         def _get_domain(self, prvs, num_self_compositions, eps_error, delta_error):
             total = sum(num_self_compositions)
-            rdp = sum(rdp_integer_orders(p.noise_multiplier, p.sample_rate, n)
-                      for p, n in zip(prvs, num_self_compositions))
+            rdp = sum(
+                rdp_integer_orders(p.noise_multiplier, p.sample_rate, n) for p, n in zip(prvs, num_self_compositions)
+            )
             L_max = _rdp_to_eps(INT_ORDERS, rdp, delta_error / 4)
             for p in prvs:
                 one = rdp_integer_orders(p.noise_multiplier, p.sample_rate, 1)
@@ -164,8 +166,9 @@ def _prv_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:
         return float(acc.get_epsilon(delta, eps_error=PRV_EPS_ERROR))
 
 
-def epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float = 1e-5,
-            accountant: str = "prv") -> float:
+def epsilon(
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float = 1e-5, accountant: str = "prv"
+) -> float:
     """Epsilon (an upper bound) after ``steps`` DP-SGD steps with Poisson sampling rate ``sample_rate``
     and noise multiplier ``noise_multiplier``, at ``delta``. ``steps == 0`` gives 0."""
     sigma, q, t, d = _check_run(noise_multiplier, sample_rate, steps, delta)
@@ -195,8 +198,10 @@ def epsilon_from_history(history, delta: float, accountant: str = "prv") -> floa
 
 def both(noise_multiplier: float, sample_rate: float, steps: int, delta: float = 1e-5) -> dict:
     """PRV and RDP epsilon for the same run."""
-    return {"epsilon_prv": epsilon(noise_multiplier, sample_rate, steps, delta, "prv"),
-            "epsilon_rdp": epsilon(noise_multiplier, sample_rate, steps, delta, "rdp")}
+    return {
+        "epsilon_prv": epsilon(noise_multiplier, sample_rate, steps, delta, "prv"),
+        "epsilon_rdp": epsilon(noise_multiplier, sample_rate, steps, delta, "rdp"),
+    }
 
 
 # --- exact privacy-loss distributions (Google dp_accounting) ----------------------------------------------
@@ -217,8 +222,9 @@ def _pld(sigma: float, q: float, steps: int, discretization: float):
     one person), pessimistic connect-the-dots discretisation."""
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
-    one = pldm.from_gaussian_mechanism(sigma, sensitivity=1.0, sampling_prob=q,
-                                       value_discretization_interval=discretization)
+    one = pldm.from_gaussian_mechanism(
+        sigma, sensitivity=1.0, sampling_prob=q, value_discretization_interval=discretization
+    )
     return one.self_compose(steps) if steps > 1 else one
 
 
@@ -259,16 +265,24 @@ def _hockey_stick(pmf, eps: np.ndarray) -> np.ndarray:
     # --- end of the overflow fix
 
 
-def privacy_profile(noise_multiplier: float, sample_rate: float, steps: int,
-                    max_points: int = TRADEOFF_PROFILE_POINTS, *, coarse: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def privacy_profile(
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: int,
+    max_points: int = TRADEOFF_PROFILE_POINTS,
+    *,
+    coarse: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
     """(ε, δ(ε)) of DP-SGD on a grid of ε ≥ 0 from the PLD, δ = max over the add and the remove direction.
     ``coarse``: the coarse grid only (pessimistic too, so still an upper bound; fast enough to search on —
     dpcore.advisor.dpsgd searches the noise multiplier with it)."""
     sigma, q, t, _ = _check_run(noise_multiplier, sample_rate, max(int(steps), 1), 1e-5)
     pld = _pld(sigma, q, t, PLD_COARSE) if coarse else _pld_for(sigma, q, t)
     pmfs = [pld._pmf_remove, pld._pmf_add]
-    top = max(float((pm.to_dense_pmf()._lower_loss + pm.to_dense_pmf().size) * pm.to_dense_pmf()._discretization)
-              for pm in pmfs)
+    top = max(
+        float((pm.to_dense_pmf()._lower_loss + pm.to_dense_pmf().size) * pm.to_dense_pmf()._discretization)
+        for pm in pmfs
+    )
     eps = np.linspace(0.0, max(top, 1e-3), max_points)
     delta = np.max([_hockey_stick(pm, eps) for pm in pmfs], axis=0)
     return eps, delta
@@ -321,8 +335,10 @@ def _bisect_sigma(f, target: float, lo: float = SIGMA_MIN, hi: float = SIGMA_MAX
     if f(lo) <= target:
         return lo
     if f(hi) > target:
-        raise DPError("target epsilon is too small for this many steps even with huge noise; "
-                      "raise epsilon or train fewer epochs / smaller batches")
+        raise DPError(
+            "target epsilon is too small for this many steps even with huge noise; "
+            "raise epsilon or train fewer epochs / smaller batches"
+        )
     llo, lhi = math.log(lo), math.log(hi)
     for _ in range(iters):
         mid = 0.5 * (llo + lhi)
@@ -335,8 +351,9 @@ def _bisect_sigma(f, target: float, lo: float = SIGMA_MIN, hi: float = SIGMA_MAX
     return math.exp(lhi)
 
 
-def calibrate_noise(target_epsilon: float, delta: float, sample_rate: float, steps: int,
-                    accountant: str = "prv") -> tuple[float, float]:
+def calibrate_noise(
+    target_epsilon: float, delta: float, sample_rate: float, steps: int, accountant: str = "prv"
+) -> tuple[float, float]:
     """Noise multiplier for a target epsilon after ``steps`` steps at ``sample_rate``.
 
     Returns ``(sigma, eps)`` where ``eps = epsilon(sigma, sample_rate, steps, delta, accountant)`` is
@@ -365,7 +382,7 @@ def calibrate_noise(target_epsilon: float, delta: float, sample_rate: float, ste
         return fast_rdp_epsilon(s, q, t, d)
 
     # 1. fast RDP bound (>= Opacus RDP >= PRV in practice): a safe starting sigma.
-    lo = None      # (sigma, eps) with eps > target: less noise than allowed
+    lo = None  # (sigma, eps) with eps > target: less noise than allowed
     try:
         s_hi = _bisect_sigma(fast, target)
         e_hi = real(s_hi)
@@ -375,8 +392,10 @@ def calibrate_noise(target_epsilon: float, delta: float, sample_rate: float, ste
         # starting where the fast bound is already near its floor (so ε is small there and each PRV
         # evaluation cheap: never evaluate PRV at a σ far below the answer, its grid grows with ε).
         hint = "; the PRV accountant certifies smaller ε than RDP" if acc == "rdp" else ""
-        too_small = DPError("target epsilon is too small for this many steps even with huge noise; "
-                            f"raise epsilon or train fewer epochs / smaller batches{hint}")
+        too_small = DPError(
+            "target epsilon is too small for this many steps even with huge noise; "
+            f"raise epsilon or train fewer epochs / smaller batches{hint}"
+        )
         if acc != "prv" or real(SIGMA_MAX) > target:
             raise too_small from None
         s_hi = _bisect_sigma(fast, 1.5 * fast(SIGMA_MAX))
@@ -393,7 +412,7 @@ def calibrate_noise(target_epsilon: float, delta: float, sample_rate: float, ste
         e_hi = real(s_hi)
     good = target * (1 - CALIBRATION_TOLERANCE)
     aim = math.log(target * (1 - CALIBRATION_TOLERANCE / 4))
-    other = None   # a second point below the target, for the slope before a bracket exists
+    other = None  # a second point below the target, for the slope before a bracket exists
     for _ in range(CALIBRATION_MAX_EVALS):
         if e_hi >= good or s_hi <= SIGMA_MIN:
             break

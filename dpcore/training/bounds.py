@@ -55,8 +55,12 @@ def _public_default(name: str, kind: str) -> dict | None:
     if kind == "number" and key in datasets.PUBLIC_BOUNDS:
         lo, hi = datasets.PUBLIC_BOUNDS[key]
         return {"lower": lo, "upper": hi}
-    codes = {"sex": datasets.SEXES, "ethnicity": datasets.ETHNICITIES, "diagnosis": datasets.DIAGNOSES,
-             "zip_code": datasets.ZIP_CODES}
+    codes = {
+        "sex": datasets.SEXES,
+        "ethnicity": datasets.ETHNICITIES,
+        "diagnosis": datasets.DIAGNOSES,
+        "zip_code": datasets.ZIP_CODES,
+    }
     if key in codes:
         return {"categories": [str(v) for v in codes[key]]}
     return None
@@ -168,8 +172,10 @@ def _shorthand(column: str, spec):
             return {"lower": spec[0], "upper": spec[1]}
         if all(isinstance(v, str) for v in spec):
             return {"categories": list(spec)}
-        raise DPError(f"bounds of column {column!r}: give two numbers [low, high] or a list of category names "
-                      f"(text), or {{\"categories\": [...]}} for coded values; got {spec!r}")
+        raise DPError(
+            f"bounds of column {column!r}: give two numbers [low, high] or a list of category names "
+            f'(text), or {{"categories": [...]}} for coded values; got {spec!r}'
+        )
     return spec
 
 
@@ -184,8 +190,10 @@ def read_file(path) -> dict:
             raise DPError(f"bounds file {p.name} is larger than 1 MB; it holds one entry per column")
         data = json.loads(p.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise DPError(f"bounds file {p.name} is not valid JSON ({type(exc).__name__}); write an object like "
-                      '{"age": [0, 120], "sex": ["F", "M"]}') from None
+        raise DPError(
+            f"bounds file {p.name} is not valid JSON ({type(exc).__name__}); write an object like "
+            '{"age": [0, 120], "sex": ["F", "M"]}'
+        ) from None
     if not isinstance(data, dict):
         raise DPError(f'bounds file {p.name} must hold a JSON object like {{"age": [0, 120], "sex": ["F", "M"]}}')
     return check({str(c): _shorthand(str(c), v) for c, v in data.items()})
@@ -219,8 +227,10 @@ def require_all(columns: list[ColumnInfo], bounds: dict | None) -> dict:
     gap = missing(columns, bounds)
     if gap:
         shown = ", ".join(gap[:6]) + (f" and {len(gap) - 6} more" if len(gap) > 6 else "")
-        raise DPError(f"declare public bounds for {shown} (a range, or categories), or choose to learn the empty "
-                      f"ones from the rows ({LEARNED_LABEL})")
+        raise DPError(
+            f"declare public bounds for {shown} (a range, or categories), or choose to learn the empty "
+            f"ones from the rows ({LEARNED_LABEL})"
+        )
     return check(bounds) or {}
 
 
@@ -273,7 +283,7 @@ def prefill(column: ColumnInfo):
 
 
 def status_words(columns: list[ColumnInfo], b: dict | None) -> str:
-    """"4 of 5 columns declared public · 1 learned from the data: not covered by ε · 0 missing"."""
+    """ "4 of 5 columns declared public · 1 learned from the data: not covered by ε · 0 missing"."""
     b = b or {}
     learned = sum(1 for c in columns if FROM_DATA in b.get(c.name, {}))
     done = sum(1 for c in columns if c.name in b) - learned

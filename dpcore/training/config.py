@@ -41,20 +41,33 @@ BEST_GRAD_SAMPLE_MODE = {"logreg": "fused", "mlp": "fused", "cnn": "ew"}
 #: What people read for each dataset and model, with a short detail in brackets for option lists: the one home
 #: of these names (the training and privacy–utility pages, sweep titles, the report); ``dataset_name`` and
 #: ``model_name`` give them without the detail.
-DATASET_NAMES = {"breast_cancer": "Breast cancer (569 rows)", "medical": "Synthetic medical (10k rows)",
-                 "digits": "Digits (8×8 images)", "csv": "Uploaded CSV", "upload": "Uploaded CSV",
-                 "mnist": "MNIST (server .npz)"}
-MODEL_NAMES = {"logreg": "Logistic regression", "mlp": "Small MLP", "cnn": "Small CNN (images)",
-               "diffprivlib_logreg": "diffprivlib logistic reg.", "diffprivlib_nb": "diffprivlib naive Bayes"}
+DATASET_NAMES = {
+    "breast_cancer": "Breast cancer (569 rows)",
+    "medical": "Synthetic medical (10k rows)",
+    "digits": "Digits (8×8 images)",
+    "csv": "Uploaded CSV",
+    "upload": "Uploaded CSV",
+    "mnist": "MNIST (server .npz)",
+}
+MODEL_NAMES = {
+    "logreg": "Logistic regression",
+    "mlp": "Small MLP",
+    "cnn": "Small CNN (images)",
+    "diffprivlib_logreg": "diffprivlib logistic reg.",
+    "diffprivlib_nb": "diffprivlib naive Bayes",
+}
 
 
 #: Accountants as the pages and the report name them: the acronym with what it stands for.
-ACCOUNTANT_NAMES = {"prv": "PRV (privacy-loss random variables)", "rdp": "RDP (Rényi DP)",
-                    "pld": "PLD (privacy-loss distribution)"}
+ACCOUNTANT_NAMES = {
+    "prv": "PRV (privacy-loss random variables)",
+    "rdp": "RDP (Rényi DP)",
+    "pld": "PLD (privacy-loss distribution)",
+}
 
 
 def accountant_name(name) -> str:
-    """"PRV (privacy-loss random variables)", not prv; unknown: as it is."""
+    """ "PRV (privacy-loss random variables)", not prv; unknown: as it is."""
     return ACCOUNTANT_NAMES.get(str(name).lower(), str(name))
 
 
@@ -63,19 +76,22 @@ def _plain(code, names: dict) -> str:
 
 
 def dataset_name(dataset) -> str:
-    """"Breast cancer", not breast_cancer; an upload ("upload:<ref>", or a CLI "csv:<path>") is "Uploaded CSV";
+    """ "Breast cancer", not breast_cancer; an upload ("upload:<ref>", or a CLI "csv:<path>") is "Uploaded CSV";
     unknown: as it is."""
     kind = None if dataset is None else str(dataset).split(":", 1)[0]
     return _plain(kind if kind in DATASET_NAMES else dataset, DATASET_NAMES)
 
 
 #: The unit of privacy of each dataset: what one "record" in "add/remove one record" is there.
-DATASET_UNITS = {"medical": "one patient's record (one row of the data)",
-                 "breast_cancer": "one patient's record (one row: the measurements of one patient's tumour)",
-                 "digits": "one image (one row: an 8×8 handwritten digit)",
-                 "mnist": "one image (one row: a 28×28 handwritten digit)",
-                 **dict.fromkeys(("csv", "upload"), "one record (one row of the uploaded file); a person with k "
-                                                    "rows is covered only for k·ε")}
+DATASET_UNITS = {
+    "medical": "one patient's record (one row of the data)",
+    "breast_cancer": "one patient's record (one row: the measurements of one patient's tumour)",
+    "digits": "one image (one row: an 8×8 handwritten digit)",
+    "mnist": "one image (one row: a 28×28 handwritten digit)",
+    **dict.fromkeys(
+        ("csv", "upload"), "one record (one row of the uploaded file); a person with k rows is covered only for k·ε"
+    ),
+}
 
 
 def dataset_kind(dataset) -> str | None:
@@ -90,7 +106,7 @@ def unit_of_privacy(dataset) -> str:
 
 
 def model_name(model) -> str:
-    """"Logistic regression", not logreg; unknown: as it is."""
+    """ "Logistic regression", not logreg; unknown: as it is."""
     return _plain(model, MODEL_NAMES)
 
 
@@ -102,14 +118,18 @@ MEDICAL_ROWS = 10_000
 MEDICAL_DATA_SEED = 0
 #: The label of every diagnostic a run computes on private rows (test and training): the UI, the JSON, the
 #: statement and the report say it wherever one appears.
-NOT_DP_NOTE = ("not covered by ε: computed on private rows (test and training) without DP — loss and accuracy "
-               "curves, test loss and accuracy, per-class counts; for diagnosis only, rounded to what a chart needs")
+NOT_DP_NOTE = (
+    "not covered by ε: computed on private rows (test and training) without DP — loss and accuracy "
+    "curves, test loss and accuracy, per-class counts; for diagnosis only, rounded to what a chart needs"
+)
 #: What a run (its stored result, its statement, the page) says about n: it is released, not covered by ε.
-N_PUBLIC_NOTE = ("n (the training rows) and the list of classes are treated as public: n fixes the sample rate "
-                 "q = 1/⌈n/batch⌉ and the step count, so it is released exactly, and ε does not cover it. Whoever "
-                 "knows every other record learns from n alone whether one more is there; for a person known to "
-                 "be in data of this size, a fact about them is the replace-one question, bounded by 2ε "
-                 "(group privacy).")
+N_PUBLIC_NOTE = (
+    "n (the training rows) and the list of classes are treated as public: n fixes the sample rate "
+    "q = 1/⌈n/batch⌉ and the step count, so it is released exactly, and ε does not cover it. Whoever "
+    "knows every other record learns from n alone whether one more is there; for a person known to "
+    "be in data of this size, a fact about them is the replace-one question, bounded by 2ε "
+    "(group privacy)."
+)
 #: The label of every run (and sweep point) whose sampling and noise were drawn from the public seed.
 REPRODUCIBLE_LABEL = "reproducible noise: not a DP release"
 #: Model-size limits (checked before any job exists): hidden units of the MLP, parameters of any model.
@@ -184,19 +204,22 @@ class TrainConfig:
     def dataset_path(self) -> str | None:
         return self.dataset.split(":", 1)[1] if ":" in self.dataset else None
 
-    def baseline(self) -> "TrainConfig":
+    def baseline(self) -> TrainConfig:
         """The non-private baseline: same model, data split, epochs and optimiser, no noise/clipping."""
         return dataclasses.replace(self, epsilon=None, noise_multiplier=None)
 
     def __post_init__(self) -> None:
         kind = self.dataset_kind
         if kind not in BUILTIN_DATASETS + ("csv", "mnist", "upload"):
-            raise DPError(f"unknown dataset {self.dataset!r}; use medical, breast_cancer, digits, csv:PATH or mnist:PATH")
+            raise DPError(
+                f"unknown dataset {self.dataset!r}; use medical, breast_cancer, digits, csv:PATH or mnist:PATH"
+            )
         if kind in ("csv", "mnist") and not self.dataset_path:
             raise DPError(f"dataset {kind} needs a file path: {kind}:PATH")
         if kind == "upload" and not UPLOAD_REF_RE.match(self.dataset_path or ""):
-            raise DPError("an uploaded dataset is named by the reference the page stored it under; upload the "
-                          "file again")
+            raise DPError(
+                "an uploaded dataset is named by the reference the page stored it under; upload the file again"
+            )
         if kind in BUILTIN_DATASETS and ":" in self.dataset:
             raise DPError(f"dataset {kind} takes no path; use just {kind!r}")
         if kind == "medical" and self.target not in (None,) + MEDICAL_TARGETS:
@@ -226,12 +249,16 @@ class TrainConfig:
         check_positive_int(self.batch_size, "batch size")
         check_positive_int(self.hidden, "hidden units")
         if self.hidden > MAX_HIDDEN:
-            raise DPError(f"hidden units must be at most {MAX_HIDDEN:,} (models are limited to "
-                          f"{MAX_PARAMS:,} parameters), got {self.hidden:,}; try 32–512")
+            raise DPError(
+                f"hidden units must be at most {MAX_HIDDEN:,} (models are limited to "
+                f"{MAX_PARAMS:,} parameters), got {self.hidden:,}; try 32–512"
+            )
         if not isinstance(self.reproducible_noise, (bool, np.bool_)):
             raise DPError(f"reproducible_noise must be true or false, got {self.reproducible_noise!r}")
-        for name, v, top, hint in (("learning rate", self.lr, limits.TRAINING_LR_MAX, "try 0.01–0.5"),
-                                   ("clip (max grad norm)", self.clip, limits.TRAINING_CLIP_MAX, "try 0.1–10")):
+        for name, v, top, hint in (
+            ("learning rate", self.lr, limits.TRAINING_LR_MAX, "try 0.01–0.5"),
+            ("clip (max grad norm)", self.clip, limits.TRAINING_CLIP_MAX, "try 0.1–10"),
+        ):
             f = _float(v, name)
             if not (f > 0 and math.isfinite(f)):
                 raise DPError(f"{name} must be > 0, got {v!r}; {hint}")
@@ -270,7 +297,7 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, params: dict) -> "TrainConfig":
+    def from_dict(cls, params: dict) -> TrainConfig:
         if isinstance(params, TrainConfig):
             return params
         names = {f.name for f in dataclasses.fields(cls)}
@@ -307,11 +334,17 @@ def check_upload_name(name) -> str:
 
 def noise_fields(cfg: TrainConfig) -> dict:
     """Where a run's sampling and noise came from: the fields every result (JSON, page, sweep) carries."""
-    out = {"reproducible_noise": bool(cfg.reproducible_noise),
-           "dp_release": bool(cfg.private and not cfg.reproducible_noise),
-           "noise_source": (None if not cfg.private else
-                            "seeded from the public seed" if cfg.reproducible_noise else
-                            "secure: secret seeds from the OS CSPRNG, never stored")}
+    out = {
+        "reproducible_noise": bool(cfg.reproducible_noise),
+        "dp_release": bool(cfg.private and not cfg.reproducible_noise),
+        "noise_source": (
+            None
+            if not cfg.private
+            else "seeded from the public seed"
+            if cfg.reproducible_noise
+            else "secure: secret seeds from the OS CSPRNG, never stored"
+        ),
+    }
     if cfg.reproducible_noise:
         out["release_label"] = REPRODUCIBLE_LABEL
     return out
@@ -320,8 +353,10 @@ def noise_fields(cfg: TrainConfig) -> dict:
 def check_batch_size(batch_size: int, n_train: int) -> None:
     """The one batch-size check: a batch (the expected size under Poisson sampling) fits in the training rows."""
     if batch_size > n_train:
-        raise DPError(f"batch size {batch_size} is larger than the {n_train} training rows; "
-                      f"use at most {n_train} (e.g. {max(1, n_train // 8)})")
+        raise DPError(
+            f"batch size {batch_size} is larger than the {n_train} training rows; "
+            f"use at most {n_train} (e.g. {max(1, n_train // 8)})"
+        )
 
 
 def delta_warnings(cfg: TrainConfig, n_train: int) -> list[str]:
@@ -333,7 +368,8 @@ def delta_warning(delta, n_train) -> list[str]:
     """The δ ≥ 1/n warning for a δ and a row count (either missing: none)."""
     if delta and n_train and float(delta) >= 1.0 / int(n_train):
         n = int(n_train)
-        return [f"δ = {float(delta):g} is not below 1/n = 1/{n} = {1 / n:.2g}: a mechanism that "
-                "publishes one random row outright would satisfy this δ. Use δ ≤ 1/(10·n), e.g. 1e-5 or smaller."]
+        return [
+            f"δ = {float(delta):g} is not below 1/n = 1/{n} = {1 / n:.2g}: a mechanism that "
+            "publishes one random row outright would satisfy this δ. Use δ ≤ 1/(10·n), e.g. 1e-5 or smaller."
+        ]
     return []
-

@@ -23,6 +23,7 @@ from .table import _one_hot, _scale, csv_arrays
 
 UPLOAD = "upload:"  # a stored upload's dataset value: "upload:<16 hex of its content hash>"
 
+
 @dataclass
 class Split:
     """Preprocessed train/test arrays. ``image_shape`` is (C, H, W) for image data, else None."""
@@ -77,20 +78,31 @@ def _medical_arrays(target: str):
         order = {c: i for i, c in enumerate(classes)}
         y = np.array([order[v] for v in df["diagnosis"].astype(object)], dtype=np.int64)
     note = "numeric features scaled with public bounds (age 18–90, salary 0–250k); categories are public code lists"
-    layout = [{"name": c, "kind": "number", "lower": lo[i], "upper": hi[i], "index": i, "source": "public"}
-              for i, c in enumerate(num)]
+    layout = [
+        {"name": c, "kind": "number", "lower": lo[i], "upper": hi[i], "index": i, "source": "public"}
+        for i, c in enumerate(num)
+    ]
     j = len(num)
     for col, values in cats.items():
-        layout.append({"name": col, "kind": "categories", "categories": [str(v) for v in values],
-                       "indices": list(range(j, j + len(values))), "source": "public"})
+        layout.append(
+            {
+                "name": col,
+                "kind": "categories",
+                "categories": [str(v) for v in values],
+                "indices": list(range(j, j + len(values))),
+                "source": "public",
+            }
+        )
         j += len(values)
     return X, y, names, classes, note, [], layout
 
 
 #: Local data files (MNIST .npz) are read only from this folder under $DP_EXPLORER_HOME.
 DATA_DIR_NAME = "data"
-MNIST_NOT_USABLE = ("MNIST file not usable: put a keras-layout mnist.npz (x_train, y_train, x_test, y_test) in "
-                    "the data folder under DP_EXPLORER_HOME and give its file name, e.g. mnist:mnist.npz")
+MNIST_NOT_USABLE = (
+    "MNIST file not usable: put a keras-layout mnist.npz (x_train, y_train, x_test, y_test) in "
+    "the data folder under DP_EXPLORER_HOME and give its file name, e.g. mnist:mnist.npz"
+)
 
 
 def data_dir() -> Path:
@@ -121,7 +133,7 @@ def _mnist_arrays(path: str):
             arrs = {k: z[k] for k in ("x_train", "y_train", "x_test", "y_test")}
     except DPError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a corrupt/foreign file
+    except Exception as exc:
         raise DPError(f"could not read {p.name} as .npz ({type(exc).__name__}); expected keras mnist.npz") from None
     xs = []
     for k in ("x_train", "x_test"):
@@ -162,9 +174,18 @@ def load_split(cfg: TrainConfig) -> Split:
                 image_shape = (1, 8, 8)
             else:  # skewed, non-negative measurements: a fixed log1p (public, data-independent), then bounds
                 X = _scale(np.log1p(np.clip(ds.X, ds.lower, ds.upper)), np.log1p(ds.lower), np.log1p(ds.upper))
-                layout = [{"name": str(n), "kind": "number", "lower": float(lo), "upper": float(hi), "index": i,
-                           "log1p": True, "source": "public"}
-                          for i, (n, lo, hi) in enumerate(zip(ds.feature_names, ds.lower, ds.upper))]
+                layout = [
+                    {
+                        "name": str(n),
+                        "kind": "number",
+                        "lower": float(lo),
+                        "upper": float(hi),
+                        "index": i,
+                        "log1p": True,
+                        "source": "public",
+                    }
+                    for i, (n, lo, hi) in enumerate(zip(ds.feature_names, ds.lower, ds.upper))
+                ]
             y, names, classes, note = ds.y, ds.feature_names, ds.target_names, ds.bounds_note
             if kind == "breast_cancer":
                 note += "; log1p then scaled to [-1, 1] with those bounds"
@@ -182,10 +203,20 @@ def load_split(cfg: TrainConfig) -> Split:
         sub = np.sort(np.random.default_rng([cfg.seed, 1]).permutation(len(y_tr))[: cfg.train_size])
         X_tr, y_tr, rows_tr = X_tr[sub], y_tr[sub], rows_tr[sub]
     n_classes = max(len(classes), int(max(y_tr.max(initial=0), y_te.max(initial=0))) + 1)
-    return Split(np.ascontiguousarray(X_tr, np.float32), np.asarray(y_tr, np.int64),
-                 np.ascontiguousarray(X_te, np.float32), np.asarray(y_te, np.int64),
-                 n_classes, list(map(str, names)), list(map(str, classes)), note, list(leaks), image_shape,
-                 np.asarray(rows_tr, np.int64), list(layout))
+    return Split(
+        np.ascontiguousarray(X_tr, np.float32),
+        np.asarray(y_tr, np.int64),
+        np.ascontiguousarray(X_te, np.float32),
+        np.asarray(y_te, np.int64),
+        n_classes,
+        list(map(str, names)),
+        list(map(str, classes)),
+        note,
+        list(leaks),
+        image_shape,
+        np.asarray(rows_tr, np.int64),
+        list(layout),
+    )
 
 
 def record_view(split: Split, i: int) -> dict:
@@ -193,11 +224,17 @@ def record_view(split: Split, i: int) -> dict:
     data's own units): a range's value clipped to its bounds, a category's value or "(other)", the label by name;
     an image as its pixels (0–255 for MNIST, 0–16 for digits). These are private rows: shown to their owner only,
     not covered by ε."""
-    x, label = split.X_train[i], split.class_names[int(split.y_train[i])] if split.class_names else int(split.y_train[i])
+    x, label = (
+        split.X_train[i],
+        split.class_names[int(split.y_train[i])] if split.class_names else int(split.y_train[i]),
+    )
     if split.image_shape is not None:
         top = 255 if split.image_shape[1] == 28 else 16
-        return {"pixels": np.rint(np.clip(x, 0, 1) * top).astype(int).tolist(), "label": label,
-                "shape": list(split.image_shape[1:])}
+        return {
+            "pixels": np.rint(np.clip(x, 0, 1) * top).astype(int).tolist(),
+            "label": label,
+            "shape": list(split.image_shape[1:]),
+        }
     out = {}
     for col in split.layout:
         if col["kind"] == "number":
@@ -249,8 +286,10 @@ def upload_file(ref: str) -> str:
         raise DPError("an uploaded dataset is named by the reference the page stored it under; upload the file again")
     path = storage.subdir("uploads") / f"{ref}.csv"
     if not path.is_file():
-        raise DPError("the uploaded file of this run is no longer kept (uploads stay only while a job needs "
-                      "them); upload it again")
+        raise DPError(
+            "the uploaded file of this run is no longer kept (uploads stay only while a job needs "
+            "them); upload it again"
+        )
     return str(path)
 
 
@@ -259,7 +298,7 @@ def _stored_path(dataset: str) -> str | None:
     from .. import storage
 
     if dataset.startswith(UPLOAD):
-        ref = dataset[len(UPLOAD):]
+        ref = dataset[len(UPLOAD) :]
         return str((storage.subdir("uploads") / f"{ref}.csv").resolve()) if UPLOAD_REF_RE.match(ref) else None
     if dataset.startswith("csv:"):
         return str(Path(dataset[4:]).resolve())

@@ -13,6 +13,7 @@ from .config import NOT_DP_NOTE, TrainConfig, noise_fields
 from .data import Split
 from .results import TrainMetrics, TrainResult
 
+
 def train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
     """diffprivlib LogisticRegression / GaussianNB on the [-1, 1]-scaled features with explicit
     bounds / data_norm (no PrivacyLeakWarning). epsilon=None: scikit-learn's non-private model."""
@@ -41,8 +42,13 @@ def train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
                 from diffprivlib import BudgetAccountant
 
                 est = _dp_logistic_regression_class()(
-                    epsilon=cfg.epsilon, data_norm=data_norm, max_iter=max(100, cfg.epochs * 10),
-                    random_state=dp_random_state, C=1.0, accountant=BudgetAccountant())
+                    epsilon=cfg.epsilon,
+                    data_norm=data_norm,
+                    max_iter=max(100, cfg.epochs * 10),
+                    random_state=dp_random_state,
+                    C=1.0,
+                    accountant=BudgetAccountant(),
+                )
             est.fit(Xc, y)
         else:
             if cfg.epsilon is None:
@@ -53,8 +59,13 @@ def train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
                 from diffprivlib import BudgetAccountant
                 from diffprivlib.models import GaussianNB
 
-                est = GaussianNB(epsilon=cfg.epsilon, bounds=(lo, hi), priors=None, random_state=dp_random_state,
-                                 accountant=BudgetAccountant())
+                est = GaussianNB(
+                    epsilon=cfg.epsilon,
+                    bounds=(lo, hi),
+                    priors=None,
+                    random_state=dp_random_state,
+                    accountant=BudgetAccountant(),
+                )
             est.fit(Xc, y)
     proba_classes = list(getattr(est, "classes_", classes))
 
@@ -65,17 +76,31 @@ def train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
     test_acc, train_acc = acc(split.X_test, split.y_test), acc(split.X_train, split.y_train)
     private = cfg.epsilon is not None
     metrics = TrainMetrics(
-        dataset=cfg.dataset, target=cfg.target, model=cfg.model, private=private, seed=cfg.seed,
+        dataset=cfg.dataset,
+        target=cfg.target,
+        model=cfg.model,
+        private=private,
+        seed=cfg.seed,
         device="cpu",  # diffprivlib is numpy-only
-        epsilon=cfg.epsilon, delta=0.0 if private else None, target_epsilon=cfg.epsilon,
-        accountant="pure ε (diffprivlib)" if private else None, **noise_fields(cfg),
-        test_accuracy=claims.diagnostic(test_acc), train_accuracy=claims.diagnostic(train_acc),
+        epsilon=cfg.epsilon,
+        delta=0.0 if private else None,
+        target_epsilon=cfg.epsilon,
+        accountant="pure ε (diffprivlib)" if private else None,
+        **noise_fields(cfg),
+        test_accuracy=claims.diagnostic(test_acc),
+        train_accuracy=claims.diagnostic(train_acc),
         train_metrics_note=NOT_DP_NOTE,
         classes_seen=tuple(int(c) for c in proba_classes),
-        n_train=split.n_train, n_test=int(len(split.y_test)), n_features=d, n_classes=split.n_classes,
-        bounds_note=split.bounds_note + "; features clipped to [-1, 1]"
+        n_train=split.n_train,
+        n_test=int(len(split.y_test)),
+        n_features=d,
+        n_classes=split.n_classes,
+        bounds_note=split.bounds_note
+        + "; features clipped to [-1, 1]"
         + (", data_norm = sqrt(d)" if cfg.model == "diffprivlib_logreg" else ""),
-        leaks=tuple(split.leaks), train_seconds=time.perf_counter() - t0)
+        leaks=tuple(split.leaks),
+        train_seconds=time.perf_counter() - t0,
+    )
     progress(phase="done", epoch=1, step=1, total_steps=1, accuracy=claims.diagnostic(test_acc), epsilon=cfg.epsilon)
     return TrainResult(cfg, metrics, est, split)
 
@@ -88,12 +113,36 @@ def _dp_logistic_regression_class():
     from diffprivlib.models import LogisticRegression
 
     class DPLogisticRegression(LogisticRegression):
-        def __init__(self, *, epsilon=1.0, data_norm=None, tol=1e-4, C=1.0, fit_intercept=True, max_iter=100,
-                     verbose=0, warm_start=False, n_jobs=None, random_state=None, accountant=None):
-            lm.LogisticRegression.__init__(self, dual=False, tol=tol, C=C, fit_intercept=fit_intercept,
-                                           intercept_scaling=1.0, class_weight=None, random_state=random_state,
-                                           solver="lbfgs", max_iter=max_iter, verbose=verbose,
-                                           warm_start=warm_start, n_jobs=n_jobs)
+        def __init__(
+            self,
+            *,
+            epsilon=1.0,
+            data_norm=None,
+            tol=1e-4,
+            C=1.0,
+            fit_intercept=True,
+            max_iter=100,
+            verbose=0,
+            warm_start=False,
+            n_jobs=None,
+            random_state=None,
+            accountant=None,
+        ):
+            lm.LogisticRegression.__init__(
+                self,
+                dual=False,
+                tol=tol,
+                C=C,
+                fit_intercept=fit_intercept,
+                intercept_scaling=1.0,
+                class_weight=None,
+                random_state=random_state,
+                solver="lbfgs",
+                max_iter=max_iter,
+                verbose=verbose,
+                warm_start=warm_start,
+                n_jobs=n_jobs,
+            )
             self.epsilon = epsilon
             self.data_norm = data_norm
             self.classes_ = None
@@ -106,5 +155,3 @@ def _privacy_leak_warning():
     from diffprivlib.utils import PrivacyLeakWarning
 
     return PrivacyLeakWarning
-
-

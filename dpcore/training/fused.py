@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import DPError
 
+
 class FusedDPSGD:
     """DP-SGD for a ``Sequential`` of AppendOne / bias-free Linear / ReLU layers, in one pass.
 
@@ -34,8 +35,10 @@ class FusedDPSGD:
                 raise DPError("fused DP-SGD expects Linear layers followed by ReLU (or the output)")
         if not isinstance(self.layers[-1], nn.Linear):
             raise DPError("fused DP-SGD expects the last layer to be Linear (logits)")
-        self.plan = [("lin", m.weight) if isinstance(m, nn.Linear) else ("relu" if isinstance(m, nn.ReLU) else "one", None)
-                     for m in self.layers]
+        self.plan = [
+            ("lin", m.weight) if isinstance(m, nn.Linear) else ("relu" if isinstance(m, nn.ReLU) else "one", None)
+            for m in self.layers
+        ]
         self.n_params = sum(m.weight.numel() for m in self.linears)
         self.clip, self.sigma, self.ebs, self.gen = float(clip), float(noise_multiplier), expected_batch_size, generator
 
@@ -86,13 +89,13 @@ class FusedDPSGD:
             for i, lin in enumerate(self.linears):
                 w = lin.weight
                 k = w.numel()
-                base = noise[offset:offset + k].view_as(w) if noise is not None else torch.zeros_like(w)
+                base = noise[offset : offset + k].view_as(w) if noise is not None else torch.zeros_like(w)
                 offset += k
                 if n:
                     # grad = (σC·z + Σ_i c_i g_i a_iᵀ) / expected batch size, in one fused op
-                    w.grad = torch.addmm(base, (backprops[i] * factor[:, None]).T, acts[i],
-                                         beta=std / self.ebs, alpha=1.0 / self.ebs)
+                    w.grad = torch.addmm(
+                        base, (backprops[i] * factor[:, None]).T, acts[i], beta=std / self.ebs, alpha=1.0 / self.ebs
+                    )
                 else:  # empty Poisson batch: the update is noise only
                     w.grad = base * (std / self.ebs)
         return loss / max(n, 1)
-

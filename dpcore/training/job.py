@@ -12,7 +12,6 @@ from .models import check_model_size, n_parameters
 from .results import TrainResult
 
 
-
 def preflight(cfg: TrainConfig | dict) -> dict:
     """Check a run before it is queued (load the data, batch size vs rows, model size); raise DPError with a
     clear message. Returns a short summary (rows, features, classes, warnings)."""
@@ -21,9 +20,15 @@ def preflight(cfg: TrainConfig | dict) -> dict:
     check_model_size(cfg, split)
     n = split.n_train
     check_batch_size(cfg.batch_size, n)
-    return {"n_train": n, "n_test": int(len(split.y_test)), "n_features": split.n_features,
-            "n_classes": split.n_classes, "n_parameters": n_parameters(cfg, split),
-            "warnings": delta_warnings(cfg, n), "leaks": split.leaks}
+    return {
+        "n_train": n,
+        "n_test": int(len(split.y_test)),
+        "n_features": split.n_features,
+        "n_classes": split.n_classes,
+        "n_parameters": n_parameters(cfg, split),
+        "warnings": delta_warnings(cfg, n),
+        "leaks": split.leaks,
+    }
 
 
 def baseline_params(params: dict) -> dict:
@@ -38,7 +43,7 @@ def _release_after_job(job_id) -> None:
     """This job no longer needs its upload: delete uploads no *other* queued or running job reads."""
     try:
         release_uploads(finished_job=job_id)
-    except Exception:  # noqa: BLE001 - clean-up must never turn a finished run into a failure
+    except Exception:
         pass
 
 

@@ -21,8 +21,9 @@ import math
 import secrets
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .. import claims
 from ..errors import Cancelled, DPError
@@ -39,8 +40,11 @@ def plan(cfg: TrainConfig, n_train: int) -> dict:
     check_batch_size(cfg.batch_size, n_train)
     if not cfg.private:  # the baseline shuffles into fixed batches
         per_epoch = math.ceil(n_train / cfg.batch_size)
-        return {"sample_rate": min(1.0, cfg.batch_size / n_train), "steps": cfg.epochs * per_epoch,
-                "steps_per_epoch": per_epoch}
+        return {
+            "sample_rate": min(1.0, cfg.batch_size / n_train),
+            "steps": cfg.epochs * per_epoch,
+            "steps_per_epoch": per_epoch,
+        }
     q = accounting.sample_rate_for(n_train, cfg.batch_size)
     steps = cfg.epochs * accounting.steps_per_epoch(q)
     out = {"sample_rate": q, "steps": steps, "steps_per_epoch": accounting.steps_per_epoch(q)}
@@ -136,16 +140,23 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
         _check_sample_rate(pl["sample_rate"], loader.sample_rate)
         fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], int(len(ds) * loader.sample_rate), noise_gen)
         # Opacus's accountant, stepped once per optimizer step
-        return _Run(dev, model, model, opt, crit, loader, pl, mode, create_accountant(cfg.accountant), fused,
-                    noise_gen)
+        return _Run(dev, model, model, opt, crit, loader, pl, mode, create_accountant(cfg.accountant), fused, noise_gen)
     from opacus import PrivacyEngine
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # secure RNG / functorch notices
         engine = PrivacyEngine(accountant=cfg.accountant)
-        out = engine.make_private(module=model, optimizer=opt, criterion=crit, data_loader=loader,
-                                  noise_multiplier=pl["noise_multiplier"], max_grad_norm=cfg.clip,
-                                  poisson_sampling=True, grad_sample_mode=mode, noise_generator=noise_gen)
+        out = engine.make_private(
+            module=model,
+            optimizer=opt,
+            criterion=crit,
+            data_loader=loader,
+            noise_multiplier=pl["noise_multiplier"],
+            max_grad_norm=cfg.clip,
+            poisson_sampling=True,
+            grad_sample_mode=mode,
+            noise_generator=noise_gen,
+        )
     if len(out) == 4:
         model, opt, crit, loader = out
     else:
@@ -169,8 +180,10 @@ def _step(cfg: TrainConfig, run: _Run, xb, yb):
         # An empty Poisson batch (some Opacus modes, e.g. "ew", cannot run one): the DP-SGD update is
         # noise only — exactly what Opacus's optimizer computes for zero clipped gradients.
         for p in run.opt.params:
-            p.grad = torch.normal(0.0, run.sigma * cfg.clip, p.shape, generator=run.noise_gen,
-                                  device=p.device) / run.opt.expected_batch_size
+            p.grad = (
+                torch.normal(0.0, run.sigma * cfg.clip, p.shape, generator=run.noise_gen, device=p.device)
+                / run.opt.expected_batch_size
+            )
         run.opt.original_optimizer.step()
         run.accountant.step(noise_multiplier=run.sigma, sample_rate=run.q)
         loss = torch.zeros(())
@@ -191,8 +204,16 @@ def _run_epochs(cfg: TrainConfig, run: _Run, split: Split, progress, should_stop
     total, per_epoch = pl["steps"], pl["steps_per_epoch"]
     report_every = max(1, per_epoch // 4)
     history, step, t_train = [], 0, 0.0
-    progress(epoch=0, step=0, total_steps=total, epochs=cfg.epochs, phase="training",
-             noise_multiplier=run.sigma, sample_rate=run.q, private=cfg.private)
+    progress(
+        epoch=0,
+        step=0,
+        total_steps=total,
+        epochs=cfg.epochs,
+        phase="training",
+        noise_multiplier=run.sigma,
+        sample_rate=run.q,
+        private=cfg.private,
+    )
     for epoch in range(1, cfg.epochs + 1):
         t_ep = time.perf_counter()
         losses, seen = 0.0, 0
@@ -211,14 +232,25 @@ def _run_epochs(cfg: TrainConfig, run: _Run, split: Split, progress, should_stop
                 losses += float(loss.detach()) * len(yb)
                 seen += len(yb)
             if step % report_every == 0 and step % per_epoch != 0:  # a diagnostic: rounded (claims.diagnostic)
-                progress(epoch=epoch - 1 + (step % per_epoch) / per_epoch, step=step, total_steps=total,
-                         batch_loss=claims.diagnostic(float(loss.detach())) if len(yb) else None)
+                progress(
+                    epoch=epoch - 1 + (step % per_epoch) / per_epoch,
+                    step=step,
+                    total_steps=total,
+                    batch_loss=claims.diagnostic(float(loss.detach())) if len(yb) else None,
+                )
         t_train += time.perf_counter() - t_ep
         acc, test_loss = _evaluate(run.core, X_te, y_te)  # the bare module: no per-sample machinery
         eps_so_far = accounting.fast_rdp_epsilon(run.sigma, run.q, step, cfg.delta) if cfg.private else None
         # loss and accuracy on private rows: diagnostics, stored and shown at a chart's precision only
-        row = {"epoch": epoch, "step": step, "total_steps": total, "loss": claims.diagnostic(losses / max(seen, 1)),
-               "accuracy": claims.diagnostic(acc), "test_loss": claims.diagnostic(test_loss), "epsilon": eps_so_far}
+        row = {
+            "epoch": epoch,
+            "step": step,
+            "total_steps": total,
+            "loss": claims.diagnostic(losses / max(seen, 1)),
+            "accuracy": claims.diagnostic(acc),
+            "test_loss": claims.diagnostic(test_loss),
+            "epsilon": eps_so_far,
+        }
         history.append(row)
         progress(**row, epsilon_bound="rdp (integer orders), an upper bound" if cfg.private else None)
     return history, step, t_train
@@ -232,12 +264,17 @@ def _spent(cfg: TrainConfig, run: _Run, step: int) -> dict:
     assert sum(h[2] for h in acc_hist) == step, "accountant saw a different number of steps"
     prv = accounting.epsilon_from_history(acc_hist, cfg.delta, "prv")
     rdp = accounting.epsilon_from_history(acc_hist, cfg.delta, "rdp")
-    return {"epsilon_prv": prv, "epsilon_rdp": rdp, "epsilon": prv if cfg.accountant == "prv" else rdp,
-            "shortcut_epsilon": accounting.shortcut_epsilon(run.sigma, run.q, step, cfg.delta) if step else 0.0}
+    return {
+        "epsilon_prv": prv,
+        "epsilon_rdp": rdp,
+        "epsilon": prv if cfg.accountant == "prv" else rdp,
+        "shortcut_epsilon": accounting.shortcut_epsilon(run.sigma, run.q, step, cfg.delta) if step else 0.0,
+    }
 
 
-def _finish(cfg: TrainConfig, run: _Run, split: Split, history: list, step: int, t_start: float,
-            t_train: float) -> TrainResult:
+def _finish(
+    cfg: TrainConfig, run: _Run, split: Split, history: list, step: int, t_start: float, t_train: float
+) -> TrainResult:
     """A fresh copy of the trained weights (no Opacus hooks), its accuracy, and the run's metrics."""
     import torch
 
@@ -245,33 +282,65 @@ def _finish(cfg: TrainConfig, run: _Run, split: Split, history: list, step: int,
     final.load_state_dict(run.core.state_dict())
     final.eval()
     dev = run.dev
-    test_acc, test_loss = _evaluate(final, torch.from_numpy(split.X_test).to(dev),
-                                    torch.from_numpy(split.y_test).to(dev))
-    train_acc, train_loss = _evaluate(final, torch.from_numpy(split.X_train).to(dev),
-                                      torch.from_numpy(split.y_train).to(dev))
+    test_acc, test_loss = _evaluate(
+        final, torch.from_numpy(split.X_test).to(dev), torch.from_numpy(split.y_test).to(dev)
+    )
+    train_acc, train_loss = _evaluate(
+        final, torch.from_numpy(split.X_train).to(dev), torch.from_numpy(split.y_train).to(dev)
+    )
     spent = _spent(cfg, run, step)
     if history and cfg.private:
         history[-1]["epsilon"] = spent["epsilon"]
     metrics = TrainMetrics(
-        dataset=cfg.dataset, target=cfg.target, model=cfg.model, private=cfg.private, seed=cfg.seed,
-        device=dev.type, delta=cfg.delta if cfg.private else None, target_epsilon=cfg.epsilon,
-        accountant=cfg.accountant if cfg.private else None, noise_multiplier=run.sigma, sample_rate=run.q,
-        steps=step, shortcut_note=SHORTCUT_NOTE, **spent, **noise_fields(cfg),
-        epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, clip=cfg.clip if cfg.private else None,
-        lr_schedule=cfg.lr_schedule, optimizer=cfg.optimizer, grad_sample_mode=run.mode,
-        test_accuracy=claims.diagnostic(test_acc), test_loss=claims.diagnostic(test_loss),
-        train_accuracy=claims.diagnostic(train_acc), train_loss=claims.diagnostic(train_loss),
-        train_metrics_note=NOT_DP_NOTE, diverged=divergence(history, split.n_classes), history=tuple(history),
-        n_train=split.n_train, n_test=int(len(split.y_test)), n_features=split.n_features,
-        n_classes=split.n_classes, bounds_note=split.bounds_note, leaks=tuple(split.leaks),
+        dataset=cfg.dataset,
+        target=cfg.target,
+        model=cfg.model,
+        private=cfg.private,
+        seed=cfg.seed,
+        device=dev.type,
+        delta=cfg.delta if cfg.private else None,
+        target_epsilon=cfg.epsilon,
+        accountant=cfg.accountant if cfg.private else None,
+        noise_multiplier=run.sigma,
+        sample_rate=run.q,
+        steps=step,
+        shortcut_note=SHORTCUT_NOTE,
+        **spent,
+        **noise_fields(cfg),
+        epochs=cfg.epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        clip=cfg.clip if cfg.private else None,
+        lr_schedule=cfg.lr_schedule,
+        optimizer=cfg.optimizer,
+        grad_sample_mode=run.mode,
+        test_accuracy=claims.diagnostic(test_acc),
+        test_loss=claims.diagnostic(test_loss),
+        train_accuracy=claims.diagnostic(train_acc),
+        train_loss=claims.diagnostic(train_loss),
+        train_metrics_note=NOT_DP_NOTE,
+        diverged=divergence(history, split.n_classes),
+        history=tuple(history),
+        n_train=split.n_train,
+        n_test=int(len(split.y_test)),
+        n_features=split.n_features,
+        n_classes=split.n_classes,
+        bounds_note=split.bounds_note,
+        leaks=tuple(split.leaks),
         warnings=tuple(delta_warnings(cfg, split.n_train)),
-        train_seconds=time.perf_counter() - t_start, loop_seconds=t_train,
-        calibration_seconds=run.plan.get("calibration_seconds"))
+        train_seconds=time.perf_counter() - t_start,
+        loop_seconds=t_train,
+        calibration_seconds=run.plan.get("calibration_seconds"),
+    )
     return TrainResult(cfg, metrics, final, split)
 
 
-def train(cfg: TrainConfig | dict, progress: Callable[..., None] | None = None,
-          should_stop: Callable[[], bool] | None = None, split: Split | None = None) -> TrainResult:
+def train(
+    cfg: TrainConfig | dict,
+    progress: Callable[..., None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    split: Split | None = None,
+) -> TrainResult:
     """Train one model: plan (steps, calibrated noise), set up, run the epochs, finish.
 
     ``cfg`` is a :class:`TrainConfig` (already valid) or job params (validated here, once). ``split``: data
@@ -289,6 +358,11 @@ def train(cfg: TrainConfig | dict, progress: Callable[..., None] | None = None,
     run = _setup(cfg, split, plan(cfg, split.n_train))
     history, step, t_train = _run_epochs(cfg, run, split, progress, should_stop or (lambda: False))
     result = _finish(cfg, run, split, history, step, t_start, t_train)
-    progress(phase="done", step=step, total_steps=run.plan["steps"], epsilon=result.metrics.epsilon,
-             test_accuracy=result.metrics.test_accuracy)
+    progress(
+        phase="done",
+        step=step,
+        total_steps=run.plan["steps"],
+        epsilon=result.metrics.epsilon,
+        test_accuracy=result.metrics.test_accuracy,
+    )
     return result

@@ -7,8 +7,6 @@ from .config import BEST_GRAD_SAMPLE_MODE, MAX_PARAMS, TrainConfig
 from .data import Split
 
 
-
-
 def _append_one_class():
     import torch
     import torch.nn as nn
@@ -32,8 +30,9 @@ def build_model(cfg: TrainConfig, split: Split):
     if cfg.model == "logreg":
         return nn.Sequential(one(), nn.Linear(d + 1, c, bias=False))
     if cfg.model == "mlp":
-        return nn.Sequential(one(), nn.Linear(d + 1, cfg.hidden, bias=False), nn.ReLU(),
-                             one(), nn.Linear(cfg.hidden + 1, c, bias=False))
+        return nn.Sequential(
+            one(), nn.Linear(d + 1, cfg.hidden, bias=False), nn.ReLU(), one(), nn.Linear(cfg.hidden + 1, c, bias=False)
+        )
     if cfg.model == "cnn":
         if split.image_shape is None:
             raise DPError("the cnn model needs image data: use dataset digits or mnist:PATH")
@@ -42,9 +41,14 @@ def build_model(cfg: TrainConfig, split: Split):
         # (digits, ε = 1: ~0.82 vs ~0.66 test accuracy; Papernot et al. 2021, "tempered sigmoids")
         return nn.Sequential(
             nn.Unflatten(1, (ch, h, w)),
-            nn.Conv2d(ch, 8, 3, padding=1), nn.Tanh(), nn.AvgPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.Tanh(), nn.AvgPool2d(2),
-            nn.Flatten(), nn.Linear(16 * (h // 4) * (w // 4), c),
+            nn.Conv2d(ch, 8, 3, padding=1),
+            nn.Tanh(),
+            nn.AvgPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1),
+            nn.Tanh(),
+            nn.AvgPool2d(2),
+            nn.Flatten(),
+            nn.Linear(16 * (h // 4) * (w // 4), c),
         )
     raise DPError(f"{cfg.model} is not a torch model")
 
@@ -68,8 +72,10 @@ def check_model_size(cfg: TrainConfig, split: Split) -> int:
     """Refuse a model above :data:`MAX_PARAMS` weights before any memory is spent on it."""
     n = n_parameters(cfg, split)
     if n > MAX_PARAMS:
-        raise DPError(f"the model would have {n:,} parameters; the limit is {MAX_PARAMS:,}. "
-                      "Use fewer hidden units (e.g. 32–512) or fewer features")
+        raise DPError(
+            f"the model would have {n:,} parameters; the limit is {MAX_PARAMS:,}. "
+            "Use fewer hidden units (e.g. 32–512) or fewer features"
+        )
     return n
 
 
@@ -77,6 +83,7 @@ def resolve_grad_sample_mode(cfg: TrainConfig) -> str:
     if cfg.grad_sample_mode != "auto":
         return cfg.grad_sample_mode
     return BEST_GRAD_SAMPLE_MODE.get(cfg.model, "hooks")
+
 
 def make_dataset(X, y):
     import torch
@@ -103,4 +110,3 @@ def make_dataset(X, y):
 
 def batch_as_is(batch):
     return batch
-

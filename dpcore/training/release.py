@@ -80,21 +80,33 @@ def downloads(job_id: str, *, caller) -> dict:
     from .. import statement
 
     signed = statement.issue(statement.for_job(job_id, caller=caller))
-    return {"statement": signed, "release": release_zip(job_id, caller=caller, signed=signed),
-            "diagnostics": diagnostics_json(job_id, caller=caller)}
+    return {
+        "statement": signed,
+        "release": release_zip(job_id, caller=caller, signed=signed),
+        "diagnostics": diagnostics_json(job_id, caller=caller),
+    }
 
 
 def diagnostics(job_id: str, *, caller) -> dict:
     """A run's diagnostics, labelled and rounded: what a chart needs, never part of the release."""
     job, m = _finished(job_id, caller)
     d = m.to_dict()
-    out = {"label": f"{NOT_COVERED}: diagnostics computed on private rows", "not_covered_by_epsilon": True,
-           "note": NOT_DP_NOTE, "run": job_id}
+    out = {
+        "label": f"{NOT_COVERED}: diagnostics computed on private rows",
+        "not_covered_by_epsilon": True,
+        "note": NOT_DP_NOTE,
+        "run": job_id,
+    }
     for k in DIAGNOSTIC_FIELDS:
         v = d.get(k)
         if k == "history":
-            v = [{key: (claims.diagnostic(x) if key in ("loss", "accuracy", "test_loss", "batch_loss") else x)
-                  for key, x in dict(h).items()} for h in v or []]
+            v = [
+                {
+                    key: (claims.diagnostic(x) if key in ("loss", "accuracy", "test_loss", "batch_loss") else x)
+                    for key, x in dict(h).items()
+                }
+                for h in v or []
+            ]
         elif isinstance(v, float):
             v = claims.diagnostic(v)
         out[k] = v

@@ -20,8 +20,15 @@ SHORTCUT_NOTE = "seed notebook's q/σ·sqrt(2T ln(1/δ)): NOT a privacy guarante
 #: Fields computed on private rows (test and training): diagnostics, not covered by ε (labelled by
 #: ``train_metrics_note`` and listed under ``not_covered_by_epsilon`` in every stored result). None of them is in
 #: a run's release (dpcore.training.release).
-DIAGNOSTIC_FIELDS = ("test_accuracy", "test_loss", "train_accuracy", "train_loss", "history", "classes_seen",
-                     "diverged")
+DIAGNOSTIC_FIELDS = (
+    "test_accuracy",
+    "test_loss",
+    "train_accuracy",
+    "train_loss",
+    "history",
+    "classes_seen",
+    "diverged",
+)
 
 
 @dataclass(frozen=True)
@@ -107,7 +114,7 @@ class TrainMetrics:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TrainMetrics":
+    def from_dict(cls, data: dict) -> TrainMetrics:
         """Metrics from a stored result (any version): unknown keys ignored, missing ones take defaults."""
         names = {f.name for f in dataclasses.fields(cls)}
         kw = {k: v for k, v in dict(data or {}).items() if k in names}
@@ -121,7 +128,7 @@ class TrainMetrics:
         return cls(**kw)
 
     @classmethod
-    def from_job(cls, job: dict | None) -> "TrainMetrics | None":
+    def from_job(cls, job: dict | None) -> TrainMetrics | None:
         """The metrics of a training job's stored result; None while it has none (queued, running, failed)."""
         result = (job or {}).get("result")
         return cls.from_dict(result) if result else None
@@ -158,8 +165,11 @@ class TrainResult:
         estimator as JSON (coef_/intercept_ or theta_/var_/class_prior_)."""
         if self.config.model.startswith("diffprivlib"):
             attrs = ("classes_", "coef_", "intercept_", "theta_", "var_", "class_prior_", "class_count_")
-            arrays = {a: np.asarray(getattr(self.model, a)).tolist() for a in attrs
-                      if getattr(self.model, a, None) is not None}
+            arrays = {
+                a: np.asarray(getattr(self.model, a)).tolist()
+                for a in attrs
+                if getattr(self.model, a, None) is not None
+            }
             return json.dumps({"estimator": type(self.model).__name__, **arrays}).encode()
         import torch
 
@@ -171,7 +181,6 @@ class TrainResult:
         return dumps(self.metrics.to_dict()).encode()
 
 
-
 def divergence(history, n_classes: int = 2) -> str | None:
     """A plain sentence if the run's training loss diverged — not finite, or ending far above the loss of a
     uniform guess, ln(classes) — else None. The loss is not DP: a diagnosis for the person who trains."""
@@ -179,11 +188,14 @@ def divergence(history, n_classes: int = 2) -> str | None:
     if not losses:
         return None
     if not all(math.isfinite(v) for v in losses):
-        return ("the training loss diverged (it became infinite or not a number): the model is useless. "
-                "Lower the learning rate (e.g. 10× smaller) or the clip C and train again")
+        return (
+            "the training loss diverged (it became infinite or not a number): the model is useless. "
+            "Lower the learning rate (e.g. 10× smaller) or the clip C and train again"
+        )
     guess = math.log(max(int(n_classes), 2))
     if losses[-1] > 3 * guess:
-        return (f"the training loss diverged: it ends at {losses[-1]:.3g} nats, far above the {guess:.2f} of a "
-                "uniform guess. Lower the learning rate (e.g. 10× smaller) and train again")
+        return (
+            f"the training loss diverged: it ends at {losses[-1]:.3g} nats, far above the {guess:.2f} of a "
+            "uniform guess. Lower the learning rate (e.g. 10× smaller) and train again"
+        )
     return None
-

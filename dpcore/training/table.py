@@ -31,14 +31,17 @@ def _label_classes(y_raw, target: str, spec: dict | None):
 
     if spec is not None and FROM_DATA not in spec:
         if "categories" not in spec:
-            raise DPError(f"the target column {target!r} needs its classes as categories (e.g. {target}=no,yes), "
-                          "not a range")
+            raise DPError(
+                f"the target column {target!r} needs its classes as categories (e.g. {target}=no,yes), not a range"
+            )
         classes = list(spec["categories"])
         labels = y_raw.map(_as_text)
         outside = sorted(set(labels) - set(classes))
         if outside:
-            raise DPError(f"{int((~labels.isin(classes)).sum()):,} rows of the target column {target!r} have a label "
-                          f"outside its declared classes (e.g. {outside[0]!r}); add it to the classes or drop those rows")
+            raise DPError(
+                f"{int((~labels.isin(classes)).sum()):,} rows of the target column {target!r} have a label "
+                f"outside its declared classes (e.g. {outside[0]!r}); add it to the classes or drop those rows"
+            )
         return classes, None
     classes = sorted(map(_as_text, pd_unique(y_raw)))
     how = LEARNED_LABEL if spec is not None else "not covered by ε"
@@ -59,15 +62,17 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
     the column layout (:func:`record_view`)."""
     import pandas as pd
 
-    from .bounds import FROM_DATA, LEARNED_LABEL
+    from .bounds import LEARNED_LABEL
 
     bounds = bounds or {}
     df = datasets.read_csv(path)
     datasets.require_columns(df, [target], "target column")
     unknown = [c for c in bounds if c not in map(str, df.columns)]
     if unknown:
-        raise DPError(f"bounds name column(s) the CSV does not have: {', '.join(map(repr, unknown[:5]))}; "
-                      f"its columns are {', '.join(map(str, df.columns[:20]))}")
+        raise DPError(
+            f"bounds name column(s) the CSV does not have: {', '.join(map(repr, unknown[:5]))}; "
+            f"its columns are {', '.join(map(str, df.columns[:20]))}"
+        )
     y_raw = df[target]
     if y_raw.isna().any():
         raise DPError(f"target column {target!r} has missing values; drop those rows first")
@@ -75,7 +80,9 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
     if len(classes) < 2:
         raise DPError(f"target column {target!r} has a single value; a classifier needs at least 2 classes")
     if len(classes) > 50:
-        raise DPError(f"target column {target!r} has {len(classes)} distinct values; choose a categorical label (≤ 50 classes)")
+        raise DPError(
+            f"target column {target!r} has {len(classes)} distinct values; choose a categorical label (≤ 50 classes)"
+        )
     order = {c: i for i, c in enumerate(classes)}
     y = np.array([order[_as_text(v)] for v in y_raw], dtype=np.int64)
     feats = df.drop(columns=[target])
@@ -89,8 +96,9 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
             source = "declared"
         elif spec is not None and "lower" in spec:
             if not numeric:
-                raise DPError(f"column {c!r} holds text, so a range does not fit it; declare its categories "
-                              f"instead ({c}=A,B,C)")
+                raise DPError(
+                    f"column {c!r} holds text, so a range does not fit it; declare its categories instead ({c}=A,B,C)"
+                )
             lo, hi, source, cats = spec["lower"], spec["upper"], "declared", None
         elif numeric:
             cats = None
@@ -118,28 +126,44 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
             x = np.where(np.isnan(x), lo, x)
             parts.append(_scale(x[:, None], [lo], [hi]))
             names.append(str(c))
-            layout.append({"name": str(c), "kind": "number", "lower": float(lo), "upper": float(hi), "index": j,
-                           "source": source})
+            layout.append(
+                {"name": str(c), "kind": "number", "lower": float(lo), "upper": float(hi), "index": j, "source": source}
+            )
         else:
             text = col.astype(object).map(lambda v: _as_text(v) if v == v else None).to_numpy()
             parts.append(_one_hot(text, cats))
             names += [f"{c}={v}" for v in cats]
-            layout.append({"name": str(c), "kind": "categories", "categories": cats,
-                           "indices": list(range(j, j + len(cats))), "source": source})
+            layout.append(
+                {
+                    "name": str(c),
+                    "kind": "categories",
+                    "categories": cats,
+                    "indices": list(range(j, j + len(cats))),
+                    "source": source,
+                }
+            )
     if not parts:
-        raise DPError(f"the CSV has no feature columns besides the target {target!r} that a model can use; "
-                      "declare the categories of its text columns")
+        raise DPError(
+            f"the CSV has no feature columns besides the target {target!r} that a model can use; "
+            "declare the categories of its text columns"
+        )
     if learned:
-        leaks.append(f"bounds of {', '.join(learned)} are {LEARNED_LABEL} (min/max or the values seen in the uploaded "
-                     "rows), as chosen")
+        leaks.append(
+            f"bounds of {', '.join(learned)} are {LEARNED_LABEL} (min/max or the values seen in the uploaded "
+            "rows), as chosen"
+        )
     if guessed:
-        leaks.append(f"bounds of {', '.join(guessed)} are read from the uploaded rows (min/max or the values seen): "
-                     "that leaks a little about the extreme rows and is not covered by ε; declare public bounds")
+        leaks.append(
+            f"bounds of {', '.join(guessed)} are read from the uploaded rows (min/max or the values seen): "
+            "that leaks a little about the extreme rows and is not covered by ε; declare public bounds"
+        )
     if label_leak:
         leaks.append(label_leak)
     if not leaks and bounds:
-        note = ("every column scaled with bounds declared public by the data owner (numeric ranges, categories "
-                "and the label's classes); nothing was read from the rows")
+        note = (
+            "every column scaled with bounds declared public by the data owner (numeric ranges, categories "
+            "and the label's classes); nothing was read from the rows"
+        )
     else:
         note = "numeric features scaled to [-1, 1]" + ("" if guessed or learned else " with public bounds")
         if declared:

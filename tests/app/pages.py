@@ -27,8 +27,9 @@ ME = "session:" + "a" * 32
 SOMEONE_ELSE = "session:" + "b" * 32
 
 
-def open_page(page: str, timeout: float = 60, *, owner: str | None = None, admin: bool = False,
-              query: dict | None = None) -> AppTest:
+def open_page(
+    page: str, timeout: float = 60, *, owner: str | None = None, admin: bool = False, query: dict | None = None
+) -> AppTest:
     """Run app.py and switch to one page, as a user clicking it in the sidebar would. ``owner``: this session's
     job owner (default: a random one, as in a browser); ``admin``: an admin unlocked it; ``query``: the link's
     parameters."""

@@ -5,7 +5,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from dpcore.advisor import links, solve, targets
+from dpcore.advisor import solve, targets
 from dpcore.noise import view as noise_page
 from dpcore.noise.calibration import gaussian_analytic_sigma
 
@@ -120,8 +120,9 @@ def test_links_open_settings_that_keep_both_and_read_alike(chdir_root):
     The console link carries ε with 3 digits, as the page shows ε, and keeps both at the console's calibration."""
     at = open_page("pages/advisor.py")
     assert not at.exception, [e.value for e in at.exception]
-    res = solve.advise("gaussian", targets.RiskLimit("tpr", 0.05, 0.01), targets.UtilityTarget("count", within=10.0),
-                     delta=1e-5)
+    res = solve.advise(
+        "gaussian", targets.RiskLimit("tpr", 0.05, 0.01), targets.UtilityTarget("count", within=10.0), delta=1e-5
+    )
     lo, hi = res["epsilon_range"]
     links = _links(at)
     noise = next(v for k, v in links.items() if k.startswith("Open the noise page"))
@@ -149,8 +150,10 @@ def test_a_link_above_the_risk_limit_says_so(chdir_root):
     hi = float(_metric(at, "Risk limit allows").removeprefix("ε ≤ "))
     links = _links(at)
     noise_label = next(k for k in links if k.startswith("Open the noise page"))
-    assert noise_label == ("Open the noise page at ε = 0.01, δ = 1e-5 (the recommended 0.00899 is not on its "
-                           "slider) (above the risk limit)")
+    assert noise_label == (
+        "Open the noise page at ε = 0.01, δ = 1e-5 (the recommended 0.00899 is not on its "
+        "slider) (above the risk limit)"
+    )
     assert any("above the largest ε the risk limit allows" in c.value for c in at.caption)
     console_label, console = next((k, v) for k, v in links.items() if k.startswith("Open the query console"))
     assert float(console["qc_eps"]) <= hi and _eps_in(console_label) == console["qc_eps"]  # never above the limit
@@ -162,8 +165,9 @@ def test_laplace_console_link_rounds_down_where_rounding_up_would_pass_the_risk_
     at.radio(key="adv_mech").set_value("laplace").run()
     at.selectbox(key="adv_query").set_value("sum").run()
     assert not at.exception, [e.value for e in at.exception]
-    res = solve.advise("laplace", targets.RiskLimit("tpr", 0.05, 0.01),
-                     targets.UtilityTarget("sum", within=10.0, bounds=(18.0, 90.0)))
+    res = solve.advise(
+        "laplace", targets.RiskLimit("tpr", 0.05, 0.01), targets.UtilityTarget("sum", within=10.0, bounds=(18.0, 90.0))
+    )
     console = next(v for k, v in _links(at).items() if k.startswith("Open the query console"))
     eps = float(console["qc_eps"])
     assert eps <= res["epsilon_range"][1] and eps == 1.6  # 1.609… rounded up to 1.61 would pass ε ≤ 1.6094
@@ -172,8 +176,13 @@ def test_laplace_console_link_rounds_down_where_rounding_up_would_pass_the_risk_
 def test_inputs_have_plain_sentence_case_labels(chdir_root):
     at = open_page("pages/advisor.py")
     labels = [w.label for kind in ("number_input", "select_slider", "selectbox", "radio") for w in at.get(kind)]
-    assert {"True-positive rate at most", "… at false-positive rate", "δ (chance the guarantee fails)",
-            "Allowed error ±k", "Confidence"} <= set(labels)
+    assert {
+        "True-positive rate at most",
+        "… at false-positive rate",
+        "δ (chance the guarantee fails)",
+        "Allowed error ±k",
+        "Confidence",
+    } <= set(labels)
     assert not [lab for lab in labels if lab[0].isascii() and lab[0].islower()], labels  # sentence case
     assert "TPR (true-positive rate)" in at.radio(key="adv_risk").help
     at.radio(key="adv_mech").set_value("laplace").run()
@@ -192,15 +201,18 @@ def test_extreme_public_bounds_are_one_message_not_an_exception(chdir_root, kind
     assert [e.value for e in at.error] and "public bounds must lie within ±1e+15" in at.error[0].value.lower()
 
 
-@pytest.mark.parametrize("key, value, words", [
-    ("adv_t", 0.00001, "TPR limit of 1e-05 at FPR 0.01 is impossible"),
-    ("adv_t", 1.5, "must be in (0, 1)"),
-    ("adv_k", 1e-320, "allow a larger error"),
-    ("adv_k", 1e300, "give a tighter ±k"),
-    ("adv_a", 0.00005, None),  # below the old widget minimum (0.0001): it stayed in the box, unused; now used
-])
+@pytest.mark.parametrize(
+    "key, value, words",
+    [
+        ("adv_t", 0.00001, "TPR limit of 1e-05 at FPR 0.01 is impossible"),
+        ("adv_t", 1.5, "must be in (0, 1)"),
+        ("adv_k", 1e-320, "allow a larger error"),
+        ("adv_k", 1e300, "give a tighter ±k"),
+        ("adv_a", 0.00005, None),  # below the old widget minimum (0.0001): it stayed in the box, unused; now used
+    ],
+)
 def test_a_typed_value_is_used_as_typed_or_refused_with_a_message(chdir_root, key, value, words):
-    """"A typed out-of-range value stays in the box while the answer uses another" (issue 28): the box keeps what
+    """ "A typed out-of-range value stays in the box while the answer uses another" (issue 28): the box keeps what
     was typed, and the answer either uses exactly that or the page says why it cannot."""
     at = open_page("pages/advisor.py")
     at.number_input(key=key).set_value(value).run()
@@ -252,7 +264,13 @@ def test_the_decision_downloads_as_code_that_solves_it_again(chdir_root):
     assert not at.exception
     ids = " ".join(b.proto.id for b in at.get("download_button"))
     assert "adv_dl_py" in ids and "adv_dl_ipynb" in ids
-    code = export.script(export.for_advice("gaussian", {"kind": "tpr", "value": 0.05, "at": 0.01},
-                                           {"kind": "count", "within": 10.0, "confidence": 0.95}, delta=1e-5))
+    code = export.script(
+        export.for_advice(
+            "gaussian",
+            {"kind": "tpr", "value": 0.05, "at": 0.01},
+            {"kind": "count", "within": 10.0, "confidence": 0.95},
+            delta=1e-5,
+        )
+    )
     compile(code, "advice.py", "exec")
     assert "solve.advise('gaussian', risk, utility, delta=1e-05" in code

@@ -66,12 +66,15 @@ def test_a_stated_claim_gets_its_ceiling_and_a_verdict(chdir_root):
     assert len(at.error) == 1 and "above 1,000" in at.error[0].value  # refused before its minutes-long PLD
 
 
-@pytest.mark.parametrize("body, words", [
-    (b"member,value\n1,0.5\n0,0.1\n", "missing score"),
-    (b"member;score\n1;0.5\n0;0.1\n", "not commas"),
-    (b"member,score\n1,0.5\n2,0.1\n", "1 (in the training data) or 0"),
-    (b"member,score\n1,0.5\n0,0.1\n", "at least 2 members"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (b"member,value\n1,0.5\n0,0.1\n", "missing score"),
+        (b"member;score\n1;0.5\n0;0.1\n", "not commas"),
+        (b"member,score\n1,0.5\n2,0.1\n", "1 (in the training data) or 0"),
+        (b"member,score\n1,0.5\n0,0.1\n", "at least 2 members"),
+    ],
+)
 def test_a_bad_file_is_one_message(chdir_root, body, words):
     at = _upload(open_page(PAGE), body)
     assert len(at.error) == 1 and words in at.error[0].value, [e.value for e in at.error]
@@ -127,8 +130,9 @@ def test_the_split_is_fixed_in_advance_not_chosen_by_the_bound_it_gives(chdir_ro
     assert not [w for w in at.number_input if w.key == "au_seed"]
     assert "seed" not in " ".join(str(w.label).lower() for w in at.number_input)
     t = model_audit.read_scores(model_audit.example_csv())
-    direct = model_audit.audit_model(t["member"], t["score"], t["canary"], delta=1e-5, confidence=0.95,
-                                     split_seed=model_audit.SPLIT_SEED)
+    direct = model_audit.audit_model(
+        t["member"], t["score"], t["canary"], delta=1e-5, confidence=0.95, split_seed=model_audit.SPLIT_SEED
+    )
     m = {x.label: x.value for x in at.metric}
     assert float(m["Split audit: ε ≥"]) <= direct["split_audit"]["lower_bound"] + 1e-9
     assert float(m["Split audit: ε ≥"]) >= direct["split_audit"]["lower_bound"] - 0.01  # 3 digits, rounded down

@@ -28,8 +28,10 @@ def test_step_by_step_to_the_exact_age(at):
     assert at.title[0].value == "Differencing attack"
     # the page opens with the "so what": a short bold claim with the number, the detail in plain weight (one
     # bold sentence took four lines on a phone, "years." alone on the last)
-    assert at.markdown[0].value == ("#### One patient's exact age leaks: 54\u00a0years\n\nTwo pairs of answers give "
-                                    "it away, each over a group of 50 or more people.")
+    assert at.markdown[0].value == (
+        "#### One patient's exact age leaks: 54\u00a0years\n\nTwo pairs of answers give "
+        "it away, each over a group of 50 or more people."
+    )
     assert len(steps(at)) == 1 and at.warning[0].value.startswith("Refused: WHERE")
     # the group in words for people; its SQL is in the code box above
     assert any("the **96 people with first name Peter**, well over N = 50." in m.value for m in at.markdown)
@@ -117,26 +119,41 @@ def test_one_release_leads_with_the_noisy_answers(at):
 
 def test_noisy_figures_are_named_in_words_and_explained(at):
     m = metrics(at)
-    assert {"Attacker's estimate", "Step 6's subtraction, unchanged", "Chance within ±5 years",
-            "Exact chance, no clipping"} <= set(m)
+    assert {
+        "Attacker's estimate",
+        "Step 6's subtraction, unchanged",
+        "Chance within ±5 years",
+        "Exact chance, no clipping",
+    } <= set(m)
     assert not any(s in label for label in m for s in ("x·c", "P(", "unclipped"))  # no undefined symbols
     helps = {x.label: x.help for x in at.metric}
-    assert all(helps[x] for x in ("Attacker's estimate", "Step 6's subtraction, unchanged",
-                                  "Chance within ±5 years", "Exact chance, no clipping"))
+    assert all(
+        helps[x]
+        for x in (
+            "Attacker's estimate",
+            "Step 6's subtraction, unchanged",
+            "Chance within ±5 years",
+            "Exact chance, no clipping",
+        )
+    )
     # the exact chance is the formula the help names, and clipping only helps the attacker
     from dpcore.attacks import differencing_dp as dif_dp
+
     assert m["Exact chance, no clipping"] == f"{float(dif_dp.analytic_success(1.0, 5)):.1%}"
     assert float(m["Chance within ±5 years"].rstrip("%")) >= float(m["Exact chance, no clipping"].rstrip("%")) - 1
     # k is a whole number of years by default: shown as 5, not 5.00; a fraction still reads as typed
-    assert at.number_input(key="dif_k").format == "%g" and "%g" % at.number_input(key="dif_k").value == "5"
+    assert at.number_input(key="dif_k").format == "%g" and f"{at.number_input(key='dif_k').value:g}" == "5"
     at.number_input(key="dif_k").set_value(2.5).run()
     assert "Chance within ±2.5 years" in metrics(at)
 
 
-@pytest.mark.parametrize("key, value, msg", [
-    ("dif_target", "Nobody Here", "Unknown target"),
-    ("dif_min_group", 500, "pick a larger group"),
-])
+@pytest.mark.parametrize(
+    "key, value, msg",
+    [
+        ("dif_target", "Nobody Here", "Unknown target"),
+        ("dif_min_group", 500, "pick a larger group"),
+    ],
+)
 def test_bad_input_is_an_error_not_a_traceback(at, key, value, msg):
     widget = at.text_input(key=key) if key == "dif_target" else at.number_input(key=key)
     widget.set_value(value).run()
@@ -154,11 +171,18 @@ def test_widgets_carry_the_shared_limits(at):
     """min 0 / k < 0 / 0 trials can no longer be typed: the widgets take their ranges from dpcore.limits."""
     from dpcore import limits as L
 
-    ranges = {k: (at.number_input(key=k).min, at.number_input(key=k).max)
-              for k in ("dif_n", "dif_seed", "dif_min_group", "dif_k", "dif_trials", "dif_sim_seed")}
-    assert ranges == {"dif_n": (L.DIFFERENCING_MIN_N, L.DIFFERENCING_MAX_N), "dif_seed": (0, L.SEED_MAX),
-                      "dif_min_group": (1, L.DIFFERENCING_MAX_MIN_GROUP), "dif_k": (0.0, L.DIFFERENCING_MAX_K_YEARS),
-                      "dif_trials": (1, L.DIFFERENCING_PAGE_MAX_TRIALS), "dif_sim_seed": (0, L.SEED_MAX)}
+    ranges = {
+        k: (at.number_input(key=k).min, at.number_input(key=k).max)
+        for k in ("dif_n", "dif_seed", "dif_min_group", "dif_k", "dif_trials", "dif_sim_seed")
+    }
+    assert ranges == {
+        "dif_n": (L.DIFFERENCING_MIN_N, L.DIFFERENCING_MAX_N),
+        "dif_seed": (0, L.SEED_MAX),
+        "dif_min_group": (1, L.DIFFERENCING_MAX_MIN_GROUP),
+        "dif_k": (0.0, L.DIFFERENCING_MAX_K_YEARS),
+        "dif_trials": (1, L.DIFFERENCING_PAGE_MAX_TRIALS),
+        "dif_sim_seed": (0, L.SEED_MAX),
+    }
 
 
 EVIL = '[x](http://evil/)![i](http://evil/i.png)<a href="http://evil">a</a>'

@@ -9,22 +9,47 @@ from dpcore.jobs import store
 from dpcore.queries import answering, fingerprint, model
 
 from ..budgets_helpers import admin, analyst
-
 from .pages import open_page
 
 EVIL = "<img src=x onerror=alert(1)>**bold**"
-RUN = {"id": "job-1", "status": "done", "label": "DP logreg on breast cancer, ε = 2", "group": "train", "result": {
-    "private": True, "dataset": "breast_cancer", "model": "logreg", "n_train": 400, "noise_multiplier": 1.1,
-    "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
-    "reproducible_noise": False, "noise_source": "secrets.SystemRandom", "dp_release": True}}
+RUN = {
+    "id": "job-1",
+    "status": "done",
+    "label": "DP logreg on breast cancer, ε = 2",
+    "group": "train",
+    "result": {
+        "private": True,
+        "dataset": "breast_cancer",
+        "model": "logreg",
+        "n_train": 400,
+        "noise_multiplier": 1.1,
+        "sample_rate": 0.1,
+        "steps": 50,
+        "accountant": "rdp",
+        "epsilon": 2.0,
+        "delta": 1e-5,
+        "clip": 1.0,
+        "reproducible_noise": False,
+        "noise_source": "secrets.SystemRandom",
+        "dp_release": True,
+    },
+}
 
 
 def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     real_get, real_list = store.get, store.list_jobs
-    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
-                        RUN if j == "job-1" else real_get(j, caller=caller, history=history))
-    monkeypatch.setattr(store, "list_jobs", lambda *, caller, group=None, limit=100, shared=False: [RUN]
-                        if group == "train" else real_list(caller=caller, group=group, limit=limit, shared=shared))
+    monkeypatch.setattr(
+        store,
+        "get",
+        lambda j, *, caller, history=True: RUN if j == "job-1" else real_get(j, caller=caller, history=history),
+    )
+    monkeypatch.setattr(
+        store,
+        "list_jobs",
+        lambda *, caller, group=None, limit=100, shared=False: (
+            [RUN] if group == "train" else real_list(caller=caller, group=group, limit=limit, shared=shared)
+        ),
+    )
     df = datasets.medical(1500, 0)
     info = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))
     key, name = info["fingerprint"], info["name"]
@@ -60,9 +85,14 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     # an admin sees every ledger: each dataset as a whole and each quota
     at.session_state["_dp_identity"] = admin()
     at.run()
-    assert sorted(at.multiselect(key="home_report_ledgers").options) == sorted([
-        f"{name}: every answer (ε 0.5 spent)", f"{name}: {EVIL}'s quota (ε 0.5 spent)",
-        "clinic: every answer (ε 0.2 spent)", "clinic: bob's quota (ε 0.2 spent)"])
+    assert sorted(at.multiselect(key="home_report_ledgers").options) == sorted(
+        [
+            f"{name}: every answer (ε 0.5 spent)",
+            f"{name}: {EVIL}'s quota (ε 0.5 spent)",
+            "clinic: every answer (ε 0.2 spent)",
+            "clinic: bob's quota (ε 0.2 spent)",
+        ]
+    )
     at.session_state["_dp_identity"] = identities.VISITOR
     at.run()
     assert at.multiselect(key="home_report_ledgers").options == []
@@ -131,7 +161,9 @@ def test_home_report_adds_the_audit_of_your_model_from_this_session(chdir_root):
     section = report_audit.audit_section(kept["result"], name)  # the page's own report: the same section
     for para in section.paragraphs:
         assert inline_markdown(para) in html
-    summary = html[html.index("<h2>Executive summary</h2>"):html.index("<h2>Settings</h2>")]
-    assert "An audit of your model&#x27;s membership scores (&lt;b&gt;my&lt;/b&gt; scores.csv) proves ε ≥ " \
-           "<strong>" in summary
+    summary = html[html.index("<h2>Executive summary</h2>") : html.index("<h2>Settings</h2>")]
+    assert (
+        "An audit of your model&#x27;s membership scores (&lt;b&gt;my&lt;/b&gt; scores.csv) proves ε ≥ "
+        "<strong>" in summary
+    )
     assert "it <strong>contradicts</strong> the claimed ε = 0.5" in summary

@@ -8,8 +8,10 @@ import pytest
 from .pages import ME, open_page
 
 EVIL = '[x](http://evil/)![i](http://evil/i.png)<a href="http://evil">a</a>'
-CSV = (f'age,"{EVIL.replace(chr(34), chr(34) * 2)}",sex\n'
-       '34,"=HYPERLINK(""http://evil"",""x"")",F\n35,b,M\n34,"=HYPERLINK(""http://evil"",""x"")",F\n').encode()
+CSV = (
+    f'age,"{EVIL.replace(chr(34), chr(34) * 2)}",sex\n'
+    '34,"=HYPERLINK(""http://evil"",""x"")",F\n35,b,M\n34,"=HYPERLINK(""http://evil"",""x"")",F\n'
+).encode()
 
 # an unescaped [ or < , or a bare autolink: what would become a link, an image or HTML in Streamlit markdown
 LIVE = re.compile(r"(?<!\\)[\[<]|(?<!\\)://")
@@ -51,8 +53,9 @@ def test_training_run_on_an_upload_names_its_columns_as_text(chdir_root):
 
     rows = "".join(f"{20 + i % 50},{i % 7},{i % 2}\n" for i in range(120))
     data = f'age,"{EVIL.replace(chr(34), chr(34) * 2)}",label\n{rows}'.encode()
-    params = TrainConfig(dataset=save_upload(data), target="label", model="logreg", epsilon=1.0,
-                         epochs=1, batch_size=16).to_dict()
+    params = TrainConfig(
+        dataset=save_upload(data), target="label", model="logreg", epsilon=1.0, epochs=1, batch_size=16
+    ).to_dict()
     runner.run_inline(registry.TRAIN, params, group="train", label="evil upload", owner=ME)
     at = open_page("pages/training.py", owner=ME)
     assert not at.exception, [e.value for e in at.exception]

@@ -44,6 +44,7 @@ def my_run():
 
 # ------------------------------------------------------------------------------------------ training page
 
+
 def test_a_link_to_someone_elses_run_says_not_yours_and_shows_nothing_of_it(chdir_root, my_run):
     mine = open_page(TRAINING, owner=ME, query={"tr_pick": my_run.id})
     assert not mine.exception and mine.selectbox(key="tr_pick").value == my_run.id
@@ -74,10 +75,20 @@ def test_an_admin_may_cancel_someone_elses_queued_run(chdir_root, no_workers):
 def test_a_link_fills_the_form_with_the_runs_settings(chdir_root):
     """Opened from a link, the form showed one model (the default logistic regression) while the run shown was
     another: the form now takes the run's settings, and so does picking another run."""
-    runner.run_inline(registry.TRAIN, {**RUN, "model": "mlp", "hidden": 8, "epochs": 2, "seed": 5, "lr": 0.05},
-                      owner=ME, group="train", label="mlp run")
-    runner.run_inline(registry.TRAIN, {**RUN, "dataset": "medical", "target": "diagnosis", "epsilon": 3.0},
-                      owner=ME, group="train", label="medical run")
+    runner.run_inline(
+        registry.TRAIN,
+        {**RUN, "model": "mlp", "hidden": 8, "epochs": 2, "seed": 5, "lr": 0.05},
+        owner=ME,
+        group="train",
+        label="mlp run",
+    )
+    runner.run_inline(
+        registry.TRAIN,
+        {**RUN, "dataset": "medical", "target": "diagnosis", "epsilon": 3.0},
+        owner=ME,
+        group="train",
+        label="medical run",
+    )
     mlp, med = sorted(store.list_jobs(caller=SYSTEM), key=lambda j: j.label)[::-1][1], None
     jobs = {j.label: j for j in store.list_jobs(caller=SYSTEM)}
     mlp, med = jobs["mlp run"], jobs["medical run"]
@@ -170,15 +181,28 @@ def test_a_full_disk_run_shows_the_storage_message_on_the_page(chdir_root, monke
     monkeypatch.setattr(storage.os, "fsync", real_fsync)  # space freed
     at = open_page(TRAINING, owner=ME)
     assert at.selectbox(key="tr_pick").value == job_id and "Status: **failed**" in _texts(at)
-    assert any("The run failed" in e.value and "is full" in e.value and "free some space" in e.value
-               for e in at.error), [e.value for e in at.error]
+    assert any(
+        "The run failed" in e.value and "is full" in e.value and "free some space" in e.value for e in at.error
+    ), [e.value for e in at.error]
     assert str(storage.home()) not in _texts(at)  # the message names $DP_EXPLORER_HOME, not the server's folder
 
 
 # ------------------------------------------------------------------------------------------ privacy–utility page
 
-TINY = dict(dataset="breast_cancer", model="logreg", epsilons=(1.0,), seeds=1, epochs=1, batch_size=32, lr=0.5,
-            train_size=80, hidden=None, attacks=("threshold",), canaries=0, size_fractions=())
+TINY = dict(
+    dataset="breast_cancer",
+    model="logreg",
+    epsilons=(1.0,),
+    seeds=1,
+    epochs=1,
+    batch_size=32,
+    lr=0.5,
+    train_size=80,
+    hidden=None,
+    attacks=("threshold",),
+    canaries=0,
+    size_fractions=(),
+)
 
 
 def test_a_double_click_on_start_queues_one_sweep(chdir_root, no_workers):
@@ -212,8 +236,20 @@ def test_a_cancelled_sweep_is_nobodys_default_and_one_box_says_so(chdir_root, no
 def test_a_finished_demo_is_shared_read_only(chdir_root, monkeypatch):
     cfg = SweepConfig().validate().to_dict()
     res = {"config": cfg, "baseline": None, "points": []}
-    sweep_runs.save({"id": "20250101-000000-d0d0", "name": "the demo", "created": 1.0, "status": "done",
-                     "config": cfg, "jobs": [], "failed": [], "result": res, "owner": ME, "shared": True})
+    sweep_runs.save(
+        {
+            "id": "20250101-000000-d0d0",
+            "name": "the demo",
+            "created": 1.0,
+            "status": "done",
+            "config": cfg,
+            "jobs": [],
+            "failed": [],
+            "result": res,
+            "owner": ME,
+            "shared": True,
+        }
+    )
     other = open_page(CURVE, owner=SOMEONE_ELSE)
     assert not other.exception, [e.value for e in other.exception]
     assert other.selectbox(key="pu_sweep").value == "20250101-000000-d0d0"
@@ -252,7 +288,6 @@ def test_a_signed_in_analyst_owns_runs_as_their_identity_and_a_signed_in_admin_s
     session signed in as the admin sees everyone's — no second token box needed."""
     from dpcore.budgets import identities
     from dpcore.jobs import owners
-
     from tests.budgets_helpers import admin
 
     ann = identities.Identity("analyst", "ann", "Ann", "key")

@@ -7,13 +7,16 @@ from dpcore import limits as L
 from .test_shareable_urls import open_with
 
 
-@pytest.mark.parametrize("params, expect", [
-    ({"dif_n": "5000000"}, {"dif_n": L.DIFFERENCING_MAX_N}),  # cost ~20 s CPU and ~2 GB before
-    ({"dif_seed": "-1"}, {"dif_seed": 0}),  # crashed before
-    ({"dif_seed": str(2**53 + 7)}, {"dif_seed": L.SEED_MAX}),  # above 2^53: crashed before
-    ({"dif_min_group": "1e9"}, {"dif_min_group": L.DIFFERENCING_MAX_MIN_GROUP}),
-    ({"dif_n": "nan", "dif_seed": "1e400"}, {}),
-])
+@pytest.mark.parametrize(
+    "params, expect",
+    [
+        ({"dif_n": "5000000"}, {"dif_n": L.DIFFERENCING_MAX_N}),  # cost ~20 s CPU and ~2 GB before
+        ({"dif_seed": "-1"}, {"dif_seed": 0}),  # crashed before
+        ({"dif_seed": str(2**53 + 7)}, {"dif_seed": L.SEED_MAX}),  # above 2^53: crashed before
+        ({"dif_min_group": "1e9"}, {"dif_min_group": L.DIFFERENCING_MAX_MIN_GROUP}),
+        ({"dif_n": "nan", "dif_seed": "1e400"}, {}),
+    ],
+)
 def test_differencing_links_are_clamped(chdir_root, params, expect):
     at = open_with("pages/differencing.py", params)
     assert not at.exception, [e.value for e in at.exception]

@@ -30,8 +30,14 @@ def test_headline_is_a_short_claim_and_a_plain_detail(at):
     claim, detail = at.markdown[0].value.split("\n\n")
     # the count's own mechanism (discrete Laplace): E|X| = 1/sinh(1) = 0.8509, as people read a count of patients
     assert claim == "#### Typical error at ε\u00a0=\u00a01: 0.9\u00a0patients"
-    assert detail == ("A released count is typically this far from the true value: the price of hiding whether any "
-                      "one patient is in the data.") and "#" not in detail
+    assert (
+        detail
+        == (
+            "A released count is typically this far from the true value: the price of hiding whether any "
+            "one patient is in the data."
+        )
+        and "#" not in detail
+    )
     at.select_slider(key="noise_eps").set_value(0.1).run()
     assert at.markdown[0].value.startswith("#### Typical error at ε\u00a0=\u00a00.1: 10\u00a0patients\n\n")
 
@@ -109,10 +115,13 @@ def test_classic_gaussian_from_a_link_at_epsilon_one_is_not_blank(chdir_root):
     assert len(at.subheader) >= 4
 
 
-@pytest.mark.parametrize("key,value,msg", [
-    ("noise_delta_typed", 1.0, "Delta must be in (0, 1)"),
-    ("noise_delta_typed", 0.0, "Delta must be in (0, 1)"),
-])
+@pytest.mark.parametrize(
+    "key,value,msg",
+    [
+        ("noise_delta_typed", 1.0, "Delta must be in (0, 1)"),
+        ("noise_delta_typed", 0.0, "Delta must be in (0, 1)"),
+    ],
+)
 def test_bad_epsilon_delta_in_ui(at, key, value, msg):
     at.radio(key="noise_mech").set_value("gaussian").run()
     at.toggle(key="noise_exact").set_value(True).run()
@@ -141,18 +150,29 @@ def test_typed_numbers_are_bounded_by_dpcore_limits(at):
         assert (p.min, p.max) == (-limits.RELEASE_MAGNITUDE_MAX, limits.RELEASE_MAGNITUDE_MAX)
     at.selectbox(key="noise_query").set_value("custom").run()
     assert (_number_proto(at, "noise_value").max, _number_proto(at, "noise_sens").max) == (
-        limits.RELEASE_MAGNITUDE_MAX, limits.RELEASE_MAGNITUDE_MAX)
+        limits.RELEASE_MAGNITUDE_MAX,
+        limits.RELEASE_MAGNITUDE_MAX,
+    )
 
 
-@pytest.mark.parametrize("query,settings", [
-    ("custom", {"noise_value": 1e308}), ("custom", {"noise_value": -1e308}), ("custom", {"noise_value": 1e30}),
-    ("custom", {"noise_sens": 1e308}), ("sum", {"noise_lower": -1e308, "noise_upper": 1e308}),
-    # within the widgets' range: the largest numbers a release takes, or one clear message
-    ("custom", {"noise_value": 1e15}), ("custom", {"noise_value": -1e15, "noise_sens": 1e15}),
-    ("custom", {"noise_sens": 1e15}), ("custom", {"noise_value": 1e15, "noise_sens": 1e-12}),
-    ("sum", {"noise_lower": -1e15, "noise_upper": 1e15}), ("mean", {"noise_lower": -1e15, "noise_upper": 1e15}),
-    ("mean", {"noise_lower": 1e15 - 1, "noise_upper": 1e15}),
-])
+@pytest.mark.parametrize(
+    "query,settings",
+    [
+        ("custom", {"noise_value": 1e308}),
+        ("custom", {"noise_value": -1e308}),
+        ("custom", {"noise_value": 1e30}),
+        ("custom", {"noise_sens": 1e308}),
+        ("sum", {"noise_lower": -1e308, "noise_upper": 1e308}),
+        # within the widgets' range: the largest numbers a release takes, or one clear message
+        ("custom", {"noise_value": 1e15}),
+        ("custom", {"noise_value": -1e15, "noise_sens": 1e15}),
+        ("custom", {"noise_sens": 1e15}),
+        ("custom", {"noise_value": 1e15, "noise_sens": 1e-12}),
+        ("sum", {"noise_lower": -1e15, "noise_upper": 1e15}),
+        ("mean", {"noise_lower": -1e15, "noise_upper": 1e15}),
+        ("mean", {"noise_lower": 1e15 - 1, "noise_upper": 1e15}),
+    ],
+)
 def test_extreme_numbers_never_raise(at, query, settings):
     """Issue 28: ±1e308, 1e30 as a custom value, Δ = 1e308 and SUM bounds ±1e308 raised page exceptions; now a
     browser cannot type them, and the largest numbers it can are released or get one message. Each case also
@@ -207,8 +227,11 @@ def test_only_the_open_tab_is_built_and_a_link_opens_a_tab(chdir_root):
     # by default: the distribution and several ε side by side (which does not change with ε)
     assert len(at.get("plotly_chart")) == 2
     assert any("the wider the spread" in c.value for c in at.caption)
-    for tab, text in [("Why private", "never leaves the band"), ("Best attack", "no better than this curve"),
-                      ("Compare ε", "the wider the spread")]:
+    for tab, text in [
+        ("Why private", "never leaves the band"),
+        ("Best attack", "no better than this curve"),
+        ("Compare ε", "the wider the spread"),
+    ]:
         at.session_state["noise_tab"] = tab
         at.run()
         assert not at.exception
@@ -230,8 +253,11 @@ def test_only_the_open_tab_is_built_and_a_link_opens_a_tab(chdir_root):
 def test_counts_read_as_people_read_them_and_agree_with_the_table(at):
     """Issue 28: "1.429 patients", "0.06667 patients", "1e+04 patients"; the headline's typical error (1) beside
     the table's 0.8509. Both now give the count's own mechanism (discrete Laplace), written the same way."""
-    for eps, claim in [(0.7, "1.3\u00a0patients"), (15.0, "under\u00a00.01\u00a0patients"),
-                       (0.01, "100\u00a0patients")]:
+    for eps, claim in [
+        (0.7, "1.3\u00a0patients"),
+        (15.0, "under\u00a00.01\u00a0patients"),
+        (0.01, "100\u00a0patients"),
+    ]:
         at.select_slider(key="noise_eps").set_value(eps).run()
         assert at.markdown[0].value.split("\n\n")[0].endswith(claim), at.markdown[0].value
     at.number_input(key="noise_n").set_value(10_000).run()
@@ -243,8 +269,9 @@ def test_counts_read_as_people_read_them_and_agree_with_the_table(at):
     assert at.markdown[0].value.split("\n\n")[0].endswith("0.9\u00a0patients")
     # ±0 beside "very weak": said why (at least 95% of releases are the exact count)
     assert row["95% within ±"] == "±3" and table[table["epsilon"] == 10.0].iloc[0]["95% within ±"] == "±0"
-    assert any("±0 (ε = 5, 10)" in c.value and "exact count" in c.value for c in at.caption), \
-        [c.value for c in at.caption]
+    assert any("±0 (ε = 5, 10)" in c.value and "exact count" in c.value for c in at.caption), [
+        c.value for c in at.caption
+    ]
 
 
 def test_the_mean_is_the_labelled_replace_one_exception(at):
@@ -298,6 +325,7 @@ def test_best_attack_curve_is_a_ceiling_of_the_count_the_page_releases(at, mech,
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id.endswith("noise_chart_tradeoff")]
+
     def arr(v):  # plotly writes arrays as {"dtype", "bdata": base64}
         import base64
 
@@ -348,8 +376,9 @@ def test_releases_under_different_neighbour_relations_are_not_added_into_one_tot
     at.button(key="noise_release").click().run()
     m = _metrics(at)
     assert m["Total ε spent (sum)"] == "1"
-    assert any("ε = 1**, δ = 0 in total for neighbours that add or remove one patient's record" in x.value
-               for x in at.markdown)
+    assert any(
+        "ε = 1**, δ = 0 in total for neighbours that add or remove one patient's record" in x.value for x in at.markdown
+    )
     at.selectbox(key="noise_query").set_value("mean").run()
     at.button(key="noise_release").click().run()
     assert not at.exception, [e.value for e in at.exception]

@@ -13,13 +13,28 @@ import pytest
 from .pages import open_page, registered_pages
 
 TEXT_KINDS = ("title", "subheader", "markdown", "caption", "info", "warning", "error", "success")
-WIDGETS = ("number_input", "selectbox", "radio", "text_input", "slider", "select_slider", "multiselect", "toggle",
-           "checkbox", "button")
+WIDGETS = (
+    "number_input",
+    "selectbox",
+    "radio",
+    "text_input",
+    "slider",
+    "select_slider",
+    "multiselect",
+    "toggle",
+    "checkbox",
+    "button",
+)
 #: Never shown: internals, maths as typed text.
 NEVER = ("float64", "dtype", "vectoris", "notebook", "plain numpy", "e^ε", "Opacus-compatible mode")
 #: Shown only where the page also gives their plain meaning.
-GLOSSED = {"numpy": "ordinary", "GaussianNB": "naive Bayes", "PLD": "privacy-loss distribution",
-           "zCDP": "zero-concentrated", "RDP": "Rényi"}
+GLOSSED = {
+    "numpy": "ordinary",
+    "GaussianNB": "naive Bayes",
+    "PLD": "privacy-loss distribution",
+    "zCDP": "zero-concentrated",
+    "RDP": "Rényi",
+}
 SNAKE = re.compile(r"(?<![\\\w`])[a-z]+(?:_[a-z0-9]+)+\b")  # a field name; `code` and escaped data are exempt
 
 
@@ -33,16 +48,22 @@ def _texts(at):
     return out
 
 
-@pytest.mark.parametrize("page, params", [(p, {}) for p in registered_pages()]
-                         + [("pages/noise.py", {"noise_tab": "Why private", "noise_mech": "gaussian"})],
-                         ids=lambda v: v if isinstance(v, str) else "&".join(f"{k}={x}" for k, x in v.items()))
+@pytest.mark.parametrize(
+    "page, params",
+    [(p, {}) for p in registered_pages()]
+    + [("pages/noise.py", {"noise_tab": "Why private", "noise_mech": "gaussian"})],
+    ids=lambda v: v if isinstance(v, str) else "&".join(f"{k}={x}" for k, x in v.items()),
+)
 def test_page_words_have_no_unexplained_jargon(chdir_root, page, params):
     at = open_page(page) if not params else _with_params(page, params)
     assert not at.exception
     problems, texts = [], _texts(at)
     page_text = " ".join(t for _, t in texts)  # a term is explained once on its page (in a text or a help)
-    problems += [f"{tok!r} without {gloss!r} anywhere on the page" for tok, gloss in GLOSSED.items()
-                 if re.search(rf"\b{tok}\b", page_text) and gloss not in page_text]
+    problems += [
+        f"{tok!r} without {gloss!r} anywhere on the page"
+        for tok, gloss in GLOSSED.items()
+        if re.search(rf"\b{tok}\b", page_text) and gloss not in page_text
+    ]
     for kind, text in texts:
         problems += [f"{kind}: {tok!r} in {text[:90]!r}" for tok in NEVER if tok in text]
         if kind != "help":  # a help may show the data's own column names as syntax: "e.g. has_rare_disease=true"

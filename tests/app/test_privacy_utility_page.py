@@ -5,16 +5,29 @@ import json
 import pytest
 
 from dpcore import claims
-from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
-from dpcore.sweep.config import SweepConfig
 from dpcore.jobs import registry, store, workers
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
+from dpcore.sweep import runs as sweep_runs
+from dpcore.sweep import summary as sweep_summary
+from dpcore.sweep.config import SweepConfig
 
 from .pages import ME, open_page
 
 PAGE = "pages/privacy_utility.py"
-TINY = dict(dataset="breast_cancer", model="logreg", epsilons=(1.0, 4.0), seeds=1, epochs=2, batch_size=32,
-            lr=0.5, train_size=80, hidden=None, canaries=30, size_fractions=())
+TINY = dict(
+    dataset="breast_cancer",
+    model="logreg",
+    epsilons=(1.0, 4.0),
+    seeds=1,
+    epochs=2,
+    batch_size=32,
+    lr=0.5,
+    train_size=80,
+    hidden=None,
+    canaries=30,
+    size_fractions=(),
+)
 
 
 def _texts(at):
@@ -33,8 +46,10 @@ def test_empty_state_and_controls(chdir_root):
     # ~1,100 px down at 1280×800); the intro quotes no figure a sweep has not measured (it said "about 88%")
     assert "Why the non-private model leaks" in text and "What a small ε costs" in text
     assert "add or remove one record" in text and "88%" not in text and "97%" not in text
-    assert [e.label for e in at.expander][:2] == ["How to read it: why a model leaks, what a small ε costs",
-                                                  "New sweep"]
+    assert [e.label for e in at.expander][:2] == [
+        "How to read it: why a model leaks, what a small ε costs",
+        "New sweep",
+    ]
 
 
 def test_empty_epsilon_grid_is_an_error(chdir_root):
@@ -80,8 +95,11 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     assert "At ε = 1 " in before
     # the inspected model's ROC: one ceiling (the PLD worst case of what was run) over every measured attack,
     # the canary attack included, and the gap between proven and measured ε in words
-    roc = next(json.loads(c.proto.spec) for c in charts
-               if json.loads(c.proto.spec)["layout"]["title"]["text"] == "Attack ROC, ε = 1")
+    roc = next(
+        json.loads(c.proto.spec)
+        for c in charts
+        if json.loads(c.proto.spec)["layout"]["title"]["text"] == "Attack ROC, ε = 1"
+    )
     metas = [t.get("meta") for t in roc["data"]]
     assert metas.count("ceiling") == 1 and {"attack:canary", "attack:loss", "attack:threshold"} <= set(metas)
     ceiling = roc["data"][metas.index("ceiling")]
@@ -115,11 +133,24 @@ def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root
     done = {}
 
     def fake_state(i, *, caller):  # the sweep fills in: baseline, then ε = 8, then ε = 1
-        res = {"config": rec["config"], "baseline": full["baseline"],
-               "points": [p for p in full["points"] if p["epsilon"] in done]}
-        return {"id": i, "name": "t", "owner": ME, "shared": False,
-                "status": "running" if len(done) < 2 else "done", "fraction": 0.5,
-                "done": 1 + len(done), "total": 3, "failed": [], "running": [], "result": res}
+        res = {
+            "config": rec["config"],
+            "baseline": full["baseline"],
+            "points": [p for p in full["points"] if p["epsilon"] in done],
+        }
+        return {
+            "id": i,
+            "name": "t",
+            "owner": ME,
+            "shared": False,
+            "status": "running" if len(done) < 2 else "done",
+            "fraction": 0.5,
+            "done": 1 + len(done),
+            "total": 3,
+            "failed": [],
+            "running": [],
+            "result": res,
+        }
 
     monkeypatch.setattr(sweep_runs, "state", fake_state)
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
@@ -231,8 +262,11 @@ def test_an_upload_sweep_needs_its_bounds_then_queues(chdir_root, monkeypatch):
     assert len(jobs) == 2 and {j["target"] for j in jobs} == {registry.SWEEP_POINT}  # a baseline and ε = 1
     train = jobs[0]["params"]["train"]
     assert train["dataset"].startswith("upload:") and train["upload_name"] == "clinic.csv"  # a reference, no path
-    assert train["bounds"] == {"age": {"lower": 0.0, "upper": 120.0}, "city": {"categories": ["a", "b"]},
-                               "label": {"categories": ["no", "yes"]}}
+    assert train["bounds"] == {
+        "age": {"lower": 0.0, "upper": 120.0},
+        "city": {"categories": ["a", "b"]},
+        "label": {"categories": ["no", "yes"]},
+    }
     (rec,) = sweep_runs.list_sweeps(caller=SYSTEM)
     assert rec["name"].startswith("clinic.csv · Small MLP") and "uploads" not in rec["name"]
 
@@ -245,15 +279,27 @@ def test_a_finished_upload_sweep_tells_the_story_with_its_exposed_records(chdir_
     path = tmp_path / "clinic.csv"
     path.write_bytes(_table_csv(300))
     b = {"age": {"lower": 0, "upper": 120}, "city": {"categories": ["a", "b"]}, "label": {"categories": ["no", "yes"]}}
-    res = sweep_runs.run_sweep_inline(for_upload(str(path), "label", bounds=b, upload_name="clinic.csv",
-                                                 epsilons=(1.0, 4.0), seeds=1, epochs=3, shadows=2, canaries=30),
-                                      owner=ME)
+    res = sweep_runs.run_sweep_inline(
+        for_upload(
+            str(path),
+            "label",
+            bounds=b,
+            upload_name="clinic.csv",
+            epsilons=(1.0, 4.0),
+            seeds=1,
+            epochs=3,
+            shadows=2,
+            canaries=30,
+        ),
+        owner=ME,
+    )
     at = open_page(PAGE, owner=ME)
     at.selectbox(key="pu_sweep").set_value(res["id"]).run()
     assert not at.exception, [e.value for e in at.exception]
     text = _texts(at)
-    assert "#### At ε = 1, your model " in text and ("No attack proves more than ε ≥ " in text
-                                                      or "No attack proves any leak" in text)
+    assert "#### At ε = 1, your model " in text and (
+        "No attack proves more than ε ≥ " in text or "No attack proves any leak" in text
+    )
     assert "add/remove one record" in text
     assert any(h.value == "Who is most exposed" for h in at.subheader)
     (rows,) = [d.value for d in at.dataframe if "row" in d.value.columns]
@@ -274,10 +320,22 @@ def test_a_baseline_audit_that_proved_nothing_reads_as_a_bound_of_zero(chdir_roo
     res = headline_result(owner=ME)
     for b in res["baselines"]:  # every guess a coin flip: half right, at each guess size tried
         e = b["empirical_epsilon"]
-        b["empirical_epsilon"] = dict(e, lower_bound=0.0, correct=e["guesses"] // 2,
-                                      tried=[[g, g // 2] for g, _ in e["tried"]])
-    sweep_runs.save({"id": "20250101-000000-0e0e", "name": "nothing proved", "created": 1.0, "status": "done",
-                     "config": res["config"], "jobs": [], "failed": [], "result": res, "owner": ME})
+        b["empirical_epsilon"] = dict(
+            e, lower_bound=0.0, correct=e["guesses"] // 2, tried=[[g, g // 2] for g, _ in e["tried"]]
+        )
+    sweep_runs.save(
+        {
+            "id": "20250101-000000-0e0e",
+            "name": "nothing proved",
+            "created": 1.0,
+            "status": "done",
+            "config": res["config"],
+            "jobs": [],
+            "failed": [],
+            "result": res,
+            "owner": ME,
+        }
+    )
     at = open_page(PAGE, owner=ME)
     at.selectbox(key="pu_sweep").set_value("20250101-000000-0e0e").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -294,8 +352,19 @@ def test_a_dp_median_above_the_baseline_says_why(chdir_root, dp_home):
     for p in res["points"]:
         if p["epsilon"] == 8.0:
             p["test_accuracy"] += 0.06  # medians: baseline 97%, ε = 8 98%
-    sweep_runs.save({"id": "20250101-000000-0a0b", "name": "above", "created": 1.0, "status": "done",
-                     "config": res["config"], "jobs": [], "failed": [], "result": res, "owner": ME})
+    sweep_runs.save(
+        {
+            "id": "20250101-000000-0a0b",
+            "name": "above",
+            "created": 1.0,
+            "status": "done",
+            "config": res["config"],
+            "jobs": [],
+            "failed": [],
+            "result": res,
+            "owner": ME,
+        }
+    )
     at = open_page(PAGE, owner=ME)
     at.selectbox(key="pu_sweep").set_value("20250101-000000-0a0b").run()
     assert not at.exception, [e.value for e in at.exception]

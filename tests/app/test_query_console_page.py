@@ -47,8 +47,10 @@ def _console(n=2000):
 def test_a_visitor_spends_the_shared_quota_repeats_free_and_is_refused():
     at = _console()
     assert at.title[0].value == "Private query console"
-    assert any("**You are asking as a visitor: this dataset has ε = 20 of 20" in m.value and "left for everyone" in
-               m.value for m in at.markdown)
+    assert any(
+        "**You are asking as a visitor: this dataset has ε = 20 of 20" in m.value and "left for everyone" in m.value
+        for m in at.markdown
+    )
     assert any("another synthetic population" in c.value for c in at.caption)
     at.number_input(key="qc_eps").set_value(3.5).run()
     _ask(at)
@@ -67,8 +69,9 @@ def test_a_visitor_spends_the_shared_quota_repeats_free_and_is_refused():
     at.selectbox(key="qc_column").set_value("salary").run()
     assert (at.number_input(key="qc_lo").value, at.number_input(key="qc_hi").value) == (0.0, 250_000.0)
     _ask(at)  # needs 3.5: only 3 left in the visitors' quota
-    assert any("Budget exceeded" in e and "only ε = 3 of 10 is left in the visitors' shared quota" in e
-               for e in _errors(at)), _errors(at)
+    assert any(
+        "Budget exceeded" in e and "only ε = 3 of 10 is left in the visitors' shared quota" in e for e in _errors(at)
+    ), _errors(at)
     assert "Noisy answer (DP)" not in _metrics(at)  # the earlier answer does not stay under the error
     hist = at.dataframe[0].value
     assert list(hist["event"]) == ["grant", "spend", "reuse", "spend", "refused"]
@@ -236,7 +239,9 @@ def test_gauge_follows_the_quota():
     at = _console()
     value, title = _gauge(at)
     assert value == 10.0 and title == "ε remaining of 10 (0 spent)"
-    notes = [a["text"] for c in at.get("plotly_chart") for a in json.loads(c.proto.spec)["layout"].get("annotations", [])]
+    notes = [
+        a["text"] for c in at.get("plotly_chart") for a in json.loads(c.proto.spec)["layout"].get("annotations", [])
+    ]
     assert "the visitors' quota ε = 10" in notes  # the composition chart draws the quota spent from
     at.number_input(key="qc_eps").set_value(0.5).run()
     _ask(at)
@@ -287,15 +292,28 @@ def test_mechanisms_are_shown_by_name_and_kept_by_value():
     assert not at.exception and at.query_params["qc_mech"] == "gaussian"
 
 
-@pytest.mark.parametrize("setup, message", [
-    (lambda at: at.number_input(key="qc_eps").set_value(0.0), "Epsilon must be > 0"),
-    (lambda at: at.text_input(key="qc_condition").input("height=3"), "Unknown column 'height'"),
-    (lambda at: at.text_input(key="qc_condition").input("sex"), "not COLUMN=VALUE"),
-    (lambda at: (at.selectbox(key="qc_kind").set_value("SUM").run(),
-                 at.number_input(key="qc_lo").set_value(100.0)), "lower must be < upper"),
-    (lambda at: (at.selectbox(key="qc_kind").set_value("MEAN").run(),
-                 at.selectbox(key="qc_column").set_value("ethnicity")), "MEAN needs a numeric column"),
-])
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (lambda at: at.number_input(key="qc_eps").set_value(0.0), "Epsilon must be > 0"),
+        (lambda at: at.text_input(key="qc_condition").input("height=3"), "Unknown column 'height'"),
+        (lambda at: at.text_input(key="qc_condition").input("sex"), "not COLUMN=VALUE"),
+        (
+            lambda at: (
+                at.selectbox(key="qc_kind").set_value("SUM").run(),
+                at.number_input(key="qc_lo").set_value(100.0),
+            ),
+            "lower must be < upper",
+        ),
+        (
+            lambda at: (
+                at.selectbox(key="qc_kind").set_value("MEAN").run(),
+                at.selectbox(key="qc_column").set_value("ethnicity"),
+            ),
+            "MEAN needs a numeric column",
+        ),
+    ],
+)
 def test_bad_inputs_show_errors_and_spend_nothing(setup, message):
     at = _console()
     setup(at)
@@ -348,8 +366,9 @@ def test_a_sum_states_its_grid_and_rounding():
 def test_delta_choices_fit_and_no_identity_in_links():
     at = _console(200_000)
     assert any("You are asking as a visitor" in m.value for m in at.markdown)
-    assert any("any one **row** (add or remove one patient's record)" in c.value and "k·ε" in c.value
-               for c in at.caption)  # ε protects a row; a person with k rows: k·ε (issue 25 §4)
+    assert any(
+        "any one **row** (add or remove one patient's record)" in c.value and "k·ε" in c.value for c in at.caption
+    )  # ε protects a row; a person with k rows: k·ε (issue 25 §4)
     at.radio(key="qc_mech").set_value("gaussian").run()
     options = [float(o) for o in at.selectbox(key="qc_delta").options]
     assert max(options) <= 5e-7 and 1e-7 in options  # the visitors' δ 1/(10n) = 5e-7
@@ -437,7 +456,7 @@ def test_a_gaussian_answer_states_how_often_its_privacy_loss_exceeds_epsilon(kin
         s = release.noise_for("gaussian", epsilon=eps, delta=delta, sensitivity=k).scale
         w = int(40 * s) + 40
         x = np.arange(-w, w + 1)
-        p = np.exp(-x.astype(float) ** 2 / (2 * s * s))
+        p = np.exp(-(x.astype(float) ** 2) / (2 * s * s))
         return float(p[x < k / 2 - eps * s * s / k].sum() / p.sum())
 
     if kind == "COUNT":

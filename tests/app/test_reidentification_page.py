@@ -14,6 +14,7 @@ def at():
     import os
 
     from tests.conftest import ROOT
+
     old = os.getcwd()
     os.chdir(ROOT)
     try:
@@ -57,8 +58,16 @@ def test_tables_use_plain_names_and_lead_with_what_is_revealed(at):
     tables = [d.value for d in at.dataframe]
     assert tables and not [c for t in tables for c in t.columns if "_" in str(c)]
     match = next(t for t in tables if len(t) == 1 and "diagnosis" in t.columns)
-    assert list(match.columns) == ["diagnosis", "rare disease", "age", "sex", "zip code", "birth year",
-                                   "ethnicity", "salary"]
+    assert list(match.columns) == [
+        "diagnosis",
+        "rare disease",
+        "age",
+        "sex",
+        "zip code",
+        "birth year",
+        "ethnicity",
+        "salary",
+    ]
     assert match["diagnosis"].tolist() == ["hypertension"] and match["zip code"].tolist() == [10001]
     linked = next(t for t in tables if "linked diagnosis" in t.columns)
     assert list(linked.columns)[:3] == ["name", "linked diagnosis", "right person?"]
@@ -73,8 +82,9 @@ def test_column_choices_read_as_words(at):
     assert at.multiselect(key="re_link_on").options == ["birth year", "age", "sex", "zip code"]
     assert at.selectbox(key="re_sensitive").options == ["rare disease", "diagnosis"]
     assert any(m.value.endswith("of patients are unique on age, sex, zip code, salary.") for m in at.markdown)
-    assert any("Quasi-identifiers (facts others can know): age, sex, zip code, birth year" in c.value
-               for c in at.caption)
+    assert any(
+        "Quasi-identifiers (facts others can know): age, sex, zip code, birth year" in c.value for c in at.caption
+    )
 
 
 def test_narrowing_caption_adds_what_the_chart_does_not_show(at):
@@ -82,11 +92,18 @@ def test_narrowing_caption_adds_what_the_chart_does_not_show(at):
     from dpcore.attacks import reidentification as reid
 
     rel = reid.release_of(reid.population(1_000, datasets.REID_SEED))
-    alone = {c: int(n) for c, n in (("age", (rel.age == 34).sum()), ("zip", (rel.zip_code == 10001).sum()),
-                                    ("salary", rel.salary.between(50_000, 60_000).sum()))}
+    alone = {
+        c: int(n)
+        for c, n in (
+            ("age", (rel.age == 34).sum()),
+            ("zip", (rel.zip_code == 10001).sum()),
+            ("salary", rel.salary.between(50_000, 60_000).sum()),
+        )
+    }
     caption = next(c.value for c in at.caption if c.value.startswith("On its own"))
-    assert caption.startswith(f"On its own, age 34 fits {alone['age']} patients, zip code 10001 fits "
-                              f"{alone['zip']} patients and salary ")
+    assert caption.startswith(
+        f"On its own, age 34 fits {alone['age']} patients, zip code 10001 fits {alone['zip']} patients and salary "
+    )
     assert f"fits {alone['salary']} patients; together they leave 1 patient." in caption
     assert min(alone.values()) > 1 and "Each fact rules patients out" not in caption
 
@@ -110,16 +127,18 @@ def test_register_share_is_a_percentage(at):
 
 def test_page_and_report_agree_on_every_number(at):
     """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
-    from dpcore.attacks import reidentification as reid
     from dpcore import report
+    from dpcore.attacks import reidentification as reid
 
     st = reid.story()
     assert metric(at, "…the right person") == reid.patients(st.linkage.right_person)
     # the metric is the sentence's number: unique right matches plus groups that all share one diagnosis
     assert metric(at, "Diagnoses disclosed") == reid.patients(st.linkage.attribute_disclosed)
     assert st.linkage.attribute_disclosed >= st.linkage.right_person
-    assert any(f"the diagnoses of **{reid.patients(st.linkage.attribute_disclosed)}** are disclosed" in m.value
-               for m in at.markdown)
+    assert any(
+        f"the diagnoses of **{reid.patients(st.linkage.attribute_disclosed)}** are disclosed" in m.value
+        for m in at.markdown
+    )
     assert metric(at, "With DP at ε = 1") == f"{st.dp['at_epsilon']:.0%}"
     assert metric(at, "Blind guess (most common value)") == f"{st.dp['prior_guess']:.0%}"
     assert metric(at, "Unique patients") == f"{st.uniqueness.unique_fraction:.1%}"
@@ -147,11 +166,14 @@ def test_dp_tab_states_the_guarantee_that_applies(at):
     assert "replace-one" in info and "ε = 2" in info and "adding or removing one patient" in info
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("re_known_salary", "abc:60000", "must be a number"),
-    ("re_known_salary", "60000-50000", "swap them"),
-    ("re_known_age", "thirty", "must be a number"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("re_known_salary", "abc:60000", "must be a number"),
+        ("re_known_salary", "60000-50000", "swap them"),
+        ("re_known_age", "thirty", "must be a number"),
+    ],
+)
 def test_bad_neighbour_input_shows_an_error(at, field, value, message):
     old = at.text_input(key=field).value
     at.text_input(key=field).set_value(value).run()
@@ -229,11 +251,14 @@ def test_upload_runs_uniqueness_and_generalisation(at):
     assert before and after and before != after
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"", "CSV is empty"),
-    (b"a,b\n", "no data rows"),
-    (b'a,b\n1,"unterminated\n', "could not be parsed"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"", "CSV is empty"),
+        (b"a,b\n", "no data rows"),
+        (b'a,b\n1,"unterminated\n', "could not be parsed"),
+    ],
+)
 def test_bad_uploads_show_an_error(at, content, message):
     _upload(at, content)
     assert any(message in e.value for e in at.error), [e.value for e in at.error]

@@ -74,8 +74,9 @@ def test_an_attacker_worse_than_blind_gets_a_sentence_why(chdir_root):
 
 def test_an_upload_with_20_digit_integers_previews(chdir_root):
     at = page()
-    csv = b"id,age,zip\n" + b"".join(b"%d,%d,1000%d\n" % (123456789012345678901234 + i, 30 + i % 5, i % 3)
-                                     for i in range(50))
+    csv = b"id,age,zip\n" + b"".join(
+        b"%d,%d,1000%d\n" % (123456789012345678901234 + i, 30 + i % 5, i % 3) for i in range(50)
+    )
     at.file_uploader(key="re_upload").set_value(("big.csv", csv, "text/csv")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     shown = next(d.value for d in at.dataframe if "id" in d.value.columns)
@@ -112,8 +113,9 @@ def test_no_study_yet_then_run_queues_one_study_once(chdir_root, monkeypatch):
 def finished(monkeypatch):
     """A finished study with the tab's default settings and known numbers, stored like any job."""
     cfg = ST.StudyConfig()
-    result = fake_result({e: [run(neighbour_matches=k % 3, targets_right=0.44 + 0.01 * k) for k in range(3)]
-                          for e in cfg.epsilons}, cfg)
+    result = fake_result(
+        {e: [run(neighbour_matches=k % 3, targets_right=0.44 + 0.01 * k) for k in range(3)] for e in cfg.epsilons}, cfg
+    )
     monkeypatch.setattr(ST, "run", lambda c, **kw: result)
     runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=ME, group=ST.GROUP, label=cfg.label())
     return result
@@ -160,8 +162,9 @@ def test_the_advisor_answers_which_epsilon_keeps_marginals_within_k(chdir_root, 
     ok = " ".join(s.value for s in at.success)
     assert "ε = 0.3 kept every cell of the 2-way marginals that matter within ±4.5 points in all 3 releases" in ok
     at.number_input(key="adv_syn_within").set_value(1.0).run()
-    assert any("No ε can: two real samples of 1,000 patients already differ by 2.5 points" in w.value
-               for w in at.warning)
+    assert any(
+        "No ε can: two real samples of 1,000 patients already differ by 2.5 points" in w.value for w in at.warning
+    )
 
 
 def test_the_advisor_without_a_study_says_where_to_run_one(chdir_root):
@@ -176,8 +179,10 @@ def test_another_finished_study_of_the_same_patients_is_shown_as_such(chdir_root
     runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=ME, group=ST.GROUP, label=cfg.label())
     at = page({"re_tab": SYNTH_TAB})
     note = " ".join(i.value for i in at.info)
-    assert "No study with these settings yet" in note and f"the newest finished study of the same patients " \
-                                                          f"({cfg.label()})" in note
+    assert (
+        "No study with these settings yet" in note
+        and f"the newest finished study of the same patients ({cfg.label()})" in note
+    )
     assert at.select_slider(key="re_syn_at").options == ["1", "10"]
     assert any(m.value.startswith("#### At ε = 1") for m in at.markdown)
 
@@ -192,7 +197,7 @@ def test_an_upload_is_released_as_a_synthetic_table_from_declared_columns(chdir_
 
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)  # the test runs the job itself, below
     at = page({"re_tab": "7 · Your own data"})
-    csv = b"ward,stay,secret\n" + b"".join(b"%s,%d,%d\n" % (b"AB"[i % 2:i % 2 + 1], i % 9, i) for i in range(400))
+    csv = b"ward,stay,secret\n" + b"".join(b"%s,%d,%d\n" % (b"AB"[i % 2 : i % 2 + 1], i % 9, i) for i in range(400))
     at.file_uploader(key="re_upload").set_value(("ward.csv", csv, "text/csv")).run()
     assert not at.exception
     assert at.text_area(key="re_up_syn_decl").value == ""  # nothing about the columns is filled in from the rows

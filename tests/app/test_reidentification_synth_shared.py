@@ -25,8 +25,9 @@ def no_workers(monkeypatch):
 
 def _finish(owner, monkeypatch) -> str:
     cfg = ST.StudyConfig()
-    result = fake_result({e: [run(neighbour_matches=k % 3, targets_right=0.44 + 0.01 * k) for k in range(3)]
-                          for e in cfg.epsilons}, cfg)
+    result = fake_result(
+        {e: [run(neighbour_matches=k % 3, targets_right=0.44 + 0.01 * k) for k in range(3)] for e in cfg.epsilons}, cfg
+    )
     monkeypatch.setattr(ST, "run", lambda c, **kw: result)
     runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=owner, group=ST.GROUP, label=cfg.label())
     (job,) = store.list_jobs(caller=SYSTEM, group=ST.GROUP)
@@ -110,5 +111,9 @@ def test_home_offers_the_shared_study_to_another_sessions_report(chdir_root, mon
     assert not at.error, [e.value for e in at.error]
     html = unescape(at.session_state["home_report_html"])
     assert f"DP synthetic data instead of the table (study {jid}" in html
-    assert f"The shared default study (the page's default settings on the default patients), finished " \
-           f"{display.ran_at(job)}." in html and ME not in html
+    assert (
+        f"The shared default study (the page's default settings on the default patients), finished "
+        f"{display.ran_at(job)}."
+        in html
+        and ME not in html
+    )

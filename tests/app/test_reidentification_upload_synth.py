@@ -14,8 +14,9 @@ from dpcore.storage import home
 from .test_reidentification_synth import page
 
 TAB = "7 · Your own data"
-CSV = b"ward,stay,age\n" + b"".join(b"%s,%d,%d\n" % (b"AB"[(i % 70 > 40):(i % 70 > 40) + 1], i % 9, 20 + i % 70)
-                                   for i in range(600))
+CSV = b"ward,stay,age\n" + b"".join(
+    b"%s,%d,%d\n" % (b"AB"[(i % 70 > 40) : (i % 70 > 40) + 1], i % 9, 20 + i % 70) for i in range(600)
+)
 DECL = "ward=A,B\nstay=0:10:1\nage=18:90:1"
 
 
@@ -75,8 +76,10 @@ def test_the_release_shows_what_it_keeps_labelled_not_covered(chdir_root):
     box = " ".join(i.value for i in at.info)
     assert "**Released.** ε = 1, δ = 1e-6 (AIM); add/remove one record" in box
     said = " ".join(m.value for m in at.markdown)
-    assert ("**What the synthetic table keeps.** :orange-badge[Not covered by ε] Computed on your private rows: not "
-            "covered by ε.") in said
+    assert (
+        "**What the synthetic table keeps.** :orange-badge[Not covered by ε] Computed on your private rows: not "
+        "covered by ε."
+    ) in said
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["1-way marginals, worst cell"].endswith(" points")
     assert metrics["Model on synthetic rows"].endswith("%") and metrics["Model on your rows"].endswith("%")
@@ -84,4 +87,10 @@ def test_the_release_shows_what_it_keeps_labelled_not_covered(chdir_root):
     (fig,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "re_up_syn_utility_chart" in c.proto.id]
     assert "not covered by ε" in fig["layout"]["title"]["text"]
     assert set(fig["layout"]["yaxis"]["ticktext"]) == {  # every declared column, and (no pairs named) every pair
-        "ward", "stay", "age", "ward × stay", "ward × age", "stay × age"}
+        "ward",
+        "stay",
+        "age",
+        "ward × stay",
+        "ward × age",
+        "stay × age",
+    }

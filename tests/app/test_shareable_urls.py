@@ -53,8 +53,10 @@ def test_reidentification_and_differencing_links(chdir_root):
 
 
 def test_query_console_link_carries_the_query_but_never_the_analyst(chdir_root):
-    at = open_with("pages/query_console.py", {"qc_analyst": "dora", "id_name": "dora", "qc_n": "999999999",
-                                              "qc_eps": "nan", "qc_kind": "MEAN"})
+    at = open_with(
+        "pages/query_console.py",
+        {"qc_analyst": "dora", "id_name": "dora", "qc_n": "999999999", "qc_eps": "nan", "qc_kind": "MEAN"},
+    )
     assert not at.exception
     assert "_dp_identity" not in at.session_state and at.text_input(key="id_name").value == ""  # nobody from a link
     assert any("You are asking as a visitor" in m.value for m in at.markdown)
@@ -69,8 +71,19 @@ def test_query_console_link_carries_the_query_but_never_the_analyst(chdir_root):
 def test_sweep_link_opens_that_sweep(chdir_root):
     from dpcore.sweep import runs as sweep_runs
 
-    cfg = {"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0], "epochs": 1, "train_size": 40,
-           "hidden": None, "lr": 0.5, "baseline": False, "batch_size": 16, "canaries": 0, "size_fractions": []}
+    cfg = {
+        "dataset": "breast_cancer",
+        "model": "logreg",
+        "epsilons": [1.0],
+        "epochs": 1,
+        "train_size": 40,
+        "hidden": None,
+        "lr": 0.5,
+        "baseline": False,
+        "batch_size": 16,
+        "canaries": 0,
+        "size_fractions": [],
+    }
     first = sweep_runs.run_sweep_inline(cfg, owner=ME)["id"]
     sweep_runs.run_sweep_inline(cfg, owner=ME)  # a newer one, which the page would show by default
     at = open_with("pages/privacy_utility.py", {"pu_sweep": first}, owner=ME)

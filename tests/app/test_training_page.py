@@ -201,7 +201,10 @@ def test_an_upload_trains_with_its_declared_bounds_and_says_so(chdir_root, monke
     try:
         job = store.wait(job_id, timeout=120, caller=SYSTEM)
         store.wait(twin_id, timeout=120, caller=SYSTEM)
-        assert job["params"]["bounds"]["city"] == {"categories": ["a", "b"]} and job["params"]["upload_name"] == "clinic.csv"
+        assert (
+            job["params"]["bounds"]["city"] == {"categories": ["a", "b"]}
+            and job["params"]["upload_name"] == "clinic.csv"
+        )
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         text = _texts(at)

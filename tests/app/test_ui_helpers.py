@@ -121,11 +121,16 @@ def test_chart_sends_the_figure_unchanged_and_converts_a_shared_figure_once(monk
     from dpcore.figures import noise as figs
 
     sent = []
-    monkeypatch.setattr(_ui.st, "plotly_chart", lambda fig, **kw: sent.append(
-        plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True),
-                          validate=False)))  # what Streamlit's plotly_chart puts in the message
-    fig = figs.page_view("laplace", 1.0, None, 1.0, 130.0, draws=1000, seed=0, grid_points=41,
-                         x_title="released answer", unit="patients")[1]["why"]
+    monkeypatch.setattr(
+        _ui.st,
+        "plotly_chart",
+        lambda fig, **kw: sent.append(
+            plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True), validate=False)
+        ),
+    )  # what Streamlit's plotly_chart puts in the message
+    fig = figs.page_view(
+        "laplace", 1.0, None, 1.0, 130.0, draws=1000, seed=0, grid_points=41, x_title="released answer", unit="patients"
+    )[1]["why"]
     calls = []
     real = go.Figure.to_dict
     monkeypatch.setattr(go.Figure, "to_dict", lambda self: calls.append(1) or real(self))

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 from scipy.special import ndtr, ndtri
 
-from dpcore.advisor import dpsgd, links, risk as riskmath, solve, targets
+from dpcore.advisor import dpsgd, links, solve, targets
+from dpcore.advisor import risk as riskmath
 from dpcore.attacks import audit
-from dpcore.noise import calibration, mechanisms
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.noise import calibration, mechanisms
 from dpcore.training.accounting import calibrate_noise
 
 R = targets.RiskLimit
@@ -106,14 +107,17 @@ def test_laplace_utility_uses_the_95_percent_halfwidth():
     assert out["scale_b"] == pytest.approx(90 / out["epsilon"])
 
 
-@pytest.mark.parametrize("risk,util", [
-    (R("tpr", 0.01, 0.05), None),            # T below α
-    (R("posterior", 0.1, 0.2), None),        # P below prior
-    (R("advantage", 1.5), None),
-    (R("tpr", 0.05, 0.01), U("mean", within=1, bounds=(0, 1))),  # no n
-    (R("tpr", 0.05, 0.01), U("count", within=-1)),
-    (R("oops", 0.1), None),
-])
+@pytest.mark.parametrize(
+    "risk,util",
+    [
+        (R("tpr", 0.01, 0.05), None),  # T below α
+        (R("posterior", 0.1, 0.2), None),  # P below prior
+        (R("advantage", 1.5), None),
+        (R("tpr", 0.05, 0.01), U("mean", within=1, bounds=(0, 1))),  # no n
+        (R("tpr", 0.05, 0.01), U("count", within=-1)),
+        (R("oops", 0.1), None),
+    ],
+)
 def test_bad_input_is_a_dperror(risk, util):
     with pytest.raises(DPError):
         solve.advise("gaussian", risk, util)
@@ -157,20 +161,46 @@ def _fake_sweep(points, delta=1e-5):
     from dpcore.sweep import runs as sweep_runs
     from dpcore.sweep.config import SweepConfig
 
-    rec = {"id": "20250101-000000-abcd", "name": "fake", "created": 1.0, "status": "done",
-           "config": SweepConfig().to_dict(), "jobs": [], "failed": [],
-           "result": {"config": SweepConfig().to_dict(), "baseline": None,
-                      "points": [{"epsilon": e, "seed": s, "test_accuracy": a, "noise_multiplier": nm,
-                                  "sample_rate": 0.1, "steps": 30, "delta": delta}
-                                 for e, s, a, nm in points]}}
+    rec = {
+        "id": "20250101-000000-abcd",
+        "name": "fake",
+        "created": 1.0,
+        "status": "done",
+        "config": SweepConfig().to_dict(),
+        "jobs": [],
+        "failed": [],
+        "result": {
+            "config": SweepConfig().to_dict(),
+            "baseline": None,
+            "points": [
+                {
+                    "epsilon": e,
+                    "seed": s,
+                    "test_accuracy": a,
+                    "noise_multiplier": nm,
+                    "sample_rate": 0.1,
+                    "steps": 30,
+                    "delta": delta,
+                }
+                for e, s, a, nm in points
+            ],
+        },
+    }
     sweep_runs.save(rec)
     return rec["id"]
 
 
 def test_accuracy_target_reads_the_lower_end_of_a_sweep():
-    sid = _fake_sweep([(0.5, 0, 0.60, 4.0), (0.5, 1, 0.80, 4.0),    # mean 0.70, lower end 0.60
-                       (2.0, 0, 0.84, 1.5), (2.0, 1, 0.86, 1.5),    # lower end 0.84
-                       (8.0, 0, 0.90, 0.8), (8.0, 1, 0.90, 0.8)])
+    sid = _fake_sweep(
+        [
+            (0.5, 0, 0.60, 4.0),
+            (0.5, 1, 0.80, 4.0),  # mean 0.70, lower end 0.60
+            (2.0, 0, 0.84, 1.5),
+            (2.0, 1, 0.86, 1.5),  # lower end 0.84
+            (8.0, 0, 0.90, 0.8),
+            (8.0, 1, 0.90, 0.8),
+        ]
+    )
     out = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.8, sweep=sid))
     assert out["feasible"]
     # ε = 0.5's mean passes, its lower end does not: ε = 2 is picked, its multiplier recalibrated at q, T
@@ -194,16 +224,49 @@ def demo_shaped_sweep(sid="20250102-000000-demo"):
 
     qt = {0: (0.33, 60), 1: (0.5, 40), 2: (0.4, 50)}
     acc = {1.0: (0.70, 0.72, 0.74), 4.0: (0.86, 0.88, 0.90), 8.0: (0.91, 0.92, 0.93)}
-    pts = [{"epsilon": e, "epsilon_spent": e * (0.991 + 0.002 * s), "seed": s, "test_accuracy": acc[e][s],
-            "noise_multiplier": 3.0 / e + 0.01 * s, "sample_rate": qt[s][0], "steps": qt[s][1], "delta": 1e-5,
-            "train_fraction": 1.0} for e in acc for s in range(3)]
-    size = [{"epsilon": 4.0, "epsilon_spent": 3.97, "seed": s, "test_accuracy": 0.99, "noise_multiplier": 0.3,
-             "sample_rate": 0.9, "steps": 10 + f_i, "delta": 1e-5, "train_fraction": f}
-            for s in range(3) for f_i, f in enumerate((0.25, 0.5))]
+    pts = [
+        {
+            "epsilon": e,
+            "epsilon_spent": e * (0.991 + 0.002 * s),
+            "seed": s,
+            "test_accuracy": acc[e][s],
+            "noise_multiplier": 3.0 / e + 0.01 * s,
+            "sample_rate": qt[s][0],
+            "steps": qt[s][1],
+            "delta": 1e-5,
+            "train_fraction": 1.0,
+        }
+        for e in acc
+        for s in range(3)
+    ]
+    size = [
+        {
+            "epsilon": 4.0,
+            "epsilon_spent": 3.97,
+            "seed": s,
+            "test_accuracy": 0.99,
+            "noise_multiplier": 0.3,
+            "sample_rate": 0.9,
+            "steps": 10 + f_i,
+            "delta": 1e-5,
+            "train_fraction": f,
+        }
+        for s in range(3)
+        for f_i, f in enumerate((0.25, 0.5))
+    ]
     cfg = SweepConfig().to_dict()
-    sweep_runs.save({"id": sid, "name": "demo-shaped", "created": 1.0, "status": "done", "config": cfg,
-                     "jobs": [], "failed": [], "result": {"config": cfg, "baseline": None, "points": pts + size,
-                                                          "size_control": size}})
+    sweep_runs.save(
+        {
+            "id": sid,
+            "name": "demo-shaped",
+            "created": 1.0,
+            "status": "done",
+            "config": cfg,
+            "jobs": [],
+            "failed": [],
+            "result": {"config": cfg, "baseline": None, "points": pts + size, "size_control": size},
+        }
+    )
     return sid
 
 
@@ -223,18 +286,32 @@ def test_accuracy_target_from_a_demo_shaped_sweep():
     assert any("0.33–0.5" in n and "median" in n for n in out["notes"])
     assert any(n.startswith("6 size-control points") for n in out["notes"])  # each counted once
     # the caller's own q/T inside the sweep's range: used and recalibrated; outside: refused
-    own = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.5,
-                     steps=40)
+    own = solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.5, steps=40)
     assert own["noise_multiplier"] == pytest.approx(calibrate_noise(4.0, 1e-5, 0.5, 40)[0])
     with pytest.raises(DPError, match="0.33–0.5 for 40–60 steps"):
-        solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.9,
-                   steps=10)
+        solve.advise("dpsgd", R("tpr", 0.9, 0.01), U("accuracy", accuracy=0.85, sweep=sid), sample_rate=0.9, steps=10)
 
 
 def test_cli_accuracy_target_from_a_demo_shaped_sweep(capsys):
     sid = demo_shaped_sweep()
-    assert main(["advise", "--mechanism", "dpsgd", "--max-tpr", "0.9", "--at-fpr", "0.01", "--min-accuracy",
-                 "0.85", "--sweep", sid]) == 0
+    assert (
+        main(
+            [
+                "advise",
+                "--mechanism",
+                "dpsgd",
+                "--max-tpr",
+                "0.9",
+                "--at-fpr",
+                "0.01",
+                "--min-accuracy",
+                "0.85",
+                "--sweep",
+                sid,
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["feasible"] and out["steps"] == 50 and out["utility"]["at_sweep_epsilon"] == 4.0
 
@@ -243,8 +320,9 @@ def test_cli_accuracy_target_from_a_demo_shaped_sweep(capsys):
 
 
 def test_cli_known_answer(capsys):
-    assert main(["advise", "--mechanism", "gaussian", "--sensitivity", "1", "--max-tpr", "0.05",
-                 "--at-fpr", "0.01"]) == 0
+    assert (
+        main(["advise", "--mechanism", "gaussian", "--sensitivity", "1", "--max-tpr", "0.05", "--at-fpr", "0.01"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["sigma"] == pytest.approx(1.4674, rel=1e-3)
     assert out["delta"] == 1e-5 and out["epsilon"] > 0
@@ -252,22 +330,43 @@ def test_cli_known_answer(capsys):
 
 
 def test_cli_utility_and_posterior(capsys):
-    assert main(["advise", "--mechanism", "laplace", "--max-posterior", "0.5", "--prior", "0.1",
-                 "--within", "10", "--bounds", "0:100", "--n", "1000"]) == 0
+    assert (
+        main(
+            [
+                "advise",
+                "--mechanism",
+                "laplace",
+                "--max-posterior",
+                "0.5",
+                "--prior",
+                "0.1",
+                "--within",
+                "10",
+                "--bounds",
+                "0:100",
+                "--n",
+                "1000",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["utility"]["kind"] == "mean" and out["feasible"]
     assert out["sensitivity"] == pytest.approx(0.1)
 
 
-@pytest.mark.parametrize("argv", [
-    ["--mechanism", "gaussian"],                                          # no risk limit
-    ["--mechanism", "gaussian", "--max-tpr", "0.05"],                     # no FPR
-    ["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--max-advantage", "0.1"],
-    ["--mechanism", "dpsgd", "--max-advantage", "0.1"],                   # no q, T
-    ["--mechanism", "laplace", "--max-advantage", "0.1", "--delta", "1e-5"],
-    ["--mechanism", "gaussian", "--max-advantage", "0.1", "--delta", "2"],
-    ["--mechanism", "gaussian", "--max-advantage", "0.1", "--bounds", "0:1"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--mechanism", "gaussian"],  # no risk limit
+        ["--mechanism", "gaussian", "--max-tpr", "0.05"],  # no FPR
+        ["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--max-advantage", "0.1"],
+        ["--mechanism", "dpsgd", "--max-advantage", "0.1"],  # no q, T
+        ["--mechanism", "laplace", "--max-advantage", "0.1", "--delta", "1e-5"],
+        ["--mechanism", "gaussian", "--max-advantage", "0.1", "--delta", "2"],
+        ["--mechanism", "gaussian", "--max-advantage", "0.1", "--bounds", "0:1"],
+    ],
+)
 def test_cli_bad_input_one_line_exit_2(argv, capsys):
     assert main(["advise", *argv]) == 2
     err = capsys.readouterr().err
@@ -333,8 +432,23 @@ def test_cli_links_are_the_pages_links(capsys):
     noise, console = links.page_link(out), links.console_link(out)
     assert noise["params"]["noise_eps"] == 1.0 and noise["meets_utility"] and noise["keeps_risk"]
     assert console["params"]["qc_eps"] == 0.71 and console["label"].endswith("ε = 0.71, δ = 1e-5")
-    rc = main(["advise", "--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--query", "count",
-               "--within", "10", "--delta", "1e-5"])
+    rc = main(
+        [
+            "advise",
+            "--mechanism",
+            "gaussian",
+            "--max-tpr",
+            "0.05",
+            "--at-fpr",
+            "0.01",
+            "--query",
+            "count",
+            "--within",
+            "10",
+            "--delta",
+            "1e-5",
+        ]
+    )
     assert rc == 0
     got = json.loads(capsys.readouterr().out)
     assert got["link"]["params"]["noise_eps"] == 1.0 and got["console_link"]["params"]["qc_eps"] == 0.71
@@ -393,7 +507,7 @@ def _mean_risk(r: dict, sigma_count: float, mu_sum: float, adv_delta: float) -> 
     L = ℓ(y) + μ·Z − μ²/2 under H0; every quantity is read off its exact distribution."""
     x, p0 = _dg_count_curves(sigma_count)
     p1 = np.r_[0.0, p0[:-1]]
-    ell = (2 * x - 1) / (2 * sigma_count ** 2)
+    ell = (2 * x - 1) / (2 * sigma_count**2)
     m = mu_sum
 
     def tail(t, under_h1):  # P(L ≥ t)
@@ -410,8 +524,11 @@ def _mean_risk(r: dict, sigma_count: float, mu_sum: float, adv_delta: float) -> 
         return tail(hi, True)
 
     def delta_at(e):
-        return sum(w1 * (ndtr(-(e - l - m * m / 2) / m) - math.exp(e - l) * ndtr(-(e - l + m * m / 2) / m))
-                   for w1, l in zip(p1, ell) if w1 > 1e-300)
+        return sum(
+            w1 * (ndtr(-(e - l - m * m / 2) / m) - math.exp(e - l) * ndtr(-(e - l + m * m / 2) / m))
+            for w1, l in zip(p1, ell)  # noqa: E741 (l: the paper's privacy loss)
+            if w1 > 1e-300
+        )
 
     lo, hi = 0.0, 50.0
     for _ in range(60):
@@ -461,14 +578,27 @@ def _independent_risk(out: dict, mech: str, eps: float, delta, *, kind: str = "c
     return math.exp(e) * p / (1 - p + math.exp(e) * p)
 
 
-_LINK_RISKS = [R("tpr", 0.05, 0.01), R("tpr", 0.2, 0.01), R("advantage", 0.1), R("advantage", 0.4),
-               R("posterior", 0.2, 0.05), R("posterior", 0.6, 0.1)]
-_LINK_UTILS = [None, U("count", within=3), U("count", within=50), U("sum", within=2000, bounds=(18, 90)),
-               U("mean", within=0.05, bounds=(18, 90), n=10_000), U("mean", within=0.002, bounds=(18, 90), n=10_000)]
+_LINK_RISKS = [
+    R("tpr", 0.05, 0.01),
+    R("tpr", 0.2, 0.01),
+    R("advantage", 0.1),
+    R("advantage", 0.4),
+    R("posterior", 0.2, 0.05),
+    R("posterior", 0.6, 0.1),
+]
+_LINK_UTILS = [
+    None,
+    U("count", within=3),
+    U("count", within=50),
+    U("sum", within=2000, bounds=(18, 90)),
+    U("mean", within=0.05, bounds=(18, 90), n=10_000),
+    U("mean", within=0.002, bounds=(18, 90), n=10_000),
+]
 
 
-@pytest.mark.parametrize("mech, delta", [("gaussian", 1e-5), ("gaussian", 3e-6), ("gaussian", 5e-5),
-                                         ("gaussian", 2.5e-8), ("laplace", None)])
+@pytest.mark.parametrize(
+    "mech, delta", [("gaussian", 1e-5), ("gaussian", 3e-6), ("gaussian", 5e-5), ("gaussian", 2.5e-8), ("laplace", None)]
+)
 def test_every_link_keeps_the_risk_it_states(mech, delta):
     """Recomputed at the linked setting as that page releases: a link that says it keeps the risk limit does
     (main's console MEAN link for a Gaussian MEAN advice read 0.0525 TPR against a 0.05 limit under the stated
@@ -491,8 +621,12 @@ def test_every_link_keeps_the_risk_it_states(mech, delta):
                 value = _independent_risk(out, mech, eps, d, kind=kind, bounds=bounds)
                 # the link's risk is an upper bound of the release's (the discrete Gaussian's read off a grid of
                 # its privacy profile), and a close one
-                assert value * (1 - 1e-6) - 1e-9 <= link["risk"] <= value * 1.03 + 1e-6, (risk, util, link["label"],
-                                                                                          value)
+                assert value * (1 - 1e-6) - 1e-9 <= link["risk"] <= value * 1.03 + 1e-6, (
+                    risk,
+                    util,
+                    link["label"],
+                    value,
+                )
                 if link["keeps_risk"]:
                     assert value <= risk.value * (1 + 1e-9), (risk, util, link["label"], value)
                     checked += 1
@@ -536,7 +670,7 @@ def test_console_mean_link_for_a_gaussian_mean_advice_keeps_the_limit():
 
 
 def test_in_a_conflict_the_recommendation_and_the_links_read_alike():
-    """"Recommended ε 1.66" beside "risk limit allows ε ≤ 1.65" and buttons for 1.5 and 1.65 (issue 28): in a
+    """ "Recommended ε 1.66" beside "risk limit allows ε ≤ 1.65" and buttons for 1.5 and 1.65 (issue 28): in a
     conflict the recommendation is the risk limit's edge, written rounded down like the limit, and each link
     says how it relates to it."""
     from dpcore import claims
@@ -559,56 +693,159 @@ def test_decision_record_is_a_statement_that_recomputes(tmp_path, capsys):
     from dpcore.advisor import decision
 
     path = tmp_path / "decision.json"
-    assert main(["advise", "--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "500",
-                 "--bounds", "18:90", "--statement", str(path)]) == 0
+    assert (
+        main(
+            [
+                "advise",
+                "--mechanism",
+                "gaussian",
+                "--max-tpr",
+                "0.05",
+                "--at-fpr",
+                "0.01",
+                "--within",
+                "500",
+                "--bounds",
+                "18:90",
+                "--statement",
+                str(path),
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     st = json.loads(path.read_text())
     assert out["statement"] == str(path) and st["kind"] == "advice" and st["signature"]["scheme"] == "HMAC-SHA256"
     assert st["decision"]["epsilon"] == out["epsilon"] and st["decision"]["epsilon_text"] == "1.36"
     words = " ".join(st["words"])
-    for part in ("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01 — about whether one person's record is in the data",
-                 "Decision: ε = 1.36 at δ = 1e-5", "Expected error: within ±500 with probability 95%; it misses with "
-                 "probability 5%", "the privacy loss exceeds ε = 1.36 with probability 0.00013 (13 × δ)"):
+    for part in (
+        "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01 — about whether one person's record is in the data",
+        "Decision: ε = 1.36 at δ = 1e-5",
+        "Expected error: within ±500 with probability 95%; it misses with probability 5%",
+        "the privacy loss exceeds ε = 1.36 with probability 0.00013 (13 × δ)",
+    ):
         assert part in words, part
     assert verification.verify(st)["verified"]
     assert main(["statement", "--verify", str(path)]) == 0
     capsys.readouterr()
-    for edit, field in ((lambda s: s["advice"].update(epsilon=0.5), "advice.epsilon is 0.5"),
-                        (lambda s: s["advice"].update(sigma=10.0), "advice.sigma is 10.0"),
-                        (lambda s: s["inputs"]["risk"].update(value=0.2), "advice.epsilon_range[1] is"),
-                        (lambda s: s.update(neighbour_relation="replace one record"), "neighbour_relation is"),
-                        (lambda s: s["advice"]["achieved"].update(tpr_at_fpr=0.001), "advice.achieved.tpr_at_fpr"),
-                        (lambda s: s["words"].__setitem__(1, "Utility target: none."), "signature: words[1]")):
+    for edit, field in (
+        (lambda s: s["advice"].update(epsilon=0.5), "advice.epsilon is 0.5"),
+        (lambda s: s["advice"].update(sigma=10.0), "advice.sigma is 10.0"),
+        (lambda s: s["inputs"]["risk"].update(value=0.2), "advice.epsilon_range[1] is"),
+        (lambda s: s.update(neighbour_relation="replace one record"), "neighbour_relation is"),
+        (lambda s: s["advice"]["achieved"].update(tpr_at_fpr=0.001), "advice.achieved.tpr_at_fpr"),
+        (lambda s: s["words"].__setitem__(1, "Utility target: none."), "signature: words[1]"),
+    ):
         bad = json.loads(path.read_text())
         edit(bad)
         problems = verification.verify(bad)["problems"]
         assert any(p.startswith(field) for p in problems), (field, problems)
     assert decision.recompute({"kind": "advice"})[0].startswith("inputs and advice are needed")
     # an unusable --statement path fails before the solve
-    assert main(["advise", "--mechanism", "laplace", "--max-advantage", "0.1", "--statement",
-                 str(tmp_path / "no" / "such.json")]) == 2
+    assert (
+        main(
+            [
+                "advise",
+                "--mechanism",
+                "laplace",
+                "--max-advantage",
+                "0.1",
+                "--statement",
+                str(tmp_path / "no" / "such.json"),
+            ]
+        )
+        == 2
+    )
     assert "does not exist" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e-320"], "allow a larger error"),
-    (["--mechanism", "laplace", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e-320"], "allow a larger error"),
-    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e308"], "give a tighter ±k"),
-    (["--mechanism", "dpsgd", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sample-rate", "1e-320", "--steps", "100"],
-     "sample rate must be in [1e-06, 1]"),
-    (["--mechanism", "dpsgd", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sample-rate", "0.01", "--steps",
-      "99999999999"], "steps must be from 1 to 1,000,000"),
-    (["--mechanism", "gaussian", "--max-advantage", "1e-300"], "below the smallest ε the app works with"),
-    (["--mechanism", "laplace", "--max-advantage", "1e-300"], "below the smallest ε the app works with"),
-    (["--mechanism", "dpsgd", "--max-advantage", "1e-300", "--sample-rate", "0.01", "--steps", "10"],
-     "does not meet attacker advantage"),
-    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1", "--bounds=-1e308:1e308"],
-     "public bounds must lie within"),
-    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1", "--bounds=0:1e30",
-      "--n", "10"], "public bounds must lie within"),
-    (["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sensitivity", "1e308"],
-     "sensitivity Δ must be at most"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            ["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e-320"],
+            "allow a larger error",
+        ),
+        (
+            ["--mechanism", "laplace", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e-320"],
+            "allow a larger error",
+        ),
+        (
+            ["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1e308"],
+            "give a tighter ±k",
+        ),
+        (
+            [
+                "--mechanism",
+                "dpsgd",
+                "--max-tpr",
+                "0.05",
+                "--at-fpr",
+                "0.01",
+                "--sample-rate",
+                "1e-320",
+                "--steps",
+                "100",
+            ],
+            "sample rate must be in [1e-06, 1]",
+        ),
+        (
+            [
+                "--mechanism",
+                "dpsgd",
+                "--max-tpr",
+                "0.05",
+                "--at-fpr",
+                "0.01",
+                "--sample-rate",
+                "0.01",
+                "--steps",
+                "99999999999",
+            ],
+            "steps must be from 1 to 1,000,000",
+        ),
+        (["--mechanism", "gaussian", "--max-advantage", "1e-300"], "below the smallest ε the app works with"),
+        (["--mechanism", "laplace", "--max-advantage", "1e-300"], "below the smallest ε the app works with"),
+        (
+            ["--mechanism", "dpsgd", "--max-advantage", "1e-300", "--sample-rate", "0.01", "--steps", "10"],
+            "does not meet attacker advantage",
+        ),
+        (
+            [
+                "--mechanism",
+                "gaussian",
+                "--max-tpr",
+                "0.05",
+                "--at-fpr",
+                "0.01",
+                "--within",
+                "1",
+                "--bounds=-1e308:1e308",
+            ],
+            "public bounds must lie within",
+        ),
+        (
+            [
+                "--mechanism",
+                "gaussian",
+                "--max-tpr",
+                "0.05",
+                "--at-fpr",
+                "0.01",
+                "--within",
+                "1",
+                "--bounds=0:1e30",
+                "--n",
+                "10",
+            ],
+            "public bounds must lie within",
+        ),
+        (
+            ["--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sensitivity", "1e308"],
+            "sensitivity Δ must be at most",
+        ),
+    ],
+)
 def test_hostile_numbers_are_one_line_and_exit_2(args, words, capsys):
     """Issue 28: --within 1e-320, --sample-rate 1e-320 and --max-advantage 1e-300 were tracebacks
     (ZeroDivisionError, OverflowError); bounds ±1e308 an infinite sensitivity."""
@@ -617,10 +854,15 @@ def test_hostile_numbers_are_one_line_and_exit_2(args, words, capsys):
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("mech, risk, util", [
-    (m, r, u) for m in ("gaussian", "laplace") for r in (R("tpr", 0.05, 0.01), R("advantage", 0.1),
-                                                        R("posterior", 0.2, 0.05))
-    for u in (None, U("count", within=10), U("mean", within=0.001, bounds=(18, 90), n=10_000))])
+@pytest.mark.parametrize(
+    "mech, risk, util",
+    [
+        (m, r, u)
+        for m in ("gaussian", "laplace")
+        for r in (R("tpr", 0.05, 0.01), R("advantage", 0.1), R("posterior", 0.2, 0.05))
+        for u in (None, U("count", within=10), U("mean", within=0.001, bounds=(18, 90), n=10_000))
+    ],
+)
 def test_every_decision_record_has_words_and_checks_out(mech, risk, util):
     """Each risk kind and target, feasible or in conflict, gives a decision record in words that recomputes (the
     advantage limit's record raised a TypeError: its risk has no FPR)."""

@@ -8,18 +8,21 @@ import pytest
 from dpcore import claims
 
 
-@pytest.mark.parametrize("x, up, down", [
-    (1.004, "1.01", "1"),  # ":.2f" wrote "1.00": below the ε an accountant proved
-    (0.1, "0.1", "0.1"),  # the float's shortest decimal, not its binary tail
-    (1.2345, "1.24", "1.23"),
-    (9.996, "10", "9.99"),  # the carry into the next power of ten
-    (0.7097, "0.71", "0.709"),
-    (1e-5, "1e-5", "1e-5"),  # not Python's "1e-05"
-    (1.234e-5, "1.24e-5", "1.23e-5"),
-    (12345.6, "12,400", "12,300"),  # not "1.24e+04"
-    (0.0, "0", "0"),
-    (math.inf, "∞", "∞"),
-])
+@pytest.mark.parametrize(
+    "x, up, down",
+    [
+        (1.004, "1.01", "1"),  # ":.2f" wrote "1.00": below the ε an accountant proved
+        (0.1, "0.1", "0.1"),  # the float's shortest decimal, not its binary tail
+        (1.2345, "1.24", "1.23"),
+        (9.996, "10", "9.99"),  # the carry into the next power of ten
+        (0.7097, "0.71", "0.709"),
+        (1e-5, "1e-5", "1e-5"),  # not Python's "1e-05"
+        (1.234e-5, "1.24e-5", "1.23e-5"),
+        (12345.6, "12,400", "12,300"),  # not "1.24e+04"
+        (0.0, "0", "0"),
+        (math.inf, "∞", "∞"),
+    ],
+)
 def test_known_answers(x, up, down):
     assert claims.up(x) == up and claims.down(x) == down
 
@@ -55,4 +58,4 @@ def test_percent_keeps_its_side():
         for dec in (0, 1, 2):
             hi, lo = (float(claims.percent(x, dec, up=u)[:-1]) for u in (True, False))
             assert lo <= x * 100 + 1e-9 and hi >= x * 100 - 1e-9
-            assert hi - lo <= 10 ** -dec + 1e-9
+            assert hi - lo <= 10**-dec + 1e-9

@@ -10,8 +10,9 @@ from ..conftest import ROOT
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "dpcore", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "dpcore", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def test_help_lists_subcommands():

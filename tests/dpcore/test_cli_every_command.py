@@ -25,11 +25,45 @@ import pytest
 
 from dpcore import cli
 
-NUMBERS = ["-1", "0", "1e-320", "1e308", "-1e308", "nan", "inf", "9223372036854775808", "99999999999999999999999",
-           "1.5", "", "abc", "0x10"]
-TEXTS = ["", " ", "[x](http://evil.example/)", "=1+1", "a\r=1+1", "x" * 5000, "\udcfcber", "age=34", "age",
-         "1:2", "5:1", "-1e308:1e308", "a,A", "@fifo", "@null", "@full", "@dir", "@loop", "@missing", "@bad", "@m",
-         "@out"]
+NUMBERS = [
+    "-1",
+    "0",
+    "1e-320",
+    "1e308",
+    "-1e308",
+    "nan",
+    "inf",
+    "9223372036854775808",
+    "99999999999999999999999",
+    "1.5",
+    "",
+    "abc",
+    "0x10",
+]
+TEXTS = [
+    "",
+    " ",
+    "[x](http://evil.example/)",
+    "=1+1",
+    "a\r=1+1",
+    "x" * 5000,
+    "\udcfcber",
+    "age=34",
+    "age",
+    "1:2",
+    "5:1",
+    "-1e308:1e308",
+    "a,A",
+    "@fifo",
+    "@null",
+    "@full",
+    "@dir",
+    "@loop",
+    "@missing",
+    "@bad",
+    "@m",
+    "@out",
+]
 #: A small invocation of each subcommand that runs (paths as @tokens, made per test).
 BASE = {
     "advise": ["--mechanism", "gaussian", "--sensitivity", "1", "--max-tpr", "0.05", "--at-fpr", "0.01"],
@@ -88,8 +122,9 @@ def _options(sp):
 @pytest.fixture
 def files(tmp_path, monkeypatch):
     d = tmp_path
-    (d / "m.csv").write_text("age,sex,zip_code,salary,diagnosis\n34,F,10001,50000,none\n35,M,10002,=1+1,asthma\n"
-                             "34,F,10001,52000,cancer\n")
+    (d / "m.csv").write_text(
+        "age,sex,zip_code,salary,diagnosis\n34,F,10001,50000,none\n35,M,10002,=1+1,asthma\n34,F,10001,52000,cancer\n"
+    )
     (d / "scores.csv").write_text("member,score\n" + "".join(f"{i % 2},{(i * 7) % 11}\n" for i in range(40)))
     (d / "bad.csv").write_bytes(b"\xff\xfe,,\n\x00")
     os.mkfifo(d / "fifo")
@@ -100,8 +135,7 @@ def files(tmp_path, monkeypatch):
     else:
         full.write_text("")
     monkeypatch.chdir(d)
-    from dpcore.jobs import workers
-    from dpcore.jobs import runner
+    from dpcore.jobs import runner, workers
     from dpcore.sweep import runs
 
     monkeypatch.setattr(workers, "ensure_workers", lambda *a, **k: 0)
@@ -112,9 +146,19 @@ def files(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "run_inline", ran)
     monkeypatch.setattr(runs, "run_sweep_inline", ran)
     monkeypatch.setattr(runs, "run_sweep_parallel", ran)
-    tokens = {"@m": d / "m.csv", "@scores": d / "scores.csv", "@bad": d / "bad.csv", "@fifo": d / "fifo",
-              "@null": os.devnull, "@full": full, "@dir": d, "@loop": d / "loop", "@missing": d / "no" / "x.csv",
-              "@out": d / "out.csv", "@outhtml": d / "out.html"}
+    tokens = {
+        "@m": d / "m.csv",
+        "@scores": d / "scores.csv",
+        "@bad": d / "bad.csv",
+        "@fifo": d / "fifo",
+        "@null": os.devnull,
+        "@full": full,
+        "@dir": d,
+        "@loop": d / "loop",
+        "@missing": d / "no" / "x.csv",
+        "@out": d / "out.csv",
+        "@outhtml": d / "out.html",
+    }
     return {k: str(v) for k, v in tokens.items()}
 
 
@@ -152,8 +196,11 @@ def _run(argv):
 def test_every_subcommand_with_hostile_arguments(files, command, monkeypatch):
     sp = dict((tuple(c), s) for c, s in _commands())[tuple(command)]
     opts = _options(sp)
-    base = BASE.get(command[0], []) if len(command) == 1 else (BASE.get(command[0]) if command[1:] == BASE.get(
-        command[0], [])[:1] else [])
+    base = (
+        BASE.get(command[0], [])
+        if len(command) == 1
+        else (BASE.get(command[0]) if command[1:] == BASE.get(command[0], [])[:1] else [])
+    )
     base = [a for a in (base if len(command) == 1 else base[1:])]
     rng = random.Random(" ".join(command))
 
@@ -170,7 +217,7 @@ def test_every_subcommand_with_hostile_arguments(files, command, monkeypatch):
             for drop in [opt, *rivals.get(opt, [])]:  # --sum replaces the base's --count
                 if drop in argv:
                     i = argv.index(drop)
-                    del argv[i:i + arity.get(drop, 2)]
+                    del argv[i : i + arity.get(drop, 2)]
             argv += [opt] if values is None else [opt, value]
         return argv
 
@@ -200,14 +247,51 @@ def test_every_subcommand_with_hostile_arguments(files, command, monkeypatch):
 VISITOR = ["--dataset", "synthetic medical (n=10,000, seed=0)"]
 #: Issue 28's reproductions, each of which was a traceback, a hang or a wrong success.
 REPORTED = [
-    ["statement", "--verify", "@array"], ["statement", "--verify", "@nested"], ["statement", "--verify", "@fifo"],
-    ["noise", "--mechanism", "gaussian", "--epsilon", "1e308", "--delta", "1e-5", "--sensitivity", "1", "--value",
-     "1", "--draws", "3"],
+    ["statement", "--verify", "@array"],
+    ["statement", "--verify", "@nested"],
+    ["statement", "--verify", "@fifo"],
+    [
+        "noise",
+        "--mechanism",
+        "gaussian",
+        "--epsilon",
+        "1e308",
+        "--delta",
+        "1e-5",
+        "--sensitivity",
+        "1",
+        "--value",
+        "1",
+        "--draws",
+        "3",
+    ],
     ["noise", "--mechanism", "laplace", "--epsilon", "1e-6", "--sensitivity", "1e308", "--value", "1", "--draws", "3"],
-    ["advise", "--mechanism", "laplace", "--max-posterior", "0.5", "--prior", "0.1", "--within", "1e-320",
-     "--query", "count"],
-    ["advise", "--mechanism", "dpsgd", "--max-tpr", "0.05", "--at-fpr", "0.01", "--sample-rate", "1e-320",
-     "--steps", "1000"],
+    [
+        "advise",
+        "--mechanism",
+        "laplace",
+        "--max-posterior",
+        "0.5",
+        "--prior",
+        "0.1",
+        "--within",
+        "1e-320",
+        "--query",
+        "count",
+    ],
+    [
+        "advise",
+        "--mechanism",
+        "dpsgd",
+        "--max-tpr",
+        "0.05",
+        "--at-fpr",
+        "0.01",
+        "--sample-rate",
+        "1e-320",
+        "--steps",
+        "1000",
+    ],
     ["advise", "--mechanism", "gaussian", "--max-advantage", "1e-300"],
     ["audit", "--scores", "@scores", "--split-seed", "-5"],
     ["report", "--out", "@outhtml", "--epsilon", "1e308"],
@@ -218,7 +302,8 @@ REPORTED = [
     ["query", *VISITOR, "--epsilon", "0.1", "--histogram", "age", "--bounds=-1e308:1e308"],
     ["query", *VISITOR, "--epsilon", "0.1", "--sum", "age", "--bounds=-1e308:1e308"],
     ["query", *VISITOR, "--epsilon", "0.1", "--histogram", "sex", "--categories", "a,A"],
-    ["linkage", "--data", "@fifo", "--known", "age=34"], ["uniqueness", "--data", "@fifo", "--qi", "age"],
+    ["linkage", "--data", "@fifo", "--known", "age=34"],
+    ["uniqueness", "--data", "@fifo", "--qi", "age"],
     ["query", "--data", "@fifo", "--epsilon", "0.1", "--count", "sex=F"],
     ["data", "medical", "--n", "5", "--out", "@full"],
 ]

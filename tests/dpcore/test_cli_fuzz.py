@@ -16,22 +16,74 @@ from hypothesis import strategies as st
 from dpcore.cli import main
 
 #: Numbers a user might type, clumsy or hostile: negative, zero, tiny, huge, above 2^53, not a number.
-NUMBERS = ["-1", "0", "1", "2", "1.5", "1e-320", "1e308", "nan", "inf", "4294967296", "9007199254740993", "",
-           "abc"]
+NUMBERS = ["-1", "0", "1", "2", "1.5", "1e-320", "1e308", "nan", "inf", "4294967296", "9007199254740993", "", "abc"]
 #: Text a user might type: conditions, names, markdown, formulas, paths (@m: a small CSV, @bad: not UTF-8...).
-TEXTS = ["", " ", "age", "age=34", "age=nan", "age=", "=", "salary=1:2", "salary=5:1", "sex=F", "zip_code=10001,sex=M",
-         "Jan Kees", "[x](http://evil/)", "=HYPERLINK(1)", "laplace", "gaussian", "gaussian-classic", "medical",
-         "x" * 300, "@m", "@bad", "@out", "@missing", "@dir"]
+TEXTS = [
+    "",
+    " ",
+    "age",
+    "age=34",
+    "age=nan",
+    "age=",
+    "=",
+    "salary=1:2",
+    "salary=5:1",
+    "sex=F",
+    "zip_code=10001,sex=M",
+    "Jan Kees",
+    "[x](http://evil/)",
+    "=HYPERLINK(1)",
+    "laplace",
+    "gaussian",
+    "gaussian-classic",
+    "medical",
+    "x" * 300,
+    "@m",
+    "@bad",
+    "@out",
+    "@missing",
+    "@dir",
+]
 
 NUM, TXT, FLAG = "num", "txt", "flag"
 OPTIONS = {
     "data": {"medical": FLAG, "--n": NUM, "--seed": NUM, "--out": TXT},
-    "noise": {"--mechanism": TXT, "--epsilon": NUM, "--delta": NUM, "--sensitivity": NUM, "--value": NUM,
-              "--draws": NUM, "--seed": NUM, "--secure": FLAG},
-    "differencing": {"--n": NUM, "--seed": NUM, "--min-group": NUM, "--target": TXT, "--target-id": NUM,
-                     "--group": TXT, "--epsilon": NUM, "--trials": NUM, "--within": NUM, "--sim-seed": NUM},
-    "jobs": {"list": FLAG, "show": TXT, "cancel": TXT, "rename": TXT, "delete": TXT, "workers": FLAG,
-             "--group": TXT, "--limit": NUM, "--no-history": FLAG, "--stop": FLAG, "--sweep": FLAG, "--admin": FLAG},
+    "noise": {
+        "--mechanism": TXT,
+        "--epsilon": NUM,
+        "--delta": NUM,
+        "--sensitivity": NUM,
+        "--value": NUM,
+        "--draws": NUM,
+        "--seed": NUM,
+        "--secure": FLAG,
+    },
+    "differencing": {
+        "--n": NUM,
+        "--seed": NUM,
+        "--min-group": NUM,
+        "--target": TXT,
+        "--target-id": NUM,
+        "--group": TXT,
+        "--epsilon": NUM,
+        "--trials": NUM,
+        "--within": NUM,
+        "--sim-seed": NUM,
+    },
+    "jobs": {
+        "list": FLAG,
+        "show": TXT,
+        "cancel": TXT,
+        "rename": TXT,
+        "delete": TXT,
+        "workers": FLAG,
+        "--group": TXT,
+        "--limit": NUM,
+        "--no-history": FLAG,
+        "--stop": FLAG,
+        "--sweep": FLAG,
+        "--admin": FLAG,
+    },
     "linkage": {"--data": TXT, "--known": TXT, "--range": TXT, "--sensitive": TXT, "--max-records": NUM},
     "uniqueness": {"--data": TXT, "--qi": TXT, "--sensitive": TXT},
 }
@@ -49,8 +101,9 @@ BASE = {
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("fuzz")
-    (d / "m.csv").write_text("age,sex,zip_code,salary,diagnosis\n34,F,10001,50000,none\n35,M,10002,=1+1,asthma\n"
-                             "34,F,10001,52000,cancer\n")
+    (d / "m.csv").write_text(
+        "age,sex,zip_code,salary,diagnosis\n34,F,10001,50000,none\n35,M,10002,=1+1,asthma\n34,F,10001,52000,cancer\n"
+    )
     (d / "bad.csv").write_bytes(b"\xff\xfe,,\n\x00")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(d)  # relative --out paths the fuzzer types land here, not in the repository
@@ -58,8 +111,13 @@ def files(tmp_path_factory):
 
 
 def _token(files, tok):
-    return {"@m": str(files / "m.csv"), "@bad": str(files / "bad.csv"), "@out": str(files / "out.csv"),
-            "@dir": str(files), "@missing": str(files / "nope" / "x.csv")}.get(tok, tok)
+    return {
+        "@m": str(files / "m.csv"),
+        "@bad": str(files / "bad.csv"),
+        "@out": str(files / "out.csv"),
+        "@dir": str(files),
+        "@missing": str(files / "nope" / "x.csv"),
+    }.get(tok, tok)
 
 
 @st.composite
@@ -79,8 +137,12 @@ def argv(draw):
     return [cmd, *base, *[t for p in parts for t in p], *extra]
 
 
-@settings(max_examples=200, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(args=argv())
 def test_cli_never_tracebacks(files, args):
     args = [_token(files, a) for a in args]

@@ -13,15 +13,21 @@ from .cli_helpers import one_line, run
 TRAIN = ["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--epochs", "1"]
 
 
-@pytest.mark.parametrize("args, words", [
-    (TRAIN + ["--lr", "1e308"], "learning rate must be at most 1000"),
-    (TRAIN + ["--clip", "1e308"], "clip (max grad norm) must be at most 1000"),
-    (TRAIN + ["--seed", "99999999999999999999999"], "must be from 0 to 4,294,967,295, got 99,999,999,999,999,999,999,999"),
-    (TRAIN + ["--seed", "-1"], "must be from 0 to"),
-    (TRAIN + ["--json", ""], "--json needs a file path"),
-    (["sweep", "--json", ""], "--json needs a file path"),
-    (["sweep", "--json", "   "], "--json needs a file path"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (TRAIN + ["--lr", "1e308"], "learning rate must be at most 1000"),
+        (TRAIN + ["--clip", "1e308"], "clip (max grad norm) must be at most 1000"),
+        (
+            TRAIN + ["--seed", "99999999999999999999999"],
+            "must be from 0 to 4,294,967,295, got 99,999,999,999,999,999,999,999",
+        ),
+        (TRAIN + ["--seed", "-1"], "must be from 0 to"),
+        (TRAIN + ["--json", ""], "--json needs a file path"),
+        (["sweep", "--json", ""], "--json needs a file path"),
+        (["sweep", "--json", "   "], "--json needs a file path"),
+    ],
+)
 def test_train_and_sweep_refuse_in_one_line(capsys, tmp_path, monkeypatch, args, words):
     monkeypatch.chdir(tmp_path)
     rc, out, err = run(capsys, *args)

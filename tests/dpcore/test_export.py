@@ -12,17 +12,18 @@ import pandas as pd
 import pytest
 
 from dpcore import export
-from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER
 
-from ..conftest import ROOT
 from .cli_helpers import run as cli
 
 NAME = "my data.csv"
-BOUNDS = {"age": {"lower": 0.0, "upper": 120.0}, "city": {"categories": ["a", "b"]},
-          "label": {"categories": ["no", "yes"]}}
+BOUNDS = {
+    "age": {"lower": 0.0, "upper": 120.0},
+    "city": {"categories": ["a", "b"]},
+    "label": {"categories": ["no", "yes"]},
+}
 
 
 @pytest.fixture
@@ -36,8 +37,16 @@ def upload(tmp_path):
     df["label"] = np.where(df.age > 50, "yes", "no")
     data = df.to_csv(index=False).encode()
     stored = save_upload(data)  # "upload:<ref>", as the page stores it
-    params = TrainConfig(dataset=stored, target="label", model="logreg", epsilon=2.0, epochs=2,
-                         batch_size=32, bounds=BOUNDS, upload_name=NAME).to_dict()
+    params = TrainConfig(
+        dataset=stored,
+        target="label",
+        model="logreg",
+        epsilon=2.0,
+        epochs=2,
+        batch_size=32,
+        bounds=BOUNDS,
+        upload_name=NAME,
+    ).to_dict()
     runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group="train", label="upload")
     own = tmp_path / "owner"
     own.mkdir()
@@ -47,7 +56,7 @@ def upload(tmp_path):
 
 def _run_script(code: bytes, cwd) -> dict:
     (cwd / "again.py").write_bytes(code)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed package, from another folder
     out = subprocess.run([sys.executable, "again.py"], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     return export.result_line(out.stdout)
@@ -57,10 +66,11 @@ def _run_notebook(code: bytes, cwd, monkeypatch) -> dict:
     import nbclient
     import nbformat
 
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # the kernel imports the installed package
     nb = nbformat.reads(code.decode(), as_version=4)
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    ).execute()
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     return export.result_line(text)
 
@@ -85,6 +95,7 @@ def test_a_training_run_exported_as_script_and_notebook_runs_again(upload, monke
 def test_a_sweep_exported_runs_again_and_holds_no_private_row(tmp_path):
     from dpcore.sweep import runs as sweep_runs
     from dpcore.sweep.config import for_upload
+
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"age": rng.integers(18, 90, 240), "city": rng.choice(["a", "b"], 240)})
     df["label"] = np.where(df.age + rng.normal(0, 9, 240) > 50, "yes", "no")
@@ -92,8 +103,18 @@ def test_a_sweep_exported_runs_again_and_holds_no_private_row(tmp_path):
     stored = tmp_path / "server" / "5f3a9c.csv"  # inline (no job) the app would delete a stored upload after one model
     stored.parent.mkdir()
     stored.write_bytes(data)
-    cfg = for_upload(str(stored), "label", bounds=BOUNDS, upload_name=NAME, epsilons=(2.0,), seeds=1, epochs=2,
-                     attacks=("loss",), canaries=20, reproducible_noise=True)
+    cfg = for_upload(
+        str(stored),
+        "label",
+        bounds=BOUNDS,
+        upload_name=NAME,
+        epsilons=(2.0,),
+        seeds=1,
+        epochs=2,
+        attacks=("loss",),
+        canaries=20,
+        reproducible_noise=True,
+    )
     res = sweep_runs.run_sweep_inline(cfg, owner=CLI_OWNER)
     rec = sweep_runs.load(res["id"], caller=CLI)
     assert rec["result"]["points"][0]["vulnerable"][0]["record"]  # the stored sweep holds rows for its owner ...
@@ -111,11 +132,13 @@ def test_a_sweep_exported_runs_again_and_holds_no_private_row(tmp_path):
 def test_an_audit_and_an_advice_exported_run_again(tmp_path):
     rng = np.random.default_rng(2)
     member = np.r_[np.ones(200, int), np.zeros(200, int)]
-    (tmp_path / "scores.csv").write_text("member,score\n" + "".join(
-        f"{m},{s}\n" for m, s in zip(member, rng.laplace(0, 1, 400) + 4 * member)))
+    (tmp_path / "scores.csv").write_text(
+        "member,score\n" + "".join(f"{m},{s}\n" for m, s in zip(member, rng.laplace(0, 1, 400) + 4 * member))
+    )
     mech = {"kind": "epsilon", "epsilon": 1.0, "delta": 1e-5}
-    again = _run_script(export.render(export.for_audit("scores.csv", delta=1e-5, confidence=0.95, mechanism=mech),
-                                      "py"), tmp_path)
+    again = _run_script(
+        export.render(export.for_audit("scores.csv", delta=1e-5, confidence=0.95, mechanism=mech), "py"), tmp_path
+    )
     assert again["settings"]["mechanism"] == mech and again["result"]["verdict"] is True
     risk, util = {"kind": "tpr", "value": 0.05, "at": 0.01}, {"kind": "count", "within": 10.0, "confidence": 0.95}
     again = _run_script(export.render(export.for_advice("gaussian", risk, util, delta=1e-5), "py"), tmp_path)
@@ -146,8 +169,13 @@ def test_the_cli_exports_and_refuses_in_one_line(upload, capsys, tmp_path):
     assert rc == 0 and json.loads(out)["nbformat"] == 4 and stored[7:] not in out
     rc, out, err = cli(capsys, "export", "--job", job["id"], "--out", str(tmp_path / "run.py"))
     assert rc == 0 and json.loads(out)["written"].endswith("run.py") and (tmp_path / "run.py").read_text()
-    for args in (["export", "--job", "nope"], ["export", "--sweep", "nope"], ["export", "--job", job["id"], "--out", ""],
-                 ["export", "--job", job["id"], "--format", "pdf"], ["export"]):
+    for args in (
+        ["export", "--job", "nope"],
+        ["export", "--sweep", "nope"],
+        ["export", "--job", job["id"], "--out", ""],
+        ["export", "--job", job["id"], "--format", "pdf"],
+        ["export"],
+    ):
         rc, out, err = cli(capsys, *args)
         assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
     with pytest.raises(DPError):

@@ -19,8 +19,12 @@ def test_old_names_are_aliases_of_the_limits():
 
 
 def test_grids_are_sorted_positive_and_inside_the_epsilon_limits():
-    for grid in (limits.NOISE_EPSILON_GRID, limits.NOISE_COMPARE_EPSILONS, limits.NOISE_TABLE_EPSILONS,
-                 limits.REID_EPSILONS):
+    for grid in (
+        limits.NOISE_EPSILON_GRID,
+        limits.NOISE_COMPARE_EPSILONS,
+        limits.NOISE_TABLE_EPSILONS,
+        limits.REID_EPSILONS,
+    ):
         assert list(grid) == sorted(set(grid))
         assert limits.EPSILON_MIN <= grid[0] and grid[-1] <= limits.EPSILON_MAX
     assert set(limits.NOISE_COMPARE_EPSILONS) <= set(limits.NOISE_EPSILON_GRID)

@@ -4,7 +4,7 @@ import re
 import tomllib
 
 from dpcore import limits
-from dpcore.attacks import differencing, differencing_dp
+from dpcore.attacks import differencing_dp
 from dpcore.data import datasets
 from dpcore.noise import mechanisms, release
 

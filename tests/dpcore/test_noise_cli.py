@@ -7,13 +7,10 @@ import sys
 
 import pytest
 
-
 from ..conftest import ROOT
 from .cli_helpers import run
 
 BASE = ["noise", "--sensitivity", "1", "--value", "10", "--draws", "5"]
-
-
 
 
 def test_laplace_json_fields(capsys):
@@ -49,33 +46,59 @@ def test_secure_goes_through_release_path(capsys):
     assert all(abs(x * 1e6 - round(x * 1e6)) < 1e-6 for x in d["draws"])
 
 
-@pytest.mark.parametrize("args,msg", [
-    # issue 28: a traceback (the σ solver) and a wrong success (null draws, exit 0) before
-    (["--mechanism", "gaussian", "--epsilon", "1e308", "--sensitivity", "1", "--value", "1", "--draws", "1"],
-     "epsilon must be at most 1000"),
-    (["--mechanism", "laplace", "--epsilon", "1e-6", "--sensitivity", "1e308", "--value", "1", "--draws", "2"],
-     "sensitivity Δ must be a number from 0 to 1e15"),
-    (["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "1e30", "--draws", "2"],
-     "must lie between −1e15 and 1e15"),
-    (["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1e-300", "--value", "1", "--draws", "2",
-      "--secure"], "at least 1e-12"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        # issue 28: a traceback (the σ solver) and a wrong success (null draws, exit 0) before
+        (
+            ["--mechanism", "gaussian", "--epsilon", "1e308", "--sensitivity", "1", "--value", "1", "--draws", "1"],
+            "epsilon must be at most 1000",
+        ),
+        (
+            ["--mechanism", "laplace", "--epsilon", "1e-6", "--sensitivity", "1e308", "--value", "1", "--draws", "2"],
+            "sensitivity Δ must be a number from 0 to 1e15",
+        ),
+        (
+            ["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "1e30", "--draws", "2"],
+            "must lie between −1e15 and 1e15",
+        ),
+        (
+            [
+                "--mechanism",
+                "laplace",
+                "--epsilon",
+                "1",
+                "--sensitivity",
+                "1e-300",
+                "--value",
+                "1",
+                "--draws",
+                "2",
+                "--secure",
+            ],
+            "at least 1e-12",
+        ),
+    ],
+)
 def test_numbers_a_release_cannot_represent_exit_2(capsys, args, msg):
     rc, out, err = run(capsys, "noise", *args)
     assert rc == 2 and out == "" and msg in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["--mechanism", "laplace", "--epsilon", "0"], "epsilon must be > 0"),
-    (["--mechanism", "laplace", "--epsilon", "-1"], "epsilon must be > 0"),
-    (["--mechanism", "laplace", "--epsilon", "nan"], "epsilon must be a number"),
-    (["--mechanism", "laplace", "--epsilon", "inf"], "epsilon must be finite"),
-    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "0"], "delta must be in (0, 1)"),
-    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "1"], "delta must be in (0, 1)"),
-    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "nan"], "delta must be a number"),
-    (["--mechanism", "gaussian-classic", "--epsilon", "2"], "only valid for ε < 1"),
-    (["--mechanism", "laplace", "--epsilon", "1", "--secure", "--seed", "3"], "cannot be seeded"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--mechanism", "laplace", "--epsilon", "0"], "epsilon must be > 0"),
+        (["--mechanism", "laplace", "--epsilon", "-1"], "epsilon must be > 0"),
+        (["--mechanism", "laplace", "--epsilon", "nan"], "epsilon must be a number"),
+        (["--mechanism", "laplace", "--epsilon", "inf"], "epsilon must be finite"),
+        (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "0"], "delta must be in (0, 1)"),
+        (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "1"], "delta must be in (0, 1)"),
+        (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "nan"], "delta must be a number"),
+        (["--mechanism", "gaussian-classic", "--epsilon", "2"], "only valid for ε < 1"),
+        (["--mechanism", "laplace", "--epsilon", "1", "--secure", "--seed", "3"], "cannot be seeded"),
+    ],
+)
 def test_bad_input_one_line(capsys, args, msg):
     rc, out, err = run(capsys, *BASE, *args)
     assert rc == 2 and out == ""
@@ -83,18 +106,59 @@ def test_bad_input_one_line(capsys, args, msg):
 
 
 def test_bad_sensitivity_and_draws(capsys):
-    rc, _, err = run(capsys, "noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "-1",
-                     "--value", "0", "--draws", "3")
+    rc, _, err = run(
+        capsys,
+        "noise",
+        "--mechanism",
+        "laplace",
+        "--epsilon",
+        "1",
+        "--sensitivity",
+        "-1",
+        "--value",
+        "0",
+        "--draws",
+        "3",
+    )
     assert rc == 2 and "sensitivity must be a finite number >= 0" in err
-    rc, _, err = run(capsys, "noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1",
-                     "--value", "0", "--draws", "0")
+    rc, _, err = run(
+        capsys,
+        "noise",
+        "--mechanism",
+        "laplace",
+        "--epsilon",
+        "1",
+        "--sensitivity",
+        "1",
+        "--value",
+        "0",
+        "--draws",
+        "0",
+    )
     assert rc == 2 and "argument --draws: must be from 1 to" in err
-    rc, _, err = run(capsys, "noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1",
-                     "--value", "nan", "--draws", "3")
+    rc, _, err = run(
+        capsys,
+        "noise",
+        "--mechanism",
+        "laplace",
+        "--epsilon",
+        "1",
+        "--sensitivity",
+        "1",
+        "--value",
+        "nan",
+        "--draws",
+        "3",
+    )
     assert rc == 2 and "true value" in err
 
 
 def test_subprocess_no_traceback():
-    r = subprocess.run([sys.executable, "-m", "dpcore", *BASE, "--mechanism", "laplace", "--epsilon", "nan"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "dpcore", *BASE, "--mechanism", "laplace", "--epsilon", "nan"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -14,9 +14,11 @@ from .sweep.helpers import headline_result, multi_seed_result
 def _size_result():
     res = headline_result()
     res["config"]["size_epsilon"] = 1.0
-    res["size_control"] = [dict(p, train_fraction=f, n_train=n, test_accuracy=a)
-                           for f, n in ((0.25, 100), (0.5, 200))
-                           for p, a in ((res["baselines"][0], 0.9), (res["points"][0], 0.6))]
+    res["size_control"] = [
+        dict(p, train_fraction=f, n_train=n, test_accuracy=a)
+        for f, n in ((0.25, 100), (0.5, 200))
+        for p, a in ((res["baselines"][0], 0.9), (res["points"][0], 0.6))
+    ]
     return res
 
 
@@ -24,7 +26,11 @@ def test_the_size_controls_cost_is_in_short_axis_lines_not_on_the_bars():
     fig = figs.size_chart(_size_result())
     assert all(not t.text for t in fig.data)  # nothing drawn over the bars and their error bars
     ticks = list(fig.data[0].x)
-    assert [re.search(r"DP: −([\d.]+) pts", t).group(1) for t in ticks] == ["30.0", "30.0", "20.3"]  # means: 97.3% − 77.0%
+    assert [re.search(r"DP: −([\d.]+) pts", t).group(1) for t in ticks] == [
+        "30.0",
+        "30.0",
+        "20.3",
+    ]  # means: 97.3% − 77.0%
     lines = [re.sub("<[^>]+>", "", ln) for t in ticks for ln in t.split("<br>")]
     assert max(map(len, lines)) <= 16, lines  # a third of a 390 px phone
 
@@ -37,8 +43,11 @@ def test_the_audit_caption_names_only_the_marks_drawn():
         p["empirical_epsilon"] = dict(p["empirical_epsilon"], lower_bound=0.0, tried=[[10, 5]], correct=5, guesses=10)
     note = figs.empirical_epsilon_note(nothing)
     assert "diamond" not in note and "dot" not in note and "4 of 4 models proved nothing" in note
-    assert not any("diamond" in (t.marker.symbol or "") for t in figs.empirical_epsilon_chart(nothing).data
-                   if getattr(t, "marker", None) is not None)
+    assert not any(
+        "diamond" in (t.marker.symbol or "")
+        for t in figs.empirical_epsilon_chart(nothing).data
+        if getattr(t, "marker", None) is not None
+    )
 
 
 def test_the_answer_is_a_short_claim_with_delta_and_the_relation_beside_it():
@@ -51,10 +60,11 @@ def test_the_answer_is_a_short_claim_with_delta_and_the_relation_beside_it():
 
 
 def test_no_leak_words_say_which_audits_proved_nothing():
-    """"No attack proves any leak (every audit's bound is ε ≥ 0)" sat above an audit chart with a run at ε = 8
+    """ "No attack proves any leak (every audit's bound is ε ≥ 0)" sat above an audit chart with a run at ε = 8
     proving ε ≥ 0.05: the sentence is about the audits at its own ε, taken together, and now says so."""
     s = {**sweep_exposure.story(headline_result()), "proved": 0.0}
     detail = sweep_exposure.story_words(s)[1]
-    assert detail.startswith("**No attack proves any leak** (the audits at ε = 1, its models together, prove only "
-                             "ε ≥ 0)"), detail
+    assert detail.startswith(
+        "**No attack proves any leak** (the audits at ε = 1, its models together, prove only ε ≥ 0)"
+    ), detail
     assert "every audit" not in detail

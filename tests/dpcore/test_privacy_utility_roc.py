@@ -3,20 +3,34 @@
 import numpy as np
 
 from dpcore import claims, statement
-from dpcore.training import accounting
 from dpcore.figures import privacy_utility as figs
+from dpcore.training import accounting
 
 
 def _attack(n, auc):
     f = np.linspace(0, 1, 11)
-    return {"auc": auc, "n_members": n, "n_nonmembers": n, "tpr_at_1pct_fpr": 0.01,
-            "roc": {"fpr": f.tolist(), "tpr": f.tolist()}}
+    return {
+        "auc": auc,
+        "n_members": n,
+        "n_nonmembers": n,
+        "tpr_at_1pct_fpr": 0.01,
+        "roc": {"fpr": f.tolist(), "tpr": f.tolist()},
+    }
 
 
 def _point(tradeoff=True):
-    p = {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "n_train": 80, "noise_multiplier": 1.2,
-         "sample_rate": 0.5, "steps": 20, "accountant": "prv",
-         "mia": {"loss": _attack(100, 0.52), "threshold": _attack(100, 0.51), "canary": _attack(40, 0.55)}}
+    p = {
+        "epsilon": 2.0,
+        "epsilon_spent": 1.98,
+        "delta": 1e-5,
+        "seed": 0,
+        "n_train": 80,
+        "noise_multiplier": 1.2,
+        "sample_rate": 0.5,
+        "steps": 20,
+        "accountant": "prv",
+        "mia": {"loss": _attack(100, 0.52), "threshold": _attack(100, 0.51), "canary": _attack(40, 0.55)},
+    }
     if tradeoff:
         p["tradeoff"] = accounting.dpsgd_tradeoff(1.2, 0.5, 20)
     return p

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from dpcore.budgets import identities, quotas, registry, store
+from dpcore.budgets import identities, registry, store
 from dpcore.cli import main
 from dpcore.data import datasets
 
@@ -43,8 +43,19 @@ def owner(monkeypatch, capsys):
 
 @pytest.fixture
 def clinic(owner, raw_csv, capsys):
-    code, out, err = _run(capsys, "budget", "register", "--data", raw_csv, "--name", "clinic", "--epsilon", "2",
-                          "--max-query-epsilon", "1")
+    code, out, err = _run(
+        capsys,
+        "budget",
+        "register",
+        "--data",
+        raw_csv,
+        "--name",
+        "clinic",
+        "--epsilon",
+        "2",
+        "--max-query-epsilon",
+        "1",
+    )
     assert code == 0, err
     return out
 
@@ -82,14 +93,18 @@ def test_admin_init_stores_a_hash_once(monkeypatch, capsys, dp_home):
 
 def test_before_admin_init_admin_commands_say_to_run_it(raw_csv, monkeypatch, capsys):
     monkeypatch.setenv(ADMIN, "whatever-the-caller-typed")
-    for args in (["budget", "register", "--data", raw_csv, "--name", "x", "--epsilon", "1"],
-                 ["analyst", "add", "ann", "--dataset", "x", "--epsilon", "1"], ["analyst", "list"]):
+    for args in (
+        ["budget", "register", "--data", raw_csv, "--name", "x", "--epsilon", "1"],
+        ["analyst", "add", "ann", "--dataset", "x", "--epsilon", "1"],
+        ["analyst", "list"],
+    ):
         code, out, err = _run(capsys, *args)
         assert code == 2 and out is None and "python -m dpcore admin init" in err
 
 
-def test_a_made_up_token_in_the_callers_environment_cannot_register_reset_or_raise_a_cap(clinic, raw_csv,
-                                                                                        monkeypatch, capsys):
+def test_a_made_up_token_in_the_callers_environment_cannot_register_reset_or_raise_a_cap(
+    clinic, raw_csv, monkeypatch, capsys
+):
     """The issue's 'Done when': after `admin init`, a caller whose own environment holds a made-up token is just a
     caller with a wrong token, for every admin action."""
     _analyst(monkeypatch, capsys)
@@ -97,19 +112,23 @@ def test_a_made_up_token_in_the_callers_environment_cannot_register_reset_or_rai
     before = registry.info("clinic")
     other = str(raw_csv).replace("medical.csv", "other.csv")
     datasets.medical(700, seed=9).to_csv(other, index=False)
-    for args in (["budget", "register", "--data", other, "--name", "mine", "--epsilon", "1000"],
-                 ["budget", "cap", "--dataset", "clinic", "--epsilon", "1000", "--reason", "more"],
-                 ["budget", "reset", "--dataset", "clinic", "--analyst", "ann", "--confirm", "--reason", "x",
-                  "--total", "1000"],
-                 ["analyst", "add", "mallory", "--dataset", "clinic", "--epsilon", "1000"],
-                 ["analyst", "key", "ann"], ["analyst", "revoke", "ann"], ["analyst", "list"]):
+    for args in (
+        ["budget", "register", "--data", other, "--name", "mine", "--epsilon", "1000"],
+        ["budget", "cap", "--dataset", "clinic", "--epsilon", "1000", "--reason", "more"],
+        ["budget", "reset", "--dataset", "clinic", "--analyst", "ann", "--confirm", "--reason", "x", "--total", "1000"],
+        ["analyst", "add", "mallory", "--dataset", "clinic", "--epsilon", "1000"],
+        ["analyst", "key", "ann"],
+        ["analyst", "revoke", "ann"],
+        ["analyst", "list"],
+    ):
         code, out, err = _run(capsys, *args)
         assert code == 2 and out is None and "admin token is missing or wrong" in err, args
     assert registry.info("mine") is None and registry.info("clinic") == before
     assert [a["analyst"] for a in identities.analysts(identities.check_admin_token(TOKEN))] == ["ann"]
     # --admin-token on the command line is gone (it showed in `ps`)
-    code, _, err = _run(capsys, "budget", "cap", "--dataset", "clinic", "--epsilon", "9", "--reason", "x",
-                        "--admin-token", TOKEN)
+    code, _, err = _run(
+        capsys, "budget", "cap", "--dataset", "clinic", "--epsilon", "9", "--reason", "x", "--admin-token", TOKEN
+    )
     assert code == 2 and "unrecognized arguments" in err
 
 
@@ -120,32 +139,46 @@ def test_register_copies_the_data_and_status_shows_the_cap(clinic, dp_home, caps
     assert clinic["name"] == "clinic" and clinic["cap"] == 2.0 and clinic["source"]["kind"] == "file"
     assert (dp_home / clinic["source"]["file"]).stat().st_mode & 0o777 == 0o600
     code, out, _ = _run(capsys, "budget", "status", "--dataset", "clinic")  # the admin: the dataset as a whole
-    assert code == 0 and out["cap"] == {"epsilon": 2.0, "spent": 0.0, "remaining": 2.0, "delta": 1e-4,
-                                        "delta_spent": 0.0, "delta_remaining": 1e-4, "max_query_epsilon": 1.0}
+    assert code == 0 and out["cap"] == {
+        "epsilon": 2.0,
+        "spent": 0.0,
+        "remaining": 2.0,
+        "delta": 1e-4,
+        "delta_spent": 0.0,
+        "delta_remaining": 1e-4,
+        "max_query_epsilon": 1.0,
+    }
     code, out, _ = _run(capsys, "budget", "list")
     assert code == 0 and [d["name"] for d in out] == ["clinic"]
     code, out, _ = _run(capsys, "budget", "cap", "--dataset", "clinic", "--epsilon", "3", "--reason", "approved")
     assert code == 0 and out["cap"] == 3.0 and "reason: approved" in out["note"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["budget", "register", "--name", "x", "--epsilon", "1"], "needs --data FILE, --name NAME and --epsilon E"),
-    (["budget", "register", "--data", "RAW", "--name", "x"], "--epsilon E"),
-    (["budget", "register", "--data", "RAW", "--name", " ", "--epsilon", "1"], "dataset name is empty"),
-    (["budget", "register", "--data", "RAW", "--name", "x", "--epsilon", "0"], "must be > 0"),
-    (["budget", "register", "--data", "RAW", "--name", "x", "--epsilon", "1", "--delta", "0.01"], "not below 1/n"),
-    (["budget", "register", "--data", "RAW", "--name", "x", "--epsilon", "1", "--max-query-epsilon", "200"],
-     "at most 100"),
-    (["budget", "register", "--data", "/nonexistent.csv", "--name", "x", "--epsilon", "1"], "not found"),
-    (["budget", "cap", "--dataset", "clinic", "--epsilon", "3"], "needs a reason"),
-    (["budget", "cap", "--dataset", "clinic", "--epsilon=-1", "--reason", "r"], "must be > 0"),
-    (["budget", "cap", "--dataset", "nope", "--epsilon", "3", "--reason", "r"], "not a registered dataset"),
-    (["budget", "cap", "--epsilon", "3", "--reason", "r"], "needs --dataset NAME"),
-    (["budget", "reset", "--dataset", "clinic", "--confirm", "--reason", "r"], "needs --analyst NAME"),
-    (["budget", "reset", "--dataset", "clinic", "--analyst", "nobody", "--confirm", "--reason", "r"],
-     "no quota on 'clinic'"),
-    (["budget", "status", "--dataset", "clinic", "--data", "RAW"], "not both"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["budget", "register", "--name", "x", "--epsilon", "1"], "needs --data FILE, --name NAME and --epsilon E"),
+        (["budget", "register", "--data", "RAW", "--name", "x"], "--epsilon E"),
+        (["budget", "register", "--data", "RAW", "--name", " ", "--epsilon", "1"], "dataset name is empty"),
+        (["budget", "register", "--data", "RAW", "--name", "x", "--epsilon", "0"], "must be > 0"),
+        (["budget", "register", "--data", "RAW", "--name", "x", "--epsilon", "1", "--delta", "0.01"], "not below 1/n"),
+        (
+            ["budget", "register", "--data", "RAW", "--name", "x", "--epsilon", "1", "--max-query-epsilon", "200"],
+            "at most 100",
+        ),
+        (["budget", "register", "--data", "/nonexistent.csv", "--name", "x", "--epsilon", "1"], "not found"),
+        (["budget", "cap", "--dataset", "clinic", "--epsilon", "3"], "needs a reason"),
+        (["budget", "cap", "--dataset", "clinic", "--epsilon=-1", "--reason", "r"], "must be > 0"),
+        (["budget", "cap", "--dataset", "nope", "--epsilon", "3", "--reason", "r"], "not a registered dataset"),
+        (["budget", "cap", "--epsilon", "3", "--reason", "r"], "needs --dataset NAME"),
+        (["budget", "reset", "--dataset", "clinic", "--confirm", "--reason", "r"], "needs --analyst NAME"),
+        (
+            ["budget", "reset", "--dataset", "clinic", "--analyst", "nobody", "--confirm", "--reason", "r"],
+            "no quota on 'clinic'",
+        ),
+        (["budget", "status", "--dataset", "clinic", "--data", "RAW"], "not both"),
+    ],
+)
 def test_budget_bad_input_is_one_line_and_exit_2(clinic, raw_csv, capsys, args, message):
     import re
 
@@ -171,24 +204,28 @@ def test_analyst_add_prints_a_key_once_and_list_key_revoke_work(clinic, capsys, 
     assert code == 0 and gone["closed"]
     code, gone, _ = _run(capsys, "analyst", "revoke", "ann lee")
     assert code == 0 and gone["revoked"]
-    code, oidc, _ = _run(capsys, "analyst", "add", "bo@example.org", "--dataset", "clinic", "--epsilon", "0.2",
-                         "--oidc")
+    code, oidc, _ = _run(
+        capsys, "analyst", "add", "bo@example.org", "--dataset", "clinic", "--epsilon", "0.2", "--oidc"
+    )
     assert code == 0 and "key" not in oidc and oidc["signs_in"] == "through the identity provider"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["analyst", "add"], "needs the analyst's NAME"),
-    (["analyst", "add", "ann"], "needs --dataset NAME and --epsilon E"),
-    (["analyst", "add", "ann", "--dataset", "clinic"], "--epsilon E"),
-    (["analyst", "add", "ann", "--dataset", "nope", "--epsilon", "1"], "not a registered dataset"),
-    (["analyst", "add", "ann", "--dataset", "clinic", "--epsilon", "-1"], "must be > 0"),
-    (["analyst", "add", "visitors", "--dataset", "clinic", "--epsilon", "1"], "reserved"),
-    (["analyst", "add", " ", "--dataset", "clinic", "--epsilon", "1"], "needs the analyst's NAME"),
-    (["analyst", "key", "nobody"], "there is no analyst 'nobody'"),
-    (["analyst", "revoke", "nobody"], "no analyst 'nobody' to revoke"),
-    (["analyst", "list", "--dataset", "nope"], "not a registered dataset"),
-    (["analyst", "remove", "ann"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["analyst", "add"], "needs the analyst's NAME"),
+        (["analyst", "add", "ann"], "needs --dataset NAME and --epsilon E"),
+        (["analyst", "add", "ann", "--dataset", "clinic"], "--epsilon E"),
+        (["analyst", "add", "ann", "--dataset", "nope", "--epsilon", "1"], "not a registered dataset"),
+        (["analyst", "add", "ann", "--dataset", "clinic", "--epsilon", "-1"], "must be > 0"),
+        (["analyst", "add", "visitors", "--dataset", "clinic", "--epsilon", "1"], "reserved"),
+        (["analyst", "add", " ", "--dataset", "clinic", "--epsilon", "1"], "needs the analyst's NAME"),
+        (["analyst", "key", "nobody"], "there is no analyst 'nobody'"),
+        (["analyst", "revoke", "nobody"], "no analyst 'nobody' to revoke"),
+        (["analyst", "list", "--dataset", "nope"], "not a registered dataset"),
+        (["analyst", "remove", "ann"], "invalid choice"),
+    ],
+)
 def test_analyst_bad_input_is_one_line_and_exit_2(clinic, capsys, args, message):
     code, out, err = _run(capsys, *args)
     assert code == 2 and out is None and message in err and len(err.strip().splitlines()) == 1
@@ -232,14 +269,19 @@ def test_names_without_keys_spend_nothing_and_see_nothing(clinic, monkeypatch, c
             if name.lower() == "ann" and k == key:
                 continue  # ann's own key: the one way in
             attempts.append((name, k))
-            for args in (["query", "--dataset", "clinic", "--analyst", name, "--epsilon", "0.1", "--count", "sex=F"],
-                         ["budget", "status", "--dataset", "clinic", "--analyst", name],
-                         ["statement", "--ledger", "--dataset", "clinic", "--analyst", name]):
+            for args in (
+                ["query", "--dataset", "clinic", "--analyst", name, "--epsilon", "0.1", "--count", "sex=F"],
+                ["budget", "status", "--dataset", "clinic", "--analyst", name],
+                ["statement", "--ledger", "--dataset", "clinic", "--analyst", name],
+            ):
                 code, out, err = _run(capsys, *args)
                 assert code == 2 and out is None and "clinic" not in err.replace("'clinic'", ""), (name, k, err)
     monkeypatch.delenv(KEY, raising=False)
-    for args in (["query", "--dataset", "clinic", "--epsilon", "0.1", "--count", "sex=F"],
-                 ["budget", "status", "--dataset", "clinic"], ["statement", "--ledger", "--dataset", "clinic"]):
+    for args in (
+        ["query", "--dataset", "clinic", "--epsilon", "0.1", "--count", "sex=F"],
+        ["budget", "status", "--dataset", "clinic"],
+        ["statement", "--ledger", "--dataset", "clinic"],
+    ):
         code, out, err = _run(capsys, *args)  # a visitor
         assert code == 2 and out is None and "open to signed-in analysts only" in err
     code, out, _ = _run(capsys, "budget", "list")
@@ -275,34 +317,37 @@ def test_data_file_names_a_registered_dataset_only(clinic, raw_csv, tmp_path, mo
     assert code == 2 and "--dataset NAME" in err
 
 
-@pytest.mark.parametrize("args, message, code_", [
-    (["--epsilon", "0", "--count", "sex=F"], "epsilon must be > 0", 2),
-    (["--epsilon", "-1", "--count", "sex=F"], "epsilon must be > 0", 2),
-    (["--epsilon", "0.1", "--mean", "height", "--bounds", "0:1"], "unknown column 'height'", 2),
-    (["--epsilon", "0.1", "--mean", "age", "--bounds", "90:18"], "lower must be < upper", 2),
-    (["--epsilon", "0.1", "--mean", "diagnosis", "--bounds", "0:1"], "needs a numeric column", 2),
-    (["--epsilon", "0.1", "--mean", "age"], "needs public bounds", 2),
-    (["--epsilon", "0.1", "--histogram", "diagnosis"], "public list of categories", 2),
-    (["--epsilon", "0.1", "--sum", ""], "--sum needs a column name", 2),
-    (["--epsilon", "0.1", "--histogram", ""], "--histogram needs a column name", 2),
-    (["--epsilon", "0.1", "--count", "age=nan"], "can never match", 2),
-    (["--epsilon", "710", "--count", "sex=F"], "at most 100", 2),
-    (["--epsilon", "0.001", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "0.49"], "not below 1/n", 2),
-    (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian"], "needs --delta", 2),
-    (["--epsilon", "0.1", "--mean", "age", "--bounds", "18:90", "--public-n"], "replacing one record", 2),
-    (["--epsilon", "0.1", "--histogram", "age", "--categories", "34,34.0"], "same value", 2),
-    (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "2e-4"], "needs δ = 0.0002", 3),
-    (["--epsilon", "0.1", "--count", "sex=F", "--budget", "5"], "unrecognized arguments: --budget", 2),
-    (["--epsilon", "0.1", "--count", "sex=F", "--seed", "1"], "--seed cannot be used with the budget ledger", 2),
-    # issue 28: a traceback, and a wrong success that answered null and charged ε
-    (["--epsilon", "0.1", "--histogram", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
-    (["--epsilon", "0.1", "--sum", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
-    (["--epsilon", "0.1", "--mean", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
-    (["--epsilon", "0.1", "--sum", "age", "--bounds=-1:1000000000000000.5"], "got 1000000000000000.5", 2),
-    (["--epsilon", "0.1", "--mean", "age", "--bounds=1e14:100000000000000.01"], "too small beside", 2),
-    # issue 28: text categories compare ignoring case, as every filter: a and A are one category
-    (["--epsilon", "0.1", "--histogram", "diagnosis", "--categories", "flu,FLU"], "same value", 2),
-])
+@pytest.mark.parametrize(
+    "args, message, code_",
+    [
+        (["--epsilon", "0", "--count", "sex=F"], "epsilon must be > 0", 2),
+        (["--epsilon", "-1", "--count", "sex=F"], "epsilon must be > 0", 2),
+        (["--epsilon", "0.1", "--mean", "height", "--bounds", "0:1"], "unknown column 'height'", 2),
+        (["--epsilon", "0.1", "--mean", "age", "--bounds", "90:18"], "lower must be < upper", 2),
+        (["--epsilon", "0.1", "--mean", "diagnosis", "--bounds", "0:1"], "needs a numeric column", 2),
+        (["--epsilon", "0.1", "--mean", "age"], "needs public bounds", 2),
+        (["--epsilon", "0.1", "--histogram", "diagnosis"], "public list of categories", 2),
+        (["--epsilon", "0.1", "--sum", ""], "--sum needs a column name", 2),
+        (["--epsilon", "0.1", "--histogram", ""], "--histogram needs a column name", 2),
+        (["--epsilon", "0.1", "--count", "age=nan"], "can never match", 2),
+        (["--epsilon", "710", "--count", "sex=F"], "at most 100", 2),
+        (["--epsilon", "0.001", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "0.49"], "not below 1/n", 2),
+        (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian"], "needs --delta", 2),
+        (["--epsilon", "0.1", "--mean", "age", "--bounds", "18:90", "--public-n"], "replacing one record", 2),
+        (["--epsilon", "0.1", "--histogram", "age", "--categories", "34,34.0"], "same value", 2),
+        (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "2e-4"], "needs δ = 0.0002", 3),
+        (["--epsilon", "0.1", "--count", "sex=F", "--budget", "5"], "unrecognized arguments: --budget", 2),
+        (["--epsilon", "0.1", "--count", "sex=F", "--seed", "1"], "--seed cannot be used with the budget ledger", 2),
+        # issue 28: a traceback, and a wrong success that answered null and charged ε
+        (["--epsilon", "0.1", "--histogram", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+        (["--epsilon", "0.1", "--sum", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+        (["--epsilon", "0.1", "--mean", "age", "--bounds=-1e308:1e308"], "between −1e15 and 1e15", 2),
+        (["--epsilon", "0.1", "--sum", "age", "--bounds=-1:1000000000000000.5"], "got 1000000000000000.5", 2),
+        (["--epsilon", "0.1", "--mean", "age", "--bounds=1e14:100000000000000.01"], "too small beside", 2),
+        # issue 28: text categories compare ignoring case, as every filter: a and A are one category
+        (["--epsilon", "0.1", "--histogram", "diagnosis", "--categories", "flu,FLU"], "same value", 2),
+    ],
+)
 def test_query_bad_inputs_spend_nothing(clinic, monkeypatch, capsys, args, message, code_):
     _analyst(monkeypatch, capsys)
     code, out, err = _run(capsys, "query", "--dataset", "clinic", "--analyst", "ann", *args)
@@ -312,7 +357,9 @@ def test_query_bad_inputs_spend_nothing(clinic, monkeypatch, capsys, args, messa
 
 def test_statement_and_report_state_what_the_dataset_released(clinic, monkeypatch, capsys, tmp_path):
     _analyst(monkeypatch, capsys, epsilon="1.5")
-    assert _run(capsys, "query", "--dataset", "clinic", "--analyst", "ann", "--epsilon", "0.4", "--count", "sex=F")[0] == 0
+    assert (
+        _run(capsys, "query", "--dataset", "clinic", "--analyst", "ann", "--epsilon", "0.4", "--count", "sex=F")[0] == 0
+    )
     code, st, _ = _run(capsys, "statement", "--ledger", "--dataset", "clinic", "--analyst", "ann")
     assert code == 0 and st["subject"]["dataset"] == "clinic" and st["accountant"]["epsilon"] == pytest.approx(0.4)
     assert st["quota_share"]["answers"] == 1 and "as a whole released 1 answers" in st["summary"]
@@ -326,10 +373,26 @@ def test_sum_states_its_grid_and_rounding(clinic, monkeypatch, capsys):
     """Issue 25: a SUM is each clamped value rounded to a public grid plus whole-number noise; the answer says so
     (CLI JSON) and lies on that grid."""
     _analyst(monkeypatch, capsys)
-    code, out, _ = _run(capsys, "query", "--dataset", "clinic", "--analyst", "ann", "--epsilon", "0.5",
-                        "--sum", "age", "--bounds", "18:90")
-    assert code == 0 and out["grid"]["step_text"] == "0.00001" and "rounded to a multiple of 0.00001" in \
-        out["grid"]["note"] and out["grid"]["noise"] == "discrete Laplace"
+    code, out, _ = _run(
+        capsys,
+        "query",
+        "--dataset",
+        "clinic",
+        "--analyst",
+        "ann",
+        "--epsilon",
+        "0.5",
+        "--sum",
+        "age",
+        "--bounds",
+        "18:90",
+    )
+    assert (
+        code == 0
+        and out["grid"]["step_text"] == "0.00001"
+        and "rounded to a multiple of 0.00001" in out["grid"]["note"]
+        and out["grid"]["noise"] == "discrete Laplace"
+    )
     assert abs(out["answer"] * 1e5 - round(out["answer"] * 1e5)) < 1e-3
     assert out["interval"][1] - out["answer"] == pytest.approx(90 / 0.5 * math.log(20), rel=1e-4)
 
@@ -337,8 +400,18 @@ def test_sum_states_its_grid_and_rounding(clinic, monkeypatch, capsys):
 def test_exit_code_3_and_one_line_from_a_real_process(dp_home):
     env = {**os.environ, "DP_EXPLORER_HOME": str(dp_home)}
     env.pop(ADMIN, None)
-    cmd = [sys.executable, "-m", "dpcore", "query", "--dataset", "synthetic medical (n=1,000, seed=0)",
-           "--epsilon", "50", "--count", "sex=F"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dpcore",
+        "query",
+        "--dataset",
+        "synthetic medical (n=1,000, seed=0)",
+        "--epsilon",
+        "50",
+        "--count",
+        "sex=F",
+    ]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 3 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert "allows at most ε = 5 per query" in r.stderr
@@ -350,8 +423,10 @@ def test_a_damaged_ledger_is_one_line(clinic, monkeypatch, capsys, dp_home):
     for f in dp_home.glob("ledger.sqlite*"):
         f.unlink()
     (dp_home / "ledger.sqlite").write_bytes(b"garbage" * 1000)
-    for args in (["budget", "status", "--dataset", "clinic", "--analyst", "ann"],
-                 ["query", "--dataset", "clinic", "--analyst", "ann", "--epsilon", "0.1", "--count", "sex=F"]):
+    for args in (
+        ["budget", "status", "--dataset", "clinic", "--analyst", "ann"],
+        ["query", "--dataset", "clinic", "--analyst", "ann", "--epsilon", "0.1", "--count", "sex=F"],
+    ):
         code, out, err = _run(capsys, *args)
         assert code == 2 and "damaged" in err and len(err.strip().splitlines()) == 1
     store.drop()
@@ -365,17 +440,71 @@ def test_a_damaged_ledger_is_one_line(clinic, monkeypatch, capsys, dp_home):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as hs  # noqa: E402
 
-FUZZ_VALUES = ["", " ", "clinic", "nope", "ann", "visitors", "admin", "0", "-1", "1e308", "nan", "inf", "1e-320",
-               "0.5", "2", "sex=F", "age>=40", "[x](http://evil/)", "x" * 300, "M\udcfcller", "RAW",
-               "synthetic medical (n=1,000, seed=0)", "synthetic medical (n=99, seed=0)"]
+FUZZ_VALUES = [
+    "",
+    " ",
+    "clinic",
+    "nope",
+    "ann",
+    "visitors",
+    "admin",
+    "0",
+    "-1",
+    "1e308",
+    "nan",
+    "inf",
+    "1e-320",
+    "0.5",
+    "2",
+    "sex=F",
+    "age>=40",
+    "[x](http://evil/)",
+    "x" * 300,
+    "M\udcfcller",
+    "RAW",
+    "synthetic medical (n=1,000, seed=0)",
+    "synthetic medical (n=99, seed=0)",
+]
 FUZZ = {
     "admin": (["init", "status"], ["--replace"]),
     "analyst": (["add", "key", "list", "revoke"], ["--dataset", "--epsilon", "--delta", "--oidc"]),
-    "budget": (["status", "list", "register", "cap", "reset"],
-               ["--dataset", "--data", "--name", "--epsilon", "--delta", "--max-query-epsilon", "--allow-similar",
-                "--analyst", "--confirm", "--total", "--delta-total", "--reason"]),
-    "query": ([], ["--dataset", "--data", "--analyst", "--epsilon", "--count", "--sum", "--mean", "--histogram",
-                   "--bounds", "--bins", "--categories", "--where", "--mechanism", "--delta", "--public-n"]),
+    "budget": (
+        ["status", "list", "register", "cap", "reset"],
+        [
+            "--dataset",
+            "--data",
+            "--name",
+            "--epsilon",
+            "--delta",
+            "--max-query-epsilon",
+            "--allow-similar",
+            "--analyst",
+            "--confirm",
+            "--total",
+            "--delta-total",
+            "--reason",
+        ],
+    ),
+    "query": (
+        [],
+        [
+            "--dataset",
+            "--data",
+            "--analyst",
+            "--epsilon",
+            "--count",
+            "--sum",
+            "--mean",
+            "--histogram",
+            "--bounds",
+            "--bins",
+            "--categories",
+            "--where",
+            "--mechanism",
+            "--delta",
+            "--public-n",
+        ],
+    ),
 }
 FLAGS = {"--replace", "--oidc", "--allow-similar", "--confirm", "--public-n"}
 
@@ -394,8 +523,12 @@ def budget_argv(draw):
     return out
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(args=budget_argv(), who=hs.sampled_from(["admin", "ann", "made-up", "nobody"]))
 def test_budget_commands_never_traceback(clinic, raw_csv, monkeypatch, args, who):
     monkeypatch.delenv(ADMIN, raising=False)
@@ -430,12 +563,26 @@ def test_a_gaussian_answer_on_the_cli_states_how_often_its_privacy_loss_exceeds_
 
     monkeypatch.delenv(ADMIN, raising=False)
     monkeypatch.delenv(KEY, raising=False)
-    code, out, _ = _run(capsys, "query", "--dataset", "synthetic medical (n=1,000, seed=0)", "--epsilon", "1",
-                        "--count", "sex=F", "--mechanism", "gaussian", "--delta", "1e-5")
+    code, out, _ = _run(
+        capsys,
+        "query",
+        "--dataset",
+        "synthetic medical (n=1,000, seed=0)",
+        "--epsilon",
+        "1",
+        "--count",
+        "sex=F",
+        "--mechanism",
+        "gaussian",
+        "--delta",
+        "1e-5",
+    )
     assert code == 0
     assert out["loss_tail"] == pytest.approx(
-        release.noise_for("gaussian", epsilon=1.0, delta=1e-5, sensitivity=1).loss_exceeds_mass())
+        release.noise_for("gaussian", epsilon=1.0, delta=1e-5, sensitivity=1).loss_exceeds_mass()
+    )
     assert 1e-5 < out["loss_tail"] < 1e-3 and "is not the chance" in out["loss_tail_note"]
-    code, out, _ = _run(capsys, "query", "--dataset", "synthetic medical (n=1,000, seed=0)", "--epsilon", "1",
-                        "--count", "sex=M")
+    code, out, _ = _run(
+        capsys, "query", "--dataset", "synthetic medical (n=1,000, seed=0)", "--epsilon", "1", "--count", "sex=M"
+    )
     assert code == 0 and "loss_tail" not in out  # Laplace: pure ε-DP, the loss never exceeds ε

@@ -7,7 +7,8 @@ import pytest
 from dpcore import claims, report
 from dpcore.cli import main
 from dpcore.errors import DPError
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
 
 
 def test_report_is_self_contained_and_has_findings():
@@ -16,8 +17,7 @@ def test_report_is_self_contained_and_has_findings():
     assert html.count("<script src=") == 0
     assert not re.search(r"<link[^>]+href=[\"']https?:", html)
     assert html.count("Plotly.newPlot") >= 6
-    for text in ("What the chosen ε means", "Laplace", "Re-identification", "k-anonymity",
-                 "not private", "ε = 1"):
+    for text in ("What the chosen ε means", "Laplace", "Re-identification", "k-anonymity", "not private", "ε = 1"):
         assert text in html
     assert re.search(r"patients matching the neighbour.*?<td>1 patient</td>", html, re.S)
 
@@ -31,7 +31,7 @@ def test_report_opens_with_an_executive_summary_and_renders_markdown():
     body = _text(html)
     first_h2 = re.search(r"<h2>(.*?)</h2>", body).group(1)
     assert first_h2 == "Executive summary"
-    summary = body[body.index("Executive summary"):body.index("<h2>Settings</h2>")]
+    summary = body[body.index("Executive summary") : body.index("<h2>Settings</h2>")]
     assert summary.count("<p class='summary'>") == 5  # five sentences a board needs
     assert "<strong>ε = 1</strong>" in summary and "<strong>99.8%</strong>" in summary
     assert "*" not in re.sub(r"<[^>]+>", "", body)  # markdown rendered: no literal asterisks
@@ -112,15 +112,29 @@ def test_cli_report(tmp_path, capsys):
 def test_report_with_a_stored_sweep(tmp_path):
     from dpcore.sweep import runs as sweep_runs
 
-    result = sweep_runs.run_sweep_inline({"dataset": "breast_cancer", "model": "logreg", "epsilons": [1.0],
-                                     "epochs": 2, "train_size": 60, "hidden": None, "lr": 0.5, "batch_size": 16,
-                                     "canaries": 0, "size_fractions": []}, owner=OWNER)
+    result = sweep_runs.run_sweep_inline(
+        {
+            "dataset": "breast_cancer",
+            "model": "logreg",
+            "epsilons": [1.0],
+            "epochs": 2,
+            "train_size": 60,
+            "hidden": None,
+            "lr": 0.5,
+            "batch_size": 16,
+            "canaries": 0,
+            "size_fractions": [],
+        },
+        owner=OWNER,
+    )
     html = report.build(1.0, n=1500, sweep_id=result["id"], caller=SYSTEM)
     assert "Privacy–utility: Breast cancer, Logistic regression, ε 1, " in html  # what it is, in words; not its id
     assert result["id"] not in _text(html)
     # the page's headers (sweep_summary.column_label): each column computed on the private rows says so
     assert "<th>test accuracy (mean), not covered by ε</th>" in html
-    assert "<th>proved ε (95% over all seeds), not covered by ε</th>" in html and "<th>ε spent (accountant)</th>" in html
+    assert (
+        "<th>proved ε (95% over all seeds), not covered by ε</th>" in html and "<th>ε spent (accountant)</th>" in html
+    )
     assert "empirical" in html
     with pytest.raises(DPError, match="no stored sweep"):
         report.build(1.0, n=1500, sweep_id="nope", caller=SYSTEM)
@@ -132,20 +146,40 @@ EVIL = "<img src=x onerror=alert(1)>**bold**"
 def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     """One section per statement the report covers (run, sweep, ledger): escaped names, ε at several δ, the
     trade-off chart, and nothing wider than the page (1280 px screen, 1100 px body)."""
+    from dpcore.budgets import visitors
     from dpcore.data import datasets
     from dpcore.jobs import store
-    from dpcore.budgets import visitors
     from dpcore.queries import answering, fingerprint, model
     from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
 
     real_get = store.get
-    run = {"id": "job-1", "status": "done", "label": EVIL, "result": {
-        "private": True, "dataset": "breast_cancer", "model": "logreg", "n_train": 400, "noise_multiplier": 1.1,
-        "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
-        "reproducible_noise": False, "noise_source": "secrets.SystemRandom", "dp_release": True}}
-    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
-                        run if j == "job-1" else real_get(j, caller=caller, history=history))
+    run = {
+        "id": "job-1",
+        "status": "done",
+        "label": EVIL,
+        "result": {
+            "private": True,
+            "dataset": "breast_cancer",
+            "model": "logreg",
+            "n_train": 400,
+            "noise_multiplier": 1.1,
+            "sample_rate": 0.1,
+            "steps": 50,
+            "accountant": "rdp",
+            "epsilon": 2.0,
+            "delta": 1e-5,
+            "clip": 1.0,
+            "reproducible_noise": False,
+            "noise_source": "secrets.SystemRandom",
+            "dp_release": True,
+        },
+    }
+    monkeypatch.setattr(
+        store,
+        "get",
+        lambda j, *, caller, history=True: run if j == "job-1" else real_get(j, caller=caller, history=history),
+    )
     df = datasets.medical(1500, 0)
     fp = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))["fingerprint"]
     who = analyst(EVIL, fp, 2.0)
@@ -157,9 +191,11 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     assert len(heads) == 3, heads  # the sweep, the run, the ledger
     # issue 28: the ledger's section is titled by its dataset's name (a 64-hex fingerprint titled it), its ε table
     # has no repeated row, and no table holds NaN
-    assert heads[-1].startswith("Privacy statement: dataset synthetic medical") and not re.search(r"[0-9a-f]{64}", "".join(heads))
-    ledger_part = body[body.index(heads[-1]):]
-    rows = re.findall(r"<tr>\s*(<td>.*?)</tr>", ledger_part[:ledger_part.index("<div class='fig'>")], re.S)
+    assert heads[-1].startswith("Privacy statement: dataset synthetic medical") and not re.search(
+        r"[0-9a-f]{64}", "".join(heads)
+    )
+    ledger_part = body[body.index(heads[-1]) :]
+    rows = re.findall(r"<tr>\s*(<td>.*?)</tr>", ledger_part[: ledger_part.index("<div class='fig'>")], re.S)
     assert len(rows) == len(set(rows)), rows
     assert "NaN" not in body and ">nan<" not in body
     assert "<img" not in body and "<strong>bold</strong>" not in body  # user text is escaped, never rendered
@@ -171,7 +207,9 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     assert "empirical ε ≥ 0.3 with 95% confidence" in body  # the sweep point's audit
     # datasets and models by the names the pages use, never their code names (breast_cancer, logreg)
     assert "<td>Breast cancer</td>" in body and "<td>Logistic regression</td>" in body
-    assert not re.search(r"\b(breast_cancer|logreg|mlp)\b", body), re.findall(r".{60}(?:breast_cancer|logreg|mlp)\b", body)
+    assert not re.search(r"\b(breast_cancer|logreg|mlp)\b", body), re.findall(
+        r".{60}(?:breast_cancer|logreg|mlp)\b", body
+    )
     assert "REPRODUCIBLE" in body  # the fake sweep's points carry no noise source: not called a DP release
     assert html.count("Best possible attack on") == 3
     # nothing fixed-width beyond the page: figures autosize, wide tables scroll inside their box
@@ -209,8 +247,18 @@ def test_statement_names_what_a_canary_audit_counted():
     res = multi_seed_result(seeds=1)
     res["points"][0].update(noise_multiplier=1.0, sample_rate=0.1, steps=100, n_train=1000)
     e = res["points"][0]["empirical_epsilon"]
-    sweep_runs.save({"id": "20250101-000000-c3c5", "name": "one seed", "created": 1.0, "status": "done",
-                  "config": res["config"], "jobs": [], "failed": [], "result": res})
+    sweep_runs.save(
+        {
+            "id": "20250101-000000-c3c5",
+            "name": "one seed",
+            "created": 1.0,
+            "status": "done",
+            "config": res["config"],
+            "jobs": [],
+            "failed": [],
+            "result": res,
+        }
+    )
     body = _text(report.build(1.0, n=1500, sweep_id="20250101-000000-c3c5", caller=SYSTEM))
     assert f"one-run canary audit, {e['correct']} of {e['guesses']} guesses right on 300 canaries" in body
     assert "None members" not in body
@@ -222,31 +270,54 @@ def test_report_words_agree_with_the_pages(monkeypatch):
     typed as 'e^ε', and δ as people write it (1e-5, not Python's 1e-05)."""
     import html as _html
 
+    from dpcore.budgets import visitors
     from dpcore.data import datasets
     from dpcore.jobs import store
-    from dpcore.budgets import visitors
     from dpcore.queries import answering, fingerprint, model
     from tests.app.test_plain_words import GLOSSED, NEVER, SNAKE
     from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
 
     real_get = store.get
-    run = {"id": "job-1", "status": "done", "label": "run", "result": {
-        "private": True, "dataset": "digits", "model": "mlp", "n_train": 400, "noise_multiplier": 1.1,
-        "sample_rate": 0.1, "steps": 50, "accountant": "rdp", "epsilon": 2.0, "delta": 1e-5, "clip": 1.0,
-        "reproducible_noise": False, "dp_release": True}}
-    monkeypatch.setattr(store, "get", lambda j, *, caller, history=True:
-                        run if j == "job-1" else real_get(j, caller=caller, history=history))
+    run = {
+        "id": "job-1",
+        "status": "done",
+        "label": "run",
+        "result": {
+            "private": True,
+            "dataset": "digits",
+            "model": "mlp",
+            "n_train": 400,
+            "noise_multiplier": 1.1,
+            "sample_rate": 0.1,
+            "steps": 50,
+            "accountant": "rdp",
+            "epsilon": 2.0,
+            "delta": 1e-5,
+            "clip": 1.0,
+            "reproducible_noise": False,
+            "dp_release": True,
+        },
+    }
+    monkeypatch.setattr(
+        store,
+        "get",
+        lambda j, *, caller, history=True: run if j == "job-1" else real_get(j, caller=caller, history=history),
+    )
     df = datasets.medical(1500, 0)
     fp = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))["fingerprint"]
     ana = analyst("ana", fp, 2.0)
     answering.ask(df, ana, model.make_query("count", epsilon=0.5, condition="age>50"))
-    html = report.build(1.0, n=1500, sweep_id=_fake_sweep(), job_ids=["job-1"], ledgers=[(fp,)], caller=SYSTEM,
-                        viewer=ana)
+    html = report.build(
+        1.0, n=1500, sweep_id=_fake_sweep(), job_ids=["job-1"], ledgers=[(fp,)], caller=SYSTEM, viewer=ana
+    )
     text = _html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)))
     problems = [f"{tok!r}" for tok in NEVER if tok in text]
-    problems += [f"{tok!r} without {gloss!r}" for tok, gloss in GLOSSED.items()
-                 if re.search(rf"\b{tok}\b", text) and gloss not in text]
+    problems += [
+        f"{tok!r} without {gloss!r}"
+        for tok, gloss in GLOSSED.items()
+        if re.search(rf"\b{tok}\b", text) and gloss not in text
+    ]
     problems += [f"field name {m!r}" for m in SNAKE.findall(text)]
     problems += [f"δ written {m!r}" for m in re.findall(r"δ = [\d.]+e-0\d", text)]
     assert not problems, problems
@@ -264,8 +335,24 @@ def test_report_refuses_an_epsilon_beyond_the_apps_range_in_one_line(eps, tmp_pa
 
 def test_report_adds_the_advisors_decision_record(tmp_path, capsys):
     path = tmp_path / "decision.json"
-    assert main(["advise", "--mechanism", "laplace", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "1",
-                 "--statement", str(path)]) == 0
+    assert (
+        main(
+            [
+                "advise",
+                "--mechanism",
+                "laplace",
+                "--max-tpr",
+                "0.05",
+                "--at-fpr",
+                "0.01",
+                "--within",
+                "1",
+                "--statement",
+                str(path),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     out = tmp_path / "r.html"
     assert main(["report", "--out", str(out), "--n", "1500", "--advice", str(path)]) == 0
@@ -290,8 +377,8 @@ def test_report_reads_on_a_phone_and_keeps_words_whole():
     th = re.search(r"(?m)^th\{[^}]*\}", html).group(0)
     assert "overflow-wrap:normal" in th and "word-break:normal" in th  # a header wraps between words only
     body = _text(html)
-    table = body[body.rindex("<th>target ε</th>"):]  # the statement's table (the sweep section's comes first)
-    table = table[:table.index("</table>")]
+    table = body[body.rindex("<th>target ε</th>") :]  # the statement's table (the sweep section's comes first)
+    table = table[: table.index("</table>")]
     heads = re.findall(r"<th>(.*?)</th>", table)
     assert [h for h in heads if h.startswith("ε at δ")] == ["ε at δ = 1e-5 (PLD)", "ε at δ = 1e-6 (PLD)"]
     assert "test accuracy (not covered by ε)" in heads
@@ -308,8 +395,9 @@ def test_report_quotes_the_noise_page_s_figures_and_its_release_path():
 
     html = report.build(1.0, n=10_000, seed=0)
     text = re.sub(r"<[^>]+>", " ", _text(html))
-    page = interpret.patients(for_release("laplace", epsilon=1.0, delta=None, sensitivity=1.0,
-                                          integer=True).expected_abs_error())
+    page = interpret.patients(
+        for_release("laplace", epsilon=1.0, delta=None, sensitivity=1.0, integer=True).expected_abs_error()
+    )
     assert page == "0.9 patients"
     assert f"is off by  {page}  on average" in text  # the summary's bold number
     assert f"typically off by {page}" in text and "OpenDP" in text and "(diffprivlib)" not in text

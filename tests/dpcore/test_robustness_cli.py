@@ -7,28 +7,44 @@ import sys
 import pytest
 
 from dpcore import limits
-from dpcore.data import datasets
 from dpcore.cli import main
+from dpcore.data import datasets
 from dpcore.jobs.owners import SYSTEM
 
 from ..conftest import ROOT
 from .cli_helpers import one_line, run
 
 
-@pytest.mark.parametrize("args", [
-    ["data", "medical", "--n", "10", "--seed", "-1", "--out", "x.csv"],
-    ["data", "medical", "--n", "10", "--seed", str(2**32), "--out", "x.csv"],
-    ["noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "0", "--draws", "2",
-     "--seed", "-5"],
-    ["differencing", "--seed", "-1"],
-    ["differencing", "--epsilon", "1", "--sim-seed", "-1"],
-    ["differencing", "--sim-seed", str(2**53 + 1)],
-    ["differencing", "--n", "5000000"],
-    ["report", "--out", "r.html", "--seed", "-3"],
-    ["jobs", "workers", "--start", "-1"],
-    ["jobs", "workers", "--start", "100000"],
-    ["jobs", "list", "--limit", "0"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["data", "medical", "--n", "10", "--seed", "-1", "--out", "x.csv"],
+        ["data", "medical", "--n", "10", "--seed", str(2**32), "--out", "x.csv"],
+        [
+            "noise",
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "1",
+            "--sensitivity",
+            "1",
+            "--value",
+            "0",
+            "--draws",
+            "2",
+            "--seed",
+            "-5",
+        ],
+        ["differencing", "--seed", "-1"],
+        ["differencing", "--epsilon", "1", "--sim-seed", "-1"],
+        ["differencing", "--sim-seed", str(2**53 + 1)],
+        ["differencing", "--n", "5000000"],
+        ["report", "--out", "r.html", "--seed", "-3"],
+        ["jobs", "workers", "--start", "-1"],
+        ["jobs", "workers", "--start", "100000"],
+        ["jobs", "list", "--limit", "0"],
+    ],
+)
 def test_out_of_range_numbers_are_refused(capsys, tmp_path, monkeypatch, args):
     monkeypatch.chdir(tmp_path)
     rc, out, err = run(capsys, *args)
@@ -37,8 +53,20 @@ def test_out_of_range_numbers_are_refused(capsys, tmp_path, monkeypatch, args):
 
 
 def test_noise_epsilon_1e_320_is_refused_not_null_draws(capsys):
-    rc, out, err = run(capsys, "noise", "--mechanism", "laplace", "--epsilon", "1e-320", "--sensitivity", "1",
-                       "--value", "0", "--draws", "3")
+    rc, out, err = run(
+        capsys,
+        "noise",
+        "--mechanism",
+        "laplace",
+        "--epsilon",
+        "1e-320",
+        "--sensitivity",
+        "1",
+        "--value",
+        "0",
+        "--draws",
+        "3",
+    )
     assert rc == 2 and out == "" and one_line(err)
     assert f"at least {limits.EPSILON_MIN:g}" in err
 
@@ -72,8 +100,11 @@ def test_overlong_column_names_are_refused_with_the_limit(capsys, tmp_path):
     """A column name is shown in chart titles, menus and tables: one past the limit is refused, page and CLI."""
     ok = "n" * limits.UPLOAD_MAX_NAME_CHARS
     assert list(datasets.read_csv(f"age,{ok}\n1,2\n".encode()).columns) == ["age", ok]
-    with pytest.raises(datasets.DPError, match=rf"is {limits.UPLOAD_MAX_NAME_CHARS + 1} characters long; at most "
-                                               rf"{limits.UPLOAD_MAX_NAME_CHARS} are supported"):
+    with pytest.raises(
+        datasets.DPError,
+        match=rf"is {limits.UPLOAD_MAX_NAME_CHARS + 1} characters long; at most "
+        rf"{limits.UPLOAD_MAX_NAME_CHARS} are supported",
+    ):
         datasets.read_csv(f"age,{ok}x\n1,2\n".encode())
     csv = tmp_path / "long.csv"
     csv.write_text("age," + "<b>" * 400 + "\n1,2\n")
@@ -92,8 +123,24 @@ def test_broken_pipe_is_one_line_exit_2():
 
     The read end is closed before the command writes (it is still importing), so its write fails for sure.
     """
-    cmd = [sys.executable, "-m", "dpcore", "noise", "--mechanism", "laplace", "--epsilon", "1",
-           "--sensitivity", "1", "--value", "0", "--draws", "20000", "--seed", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dpcore",
+        "noise",
+        "--mechanism",
+        "laplace",
+        "--epsilon",
+        "1",
+        "--sensitivity",
+        "1",
+        "--value",
+        "0",
+        "--draws",
+        "20000",
+        "--seed",
+        "1",
+    ]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     p.stdout.close()  # what `head` does once it has what it wants
     err = p.stderr.read().decode()
@@ -109,8 +156,23 @@ def test_broken_pipe_in_process(capsys, monkeypatch):
 
     monkeypatch.setattr(sys, "stdout", Closed())
     monkeypatch.setattr("dpcore.cli._quiet_stdout", lambda: None)
-    rc = main(["noise", "--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1", "--value", "0",
-               "--draws", "3", "--seed", "1"])
+    rc = main(
+        [
+            "noise",
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "1",
+            "--sensitivity",
+            "1",
+            "--value",
+            "0",
+            "--draws",
+            "3",
+            "--seed",
+            "1",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and one_line(err) and "broken pipe" in err
 

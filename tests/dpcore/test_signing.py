@@ -11,8 +11,13 @@ import pytest
 from dpcore import signing, storage
 from dpcore.errors import DPError
 
-ST = {"kind": "ledger", "subject": {"analyst": "ann", "dataset": "k"}, "accountant": {"epsilon": 0.9, "delta": 1e-7},
-      "queries": [{"epsilon": 0.5, "delta": 0.0}, {"epsilon": 0.4, "delta": 1e-7}], "summary": "ε = 0.9"}
+ST = {
+    "kind": "ledger",
+    "subject": {"analyst": "ann", "dataset": "k"},
+    "accountant": {"epsilon": 0.9, "delta": 1e-7},
+    "queries": [{"epsilon": 0.5, "delta": 0.0}, {"epsilon": 0.4, "delta": 1e-7}],
+    "summary": "ε = 0.9",
+}
 
 
 def test_key_is_made_once_in_the_home_readable_by_its_owner_only(dp_home):
@@ -45,19 +50,23 @@ def test_signature_is_an_hmac_over_canonical_json_that_anyone_with_the_key_can_r
     body = json.dumps(ST, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     assert sig["body"] == hashlib.sha256(body).hexdigest()[:32]
     signed = {k: sig[k] for k in ("scheme", "key_id", "signed_at", "body", "fields")}
-    mac = hmac.new(key, json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(),
-                   hashlib.sha256).hexdigest()
+    mac = hmac.new(
+        key, json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(), hashlib.sha256
+    ).hexdigest()
     assert sig["mac"] == mac  # by hand, with the standard library only
     assert signing.check(json.loads(json.dumps(st))) == []  # survives a round trip through its JSON file
 
 
-@pytest.mark.parametrize("edit, named", [
-    (lambda s: s["accountant"].update(epsilon=0.01), "accountant.epsilon was changed"),
-    (lambda s: s["queries"].pop(0), "queries[1] was removed"),
-    (lambda s: s.pop("summary"), "summary was removed"),
-    (lambda s: s.update(extra=1), "extra was added"),
-    (lambda s: s["subject"].update(analyst="bob"), "subject.analyst was changed"),
-])
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        (lambda s: s["accountant"].update(epsilon=0.01), "accountant.epsilon was changed"),
+        (lambda s: s["queries"].pop(0), "queries[1] was removed"),
+        (lambda s: s.pop("summary"), "summary was removed"),
+        (lambda s: s.update(extra=1), "extra was added"),
+        (lambda s: s["subject"].update(analyst="bob"), "subject.analyst was changed"),
+    ],
+)
 def test_an_edit_is_named(dp_home, edit, named):
     st = signing.sign(ST)
     edit(st)

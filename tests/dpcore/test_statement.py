@@ -5,12 +5,13 @@ import json
 import pytest
 
 from dpcore import statement, verification
-from dpcore.data import datasets
-from dpcore.jobs import registry, runner, store
-from dpcore.queries import answering, fingerprint, model
 from dpcore.cli import main
+from dpcore.data import datasets
 from dpcore.errors import DPError
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
+from dpcore.jobs import registry, runner, store
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
+from dpcore.queries import answering, fingerprint, model
 
 
 def _roundtrip(st):
@@ -25,15 +26,47 @@ def _fake_sweep():
     sigma = 4.710782173501988  # ε ≈ 1.99 at q = 0.5, 20 steps, δ = 1e-5 (PRV)
 
     cfg = SweepConfig().to_dict()
-    rec = {"id": "20250101-000000-beef", "name": "fake", "created": 1.0, "status": "done", "config": cfg,
-           "jobs": [], "failed": [],
-           "result": {"config": cfg, "baseline": None, "points": [
-               {"epsilon": 2.0, "epsilon_spent": accounting.epsilon(sigma, 0.5, 20, 1e-5, "prv"), "delta": 1e-5,
-                "seed": 0, "test_accuracy": 0.8, "n_train": 80,
-                "noise_multiplier": sigma, "sample_rate": 0.5, "steps": 20, "accountant": "prv", "mia": {},
-                "empirical_epsilon": {"lower_bound": 0.3, "confidence": 0.95, "delta": 1e-5, "attack": "loss",
-                                      "members": 40, "nonmembers": 40, "tp": 25, "fp": 15, "max_certifiable": 2.1,
-                                      "within_claim": True, "method": "split"}}]}}
+    rec = {
+        "id": "20250101-000000-beef",
+        "name": "fake",
+        "created": 1.0,
+        "status": "done",
+        "config": cfg,
+        "jobs": [],
+        "failed": [],
+        "result": {
+            "config": cfg,
+            "baseline": None,
+            "points": [
+                {
+                    "epsilon": 2.0,
+                    "epsilon_spent": accounting.epsilon(sigma, 0.5, 20, 1e-5, "prv"),
+                    "delta": 1e-5,
+                    "seed": 0,
+                    "test_accuracy": 0.8,
+                    "n_train": 80,
+                    "noise_multiplier": sigma,
+                    "sample_rate": 0.5,
+                    "steps": 20,
+                    "accountant": "prv",
+                    "mia": {},
+                    "empirical_epsilon": {
+                        "lower_bound": 0.3,
+                        "confidence": 0.95,
+                        "delta": 1e-5,
+                        "attack": "loss",
+                        "members": 40,
+                        "nonmembers": 40,
+                        "tp": 25,
+                        "fp": 15,
+                        "max_certifiable": 2.1,
+                        "within_claim": True,
+                        "method": "split",
+                    },
+                }
+            ],
+        },
+    }
     sweep_runs.save(rec)
     return rec["id"]
 
@@ -49,16 +82,20 @@ def test_sweep_statement_recomputes_from_json_alone():
     assert [r["delta"] for r in pt["epsilon_at_delta"]] == [1e-5, 1e-6]  # never ε at δ = 1/n
     assert pt["audit"]["lower_bound"] == 0.3 and pt["audit"]["confidence"] == 0.95
     assert pt["reproducible_noise"] is True  # an old record without a noise source is not called a DP release
-    assert pt["diagnostics"] == {"not_covered_by_epsilon": True, "note": statement.DIAGNOSTICS_NOTE,
-                                 "test_accuracy": 0.8}
+    assert pt["diagnostics"] == {
+        "not_covered_by_epsilon": True,
+        "note": statement.DIAGNOSTICS_NOTE,
+        "test_accuracy": 0.8,
+    }
     assert "test_accuracy" not in pt  # only as a labelled diagnostic
     assert {lk["kind"] for lk in st["leaks"]} == {"reproducible_noise", "diagnostics", "public_n"}
     out = verification.verify(st)
     assert out["verified"] and out["problems"] == [] and out["checked"] > 10
     # independently of dpcore: dp_accounting's PLD from the statement's inputs alone
     x = pt["recompute"]["inputs"]
-    pld = pldm.from_gaussian_mechanism(x["noise_multiplier"], sampling_prob=x["sample_rate"],
-                                       value_discretization_interval=1e-4).self_compose(x["steps"])
+    pld = pldm.from_gaussian_mechanism(
+        x["noise_multiplier"], sampling_prob=x["sample_rate"], value_discretization_interval=1e-4
+    ).self_compose(x["steps"])
     for r in pt["epsilon_at_delta"]:
         assert r["epsilon_pld"] == pytest.approx(pld.get_epsilon_for_delta(r["delta"]), rel=2e-2)
     # tampering is caught and named
@@ -88,15 +125,13 @@ def _history(*extra_by_ann):
     """A dataset's history: ann's quota asks 0.5 (Laplace) and 0.3 (Gaussian, δ = 1e-7), then ``extra_by_ann`` (ε
     each); a visitor asks 0.25. Returns (dataset info, ann)."""
     from dpcore.budgets import identities, visitors
-
     from tests.budgets_helpers import analyst
 
     df = datasets.medical(2000, 0)
     info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
     ann = analyst("ann", info["fingerprint"], 2.0)
     answering.ask(df, ann, model.make_query("count", epsilon=0.5, condition="has_rare_disease=true"))
-    answering.ask(df, ann, model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian",
-                                            delta=1e-7))
+    answering.ask(df, ann, model.make_query("count", epsilon=0.3, condition="age>50", mechanism="gaussian", delta=1e-7))
     for eps in extra_by_ann:
         answering.ask(df, ann, model.make_query("count", epsilon=eps, condition="age<30"))
     answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.25, condition="sex=F"))
@@ -122,7 +157,8 @@ def test_ledger_statement_with_its_costliest_answer_dropped_fails(dp_home):
     from dpcore.noise import composition
 
     st["accountant"]["epsilon"], st["accountant"]["delta"] = composition.basic(
-        [x["epsilon"] for x in st["queries"]], [x["delta"] for x in st["queries"]])
+        [x["epsilon"] for x in st["queries"]], [x["delta"] for x in st["queries"]]
+    )
     st["epsilon_at_delta"] = [statement._best_at(st["queries"], r["delta_prime"]) for r in st["epsilon_at_delta"]]
     own = [x for x in st["queries"] if x["by_this_quota"]]
     st["quota_share"].update(answers=len(own), epsilon=sum(x["epsilon"] for x in own))
@@ -161,7 +197,6 @@ def test_ledger_statement_states_what_the_dataset_released_and_recomputes(dp_hom
 
 def test_a_ledger_statement_is_refused_to_whom_may_not_read_it_and_says_nothing_spent():
     from dpcore.budgets import identities, visitors
-
     from tests.budgets_helpers import admin
 
     info = visitors.open_builtin(1000, 0)
@@ -188,8 +223,15 @@ def runs(tmp_path_factory):
     home = tmp_path_factory.mktemp("statements-home")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DP_EXPLORER_HOME", str(home))
-        base = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 1.0, "delta": 1e-5, "epochs": 2,
-                "batch_size": 64, "seed": 0}
+        base = {
+            "dataset": "breast_cancer",
+            "model": "logreg",
+            "epsilon": 1.0,
+            "delta": 1e-5,
+            "epochs": 2,
+            "batch_size": 64,
+            "seed": 0,
+        }
         out = {}
         for name, extra in (("dp", {}), ("seeded", {"reproducible_noise": True}), ("big_delta", {"delta": 0.01})):
             runner.run_inline(registry.TRAIN, {**base, **extra}, owner=OWNER, group="train", label=name)
@@ -239,17 +281,20 @@ def test_statement_lists_every_leak_its_run_warned_about(runs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, edit, field", [
-    ("accountant ε 0.99 → 0.01", lambda s: s["accountant"].update(epsilon=0.01), "accountant.epsilon"),
-    ("σ → 50", lambda s: s["mechanism"].update(noise_multiplier=50.0), "recompute.inputs.noise_multiplier"),
-    ("relation changed", lambda s: s.update(neighbour_relation="replace one record"), "neighbour_relation"),
-    ("PLD ε", lambda s: s["epsilon_at_delta"][1].update(epsilon_pld=0.01), "epsilon_at_delta[1].epsilon_pld"),
-    ("worst-case TPR", lambda s: s["tradeoff"]["tpr"].__setitem__(60, 0.0), "tradeoff.tpr[60]"),
-    ("a guarantee dropped", lambda s: s["epsilon_at_delta"].pop(1), "epsilon_at_delta has no row at δ = 1e-06"),
-    ("n changed", lambda s: s.update(rows=454), "public.rows"),
-    ("loss tail", lambda s: s["loss_tail"].update(probability=1e-9), "loss_tail.probability"),
-    ("dataset renamed", lambda s: s.update(dataset="Synthetic medical"), "dataset"),
-])
+@pytest.mark.parametrize(
+    "name, edit, field",
+    [
+        ("accountant ε 0.99 → 0.01", lambda s: s["accountant"].update(epsilon=0.01), "accountant.epsilon"),
+        ("σ → 50", lambda s: s["mechanism"].update(noise_multiplier=50.0), "recompute.inputs.noise_multiplier"),
+        ("relation changed", lambda s: s.update(neighbour_relation="replace one record"), "neighbour_relation"),
+        ("PLD ε", lambda s: s["epsilon_at_delta"][1].update(epsilon_pld=0.01), "epsilon_at_delta[1].epsilon_pld"),
+        ("worst-case TPR", lambda s: s["tradeoff"]["tpr"].__setitem__(60, 0.0), "tradeoff.tpr[60]"),
+        ("a guarantee dropped", lambda s: s["epsilon_at_delta"].pop(1), "epsilon_at_delta has no row at δ = 1e-06"),
+        ("n changed", lambda s: s.update(rows=454), "public.rows"),
+        ("loss tail", lambda s: s["loss_tail"].update(probability=1e-9), "loss_tail.probability"),
+        ("dataset renamed", lambda s: s.update(dataset="Synthetic medical"), "dataset"),
+    ],
+)
 def test_every_edit_of_a_run_statement_fails_naming_the_field(runs, name, edit, field):
     out = verification.verify(_edited(runs["dp"], edit), key=runs["key"])
     assert not out["verified"], name
@@ -316,16 +361,19 @@ def test_statement_cli(capsys, tmp_path):
         statement.for_sweep("20990101-000000-0000", caller=SYSTEM)
 
 
-@pytest.mark.parametrize("content, words", [
-    ("{}", "kind is missing"),
-    ("[]", "holds a JSON list, not a statement"),
-    ("[1, 2, 3]", "holds a JSON list, not a statement"),
-    ("42", "holds a JSON int, not a statement"),
-    ("[" * 100_000 + "]" * 100_000, "nested 100000 levels deep"),
-    ('{"a":' * 5000 + "1" + "}" * 5000, "nested 5000 levels deep"),
-    ("{not json", "is not valid JSON"),
-    ('{"kind": "training_run"}', "the statement does not check out"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("{}", "kind is missing"),
+        ("[]", "holds a JSON list, not a statement"),
+        ("[1, 2, 3]", "holds a JSON list, not a statement"),
+        ("42", "holds a JSON int, not a statement"),
+        ("[" * 100_000 + "]" * 100_000, "nested 100000 levels deep"),
+        ('{"a":' * 5000 + "1" + "}" * 5000, "nested 5000 levels deep"),
+        ("{not json", "is not valid JSON"),
+        ('{"kind": "training_run"}', "the statement does not check out"),
+    ],
+)
 def test_verify_refuses_what_is_not_a_statement_in_one_line(content, words, tmp_path, capsys):
     path = tmp_path / "x.json"
     path.write_text(content)
@@ -358,11 +406,26 @@ def test_verify_never_hangs_on_a_fifo_or_a_device(tmp_path, capsys):
 def _point(lower_bound=0.3, max_certifiable=2.1, attack="canary"):
     from dpcore.training import accounting
 
-    p = {"epsilon": 2.0, "epsilon_spent": 1.98, "delta": 1e-5, "seed": 0, "test_accuracy": 0.8, "n_train": 80,
-         "noise_multiplier": 1.2, "sample_rate": 0.5, "steps": 20, "accountant": "prv",
-         "mia": {"loss": {"tpr_at_1pct_fpr": 0.015}, "canary": {"tpr_at_1pct_fpr": 0.02}},
-         "empirical_epsilon": {"lower_bound": lower_bound, "confidence": 0.95, "attack": attack,
-                               "max_certifiable": max_certifiable, "within_claim": lower_bound <= 1.98}}
+    p = {
+        "epsilon": 2.0,
+        "epsilon_spent": 1.98,
+        "delta": 1e-5,
+        "seed": 0,
+        "test_accuracy": 0.8,
+        "n_train": 80,
+        "noise_multiplier": 1.2,
+        "sample_rate": 0.5,
+        "steps": 20,
+        "accountant": "prv",
+        "mia": {"loss": {"tpr_at_1pct_fpr": 0.015}, "canary": {"tpr_at_1pct_fpr": 0.02}},
+        "empirical_epsilon": {
+            "lower_bound": lower_bound,
+            "confidence": 0.95,
+            "attack": attack,
+            "max_certifiable": max_certifiable,
+            "within_claim": lower_bound <= 1.98,
+        },
+    }
     p["tradeoff"] = accounting.dpsgd_tradeoff(1.2, 0.5, 20)
     return p
 
@@ -410,8 +473,9 @@ def test_gap_words_explain_a_measured_rate_above_the_worst_case():
     ceiling = statement.ceiling_tpr(b, 0.01)
     above = dict(p["mia"], canary={"tpr_at_1pct_fpr": ceiling + 0.04, "n_members": 18})
     text = statement.gap_words(b, above, labels={"canary": "canaries"})
-    assert (f"caught {ceiling + 0.04:.1%} (canaries). That is above the worst case only as a measured rate can "
-            "be") in text
+    assert (
+        f"caught {ceiling + 0.04:.1%} (canaries). That is above the worst case only as a measured rate can be"
+    ) in text
     assert "on 18 members one more caught moves it by 5.6%" in text and "the audit's bound" in text
     below = statement.gap_words(b, p["mia"], labels={"canary": "canaries"})
     assert "above the worst case" not in below
@@ -429,16 +493,21 @@ def _signed_ledger_text():
     return dumps(st), st
 
 
-@pytest.mark.parametrize("edit, words", [
-    # a second "epsilon" first in the object: Python keeps the last (the signed 1.15), a reader sees 0.01 first
-    (lambda t: t.replace('"accountant": {', '"accountant": {\n    "epsilon": 0.01,', 1), "appears twice"),
-    (lambda t: t.replace('"kind": "ledger",', '"kind": "ledger",\n  "summary": "nothing released",', 1),
-     "appears twice"),
-    # a null the signature covers, written as NaN or an infinity (the canonical form maps them all to null)
-    (lambda t: t.replace('"audit": null', '"audit": NaN', 1), "not a number JSON allows"),
-    (lambda t: t.replace('"audit": null', '"audit": Infinity', 1), "not a number JSON allows"),
-    (lambda t: t.replace('"audit": null', '"audit": -1e999', 1), "not a finite number"),
-])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        # a second "epsilon" first in the object: Python keeps the last (the signed 1.15), a reader sees 0.01 first
+        (lambda t: t.replace('"accountant": {', '"accountant": {\n    "epsilon": 0.01,', 1), "appears twice"),
+        (
+            lambda t: t.replace('"kind": "ledger",', '"kind": "ledger",\n  "summary": "nothing released",', 1),
+            "appears twice",
+        ),
+        # a null the signature covers, written as NaN or an infinity (the canonical form maps them all to null)
+        (lambda t: t.replace('"audit": null', '"audit": NaN', 1), "not a number JSON allows"),
+        (lambda t: t.replace('"audit": null', '"audit": Infinity', 1), "not a number JSON allows"),
+        (lambda t: t.replace('"audit": null', '"audit": -1e999', 1), "not a finite number"),
+    ],
+)
 def test_an_edited_statement_file_never_verifies(dp_home, tmp_path, capsys, edit, words):
     """Audit: duplicate keys and non-finite numbers read differently in different readers, and the signature was
     computed over what Python's json keeps (the last key, NaN/∞ written as null), so such a file verified."""
@@ -456,11 +525,14 @@ def test_an_edited_statement_file_never_verifies(dp_home, tmp_path, capsys, edit
     assert main(["statement", "--verify", str(path)]) == 0  # the file as written still verifies
 
 
-@pytest.mark.parametrize("edit, words", [
-    (lambda s: s["signature"].update(proves="an independent auditor checked every number"), "signature.proves"),
-    (lambda s: s["signature"].update(canonical="anything"), "signature.canonical"),
-    (lambda s: s["signature"].update(verified_by="the data protection officer"), "signature.verified_by"),
-])
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda s: s["signature"].update(proves="an independent auditor checked every number"), "signature.proves"),
+        (lambda s: s["signature"].update(canonical="anything"), "signature.canonical"),
+        (lambda s: s["signature"].update(verified_by="the data protection officer"), "signature.verified_by"),
+    ],
+)
 def test_no_field_of_the_signature_block_can_be_edited(dp_home, edit, words):
     """Audit: the MAC covered scheme, key_id, signed_at, body and fields; what the block says a signature proves
     (and any field added to it) could be changed and the statement still verified."""
@@ -485,8 +557,11 @@ def test_a_ledger_of_gaussian_answers_claims_no_gaussian_dp_mu_its_discrete_nois
 
     df = datasets.medical(2000, 0)
     info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
-    answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=5.0, condition="age>50",
-                                                           mechanism="gaussian", delta=1e-6))
+    answering.ask(
+        df,
+        identities.VISITOR,
+        model.make_query("count", epsilon=5.0, condition="age>50", mechanism="gaussian", delta=1e-6),
+    )
     st = _roundtrip(statement.issue(statement.for_ledger(info["name"], viewer=identities.VISITOR)))
     # the release: discrete Gaussian noise at (5, 1e-6), Δ = 1; its exact ROC at the threshold "noise ≥ 1"
     sigma = mechanisms.DiscreteGaussian(epsilon=5.0, delta=1e-6, sensitivity=1).scale

@@ -94,12 +94,15 @@ def test_read_only_home_lists_but_refuses_writes(dp_home):
     job_id = store.submit("demo.echo", {"x": 1}, label="before", owner=OWNER)
     env = {**os.environ, storage.ENV_VAR: str(dp_home)}
     py = sys.executable
-    script = (f"mount --bind -o ro {dp_home} {dp_home} && "
-              f"{py} -m dpcore jobs list; echo rc=$?; "
-              f"{py} -m dpcore jobs show {job_id} --no-history >/dev/null; echo rc=$?; "
-              f"{py} -m dpcore jobs cancel {job_id}; echo rc=$?")
-    r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, cwd=ROOT, env=env,
-                       timeout=120)
+    script = (
+        f"mount --bind -o ro {dp_home} {dp_home} && "
+        f"{py} -m dpcore jobs list; echo rc=$?; "
+        f"{py} -m dpcore jobs show {job_id} --no-history >/dev/null; echo rc=$?; "
+        f"{py} -m dpcore jobs cancel {job_id}; echo rc=$?"
+    )
+    r = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
     assert "Traceback" not in r.stderr, r.stderr
     codes = [line for line in r.stdout.splitlines() if line.startswith("rc=")]
     assert codes == ["rc=0", "rc=0", "rc=2"], (r.stdout, r.stderr)

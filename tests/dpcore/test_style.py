@@ -34,8 +34,8 @@ def _hex_colours(fig: go.Figure) -> set[str]:
 
 
 def test_noise_figures_use_only_palette_colours():
-    from dpcore.noise import view as mech
     from dpcore.figures import noise
+    from dpcore.noise import view as mech
 
     palette = {c.lower() for c in style.PALETTE}
     for mechanism, delta in (("laplace", None), ("gaussian", 1e-5)):
@@ -47,12 +47,15 @@ def test_noise_figures_use_only_palette_colours():
             assert (lg.yref, lg.yanchor, lg.y) == ("container", "bottom", 0), name
 
 
-@pytest.mark.parametrize("lo,hi,expected", [
-    (0.01, 20, [0.01, 0.1, 1, 10]),
-    (0.05, 300, [0.1, 1, 10, 100]),
-    (0.5, 3, [0.5, 1, 2]),
-    (1e-6, 1, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1]),
-])
+@pytest.mark.parametrize(
+    "lo,hi,expected",
+    [
+        (0.01, 20, [0.01, 0.1, 1, 10]),
+        (0.05, 300, [0.1, 1, 10, 100]),
+        (0.5, 3, [0.5, 1, 2]),
+        (1e-6, 1, [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1]),
+    ],
+)
 def test_log_ticks_are_decades_or_a_few_chosen_values(lo, hi, expected):
     assert style.log_ticks(lo, hi) == pytest.approx(expected)
 
@@ -100,7 +103,10 @@ def test_wrap_breaks_long_lines_at_spaces_and_leaves_markup_alone():
     sub = "<sup>a subtitle that is much longer than the width</sup>"
     assert style.wrap(f"title<br>{sub}", 10) == f"title<br>{sub}"  # markup is never cut in two
     # a "<" that starts no tag is text: "(Gaussian (classic, ε < 1 only))" ran off a phone unwrapped
-    assert style.wrap("Error vs ε (Gaussian (classic, ε < 1 only))", 20) == "Error vs ε (Gaussian<br>(classic, ε < 1<br>only))"
+    assert (
+        style.wrap("Error vs ε (Gaussian (classic, ε < 1 only))", 20)
+        == "Error vs ε (Gaussian<br>(classic, ε < 1<br>only))"
+    )
 
 
 def test_tick_labels_wrap_and_stop_after_a_few_lines():
@@ -112,8 +118,12 @@ def test_tick_labels_wrap_and_stop_after_a_few_lines():
 def test_long_titles_wrap_and_the_margins_make_room():
     one = style.base_layout(go.Figure(), "t", "x", "y")
     title = "Equivalence-class sizes on age + sex + zip_code + salary (size 1 = unique)"
-    fig = style.base_layout(go.Figure(), title, "equivalence-class size (records sharing the same quasi-identifiers)",
-                            "attacker guesses correctly (% of attempts), a long y title")
+    fig = style.base_layout(
+        go.Figure(),
+        title,
+        "equivalence-class size (records sharing the same quasi-identifiers)",
+        "attacker guesses correctly (% of attempts), a long y title",
+    )
     lines = fig.layout.title.text.split("<br>")
     assert len(lines) == 2 and all(len(x) <= style.TITLE_CHARS for x in lines)
     assert " ".join(lines) == title

@@ -31,35 +31,53 @@ def test_builtin_release_writes_a_csv_and_its_statement(tmp_path, capsys):
 @pytest.mark.slow
 def test_upload_release_uses_the_declared_columns_only(tmp_path, capsys):
     src = tmp_path / "ward.csv"
-    pd.DataFrame({"ward": ["A", "B", "=cmd|x"] * 200, "stay": [1, 4, 9] * 200,
-                  "secret": range(600)}).to_csv(src, index=False)
+    pd.DataFrame({"ward": ["A", "B", "=cmd|x"] * 200, "stay": [1, 4, 9] * 200, "secret": range(600)}).to_csv(
+        src, index=False
+    )
     out = tmp_path / "out.csv"
-    rc, stdout, err = run(capsys, "synth", "--data", str(src), "--epsilon", "3", "--column", "ward=A,B,=cmd|x",
-                          "--column", "stay=0:10:1", "--out", str(out))
+    rc, stdout, err = run(
+        capsys,
+        "synth",
+        "--data",
+        str(src),
+        "--epsilon",
+        "3",
+        "--column",
+        "ward=A,B,=cmd|x",
+        "--column",
+        "stay=0:10:1",
+        "--out",
+        str(out),
+    )
     assert rc == 0, err
     text = out.read_text()
     assert "secret" not in text.splitlines()[0]  # a column not declared is not released
     assert "\n=cmd" not in text and ",=cmd" not in text  # a formula cell is neutralised in the CSV
     st = json.loads((tmp_path / "out.statement.json").read_text())
     assert [c["declared"] for c in st["declared_public"]["columns"]] == [
-        "categories A, B, =cmd|x", "whole numbers 0 to 10 (clamped), 11 bins of width 1"]
+        "categories A, B, =cmd|x",
+        "whole numbers 0 to 10 (clamped), 11 bins of width 1",
+    ]
     assert st["subject"] == "upload ward.csv"
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--builtin", "--epsilon", "1"], "the following arguments are required: --out"),
-    (["--epsilon", "1", "--out", "x.csv"], "one of the arguments --data --builtin is required"),
-    (["--builtin", "--epsilon", "0", "--out", "x.csv"], "epsilon must be > 0"),
-    (["--builtin", "--epsilon", "500", "--out", "x.csv"], "must be from 0.01 to 100"),
-    (["--builtin", "--epsilon", "1", "--generator", "aim", "--out", "x.csv"], "AIM needs δ > 0"),
-    (["--builtin", "--epsilon", "1", "--delta", "1", "--out", "x.csv"], "delta must be in [0, 1)"),
-    (["--builtin", "--epsilon", "1", "--rows", "0", "--out", "x.csv"], "argument --rows: must be from 1"),
-    (["--builtin", "--epsilon", "1", "--columns", "age,name", "--out", "x.csv"], "unknown medical column 'name'"),
-    (["--builtin", "--epsilon", "1", "--column", "age=1:2", "--out", "x.csv"], "with --builtin use --columns"),
-    (["--builtin", "--epsilon", "1", "--pairs", "age", "--out", "x.csv"], "two names joined by '+'"),
-    (["--builtin", "--epsilon", "1", "--pairs", "age+name", "--out", "x.csv"], "column 'name' is not declared"),
-    (["--builtin", "--epsilon", "1", "--out", "/no/such/folder/x.csv"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--builtin", "--epsilon", "1"], "the following arguments are required: --out"),
+        (["--epsilon", "1", "--out", "x.csv"], "one of the arguments --data --builtin is required"),
+        (["--builtin", "--epsilon", "0", "--out", "x.csv"], "epsilon must be > 0"),
+        (["--builtin", "--epsilon", "500", "--out", "x.csv"], "must be from 0.01 to 100"),
+        (["--builtin", "--epsilon", "1", "--generator", "aim", "--out", "x.csv"], "AIM needs δ > 0"),
+        (["--builtin", "--epsilon", "1", "--delta", "1", "--out", "x.csv"], "delta must be in [0, 1)"),
+        (["--builtin", "--epsilon", "1", "--rows", "0", "--out", "x.csv"], "argument --rows: must be from 1"),
+        (["--builtin", "--epsilon", "1", "--columns", "age,name", "--out", "x.csv"], "unknown medical column 'name'"),
+        (["--builtin", "--epsilon", "1", "--column", "age=1:2", "--out", "x.csv"], "with --builtin use --columns"),
+        (["--builtin", "--epsilon", "1", "--pairs", "age", "--out", "x.csv"], "two names joined by '+'"),
+        (["--builtin", "--epsilon", "1", "--pairs", "age+name", "--out", "x.csv"], "column 'name' is not declared"),
+        (["--builtin", "--epsilon", "1", "--out", "/no/such/folder/x.csv"], "does not exist"),
+    ],
+)
 def test_bad_requests_are_one_line_exit_2(capsys, args, message):
     rc, _, err = run(capsys, "synth", *args)
     assert rc == 2 and one_line(err), err
@@ -71,10 +89,34 @@ def test_an_upload_needs_its_columns_declared(tmp_path, capsys):
     datasets.medical(100, 0).to_csv(src, index=False)
     rc, _, err = run(capsys, "synth", "--data", str(src), "--epsilon", "1", "--out", str(tmp_path / "o.csv"))
     assert rc == 2 and one_line(err) and "declare each column to release with --column" in err
-    rc, _, err = run(capsys, "synth", "--data", str(src), "--epsilon", "1", "--column", "age=18:90:1",
-                     "--column", "nope=a,b", "--out", str(tmp_path / "o.csv"))
+    rc, _, err = run(
+        capsys,
+        "synth",
+        "--data",
+        str(src),
+        "--epsilon",
+        "1",
+        "--column",
+        "age=18:90:1",
+        "--column",
+        "nope=a,b",
+        "--out",
+        str(tmp_path / "o.csv"),
+    )
     assert rc == 2 and one_line(err) and "the data has no column 'nope'" in err
-    rc, _, err = run(capsys, "synth", "--data", str(src), "--epsilon", "1", "--column", "age=18:90:0.001",
-                     "--column", "sex=F,M", "--out", str(tmp_path / "o.csv"))
+    rc, _, err = run(
+        capsys,
+        "synth",
+        "--data",
+        str(src),
+        "--epsilon",
+        "1",
+        "--column",
+        "age=18:90:0.001",
+        "--column",
+        "sex=F,M",
+        "--out",
+        str(tmp_path / "o.csv"),
+    )
     assert rc == 2 and one_line(err) and f"at most {limits.SYNTH_MAX_CATEGORIES} are supported" in err
     assert not (tmp_path / "o.csv").exists() and not (tmp_path / "o.statement.json").exists()

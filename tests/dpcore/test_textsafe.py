@@ -25,8 +25,18 @@ def test_md_escapes_links_images_html_and_directives():
     assert _unescape_md(out) == EVIL + " :red[x] :material/home: $x$ www.evil.com line"
 
 
-@pytest.mark.parametrize("text", ["http://evil.example/phish", "HTTPS://evil.example", "www.evil.example",
-                                  "WWW.evil.example", "someone@evil.example", "mailto:x@y.z", "ftp://evil/x"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "http://evil.example/phish",
+        "HTTPS://evil.example",
+        "www.evil.example",
+        "WWW.evil.example",
+        "someone@evil.example",
+        "mailto:x@y.z",
+        "ftp://evil/x",
+    ],
+)
 def test_bare_urls_and_addresses_cannot_autolink(text):
     """GitHub's autolink-literal reads a URL after backslash escapes: only a character inside the pattern stops
     it (checked in the browser by tests/e2e/test_no_live_links.py)."""
@@ -56,10 +66,12 @@ def test_plotly_label_has_no_live_tags():
 
 
 def test_csv_cells_neutralised_numbers_kept():
-    df = pd.DataFrame({
-        "=cmd|' /C calc'!A0": ['=HYPERLINK("http://evil","x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "ok"],
-        "n": [-1, 2, 3, 4, 5, 6, 7],
-    })
+    df = pd.DataFrame(
+        {
+            "=cmd|' /C calc'!A0": ['=HYPERLINK("http://evil","x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "ok"],
+            "n": [-1, 2, 3, 4, 5, 6, 7],
+        }
+    )
     safe = textsafe.csv_safe(df)
     assert list(safe.columns) == ["'=cmd|' /C calc'!A0", "n"]
     col = safe.iloc[:, 0].tolist()
@@ -96,6 +108,7 @@ def test_csv_categorical_and_string_dtypes():
 
 # --- where untrusted text is shown: figures and the report (issue 12, injection) --------------------------
 
+
 def test_figures_escape_column_names_and_labels():
     from dpcore.figures import query_console, reidentification
 
@@ -103,8 +116,10 @@ def test_figures_escape_column_names_and_labels():
     fig = reidentification.incremental_chart(steps)
     assert not any("<a" in str(x) for tr in fig.data for x in tr.customdata)  # the hover's full names
     assert not any("<a" in t for t in fig.layout.xaxis.ticktext)  # the ticks: the same, shortened
-    hist = query_console.histogram_answer({"answer": [3.0, 4.0], "interval": [[1.0, 2.0], [5.0, 6.0]],
-                                           "labels": ["=1", EVIL], "epsilon": 1.0}, column=EVIL)
+    hist = query_console.histogram_answer(
+        {"answer": [3.0, 4.0], "interval": [[1.0, 2.0], [5.0, 6.0]], "labels": ["=1", EVIL], "epsilon": 1.0},
+        column=EVIL,
+    )
     assert "<a" not in str(hist.data[0].customdata) and "<a" not in str(hist.layout.xaxis.ticktext)
     assert "<a" not in hist.layout.title.text
     assert "<a" not in hist.layout.xaxis.title.text
@@ -113,8 +128,9 @@ def test_figures_escape_column_names_and_labels():
 def test_report_escapes_everything_it_is_given():
     from dpcore import report
 
-    html_out = report.render([report.Section(EVIL, [EVIL], tables=[pd.DataFrame({EVIL: [EVIL]})])],
-                             {EVIL: EVIL}, title=EVIL)
+    html_out = report.render(
+        [report.Section(EVIL, [EVIL], tables=[pd.DataFrame({EVIL: [EVIL]})])], {EVIL: EVIL}, title=EVIL
+    )
     assert "<a href" not in html_out and "http://evil" in html_out
 
 

@@ -24,8 +24,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args, timeout=60, env=None):
-    proc = subprocess.run([sys.executable, "-m", "dpcore", *args], cwd=ROOT, capture_output=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpcore", *args],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
     err = proc.stderr.decode("utf-8", "replace")
     assert "Traceback" not in err, err[-2000:]
     return proc.returncode, proc.stdout.decode(), err
@@ -38,11 +43,14 @@ def fifo(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("args", [
-    ("linkage", "--known", "age=34"),
-    ("uniqueness", "--qi", "age"),
-    ("query", "--epsilon", "0.1", "--count", "sex=F"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("linkage", "--known", "age=34"),
+        ("uniqueness", "--qi", "age"),
+        ("query", "--epsilon", "0.1", "--count", "sex=F"),
+    ],
+)
 def test_data_on_a_named_pipe_is_refused_at_once(fifo, args):
     rc, _, err = cli(args[0], "--data", str(fifo), *args[1:], timeout=30)  # hung forever before
     assert rc == 2 and "named pipe" in err, err
@@ -53,12 +61,15 @@ def test_statement_verify_on_a_named_pipe_is_refused_at_once(fifo):
     assert rc == 2 and "named pipe" in err, err
 
 
-@pytest.mark.parametrize("content, words", [
-    ("[1, 2, 3]", "JSON object"),
-    ("[" * 100_000 + "]" * 100_000, "could not read"),
-    ("{", "could not read"),
-    ("\udcff", "could not read"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("[1, 2, 3]", "JSON object"),
+        ("[" * 100_000 + "]" * 100_000, "could not read"),
+        ("{", "could not read"),
+        ("\udcff", "could not read"),
+    ],
+)
 def test_statement_verify_on_what_is_not_a_statement_is_one_clear_line(tmp_path, content, words):
     path = tmp_path / "st.json"
     path.write_bytes(content.encode("utf-8", "surrogateescape"))
@@ -104,11 +115,14 @@ def test_out_to_dev_null_works():
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
 
 
-@pytest.mark.parametrize("args", [
-    ("data", "medical", "--n", "20", "--out", ""),
-    ("train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--epochs", "1", "--json", ""),
-    ("sweep", "--json", ""),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("data", "medical", "--n", "20", "--out", ""),
+        ("train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--epochs", "1", "--json", ""),
+        ("sweep", "--json", ""),
+    ],
+)
 def test_an_empty_output_path_is_refused_before_any_work(args):
     rc, _, err = cli(*args, timeout=60)
     assert rc == 2 and "empty" in err, err

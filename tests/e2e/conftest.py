@@ -17,13 +17,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "tests" / "e2e" / "screenshots"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
 
 
 def chromium_path():
-    for cand in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                 shutil.which("chromium-browser")):
+    for cand in (
+        os.environ.get("CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if cand and os.path.exists(cand):
             return cand
     return None
@@ -55,10 +67,27 @@ def serve_app(home: Path, *, port: int | None = None, args=()):
     env = dict(os.environ, DP_EXPLORER_HOME=str(home))
     log = open(home / "streamlit.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-         *args],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
@@ -119,8 +148,11 @@ def wait_for_app(pg, timeout: int = 180_000) -> None:
     begun. A click that reruns sets "rerunRequested" at once, so calling this right after a click waits for
     that run too.
     """
-    pg.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
-                         '[data-test-script-state="notRunning"]', state="attached", timeout=timeout)
+    pg.wait_for_selector(
+        '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]',
+        state="attached",
+        timeout=timeout,
+    )
     pg.wait_for_selector('[data-testid="stMain"]', timeout=60_000)
     pg.wait_for_timeout(500)  # React commits the last deltas of the run
 
@@ -168,8 +200,9 @@ def chart_text_faults(pg) -> list:
 def chart_text_faults_at_both_sizes(pg) -> list:
     """:func:`chart_text_faults` at the page's own size, then at a phone's width (the charts redraw for it),
     with every expander in sight opened (they open in the browser alone; no rerun)."""
-    closed = pg.locator('[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary'
-                        ' >> visible=true')  # not those in a closed tab
+    closed = pg.locator(
+        '[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary >> visible=true'
+    )  # not those in a closed tab
     for _ in range(50):  # each click takes one off the list
         if not closed.count():
             break

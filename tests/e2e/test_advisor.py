@@ -19,9 +19,11 @@ def test_advisor_solves_and_links_to_the_noise_page(app_server, page):
     page.get_by_text("ε ≤ 2.82").first.wait_for(timeout=60_000)  # σ ≥ 1.4674 at δ = 1e-5
     wait_for_app(page)
     assert page.locator('[data-testid="stException"]').count() == 0
-    for row in (["Mechanism", "Risk limit"],
-                ["True-positive rate at most", "… at false-positive rate", "δ (chance the guarantee fails)"],
-                ["Query", "Allowed error ±k", "Confidence"]):
+    for row in (
+        ["Mechanism", "Risk limit"],
+        ["True-positive rate at most", "… at false-positive rate", "δ (chance the guarantee fails)"],
+        ["Query", "Allowed error ±k", "Confidence"],
+    ):
         assert not misaligned_labels(page, row), misaligned_labels(page, row)
     confidence = page.locator('[data-testid="stSlider"]').filter(has_text="Confidence").first.bounding_box()
     main = page.locator('[data-testid="stMainBlockContainer"]').first.bounding_box()

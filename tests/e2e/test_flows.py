@@ -29,8 +29,12 @@ def test_noise_slider_changes_the_numbers(app_server, page):
     for _ in range(3):
         slider.press("ArrowLeft")
     wait_for_app(page)
-    page.wait_for_function("(b) => JSON.stringify([...document.querySelectorAll('[data-testid=\"stMetricValue\"]')]"
-                           ".map(e => e.innerText)) !== b", arg=str(before).replace("'", '"'), timeout=60_000)
+    page.wait_for_function(
+        "(b) => JSON.stringify([...document.querySelectorAll('[data-testid=\"stMetricValue\"]')]"
+        ".map(e => e.innerText)) !== b",
+        arg=str(before).replace("'", '"'),
+        timeout=60_000,
+    )
     assert metric_values(page) != before
     no_exception(page)
     screenshot(page, "flow_noise_slider")
@@ -85,8 +89,7 @@ def test_report_downloads_and_opens_offline(app_server, page, tmp_path):
     dl.value.save_as(path)
     report = page.context.new_page()
     report.goto(path.as_uri())
-    report.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6",
-                             timeout=60_000)
+    report.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6", timeout=60_000)
     assert "Re-identification" in report.content()
     report.close()
 
@@ -95,8 +98,11 @@ def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server,
     page.goto(f"{app_server}/training")
     wait_for_app(page)
     # at 1280 px the form's rows line up (a label that wrapped pushed its input below its neighbours')
-    for row in (["Dataset", "Model"], ["Privacy set by", "Target ε", "δ", "Accountant"],
-                ["Epochs", "Batch size", "Learning rate", "Clip C", "Optimizer", "Seed", "Training rows"]):
+    for row in (
+        ["Dataset", "Model"],
+        ["Privacy set by", "Target ε", "δ", "Accountant"],
+        ["Epochs", "Batch size", "Learning rate", "Clip C", "Optimizer", "Seed", "Training rows"],
+    ):
         assert not misaligned_labels(page, row), misaligned_labels(page, row)
     page.get_by_role("button", name="Train DP + baseline").click()
     # the pair's headline, either way the secure noise falls: on breast cancer the DP run beats its twin now and

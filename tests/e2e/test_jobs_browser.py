@@ -23,8 +23,9 @@ def test_a_double_click_queues_once_and_the_link_is_not_anothers(fresh_app_serve
         wait_for_app(pg)
         pg.get_by_role("button", name="Train DP + baseline").dblclick()
         # the finished pair's headline (the button's own tooltip also says "what DP costs")
-        pg.get_by_text(re.compile(r"DP costs (\d+\.\d points of accuracy|nothing measurable) at ε = \d")).first \
-            .wait_for(timeout=240_000)
+        pg.get_by_text(
+            re.compile(r"DP costs (\d+\.\d points of accuracy|nothing measurable) at ε = \d")
+        ).first.wait_for(timeout=240_000)
         jobs = store.list_jobs(caller=SYSTEM)
         assert len(jobs) == 2, [j.label for j in jobs]  # the run and its twin, once
         run = next(j for j in jobs if j.params["epsilon"] is not None)

@@ -12,8 +12,9 @@ OVERFLOW_JS = "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
 
 @pytest.fixture
 def phone(browser):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=1, is_mobile=True,
-                              has_touch=True)
+    ctx = browser.new_context(
+        viewport={"width": 390, "height": 844}, device_scale_factor=1, is_mobile=True, has_touch=True
+    )
     pg = ctx.new_page()
     pg.set_default_timeout(60_000)
     yield pg
@@ -98,9 +99,14 @@ def test_noise_tabs_all_fit_a_phone_and_open_lazily(app_server, phone):
 GRID_WIDTHS_JS = "g => { const s = g.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }"
 
 
-@pytest.mark.parametrize("link", ["noise?noise_tab=Error vs ε",  # a count; below, the widest numbers and the
-                                  "noise?noise_query=sum&noise_mech=gaussian-classic&noise_eps=0.05"  # classic
-                                  "&noise_tab=Error vs ε"])  # Gaussian's rows that hold for ε < 1 only
+@pytest.mark.parametrize(
+    "link",
+    [
+        "noise?noise_tab=Error vs ε",  # a count; below, the widest numbers and the
+        "noise?noise_query=sum&noise_mech=gaussian-classic&noise_eps=0.05"  # classic
+        "&noise_tab=Error vs ε",
+    ],
+)  # Gaussian's rows that hold for ε < 1 only
 def test_noise_error_table_shows_every_column_on_a_phone(app_server, phone, link):
     """The "error vs ε" table's columns are all on a 390 px screen: its key numbers (typical error, 95% range)
     sat off-screen to the right of the noise scale's column, to be found by swiping the table sideways."""
@@ -191,9 +197,11 @@ def test_formula_and_chart_titles_fit_a_phone(app_server, phone):
     phone.wait_for_selector(".katex-display .katex-html")
     wide = [r for r in phone.evaluate(RIGHT_EDGES_JS, ".katex-display .katex-html") if r[1] > 390]
     # nor hidden in a box the reader has to scroll sideways (KaTeX's struts overhang by a pixel or two)
-    wide += phone.evaluate("() => [...document.querySelectorAll('.katex-display, .katex-display *')]"
-                           ".filter(e => !e.closest('.katex-mathml') && e.scrollWidth > e.clientWidth + 8)"
-                           ".map(e => ['scrolls', e.className, e.scrollWidth, e.clientWidth])")
+    wide += phone.evaluate(
+        "() => [...document.querySelectorAll('.katex-display, .katex-display *')]"
+        ".filter(e => !e.closest('.katex-mathml') && e.scrollWidth > e.clientWidth + 8)"
+        ".map(e => ['scrolls', e.className, e.scrollWidth, e.clientWidth])"
+    )
     for slug in ("noise", "advisor"):
         phone.goto(f"{app_server}/{slug}")
         wait_for_app(phone)
@@ -206,8 +214,8 @@ def test_html_report_fits_a_1280_window(browser, tmp_path):
     """The report opened in a 1280×800 window never scrolls sideways, even with a sweep, a query history and
     an analyst name with no spaces (it ran 300 px past the edge in the statement's heading)."""
     from dpcore import report
-    from dpcore.data import datasets
     from dpcore.budgets import visitors
+    from dpcore.data import datasets
     from dpcore.queries import answering, fingerprint, model
     from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
@@ -220,8 +228,9 @@ def test_html_report_fits_a_1280_window(browser, tmp_path):
     path = tmp_path / "report.html"
     from dpcore.jobs.owners import SYSTEM
 
-    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(), ledgers=[(fp,)], caller=SYSTEM, viewer=who),
-                    encoding="utf-8")
+    path.write_text(
+        report.build(1.0, n=1500, sweep_id=_fake_sweep(), ledgers=[(fp,)], caller=SYSTEM, viewer=who), encoding="utf-8"
+    )
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     pg = ctx.new_page()
     pg.goto(path.as_uri())
@@ -236,10 +245,14 @@ def test_html_report_fits_a_1280_window(browser, tmp_path):
 
 # Views beyond the defaults whose chart titles are longest: the classic Gaussian's name ("…, ε < 1 only") in
 # every noise tab, and the advisor's other mechanisms, risks and utility targets.
-LONGEST_TITLES = [f"noise?noise_mech=gaussian-classic&noise_eps=0.05&noise_delta=1e-06&noise_tab={t}"
-                  for t in ("Compare ε", "Why private", "Best attack", "Error vs ε")] + [
-    "advisor?adv_mech=laplace&adv_risk=posterior", "advisor?adv_mech=dpsgd",
-    "advisor?adv_risk=advantage&adv_query=mean&adv_k=0.001"]
+LONGEST_TITLES = [
+    f"noise?noise_mech=gaussian-classic&noise_eps=0.05&noise_delta=1e-06&noise_tab={t}"
+    for t in ("Compare ε", "Why private", "Best attack", "Error vs ε")
+] + [
+    "advisor?adv_mech=laplace&adv_risk=posterior",
+    "advisor?adv_mech=dpsgd",
+    "advisor?adv_risk=advantage&adv_query=mean&adv_k=0.001",
+]
 
 
 @pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
@@ -260,8 +273,10 @@ def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, he
                 if k is not None:
                     tabs.nth(k).click()
                     wait_for_app(pg)
-                pg.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                                     ".every(p => !p.getBoundingClientRect().width || p.querySelector('.main-svg'))")
+                pg.wait_for_function(
+                    "() => [...document.querySelectorAll('.js-plotly-plot')]"
+                    ".every(p => !p.getBoundingClientRect().width || p.querySelector('.main-svg'))"
+                )
                 pg.wait_for_timeout(300)  # Plotly's automargin redraw
                 where = title if k is None else f"{title} / {tabs.nth(k).inner_text().strip()}"
                 bad += [(where, *r) for r in chart_text_faults(pg)]
@@ -305,8 +320,9 @@ def test_every_headline_is_a_short_bold_claim_on_a_phone(app_server, phone):
         heads = phone.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h4")
         seen += [title] * bool(heads)
         bad += [(title, lines) for lines in heads if wraps_awkwardly(lines)]
-        bad += [(title, text, weight) for text, weight in filter(None, phone.evaluate(HEADLINE_JS))
-                if int(weight) > 400]
+        bad += [
+            (title, text, weight) for text, weight in filter(None, phone.evaluate(HEADLINE_JS)) if int(weight) > 400
+        ]
     assert {"Noise mechanisms", "Differencing attack", "Re-identification"} <= set(seen), seen  # drawn, measured
     assert not bad, f"headlines wrapping awkwardly or details in bold at 390 px (page, lines): {bad}"
 
@@ -322,6 +338,9 @@ def test_section_headings_wrap_well_on_a_phone(app_server, phone):
             if k is not None:
                 tabs.nth(k).click()
                 wait_for_app(phone)
-            bad += [(title, lines) for lines in phone.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h3")
-                    if wraps_awkwardly(lines) and (title, lines) not in bad]
+            bad += [
+                (title, lines)
+                for lines in phone.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h3")
+                if wraps_awkwardly(lines) and (title, lines) not in bad
+            ]
     assert not bad, f"section headings wrapping awkwardly at 390 px (page, lines): {bad}"

@@ -16,8 +16,16 @@ pytestmark = pytest.mark.e2e
 
 EVIL = ("http://evil.example/phish", "www.evil.example", "someone@evil.example")
 # one link setting each page reads (pages/*.py from_url / share_in_url)
-PAGES = {"": "home_eps", "noise": "noise_eps", "advisor": "adv_t", "reidentification": "re_n",
-         "differencing": "dif_n", "query_console": "qc_n", "training": "tr_pick", "privacy_utility": "pu_sweep"}
+PAGES = {
+    "": "home_eps",
+    "noise": "noise_eps",
+    "advisor": "adv_t",
+    "reidentification": "re_n",
+    "differencing": "dif_n",
+    "query_console": "qc_n",
+    "training": "tr_pick",
+    "privacy_utility": "pu_sweep",
+}
 
 LINKS_JS = """() => [...document.querySelectorAll('[data-testid=stMain] a[href]')]
     .map(a => a.getAttribute('href')).filter(h => /evil\\.example/i.test(h))"""

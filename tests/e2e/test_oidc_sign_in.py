@@ -25,8 +25,10 @@ def provider():
     import oidc_provider_mock
     import werkzeug.serving
 
-    users = [oidc_provider_mock.User(sub=u["sub"], claims={k: v for k, v in u.items() if k != "sub"})
-             for u in (ANN, BOSS, EVE)]
+    users = [
+        oidc_provider_mock.User(sub=u["sub"], claims={k: v for k, v in u.items() if k != "sub"})
+        for u in (ANN, BOSS, EVE)
+    ]
     server = werkzeug.serving.make_server("127.0.0.1", 0, oidc_provider_mock.app(user_claims=users), threaded=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
@@ -41,7 +43,6 @@ def oidc_app(provider, tmp_path_factory):
     on which the data owner granted ann@example.org a quota by identity (no key)."""
     from dpcore.budgets import quotas, registry
     from dpcore.data import datasets
-
     from tests.budgets_helpers import admin
 
     home = tmp_path_factory.mktemp("oidc-home")
@@ -89,7 +90,6 @@ def fresh_page(browser):
 
 def test_oidc_sign_in_gives_the_verified_email_its_quota(oidc_app, fresh_page):
     from dpcore.budgets import quotas, registry
-
     from tests.budgets_helpers import admin
 
     url, ledger = oidc_app
@@ -99,8 +99,9 @@ def test_oidc_sign_in_gives_the_verified_email_its_quota(oidc_app, fresh_page):
     page.get_by_text("You are asking as a visitor").first.wait_for()
     _log_in(page, url, ANN["sub"])
     # an e-mail is shown as text: an invisible word joiner after "@" keeps Streamlit from making it a mailto link
-    page.get_by_text(re.compile("Signed in as analyst 'ann@\u2060?example\\.org' \\(signed in through the identity "
-                                "provider\\)")).first.wait_for()
+    page.get_by_text(
+        re.compile("Signed in as analyst 'ann@\u2060?example\\.org' \\(signed in through the identity provider\\)")
+    ).first.wait_for()
     assert "example.org" not in page.url  # the identity lives in the signed cookie and the session, not the link
     page.get_by_role("combobox", name="Dataset").click()
     page.get_by_role("option", name="clinic").click()

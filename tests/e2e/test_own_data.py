@@ -61,7 +61,8 @@ def _walk(url, page, tmp_path):
     page.get_by_text("Your CSV", exact=True).click()
     wait_for_app(page)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
-        files=[{"name": NAME, "mimeType": "text/csv", "buffer": _csv()}])
+        files=[{"name": NAME, "mimeType": "text/csv", "buffer": _csv()}]
+    )
     wait_for_app(page)
     page.get_by_text("Public bounds of each column").first.wait_for()
     # 2 · bounds: age's public range is pre-filled (18–90); city and the label's classes are typed, not read
@@ -78,7 +79,8 @@ def _walk(url, page, tmp_path):
     # 3 · the sweep: the table defaults, run as background jobs
     page.get_by_role("button", name="Start sweep").click()
     page.get_by_text(re.compile(r"Sweep \S+: done, (\d+) of \1 models")).or_(
-        page.get_by_text(re.compile(r"Sweep \S+: (failed|cancelled)"))).first.wait_for(timeout=420_000)
+        page.get_by_text(re.compile(r"Sweep \S+: (failed|cancelled)"))
+    ).first.wait_for(timeout=420_000)
     wait_for_app(page)
     main = page.get_by_test_id("stMain")
     assert "done, 12 of 12 models" in main.inner_text()  # 5 ε × 2 seeds + 2 baselines
@@ -86,14 +88,16 @@ def _walk(url, page, tmp_path):
     # 4 · the answer: what DP costs at ε = 1 and the most any attack proves, with δ and the relation
     head = page.locator("[data-testid=stMain] h4").filter(has_text="At ε = 1").first
     claim = head.inner_text()
-    assert re.fullmatch(r"At ε = 1, your model (loses \d+\.\d points|loses nothing measurable|gains \d+\.\d points)",
-                        claim.strip()), claim
+    assert re.fullmatch(
+        r"At ε = 1, your model (loses \d+\.\d points|loses nothing measurable|gains \d+\.\d points)", claim.strip()
+    ), claim
     text = main.inner_text()
     m = re.search(r"No attack proves (more than ε ≥ ([\d.]+)|any leak)", text)
     assert m, text[:2000]
     proved = float(m.group(2) or 0)
-    spent = float(re.search(r"against the accountant's ε ≤ ([\d.]+) at δ = 1e-5 \(add/remove one record\)",
-                            text).group(1))
+    spent = float(
+        re.search(r"against the accountant's ε ≤ ([\d.]+) at δ = 1e-5 \(add/remove one record\)", text).group(1)
+    )
     assert proved < spent <= 1.0
     _shot(page, "own_sweep", head)
     # 5 · who is most exposed: the baseline's records as the model saw them, labelled private, followed across ε
@@ -127,7 +131,8 @@ def test_audit_your_own_model_in_the_browser(app_server, page):
     wait_for_app(page)
     page.get_by_text("Upload a scores file").first.wait_for()
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
-        files=[{"name": "scores.csv", "mimeType": "text/csv", "buffer": model_audit.example_csv()}])
+        files=[{"name": "scores.csv", "mimeType": "text/csv", "buffer": model_audit.example_csv()}]
+    )
     wait_for_app(page)
     page.get_by_text(re.compile(r"Your scores prove ε ≥ [\d.]+")).first.wait_for()
     page.get_by_text("ε and δ", exact=True).click()

@@ -17,19 +17,38 @@ def test_report_fits_a_390_px_phone_with_whole_header_words(browser, tmp_path, c
     from tests.dpcore.test_statement import _fake_sweep
 
     decision = tmp_path / "decision.json"
-    assert main(["advise", "--mechanism", "gaussian", "--max-tpr", "0.05", "--at-fpr", "0.01", "--within", "10",
-                 "--statement", str(decision)]) == 0
+    assert (
+        main(
+            [
+                "advise",
+                "--mechanism",
+                "gaussian",
+                "--max-tpr",
+                "0.05",
+                "--at-fpr",
+                "0.01",
+                "--within",
+                "10",
+                "--statement",
+                str(decision),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     path = tmp_path / "report.html"
-    path.write_text(report.build(1.0, n=1500, sweep_id=_fake_sweep(), advice=[json.loads(decision.read_text())],
-                                 caller=SYSTEM))
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-                              device_scale_factor=2)
+    path.write_text(
+        report.build(1.0, n=1500, sweep_id=_fake_sweep(), advice=[json.loads(decision.read_text())], caller=SYSTEM)
+    )
+    ctx = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, device_scale_factor=2
+    )
     try:
         pg = ctx.new_page()
         pg.goto(path.as_uri())
-        pg.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6",
-                             timeout=120_000)
+        pg.wait_for_function(
+            "() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6", timeout=120_000
+        )
         assert pg.evaluate("() => window.innerWidth") == 390  # the viewport tag: laid out at the phone's width
         wide = pg.evaluate("() => document.documentElement.scrollWidth")
         assert wide <= 391, f"the page is {wide} px wide on a 390 px phone"

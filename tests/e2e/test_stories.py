@@ -67,8 +67,12 @@ def test_differencing_story_recovers_the_exact_age(app_server, page):
     page.get_by_role("button", name="Show all steps").click()
     wait_for_app(page)
     page.get_by_text("Recovered age of Jan Kees").first.wait_for(timeout=60_000)
-    m = dict(zip(page.locator('[data-testid="stMetricLabel"]').all_inner_texts(),
-                 page.locator('[data-testid="stMetricValue"]').all_inner_texts()))
+    m = dict(
+        zip(
+            page.locator('[data-testid="stMetricLabel"]').all_inner_texts(),
+            page.locator('[data-testid="stMetricValue"]').all_inner_texts(),
+        )
+    )
     assert m["Recovered age of Jan Kees"] == "54 years" == m["True age (hidden data)"]
     no_exception(page)
     screenshot(page, "story_differencing")

@@ -36,7 +36,7 @@ def _table(page) -> list[dict[str, str]]:
     for r in grid.locator('[role="row"]').all():
         cells = [c.strip() for c in r.locator('[role="gridcell"]').all_text_contents()]
         if cells:
-            rows.append(dict(zip(heads[-len(cells):], cells)))
+            rows.append(dict(zip(heads[-len(cells) :], cells)))
     return rows
 
 
@@ -83,7 +83,8 @@ def _walk_the_default_sweep(url, page):
     page.get_by_role("button", name="Start sweep").click()
     # ~21 s on a quiet 2-core machine; CI runs other work beside it
     page.get_by_text(re.compile(r"Sweep \S+: done, (\d+) of \1 models")).or_(
-        page.get_by_text(re.compile(r"Sweep \S+: (failed|cancelled)"))).first.wait_for(timeout=360_000)
+        page.get_by_text(re.compile(r"Sweep \S+: (failed|cancelled)"))
+    ).first.wait_for(timeout=360_000)
     wait_for_app(page)
     print(f"default sweep in the browser: {time.monotonic() - t0:.0f} s from Start to done")
     end = page.get_by_text(re.compile(r"Sweep \S+: \w+, \d+ of \d+ models")).first.inner_text()
@@ -101,8 +102,11 @@ def _walk_the_default_sweep(url, page):
     # the baseline is caught on the audited canaries: a proved ε >= 1 and the best attack's TPR at 1% FPR >= 10%
     assert m["Leak proved without DP"].startswith("ε ≥ ") and _number(m["Leak proved without DP"]) >= 1.0, m
     text = main.inner_text()
-    caught = re.search(r"The best attack on the non-private model catches (\d+)% of its members at 1% false "
-                       r"positives — canaries", text)
+    caught = re.search(
+        r"The best attack on the non-private model catches (\d+)% of its members at 1% false "
+        r"positives — canaries",
+        text,
+    )
     assert caught and int(caught.group(1)) >= 10, text[:3000]
     # under DP no proved bound exceeds its claim: per model (the page's check over all 18 audits) ...
     assert "Under DP every proved ε stays below the claimed ε (18 models audited)" in text
@@ -118,8 +122,14 @@ def _walk_the_default_sweep(url, page):
     assert _number(m["Proved ε ≥"]) < _number(m["Claimed ε"]) <= 1.0, m
     m8 = _inspect(page, "ε = 8")  # moving it redraws the metrics for that model (not the previous one's)
     assert 4.0 < _number(m8["Claimed ε"]) <= 8.0 and _number(m8["Proved ε ≥"]) < _number(m8["Claimed ε"]), m8
-    print("headline:", m, "| canary TPR at 1% FPR:", caught.group(1), "% | per ε (claimed, proved):",
-          [(r[spent], r[proved]) for r in rows])
+    print(
+        "headline:",
+        m,
+        "| canary TPR at 1% FPR:",
+        caught.group(1),
+        "% | per ε (claimed, proved):",
+        [(r[spent], r[proved]) for r in rows],
+    )
     # the accuracy chart has its chance line
     legend = page.locator(".js-plotly-plot .legendtext").all_text_contents()
     assert any(t.startswith("chance") for t in legend), legend
@@ -136,8 +146,12 @@ def test_every_chip_of_the_sweep_choices_is_readable_on_a_phone(app_server, brow
         pg = ctx.new_page()
         pg.goto(f"{app_server}/privacy_utility")
         wait_for_app(pg)
-        tags = pg.get_by_test_id("stMultiSelect").filter(has_text=label).first \
-            .get_by_test_id("stMultiSelectTagsContainer").first
+        tags = (
+            pg.get_by_test_id("stMultiSelect")
+            .filter(has_text=label)
+            .first.get_by_test_id("stMultiSelectTagsContainer")
+            .first
+        )
         tags.scroll_into_view_if_needed()
         scroll, width = tags.evaluate("e => [e.scrollWidth, e.clientWidth]")
         assert scroll <= width + 1, (label, scroll, width)  # nothing scrolled out of sight
@@ -145,7 +159,11 @@ def test_every_chip_of_the_sweep_choices_is_readable_on_a_phone(app_server, brow
         assert chips.count() == {"ε grid": 6, "Attacks": 3}[label]
         for i in range(chips.count()):
             c = chips.nth(i).bounding_box()
-            assert area["x"] <= c["x"] and c["x"] + c["width"] <= area["x"] + area["width"] + 0.5, \
-                (label, chips.nth(i).inner_text(), c, area)
+            assert area["x"] <= c["x"] and c["x"] + c["width"] <= area["x"] + area["width"] + 0.5, (
+                label,
+                chips.nth(i).inner_text(),
+                c,
+                area,
+            )
     finally:
         ctx.close()

@@ -43,7 +43,8 @@ def test_run_a_study_and_read_the_end_of_the_story(app_server, page):
 
     # the fragment polls until the study is done, then the page redraws with its numbers
     page.locator('[data-testid="stMain"] h4').filter(has_text=re.compile(r"^At ε = 1 the ")).first.wait_for(
-        timeout=600_000)
+        timeout=600_000
+    )
     wait_for_app(page)
     text = main_text(page)
     assert re.search(r"In 1 DP synthetic table of the 1,000 patients, \d+ rows? match", text), text[:2000]

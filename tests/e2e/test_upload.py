@@ -12,12 +12,14 @@ pytestmark = pytest.mark.e2e
 
 # 100 characters, no space, a tag in it: what a careless export (or a hostile one) puts in a header row
 LONG = ("<img_src=x_onerror=alert(1)>_zip_code_of_residence_at_first_admission_" + "x" * 100)[
-    : limits.UPLOAD_MAX_NAME_CHARS]
+    : limits.UPLOAD_MAX_NAME_CHARS
+]
 
 
 def _csv(first: str) -> bytes:
-    rows = [f"{first},age,diagnosis"] + [f"{1000 + i % 37},{20 + i % 50},{'flu asthma gout'.split()[i % 3]}"
-                                         for i in range(300)]
+    rows = [f"{first},age,diagnosis"] + [
+        f"{1000 + i % 37},{20 + i % 50},{'flu asthma gout'.split()[i % 3]}" for i in range(300)
+    ]
     return ("\n".join(rows) + "\n").encode()
 
 
@@ -27,7 +29,8 @@ def _upload(page, data: bytes) -> None:
     page.get_by_role("tab", name="7 · Your own data").click()
     wait_for_app(page)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
-        files=[{"name": "mine.csv", "mimeType": "text/csv", "buffer": data}])
+        files=[{"name": "mine.csv", "mimeType": "text/csv", "buffer": data}]
+    )
     wait_for_app(page)
 
 

@@ -28,7 +28,8 @@ def test_release_an_uploads_synthetic_table_and_read_what_it_keeps(app_server, p
     page.get_by_role("tab", name=TAB).click()
     wait_for_app(page)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
-        files=[{"name": "wards.csv", "mimeType": "text/csv", "buffer": CSV}])
+        files=[{"name": "wards.csv", "mimeType": "text/csv", "buffer": CSV}]
+    )
     wait_for_app(page)
     page.get_by_text("600 rows × 3 columns").first.wait_for()
 
@@ -43,8 +44,9 @@ def test_release_an_uploads_synthetic_table_and_read_what_it_keeps(app_server, p
     wait_for_app(page)
     page.get_by_text(re.compile(r"Synthetic release \S+:")).first.wait_for(timeout=120_000)  # the fragment polls
 
-    page.locator('[data-testid="stAlert"]').filter(has_text=re.compile(r"Released\. ε = ")).filter(visible=True).first \
-        .wait_for(timeout=600_000)
+    page.locator('[data-testid="stAlert"]').filter(has_text=re.compile(r"Released\. ε = ")).filter(
+        visible=True
+    ).first.wait_for(timeout=600_000)
     wait_for_app(page)
     text = main_text(page)
     assert "ε = 1, δ = 0 (MST); add/remove one record" in text, text[-3000:]

@@ -10,10 +10,25 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "tests" / "e2e" / "screenshots"
 DST = ROOT / "assets" / "screenshots"
-PAGES = ["home", "noise", "advisor", "reidentification", "differencing", "query_console", "training", "privacy_utility",
-         "audit", "flow_sweep", "story_sweep",
-         # your own data, step by step (tests/e2e/test_own_data.py)
-         "own_upload", "own_sweep", "own_exposed", "own_code", "own_audit"]
+PAGES = [
+    "home",
+    "noise",
+    "advisor",
+    "reidentification",
+    "differencing",
+    "query_console",
+    "training",
+    "privacy_utility",
+    "audit",
+    "flow_sweep",
+    "story_sweep",
+    # your own data, step by step (tests/e2e/test_own_data.py)
+    "own_upload",
+    "own_sweep",
+    "own_exposed",
+    "own_code",
+    "own_audit",
+]
 
 
 def main() -> None:

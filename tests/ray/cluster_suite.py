@@ -17,15 +17,26 @@ import pytest
 if os.environ.get("DP_EXPLORER_RAY_SUITE") != "1":
     pytest.skip("run through tests/ray/test_ray_executor.py (private network namespace)", allow_module_level=True)
 
-from dpcore.sweep import runs as sweep_runs, summary as sweep_summary  # noqa: E402
-from dpcore.sweep.config import SweepConfig  # noqa: E402
-from dpcore.jobs import executors, records, registry, store, workers  # noqa: E402
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM  # noqa: E402
+from dpcore.jobs import executors, records, registry, store, workers
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
+from dpcore.sweep import runs as sweep_runs
+from dpcore.sweep import summary as sweep_summary
+from dpcore.sweep.config import SweepConfig
 
 RAY = str(Path(sys.executable).with_name("ray"))
 PORT = 6391
-FAST = dict(dataset="digits", model="mlp", hidden=32, epsilons=(4.0,), epochs=2, train_size=60, batch_size=20,
-            attacks=("threshold", "loss", "lira"), shadows=2)
+FAST = dict(
+    dataset="digits",
+    model="mlp",
+    hidden=32,
+    epsilons=(4.0,),
+    epochs=2,
+    train_size=60,
+    batch_size=20,
+    attacks=("threshold", "loss", "lira"),
+    shadows=2,
+)
 # idle Ray workers (torch already imported) stay for the next check instead of being reaped after 1 s
 SYSTEM_CONFIG = {"idle_worker_killing_time_threshold_ms": 600_000, "num_workers_soft_limit": 4}
 TIMING_KEYS = {"seconds", "train_seconds", "ran_on"}
@@ -46,15 +57,34 @@ def head():
     # with token authentication on. Ray 2.60's plain `ray start --head` with no token starts with it *off*.
     head_env = {**os.environ, "HOME": os.path.join(tmp, "head-home"), "RAY_AUTH_MODE": "token"}
     os.makedirs(head_env["HOME"])
-    made = subprocess.run([RAY, "get-auth-token", "--generate"], env=head_env, capture_output=True, text=True,
-                          timeout=60)
+    made = subprocess.run(
+        [RAY, "get-auth-token", "--generate"], env=head_env, capture_output=True, text=True, timeout=60
+    )
     assert made.returncode == 0, made.stderr[-2000:]
     token_file = Path(head_env["HOME"], ".ray", "auth_token")
     token = token_file.read_text().strip()
     assert token and made.stdout.strip() == token
-    cmd = [RAY, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(PORT), "--num-cpus", "2",
-           "--num-gpus", "0", "--object-store-memory", str(80 * 2**20), "--include-dashboard", "false",
-           "--disable-usage-stats", f"--temp-dir={tmp}", "--system-config", json.dumps(SYSTEM_CONFIG)]
+    cmd = [
+        RAY,
+        "start",
+        "--head",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--port",
+        str(PORT),
+        "--num-cpus",
+        "2",
+        "--num-gpus",
+        "0",
+        "--object-store-memory",
+        str(80 * 2**20),
+        "--include-dashboard",
+        "false",
+        "--disable-usage-stats",
+        f"--temp-dir={tmp}",
+        "--system-config",
+        json.dumps(SYSTEM_CONFIG),
+    ]
     starting = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=head_env)
     # meanwhile (most of `ray start` is waiting): this process imports what the inline comparison run needs
     from dpcore.training import job, loop  # noqa: F401
@@ -118,8 +148,9 @@ def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
     # the inline run to compare with goes alongside (the Ray run is mostly waiting for processes to start)
     with ThreadPoolExecutor(1) as pool:
         t1 = time.monotonic()
-        inline = pool.submit(lambda: (sweep_runs.run_sweep_inline(cfg, store=False, owner=OWNER),
-                                      time.monotonic() - t1))
+        inline = pool.submit(
+            lambda: (sweep_runs.run_sweep_inline(cfg, store=False, owner=OWNER), time.monotonic() - t1)
+        )
         t0 = time.monotonic()
         res = sweep_runs.run_sweep_parallel(cfg, executor=ex, timeout=150, owner=OWNER)
         t_ray = time.monotonic() - t0
@@ -156,8 +187,17 @@ def test_sweep_with_lira_on_ray_matches_local_run(head, dp_home):
 
 def _slow_point(epochs=10_000):
     # 10,000 epochs: minutes, so it is caught while running (cancelled or killed within seconds)
-    cfg = SweepConfig(dataset="digits", model="mlp", hidden=64, epochs=epochs, epsilons=(4.0,),
-                            train_size=80, batch_size=20, attacks=("threshold",), baseline=True).validate()
+    cfg = SweepConfig(
+        dataset="digits",
+        model="mlp",
+        hidden=64,
+        epochs=epochs,
+        epsilons=(4.0,),
+        train_size=80,
+        batch_size=20,
+        attacks=("threshold",),
+        baseline=True,
+    ).validate()
     return cfg.point_params()[0]
 
 
@@ -192,14 +232,15 @@ def _alive(pid):
 
 # Order matters for speed only: each check reuses the Ray worker the previous one left alive when it can.
 
+
 def test_killed_ray_worker_is_retried_on_a_fresh_one(head, dp_home):
     ex = _ex(head, max_retries=1)
     # killed mid-training; a warm worker may finish a short point before the kill lands: then a longer one
     for epochs in (300, 1200, 4800):
         jid = ex.submit(registry.SWEEP_POINT, _slow_point(epochs=epochs), label="retried", owner=OWNER)
         ex.start(1)
-        pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
-        _wait_for(lambda: _step(jid) > 0, 60, "training progress relayed from Ray")
+        pid = _wait_for(lambda jid=jid: _ray_pid(jid), 60, "the Ray task to start")
+        _wait_for(lambda jid=jid: _step(jid) > 0, 60, "training progress relayed from Ray")
         os.kill(pid, signal.SIGKILL)
         job = store.wait(jid, timeout=120, caller=SYSTEM)
         assert job["status"] == "done", job["error"]  # the point still finishes, on a fresh worker
@@ -219,8 +260,9 @@ def test_cancel_reaches_the_running_ray_task(head, ray_driver, dp_home):
     pid = _wait_for(lambda: _ray_pid(jid), 60, "the Ray task to start")
     _wait_for(lambda: _step(jid) > 0, 60, "training progress relayed from Ray")
     store.cancel(jid, caller=SYSTEM)
-    job = _wait_for(lambda: (j := store.get(jid, history=False, caller=SYSTEM))["status"] in records.FINISHED and j,
-                    20, "cancel")
+    job = _wait_for(
+        lambda: (j := store.get(jid, history=False, caller=SYSTEM))["status"] in records.FINISHED and j, 20, "cancel"
+    )
     assert job["status"] == "cancelled"
     # the task's worker process was killed (force) and its CPU is free again
     _wait_for(lambda: not _alive(pid), 20, "the Ray worker to be stopped")

@@ -48,8 +48,14 @@ def test_ray_cluster_suite(tmp_path):
     env.update(DP_EXPLORER_JOBS_IDLE_EXIT="300", DP_EXPLORER_JOBS_HEARTBEAT="0.5", DP_EXPLORER_JOBS_DEAD_AFTER="60")
     inner = f"ip link set lo up && exec {sys.executable} -m pytest -q -x -s --durations=0 -p no:cacheprovider {SUITE}"
     try:
-        proc = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child", "sh", "-c", inner],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        proc = subprocess.run(
+            ["unshare", "-n", "-p", "-f", "--mount-proc", "--kill-child", "sh", "-c", inner],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"Ray suite did not finish in 240 s:\n{(exc.stdout or '')[-4000:]}")
     out = proc.stdout + proc.stderr

@@ -57,25 +57,28 @@ def test_ceilings():
     assert np.all(np.diff(g) >= 0) and g[-1] == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: audit.clopper_pearson(5, 3),
-    lambda: audit.clopper_pearson(1, 0),
-    lambda: audit.clopper_pearson(1, 3, alpha=1.5),
-    lambda: audit.epsilon_lower_bound([1], [1], 2, 2, delta=1.0),
-    lambda: audit.dp_roc_ceiling(0.0, 1e-5, [0.1]),
-    lambda: audit.gdp_mu(0.0, 0.1, 10),
-    lambda: audit.audit_scores({}, 1e-5),
-    lambda: audit.audit_scores({"a": ([1.0], [0.0, 1.0])}, 1e-5),
-    lambda: audit.audit_scores({"a": ([1.0, np.nan], [0.0, 1.0])}, 1e-5),
-    lambda: audit.audit_scores({"a": ([1.0, 2.0], [0.0, 1.0]), "b": ([1.0, 2.0, 3.0], [0.0, 1.0])}, 1e-5),
-    lambda: audit.audit_scores({"a": ([1.0, 2.0], [0.0, 1.0])}, 1e-5, confidence=1.0),
-    lambda: one_run.one_run_lower_bound([1.0, 2.0], [1, 0, 1]),
-    lambda: one_run.one_run_lower_bound([1.0, 2.0], [1, 2]),
-    lambda: one_run.one_run_lower_bound([1.0, 2.0, 3.0], [1, 0, 1], k_pos=2, k_neg=2),
-    lambda: one_run.one_run_lower_bound([1.0, 2.0, 3.0], [1, 0, 1], k_pos=1),
-    lambda: audit.laplace_tradeoff(0.0, [0.1]),
-    lambda: audit.gaussian_tradeoff(-1.0, [0.1]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: audit.clopper_pearson(5, 3),
+        lambda: audit.clopper_pearson(1, 0),
+        lambda: audit.clopper_pearson(1, 3, alpha=1.5),
+        lambda: audit.epsilon_lower_bound([1], [1], 2, 2, delta=1.0),
+        lambda: audit.dp_roc_ceiling(0.0, 1e-5, [0.1]),
+        lambda: audit.gdp_mu(0.0, 0.1, 10),
+        lambda: audit.audit_scores({}, 1e-5),
+        lambda: audit.audit_scores({"a": ([1.0], [0.0, 1.0])}, 1e-5),
+        lambda: audit.audit_scores({"a": ([1.0, np.nan], [0.0, 1.0])}, 1e-5),
+        lambda: audit.audit_scores({"a": ([1.0, 2.0], [0.0, 1.0]), "b": ([1.0, 2.0, 3.0], [0.0, 1.0])}, 1e-5),
+        lambda: audit.audit_scores({"a": ([1.0, 2.0], [0.0, 1.0])}, 1e-5, confidence=1.0),
+        lambda: one_run.one_run_lower_bound([1.0, 2.0], [1, 0, 1]),
+        lambda: one_run.one_run_lower_bound([1.0, 2.0], [1, 2]),
+        lambda: one_run.one_run_lower_bound([1.0, 2.0, 3.0], [1, 0, 1], k_pos=2, k_neg=2),
+        lambda: one_run.one_run_lower_bound([1.0, 2.0, 3.0], [1, 0, 1], k_pos=1),
+        lambda: audit.laplace_tradeoff(0.0, [0.1]),
+        lambda: audit.gaussian_tradeoff(-1.0, [0.1]),
+    ],
+)
 def test_bad_inputs(call):
     with pytest.raises(DPError):
         call()
@@ -99,8 +102,7 @@ def test_audit_scores_coverage_against_a_mechanism_of_known_epsilon():
     noise = rng.laplace(0.0, 1.0, (reps, n)), rng.laplace(0.0, 1.0, (reps, n))  # a second, useless attack
     over = 0
     for i in range(reps):
-        res = audit.audit_scores({"shift": (pos[i], neg[i]), "noise": (noise[0][i], noise[1][i])}, 0.0,
-                                 split_seed=i)
+        res = audit.audit_scores({"shift": (pos[i], neg[i]), "noise": (noise[0][i], noise[1][i])}, 0.0, split_seed=i)
         over += res["lower_bound"] > eps
     # P[Binomial(300, 0.05) > 24] < 0.5%: a valid bound essentially never fails this
     assert over <= 24, f"bound above the true ε in {over}/{reps} audits"
@@ -134,8 +136,7 @@ def test_audit_scores_has_power_with_strong_leakage():
 
 
 def test_audit_scores_perfect_attack_reaches_the_certifiable_maximum():
-    res = audit.audit_scores({"perfect": (np.ones(200), np.zeros(200)), "none": (np.zeros(200), np.zeros(200))},
-                             1e-5)
+    res = audit.audit_scores({"perfect": (np.ones(200), np.zeros(200)), "none": (np.zeros(200), np.zeros(200))}, 1e-5)
     assert res["attack"] == "perfect"
     assert res["lower_bound"] == pytest.approx(res["max_certifiable"])
     assert res["max_certifiable"] == pytest.approx(audit.max_certifiable_epsilon(100, 100, 1e-5))

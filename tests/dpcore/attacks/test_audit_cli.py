@@ -34,16 +34,19 @@ def test_audit_cli_one_run(tmp_path, capsys):
     assert rc == 0 and out["lower_bound"] > 1 and out["n_canaries"] == 600 and out["correct"] <= out["guesses"]
 
 
-@pytest.mark.parametrize("body,msg", [
-    ("member,value\n1,0.5\n0,0.1\n", "missing score"),
-    ("member,score\n1,0.5\n2,0.1\n1,0.3\n0,0.2\n", "1 (in the training data) or 0"),
-    ("member,score\n1,0.5\n0,abc\n1,0.3\n0,0.2\n", "finite number"),
-    ("member,score\n1,0.5\n0,0.1\n", "at least 2 members"),
-    ("", "empty"),
-    ("member,score,canary\n1,0.5,2\n0,0.1,0\n", "canary must be 1"),  # the canary column (issue 26.3)
-    ("member,score\n1,0.5\n0,inf\n", "finite number"),
-    ("score\n0.5\n", "missing member"),
-])
+@pytest.mark.parametrize(
+    "body,msg",
+    [
+        ("member,value\n1,0.5\n0,0.1\n", "missing score"),
+        ("member,score\n1,0.5\n2,0.1\n1,0.3\n0,0.2\n", "1 (in the training data) or 0"),
+        ("member,score\n1,0.5\n0,abc\n1,0.3\n0,0.2\n", "finite number"),
+        ("member,score\n1,0.5\n0,0.1\n", "at least 2 members"),
+        ("", "empty"),
+        ("member,score,canary\n1,0.5,2\n0,0.1,0\n", "canary must be 1"),  # the canary column (issue 26.3)
+        ("member,score\n1,0.5\n0,inf\n", "finite number"),
+        ("score\n0.5\n", "missing member"),
+    ],
+)
 def test_audit_cli_bad_files_one_line_exit_2(tmp_path, capsys, body, msg):
     p = tmp_path / "bad.csv"
     p.write_text(body)

@@ -33,8 +33,15 @@ def slides_table():
     ages = [49] * 95 + [97] + [30] * 60
     names = ["Peter Smith"] * 95 + ["Jan Kees"] + ["Anna Jones"] * 60
     first = [s.split()[0] for s in names]
-    return pd.DataFrame({"person_id": np.arange(len(ages)), "name": names, "first_name": first,
-                         "last_name": [s.split()[1] for s in names], "age": ages})
+    return pd.DataFrame(
+        {
+            "person_id": np.arange(len(ages)),
+            "name": names,
+            "first_name": first,
+            "last_name": [s.split()[1] for s in names],
+            "age": ages,
+        }
+    )
 
 
 # --- without noise --------------------------------------------------------------------------------
@@ -174,10 +181,16 @@ def test_bad_trials(attack, trials):
         dif_dp.simulate(attack, 1.0, trials=trials)
 
 
-@pytest.mark.parametrize("spec, msg", [
-    ("", "group is empty"), ("first_name", "not COLUMN=VALUE"), ("salary=5", "unknown group column 'salary'"),
-    ("name=Jan Kees", "full name is one person"), ("zip_code=abc", "zip_code must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "spec, msg",
+    [
+        ("", "group is empty"),
+        ("first_name", "not COLUMN=VALUE"),
+        ("salary=5", "unknown group column 'salary'"),
+        ("name=Jan Kees", "full name is one person"),
+        ("zip_code=abc", "zip_code must be a whole number"),
+    ],
+)
 def test_bad_group_spec(pop, spec, msg):
     with pytest.raises(DPError, match=msg):
         dif.run_attack(pop, group=spec)
@@ -257,14 +270,18 @@ def test_noisy_release_reproducible_and_accurate_at_huge_epsilon(pop, attack):
 def test_figures_have_titles_axes_and_log_epsilon(attack):
     sim = dif_dp.simulate(attack, 1.0, trials=500)
     curve = dif_dp.success_curve(attack, trials=200)
-    for fig in (figs.estimates_histogram(sim["estimates"], attack.true_value, 1.0, 5),
-                figs.success_chart(curve, 1.0, 5)):
+    for fig in (
+        figs.estimates_histogram(sim["estimates"], attack.true_value, 1.0, 5),
+        figs.success_chart(curve, 1.0, 5),
+    ):
         assert fig.layout.title.text
         assert fig.layout.yaxis.title.text
     totals = figs.totals_chart(attack)  # two stacked panels of lying bars: each panel's title gives the unit
     assert totals.layout.title.text
     assert [a.text for a in totals.layout.annotations if "(years)" in a.text] == [
-        "two allowed totals (years)", "their difference: the target's age (years)"]
+        "two allowed totals (years)",
+        "their difference: the target's age (years)",
+    ]
     assert figs.success_chart(curve, 1.0, 5).layout.xaxis.type == "log"
     assert "ε per query" in figs.success_chart(curve, None, 5).layout.xaxis.title.text
     assert "years" in figs.estimates_histogram(sim["estimates"], 54, 1.0, 5).layout.xaxis.title.text
@@ -283,8 +300,24 @@ def test_cli_without_noise(capsys):
 
 
 def test_cli_with_noise(capsys):
-    assert main(["differencing", "--epsilon", "1000", "--trials", "5000", "--within", "2", "--target-id", "7",
-                 "--group", "zip_code=10004"]) == 0
+    assert (
+        main(
+            [
+                "differencing",
+                "--epsilon",
+                "1000",
+                "--trials",
+                "5000",
+                "--within",
+                "2",
+                "--target-id",
+                "7",
+                "--group",
+                "zip_code=10004",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["target"]["person_id"] == 7 and out["exact"]
     noisy = out["noisy"]
@@ -293,15 +326,18 @@ def test_cli_with_noise(capsys):
     assert len(noisy["example_release"]["answers"]) == 2
 
 
-@pytest.mark.parametrize("args, msg", [
-    (["--epsilon", "0"], "epsilon must be > 0"),
-    (["--epsilon", "-2"], "epsilon must be > 0"),
-    (["--min-group", "0"], "minimum group size N must be a whole number > 0"),
-    (["--target", "Nobody Here"], "unknown target"),
-    (["--target-id", "99999"], "unknown target"),
-    (["--epsilon", "1", "--within", "-1"], r"k (years) must be"),
-    (["--group", "zip_code=abc"], "zip_code must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["--epsilon", "0"], "epsilon must be > 0"),
+        (["--epsilon", "-2"], "epsilon must be > 0"),
+        (["--min-group", "0"], "minimum group size N must be a whole number > 0"),
+        (["--target", "Nobody Here"], "unknown target"),
+        (["--target-id", "99999"], "unknown target"),
+        (["--epsilon", "1", "--within", "-1"], r"k (years) must be"),
+        (["--group", "zip_code=abc"], "zip_code must be a whole number"),
+    ],
+)
 def test_cli_bad_input_one_line(capsys, args, msg):
     assert main(["differencing", *args]) == 2
     err = capsys.readouterr().err
@@ -309,7 +345,12 @@ def test_cli_bad_input_one_line(capsys, args, msg):
 
 
 def test_cli_subprocess_no_traceback():
-    r = subprocess.run([sys.executable, "-m", "dpcore", "differencing", "--min-group", "-1"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "dpcore", "differencing", "--min-group", "-1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "minimum group size N" in r.stderr

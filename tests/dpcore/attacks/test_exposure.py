@@ -3,7 +3,6 @@ corrected together) — a known answer, coverage under DP (no record above a tru
 without it — and a sweep point's exposure with its most exposed records."""
 
 import numpy as np
-import pytest
 
 from dpcore.attacks import audit, exposure
 
@@ -45,7 +44,8 @@ def test_a_leak_is_found_on_the_most_exposed_records():
 def test_a_sweep_point_ranks_its_records_and_the_json_keeps_only_their_numbers(tmp_path):
     import pandas as pd
 
-    from dpcore.sweep import exposure as sweep_exposure, summary
+    from dpcore.sweep import exposure as sweep_exposure
+    from dpcore.sweep import summary
     from dpcore.sweep.config import for_upload
     from dpcore.sweep.point import run_point
 
@@ -54,8 +54,18 @@ def test_a_sweep_point_ranks_its_records_and_the_json_keeps_only_their_numbers(t
     df["label"] = np.where(df.age + rng.normal(0, 10, 300) > 55, "yes", "no")
     df.to_csv(tmp_path / "t.csv", index=False)
     b = {"age": {"lower": 0, "upper": 120}, "city": {"categories": ["a", "b"]}, "label": {"categories": ["no", "yes"]}}
-    cfg = for_upload(str(tmp_path / "t.csv"), "label", bounds=b, upload_name="t.csv", epsilons=(2.0,), seeds=1,
-                     epochs=3, shadows=2, canaries=20, reproducible_noise=True)
+    cfg = for_upload(
+        str(tmp_path / "t.csv"),
+        "label",
+        bounds=b,
+        upload_name="t.csv",
+        epsilons=(2.0,),
+        seeds=1,
+        epochs=3,
+        shadows=2,
+        canaries=20,
+        reproducible_noise=True,
+    )
     base, dp = (run_point(p) for p in cfg.point_params())
     for p in (base, dp):
         ex = p["exposure"]

@@ -19,13 +19,15 @@ ON = ["age", "sex", "zip_code"]
 
 @pytest.fixture
 def register():
-    return pd.DataFrame({
-        "person_id": [0, 2, -1, -2, 3],
-        "name": ["Ann", "Bob", "Eve", "Zed", "Cat"],
-        "age": [30, 40, 50, 60, 50],
-        "sex": ["F", "M", "F", "M", "F"],
-        "zip_code": [10001, 10002, 10001, 10003, 10001],
-    })
+    return pd.DataFrame(
+        {
+            "person_id": [0, 2, -1, -2, 3],
+            "name": ["Ann", "Bob", "Eve", "Zed", "Cat"],
+            "age": [30, 40, 50, 60, 50],
+            "sex": ["F", "M", "F", "M", "F"],
+            "zip_code": [10001, 10002, 10001, 10003, 10001],
+        }
+    )
 
 
 # --- find your neighbour --------------------------------------------------------------------------
@@ -38,8 +40,11 @@ def test_neighbour_known_answer(release):
     assert "2 records match" in text
     assert "has_rare_disease: 0 of 2 matches have it" in text
     assert "cold (1)" in text and "flu (1)" in text
-    named = find_matches(release.drop(columns="person_id"), [parse_field("age", "25-35"), parse_field("sex", "f")],
-                         label=lambda c: {"has_rare_disease": "rare disease"}.get(c, c))
+    named = find_matches(
+        release.drop(columns="person_id"),
+        [parse_field("age", "25-35"), parse_field("sex", "f")],
+        label=lambda c: {"has_rare_disease": "rare disease"}.get(c, c),
+    )
     assert [line.split(":")[0] for line in named.learned[1:]] == ["rare disease", "diagnosis"]  # display names
 
 
@@ -88,15 +93,18 @@ def test_parse_field_forms():
     assert parse_field("x", "-5:-1") == Condition("x", low=-5, high=-1)
 
 
-@pytest.mark.parametrize("fn,arg,message", [
-    (parse_range, "salary=abc:60000", "must be a number"),
-    (parse_range, "salary=50000:", "must be a number"),
-    (parse_range, "salary=60000:50000", "LO must be <= HI"),
-    (parse_range, "salary=50000", "must look like LO:HI"),
-    (parse_range, "50000:60000", "must look like COL=LO:HI"),
-    (parse_known, "age", "is not COLUMN=VALUE"),
-    (parse_known, "age=", "no value given"),
-])
+@pytest.mark.parametrize(
+    "fn,arg,message",
+    [
+        (parse_range, "salary=abc:60000", "must be a number"),
+        (parse_range, "salary=50000:", "must be a number"),
+        (parse_range, "salary=60000:50000", "LO must be <= HI"),
+        (parse_range, "salary=50000", "must look like LO:HI"),
+        (parse_range, "50000:60000", "must look like COL=LO:HI"),
+        (parse_known, "age", "is not COLUMN=VALUE"),
+        (parse_known, "age=", "no value given"),
+    ],
+)
 def test_bad_condition_text(fn, arg, message):
     with pytest.raises(DPError, match=message):
         fn(arg)
@@ -230,20 +238,34 @@ def test_cli_known_fact_with_an_operator(csv, release, capsys):
 def test_cli_default_scenario(tmp_path, capsys):
     path = tmp_path / "m.csv"
     datasets.medical(10_000, seed=0).to_csv(path, index=False)
-    argv = ["linkage", "--data", str(path), "--known", "age=34", "--known", "zip_code=10001",
-            "--range", "salary=50000:60000", "--max-records", "3"]
+    argv = [
+        "linkage",
+        "--data",
+        str(path),
+        "--known",
+        "age=34",
+        "--known",
+        "zip_code=10001",
+        "--range",
+        "salary=50000:60000",
+        "--max-records",
+        "3",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["matches"] == 17 and out["records_shown"] == 3 and out["n"] == 10_000
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--known", "agee=34"], "did you mean 'age'"),
-    (["--range", "salary=lots:more"], "must be a number"),
-    (["--range", "salary=60000:50000"], "LO must be <= HI"),
-    ([], "at least one known fact"),
-    (["--known", "age=34", "--sensitive", "diagnosys"], "did you mean 'diagnosis'"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--known", "agee=34"], "did you mean 'age'"),
+        (["--range", "salary=lots:more"], "must be a number"),
+        (["--range", "salary=60000:50000"], "LO must be <= HI"),
+        ([], "at least one known fact"),
+        (["--known", "age=34", "--sensitive", "diagnosys"], "did you mean 'diagnosis'"),
+    ],
+)
 def test_cli_bad_inputs(csv, capsys, args, message):
     assert main(["linkage", "--data", csv, *args]) == 2
     err = capsys.readouterr().err
@@ -260,11 +282,22 @@ def test_cli_empty_csv(tmp_path, capsys):
 def test_figures_have_titles_and_axis_titles(release, register):
     from dpcore.figures import reidentification as figs
 
-    sim = linkage.dp_attack_simulation(datasets.medical(500, seed=1), ["age", "sex"], "diagnosis",
-                                       [0.1, 1.0, 10.0], n_releases=10, n_targets=20, seed=0)
+    sim = linkage.dp_attack_simulation(
+        datasets.medical(500, seed=1),
+        ["age", "sex"],
+        "diagnosis",
+        [0.1, 1.0, 10.0],
+        n_releases=10,
+        n_targets=20,
+        seed=0,
+    )
     rep = uniqueness(release, ON, "diagnosis")
-    for fig in (figs.linkage_chart(link(release, register, ON)), figs.dp_success_chart(sim, 1.0),
-                figs.class_size_chart(rep), figs.generalisation_chart({"a": 0.5}, {"a": 0.1})):
+    for fig in (
+        figs.linkage_chart(link(release, register, ON)),
+        figs.dp_success_chart(sim, 1.0),
+        figs.class_size_chart(rep),
+        figs.generalisation_chart({"a": 0.5}, {"a": 0.1}),
+    ):
         assert fig.layout.title.text and fig.layout.xaxis.title.text
     fig = figs.dp_success_chart(sim, 1.0)
     assert fig.layout.xaxis.type == "log"

@@ -50,8 +50,9 @@ def test_single_point_roc_auc_formula():
 def test_threshold_attack_uses_the_median():
     members = np.array([[0.1, 0.9], [0.05, 0.95], [0.2, 0.8]])
     non = np.array([[0.4, 0.6], [0.5, 0.5], [0.15, 0.85]])
-    r, op = mia.threshold_attack(mia.true_class_confidence(members, [1, 1, 1]),
-                                 mia.true_class_confidence(non, [1, 1, 1]))
+    r, op = mia.threshold_attack(
+        mia.true_class_confidence(members, [1, 1, 1]), mia.true_class_confidence(non, [1, 1, 1])
+    )
     assert op["threshold"] == pytest.approx(0.825)
     assert op["tpr"] == pytest.approx(2 / 3) and op["fpr"] == pytest.approx(1 / 3)
 
@@ -166,12 +167,18 @@ def test_bad_inputs():
     with pytest.raises(DPError):
         mia.membership_sample(10, 0)
     with pytest.raises(DPError):
-        mia.run_attacks(lambda X: np.full((len(X), 2), 0.5), np.zeros((4, 1)), [0, 1, 0, 1],
-                        np.zeros((4, 1)), [0, 1, 0, 1], attacks=("magic",))
+        mia.run_attacks(
+            lambda X: np.full((len(X), 2), 0.5),
+            np.zeros((4, 1)),
+            [0, 1, 0, 1],
+            np.zeros((4, 1)),
+            [0, 1, 0, 1],
+            attacks=("magic",),
+        )
     with pytest.raises(DPError):
-        mia.lira_attack(np.full((4, 2), .5), np.zeros((4, 1)), [0, 1, 0, 1], [1, 1, 0, 0], None, n_shadows=1)
+        mia.lira_attack(np.full((4, 2), 0.5), np.zeros((4, 1)), [0, 1, 0, 1], [1, 1, 0, 0], None, n_shadows=1)
     with pytest.raises(DPError):
-        mia.true_class_confidence(np.full((2, 2), .5), [0, 3])
+        mia.true_class_confidence(np.full((2, 2), 0.5), [0, 3])
 
 
 def test_a_cancel_during_shadow_training_is_a_cancel_not_a_dp_error():
@@ -181,6 +188,7 @@ def test_a_cancel_during_shadow_training_is_a_cancel_not_a_dp_error():
     X = np.zeros((20, 2))
     y = np.arange(20) % 2
     with pytest.raises(Cancelled) as info:
-        mia.lira_attack(np.full((20, 2), 0.5), X, y, np.arange(20) < 10, fit=None, n_shadows=4,
-                        should_stop=lambda: True)
+        mia.lira_attack(
+            np.full((20, 2), 0.5), X, y, np.arange(20) < 10, fit=None, n_shadows=4, should_stop=lambda: True
+        )
     assert not isinstance(info.value, DPError)

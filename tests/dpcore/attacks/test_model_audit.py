@@ -13,7 +13,8 @@ from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.training import accounting
 
-from ..cli_helpers import one_line, run as cli
+from ..cli_helpers import one_line
+from ..cli_helpers import run as cli
 
 
 def _shift(rng, eps, n):
@@ -63,7 +64,9 @@ def test_canary_rows_get_the_one_run_audit_and_the_others_the_split_audit():
     m, s = np.r_[member, coins], np.r_[score, rng.laplace(0, 1, 300) + 8.0 * coins]
     c = np.r_[np.zeros(400, bool), np.ones(300, bool)]
     r = model_audit.audit_model(m, s, c, delta=1e-5)
-    assert r["one_run"]["n_canaries"] == 300 and r["split_audit"]["members"] + r["split_audit"]["selection_members"] == 200
+    assert (
+        r["one_run"]["n_canaries"] == 300 and r["split_audit"]["members"] + r["split_audit"]["selection_members"] == 200
+    )
     assert r["one_run"]["lower_bound"] == one_run.one_run_lower_bound(s[c], m[c], delta=1e-5)["lower_bound"]
     assert r["canary_attack"]["auc"] > r["attack"]["auc"] and r["verdict"] is None
 
@@ -78,14 +81,17 @@ def test_a_stated_dpsgd_run_uses_its_exact_pld_ceiling():
     assert not r["verdict"]["contradicts"]
 
 
-@pytest.mark.parametrize("kw, words", [
-    ({"epsilon": 1.0, "noise_multiplier": 1.0}, "one way"),
-    ({"noise_multiplier": 1.0, "sample_rate": 0.01}, "all three"),
-    ({"noise_multiplier": 1.0, "sample_rate": 0.01, "steps": 2_000_000}, "from 1 to 1,000,000"),
-    ({"noise_multiplier": 0.5, "sample_rate": 1.0, "steps": 1_000_000}, "above 1,000"),  # its PLD took 116 s
-    ({"noise_multiplier": 1.0, "sample_rate": 1e-320, "steps": 10}, "sample rate"),
-    ({"epsilon": 1e6}, "at most 1,000"),
-])
+@pytest.mark.parametrize(
+    "kw, words",
+    [
+        ({"epsilon": 1.0, "noise_multiplier": 1.0}, "one way"),
+        ({"noise_multiplier": 1.0, "sample_rate": 0.01}, "all three"),
+        ({"noise_multiplier": 1.0, "sample_rate": 0.01, "steps": 2_000_000}, "from 1 to 1,000,000"),
+        ({"noise_multiplier": 0.5, "sample_rate": 1.0, "steps": 1_000_000}, "above 1,000"),  # its PLD took 116 s
+        ({"noise_multiplier": 1.0, "sample_rate": 1e-320, "steps": 10}, "sample rate"),
+        ({"epsilon": 1e6}, "at most 1,000"),
+    ],
+)
 def test_bad_mechanisms_are_refused_in_words(kw, words):
     with pytest.raises(DPError, match=words):
         model_audit.mechanism(**kw)
@@ -98,9 +104,16 @@ def test_the_cli_is_the_same_function(tmp_path, capsys):
     p.write_text("Member,SCORE,canary\n" + "".join(f"{int(m)},{s},0\n" for m, s in zip(member, score)))
     assert main(["audit", "--scores", str(p), "--epsilon", "1", "--delta", "1e-5"]) == 0
     out = json.loads(capsys.readouterr().out)
-    direct = model_audit.audit_model(member, score, np.zeros(600, bool), mech=model_audit.mechanism(epsilon=1, delta=1e-5))
-    assert out["verdict"] == json.loads(json.dumps(direct["verdict"])) and out["lower_bound"] == direct["split_audit"]["lower_bound"]
-    assert main(["audit", "--scores", str(p), "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100"]) == 0
+    direct = model_audit.audit_model(
+        member, score, np.zeros(600, bool), mech=model_audit.mechanism(epsilon=1, delta=1e-5)
+    )
+    assert (
+        out["verdict"] == json.loads(json.dumps(direct["verdict"]))
+        and out["lower_bound"] == direct["split_audit"]["lower_bound"]
+    )
+    assert (
+        main(["audit", "--scores", str(p), "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "100"]) == 0
+    )
     assert "privacy-loss distribution" in json.loads(capsys.readouterr().out)["ceiling"]["source"]
 
 
@@ -115,15 +128,15 @@ def test_a_scores_file_past_the_row_limit_is_one_message(tmp_path, capsys):
     assert f"more than {limits.AUDIT_MAX_ROWS:,} rows" in err and err.count("\n") == 1
 
 
-
 def test_what_the_audits_prove_together_is_corrected_for_taking_the_larger():
     """``proved``: the larger of the two audits, each re-bounded at 1 − (1 − c)/2 — never simply the larger of two
     bounds at c (either may be the one that fails) — and the verdict states the same number."""
     from dpcore.attacks import audit
 
     t = model_audit.read_scores(model_audit.example_csv())
-    r = model_audit.audit_model(t["member"], t["score"], t["canary"], mech={"kind": "epsilon", "epsilon": 1.0,
-                                                                              "delta": 1e-5})
+    r = model_audit.audit_model(
+        t["member"], t["score"], t["canary"], mech={"kind": "epsilon", "epsilon": 1.0, "delta": 1e-5}
+    )
     p = r["proved"]
     assert p["audits"] == 2 and p["per_audit_confidence"] == pytest.approx(0.975)
     each = [audit.stored_bound(a, 0.975)[0] for a in (r["split_audit"], r["one_run"])]
@@ -144,8 +157,9 @@ def test_a_scores_file_in_any_row_order_keeps_the_verdict_of_a_true_claim():
     order = np.argsort(~coins, kind="stable")
     rows = [f"{int(c)},{int(s)},1" for c, s in zip(coins[order], score[order])]
     table = model_audit.read_scores(("member,score,canary\n" + "\n".join(rows) + "\n").encode())
-    r = model_audit.audit_model(table["member"], table["score"], table["canary"], delta=0.0,
-                                mech=model_audit.mechanism(epsilon=1.0, delta=0.0))
+    r = model_audit.audit_model(
+        table["member"], table["score"], table["canary"], delta=0.0, mech=model_audit.mechanism(epsilon=1.0, delta=0.0)
+    )
     assert r["one_run"]["lower_bound"] <= 1.0 and not r["verdict"]["contradicts"], r["one_run"]
 
 
@@ -193,8 +207,20 @@ def test_report_audit_recomputes_the_scores_into_the_same_section_as_the_page(tm
     scores = tmp_path / "scores.csv"
     scores.write_bytes(model_audit.example_csv())
     out = tmp_path / "r.html"
-    rc, stdout, err = cli(capsys, "report", "--out", str(out), "--n", "1000", "--audit", str(scores),
-                          "--audit-epsilon", "0.5", "--audit-split-seed", "3")
+    rc, stdout, err = cli(
+        capsys,
+        "report",
+        "--out",
+        str(out),
+        "--n",
+        "1000",
+        "--audit",
+        str(scores),
+        "--audit-epsilon",
+        "0.5",
+        "--audit-split-seed",
+        "3",
+    )
     assert rc == 0, err
     printed = json.loads(stdout)
     assert printed["audit"]["scores"] == str(scores) and "contradict" in printed["audit"]["verdict"]
@@ -210,13 +236,16 @@ def test_report_audit_recomputes_the_scores_into_the_same_section_as_the_page(tm
     assert "it <strong>contradicts</strong> the claimed ε = 0.5" in body  # the executive summary
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--audit-epsilon", "1"], "--audit-epsilon states the claim of an audit: give its scores file with --audit"),
-    (["--audit", "@missing"], "missing.csv"),
-    (["--audit", "@good", "--audit-epsilon", "-1"], "epsilon must be"),
-    (["--audit", "@good", "--audit-noise-multiplier", "1"], "--audit @good: "),
-    (["--audit", "@bad"], "--audit @bad: the scores CSV needs columns member (1/0) and score"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--audit-epsilon", "1"], "--audit-epsilon states the claim of an audit: give its scores file with --audit"),
+        (["--audit", "@missing"], "missing.csv"),
+        (["--audit", "@good", "--audit-epsilon", "-1"], "epsilon must be"),
+        (["--audit", "@good", "--audit-noise-multiplier", "1"], "--audit @good: "),
+        (["--audit", "@bad"], "--audit @bad: the scores CSV needs columns member (1/0) and score"),
+    ],
+)
 def test_report_audit_refuses_bad_input_in_one_line(tmp_path, capsys, args, words):
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
     (tmp_path / "good.csv").write_bytes(model_audit.example_csv())
@@ -238,8 +267,9 @@ def test_the_reports_summary_states_the_number_the_verdict_and_page_state():
     from dpcore import report_audit
 
     t = model_audit.read_scores(model_audit.example_csv())
-    r = model_audit.audit_model(t["member"], t["score"], t["canary"], mech={"kind": "epsilon", "epsilon": 1.0,
-                                                                          "delta": 1e-5})
+    r = model_audit.audit_model(
+        t["member"], t["score"], t["canary"], mech={"kind": "epsilon", "epsilon": 1.0, "delta": 1e-5}
+    )
     text = report_audit.summary(r)
     assert f"proves ε ≥ **{claims.down(r['proved']['epsilon'])}** at 95% confidence over its 2 audits" in text, text
     assert claims.down(max(r["split_audit"]["lower_bound"], r["one_run"]["lower_bound"])) not in text

@@ -83,7 +83,8 @@ def test_tied_scores_are_not_ordered_by_the_rows_order():
         over += res["lower_bound"] > eps
     assert over <= 20, over
     with pytest.raises(Exception, match="split a group of tied scores"):  # an explicit count inside a tie
-        one_run.one_run_lower_bound(np.r_[np.ones(50), np.zeros(50)], np.r_[np.ones(50), np.zeros(50)],
-                                    k_pos=10, k_neg=10)
+        one_run.one_run_lower_bound(
+            np.r_[np.ones(50), np.zeros(50)], np.r_[np.ones(50), np.zeros(50)], k_pos=10, k_neg=10
+        )
     tied = one_run.one_run_lower_bound(np.r_[np.ones(50), np.zeros(50)], np.r_[np.ones(50), np.zeros(50)])
     assert (tied["k_pos"], tied["k_neg"], tied["correct"]) == (50, 50, 100)  # whole groups: every guess right

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from dpcore.attacks import linkage
-from dpcore.data import datasets
 from dpcore.attacks import reidentification as reid
+from dpcore.data import datasets
 
 
 @pytest.fixture(scope="module")
@@ -48,17 +48,21 @@ def test_headline_is_the_unique_share(story):
     assert story.uniqueness.unique_fraction == pytest.approx(0.998)
     claim, detail = story.headline()  # a short claim for bold type, the detail for plain
     assert claim == "99.8% of patients are unique"
-    assert detail.startswith("998 of the 1,000 patients are each the only one in the release with their age, sex, "
-                             "zip code and salary")
+    assert detail.startswith(
+        "998 of the 1,000 patients are each the only one in the release with their age, sex, zip code and salary"
+    )
 
 
 def test_headline_counts_one_patient_in_the_singular(story):
     from dataclasses import replace
 
     one = replace(story.uniqueness, unique_records=1, unique_fraction=0.001)
-    assert reid.headline(one) == ("0.1% of patients are unique", "1 of the 1,000 patients is the only one in the "
-                                  "release with their age, sex, zip code and salary: anyone who knows those facts "
-                                  "about them finds their row.")
+    assert reid.headline(one) == (
+        "0.1% of patients are unique",
+        "1 of the 1,000 patients is the only one in the "
+        "release with their age, sex, zip code and salary: anyone who knows those facts "
+        "about them finds their row.",
+    )
 
 
 def test_dp_figure_does_not_depend_on_the_grid():
@@ -105,11 +109,20 @@ def test_display_names_and_the_revealing_columns_first(story):
     assert reid.label("first_name") == "first name"  # any other snake_case name reads with spaces
     assert reid.QI_LABELS == {q: reid.label(q) for q in datasets.QUASI_IDENTIFIERS}
     table = story.neighbour.table()
-    assert list(table.columns) == ["diagnosis", "rare disease", "age", "sex", "zip code", "birth year",
-                                   "ethnicity", "salary"]
+    assert list(table.columns) == [
+        "diagnosis",
+        "rare disease",
+        "age",
+        "sex",
+        "zip code",
+        "birth year",
+        "ethnicity",
+        "salary",
+    ]
     rec = story.neighbour.record()  # the same row, only renamed and reordered
-    assert table.iloc[0].tolist() == [rec[c] for c in ["diagnosis", "has_rare_disease", "age", "sex", "zip_code",
-                                                       "birth_year", "ethnicity", "salary"]]
+    assert table.iloc[0].tolist() == [
+        rec[c] for c in ["diagnosis", "has_rare_disease", "age", "sex", "zip_code", "birth_year", "ethnicity", "salary"]
+    ]
     # what else the attacker learns: in the table's order and words
     assert [line.split(":")[0] for line in story.neighbour.result.learned[1:]] == ["diagnosis", "rare disease"]
     df = pd.DataFrame({"b_x": [1], "a": [2]})
@@ -118,8 +131,16 @@ def test_display_names_and_the_revealing_columns_first(story):
 
 
 def _sim(at, prior, no_noise=0.98, eps=1.0, values=6):
-    return {"epsilon": eps, "n_values": values, "sensitive": "diagnosis", "typical_noise": 1 / eps,
-            "at_epsilon": at, "prior_guess": prior, "no_noise": no_noise, **reid.dp_guarantee(eps, prior)}
+    return {
+        "epsilon": eps,
+        "n_values": values,
+        "sensitive": "diagnosis",
+        "typical_noise": 1 / eps,
+        "at_epsilon": at,
+        "prior_guess": prior,
+        "no_noise": no_noise,
+        **reid.dp_guarantee(eps, prior),
+    }
 
 
 def test_guarantee_text_says_when_the_bound_says_nothing():
@@ -135,7 +156,10 @@ def test_guarantee_text_says_when_the_bound_says_nothing():
 def test_why_text_explains_an_attacker_worse_than_blind():
     worse = reid.dp_why(_sim(0.18, 0.43, eps=0.05), label=reid.label)
     assert "does **worse than a blind guess** (18% against 43%)" in worse
-    assert "the largest of the 6 noisy counts is close to a random pick among the 6 values of diagnosis (right about 17%" in worse
+    assert (
+        "the largest of the 6 noisy counts is close to a random pick among the 6 values of diagnosis (right about 17%"
+        in worse
+    )
     assert "worse than a blind guess" not in reid.dp_why(_sim(0.6, 0.43), label=reid.label)
     exact = reid.dp_why(_sim(0.98, 0.43, eps=50), label=reid.label)
     assert "reads the counts as if they were exact" in exact

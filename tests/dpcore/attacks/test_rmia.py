@@ -38,8 +38,17 @@ def test_rmia_is_an_attack_of_run_attacks_with_its_a_recorded():
     rng = np.random.default_rng(0)
     Xtr, Xte = rng.normal(size=(60, 3)), rng.normal(size=(60, 3))
     ytr, yte = rng.integers(0, 2, 60), rng.integers(0, 2, 60)
-    res = mia.run_attacks(lambda X: np.full((len(X), 2), 0.5), Xtr, ytr, Xte, yte, attacks=("rmia",), shadows=2,
-                          shadow_fit=lambda X, y, s: (lambda Q: np.full((len(Q), 2), 0.5)), seed=0)
+    res = mia.run_attacks(
+        lambda X: np.full((len(X), 2), 0.5),
+        Xtr,
+        ytr,
+        Xte,
+        yte,
+        attacks=("rmia",),
+        shadows=2,
+        shadow_fit=lambda X, y, s: lambda Q: np.full((len(Q), 2), 0.5),
+        seed=0,
+    )
     assert set(res) >= {"rmia", "_roc", "_scores", "_members"} and "lira_offline" not in res
     assert res["rmia"]["a"] == rmia.DEFAULT_A and res["rmia"]["auc"] == pytest.approx(0.5)
 
@@ -66,18 +75,37 @@ def test_with_few_reference_models_rmia_beats_offline_lira_at_1pct_fpr(tmp_path)
     for k in (2, 4):
         lira, rm = [], []
         for seed in range(3):
-            cfg = SweepConfig(dataset=f"csv:{path}", target="label", model="mlp", hidden=256, epochs=30, lr=0.02,
-                              batch_size=64, canaries=0, reproducible_noise=True, size_fractions=(), shadows=k,
-                              seeds=3, attacks=("lira", "rmia")).validate()
+            cfg = SweepConfig(
+                dataset=f"csv:{path}",
+                target="label",
+                model="mlp",
+                hidden=256,
+                epochs=30,
+                lr=0.02,
+                batch_size=64,
+                canaries=0,
+                reproducible_noise=True,
+                size_fractions=(),
+                shadows=k,
+                seeds=3,
+                attacks=("lira", "rmia"),
+            ).validate()
             params = cfg.point_params()[seed]  # the non-private baselines come first
             assert params["train"]["epsilon"] is None
             tc = TrainConfig.from_dict(params["train"])
             split = load_split(tc)
             model = train(tc, split=split)
-            out = mia.run_attacks(model.predict_proba, split.X_train, split.y_train, split.X_test, split.y_test,
-                                  attacks=("lira", "rmia"), shadows=k,
-                                  shadow_fit=sweep_point._shadow_fit(params, tc, split),
-                                  seed=np.random.default_rng([seed, 7]))
+            out = mia.run_attacks(
+                model.predict_proba,
+                split.X_train,
+                split.y_train,
+                split.X_test,
+                split.y_test,
+                attacks=("lira", "rmia"),
+                shadows=k,
+                shadow_fit=sweep_point._shadow_fit(params, tc, split),
+                seed=np.random.default_rng([seed, 7]),
+            )
             lira.append(out["lira_offline"]["tpr_at_1pct_fpr"])
             rm.append(out["rmia"]["tpr_at_1pct_fpr"])
         print(k, "reference models: LiRA offline", lira, "RMIA", rm)

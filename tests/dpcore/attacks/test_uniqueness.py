@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.data import datasets
+from dpcore.attacks.uniqueness import class_size_per_record, incremental, uniqueness, uniqueness_loop
 from dpcore.cli import main
+from dpcore.data import datasets
 from dpcore.errors import DPError
-from dpcore.attacks.uniqueness import (class_size_per_record, incremental, uniqueness, uniqueness_loop)
 
 from ...conftest import ROOT
 
@@ -21,12 +21,14 @@ QIS = ["age", "sex", "zip"]
 @pytest.fixture
 def table():
     # classes on (age, sex, zip): (30,F,1) x3 diag {a,b}, (40,M,2) x2 diag {a}, (50,F,1) x1 diag {c}
-    return pd.DataFrame({
-        "age": [30, 30, 30, 40, 40, 50],
-        "sex": ["F", "F", "F", "M", "M", "F"],
-        "zip": [1, 1, 1, 2, 2, 1],
-        "diag": ["a", "b", "a", "a", "a", "c"],
-    })
+    return pd.DataFrame(
+        {
+            "age": [30, 30, 30, 40, 40, 50],
+            "sex": ["F", "F", "F", "M", "M", "F"],
+            "zip": [1, 1, 1, 2, 2, 1],
+            "diag": ["a", "b", "a", "a", "a", "c"],
+        }
+    )
 
 
 def test_known_answer_small_table(table):
@@ -149,11 +151,14 @@ def test_cli_known_answer(table, tmp_path, capsys):
     assert [s["added"] for s in out["incremental"]] == ["age", "sex", "zip"]
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--qi", ""], "at least one quasi-identifier"),
-    (["--qi", "age,zipp"], "did you mean 'zip'"),
-    (["--qi", "age", "--sensitive", "flag"], "has only one value"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--qi", ""], "at least one quasi-identifier"),
+        (["--qi", "age,zipp"], "did you mean 'zip'"),
+        (["--qi", "age", "--sensitive", "flag"], "has only one value"),
+    ],
+)
 def test_cli_bad_inputs(table, tmp_path, capsys, args, message):
     path = tmp_path / "t.csv"
     table.assign(flag="x").to_csv(path, index=False)
@@ -162,12 +167,15 @@ def test_cli_bad_inputs(table, tmp_path, capsys, args, message):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"", "CSV is empty"),
-    (b"age,sex\n", "no data rows"),
-    (b'age,sex\n1,"F\n', "could not be parsed"),
-    (b"\xff\xfe\x00a,b\n1,2\n", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"", "CSV is empty"),
+        (b"age,sex\n", "no data rows"),
+        (b'age,sex\n1,"F\n', "could not be parsed"),
+        (b"\xff\xfe\x00a,b\n1,2\n", "not UTF-8"),
+    ],
+)
 def test_cli_bad_csv(tmp_path, capsys, content, message):
     path = tmp_path / "bad.csv"
     path.write_bytes(content)
@@ -189,7 +197,12 @@ def test_cli_oversized_and_missing_csv(tmp_path, capsys):
 def test_cli_error_is_one_line_without_traceback(table, tmp_path):
     path = tmp_path / "t.csv"
     table.to_csv(path, index=False)
-    r = subprocess.run([sys.executable, "-m", "dpcore", "uniqueness", "--data", str(path), "--qi", "agee"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "dpcore", "uniqueness", "--data", str(path), "--qi", "agee"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "did you mean 'age'" in r.stderr

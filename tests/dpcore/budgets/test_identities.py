@@ -27,7 +27,7 @@ def test_admin_init_stores_only_a_salted_slow_hash(dp_home):
     conn.close()
     assert TOKEN not in (dp_home / "ledger.sqlite").read_bytes().decode("latin-1")  # never the token itself
     algo, n, r_, p, salt, digest = stored["admin_token_hash"].split("$")
-    assert algo == "scrypt" and int(n) >= 2 ** 14 and len(bytes.fromhex(salt)) == 16 and len(digest) == 64
+    assert algo == "scrypt" and int(n) >= 2**14 and len(bytes.fromhex(salt)) == 16 and len(digest) == 64
     assert identities.check_admin_token(TOKEN).is_admin
     # the same token hashed twice differs (salted)
     assert identities.hash_secret(TOKEN) != identities.hash_secret(TOKEN)
@@ -83,8 +83,9 @@ def test_analyst_keys_are_shown_once_and_stored_as_hashes(dp_home):
     assert identities.sign_in("Ann Lee", key).name == "ann lee"
 
 
-@pytest.mark.parametrize("name, key", [("ann", "dpx_wrong"), ("ann", ""), ("", "KEY"), ("mallory", "KEY"),
-                                       ("ann", None), (None, "KEY")])
+@pytest.mark.parametrize(
+    "name, key", [("ann", "dpx_wrong"), ("ann", ""), ("", "KEY"), ("mallory", "KEY"), ("ann", None), (None, "KEY")]
+)
 def test_a_wrong_name_or_key_signs_nobody_in_with_one_message(name, key):
     dataset(DS, cap=1.0)
     real = quotas.grant(admin(), "ann", DS, epsilon=0.5)["key"]
@@ -125,11 +126,13 @@ def test_look_alike_names_are_one_analyst():
 def test_oidc_claims_give_the_verified_email_or_the_subject_and_admins_come_from_the_configuration():
     ann = identities.from_oidc({"sub": "123", "email": "Ann@Example.org", "email_verified": True})
     assert ann.kind == "analyst" and ann.name == "ann@example.org" and ann.via == "oidc"
-    unverified = identities.from_oidc({"sub": "123", "email": "boss@example.org", "email_verified": False},
-                                      admins=["boss@example.org"])
+    unverified = identities.from_oidc(
+        {"sub": "123", "email": "boss@example.org", "email_verified": False}, admins=["boss@example.org"]
+    )
     assert unverified.name == "sub:123" and not unverified.is_admin  # an unverified e-mail is nobody's
-    boss = identities.from_oidc({"sub": "9", "email": "boss@example.org", "email_verified": "true"},
-                                admins=["BOSS@example.org"])
+    boss = identities.from_oidc(
+        {"sub": "9", "email": "boss@example.org", "email_verified": "true"}, admins=["BOSS@example.org"]
+    )
     assert boss.is_admin and boss.display == "boss@example.org"
     with pytest.raises(DPError, match="neither a verified e-mail nor a subject"):
         identities.from_oidc({"email": "x@example.org"})
@@ -150,8 +153,9 @@ def test_an_oidc_analyst_spends_their_own_quota_and_a_key_cannot_stand_in():
 
 def test_an_admin_through_the_provider_asks_from_their_own_quota_and_the_token_admin_from_none():
     dataset(DS, cap=1.0)
-    boss = identities.from_oidc({"sub": "9", "email": "boss@example.org", "email_verified": True},
-                                admins=["boss@example.org"])
+    boss = identities.from_oidc(
+        {"sub": "9", "email": "boss@example.org", "email_verified": True}, admins=["boss@example.org"]
+    )
     with pytest.raises(DPError, match="as the admin you have no quota"):
         spend.spend(boss, DS, "q", 0.1, lambda: {"answer": 1})
     quotas.grant(admin(), "boss@example.org", DS, epsilon=0.5, oidc=True)
@@ -160,8 +164,10 @@ def test_an_admin_through_the_provider_asks_from_their_own_quota_and_the_token_a
         spend.spend(admin(), DS, "q2", 0.1, lambda: {"answer": 2})
 
 
-@pytest.mark.parametrize("email", ["ＡＤＭＩＮ@corp.org", "ad\u200bmin@corp.org", "admin\u00ad@corp.org",
-                                   "ﬁnance@corp.org", "straße@corp.org"])
+@pytest.mark.parametrize(
+    "email",
+    ["ＡＤＭＩＮ@corp.org", "ad\u200bmin@corp.org", "admin\u00ad@corp.org", "ﬁnance@corp.org", "straße@corp.org"],
+)
 def test_a_verified_email_that_normalises_to_another_mailbox_is_not_that_mailbox(email):
     """Audit: names are canonicalised by NFKC, casefold and the removal of invisible characters, which is right
     for a typed name but merges distinct verified mailboxes: a provider that verifies 'ＡＤＭＩＮ@corp.org'
@@ -170,7 +176,9 @@ def test_a_verified_email_that_normalises_to_another_mailbox_is_not_that_mailbox
     target = identities.canonical_analyst(email)
     who = identities.from_oidc({"sub": "u-77", "email": email, "email_verified": True}, admins=[target])
     assert who.name == "sub:u-77" and not who.is_admin
-    assert identities.from_oidc({"sub": "u-1", "email": "Admin@Corp.org", "email_verified": True},
-                                admins=["admin@corp.org"]).is_admin  # letter case alone still matches
-    assert identities.from_oidc({"sub": "u-2", "email": "émile@corp.org", "email_verified": True}).name == \
-        "émile@corp.org"
+    assert identities.from_oidc(
+        {"sub": "u-1", "email": "Admin@Corp.org", "email_verified": True}, admins=["admin@corp.org"]
+    ).is_admin  # letter case alone still matches
+    assert (
+        identities.from_oidc({"sub": "u-2", "email": "émile@corp.org", "email_verified": True}).name == "émile@corp.org"
+    )

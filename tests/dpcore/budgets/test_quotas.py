@@ -66,8 +66,7 @@ def test_report_ledgers_list_only_what_each_identity_may_see():
     assert shown(ann) == [("clinic", "ann"), (demo["name"], "visitors")]
     assert shown(bob) == [(demo["name"], "visitors")]  # bob has spent nothing on the clinic
     assert shown(identities.VISITOR) == [(demo["name"], "visitors")]
-    assert shown(admin()) == sorted([("clinic", ""), ("clinic", "ann"), (demo["name"], ""),
-                                     (demo["name"], "visitors")])
+    assert shown(admin()) == sorted([("clinic", ""), ("clinic", "ann"), (demo["name"], ""), (demo["name"], "visitors")])
 
 
 def test_closing_a_quota_keeps_its_history():

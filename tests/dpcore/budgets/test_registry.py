@@ -55,8 +55,9 @@ def _near_copies(df: "datasets.pd.DataFrame") -> dict:
         "a rescaled column": df.assign(salary=df["salary"] / 1000.0),
         "added ID columns": df.assign(patient_id=rng.permutation(len(df)), record_no=np.arange(len(df)) + 7000),
         "25% of the rows dropped": kept,
-        "all four at once": kept.rename(columns={"age": "AGE"}).assign(salary=kept["salary"] * 1.1,
-                                                                       pid=np.arange(len(kept))),
+        "all four at once": kept.rename(columns={"age": "AGE"}).assign(
+            salary=kept["salary"] * 1.1, pid=np.arange(len(kept))
+        ),
         "rows and columns reordered, one column dropped": df.drop(columns="zip_code").iloc[::-1][::-1],
     }
 
@@ -73,7 +74,9 @@ def test_the_same_people_under_another_shape_are_refused_unless_the_admin_confir
 
 def test_other_people_with_the_same_columns_register(clinic):
     for seed in (5, 6):
-        assert registry.register(admin(), f"other {seed}", datasets.medical(1000, seed=seed), epsilon=1)["n_rows"] == 1000
+        assert (
+            registry.register(admin(), f"other {seed}", datasets.medical(1000, seed=seed), epsilon=1)["n_rows"] == 1000
+        )
     # a table with only low-cardinality columns in common tells nobody apart: no evidence, no refusal
     few = clinic[["sex", "has_rare_disease"]].assign(score=np.arange(len(clinic)) * 3.3)
     assert registry.register(admin(), "few columns", few, epsilon=1)["name"] == "few columns"
@@ -111,10 +114,15 @@ def test_visible_datasets_follow_the_identity(clinic):
     assert names(admin()) == ["clinic", "other"] and names(ann) == ["clinic"] and names(identities.VISITOR) == []
 
 
-@pytest.mark.parametrize("columns, found", [
-    (["patient_id", "age"], ["patient_id"]), (["PersonID", "x"], ["PersonID"]), (["user", "email", "Name"],
-                                                                                 ["user", "email", "Name"]),
-    (["age", "sex", "zip_code", "diagnosis"], []), (["customer no", "order"], ["customer no"]),
-])
+@pytest.mark.parametrize(
+    "columns, found",
+    [
+        (["patient_id", "age"], ["patient_id"]),
+        (["PersonID", "x"], ["PersonID"]),
+        (["user", "email", "Name"], ["user", "email", "Name"]),
+        (["age", "sex", "zip_code", "diagnosis"], []),
+        (["customer no", "order"], ["customer no"]),
+    ],
+)
 def test_person_identifier_columns_are_named(columns, found):
     assert registry.person_identifiers(columns) == found

@@ -102,7 +102,9 @@ def test_a_schema_1_ledger_opens_and_its_budgets_move_to_the_data_when_it_is_reg
     dataset("NEW" + "0" * 61, n=500, cap=0.1, legacy_keys=["LEGACY"], path=path)
     d = registry.info("NEW" + "0" * 61, path=path)
     # look-alike names merged (the smaller total, the spends added); the cap covers what they released
-    assert d["spent"] == pytest.approx(0.5) and d["cap"] == pytest.approx(0.5) and d["delta_spent"] == pytest.approx(0.4)
+    assert (
+        d["spent"] == pytest.approx(0.5) and d["cap"] == pytest.approx(0.5) and d["delta_spent"] == pytest.approx(0.4)
+    )
     key = identities.issue_key(admin(path), "BOB", path=path)["key"]
     bob = identities.sign_in("bob", key, path=path)
     q = quotas.status(bob, d["fingerprint"], path=path)["quota"]
@@ -124,9 +126,13 @@ def test_an_emptied_ledger_is_refused_not_silently_recreated(dp_home):
     (dp_home / "ledger.sqlite").write_bytes(b"")
     for f in ("ledger.sqlite-wal", "ledger.sqlite-shm"):
         (dp_home / f).unlink(missing_ok=True)
-    for call in (lambda: registry.info(fp), lambda: quotas.status(who, fp), identities.admin_initialised,
-                 lambda: spend.spend(who, fp, "q2", 0.1, lambda: {"answer": 2}),
-                 lambda: visitors.open_builtin(1000, 0)):
+    for call in (
+        lambda: registry.info(fp),
+        lambda: quotas.status(who, fp),
+        identities.admin_initialised,
+        lambda: spend.spend(who, fp, "q2", 0.1, lambda: {"answer": 2}),
+        lambda: visitors.open_builtin(1000, 0),
+    ):
         with pytest.raises(DPError, match=r"(?i)budget ledger .* is damaged .*move the file aside"):
             call()
     assert (dp_home / "ledger.sqlite").stat().st_size == 0  # nothing was written over it

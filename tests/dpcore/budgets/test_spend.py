@@ -61,14 +61,19 @@ print("never")
 
 
 def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
+    return dict(os.environ)  # dpcore is installed: no path to set
 
 
 def _py(code, *args, **kw):
-    return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *map(str, args)],
+        cwd=ROOT,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 def _answer(value):
@@ -244,10 +249,13 @@ def test_persists_across_restart(dp_home):
     key = grant_key("alice", DS, 1.0)
     who = identities.sign_in("alice", key)
     _spend(who, "q1", 0.4, 7)
-    code = ("from dpcore.budgets import identities, spend; import json, sys; who = identities.sign_in('alice', sys.argv[1]);"
-            " r = spend.spend(who, 'd'*64, 'q1', 0.4, lambda: 1/0); print(json.dumps(r))")
-    out = subprocess.run([sys.executable, "-c", code, key], cwd=ROOT, env=_env(), capture_output=True, text=True,
-                         timeout=60)
+    code = (
+        "from dpcore.budgets import identities, spend; import json, sys; who = identities.sign_in('alice', sys.argv[1]);"
+        " r = spend.spend(who, 'd'*64, 'q1', 0.4, lambda: 1/0); print(json.dumps(r))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, key], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     assert r["reused"] and r["answer"] == {"answer": 7} and r["remaining"] == pytest.approx(0.6)
@@ -279,8 +287,9 @@ def test_process_killed_mid_spend_leaves_consistent_totals(tmp_path):
 def test_crash_after_commit_never_double_charges():
     dataset(DS, cap=5.0)
     key = grant_key("alice", DS, 1.0)
-    out = subprocess.run([sys.executable, "-c", COMMIT_THEN_DIE, key], cwd=ROOT, env=_env(), capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", COMMIT_THEN_DIE, key], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == -signal.SIGKILL and "never" not in out.stdout
     who = identities.sign_in("alice", key)
     r = spend.spend(who, DS, "q-crash", 0.25, lambda: {"answer": -1})
@@ -318,8 +327,9 @@ def test_busy_ledger_is_a_clear_error_not_a_traceback(alice, monkeypatch, dp_hom
 def test_a_replace_one_charge_is_refused_before_anything_happens(alice):
     called = []
     with pytest.raises(DPError, match="one relation"):
-        spend.spend(alice, DS, "q", Charge.pure(0.1, neighbour=Neighbour.REPLACE_ONE),
-                    lambda: called.append(1) or {"answer": 1})
+        spend.spend(
+            alice, DS, "q", Charge.pure(0.1, neighbour=Neighbour.REPLACE_ONE), lambda: called.append(1) or {"answer": 1}
+        )
     assert called == []
     r = spend.spend(alice, DS, "q", Charge.gaussian(0.2, 1e-6), _answer(1))
     assert r["epsilon_spent"] == pytest.approx(0.2) and r["delta_spent_now"] == pytest.approx(1e-6)
@@ -373,7 +383,7 @@ def test_delta_has_no_rounding_drift(alice):
     assert q["delta_spent"] == q["delta_total"] == 1e-4 and q["delta_remaining"] == 0.0
     with pytest.raises(BudgetExceededError):
         _spend(alice, "one more", 0.01, delta=1e-18)
-    assert amounts.to_atto(1e-5) == 10 ** 13 and amounts.to_atto(1.5e-19) == 1  # rounded up, never down
+    assert amounts.to_atto(1e-5) == 10**13 and amounts.to_atto(1.5e-19) == 1  # rounded up, never down
 
 
 # --- storage faults --------------------------------------------------------------------------------

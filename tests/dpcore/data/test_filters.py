@@ -8,43 +8,82 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore.data.filters import (
+    BETWEEN,
+    Condition,
+    column_kind,
+    condition_mask,
+    mask_all,
+    mask_any,
+    parse_condition,
+    parse_conditions,
+    parse_field,
+    parse_range,
+    require_column,
+    require_rows,
+)
 from dpcore.errors import DPError
-from dpcore.data.filters import (BETWEEN, Condition, column_kind, condition_mask, mask_all, mask_any, parse_condition,
-                            parse_conditions, parse_field, parse_range, require_column, require_rows)
 
 
 @pytest.fixture
 def df():
-    return pd.DataFrame({
-        "age": [34.0, 70.0, np.nan, 18.0, 65.0],
-        "n": pd.array([1, None, 3, 4, 5], dtype="Int64"),
-        "sex": ["F", " f ", None, "M", "F"],
-        "flag": [True, False, True, False, True],
-        "maybe": pd.array([True, None, False, True, None], dtype="boolean"),
-        "cat": pd.Categorical(["a", "b", None, "a", "B"]),
-    })
+    return pd.DataFrame(
+        {
+            "age": [34.0, 70.0, np.nan, 18.0, 65.0],
+            "n": pd.array([1, None, 3, 4, 5], dtype="Int64"),
+            "sex": ["F", " f ", None, "M", "F"],
+            "flag": [True, False, True, False, True],
+            "maybe": pd.array([True, None, False, True, None], dtype="boolean"),
+            "cat": pd.Categorical(["a", "b", None, "a", "B"]),
+        }
+    )
 
 
 def rows(df, text):
     return np.flatnonzero(condition_mask(df, parse_condition(text))).tolist()
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("age=34", [0]), ("age>=65", [1, 4]), ("age<65", [0, 3]), ("age!=34", [1, 3, 4]), ("age>18", [0, 1, 4]),
-    ("age<=18", [3]), ("age=3.4e1", [0]), ("age < inf", [0, 1, 3, 4]),
-    ("n=3", [2]), ("n!=3", [0, 3, 4]), ("n>=4", [3, 4]),
-    ("sex=F", [0, 1, 4]), ("sex=f", [0, 1, 4]), ("sex!=F", [3]),
-    ("flag=yes", [0, 2, 4]), ("flag!=TRUE", [1, 3]), ("flag=0", [1, 3]),
-    ("maybe=true", [0, 3]), ("maybe!=true", [2]), ("maybe=false", [2]),
-    ("cat=a", [0, 3]), ("cat=b", [1, 4]), ("cat!=a", [1, 4]),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("age=34", [0]),
+        ("age>=65", [1, 4]),
+        ("age<65", [0, 3]),
+        ("age!=34", [1, 3, 4]),
+        ("age>18", [0, 1, 4]),
+        ("age<=18", [3]),
+        ("age=3.4e1", [0]),
+        ("age < inf", [0, 1, 3, 4]),
+        ("n=3", [2]),
+        ("n!=3", [0, 3, 4]),
+        ("n>=4", [3, 4]),
+        ("sex=F", [0, 1, 4]),
+        ("sex=f", [0, 1, 4]),
+        ("sex!=F", [3]),
+        ("flag=yes", [0, 2, 4]),
+        ("flag!=TRUE", [1, 3]),
+        ("flag=0", [1, 3]),
+        ("maybe=true", [0, 3]),
+        ("maybe!=true", [2]),
+        ("maybe=false", [2]),
+        ("cat=a", [0, 3]),
+        ("cat=b", [1, 4]),
+        ("cat!=a", [1, 4]),
+    ],
+)
 def test_mask_by_column_type_missing_never_matches(df, text, expected):
     assert rows(df, text) == expected
 
 
 def test_column_kinds(df):
-    assert [column_kind(df, c) for c in ("age", "n", "sex", "flag", "maybe", "cat")] == \
-        ["numeric", "numeric", "text", "bool", "bool", "categorical"]
+    assert [column_kind(df, c) for c in ("age", "n", "sex", "flag", "maybe", "cat")] == [
+        "numeric",
+        "numeric",
+        "text",
+        "bool",
+        "bool",
+        "categorical",
+    ]
 
 
 def test_ranges_inclusive_and_numbers_only(df):
@@ -65,10 +104,17 @@ def test_value_that_can_never_match_is_refused(df, text):
         rows(df, text)
 
 
-@pytest.mark.parametrize("text,message", [
-    ("age=old", "compare it with a number"), ("sex>F", "use = or !="), ("cat<=a", "use = or !="),
-    ("flag=maybe", "true or false"), ("flag>1", "use = or !="), ("agee=3", "did you mean 'age'"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("age=old", "compare it with a number"),
+        ("sex>F", "use = or !="),
+        ("cat<=a", "use = or !="),
+        ("flag=maybe", "true or false"),
+        ("flag>1", "use = or !="),
+        ("agee=3", "did you mean 'age'"),
+    ],
+)
 def test_bad_comparisons_say_what_to_do(df, text, message):
     with pytest.raises(DPError, match=message):
         rows(df, text)
@@ -90,15 +136,19 @@ def test_parsers_and_text_round_trip():
     r = parse_range("salary=50000:60000")
     assert parse_range(r.text()) == r and r.describe() == "salary in [50000, 60000]"
     assert parse_conditions("zip_code=10001, sex!=F and age>3") == (
-        Condition("zip_code", "=", "10001"), Condition("sex", "!=", "F"), Condition("age", ">", "3"))
+        Condition("zip_code", "=", "10001"),
+        Condition("sex", "!=", "F"),
+        Condition("age", ">", "3"),
+    )
     assert parse_conditions(None) == ()
     assert len({Condition("a", "=", "1"), Condition("a", value="1")}) == 1  # hashable, one identity
     with pytest.raises(DPError, match="unknown operator"):
         Condition("a", "~", "1")
 
 
-@pytest.mark.parametrize("text,message", [("", "empty"), ("sex", "not COLUMN=VALUE"), ("=F", "not COLUMN=VALUE"),
-                                          ("sex=", "no value given")])
+@pytest.mark.parametrize(
+    "text,message", [("", "empty"), ("sex", "not COLUMN=VALUE"), ("=F", "not COLUMN=VALUE"), ("sex=", "no value given")]
+)
 def test_bad_condition_text(text, message):
     with pytest.raises(DPError, match=message):
         parse_condition(text)

@@ -3,10 +3,12 @@
 import sqlite3
 from pathlib import Path
 
-_COLUMNS = ("id TEXT PRIMARY KEY, target TEXT NOT NULL, params TEXT NOT NULL, grp TEXT, label TEXT NOT NULL DEFAULT "
-            "'', status TEXT NOT NULL, progress TEXT NOT NULL DEFAULT '{}', created REAL NOT NULL, started REAL, "
-            "ended REAL, error TEXT, result TEXT, worker TEXT, heartbeat REAL, cancel_requested INTEGER NOT NULL "
-            "DEFAULT 0")
+_COLUMNS = (
+    "id TEXT PRIMARY KEY, target TEXT NOT NULL, params TEXT NOT NULL, grp TEXT, label TEXT NOT NULL DEFAULT "
+    "'', status TEXT NOT NULL, progress TEXT NOT NULL DEFAULT '{}', created REAL NOT NULL, started REAL, "
+    "ended REAL, error TEXT, result TEXT, worker TEXT, heartbeat REAL, cancel_requested INTEGER NOT NULL "
+    "DEFAULT 0"
+)
 
 
 def old_store(home: Path, row: dict, *, owners: bool) -> None:

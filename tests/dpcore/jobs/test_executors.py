@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.sweep import runs as sweep_runs
-from dpcore.sweep.config import SweepConfig
 from dpcore.cli import main
 from dpcore.errors import DPError
+from dpcore.jobs import executors, registry
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
+from dpcore.sweep import runs as sweep_runs
+from dpcore.sweep.config import SweepConfig
 from dpcore.training.config import TrainConfig
 from dpcore.training.loop import train
-from dpcore.jobs import executors, registry
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
 
 NO_CUDA = not executors.cuda_available()
 
@@ -37,8 +38,7 @@ def test_cuda_without_a_gpu_is_a_clear_error(capsys):
     with pytest.raises(DPError, match="no CUDA GPU"):
         train(cfg)
     # CLI: one line, exit 2, before anything is queued
-    assert main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1",
-                 "--device", "cuda"]) == 2
+    assert main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--device", "cuda"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no CUDA GPU" in err[0]
 
@@ -53,8 +53,7 @@ def test_device_is_recorded(model, epsilon):
 @pytest.mark.skipif(NO_CUDA, reason="no CUDA GPU on this machine (torch sees none); CUDA paths skipped")
 @pytest.mark.parametrize("model,mode", [("logreg", "fused"), ("mlp", "auto"), ("mlp", "hooks")])
 def test_cuda_training_paths(model, mode):  # pragma: no cover - runs only where a GPU is present
-    cfg = TrainConfig(dataset="breast_cancer", model=model, epsilon=2.0, epochs=2, device="cuda",
-                               grad_sample_mode=mode)
+    cfg = TrainConfig(dataset="breast_cancer", model=model, epsilon=2.0, epochs=2, device="cuda", grad_sample_mode=mode)
     res = train(cfg)
     assert res.metrics.device == "cuda"
     assert res.metrics.epsilon <= 2.0 + 1e-9
@@ -101,8 +100,7 @@ def test_ray_executor_queues_dispatch_jobs_with_resources(monkeypatch):
     cfg = SweepConfig(epsilons=(1.0,), epochs=1, device="cuda").validate()
     sid = sweep_runs.start_sweep(cfg, workers=0, executor=ex, owner=OWNER)  # queued only: nothing connects
     rec = sweep_runs.load(sid, caller=SYSTEM)
-    assert rec["executor"] == {"name": "ray", "address": "127.0.0.1:6379", "num_cpus_per_task": 1.0,
-                               "max_retries": 3}
+    assert rec["executor"] == {"name": "ray", "address": "127.0.0.1:6379", "num_cpus_per_task": 1.0, "max_retries": 3}
     job = store.get(rec["jobs"][0]["job_id"], caller=SYSTEM)
     assert job["target"] == registry.RAY
     assert job["params"]["target"] == registry.SWEEP_POINT  # the name, not where the function lives

@@ -41,8 +41,9 @@ def full_disk(monkeypatch):
         if state["full"] and threading.current_thread() is main_thread and state["store_failures_left"] > 0:
             state["store_failures_left"] -= 1
             state["store_failures"] += 1
-            raise storage.StorageError(storage.fault_message(sqlite3.OperationalError("database or disk is full"),
-                                                             db.db_path()))
+            raise storage.StorageError(
+                storage.fault_message(sqlite3.OperationalError("database or disk is full"), db.db_path())
+            )
         return real_connection(*args, **kwargs)
 
     monkeypatch.setattr(storage.os, "fsync", fsync)
@@ -78,8 +79,11 @@ def test_a_worker_records_the_real_end_over_a_worker_died_written_meanwhile(full
     def connection(*args, **kwargs):
         if full_disk["store_failures_left"] == 1 and not reaped:  # meanwhile a page looked and reaped it
             with store.connection() as conn, store.transaction(conn):
-                conn.execute("UPDATE jobs SET status = 'failed', error = 'worker died (no heartbeat for 40 s); "
-                             "submit the job again' WHERE id = ?", (job_id,))
+                conn.execute(
+                    "UPDATE jobs SET status = 'failed', error = 'worker died (no heartbeat for 40 s); "
+                    "submit the job again' WHERE id = ?",
+                    (job_id,),
+                )
             reaped.append(True)
         return real(*args, **kwargs)
 

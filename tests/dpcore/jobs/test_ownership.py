@@ -22,19 +22,22 @@ AS_ANN, AS_BOB, ADMIN = Caller(ANN), Caller(BOB), Caller(BOB, admin=True)
 
 # ------------------------------------------------------------------------------------------ jobs
 
+
 def test_another_owner_can_neither_see_nor_download_nor_change_a_job(dp_home):
     runner.run_inline("demo.sleep", {"steps": 2, "seconds": 0.0}, owner=ANN, group="train", label="ann's run")
     (job,) = store.list_jobs(caller=AS_ANN)
     assert job.owner == ANN and store.result_path(job.id, "model.bin", caller=AS_ANN).read_bytes() == b"2"
     assert store.list_jobs(caller=AS_BOB) == [] and store.list_jobs(caller=AS_BOB, group="train") == []
-    for attempt in (lambda: store.get(job.id, caller=AS_BOB),
-                    lambda: store.wait(job.id, caller=AS_BOB, timeout=0.1),
-                    lambda: store.result_path(job.id, "model.bin", caller=AS_BOB),  # the weights
-                    lambda: display.view(job.id, caller=AS_BOB),
-                    lambda: statement.for_job(job.id, caller=AS_BOB),
-                    lambda: store.cancel(job.id, caller=AS_BOB),
-                    lambda: store.rename(job.id, "mine now", caller=AS_BOB),
-                    lambda: store.delete(job.id, caller=AS_BOB)):
+    for attempt in (
+        lambda: store.get(job.id, caller=AS_BOB),
+        lambda: store.wait(job.id, caller=AS_BOB, timeout=0.1),
+        lambda: store.result_path(job.id, "model.bin", caller=AS_BOB),  # the weights
+        lambda: display.view(job.id, caller=AS_BOB),
+        lambda: statement.for_job(job.id, caller=AS_BOB),
+        lambda: store.cancel(job.id, caller=AS_BOB),
+        lambda: store.rename(job.id, "mine now", caller=AS_BOB),
+        lambda: store.delete(job.id, caller=AS_BOB),
+    ):
         with pytest.raises(NotYours, match="not yours") as refused:
             attempt()
         assert "ann's run" not in str(refused.value)  # the refusal names nothing of the run
@@ -61,8 +64,12 @@ def test_cli_sees_its_own_jobs_only(capsys):
     assert main(["jobs", "list"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [j["id"] for j in listed["jobs"]] == [mine] and listed["jobs"][0]["owner"] == "cli"
-    for cmd in (["jobs", "show", theirs], ["jobs", "cancel", theirs], ["jobs", "rename", theirs, "x"],
-                ["jobs", "delete", theirs]):
+    for cmd in (
+        ["jobs", "show", theirs],
+        ["jobs", "cancel", theirs],
+        ["jobs", "rename", theirs, "x"],
+        ["jobs", "delete", theirs],
+    ):
         assert main(cmd) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "not yours" in err[0] and "visitor" not in err[0], err
@@ -86,6 +93,7 @@ def test_cli_admin_acts_on_everyones_jobs(capsys, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------ fairness and shares
+
 
 def _finish(job_id):
     with store.connection() as conn, store.transaction(conn):
@@ -145,12 +153,15 @@ def test_one_sweep_click_trains_a_bounded_number_of_models():
 
 # ------------------------------------------------------------------------------------------ one click, one submission
 
+
 def test_a_repeated_click_queues_nothing():
-    first = store.submit_many([("demo.echo", {"run": 1}, "run"), ("demo.echo", {"twin": 1}, "twin")], owner=ANN,
-                              key="click-1")
+    first = store.submit_many(
+        [("demo.echo", {"run": 1}, "run"), ("demo.echo", {"twin": 1}, "twin")], owner=ANN, key="click-1"
+    )
     with pytest.raises(AlreadySubmitted) as again:
-        store.submit_many([("demo.echo", {"run": 1}, "run"), ("demo.echo", {"twin": 1}, "twin")], owner=ANN,
-                          key="click-1")
+        store.submit_many(
+            [("demo.echo", {"run": 1}, "run"), ("demo.echo", {"twin": 1}, "twin")], owner=ANN, key="click-1"
+        )
     assert again.value.ref == first[0] and len(store.list_jobs(caller=AS_ANN)) == 2
     store.submit("demo.echo", {}, owner=BOB, key="click-1")  # another owner's key is its own
     store.submit("demo.echo", {}, owner=ANN, key="click-2")  # a new click is a new submission
@@ -160,8 +171,17 @@ def test_a_repeated_click_queues_nothing():
 
 
 def test_a_repeated_sweep_click_starts_one_sweep():
-    cfg = SweepConfig(dataset="breast_cancer", model="logreg", epsilons=(1.0,), seeds=1, epochs=1, hidden=None,
-                      attacks=("threshold",), canaries=0, size_fractions=())
+    cfg = SweepConfig(
+        dataset="breast_cancer",
+        model="logreg",
+        epsilons=(1.0,),
+        seeds=1,
+        epochs=1,
+        hidden=None,
+        attacks=("threshold",),
+        canaries=0,
+        size_fractions=(),
+    )
     sid = sweep_runs.start_sweep(cfg, owner=ANN, key="k", workers=0)
     with pytest.raises(AlreadySubmitted) as again:
         sweep_runs.start_sweep(cfg, owner=ANN, key="k", workers=0)
@@ -172,12 +192,25 @@ def test_a_repeated_sweep_click_starts_one_sweep():
 
 # ------------------------------------------------------------------------------------------ sweeps
 
+
 def _record(sweep_id, owner, *, demo=False, status="done", created=1.0, name=None):
-    cfg = (SweepConfig() if demo else SweepConfig(dataset="breast_cancer", model="logreg", epsilons=(1.0,),
-                                                  hidden=None)).validate().to_dict()
-    rec = {"id": sweep_id, "name": name or sweep_id, "created": created, "status": status, "config": cfg,
-           "jobs": [], "failed": [], "owner": owner, "shared": demo,
-           "result": {"config": cfg, "baseline": None, "points": []}}
+    cfg = (
+        (SweepConfig() if demo else SweepConfig(dataset="breast_cancer", model="logreg", epsilons=(1.0,), hidden=None))
+        .validate()
+        .to_dict()
+    )
+    rec = {
+        "id": sweep_id,
+        "name": name or sweep_id,
+        "created": created,
+        "status": status,
+        "config": cfg,
+        "jobs": [],
+        "failed": [],
+        "owner": owner,
+        "shared": demo,
+        "result": {"config": cfg, "baseline": None, "points": []},
+    }
     sweep_runs.save(rec)
     return rec
 
@@ -190,13 +223,15 @@ def test_sweeps_belong_to_their_owner_and_the_finished_demo_is_shared():
     assert list(seen) == ["20250101-000000-d0d0"] and seen["20250101-000000-d0d0"]["shared"]
     assert not seen["20250101-000000-d0d0"]["mine"]
     assert sweep_runs.state("20250101-000000-d0d0", caller=AS_BOB)["status"] == "done"  # read: yes
-    for attempt in (lambda: sweep_runs.load("20250101-000000-aaaa", caller=AS_BOB),
-                    lambda: sweep_runs.state("20250101-000000-aaaa", caller=AS_BOB),
-                    lambda: statement.for_sweep("20250101-000000-aaaa", caller=AS_BOB),
-                    lambda: sweep_runs.load("20250101-000000-c0c0", caller=AS_BOB),  # a cancelled demo: not shared
-                    lambda: sweep_runs.cancel("20250101-000000-d0d0", caller=AS_BOB),  # change the demo: no
-                    lambda: sweep_runs.rename("20250101-000000-d0d0", "mine", caller=AS_BOB),
-                    lambda: sweep_runs.delete("20250101-000000-d0d0", caller=AS_BOB)):
+    for attempt in (
+        lambda: sweep_runs.load("20250101-000000-aaaa", caller=AS_BOB),
+        lambda: sweep_runs.state("20250101-000000-aaaa", caller=AS_BOB),
+        lambda: statement.for_sweep("20250101-000000-aaaa", caller=AS_BOB),
+        lambda: sweep_runs.load("20250101-000000-c0c0", caller=AS_BOB),  # a cancelled demo: not shared
+        lambda: sweep_runs.cancel("20250101-000000-d0d0", caller=AS_BOB),  # change the demo: no
+        lambda: sweep_runs.rename("20250101-000000-d0d0", "mine", caller=AS_BOB),
+        lambda: sweep_runs.delete("20250101-000000-d0d0", caller=AS_BOB),
+    ):
         with pytest.raises(NotYours):
             attempt()
     from dpcore import report
@@ -210,8 +245,11 @@ def test_the_default_view_is_never_a_cancelled_sweep():
     _record("20250101-000000-d0d0", ANN, demo=True, created=2.0)
     _record("20250101-000000-c0c0", ANN, demo=True, status="cancelled", created=4.0)
     _record("20250101-000000-b0b0", BOB, status="cancelled", created=5.0)
-    for who, want in ((AS_BOB, "20250101-000000-d0d0"), (AS_ANN, "20250101-000000-d0d0"),
-                      (Caller(owners.session_owner()), "20250101-000000-d0d0")):
+    for who, want in (
+        (AS_BOB, "20250101-000000-d0d0"),
+        (AS_ANN, "20250101-000000-d0d0"),
+        (Caller(owners.session_owner()), "20250101-000000-d0d0"),
+    ):
         listed = sweep_runs.list_sweeps(caller=who)
         assert sweep_runs.default_view(listed, who) == want, who
     listed = sweep_runs.list_sweeps(caller=AS_BOB)
@@ -220,18 +258,24 @@ def test_the_default_view_is_never_a_cancelled_sweep():
 
 
 def test_a_cancelled_sweep_is_summed_up_in_one_sentence():
-    failed = [{"epsilon": e, "seed": s, "status": "cancelled", "error": "cancelled before it started"}
-              for e in (0.25, 0.5, 1.0) for s in range(10)] + [{"epsilon": None, "seed": 1, "status": "cancelled",
-                                                               "error": "cancelled while running"}]
+    failed = [
+        {"epsilon": e, "seed": s, "status": "cancelled", "error": "cancelled before it started"}
+        for e in (0.25, 0.5, 1.0)
+        for s in range(10)
+    ] + [{"epsilon": None, "seed": 1, "status": "cancelled", "error": "cancelled while running"}]
     assert sweep_runs.problems({"total": 33, "failed": failed}) == [
-        "31 of 33 models were cancelled before they finished; the charts show the ones that did."]
-    broken = [{"epsilon": 1.0, "seed": 0, "status": "failed", "error": "boom"},
-              {"epsilon": None, "seed": 2, "status": "failed", "error": "other"}]
+        "31 of 33 models were cancelled before they finished; the charts show the ones that did."
+    ]
+    broken = [
+        {"epsilon": 1.0, "seed": 0, "status": "failed", "error": "boom"},
+        {"epsilon": None, "seed": 2, "status": "failed", "error": "other"},
+    ]
     assert sweep_runs.problems({"total": 33, "failed": broken}) == ["2 models failed (ε = 1 seed 0 and 1 more): boom"]
     assert sweep_runs.problems({"total": 3, "failed": []}) == []
 
 
 # ------------------------------------------------------------------------------------------ names, rename, delete
+
 
 def test_names_are_distinct_per_owner():
     a = store.submit("demo.echo", {}, owner=ANN, label="Logistic regression · ε=1")
@@ -239,12 +283,23 @@ def test_names_are_distinct_per_owner():
     c = store.submit("demo.echo", {}, owner=BOB, label="Logistic regression · ε=1")
     labels = [store.get(j, caller=SYSTEM).label for j in (a, b, c)]
     assert labels == ["Logistic regression · ε=1", "Logistic regression · ε=1 (2)", "Logistic regression · ε=1"]
-    cfg = SweepConfig(dataset="breast_cancer", model="logreg", epsilons=(1.0,), seeds=1, epochs=1, hidden=None,
-                      attacks=("threshold",), canaries=0, size_fractions=())
+    cfg = SweepConfig(
+        dataset="breast_cancer",
+        model="logreg",
+        epsilons=(1.0,),
+        seeds=1,
+        epochs=1,
+        hidden=None,
+        attacks=("threshold",),
+        canaries=0,
+        size_fractions=(),
+    )
     s1, s2 = (sweep_runs.start_sweep(cfg, owner=ANN, workers=0) for _ in range(2))
     names = [sweep_runs.load(s, caller=AS_ANN)["name"] for s in (s1, s2)]
-    assert names == ["Breast cancer · Logistic regression · 1 ε × 1 seed",
-                     "Breast cancer · Logistic regression · 1 ε × 1 seed (2)"]
+    assert names == [
+        "Breast cancer · Logistic regression · 1 ε × 1 seed",
+        "Breast cancer · Logistic regression · 1 ε × 1 seed (2)",
+    ]
 
 
 def test_rename_a_job_owner_or_admin_only():
@@ -295,13 +350,38 @@ def test_a_delete_that_cannot_finish_leaves_everything_in_place(dp_home, monkeyp
 
 
 def test_delete_a_sweep_with_its_jobs(dp_home):
-    sid = sweep_runs.run_sweep_inline(dict(dataset="breast_cancer", model="logreg", epsilons=[1.0], epochs=1,
-                                           train_size=40, hidden=None, lr=0.5, baseline=False, batch_size=16,
-                                           canaries=0, size_fractions=[], attacks=["threshold"]),
-                                      owner=ANN, name="to delete")["id"]
-    running = sweep_runs.start_sweep(dict(dataset="breast_cancer", model="logreg", epsilons=[1.0], epochs=1,
-                                          hidden=None, canaries=0, size_fractions=[], attacks=["threshold"]),
-                                     owner=ANN, workers=0)
+    sid = sweep_runs.run_sweep_inline(
+        dict(
+            dataset="breast_cancer",
+            model="logreg",
+            epsilons=[1.0],
+            epochs=1,
+            train_size=40,
+            hidden=None,
+            lr=0.5,
+            baseline=False,
+            batch_size=16,
+            canaries=0,
+            size_fractions=[],
+            attacks=["threshold"],
+        ),
+        owner=ANN,
+        name="to delete",
+    )["id"]
+    running = sweep_runs.start_sweep(
+        dict(
+            dataset="breast_cancer",
+            model="logreg",
+            epsilons=[1.0],
+            epochs=1,
+            hidden=None,
+            canaries=0,
+            size_fractions=[],
+            attacks=["threshold"],
+        ),
+        owner=ANN,
+        workers=0,
+    )
     with pytest.raises(DPError, match="cancel it first"):
         sweep_runs.delete(running, caller=AS_ANN)
     sweep_runs.cancel(running, caller=AS_ANN)
@@ -332,8 +412,19 @@ def test_a_store_from_before_owners_opens_and_its_jobs_are_the_clis(dp_home):
     belong to the CLI owner (the server's operator), not to every visitor as before."""
     from .legacy import old_store
 
-    old_store(dp_home, {"id": "old-1", "target": "train", "params": "{}", "grp": "train", "label": "an old run",
-                        "status": "done", "created": 1.0}, owners=False)
+    old_store(
+        dp_home,
+        {
+            "id": "old-1",
+            "target": "train",
+            "params": "{}",
+            "grp": "train",
+            "label": "an old run",
+            "status": "done",
+            "created": 1.0,
+        },
+        owners=False,
+    )
     (job,) = store.list_jobs(caller=CLI)
     assert job.id == "old-1" and job.owner == "cli"
     assert store.list_jobs(caller=AS_ANN) == []

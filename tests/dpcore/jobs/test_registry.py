@@ -7,7 +7,8 @@ import pytest
 
 from dpcore.errors import JobError
 from dpcore.jobs import db, demo_jobs, executors, records, registry, runner, store, worker
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
 
 
 def test_targets_are_named_through_the_registry():
@@ -23,13 +24,16 @@ def test_targets_are_named_through_the_registry():
     assert runner.run_inline("demo.echo", {"a": 2}, owner=OWNER)["params"] == {"a": 2}
 
 
-@pytest.mark.parametrize("old,name", [
-    ("dpcore.demo_jobs:echo", "demo.echo"),
-    ("dpcore.demo_jobs:sleep", "demo.sleep"),
-    ("dpcore.executors:ray_job", "ray"),
-    ("dpcore.training:run_job", "train"),
-    ("dpcore.sweep:run_point", "sweep.point"),
-])
+@pytest.mark.parametrize(
+    "old,name",
+    [
+        ("dpcore.demo_jobs:echo", "demo.echo"),
+        ("dpcore.demo_jobs:sleep", "demo.sleep"),
+        ("dpcore.executors:ray_job", "ray"),
+        ("dpcore.training:run_job", "train"),
+        ("dpcore.sweep:run_point", "sweep.point"),
+    ],
+)
 def test_every_old_path_resolves_to_the_function_its_name_runs(old, name):
     assert registry.target_name(old) == name
     assert registry.resolve(old) is registry.resolve(name)
@@ -67,8 +71,11 @@ def test_a_row_written_with_an_old_target_still_opens_and_runs(dp_home, old):
     store.list_jobs(caller=SYSTEM)  # creates the store with today's schema (unchanged since those versions)
     conn = sqlite3.connect(str(db.db_path()))
     with conn:
-        conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
-                     "VALUES ('old-1', ?, '{\"v\": 3}', 'train', '', 'queued', 1.0)", (old,))
+        conn.execute(
+            "INSERT INTO jobs (id, target, params, grp, label, status, created) "
+            "VALUES ('old-1', ?, '{\"v\": 3}', 'train', '', 'queued', 1.0)",
+            (old,),
+        )
     conn.close()
     rec = store.get("old-1", caller=SYSTEM)
     assert rec.status == "queued" and rec.target == old and registry.target_name(rec.target) == "demo.echo"

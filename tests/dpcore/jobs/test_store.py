@@ -17,7 +17,8 @@ import pytest
 from dpcore.cli import main
 from dpcore.errors import DPError, JobError
 from dpcore.jobs import db, display, records, runner, store, workers
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
 
 SLEEP = "demo.sleep"
 
@@ -54,16 +55,20 @@ def file_hashes(folder):
 
 # ------------------------------------------------------------------------------------------ lifecycle
 
+
 def test_lifecycle_submit_progress_done(dp_home):
-    job_id = store.submit(SLEEP, {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}, group="g1", label="demo",
-                          owner=OWNER)
+    job_id = store.submit(
+        SLEEP, {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}, group="g1", label="demo", owner=OWNER
+    )
     job = store.get(job_id, caller=SYSTEM)
     assert job["status"] == "queued" and job["group"] == "g1" and job["label"] == "demo"
     assert job["params"] == {"steps": 30, "seconds": 0.05, "steps_per_epoch": 10}
     assert workers.ensure_workers(1) == 1
     # live progress is visible while it runs
-    running = wait_for(lambda: (j := store.get(job_id, caller=SYSTEM))["status"] == "running"
-                       and j["progress"].get("step") and j, what="running with progress")
+    running = wait_for(
+        lambda: (j := store.get(job_id, caller=SYSTEM))["status"] == "running" and j["progress"].get("step") and j,
+        what="running with progress",
+    )
     assert 0 < running["progress"]["step"] <= 30 and running["progress"]["total_steps"] == 30
     done = store.wait(job_id, timeout=20, caller=SYSTEM)
     assert done["status"] == "done" and done["error"] is None
@@ -126,6 +131,7 @@ def test_failed_jobs_record_one_line_and_log_the_traceback(dp_home):
 
 # ------------------------------------------------------------------------------------------ cancel
 
+
 def test_cancel_running_job_within_two_seconds():
     job_id = store.submit(SLEEP, {"steps": 2000, "seconds": 0.01}, owner=OWNER)
     workers.ensure_workers(1)
@@ -175,6 +181,7 @@ def test_job_ignoring_cancel_is_stopped_with_its_worker():
 
 # ------------------------------------------------------------------------------------------ failures, restarts
 
+
 def test_sigkilled_worker_fails_its_job_and_leaves_earlier_results_alone(dp_home):
     first = store.submit(SLEEP, {"steps": 3, "seconds": 0.0}, owner=OWNER)
     workers.ensure_workers(1)
@@ -193,8 +200,9 @@ def test_sigkilled_worker_fails_its_job_and_leaves_earlier_results_alone(dp_home
     assert job["status"] == "failed" and job["error"].startswith("worker died")
     assert file_hashes(first_dir) == hashes
     after = store.get(first, caller=SYSTEM)
-    assert {k: after[k] for k in ("status", "result", "ended", "history")} == \
-           {k: before[k] for k in ("status", "result", "ended", "history")}
+    assert {k: after[k] for k in ("status", "result", "ended", "history")} == {
+        k: before[k] for k in ("status", "result", "ended", "history")
+    }
     # a fresh worker is started in place of the dead one, and later jobs run
     assert workers.ensure_workers(1) == 1
     later = store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER)
@@ -260,9 +268,22 @@ def test_idle_worker_exits_on_its_own(monkeypatch):
 
 # ------------------------------------------------------------------------------------------ bad input
 
-@pytest.mark.parametrize("target", ["os:system", "dpcore", "dpcore.jobs.demo_jobs", "dpcore.nope:run",
-                                    "dpcore.jobs.demo_jobs:missing", "dpcore.demo_jobs:missing",
-                                    "dpcore.jobs.demo_jobs:sleep; rm", "demo.nope", "", None])
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "os:system",
+        "dpcore",
+        "dpcore.jobs.demo_jobs",
+        "dpcore.nope:run",
+        "dpcore.jobs.demo_jobs:missing",
+        "dpcore.demo_jobs:missing",
+        "dpcore.jobs.demo_jobs:sleep; rm",
+        "demo.nope",
+        "",
+        None,
+    ],
+)
 def test_bad_target_is_a_job_error(target):
     with pytest.raises(JobError, match="job target"):
         store.submit(target, {}, owner=OWNER)
@@ -300,6 +321,7 @@ def test_save_bytes_rejects_paths():
 
 # ------------------------------------------------------------------------------------------ CLI
 
+
 def test_cli_list_show_cancel(capsys):
     job_id = store.submit(SLEEP, {"steps": 1}, label="cli", owner=OWNER)
     assert main(["jobs", "list"]) == 0
@@ -321,6 +343,7 @@ def test_cli_unknown_id_is_one_clear_line(capsys):
 
 # ------------------------------------------------------------------------------------------ typed boundary
 
+
 def test_record_is_frozen_typed_and_still_reads_like_the_old_dict():
     job_id = store.submit("demo.echo", {"x": 1}, group="g", label="typed", owner=OWNER)
     rec = store.get(job_id, caller=SYSTEM)
@@ -337,6 +360,7 @@ def test_record_is_frozen_typed_and_still_reads_like_the_old_dict():
 
 # ------------------------------------------------------------------------------------------ one cancel signal
 
+
 def test_a_cancelled_inline_run_raises_cancelled_not_a_dp_error():
     """A cancel used to reach the CLI as JobError (a DPError: exit 2)."""
     from dpcore.errors import Cancelled
@@ -346,13 +370,15 @@ def test_a_cancelled_inline_run_raises_cancelled_not_a_dp_error():
     def run():
         try:
             box["result"] = runner.run_inline(SLEEP, {"steps": 400, "seconds": 0.02}, owner=OWNER)
-        except BaseException as exc:  # noqa: BLE001 - inspected below
+        except BaseException as exc:
             box["error"] = exc
 
     t = threading.Thread(target=run)
     t.start()
-    job_id = wait_for(lambda: next((j.id for j in store.list_jobs(caller=SYSTEM) if j.status == "running"), None),
-                      what="inline job running")
+    job_id = wait_for(
+        lambda: next((j.id for j in store.list_jobs(caller=SYSTEM) if j.status == "running"), None),
+        what="inline job running",
+    )
     store.cancel(job_id, caller=SYSTEM)
     t.join(timeout=20)
     assert isinstance(box.get("error"), Cancelled) and not isinstance(box["error"], DPError)

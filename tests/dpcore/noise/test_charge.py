@@ -5,18 +5,17 @@ import math
 
 import pytest
 
-from dpcore.queries import model
 from dpcore.errors import DPError
 from dpcore.noise import composition
 from dpcore.noise.calibration import gaussian_analytic_sigma
 from dpcore.noise.charge import ZERO, Charge, Neighbour, compose, gaussian_rho, require_ledger_relation
-
+from dpcore.queries import model
 
 
 def test_basic_composition_sums_epsilon_delta_and_rho():
     total = Charge.pure(0.1) + Charge.pure(0.2) + Charge(0.5, 1e-6, 0.02)
     assert total.epsilon == pytest.approx(0.8) and total.delta == pytest.approx(1e-6)
-    assert total.rho == pytest.approx(0.1 ** 2 / 2 + 0.2 ** 2 / 2 + 0.02)
+    assert total.rho == pytest.approx(0.1**2 / 2 + 0.2**2 / 2 + 0.02)
     assert total.neighbour is Neighbour.ADD_REMOVE
     assert compose([Charge.pure(0.1)] * 10).epsilon == pytest.approx(1.0)
     assert compose([]) == ZERO
@@ -70,8 +69,13 @@ def test_frozen_validated_and_stored_round_trip():
     assert Charge.from_dict(c.to_dict()) == c
     old = Charge.from_dict({"epsilon": 0.5, "delta": 0.0, "rho": None})  # answers stored before Charge existed
     assert old.neighbour is Neighbour.ADD_REMOVE and old.rho == pytest.approx(0.125)
-    for bad in (dict(epsilon=-1), dict(epsilon=math.nan), dict(epsilon=1, delta=1.5), dict(epsilon=1, rho=-0.1),
-                dict(epsilon=1, neighbour="swap-two")):
+    for bad in (
+        dict(epsilon=-1),
+        dict(epsilon=math.nan),
+        dict(epsilon=1, delta=1.5),
+        dict(epsilon=1, rho=-0.1),
+        dict(epsilon=1, neighbour="swap-two"),
+    ):
         with pytest.raises(DPError):
             Charge(**bad)
 

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from dpcore.errors import DPError
 from dpcore.noise import composition as C
 from dpcore.noise.charge import gaussian_rho, pure_rho
-from dpcore.errors import DPError
 
 
 def test_basic_sums_epsilon_and_delta():
@@ -84,19 +84,22 @@ def test_ledger_costs():
         C.ledger_costs([{"epsilon": 0.5, "delta": 1e-6}], 1e-6)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: C.basic([0.1, 0]), "epsilon must be > 0"),
-    (lambda: C.basic([0.1, -1]), "epsilon must be > 0"),
-    (lambda: C.basic([0.1, 0.2], [1e-6] * 3), "one δ per query"),
-    (lambda: C.advanced([0.1], 0), "δ′"),
-    (lambda: C.advanced([0.1], 1.5), "δ′"),
-    (lambda: C.advanced_homogeneous(0.1, 0, 1e-5), "k"),
-    (lambda: C.zcdp_epsilon(-1, 1e-5), "ρ must be"),
-    (lambda: C.zcdp_epsilon(0.5, 0), "delta must be in"),
-    (lambda: C.rdp_epsilon(0.5, 1e-5, [0.5, 2]), "orders"),
-    (lambda: gaussian_rho(0), "σ must be"),
-    (lambda: C.curves(0.1, 10**6, 1e-5), "at most"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: C.basic([0.1, 0]), "epsilon must be > 0"),
+        (lambda: C.basic([0.1, -1]), "epsilon must be > 0"),
+        (lambda: C.basic([0.1, 0.2], [1e-6] * 3), "one δ per query"),
+        (lambda: C.advanced([0.1], 0), "δ′"),
+        (lambda: C.advanced([0.1], 1.5), "δ′"),
+        (lambda: C.advanced_homogeneous(0.1, 0, 1e-5), "k"),
+        (lambda: C.zcdp_epsilon(-1, 1e-5), "ρ must be"),
+        (lambda: C.zcdp_epsilon(0.5, 0), "delta must be in"),
+        (lambda: C.rdp_epsilon(0.5, 1e-5, [0.5, 2]), "orders"),
+        (lambda: gaussian_rho(0), "σ must be"),
+        (lambda: C.curves(0.1, 10**6, 1e-5), "at most"),
+    ],
+)
 def test_bad_inputs(call, match):
     with pytest.raises(DPError, match=match):
         call()

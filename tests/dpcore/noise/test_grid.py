@@ -53,9 +53,19 @@ def test_a_typed_value_moves_by_at_most_floor_delta_over_g_plus_one(v, delta, wh
     assert abs(g.exact_units(v2) - g.exact_units(v)) <= g.value_k(delta)
 
 
-@pytest.mark.parametrize("delta,step,text", [(90, 1e-5, "0.00001"), (72, 1e-5, "0.00001"), (1, 1e-6, "0.000001"),
-                                             (250_000, 0.1, "0.1"), (1e15, 1e9, "1e9"), (0.0072, 1e-9, "1e-9"),
-                                             (10, 1e-5, "0.00001"), (9.999999, 1e-6, "0.000001")])
+@pytest.mark.parametrize(
+    "delta,step,text",
+    [
+        (90, 1e-5, "0.00001"),
+        (72, 1e-5, "0.00001"),
+        (1, 1e-6, "0.000001"),
+        (250_000, 0.1, "0.1"),
+        (1e15, 1e9, "1e9"),
+        (0.0072, 1e-9, "1e-9"),
+        (10, 1e-5, "0.00001"),
+        (9.999999, 1e-6, "0.000001"),
+    ],
+)
 def test_the_grid_follows_delta(delta, step, text):
     g = grid.for_sensitivity(delta)
     assert g.step == pytest.approx(step) and g.text() == text
@@ -70,14 +80,17 @@ def test_values_come_back_exactly_and_on_the_grid():
     assert c.centre == 54 * 10**5 // 1 and c.k == 36 * 10**5 and c.value(c.units, 3) == 54.0
 
 
-@pytest.mark.parametrize("kw,message", [
-    ({"magnitude": 1e308}, "between −1e15 and 1e15, got 1e308"),
-    ({"magnitude": float("inf")}, "between"),
-    ({"magnitude": 1.0, "sensitivity": 1e308}, "from 0 to 1e15"),
-    ({"magnitude": 1.0, "sensitivity": 1e-300}, "0 or at least 1e-12"),
-    ({"magnitude": 1e12, "sensitivity": 1e-3}, "too small beside"),
-    ({"magnitude": "x"}, "must be a number"),
-])
+@pytest.mark.parametrize(
+    "kw,message",
+    [
+        ({"magnitude": 1e308}, "between −1e15 and 1e15, got 1e308"),
+        ({"magnitude": float("inf")}, "between"),
+        ({"magnitude": 1.0, "sensitivity": 1e308}, "from 0 to 1e15"),
+        ({"magnitude": 1.0, "sensitivity": 1e-300}, "0 or at least 1e-12"),
+        ({"magnitude": 1e12, "sensitivity": 1e-3}, "too small beside"),
+        ({"magnitude": "x"}, "must be a number"),
+    ],
+)
 def test_what_a_release_cannot_represent_is_one_message(kw, message):
     with pytest.raises(DPError, match=message):
         grid.check_release(**kw)

@@ -5,8 +5,19 @@ import numpy as np
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.noise.interpret import (DEPLOYMENTS, EXAMPLE_TAIL, LEVELS, fact_bound, fact_reading, guess_ceiling,
-                                   level_sentence, loss_tail, posterior_bound, privacy_level, reading)
+from dpcore.noise.interpret import (
+    DEPLOYMENTS,
+    EXAMPLE_TAIL,
+    LEVELS,
+    fact_bound,
+    fact_reading,
+    guess_ceiling,
+    level_sentence,
+    loss_tail,
+    posterior_bound,
+    privacy_level,
+    reading,
+)
 
 
 def test_posterior_bound_known_values():
@@ -71,7 +82,7 @@ def test_guess_ceiling_known_answers():
 
 
 def test_reading_says_how_often_the_bound_fails_when_delta_is_positive():
-    """"With δ > 0 the guarantee may fail outright with probability up to δ" was false: for the Gaussian at
+    """ "With δ > 0 the guarantee may fail outright with probability up to δ" was false: for the Gaussian at
     ε = 1, δ = 1e-5 the bound fails with P[privacy loss > ε] = 1.6e-4, 16 × δ (issue 25 §4)."""
     assert "privacy loss" not in reading(1.0, 0.5) and "privacy loss" not in reading(1.0, 0.5, 0)
     text = reading(1.0, 0.5, 1e-5)

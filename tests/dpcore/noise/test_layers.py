@@ -10,8 +10,18 @@ from ...conftest import ROOT
 
 NOISE = ROOT / "dpcore" / "noise"
 #: The intended order, lowest first: a module may import only modules before it.
-LAYERS = ["calibration", "discrete", "grid", "charge", "composition", "interpret", "mechanisms", "release", "view",
-          "teaching"]
+LAYERS = [
+    "calibration",
+    "discrete",
+    "grid",
+    "charge",
+    "composition",
+    "interpret",
+    "mechanisms",
+    "release",
+    "view",
+    "teaching",
+]
 
 
 def _edges() -> dict[str, set[str]]:
@@ -27,10 +37,10 @@ def _edges() -> dict[str, set[str]]:
                 if node.level == 1:  # from . import x / from .x import y
                     targets = [mod] if mod else [a.name for a in node.names]
                 elif node.level == 0 and mod.startswith("dpcore.noise"):
-                    rest = mod[len("dpcore.noise"):].lstrip(".")
+                    rest = mod[len("dpcore.noise") :].lstrip(".")
                     targets = [rest] if rest else [a.name for a in node.names]
                 elif node.level == 2 and mod.startswith("noise"):
-                    rest = mod[len("noise"):].lstrip(".")
+                    rest = mod[len("noise") :].lstrip(".")
                     targets = [rest] if rest else [a.name for a in node.names]
                 else:
                     targets = []
@@ -67,19 +77,21 @@ def test_imports_follow_the_layers():
     for module, deps in graph.items():
         above = [d for d in deps if LAYERS.index(d) > LAYERS.index(module)]
         assert not above, f"{module} imports {above}, which sit above it"
-    assert "release" not in set().union(*(graph[m] for m in ("calibration", "discrete", "grid", "charge",
-                                                             "mechanisms")))
+    assert "release" not in set().union(
+        *(graph[m] for m in ("calibration", "discrete", "grid", "charge", "mechanisms"))
+    )
 
 
 def test_each_module_imports_alone():
     """Each module imports in a fresh interpreter (no module needs another to have been imported first), and only
     the release path loads OpenDP."""
-    code = ("import importlib, sys\n"
-            "for name in sys.argv[1:]:\n"
-            "    importlib.import_module('dpcore.noise.' + name)\n"
-            "print('opendp' in sys.modules)\n")
+    code = (
+        "import importlib, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    importlib.import_module('dpcore.noise.' + name)\n"
+        "print('opendp' in sys.modules)\n"
+    )
     for name in LAYERS:
-        out = subprocess.run([sys.executable, "-c", code, name], cwd=ROOT, capture_output=True, text=True,
-                             timeout=120)
+        out = subprocess.run([sys.executable, "-c", code, name], cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, (name, out.stderr[-2000:])
         assert out.stdout.strip() == "False", f"importing dpcore.noise.{name} loaded OpenDP"

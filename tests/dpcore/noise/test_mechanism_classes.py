@@ -9,7 +9,7 @@ import pytest
 from dpcore.errors import DPError
 from dpcore.noise import calibration, composition, mechanisms, release, teaching
 from dpcore.noise.charge import Charge, Neighbour, compose, require_ledger_relation
-from dpcore.noise.mechanisms import DiscreteGaussian, Geometric, GaussianAnalytic, GaussianClassic, Laplace
+from dpcore.noise.mechanisms import DiscreteGaussian, GaussianAnalytic, GaussianClassic, Geometric, Laplace
 from dpcore.queries import answering, model
 
 
@@ -46,19 +46,36 @@ def test_the_class_table_is_the_one_home():
     assert calibration.Z95 == pytest.approx(1.959963984540054, rel=1e-15)
     assert calibration.LAPLACE_Q95 == pytest.approx(math.log(20), rel=1e-14)
     # no second spelling at the old homes (issue 15: one concept, one place)
-    for module, name in [(release, "MECHANISMS"), (release, "basic_composition"), (release, "gaussian_sigma"),
-                         (release, "ExactGaussian"), (mechanisms, "MAX_RELEASE_DRAWS"),
-                         (mechanisms, "NoiseSpec"), (mechanisms, "calibrate"), (mechanisms, "noise_view"),
-                         (mechanisms, "query"), (composition, "gaussian_rho"),
-                         (answering, "MECHANISMS"), (answering, "Z95"), (answering, "gaussian_sigma"),
-                         (answering, "noise_halfwidth"), (answering, "column_kind"), (model, "MAX_BINS")]:
+    for module, name in [
+        (release, "MECHANISMS"),
+        (release, "basic_composition"),
+        (release, "gaussian_sigma"),
+        (release, "ExactGaussian"),
+        (mechanisms, "MAX_RELEASE_DRAWS"),
+        (mechanisms, "NoiseSpec"),
+        (mechanisms, "calibrate"),
+        (mechanisms, "noise_view"),
+        (mechanisms, "query"),
+        (composition, "gaussian_rho"),
+        (answering, "MECHANISMS"),
+        (answering, "Z95"),
+        (answering, "gaussian_sigma"),
+        (answering, "noise_halfwidth"),
+        (answering, "column_kind"),
+        (model, "MAX_BINS"),
+    ]:
         assert not hasattr(module, name), f"{module.__name__}.{name}"
 
 
 @pytest.mark.parametrize("level", [0.5, 0.8, 0.95, 0.99])
-@pytest.mark.parametrize("m", [Laplace(epsilon=0.7, sensitivity=2.0), GaussianAnalytic(epsilon=0.7, delta=1e-5,
-                                                                                       sensitivity=2.0),
-                               GaussianClassic(epsilon=0.5, delta=1e-5, sensitivity=1.0)])
+@pytest.mark.parametrize(
+    "m",
+    [
+        Laplace(epsilon=0.7, sensitivity=2.0),
+        GaussianAnalytic(epsilon=0.7, delta=1e-5, sensitivity=2.0),
+        GaussianClassic(epsilon=0.5, delta=1e-5, sensitivity=1.0),
+    ],
+)
 def test_continuous_halfwidth_holds_its_level_exactly(m, level):
     x = np.linspace(-300, 300, 600_001)
     p = m.density(x, center=3.0)
@@ -98,14 +115,16 @@ def test_charges_come_from_each_class():
     assert Laplace(epsilon=0.8).charge() == Charge.pure(0.8) and Charge.pure(0.8).rho == pytest.approx(0.32)
     g = GaussianAnalytic(epsilon=1.0, delta=1e-5, sensitivity=3.0)
     c = g.charge(neighbour=Neighbour.REPLACE_ONE)
-    assert c.rho == pytest.approx(9 / (2 * g.scale ** 2)) and c.neighbour is Neighbour.REPLACE_ONE
+    assert c.rho == pytest.approx(9 / (2 * g.scale**2)) and c.neighbour is Neighbour.REPLACE_ONE
     assert c.rho == pytest.approx(GaussianAnalytic(epsilon=1.0, delta=1e-5).rho)  # ρ depends on ε, δ alone
     gc = GaussianClassic(epsilon=0.5, delta=1e-5)
-    assert gc.rho == pytest.approx(1 / (2 * gc.scale ** 2))
+    assert gc.rho == pytest.approx(1 / (2 * gc.scale**2))
     assert gc.rho < GaussianAnalytic(epsilon=0.5, delta=1e-5).rho  # classic over-provisions noise
     assert Geometric(epsilon=0.3).charge().rho == pytest.approx(0.045)
-    assert Charge.of_release("gaussian", 1.0, 1e-5, 3.0) == GaussianAnalytic(epsilon=1.0, delta=1e-5,
-                                                                            sensitivity=3.0).charge()
+    assert (
+        Charge.of_release("gaussian", 1.0, 1e-5, 3.0)
+        == GaussianAnalytic(epsilon=1.0, delta=1e-5, sensitivity=3.0).charge()
+    )
     assert Charge.gaussian(1.0, 1e-5, 0.0).rho == 0.0
 
 
@@ -129,11 +148,16 @@ def test_for_release_picks_the_mechanism_that_really_releases():
 def test_mechanism_classes_never_draw_a_release():
     """Issue 25: the classes are maths (scale, interval, charge, pictures); only dpcore.noise.release draws, with
     OpenDP's exact samplers (secure), or numpy's for a labelled reproducible example."""
-    for m in (Laplace(epsilon=1.0), GaussianAnalytic(epsilon=1.0, delta=1e-5), Geometric(epsilon=1.0),
-              DiscreteGaussian(epsilon=1.0, delta=1e-5)):
+    for m in (
+        Laplace(epsilon=1.0),
+        GaussianAnalytic(epsilon=1.0, delta=1e-5),
+        Geometric(epsilon=1.0),
+        DiscreteGaussian(epsilon=1.0, delta=1e-5),
+    ):
         assert not any(hasattr(m, name) for name in ("release", "release_many", "_sampler"))
-    assert release.release_count(10, epsilon=1.0, random_state=3) == release.release_count(10, epsilon=1.0,
-                                                                                          random_state=3)
+    assert release.release_count(10, epsilon=1.0, random_state=3) == release.release_count(
+        10, epsilon=1.0, random_state=3
+    )
     assert isinstance(release.release_count(10, epsilon=1.0), int)
     with pytest.raises(DPError, match="whole numbers"):
         release.release_count(2.5, epsilon=1.0)
@@ -162,7 +186,7 @@ def test_discrete_gaussian_facts_against_its_pmf():
     # δ(ε) = Σ max(0, P(x) − e^ε Q(x)) over the support, as the pmf gives it
     exact = np.sum(np.maximum(0.0, pmf - math.exp(1.0) * m.density(k, 2.0)))
     assert exact <= m.actual_delta() <= 1e-5 and m.actual_delta() == pytest.approx(exact, rel=1e-6)
-    assert m.rho == pytest.approx(4 / (2 * m.scale ** 2))  # CKS20: K²/(2σ²)-zCDP
+    assert m.rho == pytest.approx(4 / (2 * m.scale**2))  # CKS20: K²/(2σ²)-zCDP
     s = m.simulate(0, 200_000, seed=4)  # the numpy teaching sampler draws the same distribution
     assert np.all(s == np.round(s)) and abs(np.mean(np.abs(s)) - m.expected_abs_error()) < 0.05
 

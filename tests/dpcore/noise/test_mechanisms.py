@@ -9,11 +9,10 @@ import pytest
 from diffprivlib.mechanisms import GaussianAnalytic
 
 from dpcore.errors import DPError
-from dpcore.noise import calibration, interpret, teaching
+from dpcore.noise import calibration, interpret, release, teaching
 from dpcore.noise import mechanisms as mech
 from dpcore.noise import view as noise_page
 from dpcore.noise.composition import basic_composition
-from dpcore.noise import release
 from dpcore.noise.release import release_answer, release_count, release_value
 
 from .test_release_dp import _mp_delta as _mp_delta_discrete  # one 40-digit δ(ε) of the discrete Gaussian
@@ -40,7 +39,7 @@ def _independent_analytic_sigma(eps, delta, sens=1.0):
 
     def d(sigma):
         a, b = 1 / (2 * sigma), eps * sigma
-        return mpmath.ncdf(a - b) - mpmath.e ** eps * mpmath.ncdf(-a - b)
+        return mpmath.ncdf(a - b) - mpmath.e**eps * mpmath.ncdf(-a - b)
 
     lo, hi = mpmath.mpf("1e-6"), mpmath.mpf("1e6")
     for _ in range(200):
@@ -52,22 +51,26 @@ def _independent_analytic_sigma(eps, delta, sens=1.0):
     return float(hi) * sens
 
 
-@pytest.mark.parametrize("eps,delta", [(0.01, 1e-5), (0.1, 1e-10), (0.5, 1e-5), (1.0, 1e-5), (1.0, 1e-2),
-                                       (5.0, 1e-6), (20.0, 1e-10), (20.0, 1e-3)])
+@pytest.mark.parametrize(
+    "eps,delta",
+    [(0.01, 1e-5), (0.1, 1e-10), (0.5, 1e-5), (1.0, 1e-5), (1.0, 1e-2), (5.0, 1e-6), (20.0, 1e-10), (20.0, 1e-3)],
+)
 def test_analytic_sigma_matches_independent_root_finding(eps, delta):
-    assert calibration.gaussian_analytic_sigma(eps, delta, 1.0) == pytest.approx(_independent_analytic_sigma(eps, delta),
-                                                                          rel=1e-8)
+    assert calibration.gaussian_analytic_sigma(eps, delta, 1.0) == pytest.approx(
+        _independent_analytic_sigma(eps, delta), rel=1e-8
+    )
 
 
 def _mp_delta(sigma, eps, sens=1.0):
     mpmath.mp.dps = 50
     sigma, eps = mpmath.mpf(sigma) / sens, mpmath.mpf(eps)
     a, b = 1 / (2 * sigma), eps * sigma
-    return mpmath.ncdf(a - b) - mpmath.e ** eps * mpmath.ncdf(-a - b)
+    return mpmath.ncdf(a - b) - mpmath.e**eps * mpmath.ncdf(-a - b)
 
 
-@pytest.mark.parametrize("eps,delta", [(20.0, 1e-7), (10.0, 1e-10), (20.0, 1e-10), (0.01, 1e-10), (15.0, 1e-2),
-                                       (1.0, 1e-5)])
+@pytest.mark.parametrize(
+    "eps,delta", [(20.0, 1e-7), (10.0, 1e-10), (20.0, 1e-10), (0.01, 1e-10), (15.0, 1e-2), (1.0, 1e-5)]
+)
 def test_released_sigma_is_never_below_the_exact_one(eps, delta):
     """Issue 11.7 and 25: the σ a Gaussian release uses starts from our exact analytic σ (never diffprivlib's, 5.7%
     over at ε = 20, δ = 1e-7) and is raised until the discrete Gaussian's own δ(ε) — summed over its support in
@@ -92,7 +95,9 @@ def test_analytic_sigma_agrees_with_diffprivlib_and_beats_classic():
         ref = GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=2.0)._scale
         assert calibration.gaussian_analytic_sigma(eps, delta, 2.0) == pytest.approx(ref, rel=1e-6)
     assert calibration.gaussian_analytic_sigma(0.5, 1e-5, 1) < calibration.gaussian_classic_sigma(0.5, 1e-5, 1)
-    assert calibration.gaussian_analytic_sigma(1.0, 1e-5, 3.0) == pytest.approx(3 * calibration.gaussian_analytic_sigma(1, 1e-5, 1))
+    assert calibration.gaussian_analytic_sigma(1.0, 1e-5, 3.0) == pytest.approx(
+        3 * calibration.gaussian_analytic_sigma(1, 1e-5, 1)
+    )
 
 
 def test_gaussian_delta_at_calibrated_sigma_is_the_requested_delta():
@@ -191,7 +196,9 @@ def test_epsilon_table_shows_typical_errors_not_one_lucky_draw():
     h = row["95% within ±"]
     assert pmf[np.abs(k) <= h].sum() >= 0.95 > pmf[np.abs(k) <= h - 1].sum()
     g = noise_page.epsilon_table("gaussian", 1e-5, 1.0)
-    assert g["expected |error|"].iloc[1] == pytest.approx(calibration.gaussian_analytic_sigma(0.5, 1e-5, 1) * math.sqrt(2 / math.pi))
+    assert g["expected |error|"].iloc[1] == pytest.approx(
+        calibration.gaussian_analytic_sigma(0.5, 1e-5, 1) * math.sqrt(2 / math.pi)
+    )
     assert list(t1["privacy level"]) == [interpret.privacy_level(e) for e in t1["epsilon"]]  # one home for the words
 
 

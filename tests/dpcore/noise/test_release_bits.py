@@ -75,8 +75,16 @@ def violations(a, b, epsilon: float, delta: float, x: float, step: float | None 
 
 
 def _patients(with_her: bool) -> pd.DataFrame:
-    rows = [{"pid": i, "salary": 40_000.0 + 1_000 * i, "age": 30 + i, "sex": "F" if i % 2 else "M",
-             "diagnosis": ["none", "flu", "asthma"][i % 3]} for i in range(20)]
+    rows = [
+        {
+            "pid": i,
+            "salary": 40_000.0 + 1_000 * i,
+            "age": 30 + i,
+            "sex": "F" if i % 2 else "M",
+            "diagnosis": ["none", "flu", "asthma"][i % 3],
+        }
+        for i in range(20)
+    ]
     if with_her:
         rows.append({"pid": 99, "salary": SALARY, "age": 97, "sex": "F", "diagnosis": "rare"})
     return pd.DataFrame(rows)
@@ -86,22 +94,38 @@ def _console(kind, **kw):
     def run(with_her: bool, n: int):
         p = prepare(_patients(with_her), make_query(kind, where="pid=99", **kw))
         return [p.release() for _ in range(n)]
+
     return run
 
 
 CONSOLE = {  # path -> (query, ε, δ, the value that differs, what to read from an answer)
     "SUM Laplace": (_console("sum", epsilon=1.0, column="salary", bounds=(0, 250_000)), 1.0, 0.0, SALARY, None),
     # bounds closer to her salary: a σ of 0.7 million leaves enough releases near 0, where the old path leaked
-    "SUM Gaussian": (_console("sum", epsilon=1.0, column="salary", bounds=(0, 150_000), mechanism="gaussian",
-                              delta=1e-7), 1.0, 1e-7, SALARY, None),
+    "SUM Gaussian": (
+        _console("sum", epsilon=1.0, column="salary", bounds=(0, 150_000), mechanism="gaussian", delta=1e-7),
+        1.0,
+        1e-7,
+        SALARY,
+        None,
+    ),
     "MEAN Laplace": (_console("mean", epsilon=1.0, column="salary", bounds=(0, 250_000)), 1.0, 0.0, SALARY, None),
-    "MEAN Gaussian": (_console("mean", epsilon=1.0, column="salary", bounds=(0, 250_000), mechanism="gaussian",
-                               delta=1e-7), 1.0, 1e-7, SALARY, None),
+    "MEAN Gaussian": (
+        _console("mean", epsilon=1.0, column="salary", bounds=(0, 250_000), mechanism="gaussian", delta=1e-7),
+        1.0,
+        1e-7,
+        SALARY,
+        None,
+    ),
     "COUNT Laplace": (_console("count", epsilon=1.0), 1.0, 0.0, 1.0, None),
     "COUNT Gaussian": (_console("count", epsilon=1.0, mechanism="gaussian", delta=1e-7), 1.0, 1e-7, 1.0, None),
     "HISTOGRAM Laplace": (_console("histogram", epsilon=1.0, column="sex", categories="F,M"), 1.0, 0.0, 1.0, 0),
-    "HISTOGRAM Gaussian": (_console("histogram", epsilon=1.0, column="sex", categories="F,M", mechanism="gaussian",
-                                    delta=1e-7), 1.0, 1e-7, 1.0, 0),
+    "HISTOGRAM Gaussian": (
+        _console("histogram", epsilon=1.0, column="sex", categories="F,M", mechanism="gaussian", delta=1e-7),
+        1.0,
+        1e-7,
+        1.0,
+        0,
+    ),
 }
 
 
@@ -120,15 +144,25 @@ def test_console_release_paths_leak_no_bits(path):
     assert not violations(outs[0], outs[1], eps, delta, x, step)
 
 
-@pytest.mark.parametrize("mechanism,delta,integer,value", [
-    ("laplace", 0.0, False, SALARY), ("gaussian", 1e-7, False, SALARY), ("gaussian", 1e-7, True, 1.0),
-    ("gaussian-classic", 1e-7, False, SALARY),
-])
+@pytest.mark.parametrize(
+    "mechanism,delta,integer,value",
+    [
+        ("laplace", 0.0, False, SALARY),
+        ("gaussian", 1e-7, False, SALARY),
+        ("gaussian", 1e-7, True, 1.0),
+        ("gaussian-classic", 1e-7, False, SALARY),
+    ],
+)
 def test_noise_page_release_one_answer_leaks_no_bits(mechanism, delta, integer, value):
     """The noise page's "Release one answer" (a typed value, or a count), 0 vs the value, Δ = the value."""
     eps = 0.9  # below 1 for the classic calibration
-    outs = [[release.release_answer(v, mechanism=mechanism, epsilon=eps, delta=delta, sensitivity=value,
-                                    integer=integer) for _ in range(N)] for v in (0.0, value)]
+    outs = [
+        [
+            release.release_answer(v, mechanism=mechanism, epsilon=eps, delta=delta, sensitivity=value, integer=integer)
+            for _ in range(N)
+        ]
+        for v in (0.0, value)
+    ]
     assert not violations(outs[0], outs[1], eps, delta, value)
 
 
@@ -151,8 +185,9 @@ def test_differencing_release_leaks_no_bits():
     attack = dif.run_attack(pop, min_group=1, group="zip_code=10001")
     pos = dif.find_target(pop, name=attack.target_name)
     without = pop.drop(index=pop.index[pos])
-    outs = [[dif_dp.noisy_release(d, attack, 1.0)["answers"][0]["avg_noisy"] for _ in range(N // 3)]
-            for d in (without, pop)]
+    outs = [
+        [dif_dp.noisy_release(d, attack, 1.0)["answers"][0]["avg_noisy"] for _ in range(N // 3)] for d in (without, pop)
+    ]
     # the first group's COUNT and SUM, ε = 1 each: 2ε together
     assert not violations(outs[0], outs[1], 2.0, 0.0, attack.true_value)
 
@@ -165,6 +200,8 @@ def test_the_check_catches_float_noise():
     naive = [0.0 + rng.laplace(0, scale, N), SALARY + rng.laplace(0, scale, N)]
     assert any("below x/2 and not multiple of ulp(x)/2" in v for v in violations(*naive, 1.0, 0.0, SALARY))
     s0, s1 = grid.clamped_sum([], 0, 250_000), grid.clamped_sum([SALARY], 0, 250_000)
-    safe = [[release.release_sum(s, mechanism="laplace", epsilon=1.0, random_state=rng).values[0] for _ in range(N)]
-            for s in (s0, s1)]
+    safe = [
+        [release.release_sum(s, mechanism="laplace", epsilon=1.0, random_state=rng).values[0] for _ in range(N)]
+        for s in (s0, s1)
+    ]
     assert not violations(*safe, 1.0, 0.0, SALARY, s0.grid.step)

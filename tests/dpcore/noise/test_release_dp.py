@@ -55,10 +55,12 @@ def loss_violations(a, b, epsilon: float, delta: float = 0.0, *, min_count: int 
 SAMPLERS = {  # the noise every release adds, at the settings the app uses most
     "discrete Laplace, ε = 1, Δ = 1 (counts)": (Geometric(epsilon=1.0, sensitivity=1), 1.0, 0.0),
     "discrete Laplace, ε = 0.5, Δ = 3 (a sum in grid steps)": (Geometric(epsilon=0.5, sensitivity=3), 0.5, 0.0),
-    "discrete Gaussian, ε = 1, δ = 1e-5, Δ = 1": (DiscreteGaussian(epsilon=1.0, delta=1e-5, sensitivity=1), 1.0,
-                                                  1e-5),
-    "discrete Gaussian, ε = 0.5, δ = 1e-3, Δ = 2": (DiscreteGaussian(epsilon=0.5, delta=1e-3, sensitivity=2), 0.5,
-                                                    1e-3),
+    "discrete Gaussian, ε = 1, δ = 1e-5, Δ = 1": (DiscreteGaussian(epsilon=1.0, delta=1e-5, sensitivity=1), 1.0, 1e-5),
+    "discrete Gaussian, ε = 0.5, δ = 1e-3, Δ = 2": (
+        DiscreteGaussian(epsilon=0.5, delta=1e-3, sensitivity=2),
+        0.5,
+        1e-3,
+    ),
 }
 
 
@@ -96,10 +98,16 @@ def test_reproducible_mode_draws_the_same_distribution():
         assert chi2 < stats.chi2.ppf(1 - 1e-7, keep.sum() - 1), chi2
 
 
-@pytest.mark.parametrize("noise", [Geometric(epsilon=1.0, sensitivity=1), Geometric(epsilon=0.3, sensitivity=1),
-                                   DiscreteGaussian(epsilon=1.0, delta=1e-7, sensitivity=1),
-                                   DiscreteGaussian(epsilon=0.2, delta=1e-5, sensitivity=1)],
-                         ids=["dlap 1", "dlap 0.3", "dgauss 1", "dgauss 0.2"])
+@pytest.mark.parametrize(
+    "noise",
+    [
+        Geometric(epsilon=1.0, sensitivity=1),
+        Geometric(epsilon=0.3, sensitivity=1),
+        DiscreteGaussian(epsilon=1.0, delta=1e-7, sensitivity=1),
+        DiscreteGaussian(epsilon=0.2, delta=1e-5, sensitivity=1),
+    ],
+    ids=["dlap 1", "dlap 0.3", "dgauss 1", "dgauss 0.2"],
+)
 def test_interval_coverage_of_opendp_draws(noise):
     t = noise.halfwidth(0.95)
     k = np.arange(-int(10 * noise.scale) - 50, int(10 * noise.scale) + 51)
@@ -130,13 +138,15 @@ def _mp_delta(sigma, eps, k):
     mpmath.mp.dps = 40
     s, e = mpmath.mpf(sigma), mpmath.e ** mpmath.mpf(eps)
     w = int(60 * sigma) + 60
-    f = {x: mpmath.e ** (-mpmath.mpf(x) ** 2 / (2 * s * s)) for x in range(-w - k, w + k + 1)}
+    f = {x: mpmath.e ** (-(mpmath.mpf(x) ** 2) / (2 * s * s)) for x in range(-w - k, w + k + 1)}
     z = mpmath.fsum(f[x] for x in range(-w, w + 1))
     return mpmath.fsum(max(0, f[x] - e * f[x - k]) for x in range(-w, w + 1)) / z
 
 
-@pytest.mark.parametrize("sigma,eps,k", [(0.5, 1.0, 1), (1.0, 1.0, 1), (3.7, 1.0, 1), (2.0, 0.5, 2), (10.0, 0.3, 3),
-                                         (0.3, 2.0, 1), (5.0, 0.01, 1)])
+@pytest.mark.parametrize(
+    "sigma,eps,k",
+    [(0.5, 1.0, 1), (1.0, 1.0, 1), (3.7, 1.0, 1), (2.0, 0.5, 2), (10.0, 0.3, 3), (0.3, 2.0, 1), (5.0, 0.01, 1)],
+)
 def test_discrete_gaussian_delta_known_answers(sigma, eps, k):
     exact = float(_mp_delta(sigma, eps, k))
     ours = discrete.delta_upper(sigma, eps, k)
@@ -168,8 +178,10 @@ def test_large_sigma_bounds_bracket_the_direct_sum():
             assert lo2 <= direct * (1 + 1e-9) and direct <= hi2 * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("eps,delta,k", [(1.0, 1e-5, 1), (1.0, 1e-7, 1), (0.1, 1e-6, 1), (5.0, 1e-6, 3),
-                                         (1.0, 1e-5, 1_000_000), (1e-3, 1e-8, 10_000)])
+@pytest.mark.parametrize(
+    "eps,delta,k",
+    [(1.0, 1e-5, 1), (1.0, 1e-7, 1), (0.1, 1e-6, 1), (5.0, 1e-6, 3), (1.0, 1e-5, 1_000_000), (1e-3, 1e-8, 10_000)],
+)
 def test_calibrated_sigma_holds_delta_and_starts_from_balle_wang(eps, delta, k):
     from dpcore.noise.calibration import gaussian_analytic_sigma
 

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.data import datasets
-from dpcore.noise import calibration, mechanisms
 from dpcore.budgets import identities, quotas, visitors
-from dpcore.queries import answering, fingerprint
-from dpcore.errors import BudgetExceededError, DPError
+from dpcore.data import datasets
 from dpcore.data.filters import mask_all
+from dpcore.errors import BudgetExceededError, DPError
+from dpcore.noise import calibration, mechanisms
+from dpcore.queries import answering, fingerprint
 from dpcore.queries.answering import prepare
 from dpcore.queries.model import make_query
 
@@ -80,17 +80,27 @@ def test_same_seed_same_answer_different_seed_different(df):
     assert p.release(3)["answer"] == p.release(3)["answer"]
     assert p.release(3)["answer"] != p.release(4)["answer"]
     h = prepare(df, make_query("histogram", epsilon=0.5, column="diagnosis")).release(1)["answer"]
-    assert len(set(np.array(h) - np.array(prepare(df, make_query("histogram", epsilon=0.5,
-                                                                  column="diagnosis")).true_counts))) > 1
+    assert (
+        len(
+            set(
+                np.array(h)
+                - np.array(prepare(df, make_query("histogram", epsilon=0.5, column="diagnosis")).true_counts)
+            )
+        )
+        > 1
+    )
 
 
-@pytest.mark.parametrize("kw", [
-    dict(kind="count", condition="sex=F"),
-    dict(kind="count", condition="sex=F", mechanism="gaussian", delta=1e-5),
-    dict(kind="sum", column="age", bounds=(18, 90)),
-    dict(kind="mean", column="age", bounds=(18, 90), where="sex=F"),
-    dict(kind="mean", column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-5),
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(kind="count", condition="sex=F"),
+        dict(kind="count", condition="sex=F", mechanism="gaussian", delta=1e-5),
+        dict(kind="sum", column="age", bounds=(18, 90)),
+        dict(kind="mean", column="age", bounds=(18, 90), where="sex=F"),
+        dict(kind="mean", column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-5),
+    ],
+)
 def test_95_percent_interval_covers_the_truth(df, kw):
     q = make_query(epsilon=0.5, **kw)
     p = prepare(df, q)
@@ -106,9 +116,14 @@ def test_95_percent_interval_covers_the_truth(df, kw):
     assert hits / n >= 0.91
 
 
-@pytest.mark.parametrize("kw", [dict(kind="sum", column="salary", bounds=(0, 500_000)),
-                                dict(kind="sum", column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-6),
-                                dict(kind="mean", column="age", bounds=(18, 90), public_n=True)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(kind="sum", column="salary", bounds=(0, 500_000)),
+        dict(kind="sum", column="age", bounds=(18, 90), mechanism="gaussian", delta=1e-6),
+        dict(kind="mean", column="age", bounds=(18, 90), public_n=True),
+    ],
+)
 def test_interval_ends_are_written_on_the_answers_grid(df, kw):
     """The interval's ends come from whole grid steps like the answer (v ± t·g in floating point wrote
     500310.03774999996 beside an answer on a grid of 0.0001)."""
@@ -129,12 +144,16 @@ def test_geometric_halfwidth_is_the_smallest_integer_with_95_percent():
     for eps in (0.05, 0.3, 1.0, 3.0):
         t = mechanisms.halfwidth("geometric", epsilon=eps, sensitivity=1)
         a = math.exp(-eps)
-        tail = lambda k: 2 * a ** (k + 1) / (1 + a)  # P(|Z| > k)
+
+        def tail(k, a=a):  # P(|Z| > k)
+            return 2 * a ** (k + 1) / (1 + a)
+
         assert tail(t) <= 0.05 and (t == 0 or tail(t - 1) > 0.05)
     assert mechanisms.halfwidth("laplace", epsilon=1, sensitivity=2) == pytest.approx(2 * math.log(20))
     sig = calibration.gaussian_analytic_sigma(1.0, 1e-5, 1.0)
-    assert mechanisms.halfwidth("gaussian", epsilon=1, delta=1e-5, sensitivity=1) == pytest.approx(1.959964 * sig,
-                                                                                                      rel=1e-5)
+    assert mechanisms.halfwidth("gaussian", epsilon=1, delta=1e-5, sensitivity=1) == pytest.approx(
+        1.959964 * sig, rel=1e-5
+    )
 
 
 def test_laplace_noise_scale_statistically(df):
@@ -148,7 +167,7 @@ def test_laplace_noise_scale_statistically(df):
 def test_mean_cost_is_stated_and_split(df):
     r = prepare(df, make_query("mean", epsilon=1.0, column="age", bounds=(18, 90))).release(0)
     assert "ε/2 = 0.5" in r["cost_note"] and r["epsilon"] == 1.0
-    assert r["rho"] == pytest.approx(2 * 0.5 ** 2 / 2)
+    assert r["rho"] == pytest.approx(2 * 0.5**2 / 2)
     assert 18 <= r["answer"] <= 90 and r["interval"][0] <= r["answer"] <= r["interval"][1]
 
 
@@ -158,8 +177,11 @@ def test_noise_is_drawn_only_by_the_release_path(df, monkeypatch):
 
     calls = []
     real = release.draw
-    monkeypatch.setattr(release, "draw", lambda values, noise, rs=None: calls.append(
-        (len(values), type(noise).__name__)) or real(values, noise, rs))
+    monkeypatch.setattr(
+        release,
+        "draw",
+        lambda values, noise, rs=None: calls.append((len(values), type(noise).__name__)) or real(values, noise, rs),
+    )
     prepare(df, make_query("mean", epsilon=1, column="age", bounds=(18, 90))).release(0)
     assert calls == [(1, "Geometric"), (1, "Geometric")]  # the centred sum in grid steps, then the count
     calls.clear()
@@ -205,6 +227,7 @@ def test_bad_input_costs_nothing(demo):
 
 
 # --- one test per bad input ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("eps", [0, -1, float("nan"), float("inf"), "x"])
 def test_bad_epsilon(eps):
@@ -315,12 +338,14 @@ def test_ask_charges_delta_and_refuses_when_it_does_not_fit(demo):
     q = make_query("count", epsilon=0.001, condition="sex=F", mechanism="gaussian", delta=0.49)
     with pytest.raises(DPError, match="not below 1/n"):  # the audit's ±1 answer for almost nothing
         answering.ask(df, VISITOR, q)
-    r = answering.ask(df, VISITOR, make_query("count", epsilon=0.1, condition="sex=F", mechanism="gaussian",
-                                             delta=8e-5))
+    r = answering.ask(
+        df, VISITOR, make_query("count", epsilon=0.1, condition="sex=F", mechanism="gaussian", delta=8e-5)
+    )
     assert r["delta_spent_now"] == 8e-5 and r["delta_remaining"] == pytest.approx(2e-5)
     with pytest.raises(BudgetExceededError, match="needs δ"):
-        answering.ask(df, VISITOR, make_query("count", epsilon=0.1, condition="sex=M", mechanism="gaussian",
-                                             delta=3e-5))
+        answering.ask(
+            df, VISITOR, make_query("count", epsilon=0.1, condition="sex=M", mechanism="gaussian", delta=3e-5)
+        )
 
 
 @pytest.mark.parametrize("cats", ["34,34.0", "34, 3.4e1", "34,+34"])

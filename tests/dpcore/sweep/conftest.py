@@ -2,8 +2,8 @@
 
 import pytest
 
-from dpcore.sweep import runs as sweep_runs
 from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import SweepConfig
 from tests.dpcore.sweep.helpers import TINY
 

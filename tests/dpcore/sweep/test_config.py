@@ -17,7 +17,7 @@ def test_default_config_has_the_demo_shape():
     params = cfg.point_params()
     n = cfg.n_rows()
     assert n > 1400
-    assert [p["train"]["epsilon"] for p in params[:cfg.seeds]] == [None] * cfg.seeds
+    assert [p["train"]["epsilon"] for p in params[: cfg.seeds]] == [None] * cfg.seeds
     main = [p for p in params if p["train_fraction"] == 1.0]
     assert len(main) == cfg.seeds * (1 + len(cfg.epsilons)) and all(p["canaries"] == cfg.canaries for p in main)
     control = [p for p in params if p["train_fraction"] < 1.0]
@@ -53,14 +53,33 @@ def test_baselines_of_a_sweep_at_the_epoch_limit_stay_within_it():
     TrainConfig.from_dict(base)  # the baseline's own config is valid (it raised before)
 
 
-@pytest.mark.parametrize("bad", [
-    dict(epsilons=()), dict(epsilons=(0.0,)), dict(epsilons=(-1,)), dict(seeds=0), dict(seeds=11),
-    dict(attacks=("magic",)), dict(attacks=("lira",), shadows=1), dict(delta=1.0), dict(epochs=0),
-    dict(test_size=2.0), dict(shadow_trainer="gpu"), dict(dataset="foo"), dict(model="cnn"),
-    dict(canaries=-1), dict(canaries=5000), dict(size_fractions=(1.5,)), dict(size_fractions=(0.0,)),
-    dict(reproducible_noise="yes"), dict(batch_size=500), dict(baseline_lr_schedule="cosine"),
-    dict(baseline_scale=0), dict(baseline_scale="2"),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(epsilons=()),
+        dict(epsilons=(0.0,)),
+        dict(epsilons=(-1,)),
+        dict(seeds=0),
+        dict(seeds=11),
+        dict(attacks=("magic",)),
+        dict(attacks=("lira",), shadows=1),
+        dict(delta=1.0),
+        dict(epochs=0),
+        dict(test_size=2.0),
+        dict(shadow_trainer="gpu"),
+        dict(dataset="foo"),
+        dict(model="cnn"),
+        dict(canaries=-1),
+        dict(canaries=5000),
+        dict(size_fractions=(1.5,)),
+        dict(size_fractions=(0.0,)),
+        dict(reproducible_noise="yes"),
+        dict(batch_size=500),
+        dict(baseline_lr_schedule="cosine"),
+        dict(baseline_scale=0),
+        dict(baseline_scale="2"),
+    ],
+)
 def test_bad_config(bad):
     with pytest.raises(DPError):
         SweepConfig(**{**TINY, **bad}).validate()

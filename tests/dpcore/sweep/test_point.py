@@ -53,8 +53,10 @@ class _FanOutCtx:
         assert fn is sweep_point._shadow_task and num_cpus == 1.0
         self.calls.extend(items)
         params, cfg, split, X_pool = shared
-        return [{"proba": sweep_point._shadow_fit(params, cfg, split)(X, y, s)(X_pool), "task": f"{name}:{i}"}
-                for i, (X, y, s) in enumerate(items)]
+        return [
+            {"proba": sweep_point._shadow_fit(params, cfg, split)(X, y, s)(X_pool), "task": f"{name}:{i}"}
+            for i, (X, y, s) in enumerate(items)
+        ]
 
 
 def test_lira_shadows_fanned_out_as_tasks_give_the_local_result():

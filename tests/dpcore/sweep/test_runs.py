@@ -5,8 +5,10 @@ import json
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
-from dpcore.sweep import runs as sweep_runs, summary as sweep_summary
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
+from dpcore.sweep import runs as sweep_runs
+from dpcore.sweep import summary as sweep_summary
 from dpcore.sweep.config import SweepConfig
 from tests.dpcore.sweep.helpers import TINY
 
@@ -21,8 +23,11 @@ def test_tiny_sweep_end_to_end(tiny_result):
         for a in ("threshold", "loss"):
             assert p["mia"][a]["n_members"] == p["mia"][a]["n_nonmembers"] == 114  # ordinary records only
         assert p["mia"]["canary"]["n_members"] + p["mia"]["canary"]["n_nonmembers"] == 40
-        assert p["canaries"]["n"] == 40 and p["reproducible_noise"] is False and p["dp_release"] is (
-            p["epsilon"] is not None)
+        assert (
+            p["canaries"]["n"] == 40
+            and p["reproducible_noise"] is False
+            and p["dp_release"] is (p["epsilon"] is not None)
+        )
     for p in r["points"]:
         e = p["empirical_epsilon"]
         # truth target: never above the claimed epsilon
@@ -35,7 +40,11 @@ def test_tiny_sweep_end_to_end(tiny_result):
         assert rec["confidence"] == 0.95 and rec["members"] + rec["selection_members"] == 114
         t = p["tradeoff"]
         assert (t["noise_multiplier"], t["sample_rate"], t["steps"], t["delta"]) == (
-            p["noise_multiplier"], p["sample_rate"], p["steps"], p["delta"])
+            p["noise_multiplier"],
+            p["sample_rate"],
+            p["steps"],
+            p["delta"],
+        )
         assert len(t["fpr"]) == len(t["tpr"]) and t["fpr"][0] == pytest.approx(1e-6)
         assert p["epsilon_pld"] <= p["epsilon_spent"] + 2 * 0.01
     assert sweep_summary.violations(r) == []
@@ -61,6 +70,7 @@ def test_stored_sweep_state_and_reopen(monkeypatch):
 
     fake_point = {"epsilon": None, "seed": 0, "test_accuracy": 0.9, "mia": {}}
     submitted = []
+
     def submit_many(units, *, owner, group=None, key=None, ref=None):
         submitted.extend(params for _, params, _ in units)
         return [f"job{i + 1}" for i in range(len(units))]
@@ -74,9 +84,17 @@ def test_stored_sweep_state_and_reopen(monkeypatch):
     def get(jid, *, caller, history=True):
         done = status[jid] == "done"
         res = dict(fake_point, epsilon=None if jid == "job1" else 1.0)
-        return {"id": jid, "status": status[jid], "progress": {"step": 5, "total_steps": 10},
-                "result": res if done else None, "error": None, "history": [], "created": 0, "started": 0,
-                "ended": None}
+        return {
+            "id": jid,
+            "status": status[jid],
+            "progress": {"step": 5, "total_steps": 10},
+            "result": res if done else None,
+            "error": None,
+            "history": [],
+            "created": 0,
+            "started": 0,
+            "ended": None,
+        }
 
     monkeypatch.setattr(store, "get", get)
     s = sweep_runs.state(sid, caller=SYSTEM)
@@ -110,9 +128,31 @@ def test_cli_inline_tiny(tmp_path, capsys):
     from dpcore.cli import main
 
     out = tmp_path / "s.json"
-    rc = main(["sweep", "--dataset", "breast_cancer", "--model", "logreg", "--epsilons", "2", "--epochs", "1",
-               "--train-size", "80", "--canaries", "30", "--size-fractions", "", "--batch-size", "32", "--workers", "0",
-               "--json", str(out)])
+    rc = main(
+        [
+            "sweep",
+            "--dataset",
+            "breast_cancer",
+            "--model",
+            "logreg",
+            "--epsilons",
+            "2",
+            "--epochs",
+            "1",
+            "--train-size",
+            "80",
+            "--canaries",
+            "30",
+            "--size-fractions",
+            "",
+            "--batch-size",
+            "32",
+            "--workers",
+            "0",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0
     data = json.loads(out.read_text())
     assert data["baseline"]["epsilon"] is None and data["points"][0]["target_epsilon"] == 2.0

@@ -24,12 +24,21 @@ def test_cli_json_has_the_documented_shape(tiny_result):
 
 
 def test_size_control_summary():
-    pts = [{"epsilon": e, "seed": 0, "test_accuracy": acc, "train_fraction": f, "n_train": n, "mia": {}}
-           for e, acc, f, n in [(None, 0.9, 0.25, 100), (1.0, 0.5, 0.25, 100), (None, 0.95, 0.5, 200),
-                                (1.0, 0.8, 0.5, 200)]]
-    res = {"config": {"size_epsilon": 1.0}, "size_control": pts,
-           "baseline": {"epsilon": None, "seed": 0, "test_accuracy": 0.97, "n_train": 400, "mia": {}},
-           "points": [{"epsilon": 1.0, "seed": 0, "test_accuracy": 0.9, "n_train": 400, "mia": {}}]}
+    pts = [
+        {"epsilon": e, "seed": 0, "test_accuracy": acc, "train_fraction": f, "n_train": n, "mia": {}}
+        for e, acc, f, n in [
+            (None, 0.9, 0.25, 100),
+            (1.0, 0.5, 0.25, 100),
+            (None, 0.95, 0.5, 200),
+            (1.0, 0.8, 0.5, 200),
+        ]
+    ]
+    res = {
+        "config": {"size_epsilon": 1.0},
+        "size_control": pts,
+        "baseline": {"epsilon": None, "seed": 0, "test_accuracy": 0.97, "n_train": 400, "mia": {}},
+        "points": [{"epsilon": 1.0, "seed": 0, "test_accuracy": 0.9, "n_train": 400, "mia": {}}],
+    }
     rows = sweep_summary.size_control(res)
     assert [r["fraction"] for r in rows] == [0.25, 0.5, 1.0]
     assert [round(r["cost"], 3) for r in rows] == [0.4, 0.15, 0.07]
@@ -47,10 +56,15 @@ def test_summaries_and_reading(tiny_result):
 def test_figures_build(tiny_result):
     from dpcore.figures import privacy_utility as figs
 
-    for fig in (figs.accuracy_chart(tiny_result), figs.attack_chart(tiny_result, "auc"),
-                figs.attack_chart(tiny_result, "tpr_at_1pct_fpr"), figs.empirical_epsilon_chart(tiny_result),
-                figs.roc_chart(tiny_result["points"][0]), figs.roc_chart(tiny_result["baseline"]),
-                figs.compare_chart({"a": tiny_result, "b": tiny_result})):
+    for fig in (
+        figs.accuracy_chart(tiny_result),
+        figs.attack_chart(tiny_result, "auc"),
+        figs.attack_chart(tiny_result, "tpr_at_1pct_fpr"),
+        figs.empirical_epsilon_chart(tiny_result),
+        figs.roc_chart(tiny_result["points"][0]),
+        figs.roc_chart(tiny_result["baseline"]),
+        figs.compare_chart({"a": tiny_result, "b": tiny_result}),
+    ):
         assert fig.layout.title.text
         assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
     assert figs.accuracy_chart(tiny_result).layout.xaxis.type == "log"
@@ -80,8 +94,10 @@ def test_proved_epsilon_holds_over_all_seeds_not_per_seed():
     base = sweep_summary.baseline_summary(res)
     base_seeds = [p["empirical_epsilon"]["lower_bound"] for p in res["baselines"]]
     assert 0 < base["empirical_epsilon"] < min(base_seeds)
-    assert f"Without DP the audit *proves* a leak: ε ≥ {claims.down(base['empirical_epsilon'])} for the baseline (over 4 " \
-           "seeds, at 95% confidence overall)" in text
+    assert (
+        f"Without DP the audit *proves* a leak: ε ≥ {claims.down(base['empirical_epsilon'])} for the baseline (over 4 "
+        "seeds, at 95% confidence overall)" in text
+    )
     # the CLI JSON keeps what the combination needs
     out = json.loads(json.dumps(sweep_summary.cli_json(res)))
     again = audit.combine_bounds([p["empirical_epsilon"] for p in out["points"]])
@@ -140,7 +156,9 @@ def test_column_labels_are_words_for_every_field(tiny_result):
     labels = [sweep_summary.column_label(f) for f in dict.fromkeys(fields)]
     assert len(set(labels)) == len(labels)  # one header per field
     assert not [x for x in labels if "_" in x], labels
-    assert sweep_summary.column_label("loss.tpr_at_1pct_fpr") == "loss threshold (Yeom): TPR at 1% FPR, not covered by ε"
+    assert (
+        sweep_summary.column_label("loss.tpr_at_1pct_fpr") == "loss threshold (Yeom): TPR at 1% FPR, not covered by ε"
+    )
     assert sweep_summary.column_label("accuracy_sd") == "test accuracy, SD, not covered by ε"
     assert sweep_summary.column_label("not_a_field") == "not_a_field"
 
@@ -178,8 +196,9 @@ def test_table_rows_write_bounds_on_their_side(tiny_result):
     """The page's per-ε table showed raw floats (0.9946543016479602); rounded, the accountant's ε must not read
     below itself nor a proved ε above itself."""
     raw = sweep_summary.by_epsilon(tiny_result)[0]
-    row = sweep_summary.shown_row({**raw, "epsilon_spent": 1.00041, "empirical_epsilon": 0.017958890077,
-                                   "accuracy": 0.87654321})
+    row = sweep_summary.shown_row(
+        {**raw, "epsilon_spent": 1.00041, "empirical_epsilon": 0.017958890077, "accuracy": 0.87654321}
+    )
     assert row["epsilon_spent"] == "1.01" and row["empirical_epsilon"] == "0.0179" and row["accuracy"] == "87.7%"
     assert row["epsilon"] == f"{raw['epsilon']:g}" and row["n"] == raw["n"]
     assert sweep_summary.shown_row({"empirical_epsilon": None})["empirical_epsilon"] == "—"

@@ -27,9 +27,30 @@ def _csv(path, n=240, seed=0):
 def test_the_cli_sweeps_an_upload_with_its_bounds(tmp_path, capsys):
     _csv(tmp_path / "clinic.csv")
     out = tmp_path / "sweep.json"
-    rc = main(["sweep", "--data", str(tmp_path / "clinic.csv"), "--target", "label", *BOUNDS, "--epsilons", "2",
-               "--seeds", "1", "--epochs", "2", "--shadows", "2", "--canaries", "20", "--workers", "0",
-               "--json", str(out)])
+    rc = main(
+        [
+            "sweep",
+            "--data",
+            str(tmp_path / "clinic.csv"),
+            "--target",
+            "label",
+            *BOUNDS,
+            "--epsilons",
+            "2",
+            "--seeds",
+            "1",
+            "--epochs",
+            "2",
+            "--shadows",
+            "2",
+            "--canaries",
+            "20",
+            "--workers",
+            "0",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     d = json.loads(out.read_text())
     cfg = d["config"]
@@ -50,9 +71,20 @@ def test_a_finished_upload_sweep_outlives_its_upload(tmp_path):
     stored = tmp_path / "stored.csv"
     shutil.copy(src, stored)
     b = {"age": {"lower": 0, "upper": 120}, "city": {"categories": ["a", "b"]}, "label": {"categories": ["no", "yes"]}}
-    res = sweep_runs.run_sweep_inline(for_upload(str(stored), "label", bounds=b, upload_name="clinic.csv",
-                                                 epsilons=(2.0,), seeds=1, epochs=2, shadows=2, canaries=20),
-                                      owner=CLI_OWNER)
+    res = sweep_runs.run_sweep_inline(
+        for_upload(
+            str(stored),
+            "label",
+            bounds=b,
+            upload_name="clinic.csv",
+            epsilons=(2.0,),
+            seeds=1,
+            epochs=2,
+            shadows=2,
+            canaries=20,
+        ),
+        owner=CLI_OWNER,
+    )
     stored.unlink()  # what release_uploads does once the sweep's jobs are done
     s = sweep_runs.state(res["id"], caller=CLI)
     assert s["status"] == "done" and s["result"]["points"]

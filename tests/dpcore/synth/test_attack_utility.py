@@ -7,7 +7,8 @@ import pytest
 from dpcore.attacks import linkage
 from dpcore.attacks import reidentification as reid
 from dpcore.data import datasets
-from dpcore.synth import attack, schema as S, utility
+from dpcore.synth import attack, utility
+from dpcore.synth import schema as S
 
 
 @pytest.fixture(scope="module")
@@ -16,8 +17,14 @@ def story():
     real = reid.release_of(reid.population(1_000, datasets.REID_SEED))[list(sch.names)]
     codes = sch.encode(real)
     targets = linkage.pick_targets(len(real), 200, 0)
-    att = attack.attacker(real, codes, ("age", "sex", "zip_code", "salary"), "diagnosis",
-                          reid.conditions(reid.StorySettings().facts), targets)
+    att = attack.attacker(
+        real,
+        codes,
+        ("age", "sex", "zip_code", "salary"),
+        "diagnosis",
+        reid.conditions(reid.StorySettings().facts),
+        targets,
+    )
     return sch, real, codes, att
 
 
@@ -104,8 +111,9 @@ def test_standard_questions_on_the_same_table_have_no_error():
     mean_age = next(a for a in ans if a["question"] == "mean age")
     assert mean_age["real"] == pytest.approx(df["age"].mean())
     # a synthetic table without the rare-disease column skips its question
-    assert "patients with the rare disease" not in {a["question"] for a in utility.standard_answers(
-        df, df.drop(columns=["has_rare_disease"]))}
+    assert "patients with the rare disease" not in {
+        a["question"] for a in utility.standard_answers(df, df.drop(columns=["has_rare_disease"]))
+    }
 
 
 def test_model_accuracy_trained_on_real_rows_and_on_noise():

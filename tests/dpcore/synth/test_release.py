@@ -11,7 +11,9 @@ import pytest
 from dpcore import limits
 from dpcore.data import datasets
 from dpcore.errors import Cancelled, DPError
-from dpcore.synth import attack, release as R, schema as S
+from dpcore.synth import attack
+from dpcore.synth import release as R
+from dpcore.synth import schema as S
 
 pytestmark = pytest.mark.slow
 
@@ -39,8 +41,13 @@ def twins(data):
 
 def _noisy(rel, ways=(1, 2)) -> np.ndarray:
     """The release's noisy counts over cliques of these sizes, in OpenDP's order."""
-    return np.concatenate([np.asarray(m.noisy_measurement, dtype=float).ravel()
-                           for m in rel.contingency.marginals.flatten() if len(m.clique) in ways])
+    return np.concatenate(
+        [
+            np.asarray(m.noisy_measurement, dtype=float).ravel()
+            for m in rel.contingency.marginals.flatten()
+            if len(m.clique) in ways
+        ]
+    )
 
 
 def test_privacy_map_is_at_most_the_epsilon_asked(twins):
@@ -76,8 +83,9 @@ def test_rows_are_drawn_faithfully_from_the_model(twins):
     model = np.asarray(rel.contingency.project(("sex", "diagnosis")), dtype=float)
     model = model / model.sum()  # 3 × 7: the last code of each column is "missing"
     c = rel.codes.replace(-1, {"sex": 2, "diagnosis": 6})
-    got = pd.crosstab(c["sex"], c["diagnosis"]).reindex(index=range(3), columns=range(7),
-                                                        fill_value=0).to_numpy() / len(c)
+    got = pd.crosstab(c["sex"], c["diagnosis"]).reindex(
+        index=range(3), columns=range(7), fill_value=0
+    ).to_numpy() / len(c)
     se = np.sqrt(model * (1 - model) / len(c))
     assert np.all(np.abs(got - model) <= 5 * se + 1e-4), (got - model).round(3)
     assert len(rel.table) == 10_000
@@ -116,12 +124,15 @@ def test_membership_audit_of_the_release_path_holds_and_catches_a_leak(monkeypat
 
 def test_aim_with_delta_releases_the_pairs_that_matter(data):
     pairs = (("sex", "diagnosis"), ("zip_code", "diagnosis"))
-    rel = R.release(data, S.medical(("sex", "zip_code", "diagnosis")),
-                    R.SynthConfig(1.0, 1e-6, "aim", rows=500, pairs=pairs))
+    rel = R.release(
+        data, S.medical(("sex", "zip_code", "diagnosis")), R.SynthConfig(1.0, 1e-6, "aim", rows=500, pairs=pairs)
+    )
     assert rel.plan.epsilon <= 1.0 and rel.plan.delta == 1e-6 and len(rel.table) == 500
     st = rel.statement("x")
-    assert st["generator"]["name"] == "AIM" and st["generator"]["pairs_that_matter"] == ["sex+diagnosis",
-                                                                                         "zip_code+diagnosis"]
+    assert st["generator"]["name"] == "AIM" and st["generator"]["pairs_that_matter"] == [
+        "sex+diagnosis",
+        "zip_code+diagnosis",
+    ]
 
 
 def test_an_upload_with_missing_values_declared_possible():

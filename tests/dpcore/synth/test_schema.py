@@ -51,10 +51,29 @@ def test_codes_never_depend_on_the_other_rows():
     """Encoding is row by row: a row's code is the same in any table (one record changes one row of codes), so
     nothing about the rows decides the bins."""
     sch = S.medical()
-    a = pd.DataFrame({"age": [34, 90, 18], "sex": ["F", "M", "F"], "zip_code": [10001, 10005, 10002],
-                      "salary": [57_200, 250_000, 12_000], "diagnosis": ["hypertension", "none", "cancer"]})
-    b = pd.concat([a.iloc[[0]], pd.DataFrame({"age": [19] * 50, "sex": ["M"] * 50, "zip_code": [10003] * 50,
-                                              "salary": [1_000_000] * 50, "diagnosis": ["asthma"] * 50})])
+    a = pd.DataFrame(
+        {
+            "age": [34, 90, 18],
+            "sex": ["F", "M", "F"],
+            "zip_code": [10001, 10005, 10002],
+            "salary": [57_200, 250_000, 12_000],
+            "diagnosis": ["hypertension", "none", "cancer"],
+        }
+    )
+    b = pd.concat(
+        [
+            a.iloc[[0]],
+            pd.DataFrame(
+                {
+                    "age": [19] * 50,
+                    "sex": ["M"] * 50,
+                    "zip_code": [10003] * 50,
+                    "salary": [1_000_000] * 50,
+                    "diagnosis": ["asthma"] * 50,
+                }
+            ),
+        ]
+    )
     assert sch.encode(a).iloc[0].tolist() == sch.encode(b).iloc[0].tolist() == [16, 0, 0, 11, 1]
 
 
@@ -68,11 +87,17 @@ def test_medical_declaration_is_the_public_bounds():
     assert (codes.to_numpy() >= 0).all()  # every value of the generator is inside the declaration
 
 
-@pytest.mark.parametrize("text,kind,value", [
-    ("age=18:90:1", "number", (18.0, 90.0, 1.0)), ("age=18:90", "number", (18.0, 90.0, 1.0)),
-    ("score=0:1:0.1", "number", (0.0, 1.0, 0.1)), ("sex=F,M", "cat", ("F", "M")),
-    ("zip=10001,10002", "cat", (10001, 10002)), (" ward = A , B ", "cat", ("A", "B")),
-])
+@pytest.mark.parametrize(
+    "text,kind,value",
+    [
+        ("age=18:90:1", "number", (18.0, 90.0, 1.0)),
+        ("age=18:90", "number", (18.0, 90.0, 1.0)),
+        ("score=0:1:0.1", "number", (0.0, 1.0, 0.1)),
+        ("sex=F,M", "cat", ("F", "M")),
+        ("zip=10001,10002", "cat", (10001, 10002)),
+        (" ward = A , B ", "cat", ("A", "B")),
+    ],
+)
 def test_parse_column(text, kind, value):
     c = S.parse_column(text)
     if kind == "number":
@@ -81,13 +106,22 @@ def test_parse_column(text, kind, value):
         assert c.categories == value
 
 
-@pytest.mark.parametrize("text,message", [
-    ("age", "must look like NAME=LO:HI:WIDTH"), ("=1:2", "must look like"), ("age=90:18:1", "below the upper"),
-    ("age=18:90:0", "bin width must be > 0"), ("age=1:2:3:4", "LO:HI or LO:HI:WIDTH"),
-    ("age=0:1000000:1", f"at most {limits.SYNTH_MAX_CATEGORIES} are supported per column; use a wider bin"),
-    ("sex=F,,M", "no empty ones"), ("sex=F,f", "are the same value"), ("x=34,34.0", "are the same value"),
-    ("age=a:b", "must be a number"), ("age=-inf:3", "must be a finite number"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("age", "must look like NAME=LO:HI:WIDTH"),
+        ("=1:2", "must look like"),
+        ("age=90:18:1", "below the upper"),
+        ("age=18:90:0", "bin width must be > 0"),
+        ("age=1:2:3:4", "LO:HI or LO:HI:WIDTH"),
+        ("age=0:1000000:1", f"at most {limits.SYNTH_MAX_CATEGORIES} are supported per column; use a wider bin"),
+        ("sex=F,,M", "no empty ones"),
+        ("sex=F,f", "are the same value"),
+        ("x=34,34.0", "are the same value"),
+        ("age=a:b", "must be a number"),
+        ("age=-inf:3", "must be a finite number"),
+    ],
+)
 def test_bad_declarations_say_what_to_write(text, message):
     with pytest.raises(DPError, match=message):
         S.parse_column(text)

@@ -34,8 +34,14 @@ def _finish(cfg: ST.StudyConfig, owner: str, monkeypatch) -> str:
 
 def test_the_rule_is_the_default_settings_on_the_default_patients_only():
     assert ST.is_default(ST.StudyConfig()) and ST.is_default(ST.StudyConfig().to_dict())
-    for other in (OTHER, ST.StudyConfig(n=2_000), ST.StudyConfig(seed=1), ST.StudyConfig(generator="aim", delta=1e-6),
-                  ST.StudyConfig(rows=500), ST.StudyConfig(facts=(("age", "35"),))):
+    for other in (
+        OTHER,
+        ST.StudyConfig(n=2_000),
+        ST.StudyConfig(seed=1),
+        ST.StudyConfig(generator="aim", delta=1e-6),
+        ST.StudyConfig(rows=500),
+        ST.StudyConfig(facts=(("age", "35"),)),
+    ):
         assert not ST.is_default(other), other
     assert not ST.is_default({"n": 1000}) and not ST.is_default(None)
     assert registry.shared(registry.SYNTH_STUDY, ST.StudyConfig().to_dict())
@@ -55,10 +61,14 @@ def test_a_finished_default_study_is_read_by_everyone_and_changed_by_its_owner_o
     assert ST.finished(caller=AS_BOB, shared=False) == [] and store.list_jobs(caller=AS_BOB) == []
     assert ST.find_shared(ST.StudyConfig(), caller=AS_BOB).id == jid
     assert ST.find_shared(OTHER, caller=AS_BOB) is None
-    for attempt in (lambda: store.cancel(jid, caller=AS_BOB), lambda: store.rename(jid, "mine", caller=AS_BOB),
-                    lambda: store.delete(jid, caller=AS_BOB)):
-        with pytest.raises(NotYours, match="is shared: everyone may see it, but only the session or user that "
-                                           "started it"):
+    for attempt in (
+        lambda: store.cancel(jid, caller=AS_BOB),
+        lambda: store.rename(jid, "mine", caller=AS_BOB),
+        lambda: store.delete(jid, caller=AS_BOB),
+    ):
+        with pytest.raises(
+            NotYours, match="is shared: everyone may see it, but only the session or user that started it"
+        ):
             attempt()
     assert store.get(jid, caller=AS_ANN).label == ST.StudyConfig().label()
     assert store.rename(jid, "ann's study", caller=AS_ANN).label == "ann's study"
@@ -125,8 +135,20 @@ def test_a_running_default_study_is_joined_and_a_finished_one_does_not_stop_a_ne
 
 
 def test_a_store_from_before_shared_jobs_opens_and_its_studies_stay_their_owners(dp_home):
-    old_store(dp_home, {"id": "old-1", "target": "synth.study", "params": json.dumps(ST.StudyConfig().to_dict()),
-                        "grp": "synth", "label": "old", "status": "queued", "created": 1.0, "owner": ANN}, owners=True)
+    old_store(
+        dp_home,
+        {
+            "id": "old-1",
+            "target": "synth.study",
+            "params": json.dumps(ST.StudyConfig().to_dict()),
+            "grp": "synth",
+            "label": "old",
+            "status": "queued",
+            "created": 1.0,
+            "owner": ANN,
+        },
+        owners=True,
+    )
     assert store.list_jobs(caller=AS_BOB, shared=True) == []
     with pytest.raises(NotYours):
         store.get("old-1", caller=AS_BOB)

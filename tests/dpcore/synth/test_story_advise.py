@@ -9,7 +9,8 @@ from dpcore import limits
 from dpcore.attacks import reidentification as reid
 from dpcore.errors import DPError
 from dpcore.figures import synth as figs
-from dpcore.synth import advise, story, study as ST
+from dpcore.synth import advise, story
+from dpcore.synth import study as ST
 
 from .helpers import fake_release, fake_result, run
 
@@ -40,8 +41,10 @@ def test_headline_when_the_neighbour_is_gone_and_guesses_are_blind():
     claim, detail = story.headline(ST.Study(res), 1.0)
     assert claim == "At ε = 1 the neighbour is no longer found"
     assert "0–2 rows (1.0 on average) match what you know about her" in detail
-    assert ("the attacker's guess of her diagnosis (read off those rows, or blind when none match) is right "
-            "('hypertension') in 0 of 3 releases (0 of 3 releases for tables fitted without her)") in detail
+    assert (
+        "the attacker's guess of her diagnosis (read off those rows, or blind when none match) is right "
+        "('hypertension') in 0 of 3 releases (0 of 3 releases for tables fitted without her)"
+    ) in detail
     assert "a blind guess of the most common one ('none') 47%" in detail
 
 
@@ -75,12 +78,31 @@ def test_comparison_table_puts_the_defences_side_by_side():
     rel = reid.release_of(reid.population(s.n, s.seed))
     dp = reid.dp_part(rel, s.qis, s.sensitive, 1.0, 50, s.n_targets, s.sim_seed)
     res = fake_result({1.0: [run(neighbour_matches=2), run()]})
-    t = story.comparison(ST.Study(res), 1.0, release=rel, generalisation=s.generalisation, dp=dp, qis=s.qis,
-                         sensitive="diagnosis", facts=s.facts)
-    assert t["defence"].tolist() == ["names removed", "generalised", "noisy counts, ε = 1", "DP synthetic, ε = 1",
-                                     "synthetic, without them", "blind guess"]
-    assert list(t.columns) == ["defence", "her diagnosis named", "diagnosis named (200 patients)",
-                               "rows matching her", "guarantee"]
+    t = story.comparison(
+        ST.Study(res),
+        1.0,
+        release=rel,
+        generalisation=s.generalisation,
+        dp=dp,
+        qis=s.qis,
+        sensitive="diagnosis",
+        facts=s.facts,
+    )
+    assert t["defence"].tolist() == [
+        "names removed",
+        "generalised",
+        "noisy counts, ε = 1",
+        "DP synthetic, ε = 1",
+        "synthetic, without them",
+        "blind guess",
+    ]
+    assert list(t.columns) == [
+        "defence",
+        "her diagnosis named",
+        "diagnosis named (200 patients)",
+        "rows matching her",
+        "guarantee",
+    ]
     first = t.iloc[0]
     assert (first["her diagnosis named"], first["rows matching her"]) == ("yes", "1")  # her row, her diagnosis
     assert int(t.iloc[1]["rows matching her"]) > 1  # her generalised class
@@ -98,19 +120,26 @@ def test_findings_label_what_epsilon_does_not_cover():
     f = story.findings(ST.Study(fake_result({1.0: [run(two_way_max=3.0), run(two_way_max=5.0)]})), 1.0)
     values = dict(zip(f["finding"], f["value"]))
     assert values["not covered by ε"] == ST.NOT_COVERED
-    assert values["2-way marginals that matter: largest cell error"] == ("4.0 points (3.0–5.0); two real samples "
-                                                                         "differ by 2.5")
+    assert values["2-way marginals that matter: largest cell error"] == (
+        "4.0 points (3.0–5.0); two real samples differ by 2.5"
+    )
     assert values["privacy statement"].startswith("ε = 1, δ = 0 (MST)")
 
 
 def test_advisor_answers_from_the_worst_release():
-    res = fake_result({0.3: [run(two_way_max=9.0), run(two_way_max=12.0)],
-                       1.0: [run(two_way_max=4.0), run(two_way_max=6.0)],
-                       3.0: [run(two_way_max=3.0), run(two_way_max=3.5)]})
+    res = fake_result(
+        {
+            0.3: [run(two_way_max=9.0), run(two_way_max=12.0)],
+            1.0: [run(two_way_max=4.0), run(two_way_max=6.0)],
+            3.0: [run(two_way_max=3.0), run(two_way_max=3.5)],
+        }
+    )
     a = advise.epsilon_for_marginals(ST.Study(res, "job-1"), 5)
     assert a["epsilon"] == 3.0  # ε = 1 averages 5.0 but its worst release is 6.0 points off
-    assert a["text"].startswith("ε = 3 kept every cell of the 2-way marginals that matter within ±5 points in all "
-                                "2 releases measured (worst 3.5 points); at ε = 1 the worst release was 6.0")
+    assert a["text"].startswith(
+        "ε = 3 kept every cell of the 2-way marginals that matter within ±5 points in all "
+        "2 releases measured (worst 3.5 points); at ε = 1 the worst release was 6.0"
+    )
     assert advise.epsilon_for_marginals(ST.Study(res), 6)["epsilon"] == 1.0
     none = advise.epsilon_for_marginals(ST.Study(res), 3.2)
     assert none["epsilon"] is None and "at the largest, ε = 3, the worst release was 3.5 points off" in none["text"]

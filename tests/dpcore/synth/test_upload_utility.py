@@ -9,7 +9,10 @@ import pytest
 
 from dpcore import limits
 from dpcore.errors import DPError
-from dpcore.synth import job as J, release as R, schema as S, utility as U
+from dpcore.synth import job as J
+from dpcore.synth import release as R
+from dpcore.synth import schema as S
+from dpcore.synth import utility as U
 
 SCHEMA = S.parse_schema(["age=18:90:1", "sex=F,M", "income=0:100000:5000", "ward=A,B"])
 
@@ -17,9 +20,14 @@ SCHEMA = S.parse_schema(["age=18:90:1", "sex=F,M", "income=0:100000:5000", "ward
 def _table(n: int, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     age = rng.integers(18, 90, n)
-    return pd.DataFrame({"age": age, "sex": rng.choice(["F", "M"], n),
-                         "income": (age * 800 + rng.normal(0, 5_000, n)).clip(0, 100_000).round(),
-                         "ward": np.where(age > 50, "B", "A")})
+    return pd.DataFrame(
+        {
+            "age": age,
+            "sex": rng.choice(["F", "M"], n),
+            "income": (age * 800 + rng.normal(0, 5_000, n)).clip(0, 100_000).round(),
+            "ward": np.where(age > 50, "B", "A"),
+        }
+    )
 
 
 def test_the_model_task_comes_from_the_declarations_only():
@@ -27,9 +35,13 @@ def test_the_model_task_comes_from_the_declarations_only():
     assert U.upload_task(SCHEMA, "ward") == {"target": "ward", "threshold": None, "text": "ward (its category)"}
     assert U.upload_task(SCHEMA, "income") == {"target": "income", "threshold": 50_000.0, "text": "income ≥ 50000"}
     assert U.upload_task(SCHEMA, "age", "65")["threshold"] == 65.0
-    for target, threshold, words in (("nope", None, "nope"), ("age", 17, "inside its declared bounds"),
-                                     ("age", 18, "inside its declared bounds"), ("age", "x", "threshold"),
-                                     ("ward", 1, "category column")):
+    for target, threshold, words in (
+        ("nope", None, "nope"),
+        ("age", 17, "inside its declared bounds"),
+        ("age", 18, "inside its declared bounds"),
+        ("age", "x", "threshold"),
+        ("ward", 1, "category column"),
+    ):
         with pytest.raises(DPError, match=words):
             U.upload_task(SCHEMA, target, threshold)
 
@@ -45,13 +57,21 @@ def test_marginal_errors_and_the_model_test_against_known_answers():
     assert same["not_covered_by_epsilon"] == "computed on your private rows: not covered by ε"
     # a table that lost the age–ward relation: the synthetic model falls to guessing, the marginals show the loss
     shuffled = fitted.assign(ward=fitted["ward"].sample(frac=1, random_state=3).to_numpy(), sex="F")
-    lost = U.upload_utility(fitted, held, SCHEMA.encode(shuffled), shuffled, SCHEMA, [("age", "ward")],
-                            U.upload_task(SCHEMA, "ward"))
+    lost = U.upload_utility(
+        fitted, held, SCHEMA.encode(shuffled), shuffled, SCHEMA, [("age", "ward")], U.upload_task(SCHEMA, "ward")
+    )
     assert list(lost["marginals"]["two_way"]) == ["age+ward"]
     assert lost["marginals"]["one_way"]["sex"] == pytest.approx(100 * (fitted["sex"] == "M").mean())
     assert lost["model"]["synthetic"] < 0.7 < lost["model"]["real"]
-    few = U.upload_utility(fitted, held.head(limits.SYNTH_UTILITY_MIN_TEST_ROWS - 1), SCHEMA.encode(fitted), fitted,
-                           SCHEMA, (), U.upload_task(SCHEMA, "age", 40))
+    few = U.upload_utility(
+        fitted,
+        held.head(limits.SYNTH_UTILITY_MIN_TEST_ROWS - 1),
+        SCHEMA.encode(fitted),
+        fitted,
+        SCHEMA,
+        (),
+        U.upload_task(SCHEMA, "age", 40),
+    )
     assert few["model"] is None and "a model is tested on at least 20" in few["model_note"]
     none = U.upload_utility(fitted, None, SCHEMA.encode(fitted), fitted, SCHEMA)
     assert none["model"] is None and none["held_out_rows"] == 0 and "model_note" not in none
@@ -70,8 +90,10 @@ def test_job_params_are_checked_before_anything_is_kept():
     cfg = R.SynthConfig(1.0, 1e-6, "aim")
     assert "utility" not in J.params("upload:x", SCHEMA, cfg, "t.csv")
     assert J.params("upload:x", SCHEMA, cfg, "t.csv", utility=True)["utility"] == {"target": None, "threshold": None}
-    assert J.params("upload:x", SCHEMA, cfg, "t.csv", target="income", threshold=30_000)["utility"] == \
-        {"target": "income", "threshold": 30_000.0}  # a model implies measuring
+    assert J.params("upload:x", SCHEMA, cfg, "t.csv", target="income", threshold=30_000)["utility"] == {
+        "target": "income",
+        "threshold": 30_000.0,
+    }  # a model implies measuring
     with pytest.raises(DPError, match="inside its declared bounds"):
         J.params("upload:x", SCHEMA, cfg, "t.csv", utility=True, target="income", threshold=-5)
 

@@ -6,8 +6,8 @@ import warnings
 import pytest
 from opacus.accountants import PRVAccountant, RDPAccountant
 
-from dpcore.training import accounting
 from dpcore.errors import DPError
+from dpcore.training import accounting
 
 
 def _opacus(acc_cls, sigma, q, steps, delta):
@@ -24,7 +24,9 @@ KNOWN = [(1.0, 0.1, 100, 1e-5), (4.44, 1 / 8, 80, 1e-5), (20.0, 0.9, 5, 1e-5)]
 
 @pytest.mark.parametrize("sigma,q,steps,delta", KNOWN)
 def test_rdp_is_opacus_rdp(sigma, q, steps, delta):
-    assert accounting.epsilon(sigma, q, steps, delta, "rdp") == pytest.approx(_opacus(RDPAccountant, sigma, q, steps, delta))
+    assert accounting.epsilon(sigma, q, steps, delta, "rdp") == pytest.approx(
+        _opacus(RDPAccountant, sigma, q, steps, delta)
+    )
 
 
 @pytest.mark.parametrize("sigma,q,steps,delta", KNOWN)
@@ -50,12 +52,16 @@ def test_prv_tighter_than_rdp_and_shortcut_is_not_a_bound():
 def test_shortcut_formula():
     import math
 
-    assert accounting.shortcut_epsilon(2.0, 0.01, 400, 1e-5) == pytest.approx(0.01 / 2 * math.sqrt(2 * 400 * math.log(1e5)))
+    assert accounting.shortcut_epsilon(2.0, 0.01, 400, 1e-5) == pytest.approx(
+        0.01 / 2 * math.sqrt(2 * 400 * math.log(1e5))
+    )
 
 
 def test_fast_rdp_is_an_upper_bound_of_opacus_rdp():
     for sigma, q, steps, delta in KNOWN + [(0.8, 0.02, 3000, 1e-6)]:
-        assert accounting.fast_rdp_epsilon(sigma, q, steps, delta) >= _opacus(RDPAccountant, sigma, q, steps, delta) - 1e-9
+        assert (
+            accounting.fast_rdp_epsilon(sigma, q, steps, delta) >= _opacus(RDPAccountant, sigma, q, steps, delta) - 1e-9
+        )
 
 
 def test_zero_steps_is_zero():
@@ -90,14 +96,17 @@ def test_calibration_reaches_small_epsilon_below_the_integer_order_floor():
         accounting.calibrate_noise(0.08, 1e-5, 1 / 8, 80, "rdp")
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(target_epsilon=0, delta=1e-5, sample_rate=0.1, steps=10), "epsilon"),
-    (dict(target_epsilon=-1, delta=1e-5, sample_rate=0.1, steps=10), "epsilon"),
-    (dict(target_epsilon=1, delta=1.0, sample_rate=0.1, steps=10), "delta"),
-    (dict(target_epsilon=1, delta=1e-5, sample_rate=1.5, steps=10), "sample rate"),
-    (dict(target_epsilon=1, delta=1e-5, sample_rate=0.1, steps=0), "steps"),
-    (dict(target_epsilon=1, delta=1e-5, sample_rate=0.1, steps=10, accountant="gdp"), "accountant"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(target_epsilon=0, delta=1e-5, sample_rate=0.1, steps=10), "epsilon"),
+        (dict(target_epsilon=-1, delta=1e-5, sample_rate=0.1, steps=10), "epsilon"),
+        (dict(target_epsilon=1, delta=1.0, sample_rate=0.1, steps=10), "delta"),
+        (dict(target_epsilon=1, delta=1e-5, sample_rate=1.5, steps=10), "sample rate"),
+        (dict(target_epsilon=1, delta=1e-5, sample_rate=0.1, steps=0), "steps"),
+        (dict(target_epsilon=1, delta=1e-5, sample_rate=0.1, steps=10, accountant="gdp"), "accountant"),
+    ],
+)
 def test_calibration_bad_inputs(kwargs, match):
     with pytest.raises(DPError, match=match):
         accounting.calibrate_noise(**kwargs)

@@ -13,43 +13,63 @@ from dpcore.training import bounds
 from dpcore.training.config import TrainConfig
 from dpcore.training.data import load_split, record_view
 
-ALL = {"age": {"lower": 0.0, "upper": 120.0}, "income": {"lower": 0.0, "upper": 200.0},
-       "city": {"categories": ["a", "b"]}, "label": {"categories": ["no", "yes"]}}
+ALL = {
+    "age": {"lower": 0.0, "upper": 120.0},
+    "income": {"lower": 0.0, "upper": 200.0},
+    "city": {"categories": ["a", "b"]},
+    "label": {"categories": ["no", "yes"]},
+}
 
 
 @pytest.fixture
 def table(tmp_path):
-    df = pd.DataFrame({"age": [30, 200, 60, -5, 45, 90, 20, 75, 33, 58],
-                       "income": [10.0, 50.0, np.nan, 80.0, 300.0, 20.0, 40.0, 60.0, 70.0, 90.0],
-                       "city": ["a", "b", "z", "a", "b", "a", "b", "a", "b", "a"],
-                       "label": ["no", "yes"] * 5})
+    df = pd.DataFrame(
+        {
+            "age": [30, 200, 60, -5, 45, 90, 20, 75, 33, 58],
+            "income": [10.0, 50.0, np.nan, 80.0, 300.0, 20.0, 40.0, 60.0, 70.0, 90.0],
+            "city": ["a", "b", "z", "a", "b", "a", "b", "a", "b", "a"],
+            "label": ["no", "yes"] * 5,
+        }
+    )
     path = tmp_path / "t.csv"
     df.to_csv(path, index=False)
     return path, df
 
 
 def _cfg(path, b, **kw):
-    return TrainConfig(dataset=f"csv:{path}", target="label", model="logreg", epsilon=None, bounds=b, test_size=0.2,
-                       **kw)
+    return TrainConfig(
+        dataset=f"csv:{path}", target="label", model="logreg", epsilon=None, bounds=b, test_size=0.2, **kw
+    )
 
 
-@pytest.mark.parametrize("text, want", [
-    ("age=0:120", ("age", {"lower": 0.0, "upper": 120.0})),
-    ("temp=-40:50.5", ("temp", {"lower": -40.0, "upper": 50.5})),
-    ("sex=F,M", ("sex", {"categories": ["F", "M"]})),
-    ("sex= F , M ", ("sex", {"categories": ["F", "M"]})),
-    ("time=10:30,11:45", ("time", {"categories": ["10:30", "11:45"]})),
-    ("income=from-data", ("income", {"from_data": True})),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("age=0:120", ("age", {"lower": 0.0, "upper": 120.0})),
+        ("temp=-40:50.5", ("temp", {"lower": -40.0, "upper": 50.5})),
+        ("sex=F,M", ("sex", {"categories": ["F", "M"]})),
+        ("sex= F , M ", ("sex", {"categories": ["F", "M"]})),
+        ("time=10:30,11:45", ("time", {"categories": ["10:30", "11:45"]})),
+        ("income=from-data", ("income", {"from_data": True})),
+    ],
+)
 def test_cli_forms(text, want):
     assert bounds.parse_spec(text) == want
 
 
-@pytest.mark.parametrize("text, words", [
-    ("age", "COLUMN=LOW:HIGH"), ("=1:2", "COLUMN=LOW:HIGH"), ("age=", "COLUMN=LOW:HIGH"),
-    ("age=5:1", "lower must be below upper"), ("age=-1e308:1e308", "finite number of at most"),
-    ("age=1:inf", "finite number"), ("sex=F,,M", "no empty ones"), ("sex=F,F", "listed twice"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("age", "COLUMN=LOW:HIGH"),
+        ("=1:2", "COLUMN=LOW:HIGH"),
+        ("age=", "COLUMN=LOW:HIGH"),
+        ("age=5:1", "lower must be below upper"),
+        ("age=-1e308:1e308", "finite number of at most"),
+        ("age=1:inf", "finite number"),
+        ("sex=F,,M", "no empty ones"),
+        ("sex=F,F", "listed twice"),
+    ],
+)
 def test_bad_cli_forms_say_what_to_fix(text, words):
     with pytest.raises(DPError, match=words):
         bounds.parse_spec(text)
@@ -57,14 +77,32 @@ def test_bad_cli_forms_say_what_to_fix(text, words):
 
 def test_a_bounds_file_in_shorthand_or_stored_form(tmp_path):
     p = tmp_path / "b.json"
-    p.write_text(json.dumps({"age": [0, 120], "sex": ["F", "M"], "grade": {"categories": [1, 2, 3]},
-                             "income": "from-data", "x": {"lower": -1, "upper": 1}}))
-    assert bounds.read_file(p) == {"age": {"lower": 0.0, "upper": 120.0}, "sex": {"categories": ["F", "M"]},
-                                   "grade": {"categories": ["1", "2", "3"]}, "income": {"from_data": True},
-                                   "x": {"lower": -1.0, "upper": 1.0}}
+    p.write_text(
+        json.dumps(
+            {
+                "age": [0, 120],
+                "sex": ["F", "M"],
+                "grade": {"categories": [1, 2, 3]},
+                "income": "from-data",
+                "x": {"lower": -1, "upper": 1},
+            }
+        )
+    )
+    assert bounds.read_file(p) == {
+        "age": {"lower": 0.0, "upper": 120.0},
+        "sex": {"categories": ["F", "M"]},
+        "grade": {"categories": ["1", "2", "3"]},
+        "income": {"from_data": True},
+        "x": {"lower": -1.0, "upper": 1.0},
+    }
     assert bounds.from_cli(["age=1:2"], p)["age"] == {"lower": 1.0, "upper": 2.0}  # --bounds wins over the file
-    for bad, words in (("[1, 2]", "JSON object"), ("{", "not valid JSON"), ('{"a": [1, "x"]}', "two numbers"),
-                       ('{"a": {"lower": 1}}', "keys"), ("[" * 100_000, "not valid JSON")):
+    for bad, words in (
+        ("[1, 2]", "JSON object"),
+        ("{", "not valid JSON"),
+        ('{"a": [1, "x"]}', "two numbers"),
+        ('{"a": {"lower": 1}}', "keys"),
+        ("[" * 100_000, "not valid JSON"),
+    ):
         p.write_text(bad)
         with pytest.raises(DPError, match=words):
             bounds.read_file(p)
@@ -127,8 +165,12 @@ def test_bounds_that_do_not_fit_the_table_are_refused(table):
 def test_schema_prefills_only_public_values_and_the_page_rule(table):
     path, _ = table
     cols = bounds.schema(path.read_bytes(), "label")
-    assert [(c.name, c.kind, c.target) for c in cols] == [("age", "number", False), ("income", "number", False),
-                                                          ("city", "text", False), ("label", "text", True)]
+    assert [(c.name, c.kind, c.target) for c in cols] == [
+        ("age", "number", False),
+        ("income", "number", False),
+        ("city", "text", False),
+        ("label", "text", True),
+    ]
     assert cols[0].public == {"lower": 18.0, "upper": 90.0}  # a known public range, not the rows' -5…200
     assert cols[1].public is None and cols[2].public is None and cols[3].public is None
     with pytest.raises(DPError, match="declare public bounds for city, label"):

@@ -15,8 +15,7 @@ from dpcore.training.config import TrainConfig, check_batch_size
 from dpcore.training.job import run_job
 from dpcore.training.results import TrainMetrics
 
-TINY = dict(dataset="breast_cancer", model="logreg", epsilon=2.0, epochs=1, batch_size=64,
-            reproducible_noise=True)
+TINY = dict(dataset="breast_cancer", model="logreg", epsilon=2.0, epochs=1, batch_size=64, reproducible_noise=True)
 
 
 def test_a_row_stored_with_the_old_training_target_still_runs(dp_home):
@@ -25,9 +24,11 @@ def test_a_row_stored_with_the_old_training_target_still_runs(dp_home):
     store.list_jobs(caller=SYSTEM)
     conn = sqlite3.connect(str(db.db_path()))
     with conn:
-        conn.execute("INSERT INTO jobs (id, target, params, grp, label, status, created) "
-                     "VALUES ('old-train', 'dpcore.training:run_job', ?, 'train', '', 'queued', 1.0)",
-                     (json.dumps(TrainConfig(**TINY).to_dict()),))
+        conn.execute(
+            "INSERT INTO jobs (id, target, params, grp, label, status, created) "
+            "VALUES ('old-train', 'dpcore.training:run_job', ?, 'train', '', 'queued', 1.0)",
+            (json.dumps(TrainConfig(**TINY).to_dict()),),
+        )
     conn.close()
     assert worker.run_worker("w-old-train", once=True) == 1
     done = store.get("old-train", caller=SYSTEM)
@@ -37,9 +38,19 @@ def test_a_row_stored_with_the_old_training_target_still_runs(dp_home):
 
 
 def test_metrics_read_results_stored_by_older_versions():
-    old = {"dataset": "digits", "model": "mlp", "private": True, "epsilon": 1.5, "delta": 1e-5,
-           "history": [{"epoch": 1, "loss": 0.5}], "leaks": [], "warnings": ["w"],
-           "weights_file": "model.pt", "config": {"epochs": 1}, "some_key_from_before": 1}  # no diverged, no lr
+    old = {
+        "dataset": "digits",
+        "model": "mlp",
+        "private": True,
+        "epsilon": 1.5,
+        "delta": 1e-5,
+        "history": [{"epoch": 1, "loss": 0.5}],
+        "leaks": [],
+        "warnings": ["w"],
+        "weights_file": "model.pt",
+        "config": {"epochs": 1},
+        "some_key_from_before": 1,
+    }  # no diverged, no lr
     m = TrainMetrics.from_dict(old)
     assert m.epsilon == 1.5 and m.diverged is None and m.lr is None and m.warnings == ("w",)
     assert m.history[0]["loss"] == 0.5
@@ -53,9 +64,19 @@ def test_metrics_of_a_job_and_the_comparison_chart_read_typed_fields():
 
     assert TrainMetrics.from_job(None) is None
     assert TrainMetrics.from_job({"status": "running", "result": None}) is None
-    stored = {"dataset": "breast_cancer", "model": "logreg", "private": True, "epsilon": 1.0, "delta": 1e-5,
-              "target_epsilon": 1.0, "epsilon_prv": 0.98, "epsilon_rdp": 1.2, "shortcut_epsilon": 0.4,
-              "weights_file": "model.pt", "config": {}}
+    stored = {
+        "dataset": "breast_cancer",
+        "model": "logreg",
+        "private": True,
+        "epsilon": 1.0,
+        "delta": 1e-5,
+        "target_epsilon": 1.0,
+        "epsilon_prv": 0.98,
+        "epsilon_rdp": 1.2,
+        "shortcut_epsilon": 0.4,
+        "weights_file": "model.pt",
+        "config": {},
+    }
     m = TrainMetrics.from_job({"status": "done", "result": stored})
     assert m.epsilon_prv == 0.98 and m.delta == 1e-5
     for arg in (m, stored):  # typed metrics, or a stored dict read through from_dict: the same chart
@@ -97,8 +118,7 @@ def test_epsilon_chart_says_which_bound_is_live_and_which_final():
 
 def test_datasets_and_models_have_one_readable_name():
     """One mapping for the pages and the report: code names never reach a reader; unknown codes pass through."""
-    from dpcore.training.config import (BUILTIN_DATASETS, DATASET_NAMES, MODEL_NAMES, MODELS, dataset_name,
-                                        model_name)
+    from dpcore.training.config import BUILTIN_DATASETS, DATASET_NAMES, MODEL_NAMES, MODELS, dataset_name, model_name
 
     assert dataset_name("breast_cancer") == "Breast cancer" and model_name("logreg") == "Logistic regression"
     assert dataset_name("csv:/data/uploads/ab12.csv") == "Uploaded CSV" and model_name("mlp") == "Small MLP"
@@ -113,12 +133,13 @@ def test_epsilon_chart_labels_several_ticks_on_its_log_axis():
     (points, target, final) with 1-2-5 ticks, at least two of them inside, and every point inside the range."""
     from dpcore.figures import training as figs
 
-    hist = [{"epoch": e, "epsilon": v, "loss": 0.5, "accuracy": 0.9}
-            for e, v in enumerate((0.2, 0.45, 0.7, 0.9, 1.1), 1)]
+    hist = [
+        {"epoch": e, "epsilon": v, "loss": 0.5, "accuracy": 0.9} for e, v in enumerate((0.2, 0.45, 0.7, 0.9, 1.1), 1)
+    ]
     fig = figs.epsilon_chart(hist, target_epsilon=1.0, final_epsilon=0.995, accountant="prv")
     y = fig.layout.yaxis
     assert y.type == "log" and y.range is not None
     lo, hi = 10 ** y.range[0], 10 ** y.range[1]
     assert lo < 0.2 and hi > 1.1
     inside = [v for v in y.tickvals if lo <= v <= hi]
-    assert len(inside) >= 2 and list(y.ticktext)[:len(y.tickvals)] == [f"{v:g}" for v in y.tickvals], y.tickvals
+    assert len(inside) >= 2 and list(y.ticktext)[: len(y.tickvals)] == [f"{v:g}" for v in y.tickvals], y.tickvals

@@ -28,8 +28,17 @@ def run(tmp_path_factory):
     home = tmp_path_factory.mktemp("release-home")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DP_EXPLORER_HOME", str(home))
-        params = {"dataset": "medical", "target": "diagnosis", "model": "logreg", "epsilon": EPS, "delta": 1e-5,
-                  "epochs": 3, "batch_size": 256, "lr": 0.05, "seed": 3}
+        params = {
+            "dataset": "medical",
+            "target": "diagnosis",
+            "model": "logreg",
+            "epsilon": EPS,
+            "delta": 1e-5,
+            "epochs": 3,
+            "batch_size": 256,
+            "lr": 0.05,
+            "seed": 3,
+        }
         runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group="train", label="attack me")
         job = store.list_jobs(caller=CLI, limit=1)[0]
         # what the page's default button gives
@@ -78,8 +87,16 @@ def _attacker(files: dict, params: dict):
     from dpcore.training.models import build_model
 
     st = json.loads(files["statement.json"])
-    cfg = TrainConfig.from_dict({**params, **{k: v for k, v in st["settings"].items()
-                                              if k in ("epochs", "batch_size", "lr", "seed", "model", "target")}})
+    cfg = TrainConfig.from_dict(
+        {
+            **params,
+            **{
+                k: v
+                for k, v in st["settings"].items()
+                if k in ("epochs", "batch_size", "lr", "seed", "model", "target")
+            },
+        }
+    )
     split = load_split(cfg)
     model = build_model(cfg, split)
     model.load_state_dict(torch.load(io.BytesIO(files["model.pt"]), weights_only=True))
@@ -156,8 +173,9 @@ def test_the_metrics_attack_does_not_beat_epsilon_on_the_release(run):
         assert rate <= _ceiling(base, EPS), (rate, base)
     # positive control: the file main offered held the test loss at full precision (torch's float32 mean)
     with torch.no_grad():
-        full = float(torch.nn.functional.cross_entropy(model(torch.from_numpy(split.X_test)),
-                                                       torch.from_numpy(split.y_test)))
+        full = float(
+            torch.nn.functional.cross_entropy(model(torch.from_numpy(split.X_test)), torch.from_numpy(split.y_test))
+        )
     rate, base = _guess_rates(model, split.X_test, split.y_test, [(full, 0.0)])
     assert rate > 0.95 and rate > _ceiling(base, EPS), (rate, base)
 

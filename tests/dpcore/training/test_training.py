@@ -12,17 +12,24 @@ import pytest
 import torch
 
 from dpcore.errors import Cancelled, DPError
-from dpcore.jobs.owners import CLI_OWNER as OWNER, SYSTEM
+from dpcore.jobs.owners import CLI_OWNER as OWNER
+from dpcore.jobs.owners import SYSTEM
 from dpcore.training import accounting
 from dpcore.training.config import BEST_GRAD_SAMPLE_MODE, REPRODUCIBLE_LABEL, TrainConfig
-from dpcore.training.data import (MNIST_NOT_USABLE, data_dir, load_split, release_uploads, save_upload,
-                                  upload_columns, upload_file)
+from dpcore.training.data import (
+    MNIST_NOT_USABLE,
+    data_dir,
+    load_split,
+    release_uploads,
+    save_upload,
+    upload_columns,
+    upload_file,
+)
 from dpcore.training.fused import FusedDPSGD
 from dpcore.training.job import preflight, run_job
 from dpcore.training.loop import train
 from dpcore.training.models import batch_as_is, build_model, check_model_size, make_dataset, n_parameters
 from dpcore.training.results import divergence
-
 
 torch.set_num_threads(1)
 
@@ -53,26 +60,29 @@ class FakeCtx:
 # --- config ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(epsilon=0), "epsilon"),
-    (dict(epsilon=-1), "epsilon"),
-    (dict(delta=1.0), "delta"),
-    (dict(delta=0), "delta"),
-    (dict(epochs=0), "epochs"),
-    (dict(lr=0), "learning rate"),
-    (dict(clip=-1), "clip"),
-    (dict(optimizer="rmsprop"), "optimizer"),
-    (dict(lr_schedule="cosine"), "lr_schedule"),
-    (dict(accountant="gdp"), "accountant"),
-    (dict(model="transformer"), "model"),
-    (dict(dataset="imagenet"), "dataset"),
-    (dict(dataset="csv:"), "path"),
-    (dict(model="cnn"), "image data"),
-    (dict(epsilon=1, noise_multiplier=1.0), "either"),
-    (dict(epsilon=None, noise_multiplier=0), "noise multiplier"),
-    (dict(test_size=1.5), "test size"),
-    (dict(dataset="medical", target="favourite_colour"), "target"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(epsilon=0), "epsilon"),
+        (dict(epsilon=-1), "epsilon"),
+        (dict(delta=1.0), "delta"),
+        (dict(delta=0), "delta"),
+        (dict(epochs=0), "epochs"),
+        (dict(lr=0), "learning rate"),
+        (dict(clip=-1), "clip"),
+        (dict(optimizer="rmsprop"), "optimizer"),
+        (dict(lr_schedule="cosine"), "lr_schedule"),
+        (dict(accountant="gdp"), "accountant"),
+        (dict(model="transformer"), "model"),
+        (dict(dataset="imagenet"), "dataset"),
+        (dict(dataset="csv:"), "path"),
+        (dict(model="cnn"), "image data"),
+        (dict(epsilon=1, noise_multiplier=1.0), "either"),
+        (dict(epsilon=None, noise_multiplier=0), "noise multiplier"),
+        (dict(test_size=1.5), "test size"),
+        (dict(dataset="medical", target="favourite_colour"), "target"),
+    ],
+)
 def test_bad_config(kwargs, match):
     with pytest.raises(DPError, match=match):
         TrainConfig(**{**FAST, **kwargs})
@@ -126,8 +136,14 @@ def test_csv_loader(tmp_path):
     n = 120
     import pandas as pd
 
-    df = pd.DataFrame({"age": rng.integers(18, 90, n), "score": rng.normal(0, 1, n),
-                       "city": rng.choice(["a", "b", "c"], n), "label": rng.choice(["yes", "no"], n)})
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, n),
+            "score": rng.normal(0, 1, n),
+            "city": rng.choice(["a", "b", "c"], n),
+            "label": rng.choice(["yes", "no"], n),
+        }
+    )
     path = tmp_path / "d.csv"
     df.to_csv(path, index=False)
     cfg = TrainConfig(dataset=f"csv:{path}", target="label", model="logreg", epsilon=None, epochs=1, batch_size=16)
@@ -137,7 +153,9 @@ def test_csv_loader(tmp_path):
     with pytest.raises(DPError, match="unknown target column"):
         load_split(TrainConfig(dataset=f"csv:{path}", target="nope", model="logreg"))
     df[["city", "label"]].to_csv(tmp_path / "cat.csv", index=False)  # a text feature alone is usable (one-hot)
-    assert load_split(TrainConfig(dataset=f"csv:{tmp_path / 'cat.csv'}", target="label", model="logreg")).n_features == 3
+    assert (
+        load_split(TrainConfig(dataset=f"csv:{tmp_path / 'cat.csv'}", target="label", model="logreg")).n_features == 3
+    )
     df.assign(city=[f"c{i}" for i in range(n)])[["city", "label"]].to_csv(tmp_path / "ids.csv", index=False)
     with pytest.raises(DPError, match="no feature columns besides the target"):  # 120 values: dropped, none left
         load_split(TrainConfig(dataset=f"csv:{tmp_path / 'ids.csv'}", target="label", model="logreg"))
@@ -145,15 +163,21 @@ def test_csv_loader(tmp_path):
 
 def _tiny_mnist(path, n_train=60, n_test=20):
     rng = np.random.default_rng(0)
-    np.savez(path, x_train=rng.integers(0, 256, (n_train, 28, 28), dtype=np.uint8), y_train=rng.integers(0, 10, n_train),
-             x_test=rng.integers(0, 256, (n_test, 28, 28), dtype=np.uint8), y_test=rng.integers(0, 10, n_test))
+    np.savez(
+        path,
+        x_train=rng.integers(0, 256, (n_train, 28, 28), dtype=np.uint8),
+        y_train=rng.integers(0, 10, n_train),
+        x_test=rng.integers(0, 256, (n_test, 28, 28), dtype=np.uint8),
+        y_test=rng.integers(0, 10, n_test),
+    )
     return path
 
 
 def test_mnist_npz_loader_and_cnn(tmp_path):
     path = _tiny_mnist(data_dir() / "mnist.npz")
-    cfg = TrainConfig(dataset=f"mnist:{path}", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=1,
-                      batch_size=20, delta=0.02)
+    cfg = TrainConfig(
+        dataset=f"mnist:{path}", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=1, batch_size=20, delta=0.02
+    )
     s = load_split(cfg)
     assert s.X_train.shape == (60, 784) and s.image_shape == (1, 28, 28) and s.X_train.max() <= 1
     r = train(cfg)
@@ -166,16 +190,22 @@ def test_mnist_bad_files(tmp_path):
     np.savez(data_dir() / "bad.npz", x_train=np.zeros((2, 28, 28)))
     with pytest.raises(DPError, match="lacks arrays"):
         load_split(TrainConfig(dataset="mnist:bad.npz", model="cnn"))  # a name in the data folder
-    assert load_split(TrainConfig(dataset=f"mnist:{_tiny_mnist(data_dir() / 'm.npz').name}",
-                                           model="cnn")).n_train == 60
+    assert load_split(TrainConfig(dataset=f"mnist:{_tiny_mnist(data_dir() / 'm.npz').name}", model="cnn")).n_train == 60
 
 
 def test_mnist_only_from_the_data_folder_with_one_message(tmp_path):
     """12: the path box must not tell a visitor whether a file exists anywhere on the server."""
     outside = _tiny_mnist(tmp_path / "mnist.npz")  # a real, valid file outside the data folder
     messages = set()
-    for path in (outside, tmp_path / "missing.npz", "/etc/passwd", "../" * 8 + "etc/passwd", tmp_path,
-                 "missing.npz", data_dir()):
+    for path in (
+        outside,
+        tmp_path / "missing.npz",
+        "/etc/passwd",
+        "../" * 8 + "etc/passwd",
+        tmp_path,
+        "missing.npz",
+        data_dir(),
+    ):
         with pytest.raises(DPError) as err:
             load_split(TrainConfig(dataset=f"mnist:{path}", model="cnn"))
         messages.add(str(err.value))
@@ -198,8 +228,7 @@ def test_upload_validated_in_memory_and_deleted_when_its_job_ends(tmp_path):
     ref = save_upload(data)  # an opaque reference: job parameters never hold the server's path
     assert re.fullmatch(r"upload:[0-9a-f]{16}", ref) and str(storage.home()) not in ref
     path = upload_file(ref.split(":", 1)[1])
-    params = TrainConfig(dataset=ref, target="label", model="logreg", epsilon=1.0, epochs=1,
-                         batch_size=16).to_dict()
+    params = TrainConfig(dataset=ref, target="label", model="logreg", epsilon=1.0, epochs=1, batch_size=16).to_dict()
     queued = store.submit(registry.TRAIN, params, group="train", label="t", owner=OWNER)
     assert release_uploads() == [] and Path(path).exists()  # a queued job still needs it
     store.cancel(queued, caller=SYSTEM)  # cancelled (or deleted) before it ran: released at the next clean-up
@@ -227,12 +256,16 @@ def test_fused_clipped_gradient_equals_opacus(model, dataset):
     m1 = build_model(cfg, s)
     m2 = copy.deepcopy(m1)
     X, y = torch.from_numpy(s.X_train[:40]) * 3, torch.from_numpy(s.y_train[:40])
-    dl = torch.utils.data.DataLoader(make_dataset(s.X_train, s.y_train), batch_size=32,
-                                     collate_fn=batch_as_is)
+    dl = torch.utils.data.DataLoader(make_dataset(s.X_train, s.y_train), batch_size=32, collate_fn=batch_as_is)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gm, opt, _ = PrivacyEngine().make_private(module=m2, optimizer=torch.optim.SGD(m2.parameters(), lr=0.1),
-                                                  data_loader=dl, noise_multiplier=0.0, max_grad_norm=0.5)
+        gm, opt, _ = PrivacyEngine().make_private(
+            module=m2,
+            optimizer=torch.optim.SGD(m2.parameters(), lr=0.1),
+            data_loader=dl,
+            noise_multiplier=0.0,
+            max_grad_norm=0.5,
+        )
         opt.zero_grad()
         torch.nn.functional.cross_entropy(gm(X), y).backward()
         opt.pre_step()
@@ -247,7 +280,9 @@ def test_fused_noise_has_the_right_scale():
     m = build_model(cfg, s)
     with torch.no_grad():
         m[1].weight.zero_()
-    f = FusedDPSGD(m, clip=2.0, noise_multiplier=3.0, expected_batch_size=10, generator=torch.Generator().manual_seed(0))
+    f = FusedDPSGD(
+        m, clip=2.0, noise_multiplier=3.0, expected_batch_size=10, generator=torch.Generator().manual_seed(0)
+    )
     X, y = torch.zeros(0, s.n_features), torch.zeros(0, dtype=torch.long)  # empty Poisson batch: noise only
     f.backward(X, y)
     assert m[1].weight.grad.std().item() == pytest.approx(3.0 * 2.0 / 10, rel=0.35)
@@ -263,8 +298,18 @@ def test_private_run_reports_honest_epsilon(accountant):
     assert m["epsilon"] == pytest.approx(accounting.epsilon(m["noise_multiplier"], q, steps, 1e-5, accountant))
     assert m["epsilon_prv"] < m["epsilon_rdp"]
     assert m["shortcut_epsilon"] == pytest.approx(accounting.shortcut_epsilon(m["noise_multiplier"], q, steps, 1e-5))
-    for key in ("dataset", "model", "delta", "noise_multiplier", "accountant", "test_accuracy", "train_accuracy",
-                "train_seconds", "grad_sample_mode", "history"):
+    for key in (
+        "dataset",
+        "model",
+        "delta",
+        "noise_multiplier",
+        "accountant",
+        "test_accuracy",
+        "train_accuracy",
+        "train_seconds",
+        "grad_sample_mode",
+        "history",
+    ):
         assert key in m
     assert len(m["history"]) == 2 and m["history"][-1]["epsilon"] == m["epsilon"]
     json.loads(r.metrics_json())  # metrics serialise to valid JSON
@@ -282,8 +327,9 @@ def test_linear_lr_schedule_decays_to_zero_over_the_planned_steps(monkeypatch):
     from dpcore.training import loop
 
     seen, step = [], loop._step
-    monkeypatch.setattr(loop, "_step", lambda cfg, run, xb, yb: (seen.append(run.opt.param_groups[0]["lr"]),
-                                                                 step(cfg, run, xb, yb))[1])
+    monkeypatch.setattr(
+        loop, "_step", lambda cfg, run, xb, yb: (seen.append(run.opt.param_groups[0]["lr"]), step(cfg, run, xb, yb))[1]
+    )
     r = train(TrainConfig(**{**FAST, "epochs": 3}, epsilon=None, lr=0.3, lr_schedule="linear"))
     T = r.metrics.steps
     assert T == len(seen) > 6 and r.metrics.lr_schedule == "linear"
@@ -381,8 +427,9 @@ def test_diffprivlib_models_without_leak_warning(model):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        r = train(TrainConfig(dataset="breast_cancer", model=model, epsilon=1.0, seed=0,
-                                       reproducible_noise=True))  # an accuracy bound needs a fixed draw
+        r = train(
+            TrainConfig(dataset="breast_cancer", model=model, epsilon=1.0, seed=0, reproducible_noise=True)
+        )  # an accuracy bound needs a fixed draw
     assert 0.5 <= r.metrics.test_accuracy <= 1 and r.metrics.epsilon == 1.0
     assert r.predict_proba(r.split.X_test).shape == (len(r.split.y_test), 2)
     assert r.state_dict_bytes()
@@ -403,7 +450,7 @@ def test_run_job_saves_weights_and_metrics(tmp_path):
 
 
 def test_run_job_cancel(tmp_path):
-    with pytest.raises(Exception):
+    with pytest.raises(Cancelled):
         run_job({**FAST, "epsilon": 1.0}, FakeCtx(tmp_path, cancel_after=3))
 
 
@@ -417,12 +464,36 @@ def test_cli_train_json_and_bad_input(tmp_path, capsys):
     from dpcore import cli
 
     out = tmp_path / "run.json"
-    rc = cli.main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--epochs", "1",
-                   "--json", str(out)])
+    rc = cli.main(
+        [
+            "train",
+            "--dataset",
+            "breast_cancer",
+            "--model",
+            "logreg",
+            "--epsilon",
+            "1",
+            "--epochs",
+            "1",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0
     m = json.loads(out.read_text())
-    for key in ("dataset", "model", "epsilon", "delta", "noise_multiplier", "sample_rate", "steps", "accountant",
-                "test_accuracy", "train_accuracy", "train_seconds"):
+    for key in (
+        "dataset",
+        "model",
+        "epsilon",
+        "delta",
+        "noise_multiplier",
+        "sample_rate",
+        "steps",
+        "accountant",
+        "test_accuracy",
+        "train_accuracy",
+        "train_seconds",
+    ):
         assert key in m
     assert m["epsilon"] <= 1.0
     capsys.readouterr()
@@ -436,8 +507,19 @@ def test_cli_train_json_and_bad_input(tmp_path, capsys):
 
 def test_empty_poisson_batches_still_count_as_noisy_steps():
     # q = 0.1 on 20 rows: about one batch in eight is empty; each one is still a (noise-only) DP step
-    r = train(TrainConfig(dataset="digits", model="cnn", epsilon=None, noise_multiplier=1.0, epochs=3,
-                                   batch_size=2, train_size=20, delta=1e-3, seed=1))
+    r = train(
+        TrainConfig(
+            dataset="digits",
+            model="cnn",
+            epsilon=None,
+            noise_multiplier=1.0,
+            epochs=3,
+            batch_size=2,
+            train_size=20,
+            delta=1e-3,
+            seed=1,
+        )
+    )
     assert r.metrics.steps == 30 and r.metrics.grad_sample_mode == "ew"
     assert r.metrics.epsilon == pytest.approx(accounting.epsilon(1.0, 0.1, 30, 1e-3))
 
@@ -463,8 +545,22 @@ def test_cli_reproducible_noise_is_labelled(tmp_path, capsys):
     from dpcore import cli
 
     out = tmp_path / "r.json"
-    rc = cli.main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--epochs", "1",
-                   "--reproducible-noise", "--json", str(out)])
+    rc = cli.main(
+        [
+            "train",
+            "--dataset",
+            "breast_cancer",
+            "--model",
+            "logreg",
+            "--epsilon",
+            "1",
+            "--epochs",
+            "1",
+            "--reproducible-noise",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0
     m = json.loads(out.read_text())
     assert m["reproducible_noise"] is True and m["release_label"] == "reproducible noise: not a DP release"
