@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages import _ui
+from pages.ui import common as _ui
 
 st.set_page_config(page_title="DP Explorer", page_icon="assets/favicon.png", layout="wide")
 

@@ -48,7 +48,7 @@ def sentence(message: str) -> str:
     ``error: …`` line, "The run failed: …"). Only an ordinary word is capitalised: "prior belief must be …"
     becomes "Prior belief must be …", while a message that starts with a symbol or a name keeps it exactly
     — "ε must be …", "n (number of rows) …", "q must be …", "batch_size …", "diffprivlib models …",
-    "'age' is …". The one rule for every page: :func:`pages._ui.guarded` applies it.
+    "'age' is …". The one rule for every page: :func:`pages.ui.common.guarded` applies it.
     """
     text = str(message)
     first = text.split(None, 1)[0].rstrip(":;,.!?") if text.strip() else ""

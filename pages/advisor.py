@@ -4,14 +4,15 @@ import json
 
 import streamlit as st
 
-from dpcore import claims, export, statement, textsafe
+from dpcore import claims, export, textsafe
 from dpcore.advisor import decision, links, targets
 from dpcore.errors import sentence
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
+from dpcore.statements import build as statement
 from dpcore.sweep import runs as sweep_runs
-from pages._reid_synth import advice_section
-from pages._ui import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
+from pages.ui.common import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
+from pages.ui.reid_synth import advice_section
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
 RISKS = {

@@ -9,8 +9,8 @@ import streamlit as st
 from dpcore import claims, export, limits
 from dpcore.attacks import model_audit
 from dpcore.figures import audit as figs
-from dpcore.report_audit import audit_report
-from pages._ui import chart, code_downloads, guarded, headline_md
+from dpcore.report.audit import audit_report
+from pages.ui.common import chart, code_downloads, guarded, headline_md
 
 MECHS = {"none": "Not stated", "epsilon": "ε and δ", "dpsgd": "DP-SGD run"}
 

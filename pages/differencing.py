@@ -11,7 +11,7 @@ from dpcore.attacks import differencing_dp as dif_dp
 from dpcore.errors import sentence
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
-from pages._ui import (
+from pages.ui.common import (
     chart,
     from_url,
     guarded,

@@ -9,10 +9,10 @@ from dpcore.jobs import display, registry, store
 from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
-from pages import _identity
+from pages.ui import identity as _identity
 
 # _ui also routes deep links through app.py
-from pages._ui import chart, from_url, guarded, job_caller, share_in_url, state
+from pages.ui.common import chart, from_url, guarded, job_caller, share_in_url, state
 
 st.title("DP Explorer")
 st.markdown(
@@ -218,7 +218,7 @@ with st.sidebar:
         # progress where the button is, and a toast when it is ready: on a phone the sidebar closes and a spinner
         # in it was never seen (the first click "did nothing")
         bar = st.progress(0.0, text="Building the report …")
-        from dpcore import report  # only when asked: plotly.io's HTML export is slow to import
+        from dpcore.report import document as report  # only when asked: plotly.io's HTML export is slow to import
 
         html = guarded(
             report.build,

@@ -15,7 +15,7 @@ from dpcore.noise import teaching
 from dpcore.noise import view as noise_page
 from dpcore.noise.charge import Neighbour, compose_by_relation
 from dpcore.noise.interpret import patients, privacy_level
-from pages._ui import (
+from pages.ui.common import (
     chart,
     from_url,
     guarded,

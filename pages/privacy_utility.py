@@ -6,16 +6,16 @@ with everyone, read-only. A cancelled sweep is never the page's default view."""
 import pandas as pd
 import streamlit as st
 
-from dpcore import claims, statement, textsafe
+from dpcore import claims, textsafe
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import workers
+from dpcore.statements import build as statement
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
 from dpcore.training.config import REPRODUCIBLE_LABEL
-from pages import _sweep_form as sweep_form
-from pages import _sweep_results as sweep_results
-from pages._ui import (
+from pages.ui import sweep_form, sweep_results
+from pages.ui.common import (
     admin_box,
     chart,
     from_url,

@@ -15,8 +15,9 @@ from dpcore.noise import composition, interpret, mechanisms
 from dpcore.noise.charge import Charge
 from dpcore.queries import answering, caution, fingerprint, model
 from dpcore.textsafe import md, md_message
-from pages import _console_admin, _identity
-from pages._ui import chart, guarded, required, share_in_url, table_downloads, widget_state
+from pages.ui import console_admin as _console_admin
+from pages.ui import identity as _identity
+from pages.ui.common import chart, guarded, required, share_in_url, table_downloads, widget_state
 
 BUILTIN = "Built-in synthetic medical data"
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}

@@ -12,8 +12,8 @@ from dpcore.attacks import reidentification as story
 from dpcore.data import datasets, filters
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
-from pages._reid_synth import synthetic_tab, upload_release
-from pages._ui import chart, from_url, guarded, headline_md, not_private, required, share_in_url, table_downloads
+from pages.ui.common import chart, from_url, guarded, headline_md, not_private, required, share_in_url, table_downloads
+from pages.ui.reid_synth import synthetic_tab, upload_release
 
 
 @st.cache_data(max_entries=4, show_spinner="Generating the synthetic population…")

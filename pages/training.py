@@ -2,8 +2,8 @@
 honest privacy bill of the finished run. Runs belong to the session that started them (and admins see all):
 the picker, a link's run, Cancel, downloads, rename and delete go through the job store's ownership checks.
 
-The view of one finished run lives in pages/_training_run.py; an upload's storage and its public-bounds editor in
-pages/_upload.py (shared with the privacy–utility page).
+The view of one finished run lives in pages/ui/training_run.py; an upload's storage and its public-bounds editor in
+pages/ui/upload.py (shared with the privacy–utility page).
 
 Past 500 formatted lines, one idea: the training form and the job list in the order a visitor meets them."""
 
@@ -27,10 +27,10 @@ from dpcore.training.config import (
 from dpcore.training.data import upload_columns
 from dpcore.training.job import baseline_params, preflight
 from dpcore.training.results import TrainMetrics
-from pages import _training_form as form
-from pages import _training_run as run_view
-from pages import _upload as upload_ui
-from pages._ui import (
+from pages.ui import training_form as form
+from pages.ui import training_run as run_view
+from pages.ui import upload as upload_ui
+from pages.ui.common import (
     admin_box,
     chart,
     clicked,

@@ -12,7 +12,8 @@ RISK, one of: ``--max-tpr T --at-fpr A`` (membership attacker), ``--max-posterio
 
 from __future__ import annotations
 
-from .. import statement
+from dpcore.statements import build as statement
+
 from ..advisor import decision, links, targets
 from ..errors import DPError
 from ..serialize import check_json_path, write_json

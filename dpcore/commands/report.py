@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import limits, report
+from dpcore import limits
+from dpcore.report import document as report
+
 from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..storage import check_user_path, write_user_file
@@ -135,7 +137,9 @@ def _audit(args) -> dict:
 
 def _advice(path: str) -> dict:
     """An advice statement that checks out (signature and every figure), or a DPError naming what does not."""
-    from .. import storage, verification
+    from dpcore import storage
+    from dpcore.statements import verify as verification
+
     from ..limits import STATEMENT_MAX_BYTES
 
     raw = storage.read_user_file(path, max_bytes=STATEMENT_MAX_BYTES, what="statement file", option="--advice")

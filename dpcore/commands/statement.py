@@ -1,19 +1,22 @@
 """`python -m dpcore statement --job ID | --sweep ID | --ledger --dataset NAME [--analyst NAME] [--n N]`
 `python -m dpcore statement --verify FILE.json [--key KEYFILE]`
 
-Prints a signed privacy statement as JSON (:mod:`dpcore.statement`, :mod:`dpcore.signing`): dataset and unit of
+Prints a signed privacy statement as JSON (:mod:`dpcore.statements.build`, :mod:`dpcore.statements.signing`): dataset and unit of
 privacy, neighbour relation with n public, sampling, the run's settings, accountant with ε at δ = 1e-5, 1e-6 (and
 the run's own δ), μ where it applies, the worst-case trade-off curve, the privacy-loss tail, the audit, and every
 leak. ``--ledger`` states what the dataset as a whole released (every answer by anyone), with the caller's quota's
 share: an analyst signs in with --analyst and $DP_EXPLORER_ANALYST_KEY, the admin ($DP_EXPLORER_ADMIN_TOKEN) may
 name any analyst. ``--verify`` checks the signature with this home's key (or ``--key``, another home's key file)
-and recomputes every figure from the recorded settings (:mod:`dpcore.verification`); any edit exits 2 naming the
+and recomputes every figure from the recorded settings (:mod:`dpcore.statements.verify`); any edit exits 2 naming the
 field.
 """
 
 from __future__ import annotations
 
-from .. import statement, storage, verification
+from dpcore import storage
+from dpcore.statements import build as statement
+from dpcore.statements import verify as verification
+
 from ..errors import DPError
 from ..limits import STATEMENT_MAX_BYTES
 from . import _who
@@ -45,7 +48,7 @@ def register(sub) -> None:
 
 
 def verify_file(path_text: str, key_file: str | None = None) -> dict:
-    from .. import signing
+    from dpcore.statements import signing
 
     raw = storage.read_user_file(
         path_text, max_bytes=STATEMENT_MAX_BYTES, what="statement file", option="--verify"

@@ -5,7 +5,7 @@ It names the generator, ε and δ (OpenDP's privacy map of the whole measurement
 relation (one patient's record, added or removed), what was declared public (each column's categories or
 bounds and bins, and where the number of synthetic rows came from), and which randomness is the DP noise
 (OpenDP's secure samplers, never stored) and which is post-processing (the seeded drawing of rows). It leaves
-signed (:func:`dpcore.statement.issue`); :func:`recompute` rebuilds the measurement from what the statement
+signed (:func:`dpcore.statements.build.issue`); :func:`recompute` rebuilds the measurement from what the statement
 records and compares OpenDP's privacy map with its ε and δ (``statement --verify`` runs it).
 """
 
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 
+from dpcore.statements.build import ADD_REMOVE, UNIT, issue
+
 from .. import claims
-from ..statement import ADD_REMOVE, UNIT, issue
 from .release import GENERATOR_NAMES, ROWS_ESTIMATED, SynthConfig, SynthRelease, plan
 from .schema import Schema
 

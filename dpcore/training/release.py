@@ -51,7 +51,8 @@ def release_files(job_id: str, *, caller, signed: dict | None = None) -> dict[st
     """The release of a finished run, file name → bytes: ``statement.json`` (signed; ``signed``: one already
     made), the weights, a README. Nothing computed on private rows is in it. ``caller``: who asks (a
     :class:`dpcore.jobs.owners.Caller`; someone else's run is refused, as everywhere)."""
-    from .. import statement
+    from dpcore.statements import build as statement
+
     from ..jobs import store
 
     job, _m = _finished(job_id, caller)
@@ -77,7 +78,7 @@ def release_zip(job_id: str, *, caller, signed: dict | None = None) -> bytes:
 def downloads(job_id: str, *, caller) -> dict:
     """Everything a run's page offers, from one signed statement: ``statement`` (signed), ``release`` (the zip),
     ``diagnostics`` (labelled JSON bytes)."""
-    from .. import statement
+    from dpcore.statements import build as statement
 
     signed = statement.issue(statement.for_job(job_id, caller=caller))
     return {

@@ -239,7 +239,7 @@ def test_dpsgd_view_shows_how_often_epsilon_fails(chdir_root):
 
 
 def test_the_decision_record_is_on_the_page_and_signed(chdir_root):
-    from dpcore import verification
+    from dpcore.statements import verify as verification
 
     at = open_page("pages/advisor.py")
     assert not at.exception, [e.value for e in at.exception]
@@ -250,7 +250,7 @@ def test_the_decision_record_is_on_the_page_and_signed(chdir_root):
     text = " ".join(m.value for m in at.markdown)
     assert "Decision record" in text and "Expected error: within ±10" in text and "misses with probability 5%" in text
     assert "What the risk limit bounds:** whether one person's record is in the data" in text
-    from dpcore import statement
+    from dpcore.statements import build as statement
 
     assert verification.verify(statement.issue(record))["verified"]
 

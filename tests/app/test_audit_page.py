@@ -82,7 +82,7 @@ def test_a_bad_file_is_one_message(chdir_root, body, words):
 
 
 def test_take_aways_name_the_file_as_text(chdir_root):
-    from dpcore.report_audit import audit_report
+    from dpcore.report.audit import audit_report
 
     name = "<img src=x onerror=alert(1)>.csv"
     at = _upload(open_page(PAGE), name=name)

@@ -132,11 +132,11 @@ def test_home_report_adds_the_advisors_decision_from_this_session(chdir_root):
 
 def test_home_report_adds_the_audit_of_your_model_from_this_session(chdir_root):
     """Issue 26.3 "results in the report": the last audit on Audit your model in this session is a section of Home's
-    report, built by the one builder the page's own download uses (dpcore.report_audit.audit_section), with its
+    report, built by the one builder the page's own download uses (dpcore.report.audit.audit_section), with its
     verdict in the executive summary; the file's name stays text."""
-    from dpcore import report_audit
     from dpcore.attacks import model_audit
-    from dpcore.report import inline_markdown
+    from dpcore.report import audit as report_audit
+    from dpcore.report.document import inline_markdown
 
     at = open_page("pages/home.py")
     assert at.checkbox(key="home_report_audit").disabled  # nothing audited yet in this session

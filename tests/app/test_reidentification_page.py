@@ -127,8 +127,8 @@ def test_register_share_is_a_percentage(at):
 
 def test_page_and_report_agree_on_every_number(at):
     """Same settings, same numbers: the page and the HTML report both run dpcore.attacks.reidentification."""
-    from dpcore import report
     from dpcore.attacks import reidentification as reid
+    from dpcore.report import document as report
 
     st = reid.story()
     assert metric(at, "…the right person") == reid.patients(st.linkage.right_person)

@@ -1,10 +1,10 @@
-"""pages/_ui.py helpers: downloads are formula-safe; shared links obey the widgets' limits."""
+"""pages/ui/common.py helpers: downloads are formula-safe; shared links obey the widgets' limits."""
 
 import io
 
 import pandas as pd
 
-from pages import _ui
+from pages.ui import common as _ui
 
 EVIL_COL = '[x](http://evil/)![i](http://evil/i.png)<a href="http://evil">a</a>'
 
@@ -34,7 +34,7 @@ def _required_page():
     import streamlit as st
 
     from dpcore.errors import DPError
-    from pages._ui import required, state
+    from pages.ui.common import required, state
 
     def bad():
         raise DPError("epsilon must be > 0; try 0.1-10")
@@ -63,7 +63,7 @@ def _guarded_page():
     import sqlite3
 
     from dpcore.errors import DPError
-    from pages._ui import guarded
+    from pages.ui.common import guarded
 
     def raise_(exc):
         raise exc
@@ -87,7 +87,7 @@ def test_guarded_shows_each_message_as_a_sentence_but_never_changes_a_symbol():
 def _widget_state_page():
     import streamlit as st
 
-    from pages._ui import widget_state
+    from pages.ui.common import widget_state
 
     widget_state({"n": 5, "word": "a"}, shared=("n",), ranges={"n": (1, 10)})
     if st.session_state.get("show", True):

@@ -689,8 +689,8 @@ def test_in_a_conflict_the_recommendation_and_the_links_read_alike():
 
 
 def test_decision_record_is_a_statement_that_recomputes(tmp_path, capsys):
-    from dpcore import verification
     from dpcore.advisor import decision
+    from dpcore.statements import verify as verification
 
     path = tmp_path / "decision.json"
     assert (
@@ -866,8 +866,9 @@ def test_hostile_numbers_are_one_line_and_exit_2(args, words, capsys):
 def test_every_decision_record_has_words_and_checks_out(mech, risk, util):
     """Each risk kind and target, feasible or in conflict, gives a decision record in words that recomputes (the
     advantage limit's record raised a TypeError: its risk has no FPR)."""
-    from dpcore import statement, verification
     from dpcore.advisor import decision
+    from dpcore.statements import build as statement
+    from dpcore.statements import verify as verification
 
     inp = decision.inputs(mech, risk, util)
     st = decision.statement(inp, decision.solve_inputs(inp))

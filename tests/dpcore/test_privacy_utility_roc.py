@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from dpcore import claims, statement
+from dpcore import claims
 from dpcore.figures import privacy_utility as figs
+from dpcore.statements import build as statement
 from dpcore.training import accounting
 
 

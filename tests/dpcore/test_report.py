@@ -4,11 +4,12 @@ import re
 import pandas as pd
 import pytest
 
-from dpcore import claims, report
+from dpcore import claims
 from dpcore.cli import main
 from dpcore.errors import DPError
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs.owners import SYSTEM
+from dpcore.report import document as report
 
 
 def test_report_is_self_contained_and_has_findings():

@@ -1,4 +1,4 @@
-"""Signed statements (dpcore.signing): the key in the home, HMAC-SHA256 over canonical JSON, edits named."""
+"""Signed statements (dpcore.statements.signing): the key in the home, HMAC-SHA256 over canonical JSON, edits named."""
 
 import hashlib
 import hmac
@@ -8,8 +8,9 @@ import stat
 
 import pytest
 
-from dpcore import signing, storage
+from dpcore import storage
 from dpcore.errors import DPError
+from dpcore.statements import signing
 
 ST = {
     "kind": "ledger",

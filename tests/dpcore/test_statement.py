@@ -1,10 +1,9 @@
-"""Privacy statements: every number recomputable from the JSON alone (dpcore.statement)."""
+"""Privacy statements: every number recomputable from the JSON alone (dpcore.statements.build)."""
 
 import json
 
 import pytest
 
-from dpcore import statement, verification
 from dpcore.cli import main
 from dpcore.data import datasets
 from dpcore.errors import DPError
@@ -12,6 +11,8 @@ from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs.owners import SYSTEM
 from dpcore.queries import answering, fingerprint, model
+from dpcore.statements import build as statement
+from dpcore.statements import verify as verification
 
 
 def _roundtrip(st):
@@ -551,9 +552,9 @@ def test_a_ledger_of_gaussian_answers_claims_no_gaussian_dp_mu_its_discrete_nois
     import numpy as np
     from scipy.special import ndtr, ndtri
 
-    from dpcore import signing
     from dpcore.budgets import identities, visitors
     from dpcore.noise import discrete, mechanisms
+    from dpcore.statements import signing
 
     df = datasets.medical(2000, 0)
     info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))

@@ -126,7 +126,7 @@ def test_figures_escape_column_names_and_labels():
 
 
 def test_report_escapes_everything_it_is_given():
-    from dpcore import report
+    from dpcore.report import document as report
 
     html_out = report.render(
         [report.Section(EVIL, [EVIL], tables=[pd.DataFrame({EVIL: [EVIL]})])], {EVIL: EVIL}, title=EVIL

@@ -213,10 +213,10 @@ def test_formula_and_chart_titles_fit_a_phone(app_server, phone):
 def test_html_report_fits_a_1280_window(browser, tmp_path):
     """The report opened in a 1280×800 window never scrolls sideways, even with a sweep, a query history and
     an analyst name with no spaces (it ran 300 px past the edge in the statement's heading)."""
-    from dpcore import report
     from dpcore.budgets import visitors
     from dpcore.data import datasets
     from dpcore.queries import answering, fingerprint, model
+    from dpcore.report import document as report
     from tests.budgets_helpers import analyst
     from tests.dpcore.test_statement import _fake_sweep
 

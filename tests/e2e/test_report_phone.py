@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from dpcore import report
 from dpcore.cli import main
 from dpcore.jobs.owners import SYSTEM
+from dpcore.report import document as report
 
 pytestmark = pytest.mark.e2e
 

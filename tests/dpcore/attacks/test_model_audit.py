@@ -201,8 +201,8 @@ def test_report_audit_recomputes_the_scores_into_the_same_section_as_the_page(tm
     (report_audit.audit_section) — its numbers cannot come from an edited JSON."""
     import re
 
-    from dpcore import report_audit
-    from dpcore.report import inline_markdown
+    from dpcore.report import audit as report_audit
+    from dpcore.report.document import inline_markdown
 
     scores = tmp_path / "scores.csv"
     scores.write_bytes(model_audit.example_csv())
@@ -264,7 +264,7 @@ def test_report_audit_refuses_bad_input_in_one_line(tmp_path, capsys, args, word
 def test_the_reports_summary_states_the_number_the_verdict_and_page_state():
     """report_audit.summary took the larger of the two 95% bounds (4.09 on the example) beside the verdict's 3.93:
     it quotes model_audit.proved, each audit re-bounded so that the pair holds at 95%."""
-    from dpcore import report_audit
+    from dpcore.report import audit as report_audit
 
     t = model_audit.read_scores(model_audit.example_csv())
     r = model_audit.audit_model(

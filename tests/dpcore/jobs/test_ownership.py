@@ -7,11 +7,12 @@ import json
 
 import pytest
 
-from dpcore import statement, storage
+from dpcore import storage
 from dpcore.cli import main
 from dpcore.errors import DPError, JobError
 from dpcore.jobs import display, owners, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER, SYSTEM, AlreadySubmitted, Caller, NotYours, QueueFull
+from dpcore.statements import build as statement
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import SweepConfig
 
@@ -234,7 +235,7 @@ def test_sweeps_belong_to_their_owner_and_the_finished_demo_is_shared():
     ):
         with pytest.raises(NotYours):
             attempt()
-    from dpcore import report
+    from dpcore.report import document as report
 
     with pytest.raises(NotYours):
         report.build(1.0, n=1500, sweep_id="20250101-000000-aaaa", caller=AS_BOB)

@@ -64,7 +64,9 @@ def test_the_cli_sweeps_an_upload_with_its_bounds(tmp_path, capsys):
 
 
 def test_a_finished_upload_sweep_outlives_its_upload(tmp_path):
-    from dpcore import export, report, statement
+    from dpcore import export
+    from dpcore.report import document as report
+    from dpcore.statements import build as statement
 
     src = tmp_path / "clinic.csv"
     _csv(src)

@@ -169,7 +169,7 @@ def test_bad_requests_are_refused_before_any_noise(data, monkeypatch):
 def test_statement_is_signed_and_recomputed_on_verification(twins):
     """statement --verify rebuilds the measurement from the declarations the statement records and compares
     OpenDP's privacy map with its ε; a changed ε, a changed declaration or a broken signature is named."""
-    from dpcore import verification
+    from dpcore.statements import verify as verification
 
     st = twins[0].statement("synthetic medical, 1,000 patients (seed 31)")
     assert st["signature"]["scheme"] == "HMAC-SHA256"

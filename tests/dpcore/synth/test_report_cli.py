@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from dpcore import report
 from dpcore.errors import DPError
 from dpcore.jobs import registry, runner, store, workers
 from dpcore.jobs.owners import CLI, SYSTEM, Caller, NotYours
+from dpcore.report import document as report
 from dpcore.synth import study as ST
 
 from ..cli_helpers import one_line

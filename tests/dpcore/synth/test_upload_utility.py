@@ -102,9 +102,9 @@ def test_job_params_are_checked_before_anything_is_kept():
 def test_an_upload_released_with_aim_measures_what_it_keeps_on_rows_it_never_read(dp_home):
     """The job end to end: AIM at ε = 1, δ = 1e-6 on the pairs that matter, a fifth of the rows held out by secure
     coins (not read by the release), the statement saying which rows were read and checking out on verification."""
-    from dpcore import verification
     from dpcore.jobs import registry, store, worker
     from dpcore.jobs.owners import SYSTEM
+    from dpcore.statements import verify as verification
     from dpcore.training.data import save_upload
 
     n = 2_000

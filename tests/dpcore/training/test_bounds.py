@@ -179,9 +179,9 @@ def test_schema_prefills_only_public_values_and_the_page_rule(table):
 
 
 def test_a_run_with_declared_bounds_says_so_in_its_statement(table, chdir_root):
-    from dpcore import statement
     from dpcore.jobs import registry, runner, store
     from dpcore.jobs.owners import CLI, CLI_OWNER
+    from dpcore.statements import build as statement
 
     path, _ = table
     params = _cfg(path, ALL, noise_multiplier=1.0, epochs=1, batch_size=4).to_dict()

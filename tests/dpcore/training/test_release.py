@@ -9,9 +9,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from dpcore import statement, verification
 from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER
+from dpcore.statements import build as statement
+from dpcore.statements import verify as verification
 from dpcore.training import release
 from dpcore.training.config import TrainConfig
 from dpcore.training.results import DIAGNOSTIC_FIELDS

@@ -1,23 +1,23 @@
 """The HTML report's section for an audit of your own model (the "Audit your model" page and ``python -m dpcore
 audit``): what the scores prove, the counts the bounds rest on, the stated claim and its ceiling, and the ROC.
-Kept beside :mod:`dpcore.report` (whose other sections change in parallel) and rendered by its :func:`render`.
+Kept beside :mod:`dpcore.report.document` (whose other sections change in parallel) and rendered by its :func:`render`.
 :func:`audit_section` is the one builder of that section: the page's own download (:func:`audit_report`) and the
-whole report (:func:`dpcore.report.build` with ``audits``: Home's *Prepare report*, ``report --audit``) both use
+whole report (:func:`dpcore.report.document.build` with ``audits``: Home's *Prepare report*, ``report --audit``) both use
 it."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from . import claims
-from .attacks import model_audit
-from .report import Section, render
+from dpcore import claims
+from dpcore.attacks import model_audit
+from dpcore.report.document import Section, render
 
 
 def audit_section(result: dict, name: str | None = None) -> Section:
     """:func:`dpcore.attacks.model_audit.audit_model`'s result as a report section. ``name``: the scores file's own
     name (user text: it goes only in the escaped title and tables)."""
-    from .figures import audit as audit_figs
+    from dpcore.figures import audit as audit_figs
 
     conf = result["confidence"]
     rows = []

@@ -10,7 +10,7 @@ import streamlit as st
 from dpcore.textsafe import md
 from dpcore.training import bounds
 from dpcore.training.data import release_uploads, save_upload
-from pages._ui import guarded
+from pages.ui.common import guarded
 
 
 def store(data: bytes) -> str | None:

@@ -146,7 +146,7 @@ def not_private(label: str = "Not private") -> None:
 
 @lru_cache(maxsize=1)
 def _stylesheet() -> str:
-    return (Path(__file__).resolve().parents[1] / "assets" / "style.css").read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parents[2] / "assets" / "style.css").read_text(encoding="utf-8")
 
 
 def style() -> None:
@@ -320,12 +320,12 @@ def widget_state(defaults: dict, *, shared=(), options: dict | None = None, rang
 def job_owner() -> str:
     """Who this browser session is to the job store: the runs and sweeps it starts belong to it.
 
-    A session signed in (an analyst's name and key, the identity provider, the admin token: :mod:`pages._identity`)
+    A session signed in (an analyst's name and key, the identity provider, the admin token: :mod:`pages.ui.identity`)
     is its identity's (``dpcore.jobs.owners.user_owner``), in every tab. A visitor is a random 128-bit id
     (``secrets``) kept only in this session's server-side state — never in a link, so a reload or a second tab is
     another owner."""
     from dpcore.jobs import owners
-    from pages import _identity
+    from pages.ui import identity as _identity
 
     who = _identity.current()
     if not who.is_visitor:
@@ -350,9 +350,9 @@ def admin_refusal(token) -> str | None:
 
 def job_caller():
     """This session as the job store sees it: its owner, and whether an admin unlocked it (:func:`admin_box`) or
-    signed in as one (:mod:`pages._identity`)."""
+    signed in as one (:mod:`pages.ui.identity`)."""
     from dpcore.jobs import owners
-    from pages import _identity
+    from pages.ui import identity as _identity
 
     admin = bool(st.session_state.get("_jobs_admin")) or _identity.current().is_admin
     return owners.Caller(job_owner(), admin=admin)

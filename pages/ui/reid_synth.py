@@ -2,9 +2,9 @@
 advisor page's synthetic-data question.
 
 Widgets -> a :class:`dpcore.synth.study.StudyConfig` -> a background job (``"synth.study"``) of this session
-(:func:`pages._ui.job_caller`) -> the finished study's numbers, words and charts from dpcore. A second click with
+(:func:`pages.ui.common.job_caller`) -> the finished study's numbers, words and charts from dpcore. A second click with
 the same settings reuses the session's queued, running or finished study, and a double click queues it once
-(:func:`pages._ui.submit_once`); the tab polls only while it is open and its study is running. The default study
+(:func:`pages.ui.common.submit_once`); the tab polls only while it is open and its study is running. The default study
 is shared (:func:`dpcore.synth.study.is_default`): a visitor without one of their own sees the newest finished
 one at once, read-only and labelled with when it ran, or the one in progress; pressing Start while one runs joins
 it (:func:`dpcore.synth.study.submit`).
@@ -28,7 +28,7 @@ from dpcore.jobs import display, registry, store, workers
 from dpcore.synth import schema as synth_schema
 from dpcore.synth import story as synth_story
 from dpcore.synth import study as synth_study
-from pages._ui import chart, clicked, guarded, headline_md, job_caller, submit_once, table_downloads
+from pages.ui.common import chart, clicked, guarded, headline_md, job_caller, submit_once, table_downloads
 
 D = synth_study.StudyConfig()
 GENERATORS = {"mst": "MST · pure ε (δ = 0)", "aim": "AIM · δ = 1e-6"}

@@ -16,7 +16,7 @@ import streamlit as st
 from dpcore import storage, textsafe
 from dpcore.budgets import identities
 from dpcore.errors import DPError, sentence
-from pages._ui import guarded
+from pages.ui.common import guarded
 
 _KEY = "_dp_identity"
 

@@ -10,7 +10,7 @@ and no other field may be added to it), then the hashes: a changed, added or rem
 
 What a valid signature proves: the statement was written by someone holding this home's key and has not been
 changed since. What it does not prove: who that was (anyone who can read the key can sign), or that the numbers
-are right — :mod:`dpcore.verification` recomputes those from the recorded settings.
+are right — :mod:`dpcore.statements.verify` recomputes those from the recorded settings.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import hmac
 import json
 import math
 
-from .errors import DPError
+from dpcore.errors import DPError
 
 SCHEME = "HMAC-SHA256"
 CANONICAL = "JSON with sorted keys, no spaces, UTF-8, floats as Python's json writes them"
@@ -98,7 +98,7 @@ def sign(st: dict, key: bytes | None = None) -> dict:
     """``st`` with a ``signature`` block (any earlier one replaced). ``key``: the home's key by default (made on
     first use)."""
     if key is None:
-        from .storage import signing_key
+        from dpcore.storage import signing_key
 
         key = signing_key(create=True)
     body = json.loads(canonical(body_of(st)))  # as it reads back from its JSON (tuples → lists, NaN → null)
@@ -149,7 +149,7 @@ def check(st: dict, key: bytes | None = None) -> list[str]:
     if extra or fixed:
         return [f"signature.{k[:40]} was added after signing (no signature covers it)" for k in extra] + fixed
     if key is None:
-        from .storage import signing_key, signing_key_path
+        from dpcore.storage import signing_key, signing_key_path
 
         key = signing_key(create=False)
         if key is None:

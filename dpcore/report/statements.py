@@ -1,16 +1,16 @@
 """The report's sections for signed statements: a privacy statement (training run, sweep, query ledger) and the
 advisor's decision record, each as its facts in a table (every cell escaped), its words and its worst-case chart.
 
-Apart from :mod:`dpcore.report` (the report's frame and its story sections), which calls these from ``build``.
+Apart from :mod:`dpcore.report.document` (the report's frame and its story sections), which calls these from ``build``.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from . import claims
-from .report import Section
-from .training.config import accountant_name, dataset_name, model_name
+from dpcore import claims
+from dpcore.report.document import Section
+from dpcore.training.config import accountant_name, dataset_name, model_name
 
 
 def _fmt(x, spec=".3g") -> str:
@@ -65,11 +65,11 @@ def _audit_counts(a: dict) -> str:
 
 
 def statement_section(st: dict, name: str | None = None) -> Section:
-    """A privacy statement (:mod:`dpcore.statement`) as a report section: its facts and ε at several δ as
+    """A privacy statement (:mod:`dpcore.statements.build`) as a report section: its facts and ε at several δ as
     tables (every cell escaped), its summary, and its worst-case trade-off curve. Names that came from users
     (run labels, analysts, datasets) go in tables and the escaped title only, never through inline markdown.
     ``name``: what the section calls its subject (a sweep is named by what it is, never by its id)."""
-    from .figures import advisor as adv_figs
+    from dpcore.figures import advisor as adv_figs
 
     kind = st.get("kind")
     facts = {"unit of privacy": st.get("unit_of_privacy"), "neighbour relation": st.get("neighbour_relation")}
@@ -200,7 +200,7 @@ def statement_section(st: dict, name: str | None = None) -> Section:
 def advice_section(st: dict) -> Section:
     """The advisor's decision record (:mod:`dpcore.advisor.decision`) as a report section: the decision in words
     for a data-protection officer, its facts as a table, the feasible ε band and the worst-case ROC at the setting."""
-    from .figures import advisor as adv_figs
+    from dpcore.figures import advisor as adv_figs
 
     a = st["advice"]
     facts = {

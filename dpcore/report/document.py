@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import claims, limits, textsafe
-from .errors import DPError
-from .noise.interpret import (
+from dpcore import claims, limits, textsafe
+from dpcore.errors import DPError
+from dpcore.noise.interpret import (
     fact_bound,
     fact_reading,
     level_sentence,
@@ -29,8 +29,8 @@ from .noise.interpret import (
     privacy_level,
     reading,
 )
-from .training.config import accountant_name
-from .validation import check_epsilon
+from dpcore.training.config import accountant_name
+from dpcore.validation import check_epsilon
 
 
 class Html(str):
@@ -124,7 +124,7 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
 
 
 def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
-    from .figures import home
+    from dpcore.figures import home
 
     eps = check_epsilon(epsilon)
     d = f" and δ = {claims.delta(delta)}" if delta else ""
@@ -155,10 +155,10 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
 
 def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
     """The default noise scenario: count of patients with the rare disease, Laplace at the chosen ε."""
-    from .data import datasets
-    from .figures import noise as noise_figs
-    from .noise import teaching
-    from .noise import view as noise_page
+    from dpcore.data import datasets
+    from dpcore.figures import noise as noise_figs
+    from dpcore.noise import teaching
+    from dpcore.noise import view as noise_page
 
     df = datasets.medical(n, seed)
     q = teaching.query(df, "count", "has_rare_disease")
@@ -198,8 +198,8 @@ def noise_section(epsilon: float, *, n: int = 10_000, seed: int = 0) -> Section:
 
 def reidentification_section(epsilon: float, settings=None) -> Section:
     """The re-identification story: the same dpcore function and settings as the page, so the same numbers."""
-    from .attacks import reidentification as reid
-    from .figures import reidentification as rfigs
+    from dpcore.attacks import reidentification as reid
+    from dpcore.figures import reidentification as rfigs
 
     st = reid.story(settings, epsilon=check_epsilon(epsilon))
     s = st.settings
@@ -231,11 +231,11 @@ def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Secti
     """A DP synthetic-data study (the re-identification page's last defence): the release's privacy statement,
     the attacks and the utility at the study's ε nearest ``epsilon`` (default 1), as the page shows them. Read
     for ``caller`` (someone else's study is NotYours)."""
-    from .figures import synth as sfigs
-    from .jobs import store
-    from .jobs.display import ran_at
-    from .synth import story as synth_story
-    from .synth import study as synth_study
+    from dpcore.figures import synth as sfigs
+    from dpcore.jobs import store
+    from dpcore.jobs.display import ran_at
+    from dpcore.synth import story as synth_story
+    from dpcore.synth import study as synth_study
 
     job = store.get(job_id, caller=caller, history=False)
     study = synth_study.from_job(job)
@@ -285,9 +285,9 @@ def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Secti
 
 def sweep_section(sweep_id: str, *, caller) -> Section:
     """Accuracy vs ε and membership-inference results of a stored sweep (finished points so far)."""
-    from .figures import privacy_utility as pfigs
-    from .sweep import runs as sweep_runs
-    from .sweep import summary as sweep_summary
+    from dpcore.figures import privacy_utility as pfigs
+    from dpcore.sweep import runs as sweep_runs
+    from dpcore.sweep import summary as sweep_summary
 
     st = sweep_runs.state(sweep_id, caller=caller)
     result = st["result"]
@@ -330,7 +330,7 @@ def synth_summary(study, epsilon: float) -> str:
     """The executive summary's sentence for a DP synthetic-data study at the ε its section shows: what the
     release would be (its statement's ε and δ, the relation), whether the story's attacker still finds the
     neighbour, and what it keeps of the real table (measured on the real rows: not covered by ε)."""
-    from .synth import story as synth_story
+    from dpcore.synth import story as synth_story
 
     claim, _ = synth_story.headline(study, epsilon)
     st = study.statement(epsilon) or {}
@@ -429,21 +429,21 @@ def build(
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
-    A privacy statement section (:mod:`dpcore.report_statements`) follows for the sweep, each finished training
+    A privacy statement section (:mod:`dpcore.report.statements`) follows for the sweep, each finished training
     run in ``job_ids`` and each ``(dataset[, analyst])`` in ``ledgers``, as ``viewer`` (a checked identity;
     default: a visitor) may see it; a decision record for each advice statement in ``advice``
     (:mod:`dpcore.advisor.decision`); each finished synthetic-data study in ``synth_ids`` adds its section
     (statement, attacks and utility at the study's ε nearest ``epsilon``); each audit of your own model in ``audits``
     (``{"result": dpcore.attacks.model_audit.audit_model(...), "name": the scores file's name}``: the Audit your model
-    page's, or ``report --audit``'s) adds the section :func:`dpcore.report_audit.audit_section` builds (the one
+    page's, or ``report --audit``'s) adds the section :func:`dpcore.report.audit.audit_section` builds (the one
     builder; the page's own audit report uses it too). ``progress(fraction, text)`` is told each step (the Home page
     shows it).
     ``caller`` (:class:`dpcore.jobs.owners.Caller`): whom the sweep, the runs and the studies are read for — someone else's is
     refused (NotYours), as everywhere.
     """
-    from . import statement
-    from .attacks import reidentification as reid
-    from .report_statements import advice_section, statement_section
+    from dpcore.attacks import reidentification as reid
+    from dpcore.report.statements import advice_section, statement_section
+    from dpcore.statements import build as statement
 
     step = progress or (lambda fraction, text: None)
 
@@ -461,7 +461,7 @@ def build(
     step(0.05, "Privacy statements of the runs and query histories")
     statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
     if ledgers and viewer is None:
-        from .budgets.identities import VISITOR as viewer
+        from dpcore.budgets.identities import VISITOR as viewer
     statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None) for lg in ledgers]
     synth = [synth_section(j, eps, caller=caller) for j in dict.fromkeys(synth_ids)]  # unfinished: fails early
     step(0.2, "What the chosen ε means")
@@ -492,7 +492,7 @@ def build(
     sections += [statement_section(s) for s in statements]
     sections += [advice_section(a) for a in advice]
     if audits:
-        from .report_audit import audit_section  # it imports this module: read when asked
+        from dpcore.report.audit import audit_section  # it imports this module: read when asked
 
         sections += [audit_section(a["result"], a.get("name")) for a in audits]
     n_st = sum(sec.title.startswith("Privacy statement") for sec in sections)

@@ -6,12 +6,13 @@ import json
 import pandas as pd
 import streamlit as st
 
-from dpcore import export, statement
+from dpcore import export
 from dpcore.figures import exposure as exposure_figs
+from dpcore.statements import build as statement
 from dpcore.sweep import exposure as sweep_exposure
 from dpcore.sweep.config import ATTACK_LABELS
 from dpcore.textsafe import md
-from pages._ui import chart, code_downloads, guarded, headline_md
+from pages.ui.common import chart, code_downloads, guarded, headline_md
 
 TOP = 5
 

@@ -19,7 +19,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from .errors import DPError
+from dpcore.errors import DPError
 
 ENV_VAR = "DP_EXPLORER_HOME"
 

@@ -15,7 +15,7 @@ from dpcore.textsafe import md, md_message
 from dpcore.training import release
 from dpcore.training.job import baseline_params
 from dpcore.training.results import TrainMetrics
-from pages._ui import chart, clicked, code_downloads, guarded
+from pages.ui.common import chart, clicked, code_downloads, guarded
 
 acc_text = sweep_summary.accuracy_text
 RELATION = "add/remove one record"

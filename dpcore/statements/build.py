@@ -9,8 +9,8 @@ run's own δ, μ where it applies, the worst-case trade-off curve, the probabili
 (preprocessing from private rows, δ ≥ 1/n, reproducible noise, diagnostics on private rows). Diagnostics (test
 accuracy) are labelled "not covered by ε" and rounded to what a chart needs.
 
-Statements leave the server signed (:func:`issue`, :mod:`dpcore.signing`); ``python -m dpcore statement --verify
-FILE`` checks the signature and recomputes every figure from the recorded settings (:mod:`dpcore.verification`).
+Statements leave the server signed (:func:`issue`, :mod:`dpcore.statements.signing`); ``python -m dpcore statement --verify
+FILE`` checks the signature and recomputes every figure from the recorded settings (:mod:`dpcore.statements.verify`).
 
 A little over 400 lines, one idea: building statements — the three kinds (a run, a sweep, a dataset's query
 history) share their blocks (DP-SGD ε at each δ, the loss tail, the leaks, the public settings); signing and
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import math
 
-from . import claims
-from .errors import DPError
-from .training.config import N_PUBLIC_NOTE
-from .training.config import NOT_DP_NOTE as DIAGNOSTICS_NOTE
+from dpcore import claims
+from dpcore.errors import DPError
+from dpcore.training.config import N_PUBLIC_NOTE
+from dpcore.training.config import NOT_DP_NOTE as DIAGNOSTICS_NOTE
 
 STANDARD_DELTAS = (1e-5, 1e-6)
 UNIT = "one patient's record (one row of the data)"
@@ -35,8 +35,8 @@ ADD_REMOVE_N_PUBLIC = "add/remove one record; the number of training rows n and 
 
 
 def issue(st: dict) -> dict:
-    """A statement as it leaves the server: signed with the home's key (:func:`dpcore.signing.sign`)."""
-    from . import signing
+    """A statement as it leaves the server: signed with the home's key (:func:`dpcore.statements.signing.sign`)."""
+    from dpcore.statements import signing
 
     return signing.sign(st)
 
@@ -60,8 +60,8 @@ def dpsgd_block(
     tradeoff: dict | None = None,
 ) -> dict:
     """ε at each δ (PLD, and the run's own accountant), μ (CLT, an approximation) and the trade-off curve."""
-    from .attacks import audit
-    from .training import accounting
+    from dpcore.attacks import audit
+    from dpcore.training import accounting
 
     s, q, t = float(noise_multiplier), float(sample_rate), int(steps)
     rows = []
@@ -105,7 +105,7 @@ def dpsgd_block(
 def loss_tail_block(noise_multiplier: float, sample_rate: float, steps: int, epsilon: float, delta: float) -> dict:
     """P[privacy loss > ε] at the stated ε (an upper bound from the PLD): where the posterior reading of ε fails.
     δ bounds something else (the hockey-stick divergence); this probability can be many times δ."""
-    from .advisor.dpsgd import dpsgd_loss_tail
+    from dpcore.advisor.dpsgd import dpsgd_loss_tail
 
     p = dpsgd_loss_tail(noise_multiplier, sample_rate, steps, epsilon)
     return {
@@ -127,7 +127,7 @@ def _noise(result: dict) -> dict:
             "dp_release": bool(result.get("dp_release", not rep)),
         }
         if rep:
-            from .training.config import REPRODUCIBLE_LABEL
+            from dpcore.training.config import REPRODUCIBLE_LABEL
 
             out["release_label"] = result.get("release_label") or REPRODUCIBLE_LABEL
         return out
@@ -145,7 +145,7 @@ def leaks(
 ) -> list[dict]:
     """Everything a run warned about that ε does not cover, one entry each: preprocessing from private rows,
     δ ≥ 1/n, reproducible noise, diagnostics on private rows, and n (with the classes) treated as public."""
-    from .training.config import REPRODUCIBLE_LABEL
+    from dpcore.training.config import REPRODUCIBLE_LABEL
 
     out = [{"kind": "preprocessing", "text": str(x)} for x in preprocessing]
     out += [{"kind": "delta", "text": str(x)} for x in warnings]
@@ -192,7 +192,7 @@ PUBLIC_SETTINGS = (
 def public_settings(config: dict | None, dataset: str | None) -> dict:
     """The run's settings as released: the dataset by name (an upload's server path never leaves), the rest as
     given (target ε, δ, epochs, batch size, learning rate, clip, optimiser, seed …)."""
-    from .training.config import dataset_kind, dataset_name
+    from dpcore.training.config import dataset_kind, dataset_name
 
     cfg = dict(config or {})
     out = {"dataset": dataset_name(dataset_kind(dataset if dataset is not None else cfg.get("dataset")))}
@@ -205,9 +205,9 @@ def public_settings(config: dict | None, dataset: str | None) -> dict:
 def for_job(job_id: str, *, caller) -> dict:
     """Statement for a finished training run (a background job of target ``"train"``), for a caller who may read
     it (``caller``: a :class:`dpcore.jobs.owners.Caller`; someone else's run is NotYours)."""
-    from .jobs import store
-    from .training.config import dataset_kind, unit_of_privacy
-    from .training.results import TrainMetrics
+    from dpcore.jobs import store
+    from dpcore.training.config import dataset_kind, unit_of_privacy
+    from dpcore.training.results import TrainMetrics
 
     job = store.get(job_id, caller=caller, history=False)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
@@ -269,7 +269,7 @@ def for_job(job_id: str, *, caller) -> dict:
 
 
 def _preprocessing(bounds, note, leaks) -> dict:
-    from .training.bounds import preprocessing
+    from dpcore.training.bounds import preprocessing
 
     return preprocessing(bounds, note, leaks)
 
@@ -301,7 +301,7 @@ def for_point(p: dict, *, rows: int | None = None, accountant: bool = False) -> 
     own accountant recomputed), μ, the worst-case ROC it stored (``p["tradeoff"]``, the PLD of what was run), the
     run's own claim, the privacy-loss tail, its audit, and its test accuracy as a diagnostic (not covered by ε).
     ``n`` is the rows the point trained on (canaries included), else ``rows``."""
-    from .training.config import delta_warning
+    from dpcore.training.config import delta_warning
 
     if not (p.get("noise_multiplier") and p.get("sample_rate") and p.get("steps")):
         raise DPError("this model has no DP-SGD noise multiplier, sample rate and steps to state")
@@ -369,8 +369,8 @@ def for_point(p: dict, *, rows: int | None = None, accountant: bool = False) -> 
 def for_sweep(sweep_id: str, *, caller) -> dict:
     """Statement for a stored privacy–utility sweep: one block per DP point, with its audit (for a caller who
     may read the sweep)."""
-    from .sweep import runs as sweep_runs
-    from .training.config import dataset_kind, unit_of_privacy
+    from dpcore.sweep import runs as sweep_runs
+    from dpcore.training.config import dataset_kind, unit_of_privacy
 
     rec = sweep_runs.load(sweep_id, caller=caller)
     result = rec.get("result")
@@ -498,10 +498,10 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
     the dataset is refused. Only an admin sees the other askers' query texts; everyone sees each answer's ε, δ and
     ρ, which is what the guarantee composes.
     """
-    from .attacks import audit
-    from .budgets import quotas
-    from .noise import composition
-    from .queries import answering
+    from dpcore.attacks import audit
+    from dpcore.budgets import quotas
+    from dpcore.noise import composition
+    from dpcore.queries import answering
 
     status = quotas.status(viewer, dataset, analyst=analyst, path=path)
     n_rows = n_rows or status["n_rows"]
@@ -569,7 +569,7 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
     profile = [(basic[0], basic[1])] + [(r["epsilon"], r["delta"]) for r in rows if r["epsilon"] is not None]
     import numpy as np
 
-    from .training.accounting import TRADEOFF_FPR
+    from dpcore.training.accounting import TRADEOFF_FPR
 
     fpr = np.asarray(TRADEOFF_FPR)
     out["tradeoff"] = {
@@ -607,7 +607,7 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
 
 def _best_at(entries, d: float) -> dict:
     """The smallest ε among the composition rules whose total δ is at most d (δ′ = d for zCDP/RDP)."""
-    from .noise import composition
+    from dpcore.noise import composition
 
     ok = [r for r in composition.ledger_costs(entries, d) if r["delta"] <= d * (1 + 1e-12)]
     if not ok:

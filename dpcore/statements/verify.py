@@ -6,7 +6,7 @@ number too large for a float are refused: readers differ on them, and the signat
 keeps). :func:`verify` returns the problems, each a
 sentence that names the field (``accountant.epsilon is 0.01, recomputed 0.99``):
 
-* the signature (:func:`dpcore.signing.check`): a field changed, added or removed after signing is named;
+* the signature (:func:`dpcore.statements.signing.check`): a field changed, added or removed after signing is named;
 * what the statement must say for its kind: the neighbour relation with n public, the unit of privacy of its
   dataset, the dataset's name, the leaks its run warned about (reproducible noise, δ ≥ 1/n, diagnostics), the
   noise source consistent with the "not a DP release" flag;
@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 
-from .errors import DPError
+from dpcore.errors import DPError
 
 #: Nesting a statement may have (a real one is 4 levels deep); deeper is refused before any recursion.
 MAX_DEPTH = 32
@@ -188,10 +188,10 @@ class _Check:
 
 
 def _dpsgd(c: _Check, b: dict, at: str) -> None:
-    from .advisor.dpsgd import dpsgd_loss_tail
-    from .attacks import audit
-    from .statement import STANDARD_DELTAS
-    from .training import accounting
+    from dpcore.advisor.dpsgd import dpsgd_loss_tail
+    from dpcore.attacks import audit
+    from dpcore.statements.build import STANDARD_DELTAS
+    from dpcore.training import accounting
 
     mech = b.get("mechanism") if isinstance(b.get("mechanism"), dict) else {}
     s, q, t = mech.get("noise_multiplier"), mech.get("sample_rate"), mech.get("steps")
@@ -275,7 +275,7 @@ def _leak_kinds(st: dict) -> set:
 def _noise_flags(c: _Check, st: dict, at: str = "") -> None:
     """The "not a DP release" flag and what goes with it: the flag, dp_release, the label and the noise source
     agree, and a reproducible run lists the leak."""
-    from .training.config import REPRODUCIBLE_LABEL
+    from dpcore.training.config import REPRODUCIBLE_LABEL
 
     rep = st.get("reproducible_noise")
     if not isinstance(rep, bool):
@@ -300,9 +300,9 @@ def _noise_flags(c: _Check, st: dict, at: str = "") -> None:
 
 
 def _training_run(c: _Check, st: dict) -> None:
-    from .statement import ADD_REMOVE, ADD_REMOVE_N_PUBLIC, N_PUBLIC_NOTE, _summary
-    from .training import accounting
-    from .training.config import dataset_name, unit_of_privacy
+    from dpcore.statements.build import ADD_REMOVE, ADD_REMOVE_N_PUBLIC, N_PUBLIC_NOTE, _summary
+    from dpcore.training import accounting
+    from dpcore.training.config import dataset_name, unit_of_privacy
 
     kind = st.get("dataset_kind")
     c.same("dataset", st.get("dataset"), dataset_name(kind), 0)
@@ -343,8 +343,8 @@ def _training_run(c: _Check, st: dict) -> None:
 
 
 def _sweep(c: _Check, st: dict) -> None:
-    from .statement import ADD_REMOVE_N_PUBLIC, N_PUBLIC_NOTE
-    from .training.config import dataset_name, unit_of_privacy
+    from dpcore.statements.build import ADD_REMOVE_N_PUBLIC, N_PUBLIC_NOTE
+    from dpcore.training.config import dataset_name, unit_of_privacy
 
     kind = st.get("dataset_kind")
     c.same("dataset", st.get("dataset"), dataset_name(kind), 0)
@@ -372,10 +372,10 @@ def _sweep(c: _Check, st: dict) -> None:
 def _ledger(c: _Check, st: dict) -> None:
     import numpy as np
 
-    from .attacks import audit
-    from .noise import composition
-    from .statement import _best_at
-    from .training.accounting import TRADEOFF_FPR
+    from dpcore.attacks import audit
+    from dpcore.noise import composition
+    from dpcore.statements.build import _best_at
+    from dpcore.training.accounting import TRADEOFF_FPR
 
     q = st.get("queries")
     if not isinstance(q, list):
@@ -430,14 +430,14 @@ def _ledger(c: _Check, st: dict) -> None:
 
 
 def _advice(c: _Check, st: dict) -> None:
-    from .advisor import decision
+    from dpcore.advisor import decision
 
     c.checked += 1
     c.problems.extend(decision.recompute(st))
 
 
 def _synthetic(c: _Check, st: dict) -> None:
-    from .synth import statement as synth_statement
+    from dpcore.synth import statement as synth_statement
 
     c.checked += 1
     c.problems.extend(synth_statement.recompute(st))
@@ -455,7 +455,7 @@ CHECKS = {
 def verify(st: dict, *, key: bytes | None = None) -> dict:
     """The signature and every figure of ``st``: ``{"verified", "problems", "kind", "subject", "checked",
     "signature"}``. ``key``: the signing key to check with (default: this home's)."""
-    from . import signing
+    from dpcore.statements import signing
 
     c = _Check()
     kind = st.get("kind")

@@ -1,6 +1,6 @@
 """The query console's admin panel (UI only): register a dataset, change its cap, grant, reset and revoke quotas.
 
-Shown only to a session signed in as the admin (:mod:`pages._identity`); every action is checked again by dpcore
+Shown only to a session signed in as the admin (:mod:`pages.ui.identity`); every action is checked again by dpcore
 (:func:`dpcore.budgets.identities.require_admin`) and recorded in the history with who did it and why.
 """
 
@@ -12,7 +12,7 @@ from dpcore import limits, textsafe
 from dpcore.budgets import identities, quotas, registry
 from dpcore.data import datasets
 from dpcore.errors import sentence
-from pages._ui import guarded
+from pages.ui.common import guarded
 
 ADMIN_DEFAULTS = {
     "adm_name": "",

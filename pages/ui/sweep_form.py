@@ -9,8 +9,8 @@ from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
 from dpcore.training.config import DATASET_NAMES, MODEL_NAMES
 from dpcore.training.data import upload_columns
-from pages import _upload as upload_ui
-from pages._ui import clicked, guarded, submit_once
+from pages.ui import upload as upload_ui
+from pages.ui.common import clicked, guarded, submit_once
 
 D = SweepConfig()
 T = SweepConfig(**TABLE_DEFAULTS)

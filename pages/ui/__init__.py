@@ -1,0 +1,1 @@
+"""Streamlit widgets and helpers shared by the page scripts in ``pages/`` (UI only: no maths here)."""
