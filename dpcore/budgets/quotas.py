@@ -11,7 +11,9 @@ key sees nothing of a registered dataset.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
+from typing import Any
 
 from .. import claims
 from ..errors import DPError
@@ -39,22 +41,16 @@ def quota_key(conn, who: Identity, dataset: dict) -> str | None:
     return None
 
 
-def no_quota(who: Identity, dataset: dict) -> DPError:
-    if who.is_visitor:
-        return DPError(
-            f"dataset {dataset['name']!r} is open to signed-in analysts only: sign in with the name and "
-            "key the data owner gave you (CLI: --analyst NAME with DP_EXPLORER_ANALYST_KEY); the built-in "
-            "synthetic data is open to visitors"
-        )
+def no_quota(who: Identity, dataset: dict[str, Any], asked: object = None) -> DPError:
+    """``who`` has no quota on ``dataset``: for anyone but the admin the one refusal of an unknown dataset too
+    (:func:`dpcore.budgets.registry.unavailable`, naming the dataset as ``asked``), so that it tells nobody which
+    datasets exist."""
     if who.is_admin:
         return DPError(
             f"as the admin you have no quota on {dataset['name']!r}: grant yourself one (signed in through "
             "the identity provider), or sign in as an analyst with a quota, to ask a question"
         )
-    return DPError(
-        f"{who.display!r} has no quota on dataset {dataset['name']!r}; ask the data owner for one "
-        "(`python -m dpcore analyst add NAME --dataset D --epsilon E`)"
-    )
+    return registry.unavailable(dataset["name"] if asked is None else asked)
 
 
 def _quota_row(conn, analyst: str, fp: str):
@@ -68,10 +64,10 @@ def grant(who: Identity, name: str, dataset, *, epsilon, delta=None, oidc: bool 
     require_admin(who)
     total = amounts.total_micro(epsilon, name="quota ε")
     with store.immediate(path, unharmed="nothing was granted") as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
         key, display, issued = ensure_analyst(conn, name, oidc=oidc, actor=who)
         dtotal = min(
-            amounts.delta_total_atto(delta, d["n_rows"], name="quota δ"),
+            amounts.delta_total_atto(delta, d["n_rows"], name="quota δ", public_n=d["public_n"]),
             amounts.to_atto(d["delta_cap"] or 0, name="δ cap"),
         )
         old = _quota_row(conn, key, d["fingerprint"])
@@ -133,7 +129,7 @@ def close(who: Identity, name: str, dataset, *, path=None) -> dict:
     require_admin(who)
     key = canonical_analyst(name)
     with store.immediate(path, unharmed="nothing was changed") as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
         row = _quota_row(conn, key, d["fingerprint"])
         if row is None or row["closed"] is not None:
             raise DPError(f"{display_name(name)!r} has no open quota on {d['name']!r}")
@@ -172,13 +168,15 @@ def reset(
         raise DPError("a quota reset needs a reason, for the record (--reason, or the reason box)")
     key = canonical_analyst(name)
     with store.immediate(path, unharmed="nothing was changed") as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
         row = _quota_row(conn, key, d["fingerprint"])
         if row is None:
             raise DPError(f"{display_name(name)!r} has no quota on {d['name']!r}; nothing to reset")
         new_total = row["total_micro"] if total is None else amounts.total_micro(total, name="new quota ε")
         old_dtotal = (
-            row["delta_total_atto"] if row["delta_total_atto"] is not None else amounts.default_delta_atto(d["n_rows"])
+            row["delta_total_atto"]
+            if row["delta_total_atto"] is not None
+            else amounts.default_delta_atto(d["n_rows"], public_n=d["public_n"])
         )
         new_dtotal = (
             old_dtotal
@@ -252,9 +250,37 @@ def _events(
             "cost": amounts.from_micro(r["cost_micro"]),
             "answer": None if r["answer"] is None else json.loads(r["answer"]),
             "note": r["note"],
+            "release": r["release"],
+            "job": r["job"],
         }
         for r in rows
     ]
+
+
+def by_release(conn: sqlite3.Connection, fp: str, analyst: str | None = None) -> dict[str, dict[str, Any]]:
+    """What each kind of release has spent on a dataset (or one quota), net of refunds, and what running jobs hold."""
+    where, args = ("dataset = ?", [fp]) if analyst is None else ("dataset = ? AND analyst = ?", [fp, analyst])
+    out: dict[str, dict[str, Any]] = {}
+    for r in conn.execute(
+        f"SELECT release, COUNT(CASE WHEN kind = 'spend' THEN 1 END) AS n, COALESCE(SUM(cost_micro), 0) AS eps, "
+        f"COALESCE(SUM(CASE WHEN kind = 'spend' THEN delta_atto WHEN kind = 'refund' THEN -delta_atto END), 0) AS dl "
+        f"FROM events WHERE {where} AND kind IN ('spend', 'refund') AND release IS NOT NULL GROUP BY release",
+        args,
+    ):
+        out[r["release"]] = {
+            "releases": r["n"],
+            "epsilon": amounts.from_micro(max(r["eps"], 0)),
+            "delta": amounts.from_atto(max(r["dl"], 0)),
+        }
+    for r in conn.execute(
+        f"SELECT release, COALESCE(SUM(eps_micro), 0) AS eps FROM tickets WHERE {where} AND state = 'held' "
+        "GROUP BY release",
+        args,
+    ):
+        out.setdefault(r["release"], {"releases": 0, "epsilon": 0.0, "delta": 0.0})["held"] = amounts.from_micro(
+            r["eps"]
+        )
+    return out
 
 
 def _names(conn) -> dict:
@@ -276,7 +302,7 @@ def status(
     ``spends``, the answers that count now (the quota's since its last reset; the dataset's, all). Read-only. A
     visitor or an analyst without a quota on a registered dataset is refused: a name alone sees nothing."""
     with store.reading(path) as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
         names = _names(conn)
         if who.is_admin:
             key = canonical_analyst(analyst) if analyst else None
@@ -285,7 +311,7 @@ def status(
                 raise DPError("only an admin reads another analyst's quota; sign in as that analyst")
             key = quota_key(conn, who, d)
             if key is None:
-                raise no_quota(who, d)
+                raise no_quota(who, d, dataset)
         row = None if key is None else _quota_row(conn, key, d["fingerprint"])
         if key is not None and row is None and who.is_admin:
             raise DPError(f"{display_name(analyst)!r} has no quota on {d['name']!r}")
@@ -302,10 +328,13 @@ def status(
                 ).fetchone()[0]
             )
             spends = _events(conn, fp, key, names=names, spends_after=last_reset)
+        kinds = by_release(conn, d["fingerprint"])
+    seen = registry.shown(d, who)
     out = {
         "dataset": d["name"],
         "fingerprint": d["fingerprint"],
-        "n_rows": d["n_rows"],
+        **({"n_rows": d["n_rows"]} if "n_rows" in seen else {}),
+        "number_of_rows": seen["number_of_rows"],
         "builtin": d["builtin"],
         "neighbour": NEIGHBOUR,
         "asked_as": who.describe(),
@@ -317,13 +346,16 @@ def status(
             "delta_spent": d["delta_spent"],
             "delta_remaining": d["delta_remaining"],
             "max_query_epsilon": d["max_query_epsilon"],
+            "by_release": kinds,
         },
         "person_identifiers": d["person_identifiers"],
         "quota": None,
     }
     if row is not None:
         dtotal = (
-            row["delta_total_atto"] if row["delta_total_atto"] is not None else amounts.default_delta_atto(d["n_rows"])
+            row["delta_total_atto"]
+            if row["delta_total_atto"] is not None
+            else amounts.default_delta_atto(d["n_rows"], public_n=d["public_n"])
         )
         out["quota"] = {
             "analyst": names.get(key, key),
@@ -342,14 +374,39 @@ def status(
 
 
 def released(who: Identity, dataset, *, path=None) -> list[dict]:
-    """Every answer ever released on ``dataset``, by anyone (the patients' guarantee composes all of them):
-    ε, δ and the stored charge of each. Query texts, answers and askers only of ``who``'s own quota (an admin: all).
-    ``who`` must be able to read the dataset (:func:`status`)."""
+    """Every release ever charged on ``dataset`` and not refunded, by anyone, of every kind (the patients' guarantee
+    composes all of them): ε, δ, the kind and the stored charge of each. Query texts, answers and askers only of
+    ``who``'s own quota (an admin: all). ``who`` must be able to read the dataset (:func:`status`)."""
     status(who, dataset, with_history=False, path=path)  # refuses who may not read it
     with store.reading(path) as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
         own = None if who.is_admin else quota_key(conn, who, d)
-        events = [e for e in _events(conn, d["fingerprint"], None, names=_names(conn)) if e["kind"] == "spend"]
+        refunded = {
+            r["event"]: (r["eps"], r["dl"])
+            for r in conn.execute(
+                "SELECT event, SUM(eps_micro) AS eps, SUM(delta_atto) AS dl FROM tickets WHERE dataset = ? AND "
+                "state = 'refunded' GROUP BY event",
+                (d["fingerprint"],),
+            )
+        }
+        raw = {
+            r["id"]: (r["eps_micro"], r["delta_atto"])
+            for r in conn.execute(
+                "SELECT id, eps_micro, delta_atto FROM events WHERE dataset = ? AND kind = 'spend'", (d["fingerprint"],)
+            )
+        }
+        events = []
+        for e in _events(conn, d["fingerprint"], None, names=_names(conn)):
+            if e["kind"] != "spend":
+                continue
+            if e["id"] in refunded:  # part or all of a job's charge came back: what stands is the rest
+                eps = raw[e["id"]][0] - refunded[e["id"]][0]
+                dl = raw[e["id"]][1] - refunded[e["id"]][1]
+                if eps <= 0:
+                    continue
+                e["epsilon"] = e["cost"] = amounts.from_micro(eps)
+                e["delta"] = amounts.from_atto(max(dl, 0))
+            events.append(e)
     for e in events:
         if not who.is_admin and e["quota"] != own:
             a = e["answer"] if isinstance(e["answer"], dict) else {}
@@ -376,7 +433,8 @@ def ledgers(who: Identity, *, path=None) -> list[dict]:
         out = []
         for r in conn.execute("SELECT * FROM datasets ORDER BY created DESC").fetchall():
             d = registry.find(conn, r["fingerprint"])
-            base = {"dataset": d["fingerprint"], "dataset_name": d["name"], "n_rows": d["n_rows"]}
+            seen = registry.shown(d, who)
+            base = {"dataset": d["fingerprint"], "dataset_name": d["name"], "n_rows": seen.get("n_rows")}
             if who.is_admin:
                 if r["spent_micro"] > 0:
                     out.append({**base, "spent": d["spent"], "analyst": None, "shown": None})

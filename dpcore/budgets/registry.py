@@ -9,6 +9,11 @@
   (:func:`dpcore.queries.fingerprint.near_duplicate`) — is refused unless the admin confirms it is different data.
 * Changing a cap is an admin action with a reason, recorded in the history; a cap never goes below what the
   dataset has released. What a dataset has released is never reset: it is the patients' guarantee.
+* **n is not free**: a dataset's exact number of rows goes to the admin only, unless its owner declared it public
+  (``public_n``, at registration or later with a reason; built-in synthetic data: public, its name says it).
+  :func:`shown` is what anyone else reads of a dataset.
+* **One refusal**: "no dataset of that name" and "a dataset you have no quota on" are one message
+  (:func:`unavailable`), so that a refusal tells nobody which datasets exist.
 
 Past 500 formatted lines, one idea: the registry table (register, look up, caps, migration of old ledgers).
 """
@@ -17,10 +22,12 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 import unicodedata
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from .. import claims, limits
 from ..errors import DPError
@@ -42,12 +49,23 @@ def person_identifiers(columns) -> list[str]:
     return [str(c) for c in columns if _PERSON_ID.match(str(c).strip())]
 
 
-def _row(r) -> dict:
+class Unavailable(DPError):
+    """A dataset the caller may not use: unknown, or no quota of theirs on it — one message for both."""
+
+
+PUBLIC_N = "the number of rows is public"
+HIDDEN_N = (
+    "the number of rows is not released (its owner did not declare it public): ask a DP count, charged like any answer"
+)
+
+
+def _row(r: Any) -> dict[str, Any]:
     n = int(r["n_rows"])
     return {
         "name": r["name"],
         "fingerprint": r["fingerprint"],
         "n_rows": n,
+        "public_n": bool(r["public_n"]),
         "builtin": bool(r["builtin"]),
         "columns": json.loads(r["columns"]),
         "source": json.loads(r["source"]),
@@ -73,7 +91,29 @@ def find(conn, dataset) -> dict | None:
     return None if r is None else _row(r)
 
 
-def not_registered(dataset) -> DPError:
+def shown(d: dict[str, Any], who: Identity) -> dict[str, Any]:
+    """A registered dataset as ``who`` may read it: the admin everything; anyone else no ``n_rows`` unless the owner
+    declared the number of rows public, and ``number_of_rows`` in words either way."""
+    out = dict(d)
+    if not who.is_admin and not d["public_n"]:
+        out.pop("n_rows", None)
+        out.pop("default_delta_total", None)  # 1/(10·n): n again
+    out["number_of_rows"] = PUBLIC_N if d["public_n"] else ("known to the admin only" if who.is_admin else HIDDEN_N)
+    return out
+
+
+def unavailable(dataset: object) -> Unavailable:
+    """The one refusal for a dataset that does not exist and for one the caller has no quota on."""
+    return Unavailable(
+        f"{str(dataset)[:80]!r} is not a dataset you may use (no such dataset, or no quota of yours on it: one "
+        "message for both); sign in with the name and key the data owner gave you (CLI: --analyst NAME with "
+        "DP_EXPLORER_ANALYST_KEY) or ask them for a quota — `python -m dpcore budget list` shows the datasets you "
+        "may use; visitors may use the built-in synthetic data"
+    )
+
+
+def not_registered(dataset: object) -> DPError:
+    """For the admin, who sees every dataset: the name is not registered, and how to register data."""
     return DPError(
         f"{str(dataset)[:80]!r} is not a registered dataset, so it has no budget and cannot be queried; "
         "the data owner (admin) registers data once: `python -m dpcore budget register --data FILE "
@@ -81,11 +121,12 @@ def not_registered(dataset) -> DPError:
     )
 
 
-def require(conn, dataset) -> dict:
-    """The registered dataset (by fingerprint or name); ``conn`` None (no ledger yet) or unknown: refused."""
+def require(conn: sqlite3.Connection | None, dataset: object, who: Identity | None = None) -> dict[str, Any]:
+    """The registered dataset (by fingerprint or name); ``conn`` None (no ledger yet) or unknown: refused — with
+    :func:`unavailable` unless ``who`` is the admin."""
     info = None if conn is None else find(conn, dataset)
     if info is None:
-        raise not_registered(dataset)
+        raise not_registered(dataset) if who is not None and who.is_admin else unavailable(dataset)
     return info
 
 
@@ -144,11 +185,14 @@ def event(
     cost_micro=0,
     answer=None,
     note=None,
+    release=None,
+    job=None,
 ) -> int:
-    """Append one event to the history (every module writes its events through this)."""
+    """Append one event to the history (every module writes its events through this). ``release``: the kind of
+    release a spend, reuse, refusal or refund is about; ``job``: the background job that does it."""
     cur = conn.execute(
         "INSERT INTO events (analyst, dataset, actor, ts, kind, query, description, eps_micro, delta_atto, "
-        "cost_micro, answer, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        "cost_micro, answer, note, release, job) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             analyst,
             dataset,
@@ -162,9 +206,11 @@ def event(
             cost_micro,
             None if answer is None else json.dumps(answer),
             note,
+            release,
+            job,
         ),
     )
-    return cur.lastrowid
+    return int(cur.lastrowid or 0)
 
 
 def insert(
@@ -180,13 +226,14 @@ def insert(
     note: str,
     actor: str | None,
     profile: dict | None = None,
+    public_n: bool = False,
 ) -> dict:
     """Inside a transaction: a new registered dataset with its cap. Schema-1 budgets kept under the table's CSV
     hash (``legacy_keys``) move to it as quotas; the cap then covers at least what they released."""
     n, fp = ident["n_rows"], ident["fingerprint"]
     conn.execute(
         "INSERT INTO datasets (fingerprint, name, n_rows, columns, sketch, profile, source, builtin, cap_micro,"
-        " cap_delta_atto, max_query_micro, created, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " cap_delta_atto, max_query_micro, created, note, public_n) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             fp,
             name,
@@ -201,6 +248,7 @@ def insert(
             max_query_micro,
             time.time(),
             note,
+            int(bool(public_n or builtin)),
         ),
     )
     for legacy in ident["legacy_keys"]:
@@ -331,10 +379,12 @@ def register(
     delta=None,
     max_query_epsilon=None,
     allow_similar: bool = False,
+    public_n: bool = False,
     path=None,
 ) -> dict:
     """Admin: register ``df`` under ``name`` with a cap of ``epsilon`` (and ``delta``, default 1/(10·n)) and an
-    optional per-query ε cap. Its copy goes into the home: ``data`` (the uploaded file's bytes) or ``df`` written as
+    optional per-query ε cap; ``public_n``: the owner declares the number of rows public (analysts then read it,
+    and DP training may run on the data; otherwise only the admin sees n). Its copy goes into the home: ``data`` (the uploaded file's bytes) or ``df`` written as
     CSV, checked to read back as the same dataset. The same content registered before the data was kept gets its
     copy (name, cap and history unchanged)."""
     from .. import storage
@@ -345,7 +395,7 @@ def register(
     ident = check_identity(fingerprint.dataset_identity(df))
     fp, n = ident["fingerprint"], ident["n_rows"]
     cap = amounts.total_micro(epsilon, name="the dataset's ε cap")
-    dcap = amounts.delta_total_atto(delta, n, name="the dataset's δ cap")
+    dcap = amounts.delta_total_atto(delta, n, name="the dataset's δ cap", public_n=public_n)
     per_query = (
         None if max_query_epsilon is None else amounts.total_micro(max_query_epsilon, name="the per-query ε cap")
     )
@@ -415,6 +465,16 @@ def register(
                 f"{claims.delta(amounts.from_atto(dcap), 3)}"
                 + (f", at most ε = {amounts.from_micro(per_query):g} per query" if per_query else "")
                 + (
+                    "; its owner declared the number of rows public"
+                    if public_n
+                    else "; its number of rows is not released (the admin's only)"
+                    + (
+                        "; the default δ cap is a power of ten below 1/(10·n): it tells n's order of magnitude"
+                        if delta is None
+                        else ""
+                    )
+                )
+                + (
                     f"; the admin confirmed it differs from {', '.join(repr(s['name']) for s in sims)}"
                     if existing is None and sims
                     else ""
@@ -432,6 +492,7 @@ def register(
                 note=note,
                 actor=who.display,
                 profile=prof,
+                public_n=public_n,
             )
     except BaseException:
         if info(fp, path=path) is None or (info(fp, path=path) or {}).get("source", {}).get("kind") != "file":
@@ -439,21 +500,35 @@ def register(
         raise
 
 
-def set_cap(who: Identity, dataset, *, epsilon=None, delta=None, max_query_epsilon=None, reason, path=None) -> dict:
-    """Admin: change a dataset's cap (ε, δ) or per-query ε cap, with a reason; recorded in the history. A cap can
-    never go below what the dataset has released."""
+def set_cap(
+    who: Identity,
+    dataset,
+    *,
+    epsilon=None,
+    delta=None,
+    max_query_epsilon=None,
+    public_n: bool | None = None,
+    reason,
+    path=None,
+) -> dict:
+    """Admin: change a dataset's cap (ε, δ) or per-query ε cap, or declare its number of rows public
+    (``public_n=True``; once public it stays public: it may have been read), with a reason; recorded in the
+    history. A cap can never go below what the dataset has released."""
     require_admin(who)
     reason = reason.strip() if isinstance(reason, str) else ""
     if not reason:
         raise DPError("changing a dataset's cap needs a reason, for the record (--reason, or the reason box)")
     if len(reason) > 500:
         raise DPError("the reason is longer than 500 characters; shorten it")
-    if epsilon is None and delta is None and max_query_epsilon is None:
+    if epsilon is None and delta is None and max_query_epsilon is None and public_n is None:
         raise DPError(
-            "say what changes: a new ε cap (--epsilon), δ cap (--delta) or per-query ε cap (--max-query-epsilon)"
+            "say what changes: a new ε cap (--epsilon), δ cap (--delta), per-query ε cap (--max-query-epsilon) "
+            "or the number of rows declared public (--public-n)"
         )
+    if public_n is False:
+        raise DPError("a number of rows declared public stays public (analysts may have read it); nothing was changed")
     with store.immediate(path, unharmed="nothing was changed") as conn:
-        d = require(conn, dataset)
+        d = require(conn, dataset, who)
         r = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (d["fingerprint"],)).fetchone()
         cap = r["cap_micro"] if epsilon is None else amounts.total_micro(epsilon, name="the dataset's ε cap")
         dcap = (
@@ -484,6 +559,9 @@ def set_cap(who: Identity, dataset, *, epsilon=None, delta=None, max_query_epsil
                 f"δ cap {claims.delta(amounts.from_atto(r['cap_delta_atto']), 3)} -> "
                 f"{claims.delta(amounts.from_atto(dcap), 3)}"
             )
+        if public_n and not r["public_n"]:
+            conn.execute("UPDATE datasets SET public_n = 1 WHERE fingerprint = ?", (d["fingerprint"],))
+            parts.append("the number of rows declared public")
         if per_query != r["max_query_micro"]:
             parts.append(
                 f"per-query ε cap {amounts.from_micro(r['max_query_micro']) or 'none'} -> "
@@ -510,4 +588,4 @@ def visible(who: Identity, *, path=None) -> list[dict]:
                 for r in conn.execute("SELECT dataset FROM quotas WHERE analyst = ? AND closed IS NULL", (who.name,))
             }
         )
-    return [_row(r) for r in rows if who.is_admin or r["builtin"] or r["fingerprint"] in mine]
+    return [shown(_row(r), who) for r in rows if who.is_admin or r["builtin"] or r["fingerprint"] in mine]

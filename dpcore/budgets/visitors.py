@@ -34,7 +34,7 @@ def resolve(dataset: str, *, path=None) -> dict:
         return found
     m = _NAME.fullmatch(dataset) if isinstance(dataset, str) else None
     if m is None:
-        raise registry.not_registered(dataset)
+        raise registry.unavailable(dataset)
     return open_builtin(int(m.group(1).replace(",", "")), int(m.group(2)), path=path)
 
 

@@ -98,7 +98,7 @@ def run(args) -> dict:
         df = datasets.read_csv(args.data)
         key = fingerprint.dataset_key(df)
         if registry.info(key) is None:
-            raise registry.not_registered(args.data)
+            raise registry.unavailable(args.data)
     else:
         info = visitors.resolve(args.dataset)
         key = info["fingerprint"]

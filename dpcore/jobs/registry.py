@@ -100,6 +100,40 @@ MOVED: dict[str, str] = {
 }
 
 
+# --- what happens when a job ends ---------------------------------------------------------------------------
+
+#: Hooks called once a job has its end state, named by path like targets (imported only when a job ends):
+#: ``fn(job_id, status, error) -> bool``; True asks the runner to delete the job's files (nothing of it may leave).
+_ON_END: list[str] = []
+
+
+def on_end(path: str) -> None:
+    """Call ``path`` (``"dpcore.module:function"``) whenever a job ends: done, failed or cancelled (also a queued
+    job cancelled before it started)."""
+    if not isinstance(path, str) or not _PATH_RE.match(path):
+        raise JobError(f"an end hook must look like 'dpcore.module:function' (inside dpcore), got {path!r}")
+    if path not in _ON_END:
+        _ON_END.append(path)
+
+
+def ended(job_id: str, status: str, error: str | None = None) -> bool:
+    """Run the end hooks for one job; True when one asks for the job's files to be deleted. A hook that fails is
+    reported on stderr and never fails the job or its worker (the ledger keeps a charge it could not settle)."""
+    import sys
+
+    purge = False
+    for path in list(_ON_END):
+        try:
+            purge |= bool(_import(path, path)(job_id, str(status), error))
+        except Exception as exc:  # noqa: BLE001 - a hook must not take the worker down
+            print(f"[jobs] end hook {path} for job {job_id} failed: {exc}", file=sys.stderr, flush=True)
+    return purge
+
+
+#: The ledger settles a job's charge when it ends: kept when done, refunded when it failed or was cancelled.
+on_end("dpcore.budgets.gate:job_ended")
+
+
 def targets() -> dict[str, str]:
     """Registered job targets: name -> ``"dpcore.module:function"``."""
     return dict(_TARGETS)

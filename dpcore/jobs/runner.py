@@ -33,13 +33,14 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import limits, storage
 from ..errors import Cancelled, DPError, JobError
-from . import store
+from . import registry, store
 from .db import connection, dumps, jobs_dir, json_default, transaction
 from .owners import Caller
 from .records import JobStatus
@@ -308,9 +309,18 @@ def execute(
         beat.stop.set()
         beat.join()
     _finish_patiently(ctx, worker_id, status, result=result, error=error)
+    if registry.ended(job_id, status, error):  # its charge was refunded: nothing it made may leave the server
+        _purge(result_dir)
     if reraise and exc_out is not None:
         raise exc_out
     return status, result
+
+
+def _purge(folder: Path) -> None:
+    """Delete what a job whose charge was refunded left in its folder (partial weights, a table)."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _make_folder(path: Path) -> None:
@@ -359,14 +369,29 @@ def claim(worker_id: str) -> sqlite3.Row | None:
         return row
 
 
-def run_inline(target: str, params: dict, *, owner: str, group: str | None = None, label: str = "") -> dict:
+def run_inline(
+    target: str,
+    params: dict,
+    *,
+    owner: str,
+    group: str | None = None,
+    label: str = "",
+    submitted: Callable[[str], None] | None = None,
+) -> dict:
     """Run a job in this process (CLI without --background, tests) and return its result dict.
+    ``submitted(job_id)`` is called once the job is recorded, before it runs (the ledger ties a charge to it).
 
     The run is recorded in the store like any job of ``owner`` (visible in its ``jobs list``), with the same
     context, heartbeats and ``result.json``. A job error is raised again here (DPError stays a DPError);
     a cancelled run raises :class:`~dpcore.errors.Cancelled` (not a DPError: a cancel is not exit 2).
     """
     job_id = store.submit(target, params, owner=owner, group=group, label=label)
+    if submitted is not None:
+        try:
+            submitted(job_id)
+        except BaseException:
+            store.cancel(job_id, caller=Caller(owner))  # never ran: its end hooks settle it
+            raise
     worker_id = f"inline-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
     now = time.time()
     with connection() as conn, transaction(conn):

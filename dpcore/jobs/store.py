@@ -48,6 +48,7 @@ from pathlib import Path
 
 from .. import limits, storage
 from ..errors import JobError
+from . import registry
 from .db import connection, jobs_dir, reader, transaction
 from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, SharedRunning, check_owner, limited, not_yours
 from .records import JobRecord, JobStatus
@@ -325,6 +326,7 @@ def cancel(job_id: str, *, caller: Caller) -> JobRecord:
     _check_caller(caller)
     _check_id(job_id)
     now = time.time()
+    never_ran = False
     with connection() as conn:
         with transaction(conn):
             row = _changeable(caller, _row(conn, job_id))
@@ -334,8 +336,11 @@ def cancel(job_id: str, *, caller: Caller) -> JobRecord:
                     "error = 'cancelled before it started' WHERE id = ?",
                     (now, job_id),
                 )
+                never_ran = True
             elif row["status"] == JobStatus.RUNNING:
                 conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
+    if never_ran:  # no runner will report its end: the end hooks hear it here
+        registry.ended(job_id, JobStatus.CANCELLED, "cancelled before it started")
     return get(job_id, caller=caller, history=False)
 
 
@@ -347,6 +352,10 @@ def cancel_group(group: str, *, caller: Caller) -> int:
     mine = "" if caller.admin else " AND owner = ?"
     args = () if caller.admin else (caller.owner,)
     with connection() as conn, transaction(conn):
+        never_ran = [
+            r["id"]
+            for r in conn.execute("SELECT id FROM jobs WHERE grp = ? AND status = 'queued'" + mine, (group, *args))
+        ]
         queued = conn.execute(
             "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
             "error = 'cancelled before it started' WHERE grp = ? AND status = 'queued'" + mine,
@@ -355,6 +364,8 @@ def cancel_group(group: str, *, caller: Caller) -> int:
         running = conn.execute(
             "UPDATE jobs SET cancel_requested = 1 WHERE grp = ? AND status = 'running'" + mine, (group, *args)
         ).rowcount
+    for job_id in never_ran:  # no runner will report their end: the end hooks hear it here
+        registry.ended(job_id, JobStatus.CANCELLED, "cancelled before it started")
     return queued + running
 
 

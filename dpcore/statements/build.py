@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from dpcore import claims
+from dpcore.budgets import gate
 from dpcore.errors import DPError
 from dpcore.training.config import N_PUBLIC_NOTE
 from dpcore.training.config import NOT_DP_NOTE as DIAGNOSTICS_NOTE
@@ -229,6 +230,7 @@ def for_job(job_id: str, *, caller) -> dict:
         "settings": public_settings(result.get("config"), m.dataset),
         **noise,
         "preprocessing": _preprocessing((job.get("params") or {}).get("bounds"), m.bounds_note, m.leaks),
+        "budget": gate.statement_block(job=job_id, uploaded=dataset_kind(m.dataset) in ("csv", "upload")),
     }
     if not m.private:
         out.update(
@@ -411,6 +413,10 @@ def for_sweep(sweep_id: str, *, caller) -> dict:
         "leaks": all_leaks,
         **({"preprocessing": points[0]["preprocessing"]} if points[0].get("preprocessing") else {}),
         "reproducible_noise": any(pt["reproducible_noise"] for pt in points),
+        "budget": gate.statement_block(
+            job=[e["job_id"] for e in rec.get("jobs") or [] if e.get("job_id")],
+            uploaded=dataset_kind(cfg.get("dataset")) in ("csv", "upload"),
+        ),
         "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
         "rows (lower bound at the stated confidence)",
     }
@@ -504,13 +510,16 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
     from dpcore.queries import answering
 
     status = quotas.status(viewer, dataset, analyst=analyst, path=path)
-    n_rows = n_rows or status["n_rows"]
+    n_rows = n_rows or status.get("n_rows")  # the admin's, or public: otherwise no statement names n
     spends = quotas.released(viewer, status["fingerprint"], path=path)
     mine = {e["id"] for e in status["spends"]} if status["quota"] else set()
     entries, mechs, replace_one, seeded = [], set(), False, False
     for e in spends:
         ans = e.get("answer") if isinstance(e.get("answer"), dict) else {}
-        mech = ans.get("mechanism") or ("gaussian" if float(e.get("delta") or 0) > 0 else "laplace")
+        kind = e.get("release") or "answer"
+        mech = ans.get("mechanism") or (
+            kind if kind != "answer" else ("gaussian" if float(e.get("delta") or 0) > 0 else "laplace")
+        )
         mechs.add(mech)
         replace_one |= "PUBLIC N" in str(e.get("query") or "").upper()
         seeded |= ans.get("secure") is False
@@ -521,6 +530,7 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
                 "delta": charge.delta,
                 "rho": charge.rho,
                 "mechanism": mech,
+                "release": e.get("release") or "answer",
                 "query": e["query"] if (viewer.is_admin or e["id"] in mine) else None,
                 "by_this_quota": e["id"] in mine,
             }
@@ -536,8 +546,9 @@ def for_ledger(dataset: str, *, viewer, analyst: str | None = None, n_rows: int 
         "unit_of_privacy": UNIT,
         "neighbour_relation": ADD_REMOVE + (" (MEAN with public n: replace one record)" if replace_one else ""),
         "sampling": {"scheme": "none: every query reads the whole (filtered) data"},
-        "scope": "every answer ever released on this dataset, by every analyst and visitor (never reset): the "
-        "guarantee to each person in it",
+        "scope": "every release ever charged on this dataset and not refunded — console answers, DP training runs, "
+        "sweeps, synthetic tables — by every analyst and visitor (never reset): the guarantee to each person in it",
+        "number_of_rows": status["number_of_rows"],
         "cap": status["cap"],
         "queries": entries,
         "reproducible_noise": seeded,

@@ -476,10 +476,18 @@ def run_sweep_parallel(
     timeout: float = 3600,
     progress=None,
     executor=None,
+    started=None,
 ) -> dict:
-    """Start the sweep as background jobs on ``workers`` processes (or ``executor``) and wait for it."""
+    """Start the sweep as background jobs on ``workers`` processes (or ``executor``) and wait for it.
+    ``started(sweep_id)`` is called once its points are queued (the ledger ties their charges to them)."""
     caller = Caller(check_owner(owner))
     sweep_id = start_sweep(cfg, owner=owner, workers=workers, executor=executor)
+    if started is not None:
+        try:
+            started(sweep_id)
+        except BaseException:
+            cancel(sweep_id, caller=caller)  # its queued points end cancelled: their end hooks settle them
+            raise
     deadline = time.monotonic() + timeout
     while True:
         s = state(sweep_id, caller=caller)

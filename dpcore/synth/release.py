@@ -274,6 +274,15 @@ def plan(schema: Schema, cfg: SynthConfig) -> Plan:
     return p
 
 
+def charge(schema: Schema, cfg: SynthConfig):
+    """What the release costs a registered dataset, before it runs: OpenDP's privacy map of its measurement
+    (:func:`plan`, built once and kept for the release itself)."""
+    from ..noise.charge import Charge
+
+    p = plan(schema, cfg)
+    return Charge.synthetic(p.epsilon, p.delta, p.rho)
+
+
 # --- the release ---------------------------------------------------------------------------------------------
 
 
