@@ -312,7 +312,7 @@ def _refusal(
     whose = (
         "the visitors' shared quota (everyone who has not signed in)"
         if key == VISITORS
-        else f"analyst {who.display!r}'s quota"
+        else f"the quota of analyst {who.display!r}"
     )
     for label, total, spent in (
         ("the dataset's cap (everyone's releases together)", ds["cap_micro"], ds["spent_micro"]),

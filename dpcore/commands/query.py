@@ -97,8 +97,10 @@ def run(args) -> dict:
     if args.data:
         df = datasets.read_csv(args.data)
         key = fingerprint.dataset_key(df)
-        if registry.info(key) is None:
-            raise registry.unavailable(args.data)
+        try:  # refused as the file was named: the one message for "no such dataset" and "not yours"
+            quotas.status(who, key, with_history=False)
+        except registry.Unavailable:
+            raise registry.unavailable(args.data) from None
     else:
         info = visitors.resolve(args.dataset)
         key = info["fingerprint"]

@@ -156,7 +156,7 @@ def test_charge_rounds_up_and_totals_round_down():
 def test_refused_query_draws_no_noise_and_says_what_is_left(alice):
     _spend(alice, "q1", 0.7)
     called = []
-    with pytest.raises(BudgetExceededError, match=r"only ε = 0.3 of 1 is left in analyst 'alice''s quota") as exc:
+    with pytest.raises(BudgetExceededError, match=r"only ε = 0.3 of 1 is left in the quota of analyst 'alice'") as exc:
         spend.spend(alice, DS, "q2", 0.5, lambda: called.append(1) or {"answer": 2})
     assert exc.value.exit_code == 3 and called == []
     st = quotas.status(alice, DS)

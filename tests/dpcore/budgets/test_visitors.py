@@ -73,7 +73,7 @@ def test_visitors_see_nothing_of_registered_data():
 def test_a_builtin_name_resolves_and_registers_that_population():
     info = visitors.resolve("synthetic medical (n=1500, seed=3)")
     assert info["n_rows"] == 1500 and info["fingerprint"] == fingerprint.dataset_key(datasets.medical(1500, 3))
-    with pytest.raises(DPError, match="not a registered dataset"):
+    with pytest.raises(DPError, match="not a dataset you may use"):
         visitors.resolve("synthetic medical (n=99, seed=3)x")
     with pytest.raises(DPError, match="rows must be from 100"):
         visitors.resolve("synthetic medical (n=99, seed=3)")
