@@ -64,7 +64,7 @@ bench: $(VENV)/.package.stamp
 clean-venv:
 	rm -rf $(VENV)
 
-# Refresh the README tour images from a real-browser run.
+# Refresh the README's and the docs' tour images from a real-browser run.
 screenshots: $(VENV)/.requirements-dev.stamp
 	$(PY) -m pytest -q tests/e2e
 	$(PY) tests/e2e/update_readme_screenshots.py
