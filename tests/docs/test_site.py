@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from mkdocs.config import load_config
+from pymdownx.slugs import slugify
 
 from ..conftest import ROOT
 
@@ -85,10 +86,15 @@ def test_every_app_page_has_a_docs_page():
 
 
 def test_readme_links_resolve():
-    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", _readme()):
+    """Every file README links to exists, and every #anchor into a docs page is one of its headings."""
+    slug = slugify(case="lower")  # the site's own anchors (mkdocs.yml's toc.slugify)
+    for target, anchor in re.findall(r"\]\(([^)#\s]+)(?:#([^)]*))?\)", _readme()):
         if "://" in target:
             continue
         assert (ROOT / target).exists(), target
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", (ROOT / target).read_text(), re.M)
+            assert anchor in {slug(h, "-") for h in headings}, f"{target}#{anchor}"
 
 
 def test_ci_runs_the_readme_test_command():
