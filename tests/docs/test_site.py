@@ -69,7 +69,8 @@ def test_readme_is_a_short_guide():
     assert "make run" in text and "make test" in text and "make docs" in text
     assert "![Home](assets/screenshots/home.png)" in text
     for title in _app_pages():  # the tour: every page in the sidebar has a row that links to its docs page
-        assert re.search(rf"^\| [^|]+ \| \[{re.escape(title)}\]\(docs/app/[\w-]+\.md\) \|", text, re.M), title
+        row = rf"^\| [^|]+ \| \[{re.escape(title)}\]\(docs/app/[\w-]+\.md\) \|"
+        assert re.search(row, text, re.M), f"README's tour needs a row for the page {title!r} linking to docs/app/"
 
 
 def _app_pages() -> list[str]:
@@ -82,7 +83,7 @@ def test_every_app_page_has_a_docs_page():
     nav = load_config(str(ROOT / "mkdocs.yml"))["nav"]
     section = next(item for item in nav if "The app, page by page" in item)["The app, page by page"]
     titles = [next(iter(entry)) for entry in section]
-    assert titles == _app_pages()  # the sidebar's order
+    assert titles == _app_pages(), "mkdocs.yml's 'The app, page by page' lists app.py's pages, in the sidebar's order"
 
 
 def test_readme_links_resolve():
