@@ -8,6 +8,7 @@ dataset's cap) — a δ of 1/n allows releasing a whole record. Stdlib only.
 from __future__ import annotations
 
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
+from typing import overload
 
 from .. import claims, limits
 from ..errors import DPError
@@ -16,11 +17,11 @@ MICRO = 1_000_000
 ATTO = 10**18
 
 
-def _decimal(value, name: str) -> Decimal:
+def _decimal(value: object, name: str) -> Decimal:
     if isinstance(value, bool):
         raise DPError(f"{name} must be a number, not {value!r}")
     try:
-        d = Decimal(str(value).strip()) if isinstance(value, str) else Decimal(repr(float(value)))
+        d = Decimal(str(value).strip()) if isinstance(value, str) else Decimal(repr(float(value)))  # type: ignore[arg-type]
     except (InvalidOperation, TypeError, ValueError, OverflowError):
         raise DPError(f"{name} must be a number, got {value!r}") from None
     if not d.is_finite():
@@ -28,7 +29,7 @@ def _decimal(value, name: str) -> Decimal:
     return d
 
 
-def to_micro(epsilon, *, name: str = "epsilon", rounding=ROUND_CEILING) -> int:
+def to_micro(epsilon: object, *, name: str = "epsilon", rounding: str = ROUND_CEILING) -> int:
     """ε -> integer micro-ε (rounded up by default: a charge never falls below the ε used)."""
     d = _decimal(epsilon, name)
     if d <= 0:
@@ -41,12 +42,12 @@ def to_micro(epsilon, *, name: str = "epsilon", rounding=ROUND_CEILING) -> int:
     return m
 
 
-def total_micro(epsilon, *, name: str) -> int:
+def total_micro(epsilon: object, *, name: str) -> int:
     """A total or a cap in micro-ε, rounded down (never more than was granted)."""
     return to_micro(epsilon, name=name, rounding=ROUND_FLOOR)
 
 
-def to_atto(delta, *, name: str = "delta", rounding=ROUND_CEILING) -> int:
+def to_atto(delta: object, *, name: str = "delta", rounding: str = ROUND_CEILING) -> int:
     """δ -> integer atto-δ (10⁻¹⁸), rounded up by default (a charge never falls below the δ used)."""
     d = _decimal(delta, name)
     if d < 0 or d >= 1:
@@ -54,10 +55,18 @@ def to_atto(delta, *, name: str = "delta", rounding=ROUND_CEILING) -> int:
     return int(d.scaleb(18).to_integral_value(rounding=rounding))
 
 
+@overload
+def from_micro(m: int) -> float: ...
+@overload
+def from_micro(m: None) -> None: ...
 def from_micro(m: int | None) -> float | None:
     return None if m is None else m / MICRO
 
 
+@overload
+def from_atto(a: int) -> float: ...
+@overload
+def from_atto(a: None) -> None: ...
 def from_atto(a: int | None) -> float | None:
     return None if a is None else a / ATTO
 
@@ -68,7 +77,7 @@ def default_delta_atto(n_rows: int, *, public_n: bool = True) -> int:
     exact = ATTO // (10 * max(int(n_rows), 1))
     if public_n or exact <= 0:
         return exact
-    return 10 ** (len(str(exact)) - 1)
+    return int(10 ** (len(str(exact)) - 1))
 
 
 def default_delta_total(n_rows: int) -> float:
@@ -85,7 +94,7 @@ def max_query_delta(n_rows: int) -> float:
     return max_delta_atto(n_rows) / ATTO
 
 
-def delta_total_atto(delta_total, n_rows: int, *, name: str = "δ total", public_n: bool = True) -> int:
+def delta_total_atto(delta_total: object, n_rows: int, *, name: str = "δ total", public_n: bool = True) -> int:
     """A δ total (a quota or a cap) in atto-δ: the default 1/(10·n) when None (a power of ten below it when n is
     not public: :func:`default_delta_atto`); always below 1/n."""
     if delta_total is None:

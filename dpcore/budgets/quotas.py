@@ -24,7 +24,7 @@ from .identities import VISITORS, Identity, canonical_analyst, display_name, ens
 NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the one relation of every charge
 
 
-def quota_key(conn, who: Identity, dataset: dict) -> str | None:
+def quota_key(conn: sqlite3.Connection, who: Identity, dataset: dict[str, Any]) -> str | None:
     """The quota ``who`` asks from on ``dataset``: their own (open, their sign-in not revoked), else — on built-in
     data — the visitors' shared quota; None when they have none."""
     if not who.is_visitor:  # an admin signed in through the provider may hold a quota too (the token's "admin" never)
@@ -53,11 +53,23 @@ def no_quota(who: Identity, dataset: dict[str, Any], asked: object = None) -> DP
     return registry.unavailable(dataset["name"] if asked is None else asked)
 
 
-def _quota_row(conn, analyst: str, fp: str):
-    return conn.execute("SELECT * FROM quotas WHERE analyst = ? AND dataset = ?", (analyst, fp)).fetchone()
+def _quota_row(conn: sqlite3.Connection, analyst: str, fp: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM quotas WHERE analyst = ? AND dataset = ?", (analyst, fp)
+    ).fetchone()
+    return row
 
 
-def grant(who: Identity, name: str, dataset, *, epsilon, delta=None, oidc: bool = False, path=None) -> dict:
+def grant(
+    who: Identity,
+    name: str,
+    dataset: object,
+    *,
+    epsilon: object,
+    delta: object = None,
+    oidc: bool = False,
+    path: store.PathArg = None,
+) -> dict[str, Any]:
     """Admin: a quota for analyst ``name`` on ``dataset`` (the analyst is created if new, and a key-holding analyst
     without a key gets one: returned once as ``key``). ``oidc``: the analyst signs in through the identity
     provider (``name`` is their verified e-mail or ``sub:<subject>``) and has no key."""
@@ -124,7 +136,7 @@ def grant(who: Identity, name: str, dataset, *, epsilon, delta=None, oidc: bool 
     return out
 
 
-def close(who: Identity, name: str, dataset, *, path=None) -> dict:
+def close(who: Identity, name: str, dataset: object, *, path: store.PathArg = None) -> dict[str, Any]:
     """Admin: close an analyst's quota on one dataset (no more answers; the history stays)."""
     require_admin(who)
     key = canonical_analyst(name)
@@ -150,14 +162,14 @@ def close(who: Identity, name: str, dataset, *, path=None) -> dict:
 def reset(
     who: Identity,
     name: str,
-    dataset,
+    dataset: object,
     *,
     reason: str = "",
-    total=None,
-    delta_total=None,
+    total: object = None,
+    delta_total: object = None,
     confirm: bool = False,
-    path=None,
-) -> dict:
+    path: store.PathArg = None,
+) -> dict[str, Any]:
     """Admin: give an analyst their quota back (spent ε and δ to 0), optionally with new totals; recorded, nothing
     deleted. The dataset's own total is unchanged: its cap still bounds what everyone together releases."""
     require_admin(who)
@@ -220,11 +232,18 @@ def reset(
 
 
 def _events(
-    conn, fp: str, analyst: str | None, *, names: dict, latest: int | None = None, spends_after: int | None = None
-) -> list[dict]:
+    conn: sqlite3.Connection,
+    fp: str,
+    analyst: str | None,
+    *,
+    names: dict[str, Any],
+    latest: int | None = None,
+    spends_after: int | None = None,
+) -> list[dict[str, Any]]:
     """Events of a quota (or, ``analyst`` None, of the whole dataset), oldest first: the ``latest`` ones only, or
     only the spends after event id ``spends_after``."""
-    where, args = ("dataset = ?", [fp]) if analyst is None else ("analyst = ? AND dataset = ?", [analyst, fp])
+    where = "dataset = ?" if analyst is None else "analyst = ? AND dataset = ?"
+    args: list[object] = [fp] if analyst is None else [analyst, fp]
     if spends_after is not None:
         where += " AND kind = 'spend' AND id > ?"
         args.append(spends_after)
@@ -283,19 +302,19 @@ def by_release(conn: sqlite3.Connection, fp: str, analyst: str | None = None) ->
     return out
 
 
-def _names(conn) -> dict:
+def _names(conn: sqlite3.Connection) -> dict[str, str]:
     return {r["name"]: r["display"] for r in conn.execute("SELECT name, display FROM analysts")}
 
 
 def status(
     who: Identity,
-    dataset,
+    dataset: object,
     *,
     analyst: str | None = None,
     with_history: bool = True,
     latest: int | None = None,
-    path=None,
-) -> dict:
+    path: store.PathArg = None,
+) -> dict[str, Any]:
     """What ``who`` may see on ``dataset`` (a name or fingerprint): the dataset's cap, what everyone together has
     spent and what is left; their quota (an admin: ``analyst``'s quota, or none with the dataset's whole
     history); the history (only its ``latest`` events when given: ``events`` says how many there are) and
@@ -303,6 +322,7 @@ def status(
     visitor or an analyst without a quota on a registered dataset is refused: a name alone sees nothing."""
     with store.reading(path) as conn:
         d = registry.require(conn, dataset, who)
+        assert conn is not None  # require refuses before a ledger exists
         names = _names(conn)
         if who.is_admin:
             key = canonical_analyst(analyst) if analyst else None
@@ -314,7 +334,7 @@ def status(
                 raise no_quota(who, d, dataset)
         row = None if key is None else _quota_row(conn, key, d["fingerprint"])
         if key is not None and row is None and who.is_admin:
-            raise DPError(f"{display_name(analyst)!r} has no quota on {d['name']!r}")
+            raise DPError(f"{display_name(analyst or key)!r} has no quota on {d['name']!r}")
         if with_history:
             fp = d["fingerprint"]
             hist = _events(conn, fp, key, names=names, latest=latest)
@@ -358,7 +378,7 @@ def status(
             else amounts.default_delta_atto(d["n_rows"], public_n=d["public_n"])
         )
         out["quota"] = {
-            "analyst": names.get(key, key),
+            "analyst": names.get(key, key) if key is not None else None,
             "visitors": key == VISITORS,
             "total": amounts.from_micro(row["total_micro"]),
             "spent": amounts.from_micro(row["spent_micro"]),
@@ -373,13 +393,14 @@ def status(
     return out
 
 
-def released(who: Identity, dataset, *, path=None) -> list[dict]:
+def released(who: Identity, dataset: object, *, path: store.PathArg = None) -> list[dict[str, Any]]:
     """Every release ever charged on ``dataset`` and not refunded, by anyone, of every kind (the patients' guarantee
     composes all of them): ε, δ, the kind and the stored charge of each. Query texts, answers and askers only of
     ``who``'s own quota (an admin: all). ``who`` must be able to read the dataset (:func:`status`)."""
     status(who, dataset, with_history=False, path=path)  # refuses who may not read it
     with store.reading(path) as conn:
         d = registry.require(conn, dataset, who)
+        assert conn is not None  # require refuses before a ledger exists
         own = None if who.is_admin else quota_key(conn, who, d)
         refunded = {
             r["event"]: (r["eps"], r["dl"])
@@ -420,7 +441,7 @@ def released(who: Identity, dataset, *, path=None) -> list[dict]:
     return events
 
 
-def ledgers(who: Identity, *, path=None) -> list[dict]:
+def ledgers(who: Identity, *, path: store.PathArg = None) -> list[dict[str, Any]]:
     """The histories ``who`` may put in a report, newest first: an admin every dataset with answers (as a whole) and
     every quota with answers; anyone else the quota they ask from on each dataset they may read (their own, or the
     visitors' on built-in data). Each {dataset (fingerprint), dataset_name, n_rows, spent, analyst (the quota to
@@ -432,7 +453,7 @@ def ledgers(who: Identity, *, path=None) -> list[dict]:
         names = _names(conn)
         out = []
         for r in conn.execute("SELECT * FROM datasets ORDER BY created DESC").fetchall():
-            d = registry.find(conn, r["fingerprint"])
+            d = registry.require(conn, r["fingerprint"], who)
             seen = registry.shown(d, who)
             base = {"dataset": d["fingerprint"], "dataset_name": d["name"], "n_rows": seen.get("n_rows")}
             if who.is_admin:
@@ -460,7 +481,7 @@ def ledgers(who: Identity, *, path=None) -> list[dict]:
                         **base,
                         "spent": amounts.from_micro(q["spent_micro"]),
                         "analyst": None,
-                        "shown": names.get(key, key),
+                        "shown": names.get(key, key) if key is not None else None,
                     }
                 )
     return out

@@ -26,13 +26,17 @@ import sqlite3
 import time
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import claims, limits
 from ..errors import DPError
 from . import amounts, store
 from .identities import Identity, require_admin
+
+if TYPE_CHECKING:  # pandas is loaded only when data is read
+    import pandas as pd
 
 DATA_DIR = "datasets"
 #: Column names that say "this is a person" (one person may have several rows: ε protects each row).
@@ -44,7 +48,7 @@ _PERSON_ID = re.compile(
 )
 
 
-def person_identifiers(columns) -> list[str]:
+def person_identifiers(columns: Iterable[object]) -> list[str]:
     """Columns whose names say they identify a person (e.g. ``patient_id``, ``user``, ``email``, ``name``)."""
     return [str(c) for c in columns if _PERSON_ID.match(str(c).strip())]
 
@@ -81,7 +85,7 @@ def _row(r: Any) -> dict[str, Any]:
     }
 
 
-def find(conn, dataset) -> dict | None:
+def find(conn: sqlite3.Connection, dataset: object) -> dict[str, Any] | None:
     """The registered dataset with this fingerprint or name (inside a connection), or None."""
     if not isinstance(dataset, str) or not dataset.strip():
         raise DPError("dataset is empty; name a registered dataset (`python -m dpcore budget list` shows them)")
@@ -130,13 +134,13 @@ def require(conn: sqlite3.Connection | None, dataset: object, who: Identity | No
     return info
 
 
-def info(dataset, *, path=None) -> dict | None:
+def info(dataset: object, *, path: store.PathArg = None) -> dict[str, Any] | None:
     """The registered dataset with this fingerprint or name, or None (read-only)."""
     with store.reading(path) as conn:
         return None if conn is None else find(conn, dataset)
 
 
-def _clean_name(name, *, check: bool = True) -> str:
+def _clean_name(name: object, *, check: bool = True) -> str:
     if not isinstance(name, str) or not name.strip():
         if check:
             raise DPError("dataset name is empty; give the registered dataset a name, e.g. 'clinic-2024'")
@@ -150,7 +154,7 @@ def _clean_name(name, *, check: bool = True) -> str:
     return name
 
 
-def check_identity(identity: dict) -> dict:
+def check_identity(identity: dict[str, Any]) -> dict[str, Any]:
     try:
         fp = str(identity["fingerprint"]).strip()
         n = int(identity["n_rows"])
@@ -172,21 +176,21 @@ def check_identity(identity: dict) -> dict:
 
 
 def event(
-    conn,
-    kind,
+    conn: sqlite3.Connection,
+    kind: str,
     *,
-    dataset=None,
-    analyst=None,
-    actor=None,
-    query=None,
-    description=None,
-    eps_micro=0,
-    delta_atto=0,
-    cost_micro=0,
-    answer=None,
-    note=None,
-    release=None,
-    job=None,
+    dataset: str | None = None,
+    analyst: str | None = None,
+    actor: str | None = None,
+    query: str | None = None,
+    description: str | None = None,
+    eps_micro: int = 0,
+    delta_atto: int = 0,
+    cost_micro: int = 0,
+    answer: Any = None,
+    note: str | None = None,
+    release: str | None = None,
+    job: str | None = None,
 ) -> int:
     """Append one event to the history (every module writes its events through this). ``release``: the kind of
     release a spend, reuse, refusal or refund is about; ``job``: the background job that does it."""
@@ -214,20 +218,20 @@ def event(
 
 
 def insert(
-    conn,
+    conn: sqlite3.Connection,
     name: str,
-    ident: dict,
+    ident: dict[str, Any],
     *,
     builtin: bool,
-    source: dict,
+    source: dict[str, Any],
     cap_micro: int,
     cap_delta_atto: int,
     max_query_micro: int | None,
     note: str,
     actor: str | None,
-    profile: dict | None = None,
+    profile: dict[str, Any] | None = None,
     public_n: bool = False,
-) -> dict:
+) -> dict[str, Any]:
     """Inside a transaction: a new registered dataset with its cap. Schema-1 budgets kept under the table's CSV
     hash (``legacy_keys``) move to it as quotas; the cap then covers at least what they released."""
     n, fp = ident["n_rows"], ident["fingerprint"]
@@ -280,7 +284,7 @@ def insert(
     return _row(conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fp,)).fetchone())
 
 
-def _data_dir(path=None) -> Path:
+def _data_dir(path: store.PathArg = None) -> Path:
     d = store.resolve(path).parent / DATA_DIR
     try:
         d.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -289,7 +293,7 @@ def _data_dir(path=None) -> Path:
     return d
 
 
-def load(dataset: dict, *, path=None):
+def load(dataset: dict[str, Any], *, path: store.PathArg = None) -> pd.DataFrame:
     """The registered dataset's rows: the stored copy (checked against its fingerprint), or the built-in synthetic
     population generated again from its size and seed."""
     from ..data import datasets
@@ -321,7 +325,7 @@ def load(dataset: dict, *, path=None):
     return df
 
 
-def _similar_by_sketch(ident: dict, r) -> tuple[str, float] | None:
+def _similar_by_sketch(ident: dict[str, Any], r: sqlite3.Row) -> tuple[str, float] | None:
     """Schema 2's check, for datasets registered before their data was kept: columns equal up to one added or
     dropped, and most sampled row hashes shared."""
     cols, rcols, rsk = set(ident["columns"]), set(json.loads(r["columns"])), json.loads(r["sketch"])
@@ -339,7 +343,9 @@ def _similar_by_sketch(ident: dict, r) -> tuple[str, float] | None:
     return (r["name"], shared) if shared >= 0.8 else None
 
 
-def near_duplicates(df, ident: dict, profile: dict, *, path=None) -> list[dict]:
+def near_duplicates(
+    df: pd.DataFrame, ident: dict[str, Any], profile: dict[str, Any], *, path: store.PathArg = None
+) -> list[dict[str, Any]]:
     """Registered datasets (not the built-in synthetic ones: nobody real is in them) that hold the same people as
     ``df``. Read-only; loads only the stored copies whose columns share values with ``df``."""
     from ..queries import fingerprint
@@ -371,17 +377,17 @@ def near_duplicates(df, ident: dict, profile: dict, *, path=None) -> list[dict]:
 
 def register(
     who: Identity,
-    name,
-    df,
+    name: object,
+    df: pd.DataFrame,
     *,
     data: bytes | None = None,
-    epsilon,
-    delta=None,
-    max_query_epsilon=None,
+    epsilon: object,
+    delta: object = None,
+    max_query_epsilon: object = None,
     allow_similar: bool = False,
     public_n: bool = False,
-    path=None,
-) -> dict:
+    path: store.PathArg = None,
+) -> dict[str, Any]:
     """Admin: register ``df`` under ``name`` with a cap of ``epsilon`` (and ``delta``, default 1/(10·n)) and an
     optional per-query ε cap; ``public_n``: the owner declares the number of rows public (analysts then read it,
     and DP training may run on the data; otherwise only the admin sees n). Its copy goes into the home: ``data`` (the uploaded file's bytes) or ``df`` written as
@@ -502,15 +508,15 @@ def register(
 
 def set_cap(
     who: Identity,
-    dataset,
+    dataset: object,
     *,
-    epsilon=None,
-    delta=None,
-    max_query_epsilon=None,
+    epsilon: object = None,
+    delta: object = None,
+    max_query_epsilon: object = None,
     public_n: bool | None = None,
-    reason,
-    path=None,
-) -> dict:
+    reason: object,
+    path: store.PathArg = None,
+) -> dict[str, Any]:
     """Admin: change a dataset's cap (ε, δ) or per-query ε cap, or declare its number of rows public
     (``public_n=True``; once public it stays public: it may have been read), with a reason; recorded in the
     history. A cap can never go below what the dataset has released."""
@@ -573,7 +579,7 @@ def set_cap(
     return {**out, "note": note}
 
 
-def visible(who: Identity, *, path=None) -> list[dict]:
+def visible(who: Identity, *, path: store.PathArg = None) -> list[dict[str, Any]]:
     """The registered datasets ``who`` may see: all for an admin; the built-in synthetic ones (the visitors' quota)
     and those with a quota of theirs for an analyst; the built-in ones for a visitor."""
     with store.reading(path) as conn:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,7 +178,7 @@ class Charge:
         return cls(epsilon, delta, rho, Neighbour.ADD_REMOVE, ReleaseKind.PLANNED)
 
     @classmethod
-    def composed(cls, parts, kind: ReleaseKind = ReleaseKind.SWEEP) -> Charge:
+    def composed(cls, parts: Iterable[Charge | dict[str, Any]], kind: ReleaseKind = ReleaseKind.SWEEP) -> Charge:
         """Several releases charged as one (a sweep's DP points): their basic composition, named ``kind``."""
         total = compose(parts)
         return cls(total.epsilon, total.delta, total.rho, total.neighbour, ReleaseKind(kind))
@@ -239,7 +240,7 @@ class Charge:
 ZERO = Charge(0.0, 0.0, 0.0)
 
 
-def compose(charges, *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
+def compose(charges: Iterable[Charge | dict[str, Any]], *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
     """Basic composition of several charges (all under one neighbour relation); no charges cost nothing."""
     total = Charge(0.0, 0.0, 0.0, neighbour)
     for c in charges:
@@ -247,7 +248,7 @@ def compose(charges, *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
     return total
 
 
-def compose_by_relation(charges) -> list[Charge]:
+def compose_by_relation(charges: Iterable[Charge | dict[str, Any]]) -> list[Charge]:
     """Basic composition per neighbour relation, in the order each relation first appears: charges under different
     relations add up to no one guarantee, so each relation keeps its own total."""
     totals: dict[Neighbour, Charge] = {}
