@@ -28,7 +28,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .. import claims
@@ -37,7 +36,7 @@ from ..noise.charge import Charge, ReleaseKind, require_ledger_relation
 from . import amounts, quotas, registry, store
 from .identities import VISITORS, Identity
 
-PathLike = str | Path | None
+PathLike = store.PathArg
 
 #: Release kinds whose mechanism reads the exact number of rows n (DP-SGD's sample rate is batch/n and its step
 #: count follows from n; the run reports n): allowed on a registered dataset only when its owner declared n public.
@@ -110,6 +109,22 @@ def charge(
     refused: BudgetExceededError | None = None
     results: list[dict[str, Any]] = []
     tickets: list[int] = []
+
+    def record(conn: sqlite3.Connection, what: str, fp: str, key: str, **more: Any) -> int:
+        """One history row of this release: what happened, on which dataset, for which quota."""
+        return registry.event(
+            conn,
+            what,
+            dataset=fp,
+            analyst=key,
+            query=query,
+            description=description,
+            eps_micro=eps,
+            delta_atto=d_atto,
+            release=kind,
+            **more,
+        )
+
     with store.immediate(path) as conn:
         found = [registry.require(conn, name, who) for name in names]
         for asked, d in zip(names, found):
@@ -145,16 +160,11 @@ def charge(
                     (key, fp, query, eps),
                 ).fetchone()
                 if prior is not None:
-                    eid = registry.event(
+                    eid = record(
                         conn,
                         "reuse",
-                        dataset=fp,
-                        analyst=key,
-                        query=query,
-                        description=description,
-                        eps_micro=eps,
-                        delta_atto=d_atto,
-                        release=kind,
+                        fp,
+                        key,
                         note=f"same question as event {prior['id']}: stored answer returned, free",
                     )
                     results.append(
@@ -164,19 +174,7 @@ def charge(
             part_eps = max(amounts.to_micro(p.charge.epsilon) for p in pieces)
             why = _refusal(who, key, d, charge.kind, eps, part_eps, d_atto, q, qdt, ds)
             if why is not None:
-                registry.event(
-                    conn,
-                    "refused",
-                    dataset=fp,
-                    analyst=key,
-                    query=query,
-                    description=description,
-                    eps_micro=eps,
-                    delta_atto=d_atto,
-                    release=kind,
-                    job=job,
-                    note=f"{why[0]}; {NOTHING}",
-                )
+                record(conn, "refused", fp, key, job=job, note=f"{why[0]}; {NOTHING}")
                 refused = BudgetExceededError(why[1])
                 break
         if refused is None and not results:
@@ -188,18 +186,13 @@ def charge(
                 fp = d["fingerprint"]
                 key = quotas.quota_key(conn, who, d)
                 assert key is not None
-                eid = registry.event(
+                eid = record(
                     conn,
                     "spend",
-                    dataset=fp,
-                    analyst=key,
-                    query=query,
-                    description=description,
-                    eps_micro=eps,
-                    delta_atto=d_atto,
+                    fp,
+                    key,
                     cost_micro=eps,
                     answer=answer if compute is not None else {"charge": charge.to_dict()},
-                    release=kind,
                     job=job,
                     note=None if compute is not None else _spend_note(charge, pieces, d),
                 )

@@ -10,6 +10,8 @@
   :class:`~dpcore.jobs.records.JobRecord` the store returns.
 * :mod:`~dpcore.jobs.registry` — job targets by registered name (``"train"``, ``"sweep.point"``, ...) and the
   one translation of old ``"dpcore.module:function"`` paths that stored rows may hold.
+  Its end hooks run once a job has its end state (the ledger settles a charged job's ticket there).
+* :mod:`~dpcore.jobs.charged` — queueing jobs whose release the budget gate charged: each ticket tied to its job.
 * :mod:`~dpcore.jobs.runner` — running one job: the fair claim, its context (progress, cancel flag, files),
   heartbeat, end state (a storage fault ends the job, not the worker);
   :func:`~dpcore.jobs.runner.run_inline` runs one in this process.
