@@ -17,6 +17,7 @@ if __name__ != "__main__":  # the server's import: the ASGI app, nothing of the 
     app = st.App(__file__, middleware=[Middleware(VisitorCookie, base_url=config.get_option("server.baseUrlPath"))])
 else:
     from pages.ui import common as _ui
+    from pages.ui import identity as _identity
 
     st.set_page_config(page_title="DP Explorer", page_icon="assets/favicon.png", layout="wide")
 
@@ -45,4 +46,6 @@ else:
 
     st.logo("assets/logo.png")
     _ui.style()
+    if not _identity.remembered():  # no visitor cookie came back: work started here is this tab's only
+        st.sidebar.caption(f":material/cookie_off: {_identity.NOT_REMEMBERED}")
     st.navigation(PAGES).run()
