@@ -39,9 +39,6 @@ else:
             st.Page("pages/privacy_utility.py", title="Privacy–utility curve", icon=":material/query_stats:"),
             st.Page("pages/audit.py", title="Audit your model", icon=":material/fact_check:"),
         ],
-        "Yours": [
-            st.Page("pages/my_work.py", title="My work", icon=":material/work_history:"),
-        ],
     }
 
     st.logo("assets/logo.png")

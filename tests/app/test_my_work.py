@@ -1,5 +1,5 @@
-"""My work (pages/my_work.py): this browser's runs, sweeps, studies and releases, each opening its page; nobody
-else's; a browser that keeps no cookie is told that a reload loses its work."""
+"""My work (pages/ui/my_work.py, a section of Home): this browser's runs, sweeps, studies and releases, each opening
+its page; nobody else's; a browser that keeps no cookie is told that a reload loses its work."""
 
 import time
 
@@ -14,7 +14,7 @@ from pages.ui import identity
 
 from .pages import ME, SOMEONE_ELSE, open_page, shown
 
-MY_WORK = "pages/my_work.py"
+HOME = "pages/home.py"
 RUN = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0, "epochs": 1, "batch_size": 64}
 STUDY = synth_study.StudyConfig(epsilons=(1.0,), repetitions=1)  # not the shared default study
 
@@ -48,12 +48,15 @@ def _texts(at) -> str:
     return shown(" ".join([m.value for m in at.markdown] + [w.value for w in at.warning] + [i.value for i in at.info]))
 
 
-def test_nothing_yet_and_a_browser_without_the_cookie_is_told_a_reload_loses_it(chdir_root):
-    at = open_page(MY_WORK)
-    assert not at.exception
-    assert any("Nothing yet" in i.value for i in at.info)
-    assert [w.value for w in at.warning] == [identity.NOT_REMEMBERED]
+def test_nothing_to_show_and_a_browser_without_the_cookie_is_told_a_reload_loses_its_work(chdir_root):
+    at = open_page(HOME)
+    assert not at.exception and "My work" not in _texts(at)  # a first visit: no section
+    assert identity.NOT_REMEMBERED in " ".join(c.value for c in at.sidebar.caption)  # on every page
     assert "reload" in identity.NOT_REMEMBERED
+    store.submit("demo.echo", {}, owner=ME, group=registry.TRAIN_GROUP, label="this tab's run")
+    at = open_page(HOME, owner=ME)
+    assert "My work" in _texts(at) and "this tab's run" in _texts(at)
+    assert identity.NOT_REMEMBERED in [m.value for m in at.markdown if "My work" in m.value][0]
 
 
 def test_with_the_visitor_cookie_the_work_is_the_browsers(chdir_root, monkeypatch):
@@ -61,11 +64,12 @@ def test_with_the_visitor_cookie_the_work_is_the_browsers(chdir_root, monkeypatc
     monkeypatch.setattr(identity, "_visitor_token", lambda: token)
     store.submit("demo.echo", {}, owner=visitor_owner(token), group=registry.TRAIN_GROUP, label="my browser's run")
     store.submit("demo.echo", {}, owner=ME, group=registry.TRAIN_GROUP, label="another tab's run")
-    at = open_page(MY_WORK, owner=ME)  # the cookie wins over a session-only id
-    assert not at.exception and not at.warning
+    at = open_page(HOME, owner=ME)  # the cookie wins over a session-only id
+    assert not at.exception
     text = _texts(at)
     assert "my browser's run" in text and "another tab's run" not in text
-    assert "this browser" in text and "cookie" in text
+    assert "this browser" in text and identity.NOT_REMEMBERED not in text
+    assert not at.sidebar.caption or identity.NOT_REMEMBERED not in " ".join(c.value for c in at.sidebar.caption)
 
 
 def test_every_kind_of_mine_is_listed_and_nothing_of_anyone_elses(chdir_root):
@@ -75,17 +79,18 @@ def test_every_kind_of_mine_is_listed_and_nothing_of_anyone_elses(chdir_root):
     store.submit("demo.echo", {}, owner=ME, group=registry.SYNTH_RELEASE_GROUP, label="ann's release")
     store.submit("demo.echo", {}, owner=SOMEONE_ELSE, group=registry.TRAIN_GROUP, label="bob's run")
     _sweep(SOMEONE_ELSE, "bob-sweep", "bob's sweep")
-    at = open_page(MY_WORK, owner=ME)
+    at = open_page(HOME, owner=ME)
     assert not at.exception
     text = _texts(at)
     for mine in ("ann's run", "ann's sweep", "ann's study", "ann's release"):
         assert mine in text
     assert "bob's" not in text
-    assert [h.value for h in at.subheader] == [
-        "Training runs (1)",
-        "Privacy–utility sweeps (1)",
-        "Synthetic-data studies (1)",
-        "Synthetic releases (1)",
+    heads = [m.value for m in at.markdown if m.value.startswith("*") and m.value.endswith("(1)")]
+    assert heads == [
+        "*Training runs* (1)",
+        "*Privacy–utility sweeps* (1)",
+        "*Synthetic-data studies* (1)",
+        "*Synthetic releases* (1)",
     ]
     assert len([b for b in at.button if b.key.startswith("mw_open_")]) == 4
 
@@ -103,18 +108,18 @@ def test_open_a_run_a_sweep_and_a_study_on_their_pages(chdir_root):
     _sweep(ME, "ann-newer", "ann's newer sweep")  # the page's own default: Open must pick the older one
     study = store.submit(registry.SYNTH_STUDY, STUDY.to_dict(), owner=ME, group=registry.SYNTH_GROUP, label="s")
 
-    at = _open(open_page(MY_WORK, owner=ME), "run", run.id)
+    at = _open(open_page(HOME, owner=ME), "run", run.id)
     assert at.selectbox(key="tr_pick").value == run.id and at.number_input(key="tr_eps").value == 2.0
 
-    at = _open(open_page(MY_WORK, owner=ME), "sweep", "ann-sweep")
+    at = _open(open_page(HOME, owner=ME), "sweep", "ann-sweep")
     assert at.selectbox(key="pu_sweep").value == "ann-sweep"
 
-    at = _open(open_page(MY_WORK, owner=ME), "study", study)
+    at = _open(open_page(HOME, owner=ME), "study", study)
     assert at.session_state["re_syn_job"] == study and at.session_state["re_tab"] == "6 · DP synthetic data"
     assert at.multiselect(key="re_syn_eps").value == [1.0] and at.select_slider(key="re_syn_reps").value == 1
 
 
 def test_a_release_opens_on_my_work(chdir_root):
     rel = store.submit("demo.echo", {}, owner=ME, group=registry.SYNTH_RELEASE_GROUP, label="ann's release")
-    at = _open(open_page(MY_WORK, owner=ME), "release", rel)
-    assert "ann's release" in [shown(h.value) for h in at.subheader] and any("queued" in i.value for i in at.info)
+    at = _open(open_page(HOME, owner=ME), "release", rel)
+    assert "**ann's release**" in [shown(m.value) for m in at.markdown] and any("queued" in i.value for i in at.info)

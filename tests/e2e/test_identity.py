@@ -1,6 +1,6 @@
 """A visitor's identity in a real browser (issue 32 §2; DESIGN rule 12): the server gives the browser an HttpOnly
 visitor cookie, so a run started in one tab survives a reload and opens in a second tab of the same browser
-(My work), while another browser (another cookie jar) sees nothing of it; no URL the app makes carries the
+(My work, on Home), while another browser (another cookie jar) sees nothing of it; no URL the app makes carries the
 identity."""
 
 import pytest
@@ -15,9 +15,11 @@ pytestmark = pytest.mark.e2e
 
 
 def _my_work(pg, base: str) -> str:
-    pg.goto(f"{base}/my_work")
+    """Home's My work section, or '' when Home shows none."""
+    pg.goto(base)
     wait_for_app(pg)
-    return pg.get_by_test_id("stMain").inner_text()
+    box = pg.locator(".st-key-mw")
+    return box.inner_text() if box.count() else ""
 
 
 def test_a_visitors_run_survives_a_reload_opens_in_a_new_tab_and_stays_invisible_to_another_browser(
@@ -49,7 +51,7 @@ def test_a_visitors_run_survives_a_reload_opens_in_a_new_tab_and_stays_invisible
         wait_for_app(pg)
         assert pg.get_by_test_id("stMain").get_by_text("not yours").count() == 0
         assert run.label in _my_work(pg, fresh_app_server)
-        pg.get_by_role("button", name="Open").first.click()
+        pg.locator(".st-key-mw").get_by_role("button", name="Open").first.click()
         wait_for_app(pg)
         pg.wait_for_url("**/training**")
         assert any(j.id in pg.url for j in jobs)  # the newest (the twin) is shown: its picker writes the id, never who
@@ -60,8 +62,8 @@ def test_a_visitors_run_survives_a_reload_opens_in_a_new_tab_and_stays_invisible
         assert run.label in _my_work(tab, fresh_app_server)
 
         other = theirs.new_page()  # another browser: another cookie jar, another visitor
-        text = _my_work(other, fresh_app_server)
-        assert "Nothing yet" in text and run.label not in text
+        assert _my_work(other, fresh_app_server) == ""
+        assert run.label not in other.get_by_test_id("stMain").inner_text()
         other.goto(f"{fresh_app_server}/training")
         wait_for_app(other)
         assert "No training run yet" in other.get_by_test_id("stMain").inner_text()
