@@ -44,5 +44,5 @@ else:
     st.logo("assets/logo.png")
     _ui.style()
     if not _identity.remembered():  # no visitor cookie came back: work started here is this tab's only
-        st.sidebar.caption(f":material/cookie_off: {_identity.NOT_REMEMBERED}")
+        st.sidebar.caption(f":material/cookie: {_identity.NOT_REMEMBERED}")
     st.navigation(PAGES).run()

@@ -61,9 +61,9 @@ def list_work(caller: Caller, *, limit: int = 50) -> list[WorkItem]:
     own = Caller(caller.owner)
     items: list[WorkItem] = []
     for kind, group in _GROUPS.items():
-        for job in store.list_jobs(caller=own, group=group, limit=limit):
-            if job.owner == own.owner:
-                items.append(WorkItem(kind, job.id, job.label or job.id, str(job.status), float(job.created)))
+        for job in store.list_jobs(caller=own, group=group, limit=limit):  # the owner's only: not an admin
+            name = job.get("label") or job["id"]
+            items.append(WorkItem(kind, job["id"], name, str(job["status"]), float(job.get("created") or 0)))
     sweeps = [s for s in sweep_runs.list_sweeps(caller=own) if s.get("mine")][:limit]
     for s in sweeps:
         items.append(WorkItem("sweep", s["id"], s.get("name") or s["id"], str(s.get("status")), s.get("created") or 0))

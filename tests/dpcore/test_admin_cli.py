@@ -18,23 +18,13 @@ from dpcore.sweep.config import SweepConfig
 
 from ..budgets_helpers import TOKEN
 from .cli_helpers import one_line
+from .sweep.helpers import TINY as SWEEP
 
 ADMIN = identities.ADMIN_ENV
 THEIRS = visitor_owner("v" * 43)  # a visitor of the app: not the command line's
 RUN = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0, "epochs": 1, "batch_size": 64}
-TINY = SweepConfig(
-    dataset="breast_cancer",
-    model="logreg",
-    epsilons=(1.0,),
-    seeds=1,
-    epochs=1,
-    batch_size=32,
-    lr=0.5,
-    train_size=80,
-    hidden=None,
-    attacks=("threshold",),
-    canaries=0,
-    size_fractions=(),
+TINY = SweepConfig(  # one private point and its baseline, seconds to train
+    **{**SWEEP, "epsilons": (1.0,), "epochs": 1, "train_size": 80, "attacks": ("threshold",), "canaries": 0}
 )
 
 
