@@ -452,10 +452,17 @@ def settle(
     return refunded
 
 
+def on_job_end(end: Any) -> None:
+    """The job-end hook (:mod:`dpcore.jobs.hooks`, registered there): ``end`` is its ``JobEnd``, announced once the
+    job's end is committed. Only a ``done`` job published anything (a job's files become visible with ``done``), so
+    only its tickets are kept; any other end refunds them."""
+    job_ended(str(end.job_id), "done" if end.released else str(end.status), end.error)
+
+
 def job_ended(job_id: str, status: str, error: str | None = None, *, path: PathLike = None) -> int:
-    """The job runner's end hook: settle the tickets of ``job_id`` from its end state — ``done`` keeps them; ``failed``
-    or ``cancelled`` refunds them (the job's files are deleted by the runner, so nothing of it leaves). Returns how
-    many were refunded. No ledger, or no ticket for the job: nothing to do."""
+    """Settle the tickets of ``job_id`` from its end state — ``done`` keeps them; ``failed`` or ``cancelled`` refunds
+    them (a job that did not end done published nothing: nothing of it left the server). Returns how many were
+    refunded. No ledger, or no ticket for the job: nothing to do."""
     p = store.resolve(path)
     if not p.exists():
         return 0

@@ -1,4 +1,4 @@
-"""`python -m dpcore statement --job ID | --sweep ID | --ledger --dataset NAME [--analyst NAME] [--n N]`
+"""`python -m dpcore statement --job ID | --sweep ID | --ledger --dataset NAME [--analyst NAME] [--n N] [--admin]`
 `python -m dpcore statement --verify FILE.json [--key KEYFILE]`
 
 Prints a signed privacy statement as JSON (:mod:`dpcore.statements.build`, :mod:`dpcore.statements.signing`): dataset and unit of
@@ -6,7 +6,8 @@ privacy, neighbour relation with n public, sampling, the run's settings, account
 the run's own δ), μ where it applies, the worst-case trade-off curve, the privacy-loss tail, the audit, and every
 leak. ``--ledger`` states what the dataset as a whole released (every answer by anyone), with the caller's quota's
 share: an analyst signs in with --analyst and $DP_EXPLORER_ANALYST_KEY, the admin ($DP_EXPLORER_ADMIN_TOKEN) may
-name any analyst. ``--verify`` checks the signature with this home's key (or ``--key``, another home's key file)
+name any analyst. ``--admin`` states anyone's run or sweep (the command line's own otherwise, and the shared demos)
+and, with ``--ledger``, reads as the admin — after the admin check. ``--verify`` checks the signature with this home's key (or ``--key``, another home's key file)
 and recomputes every figure from the recorded settings (:mod:`dpcore.statements.verify`); any edit exits 2 naming the
 field.
 """
@@ -44,6 +45,7 @@ def register(sub) -> None:
         help="with --verify: the signing key of the home that made the "
         "statement (its statement-signing.key), when it is not this one",
     )
+    _who.add_admin_flag(p, "everyone's runs, sweeps and ledgers")
     p.set_defaults(func=run)
 
 
@@ -73,19 +75,25 @@ def verify_file(path_text: str, key_file: str | None = None) -> dict:
 
 def run(args) -> dict:
     if args.verify:
+        if args.admin:
+            raise DPError("--verify needs no --admin: anyone may check a statement")
         return verify_file(args.verify, args.key)
     if args.key:
         raise DPError("--key goes with --verify (the key of the home that signed the statement)")
-    from ..jobs.owners import CLI
-
+    caller = _who.job_caller(args)
     if args.job:
-        return statement.issue(statement.for_job(args.job, caller=CLI))
+        return statement.issue(statement.for_job(args.job, caller=caller))
     if args.sweep:
-        return statement.issue(statement.for_sweep(args.sweep, caller=CLI))
+        return statement.issue(statement.for_sweep(args.sweep, caller=caller))
     if not args.dataset:
         raise DPError("--ledger needs --dataset NAME (and --analyst NAME with your key, or the admin token)")
     if args.n is not None and args.n < 1:
         raise DPError(f"--n must be a whole number >= 1, got {args.n}")
     return statement.issue(
-        statement.for_ledger(args.dataset, viewer=_who.reader(args.analyst), analyst=args.analyst, n_rows=args.n)
+        statement.for_ledger(
+            args.dataset,
+            viewer=_who.admin() if args.admin else _who.reader(args.analyst),
+            analyst=args.analyst,
+            n_rows=args.n,
+        )
     )

@@ -52,7 +52,10 @@ def _page_train(csv: str, key: str) -> tuple[int, dict]:
     except BudgetExceededError:
         return 3, {}
     ids = charged.submit(
-        adm, lambda: store.submit_many([(registry.TRAIN, cfg.to_dict(), "page")], owner="session:" + "b" * 32, group="train")
+        adm,
+        lambda: store.submit_many(
+            [(registry.TRAIN, cfg.to_dict(), "page")], owner="session:" + "b" * 32, group="train"
+        ),
     )
     return 0, {"job": ids[0]}
 
@@ -85,7 +88,10 @@ def _page_synth(csv: str, key: str) -> tuple[int, dict]:
         return 3, {}
     p = {**synth_job.params("upload:pending", schema, cfg, "near.csv"), "dataset": save_upload(data)}
     ids = charged.submit(
-        adm, lambda: store.submit_many([(registry.SYNTH_RELEASE, p, "page")], owner="session:" + "a" * 32, group="synth-release")
+        adm,
+        lambda: store.submit_many(
+            [(registry.SYNTH_RELEASE, p, "page")], owner="session:" + "a" * 32, group="synth-release"
+        ),
     )
     return 0, {"job": ids[0]}
 
@@ -113,7 +119,6 @@ def test_every_route_to_the_rows_racing_from_8_processes_stays_within_the_cap(tm
     from dpcore.jobs import store
     from dpcore.jobs.owners import SYSTEM
     from dpcore.jobs.worker import run_worker
-
     from dpcore.synth import release as synth_release
     from dpcore.synth import schema as synth_schema
 

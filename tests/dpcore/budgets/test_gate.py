@@ -168,7 +168,9 @@ def test_rows_holding_two_registered_datasets_are_charged_to_both_or_neither():
     import pandas as pd
 
     both = pd.concat([a, b], ignore_index=True)
-    adm = gate.admit(ann, both, lambda: (Charge.synthetic(0.25, 0.0), None), kind=ReleaseKind.SYNTHETIC, description="u")
+    adm = gate.admit(
+        ann, both, lambda: (Charge.synthetic(0.25, 0.0), None), kind=ReleaseKind.SYNTHETIC, description="u"
+    )
     assert set(adm.datasets) == {"a", "b"}
     with pytest.raises(BudgetExceededError):  # b has 0.05 left: neither is charged
         gate.admit(ann, both, lambda: (Charge.synthetic(0.25, 0.0), None), kind=ReleaseKind.SYNTHETIC, description="u")
