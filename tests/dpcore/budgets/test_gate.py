@@ -197,3 +197,33 @@ def test_a_schema_3_ledger_migrates_its_answers_become_answer_releases(dp_home):
     with sqlite3.connect(dp_home / "ledger.sqlite") as conn:
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "4"
     store.drop()
+
+
+def test_the_job_end_hook_refunds_a_job_that_failed_and_keeps_one_that_finished():
+    """Through the job runner and its end hook (dpcore.jobs.hooks): a charged job that raises is refunded, with a
+    history row naming it and its error; a finished one keeps its charge; one cancelled while queued is refunded."""
+    from dpcore.errors import JobError
+    from dpcore.jobs import charged, runner, store
+    from dpcore.jobs.owners import CLI_OWNER, SYSTEM
+
+    dataset(DS, cap=1.0, public_n=True)
+    ann = analyst("ann", DS, 1.0)
+
+    def run(target, params, eps):
+        r = gate.charge(ann, DS, Charge.dpsgd(eps, 1e-6), description=f"{target} run")
+        adm = gate.Admission(Charge.dpsgd(eps, 1e-6), ("x",), tuple(r["tickets"]), r)
+        return runner.run_inline(target, params, owner=CLI_OWNER, submitted=lambda j: charged.tie(adm, [j]))
+
+    run("demo.echo", {"x": 1}, 0.25)
+    with pytest.raises((JobError, DPError)):
+        run("demo.fail", {"message": "the model diverged"}, 0.5)
+    r = gate.charge(ann, DS, Charge.dpsgd(0.125, 1e-6), description="queued, then cancelled")
+    (job_id,) = store.submit_many([("demo.echo", {"x": 2}, "later")], owner=CLI_OWNER)
+    charged.tie(gate.Admission(None, ("x",), tuple(r["tickets"]), r), [job_id])
+    store.cancel(job_id, caller=SYSTEM)
+    st = quotas.status(admin(), DS)
+    assert st["cap"]["spent"] == pytest.approx(0.25)
+    refunds = [e for e in st["history"] if e["kind"] == "refund"]
+    assert len(refunds) == 2 and all(e["release"] == "training" for e in refunds)
+    assert any("failed" in e["note"] and "the model diverged" in e["note"] for e in refunds)
+    assert any("cancelled" in e["note"] for e in refunds)
