@@ -128,11 +128,11 @@ def charge(
     with store.immediate(path) as conn:
         found = [registry.require(conn, name, who) for name in names]
         for asked, d in zip(names, found):
+            key = quotas.quota_key(conn, who, d)
+            if key is None:  # before anything else is said about the dataset: one refusal, as for no such name
+                raise quotas.no_quota(who, d, asked)
             if charge.kind in NEEDS_PUBLIC_N and not d["public_n"]:
                 raise DPError(needs_public_n(d))
-            key = quotas.quota_key(conn, who, d)
-            if key is None:
-                raise quotas.no_quota(who, d, asked)
             if d_atto > amounts.max_delta_atto(d["n_rows"]) and d["public_n"]:
                 n = d["n_rows"]  # public: the message may name it (otherwise the δ cap, below 1/n, refuses it)
                 raise DPError(

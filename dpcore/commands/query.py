@@ -104,7 +104,7 @@ def run(args) -> dict:
     else:
         info = visitors.resolve(args.dataset)
         key = info["fingerprint"]
-        quotas.status(who, key, with_history=False)  # who has no quota here: refused before the data is read
+        quotas.status(who, args.dataset, with_history=False)  # no quota here: refused (as named) before any read
         df = registry.load(info)
     if args.count is not None:
         q = model.make_query(

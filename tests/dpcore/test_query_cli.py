@@ -588,3 +588,32 @@ def test_a_gaussian_answer_on_the_cli_states_how_often_its_privacy_loss_exceeds_
         capsys, "query", "--dataset", "synthetic medical (n=1,000, seed=0)", "--epsilon", "1", "--count", "sex=M"
     )
     assert code == 0 and "loss_tail" not in out  # Laplace: pure ε-DP, the loss never exceeds ε
+
+
+def test_an_analyst_reads_no_exact_n_on_the_cli_unless_the_owner_declared_it_public(
+    clinic, raw_csv, tmp_path, monkeypatch, capsys
+):
+    """Issue 33 §2: `budget status`, `budget list` and the ledger statement give an analyst no n (1,000 here)
+    unless the owner registered the data with --public-n; the admin reads it either way; a DP count is charged."""
+    other = tmp_path / "open.csv"
+    datasets.medical(321, seed=6).to_csv(other, index=False)
+    code, out, err = _run(
+        capsys, "budget", "register", "--data", str(other), "--name", "open", "--epsilon", "2", "--public-n"
+    )
+    assert code == 0 and out["public_n"], err
+    assert _run(capsys, "budget", "status", "--dataset", "clinic")[1]["n_rows"] == 1000  # the admin
+    key = _run(capsys, "analyst", "add", "ann", "--dataset", "clinic", "--epsilon", "1.5")[1]["key"]
+    assert _run(capsys, "analyst", "add", "ann", "--dataset", "open", "--epsilon", "1")[0] == 0
+    monkeypatch.delenv(ADMIN, raising=False)  # from here on the shell is ann's
+    monkeypatch.setenv(KEY, key)
+    _, st, _ = _run(capsys, "budget", "status", "--dataset", "clinic", "--analyst", "ann")
+    _, listed, _ = _run(capsys, "budget", "list", "--analyst", "ann")
+    code, ledger, err = _run(capsys, "statement", "--ledger", "--dataset", "clinic", "--analyst", "ann")
+    assert code == 0, err
+    for seen in (st, {d["name"]: d for d in listed}["clinic"], ledger):
+        text = json.dumps(seen, ensure_ascii=False)
+        assert '"n_rows"' not in text and "1000" not in text.replace(".", "") and "1,000" not in text
+    assert st["number_of_rows"].startswith("the number of rows is not released")
+    assert _run(capsys, "budget", "status", "--dataset", "open", "--analyst", "ann")[1]["n_rows"] == 321
+    code, out, _ = _run(capsys, "query", "--dataset", "clinic", "--analyst", "ann", "--epsilon", "0.5", "--count", "*")
+    assert code == 0 and out["epsilon_spent"] == 0.5  # n as a DP count: charged like any answer
