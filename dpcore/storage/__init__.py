@@ -32,6 +32,11 @@ def _configured() -> Path:
     return Path(os.environ.get(ENV_VAR) or ".dp-explorer").expanduser().resolve()
 
 
+def configured() -> Path:
+    """Where the home is, without creating it (checking a statement must leave a machine without a home as it was)."""
+    return _configured()
+
+
 def fault_message(exc: BaseException, path=None, *, store: str = "the store", unharmed: str = "") -> str:
     """One line for a storage fault: what happened, where, and what to do next.
 

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from dpcore.statements import build as statement
+from dpcore.statements import common as statement
 
 from .conftest import SHOTS, chart_text_faults_at_both_sizes, wait_for_app
 
