@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 
-from .. import limits
 from .app import create_app
 
 DEFAULT_PORT = 8502
@@ -22,11 +21,10 @@ KEEP_ALIVE_SECONDS = 5
 MAX_HEADER_BYTES = 16 * 1024
 
 
-def serve(host: str = "127.0.0.1", port: int | str = DEFAULT_PORT) -> None:
+def serve(host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
     """Serve the API on ``host:port`` until interrupted (the home is ``$DP_EXPLORER_HOME``, as for the UI)."""
     import uvicorn  # the server, only when serving: the API's client and its tests never start one this way
 
-    port = limits.check_int_range(port, 1, 65_535, "--port")
     if host not in LOOPBACK:
         print(
             f"WARNING: serving the API on {host}:{port}: analysts' keys travel in clear text over plain HTTP; "
