@@ -87,7 +87,7 @@ def downloads(sweep_id: str, result: dict, caller) -> None:
         stmt = guarded(sweep_statement.signed, sweep_id, caller=caller)
         if stmt:
             row.download_button(
-                "Privacy statement (signed JSON)",
+                "Privacy statement (JSON)",
                 json.dumps(stmt, indent=2).encode(),
                 f"statement-{sweep_id}.json",
                 "application/json",

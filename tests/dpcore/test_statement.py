@@ -109,6 +109,13 @@ def test_sweep_statement_recomputes_from_json_alone():
     assert "signature: points[0] was changed after signing" in problems
 
 
+def test_the_privacy_utility_pages_sweep_statement_is_signed_and_verifies():
+    """The page's "Privacy statement (JSON)" was unsigned (verify exited 2): it is the signed one now."""
+    st = _roundtrip(sweep_st.signed(_fake_sweep(), caller=SYSTEM))
+    assert st["signature"]["scheme"] == "Ed25519"
+    assert verification.verify(st)["verified"]
+
+
 def test_sweep_over_digits_states_an_image_as_the_unit():
     """A sweep over digits said "one patient's record"; the unit fits the data (issue 25 §3)."""
     from dpcore.sweep import runs as sweep_runs
