@@ -11,6 +11,7 @@ from dpcore.statements import keys
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
 from pages.ui import identity as _identity
+from pages.ui import my_work
 
 # _ui also routes deep links through app.py
 from pages.ui.common import chart, from_url, guarded, job_caller, share_in_url, state
@@ -24,6 +25,8 @@ st.markdown(
     "sure**; someone who knows you are in it and was 50% sure of a fact about you (your diagnosis) ends at most "
     f"**{claims.percent(float(fact_bound(0.5, 1.0)), up=True)} sure**. Smaller ε: stronger privacy, more noise."
 )
+
+my_work.section()  # a returning visitor's runs, sweeps, studies and releases (nothing for a first visit)
 
 # --- the guided tour: the first step, not a footer --------------------------------------------------------
 TOUR = [

@@ -1,11 +1,13 @@
-"""`python -m dpcore statement --job ID | --sweep ID | --ledger --dataset NAME [--analyst NAME]`
+"""`python -m dpcore statement --job ID | --sweep ID | --ledger --dataset NAME [--analyst NAME] [--admin]`
 `python -m dpcore statement --verify FILE.json|RELEASE.zip|FOLDER [--public-key OWNER.pem] [--key OLDKEY]`
 
 Prints a signed privacy statement as JSON (:mod:`dpcore.statements`): dataset and unit of privacy, neighbour
 relation with n public, sampling, the run's settings, accountant with ε at δ = 1e-5, 1e-6 (and the run's own δ), μ
 where it applies, the worst-case trade-off curve, the privacy-loss tail, the audit, every leak, and the SHA-256 of
 each file it ships with (a run's weights). ``--ledger`` states what the dataset as a whole released (every answer by
-anyone), with the caller's quota's share. This command reads the home: it is the operator's. An analyst gets their
+anyone), with the caller's quota's share. ``--admin`` states anyone's run or sweep (the command line's own otherwise,
+and the shared demos) and, with ``--ledger``, reads as the admin — after the admin check. This command reads the
+home: it is the operator's. An analyst gets their
 statement through the HTTP API (``python -m dpcore remote statement``).
 
 ``--verify`` needs no home: it checks the Ed25519 signature with ``--public-key`` (the data owner's published key)
@@ -24,7 +26,6 @@ from dpcore.statements import verify as verification
 from dpcore.training import release
 
 from ..errors import DPError
-from ..jobs.owners import CLI
 from . import _who
 
 
@@ -59,6 +60,7 @@ def register(sub) -> None:
         help="with --verify: for an old HMAC-signed statement, the secret of the home that made it (its "
         "statement-signing.key), when it is not this home",
     )
+    _who.add_admin_flag(p, "everyone's runs, sweeps and ledgers")
     p.set_defaults(func=run)
 
 
@@ -85,17 +87,22 @@ def verify_file(path_text: str, key_file: str | None = None, public_key_file: st
 
 def run(args) -> dict:
     if args.verify is not None:
+        if args.admin:
+            raise DPError("--verify needs no --admin: anyone may check a statement")
         return verify_file(args.verify, args.key, args.public_key)
     if args.key is not None or args.public_key is not None:
         raise DPError("--public-key and --key go with --verify (the key the statement must be signed with)")
+    caller = _who.job_caller(args)
     if args.job:
-        return release.signed_statement(args.job, caller=CLI)
+        return release.signed_statement(args.job, caller=caller)
     if args.sweep:
-        return sweep_statement.signed(args.sweep, caller=CLI)
+        return sweep_statement.signed(args.sweep, caller=caller)
     if not args.dataset:
         raise DPError("--ledger needs --dataset NAME (and --analyst NAME with your key, or the admin token)")
     if args.n is not None and args.n < 1:
         raise DPError(f"--n must be a whole number >= 1, got {args.n}")
     return signing.issue(
-        ledger_statement.for_ledger(args.dataset, viewer=_who.reader(args.analyst), analyst=args.analyst)
+        ledger_statement.for_ledger(
+            args.dataset, viewer=_who.admin() if args.admin else _who.reader(args.analyst), analyst=args.analyst
+        )
     )

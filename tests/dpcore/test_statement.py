@@ -1,4 +1,4 @@
-"""Privacy statements: every number recomputable from the JSON alone (dpcore.statements.build)."""
+"""Privacy statements: every number recomputable from the JSON alone (dpcore.statements)."""
 
 import json
 
