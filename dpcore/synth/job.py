@@ -117,7 +117,9 @@ def _run(p: dict, ctx, dataset: str, want) -> dict:
     if want:
         ctx.progress(step=1, total_steps=2, phase="utility")
         kept = upload_utility(fitted, held_out, rel.codes, rel.table, schema, cfg.pairs, task)
-    st = rel.statement(f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL)
+    st = rel.statement(
+        f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL, csv_name=CSV_NAME
+    )
     ctx.save_bytes(CSV_NAME, textsafe.csv_bytes(rel.table))
     ctx.save_bytes(STATEMENT_NAME, json.dumps(st, indent=2).encode())
     head = rel.table.head(SHOWN_ROWS)
