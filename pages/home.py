@@ -7,6 +7,7 @@ from dpcore.budgets import quotas
 from dpcore.figures import home as figs
 from dpcore.jobs import display, registry, store
 from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
+from dpcore.statements import keys
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
 from pages.ui import identity as _identity
@@ -127,6 +128,19 @@ with st.expander("The formal definition", icon=":material/function:"):
         "or removed — and every set of outputs S. δ is a small probability (≪ 1/n, the number of people) "
         "that the bound may fail; δ = 0 is *pure* ε-DP."
     )
+
+with st.expander("Checking this server's statements", icon=":material/verified_user:"):
+    published = guarded(keys.published)
+    if published:
+        st.markdown(
+            "Every privacy statement this server hands out (runs, sweeps, query histories, synthetic releases, "
+            "decisions) is signed with its Ed25519 key; only this server can sign, anyone can check. Publish "
+            "this fingerprint; a data-protection officer checks a statement on any machine with "
+            "`python -m dpcore statement --verify FILE --public-key KEY.pem` (the key below, or the API's "
+            "`/public-key`), or in the advisor page's *Verify a statement* box."
+        )
+        st.markdown(f"**Fingerprint** (SHA-256 of the key): `{published['fingerprint']}`")
+        st.code(published["public_key"], language=None)
 
 with st.sidebar:
     st.markdown("**Report**")

@@ -9,7 +9,7 @@ import streamlit as st
 from dpcore import claims, textsafe
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import workers
-from dpcore.statements import build as statement
+from dpcore.statements import sweep as statement
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig

@@ -523,6 +523,28 @@ def registered_rows(df: Any, *, path: PathLike = None) -> list[dict[str, Any]]:
     return found
 
 
+def for_job(job_id: str, df: Any, *, wait: float = 30.0, path: PathLike = None) -> dict[str, Any]:
+    """At the start of a job that reads rows from a file: the statement block of its charge. Rows that are (nearly)
+    a registered dataset's must have been charged to it, by a ticket tied to this job; the job waits up to ``wait``
+    seconds for whoever queued it to tie the ticket, then refuses to run. So nothing reads a registered dataset's
+    rows uncharged, whatever queued it."""
+    found = registered_rows(df, path=path)
+    if not found:
+        return {"charged_to": [], "owner": OWN_ROWS}
+    deadline = time.monotonic() + wait
+    while True:
+        held = {t["dataset"] for t in tickets_of(job_id, path=path) if t["state"] == "held"}
+        if all(d["name"] in held for d in found):
+            return statement_block(job=job_id, path=path)
+        if time.monotonic() > deadline:
+            raise DPError(
+                "these rows are (or nearly are) a registered dataset's, and this job was not charged to its cap "
+                "through the budget gate; nothing was run — start the release from a page or the CLI, signed in "
+                "with a quota on it"
+            )
+        time.sleep(0.25)
+
+
 def rows_refusal(who: Identity) -> str:
     """The one message for rows that are a registered dataset's when ``who`` may not release from it."""
     return (

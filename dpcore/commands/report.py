@@ -138,8 +138,10 @@ def _audit(args) -> dict:
 
 
 def _advice(path: str) -> dict:
-    """An advice statement that checks out (signature and every figure), or a DPError naming what does not."""
+    """An advice statement that checks out (signed by this home's key, and every figure), or a DPError naming what
+    does not: the report is this home's, so a decision record signed elsewhere does not go in it."""
     from dpcore import storage
+    from dpcore.statements import keys
     from dpcore.statements import verify as verification
 
     from ..limits import STATEMENT_MAX_BYTES
@@ -153,7 +155,7 @@ def _advice(path: str) -> dict:
             f"--advice {path} is a {st.get('kind') or 'non'}-statement, not an advice's decision record "
             "(python -m dpcore advise … --statement FILE makes one)"
         )
-    out = verification.verify(st)
+    out = verification.verify(st, public_key=keys.home_public())
     if not out["verified"]:
         raise DPError(f"--advice {path} does not check out: {out['problems'][0]}")
     return st

@@ -151,7 +151,7 @@ def run(args) -> dict:
     spath = statement_path(out)
     try:
         rel = synth_release.release(df, schema, cfg)
-        st = {**rel.statement(dataset), "budget": adm.block()}
+        st = rel.statement(dataset, csv_name=out.name, budget=adm.block())
         atomic_write_bytes(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
         atomic_write_bytes(spath, json.dumps(st, indent=2).encode())
     except BaseException:

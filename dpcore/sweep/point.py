@@ -144,10 +144,12 @@ def run_point(params: dict, ctx=None) -> dict:
     from ..training.bounds import preprocessing
     from ..training.config import TrainConfig, noise_fields
     from ..training.data import load_split
-    from ..training.job import train_in_job
+    from ..training.job import require_charged, train_in_job
 
     t0 = time.perf_counter()
     cfg = TrainConfig.from_dict(params["train"])
+    if cfg.private:  # a DP point of a registered dataset's rows runs only once the gate charged it (a baseline is a
+        require_charged(cfg, ctx)  # diagnostic, labelled not covered by ε, and holds no charge)
     seed = int(params.get("seed", 0))
     split = load_split(cfg)
     n_canaries = int(params.get("canaries", 0) or 0)

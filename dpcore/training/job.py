@@ -97,6 +97,14 @@ def admit(who: Identity, cfg: TrainConfig | dict, *, label: str = "") -> gate.Ad
     )
 
 
+def require_charged(cfg: TrainConfig, ctx) -> None:
+    """In a job: a registered dataset's rows are read only once the gate charged this job for them
+    (:func:`dpcore.budgets.gate.for_job`); the built-in data and the uploader's own rows pass."""
+    df = rows_of(cfg.dataset) if ctx is not None and getattr(ctx, "job_id", None) else None
+    if df is not None:
+        gate.for_job(ctx.job_id, df)
+
+
 def baseline_params(params: dict) -> dict:
     """Job params of the non-private baseline for a run: same model, data split, epochs and optimiser."""
     return TrainConfig.from_dict(params).baseline().to_dict()
@@ -142,6 +150,7 @@ def run_job(params: dict, ctx) -> dict:
     """Job target ``"train"`` (:mod:`dpcore.jobs.registry`): train, report progress, save weights + metrics.
     Returns :meth:`TrainMetrics.to_dict` plus ``weights_file`` and ``config``."""
     cfg = TrainConfig.from_dict(params)
+    require_charged(cfg, ctx)
     result = train_in_job(cfg, ctx)
     ctx.save_bytes(result.weights_filename, result.state_dict_bytes())
     ctx.save_bytes("metrics.json", result.metrics_json())

@@ -655,8 +655,10 @@ def _upload_utility(u: dict) -> None:
     )
     c[1].metric(
         "2-way marginals, worst cell",
-        f"{m['two_way_max']:.1f} points",
-        help=f"Mean over the pairs {m['two_way_mean']:.1f} points, for the pairs that matter (all pairs "
+        "—" if m["two_way_max"] is None else f"{m['two_way_max']:.1f} points",
+        help="One column declared: no pair to compare."
+        if m["two_way_max"] is None
+        else f"Mean over the pairs {m['two_way_mean']:.1f} points, for the pairs that matter (all pairs "
         "when none were named).",
     )
     model = u.get("model")

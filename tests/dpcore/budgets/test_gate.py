@@ -227,3 +227,19 @@ def test_the_job_end_hook_refunds_a_job_that_failed_and_keeps_one_that_finished(
     assert len(refunds) == 2 and all(e["release"] == "training" for e in refunds)
     assert any("failed" in e["note"] and "the model diverged" in e["note"] for e in refunds)
     assert any("cancelled" in e["note"] for e in refunds)
+
+
+def test_a_job_reads_a_registered_datasets_rows_only_once_charged_to_it():
+    """Defence in depth: whatever queued a job, its first act on rows from a file is to find its ticket; a registered
+    dataset's rows with none tied to the job are refused before anything runs (the uploader's own rows pass)."""
+    df = datasets.medical(300, seed=13)
+    registry.register(admin(), "clinic", df, epsilon=1.0, public_n=True)
+    ann = analyst("ann", "clinic", 1.0)
+    with pytest.raises(DPError, match="was not charged to its cap"):
+        gate.for_job("job-x", df.iloc[:280], wait=0.1)  # a near-duplicate, queued around the gate
+    own = gate.for_job("job-y", datasets.medical(300, seed=14), wait=0.1)
+    assert own == {"charged_to": [], "owner": gate.OWN_ROWS}
+    adm = gate.admit(ann, df, lambda: (Charge.synthetic(0.2, 0.0), None), kind=ReleaseKind.SYNTHETIC, description="u")
+    adm.tie(["job-x"])
+    block = gate.for_job("job-x", df.iloc[:280], wait=0.1)
+    assert block["charged_to"][0]["dataset"] == "clinic" and block["charged_to"][0]["epsilon"] == pytest.approx(0.2)
