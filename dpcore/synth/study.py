@@ -399,6 +399,24 @@ def submit(cfg: StudyConfig, *, owner: str, key: str | None = None) -> tuple[str
         return running.ref, True
 
 
+#: Set to 1, the server queues the default study when it starts, unless one is finished, queued or running: a
+#: visitor of a demo finds its numbers at once (``make run`` with ``DP_EXPLORER_DEMO_STUDY=1``).
+PREPARE_ENV = "DP_EXPLORER_DEMO_STUDY"
+
+
+def prepare_default() -> str | None:
+    """Queue the default study for everyone (owner: the server's command line) unless the store already has a
+    finished, queued or running one, and start the workers; its job id, or None when nothing was queued."""
+    from ..jobs import owners, workers
+
+    cfg = StudyConfig()
+    if find_shared(cfg, caller=owners.CLI) is not None:
+        return None
+    job_id, joined = submit(cfg, owner=owners.CLI.owner)
+    workers.ensure_workers(2)
+    return None if joined else job_id
+
+
 def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):
     """The caller's newest study with exactly these settings in one of ``statuses`` (a second click reuses it)."""
     from ..jobs import store
