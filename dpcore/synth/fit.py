@@ -96,7 +96,7 @@ def _arrays(vector) -> tuple[tuple, list[np.ndarray]]:
 def _expand(cliques: tuple, theta: list[np.ndarray], new: list, domain) -> list[np.ndarray]:
     """Private-PGM's ``CliqueVector.expand`` in numpy: each old factor added into the new clique that supports it
     (``reverse_clique_mapping``: the smallest), the others zero; the distribution is unchanged."""
-    from mbi.clique_utils import reverse_clique_mapping
+    from mbi.clique_utils import reverse_clique_mapping  # jax underneath: loaded with a release
 
     sizes = dict(zip(domain.attrs, domain.shape))
     mapping = reverse_clique_mapping(list(new), list(cliques), domain=domain)
@@ -116,7 +116,7 @@ def _expand(cliques: tuple, theta: list[np.ndarray], new: list, domain) -> list[
 def _assign(cliques: tuple, measurements, sizes: dict) -> list[tuple]:
     """Each measurement on the first potential clique that holds it (Private-PGM's ``CliqueVector.project``):
     (clique index, axes summed out, axis order, noisy values shaped as the clique, noise scale)."""
-    from mbi import Factor
+    from mbi import Factor  # jax underneath: loaded with a release
 
     out = []
     for m in measurements:
@@ -184,7 +184,7 @@ def fit_arrays(engine: Engine, theta: list[np.ndarray], assigned: list[tuple], t
 def mirror_descent(domain, loss_fn, *, potentials=None, iters: int = ITERS) -> Any:
     """Private-PGM's ``mirror_descent`` on a list of ``LinearMeasurement`` (OpenDP's estimator signature), in numpy.
     Returns a :class:`Model` (a ``MarkovRandomField``); anything it does not do goes to Private-PGM's own."""
-    from mbi.clique_utils import maximal_subset
+    from mbi.clique_utils import maximal_subset  # jax underneath: loaded with a release
     from mbi.estimation import minimum_variance_unbiased_total
     from mbi.estimation import mirror_descent as pgm_mirror_descent
 
@@ -212,7 +212,7 @@ def mirror_descent(domain, loss_fn, *, potentials=None, iters: int = ITERS) -> A
 
 
 def _vector(domain, cliques: tuple, arrays: list[np.ndarray]):
-    import jax.numpy as jnp
+    import jax.numpy as jnp  # jax underneath: loaded with a release
     from mbi import Factor
     from mbi.clique_vector import CliqueVector
 
@@ -225,7 +225,7 @@ def _vector(domain, cliques: tuple, arrays: list[np.ndarray]):
 
 @functools.cache
 def _model_class():
-    from mbi import Factor, MarkovRandomField
+    from mbi import Factor, MarkovRandomField  # jax underneath: loaded with a release
 
     class Model(MarkovRandomField):
         """Private-PGM's ``MarkovRandomField`` whose marginals outside its factors come from :class:`Engine`."""
@@ -276,7 +276,7 @@ def sample(model, rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """``rows`` rows drawn independently from the model (Private-PGM's ``synthetic_data(method="sample")``: columns
     in reverse elimination order, each from its conditional given the columns drawn before it that share a factor
     with it), as {column: codes}."""
-    from mbi import junction_tree
+    from mbi import junction_tree  # jax underneath: loaded with a release
 
     domain = model.domain
     cliques = [set(c) for c in model.cliques]

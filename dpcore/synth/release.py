@@ -313,6 +313,14 @@ def plan(schema: Schema, cfg: SynthConfig) -> Plan:
     return p
 
 
+def spend(schema: Schema, cfg: SynthConfig) -> tuple[float, float]:
+    """What a release of ``schema`` at ``cfg`` spends — OpenDP's privacy map of its measurement at one record added
+    or removed, ``(ε, δ)`` with ``ε ≤ cfg.epsilon`` and ``δ ≤ cfg.delta`` — known before any row is read (the
+    measurement depends on the declarations and the budget only): what a gate charges before :func:`release` runs."""
+    p = plan(schema, cfg.check(schema))
+    return p.epsilon, p.delta
+
+
 # --- when OpenDP stops ------------------------------------------------------------------------------------------
 
 #: The log that keeps what went wrong inside a generator (``$DP_EXPLORER_HOME/logs/``): pages and the CLI show one

@@ -13,7 +13,9 @@ import time
 import numpy as np
 
 from ..errors import DPError
+from ..jobs import store
 from ..jobs.registry import SYNTH_GROUP as GROUP
+from .study import StudyConfig
 
 #: How many of the newest finished studies the estimate reads.
 STUDIES_READ = 20
@@ -22,9 +24,6 @@ STUDIES_READ = 20
 def per_release(*, caller, limit: int = STUDIES_READ) -> tuple[float, int] | None:
     """(median seconds per release, releases measured) over the newest finished studies ``caller`` can read; None
     before any has finished here."""
-    from ..jobs import store
-    from .study import StudyConfig
-
     times, releases = [], 0
     for j in store.list_jobs(caller=caller, group=GROUP, limit=limit, shared=True):
         if j["status"] != "done" or not j.get("started") or not j.get("ended"):
