@@ -32,7 +32,8 @@ import numpy as np
 from .. import textsafe
 from ..data import datasets
 from ..errors import DPError
-from .release import SynthConfig, plain_errors, release
+from .failures import plain_errors
+from .release import SynthConfig, release
 from .schema import Schema
 from .utility import upload_task, upload_utility
 

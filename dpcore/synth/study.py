@@ -38,7 +38,8 @@ from ..data import datasets
 from ..errors import Cancelled, DPError
 from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
-from .release import SynthConfig, check_synth_epsilon, plain_errors, release
+from .failures import plain_errors
+from .release import SynthConfig, check_synth_epsilon, release
 from .schema import STORY_COLUMNS, medical
 
 #: The column pairs that matter in the story: what the attacks link (age, zip code, salary with the diagnosis)
