@@ -8,7 +8,11 @@ writes it (:func:`recommended_text`)."""
 from __future__ import annotations
 
 from .. import claims
+from ..noise import grid as release_grid
 from ..noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
+from ..noise.mechanisms import DiscreteGaussian
+from ..noise.view import DELTA_GRID, EPSILON_GRID
+from .dpsgd import dpsgd_risk
 from .risk import discrete_gaussian_risk, risk_at
 from .targets import RiskLimit
 
@@ -35,8 +39,6 @@ def release_parts(
     a count, K = 1; a SUM on its grid, K = max(|r(lo)|, |r(hi)|); the console's MEAN without a public n, a centred sum
     (K = max(C − r(lo), r(hi) − C)) and a count, each at (ε/2, δ/2) — added or removed, one record moves both;
     replaced, the sum by up to r(hi) − r(lo) and the count not at all."""
-    from ..noise import grid as release_grid
-    from ..noise.mechanisms import DiscreteGaussian
 
     def sigma(e: float, d: float, k: int) -> float:
         return DiscreteGaussian(epsilon=e, delta=d, sensitivity=k).scale
@@ -101,8 +103,6 @@ def page_link(result: dict) -> dict:
     meets_utility, risk (recomputed at the link's setting)}."""
     mech = result["mechanism"]
     if mech == "dpsgd":
-        from .dpsgd import dpsgd_risk
-
         value = dpsgd_risk(
             result["noise_multiplier"], result["sample_rate"], result["steps"], _risk(result), result["delta"]
         )
@@ -119,7 +119,6 @@ def page_link(result: dict) -> dict:
             "keeps_risk": _keeps(result, value),
             "meets_utility": bool(result["feasible"]),
         }
-    from ..noise.view import DELTA_GRID, EPSILON_GRID
 
     # δ: the slider's largest value not above the advice's (a larger δ at the same ε is less noise); ε: the
     # slider's most private value that keeps the risk limit and meets the target, else its largest that keeps the

@@ -30,18 +30,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 
 from .. import claims, limits
 from ..errors import DPError
-from ..noise.calibration import gaussian_epsilon
+from ..noise.calibration import gaussian_epsilon, gaussian_loss_tail
 from ..validation import check_delta, check_sensitivity
+from .advice import loss_tail_entry, question, set_range
+from .dpsgd import advise_dpsgd
 from .risk import (
-    _ndtr,
-    _ndtri,
     achieved_pure,
     conf_z,
     gaussian_advantage,
-    gaussian_loss_tail,
     gaussian_mu_max,
     laplace_k,
     pure_epsilon_max,
@@ -99,8 +99,6 @@ def advise(
         "notes": [],
     }
     if mech == "dpsgd":
-        from .dpsgd import advise_dpsgd
-
         return advise_dpsgd(out, risk, utility, d, sample_rate, steps)
     if utility is not None:
         sens = utility.sensitivity if sensitivity is None else check_sensitivity(sensitivity)
@@ -127,32 +125,6 @@ def advise(
     if mech == "laplace":
         return _advise_laplace(out, risk, utility, sens)
     return _advise_gaussian(out, risk, utility, sens, d)
-
-
-def question(relation: str) -> str:
-    """What the risk limit is about, for the neighbour relation it is stated under."""
-    if str(relation).startswith("replace"):
-        return (
-            "which of two values one person's record holds, for a person known to be in the data (replace one "
-            "record; n public)"
-        )
-    return "whether one person's record is in the data (add or remove one record)"
-
-
-def loss_tail_entry(epsilon: float, delta: float, probability: float, *, at_most: bool = False) -> dict:
-    """P[privacy loss > ε] at the stated ε and δ (``at_most``: an upper bound on it): where the posterior reading
-    of ε fails. It is not δ."""
-    return {
-        "epsilon": float(epsilon),
-        "delta": float(delta),
-        "probability": float(probability),
-        "times_delta": float(probability / delta) if delta else None,
-        "upper_bound": bool(at_most),
-        "text": f"the privacy loss exceeds ε = {claims.up(epsilon)} with probability "
-        f"{'at most ' if at_most else ''}{claims.up(probability, 2)}"
-        + (f" ({probability / delta:,.0f} × δ)" if delta else "")
-        + ": on those outputs the posterior reading of ε fails (δ is not this probability)",
-    }
 
 
 #: μ = Δ/σ of a Gaussian release whose ε lies within the app's range at any δ it offers: below MU_MIN ε < 1e-6,
@@ -184,12 +156,6 @@ def check_range(e_min, e_max, utility=None, risk=None) -> None:
             f"{limits.EPSILON_MIN:g} on (it needs only ε ≥ {e_min:.3g}): give a tighter ±k, or no "
             "utility target"
         )
-
-
-def set_range(out: dict, lo, hi) -> dict:
-    out["epsilon_range"] = [lo, hi]
-    out["feasible"] = lo is None or lo <= hi * (1 + 1e-12)
-    return out
 
 
 def _advise_laplace(out, risk, utility, sens):
@@ -236,7 +202,7 @@ def _advise_gaussian(out, risk, utility, sens, d):
     out.update(epsilon=eps, sigma=sigma, mu=mu)
     ach = {}
     if risk.kind == "tpr":
-        ach["tpr_at_fpr"] = float(_ndtr(_ndtri(risk.at) + mu))
+        ach["tpr_at_fpr"] = float(ndtr(ndtri(risk.at) + mu))
     elif risk.kind == "advantage":
         ach["advantage"] = gaussian_advantage(mu)
     else:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from .. import limits
 from ..errors import DPError
-from ..validation import check_sensitivity
+from ..queries.model import parse_bounds
+from ..validation import check_bounds, check_sensitivity
 
 MECHANISMS = ("gaussian", "laplace", "dpsgd")
 MECHANISM_LABELS = {
@@ -119,9 +120,6 @@ class UtilityTarget:
             raise DPError(f"confidence must be in [0.5, 1), got {self.confidence!r}; 0.95 is usual")
         bounds, n = self.bounds, self.n
         if bounds is not None:
-            from ..queries.model import parse_bounds
-            from ..validation import check_bounds
-
             bounds = parse_bounds(bounds) if isinstance(bounds, str) else check_bounds(*bounds)
             if max(abs(bounds[0]), abs(bounds[1])) > limits.RELEASE_MAGNITUDE_MAX:
                 raise DPError(

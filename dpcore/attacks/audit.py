@@ -28,9 +28,11 @@ import math
 
 import numpy as np
 
+from .. import limits
 from ..errors import DPError
 from ..validation import check_confidence, check_delta, check_epsilon
 from . import one_run
+from .mia import roc
 
 
 def clopper_pearson(k, n, alpha: float = 0.05):
@@ -41,7 +43,7 @@ def clopper_pearson(k, n, alpha: float = 0.05):
         raise DPError("Clopper–Pearson needs 0 ≤ successes ≤ trials and trials > 0")
     if not 0 < alpha < 1:
         raise DPError(f"alpha must be in (0, 1), got {alpha}; 0.05 gives a 95% interval")
-    from scipy.special import betaincinv  # imported here: listing sweeps (Home) must not pay for scipy
+    from scipy.special import betaincinv  # lazy: imported here: listing sweeps (Home) must not pay for scipy
 
     with np.errstate(invalid="ignore"):
         lo = np.where(k > 0, betaincinv(k, n - k + 1, alpha / 2), 0.0)
@@ -152,14 +154,12 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
     if len(sizes) != 1:
         raise DPError("every attack must score the same members and non-members (got different counts)")
     n_pos, n_neg = sizes.pop()
-    from .. import limits
 
     rng = np.random.default_rng([limits.check_seed(split_seed, "split seed"), 0xA0D1])
     perm_p, perm_n = rng.permutation(n_pos), rng.permutation(n_neg)
     sel_p, aud_p = perm_p[: n_pos // 2], perm_p[n_pos // 2 :]
     sel_n, aud_n = perm_n[: n_neg // 2], perm_n[n_neg // 2 :]
     na_pos, na_neg = aud_p.size, aud_n.size
-    from .mia import roc
 
     best = None
     for name, (pos, neg) in pairs.items():
@@ -326,6 +326,7 @@ def gdp_mu(noise_multiplier: float, sample_rate: float, steps: int) -> float:
 def gdp_roc_ceiling(mu: float, fpr) -> np.ndarray:
     """TPR ≤ Φ(Φ⁻¹(FPR) + μ): the f-DP (Gaussian) trade-off curve."""
     f = np.clip(np.asarray(fpr, dtype=float), 1e-300, 1.0)
+    # lazy: scipy takes ~0.4 s to import
     from scipy.special import ndtr, ndtri
 
     return ndtr(ndtri(f) + mu)

@@ -33,6 +33,7 @@ from ..data.filters import (  # noqa: F401  (the attacker's form fields and --ra
     require_rows,
 )
 from ..errors import DPError
+from ..noise.release import release_count
 from ..validation import check_epsilon, check_positive_int
 from .uniqueness import check_qis, check_sensitive, distinct_per_class, factor_codes, group_ids
 
@@ -420,7 +421,5 @@ def check_seed(seed) -> int:
 
 def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, random_state=None) -> int:
     """The neighbour query answered as one DP count (geometric mechanism via :mod:`dpcore.noise.release`)."""
-    from ..noise.release import release_count
-
     res = find_matches(df, conditions, max_records=0)
     return release_count(res.matches, epsilon=epsilon, random_state=random_state)

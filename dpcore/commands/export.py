@@ -8,6 +8,9 @@ from __future__ import annotations
 import sys
 
 from .. import export
+from ..jobs.owners import CLI
+from ..serialize import check_json_path
+from ..storage import write_user_file
 
 
 def register(sub) -> None:
@@ -21,11 +24,8 @@ def register(sub) -> None:
 
 
 def run(args):
-    from ..serialize import check_json_path
-
     if args.out is not None:
         check_json_path(args.out, "--out")  # a folder, a missing folder or '' fail before anything is built
-    from ..jobs.owners import CLI
 
     recipe = export.for_job(args.job, caller=CLI) if args.job else export.for_sweep(args.sweep, caller=CLI)
     data = export.render(recipe, args.format)
@@ -33,7 +33,6 @@ def run(args):
         sys.stdout.write(data.decode())
         sys.stdout.flush()
         return None
-    from ..storage import write_user_file
 
     write_user_file(args.out, data, option="--out")
     return {"written": args.out, "format": args.format, "title": recipe.title}

@@ -9,8 +9,10 @@ The command line acts as the CLI owner (:mod:`dpcore.jobs.owners`): it sees and 
 from __future__ import annotations
 
 from .. import limits
-from ..cli import int_arg
 from ..jobs import owners, records, store, workers
+from ..sweep import runs as sweep_runs
+from . import _who
+from ._args import int_arg
 
 
 def _admin_flag(p) -> None:
@@ -77,7 +79,6 @@ def caller(args) -> owners.Caller:
     """The CLI owner, an admin after the admin check when ``--admin`` is given."""
     if not getattr(args, "admin", False):
         return owners.CLI
-    from . import _who
 
     _who.admin()  # the one admin check: $DP_EXPLORER_ADMIN_TOKEN against the hash `admin init` stored
     return owners.Caller(owners.CLI_OWNER, admin=True)
@@ -105,8 +106,6 @@ def run_cancel(args) -> dict:
 
 def run_rename(args) -> dict:
     if args.sweep:
-        from ..sweep import runs as sweep_runs
-
         rec = sweep_runs.rename(args.id, args.name, caller=caller(args))
         return {"sweep": rec["id"], "name": rec["name"]}
     job = store.rename(args.id, args.name, caller=caller(args))
@@ -115,8 +114,6 @@ def run_rename(args) -> dict:
 
 def run_delete(args) -> dict:
     if args.sweep:
-        from ..sweep import runs as sweep_runs
-
         sweep_runs.delete(args.id, caller=caller(args))
         return {"sweep": args.id, "deleted": True}
     store.delete(args.id, caller=caller(args))

@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import limits
-from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..noise import mechanisms as mech
 from ..noise import release
 from ..noise.charge import compose
 from ..noise.grid import check_release
 from ..validation import check_delta, check_positive_int
+from ._args import int_arg, seed_arg
 
 DEFAULT_DELTA = 1e-5
 

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpcore import limits
+from dpcore import limits, storage
 from dpcore.report import document as report
+from dpcore.statements import verify as verification
 
-from ..cli import int_arg, seed_arg
 from ..errors import DPError
+from ..jobs.owners import CLI
+from ..limits import STATEMENT_MAX_BYTES
 from ..storage import check_user_path, write_user_file
 from . import _who
 from . import audit as audit_cmd
+from ._args import int_arg, seed_arg
 
 
 def register(sub) -> None:
@@ -88,7 +91,6 @@ def run(args) -> dict:
             "leave out --sweep for a report without one"
         )
     check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
-    from ..jobs.owners import CLI
 
     advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
     if args.audit is None and audit_cmd.given(args, "audit-"):
@@ -137,11 +139,6 @@ def _audit(args) -> dict:
 
 def _advice(path: str) -> dict:
     """An advice statement that checks out (signature and every figure), or a DPError naming what does not."""
-    from dpcore import storage
-    from dpcore.statements import verify as verification
-
-    from ..limits import STATEMENT_MAX_BYTES
-
     raw = storage.read_user_file(path, max_bytes=STATEMENT_MAX_BYTES, what="statement file", option="--advice")
     if len(raw) > STATEMENT_MAX_BYTES:
         raise DPError(f"{path} is larger than a statement can be ({STATEMENT_MAX_BYTES:,} bytes)")

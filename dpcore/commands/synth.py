@@ -10,13 +10,13 @@ import json
 from pathlib import Path
 
 from .. import limits, textsafe
-from ..cli import int_arg, seed_arg
 from ..data import datasets
 from ..errors import DPError
 from ..serialize import check_json_path
 from ..storage import atomic_write_bytes
 from ..synth import release as synth_release
 from ..synth import schema as synth_schema
+from ._args import int_arg, seed_arg
 
 
 def register(sub) -> None:

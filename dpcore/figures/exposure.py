@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from . import style
 
@@ -62,8 +63,6 @@ def exposure_chart(paths: list[dict], epsilons: list[float]) -> go.Figure:
 
 def image_chart(records: list[dict]) -> go.Figure:
     """Digit images of records (``record["pixels"]``, ``record["shape"]``) side by side, titled by row and label."""
-    from plotly.subplots import make_subplots
-
     recs = [r for r in records if (r.get("record") or {}).get("pixels")]
     n = max(len(recs), 1)
     fig = make_subplots(

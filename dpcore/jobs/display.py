@@ -70,6 +70,7 @@ def ran_at(job, which: str | None = None) -> str:
 
 def history_frame(job: dict | str, *, caller: Caller | None = None):
     """The job's progress history as a pandas DataFrame (one row per ctx.progress call, column ``t``)."""
+    # lazy: pandas takes ~0.5 s to import
     import pandas as pd
 
     if isinstance(job, str):

@@ -111,6 +111,12 @@ def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
     return float(e)
 
 
+def gaussian_loss_tail(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """P[privacy loss > ε] for Gaussian noise σ: Φ(μ/2 − ε/μ) with μ = Δ/σ (where the posterior bound may fail)."""
+    mu = sensitivity / sigma
+    return float(special.ndtr(mu / 2 - epsilon / mu))
+
+
 def gaussian_analytic_sigma(epsilon, delta, sensitivity) -> float:
     """Smallest σ whose Gaussian mechanism is (ε, δ)-DP (analytic calibration, Balle & Wang 2018).
 

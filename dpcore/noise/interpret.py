@@ -146,8 +146,7 @@ EXAMPLE_TAIL = (1.0, 1e-5, 1.612e-4)
 def loss_tail(epsilon: float, delta: float) -> float:
     """P[privacy loss > ε] for the Gaussian mechanism calibrated to (ε, δ) (analytic, Balle & Wang): how often
     the e^ε reading fails for that mechanism. It is not δ (at ε = 1, δ = 1e-5: 1.6e-4)."""
-    from ..advisor.risk import gaussian_loss_tail
-    from .calibration import gaussian_analytic_sigma
+    from .calibration import gaussian_analytic_sigma, gaussian_loss_tail  # lazy: scipy (~0.4 s); Home imports this
 
     return gaussian_loss_tail(gaussian_analytic_sigma(check_epsilon(epsilon), delta, 1.0), epsilon)
 

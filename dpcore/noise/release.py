@@ -69,7 +69,13 @@ def _laplace_scale(noise: _m.Geometric) -> float:
 def _measurement(kind: str, scale: float):
     """OpenDP's measurement adding discrete Laplace (``kind`` "laplace") or discrete Gaussian noise of ``scale`` to
     a vector of 64-bit whole numbers. Imported here, not at the top: only a release pays for loading OpenDP."""
-    from opendp import domains, measurements, metrics, mod
+    # lazy: OpenDP loads a native library (~1 s)
+    from opendp import (
+        domains,
+        measurements,
+        metrics,
+        mod,
+    )
 
     # OpenDP 0.16 puts make_laplace and make_gaussian behind its "contrib" feature flag: their proofs are written
     # (linked from their docs) but not yet through OpenDP's own vetting. We rely on their exact samplers and test

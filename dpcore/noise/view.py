@@ -21,6 +21,7 @@ from .. import limits
 from ..errors import DPError
 from ..validation import check_delta, check_sensitivity
 from .grid import check_release
+from .interpret import privacy_level
 from .mechanisms import Mechanism, _finite, for_release, get, mechanism_class
 
 # The page's grids (defined in dpcore.limits).
@@ -188,8 +189,6 @@ def epsilon_table(
     mechanism's own figures (E|X| = 2p/(1 − p²), p = e^(−ε/Δ)). ``value`` and ``seed`` are accepted for
     callers of the old signature and not used.
     """
-    from .interpret import privacy_level
-
     rows = []
     for e in epsilons:
         try:

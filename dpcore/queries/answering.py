@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..budgets import spend
 from ..data.filters import Condition, condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
 from ..errors import DPError
 from ..noise import grid as noise_grid
@@ -340,8 +341,6 @@ def ask(df: pd.DataFrame, who, query: Query, *, dataset: str | None = None, rand
     answer for free. MEAN with a public n (a replace-one mechanism) is refused: the ledger charges every answer
     under one relation, add or remove one record.
     """
-    from ..budgets import spend
-
     if random_state is not None:
         raise DPError(
             "a seeded answer cannot be charged to a budget: anyone with the seed could replay the noise "

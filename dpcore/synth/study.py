@@ -36,6 +36,8 @@ from ..attacks import linkage
 from ..attacks import reidentification as story
 from ..data import datasets
 from ..errors import Cancelled, DPError
+from ..jobs import owners, registry, store
+from ..jobs.display import ran_at
 from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
 from .release import SynthConfig, check_synth_epsilon, release
@@ -388,8 +390,6 @@ def submit(cfg: StudyConfig, *, owner: str, key: str | None = None) -> tuple[str
     """Queue a study for ``owner`` (``key``: the click's idempotency key). Returns ``(job id, joined)``: for the
     default study, while an identical one is queued or running (anyone's), nothing is queued and its id comes back
     with ``joined`` True — twenty visitors pressing Start at once make one run that all of them watch."""
-    from ..jobs import owners, registry, store
-
     try:
         return store.submit(
             registry.SYNTH_STUDY, cfg.to_dict(), owner=owner, group=GROUP, label=cfg.label(), key=key
@@ -400,8 +400,6 @@ def submit(cfg: StudyConfig, *, owner: str, key: str | None = None) -> tuple[str
 
 def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):
     """The caller's newest study with exactly these settings in one of ``statuses`` (a second click reuses it)."""
-    from ..jobs import store
-
     want = cfg.to_dict()
     for j in store.list_jobs(caller=caller, group=GROUP, limit=200):
         if j["status"] in statuses and j.get("params") == want:
@@ -412,8 +410,6 @@ def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):
 def find_shared(cfg: StudyConfig, *, caller):
     """For the default study only: the newest finished shared run (anyone's), else the one queued or running —
     what a visitor without a study of their own is shown at once. None for any other settings."""
-    from ..jobs import store
-
     if not is_default(cfg):
         return None
     want = cfg.to_dict()
@@ -430,8 +426,6 @@ def find_shared(cfg: StudyConfig, *, caller):
 def find_similar(cfg: StudyConfig, *, caller, limit: int = 200):
     """The caller's newest finished study of the same patients, neighbour and attack (other ε, releases or
     generator)."""
-    from ..jobs import store
-
     same = ("n", "seed", "facts", "qis", "sensitive", "n_targets", "target_seed")
     want = {k: v for k, v in cfg.to_dict().items() if k in same}
     for j in store.list_jobs(caller=caller, group=GROUP, limit=limit):
@@ -444,8 +438,6 @@ def find_similar(cfg: StudyConfig, *, caller, limit: int = 200):
 def shared_note(job, *, caller) -> str | None:
     """One markdown sentence for a shared study that is not the caller's to change (None otherwise): whose it is
     in words (never its owner's id), when it ran, that it is read-only, and what Start does."""
-    from ..jobs.display import ran_at
-
     if not job.get("shared") or caller.may_change(job.get("owner")):
         return None
     who = "the server's command line" if job.get("owner") == "cli" else "another visitor"
@@ -467,6 +459,4 @@ def shared_note(job, *, caller) -> str | None:
 def finished(*, caller, limit: int = 200, shared: bool = True) -> list:
     """The caller's finished studies, newest first, with the shared default study (anyone's) unless ``shared`` is
     False (the report's and the advisor's choices)."""
-    from ..jobs import store
-
     return [j for j in store.list_jobs(caller=caller, group=GROUP, limit=limit, shared=shared) if j["status"] == "done"]

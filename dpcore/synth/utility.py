@@ -18,8 +18,10 @@ import itertools
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..data.filters import parse_finite
 from ..errors import DPError
+from ..queries import answering, model
 from .schema import Schema
 
 
@@ -77,14 +79,10 @@ STANDARD_QUESTIONS = (
 
 
 def _query(kwargs: dict):
-    from ..queries import model
-
     return model.make_query(epsilon=1.0, **kwargs)  # ε is never spent: only the true answer is read
 
 
 def _answer(df: pd.DataFrame, q) -> float:
-    from ..queries import answering
-
     p = answering.prepare(df, q)
     if q.kind == "count":
         return 100.0 * p.true_value / max(len(df), 1)
@@ -140,6 +138,7 @@ def _labels(df: pd.DataFrame, task: dict, schema: Schema) -> np.ndarray:
 def model_accuracy(train: pd.DataFrame, test: pd.DataFrame, schema: Schema, task: dict = STORY_TASK) -> float:
     """Test accuracy on ``test`` of a logistic regression trained on ``train`` (the analyst's own, non-DP model;
     one class only in ``train``: that class is always predicted)."""
+    # lazy: scikit-learn takes ~1 s to import
     from sklearn.linear_model import LogisticRegression
 
     y, y_test = _labels(train, task, schema), _labels(test, task, schema)
@@ -203,8 +202,6 @@ def upload_utility(
     bins; and with a ``task`` (:func:`upload_task`), the test accuracy on the ``held_out`` rows (which no release
     read) of a model trained on the synthetic rows, beside one trained on the fitted rows and always answering
     their most common class. Computed on the private rows: not covered by ε."""
-    from .. import limits
-
     out = {
         "marginals": marginal_errors(schema.encode(fitted), synthetic_codes, schema, pairs),
         "fitted_rows": int(len(fitted)),

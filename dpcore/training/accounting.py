@@ -34,6 +34,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..attacks.audit import roc_from_privacy_profile
 from ..errors import DPError
 from ..validation import check_delta, check_epsilon, check_positive_int
 
@@ -73,6 +74,7 @@ def _check_run(noise_multiplier, sample_rate, steps, delta):
 
 
 def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    # lazy: scipy takes ~0.4 s to import
     from scipy.special import gammaln
 
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
@@ -96,6 +98,7 @@ def rdp_integer_orders(
 
 
 def _rdp_to_eps(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
+    # lazy: Opacus imports torch (~2 s)
     from opacus.accountants.analysis.rdp import get_privacy_spent
 
     with warnings.catch_warnings():
@@ -114,6 +117,7 @@ def fast_rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, de
 
 @lru_cache(maxsize=4096)
 def _rdp_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:
+    # lazy: Opacus imports torch (~2 s)
     from opacus.accountants import RDPAccountant
 
     acc = RDPAccountant()
@@ -127,6 +131,7 @@ def _rdp_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:
 
 
 def _fast_prv_class():
+    # lazy: Opacus imports torch (~2 s)
     from opacus.accountants import PRVAccountant
     from opacus.accountants.analysis.prv import Domain
 
@@ -185,6 +190,7 @@ def epsilon_from_history(history, delta: float, accountant: str = "prv") -> floa
         return 0.0
     if len(history) == 1:
         return epsilon(*history[0], delta=delta, accountant=accountant)
+    # lazy: Opacus imports torch (~2 s)
     from opacus.accountants import RDPAccountant
 
     acc = _fast_prv_class()() if check_accountant(accountant) == "prv" else RDPAccountant()
@@ -220,6 +226,7 @@ TRADEOFF_PROFILE_POINTS = 6000
 def _pld(sigma: float, q: float, steps: int, discretization: float):
     """Privacy-loss distribution of ``steps`` Poisson-subsampled Gaussian steps (sensitivity 1, add/remove
     one person), pessimistic connect-the-dots discretisation."""
+    # lazy: dp_accounting takes ~1 s to import
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
     one = pldm.from_gaussian_mechanism(
@@ -293,8 +300,6 @@ def dpsgd_tradeoff(noise_multiplier: float, sample_rate: float, steps: int, fpr=
     as :func:`pld_epsilon`: {"fpr": [...], "tpr": [...]} on a log-spaced FPR grid (1e-6 … 1) unless
     ``fpr`` is given. An upper envelope: no attack's (FPR, TPR) lies above it (the pessimistic PLD
     over-states every δ(ε), and a subset of the profile only loosens the curve)."""
-    from ..attacks.audit import roc_from_privacy_profile
-
     grid = np.asarray(TRADEOFF_FPR if fpr is None else fpr, dtype=float)
     if grid.ndim != 1 or grid.size == 0 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)):
         raise DPError("FPR values must be numbers in [0, 1]")
@@ -326,6 +331,7 @@ def _warm_up() -> None:
     global _FAST_PRV
     if _FAST_PRV is None:
         _FAST_PRV = _fast_prv_class()
+    # lazy: importing them is the point (~1 s once, paid before the first calibration is timed)
     import scipy.special  # noqa: F401
     from opacus.accountants import RDPAccountant  # noqa: F401
 

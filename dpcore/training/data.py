@@ -11,13 +11,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .. import storage
 from ..data import datasets
 from ..errors import DPError
+from ..jobs import store
+from ..jobs.owners import SYSTEM
 from .config import MEDICAL_DATA_SEED, MEDICAL_ROWS, UPLOAD_REF_RE, TrainConfig
 from .table import _one_hot, _scale, csv_arrays
 
@@ -107,8 +111,6 @@ MNIST_NOT_USABLE = (
 
 def data_dir() -> Path:
     """``$DP_EXPLORER_HOME/data``: the only folder local data files (MNIST) are read from."""
-    from .. import storage
-
     return storage.subdir(DATA_DIR_NAME)
 
 
@@ -266,10 +268,6 @@ def save_upload(data: bytes) -> str:
     job can read them; return the dataset value ``"upload:<ref>"`` — an opaque reference, never the server's
     path. Call it only when a job is submitted, after :func:`upload_columns` accepted the bytes;
     :func:`release_uploads` deletes it once no queued or running job needs it."""
-    import hashlib
-
-    from .. import storage
-
     upload_columns(data)
     ref = hashlib.sha256(data).hexdigest()[:16]
     path = storage.subdir("uploads") / f"{ref}.csv"
@@ -280,8 +278,6 @@ def save_upload(data: bytes) -> str:
 
 def upload_file(ref: str) -> str:
     """Where the upload ``ref`` (the part after ``upload:``) is kept; a DPError (with no path in it) if it is gone."""
-    from .. import storage
-
     if not isinstance(ref, str) or not UPLOAD_REF_RE.match(ref):
         raise DPError("an uploaded dataset is named by the reference the page stored it under; upload the file again")
     path = storage.subdir("uploads") / f"{ref}.csv"
@@ -295,8 +291,6 @@ def upload_file(ref: str) -> str:
 
 def _stored_path(dataset: str) -> str | None:
     """The file a job's dataset value reads from the uploads folder (an upload reference, or an old row's path)."""
-    from .. import storage
-
     if dataset.startswith(UPLOAD):
         ref = dataset[len(UPLOAD) :]
         return str((storage.subdir("uploads") / f"{ref}.csv").resolve()) if UPLOAD_REF_RE.match(ref) else None
@@ -309,10 +303,6 @@ def release_uploads(keep: str | None = None, finished_job: str | None = None) ->
     """Delete stored uploads that no queued or running job reads (finished, failed, cancelled or deleted jobs
     keep nothing on disk). ``keep``: a path still needed by the caller; ``finished_job``: a job that is ending
     now (its own row still says running). Returns the deleted file names."""
-    from .. import storage
-    from ..jobs import store
-    from ..jobs.owners import SYSTEM
-
     folder = storage.subdir("uploads")
     files = list(folder.glob("*"))
     if not files:
@@ -346,7 +336,6 @@ def is_upload(cfg: TrainConfig) -> bool:
         return True
     if cfg.dataset_kind != "csv":
         return False
-    from .. import storage
 
     return Path(cfg.dataset_path).resolve().parent == storage.subdir("uploads").resolve()
 

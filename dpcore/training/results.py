@@ -145,6 +145,7 @@ class TrainResult:
         X = np.asarray(X, dtype=np.float32)
         if self.config.model.startswith("diffprivlib"):
             return np.asarray(self.model.predict_proba(X), dtype=np.float64)
+        # lazy: torch takes ~2 s to import
         import torch
 
         self.model.eval()
@@ -171,6 +172,7 @@ class TrainResult:
                 if getattr(self.model, a, None) is not None
             }
             return json.dumps({"estimator": type(self.model).__name__, **arrays}).encode()
+        # lazy: torch takes ~2 s to import
         import torch
 
         buf = io.BytesIO()

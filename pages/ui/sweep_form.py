@@ -7,6 +7,7 @@ from dpcore import claims, limits
 from dpcore.jobs import executors
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
+from dpcore.training import bounds
 from dpcore.training.config import DATASET_NAMES, MODEL_NAMES
 from dpcore.training.data import upload_columns
 from pages.ui import upload as upload_ui
@@ -180,8 +181,6 @@ def form(caller, expanded: bool) -> str | None:
 
 def _upload_config(data, name, target, cols, b, s):
     """An upload's sweep config, or None after an error shown on the page (nothing stays stored then)."""
-    from dpcore.training import bounds
-
     if data is None:
         st.error("Upload a CSV file first (or choose the built-in data).")
         return None
