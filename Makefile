@@ -6,7 +6,7 @@ PORT   ?= 8501
 # 127.0.0.1: only this machine. `make run HOST=0.0.0.0` serves a LAN demo (anyone on the network can connect).
 HOST   ?= 127.0.0.1
 
-.PHONY: run test test-fast lint format install-test bench clean-venv screenshots
+.PHONY: run test test-fast lint format install-test bench bench-quick clean-venv screenshots
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -57,8 +57,14 @@ format: install-test
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# Every bench script, each to the end even when one fails (the failures are listed, and make fails after).
 bench: $(VENV)/.package.stamp
-	for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	@failed=""; for f in bench/*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || failed="$$failed $$f"; done; \
+	if [ -n "$$failed" ]; then echo "bench failed:$$failed"; exit 1; fi
+
+# The same scripts at a small size: a smoke test that each still runs (CI runs it after the tests).
+bench-quick:
+	@$(MAKE) --no-print-directory bench BENCH_ARGS=--quick
 
 clean-venv:
 	rm -rf $(VENV)

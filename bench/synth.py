@@ -1,7 +1,7 @@
 """Benchmark: time and peak memory of a default DP synthetic release (MST, ε = 1, the story's five columns) on
 1,000 and 100,000 rows of the medical data.
 
-    .venv/bin/python bench/synth.py [--rows 1000,100000] [--repeats 3]
+    .venv/bin/python bench/synth.py [--rows 1000,100000] [--repeats 3] [--quick]
 
 Each size runs in a fresh process with an empty ``$DP_EXPLORER_HOME`` (so jax's compile cache starts empty):
 its first release is "cold" (OpenDP builds the measurement, jax compiles the model fits), the next ones "warm"
@@ -55,8 +55,11 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", default="1000,100000")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="one release of 500 rows: a smoke test")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.quick:
+        a.rows, a.repeats = "500", 1
     if a.child is not None:
         child(a.child, a.repeats)
         return

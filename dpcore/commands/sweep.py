@@ -103,7 +103,7 @@ def register(sub) -> None:
         default=2,
         help="parallel worker processes via background jobs; 0 = one after another here (default 2)",
     )
-    # --- engineer H (issue 17): executor and device ---
+    # --- executor and device ---
     p.add_argument(
         "--executor",
         default="local",

@@ -185,7 +185,7 @@ def epsilon_table(
     """ε | noise scale | typical (expected) |error| | ±range holding 95% of releases | privacy level.
 
     Exact numbers, no random draw: one seeded example per row made ε = 0.1 look accurate when the draw
-    happened to land near the truth (issue 13). Counts under Laplace (``integer``) use the geometric
+    happened to land near the truth. Counts under Laplace (``integer``) use the geometric
     mechanism's own figures (E|X| = 2p/(1 − p²), p = e^(−ε/Δ)). ``value`` and ``seed`` are accepted for
     callers of the old signature and not used.
     """

@@ -76,7 +76,7 @@ class SweepConfig:
     #: 0.46–0.55 vs 0.22–0.28), for ~0.1 s more training per baseline.
     baseline_lr_schedule: str = "linear"
     baseline_scale: float = 1.5
-    device: str = "auto"  # training device: auto / cpu / cuda (issue 17)
+    device: str = "auto"  # training device: auto / cpu / cuda
     #: Mislabelled training images, each included with probability 1/2, audited with the one-run method
     #: (at most a quarter of the training rows: fewer on small data).
     canaries: int = DEFAULT_CANARIES

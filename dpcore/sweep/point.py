@@ -229,7 +229,7 @@ def run_point(params: dict, ctx=None) -> dict:
     if point["epsilon"] is not None and point["noise_multiplier"] and point["sample_rate"] and point["steps"]:
         sigma, q, steps = float(point["noise_multiplier"]), float(point["sample_rate"]), int(point["steps"])
         point["gdp_mu"] = audit.gdp_mu(sigma, q, steps)
-        # the worst-case ROC from the same privacy-loss distribution as the tight ε (issue 11.9)
+        # the worst-case ROC from the same privacy-loss distribution as the tight ε
 
         point["epsilon_pld"] = accounting.pld_epsilon(sigma, q, steps, delta)
         point["tradeoff"] = {

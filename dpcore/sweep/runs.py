@@ -277,7 +277,7 @@ def start_sweep(
                 f"its LiRA shadow models); one click may start at most {limits.SWEEP_MAX_TRAININGS:,}: "
                 "use fewer ε values, seeds or shadow models"
             )
-    # --- engineer H (issue 17): points go through an Executor (local processes or Ray tasks) ---
+    # --- points go through an Executor (local processes or Ray tasks) ---
     ex = executor or executors.LocalExecutor(max(1, int(workers or 1)))
     device = cfg.device
     sweep_id = _new_id()

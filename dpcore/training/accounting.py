@@ -259,7 +259,7 @@ def _hockey_stick(pmf, eps: np.ndarray) -> np.ndarray:
     δ(ε) = inf_mass + Σ_{l > ε} p_l (1 − e^{ε − l}), by suffix sums."""
     pmf = pmf.to_dense_pmf()
     losses = (np.arange(pmf.size) + pmf._lower_loss) * pmf._discretization
-    # --- overflow fix (engineer G): Σ_{l > ε} p_l e^{ε − l} in log space. e^{−l} and e^{ε} overflow for very
+    # --- no overflow: Σ_{l > ε} p_l e^{ε − l} in log space. e^{−l} and e^{ε} overflow for very
     # small noise multipliers (losses and ε beyond ±709: NaN and RuntimeWarnings); ε + log Σ p_l e^{−l} ≤ 0 here.
     # The FFT's tiny negative probabilities count as 0 (each term p_l(1 − e^{ε−l}) ≥ 0 then: δ only grows).
     p = np.maximum(np.asarray(pmf._probs, dtype=float), 0.0)

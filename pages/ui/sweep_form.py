@@ -127,7 +127,7 @@ def form(caller, expanded: bool) -> str | None:
         start = clicked(
             "pu_start", b1.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")
         )
-        run_on = "local"  # issue 17: the choice appears only when a Ray cluster address is configured
+        run_on = "local"  # the choice appears only when a Ray cluster address is configured
         if "ray" in executors.available_executors():
             run_on = b2.radio(
                 "Run on",
