@@ -1,12 +1,13 @@
-# Two commands: `make run` serves the app, `make test` runs the whole test suite.
+# Two commands: `make run` serves the app, `make test` runs the whole test suite. `make docs` serves the docs.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 # 127.0.0.1: only this machine. `make run HOST=0.0.0.0` serves a LAN demo (anyone on the network can connect).
 HOST   ?= 127.0.0.1
+DOCS_PORT ?= 8000
 
-.PHONY: run test test-fast lint format install-test bench bench-quick clean-venv screenshots
+.PHONY: run test test-fast lint format install-test bench bench-quick clean-venv screenshots docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -69,7 +70,11 @@ bench-quick:
 clean-venv:
 	rm -rf $(VENV)
 
-# Refresh the README tour images from a real-browser run.
+# Refresh the README's and the docs' tour images from a real-browser run.
 screenshots: $(VENV)/.requirements-dev.stamp
 	$(PY) -m pytest -q tests/e2e
 	$(PY) tests/e2e/update_readme_screenshots.py
+
+# The documentation site (docs/, mkdocs.yml), served on this machine only: http://127.0.0.1:$(DOCS_PORT).
+docs: $(VENV)/.requirements-dev.stamp
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
