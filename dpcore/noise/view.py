@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,11 +37,13 @@ CURVE_EPSILONS = tuple(float(e) for e in np.logspace(-2, math.log10(20), 60))
 
 
 @functools.lru_cache(maxsize=64)
-def _unit_curve(mechanism: str, delta) -> pd.DataFrame:
+def _unit_curve(mechanism: str, delta: float | None) -> pd.DataFrame:
     return _epsilon_curve(mechanism, delta, 1.0, CURVE_EPSILONS)
 
 
-def epsilon_curve(mechanism: str, delta, sensitivity, epsilons=CURVE_EPSILONS) -> pd.DataFrame:
+def epsilon_curve(
+    mechanism: str, delta: float | None, sensitivity: float, epsilons: Iterable[float] = CURVE_EPSILONS
+) -> pd.DataFrame:
     """Expected |error| and 95% half-width over a grid of ε (NaN where a calibration is not valid).
 
     Every scale is linear in Δ, so the default grid is computed once per (mechanism, δ) for Δ = 1 and scaled.
@@ -55,7 +59,7 @@ def epsilon_curve(mechanism: str, delta, sensitivity, epsilons=CURVE_EPSILONS) -
     return _epsilon_curve(mechanism, delta, sensitivity, epsilons)
 
 
-def _epsilon_curve(mechanism: str, delta, sensitivity, epsilons) -> pd.DataFrame:
+def _epsilon_curve(mechanism: str, delta: float | None, sensitivity: float, epsilons: Iterable[float]) -> pd.DataFrame:
     rows = []
     for e in epsilons:
         try:
@@ -89,7 +93,7 @@ class NoiseView:
     seed: int
     sim_mean_abs_error: float  # from the simulation
     sim_coverage: float  # fraction of simulated draws inside ci95
-    compare: tuple  # ((epsilon, x, pdf, lo, hi) ...) for COMPARE_EPSILONS
+    compare: tuple[tuple[float, np.ndarray, np.ndarray, float, float], ...]  # for COMPARE_EPSILONS
     loss_z: np.ndarray
     loss: np.ndarray
     pdf_d: np.ndarray
@@ -99,10 +103,10 @@ class NoiseView:
 
 def noise_view(
     mechanism: str,
-    epsilon,
-    delta,
-    sensitivity,
-    value,
+    epsilon: float,
+    delta: float | None,
+    sensitivity: float,
+    value: float,
     *,
     draws: int = 100_000,
     seed: int = 0,
@@ -174,13 +178,13 @@ def noise_view(
 
 def epsilon_table(
     mechanism: str,
-    delta,
-    sensitivity,
-    value=None,
+    delta: float | None,
+    sensitivity: float,
+    value: Any = None,
     *,
     integer: bool = False,
     seed: int | None = None,
-    epsilons=TABLE_EPSILONS,
+    epsilons: Iterable[float] = TABLE_EPSILONS,
 ) -> pd.DataFrame:
     """ε | noise scale | typical (expected) |error| | ±range holding 95% of releases | privacy level.
 
