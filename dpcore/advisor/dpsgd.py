@@ -37,10 +37,10 @@ def dpsgd_risk(
             e = float(eps[i]) if np.any(dl <= delta) else math.inf
         else:
             e = accounting.pld_epsilon(noise_multiplier, sample_rate, steps, delta)
-        return 1.0 if not math.isfinite(e) else pure_posterior(max(e, 1e-12), risk.at)
+        return 1.0 if not math.isfinite(e) else pure_posterior(max(e, 1e-12), risk.level)
     if risk.kind == "advantage":
         return float(dl[0])
-    return float(roc_from_privacy_profile(eps, dl, [risk.at])[0])
+    return float(roc_from_privacy_profile(eps, dl, [risk.level])[0])
 
 
 def dpsgd_loss_tail(noise_multiplier: float, sample_rate: float, steps: int, epsilon: float) -> float:
@@ -95,7 +95,7 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
         if lo is not None and hi is not None:
             break
         up = hi is None
-        r = root(prev, seen[prev], x, fx) if prev is not None else None
+        r: float | None = root(prev, seen[prev], x, fx) if prev is not None else None
         factor = 1.05 if r is None else min(max((r / x) ** (1 if up else -1) * 1.02, 1.05), 4.0)
         prev, x = x, (x * factor if up else x / factor)
         if up and x >= NM_MAX:

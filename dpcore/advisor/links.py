@@ -8,6 +8,7 @@ writes it (:func:`recommended_text`)."""
 from __future__ import annotations
 
 from .. import claims
+from ..errors import DPError
 from ..noise import grid as release_grid
 from ..noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
 from ..noise.mechanisms import DiscreteGaussian
@@ -77,6 +78,8 @@ def link_risk(
     replace_one = str(result.get("neighbour_relation", "")).startswith("replace")
     if mechanism == "laplace":  # any pure ε-DP release: the console's MEAN at ε/2 + ε/2 is ε under either relation
         value = risk_at("laplace", epsilon, risk, 1.0, 0.0)
+    elif delta is None:
+        raise DPError("a Gaussian release needs δ")
     else:
         parts = release_parts(epsilon, delta, kind=kind, bounds=bounds, replace_one=replace_one)
         value = discrete_gaussian_risk(risk, parts, result["delta"], max(4 * epsilon, 10.0))
@@ -94,6 +97,8 @@ def _meets(result: dict, mechanism: str, epsilon: float, delta: float | None) ->
     if lo is None:
         return True
     if mechanism == "gaussian" and util.get("sigma_max") is not None:
+        if delta is None:
+            raise DPError("a Gaussian release needs δ")
         return gaussian_analytic_sigma(epsilon, delta, result["sensitivity"]) <= util["sigma_max"] * (1 + 1e-9)
     return epsilon >= lo * (1 - 1e-9)
 

@@ -38,17 +38,17 @@ def pure_posterior(epsilon: float, prior: float) -> float:
 
 def pure_epsilon_max(risk: RiskLimit) -> float:
     if risk.kind == "tpr":
-        return max(math.log(risk.value / risk.at), math.log((1 - risk.at) / (1 - risk.value)))
+        return max(math.log(risk.value / risk.level), math.log((1 - risk.level) / (1 - risk.value)))
     if risk.kind == "advantage":
         return math.log((1 + risk.value) / (1 - risk.value))  # 2·artanh(A)
-    p, big = risk.at, risk.value
+    p, big = risk.level, risk.value
     return math.log(big * (1 - p) / (p * (1 - big)))
 
 
 def gaussian_mu_max(risk: RiskLimit, delta: float) -> float:
     """Largest μ = Δ/σ that meets the limit (posterior: via the ε at δ)."""
     if risk.kind == "tpr":
-        return float(ndtri(risk.value) - ndtri(risk.at))
+        return float(ndtri(risk.value) - ndtri(risk.level))
     if risk.kind == "advantage":
         return float(2 * ndtri((1 + risk.value) / 2))
 
@@ -65,9 +65,9 @@ def laplace_k(epsilon: float, sens: float, conf: float) -> float:
 
 def achieved_pure(eps, risk, utility, sens):
     a = {
-        "tpr_at_fpr" if risk.kind == "tpr" else risk.kind: pure_tpr(eps, risk.at)
+        "tpr_at_fpr" if risk.kind == "tpr" else risk.kind: pure_tpr(eps, risk.level)
         if risk.kind == "tpr"
-        else (pure_advantage(eps) if risk.kind == "advantage" else pure_posterior(eps, risk.at))
+        else (pure_advantage(eps) if risk.kind == "advantage" else pure_posterior(eps, risk.level))
     }
     if utility is not None:
         a["within"] = laplace_k(eps, sens, utility.confidence)
@@ -80,10 +80,10 @@ def risk_at(mech, eps_or_sigma, risk, sens, d):
         return achieved_pure(eps_or_sigma, risk, None, sens)
     mu = sens / eps_or_sigma
     if risk.kind == "tpr":
-        return {"tpr_at_fpr": float(ndtr(ndtri(risk.at) + mu))}
+        return {"tpr_at_fpr": float(ndtr(ndtri(risk.level) + mu))}
     if risk.kind == "advantage":
         return {"advantage": gaussian_advantage(mu)}
-    return {"posterior": pure_posterior(max(gaussian_epsilon(eps_or_sigma, d, sens), 1e-12), risk.at)}
+    return {"posterior": pure_posterior(max(gaussian_epsilon(eps_or_sigma, d, sens), 1e-12), risk.level)}
 
 
 def discrete_gaussian_risk(risk: RiskLimit, parts, delta: float, epsilon_max: float) -> dict:
@@ -104,23 +104,23 @@ def discrete_gaussian_risk(risk: RiskLimit, parts, delta: float, epsilon_max: fl
         return {"advantage": d(0.0)}
     if risk.kind == "posterior" and len(parts) == 1:
         return {
-            "posterior": pure_posterior(max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12), risk.at)
+            "posterior": pure_posterior(max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12), risk.level)
         }
     if risk.kind == "posterior":
         lo, hi = 0.0, max(float(epsilon_max), 1e-9)
         if d(lo) <= delta:
-            return {"posterior": pure_posterior(1e-12, risk.at)}
+            return {"posterior": pure_posterior(1e-12, risk.level)}
         while d(hi) > delta and hi < 1e4:
             hi *= 2
         for _ in range(50):
             mid = 0.5 * (lo + hi)
             lo, hi = (lo, mid) if d(mid) <= delta else (mid, hi)
-        return {"posterior": pure_posterior(hi, risk.at)}
+        return {"posterior": pure_posterior(hi, risk.level)}
     if len(parts) == 1:  # one release: its exact ROC, summed (None for a σ too large to sum)
-        exact = tpr_at_fpr(parts[0][0], parts[0][1], risk.at)
+        exact = tpr_at_fpr(parts[0][0], parts[0][1], risk.level)
         if exact is not None:
             return {"tpr_at_fpr": exact}
 
     eps = np.r_[0.0, np.geomspace(1e-3, max(float(epsilon_max), 1e-2), 300)]
     deltas = [d(float(e)) for e in eps]
-    return {"tpr_at_fpr": float(roc_from_privacy_profile(eps, deltas, [risk.at])[0])}
+    return {"tpr_at_fpr": float(roc_from_privacy_profile(eps, deltas, [risk.level])[0])}

@@ -28,6 +28,7 @@ are and what would reconcile them, with numbers. Every ε returned is an upper b
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -78,7 +79,7 @@ def advise(
             "an accuracy target goes with --mechanism dpsgd (read from a stored sweep); COUNT/SUM/MEAN "
             "targets go with gaussian or laplace"
         )
-    out = {
+    out: dict[str, Any] = {
         "mechanism": mech,
         "mechanism_label": MECHANISM_LABELS[mech],
         "delta": d,
@@ -101,14 +102,14 @@ def advise(
     if mech == "dpsgd":
         return advise_dpsgd(out, risk, utility, d, sample_rate, steps)
     if utility is not None:
-        sens = utility.sensitivity if sensitivity is None else check_sensitivity(sensitivity)
+        sens = utility.query_sensitivity if sensitivity is None else check_sensitivity(sensitivity)
         if (
             sensitivity is not None
-            and abs(sens - utility.sensitivity) > 1e-12 * max(sens, 1)
+            and abs(sens - utility.query_sensitivity) > 1e-12 * max(sens, 1)
             and (utility.bounds is not None or utility.kind == "count")
         ):
             raise DPError(
-                f"--sensitivity {sens:g} disagrees with the query's own Δ = {utility.sensitivity:g}; drop one of them"
+                f"--sensitivity {sens:g} disagrees with the query's own Δ = {utility.query_sensitivity:g}; drop one of them"
             )
     else:
         sens = check_sensitivity(1.0 if sensitivity is None else sensitivity)
@@ -202,11 +203,11 @@ def _advise_gaussian(out, risk, utility, sens, d):
     out.update(epsilon=eps, sigma=sigma, mu=mu)
     ach = {}
     if risk.kind == "tpr":
-        ach["tpr_at_fpr"] = float(ndtr(ndtri(risk.at) + mu))
+        ach["tpr_at_fpr"] = float(ndtr(ndtri(risk.level) + mu))
     elif risk.kind == "advantage":
         ach["advantage"] = gaussian_advantage(mu)
     else:
-        ach["posterior"] = pure_posterior(max(eps, 1e-12), risk.at)
+        ach["posterior"] = pure_posterior(max(eps, 1e-12), risk.level)
         ach["posterior_fails_with"] = gaussian_loss_tail(sigma, eps, sens)
     out["privacy_loss_tail"] = loss_tail_entry(eps, d, gaussian_loss_tail(sigma, eps, sens))
     if utility is not None:
@@ -239,8 +240,8 @@ def _conflict(out, risk, utility, e_min, e_max, sens, mech, *, sigma_min=None, s
             "kind": "weaker_limit",
             key: val,
             "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {claims.up(val)}"
-            + (f" at FPR {risk.at:g}" if risk.kind == "tpr" else "")
-            + (f" from prior {risk.at:g}" if risk.kind == "posterior" else ""),
+            + (f" at FPR {risk.level:g}" if risk.kind == "tpr" else "")
+            + (f" from prior {risk.level:g}" if risk.kind == "posterior" else ""),
         }
     )
     # 2. a coarser answer: the tolerance reachable at the risk's setting
