@@ -16,11 +16,7 @@ from ._args import int_arg
 
 
 def _admin_flag(p) -> None:
-    p.add_argument(
-        "--admin",
-        action="store_true",
-        help="act as an admin on everyone's jobs (needs the admin token in $DP_EXPLORER_ADMIN_TOKEN)",
-    )
+    _who.add_admin_flag(p)
 
 
 def _one_job(actions, name: str, what: str, func, *, sweep: bool = False):
@@ -77,11 +73,7 @@ def register(sub) -> None:
 
 def caller(args) -> owners.Caller:
     """The CLI owner, an admin after the admin check when ``--admin`` is given."""
-    if not getattr(args, "admin", False):
-        return owners.CLI
-
-    _who.admin()  # the one admin check: $DP_EXPLORER_ADMIN_TOKEN against the hash `admin init` stored
-    return owners.Caller(owners.CLI_OWNER, admin=True)
+    return _who.job_caller(args)
 
 
 def _brief(job: records.JobRecord) -> dict:

@@ -28,8 +28,43 @@ class StorageError(DPError):
     """The store could not be read or written (full disk, read-only folder, corrupted file)."""
 
 
+class StorageBusy(StorageError):
+    """The store is held by another process past the wait (a lock, not a fault of the disk): try again later."""
+
+
+#: Below this much free space a disk that fails a write counts as full (SQLite reports a full disk under WAL as
+#: "disk I/O error" when its log cannot grow).
+NEARLY_FULL_BYTES = 1 << 20
+
+
+def nearly_full(path) -> bool:
+    """Whether the disk holding ``path`` (or its nearest existing folder) has less than :data:`NEARLY_FULL_BYTES`
+    free for this user."""
+    p = Path(path)
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        st = os.statvfs(p)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < NEARLY_FULL_BYTES
+
+
+def is_busy(exc: BaseException) -> bool:
+    """A lock held by someone else (SQLite's "database is locked" / "busy"), not a fault of the disk."""
+    text = str(exc).lower()
+    return isinstance(exc, StorageBusy) or (
+        isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+    )
+
+
 def _configured() -> Path:
     return Path(os.environ.get(ENV_VAR) or ".dp-explorer").expanduser().resolve()
+
+
+def configured() -> Path:
+    """Where the home is, without creating it (checking a statement must leave a machine without a home as it was)."""
+    return _configured()
 
 
 def fault_message(exc: BaseException, path=None, *, store: str = "the store", unharmed: str = "") -> str:
@@ -43,7 +78,10 @@ def fault_message(exc: BaseException, path=None, *, store: str = "the store", un
     code = getattr(exc, "errno", None)
     if isinstance(exc, StorageError):
         return str(exc)
-    if code == errno.ENOSPC or "disk is full" in text or "database or disk is full" in text:
+    full = code in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text or "no space left" in text
+    if not full and path is not None and (code == errno.EIO or "disk i/o error" in text):
+        full = nearly_full(path)  # a write that failed on a disk with no room left: say so, not "I/O error"
+    if full:
         return (
             f"the disk holding ${ENV_VAR}{where} is full{also}; free some space (or set ${ENV_VAR} to a folder "
             "on another disk) and try again — nothing was half-written"

@@ -110,7 +110,9 @@ def run_release(p: dict, ctx) -> dict:
             release_uploads(finished_job=ctx.job_id)  # the upload is kept only while a job needs it
         except Exception:
             pass
-    st = rel.statement(f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL)
+    st = rel.statement(
+        f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL, csv_name=CSV_NAME
+    )
     ctx.save_bytes(CSV_NAME, textsafe.csv_bytes(rel.table))
     ctx.save_bytes(STATEMENT_NAME, json.dumps(st, indent=2).encode())
     head = rel.table.head(SHOWN_ROWS)

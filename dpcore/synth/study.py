@@ -13,7 +13,7 @@ Per ε and repetition, two releases with the same settings:
 
 Job target ``"synth.study"`` (:func:`run_job`); :class:`Study` reads a finished job's result.
 
-Who sees a study: like a training run, its owner (the session or user that started it) and the admins — except
+Who sees a study: like a training run, its owner (the browser or user that started it) and the admins — except
 **the default study** (:func:`is_default`: the page's default settings on the story's default patients), which
 the job store shares with everyone (:func:`dpcore.jobs.registry.shared`): once anyone (a session, or ``python -m
 dpcore synth-study`` with its defaults) has finished it, every visitor reads its results at once, read-only; while
