@@ -104,7 +104,9 @@ def discrete_gaussian_risk(risk: RiskLimit, parts, delta: float, epsilon_max: fl
         return {"advantage": d(0.0)}
     if risk.kind == "posterior" and len(parts) == 1:
         return {
-            "posterior": pure_posterior(max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12), risk.level)
+            "posterior": pure_posterior(
+                max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12), risk.level
+            )
         }
     if risk.kind == "posterior":
         lo, hi = 0.0, max(float(epsilon_max), 1e-9)

@@ -32,8 +32,10 @@ import numpy as np
 from .. import textsafe
 from ..data import datasets
 from ..errors import DPError
+from ..training.data import UPLOAD, release_uploads, upload_file
 from .release import SynthConfig, release
 from .schema import Schema
+from .statement import release_statement
 from .utility import upload_task, upload_utility
 
 CSV_NAME = "synthetic.csv"
@@ -87,8 +89,6 @@ ROWS_READ_ALL = "every row of the upload"
 
 def run_release(p: dict, ctx) -> dict:
     """Job target ``"synth.release"`` (see the module docstring)."""
-    from ..training.data import UPLOAD, release_uploads, upload_file
-
     dataset = str(p.get("dataset") or "")
     if not dataset.startswith(UPLOAD):
         raise DPError("a synthetic release job reads an uploaded file; upload it again")
@@ -110,8 +110,11 @@ def run_release(p: dict, ctx) -> dict:
             release_uploads(finished_job=ctx.job_id)  # the upload is kept only while a job needs it
         except Exception:
             pass
-    st = rel.statement(
-        f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL, csv_name=CSV_NAME
+    st = release_statement(
+        rel,
+        f"upload {p.get('name') or 'CSV'}",
+        rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL,
+        csv_name=CSV_NAME,
     )
     ctx.save_bytes(CSV_NAME, textsafe.csv_bytes(rel.table))
     ctx.save_bytes(STATEMENT_NAME, json.dumps(st, indent=2).encode())

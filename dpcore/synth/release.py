@@ -293,12 +293,6 @@ class SynthRelease:
     notes: list[str] = field(default_factory=list)
     contingency: object = field(default=None, repr=False)  # OpenDP's ContingencyTable: the noisy marginals, model
 
-    def statement(self, dataset: str, rows_read: str | None = None, csv_name: str = "synthetic.csv") -> dict:
-        """The signed statement, covering the table as ``csv_name`` (:func:`dpcore.textsafe.csv_bytes`) by SHA-256."""
-        from .statement import release_statement
-
-        return release_statement(self, dataset, rows_read, csv_name)
-
 
 _GLOBAL_RNG = threading.Lock()
 

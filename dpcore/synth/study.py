@@ -42,6 +42,7 @@ from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
 from .release import SynthConfig, check_synth_epsilon, release
 from .schema import STORY_COLUMNS, medical
+from .statement import release_statement
 
 #: The column pairs that matter in the story: what the attacks link (age, zip code, salary with the diagnosis)
 #: and what the console's questions ask.
@@ -256,7 +257,7 @@ def run(cfg: StudyConfig, *, progress=None, cancelled=None) -> dict:
                 }
             )
             if rep == 0:
-                statements[str(e)] = a.statement(f"synthetic medical, {cfg.n:,} patients (seed {cfg.seed})")
+                statements[str(e)] = release_statement(a, f"synthetic medical, {cfg.n:,} patients (seed {cfg.seed})")
                 if sample is None or abs(math.log(e)) < abs(math.log(sample["epsilon"])):
                     sample = {
                         "epsilon": e,

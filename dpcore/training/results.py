@@ -19,7 +19,7 @@ from .data import Split
 SHORTCUT_NOTE = "seed notebook's q/σ·sqrt(2T ln(1/δ)): NOT a privacy guarantee, shown for comparison"
 #: Fields computed on private rows (test and training): diagnostics, not covered by ε (labelled by
 #: ``train_metrics_note`` and listed under ``not_covered_by_epsilon`` in every stored result). None of them is in
-#: a run's release (dpcore.training.release).
+#: a run's release (dpcore.statements.release).
 DIAGNOSTIC_FIELDS = (
     "test_accuracy",
     "test_loss",

@@ -572,8 +572,6 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
 def release_result(job, caller, *, key: str = "re_up_syn") -> None:
     """A finished synthetic release: its statement's summary, first rows, the table and the statement to download,
     and what it keeps (here, and on My work: the upload it came from stays in its session only)."""
-    from dpcore.synth import job as synth_job
-
     res = job["result"]
     st.info(f"**Released.** {res['statement']['summary']}.", icon=":material/verified_user:")
     shown = pd.DataFrame(res["sample"])

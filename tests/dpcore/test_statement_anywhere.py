@@ -15,9 +15,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from dpcore.cli import main
 from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER
-from dpcore.statements import keys, signing
+from dpcore.statements import keys, release, signing
 from dpcore.statements import verify as verification
-from dpcore.training import release
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,12 @@ import zipfile
 
 from .. import claims
 from ..errors import DPError
+from ..jobs import store
 from ..serialize import dumps
-from .config import NOT_DP_NOTE
-from .results import DIAGNOSTIC_FIELDS, TrainMetrics
+from ..training.config import NOT_DP_NOTE
+from ..training.results import DIAGNOSTIC_FIELDS, TrainMetrics
+from . import signing
+from . import training as training_statement
 
 #: The label a diagnostic carries wherever it is shown or downloaded.
 NOT_COVERED = "NOT COVERED BY ε"
@@ -40,8 +43,6 @@ curves). They are not covered by ε and are downloaded apart, labelled.
 
 
 def _finished(job_id: str, caller) -> tuple[dict, TrainMetrics]:
-    from ..jobs import store
-
     job = store.get(job_id, caller=caller, history=False)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
     if m is None:
@@ -52,8 +53,6 @@ def _finished(job_id: str, caller) -> tuple[dict, TrainMetrics]:
 def shipped(job_id: str, *, caller) -> dict[str, bytes]:
     """The files a finished run's release ships beside its statement, file name → bytes: the weights and a README.
     The statement covers each by SHA-256 (:func:`signed_statement`). Nothing computed on private rows is in it."""
-    from ..jobs import store
-
     job, _m = _finished(job_id, caller)
     files: dict[str, bytes] = {}
     wname = (job["result"] or {}).get("weights_file")
@@ -67,9 +66,6 @@ def shipped(job_id: str, *, caller) -> dict[str, bytes]:
 def signed_statement(job_id: str, *, caller, files: dict[str, bytes] | None = None) -> dict:
     """The run's statement as it leaves the server: signed, covering the weights and the README by SHA-256
     (``files``: :func:`shipped`, computed when not given)."""
-    from dpcore.statements import signing
-    from dpcore.statements import training as training_statement
-
     files = shipped(job_id, caller=caller) if files is None else files
     return signing.issue(training_statement.for_job(job_id, caller=caller), files=files)
 
