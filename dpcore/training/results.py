@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,7 +129,7 @@ class TrainMetrics:
         return cls(**kw)
 
     @classmethod
-    def from_job(cls, job: dict | None) -> TrainMetrics | None:
+    def from_job(cls, job: Mapping[str, Any] | None) -> TrainMetrics | None:
         """The metrics of a training job's stored result; None while it has none (queued, running, failed)."""
         result = (job or {}).get("result")
         return cls.from_dict(result) if result else None
