@@ -13,6 +13,7 @@ from ..noise import grid as release_grid
 from ..noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
 from ..noise.mechanisms import DiscreteGaussian
 from ..noise.view import DELTA_GRID, EPSILON_GRID
+from .advice import Advice, Link
 from .dpsgd import dpsgd_risk
 from .risk import discrete_gaussian_risk, risk_at
 from .targets import RiskLimit
@@ -241,3 +242,51 @@ def console_link(result: dict) -> dict | None:
         "keeps_risk": _keeps(result, value),
         "meets_utility": meets,
     }
+
+
+def link_note(advice: Advice) -> str:
+    """What the page link's button needs said beside it: the training page's q and T, or where the noise page's
+    slider (a grid of ε) opens relative to the advice."""
+    link = advice.link
+    if link is None:
+        return ""
+    if link.page == "pages/training.py":
+        return (
+            f"Set the training page's epochs and batch so that q = {advice.sample_rate:g} and "
+            f"T = {advice.steps} steps: the noise multiplier is only right for those."
+        )
+    grid_eps = link.params["noise_eps"]
+    if not link.keeps_risk:
+        return (
+            f"The noise page's slider starts at ε = {grid_eps:g}, above the largest ε the risk limit "
+            "allows: it shows more risk than advised, for comparison only."
+        )
+    if not link.meets_utility:
+        return (
+            f"No ε on the noise page's slider (a grid) keeps both: it opens at ε = {grid_eps:g}, the nearest "
+            "value below the recommendation, which keeps the risk limit but not the utility target."
+        )
+    if advice.epsilon_range[0]:
+        return (
+            f"The noise page's slider is a grid: ε = {grid_eps:g} is its most private value that keeps both "
+            "the risk limit and the utility target."
+        )
+    return f"The noise page's slider is a grid: ε = {grid_eps:g} is its largest value within the risk limit."
+
+
+def link_label(link: Link) -> str:
+    """A link's button text: its label, and when it opens above the risk limit, that it does."""
+    return link.label + ("" if link.keeps_risk or link.page == "pages/training.py" else " (above the risk limit)")
+
+
+def console_notes(advice: Advice) -> list[str]:
+    """What the console link needs said: its own notes, and that it misses the utility target when it does."""
+    link = advice.console_link
+    if link is None:
+        return []
+    extra = (
+        []
+        if link.meets_utility
+        else ["At the console's settings, this ε keeps the risk limit but not the utility target."]
+    )
+    return [*link.notes, *extra]
