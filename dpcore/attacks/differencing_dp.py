@@ -25,6 +25,7 @@ many releases is a plain-numpy *simulation* of the continuous Laplace (vectorise
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,7 +104,10 @@ def noisy_release(df: pd.DataFrame, attack: AttackResult, epsilon, *, seed=None)
             if isinstance(seed, np.random.Generator)
             else np.random.default_rng(limits.check_int_range(seed, 0, 2**63 - 1, "release seed"))
         )
-    rows, sums, counts, grid_note = [], [], [], ""
+    rows: list[dict[str, Any]] = []
+    sums: list[float] = []
+    counts: list[int] = []
+    grid_note = ""
     for label, where in groups:
         c = int(where.mask(df).sum())
         c_noisy = release.release_count(c, epsilon=eps, sensitivity=1, random_state=rng)

@@ -301,9 +301,10 @@ def dp_attack_simulation(
     """
     require_rows(df)
     qis = check_qis(df, qis)
-    sensitive = check_sensitive(df, sensitive, qis)
-    if sensitive is None:
+    checked = check_sensitive(df, sensitive, qis)
+    if checked is None:
         raise DPError("choose a sensitive column for the attacker to learn")
+    sensitive = checked
     eps = [check_epsilon(e) for e in np.atleast_1d(epsilons)]
     if not eps:
         raise DPError("give at least one epsilon, e.g. 0.1, 1, 10")

@@ -30,7 +30,7 @@ Shadow models are fitted by a caller-supplied ``fit(X, y, seed) -> predict_proba
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -70,7 +70,7 @@ class Roc:
     fp: np.ndarray
     n_pos: int
     n_neg: int
-    thresholds: np.ndarray = field(default=None)
+    thresholds: np.ndarray
 
     @property
     def auc(self) -> float:

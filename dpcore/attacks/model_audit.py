@@ -19,6 +19,7 @@ a fair coin, audited by the one-run method; 0 = an ordinary record). It returns
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -159,7 +160,7 @@ def audit_model(
     if mech is not None and mech["kind"] == "epsilon":
         delta = mech["delta"]
     d = check_delta(delta, allow_zero=True)
-    out = {
+    out: dict[str, Any] = {
         "rows": int(member.size),
         "neighbour_relation": RELATION,
         "delta": d,

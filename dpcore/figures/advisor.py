@@ -124,7 +124,9 @@ def mechanism_curve(
     discrete Gaussian rises above Φ(Φ⁻¹(α) + μ). Those curves are drawn then."""
     fpr = np.geomspace(FPR_MIN, 1, 121)
     if count:
-        noise = release.noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=max(1, math.ceil(sensitivity)))
+        noise = release.noise_for(
+            mechanism, epsilon=epsilon, delta=delta or 0.0, sensitivity=max(1, math.ceil(sensitivity))
+        )
         if isinstance(noise, mechanisms.Geometric):
             return {
                 "name": f"discrete Laplace of the count, ε = {epsilon:g}: the whole ε-DP ceiling",
@@ -188,7 +190,7 @@ _STATEMENT_TITLE = {"training_run": "this run", "sweep": "each sweep point", "le
 def statement_tradeoff_chart(st: dict) -> go.Figure:
     """The trade-off curve of a privacy statement (training run, sweep or ledger), with ε at its δ beside it.
     A sweep draws one curve per distinct DP point (points that differ only by seed share a curve)."""
-    title = f"Best possible attack on {_STATEMENT_TITLE.get(st.get('kind'), 'this release')}"
+    title = f"Best possible attack on {_STATEMENT_TITLE.get(str(st.get('kind')), 'this release')}"
     if st.get("kind") == "sweep":
         curves, seen = [], set()
         for p in st.get("points") or []:

@@ -17,7 +17,7 @@ def exposure_chart(paths: list[dict], epsilons: list[float]) -> go.Figure:
     flags it, at each ε and without DP (rightmost). Lower = more exposed, so the axis runs from 1 at the bottom to the
     rarest false alarm at the top: a line that falls as ε falls is a record DP protects."""
     grid = sorted({float(e) for e in epsilons})
-    slots = {e: i for i, e in enumerate(grid)}
+    slots: dict[float | None, int] = {e: i for i, e in enumerate(grid)}
     slots[None] = len(grid)
     floor = 1e-3
     fig = go.Figure()

@@ -92,8 +92,8 @@ def attack_table(
         if att.neighbour_code is not None:
             found = s_codes[mask]
             found = found[found >= 0]
-            guess = fallback if not len(found) else _majority(found, seed)
-            right = bool(guess == att.neighbour_code)
+            best = fallback if not len(found) else _majority(found, seed)
+            right = bool(best == att.neighbour_code)
     if len(synthetic_codes):
         guess, matched = linkage.attribute_guess(
             synthetic_codes, att.targets, att.qis, att.sensitive, fallback=fallback, seed=seed

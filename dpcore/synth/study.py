@@ -183,10 +183,10 @@ def _data(cfg: StudyConfig) -> _Data:
         "blind_right": float(np.mean(att.targets[cfg.sensitive].to_numpy() == att.prior_code)),
         "unique_patients": int(len(att.unique)),
         "neighbour_found": att.neighbour_code is not None,
-        "neighbour_value": schema.column(cfg.sensitive).categories[att.neighbour_code]
+        "neighbour_value": schema.column(cfg.sensitive).values[att.neighbour_code]
         if att.neighbour_code is not None
         else None,
-        "blind_value": schema.column(cfg.sensitive).categories[att.prior_code],
+        "blind_value": schema.column(cfg.sensitive).values[att.prior_code],
         "model_accuracy": utility.model_accuracy(real, holdout, schema) if "salary" in cfg.columns else None,
         "sampling_floor": utility.marginal_errors(
             codes, schema.encode(datasets.medical(cfg.n, _seed(cfg, 5))[list(cfg.columns)]), schema, cfg.pairs
@@ -337,7 +337,7 @@ class Study:
     def questions(self, epsilon: float) -> pd.DataFrame:
         """The standard questions at ``epsilon`` as text: the real table's answer, the synthetic tables' mean and
         their range over the releases ("31.1% (27.0–35.2%)")."""
-        rows = {}
+        rows: dict[tuple[str, str, float], list[float]] = {}
         for run_ in self.point(epsilon)["runs"]:
             for q in run_["questions"]:
                 rows.setdefault((q["question"], q["unit"], q["real"]), []).append(q["synthetic"])

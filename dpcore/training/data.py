@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -151,11 +152,18 @@ def _mnist_arrays(path: str):
     return xs, ys
 
 
+def _given(value: str | None, what: str) -> str:
+    """A setting a validated TrainConfig holds for its kind of dataset."""
+    if value is None:
+        raise DPError(f"this training configuration names no {what}; build it with TrainConfig(...)")
+    return value
+
+
 def load_split(cfg: TrainConfig) -> Split:
     """Load and preprocess the data for ``cfg`` (seeded split; scaling with public bounds only)."""
     kind, image_shape, leaks, layout = cfg.dataset_kind, None, [], []
     if kind == "mnist":
-        (X_tr, X_te), (y_tr, y_te) = _mnist_arrays(cfg.dataset_path)
+        (X_tr, X_te), (y_tr, y_te) = _mnist_arrays(_given(cfg.dataset_path, "the MNIST file"))
         names = [f"pixel_{i}" for i in range(X_tr.shape[1])]
         classes = [str(i) for i in range(10)]
         note = "pixels divided by 255 (their public range); the file's own train/test split"
@@ -163,10 +171,13 @@ def load_split(cfg: TrainConfig) -> Split:
         rows_tr = np.arange(len(y_tr))
     else:
         if kind == "medical":
-            X, y, names, classes, note, leaks, layout = _medical_arrays(cfg.target)
+            X, y, names, classes, note, leaks, layout = _medical_arrays(_given(cfg.target, "a target column"))
         elif kind in ("csv", "upload"):
-            path = upload_file(cfg.dataset_path) if kind == "upload" else cfg.dataset_path
-            X, y, names, classes, note, leaks, layout = csv_arrays(path, cfg.target, cfg.bounds)
+            given = _given(cfg.dataset_path, "the uploaded file")
+            path = upload_file(given) if kind == "upload" else given
+            X, y, names, classes, note, leaks, layout = csv_arrays(
+                path, _given(cfg.target, "a target column"), cfg.bounds
+            )
         else:
             if cfg.target not in (None, "", "target"):
                 raise DPError(f"unknown target {cfg.target!r} for {kind}; it has a single label (leave target empty)")
@@ -237,7 +248,7 @@ def record_view(split: Split, i: int) -> dict:
             "label": label,
             "shape": list(split.image_shape[1:]),
         }
-    out = {}
+    out: dict[str, Any] = {}
     for col in split.layout:
         if col["kind"] == "number":
             z = (float(x[col["index"]]) + 1) / 2
@@ -337,7 +348,7 @@ def is_upload(cfg: TrainConfig) -> bool:
     if cfg.dataset_kind != "csv":
         return False
 
-    return Path(cfg.dataset_path).resolve().parent == storage.subdir("uploads").resolve()
+    return Path(_given(cfg.dataset_path, "the uploaded file")).resolve().parent == storage.subdir("uploads").resolve()
 
 
 def _sig(x) -> float:

@@ -6,6 +6,8 @@ not cover — and the label's classes come from the declaration or, listed as a 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -82,8 +84,14 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
     order = {c: i for i, c in enumerate(classes)}
     y = np.array([order[_as_text(v)] for v in y_raw], dtype=np.int64)
     feats = df.drop(columns=[target])
-    parts, names, leaks, layout = [], [], [], []
-    learned, guessed, dropped, declared = [], [], [], []
+    parts: list[np.ndarray] = []
+    names: list[str] = []
+    leaks: list[str] = []
+    layout: list[dict[str, Any]] = []
+    learned: list[str] = []
+    guessed: list[str] = []
+    dropped: list[str] = []
+    declared: list[str] = []
     for c in feats.columns:
         col, spec = feats[c], bounds.get(str(c))
         numeric = pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)
