@@ -37,6 +37,7 @@ def config(size: str):
             hidden=8,
             epochs=1,
             train_size=60,
+            batch_size=30,
             canaries=0,
             size_fractions=(),
         ).validate()
@@ -49,7 +50,13 @@ def config(size: str):
             epochs=20,
         ).validate()
     return SweepConfig(
-        epsilons=(1.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"), shadows=16, hidden=32, epochs=5, train_size=60
+        epsilons=(1.0, 4.0, 8.0),
+        attacks=("threshold", "loss", "lira"),
+        shadows=16,
+        hidden=32,
+        epochs=5,
+        train_size=60,
+        batch_size=30,  # at most the 60 training rows
     ).validate()
 
 
