@@ -3,7 +3,7 @@ the command line call (:mod:`dpcore.budgets`, :mod:`dpcore.queries`), so the sam
 the same free repeats apply. Nothing here speaks HTTP (:mod:`dpcore.api.app` does).
 
 What never leaves through here: a server path, the registered rows, another analyst's queries or answers, and the
-exact number of rows unless the data owner declared it public (``n_public``).
+exact number of rows unless the data owner declared it public (``public_n``).
 """
 
 from __future__ import annotations
@@ -31,12 +31,14 @@ DATASET_FIELDS = (
     "max_query_epsilon",
     "columns",
     "person_identifiers",
+    "public_n",
+    "number_of_rows",
 )
 QUERY_KINDS = ("count", "sum", "mean", "histogram")
 
 
 def _n_public(d: Json) -> bool:
-    return d.get("n_public") is True
+    return d.get("public_n") is True
 
 
 def _without_private_n(d: Json) -> Json:
@@ -56,8 +58,8 @@ def datasets(who: Identity) -> list[Json]:
     out = []
     for d in registry.visible(who):
         row = {k: d[k] for k in DATASET_FIELDS if k in d}
-        if _n_public(d):
-            row.update(n_rows=d["n_rows"], n_public=True)
+        if _n_public(d) and "n_rows" in d:
+            row["n_rows"] = d["n_rows"]
         out.append(row)
     return out
 

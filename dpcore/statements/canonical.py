@@ -17,6 +17,22 @@ FIELD_DEPTH = 2
 Json = dict[str, Any]
 
 
+def block_edits(sig: Mapping[str, Any], allowed: frozenset[str], fixed: Mapping[str, str]) -> list[str]:
+    """A signature block's own edits: a field no version writes (covered by nothing), or a fixed text (what a
+    signature proves, how the JSON is written) that does not read as this version writes it."""
+    added = [
+        f"signature.{str(k)[:40]} was added after signing (no signature covers it)"
+        for k in sorted(map(str, sig))
+        if k not in allowed
+    ]
+    changed = [
+        f"signature.{k} was changed after signing (it must read as this version writes it)"
+        for k, want in fixed.items()
+        if sig.get(k) != want
+    ]
+    return added + changed
+
+
 def canonical(obj: Any) -> bytes:
     """The bytes that are signed: the same for a statement and for the statement read back from its JSON."""
     return json.dumps(_finite(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(

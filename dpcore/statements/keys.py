@@ -14,9 +14,6 @@ can tell the key inside a statement is theirs.
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
-import tempfile
 from pathlib import Path
 
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -38,28 +35,7 @@ def private_key_path() -> Path:
     return storage.configured() / PRIVATE_KEY_FILE
 
 
-def _write_new(path: Path) -> None:
-    pem = Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    storage.home()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ed25519.", suffix=".tmp")  # mkstemp: 0600
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(pem)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass  # another process made it first: use theirs
-    except OSError as exc:
-        raise storage.StorageError(storage.fault_message(exc, path, store="the statement-signing key")) from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+STORE = "the statement-signing key"
 
 
 def private_key(*, create: bool = True) -> Ed25519PrivateKey | None:
@@ -67,29 +43,25 @@ def private_key(*, create: bool = True) -> Ed25519PrivateKey | None:
     ``create`` is false (verifying never makes a key, nor the home)."""
     path = private_key_path()
     if create and not path.exists():
-        _write_new(path)
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise storage.StorageError(f"the statement-signing key {path} is not a regular file; move it aside")
-        if info.st_mode & 0o077:
-            raise storage.StorageError(
-                f"the statement-signing key {path} can be read by others (mode {stat.S_IMODE(info.st_mode):o}): "
-                f"anyone who can read it can sign statements. Run chmod 600 {path}, or move it aside to make a "
-                "new key pair (then publish the new public key: statements signed before verify only with the old one)"
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        pem = Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        storage.create_secret(path, pem, store=STORE)
+    raw = storage.read_secret(
+        path,
+        store=STORE,
+        renew="make a new key pair (then publish the new public key: statements signed before verify only with "
+        "the old one)",
+    )
+    if raw is None:
         return None
-    except OSError as exc:
-        raise storage.StorageError(storage.fault_message(exc, path, store="the statement-signing key")) from None
     try:
         key = serialization.load_pem_private_key(raw, password=None)
     except (ValueError, TypeError, UnsupportedAlgorithm):
         key = None
     if not isinstance(key, Ed25519PrivateKey):
         raise storage.StorageError(
-            f"the statement-signing key {path} is damaged (not an Ed25519 private key in PEM); move it aside "
+            f"{STORE} {path} is damaged (not an Ed25519 private key in PEM); move it aside "
             "(a new key pair is made on the next signature; publish its public key)"
         )
     return key

@@ -21,7 +21,7 @@ from typing import Any
 
 from dpcore import storage
 from dpcore.errors import DPError
-from dpcore.statements.canonical import body_of, canonical, changes, digest, field_digests
+from dpcore.statements.canonical import block_edits, body_of, canonical, changes, digest, field_digests
 
 SCHEME = "HMAC-SHA256"
 CANONICAL = "JSON with sorted keys, no spaces, UTF-8, floats as Python's json writes them"
@@ -81,14 +81,9 @@ def check(st: Mapping[str, Any], key: bytes | None = None, *, home: bool = True)
             "signature: the signature block is damaged (scheme, key_id, signed_at, body, fields and mac are needed)"
         )
         return out
-    extra = sorted(str(k) for k in sig if k not in BLOCK_FIELDS)
-    fixed = [
-        f"signature.{k} was changed after signing (it must read as this version writes it)"
-        for k, want in (("canonical", CANONICAL), ("proves", PROVES))
-        if sig.get(k) != want
-    ]
-    if extra or fixed:
-        out.problems += [f"signature.{k[:40]} was added after signing (no signature covers it)" for k in extra] + fixed
+    edits = block_edits(sig, BLOCK_FIELDS, {"canonical": CANONICAL, "proves": PROVES})
+    if edits:
+        out.problems += edits
         return out
     if key is None and home:
         key = storage.signing_key(create=False)

@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from dpcore.errors import DPError
 from dpcore.statements import files as shipped
 from dpcore.statements import keys, legacy
-from dpcore.statements.canonical import Json, body_of, canonical, changes, digest, field_digests
+from dpcore.statements.canonical import Json, block_edits, body_of, canonical, changes, digest, field_digests
 
 SCHEME = keys.ALGORITHM
 CANONICAL = "JSON with sorted keys, no spaces, UTF-8, floats as Python's json writes them"
@@ -179,14 +179,9 @@ def check(
     if missing:
         out.problems.append(f"signature: the signature block is damaged ({', '.join(missing)} missing or not text)")
         return out
-    extra = sorted(str(k) for k in sig if k not in BLOCK_FIELDS)
-    fixed = [
-        f"signature.{k} was changed after signing (it must read as this version writes it)"
-        for k, want in (("canonical", CANONICAL), ("proves", PROVES))
-        if sig.get(k) != want
-    ]
-    if extra or fixed:
-        out.problems += [f"signature.{k[:40]} was added after signing (no signature covers it)" for k in extra] + fixed
+    edits = block_edits(sig, BLOCK_FIELDS, {"canonical": CANONICAL, "proves": PROVES})
+    if edits:
+        out.problems += edits
         return out
     try:
         embedded = keys.load_public(sig["public_key"], "signature.public_key")

@@ -33,7 +33,7 @@ from .. import textsafe
 from ..data import datasets
 from ..errors import DPError
 from ..training.data import UPLOAD, release_uploads, upload_file
-from .release import SynthConfig, release
+from .release import SynthConfig, plain_errors, release
 from .schema import Schema
 from .statement import release_statement
 from .utility import upload_task, upload_utility
@@ -94,22 +94,27 @@ def run_release(p: dict, ctx) -> dict:
         raise DPError("a synthetic release job reads an uploaded file; upload it again")
     want = p.get("utility")
     try:
-        df = datasets.read_csv(upload_file(dataset[len(UPLOAD) :]))
-        schema, cfg = Schema.from_dict(p["schema"]), SynthConfig.from_dict(p["config"])
-        task = upload_task(schema, want.get("target"), want.get("threshold")) if want else None
-        held = holdout_coins(len(df)) if task is not None else np.zeros(len(df), bool)
-        fitted, held_out = df[~held], (df[held] if task is not None else None)
-        ctx.progress(step=0, total_steps=2 if want else 1, phase="release")
-        rel = release(fitted, schema, cfg, cancelled=ctx.cancelled)
-        kept = None
-        if want:
-            ctx.progress(step=1, total_steps=2, phase="utility")
-            kept = upload_utility(fitted, held_out, rel.codes, rel.table, schema, cfg.pairs, task)
+        with plain_errors("a synthetic release job", f"job {ctx.job_id}"):
+            return _run(p, ctx, dataset, want)
     finally:
         try:
             release_uploads(finished_job=ctx.job_id)  # the upload is kept only while a job needs it
         except Exception:
             pass
+
+
+def _run(p: dict, ctx, dataset: str, want) -> dict:
+    df = datasets.read_csv(upload_file(dataset[len(UPLOAD) :]))
+    schema, cfg = Schema.from_dict(p["schema"]), SynthConfig.from_dict(p["config"])
+    task = upload_task(schema, want.get("target"), want.get("threshold")) if want else None
+    held = holdout_coins(len(df)) if task is not None else np.zeros(len(df), bool)
+    fitted, held_out = df[~held], (df[held] if task is not None else None)
+    ctx.progress(step=0, total_steps=2 if want else 1, phase="release")
+    rel = release(fitted, schema, cfg, cancelled=ctx.cancelled)
+    kept = None
+    if want:
+        ctx.progress(step=1, total_steps=2, phase="utility")
+        kept = upload_utility(fitted, held_out, rel.codes, rel.table, schema, cfg.pairs, task)
     st = release_statement(
         rel,
         f"upload {p.get('name') or 'CSV'}",

@@ -40,7 +40,7 @@ from ..jobs import owners, registry, store
 from ..jobs.display import ran_at
 from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
-from .release import SynthConfig, check_synth_epsilon, release
+from .release import SynthConfig, check_synth_epsilon, plain_errors, release
 from .schema import STORY_COLUMNS, medical
 from .statement import release_statement
 
@@ -303,7 +303,8 @@ def summarise(runs: list[dict]) -> dict:
 def run_job(params: dict, ctx) -> dict:
     """Job target ``"synth.study"``: ``params`` is a :meth:`StudyConfig.to_dict`."""
     cfg = StudyConfig.from_dict(params)
-    return run(cfg, progress=ctx.progress, cancelled=ctx.cancelled)
+    with plain_errors("a synthetic-data study", f"job {ctx.job_id}: {cfg.label()}"):
+        return run(cfg, progress=ctx.progress, cancelled=ctx.cancelled)
 
 
 # --- reading a finished study -------------------------------------------------------------------------------
@@ -397,6 +398,24 @@ def submit(cfg: StudyConfig, *, owner: str, key: str | None = None) -> tuple[str
         ), False
     except owners.SharedRunning as running:
         return running.ref, True
+
+
+#: Set to 1, the server queues the default study when it starts, unless one is finished, queued or running: a
+#: visitor of a demo finds its numbers at once (``make run`` with ``DP_EXPLORER_DEMO_STUDY=1``).
+PREPARE_ENV = "DP_EXPLORER_DEMO_STUDY"
+
+
+def prepare_default() -> str | None:
+    """Queue the default study for everyone (owner: the server's command line) unless the store already has a
+    finished, queued or running one, and start the workers; its job id, or None when nothing was queued."""
+    from ..jobs import owners, workers
+
+    cfg = StudyConfig()
+    if find_shared(cfg, caller=owners.CLI) is not None:
+        return None
+    job_id, joined = submit(cfg, owner=owners.CLI.owner)
+    workers.ensure_workers(2)
+    return None if joined else job_id
 
 
 def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):

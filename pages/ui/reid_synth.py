@@ -31,6 +31,7 @@ from dpcore.synth import release as synth_release
 from dpcore.synth import schema as synth_schema
 from dpcore.synth import story as synth_story
 from dpcore.synth import study as synth_study
+from dpcore.synth import timing as synth_timing
 from dpcore.synth import utility as synth_utility
 from dpcore.training.data import release_uploads, save_upload
 from pages.ui.common import chart, clicked, guarded, headline_md, job_caller, submit_once, table_downloads
@@ -296,10 +297,7 @@ def synthetic_tab(tab, ctx: dict) -> None:
     ):
         _submit(cfg)
     if cfg is not None:
-        right.caption(
-            f"{cfg.releases} synthetic releases in a background worker (about 10–20 s each on this "
-            "machine); leaving the page loses nothing."
-        )
+        right.caption(guarded(synth_timing.before, cfg.releases, caller=job_caller()) or "")
     job, exact = _job(cfg)
     if job is None or not exact:
         if cfg is not None:
@@ -327,7 +325,8 @@ def synthetic_tab(tab, ctx: dict) -> None:
             st.rerun(scope="app")
             return
         if status0 in ("queued", "running"):
-            st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}")
+            pace = synth_timing.during(v["job"])
+            st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}" + (f" · {pace}" if pace else ""))
             if mine and st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
                 guarded(store.cancel, jid, caller=job_caller())
                 st.rerun(scope="app")
@@ -621,8 +620,10 @@ def _upload_utility(u: dict) -> None:
     )
     c[1].metric(
         "2-way marginals, worst cell",
-        f"{m['two_way_max']:.1f} points",
-        help=f"Mean over the pairs {m['two_way_mean']:.1f} points, for the pairs that matter (all pairs "
+        "—" if m["two_way_max"] is None else f"{m['two_way_max']:.1f} points",
+        help="One column declared: no pair to compare."
+        if m["two_way_max"] is None
+        else f"Mean over the pairs {m['two_way_mean']:.1f} points, for the pairs that matter (all pairs "
         "when none were named).",
     )
     model = u.get("model")

@@ -2,8 +2,8 @@
 
 Streamlit's ``st.context.cookies`` only reads cookies; setting one needs the server. ``app.py`` therefore serves
 the app as a Streamlit ``st.App`` with :class:`VisitorCookie`, a plain ASGI middleware on Streamlit's own
-Starlette server (no endpoint, no JavaScript): every page load (the HTML that starts the app, not Streamlit's
-``/_stcore/``, ``/static/``, ``/media/`` or ``/component/`` routes) answers with
+Starlette server (no endpoint, no JavaScript): every page load (the HTML that starts the app, 200 or 304, not
+Streamlit's ``/_stcore/``, ``/static/``, ``/media/`` or ``/component/`` routes, a 404 or an image) answers with
 
     Set-Cookie: dp_explorer_visitor=<token>; HttpOnly; SameSite=Lax; Path=/; Max-Age=30 days [; Secure]
 
@@ -62,6 +62,15 @@ def _is_page(path: str, base: str) -> bool:
     return first not in _STREAMLIT_ROUTES
 
 
+def _is_page_response(message: dict) -> bool:
+    """The app's HTML (or the browser's cached copy of it confirmed): not a 404 probe, an image or a redirect."""
+    status = message.get("status")
+    if status == 304:
+        return True
+    types = [v for k, v in message.get("headers") or () if k.lower() == b"content-type"]
+    return status == 200 and any(t.startswith(b"text/html") for t in types)
+
+
 class VisitorCookie:
     """ASGI middleware: a page load's response gives or renews the visitor cookie (see the module docstring).
 
@@ -80,7 +89,7 @@ class VisitorCookie:
         value = set_cookie_header(token, secure=scope.get("scheme") == "https").encode("latin-1")
 
         async def send_with_cookie(message: dict) -> None:
-            if message.get("type") == "http.response.start":
+            if message.get("type") == "http.response.start" and _is_page_response(message):
                 message = {**message, "headers": [*(message.get("headers") or []), (b"set-cookie", value)]}
             await send(message)
 

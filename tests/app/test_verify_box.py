@@ -63,3 +63,14 @@ def test_untrusted_text_stays_text_and_bad_files_are_one_message(chdir_root):
     for raw, words in (("[1, 2]", "not a statement"), ("{" * 40, "nested"), ('{"a": 1, "a": 2}', "appears twice")):
         at.text_area(key="adv_verify_text").set_value(raw).run()
         assert not at.exception and at.error and words in at.error[-1].value, (raw, [e.value for e in at.error])
+
+
+def test_a_server_key_others_can_read_is_one_message_not_a_traceback(chdir_root):
+    import os
+
+    keys.private_key()
+    os.chmod(keys.private_key_path(), 0o644)
+    at = open_page("pages/advisor.py")
+    at.text_area(key="adv_verify_text").set_value(json.dumps({"kind": "advice"})).run()
+    assert not at.exception
+    assert any("can be read by others" in e.value for e in at.error)

@@ -8,12 +8,19 @@ from dpcore.jobs import owners
 from pages.ui import visitor_cookie as vc
 
 
-async def _inner(scope, receive, send):
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
-    await send({"type": "http.response.body", "body": b"<html></html>"})
+def _answer(status=200, content_type=b"text/html; charset=utf-8"):
+    async def app(scope, receive, send):
+        headers = [(b"content-type", content_type)] if content_type else []
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"<html></html>"})
+
+    return app
 
 
-def _request(path="/", cookie=None, scheme="http", base="", kind="http") -> list[str]:
+_inner = _answer()
+
+
+def _request(path="/", cookie=None, scheme="http", base="", kind="http", app=None) -> list[str]:
     """The Set-Cookie headers the middleware adds to a response to ``path``."""
     sent = []
     headers = [(b"host", b"127.0.0.1")] + ([(b"cookie", cookie.encode())] if cookie else [])
@@ -25,7 +32,7 @@ def _request(path="/", cookie=None, scheme="http", base="", kind="http") -> list
     async def receive():
         return {"type": "http.request"}
 
-    asyncio.run(vc.VisitorCookie(_inner, base_url=base)(scope, receive, send))
+    asyncio.run(vc.VisitorCookie(app or _inner, base_url=base)(scope, receive, send))
     start = next(m for m in sent if m["type"] == "http.response.start")
     return [v.decode() for k, v in start["headers"] if k == b"set-cookie"]
 
@@ -76,3 +83,10 @@ def test_streamlit_routes_and_the_websocket_are_left_alone():
 def test_under_a_base_url_path():
     assert len(_request("/dp", base="dp")) == 1 and len(_request("/dp/training", base="/dp/")) == 1
     assert _request("/dp/_stcore/health", base="dp") == [] and _request("/elsewhere", base="dp") == []
+
+
+def test_only_the_apps_html_sets_it_not_a_404_probe_or_an_image():
+    assert len(_request("/training", app=_answer(304, None))) == 1  # the browser's cached page, confirmed
+    assert _request("/noise/_stcore/health", app=_answer(404, b"text/plain")) == []  # the frontend's probe
+    assert _request("/favicon.png", app=_answer(200, b"image/png")) == []
+    assert _request("/", app=_answer(302, None)) == []

@@ -31,7 +31,7 @@ def test_key_pair_is_made_once_in_the_home_readable_by_its_owner_only(dp_home):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and b"PRIVATE KEY" in path.read_bytes()
     again = keys.private_key(create=False)
     assert keys.fingerprint(again.public_key()) == keys.fingerprint(key.public_key())  # the same key every time
-    assert [p.name for p in dp_home.iterdir() if p.name.startswith(".ed25519.")] == []  # no temporary file left
+    assert [p.name for p in dp_home.iterdir() if p.name.startswith(".secret.")] == []  # no temporary file left
     pub = keys.published()
     assert pub["algorithm"] == "Ed25519" and pub["public_key"].startswith("-----BEGIN PUBLIC KEY-----")
     assert pub["fingerprint"] == keys.fingerprint(keys.load_public(pub["public_key"])) and len(pub["fingerprint"]) == 64

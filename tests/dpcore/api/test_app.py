@@ -59,6 +59,15 @@ def test_an_analyst_sees_their_datasets_and_quota_without_the_exact_n(door):
     assert tc.get("/v1/me", headers=_h(key)).json()["analyst"] == "ann"
 
 
+def test_the_exact_n_shows_only_where_the_owner_declared_it_public(door, monkeypatch):
+    from dpcore.api import service
+
+    shown = [{"name": "public", "n_rows": 5, "public_n": True}, {"name": "private", "n_rows": 7, "public_n": False}]
+    monkeypatch.setattr(service.registry, "visible", lambda who: shown)
+    rows = door["tc"].get("/v1/datasets", headers=_h(door["key"])).json()
+    assert rows == [{"name": "public", "n_rows": 5, "public_n": True}, {"name": "private", "public_n": False}]
+
+
 def test_a_question_spends_through_the_one_gate_and_a_repeat_is_free(door):
     tc, key = door["tc"], door["key"]
     r = tc.post("/v1/query", json=COUNT, headers=_h(key))
