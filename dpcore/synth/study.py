@@ -36,7 +36,7 @@ from ..attacks import linkage
 from ..attacks import reidentification as story
 from ..data import datasets
 from ..errors import Cancelled, DPError
-from ..jobs import owners, registry, store
+from ..jobs import owners, registry, store, workers
 from ..jobs.display import ran_at
 from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
@@ -408,8 +408,6 @@ PREPARE_ENV = "DP_EXPLORER_DEMO_STUDY"
 def prepare_default() -> str | None:
     """Queue the default study for everyone (owner: the server's command line) unless the store already has a
     finished, queued or running one, and start the workers; its job id, or None when nothing was queued."""
-    from ..jobs import owners, workers
-
     cfg = StudyConfig()
     if find_shared(cfg, caller=owners.CLI) is not None:
         return None

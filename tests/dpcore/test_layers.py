@@ -210,8 +210,9 @@ def _reason(line: str) -> str:
 
 
 def unexplained_nested(nested: list[tuple[str, int, str]], root: Path) -> list[str]:
-    """Imports inside functions that do not say why: a comment on the import's line, or on the comment line right
-    above the group of imports it belongs to (``# noqa`` and ``# type:`` alone are no reason)."""
+    """Imports inside functions that do not say why: a comment on the import's line, on the first line of the group
+    of imports it belongs to, or on the comment line right above that group (``# noqa`` and ``# type:`` alone are
+    no reason)."""
     sources: dict[str, tuple[list[str], set[int]]] = {}
     for p in source_files(root):
         text = p.read_text()
@@ -228,8 +229,9 @@ def unexplained_nested(nested: list[tuple[str, int, str]], root: Path) -> list[s
         above = line - 1
         while above in spans:  # the imports of the same group, each on its own line(s)
             above -= 1
+        first = src[above].strip() if above < len(src) else ""
         comment = src[above - 1].strip() if above >= 1 else ""
-        if not (_reason(text) or (comment.startswith("#") and _reason(comment))):
+        if not (_reason(text) or _reason(first) or (comment.startswith("#") and _reason(comment))):
             bad.append(f"{module}:{line}: {text}")
     return sorted(bad)
 
