@@ -20,12 +20,12 @@ from dpcore.report import document as report
 from dpcore.statements import keys
 from dpcore.statements import verify as verification
 
-from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..limits import STATEMENT_MAX_BYTES
 from ..storage import check_user_path, write_user_file
 from . import _who
 from . import audit as audit_cmd
+from ._args import int_arg, seed_arg
 
 
 def register(sub) -> None:
