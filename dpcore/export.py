@@ -21,6 +21,16 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .errors import DPError
+from .jobs import store
+from .plan import model as plan_model
+from .plan import registry as deployments
+from .plan.model import Plan
+from .statements import plan as plan_statement
+from .sweep import runs as sweep_runs
+from .sweep import summary as sweep_summary
+from .sweep.config import SweepConfig
+from .textsafe import md
+from .training.config import TrainConfig, check_upload_name, dataset_name, model_name
 
 FORMATS = ("py", "ipynb")
 HEADER = (
@@ -58,8 +68,6 @@ class _Expr:
 
 def _md(text: str) -> str:
     """User text (an upload's name) in a notebook's markdown: shown as text, never as a link, image or HTML."""
-    from .textsafe import md
-
     return md(text)
 
 
@@ -105,9 +113,6 @@ def _settings_json(name: str | None, var: str = "settings") -> str:
 
 def for_job(job_id: str, *, caller) -> Recipe:
     """A training job ``caller`` may read: train the same model with the same settings, and its non-private twin."""
-    from .jobs import store
-    from .training.config import TrainConfig, dataset_name, model_name
-
     job = store.get(job_id, caller=caller, history=False)
     cfg = TrainConfig.from_dict(job["params"])  # checks the stored settings (a foreign job is refused here)
     params, name = _portable(cfg.to_dict())
@@ -163,10 +168,6 @@ def for_job(job_id: str, *, caller) -> Recipe:
 def for_sweep(sweep_id: str, *, caller) -> Recipe:
     """A stored privacy–utility sweep ``caller`` may read: the same grid, attacks and audits, one model after
     another."""
-    from .sweep import runs as sweep_runs
-    from .sweep import summary as sweep_summary
-    from .sweep.config import SweepConfig
-
     rec = sweep_runs.load(sweep_id, caller=caller)
     cfg = SweepConfig.from_stored(rec.get("config") or {})
     params, name = _portable(cfg.to_dict())
@@ -220,8 +221,6 @@ def for_audit(
     file_name: str, *, delta: float, confidence: float, split_seed: int = 0, mechanism: dict | None = None
 ) -> Recipe:
     """An "Audit your model" run: the same scores file (by its owner's name), δ, confidence and stated mechanism."""
-    from .training.config import check_upload_name
-
     name = check_upload_name(file_name)
     mech = {k: v for k, v in (mechanism or {}).items() if k != "kind"}
     if mechanism and mechanism.get("kind") == "epsilon":
@@ -327,9 +326,6 @@ def for_plan(
     ``make_noisy_max``), the total the sum of OpenDP's privacy maps. ``source``: "builtin:patients",
     "builtin:visits" (with ``n`` and ``seed``), or "file" (an upload or a registered dataset, read from the owner's
     own copy named ``data_name``)."""
-    from .plan.model import Plan
-    from .training.config import check_upload_name
-
     plan = Plan.from_dict(plan_dict)  # the stored plan, checked again
     name = None if source.startswith("builtin:") else check_upload_name(data_name or "your_data.csv")
     r = Recipe(f"Planned release: {plan.title}", "plan")
@@ -416,20 +412,16 @@ def plan_files(outcome, *, n: int | None = None, seed: int | None = None, data_n
     and a registry-schema draft (YAML)."""
     import yaml  # lazy: only a plan's files need it
 
-    from .plan import registry
-    from .plan.model import dumps
-    from .statements import plan as plan_statement
-
     st = plan_statement.for_plan(outcome, plan_statement.CSV_NAME)
     source = outcome.source if outcome.source.startswith("builtin:") else "file"
     recipe = for_plan(outcome.release.design.plan.to_dict(), source=source, n=n, seed=seed, data_name=data_name)
     return {
         plan_statement.CSV_NAME: plan_statement.csv_bytes(outcome),
         "release.statement.json": json.dumps(st, indent=2, ensure_ascii=False).encode(),
-        "plan.json": dumps(outcome.release.design.plan).encode(),
+        "plan.json": plan_model.dumps(outcome.release.design.plan).encode(),
         "plan.ipynb": render(recipe, "ipynb"),
         "plan.py": render(recipe, "py"),
-        "registry-draft.yaml": yaml.safe_dump(registry.draft(st), sort_keys=False, allow_unicode=True).encode(),
+        "registry-draft.yaml": yaml.safe_dump(deployments.draft(st), sort_keys=False, allow_unicode=True).encode(),
     }
 
 
@@ -459,6 +451,7 @@ def script(recipe: Recipe) -> str:
 
 def notebook(recipe: Recipe) -> bytes:
     """The recipe as a Jupyter notebook (nbformat 4), outputs empty."""
+    # lazy: nbformat, only for a notebook export
     import nbformat
 
     nb = nbformat.v4.new_notebook()

@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import limits
 from ..errors import DPError
 from ..validation import check_confidence, check_delta, check_epsilon
 from . import one_run
+from .mia import roc
 
 
 def clopper_pearson(k, n, alpha: float = 0.05):
@@ -134,8 +136,6 @@ def split_halves(
     """(selection members, audit members, selection non-members, audit non-members): index arrays of a random
     split of each side into halves, from ``split_seed`` alone (the split only has to be independent of the scores;
     the audit half gets the odd row)."""
-    from .. import limits
-
     rng = np.random.default_rng([limits.check_seed(split_seed, "split seed"), 0xA0D1])
     perm_p, perm_n = rng.permutation(n_pos), rng.permutation(n_neg)
     return perm_p[: n_pos // 2], perm_p[n_pos // 2 :], perm_n[: n_neg // 2], perm_n[n_neg // 2 :]
@@ -171,7 +171,6 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
     n_pos, n_neg = sizes.pop()
     sel_p, aud_p, sel_n, aud_n = split_halves(n_pos, n_neg, split_seed)
     na_pos, na_neg = aud_p.size, aud_n.size
-    from .mia import roc
 
     best = None
     for name, (pos, neg) in pairs.items():
@@ -338,6 +337,7 @@ def gdp_mu(noise_multiplier: float, sample_rate: float, steps: int) -> float:
 def gdp_roc_ceiling(mu: float, fpr) -> np.ndarray:
     """TPR ≤ Φ(Φ⁻¹(FPR) + μ): the f-DP (Gaussian) trade-off curve."""
     f = np.clip(np.asarray(fpr, dtype=float), 1e-300, 1.0)
+    # lazy: scipy takes ~0.4 s to import
     from scipy.special import ndtr, ndtri
 
     return ndtr(ndtri(f) + mu)

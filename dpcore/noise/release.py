@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -50,12 +52,14 @@ from . import mechanisms as _m
 NOT_DP = "reproducible noise: not a DP release"
 SECURE_SOURCE = "OpenDP's exact discrete samplers, cryptographically secure random source (not reproducible)"
 MAX_RELEASE_DRAWS = limits.RELEASE_DRAWS_MAX
+#: None: OpenDP's secure sampler (a DP release); a seed or a numpy generator: reproducible noise, NOT_DP.
+RandomState = int | np.random.Generator | np.random.RandomState | None
 
 
 # --- the samplers ---------------------------------------------------------------------------------------------
 
 
-def noise_for(mechanism: str, *, epsilon, delta=0.0, sensitivity: int = 1) -> _m.Mechanism:
+def noise_for(mechanism: str, *, epsilon: float, delta: float = 0.0, sensitivity: int = 1) -> _m.Mechanism:
     """The whole-number mechanism of a release at whole sensitivity K: "laplace" → Geometric (discrete Laplace),
     "gaussian" → DiscreteGaussian; "gaussian-classic" → the discrete Gaussian with at least the classic σ at K (only
     for ε < 1), so its noise is never below what the noise page states."""
@@ -75,9 +79,10 @@ def _laplace_scale(noise: _m.Geometric) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _measurement(kind: str, scale: float):
+def _measurement(kind: str, scale: float) -> Callable[[list[int]], list[int]]:
     """OpenDP's measurement adding discrete Laplace (``kind`` "laplace") or discrete Gaussian noise of ``scale`` to
     a vector of 64-bit whole numbers. Imported here, not at the top: only a release pays for loading OpenDP."""
+    # lazy: OpenDP loads a native library (~1 s)
     from opendp import domains, measurements, metrics, mod
 
     # OpenDP 0.16 puts make_laplace and make_gaussian behind its "contrib" feature flag: their proofs are written
@@ -101,10 +106,11 @@ def privacy_map(kind: str, scale: float, d_in: int) -> float:
     at an L1 (L2) distance ``d_in`` between neighbouring inputs: what a statement's ε is checked against."""
     if kind not in ("laplace", "gaussian"):
         raise DPError(f"unknown measurement {kind!r}")
-    return float(_measurement(kind, float(scale)).map(int(d_in)))
+    m: Any = _measurement(kind, float(scale))  # an OpenDP Measurement: its map is not in the Callable type
+    return float(m.map(int(d_in)))
 
 
-def _generator(random_state) -> np.random.Generator:
+def _generator(random_state: RandomState) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):  # one seeded stream, as the callers' tests expect
@@ -112,7 +118,7 @@ def _generator(random_state) -> np.random.Generator:
     return np.random.default_rng(limits.check_int_range(random_state, 0, 2**63 - 1, "release seed"))
 
 
-def _whole(values) -> list[int]:
+def _whole(values: Iterable[Any]) -> list[int]:
     out = []
     for v in values:
         try:
@@ -125,7 +131,7 @@ def _whole(values) -> list[int]:
     return out
 
 
-def draw(values, noise: _m.Mechanism, random_state=None) -> list[int]:
+def draw(values: Iterable[Any], noise: _m.Mechanism, random_state: RandomState = None) -> list[int]:
     """``values`` (whole numbers) + independent noise from ``noise`` (a Geometric or DiscreteGaussian), one draw
     each: through OpenDP when ``random_state`` is None (each draw costs noise.charge()), else from numpy (NOT_DP)."""
     if not isinstance(noise, (_m.Geometric, _m.DiscreteGaussian)):
@@ -139,7 +145,7 @@ def draw(values, noise: _m.Mechanism, random_state=None) -> list[int]:
         )
     if random_state is None:
         kind = "laplace" if isinstance(noise, _m.Geometric) else "gaussian"
-        scale = _laplace_scale(noise) if kind == "laplace" else noise.scale
+        scale = _laplace_scale(noise) if isinstance(noise, _m.Geometric) else noise.scale
         return [int(v) for v in _measurement(kind, scale)(ints)]
     rng = _generator(random_state)
     extra = noise._simulate(rng, 0.0, len(ints))
@@ -169,8 +175,9 @@ class QuantileNoise:
         return self.gap / self.unit
 
 
-def _score_space(candidates: tuple[float, ...], alpha: float):
-    """OpenDP's scoring transformation (imported here: only a release pays for loading OpenDP)."""
+def _score_space(candidates: tuple[float, ...], alpha: float) -> Any:
+    """OpenDP's scoring transformation (an OpenDP Transformation: it maps data to scores and has a stability map)."""
+    # lazy: OpenDP loads a native library (~1 s)
     from opendp import domains, metrics, mod, transformations
 
     mod.enable_features("contrib")  # see _measurement: proofs written, not yet vetted; we test them ourselves
@@ -183,7 +190,9 @@ def _score_space(candidates: tuple[float, ...], alpha: float):
 
 
 @functools.lru_cache(maxsize=128)
-def _quantile_measurement(candidates: tuple[float, ...], alpha: float, scale: float):
+def _quantile_measurement(candidates: tuple[float, ...], alpha: float, scale: float) -> Any:
+    """OpenDP's score-and-select measurement (an OpenDP Measurement: data to a candidate's index, with its map)."""
+    # lazy: OpenDP loads a native library (~1 s)
     from opendp import measurements, measures
 
     return _score_space(candidates, alpha) >> measurements.then_noisy_max(
@@ -191,7 +200,7 @@ def _quantile_measurement(candidates: tuple[float, ...], alpha: float, scale: fl
     )
 
 
-def _candidates(candidates) -> tuple[float, ...]:
+def _candidates(candidates: Iterable[Any]) -> tuple[float, ...]:
     try:
         out = tuple(float(c) for c in candidates)
     except (TypeError, ValueError):
@@ -231,13 +240,13 @@ def quantile_noise(
     return QuantileNoise(cands, a, k, scale, float(m.map(k)), unit, gap)
 
 
-def quantile_scores(values, candidates, alpha) -> list[int]:
+def quantile_scores(values: Iterable[Any], candidates: Iterable[Any], alpha: float) -> list[int]:
     """OpenDP's score of each candidate on ``values`` (private: tests and the reproducible mode only)."""
     x = [float(v) for v in values if v == v]
     return [int(s) for s in _score_space(_candidates(candidates), float(alpha))(x)]
 
 
-def release_quantile(values, noise: QuantileNoise, random_state=None) -> float:
+def release_quantile(values: Iterable[Any], noise: QuantileNoise, random_state: RandomState = None) -> float:
     """One released quantile of ``values`` (missing values dropped): a candidate, through OpenDP when
     ``random_state`` is None, else the same selection with numpy's exponential noise (NOT_DP)."""
     x = [float(v) for v in values if v == v]
@@ -254,14 +263,26 @@ def release_quantile(values, noise: QuantileNoise, random_state=None) -> float:
 
 
 def release_count(
-    count, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0, random_state=None
+    count: int,
+    *,
+    epsilon: float,
+    sensitivity: int = 1,
+    mechanism: str = "laplace",
+    delta: float = 0.0,
+    random_state: RandomState = None,
 ) -> int:
     """One released count: the count + discrete Laplace (or discrete Gaussian) noise, a whole number."""
     return draw([count], noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity), random_state)[0]
 
 
 def release_counts(
-    counts, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0, random_state=None
+    counts: Iterable[Any],
+    *,
+    epsilon: float,
+    sensitivity: int = 1,
+    mechanism: str = "laplace",
+    delta: float = 0.0,
+    random_state: RandomState = None,
 ) -> tuple[list[int], _m.Mechanism]:
     """Several counts released together (a histogram's bins; with disjoint bins Δ = 1 covers them all), and the
     mechanism that drew them (its halfwidth is each bin's interval)."""
@@ -301,11 +322,11 @@ def release_sum(
     s: _grid.GridSum,
     *,
     mechanism: str,
-    epsilon,
+    epsilon: float,
     delta: float = 0.0,
     divide_by: int = 1,
     level: float = 0.95,
-    random_state=None,
+    random_state: RandomState = None,
 ) -> GridRelease:
     """One release of a :class:`~dpcore.noise.grid.GridSum`: g·(centre + (units + noise)/divide_by)."""
     noise = noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=max(1, s.k))
@@ -316,16 +337,16 @@ def release_sum(
 
 
 def release_value(
-    value,
+    value: float,
     *,
     mechanism: str,
-    epsilon,
+    epsilon: float,
     delta: float = 0.0,
-    sensitivity,
+    sensitivity: float,
     draws: int = 1,
     integer: bool = False,
     level: float = 0.95,
-    random_state=None,
+    random_state: RandomState = None,
 ) -> GridRelease:
     """``draws`` releases of one typed value v with a claimed Δ (the noise page, the CLI's ``noise --secure``).
 
@@ -352,8 +373,15 @@ def release_value(
 
 
 def release_answer(
-    value, *, mechanism: str, epsilon, delta: float = 0.0, sensitivity, integer: bool = False, random_state=None
-):
+    value: float,
+    *,
+    mechanism: str,
+    epsilon: float,
+    delta: float = 0.0,
+    sensitivity: float,
+    integer: bool = False,
+    random_state: RandomState = None,
+) -> int | float:
     """One released answer for a typed value (:func:`release_value`): an int for a count, else a float."""
     out = release_value(
         value,

@@ -57,6 +57,7 @@ class Engine:
     def marginal(self, factors: list[np.ndarray], out: tuple, total: float) -> np.ndarray:
         expr = self._paths.get(out)
         if expr is None:  # opt_einsum (jax's dependency): the contraction order planned once, then pairwise BLAS
+            # lazy: opt_einsum, only for a synthetic release
             import opt_einsum
 
             spec = self._inputs + "->" + "".join(self._letter[a] for a in out)
@@ -318,6 +319,7 @@ def _model_class():
             attrs = (attrs,) if isinstance(attrs, str) else tuple(attrs)
             if self.marginals.supports(attrs):
                 return self.marginals.project(attrs)
+            # lazy: jax takes ~2 s to import
             import jax.numpy as jnp
 
             return Factor(self.domain.project(attrs), jnp.asarray(marginal(self, attrs)))

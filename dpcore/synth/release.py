@@ -394,12 +394,6 @@ class SynthRelease:
     notes: list[str] = field(default_factory=list)
     contingency: object = field(default=None, repr=False)  # OpenDP's ContingencyTable: the noisy marginals, model
 
-    def statement(self, dataset: str, rows_read: str | None = None, csv_name: str = "synthetic.csv") -> dict:
-        """The signed statement, covering the table as ``csv_name`` (:func:`dpcore.textsafe.csv_bytes`) by SHA-256."""
-        from .statement import release_statement
-
-        return release_statement(self, dataset, rows_read, csv_name)
-
 
 def _rows(model, names: list[str], rows: int, rng: np.random.Generator) -> np.ndarray:
     """``rows`` rows of model indices, columns in ``names``' order: :func:`dpcore.synth.fit.sample` (numpy,
