@@ -9,6 +9,7 @@ import pytest
 
 from dpcore import cli
 from dpcore.errors import DPError
+from dpcore.synth import failures as F
 from dpcore.synth import release as R
 from dpcore.synth import schema as S
 from dpcore.synth import statement
@@ -110,7 +111,7 @@ def test_cli_says_what_to_do_in_one_line_when_opendp_stops(tmp_path, capsys, mon
     for raw in ("FFI", "Traceback", "RuntimeError", "insufficient budget", "0.0499"):
         assert raw not in err
     assert not out.exists()
-    log = (dp_home / "logs" / R.LOG_NAME).read_text()  # the log keeps the detail
+    log = (dp_home / "logs" / F.LOG_NAME).read_text()  # the log keeps the detail
     assert "insufficient budget for query" in log and "Traceback" in log and "horTh" in log
 
 
@@ -129,5 +130,5 @@ def test_an_unexpected_error_in_a_job_is_one_sentence(monkeypatch, dp_home):
     monkeypatch.setattr(job, "_run", lambda *a: {}["KeyError inside"])
     with pytest.raises(DPError) as err:
         job.run_release({"dataset": "upload:x"}, Ctx())
-    assert str(err.value) == R.FAILED and "KeyError" not in str(err.value)
-    assert "KeyError" in (dp_home / "logs" / R.LOG_NAME).read_text()
+    assert str(err.value) == F.FAILED and "KeyError" not in str(err.value)
+    assert "KeyError" in (dp_home / "logs" / F.LOG_NAME).read_text()

@@ -38,9 +38,9 @@ def test_the_fit_is_private_pgms_mirror_descent(mbi):
         ms = _measurements(mbi, domain, cliques, total=total)
         ours, theirs = fit.mirror_descent(domain, ms, iters=300), pgm(domain, ms, iters=300)
         assert isinstance(ours, mbi.MarkovRandomField) and float(ours.total) == pytest.approx(float(theirs.total))
-        for q in [*cliques, ("a", "d"), ("b", "d"), ("a", "b", "d")]:  # measured, and marginals outside the factors
+        for q in [c for c in cliques if len(c) == 2] + [("a", "d")]:  # measured, and one outside the factors
             a, b = np.asarray(ours.project(q).values), np.asarray(theirs.project(q).values)
-            assert a.shape == b.shape and np.abs(a - b).max() < 1e-4 * max(1.0, np.abs(b).max()), q
+            assert a.shape == b.shape and np.abs(a - b).max() < 1e-5 * max(1.0, np.abs(b).max()), q
 
 
 @pytest.mark.slow  # Private-PGM compiles its fit: ~10 s each
@@ -55,7 +55,7 @@ def test_a_warm_start_expands_the_potentials_as_private_pgm_does(mbi):
     )
     theirs = pgm(domain, more, potentials=pgm(domain, first, iters=200).potentials, iters=200)
     for q in [("a", "b"), ("b", "c"), ("a", "c")]:
-        assert np.allclose(np.asarray(ours.project(q).values), np.asarray(theirs.project(q).values), atol=1e-4)
+        assert np.allclose(np.asarray(ours.project(q).values), np.asarray(theirs.project(q).values), atol=1e-5)
 
 
 @pytest.mark.slow  # Private-PGM compiles its fit: ~10 s each
@@ -64,9 +64,25 @@ def test_an_independent_models_pair_is_the_outer_product(mbi):
 
     domain = mbi.Domain(["a", "b", "c"], [3, 5, 2])
     ms = _measurements(mbi, domain, [("a",), ("b",), ("c",)], seed=4)
-    for model in (pgm(domain, ms, iters=100), fit.mirror_descent(domain, ms, iters=100)):
-        got = fit.pair_marginal(model, ("a", "b"))
-        assert np.allclose(got, np.asarray(pgm(domain, ms, iters=100).project(("a", "b")).values), atol=1e-6)
+    theirs = pgm(domain, ms, iters=100)
+    want = np.asarray(theirs.project(("a", "b")).values)
+    for model in (theirs, fit.mirror_descent(domain, ms, iters=100)):
+        assert np.allclose(fit.pair_marginal(model, ("a", "b")), want, atol=1e-6)
+
+
+def test_a_marginal_is_read_in_its_own_column_order(mbi):
+    """Two noisy 3-way tables of the same columns, the second given over (c, a, b) or over (a, b, c): the same fit
+    (it is read into the model's (a, b, c) factor either way; no Private-PGM run)."""
+    domain = mbi.Domain(["a", "b", "c"], [2, 3, 4])
+    rng = np.random.default_rng(8)
+    y1, y2 = (rng.poisson(9, (2, 3, 4)).astype(float) for _ in range(2))  # over (a, b, c)
+    first = mbi.LinearMeasurement(y1.ravel(), ("a", "b", "c"), stddev=2.0)
+    plain = [first, mbi.LinearMeasurement(y2.ravel(), ("a", "b", "c"), stddev=3.0)]
+    turned = [first, mbi.LinearMeasurement(np.transpose(y2, (2, 0, 1)).ravel(), ("c", "a", "b"), stddev=3.0)]
+    one, two = fit.mirror_descent(domain, plain, iters=200), fit.mirror_descent(domain, turned, iters=200)
+    assert np.allclose(fit.marginal(one, ("a", "b", "c")), fit.marginal(two, ("a", "b", "c")), atol=1e-9)
+    want = (y1 / 4 + y2 / 9) / (1 / 4 + 1 / 9)  # the noise-weighted mean of the two tables
+    assert np.allclose(fit.marginal(two, ("a", "b", "c")), want, atol=0.5)
 
 
 def test_rows_are_drawn_from_the_model(mbi):
