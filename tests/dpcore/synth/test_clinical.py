@@ -27,7 +27,7 @@ def _check(rel: R.SynthRelease, df, schema: S.Schema, cfg: R.SynthConfig) -> Non
         assert codes[:, schema.names.index(c.name)].max() < c.n_bins
     # the generator's estimate of the records is near the real count (noise of a few records at these ε)
     assert abs(rel.model_rows - len(df)) < 0.5 * len(df)
-    assert not statement.recompute(rel.statement("gbsg2.csv")), statement.recompute(rel.statement("gbsg2.csv"))
+    assert not statement.recompute(statement.release_statement(rel, "gbsg2.csv"))
 
 
 @pytest.mark.slow
