@@ -19,7 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .. import storage
 from ..errors import DPError
+from . import schema
 
 #: Where a ledger is: a file, or None for the home's (``$DP_EXPLORER_HOME/ledger.sqlite``).
 PathArg = str | Path | None
@@ -30,15 +32,11 @@ STORE = "the budget ledger"
 
 
 def default_path() -> Path:
-    from .. import storage
-
     return storage.home() / FILENAME
 
 
 def fault(exc: BaseException, path: object, unharmed: str = "nothing was spent") -> DPError:
     """A storage fault as one message that says what to do next (:func:`dpcore.storage.fault_message`)."""
-    from .. import storage
-
     return storage.StorageError(storage.fault_message(exc, path, store=STORE, unharmed=unharmed))
 
 
@@ -79,8 +77,6 @@ def _open(p: Path) -> sqlite3.Connection:
 def _create(p: Path) -> None:
     """Build a new ledger (schema included) in a temporary file and link it into place whole. A process that
     loses the race uses the winner's file."""
-    from . import schema
-
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".new")
     os.close(fd)
     os.chmod(tmp, 0o600)  # owner only; the WAL and SHM files inherit the mode
@@ -105,8 +101,6 @@ def _create(p: Path) -> None:
 def connect(path: PathArg = None) -> sqlite3.Connection:
     """Open the ledger for writing (created whole on first use, migrated to the current schema), WAL mode,
     autocommit (transactions are begun by :func:`immediate`)."""
-    from . import schema
-
     p = resolve(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -123,8 +117,6 @@ def connect(path: PathArg = None) -> sqlite3.Connection:
 def connect_readonly(path: PathArg = None) -> sqlite3.Connection | None:
     """Open the ledger read-only (no file created); None when there is no ledger yet. A ledger of an earlier
     schema is migrated first (once, through a write connection)."""
-    from . import schema
-
     p = resolve(path)
     if not p.exists():
         return None

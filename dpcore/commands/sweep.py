@@ -4,9 +4,10 @@
 [--size-fractions 0.25,0.5] [--reproducible-noise] [--json OUT]`: a privacy–utility sweep with membership-inference
 attacks, a canary audit (one-run, Steinke et al. 2023) and a training-set-size control. No options: the page's default
 demo (about two minutes on 2 cores). ``--data``: your own CSV with the table defaults
-(:data:`dpcore.sweep.config.TABLE_DEFAULTS`), its public bounds as for ``train``. A CSV whose rows are (or nearly are) a registered dataset's is charged — the
-composition of its DP points — to that dataset's cap and the analyst's quota before any point runs (exit 3 when
-either would be exceeded); a point that fails is refunded, a finished one never."""
+(:data:`dpcore.sweep.config.TABLE_DEFAULTS`), its public bounds as for ``train``. A CSV whose rows are (or nearly
+are) a registered dataset's is charged — the composition of its DP points — to that dataset's cap and the analyst's
+quota before any point runs (exit 3 when either would be exceeded); a point that fails is refunded, a finished one
+never."""
 
 from __future__ import annotations
 
@@ -14,11 +15,17 @@ import sys
 from pathlib import Path
 
 from ..errors import DPError
+from ..jobs import charged
+from ..jobs.executors import RayExecutor
+from ..jobs.owners import CLI_OWNER, Caller
+from ..limits import WORKERS_MAX
 from ..serialize import check_json_path, write_json
+from ..sweep import budget
 from ..sweep import runs as sweep_runs
 from ..sweep import summary as sweep_summary
 from ..sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
 from ..training import bounds
+from . import _who
 from .train import add_analyst_option, add_bounds_options
 
 _D = SweepConfig()
@@ -103,7 +110,7 @@ def register(sub) -> None:
         default=2,
         help="parallel worker processes via background jobs; 0 = one after another here (default 2)",
     )
-    # --- engineer H (issue 17): executor and device ---
+    # --- executor and device ---
     p.add_argument(
         "--executor",
         default="local",
@@ -163,12 +170,6 @@ def config_from_args(args) -> SweepConfig:
 
 
 def run(args) -> dict:
-    from ..jobs import charged
-    from ..jobs.owners import Caller
-    from ..limits import WORKERS_MAX
-    from ..sweep import budget
-    from . import _who
-
     check_json_path(args.json_out)  # a bad --json target fails now, not after the sweep
     who = _who.asker(args.analyst)
     cfg = config_from_args(args)
@@ -184,12 +185,8 @@ def run(args) -> dict:
             seen.append(s["done"])
             print(f"[sweep] {s['done']}/{s['total']} points done", file=sys.stderr, flush=True)
 
-    from ..jobs.owners import CLI_OWNER
-
     executor = None
     if args.executor == "ray":
-        from ..jobs.executors import RayExecutor
-
         executor = RayExecutor(args.ray_address)
         args.workers = max(args.workers, 1)
 

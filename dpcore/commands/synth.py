@@ -14,7 +14,6 @@ from pathlib import Path
 
 from .. import limits, textsafe
 from ..budgets import gate
-from ..cli import int_arg, seed_arg
 from ..data import datasets
 from ..errors import DPError
 from ..noise.charge import ReleaseKind
@@ -22,7 +21,9 @@ from ..serialize import check_json_path
 from ..storage import atomic_write_bytes
 from ..synth import release as synth_release
 from ..synth import schema as synth_schema
+from ..synth.statement import release_statement
 from . import _who
+from ._args import int_arg, seed_arg
 from .train import add_analyst_option
 
 
@@ -151,7 +152,7 @@ def run(args) -> dict:
     spath = statement_path(out)
     try:
         rel = synth_release.release(df, schema, cfg)
-        st = rel.statement(dataset, csv_name=out.name, budget=adm.block())
+        st = release_statement(rel, dataset, csv_name=out.name, budget=adm.block())
         atomic_write_bytes(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
         atomic_write_bytes(spath, json.dumps(st, indent=2).encode())
     except BaseException:

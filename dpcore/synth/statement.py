@@ -16,7 +16,7 @@ import math
 from dpcore.statements.common import ADD_REMOVE, UNIT
 from dpcore.statements.signing import issue
 
-from .. import claims, textsafe
+from .. import claims, nist, textsafe
 from .release import GENERATOR_NAMES, ROWS_ESTIMATED, SynthConfig, SynthRelease, plan
 from .schema import Schema
 
@@ -81,6 +81,7 @@ def release_statement(
         **({"budget": budget} if budget is not None else {}),  # which dataset's cap it was charged to, if any
     }
     out["summary"] = summary(out)
+    out["nist"] = nist.for_statement(out)
     return issue(out, files={csv_name: textsafe.csv_bytes(rel.table)})
 
 

@@ -9,10 +9,13 @@ import warnings
 
 from ..budgets import gate
 from ..budgets.identities import Identity
+from ..data import datasets
 from ..errors import DPError
 from ..noise.charge import Charge, ReleaseKind
+from . import accounting
 from .config import REPRODUCIBLE_LABEL, TrainConfig, check_batch_size, delta_warnings
 from .data import Split, is_upload, load_split, release_uploads, upload_file
+from .loop import plan, train
 from .models import check_model_size, n_parameters
 from .results import TrainResult
 
@@ -42,9 +45,6 @@ def price(cfg: TrainConfig, split: Split | None = None) -> Charge:
     less). A run that is no DP release of the rows is refused: a non-private model (ε = ∞), reproducible noise
     (anyone with the seed replays it) and diffprivlib's models (its floating-point noise is not safe against
     low-bit attacks: its ε is no guarantee a cap can be charged with)."""
-    from . import accounting
-    from .loop import plan
-
     if not cfg.private:
         raise DPError(
             "a non-private model of a registered dataset's rows releases them with ε = ∞, which no cap allows; "
@@ -72,8 +72,6 @@ def price(cfg: TrainConfig, split: Split | None = None) -> Charge:
 def rows_of(dataset: str):
     """The rows a run's data code reads when they arrive as a file (``csv:PATH``, ``upload:<ref>``), else None:
     the built-in data (synthetic or public) is no registered dataset's."""
-    from ..data import datasets
-
     if dataset.startswith("upload:"):
         return datasets.read_csv(upload_file(dataset[len("upload:") :]))
     if dataset.startswith("csv:"):
@@ -126,9 +124,8 @@ def train_in_job(cfg: TrainConfig, ctx=None, split: Split | None = None, progres
     Opacus's per-step notices silenced, the job's cancel flag checked every step (a cancel raises
     :class:`~dpcore.errors.Cancelled`), and a stored upload released once no other job reads it.
     ``progress`` defaults to ``ctx.progress``."""
-    from .loop import train
-
     try:
+        # lazy: torch takes ~2 s to import
         import torch
 
         torch.set_num_threads(1)
