@@ -11,9 +11,10 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import claims, limits
+from dpcore.budgets import charged
 from dpcore.errors import JobError
 from dpcore.figures import training as figs
-from dpcore.jobs import charged, display, owners, registry, store, workers
+from dpcore.jobs import display, owners, registry, store, workers
 from dpcore.training import bounds
 from dpcore.training.config import (
     MEDICAL_TARGETS,

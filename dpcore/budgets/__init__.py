@@ -10,6 +10,7 @@ it, visitors share one quota on the built-in synthetic data. One SQLite file, ``
 * :mod:`~dpcore.budgets.quotas` — quotas inside a cap (grant, reset, close) and what each identity may read.
 * :mod:`~dpcore.budgets.gate` — **the one gate**: every release of every kind (answers, DP training runs, sweeps,
   synthetic tables, planned releases) charged before it runs; tickets of jobs, refunds; rows that arrive as files.
+* :mod:`~dpcore.budgets.charged` — queueing jobs whose release the gate charged: each ticket tied to its job.
 * :mod:`~dpcore.budgets.spend` — a console answer through the gate.
 * :mod:`~dpcore.budgets.visitors` — the built-in synthetic data and the visitors' shared quota.
 

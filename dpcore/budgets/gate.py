@@ -19,6 +19,10 @@ Rows that arrive as a file (an upload on a page, ``--data FILE`` or ``--dataset 
 every registered dataset they are, or nearly are (:func:`registered_rows`: the fingerprint, then the near-duplicate
 check of :mod:`dpcore.queries.fingerprint`). Rows that are no registered dataset are the uploader's own: nothing is
 charged and the statement says so (:func:`statement_block`).
+
+Past 500 formatted lines, one idea: the one place a cap is spent and given back. The charge, its refusals, the
+tickets it holds and the admission of rows from a file share one transaction and one ticket table; split, a spend and
+its refund would live in different modules.
 """
 
 from __future__ import annotations

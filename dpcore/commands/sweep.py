@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..budgets import charged
 from ..errors import DPError
-from ..jobs import charged
 from ..jobs.executors import RayExecutor
 from ..jobs.owners import CLI_OWNER, Caller
 from ..limits import WORKERS_MAX

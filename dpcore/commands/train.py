@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import sys
 
+from ..budgets import charged
 from ..errors import DPError
-from ..jobs import charged, registry, runner, store, workers
+from ..jobs import registry, runner, store, workers
 from ..jobs.executors import resolve_device
 from ..jobs.owners import CLI_OWNER
 from ..serialize import check_json_path, write_json

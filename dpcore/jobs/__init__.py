@@ -13,7 +13,6 @@
   :class:`~dpcore.jobs.records.JobRecord` the store returns.
 * :mod:`~dpcore.jobs.registry` — job targets by registered name (``"train"``, ``"sweep.point"``, ...) and the
   one translation of old ``"dpcore.module:function"`` paths that stored rows may hold.
-* :mod:`~dpcore.jobs.charged` — queueing jobs whose release the budget gate charged: each ticket tied to its job.
 * :mod:`~dpcore.jobs.runner` — running one job: the fair claim, its context (progress, stop flag, files),
   heartbeat, the fenced end state (a storage fault ends the job, not the worker);
   :func:`~dpcore.jobs.runner.run_inline` runs one in this process.

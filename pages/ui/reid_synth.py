@@ -22,10 +22,10 @@ import streamlit as st
 from dpcore import claims, textsafe
 from dpcore import limits as L
 from dpcore.attacks import reidentification as reid
-from dpcore.budgets import gate
+from dpcore.budgets import charged, gate
 from dpcore.errors import DPError, sentence
 from dpcore.figures import synth as figs
-from dpcore.jobs import charged, display, registry, store, workers
+from dpcore.jobs import display, registry, store, workers
 from dpcore.noise.charge import ReleaseKind
 from dpcore.synth import advise as synth_advise
 from dpcore.synth import job as synth_job

@@ -4,7 +4,8 @@ public bounds, the grid, seeds, attacks and shadows, and Start. It returns the i
 import streamlit as st
 
 from dpcore import claims, limits
-from dpcore.jobs import charged, executors
+from dpcore.budgets import charged
+from dpcore.jobs import executors
 from dpcore.sweep import budget as sweep_budget
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload

@@ -37,9 +37,9 @@ def _cli(argv: list[str]) -> tuple[int, dict | None]:
 
 def _page_train(csv: str, key: str) -> tuple[int, dict]:
     """What the training page does with an upload: store it, pass the gate, queue the job, tie the charge."""
-    from dpcore.budgets import identities
+    from dpcore.budgets import charged, identities
     from dpcore.errors import BudgetExceededError
-    from dpcore.jobs import charged, registry, store
+    from dpcore.jobs import registry, store
     from dpcore.training.config import TrainConfig
     from dpcore.training.data import save_upload
     from dpcore.training.job import admit
@@ -62,9 +62,9 @@ def _page_train(csv: str, key: str) -> tuple[int, dict]:
 
 def _page_synth(csv: str, key: str) -> tuple[int, dict]:
     """What the re-identification page's "Your own data" tab does: pass the gate, queue a synthetic release, tie."""
-    from dpcore.budgets import identities
+    from dpcore.budgets import charged, identities
     from dpcore.errors import BudgetExceededError
-    from dpcore.jobs import charged, registry, store
+    from dpcore.jobs import registry, store
     from dpcore.noise.charge import ReleaseKind
     from dpcore.synth import job as synth_job
     from dpcore.synth import release as synth_release

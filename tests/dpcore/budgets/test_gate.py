@@ -202,8 +202,9 @@ def test_a_schema_3_ledger_migrates_its_answers_become_answer_releases(dp_home):
 def test_the_job_end_hook_refunds_a_job_that_failed_and_keeps_one_that_finished():
     """Through the job runner and its end hook (dpcore.jobs.hooks): a charged job that raises is refunded, with a
     history row naming it and its error; a finished one keeps its charge; one cancelled while queued is refunded."""
+    from dpcore.budgets import charged
     from dpcore.errors import JobError
-    from dpcore.jobs import charged, runner, store
+    from dpcore.jobs import runner, store
     from dpcore.jobs.owners import CLI_OWNER, SYSTEM
 
     dataset(DS, cap=1.0, public_n=True)

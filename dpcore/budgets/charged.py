@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..budgets import gate
-from .owners import SYSTEM
-from .records import JobStatus
+from ..jobs import store
+from ..jobs.owners import SYSTEM
+from ..jobs.records import JobStatus
+from . import gate
 
 
 def tie(admission: gate.Admission, job_ids: Sequence[str]) -> list[str]:
@@ -20,8 +21,6 @@ def tie(admission: gate.Admission, job_ids: Sequence[str]) -> list[str]:
     Returns the job ids."""
     if not admission.tickets:
         return list(job_ids)
-    from . import store
-
     admission.tie(job_ids)
     for job_id in job_ids:
         job = store.get(job_id, caller=SYSTEM, history=False)
