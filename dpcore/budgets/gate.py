@@ -573,6 +573,7 @@ class Admission:
     tickets: tuple[int, ...]
     result: dict[str, Any]
     path: PathLike = None
+    public_n: frozenset[str] = frozenset()  # the datasets charged whose owner declared the number of rows public
 
     @property
     def charged(self) -> bool:
@@ -624,7 +625,20 @@ def admit(
         r = charge(who, [d["fingerprint"] for d in found], c, description=description, parts=parts, path=path)
     except registry.Unavailable:
         raise DPError(rows_refusal(who)) from None
-    return Admission(c, tuple(r["datasets"]), tuple(r["tickets"]), r, path)
+    public = frozenset(d["name"] for d in found if d["public_n"])
+    return Admission(c, tuple(r["datasets"]), tuple(r["tickets"]), r, path, public)
+
+
+def admit_dataset(who: Identity, dataset: str, cost: Charge, *, description: str, path: PathLike = None) -> Admission:
+    """The gate for a release of a registered dataset chosen by name (a planned release: one charge for the whole
+    plan, at its own accountant's ε and δ): charged to the dataset's cap and ``who``'s quota before a row is read,
+    refused as :func:`charge` refuses (one refusal for "no such dataset" and "not yours"). The caller then runs the
+    release and calls :meth:`Admission.keep` once anything of it may have left, or :meth:`Admission.refund` when it
+    failed before."""
+    r = charge(who, dataset, cost, description=description, path=path)
+    d = registry.info(r["dataset"], path=path)
+    public = frozenset([r["dataset_name"]]) if d is not None and d["public_n"] else frozenset()
+    return Admission(cost, tuple(r["datasets"]), tuple(r["tickets"]), r, path, public)
 
 
 OWN_ROWS = (
@@ -632,6 +646,9 @@ OWN_ROWS = (
     "cap was charged; ε bounds what this release says about each of its rows"
 )
 
+
+#: What a statement says of a charged dataset's number of rows when its owner did not declare it public.
+NOT_RELEASED = "not released"
 
 BUILTIN_ROWS = "the app's built-in data (synthetic, or public): no registered dataset's, so no cap was charged"
 
@@ -653,7 +670,12 @@ def statement_block(
         assert admission.charge is not None
         return {
             "charged_to": [
-                {"dataset": name, "epsilon": admission.charge.epsilon, "delta": admission.charge.delta}
+                {
+                    "dataset": name,
+                    "epsilon": admission.charge.epsilon,
+                    "delta": admission.charge.delta,
+                    "number_of_rows": registry.PUBLIC_N if name in admission.public_n else NOT_RELEASED,
+                }
                 for name in admission.datasets
             ],
             "note": CHARGED_NOTE,
@@ -670,7 +692,7 @@ def statement_block(
             continue
         row["epsilon"] += t["epsilon"] or 0.0
         row["delta"] += t["delta"] or 0.0
-        row["number_of_rows"] = registry.PUBLIC_N if t["public_n"] else "not released"
+        row["number_of_rows"] = registry.PUBLIC_N if t["public_n"] else NOT_RELEASED
     return {"charged_to": list(by.values()), "note": CHARGED_NOTE}
 
 

@@ -579,6 +579,30 @@ def set_cap(
     return {**out, "note": note}
 
 
+#: The fields a list of datasets shows of each (``budget list`` on the CLI, ``GET /v1/datasets`` on the HTTP API):
+#: ``n_rows`` only where :func:`shown` keeps it (the admin's, or declared public).
+LIST_FIELDS = (
+    "name",
+    "n_rows",
+    "number_of_rows",
+    "public_n",
+    "builtin",
+    "cap",
+    "spent",
+    "remaining",
+    "delta_cap",
+    "delta_remaining",
+    "max_query_epsilon",
+    "columns",
+    "person_identifiers",
+)
+
+
+def listing(who: Identity, *, path: store.PathArg = None) -> list[dict[str, Any]]:
+    """The datasets ``who`` may see (:func:`visible`), each by :data:`LIST_FIELDS`."""
+    return [{k: d[k] for k in LIST_FIELDS if k in d} for d in visible(who, path=path)]
+
+
 def visible(who: Identity, *, path: store.PathArg = None) -> list[dict[str, Any]]:
     """The registered datasets ``who`` may see: all for an admin; the built-in synthetic ones (the visitors' quota)
     and those with a quota of theirs for an analyst; the built-in ones for a visitor."""

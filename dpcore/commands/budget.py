@@ -115,28 +115,7 @@ def run(args) -> dict | list:
             confirm=args.confirm,
         )
     if args.action == "list":
-        who = _who.reader(args.analyst)
-        return [
-            {
-                k: d[k]
-                for k in (
-                    "name",
-                    "n_rows",
-                    "number_of_rows",
-                    "builtin",
-                    "cap",
-                    "spent",
-                    "remaining",
-                    "delta_cap",
-                    "delta_remaining",
-                    "max_query_epsilon",
-                    "columns",
-                    "person_identifiers",
-                )
-                if k in d  # n_rows: the admin's, or public
-            }
-            for d in registry.visible(who)
-        ]
+        return registry.listing(_who.reader(args.analyst))  # n_rows: the admin's, or public
     out = quotas.status(_who.reader(args.analyst), _dataset(args), analyst=args.analyst)
     out["history"] = [views.history_entry(e) for e in out["history"]]
     return out

@@ -244,3 +244,45 @@ def test_a_job_reads_a_registered_datasets_rows_only_once_charged_to_it():
     adm.tie(["job-x"])
     block = gate.for_job("job-x", df.iloc[:280], wait=0.1)
     assert block["charged_to"][0]["dataset"] == "clinic" and block["charged_to"][0]["epsilon"] == pytest.approx(0.2)
+
+
+def test_a_planned_release_is_charged_to_the_same_cap_before_it_runs_and_refunded_if_it_fails():
+    """A planned release (issue 35) names a registered dataset: one charge for the whole plan, on the cap that answers
+    and training runs share; its statement block names the dataset and whether its number of rows is public."""
+    dataset(DS, cap=1.0)  # n not declared public
+    ann = analyst("ann", DS, 1.0)
+    spend.spend(ann, DS, "COUNT(*)", 0.3, lambda: {"answer": 3})
+    adm = gate.admit_dataset(ann, DS, Charge.planned(0.5, 0.0), description="a planned release: 3 statistics")
+    assert quotas.status(ann, DS)["cap"]["spent"] == pytest.approx(0.8)
+    adm.keep("the table was released")
+    (c,) = adm.block()["charged_to"]
+    assert c["epsilon"] == pytest.approx(0.5) and c["number_of_rows"] == gate.NOT_RELEASED
+    assert _kinds(DS)[-1] == ("spend", "planned")
+    with pytest.raises(BudgetExceededError):  # 0.8 + 0.3 > 1: refused before anything is read
+        gate.admit_dataset(ann, DS, Charge.planned(0.3, 0.0), description="too much")
+    failed = gate.admit_dataset(ann, DS, Charge.planned(0.1, 0.0), description="fails")
+    assert failed.refund("the release stopped before anything left the server") == 1
+    st = quotas.status(ann, DS)
+    assert st["cap"]["spent"] == pytest.approx(0.8) and st["cap"]["by_release"]["planned"]["epsilon"] == pytest.approx(
+        0.5
+    )
+    adm.refund("late")  # a kept release is never refunded
+    assert quotas.status(ann, DS)["cap"]["spent"] == pytest.approx(0.8)
+    with pytest.raises(registry.Unavailable) as nobody:  # one refusal for "not yours" and "no such dataset"
+        gate.admit_dataset(identities.VISITOR, DS, Charge.planned(0.1, 0.0), description="x")
+    with pytest.raises(registry.Unavailable) as missing:
+        gate.admit_dataset(ann, "f" * 64, Charge.planned(0.1, 0.0), description="x")
+    assert str(nobody.value).split("'")[2:] == str(missing.value).split("'")[2:]
+
+
+def test_a_statement_names_the_dataset_charged_and_whether_its_number_of_rows_is_public(tmp_path):
+    df = datasets.medical(300, seed=3)
+    registry.register(admin(), "open", df, epsilon=1.0, public_n=True)
+    registry.register(admin(), "closed", datasets.medical(300, seed=4), epsilon=1.0)
+    for name, rows, n in (("open", df, registry.PUBLIC_N), ("closed", datasets.medical(300, seed=4), "not released")):
+        who = analyst(f"u{name}", name, 1.0)
+        adm = gate.admit(
+            who, rows, lambda: (Charge.synthetic(0.1, 0.0), None), kind=ReleaseKind.SYNTHETIC, description="t"
+        )
+        (c,) = adm.block()["charged_to"]
+        assert c["dataset"] == name and c["number_of_rows"] == n
