@@ -304,15 +304,16 @@ st.dataframe(pd.DataFrame(side), hide_index=True, width="stretch")
 with st.expander("What the preview and the split mean", icon=":material/help:"):
     st.markdown(
         f"Split: **{laid.split_words()}**. Each statistic's noise follows from its public bounds, categories and "
-        f"the unit of privacy ({laid.level_words()}); its 95% error is the noise's own (a quantile's: rows of rank). "
+        f"the unit of privacy ({md(laid.level_words())}); its 95% error is the noise's own (a quantile's: rows of rank). "
         "Relative errors use your public guess of the number of rows. All statistics are pure ε-DP (δ = 0): their ε "
         "add up to the total. A row-level release protects one row; a person with m rows is covered for m·ε."
     )
 
 # --- NIST SP 800-226 -------------------------------------------------------------------------------------
 flags = nist.checks(laid.claim())
+hazards = sum(f.kind == "hazard" for f in flags)
 with st.expander(
-    f"NIST SP 800-226 checks: {sum(f.kind == 'hazard' for f in flags)} hazards flagged", icon=":material/checklist:"
+    f"NIST SP 800-226 checks: {hazards} hazard{'' if hazards == 1 else 's'} flagged", icon=":material/checklist:"
 ):
     for f in flags:
         icon = ":material/warning:" if f.kind == "hazard" else ":material/info:"

@@ -47,7 +47,7 @@ def register(sub) -> None:
     )
     p.add_argument("--seed", type=seed_arg, default=0, help="with --builtin: the population's seed (default 0)")
     p.add_argument("--analyst", default=None, help="who asks (with $DP_EXPLORER_ANALYST_KEY); default: a visitor")
-    p.add_argument("--preview", action="store_true", help="each statistic's ε and 95% error; reads and spends nothing")
+    p.add_argument("--preview", action="store_true", help="each statistic's ε and 95%% error; reads and spends nothing")
     p.add_argument("--out", metavar="DIR|FILE", help="the release's folder (with --template: the plan file)")
     p.set_defaults(func=run_command)
 
