@@ -72,5 +72,5 @@ def test_release_once_and_download_the_files(app_server, page):
     assert '"kind": "plan"' in text and '"level": "person-level"' in text
     page.get_by_role("button", name="Release", exact=True).click()  # the same plan again: the stored release, free
     wait_for_app(page)
-    page.get_by_text("stored release, free").wait_for()
+    page.get_by_text("The same plan was released before").wait_for()
     assert not chart_text_faults(page)
