@@ -104,10 +104,11 @@ def _settings_json(name: str | None, var: str = "settings") -> str:
 
 def for_job(job_id: str, *, caller) -> Recipe:
     """A training job ``caller`` may read: train the same model with the same settings, and its non-private twin."""
-    from .jobs import store
+    from .jobs import registry, store
     from .training.config import TrainConfig, dataset_name, model_name
 
     job = store.get(job_id, caller=caller, history=False)
+    registry.check_kind(job, registry.TRAIN)
     cfg = TrainConfig.from_dict(job["params"])  # checks the stored settings (a foreign job is refused here)
     params, name = _portable(cfg.to_dict())
     r = Recipe(

@@ -205,11 +205,12 @@ def public_settings(config: dict | None, dataset: str | None) -> dict:
 def for_job(job_id: str, *, caller) -> dict:
     """Statement for a finished training run (a background job of target ``"train"``), for a caller who may read
     it (``caller``: a :class:`dpcore.jobs.owners.Caller`; someone else's run is NotYours)."""
-    from dpcore.jobs import store
+    from dpcore.jobs import registry, store
     from dpcore.training.config import dataset_kind, unit_of_privacy
     from dpcore.training.results import TrainMetrics
 
     job = store.get(job_id, caller=caller, history=False)
+    registry.check_kind(job, registry.TRAIN)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
     if m is None:
         raise DPError(f"job {job_id} is {job['status']}: a statement needs a finished run")

@@ -35,7 +35,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import DPError
-from ..validation import check_delta, check_epsilon, check_positive_int
+from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int
 
 ACCOUNTANTS = ("prv", "rdp")
 #: PRV accuracy: the returned value is estimate + PRV_EPS_ERROR (an upper bound). Opacus's default.
@@ -51,12 +51,7 @@ CALIBRATION_MAX_EVALS = 12
 
 
 def _check_run(noise_multiplier, sample_rate, steps, delta):
-    try:
-        sigma = float(noise_multiplier)
-    except (TypeError, ValueError):
-        raise DPError(f"noise multiplier must be a number, got {noise_multiplier!r}") from None
-    if not math.isfinite(sigma) or sigma <= 0:
-        raise DPError(f"noise multiplier must be > 0, got {noise_multiplier!r}; try 0.5–5")
+    sigma = check_noise_multiplier(noise_multiplier)
     try:
         q = float(sample_rate)
     except (TypeError, ValueError):

@@ -21,7 +21,7 @@ import numpy as np
 from .. import limits
 from ..errors import DPError
 from ..validation import _as_float as _float
-from ..validation import check_delta, check_epsilon, check_positive_int
+from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int
 from . import accounting
 
 MODELS = ("logreg", "mlp", "cnn", "diffprivlib_logreg", "diffprivlib_nb")
@@ -238,9 +238,7 @@ class TrainConfig:
         if self.noise_multiplier is not None:
             if self.epsilon is not None:
                 raise DPError("give either a target epsilon or a noise multiplier, not both")
-            nm = _float(self.noise_multiplier, "noise multiplier")
-            if not (0 < nm < 1e4):
-                raise DPError(f"noise multiplier must be > 0, got {self.noise_multiplier!r}; try 0.5–5")
+            check_noise_multiplier(self.noise_multiplier)
         if self.model.startswith("diffprivlib") and self.noise_multiplier is not None:
             raise DPError("diffprivlib models take a target epsilon, not a noise multiplier")
         check_positive_int(self.epochs, "epochs")

@@ -38,9 +38,10 @@ curves). They are not covered by ε and are downloaded apart, labelled.
 
 
 def _finished(job_id: str, caller) -> tuple[dict, TrainMetrics]:
-    from ..jobs import store
+    from ..jobs import registry, store
 
     job = store.get(job_id, caller=caller, history=False)
+    registry.check_kind(job, registry.TRAIN)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
     if m is None:
         raise DPError(f"job {job_id} is {job['status']}: only a finished run has downloads")
