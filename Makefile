@@ -1,12 +1,16 @@
-# Two commands: `make run` serves the app, `make test` runs the whole test suite.
+# Two commands: `make run` serves the app (the UI and the analysts' API), `make test` runs the whole test suite.
+# `make docs` serves the docs.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
+# The analysts' HTTP API (dpcore/api): the front door through which they ask, on the same HOST.
+API_PORT ?= 8502
 # 127.0.0.1: only this machine. `make run HOST=0.0.0.0` serves a LAN demo (anyone on the network can connect).
 HOST   ?= 127.0.0.1
+DOCS_PORT ?= 8000
 
-.PHONY: run test test-fast lint format install-test bench clean-venv screenshots
+.PHONY: run test test-fast lint format install-test bench clean-venv screenshots docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +40,10 @@ run: $(VENV)/.package.stamp
 	@if [ "$(HOST)" != "127.0.0.1" ] && [ "$(HOST)" != "localhost" ]; then \
 	  echo "WARNING: serving on $(HOST):$(PORT) - anyone who can reach this machine can use the app, its query"; \
 	  echo "WARNING: console and its background jobs. Admin actions need the token set by 'python -m dpcore admin init'."; fi
-	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	@echo "UI:  http://$(HOST):$(PORT)   analysts' API: http://$(HOST):$(API_PORT) (docs/api.md)"
+	@$(PY) -m dpcore api --host $(HOST) --port $(API_PORT) & api=$$!; \
+	  trap 'kill $$api 2>/dev/null' EXIT INT TERM; \
+	  $(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 # Everything the tests need, installed (CI runs this with the machine's HOME, then the tests with an empty one).
 install-test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp $(VENV)/.package.stamp
@@ -63,7 +70,11 @@ bench: $(VENV)/.package.stamp
 clean-venv:
 	rm -rf $(VENV)
 
-# Refresh the README tour images from a real-browser run.
+# Refresh the README's and the docs' tour images from a real-browser run.
 screenshots: $(VENV)/.requirements-dev.stamp
 	$(PY) -m pytest -q tests/e2e
 	$(PY) tests/e2e/update_readme_screenshots.py
+
+# The documentation site (docs/, mkdocs.yml), served on this machine only: http://127.0.0.1:$(DOCS_PORT).
+docs: $(VENV)/.requirements-dev.stamp
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)

@@ -1,11 +1,11 @@
-"""Every limit in one place: widgets, shared links, the CLI, the README and the tests read these.
+"""Every limit in one place: widgets, shared links, the CLI, the docs and the tests read these.
 
 A shared link can never ask for more than a widget allows (``pages/_ui.from_url`` clamps to these), and
 the CLI refuses what the page would refuse. Sizes are capped so that one visitor cannot exhaust the
 server: Streamlit runs every session in threads of one process, so a costly rerun slows every viewer.
 
-``README.md``'s "Limits" section is checked against :func:`table` by a test: change a limit here and the
-test tells you to update the README.
+The table in ``docs/operations/limits.md`` is checked against :func:`table` by a test: change a limit here and
+the test tells you to update that page.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ SWEEP_MAX_TRAININGS = 400
 #: Characters in a run's or sweep's name (shown in pickers, tables and the report, always as text).
 JOB_NAME_MAX_CHARS = 100
 
-# --- models (engineer B owns the checks in dpcore.training; mirrored here for the README) -------------
+# --- models (engineer B owns the checks in dpcore.training; mirrored here for the docs) -------------
 MODEL_MAX_HIDDEN = 4_096
 MODEL_MAX_PARAMS = 2_000_000
 TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epochs, capped here too
@@ -258,12 +258,12 @@ def check_seed(value, name: str = "seed") -> int:
 
 
 def _power(x: float) -> str:
-    """1e15, 1e-9 (a power of ten as the README writes it)."""
+    """1e15, 1e-9 (a power of ten as the docs write it)."""
     return f"{x:.0e}".replace("e+0", "e").replace("e+", "e").replace("e-0", "e-")
 
 
 def table() -> list[tuple[str, str]]:
-    """(what, limit) rows for the README's "Limits" section."""
+    """(what, limit) rows for the docs' limits table (docs/operations/limits.md)."""
     return [
         (
             "Upload size: pages (Streamlit's uploader, MB as the visitor's system counts them) / CLI CSV reader",

@@ -145,7 +145,7 @@ def run(args) -> dict:
         df = datasets.read_csv(args.data)
         dataset = f"upload {Path(args.data).name}"
     rel = synth_release.release(df, schema, cfg.check(schema))
-    st = rel.statement(dataset)
+    st = rel.statement(dataset, csv_name=out.name)
     spath = statement_path(out)
     write_user_file(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
     write_user_file(spath, json.dumps(st, indent=2).encode(), option="--out's statement")

@@ -3,15 +3,18 @@
 * :mod:`~dpcore.jobs.store` — the job API: submit (once per click, within the owner's share), get, list, cancel,
   wait, rename, delete, result files — each for a caller that may see or change the job.
 * :mod:`~dpcore.jobs.db` — the SQLite file under ``$DP_EXPLORER_HOME``: schema and migration, connections,
-  transactions, storage faults; liveness (a job whose worker stopped heartbeating ends ``failed``).
+  storage faults.
+* :mod:`~dpcore.jobs.liveness` — a slow worker is not a dead one: a running job is given up only when its
+  worker's process is gone or its lease lapsed; then failed, or queued again where its target allows.
+* :mod:`~dpcore.jobs.hooks` — what runs after a job's end is committed (and what it released).
 * :mod:`~dpcore.jobs.owners` — who may see and change a job or sweep: owners, :class:`~dpcore.jobs.owners.Caller`,
   admins, the shared demo, the shares of the queue.
 * :mod:`~dpcore.jobs.records` — :class:`~dpcore.jobs.records.JobStatus` and the frozen
   :class:`~dpcore.jobs.records.JobRecord` the store returns.
 * :mod:`~dpcore.jobs.registry` — job targets by registered name (``"train"``, ``"sweep.point"``, ...) and the
   one translation of old ``"dpcore.module:function"`` paths that stored rows may hold.
-* :mod:`~dpcore.jobs.runner` — running one job: the fair claim, its context (progress, cancel flag, files),
-  heartbeat, end state (a storage fault ends the job, not the worker);
+* :mod:`~dpcore.jobs.runner` — running one job: the fair claim, its context (progress, stop flag, files),
+  heartbeat, the fenced end state (a storage fault ends the job, not the worker);
   :func:`~dpcore.jobs.runner.run_inline` runs one in this process.
 * :mod:`~dpcore.jobs.worker` — the worker process (``python -m dpcore.jobs.worker``): claim, run, repeat.
 * :mod:`~dpcore.jobs.workers` — starting, counting and stopping local worker processes.

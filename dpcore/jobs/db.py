@@ -8,9 +8,9 @@ the store read-only where the home cannot be written. :func:`migrate` brings an 
 schema (rows written before owners existed belong to the CLI owner). The job API over it is
 :mod:`dpcore.jobs.store`.
 
-Liveness: workers heartbeat (``DP_EXPLORER_JOBS_HEARTBEAT`` seconds, default 1). A running job whose
-heartbeat is older than ``DP_EXPLORER_JOBS_DEAD_AFTER`` (default 6 s) is marked ``failed`` ("worker
-died") by whoever looks next (:func:`reap`).
+Liveness (:mod:`dpcore.jobs.liveness`): a running job holds its worker's process (pid, host, start time), an
+attempt number and a lease that heartbeats renew; whoever looks next (:func:`reader`, ``ensure_workers``, a
+worker's heartbeat) gives up a job whose worker's process is gone or whose lease lapsed.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .. import storage
+from ..storage.sqlite import transaction
+from .liveness import reap
 from .owners import CLI_OWNER
-from .settings import settings
 
 DB_NAME = "jobs.sqlite"
 
@@ -51,7 +51,12 @@ CREATE TABLE IF NOT EXISTS jobs (
     heartbeat REAL,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
     owner TEXT NOT NULL DEFAULT 'cli',
-    shared INTEGER NOT NULL DEFAULT 0
+    shared INTEGER NOT NULL DEFAULT 0,
+    attempt INTEGER NOT NULL DEFAULT 0,
+    lease REAL,
+    pid INTEGER,
+    host TEXT,
+    pid_start TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, created);
 CREATE INDEX IF NOT EXISTS jobs_by_group ON jobs(grp, created);
@@ -71,7 +76,8 @@ CREATE TABLE IF NOT EXISTS workers (
     heartbeat REAL NOT NULL,
     registered INTEGER NOT NULL DEFAULT 0,
     job TEXT,
-    stop INTEGER NOT NULL DEFAULT 0
+    stop INTEGER NOT NULL DEFAULT 0,
+    pid_start TEXT
 );
 CREATE TABLE IF NOT EXISTS clicks (
     owner TEXT NOT NULL,
@@ -86,12 +92,23 @@ CREATE TABLE IF NOT EXISTS clicks (
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring an older store up to today's schema (inside the caller's transaction). Rows written before owners
     existed belong to the CLI owner (the person who runs the server); rows written before shared demos existed
-    are not shared (their owner keeps them)."""
+    are not shared (their owner keeps them). A job still running from before leases is judged by its last
+    heartbeat plus the lease (:mod:`dpcore.jobs.liveness`)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(jobs)")}
-    if "owner" not in cols:
-        conn.execute(f"ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '{CLI_OWNER}'")
-    if "shared" not in cols:
-        conn.execute("ALTER TABLE jobs ADD COLUMN shared INTEGER NOT NULL DEFAULT 0")
+    added = {
+        "owner": f"TEXT NOT NULL DEFAULT '{CLI_OWNER}'",
+        "shared": "INTEGER NOT NULL DEFAULT 0",
+        "attempt": "INTEGER NOT NULL DEFAULT 0",
+        "lease": "REAL",
+        "pid": "INTEGER",
+        "host": "TEXT",
+        "pid_start": "TEXT",
+    }
+    for name, decl in added.items():
+        if name not in cols:
+            conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {decl}")
+    if "pid_start" not in {r[1] for r in conn.execute("PRAGMA table_info(workers)")}:
+        conn.execute("ALTER TABLE workers ADD COLUMN pid_start TEXT")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_shared ON jobs(shared, target, status)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(owner, status, created)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner_started ON jobs(owner, started)")  # the fair claim
@@ -136,7 +153,8 @@ def _fault(exc: BaseException) -> storage.StorageError:
         where = db_path()
     except storage.StorageError as err:
         return err
-    return storage.StorageError(storage.fault_message(exc, where))
+    kind = storage.StorageBusy if storage.is_busy(exc) else storage.StorageError
+    return kind(storage.fault_message(exc, where))
 
 
 @contextmanager
@@ -216,18 +234,6 @@ def db_path_parent_ok() -> bool:
     return True
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A write transaction that takes the write lock up front (no lock upgrades, no double claims)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
 def dumps(obj: Any) -> str:
     return json.dumps(obj, default=json_default, allow_nan=True)
 
@@ -242,23 +248,3 @@ def json_default(obj: Any):
     if isinstance(obj, (set, frozenset, tuple)):
         return list(obj)
     raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
-
-
-# --------------------------------------------------------------------------------------------- liveness
-
-
-def reap(conn: sqlite3.Connection) -> int:
-    """Mark running jobs whose worker stopped heartbeating as failed. Cheap when nothing is stale."""
-    cfg = settings()
-    cutoff = time.time() - cfg.dead_after
-    stale = conn.execute("SELECT id FROM jobs WHERE status = 'running' AND heartbeat < ? LIMIT 1", (cutoff,)).fetchone()
-    if stale is None:
-        return 0
-    with transaction(conn):
-        cur = conn.execute(
-            "UPDATE jobs SET status = 'failed', ended = ?, "
-            "error = 'worker died (no heartbeat for ' || CAST(ROUND(? - heartbeat, 1) AS TEXT) || ' s); "
-            "submit the job again' WHERE status = 'running' AND heartbeat < ?",
-            (time.time(), time.time(), cutoff),
-        )
-    return cur.rowcount

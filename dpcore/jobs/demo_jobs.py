@@ -35,6 +35,11 @@ def sleep(params: dict, ctx) -> dict:
     return {"steps": steps, "pid": os.getpid(), "value": float(params.get("value", 1.0))}
 
 
+def again(params: dict, ctx) -> dict:
+    """:func:`sleep`, registered as ``demo.again`` with one retry (a lost worker's job runs once more)."""
+    return sleep(params, ctx)
+
+
 def fail(params: dict, ctx) -> dict:
     """Fail after one progress update: a DPError (``kind='dp'``) or a RuntimeError with two lines."""
     ctx.progress(step=1, total_steps=2)

@@ -4,6 +4,11 @@ A job names its function by a registered name (``"train"``, ``"sweep.point"``, `
 never by where the function lives, so a module can move without breaking queued or finished rows.
 :func:`resolve` imports the function when a worker runs the job (nothing is imported at registration).
 
+A target may say how often a job of it is **run again** when its worker dies or goes silent while it runs
+(:func:`retries`; ``register(..., retries=1)``): a sweep point is run once more before its sweep counts it failed.
+Only work that releases nothing until it ends may be retried: a job's results become visible only with its
+``done`` (see :mod:`dpcore.jobs.runner`), so a run that was given up left nothing behind.
+
 A target may also have a **sharing rule** (:func:`share_when`, :func:`shared`): a predicate on a job's
 parameters that says the job is a shared demo (everyone may read it; see :mod:`dpcore.jobs.owners`). The store
 asks it when a job is submitted. Like targets, a rule is named by path and imported only when asked.
@@ -27,11 +32,13 @@ _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
 _TARGETS: dict[str, str] = {}  # registered name -> "dpcore.module:function" (where it lives now)
 _BY_PATH: dict[str, str] = {}  # "dpcore.module:function" -> registered name
 _SHARED: dict[str, str] = {}  # registered name -> "dpcore.module:predicate" (its sharing rule)
+_RETRIES: dict[str, int] = {}  # registered name -> runs again after a dead or silent worker (default 0)
 
 
-def register(name: str, path: str) -> str:
+def register(name: str, path: str, *, retries: int = 0) -> str:
     """Name a job function: ``register("train", "dpcore.training.job:run_job")``; returns the name.
 
+    ``retries``: how many more times a job of it runs when its worker dies or goes silent (0: it fails).
     Nothing is imported here (the worker imports the function when it runs a job). Registering the
     same pair twice is harmless; a name or function registered twice differently is a JobError.
     """
@@ -43,13 +50,27 @@ def register(name: str, path: str) -> str:
         raise JobError(f"job target {name!r} or {path!r} is already registered differently")
     _TARGETS[name] = path
     _BY_PATH[path] = name
+    if retries:
+        _RETRIES[name] = int(retries)
     return name
+
+
+def retries(target: str, params: dict | None = None) -> int:
+    """How many more runs a job of ``target`` gets after its worker died or went silent. A Ray dispatch job
+    (:data:`RAY`) follows the unit it dispatches."""
+    name = target_name(target)
+    if name == RAY and isinstance(params, dict) and isinstance(params.get("target"), str):
+        try:
+            name = target_name(params["target"])
+        except JobError:
+            return 0
+    return _RETRIES.get(name, 0)
 
 
 TRAIN = register("train", "dpcore.training.job:run_job")
 #: The job group every training run is filed under (the training page's run list, the Home report's picker, the CLI).
 TRAIN_GROUP = "train"
-SWEEP_POINT = register("sweep.point", "dpcore.sweep.point:run_point")
+SWEEP_POINT = register("sweep.point", "dpcore.sweep.point:run_point", retries=1)  # a lost point runs once more
 RAY = register("ray", "dpcore.jobs.executors:ray_job")
 SYNTH_STUDY = register("synth.study", "dpcore.synth.study:run_job")
 SYNTH_GROUP = "synth"  # the group of DP synthetic-data studies (the re-identification page, its CLI, the report)
@@ -59,6 +80,8 @@ DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests an
 for _fn in DEMOS:
     register(f"demo.{_fn}", f"dpcore.jobs.demo_jobs:{_fn}")
 del _fn
+#: demo.sleep that runs once more when its worker is lost (tests of the retry, like a sweep point's)
+DEMO_RETRIED = register("demo.again", "dpcore.jobs.demo_jobs:again", retries=1)
 
 
 def share_when(name: str, path: str) -> None:
@@ -80,7 +103,7 @@ def shared(target: str, params: dict) -> bool:
     path = _SHARED.get(target_name(target))
     if path is None:
         return False
-    fn = _import(path, target)
+    fn = import_path(path, target)
     try:
         return bool(fn(params))
     except DPError:
@@ -153,10 +176,11 @@ def target_name(target: str) -> str:
 def resolve(target: str) -> Callable[[dict, object], dict]:
     """The job function ``fn(params, ctx) -> dict`` for ``target`` (see :func:`target_name`), imported here."""
     name = target_name(target)
-    return _import(_TARGETS.get(name, name), target)
+    return import_path(_TARGETS.get(name, name), target)
 
 
-def _import(path: str, target: str):
+def import_path(path: str, target: str):
+    """The function a ``"dpcore.module:function"`` path names, imported now (a JobError that names ``target``)."""
     module_name, func_name = path.split(":")
     try:
         module = importlib.import_module(module_name)

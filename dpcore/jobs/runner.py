@@ -2,11 +2,22 @@
 
 A worker (:mod:`dpcore.jobs.worker`) claims a queued job (:func:`claim`, ``BEGIN IMMEDIATE``: never two
 claims of one job; owners take turns, so one visitor's flood never starves another's job) and :func:`execute`
-runs it: the target's function (:func:`dpcore.jobs.registry.resolve`)
-is called as ``fn(params, ctx)`` and returns a JSON-serialisable dict of metrics. ``ctx``
-(:class:`JobContext`) reports progress, answers "was I cancelled?", and saves files atomically into the
-job's own folder ``$DP_EXPLORER_HOME/jobs/<id>/``. ``result.json`` is written there (temp file, fsync,
-rename) *before* ``done`` is committed. :func:`run_inline` runs a job in the calling process the same way.
+runs it: the target's function (:func:`dpcore.jobs.registry.resolve`) is called as ``fn(params, ctx)`` and returns
+a JSON-serialisable dict of metrics. ``ctx`` (:class:`JobContext`) reports progress, answers "should I stop?", and
+saves files atomically into the attempt's own folder ``$DP_EXPLORER_HOME/jobs/<id>/.attempt-<n>/``.
+:func:`run_inline` runs a job in the calling process the same way.
+
+**One claim, one end.** A claim makes the job's attempt number one higher (:mod:`dpcore.jobs.liveness`); every
+write of the run — heartbeat, progress, the end — says which attempt it belongs to and changes nothing once the
+job is no longer running under that attempt. The end is one transaction (:func:`record_end`) that moves the
+attempt's files (``result.json`` last) into ``jobs/<id>/`` and records ``done``; a job that ends any other way
+publishes nothing. So a worker that comes back after its job was given up or handed to another worker writes
+nothing: it drops its work and says so in its log. A job's results are visible exactly when it is ``done``
+(:attr:`dpcore.jobs.hooks.JobEnd.released`).
+
+**Heartbeat.** A thread of its own (:class:`_Heartbeat`) renews the claim's lease every heartbeat, flushes
+progress, turns a cancel into ``ctx.cancelled()``, and gives up other workers' dead jobs. It keeps beating until
+the end is recorded, so a job whose end waits for a full disk to clear never reads as silent.
 
 Cancel: the heartbeat thread sees a cancel flag within one heartbeat, ``ctx.cancelled()`` turns true, the
 job function returns or raises (one exception for every cancel: :class:`dpcore.errors.Cancelled`), and
@@ -14,11 +25,16 @@ the job ends ``cancelled``. A cancelled inline run raises ``Cancelled`` too, nev
 not exit 2). A job that ignores the flag for ``DP_EXPLORER_JOBS_CANCEL_GRACE`` seconds (default 10) is
 recorded ``cancelled`` and its worker process exits (a new one is started on the next ``ensure_workers``).
 
-Storage faults: a full disk, a read-only home or a ``jobs`` folder replaced by a file, met while a job runs or
-saves its files, end that job ``failed`` with :func:`dpcore.storage.fault_message` (what happened, what to do),
-never a crashed worker. If even the end state cannot be written (the store's own disk is full), the worker keeps
-trying for ``DP_EXPLORER_JOBS_FINISH_RETRY`` seconds (default 600) — its message replaces a "worker died" that
-someone else recorded meanwhile — so the job never reads "running" and then "worker died" for a full disk.
+**Storage faults** — a full disk, a read-only home, a ``jobs`` folder replaced by a file — end any job ``failed``
+with :func:`dpcore.storage.fault_message` (what happened, what to do), never a crashed worker and never a silent
+"running": met by the job itself (saving a file), or by its heartbeat (:data:`FAULT_BEATS` beats in a row that
+cannot write the store), which then tells the job to stop and records the failure at once. A full disk is still
+written down: the writer gives back the home's reserve (:mod:`dpcore.storage.reserve`) and records the end in the
+room that frees. If even then the end cannot be written, the worker keeps trying for
+``DP_EXPLORER_JOBS_FINISH_RETRY`` seconds (default 600) while its heartbeat keeps the claim alive.
+
+A little over 400 lines, one idea: one run of one job from claim to recorded end. The heartbeat and the end share
+the fencing rules, so they stay together.
 """
 
 from __future__ import annotations
@@ -27,6 +43,7 @@ import errno
 import json
 import os
 import secrets
+import shutil
 import socket
 import sqlite3
 import sys
@@ -39,8 +56,10 @@ from typing import Any
 
 from .. import limits, storage
 from ..errors import Cancelled, DPError, JobError
-from . import store
-from .db import connection, dumps, jobs_dir, json_default, transaction
+from ..storage import reserve
+from . import liveness, store
+from .db import connection, db_path, dumps, jobs_dir, json_default, transaction
+from .hooks import JobEnd, announce
 from .owners import Caller
 from .records import JobStatus
 from .registry import resolve
@@ -48,6 +67,19 @@ from .settings import settings
 from .store import check_name
 
 MAX_HISTORY = limits.JOBS_MAX_HISTORY  # progress history entries kept per job (live charts)
+#: Heartbeats in a row that meet a storage fault before the job is ended with it: one may be a passing hiccup (a
+#: temporary file freed a moment later); two are not, and the job is failed within three heartbeats of the fault.
+FAULT_BEATS = 2
+
+RECORDED, ENDED, LOST = "recorded", "ended", "lost"  # what record_end found
+
+
+def log(line: str) -> None:
+    """One line to the worker's log (stderr). A full disk under the log loses the line, never the worker."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 class WorkerStopped(SystemExit):
@@ -63,16 +95,21 @@ _STORAGE_ERRNOS = {
     errno.ENOTDIR,
     errno.EEXIST,
     errno.EISDIR,
+    errno.EIO,
 }
 
 
 def _one_line(exc: BaseException, where=None) -> str:
     """A job's error as it is recorded and shown: one line, a storage fault as what to do, and no server folder
     (``$DP_EXPLORER_HOME`` stands for it: the page shows the error to the run's owner, not the server's layout)."""
-    if (isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS) or isinstance(exc, sqlite3.OperationalError):
+    text = str(exc).strip()
+    if (
+        (isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS)
+        or isinstance(exc, sqlite3.OperationalError)
+        or "no space left on device" in text.lower()  # a library's own words for a full disk
+    ):
         msg = storage.fault_message(exc, where)  # a full disk, a read-only home: what to do, not errno
     else:
-        text = str(exc).strip()
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         plain = isinstance(exc, (DPError, WorkerStopped)) and first
         msg = first if plain else f"{type(exc).__name__}: {first}".rstrip(": ")
@@ -85,12 +122,15 @@ def _one_line(exc: BaseException, where=None) -> str:
 
 @dataclass
 class JobContext:
-    """What a job function gets besides its params: progress, cancel flag, its own result folder."""
+    """What a job function gets besides its params: progress, the stop flag, its own result folder."""
 
     job_id: str
-    result_dir: Path
+    result_dir: Path  # this attempt's folder: its files are published with `done`
+    attempt: int = 1
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _why: str | None = field(default=None, repr=False)  # "cancel", "fault" (storage) or "lost" (taken away)
+    _message: str | None = field(default=None, repr=False)
     _progress: dict = field(default_factory=dict, repr=False)
     _pending: list = field(default_factory=list, repr=False)
     _dirty: bool = field(default=False, repr=False)
@@ -110,21 +150,28 @@ class JobContext:
                 self._n_history += 1
 
     def cancelled(self) -> bool:
-        """True once someone asked to cancel this job (checked by the training loop each step)."""
-        return self._cancel.is_set()
+        """True once the job should stop: someone cancelled it, the store cannot be written, or the job was
+        taken away from this worker (checked by the training loop each step)."""
+        return self._stop.is_set()
 
     def check_cancelled(self) -> None:
-        """Raise :class:`~dpcore.errors.Cancelled` if the job was cancelled."""
-        if self._cancel.is_set():
+        """Raise :class:`~dpcore.errors.Cancelled` if the job should stop."""
+        if self._stop.is_set():
             raise Cancelled(f"job {self.job_id} was cancelled")
 
     def save_bytes(self, name: str, data: bytes) -> Path:
-        """Write ``data`` atomically to ``result_dir/name``; return the path."""
+        """Write ``data`` atomically to ``result_dir/name``; return the path (published when the job is done)."""
         path = self.result_dir / check_name(name)
         storage.atomic_write_bytes(path, data)
         return path
 
     # -- used by the runner
+    def _halt(self, why: str, message: str | None = None) -> None:
+        with self._lock:
+            if self._why is None:  # the first reason is the one recorded
+                self._why, self._message = why, message
+        self._stop.set()
+
     def _take(self) -> tuple[dict | None, list]:
         with self._lock:
             snapshot = dict(self._progress) if self._dirty else None
@@ -133,7 +180,7 @@ class JobContext:
 
 
 def _flush(conn: sqlite3.Connection, ctx: JobContext) -> None:
-    """Write buffered progress and history (inside the caller's transaction)."""
+    """Write buffered progress and history (inside the caller's transaction, which checked the claim)."""
     snapshot, pending = ctx._take()
     if snapshot is not None:
         conn.execute("UPDATE jobs SET progress = ? WHERE id = ?", (dumps(snapshot), ctx.job_id))
@@ -147,130 +194,255 @@ def _flush(conn: sqlite3.Connection, ctx: JobContext) -> None:
         )
 
 
-class _Heartbeat(threading.Thread):
-    """Beats for the job (and its worker), flushes progress, and turns a cancel flag into ctx.cancelled()."""
+# --------------------------------------------------------------------------------------------- the end
 
-    def __init__(self, ctx: JobContext, worker_id: str, hard_exit: bool) -> None:
+
+def _publish(ctx: JobContext) -> list[tuple[Path, Path]]:
+    """Move the attempt's files into the job's folder (``result.json`` last); returns what moved."""
+    final = ctx.result_dir.parent
+    moved: list[tuple[Path, Path]] = []
+    try:
+        names = sorted((p.name for p in ctx.result_dir.iterdir() if p.is_file()), key=lambda n: (n == "result.json", n))
+        for name in names:
+            os.replace(ctx.result_dir / name, final / name)
+            moved.append((ctx.result_dir / name, final / name))
+    except OSError as exc:
+        _unpublish(moved)
+        raise storage.StorageError(storage.fault_message(exc, final)) from None
+    return moved
+
+
+def _unpublish(moved: list[tuple[Path, Path]]) -> None:
+    for src, dst in reversed(moved):
+        try:
+            os.replace(dst, src)
+        except OSError:
+            pass
+
+
+def record_end(
+    ctx: JobContext, worker_id: str | None, status: JobStatus, *, result: dict | None = None, error: str | None = None
+) -> str:
+    """Record the job's end for this attempt, in one transaction: :data:`RECORDED`; or nothing, because the job
+    already ended under this attempt (:data:`ENDED`) or is no longer this attempt's (:data:`LOST`). ``done``
+    publishes the attempt's files in the same transaction (a file that cannot be moved fails the job with the
+    storage message instead). A storage fault is raised (nothing recorded)."""
+    moved: list[tuple[Path, Path]] = []
+    with connection() as conn:
+        try:
+            with transaction(conn):
+                row = conn.execute(
+                    "SELECT status, attempt, target, params, owner FROM jobs WHERE id = ?", (ctx.job_id,)
+                ).fetchone()
+                if row is None or row["attempt"] != ctx.attempt:
+                    return LOST
+                if row["status"] != JobStatus.RUNNING:
+                    return ENDED if JobStatus(row["status"]).finished else LOST
+                _flush(conn, ctx)
+                if status is JobStatus.DONE:
+                    try:
+                        moved = _publish(ctx)
+                    except storage.StorageError as exc:
+                        status, result, error = JobStatus.FAILED, None, _one_line(exc)
+                now = time.time()
+                conn.execute(
+                    "UPDATE jobs SET status = ?, ended = ?, result = ?, error = ?, heartbeat = ?, lease = NULL "
+                    "WHERE id = ? AND attempt = ?",
+                    (status, now, dumps(result) if result is not None else None, error, now, ctx.job_id, ctx.attempt),
+                )
+                if worker_id:
+                    conn.execute("UPDATE workers SET job = NULL, heartbeat = ? WHERE id = ?", (now, worker_id))
+        except BaseException:
+            _unpublish(moved)
+            raise
+    announce([JobEnd(ctx.job_id, row["target"], row["owner"], status, error, json.loads(row["params"]))])
+    return RECORDED
+
+
+def _disk_full() -> bool:
+    try:
+        return storage.nearly_full(db_path())
+    except storage.StorageError:
+        return False
+
+
+def _end_once(
+    ctx: JobContext, worker_id: str | None, status: JobStatus, **kw
+) -> tuple[str | None, BaseException | None]:
+    """One try at :func:`record_end` (twice on a full disk: again after giving the reserve back)."""
+    try:
+        return record_end(ctx, worker_id, status, **kw), None
+    except (storage.StorageError, sqlite3.Error, OSError) as exc:
+        if storage.is_busy(exc) or not _disk_full() or not reserve.free():
+            return None, exc
+    try:
+        return record_end(ctx, worker_id, status, **kw), None
+    except (storage.StorageError, sqlite3.Error, OSError) as exc:
+        return None, exc
+
+
+def _finish_patiently(ctx: JobContext, worker_id: str | None, status: JobStatus, **kw) -> str | None:
+    """:func:`record_end`, retried while the store cannot be written (a full disk frees up, a lock clears), for up
+    to ``settings().finish_retry`` seconds; then the fault is logged and None returned."""
+    cfg = settings()
+    deadline = time.monotonic() + cfg.finish_retry
+    while True:
+        outcome, exc = _end_once(ctx, worker_id, status, **kw)
+        if outcome is not None:
+            return outcome
+        if time.monotonic() >= deadline:
+            log(f"[jobs] could not record the end of job {ctx.job_id} ({status}: {kw.get('error')}): {exc}")
+            return None
+        time.sleep(cfg.heartbeat)
+
+
+# --------------------------------------------------------------------------------------------- heartbeat
+
+
+class _Heartbeat(threading.Thread):
+    """Renews the claim's lease, flushes progress, turns cancel / storage faults / a lost claim into
+    ``ctx.cancelled()``, and gives up other workers' dead jobs. Never waits on the job function."""
+
+    def __init__(self, ctx: JobContext, worker_id: str | None, hard_exit: bool) -> None:
         super().__init__(name=f"heartbeat-{ctx.job_id}", daemon=True)
         self.ctx = ctx
         self.worker_id = worker_id
         self.hard_exit = hard_exit
         self.stop = threading.Event()
-        self.cancel_seen: float | None = None
         self.cfg = settings()
+        self.faults = 0  # storage faults in a row
+        self.recorded = False  # this thread recorded the job's end (a storage fault)
+        self.halted_at: float | None = None
 
     def run(self) -> None:
         while not self.stop.wait(self.cfg.heartbeat):
             try:
                 self.beat()
-            except (sqlite3.Error, storage.StorageError) as exc:  # keep beating; busy is not dead
-                print(f"[jobs] heartbeat for {self.ctx.job_id} failed: {exc}", file=sys.stderr, flush=True)
+                self.faults = 0
+            except (sqlite3.Error, storage.StorageError, OSError) as exc:
+                self.fault(exc)
+            except Exception as exc:  # a heartbeat that dies reads as a dead worker: log and beat on
+                log(f"[jobs] heartbeat for {self.ctx.job_id}: {type(exc).__name__}: {exc}")
+            self.grace()
 
     def beat(self) -> None:
-        now = time.time()
+        ctx, now = self.ctx, time.time()
+        cancel = False
         with connection("NORMAL") as conn:
             with transaction(conn):
-                _flush(conn, self.ctx)
-                conn.execute(
-                    "UPDATE jobs SET heartbeat = ? WHERE id = ? AND status = 'running'", (now, self.ctx.job_id)
+                mine = (
+                    conn.execute(
+                        "UPDATE jobs SET heartbeat = ?, lease = ? WHERE id = ? AND attempt = ? AND status = 'running'",
+                        (now, now + self.cfg.lease, ctx.job_id, ctx.attempt),
+                    ).rowcount
+                    == 1
                 )
-                conn.execute(
-                    "UPDATE workers SET heartbeat = ?, registered = 1, job = ? WHERE id = ?",
-                    (now, self.ctx.job_id, self.worker_id),
-                )
-                row = conn.execute(
-                    "SELECT status, cancel_requested FROM jobs WHERE id = ?", (self.ctx.job_id,)
-                ).fetchone()
-            if row is None or row["cancel_requested"] or row["status"] != JobStatus.RUNNING:
-                self.ctx._cancel.set()
-                if self.cancel_seen is None:
-                    self.cancel_seen = now
-                elif self.hard_exit and now - self.cancel_seen > self.cfg.cancel_grace and not self.stop.is_set():
-                    # the job ignores the flag: record the end honestly, then end this worker process
-                    with transaction(conn):
-                        conn.execute(
-                            "UPDATE jobs SET status = 'cancelled', ended = ?, error = ? "
-                            "WHERE id = ? AND status = 'running'",
-                            (
-                                now,
-                                "cancelled (the job ignored the cancel flag; its worker was stopped)",
-                                self.ctx.job_id,
-                            ),
-                        )
-                        conn.execute("DELETE FROM workers WHERE id = ?", (self.worker_id,))
-                    print(
-                        f"[jobs] job {self.ctx.job_id} ignored cancel for {self.cfg.cancel_grace:g} s; worker exits",
-                        file=sys.stderr,
-                        flush=True,
+                if mine:
+                    _flush(conn, ctx)
+                    cancel = bool(
+                        conn.execute("SELECT cancel_requested FROM jobs WHERE id = ?", (ctx.job_id,)).fetchone()[0]
                     )
-                    os._exit(3)
+                if self.worker_id:
+                    conn.execute(
+                        "UPDATE workers SET heartbeat = ?, registered = 1, job = ? WHERE id = ?",
+                        (now, ctx.job_id if mine else None, self.worker_id),
+                    )
+            try:
+                liveness.reap(conn)  # other workers' dead jobs: seen within a heartbeat, nobody needs to look
+            except (sqlite3.Error, storage.StorageError):
+                pass
+        if not mine:
+            ctx._halt("lost", f"job {ctx.job_id} is no longer this worker's (given up or run elsewhere)")
+        elif cancel:
+            ctx._halt("cancel")
 
-
-def _finish(
-    ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None, error: str | None = None
-) -> None:
-    """Record the job's end state. A job that someone else marked "worker died" while this worker could not
-    write (a full disk: no heartbeat either) gets its real end instead."""
-    with connection() as conn, transaction(conn):
-        _flush(conn, ctx)
-        conn.execute(
-            "UPDATE jobs SET status = ?, ended = ?, result = ?, error = ?, heartbeat = ? "
-            "WHERE id = ? AND worker = ? AND (status = 'running' OR (status = 'failed' AND error LIKE 'worker died%'))",
-            (
-                status,
-                time.time(),
-                dumps(result) if result is not None else None,
-                error,
-                time.time(),
-                ctx.job_id,
-                worker_id,
-            ),
-        )
-        conn.execute("UPDATE workers SET job = NULL, heartbeat = ? WHERE id = ?", (time.time(), worker_id))
-
-
-def _finish_patiently(
-    ctx: JobContext, worker_id: str, status: JobStatus, *, result: dict | None = None, error: str | None = None
-) -> None:
-    """:func:`_finish`, retried while the store cannot be written (a full disk frees up, a lock clears), for up
-    to ``settings().finish_retry`` seconds; then the fault is logged and the worker carries on."""
-    cfg = settings()
-    deadline = time.monotonic() + cfg.finish_retry
-    while True:
-        try:
-            _finish(ctx, worker_id, status, result=result, error=error)
+    def fault(self, exc: BaseException) -> None:
+        if storage.is_busy(exc):  # busy is not dead: the lease covers a store that is slow to lock
             return
-        except (storage.StorageError, sqlite3.Error, OSError) as exc:
-            if time.monotonic() >= deadline:
-                print(
-                    f"[jobs] could not record the end of job {ctx.job_id} ({status}: {error}): {exc}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                return
-            time.sleep(cfg.heartbeat)
+        self.faults += 1
+        message = _one_line(exc)
+        if self.faults == 1 or self.faults % 60 == 0:
+            log(f"[jobs] heartbeat for {self.ctx.job_id} cannot write the store: {message}")
+        if self.faults < FAULT_BEATS:
+            return
+        self.ctx._halt("fault", message)
+        if not self.recorded and self.ctx._why == "fault":
+            outcome, _ = _end_once(self.ctx, self.worker_id, JobStatus.FAILED, error=self.ctx._message)
+            self.recorded = outcome is not None
+
+    def grace(self) -> None:
+        """A job that ignores the stop flag for ``cancel_grace`` seconds gets its worker process ended — once
+        whatever is this worker's to record is recorded."""
+        ctx = self.ctx
+        if not ctx.cancelled() or self.stop.is_set():
+            return
+        now = time.monotonic()
+        if self.halted_at is None:
+            self.halted_at = now
+            return
+        if not self.hard_exit or now - self.halted_at <= self.cfg.cancel_grace:
+            return
+        if ctx._why == "cancel":
+            outcome, _ = _end_once(
+                ctx,
+                self.worker_id,
+                JobStatus.CANCELLED,
+                error="cancelled (the job ignored the cancel flag; its worker was stopped)",
+            )
+            if outcome is None:
+                return  # the store cannot be written: try again next beat
+        elif ctx._why == "fault" and not self.recorded:
+            return
+        log(f"[jobs] job {ctx.job_id} ignored the stop flag for {self.cfg.cancel_grace:g} s ({ctx._why}); worker exits")
+        try:
+            with connection() as conn, transaction(conn):
+                conn.execute("DELETE FROM workers WHERE id = ?", (self.worker_id,))
+        except (storage.StorageError, sqlite3.Error):
+            pass
+        shutil.rmtree(ctx.result_dir, ignore_errors=True)
+        os._exit(3)
+
+
+# --------------------------------------------------------------------------------------------- one run
+
+
+def _halted(ctx: JobContext) -> tuple[JobStatus, str | None, BaseException]:
+    """The end of a job told to stop: cancelled, failed with the storage message, or not this worker's."""
+    if ctx._why == "fault":
+        message = ctx._message or "the store cannot be written"
+        return JobStatus.FAILED, message, storage.StorageError(message)
+    if ctx._why == "lost":
+        return JobStatus.FAILED, ctx._message, JobError(ctx._message or f"job {ctx.job_id} was taken away")
+    return JobStatus.CANCELLED, "cancelled while running", Cancelled(f"job {ctx.job_id} was cancelled")
 
 
 def execute(
-    job_id: str, target: str, params: dict, worker_id: str, *, hard_exit: bool, reraise: bool
-) -> tuple[JobStatus, dict | None]:
-    """Run one claimed job to its end state. Returns (status, result).
+    job_id: str,
+    target: str,
+    params: dict,
+    worker_id: str | None,
+    *,
+    attempt: int = 1,
+    hard_exit: bool,
+    reraise: bool,
+) -> tuple[JobStatus | None, dict | None]:
+    """Run one claimed job (its ``attempt``) to its recorded end. Returns (status, result); status None when
+    nothing was recorded (the job was no longer this attempt's, or the store could not be written).
 
     With ``reraise`` (inline runs) the job's exception is raised again; any way a job stops on a
     cancel (``Cancelled``, another exception after the flag was set, a normal return) raises
     :class:`~dpcore.errors.Cancelled`."""
-    result_dir = store.folder_path(job_id)
-    ctx = JobContext(job_id=job_id, result_dir=result_dir)
+    staging = store.folder_path(job_id) / f".attempt-{attempt}"
+    ctx = JobContext(job_id=job_id, result_dir=staging, attempt=attempt)
     beat = _Heartbeat(ctx, worker_id, hard_exit)
     beat.start()
     status, result, error, exc_out = JobStatus.FAILED, None, None, None
-    stopped = "cancelled while running"
     try:
-        _make_folder(result_dir)  # a full disk, or a file where the jobs folder belongs: the job ends with it
+        _make_folder(staging)  # a full disk, or a file where the jobs folder belongs: the job ends with it
         fn = resolve(target)
         out = fn(params, ctx)
         if ctx.cancelled():
-            status, error, exc_out = JobStatus.CANCELLED, stopped, Cancelled(f"job {job_id} was cancelled")
+            status, error, exc_out = _halted(ctx)
         elif not isinstance(out, dict):
             error = f"job function {target} returned {type(out).__name__}, expected a dict of metrics"
         else:
@@ -278,36 +450,50 @@ def execute(
             payload = json.dumps(
                 {"job_id": job_id, "target": target, "params": params, "result": result}, indent=2, default=json_default
             ).encode()
-            storage.atomic_write_bytes(result_dir / "result.json", payload)  # before `done` is committed
+            storage.atomic_write_bytes(staging / "result.json", payload)  # published with `done`
             status = JobStatus.DONE
     except Cancelled as exc:
-        status, error, exc_out = JobStatus.CANCELLED, stopped, exc
+        status, error, exc_out = _halted(ctx)
+        exc_out.__cause__ = exc
     except KeyboardInterrupt as exc:
         status, error, exc_out = JobStatus.CANCELLED, "interrupted", exc
     except Exception as exc:
-        if ctx.cancelled():  # whatever the job raised on its way out, it was a cancel
-            status, error = JobStatus.CANCELLED, stopped
-            exc_out = Cancelled(f"job {job_id} was cancelled")
+        if ctx.cancelled():  # whatever the job raised on its way out, it was told to stop
+            status, error, exc_out = _halted(ctx)
             exc_out.__cause__ = exc
         else:
-            error = _one_line(exc, result_dir)
-            print(f"[jobs] job {job_id} ({target}) failed:", file=sys.stderr, flush=True)
-            traceback.print_exc(file=sys.stderr)
-            sys.stderr.flush()
+            error = _one_line(exc, staging)
+            log(f"[jobs] job {job_id} ({target}) failed:")
+            try:
+                traceback.print_exc(file=sys.stderr)
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
             exc_out = exc
-    except BaseException as exc:  # SystemExit from a job: record, then let it end the process
-        error, exc_out = _one_line(exc) or "the job exited its process", exc
-        beat.stop.set()
-        beat.join()
+    except BaseException as exc:  # SystemExit from a job (SIGTERM): record, then let it end the process
+        error = _one_line(exc) or "the job exited its process"
         try:  # one try: the process is on its way out
-            _finish(ctx, worker_id, JobStatus.FAILED, error=error)
+            record_end(ctx, worker_id, JobStatus.FAILED, error=error)
         except (storage.StorageError, sqlite3.Error, OSError):
             pass
-        raise
-    finally:
         beat.stop.set()
-        beat.join()
-    _finish_patiently(ctx, worker_id, status, result=result, error=error)
+        beat.join(timeout=5)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    outcome = None
+    if ctx._why != "lost":
+        outcome = _finish_patiently(ctx, worker_id, status, result=result, error=error)
+    beat.stop.set()
+    beat.join()
+    shutil.rmtree(staging, ignore_errors=True)  # published files moved out; anything else is dropped
+    if outcome != RECORDED:
+        log(
+            f"[jobs] job {job_id} attempt {attempt}: this worker's end ({status}) was not recorded "
+            f"({outcome or 'the store could not be written'}); its work is dropped"
+        )
+        if reraise:
+            raise exc_out or JobError(f"job {job_id}: its end could not be recorded; see `jobs show {job_id}`")
+        return None, None
     if reraise and exc_out is not None:
         raise exc_out
     return status, result
@@ -336,10 +522,19 @@ pick AS (
 SELECT j.* FROM jobs j, pick WHERE j.owner = pick.owner AND j.status = 'queued' ORDER BY j.created, j.rowid LIMIT 1
 """
 
+_CLAIM = (
+    "UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, lease = ?, worker = ?, attempt = attempt + 1, "
+    "pid = ?, host = ?, pid_start = ? WHERE id = ? AND status = 'queued'"
+)
+
+
+def _claim_args(now: float, worker_id: str, job_id: str) -> tuple:
+    return (now, now, now + settings().lease, worker_id, os.getpid(), liveness.host(), liveness.process_start(), job_id)
+
 
 def claim(worker_id: str) -> sqlite3.Row | None:
-    """Atomically move the next queued job to running for this worker (BEGIN IMMEDIATE). Owners take turns
-    (:data:`_FAIR_NEXT`); one owner's jobs run oldest first."""
+    """Atomically move the next queued job to running for this worker (BEGIN IMMEDIATE), as its next attempt,
+    held by this process and a lease. Owners take turns (:data:`_FAIR_NEXT`); one owner's jobs run oldest first."""
     with connection() as conn:
         if conn.execute("SELECT 1 FROM jobs WHERE status = 'queued' LIMIT 1").fetchone() is None:
             return None
@@ -348,15 +543,11 @@ def claim(worker_id: str) -> sqlite3.Row | None:
             if row is None:
                 return None
             now = time.time()
-            conn.execute(
-                "UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
-                "WHERE id = ? AND status = 'queued'",
-                (now, now, worker_id, row["id"]),
-            )
+            conn.execute(_CLAIM, _claim_args(now, worker_id, row["id"]))
             conn.execute(
                 "UPDATE workers SET job = ?, heartbeat = ?, registered = 1 WHERE id = ?", (row["id"], now, worker_id)
             )
-        return row
+            return conn.execute("SELECT * FROM jobs WHERE id = ?", (row["id"],)).fetchone()
 
 
 def run_inline(target: str, params: dict, *, owner: str, group: str | None = None, label: str = "") -> dict:
@@ -368,14 +559,10 @@ def run_inline(target: str, params: dict, *, owner: str, group: str | None = Non
     """
     job_id = store.submit(target, params, owner=owner, group=group, label=label)
     worker_id = f"inline-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
-    now = time.time()
     with connection() as conn, transaction(conn):
-        conn.execute(
-            "UPDATE jobs SET status = 'running', started = ?, heartbeat = ?, worker = ? "
-            "WHERE id = ? AND status = 'queued'",
-            (now, now, worker_id, job_id),
-        )
-    status, result = execute(job_id, target, params, worker_id, hard_exit=False, reraise=True)
+        conn.execute(_CLAIM, _claim_args(time.time(), worker_id, job_id))
+        attempt = conn.execute("SELECT attempt FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
+    status, result = execute(job_id, target, params, worker_id, attempt=attempt, hard_exit=False, reraise=True)
     if status is not JobStatus.DONE:
         job = store.get(job_id, caller=Caller(owner), history=False)
         raise JobError(f"job {job_id} ended {status}: {job['error'] or 'no result'}")

@@ -49,6 +49,7 @@ from pathlib import Path
 from .. import limits, storage
 from ..errors import JobError
 from .db import connection, jobs_dir, reader, transaction
+from .hooks import JobEnd, announce
 from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, SharedRunning, check_owner, limited, not_yours
 from .records import JobRecord, JobStatus
 from .registry import resolve, target_name
@@ -325,18 +326,27 @@ def cancel(job_id: str, *, caller: Caller) -> JobRecord:
     _check_caller(caller)
     _check_id(job_id)
     now = time.time()
+    ended = []
     with connection() as conn:
         with transaction(conn):
             row = _changeable(caller, _row(conn, job_id))
             if row["status"] == JobStatus.QUEUED:
                 conn.execute(
-                    "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
-                    "error = 'cancelled before it started' WHERE id = ?",
-                    (now, job_id),
+                    "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, error = ? WHERE id = ?",
+                    (now, NOT_STARTED, job_id),
                 )
+                ended.append(_cancelled_end(row))
             elif row["status"] == JobStatus.RUNNING:
                 conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
+    announce(ended)
     return get(job_id, caller=caller, history=False)
+
+
+NOT_STARTED = "cancelled before it started"
+
+
+def _cancelled_end(row: sqlite3.Row) -> JobEnd:
+    return JobEnd(row["id"], row["target"], _owner_of(row), JobStatus.CANCELLED, NOT_STARTED, json.loads(row["params"]))
 
 
 def cancel_group(group: str, *, caller: Caller) -> int:
@@ -347,14 +357,18 @@ def cancel_group(group: str, *, caller: Caller) -> int:
     mine = "" if caller.admin else " AND owner = ?"
     args = () if caller.admin else (caller.owner,)
     with connection() as conn, transaction(conn):
+        waiting = conn.execute(
+            "SELECT * FROM jobs WHERE grp = ? AND status = 'queued'" + mine, (group, *args)
+        ).fetchall()
         queued = conn.execute(
             "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
-            "error = 'cancelled before it started' WHERE grp = ? AND status = 'queued'" + mine,
-            (now, group, *args),
+            "error = ? WHERE grp = ? AND status = 'queued'" + mine,
+            (now, NOT_STARTED, group, *args),
         ).rowcount
         running = conn.execute(
             "UPDATE jobs SET cancel_requested = 1 WHERE grp = ? AND status = 'running'" + mine, (group, *args)
         ).rowcount
+    announce(_cancelled_end(r) for r in waiting)
     return queued + running
 
 

@@ -21,8 +21,10 @@ import threading
 import time
 
 from .. import storage
+from ..storage import reserve
+from . import liveness
 from .db import connection, reap, transaction
-from .runner import WorkerStopped, claim, execute
+from .runner import WorkerStopped, claim, execute, log
 from .settings import settings, under_pytest
 
 
@@ -40,13 +42,14 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
     now = time.time()
     with connection() as conn, transaction(conn):
         conn.execute(
-            "INSERT INTO workers (id, pid, host, executor, started, heartbeat, registered) "
-            "VALUES (?, ?, ?, 'local', ?, ?, 1) "
+            "INSERT INTO workers (id, pid, host, executor, started, heartbeat, registered, pid_start) "
+            "VALUES (?, ?, ?, 'local', ?, ?, 1, ?) "
             "ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, host = excluded.host, heartbeat = excluded.heartbeat, "
-            "registered = 1",
-            (worker_id, os.getpid(), socket.gethostname(), now, now),
+            "registered = 1, pid_start = excluded.pid_start",
+            (worker_id, os.getpid(), socket.gethostname(), now, now, liveness.process_start()),
         )
-    print(f"[jobs] worker {worker_id} pid {os.getpid()} started, home {storage.home()}", file=sys.stderr, flush=True)
+    reserve.keep()  # room to record a job's end should the disk fill up
+    log(f"[jobs] worker {worker_id} pid {os.getpid()} started, home {storage.home()}")
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)  # a running job ends `failed` at once, not after dead_after
     parent = os.getppid() if under_pytest() else None  # test workers do not outlive the test run
@@ -67,25 +70,32 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
                             )
                             row = conn.execute("SELECT stop FROM workers WHERE id = ?", (worker_id,)).fetchone()
                     if row is None or row["stop"]:
-                        print(f"[jobs] worker {worker_id} asked to stop", file=sys.stderr, flush=True)
+                        log(f"[jobs] worker {worker_id} asked to stop")
                         break
                 job = claim(worker_id)
             except storage.StorageError as exc:  # the store cannot be written now: wait, do not die
-                print(f"[jobs] worker {worker_id}: {exc}", file=sys.stderr, flush=True)
+                log(f"[jobs] worker {worker_id}: {exc}")
                 job = None
             if job is None:
                 if once or time.monotonic() - idle_since > cfg.idle_exit:
                     break
                 if parent is not None and os.getppid() != parent:
-                    print(f"[jobs] worker {worker_id}: test process gone", file=sys.stderr, flush=True)
+                    log(f"[jobs] worker {worker_id}: test process gone")
                     break
                 time.sleep(cfg.poll)
                 continue
-            print(f"[jobs] worker {worker_id} runs job {job['id']} ({job['target']})", file=sys.stderr, flush=True)
+            log(f"[jobs] worker {worker_id} runs job {job['id']} ({job['target']}, attempt {job['attempt']})")
             status, _ = execute(
-                job["id"], job["target"], json.loads(job["params"]), worker_id, hard_exit=True, reraise=False
+                job["id"],
+                job["target"],
+                json.loads(job["params"]),
+                worker_id,
+                attempt=job["attempt"],
+                hard_exit=True,
+                reraise=False,
             )
-            print(f"[jobs] job {job['id']} {status}", file=sys.stderr, flush=True)
+            log(f"[jobs] job {job['id']} {status or 'not recorded by this worker'}")
+            reserve.keep()
             ran += 1
             idle_since = time.monotonic()
             if once:
@@ -95,8 +105,8 @@ def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
             with connection() as conn, transaction(conn):
                 conn.execute("DELETE FROM workers WHERE id = ?", (worker_id,))
         except storage.StorageError as exc:  # its row goes stale and is forgotten by ensure_workers
-            print(f"[jobs] worker {worker_id}: {exc}", file=sys.stderr, flush=True)
-        print(f"[jobs] worker {worker_id} exits after {ran} job(s)", file=sys.stderr, flush=True)
+            log(f"[jobs] worker {worker_id}: {exc}")
+        log(f"[jobs] worker {worker_id} exits after {ran} job(s)")
     return ran
 
 

@@ -16,6 +16,7 @@ import sys
 import time
 
 from .. import limits, storage
+from . import liveness
 from .db import connection, reader, reap, transaction
 from .settings import settings
 
@@ -26,20 +27,8 @@ WORKER_MODULE = "dpcore.jobs.worker"  # what `python -m` runs in a worker proces
 # --------------------------------------------------------------------------------------------- liveness
 
 
-def _pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a killed child that nobody waited for yet is a zombie: dead
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
+def _pid_alive(pid: int | None, start: str | None = None) -> bool:
+    return bool(pid) and not liveness.process_gone(pid, start)
 
 
 def _live_workers(conn: sqlite3.Connection) -> list[sqlite3.Row]:
@@ -48,10 +37,9 @@ def _live_workers(conn: sqlite3.Connection) -> list[sqlite3.Row]:
     host = socket.gethostname()
     live = []
     for w in conn.execute("SELECT * FROM workers WHERE stop = 0").fetchall():
-        same_host_dead = w["host"] == host and w["executor"] == "local" and not _pid_alive(w["pid"])
-        if same_host_dead:
-            continue
-        if w["heartbeat"] >= now - cfg.dead_after:
+        if w["host"] == host and w["executor"] == "local" and not _pid_alive(w["pid"], w["pid_start"]):
+            continue  # this machine's worker whose process is gone
+        if w["heartbeat"] >= now - cfg.lease:  # silent for less than a lease: slow, not dead
             live.append(w)
         elif not w["registered"] and w["started"] >= now - cfg.startup_grace:
             live.append(w)  # started, still importing
@@ -168,8 +156,17 @@ def ensure_workers(n: int = 2) -> int:
                 pid = _executor.start_worker(worker_id, env)
                 now = time.time()
                 conn.execute(
-                    "INSERT INTO workers (id, pid, host, executor, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)",
-                    (worker_id, pid, socket.gethostname(), _executor.name, now, now),
+                    "INSERT INTO workers (id, pid, host, executor, started, heartbeat, pid_start) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        worker_id,
+                        pid,
+                        socket.gethostname(),
+                        _executor.name,
+                        now,
+                        now,
+                        liveness.process_start(pid) if pid else None,
+                    ),
                 )
                 started += 1
     return started

@@ -1,4 +1,5 @@
-"""Copy the latest real-browser screenshots into assets/screenshots/ (small palette PNGs) for the README tour.
+"""Copy the latest real-browser screenshots into assets/screenshots/ (small palette PNGs) for the README tour and
+the docs site (docs/assets links to assets/, so the site shows the same files).
 
 Run after `pytest tests/e2e` (or `make screenshots`, which does both).
 """

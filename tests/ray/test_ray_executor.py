@@ -45,7 +45,7 @@ def test_ray_cluster_suite(tmp_path):
     env["DP_EXPLORER_RAY_SUITE"] = "1"
     # the one local dispatcher stays up between checks (its Ray workers with it); progress and cancel relayed
     # every 0.5 s; a dispatcher starved of CPU on a loaded machine is not declared dead after 3 s
-    env.update(DP_EXPLORER_JOBS_IDLE_EXIT="300", DP_EXPLORER_JOBS_HEARTBEAT="0.5", DP_EXPLORER_JOBS_DEAD_AFTER="60")
+    env.update(DP_EXPLORER_JOBS_IDLE_EXIT="300", DP_EXPLORER_JOBS_HEARTBEAT="0.5", DP_EXPLORER_JOBS_LEASE="60")
     inner = f"ip link set lo up && exec {sys.executable} -m pytest -q -x -s --durations=0 -p no:cacheprovider {SUITE}"
     try:
         proc = subprocess.run(
