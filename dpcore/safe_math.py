@@ -12,12 +12,13 @@ import math
 import sys
 
 import numpy as np
+import numpy.typing as npt
 
 #: Largest x with math.exp(x) finite (log of the largest double, 709.78).
 EXP_MAX = math.log(sys.float_info.max)
 
 
-def exp_times(epsilon: float, x, cap: float = 1.0):
+def exp_times(epsilon: float, x: npt.ArrayLike, cap: float = 1.0) -> float | npt.NDArray[np.float64]:
     """min(cap, e^ε · x) for x >= 0 (a number or an array), never overflowing: e^800 · 1e-9 is capped at 1.
 
     Returns a float for a number, an array for an array."""
@@ -25,7 +26,7 @@ def exp_times(epsilon: float, x, cap: float = 1.0):
     arr = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore"):  # log(0) = -inf: e^ε · 0 = 0
         log_x = np.log(np.maximum(arr, 0.0))
-    out = np.exp(np.minimum(eps + log_x, math.log(cap)))
+    out: npt.NDArray[np.float64] = np.exp(np.minimum(eps + log_x, math.log(cap)))
     return float(out) if out.ndim == 0 else out
 
 

@@ -91,7 +91,7 @@ def check_positive_int(value, name: str) -> int:
     return int(f)
 
 
-def check_noise_multiplier(value, name: str = "noise multiplier") -> float:
+def check_noise_multiplier(value: object, name: str = "noise multiplier") -> float:
     """A DP-SGD noise multiplier σ in [NOISE_MULTIPLIER_MIN, NOISE_MULTIPLIER_MAX] (:mod:`dpcore.limits`)."""
     s = _as_float(value, name)
     if not NOISE_MULTIPLIER_MIN <= s <= NOISE_MULTIPLIER_MAX:

@@ -355,3 +355,23 @@ def test_sweep_json_onto_a_full_device_is_refused_before_training(capsys):
     assert rc == 2 and out == "" and one_line(err), err
     assert "/dev/full: the disk is full" in err
     assert store.list_jobs(caller=SYSTEM) == [] and runs.list_sweeps(caller=SYSTEM) == []
+
+
+def test_every_e_to_the_epsilon_formula_holds_up_to_the_largest_epsilon():
+    """The class of `audit --epsilon 800` (math.exp overflows past ε ≈ 709.78): each formula with e^ε in it, at
+    every ε an input may take (limits.EPSILON_MAX), gives its bound instead of OverflowError."""
+    from dpcore import claims
+    from dpcore.attacks import audit
+    from dpcore.noise import composition, interpret, mechanisms
+    from dpcore.report import document
+
+    fpr = [0.0, 1e-300, 1e-6, 0.01, 0.5, 1.0]
+    for eps in (709.0, 710.0, 800.0, limits.EPSILON_MAX):
+        for curve in (audit.dp_roc_ceiling(eps, 1e-5, fpr), audit.simple_roc_ceiling(eps, 0.0, fpr)):
+            assert list(curve[2:]) == [1.0] * 4 and 0 <= curve[0] <= curve[1] <= 1
+        assert list(audit.laplace_tradeoff(eps, fpr)[2:]) == [1.0] * 4
+        assert float(interpret.guess_ceiling(eps, 0.2)) == 1.0 and float(interpret.guess_ceiling(eps, 0.0)) == 0.0
+        assert mechanisms.Geometric(epsilon=eps, sensitivity=1.0).expected_abs_error() >= 0.0
+        assert composition.advanced_homogeneous(eps, 2, 1e-6)[0] >= 2 * eps
+        assert "times more likely" in " ".join(str(p) for p in document.epsilon_section(eps, 1e-5).paragraphs)
+    assert claims.exp_up(800.0) == "10^348" and claims.exp_up(1.0) == "2.72"
