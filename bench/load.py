@@ -10,15 +10,16 @@ HTML and its scripts and styles as an empty-cache browser does, opens the websoc
 against one visitor alone on a fresh server, ``--repeat`` times each: the median and slowest health-check latency and
 time to the first chart (the first Plotly chart message), with the lone visitor's and their ratios. Targets: slowest
 health check < 1 s, slowest first chart <= 3 × the lone visitor's (quiet 2-core machine). ``--py-spy FILE`` records
-the server with py-spy during one joining round (a flame graph, SVG) to see where it blocks.
+the server with py-spy during one joining round (FILE.svg: a flame graph; FILE.txt: collapsed stacks per thread) to
+see where it blocks; ``--after S``: the visitors arrive S s after the server started.
 
 Otherwise, first, for each of a few links, N visitors open it at once on a fresh server (``--cold``): their first runs
 and the slowest health check meanwhile. Then: median (and 90th percentile) rerun with 1 session and with N sessions, their ratio, the
 slowest health check, and the server's CPU time per rerun and resident memory before and after (the app
-turns off Streamlit's full garbage collection after every run: memory must stay flat without it). Targets (issue 14): 20 sessions' median ≤ 4 × one session's; health < 1 s.
+turns off Streamlit's full garbage collection after every run: memory must stay flat without it). Targets: 20 sessions' median ≤ 4 × one session's; health < 1 s.
 
-    .venv/bin/python bench/load.py [--sessions 20] [--moves 10] [--seconds 120] [--root DIR]
-    .venv/bin/python bench/load.py --join [--sessions 20] [--repeat 3] [--link noise] [--py-spy flame.svg]
+    .venv/bin/python bench/load.py [--sessions 20] [--moves 10] [--seconds 120] [--root DIR] [--quick]
+    .venv/bin/python bench/load.py --join [--sessions 20] [--repeat 3] [--after 0.5] [--link noise] [--py-spy F.txt]
 
 Bounded: at most 50 sessions, every phase has a deadline, the server it starts is stopped at the end.
 """
@@ -166,8 +167,8 @@ async def _open(url: str, link: str) -> float:
 
 
 async def cold_opens(url: str, link: str, sessions: int, seconds: float) -> tuple[list[float], list[float]]:
-    """``sessions`` visitors opening the same link at once on a server nobody has visited yet (issue 28: the
-    health check stalled 4–8 s while their first runs executed)."""
+    """``sessions`` visitors opening the same link at once on a server nobody has visited yet (the health
+    check must not stall while their first runs execute)."""
     stop, health = asyncio.Event(), []
     h = asyncio.create_task(_health(url, stop, health))
     try:
@@ -411,8 +412,15 @@ def main() -> None:
         help="with --join: seconds between the server answering and the visitors joining (default 0.5; an "
         "operator who starts the server before the audience arrives: 15)",
     )
-    ap.add_argument("--py-spy", default=None, metavar="FILE.svg", help="with --join: record the server with py-spy")
+    ap.add_argument(
+        "--py-spy", default=None, metavar="FILE", help="with --join: record the server with py-spy (.svg/.txt)"
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="2 sessions, 2 moves, Home opened cold (--join: 1 round): a smoke test"
+    )
     args = ap.parse_args()
+    if args.quick:
+        args.sessions, args.moves, args.cold, args.repeat = 2, 2, [""], 1
     n = max(1, min(args.sessions, MAX_SESSIONS))
     print(f"app: {args.root}   load average before: {load_average()}")
     if args.join:

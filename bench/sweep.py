@@ -9,10 +9,11 @@ median accuracy >= 0.75 at ε = 1 and >= 0.90 at ε = 8, the non-private model c
 FPR >= 0.10, empirical ε >= 1.0), every DP bound below its claimed ε, and DP costing less accuracy with more
 training rows. Target (issue 32): at most 25 s on the quiet 2-core machine.
 
-    .venv/bin/python bench/sweep.py [--workers 2] [--repeat 1] [--sequential] [--profile FILE]
+    .venv/bin/python bench/sweep.py [--workers 2] [--repeat 1] [--sequential] [--profile FILE] [--quick]
 
 ``--profile FILE``: also run the points one after another in this process under cProfile, write the stats to FILE
-and print the functions that took the most (cumulative) time.
+and print the functions that took the most (cumulative) time. ``--quick``: one ε, one seed, one epoch (a smoke
+test: its targets MISS).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="run the sweep this many times (cold workers each time)")
     ap.add_argument("--sequential", action="store_true", help="also time the same sweep in this one process")
     ap.add_argument("--profile", metavar="FILE", default=None, help="also profile the points in this process")
+    ap.add_argument("--quick", action="store_true", help="one ε, one seed, one epoch: a smoke test (targets MISS)")
     args = ap.parse_args()
 
     import torch
@@ -108,7 +110,11 @@ def main() -> None:
     from dpcore.sweep import summary as sweep_summary
     from dpcore.sweep.config import SweepConfig
 
-    cfg = SweepConfig().validate()
+    cfg = (
+        SweepConfig(epsilons=(1.0,), seeds=1, epochs=1, hidden=8, attacks=("threshold", "loss"), size_fractions=())
+        if args.quick
+        else SweepConfig()
+    ).validate()
     n = len(cfg.point_params())
     print(
         f"default demo: {cfg.dataset} {cfg.model} (hidden {cfg.hidden}), {cfg.n_rows()} training rows, "

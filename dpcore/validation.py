@@ -36,6 +36,7 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
         raise DPError(f"{name} must be finite (infinite {name} means no privacy); try 0.1–10")
     if eps <= 0:
         raise DPError(f"{name} must be > 0, got {eps:g}; try 0.1–10")
+
     if eps < EPSILON_MIN:  # 1e-320 overflowed the noise scale into null draws
         raise DPError(f"{name} must be at least {EPSILON_MIN:g}, got {eps:g}; try 0.1–10")
     return eps
