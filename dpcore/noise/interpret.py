@@ -115,7 +115,7 @@ def guess_ceiling(epsilon: float, prior_success: ArrayLike) -> np.ndarray:
     p = np.asarray(prior_success, dtype=float)
     if np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
         raise DPError("prior chance of a right guess must be a probability in [0, 1]")
-    return exp_times(eps, p)  # e^ε·p capped at 1, in log space (ε past 709 overflowed math.exp)
+    return np.asarray(exp_times(eps, p))  # e^ε·p capped at 1, in log space (ε past 709 overflowed math.exp)
 
 
 def reading(epsilon: float, prior: float = 0.5, delta: float | None = None) -> str:
