@@ -17,6 +17,7 @@ with ``--analyst``); ``--data`` a CSV, charged to the registered datasets it is,
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from .. import export, limits, storage
@@ -76,6 +77,22 @@ def _preview(d: design.PlanDesign) -> dict:
     }
 
 
+def _out_folder(text: str) -> Path:
+    """The release's folder, made now and checked writable before anything is charged."""
+    out = Path(text)
+    if out.exists() and not out.is_dir():
+        raise DPError(f"--out {text} is a file; give a folder for the release's files")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DPError(
+            f"could not make the folder --out {text} ({exc.strerror or 'refused'}); give one you can write"
+        ) from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise DPError(f"--out {text}: this folder cannot be written; give one you can write")
+    return out
+
+
 def run_command(args) -> dict:
     if args.template:
         text = model.dumps(
@@ -99,9 +116,7 @@ def run_command(args) -> dict:
         raise DPError("name the data: --builtin patients|visits, --dataset NAME or --data FILE (or --preview)")
     if not args.out:
         raise DPError("--out DIR receives the release's files (the table, its statement, the code)")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise DPError(f"--out {args.out} is a file; give a folder for the release's files")
+    out = _out_folder(args.out)  # before anything is charged: a release whose files cannot be written is lost
     who = _who.asker(args.analyst)
     data_name = None
     if args.builtin:
@@ -119,7 +134,6 @@ def run_command(args) -> dict:
         data_name = Path(args.data).name
         outcome = run.release_upload(plan, df, who, name=data_name)
     files = export.plan_files(outcome, n=args.n, seed=args.seed, data_name=data_name)
-    out.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         storage.atomic_write_bytes(out / name, data)
     st = json.loads(files["release.statement.json"])

@@ -91,6 +91,7 @@ def test_a_plan_over_the_budget_is_refused_with_exit_3_and_nothing_spent(tmp_pat
         (["--plan", "@plan", "--data", "@wrongcols", "--out", "@dir"], "column"),
         (["--plan", "@plan", "--builtin", "visits", "--n", "1"], "--n"),
         (["--plan", "@plan", "--dataset", "nobody", "--out", "@dir"], "nobody"),
+        (["--plan", "@plan", "--builtin", "visits", "--out", "@unmakeable"], "could not make the folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, words):
@@ -109,6 +110,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, words):
         "@nobounds": str(tmp_path / "nobounds.json"),
         "@wrongcols": str(tmp_path / "wrong.csv"),
         "@dir": str(tmp_path / "out"),
+        "@unmakeable": str(tmp_path / "plan.json" / "release"),
     }
     rc, out, err = run(capsys, "plan", *[tokens.get(a, a) for a in args])
     assert rc == 2, (rc, out, err)
