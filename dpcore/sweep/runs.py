@@ -314,6 +314,13 @@ def start_sweep(
     return sweep_id
 
 
+#: Results of finished sweep points, by (home, job id), kept by the process that polls them (the CLI's wait loop, a
+#: page's fragment): a poll read and parsed every finished point's ~40 KB result again, 0.3 s per poll with 33 points
+#: on a busy machine, every 0.3 s, on the cores the workers need.
+_DONE: dict[tuple[str, str], dict] = {}
+_DONE_MAX = 4096
+
+
 def _state(rec: dict) -> dict:
     """Where a sweep stands (see :func:`state`), with no ownership check: the record was checked by the caller."""
     cfg = SweepConfig.from_stored(rec["config"])  # no data read: an upload is gone once its jobs are done
@@ -332,7 +339,13 @@ def _state(rec: dict) -> dict:
         }
     points, failed, running = [], [], []
     fraction = 0.0
+    home = str(storage.home())
     for e in rec["jobs"]:
+        done = _DONE.get((home, e["job_id"]))
+        if done is not None:  # a finished point's result never changes: not read and parsed again each poll
+            points.append(done)
+            fraction += 1
+            continue
         try:
             job = job_store.get(e["job_id"], caller=SYSTEM, history=False)
         except DPError:
@@ -342,6 +355,9 @@ def _state(rec: dict) -> dict:
         st = job["status"]
         if st == "done" and job["result"]:
             points.append(job["result"])
+            _DONE[(home, e["job_id"])] = job["result"]
+            while len(_DONE) > _DONE_MAX:
+                _DONE.pop(next(iter(_DONE)))
             fraction += 1
         elif st in ("failed", "cancelled"):
             failed.append({**e, "error": job.get("error") or st, "status": st})
