@@ -18,6 +18,7 @@ from dpcore.figures import plan as figs
 from dpcore.plan import compare, design, forms, model, run
 from dpcore.plan import registry as deployments
 from dpcore.textsafe import md
+from pages.ui import first_screen
 from pages.ui import identity as _identity
 from pages.ui.common import chart, guarded, headline_md, required, state
 
@@ -111,8 +112,8 @@ if "pl_rows" not in st.session_state:
     _reset("visits")
 
 st.title("Plan a release")
-head = st.container()  # the headline and the preview chart: filled once the settings below are read
-head_chart = st.container()
+head = first_screen.headline()  # the headline and the preview chart: filled once the settings below are read
+head_chart = first_screen.main_chart()
 
 # --- the data ------------------------------------------------------------------------------------------
 st.subheader("1 · Data")
