@@ -23,6 +23,7 @@ import json
 import re
 import secrets
 import time
+from typing import Any
 
 from .. import limits, storage
 from ..errors import DPError
@@ -47,7 +48,7 @@ def _assemble(cfg: SweepConfig, points: list[dict]) -> dict:
     )
     base = sorted((p for p in full if p.get("epsilon") is None), key=lambda p: p["seed"])
     dp = sorted((p for p in full if p.get("epsilon") is not None), key=lambda p: (p["epsilon"], p["seed"]))
-    out = {"config": cfg.to_dict(), "baseline": base[0] if base else None, "points": dp}
+    out: dict[str, Any] = {"config": cfg.to_dict(), "baseline": base[0] if base else None, "points": dp}
     if len(base) > 1:
         out["baselines"] = base
     if control:
@@ -186,13 +187,13 @@ def shared(rec: dict) -> bool:
 
 def _readable(rec: dict, caller: Caller) -> dict:
     if not caller.may_read(owner_of(rec), shared=shared(rec)):
-        raise not_yours("sweep", rec.get("id"))
+        raise not_yours("sweep", str(rec.get("id")))
     return rec
 
 
 def _changeable(rec: dict, caller: Caller) -> dict:
     if not caller.may_change(owner_of(rec)):
-        raise not_yours("sweep", rec.get("id"), shared=shared(rec))
+        raise not_yours("sweep", str(rec.get("id")), shared=shared(rec))
     return rec
 
 
