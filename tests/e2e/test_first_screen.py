@@ -32,7 +32,7 @@ def server(tmp_path_factory):
     yield from serve_app(home)
 
 
-def measure(browser, url: str, view: str) -> dict:
+def measure(browser, url: str, view: str, slug: str) -> dict:
     w, h, scheme = VIEWS[view]
     ctx = browser.new_context(viewport={"width": w, "height": h}, color_scheme=scheme, is_mobile=w < 600)
     pg = ctx.new_page()
@@ -45,7 +45,7 @@ def measure(browser, url: str, view: str) -> dict:
         pg.wait_for_timeout(800)  # Plotly's automargin redraw
         got = pg.evaluate(FIRST_SCREEN_JS)
         SHOTS.mkdir(parents=True, exist_ok=True)  # the first screen as measured (the viewport, not the whole page)
-        pg.screenshot(path=str(SHOTS / f"first_screen_{url.rstrip('/').rsplit('/', 1)[-1]}_{view}.png"))
+        pg.screenshot(path=str(SHOTS / f"first_screen_{slug}_{view}.png"))
         return got
     finally:
         ctx.close()
@@ -56,7 +56,7 @@ def test_headline_and_main_chart_are_on_the_first_screen(server, browser, slug):
     url = server if slug == "home" else f"{server}/{slug}"
     faults = {}
     for view in VIEWS:
-        got = measure(browser, url, view)
+        got = measure(browser, url, view, slug)
         fold = got["fold"]
         why = []
         if got["exceptions"]:
