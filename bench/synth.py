@@ -1,7 +1,7 @@
 """Benchmark: a default DP synthetic release (MST, ε = 1, the story's five columns) on 1,000 and 100,000 rows of the
 medical data — cold and warm medians, peak memory, and where the time goes.
 
-    .venv/bin/python bench/synth.py [--rows 1000,100000] [--processes 3] [--repeats 4] [--profile]
+    .venv/bin/python bench/synth.py [--rows 1000,100000] [--processes 3] [--repeats 4] [--profile] [--quick]
 
 Each process starts with an empty ``$DP_EXPLORER_HOME`` (no compile cache): its first release is **cold** (imports
 OpenDP and jax, builds the measurement, plans the fits), the next ones **warm** (the measurement is kept, only the
@@ -83,8 +83,11 @@ def main() -> None:
     p.add_argument("--processes", type=int, default=3, help="fresh processes per size (each gives one cold release)")
     p.add_argument("--repeats", type=int, default=4, help="releases per process (the first cold, the rest warm)")
     p.add_argument("--profile", action="store_true", help="where the time goes (cProfile, first and last release)")
+    p.add_argument("--quick", action="store_true", help="one process, two releases of 1,000 rows: a smoke test")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.quick:
+        a.rows, a.processes, a.repeats = "1000", 1, 2
     if a.child is not None:
         child(a.child, a.repeats, a.profile)
         return

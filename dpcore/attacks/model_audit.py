@@ -8,6 +8,9 @@ a fair coin, audited by the one-run method; 0 = an ordinary record). It returns
 * the split audit of the ordinary rows (:func:`dpcore.attacks.audit.audit_scores`: a lower bound on ε at the stated
   confidence, threshold chosen on one half and bounded on the other) and their ROC: AUC, TPR at 1% and 0.1% FPR;
 * the one-run audit of the canaries (:func:`dpcore.attacks.one_run.one_run_lower_bound`) and their ROC;
+* the same scores read as trade-off curves: the Gaussian-DP audit of the ordinary rows with the curve it proves
+  (:func:`dpcore.attacks.gdp.gdp_audit`) and the one-run f-DP audit of the canaries
+  (:func:`dpcore.attacks.fdp.one_run_fdp_audit`), each its own 95% measurement;
 * when the mechanism is stated — (ε, δ), or DP-SGD's noise multiplier, sample rate and steps — the claimed ε at the
   audit's δ, the exact worst-case ROC it allows (for DP-SGD from the privacy-loss distribution,
   :func:`dpcore.training.accounting.dpsgd_tradeoff`; for (ε, δ) the trade-off curve
@@ -19,12 +22,18 @@ a fair coin, audited by the one-run method; 0 = an ordinary record). It returns
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from .. import claims, limits
+from ..data import datasets
 from ..errors import DPError
+from ..training import accounting
+from ..training.accounting import TRADEOFF_FPR
 from ..validation import check_confidence, check_delta, check_epsilon
-from . import audit, mia, one_run
+from . import audit, fdp, gdp, mia, one_run
 
 RELATION = "add/remove one record"
 #: The split of the ordinary rows into a selection half and an audit half. Fixed, public, chosen before any file
@@ -44,11 +53,6 @@ SPLIT_ASSUMES = (
 def read_scores(source) -> dict:
     """{member, score, canary (None without the column)} from a CSV (a path or bytes) with columns ``member`` and
     ``score`` (any case) and optionally ``canary``; a DPError that says what to fix otherwise."""
-    import pandas as pd
-
-    from .. import limits
-    from ..data import datasets
-
     df = datasets.read_csv(source, max_rows=limits.AUDIT_MAX_ROWS)
     cols = {str(c).strip().lower(): c for c in df.columns}
     missing = [c for c in ("member", "score") if c not in cols]
@@ -82,7 +86,6 @@ def mechanism(*, epsilon=None, delta=None, noise_multiplier=None, sample_rate=No
         return None
     if epsilon is not None and any(v is not None for v in sgd):
         raise DPError("state the mechanism one way: ε (and δ), or DP-SGD's noise multiplier, sample rate and steps")
-    from .. import limits
 
     if epsilon is not None:
         e = check_epsilon(epsilon)
@@ -93,7 +96,6 @@ def mechanism(*, epsilon=None, delta=None, noise_multiplier=None, sample_rate=No
         return {"kind": "epsilon", "epsilon": e, "delta": check_delta(delta or 0.0, allow_zero=True)}
     if any(v is None for v in sgd):
         raise DPError("DP-SGD needs all three: noise multiplier, sample rate and steps (from your training run)")
-    from ..training import accounting
 
     s, q, t, _ = accounting._check_run(noise_multiplier, sample_rate, steps, 1e-5)
     if q < 1e-9:  # batch / rows: below one in a billion no data set has it (1e-320 broke the accountants)
@@ -113,8 +115,6 @@ def mechanism(*, epsilon=None, delta=None, noise_multiplier=None, sample_rate=No
 def _ceiling(mech: dict, delta: float) -> tuple[float, dict]:
     """(claimed ε at ``delta``, the worst-case ROC the claim allows)."""
     if mech["kind"] == "epsilon":
-        from ..training.accounting import TRADEOFF_FPR
-
         fpr = np.asarray(TRADEOFF_FPR)
         tpr = audit.dp_roc_ceiling(mech["epsilon"], mech["delta"], fpr)
         return mech["epsilon"], {
@@ -123,7 +123,6 @@ def _ceiling(mech: dict, delta: float) -> tuple[float, dict]:
             "source": f"(ε, δ) = ({mech['epsilon']:g}, {mech['delta']:g}) trade-off curve: "
             "TPR ≤ min(1, e^ε·FPR + δ, 1 − e^−ε·(1 − δ − FPR))",
         }
-    from ..training import accounting
 
     s, q, t = mech["noise_multiplier"], mech["sample_rate"], mech["steps"]
     curve = accounting.dpsgd_tradeoff(s, q, t)
@@ -153,8 +152,11 @@ def audit_model(
 ) -> dict:
     """What the scores prove (see the module docstring). ``delta``: the δ at which ε is bounded (for a stated
     (ε, δ) its δ is used). Returns {rows, neighbour_relation, delta, confidence, split_audit, attack, one_run,
-    canary_attack, proved, mechanism, claimed_epsilon, ceiling, verdict}; audits that had no rows are None; ``proved``
-    is what they prove together (:func:`proved`)."""
+    canary_attack, gdp, one_run_fdp, proved, mechanism, claimed_epsilon, ceiling, verdict}; audits that had no rows
+    are None; ``proved`` is what the split and one-run audits prove together (:func:`proved`). ``gdp``
+    (:func:`dpcore.attacks.gdp.gdp_audit` on the ordinary rows, the same split) and ``one_run_fdp``
+    (:func:`dpcore.attacks.fdp.one_run_fdp_audit` on the canaries) read the same scores as trade-off curves: each
+    holds at ``confidence`` on its own, beside the headline, never maximised with it."""
     conf = check_confidence(confidence)
     member = np.asarray(member, bool).ravel()
     score = np.asarray(score, float).ravel()
@@ -164,7 +166,7 @@ def audit_model(
     if mech is not None and mech["kind"] == "epsilon":
         delta = mech["delta"]
     d = check_delta(delta, allow_zero=True)
-    out = {
+    out: dict[str, Any] = {
         "rows": int(member.size),
         "neighbour_relation": RELATION,
         "delta": d,
@@ -173,6 +175,8 @@ def audit_model(
         "attack": None,
         "one_run": None,
         "canary_attack": None,
+        "gdp": None,
+        "one_run_fdp": None,
         "mechanism": mech,
         "claimed_epsilon": None,
         "ceiling": None,
@@ -184,12 +188,14 @@ def audit_model(
         out["split_audit"] = audit.audit_scores({"scores": (s[m], s[~m])}, d, conf, split_seed=split_seed)
         out["split_audit"].pop("attack", None)
         out["attack"] = mia.attack_metrics(mia.roc(s[m], s[~m]))
+        out["gdp"] = gdp.gdp_audit({"scores": (s[m], s[~m])}, d, conf, split_seed=split_seed).to_dict()
     if canary.any():
         m, s = member[canary], score[canary]
         out["one_run"] = {
             **one_run.one_run_lower_bound(s, m, delta=d, confidence=conf),
             "method": "one-run audit (Steinke, Nasr & Jagielski 2023), Bonferroni over the guess counts tried",
         }
+        out["one_run_fdp"] = fdp.one_run_fdp_audit(s, m, delta=d, confidence=conf).to_dict()
         if m.any() and (~m).any():
             out["canary_attack"] = mia.attack_metrics(mia.roc(s[m], s[~m]))
     out["proved"] = proved(out)
@@ -225,7 +231,6 @@ def verdict(result: dict, claimed: float) -> dict:
     the verdict as a whole keeps the stated confidence (:func:`proved`)."""
     p = proved(result)
     contradicts = p["epsilon"] > claimed + 1e-9
-    from .. import claims
 
     conf = f"{result['confidence']:.0%}"
     how = proved_words({**result, "proved": p})

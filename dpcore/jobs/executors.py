@@ -33,6 +33,7 @@ without a GPU is a DPError; ``cpu`` is always CPU.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -65,6 +66,7 @@ def _env_int(name: str, default: int, lo: int, hi: int) -> int:
 
 def cuda_available() -> bool:
     try:
+        # lazy: torch takes ~2 s to import
         import torch
     except ImportError:  # pragma: no cover - torch is a runtime requirement
         return False
@@ -114,6 +116,7 @@ def require_ray():
     # ~/.ray/auth_token) only in token mode, read when ray is imported; RAY_AUTH_MODE=disabled opts out.
     os.environ.setdefault("RAY_AUTH_MODE", "token")
     try:
+        # lazy: Ray is optional (requirements-ray.txt)
         import ray
     except ImportError:
         raise DPError(f"the Ray executor needs Ray, which is not installed here: {RAY_INSTALL}") from None
@@ -294,8 +297,6 @@ class _RemoteContext:
         self.files: dict[str, bytes] = {}
 
     def progress(self, **fields: Any) -> None:
-        import json
-
         self._pending.update(json.loads(db.dumps(fields)))
         now = time.monotonic()
         if now - self._last >= 0.25:
@@ -313,6 +314,7 @@ class _RemoteContext:
         """``[fn(*shared, *item) for item in items]``, each call a nested Ray task (``num_cpus`` each) named
         ``dpcore:<name>:<job id>:<i>``; ``shared`` goes to the object store once. Results in order. A cancel
         of this unit stops them too (``ray.cancel(..., recursive=True)``); a lost worker is retried by Ray."""
+        # lazy: Ray is optional (requirements-ray.txt)
         import ray
 
         remote = ray.remote(fn)

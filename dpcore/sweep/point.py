@@ -15,9 +15,14 @@ import time
 import numpy as np
 
 from .. import limits
-from ..attacks import audit, gdp, mia
+from ..attacks import audit, exposure, gdp, mia
+from ..training import accounting, self_audit
 from ..training import canaries as canary_mod
-from ..training import self_audit
+from ..training.bounds import preprocessing
+from ..training.config import TrainConfig, noise_fields
+from ..training.data import load_split, record_view
+from ..training.job import train_in_job
+from ..training.loop import train
 from .config import CANARY_ATTACK
 
 
@@ -31,7 +36,6 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
     demo baseline: online AUC 0.51 with sklearn shadows vs 0.83 with "same"), so it is only a fallback.
     """
     if params.get("shadow_trainer", "sklearn") == "same":
-        from ..training.loop import train
 
         def fit(X, y, seed):
             sub = dataclasses.replace(
@@ -54,6 +58,7 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
 def _shadow_task(params: dict, cfg, split, X_pool, X, y, seed) -> dict:
     """One LiRA shadow as a nested Ray task: train it on (X, y) exactly as :func:`_shadow_fit` does locally
     and return its probabilities on the pool (an array, not a model or closure) and the task's name."""
+    # lazy: Ray is optional (requirements-ray.txt)
     import ray
 
     proba = np.asarray(_shadow_fit(params, cfg, split)(X, y, seed)(X_pool))
@@ -87,11 +92,6 @@ def _shadow_fit_many(params: dict, cfg, split, ctx):
 
 def run_point(params: dict, ctx=None) -> dict:
     """Job target: train one model (with canaries), attack it, audit it. Returns the point dict (JSON-able)."""
-    from ..training.bounds import preprocessing
-    from ..training.config import TrainConfig, noise_fields
-    from ..training.data import load_split
-    from ..training.job import train_in_job
-
     t0 = time.perf_counter()
     cfg = TrainConfig.from_dict(params["train"])
     seed = int(params.get("seed", 0))
@@ -179,9 +179,7 @@ def run_point(params: dict, ctx=None) -> dict:
     if point["epsilon"] is not None and point["noise_multiplier"] and point["sample_rate"] and point["steps"]:
         sigma, q, steps = float(point["noise_multiplier"]), float(point["sample_rate"]), int(point["steps"])
         point["gdp_mu"] = audit.gdp_mu(sigma, q, steps)
-        # the worst-case ROC from the same privacy-loss distribution as the tight ε (issue 11.9)
-        from ..training import accounting
-
+        # the worst-case ROC from the same privacy-loss distribution as the tight ε
         point["epsilon_pld"] = accounting.pld_epsilon(sigma, q, steps, delta)
         point["tradeoff"] = {
             **accounting.dpsgd_tradeoff(sigma, q, steps),
@@ -217,9 +215,6 @@ def _attach_exposure(point: dict, split, scores: dict, members, delta: float) ->
     """Who is most exposed (:mod:`dpcore.attacks.exposure`): every audited record's score and proved ε under
     ``exposure``, the most exposed under ``vulnerable`` with the record as the model saw it (``record``: a private
     row, for its owner; left out of the CLI's JSON)."""
-    from ..attacks import exposure
-    from ..training.data import record_view
-
     name = exposure.ranking_attack(scores)
     if name is None:
         return

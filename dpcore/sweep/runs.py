@@ -26,12 +26,14 @@ import time
 
 from .. import limits, storage
 from ..errors import DPError
+from ..jobs import display, executors
+from ..jobs import store as job_store
 from ..jobs.owners import SYSTEM, Caller, QueueFull, check_owner, limited, not_yours
 from ..jobs.registry import SWEEP_POINT
+from ..jobs.store import check_label, distinct_name
 from ..serialize import dumps
 from ..training.config import REPRODUCIBLE_LABEL, dataset_name, model_name
 from .config import SweepConfig
-from .point import run_point
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 FINISHED = ("done", "failed", "cancelled")
@@ -61,6 +63,8 @@ def run_sweep_inline(
 ) -> dict:
     """Run every point one after another in this process (CLI, tests). Returns {id, config, baseline, points};
     with ``store`` the finished sweep is recorded (for ``owner``) so the page can reopen it."""
+    from .point import run_point  # lazy: training loads pandas (~0.5 s) and torch; Home imports this module
+
     cfg = _config(cfg)
     owner = check_owner(owner)
     params = cfg.point_params()
@@ -230,8 +234,6 @@ def list_sweeps(*, caller: Caller, refresh: bool = True) -> list[dict]:
 
 
 def _distinct(owner: str, name: str) -> str:
-    from ..jobs.store import distinct_name
-
     return distinct_name(name, (r.get("name") for _, r in _records() if owner_of(r) == owner))
 
 
@@ -265,9 +267,6 @@ def start_sweep(
     start at most ``limits.SWEEP_MAX_TRAININGS`` model trainings and hold at most
     ``limits.JOBS_QUEUED_PER_OWNER`` queued jobs (:class:`~dpcore.jobs.owners.QueueFull`).
     ``executor`` (dpcore.jobs.executors): where the points run; default local worker processes."""
-    from ..jobs import executors
-    from ..jobs import store as job_store
-
     cfg = _config(cfg)
     owner = check_owner(owner)
     if limited(owner):
@@ -278,7 +277,7 @@ def start_sweep(
                 f"its LiRA shadow models); one click may start at most {limits.SWEEP_MAX_TRAININGS:,}: "
                 "use fewer ε values, seeds or shadow models"
             )
-    # --- engineer H (issue 17): points go through an Executor (local processes or Ray tasks) ---
+    # --- points go through an Executor (local processes or Ray tasks) ---
     ex = executor or executors.LocalExecutor(max(1, int(workers or 1)))
     device = cfg.device
     sweep_id = _new_id()
@@ -317,9 +316,6 @@ def start_sweep(
 
 def _state(rec: dict) -> dict:
     """Where a sweep stands (see :func:`state`), with no ownership check: the record was checked by the caller."""
-    from ..jobs import display
-    from ..jobs import store as job_store
-
     cfg = SweepConfig.from_stored(rec["config"])  # no data read: an upload is gone once its jobs are done
     if rec.get("status") in FINISHED and "result" in rec:
         n = len(rec["jobs"]) or (
@@ -426,8 +422,6 @@ def problems(s: dict) -> list[str]:
 
 def cancel(sweep_id: str, *, caller: Caller) -> None:
     """Cancel a sweep's queued and running points (its owner or an admin)."""
-    from ..jobs import store as job_store
-
     rec = _changeable(_read(sweep_id), caller)
     for e in rec["jobs"]:
         try:
@@ -438,8 +432,6 @@ def cancel(sweep_id: str, *, caller: Caller) -> None:
 
 def rename(sweep_id: str, name: str, *, caller: Caller) -> dict:
     """Give a sweep a new name (owner or admin), distinct among its owner's sweeps."""
-    from ..jobs.store import check_label
-
     name = check_label(name)
     rec = _changeable(_read(sweep_id), caller)
     if any(r.get("name") == name and r.get("id") != sweep_id and owner_of(r) == owner_of(rec) for _, r in _records()):
@@ -453,8 +445,6 @@ def delete(sweep_id: str, *, caller: Caller) -> None:
     """Delete a finished or cancelled sweep with its points' jobs and files (owner or admin), all or none: the
     record is moved aside first (the sweep disappears at once), then its jobs go in one transaction; if they
     cannot, the record comes back. A sweep still running is refused: cancel it first."""
-    from ..jobs import store as job_store
-
     rec = _changeable(_read(sweep_id), caller)
     if _state(rec)["status"] == "running":
         raise DPError(f"sweep {sweep_id} is still running; cancel it first, then delete it")

@@ -78,6 +78,7 @@ def install() -> None:
     with _LOCK:
         if _INSTALLED:
             return
+        # lazy: OpenDP loads a native library (~1 s)
         from opendp.extras.mbi import _aim, _fixed, _mst, _table
 
         for module in (_aim, _fixed, _mst, _table):

@@ -27,10 +27,13 @@ from typing import Any
 
 from .. import claims
 from ..errors import Cancelled, DPError
+from ..jobs.executors import resolve_device
 from . import accounting, accounting_check, self_audit
 from . import canaries as canary_mod
 from .config import NOT_DP_NOTE, TrainConfig, check_batch_size, delta_warnings, noise_fields
 from .data import Split, load_split
+from .dplib import train_diffprivlib
+from .fused import FusedDPSGD
 from .models import batch_as_is, build_model, check_model_size, make_dataset, resolve_grad_sample_mode
 from .results import SHORTCUT_NOTE, TrainMetrics, TrainResult, divergence, per_class_accuracy
 
@@ -59,6 +62,7 @@ def plan(cfg: TrainConfig, n_train: int) -> dict:
 
 
 def _evaluate(model, X, y):
+    # lazy: torch takes ~2 s to import
     import torch
 
     model.eval()
@@ -111,6 +115,7 @@ def poisson_loader(dataset, sample_rate: float, generator):
     """Opacus's Poisson-sampling data loader at the plan's sample rate (each record in each batch with probability
     ``sample_rate``; ``int(1 / sample_rate)`` batches an epoch). The rate is the plan's, from the real training rows:
     canaries added to ``dataset`` change neither it nor the steps."""
+    # lazy: Opacus imports torch (~2 s)
     from opacus.data_loader import DPDataLoader
 
     return DPDataLoader(dataset, sample_rate=sample_rate, generator=generator, collate_fn=batch_as_is)
@@ -133,10 +138,9 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict, n_real: int | None = None) 
     seeds (see the module docstring), through the fused step or Opacus's PrivacyEngine, with the accounting check's
     witness on the dataset, the optimiser step and the noise draw. ``n_real``: the training rows without canaries
     (the expected batch size is theirs, so nothing depends on the canaries' coins)."""
+    # lazy: torch takes ~2 s to import
     import torch
     from torch.utils.data import DataLoader
-
-    from ..jobs.executors import resolve_device
 
     torch.manual_seed(cfg.seed)
     dev = torch.device(resolve_device(cfg.device))  # cuda asked without a GPU: a clear DPError
@@ -161,15 +165,15 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict, n_real: int | None = None) 
         raise DPError("grad_sample_mode fused is for logreg/mlp; use auto, ew or hooks for the cnn")
     loader = poisson_loader(ds, q, sample_gen)
     if mode == "fused":
+        # lazy: Opacus imports torch (~2 s)
         from opacus.accountants import create_accountant
-
-        from .fused import FusedDPSGD
 
         _check_sample_rate(q, loader.sample_rate)
         fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], ebs, noise_gen, on_noise=witness.on_noise)
         # Opacus's accountant, stepped once per optimizer step
         acc = create_accountant(cfg.accountant)
         return _Run(dev, model, model, opt, crit, loader, pl, mode, acc, fused, noise_gen, witness)
+    # lazy: Opacus imports torch (~2 s)
     from opacus import PrivacyEngine
 
     with warnings.catch_warnings():
@@ -199,6 +203,7 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict, n_real: int | None = None) 
 
 def _step(cfg: TrainConfig, run: _Run, xb, yb):
     """One optimiser step on one batch; returns the batch's mean loss (not DP)."""
+    # lazy: torch takes ~2 s to import
     import torch
 
     run.opt.zero_grad(set_to_none=True)
@@ -231,6 +236,7 @@ def _step(cfg: TrainConfig, run: _Run, xb, yb):
 def _run_epochs(cfg: TrainConfig, run: _Run, split: Split, progress, should_stop) -> tuple[list, int, float]:
     """Every epoch: the steps (cancel checked before each), then held-out accuracy and ε so far.
     Returns (history, steps taken, seconds in the steps)."""
+    # lazy: torch takes ~2 s to import
     import torch
 
     pl, dev = run.plan, run.dev
@@ -321,6 +327,7 @@ def _finish(
     """A fresh copy of the trained weights (no Opacus hooks), its accuracy (overall and per class), the run's own
     audit (a DP-SGD run) and the run's metrics. ``split``: the run's data without its canaries; ``checked``: the
     accounting check's record."""
+    # lazy: torch takes ~2 s to import
     import torch
 
     final = build_model(cfg, split).to(run.dev)
@@ -431,8 +438,6 @@ def train(
     check_model_size(cfg, split)
     progress = progress or (lambda **_: None)
     if cfg.model.startswith("diffprivlib"):
-        from .dplib import train_diffprivlib
-
         return train_diffprivlib(cfg, split, progress)
     t_start = time.perf_counter()
     pl = plan(cfg, split.n_train)  # q and T from the real rows: the canaries' coins change neither

@@ -8,6 +8,7 @@ from .data import Split
 
 
 def _append_one_class():
+    # lazy: torch takes ~2 s to import
     import torch
     import torch.nn as nn
 
@@ -23,6 +24,7 @@ def _append_one_class():
 
 
 def build_model(cfg: TrainConfig, split: Split):
+    # lazy: torch takes ~2 s to import
     import torch.nn as nn
 
     d, c = split.n_features, split.n_classes
@@ -89,6 +91,7 @@ def make_dataset(X, y, on_batch=None):
     """The training rows as a torch dataset whose batches are gathered with one index op (``__getitems__``).
     ``on_batch(indices)``: called with the indices of every batch gathered — what the accounting check counts
     (:class:`dpcore.training.accounting_check.Witness`), whatever sampler asked for them."""
+    # lazy: torch takes ~2 s to import
     import torch
     from torch.utils.data import Dataset
 

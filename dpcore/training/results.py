@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from .data import Split
 SHORTCUT_NOTE = "seed notebook's q/σ·sqrt(2T ln(1/δ)): NOT a privacy guarantee, shown for comparison"
 #: Fields computed on private rows (test and training): diagnostics, not covered by ε (labelled by
 #: ``train_metrics_note`` and listed under ``not_covered_by_epsilon`` in every stored result). None of them is in
-#: a run's release (dpcore.training.release) — except what the statement keeps of the run's audit: its canary
+#: a run's release (dpcore.statements.release) — except what the statement keeps of the run's audit: its canary
 #: bounds, computed from the released model and the canaries alone (public inputs, secret coins), which ε covers.
 #: The accounting check's observations are functions of the secret sampling and noise: diagnostics too.
 DIAGNOSTIC_FIELDS = (
@@ -142,7 +143,7 @@ class TrainMetrics:
         return cls(**kw)
 
     @classmethod
-    def from_job(cls, job: dict | None) -> TrainMetrics | None:
+    def from_job(cls, job: Mapping[str, Any] | None) -> TrainMetrics | None:
         """The metrics of a training job's stored result; None while it has none (queued, running, failed)."""
         result = (job or {}).get("result")
         return cls.from_dict(result) if result else None
@@ -163,6 +164,7 @@ class TrainResult:
         X = np.asarray(X, dtype=np.float32)
         if self.config.model.startswith("diffprivlib"):
             return np.asarray(self.model.predict_proba(X), dtype=np.float64)
+        # lazy: torch takes ~2 s to import
         import torch
 
         self.model.eval()
@@ -189,6 +191,7 @@ class TrainResult:
                 if getattr(self.model, a, None) is not None
             }
             return json.dumps({"estimator": type(self.model).__name__, **arrays}).encode()
+        # lazy: torch takes ~2 s to import
         import torch
 
         buf = io.BytesIO()

@@ -9,10 +9,11 @@ import streamlit as st
 
 from dpcore import claims, export, limits
 from dpcore.figures import advisor as adv_figs
+from dpcore.figures import promise
 from dpcore.figures import training as figs
+from dpcore.statements import release
 from dpcore.sweep import summary as sweep_summary
 from dpcore.textsafe import md, md_message
-from dpcore.training import release
 from dpcore.training.job import baseline_params
 from dpcore.training.results import TrainMetrics
 from pages.ui.common import chart, clicked, code_downloads, guarded
@@ -126,6 +127,7 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
             )
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
+        promise_section(m)
         if bm is None and (twin is None or twin["status"] not in ACTIVE):
             if clicked(
                 "tr_train_pair",
@@ -154,7 +156,7 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
     for leak in m.leaks:
         st.warning(f"Preprocessing leak (not covered by ε): {md_message(leak)}")
     # the default download is the release: weights + the signed statement (what ε covers); the diagnostics,
-    # computed on private rows, come apart and labelled (dpcore.training.release)
+    # computed on private rows, come apart and labelled (dpcore.statements.release)
     out = guarded(_downloads, job["id"], caller)
     if out:
         d1, d2, d3 = st.columns(3)
@@ -192,6 +194,16 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
         if private and m.noise_multiplier is not None:
             chart(adv_figs.statement_tradeoff_chart(out["statement"]), key="tr_fig_tradeoff")
     _code(job["id"], caller)
+
+
+def promise_section(m: TrainMetrics) -> None:
+    """The run's promise and proof: the accountant's ε, the last-iterate heuristic and, when the run audited
+    itself, its audits' lower bounds — one chart and the words that say which is which."""
+    bounds = guarded(promise.run_bounds, m.to_dict())
+    if not bounds:
+        return
+    chart(promise.run_chart(bounds, m.delta, height=300), key="tr_fig_promise")
+    st.caption(promise.verdict(bounds, m.delta))
 
 
 def _code(job_id: str, caller) -> None:
