@@ -11,6 +11,8 @@ from dpcore.training.data import load_split
 
 
 def _split(dataset, **kw):
+    if dataset == "medical":
+        kw.setdefault("target", "diagnosis")
     return load_split(TrainConfig(dataset=dataset, model="logreg", epsilon=None, **kw))
 
 
