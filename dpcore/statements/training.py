@@ -164,7 +164,9 @@ def check_audit(c: Checker, st: Mapping[str, Any]) -> None:
     a = obj(st.get("audit"))
     if not a:
         return
-    m, d, conf = a.get("n_canaries"), a.get("delta"), a.get("confidence")
+    m: Any = a.get("n_canaries")
+    d: Any = a.get("delta")
+    conf: Any = a.get("confidence")
     tried: Any = a.get("tried")
     if not (c.need("audit.n_canaries", m) and c.need("audit.delta", d) and c.need("audit.confidence", conf)):
         return

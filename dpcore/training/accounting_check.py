@@ -81,7 +81,7 @@ class Witness:
 
     def on_noise(self, noise: Any) -> None:
         """The noise tensor(s) of one step, as added to the clipped gradient sum (one call per step)."""
-        import torch
+        import torch  # lazy: torch takes ~2 s to import; the check's statistics need only numpy
 
         parts = noise if isinstance(noise, (list, tuple)) else [noise]
         sq = 0.0

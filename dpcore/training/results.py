@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import claims
+from ..attacks.audit import clopper_pearson
 from ..serialize import dumps
 from .config import N_PUBLIC_NOTE, TrainConfig
 from .data import Split
@@ -225,9 +227,6 @@ def divergence(history, n_classes: int = 2) -> str | None:
 def per_class_accuracy(y_true, y_pred, class_names, n_classes: int) -> list[dict]:
     """Accuracy per true class on the test rows, each with its count and a 95% Clopper–Pearson interval (rounded
     outwards). A diagnostic on private rows: not covered by ε."""
-    from .. import claims
-    from ..attacks.audit import clopper_pearson
-
     yt, yp = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
     out = []
     for c in range(int(n_classes)):
