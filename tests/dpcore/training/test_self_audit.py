@@ -96,3 +96,15 @@ def test_the_statement_states_the_canary_audit_as_a_measurement_and_recomputes_i
     assert not report["verified"]
     bad = " ".join(p for p in report["problems"])
     assert "audit.lower_bound" in bad and "audit.fdp.mu" in bad
+
+
+def test_the_cli_run_audits_itself_with_the_canaries_asked_for(dp_home, tmp_path, capsys):
+    from dpcore import cli
+
+    out = tmp_path / "run.json"
+    args = ["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "2", "--epochs", "1"]
+    assert cli.main([*args, "--canaries", "30", "--json", str(out)]) == 0
+    m = TrainMetrics.from_dict(json.loads(out.read_text()))
+    assert m.canaries["n"] == 30 and m.audit["one_run"]["n_canaries"] == 30 and m.accounting_check["passed"]
+    assert cli.main([*args, "--canaries", "2000"]) == 2  # above the cap: one line, before any job
+    assert "canaries must be a whole number from 0 to 1000" in capsys.readouterr().err
