@@ -89,7 +89,7 @@ def register(sub) -> None:
         default=None,
         help=f"training-set-size control: fractions of the rows, '' for none (default "
         f"{_csv(_D.size_fractions)}; --data: none)",
-    )
+    ).empty_ok = True  # '' is a value here ("none"), not "left out" (dpcore.cli refuses empty values elsewhere)
     add_bounds_options(p)
     p.add_argument(
         "--reproducible-noise",
@@ -168,7 +168,7 @@ def run(args) -> dict:
     if not 0 <= args.workers <= WORKERS_MAX:  # refused before any job is submitted
         raise DPError(f"--workers must be 0 (inline) to {WORKERS_MAX} processes, got {args.workers}")
 
-    seen = []
+    seen: list[int] = []
 
     def tell(s):
         if not seen or seen[-1] != s["done"]:

@@ -48,7 +48,11 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
             c = dataclasses.replace(
                 cfg, seed=int(seed) % (2**31), train_size=None, batch_size=min(cfg.batch_size, len(y)), canaries=0
             )
-            res = train(c, should_stop=should_stop, split=sub, audit=False)  # a shadow is no run of its own
+            # a shadow is the attacker's model, no run of its own: its diagnostics, a second accountant's ε and a
+            # self-audit are never read
+            res = train(
+                c, should_stop=should_stop, split=sub, audit=False, diagnostics=False, compare_accountants=False
+            )
             return res.predict_proba
 
         return fit
@@ -105,7 +109,8 @@ def run_point(params: dict, ctx=None) -> dict:
             ctx.progress(**{**keep, "phase": "train"})
 
     stop = (lambda: ctx.cancelled()) if ctx is not None else None
-    res = train_in_job(cfg, ctx, split=split, progress=report)
+    # a point reports its own accountant's ε only (the RDP beside it is never shown)
+    res = train_in_job(cfg, ctx, split=split, progress=report, compare_accountants=False)
     canaries = res.canaries
     t_train = time.perf_counter() - t0
     if ctx is not None:

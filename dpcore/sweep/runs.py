@@ -23,6 +23,7 @@ import json
 import re
 import secrets
 import time
+from typing import Any
 
 from .. import limits, storage
 from ..errors import DPError
@@ -47,7 +48,7 @@ def _assemble(cfg: SweepConfig, points: list[dict]) -> dict:
     )
     base = sorted((p for p in full if p.get("epsilon") is None), key=lambda p: p["seed"])
     dp = sorted((p for p in full if p.get("epsilon") is not None), key=lambda p: (p["epsilon"], p["seed"]))
-    out = {"config": cfg.to_dict(), "baseline": base[0] if base else None, "points": dp}
+    out: dict[str, Any] = {"config": cfg.to_dict(), "baseline": base[0] if base else None, "points": dp}
     if len(base) > 1:
         out["baselines"] = base
     if control:
@@ -186,13 +187,13 @@ def shared(rec: dict) -> bool:
 
 def _readable(rec: dict, caller: Caller) -> dict:
     if not caller.may_read(owner_of(rec), shared=shared(rec)):
-        raise not_yours("sweep", rec.get("id"))
+        raise not_yours("sweep", str(rec.get("id")))
     return rec
 
 
 def _changeable(rec: dict, caller: Caller) -> dict:
     if not caller.may_change(owner_of(rec)):
-        raise not_yours("sweep", rec.get("id"), shared=shared(rec))
+        raise not_yours("sweep", str(rec.get("id")), shared=shared(rec))
     return rec
 
 
@@ -314,6 +315,13 @@ def start_sweep(
     return sweep_id
 
 
+#: Results of finished sweep points, by (home, job id), kept by the process that polls them (the CLI's wait loop, a
+#: page's fragment): a poll read and parsed every finished point's ~40 KB result again, 0.3 s per poll with 33 points
+#: on a busy machine, every 0.3 s, on the cores the workers need.
+_DONE: dict[tuple[str, str], dict] = {}
+_DONE_MAX = 4096
+
+
 def _state(rec: dict) -> dict:
     """Where a sweep stands (see :func:`state`), with no ownership check: the record was checked by the caller."""
     cfg = SweepConfig.from_stored(rec["config"])  # no data read: an upload is gone once its jobs are done
@@ -332,7 +340,13 @@ def _state(rec: dict) -> dict:
         }
     points, failed, running = [], [], []
     fraction = 0.0
+    home = str(storage.home())
     for e in rec["jobs"]:
+        done = _DONE.get((home, e["job_id"]))
+        if done is not None:  # a finished point's result never changes: not read and parsed again each poll
+            points.append(done)
+            fraction += 1
+            continue
         try:
             job = job_store.get(e["job_id"], caller=SYSTEM, history=False)
         except DPError:
@@ -342,6 +356,9 @@ def _state(rec: dict) -> dict:
         st = job["status"]
         if st == "done" and job["result"]:
             points.append(job["result"])
+            _DONE[(home, e["job_id"])] = job["result"]
+            while len(_DONE) > _DONE_MAX:
+                _DONE.pop(next(iter(_DONE)))
             fraction += 1
         elif st in ("failed", "cancelled"):
             failed.append({**e, "error": job.get("error") or st, "status": st})
