@@ -218,6 +218,7 @@ def _step(cfg: TrainConfig, run: _Run, xb, yb):
             torch.normal(0.0, run.sigma * cfg.clip, p.shape, generator=run.noise_gen, device=p.device)
             for p in run.opt.params
         ]
+        assert run.witness is not None  # a private run's setup always attaches one
         run.witness.on_noise(noise)
         for p, z in zip(run.opt.params, noise):
             p.grad = z / run.opt.expected_batch_size
@@ -349,7 +350,8 @@ def _finish(
     spent = _spent(cfg, run, step, compare)
     if history and cfg.private:
         history[-1]["epsilon"] = spent["epsilon"]
-    result = TrainResult(cfg, None, final, split, canaries)  # metrics below: predict_proba needs only the model
+    # metrics set below, before the result leaves here: predict_proba needs only the model
+    result = TrainResult(cfg, None, final, split, canaries)  # type: ignore[arg-type]
     per_class = per_class_accuracy(split.y_test, result.predict(split.X_test), split.class_names, split.n_classes)
     audit, t_audit = None, None
     if audit_it and (cfg.private or canaries is not None):  # a baseline audits itself only with canaries (sweeps)
