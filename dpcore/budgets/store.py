@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import DPError
+from ..storage.sqlite import transaction  # the one BEGIN IMMEDIATE helper of every store under the home
 
 FILENAME = "ledger.sqlite"
 BUSY_TIMEOUT_S = 60.0
@@ -177,22 +178,6 @@ def drop(path=None) -> None:
     conn = getattr(_local, "conns", {}).pop(p, None)
     if conn is not None:
         conn.close()
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection):
-    """The one ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error) of the budget package, on an open
-    connection. Everything that writes the ledger goes through it: :func:`immediate`, and the migration."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:  # an error inside, or a COMMIT that failed: nothing of it stays
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-        raise
 
 
 @contextmanager
