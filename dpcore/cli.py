@@ -19,7 +19,7 @@ import sys
 
 from . import commands, limits, storage
 from .errors import Cancelled, DPError
-from .serialize import dumps
+from .storage.jsonio import dumps
 
 
 def int_arg(lo: int, hi: int, hint: str = ""):

@@ -15,13 +15,11 @@ worker's heartbeat) gives up a job whose worker's process is gone or whose lease
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from .. import storage
 from ..storage.sqlite import transaction
@@ -232,19 +230,3 @@ def db_path_parent_ok() -> bool:
     except storage.StorageError:
         return False
     return True
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, default=json_default, allow_nan=True)
-
-
-def json_default(obj: Any):
-    if hasattr(obj, "tolist"):  # numpy arrays and scalars, torch tensors
-        return obj.tolist()
-    if hasattr(obj, "item"):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")

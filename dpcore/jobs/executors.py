@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Cancelled, DPError
-from . import db, registry, store, workers
+from ..storage.jsonio import jsonable
+from . import registry, store, workers
 
 EXECUTORS = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda")
@@ -294,9 +295,7 @@ class _RemoteContext:
         self.files: dict[str, bytes] = {}
 
     def progress(self, **fields: Any) -> None:
-        import json
-
-        self._pending.update(json.loads(db.dumps(fields)))
+        self._pending.update(jsonable(fields))
         now = time.monotonic()
         if now - self._last >= 0.25:
             self.flush()

@@ -57,8 +57,9 @@ from typing import Any
 from .. import limits, storage
 from ..errors import Cancelled, DPError, JobError
 from ..storage import reserve
+from ..storage.jsonio import dumps, jsonable
 from . import liveness, store
-from .db import connection, db_path, dumps, jobs_dir, json_default, transaction
+from .db import connection, db_path, jobs_dir, transaction
 from .hooks import JobEnd, announce
 from .owners import Caller
 from .records import JobStatus
@@ -141,7 +142,7 @@ class JobContext:
         """Merge fields (epoch, step, total_steps, loss, accuracy, epsilon, ...) into the job's progress
         and append them (plus ``t``, seconds since start) to its history. Cheap: written to the store
         by the heartbeat thread."""
-        clean = json.loads(dumps(fields))
+        clean = jsonable(fields)
         with self._lock:
             self._progress.update(clean)
             self._dirty = True
@@ -183,14 +184,14 @@ def _flush(conn: sqlite3.Connection, ctx: JobContext) -> None:
     """Write buffered progress and history (inside the caller's transaction, which checked the claim)."""
     snapshot, pending = ctx._take()
     if snapshot is not None:
-        conn.execute("UPDATE jobs SET progress = ? WHERE id = ?", (dumps(snapshot), ctx.job_id))
+        conn.execute("UPDATE jobs SET progress = ? WHERE id = ?", (dumps(snapshot, indent=None), ctx.job_id))
     if pending:
         base = conn.execute(
             "SELECT COALESCE(MAX(seq), -1) + 1 FROM history WHERE job_id = ?", (ctx.job_id,)
         ).fetchone()[0]
         conn.executemany(
             "INSERT INTO history (job_id, seq, t, fields) VALUES (?, ?, ?, ?)",
-            [(ctx.job_id, base + i, t, dumps(f)) for i, (t, f) in enumerate(pending)],
+            [(ctx.job_id, base + i, t, dumps(f, indent=None)) for i, (t, f) in enumerate(pending)],
         )
 
 
@@ -248,7 +249,15 @@ def record_end(
                 conn.execute(
                     "UPDATE jobs SET status = ?, ended = ?, result = ?, error = ?, heartbeat = ?, lease = NULL "
                     "WHERE id = ? AND attempt = ?",
-                    (status, now, dumps(result) if result is not None else None, error, now, ctx.job_id, ctx.attempt),
+                    (
+                        status,
+                        now,
+                        dumps(result, indent=None) if result is not None else None,
+                        error,
+                        now,
+                        ctx.job_id,
+                        ctx.attempt,
+                    ),
                 )
                 if worker_id:
                     conn.execute("UPDATE workers SET job = NULL, heartbeat = ? WHERE id = ?", (now, worker_id))
@@ -446,10 +455,8 @@ def execute(
         elif not isinstance(out, dict):
             error = f"job function {target} returned {type(out).__name__}, expected a dict of metrics"
         else:
-            result = json.loads(dumps(out))
-            payload = json.dumps(
-                {"job_id": job_id, "target": target, "params": params, "result": result}, indent=2, default=json_default
-            ).encode()
+            result = jsonable(out)
+            payload = dumps({"job_id": job_id, "target": target, "params": params, "result": result}).encode()
             storage.atomic_write_bytes(staging / "result.json", payload)  # published with `done`
             status = JobStatus.DONE
     except Cancelled as exc:

@@ -28,7 +28,7 @@ from .. import limits, storage
 from ..errors import DPError
 from ..jobs.owners import SYSTEM, Caller, QueueFull, check_owner, limited, not_yours
 from ..jobs.registry import SWEEP_POINT
-from ..serialize import dumps
+from ..storage.jsonio import dumps
 from ..training.config import REPRODUCIBLE_LABEL, dataset_name, model_name
 from .config import SweepConfig
 from .point import run_point

@@ -18,7 +18,7 @@ import zipfile
 
 from .. import claims
 from ..errors import DPError
-from ..serialize import dumps
+from ..storage.jsonio import dumps
 from .config import NOT_DP_NOTE
 from .results import DIAGNOSTIC_FIELDS, TrainMetrics
 

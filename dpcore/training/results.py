@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..serialize import dumps
+from ..storage.jsonio import dumps
 from .config import N_PUBLIC_NOTE, TrainConfig
 from .data import Split
 
