@@ -16,8 +16,8 @@
 * :mod:`~dpcore.jobs.runner` — running one job: the fair claim, its context (progress, stop flag, files),
   heartbeat, the fenced end state (a storage fault ends the job, not the worker);
   :func:`~dpcore.jobs.runner.run_inline` runs one in this process.
-* :mod:`~dpcore.jobs.worker` — the worker process (``python -m dpcore.jobs.worker``): claim, run, repeat.
-* :mod:`~dpcore.jobs.workers` — starting, counting and stopping local worker processes.
+* :mod:`~dpcore.jobs.workers` — the worker process (``python -m dpcore.jobs``: claim, run, repeat); starting,
+  counting and stopping local worker processes.
 * :mod:`~dpcore.jobs.executors` — where a unit of long work runs: local worker processes or a Ray cluster;
   device selection.
 * :mod:`~dpcore.jobs.settings` — timing knobs from the environment; :mod:`~dpcore.jobs.display` — what a page

@@ -5,7 +5,7 @@ in the SQLite store of :mod:`dpcore.jobs.store`, and only this machine (the app'
 An :class:`Executor` decides how a unit is queued there:
 
 ``LocalExecutor`` ("local")
-    the job runs in one of this machine's worker processes (``python -m dpcore.jobs.worker``), as always.
+    the job runs in one of this machine's worker processes (``python -m dpcore.jobs``), as always.
 ``RayExecutor`` ("ray")
     the job is a small *dispatch* job: a local worker claims it, connects to the Ray cluster
     (``DP_EXPLORER_RAY_ADDRESS`` or ``--ray-address``), submits the unit as a Ray task with its resource

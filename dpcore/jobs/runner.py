@@ -1,6 +1,6 @@
 """Running one job: the context a job function gets, its heartbeat, and the end state it is recorded with.
 
-A worker (:mod:`dpcore.jobs.worker`) claims a queued job (:func:`claim`, ``BEGIN IMMEDIATE``: never two
+A worker (:mod:`dpcore.jobs.workers`) claims a queued job (:func:`claim`, ``BEGIN IMMEDIATE``: never two
 claims of one job; owners take turns, so one visitor's flood never starves another's job) and :func:`execute`
 runs it: the target's function (:func:`dpcore.jobs.registry.resolve`) is called as ``fn(params, ctx)`` and returns
 a JSON-serialisable dict of metrics. ``ctx`` (:class:`JobContext`) reports progress, answers "should I stop?", and

@@ -59,7 +59,7 @@ def small_disk(tmp_path, monkeypatch):
     try:
         yield fill, free
     finally:
-        for proc in workers.get_executor().children():  # only the workers this test started
+        for proc in workers.children():  # only the workers this test started
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=10)

@@ -12,7 +12,7 @@ import pytest
 
 from dpcore import storage
 from dpcore.cli import main
-from dpcore.jobs import db, registry, runner, store, worker
+from dpcore.jobs import db, registry, runner, store, workers
 from dpcore.jobs.owners import CLI_OWNER, SYSTEM
 
 TINY_TRAIN = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0, "epochs": 1, "batch_size": 64}
@@ -59,7 +59,7 @@ def _show(capsys, job_id):
 
 def test_a_full_disk_during_a_training_job_ends_it_with_the_storage_message(full_disk, capsys):
     job_id = store.submit(registry.TRAIN, TINY_TRAIN, owner=CLI_OWNER, group="train", label="fills the disk")
-    assert worker.run_worker("w-full", once=True) == 1  # the worker itself survives the full disk
+    assert workers.run_worker("w-full", once=True) == 1  # the worker itself survives the full disk
     assert full_disk["store_failures"] == 3  # its end state could not be written at first; it kept trying
     job = store.get(job_id, caller=SYSTEM, history=False)
     assert job.status == "failed"
@@ -82,7 +82,7 @@ def test_a_reader_never_calls_a_worker_that_cannot_write_dead(full_disk, monkeyp
         return real(*args, **kwargs)
 
     monkeypatch.setattr(runner, "connection", connection)
-    assert worker.run_worker("w-full", once=True) == 1
+    assert workers.run_worker("w-full", once=True) == 1
     job = store.get(job_id, caller=SYSTEM, history=False)
     assert seen and seen[0].status == "running" and seen[0].error is None
     assert job.status == "failed" and "is full" in job.error and "died" not in job.error
@@ -105,10 +105,10 @@ def test_a_jobs_folder_replaced_while_jobs_wait_ends_each_with_the_storage_messa
     waiting = [store.submit("demo.echo", {"n": i}, owner=CLI_OWNER) for i in range(2)]
     (dp_home / "jobs").rmdir()
     (dp_home / "jobs").write_text("not a folder")
-    assert worker.run_worker("w-file", once=True) == 1  # no crash: the job ends, the worker goes on
+    assert workers.run_worker("w-file", once=True) == 1  # no crash: the job ends, the worker goes on
     first = store.get(waiting[0], caller=SYSTEM)
     assert first.status == "failed" and "a file is in its place" in first.error
     assert _show(capsys, waiting[0])["error"] == first.error
     (dp_home / "jobs").unlink()  # fixed: the next job runs
-    assert worker.run_worker("w-file", once=True) == 1
+    assert workers.run_worker("w-file", once=True) == 1
     assert store.get(waiting[1], caller=SYSTEM).status == "done"

@@ -26,14 +26,14 @@ def fast_jobs(monkeypatch):
     monkeypatch.setenv("DP_EXPLORER_JOBS_IDLE_EXIT", "60")
     monkeypatch.setenv("DP_EXPLORER_JOBS_CANCEL_GRACE", "2")
     yield
-    for proc in workers.get_executor().children():  # only the processes this test started
+    for proc in workers.children():  # only the processes this test started
         if proc.poll() is None:
             try:
                 os.kill(proc.pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
     workers.shutdown_workers(timeout=2.0)
-    for proc in workers.get_executor().children():
+    for proc in workers.children():
         if proc.poll() is None:
             proc.kill()
         proc.wait(timeout=10)
