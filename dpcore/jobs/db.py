@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     lease REAL,
     pid INTEGER,
     host TEXT,
-    pid_start TEXT
+    pid_start TEXT,
+    parent TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, created);
 CREATE INDEX IF NOT EXISTS jobs_by_group ON jobs(grp, created);
@@ -101,6 +102,7 @@ def migrate(conn: sqlite3.Connection) -> None:
         "pid": "INTEGER",
         "host": "TEXT",
         "pid_start": "TEXT",
+        "parent": "TEXT",  # the group (a sweep) a job belongs to
     }
     for name, decl in added.items():
         if name not in cols:
@@ -110,6 +112,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_shared ON jobs(shared, target, status)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(owner, status, created)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner_started ON jobs(owner, started)")  # the fair claim
+    conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_parent ON jobs(parent)")
 
 
 _initialised: set[str] = set()

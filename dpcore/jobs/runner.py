@@ -233,7 +233,9 @@ def record_end(
         try:
             with transaction(conn):
                 row = conn.execute(
-                    "SELECT status, attempt, target, params, owner FROM jobs WHERE id = ?", (ctx.job_id,)
+                    "SELECT status, attempt, target, params, owner, parent, "
+                    "(SELECT p.target FROM jobs p WHERE p.id = jobs.parent) AS parent_kind FROM jobs WHERE id = ?",
+                    (ctx.job_id,),
                 ).fetchone()
                 if row is None or row["attempt"] != ctx.attempt:
                     return LOST
@@ -264,7 +266,20 @@ def record_end(
         except BaseException:
             _unpublish(moved)
             raise
-    announce([JobEnd(ctx.job_id, row["target"], row["owner"], status, error, json.loads(row["params"]))])
+    announce(
+        [
+            JobEnd(
+                ctx.job_id,
+                row["target"],
+                row["owner"],
+                status,
+                error,
+                json.loads(row["params"]),
+                row["parent"],
+                row["parent_kind"],
+            )
+        ]
+    )
     return RECORDED
 
 
@@ -521,7 +536,8 @@ _FAIR_NEXT = """
 WITH q AS (SELECT owner, MIN(created) AS first FROM jobs WHERE status = 'queued' GROUP BY owner),
 pick AS (
     SELECT q.owner AS owner,
-           (SELECT COUNT(*) FROM jobs r WHERE r.owner = q.owner AND r.status = 'running') AS running,
+           (SELECT COUNT(*) FROM jobs r WHERE r.owner = q.owner AND r.status = 'running' AND r.worker IS NOT NULL)
+               AS running,
            (SELECT MAX(started) FROM jobs s WHERE s.owner = q.owner) AS last,
            q.first AS first
     FROM q ORDER BY running, COALESCE(last, 0), first, owner LIMIT 1

@@ -7,7 +7,14 @@ A caller submits a job and reads it back::
     store.get(job_id, caller=caller).status   # a JobStatus: queued / running / done / failed / cancelled
 
 :func:`submit` stores the target's registered name (:mod:`dpcore.jobs.registry`), so rows outlive module
-moves. :func:`get` and :func:`list_jobs` return frozen :class:`~dpcore.jobs.records.JobRecord` objects.
+moves. :func:`get` and :func:`list_jobs` return frozen :class:`~dpcore.jobs.records.JobRecord` objects;
+``list_jobs(caller=..., work=True)`` is everything a caller started, of every kind (one row per sweep).
+
+**Groups.** A sweep is a group of jobs in this one table (:func:`submit_group`): a row of its own (target
+``"sweep"``, never run by a worker: its name, owner, settings and, once finished, its assembled result) and one
+job per point whose ``parent`` is the sweep's id. The same functions read, cancel, rename and delete a job and a
+group — a group's cancel and delete reach its members — with the same ownership check; the group's row follows
+its members through :mod:`dpcore.jobs.hooks` (its kind's code, :mod:`dpcore.sweep.runs`, assembles the result).
 
 Ownership (:mod:`dpcore.jobs.owners`): every job has an owner; :func:`get`, :func:`list_jobs`, :func:`wait`,
 :func:`result_path`, :func:`cancel`, :func:`rename` and :func:`delete` take the :class:`~dpcore.jobs.owners.Caller`
@@ -21,11 +28,12 @@ A visitor's share is bounded at submit (:class:`~dpcore.jobs.owners.QueueFull`),
 remembered: the same key again queues nothing (:class:`~dpcore.jobs.owners.AlreadySubmitted`). Names are made
 distinct per owner ("… (2)"). Workers take queued jobs fairly across owners (:func:`dpcore.jobs.runner.claim`).
 
-Liveness (:mod:`dpcore.jobs.db`): a running job whose worker stopped heartbeating is marked ``failed``
-("worker died") by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another worker.
+Liveness (:mod:`dpcore.jobs.liveness`): a running job whose worker's process is gone, or whose lease lapsed, is
+given up by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another worker.
 
-A little over 400 lines, one idea: the jobs table and who may do what with a row of it. Ownership, sharing and
-the stampede guard are checked inside the transactions that read and write the row, so they stay here.
+About 600 lines, one idea: the jobs table and who may do what with a row of it — a group's row included.
+Ownership, sharing, the stampede guard and a group's reach over its members are checked inside the transactions
+that read and write the rows, so they stay together here.
 Queued jobs stay queued across restarts; finished jobs and their files are changed only by :func:`rename` and
 :func:`delete`.
 
@@ -48,11 +56,12 @@ from pathlib import Path
 
 from .. import limits, storage
 from ..errors import JobError
+from ..storage.jsonio import dumps
 from .db import connection, jobs_dir, reader, transaction
 from .hooks import JobEnd, announce
 from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, SharedRunning, check_owner, limited, not_yours
 from .records import JobRecord, JobStatus
-from .registry import resolve, target_name
+from .registry import groups, is_group, resolve, target_name
 from .registry import shared as shared_rule
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -66,7 +75,8 @@ def _check_id(job_id: str) -> str:
     return job_id
 
 
-def _new_id() -> str:
+def new_id() -> str:
+    """A fresh job id (UTC time and 32 random bits): also a group's, so a sweep's id is a job id."""
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
 
 
@@ -161,15 +171,62 @@ def remember_click(conn: sqlite3.Connection, owner: str, key: str | None, ref: s
     conn.execute("INSERT INTO clicks (owner, key, ref, created) VALUES (?, ?, ?, ?)", (owner, key, ref, time.time()))
 
 
+def _params_json(params) -> str:
+    if not isinstance(params, dict):
+        raise JobError(f"job params must be a dict, got {type(params).__name__}")
+    try:
+        return json.dumps(params, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}") from None
+
+
+def _clean_label(label) -> str:
+    return " ".join(str(label or "").split())[: limits.JOB_NAME_MAX_CHARS]
+
+
 def submit_many(
-    units, *, owner: str, group: str | None = None, key: str | None = None, ref: str | None = None
+    units,
+    *,
+    owner: str,
+    group: str | None = None,
+    key: str | None = None,
+    ref: str | None = None,
+    ids: list[str] | None = None,
 ) -> list[str]:
     """Queue several jobs at once, all or none: ``units`` is ``[(target, params, label), ...]``. Returns their
-    ids. One transaction checks the click ``key`` (the same key again: :class:`AlreadySubmitted`, nothing queued;
-    ``ref`` is what the click made, default the first job id), that no identical shared demo is already queued
-    or running (:class:`SharedRunning`, whose ``ref`` is that job), and the owner's share of the queue
-    (:class:`QueueFull`), then inserts every job with a name distinct among the owner's. Whether a job is a shared
-    demo is its target's sharing rule's answer (:func:`dpcore.jobs.registry.shared`), not the caller's."""
+    ids (``ids``: given in advance, from :func:`new_id`). One transaction checks the click ``key`` (the same key
+    again: :class:`AlreadySubmitted`, nothing queued; ``ref`` is what the click made, default the first job id),
+    that no identical shared demo is already queued or running (:class:`SharedRunning`, whose ``ref`` is that job),
+    and the owner's share of the queue (:class:`QueueFull`), then inserts every job with a name distinct among the
+    owner's. Whether a job is a shared demo is its target's sharing rule's answer
+    (:func:`dpcore.jobs.registry.shared`), not the caller's."""
+    return _submit(units, owner=owner, group=group, key=key, ref=ref, ids=ids, head=None)
+
+
+def submit_group(
+    kind: str,
+    params: dict,
+    units,
+    *,
+    owner: str,
+    label: str = "",
+    key: str | None = None,
+    group_id: str | None = None,
+    ids: list[str] | None = None,
+) -> list[str]:
+    """Queue a **group** (a kind :func:`dpcore.jobs.registry.register_group` names: a sweep) and its member jobs,
+    all or none, in the one transaction of :func:`submit_many`: the group's own row (``params``, ``label`` made
+    distinct among the owner's names, ``running`` from the start, never run by a worker) and each member with
+    ``parent`` = the group's id and group ``<kind>-<id>``. The click ``key`` refers to the group. Returns the
+    members' ids; the group's is ``group_id`` (default a new one, as :func:`new_id`)."""
+    if not is_group(kind):
+        raise JobError(f"{kind!r} is not a kind of group of jobs")
+    group_id = _check_id(group_id or new_id())
+    head = (group_id, kind, _params_json(params), _clean_label(label))
+    return _submit(units, owner=owner, group=f"{kind}-{group_id}", key=key, ref=group_id, ids=ids, head=head)
+
+
+def _submit(units, *, owner, group, key, ref, ids, head) -> list[str]:
     owner = check_owner(owner)
     key = _check_key(key)
     if group is not None and not isinstance(group, str):
@@ -178,26 +235,13 @@ def submit_many(
     for target, params, label in units:
         resolve(target)
         name = target_name(target)
-        if not isinstance(params, dict):
-            raise JobError(f"job params must be a dict, got {type(params).__name__}")
-        try:
-            params_json = json.dumps(params, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise JobError(
-                f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}"
-            ) from None
-        rows.append(
-            (
-                name,
-                params_json,
-                " ".join(str(label or "").split())[: limits.JOB_NAME_MAX_CHARS],
-                shared_rule(name, params),
-            )
-        )
+        rows.append((name, _params_json(params), _clean_label(label), shared_rule(name, params)))
     if not rows:
         raise JobError("nothing to submit")
     jobs_dir()  # results go there: a file in its place (or no space for a folder) is refused before anything queues
-    ids = [_new_id() for _ in rows]
+    ids = [_check_id(i) for i in ids] if ids is not None else [new_id() for _ in rows]
+    if len(ids) != len(rows):
+        raise JobError(f"{len(ids)} job ids for {len(rows)} jobs")
     now = time.time()
     with connection() as conn, transaction(conn):
         remember_click(conn, owner, key, ref or ids[0])
@@ -230,14 +274,100 @@ def submit_many(
                     f"you already have {queued:,} jobs waiting and may have at most {cap:,}; wait for "
                     "some to start, or cancel some, then try again"
                 )
+        parent = None
+        if head is not None:
+            parent, kind, params_json, label = head
+            label = distinct_name(label, _labels(conn, owner, label)) if label else label
+            conn.execute(
+                "INSERT INTO jobs (id, target, params, label, status, created, owner, shared) "
+                "VALUES (?, ?, ?, ?, 'running', ?, ?, 0)",
+                (parent, kind, params_json, label, now, owner),
+            )
         for job_id, (name, params_json, label, shared) in zip(ids, rows):
             label = distinct_name(label, _labels(conn, owner, label)) if label else label
             conn.execute(
-                "INSERT INTO jobs (id, target, params, grp, label, status, created, owner, shared) "
-                "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
-                (job_id, name, params_json, group, label, now, owner, int(shared)),
+                "INSERT INTO jobs (id, target, params, grp, label, status, created, owner, shared, parent) "
+                "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+                (job_id, name, params_json, group, label, now, owner, int(shared), parent),
             )
     return ids
+
+
+def put_group(
+    group_id: str,
+    kind: str,
+    *,
+    owner: str,
+    label: str,
+    params: dict,
+    status: str,
+    created: float,
+    ended: float | None = None,
+    result: dict | None = None,
+    shared: bool = False,
+    members=(),
+    replace: bool = True,
+    distinct: bool = False,
+) -> str:
+    """Write a group's own row as its kind keeps it (a sweep run in one process, a sweep finished, one read from an
+    older version's file): inserted, or updated in place (``replace``; else an existing row is left alone). The
+    jobs named in ``members`` become its members. ``distinct``: a new row's label is made distinct among the
+    owner's names. No ownership check: this is the job machinery's own bookkeeping. Returns the label it has."""
+    if not is_group(kind):
+        raise JobError(f"{kind!r} is not a kind of group of jobs")
+    group_id, owner = _check_id(group_id), check_owner(owner)
+    status = JobStatus(status)
+    params_json = _params_json(params)
+    label = _clean_label(label)
+    result_json = dumps(result, indent=None) if result is not None else None
+    with connection() as conn, transaction(conn):
+        seen = conn.execute("SELECT label, target FROM jobs WHERE id = ?", (group_id,)).fetchone()
+        if seen is not None and seen["target"] != kind:
+            raise JobError(f"{group_id} is a {seen['target']} job, not a {kind}")
+        if seen is None:
+            if distinct and label:
+                label = distinct_name(label, _labels(conn, owner, label))
+            conn.execute(
+                "INSERT INTO jobs (id, target, params, label, status, created, ended, result, owner, shared) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (group_id, kind, params_json, label, status, created, ended, result_json, owner, int(shared)),
+            )
+        elif replace:
+            conn.execute(
+                "UPDATE jobs SET params = ?, label = ?, status = ?, created = ?, ended = ?, result = ?, owner = ?, "
+                "shared = ? WHERE id = ?",
+                (params_json, label, status, created, ended, result_json, owner, int(shared), group_id),
+            )
+        else:
+            return seen["label"]
+        ids = [m for m in members if isinstance(m, str) and _ID_RE.match(m)]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            conn.execute(
+                f"UPDATE jobs SET parent = ? WHERE id IN ({', '.join('?' * len(chunk))}) AND id != ?",
+                (group_id, *chunk, group_id),
+            )
+    return label
+
+
+def end_group(group_id: str, *, status: str, result: dict | None, ended: float, shared: bool = False) -> None:
+    """Record a group's end as its kind assembled it (a sweep's points, done): status, result, when, and whether
+    everyone may now read it. Only a group still running changes (two processes that both see the last point end
+    record the same end once); its name and settings are left as they are."""
+    group_id = _check_id(group_id)
+    with connection() as conn, transaction(conn):
+        conn.execute(
+            f"UPDATE jobs SET status = ?, result = ?, ended = ?, shared = ? WHERE id = ? AND status = 'running' "
+            f"AND target IN ({', '.join('?' * len(groups()))})",
+            (
+                JobStatus(status),
+                dumps(result, indent=None) if result is not None else None,
+                ended,
+                int(shared),
+                group_id,
+                *groups(),
+            ),
+        )
 
 
 def _status(conn: sqlite3.Connection, job_id: str) -> str:
@@ -270,15 +400,21 @@ def _shared(row: sqlite3.Row) -> bool:
     return bool(row["shared"]) if "shared" in row.keys() else False
 
 
+def _what(row: sqlite3.Row) -> str:
+    return row["target"] if is_group(row["target"]) else "job"  # "sweep 2025…-ab12 is not yours"
+
+
 def _readable(caller: Caller, row: sqlite3.Row) -> sqlite3.Row:
+    """The one ownership check for reading a job or a group (a sweep): its owner, an admin, or a shared demo."""
     if not caller.may_read(_owner_of(row), shared=_shared(row)):
-        raise not_yours("job", row["id"])
+        raise not_yours(_what(row), row["id"])
     return row
 
 
 def _changeable(caller: Caller, row: sqlite3.Row) -> sqlite3.Row:
+    """The one ownership check for cancelling, renaming or deleting a job or a group: its owner or an admin."""
     if not caller.may_change(_owner_of(row)):
-        raise not_yours("job", row["id"], shared=_shared(row))
+        raise not_yours(_what(row), row["id"], shared=_shared(row))
     return row
 
 
@@ -299,9 +435,39 @@ def get(job_id: str, *, caller: Caller, history: bool = True) -> JobRecord:
         return _row_to_job(row, _history(conn, job_id) if history else None)
 
 
-def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100, shared: bool = False) -> list[JobRecord]:
+def get_many(job_ids, *, caller: Caller) -> dict[str, JobRecord]:
+    """Several jobs at once (a sweep's points), without history: id -> record for those that exist and the caller
+    may read; the others are left out."""
+    _check_caller(caller)
+    ids = [j for j in dict.fromkeys(job_ids) if isinstance(j, str) and _ID_RE.match(j)]
+    out: dict[str, JobRecord] = {}
+    with reader() as conn:
+        if conn is None:
+            return out
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in conn.execute(f"SELECT * FROM jobs WHERE id IN ({', '.join('?' * len(chunk))})", chunk):
+                if caller.may_read(_owner_of(row), shared=_shared(row)):
+                    out[row["id"]] = _row_to_job(row, None)
+    return out
+
+
+def list_jobs(
+    *,
+    caller: Caller,
+    group: str | None = None,
+    limit: int = 100,
+    shared: bool = False,
+    target: str | None = None,
+    work: bool = False,
+) -> list[JobRecord]:
     """The caller's newest jobs first (an admin's: everyone's), without their history; optionally one group.
-    ``shared``: with everyone's shared demos too (their records say ``shared``)."""
+    ``shared``: with everyone's shared demos too (their records say ``shared``).
+
+    Which rows: by default the jobs workers run (groups left out, as before groups were rows); ``target``: only
+    rows of that target or group kind (``"sweep"``: the sweeps); ``work``: **everything the caller started, of
+    every kind** — runs, studies, releases and sweeps, one row each (a sweep, not its points): the list a "my
+    work" view shows."""
     _check_caller(caller)
     limit = max(1, min(int(limit), 10_000))
     with reader() as conn:
@@ -316,6 +482,14 @@ def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100, sha
         if group is not None:
             where.append("grp = ?")
             args.append(group)
+        if target is not None:
+            where.append("target = ?")
+            args.append(target_name(target))
+        elif work:
+            where.append("parent IS NULL" if "parent" in cols else "1")
+        else:
+            where.append(f"target NOT IN ({', '.join('?' * len(groups()))})")
+            args.extend(groups())
         sql = "SELECT * FROM jobs" + (" WHERE " + " AND ".join(where) if where else "")
         rows = conn.execute(sql + " ORDER BY created DESC, rowid DESC LIMIT ?", (*args, limit))
         return [_row_to_job(r, None) for r in rows.fetchall()]
@@ -330,14 +504,15 @@ def cancel(job_id: str, *, caller: Caller) -> JobRecord:
     with connection() as conn:
         with transaction(conn):
             row = _changeable(caller, _row(conn, job_id))
-            if row["status"] == JobStatus.QUEUED:
-                conn.execute(
-                    "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, error = ? WHERE id = ?",
-                    (now, NOT_STARTED, job_id),
-                )
-                ended.append(_cancelled_end(row))
-            elif row["status"] == JobStatus.RUNNING:
-                conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
+            for r in _members(conn, job_id) if is_group(row["target"]) else [row]:  # a group: its members
+                if r["status"] == JobStatus.QUEUED:
+                    conn.execute(
+                        "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, error = ? WHERE id = ?",
+                        (now, NOT_STARTED, r["id"]),
+                    )
+                    ended.append(_cancelled_end(r))
+                elif r["status"] == JobStatus.RUNNING:
+                    conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (r["id"],))
     announce(ended)
     return get(job_id, caller=caller, history=False)
 
@@ -345,8 +520,25 @@ def cancel(job_id: str, *, caller: Caller) -> JobRecord:
 NOT_STARTED = "cancelled before it started"
 
 
+def _members(conn: sqlite3.Connection, group_id: str) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT *, (SELECT p.target FROM jobs p WHERE p.id = jobs.parent) AS parent_kind FROM jobs WHERE parent = ?",
+        (group_id,),
+    ).fetchall()
+
+
 def _cancelled_end(row: sqlite3.Row) -> JobEnd:
-    return JobEnd(row["id"], row["target"], _owner_of(row), JobStatus.CANCELLED, NOT_STARTED, json.loads(row["params"]))
+    keys = row.keys()
+    return JobEnd(
+        row["id"],
+        row["target"],
+        _owner_of(row),
+        JobStatus.CANCELLED,
+        NOT_STARTED,
+        json.loads(row["params"]),
+        row["parent"] if "parent" in keys else None,
+        row["parent_kind"] if "parent_kind" in keys else None,
+    )
 
 
 def cancel_group(group: str, *, caller: Caller) -> int:
@@ -358,7 +550,9 @@ def cancel_group(group: str, *, caller: Caller) -> int:
     args = () if caller.admin else (caller.owner,)
     with connection() as conn, transaction(conn):
         waiting = conn.execute(
-            "SELECT * FROM jobs WHERE grp = ? AND status = 'queued'" + mine, (group, *args)
+            "SELECT *, (SELECT p.target FROM jobs p WHERE p.id = jobs.parent) AS parent_kind FROM jobs "
+            "WHERE grp = ? AND status = 'queued'" + mine,
+            (group, *args),
         ).fetchall()
         queued = conn.execute(
             "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
@@ -373,7 +567,7 @@ def cancel_group(group: str, *, caller: Caller) -> int:
 
 
 def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
-    """Give a job a new name (owner or admin), distinct among its owner's jobs."""
+    """Give a job or a group (a sweep) a new name (owner or admin), distinct among its owner's names."""
     _check_caller(caller)
     _check_id(job_id)
     name = check_label(name)
@@ -384,7 +578,7 @@ def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
                 "SELECT 1 FROM jobs WHERE owner = ? AND label = ? AND id != ?", (_owner_of(row), name, job_id)
             ).fetchone()
             if clash is not None:
-                raise JobError(f"another run is already called {name!r}; choose another name")
+                raise JobError(f"another of your runs or sweeps is already called {name!r}; choose another name")
             conn.execute("UPDATE jobs SET label = ? WHERE id = ?", (name, job_id))
     return get(job_id, caller=caller, history=False)
 
@@ -392,8 +586,9 @@ def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
 def delete_many(job_ids, *, caller: Caller, missing_ok: bool = False) -> int:
     """Delete finished jobs and their files (owner or admin), all or none: their folders are moved aside and
     their rows deleted in one transaction (the folders come back if it cannot commit), then the folders go.
-    A queued or running job is refused: cancel it first. ``missing_ok``: ids no longer in the store are
-    skipped (a sweep's points). Returns how many were deleted."""
+    A queued or running job is refused: cancel it first. A group (a sweep) goes with its members, once none of
+    them is queued or running. ``missing_ok``: ids no longer in the store are skipped. Returns how many rows
+    were deleted."""
     _check_caller(caller)
     ids = list(dict.fromkeys(_check_id(j) for j in job_ids))
     moved: list[tuple[Path | None, Path]] = []
@@ -401,9 +596,17 @@ def delete_many(job_ids, *, caller: Caller, missing_ok: bool = False) -> int:
         with connection() as conn, transaction(conn):
             if missing_ok:
                 ids = [j for j in ids if conn.execute("SELECT 1 FROM jobs WHERE id = ?", (j,)).fetchone()]
-            for job_id in ids:
+            for job_id in list(ids):
                 row = _changeable(caller, _row(conn, job_id))
-                if not JobStatus(row["status"]).finished:
+                if is_group(row["target"]):
+                    busy = [m["id"] for m in _members(conn, job_id) if not JobStatus(m["status"]).finished]
+                    if busy:
+                        raise JobError(
+                            f"{row['target']} {job_id} is still running ({len(busy)} of its jobs queued or running); "
+                            "cancel it first, then delete it"
+                        )
+                    ids.extend(m["id"] for m in _members(conn, job_id) if m["id"] not in ids)
+                elif not JobStatus(row["status"]).finished:
                     raise JobError(f"job {job_id} is still {row['status']}; cancel it first, then delete it")
             folder = storage.home() / "jobs"
             for job_id in ids:
