@@ -586,7 +586,7 @@ def run_inline(target: str, params: dict, *, owner: str, group: str | None = Non
         conn.execute(_CLAIM, _claim_args(time.time(), worker_id, job_id))
         attempt = conn.execute("SELECT attempt FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
     status, result = execute(job_id, target, params, worker_id, attempt=attempt, hard_exit=False, reraise=True)
-    if status is not JobStatus.DONE:
+    if status is not JobStatus.DONE or result is None:
         job = store.get(job_id, caller=Caller(owner), history=False)
         raise JobError(f"job {job_id} ended {status}: {job['error'] or 'no result'}")
     return result
