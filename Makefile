@@ -1,8 +1,11 @@
-# Two commands: `make run` serves the app, `make test` runs the whole test suite. `make docs` serves the docs.
+# Two commands: `make run` serves the app (the UI and the analysts' API), `make test` runs the whole test suite.
+# `make docs` serves the docs.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
+# The analysts' HTTP API (dpcore/api): the front door through which they ask, on the same HOST.
+API_PORT ?= 8502
 # 127.0.0.1: only this machine. `make run HOST=0.0.0.0` serves a LAN demo (anyone on the network can connect).
 HOST   ?= 127.0.0.1
 DOCS_PORT ?= 8000
@@ -37,7 +40,10 @@ run: $(VENV)/.package.stamp
 	@if [ "$(HOST)" != "127.0.0.1" ] && [ "$(HOST)" != "localhost" ]; then \
 	  echo "WARNING: serving on $(HOST):$(PORT) - anyone who can reach this machine can use the app, its query"; \
 	  echo "WARNING: console and its background jobs. Admin actions need the token set by 'python -m dpcore admin init'."; fi
-	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	@echo "UI:  http://$(HOST):$(PORT)   analysts' API: http://$(HOST):$(API_PORT) (docs/api.md)"
+	@$(PY) -m dpcore api --host $(HOST) --port $(API_PORT) & api=$$!; \
+	  trap 'kill $$api 2>/dev/null' EXIT INT TERM; \
+	  $(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 # Everything the tests need, installed (CI runs this with the machine's HOME, then the tests with an empty one).
 install-test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp $(VENV)/.package.stamp

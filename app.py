@@ -1,31 +1,48 @@
-"""DP Explorer: entry point. Registers every page; nothing heavy happens here."""
+"""DP Explorer: entry point. Registers every page; nothing heavy happens here.
+
+The file has two roles. ``streamlit run app.py`` finds ``app`` below (Streamlit's ``st.App``), imports this file
+once under its own name and serves it through that app, whose one addition to Streamlit's server is the visitor
+cookie (:mod:`pages.ui.visitor_cookie`: the identity a browser keeps, so a reload finds its work again). Every
+session's script run then executes the file as ``__main__``: the page setup and the navigation.
+"""
 
 import streamlit as st
 
-from pages.ui import common as _ui
+if __name__ != "__main__":  # the server's import: the ASGI app, nothing of the page
+    from starlette.middleware import Middleware
+    from streamlit import config
 
-st.set_page_config(page_title="DP Explorer", page_icon="assets/favicon.png", layout="wide")
+    from pages.ui.visitor_cookie import VisitorCookie
 
-PAGES = {
-    "Learn": [
-        st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-        st.Page("pages/noise.py", title="Noise mechanisms", icon=":material/graphic_eq:"),
-        st.Page("pages/advisor.py", title="Choose ε from risk", icon=":material/tune:"),
-    ],
-    "Attack": [
-        st.Page("pages/reidentification.py", title="Re-identification", icon=":material/person_search:"),
-        st.Page("pages/differencing.py", title="Differencing attack", icon=":material/calculate:"),
-    ],
-    "Protect": [
-        st.Page("pages/query_console.py", title="Private query console", icon=":material/lock:"),
-    ],
-    "Train & measure": [
-        st.Page("pages/training.py", title="DP training", icon=":material/model_training:"),
-        st.Page("pages/privacy_utility.py", title="Privacy–utility curve", icon=":material/query_stats:"),
-        st.Page("pages/audit.py", title="Audit your model", icon=":material/fact_check:"),
-    ],
-}
+    app = st.App(__file__, middleware=[Middleware(VisitorCookie, base_url=config.get_option("server.baseUrlPath"))])
+else:
+    from pages.ui import common as _ui
+    from pages.ui import identity as _identity
 
-st.logo("assets/logo.png")
-_ui.style()
-st.navigation(PAGES).run()
+    st.set_page_config(page_title="DP Explorer", page_icon="assets/favicon.png", layout="wide")
+
+    PAGES = {
+        "Learn": [
+            st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+            st.Page("pages/noise.py", title="Noise mechanisms", icon=":material/graphic_eq:"),
+            st.Page("pages/advisor.py", title="Choose ε from risk", icon=":material/tune:"),
+        ],
+        "Attack": [
+            st.Page("pages/reidentification.py", title="Re-identification", icon=":material/person_search:"),
+            st.Page("pages/differencing.py", title="Differencing attack", icon=":material/calculate:"),
+        ],
+        "Protect": [
+            st.Page("pages/query_console.py", title="Private query console", icon=":material/lock:"),
+        ],
+        "Train & measure": [
+            st.Page("pages/training.py", title="DP training", icon=":material/model_training:"),
+            st.Page("pages/privacy_utility.py", title="Privacy–utility curve", icon=":material/query_stats:"),
+            st.Page("pages/audit.py", title="Audit your model", icon=":material/fact_check:"),
+        ],
+    }
+
+    st.logo("assets/logo.png")
+    _ui.style()
+    if not _identity.remembered():  # no visitor cookie came back: work started here is this tab's only
+        st.sidebar.caption(f":material/cookie: {_identity.NOT_REMEMBERED}")
+    st.navigation(PAGES).run()

@@ -9,10 +9,11 @@ from dpcore.advisor import decision, links, targets
 from dpcore.errors import sentence
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
-from dpcore.statements import build as statement
+from dpcore.statements import signing
 from dpcore.sweep import runs as sweep_runs
 from pages.ui.common import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
 from pages.ui.reid_synth import advice_section
+from pages.ui.verify_box import verify_box
 
 MECHS = {"gaussian": "Gaussian noise", "laplace": "Laplace (pure ε-DP)", "dpsgd": "DP-SGD training"}
 RISKS = {
@@ -290,7 +291,7 @@ st.markdown(
 for line in record["words"]:
     st.markdown(f"- {textsafe.md_message(line)}")
 row = st.container(horizontal=True, gap="small")
-signed = guarded(statement.issue, record)
+signed = guarded(signing.issue, record)
 if signed:
     row.download_button(
         "Decision record (signed JSON)",
@@ -325,3 +326,6 @@ if recipe is not None:
 
 st.divider()
 advice_section()  # the synthetic-data question (dpcore/synth/advise.py), from a finished study
+
+st.divider()
+verify_box()  # check any statement: its signature and every figure, recomputed

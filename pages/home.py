@@ -7,9 +7,11 @@ from dpcore.budgets import quotas
 from dpcore.figures import home as figs
 from dpcore.jobs import display, registry, store
 from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
+from dpcore.statements import keys
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
 from pages.ui import identity as _identity
+from pages.ui import my_work
 
 # _ui also routes deep links through app.py
 from pages.ui.common import chart, from_url, guarded, job_caller, share_in_url, state
@@ -23,6 +25,8 @@ st.markdown(
     "sure**; someone who knows you are in it and was 50% sure of a fact about you (your diagnosis) ends at most "
     f"**{claims.percent(float(fact_bound(0.5, 1.0)), up=True)} sure**. Smaller ε: stronger privacy, more noise."
 )
+
+my_work.section()  # a returning visitor's runs, sweeps, studies and releases (nothing for a first visit)
 
 # --- the guided tour: the first step, not a footer --------------------------------------------------------
 TOUR = [
@@ -124,6 +128,19 @@ with st.expander("The formal definition", icon=":material/function:"):
         "or removed — and every set of outputs S. δ is a small probability (≪ 1/n, the number of people) "
         "that the bound may fail; δ = 0 is *pure* ε-DP."
     )
+
+with st.expander("Checking this server's statements", icon=":material/verified_user:"):
+    published = guarded(keys.published)
+    if published:
+        st.markdown(
+            "Every privacy statement this server hands out (runs, sweeps, query histories, synthetic releases, "
+            "decisions) is signed with its Ed25519 key; only this server can sign, anyone can check. Publish "
+            "this fingerprint; a data-protection officer checks a statement on any machine with "
+            "`python -m dpcore statement --verify FILE --public-key KEY.pem` (the key below, or the API's "
+            "`/public-key`), or in the advisor page's *Verify a statement* box."
+        )
+        st.markdown(f"**Fingerprint** (SHA-256 of the key): `{published['fingerprint']}`")
+        st.code(published["public_key"], language=None)
 
 with st.sidebar:
     st.markdown("**Report**")

@@ -1,6 +1,6 @@
 """Privacy–utility curve: what an ε costs in accuracy, and what it buys against membership inference.
 
-Sweeps belong to the session that started them (admins see all); finished runs of the default demo are shared
+Sweeps belong to the browser (or signed-in user) that started them (admins see all); finished runs of the default demo are shared
 with everyone, read-only. A cancelled sweep is never the page's default view."""
 
 import pandas as pd
@@ -9,7 +9,7 @@ import streamlit as st
 from dpcore import claims, textsafe
 from dpcore.figures import privacy_utility as figs
 from dpcore.jobs import workers
-from dpcore.statements import build as statement
+from dpcore.statements import sweep as statement
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
@@ -69,7 +69,7 @@ if "pu_sweep" not in st.session_state and from_url("pu_sweep", ""):
         st.session_state["pu_sweep"] = linked  # a shared link to one sweep this session may see
     else:  # someone else's, or gone: nothing of it is shown
         st.warning(
-            "The sweep in this link is not yours (or no longer exists): only the session that started it, or "
+            "The sweep in this link is not yours (or no longer exists): only the browser or user that started it, or "
             "an admin, can see it — finished runs of the default demo excepted.",
             icon=":material/lock:",
         )

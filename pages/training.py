@@ -1,5 +1,5 @@
 """Train a model with DP-SGD (Opacus) or the non-private baseline, as a background job, and read the
-honest privacy bill of the finished run. Runs belong to the session that started them (and admins see all):
+honest privacy bill of the finished run. Runs belong to the browser (or signed-in user) that started them (and admins see all):
 the picker, a link's run, Cancel, downloads, rename and delete go through the job store's ownership checks.
 
 The view of one finished run lives in pages/ui/training_run.py; an upload's storage and its public-bounds editor in
@@ -73,9 +73,9 @@ st.caption(
     "DP-SGD (Opacus) clips each example's influence and adds noise; the twin has the same model, data split and "
     f"epochs without it. ε is the accountant's upper bound for the run's own noise, sampling and steps, with δ "
     f"beside it; neighbouring datasets differ by one record ({RELATION}). Training runs in a background worker, "
-    "so leaving the page stops nothing. Your runs are yours: only this browser session (and an admin) sees their "
-    "results — a reload or another tab is a new session. The seed fixes only the data split and the starting "
-    "weights; sampling and noise come from a secure source that is never stored."
+    "so leaving the page stops nothing. Your runs are yours: only this browser (or, signed in, you) and an admin "
+    "see their results; a reload or another tab finds them again (**My work**). The seed fixes only the data "
+    "split and the starting weights; sampling and noise come from a secure source that is never stored."
 )
 upload_ui.release()
 caller = job_caller()
@@ -88,7 +88,7 @@ def _linked(job_id: str):
         return store.get(job_id, caller=caller, history=False)
     except owners.NotYours:
         st.warning(
-            "The run in this link is not yours: only the session that started it (or an admin) can see it. "
+            "The run in this link is not yours: only the browser or user that started it (or an admin) can see it. "
             "Start your own below.",
             icon=":material/lock:",
         )
@@ -362,7 +362,7 @@ if st.session_state.get("tr_pick") and st.session_state["tr_pick"] not in [j.id 
     except (JobError, OSError):
         pass
 if not recent:
-    st.info("No training run yet in this session. Press **Train DP + baseline** (a few seconds for breast cancer).")
+    st.info("No training run yet in this browser. Press **Train DP + baseline** (a few seconds for breast cancer).")
     admin_box("tr_admin")
     st.stop()
 ids = [j["id"] for j in recent]

@@ -5,7 +5,7 @@ accuracy, with the failure probabilities, as a statement of its own (kind ``"adv
 sensitivity, DP-SGD sample rate and steps), the advice itself (the ε range, the recommended ε and its σ, Laplace
 b or noise multiplier, the risk reached there, P[privacy loss > ε], the error reached and how often it is
 missed, a conflict and how to reconcile it), and the decision in words (:func:`words`). It leaves the server
-signed (:func:`dpcore.statements.build.issue`); :func:`recompute` solves the advice again from the recorded inputs and
+signed (:func:`dpcore.statements.signing.issue`); :func:`recompute` solves the advice again from the recorded inputs and
 names every figure that differs — ``statement --verify`` runs it. An accuracy target read from a stored sweep is
 re-read where that sweep exists; elsewhere the setting's ε and risk are recomputed and the accuracy is said to
 be as recorded.
@@ -113,7 +113,7 @@ def solve_inputs(inp: dict, caller=None) -> dict:
 
 
 def statement(inp: dict, result: dict) -> dict:
-    """The decision record of one advice (unsigned; :func:`dpcore.statements.build.issue` signs it)."""
+    """The decision record of one advice (unsigned; :func:`dpcore.statements.signing.issue` signs it)."""
     from .links import recommended_text
 
     advice = {k: v for k, v in result.items() if k not in ("link", "console_link")}

@@ -367,7 +367,7 @@ def ledgers(who: Identity, *, path=None) -> list[dict]:
     """The histories ``who`` may put in a report, newest first: an admin every dataset with answers (as a whole) and
     every quota with answers; anyone else the quota they ask from on each dataset they may read (their own, or the
     visitors' on built-in data). Each {dataset (fingerprint), dataset_name, n_rows, spent, analyst (the quota to
-    name in :func:`dpcore.statements.build.for_ledger`: None for the dataset as a whole or for one's own), shown (the
+    name in :func:`dpcore.statements.ledger.for_ledger`: None for the dataset as a whole or for one's own), shown (the
     quota's name as shown, or None)}. Read-only."""
     with store.reading(path) as conn:
         if conn is None:

@@ -3,6 +3,10 @@
 The admin token comes from ``$DP_EXPLORER_ADMIN_TOKEN`` and is checked against the hash the data owner stored
 (``admin init``); an analyst's key from ``$DP_EXPLORER_ANALYST_KEY`` with ``--analyst NAME``. Without either the
 caller is a visitor (the built-in synthetic data only).
+
+Jobs and sweeps (``jobs``, ``export``, ``statement``, ``report``): the command line is the owner ``cli`` and
+reads its own (and the shared demos); ``--admin`` (:func:`add_admin_flag`, :func:`job_caller`) acts on everyone's,
+after the one admin check — the same as the pages' admin unlock.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import os
 
 from ..budgets import identities
 from ..errors import DPError
+from ..jobs import owners
 
 
 def admin():
@@ -41,3 +46,20 @@ def reader(name: str | None):
     if os.environ.get(identities.ADMIN_ENV, "").strip():
         return admin()
     return asker(name)
+
+
+def add_admin_flag(p, what: str = "everyone's jobs") -> None:
+    """The ``--admin`` option of a command that reads or changes jobs or sweeps."""
+    p.add_argument(
+        "--admin",
+        action="store_true",
+        help=f"act as an admin on {what} (needs the admin token in ${identities.ADMIN_ENV})",
+    )
+
+
+def job_caller(args) -> owners.Caller:
+    """The CLI owner, an admin after the admin check when ``--admin`` is given."""
+    if not getattr(args, "admin", False):
+        return owners.CLI
+    admin()  # the one admin check: $DP_EXPLORER_ADMIN_TOKEN against the hash `admin init` stored
+    return owners.Caller(owners.CLI_OWNER, admin=True)

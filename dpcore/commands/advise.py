@@ -12,7 +12,7 @@ RISK, one of: ``--max-tpr T --at-fpr A`` (membership attacker), ``--max-posterio
 
 from __future__ import annotations
 
-from dpcore.statements import build as statement
+from dpcore.statements import signing
 
 from ..advisor import decision, links, targets
 from ..errors import DPError
@@ -128,6 +128,6 @@ def run(args) -> dict:
     out["link"] = links.page_link(out)  # the same links the advisor page offers
     out["console_link"] = links.console_link(out)  # None when no COUNT/SUM/MEAN query is advised
     if args.statement is not None:
-        write_json(args.statement, statement.issue(decision.statement(inp, out)), "--statement")
+        write_json(args.statement, signing.issue(decision.statement(inp, out)), "--statement")
         out["statement"] = args.statement
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..budgets import quotas, registry
 from ..data import datasets
 from ..errors import DPError
-from ..queries import fingerprint
+from ..queries import fingerprint, views
 from . import _who
 
 
@@ -65,15 +65,6 @@ def _dataset(args) -> str:
     if args.data:  # the owner's own file: only as a way to name the registered dataset it is
         return fingerprint.dataset_key(datasets.read_csv(args.data))
     raise DPError(f"budget {args.action} needs --dataset NAME (`python -m dpcore budget list` shows them)")
-
-
-def _released(e: dict) -> dict:
-    """A history entry as the CLI prints it: what was released, not internals."""
-    e.pop("canonical", None)
-    if isinstance(e["answer"], dict):
-        a = e["answer"]
-        e["answer"] = {k: a[k] for k in ("answer", "interval", "labels") if k in a}
-    return e
 
 
 def run(args) -> dict | list:
@@ -134,5 +125,5 @@ def run(args) -> dict | list:
             for d in registry.visible(who)
         ]
     out = quotas.status(_who.reader(args.analyst), _dataset(args), analyst=args.analyst)
-    out["history"] = [_released(e) for e in out["history"]]
+    out["history"] = [views.history_entry(e) for e in out["history"]]
     return out

@@ -11,14 +11,11 @@ from __future__ import annotations
 from .. import limits
 from ..cli import int_arg
 from ..jobs import owners, records, store, workers
+from . import _who
 
 
 def _admin_flag(p) -> None:
-    p.add_argument(
-        "--admin",
-        action="store_true",
-        help="act as an admin on everyone's jobs (needs the admin token in $DP_EXPLORER_ADMIN_TOKEN)",
-    )
+    _who.add_admin_flag(p)
 
 
 def _one_job(actions, name: str, what: str, func, *, sweep: bool = False):
@@ -75,12 +72,7 @@ def register(sub) -> None:
 
 def caller(args) -> owners.Caller:
     """The CLI owner, an admin after the admin check when ``--admin`` is given."""
-    if not getattr(args, "admin", False):
-        return owners.CLI
-    from . import _who
-
-    _who.admin()  # the one admin check: $DP_EXPLORER_ADMIN_TOKEN against the hash `admin init` stored
-    return owners.Caller(owners.CLI_OWNER, admin=True)
+    return _who.job_caller(args)
 
 
 def _brief(job: records.JobRecord) -> dict:

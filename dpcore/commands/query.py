@@ -9,6 +9,9 @@ $DP_EXPLORER_ANALYST_KEY (never an argument); without --analyst you ask as a vis
 quota of the built-in synthetic data. ``--data FILE`` names a registered dataset by its content (the owner's own
 file). Exit code 3 when the per-query cap, the dataset's cap or the quota would be exceeded (nothing spent, no
 noise drawn); 2 for bad input.
+
+This command reads the home (the registered data is in it): it is the operator's. An analyst asks from their own
+machine through the HTTP API, ``python -m dpcore remote query ... --url URL`` (:mod:`dpcore.api`).
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from __future__ import annotations
 from ..budgets import quotas, registry, visitors
 from ..data import datasets
 from ..errors import DPError
-from ..noise import interpret, mechanisms
-from ..queries import answering, fingerprint, model
+from ..noise import mechanisms
+from ..queries import answering, fingerprint, model, views
 from . import _who
 
 
@@ -131,42 +134,4 @@ def run(args) -> dict:
             categories=args.categories,
             public_n=args.public_n,
         )
-    r = answering.ask(df, who, q, dataset=key)
-    a = r["answer"]
-    out = {
-        "answer": a["answer"],
-        "interval": a["interval"],
-        "interval_note": a["interval_note"],
-        "epsilon_spent": r["epsilon_spent"],
-        "remaining": r["remaining"],
-        "total": r["total"],
-        "spent": r["spent"],
-        "delta_spent_now": r["delta_spent_now"],
-        "delta_spent": r["delta_spent"],
-        "delta_total": r["delta_total"],
-        "delta_remaining": r["delta_remaining"],
-        "reused": r["reused"],
-        "epsilon_charged": r["epsilon_charged"],
-        "query": a["query"],
-        "epsilon": a["epsilon"],
-        "delta": a["delta"],
-        "mechanism": a["mechanism"],
-        "neighbour": r["neighbour"],
-        "cost_note": a["cost_note"],
-        "secure": a["secure"],
-        "asked_as": who.describe(),
-        "visitors": r["visitors"],
-        "dataset": r["dataset_name"],
-        "fingerprint": key,
-        "dataset_spent": r["dataset_spent"],
-        "dataset_cap": r["dataset_cap"],
-        "dataset_remaining": r["dataset_remaining"],
-        "dataset_delta_remaining": r["dataset_delta_remaining"],
-    }
-    for field in ("labels", "grid", "noise"):  # the grid and rounding of a SUM or MEAN; the noise's name
-        if field in a:
-            out[field] = a[field]
-    if a.get("loss_tail") is not None:  # δ > 0: how often this answer's privacy loss exceeds ε (not δ)
-        out["loss_tail"] = a["loss_tail"]
-        out["loss_tail_note"] = interpret.release_tail_reading(a["loss_tail"], a["epsilon"], a["delta"])
-    return out
+    return views.answer(answering.ask(df, who, q, dataset=key), who, key)

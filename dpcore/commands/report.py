@@ -1,9 +1,10 @@
 """`python -m dpcore report --out FILE.html [--sweep ID] [--job ID ...] [--ledger DATASET ...] [--analyst NAME]
 [--advice FILE ...] [--synth ID ...] [--audit SCORES.csv [--audit-epsilon E | --audit-noise-multiplier S
---audit-sample-rate Q --audit-steps T] [--audit-delta D] ...] [--epsilon E]`: a self-contained HTML report, with a
+--audit-sample-rate Q --audit-steps T] [--audit-delta D] ...] [--epsilon E] [--admin]`: a self-contained HTML report, with a
 privacy statement for the sweep, each training run and each dataset's query history (what the dataset released as
 a whole, with your quota's share; --analyst with $DP_EXPLORER_ANALYST_KEY, or the admin token), the decision record
-of each advice, each DP synthetic-data study, and the audit of your own model.
+of each advice, each DP synthetic-data study, and the audit of your own model. Runs, sweeps and studies are the
+command line's own (and the shared demos); ``--admin`` includes anyone's, after the admin check.
 
 ``--audit`` takes the scores file itself (``member``, ``score``[, ``canary``], as ``audit --scores``) and the stated
 mechanism (the ``audit`` command's options, prefixed ``--audit-``), and audits it again with the same function as
@@ -78,6 +79,7 @@ def register(sub) -> None:
         help=f"rows of synthetic medical data, {limits.REID_MIN_ROWS:,} to {limits.REID_MAX_ROWS:,} (default 10000)",
     )
     p.add_argument("--seed", type=seed_arg, default=0, help=f"data seed, 0 to {limits.SEED_MAX} (default 0)")
+    _who.add_admin_flag(p, "everyone's runs, sweeps, studies and ledgers")
     p.set_defaults(func=run)
 
 
@@ -88,7 +90,7 @@ def run(args) -> dict:
             "leave out --sweep for a report without one"
         )
     check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
-    from ..jobs.owners import CLI
+    caller = _who.job_caller(args)  # before the work: a refused admin check costs nothing
 
     advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
     if args.audit is None and audit_cmd.given(args, "audit-"):
@@ -97,7 +99,7 @@ def run(args) -> dict:
             "--audit SCORES.csv"
         )
     audits = [] if args.audit is None else [{"result": _audit(args), "name": Path(args.audit).name}]
-    viewer = _who.reader(args.analyst) if args.ledger else None
+    viewer = (_who.admin() if args.admin else _who.reader(args.analyst)) if args.ledger else None
     html = report.build(
         args.epsilon,
         sweep_id=args.sweep,
@@ -106,7 +108,7 @@ def run(args) -> dict:
         job_ids=args.job,
         ledgers=[(x, args.analyst) for x in args.ledger],
         advice=advice,
-        caller=CLI,
+        caller=caller,
         viewer=viewer,
         synth_ids=args.synth,
         audits=audits,
@@ -136,8 +138,10 @@ def _audit(args) -> dict:
 
 
 def _advice(path: str) -> dict:
-    """An advice statement that checks out (signature and every figure), or a DPError naming what does not."""
+    """An advice statement that checks out (signed by this home's key, and every figure), or a DPError naming what
+    does not: the report is this home's, so a decision record signed elsewhere does not go in it."""
     from dpcore import storage
+    from dpcore.statements import keys
     from dpcore.statements import verify as verification
 
     from ..limits import STATEMENT_MAX_BYTES
@@ -151,7 +155,7 @@ def _advice(path: str) -> dict:
             f"--advice {path} is a {st.get('kind') or 'non'}-statement, not an advice's decision record "
             "(python -m dpcore advise … --statement FILE makes one)"
         )
-    out = verification.verify(st)
+    out = verification.verify(st, public_key=keys.home_public())
     if not out["verified"]:
         raise DPError(f"--advice {path} does not check out: {out['problems'][0]}")
     return st

@@ -129,7 +129,7 @@ def run(args) -> dict:
         df = datasets.read_csv(args.data)
         dataset = f"upload {Path(args.data).name}"
     rel = synth_release.release(df, schema, cfg.check(schema))
-    st = rel.statement(dataset)
+    st = rel.statement(dataset, csv_name=out.name)
     spath = statement_path(out)
     atomic_write_bytes(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
     atomic_write_bytes(spath, json.dumps(st, indent=2).encode())

@@ -328,10 +328,10 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
     """ROC curves (log–log) of one model's attacks — the canary attack and the attacks on ordinary records —
     under one ceiling: for a DP-SGD point, its worst-case ROC from the privacy-loss distribution of what was
     actually run (``point["tradeoff"]``; no attack can go above it), with ε at δ = 1e-5 and 1e-6 and μ in
-    its legend entry (``block``: :func:`dpcore.statements.build.for_point` of the point, computed when not given). Older
+    its legend entry (``block``: :func:`dpcore.statements.sweep.for_point` of the point, computed when not given). Older
     stored points without a trade-off curve show the looser (ε, δ) ceiling; the CLT/GDP curve is never drawn
     (it is an approximation, not an upper bound). Traces carry ``meta``: "ceiling", "chance", "attack:<name>"."""
-    from dpcore.statements import build as statement
+    from dpcore.statements import sweep as statement
 
     fig = go.Figure()
     n_neg = max((v.get("n_nonmembers") or 1) for v in point["mia"].values())

@@ -2,11 +2,15 @@
 
 Every job and every sweep has an **owner**, a short string:
 
-* ``session:<32 hex>`` — one browser session of the app: 128 random bits from :mod:`secrets`, held only in that
-  session's server-side state (never in a link, never sent to another visitor). A reload or a second tab is a
-  new session and a new owner.
-* ``user:<identity>`` — a signed-in user (the identity provider's subject or e-mail), once sign-in exists;
-  pages get it from one helper (``pages/_ui.job_owner``).
+* ``visitor:<32 hex>`` — a visitor's browser: the first 128 bits of a SHA-256 of the random visitor token the
+  browser keeps in an HttpOnly cookie (:func:`visitor_owner`; ``docs/identity.md``). A reload, a second tab and a
+  restarted browser are the same visitor; another browser (another cookie jar) is another. The store holds only
+  the hash, never the token, so a copy of the database lets nobody act as the visitor.
+* ``session:<32 hex>`` — one browser session of the app when the browser keeps no cookie: 128 random bits from
+  :mod:`secrets`, held only in that session's server-side state (never in a link, never sent to another
+  visitor). A reload or a second tab is then a new session and a new owner (the pages say so).
+* ``user:<identity>`` — a signed-in user (an analyst's name checked with their key, the identity provider's
+  e-mail or subject); pages get it from one helper (``pages.ui.common.job_owner``).
 * ``cli`` — the command line: the person who runs the server and holds ``$DP_EXPLORER_HOME`` anyway. Rows
   written before owners existed belong to it.
 
@@ -27,7 +31,7 @@ metrics, parameters, statement, Cancel, rename and delete are its owner's and th
 :data:`SYSTEM` is the job machinery itself (workers, clean-up of uploads, a sweep reading its own points); no
 page or command acts as it.
 
-Shares of the queue (:func:`limited`): a visitor (a session or a signed-in user) may hold at most
+Shares of the queue (:func:`limited`): a visitor (a browser, a session or a signed-in user) may hold at most
 ``limits.JOBS_QUEUED_PER_OWNER`` queued jobs and start at most ``limits.SWEEP_MAX_TRAININGS`` model trainings
 with one sweep click. The CLI owner is the server's operator and is not limited; its jobs still wait their
 fair turn (workers take owners in turn: see :func:`dpcore.jobs.runner.claim`).
@@ -35,6 +39,7 @@ fair turn (workers take owners in turn: see :func:`dpcore.jobs.runner.claim`).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from dataclasses import dataclass
@@ -42,7 +47,10 @@ from dataclasses import dataclass
 from ..errors import JobError
 
 CLI_OWNER = "cli"
-_OWNER_RE = re.compile(r"^(cli|system|session:[0-9a-f]{32}|user:[^\x00-\x1f\x7f]{1,200})$")
+_OWNER_RE = re.compile(r"^(cli|system|(session|visitor):[0-9a-f]{32}|user:[^\x00-\x1f\x7f]{1,200})$")
+#: A visitor token as the browser keeps it: 32 random bytes from :mod:`secrets`, URL-safe base64 (43 characters).
+VISITOR_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{43}$")
+_VISITOR_HASH_CONTEXT = b"dp-explorer visitor owner v1\x00"  # domain separation: this hash is for owner keys only
 
 
 class NotYours(JobError):
@@ -76,13 +84,36 @@ class QueueFull(JobError):
 def check_owner(owner) -> str:
     """An owner string (see the module docstring) or a JobError."""
     if not isinstance(owner, str) or not _OWNER_RE.match(owner):
-        raise JobError(f"a job's owner must be 'cli', 'session:<32 hex>' or 'user:<identity>', got {owner!r}")
+        raise JobError(
+            f"a job's owner must be 'cli', 'visitor:<32 hex>', 'session:<32 hex>' or 'user:<identity>', got {owner!r}"
+        )
     return owner
 
 
 def session_owner() -> str:
-    """A new browser session's owner: 128 random bits, never derived from anything a visitor sends."""
+    """A new browser session's owner (a browser that keeps no cookie): 128 random bits, never derived from anything
+    a visitor sends."""
     return f"session:{secrets.token_hex(16)}"
+
+
+def new_visitor_token() -> str:
+    """A new visitor token for the browser's cookie: 256 random bits from :mod:`secrets` (never derived from
+    anything the visitor sends)."""
+    return secrets.token_urlsafe(32)
+
+
+def is_visitor_token(token) -> bool:
+    """Whether ``token`` has the shape :func:`new_visitor_token` gives (anything else is ignored, never owned)."""
+    return isinstance(token, str) and bool(VISITOR_TOKEN_RE.match(token))
+
+
+def visitor_owner(token: str) -> str:
+    """The owner of the visitor whose browser keeps ``token``: a one-way hash of it, so the job store and the sweep
+    records never hold the token itself (what a copy of them shows cannot be replayed as a cookie)."""
+    if not is_visitor_token(token):
+        raise JobError("a visitor token is 43 URL-safe characters (dpcore.jobs.owners.new_visitor_token)")
+    digest = hashlib.sha256(_VISITOR_HASH_CONTEXT + token.encode("ascii")).hexdigest()
+    return f"visitor:{digest[:32]}"
 
 
 def user_owner(identity: str) -> str:
@@ -123,10 +154,10 @@ def not_yours(what: str, ident: str, *, shared: bool = False) -> NotYours:
     a shared demo, which the caller may read but not change."""
     if shared:
         return NotYours(
-            f"{what} {ident} is shared: everyone may see it, but only the session or user that started "
+            f"{what} {ident} is shared: everyone may see it, but only the browser or user that started "
             f"it (or an admin) can cancel, rename or delete it; start your own, or ask an admin"
         )
     return NotYours(
-        f"{what} {ident} is not yours: only the session or user that started it (or an admin) can "
+        f"{what} {ident} is not yours: only the browser or user that started it (or an admin) can "
         f"see or change it; start your own, or ask an admin"
     )

@@ -443,7 +443,9 @@ def build(
     """
     from dpcore.attacks import reidentification as reid
     from dpcore.report.statements import advice_section, statement_section
-    from dpcore.statements import build as statement
+    from dpcore.statements import ledger as ledger_statement
+    from dpcore.statements import sweep as sweep_statement
+    from dpcore.statements import training as training_statement
 
     step = progress or (lambda fraction, text: None)
 
@@ -459,10 +461,12 @@ def build(
             "a report with a sweep, training runs or synthetic-data studies needs the caller they are read for"
         )
     step(0.05, "Privacy statements of the runs and query histories")
-    statements = [statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
+    statements = [training_statement.for_job(j, caller=caller) for j in dict.fromkeys(job_ids)]
     if ledgers and viewer is None:
         from dpcore.budgets.identities import VISITOR as viewer
-    statements += [statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None) for lg in ledgers]
+    statements += [
+        ledger_statement.for_ledger(lg[0], viewer=viewer, analyst=lg[1] if len(lg) > 1 else None) for lg in ledgers
+    ]
     synth = [synth_section(j, eps, caller=caller) for j in dict.fromkeys(synth_ids)]  # unfinished: fails early
     step(0.2, "What the chosen ε means")
     sections = [epsilon_section(eps, delta)]
@@ -486,7 +490,7 @@ def build(
         settings["sweep"] = sec.numbers["title"]
         settings["accountant"] += "; Opacus accountant for DP-SGD (see the sweep section)"
         try:
-            sections.append(statement_section(statement.for_sweep(sweep_id, caller=caller), sec.numbers["title"]))
+            sections.append(statement_section(sweep_statement.for_sweep(sweep_id, caller=caller), sec.numbers["title"]))
         except DPError:  # only a baseline or diffprivlib points: nothing to state beyond the sweep section
             pass
     sections += [statement_section(s) for s in statements]

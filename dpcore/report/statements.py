@@ -65,7 +65,7 @@ def _audit_counts(a: dict) -> str:
 
 
 def statement_section(st: dict, name: str | None = None) -> Section:
-    """A privacy statement (:mod:`dpcore.statements.build`) as a report section: its facts and ε at several δ as
+    """A privacy statement (:mod:`dpcore.statements`) as a report section: its facts and ε at several δ as
     tables (every cell escaped), its summary, and its worst-case trade-off curve. Names that came from users
     (run labels, analysts, datasets) go in tables and the escaped title only, never through inline markdown.
     ``name``: what the section calls its subject (a sweep is named by what it is, never by its id)."""

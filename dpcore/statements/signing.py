@@ -1,198 +1,225 @@
-"""Signed privacy statements: HMAC-SHA256 over canonical JSON, with the key kept in the home.
+"""Signed privacy statements: Ed25519 over canonical JSON. Anyone can check a signature; only the home can make one.
 
-A statement is signed by :func:`sign`: its body (every field but ``signature``) is written as canonical JSON
-(keys sorted, no spaces, UTF-8, floats as Python writes them) and hashed; the ``signature`` block holds that
-hash, a hash of every field one and two levels down (``accountant``, ``accountant.epsilon``, ``points[3]``), the
-key's id and the time, and an HMAC-SHA256 over all of them with the home's key
-(:func:`dpcore.storage.signing_key`, 32 random bytes, 0600). :func:`check` recomputes the MAC with the key (the
-signature block itself is unchanged; its fixed texts ``canonical`` and ``proves`` must read as this version writes them
-and no other field may be added to it), then the hashes: a changed, added or removed field is named.
+A statement is signed by :func:`sign` with the home's private key (:mod:`dpcore.statements.keys`). Its body (every
+field but ``signature``) is written as canonical JSON (keys sorted, no spaces, UTF-8, floats as Python writes them)
+and hashed; the ``signature`` block holds that hash, a hash of every field one and two levels down
+(``accountant``, ``accountant.epsilon``, ``points[3]``) so that a check names what changed, the public key (PEM)
+with its fingerprint, the time, and an Ed25519 signature over all of them (every other field of the block, as
+canonical JSON, after :data:`CONTEXT`). :func:`issue` adds the SHA-256 of each file the statement ships with
+(:mod:`dpcore.statements.files`) before signing.
 
-What a valid signature proves: the statement was written by someone holding this home's key and has not been
-changed since. What it does not prove: who that was (anyone who can read the key can sign), or that the numbers
-are right — :mod:`dpcore.statements.verify` recomputes those from the recorded settings.
+:func:`check` verifies the signature with the public key it is given — or, when none is given, with the key inside
+the statement, and then says so: a valid signature by the embedded key proves that the statement is unchanged since
+its key's holder signed it, and proves *who* signed only when that key's fingerprint is the data owner's published
+one. A fingerprint that does not match its key is refused (a forger would name the owner's fingerprint beside their
+own key).
+
+Statements signed before Ed25519 carry an HMAC-SHA256 block made with a secret in the home
+(:mod:`dpcore.statements.legacy`): they still verify where that secret exists, labelled as such.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as _dt
-import hashlib
-import hmac
 import json
-import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from dpcore.errors import DPError
+from dpcore.statements import files as shipped
+from dpcore.statements import keys, legacy
+from dpcore.statements.canonical import Json, block_edits, body_of, canonical, changes, digest, field_digests
 
-SCHEME = "HMAC-SHA256"
+SCHEME = keys.ALGORITHM
 CANONICAL = "JSON with sorted keys, no spaces, UTF-8, floats as Python's json writes them"
-#: What a signature proves, as the block says it. The MAC covers scheme, key_id, signed_at, body and fields;
-#: these words and ``canonical`` are fixed texts that :func:`check` compares, so they cannot be changed either.
+#: Signed before the block's canonical JSON, so that a signature over anything else never passes for one here.
+CONTEXT = b"DP Explorer privacy statement, Ed25519 signature v2\x00"
+#: What a signature proves, as the block says it (signed with the rest of the block).
 PROVES = (
-    "written by a holder of this DP Explorer home's key and unchanged since; anyone who can read that key can "
-    "sign, and the numbers are checked by recomputing them (python -m dpcore statement --verify FILE)"
+    "unchanged since the holder of this block's key signed it; it proves who signed only when the key's "
+    "fingerprint is the data owner's published one (their Home page, the API's GET /public-key, python -m dpcore "
+    "admin public-key); the numbers are checked by recomputing them (python -m dpcore statement --verify FILE)"
 )
-#: Every field of a signature block: any other is refused (a field added to the block is covered by nothing).
-BLOCK_FIELDS = frozenset({"scheme", "canonical", "key_id", "signed_at", "body", "fields", "proves", "mac"})
-#: Levels of fields that get their own hash, so that a check names what changed ("accountant.epsilon").
-FIELD_DEPTH = 2
+#: Every field of a signature block: any other is refused by name.
+BLOCK_FIELDS = frozenset(
+    {"scheme", "canonical", "public_key", "key_fingerprint", "signed_at", "body", "fields", "proves", "signature"}
+)
 
 
-def canonical(obj) -> bytes:
-    """The bytes that are signed: the same for a statement and for the statement read back from its JSON."""
-    return json.dumps(_finite(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode(
-        "utf-8"
-    )
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _finite(obj):
-    if isinstance(obj, dict):
-        return {str(k): _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None  # as the statement is written (dpcore.storage.jsonio): JSON has no NaN
-    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):  # numpy scalars
-        return _finite(obj.item())
-    return obj
+def _message(block: Mapping[str, Any]) -> bytes:
+    return CONTEXT + canonical({k: v for k, v in block.items() if k != "signature"})
 
 
-def _digest(obj) -> str:
-    return hashlib.sha256(canonical(obj)).hexdigest()[:32]
-
-
-def field_digests(body: dict, depth: int = FIELD_DEPTH) -> dict[str, str]:
-    """A hash per field path down to ``depth`` levels: ``{"accountant": …, "accountant.epsilon": …}``."""
-    out: dict[str, str] = {}
-
-    def walk(value, path: str, level: int) -> None:
-        out[path] = _digest(value)
-        if level >= depth:
-            return
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{path}.{k}", level + 1)
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                walk(v, f"{path}[{i}]", level + 1)
-
-    for k, v in body.items():
-        walk(v, str(k), 1)
-    return out
-
-
-def key_id(key: bytes) -> str:
-    """A short public name for a key (a hash of it): which key signed, without revealing it."""
-    return hashlib.sha256(b"dp-explorer statement key id\0" + key).hexdigest()[:16]
-
-
-def _mac(key: bytes, block: dict) -> str:
-    signed = {k: block[k] for k in ("scheme", "key_id", "signed_at", "body", "fields")}
-    return hmac.new(key, canonical(signed), hashlib.sha256).hexdigest()
-
-
-def body_of(st: dict) -> dict:
-    return {k: v for k, v in st.items() if k != "signature"}
-
-
-def sign(st: dict, key: bytes | None = None) -> dict:
-    """``st`` with a ``signature`` block (any earlier one replaced). ``key``: the home's key by default (made on
-    first use)."""
+def sign(st: Mapping[str, Any], key: Ed25519PrivateKey | None = None) -> Json:
+    """``st`` with a ``signature`` block (any earlier one replaced). ``key``: the home's private key by default
+    (made on first use)."""
     if key is None:
-        from dpcore.storage import signing_key
-
-        key = signing_key(create=True)
-    body = json.loads(canonical(body_of(st)))  # as it reads back from its JSON (tuples → lists, NaN → null)
-    block = {
+        key = keys.private_key(create=True)
+        assert key is not None  # create=True makes one or raises
+    body: Json = json.loads(canonical(body_of(st)))  # as it reads back from its JSON (tuples → lists, NaN → null)
+    pub = key.public_key()
+    block: Json = {
         "scheme": SCHEME,
         "canonical": CANONICAL,
-        "key_id": key_id(key),
-        "signed_at": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "body": _digest(body),
+        "public_key": keys.public_pem(pub),
+        "key_fingerprint": keys.fingerprint(pub),
+        "signed_at": _now(),
+        "body": digest(body),
         "fields": field_digests(body),
         "proves": PROVES,
     }
-    block["mac"] = _mac(key, block)
+    block["signature"] = base64.b64encode(key.sign(_message(block))).decode("ascii")
     return {**body, "signature": block}
 
 
-def _parent(path: str) -> str | None:
-    cut = max(path.rfind("."), path.rfind("["))
-    return path[:cut] if cut > 0 else None
+def issue(st: Mapping[str, Any], files: Mapping[str, bytes] | None = None) -> Json:
+    """A statement as it leaves the server: with the SHA-256 of each file it ships with (``files``: name → bytes,
+    e.g. the weights, the synthetic CSV) and signed with the home's key."""
+    body = dict(st)
+    if files:
+        body[shipped.FIELD] = shipped.cover(files)
+    return sign(body)
 
 
-def check(st: dict, key: bytes | None = None) -> list[str]:
-    """What is wrong with ``st``'s signature, as sentences that name fields; [] when it is valid.
+# --- checking ---------------------------------------------------------------------------------------------------
 
-    ``key``: the home's key by default (never created here: a home without one cannot check a signature)."""
+
+@dataclass
+class SignatureCheck:
+    """What :func:`check` found: ``problems`` (sentences naming fields; none when valid), the scheme, the key's
+    fingerprint (or a legacy key's id), ``source`` ("given", "embedded", "home" or "legacy") and ``note``: which key
+    was checked and what a valid signature by it proves."""
+
+    problems: list[str] = field(default_factory=list)
+    scheme: str | None = None
+    fingerprint: str | None = None
+    source: str | None = None
+    note: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> Json:
+        return {
+            "valid": self.valid,
+            "scheme": self.scheme,
+            "key_fingerprint": self.fingerprint,
+            "key_source": self.source,
+            "note": self.note,
+        }
+
+
+def _home_fingerprint() -> str | None:
+    try:
+        key = keys.private_key(create=False)
+    except DPError:
+        return None  # a damaged or exposed key on this machine says nothing about the statement's
+    return None if key is None else keys.fingerprint(key.public_key())
+
+
+def embedded_note(fp: str) -> str:
+    return (
+        f"checked with the public key inside the statement (fingerprint {fp}): this proves the statement is "
+        "unchanged since that key's holder signed it, and proves who signed only when this fingerprint is the data "
+        "owner's published one (their Home page, the API's GET /public-key, python -m dpcore admin public-key); "
+        "give their key with --public-key FILE.pem to check against it"
+    )
+
+
+def check(
+    st: Mapping[str, Any],
+    *,
+    public_key: Ed25519PublicKey | None = None,
+    legacy_key: bytes | None = None,
+    home: bool = True,
+) -> SignatureCheck:
+    """The signature of ``st``. ``public_key``: the key it must be signed with (the owner's published one); without
+    it, the key inside the statement, and the note says so. ``legacy_key``: the secret an old HMAC statement was
+    signed with (default: this home's, where it exists). ``home``: whether to look at this machine's home at all
+    (never created)."""
     sig = st.get("signature")
     if sig is None:
-        return [
-            "signature: the statement is not signed (statements from this version carry a signature block; "
-            "sign it again where it was made)"
-        ]
-    if (
-        not isinstance(sig, dict)
-        or not all(isinstance(sig.get(k), str) for k in ("scheme", "key_id", "signed_at", "body", "mac"))
-        or not isinstance(sig.get("fields"), dict)
-    ):
-        return [
-            "signature: the signature block is damaged (scheme, key_id, signed_at, body, fields and mac are needed)"
-        ]
-    if sig["scheme"] != SCHEME:
-        return [f"signature: unknown scheme {sig['scheme']!r}; this version checks {SCHEME}"]
-    extra = sorted(str(k) for k in sig if k not in BLOCK_FIELDS)
-    fixed = [
-        f"signature.{k} was changed after signing (it must read as this version writes it)"
-        for k, want in (("canonical", CANONICAL), ("proves", PROVES))
-        if sig.get(k) != want
-    ]
-    if extra or fixed:
-        return [f"signature.{k[:40]} was added after signing (no signature covers it)" for k in extra] + fixed
-    if key is None:
-        from dpcore.storage import signing_key, signing_key_path
-
-        key = signing_key(create=False)
-        if key is None:
-            return [
-                f"signature: this home has no signing key ({signing_key_path()}), so the signature of key "
-                f"{sig['key_id']} cannot be checked here; verify where the statement was made, or give that "
-                "home's key with --key FILE"
+        return SignatureCheck(
+            [
+                "signature: the statement is not signed (statements carry a signature block; issue it again where it "
+                "was made)"
             ]
-    if key_id(key) != sig["key_id"]:
-        return [
-            f"signature: signed with key {sig['key_id']}, not with this home's key {key_id(key)}; verify "
-            "where the statement was made, or give that key with --key FILE"
-        ]
-    if not hmac.compare_digest(_mac(key, sig), sig["mac"]):
-        return [
-            "signature: the signature block was changed (its MAC does not match), so no field of this "
-            "statement can be trusted"
-        ]
-    body = body_of(st)
-    if _digest(body) == sig["body"]:
-        return []
-    now, then = field_digests(body), sig["fields"]
-    removed = {p for p in then if p not in now}
-    added = {p for p in now if p not in then}
-    changed = {p for p in now if p in then and now[p] != then[p]}
-
-    def under(p: str, q: str) -> bool:  # q lies below p
-        return q != p and q.startswith(p) and q[len(p)] in ".["
-
-    out = []
-    for p in sorted(removed | added | changed):
-        if p in changed and any(under(p, q) for q in changed):
-            continue  # name the deepest changed field: "accountant.epsilon", not also "accountant"
-        if p in removed and _parent(p) in removed or p in added and _parent(p) in added:
-            continue  # a removed field's own fields went with it
-        what = "was removed" if p in removed else "was added" if p in added else "was changed"
-        out.append(f"signature: {p} {what} after signing")
-    return out or ["signature: the statement was changed after signing"]
-
-
-def read_key_file(raw: bytes, name: str) -> bytes:
-    """A key given with --key FILE (the contents of another home's key file)."""
-    text = raw.decode("ascii", "replace").strip()
-    if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
-        raise DPError(f"{name} is not a statement-signing key (64 hex digits, as in a home's statement-signing.key)")
-    return bytes.fromhex(text)
+        )
+    if not isinstance(sig, dict) or not isinstance(sig.get("scheme"), str):
+        return SignatureCheck(["signature: the signature block is damaged (it has no scheme)"])
+    if sig["scheme"] != SCHEME:
+        if sig["scheme"] == legacy.SCHEME:
+            res = legacy.check(st, legacy_key, home=home)
+            return SignatureCheck(res.problems, legacy.SCHEME, res.key_id, "legacy", res.note)
+        return SignatureCheck(
+            [
+                f"signature: unknown scheme {str(sig['scheme'])[:40]!r}; this version checks {SCHEME} (and old "
+                f"{legacy.SCHEME} statements where their home's secret is)"
+            ],
+            str(sig["scheme"])[:40],
+        )
+    out = SignatureCheck(scheme=SCHEME)
+    need: dict[str, Callable[[Any], bool]] = {
+        k: (lambda v: isinstance(v, str))
+        for k in ("canonical", "public_key", "key_fingerprint", "signed_at", "body", "proves", "signature")
+    }
+    need["fields"] = lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+    missing = [k for k, ok in need.items() if not ok(sig.get(k))]
+    if missing:
+        out.problems.append(f"signature: the signature block is damaged ({', '.join(missing)} missing or not text)")
+        return out
+    edits = block_edits(sig, BLOCK_FIELDS, {"canonical": CANONICAL, "proves": PROVES})
+    if edits:
+        out.problems += edits
+        return out
+    try:
+        embedded = keys.load_public(sig["public_key"], "signature.public_key")
+    except DPError as err:
+        out.problems.append(f"signature: {err}")
+        return out
+    fp = keys.fingerprint(embedded)
+    out.fingerprint = fp
+    if sig["key_fingerprint"] != fp:
+        out.problems.append(
+            f"signature.key_fingerprint {sig['key_fingerprint'][:64]!r} is not the fingerprint of the key beside it "
+            f"({fp}): the block names someone else's key"
+        )
+        return out
+    if public_key is not None:
+        want = keys.fingerprint(public_key)
+        out.source = "given"
+        out.note = f"checked with the public key given (fingerprint {want})"
+        if want != fp:
+            out.problems.append(
+                f"signature: signed by the key with fingerprint {fp}, not by the key given ({want}): this "
+                "statement was not signed by that key's holder"
+            )
+            return out
+    else:
+        mine = _home_fingerprint() if home else None
+        out.source = "home" if mine == fp else "embedded"
+        out.note = embedded_note(fp) + (
+            "; it is this home's own key" if mine == fp else f"; it is not this home's key ({mine})" if mine else ""
+        )
+    try:
+        raw = base64.b64decode(sig["signature"], validate=True)
+        embedded.verify(raw, _message(sig))
+    except (binascii.Error, ValueError, InvalidSignature):
+        out.problems.append(
+            "signature: the Ed25519 signature does not match the signature block (the block was changed or the "
+            "signature forged), so no field of this statement can be trusted"
+        )
+        return out
+    out.problems += changes(st, sig)
+    return out

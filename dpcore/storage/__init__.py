@@ -62,6 +62,11 @@ def _configured() -> Path:
     return Path(os.environ.get(ENV_VAR) or ".dp-explorer").expanduser().resolve()
 
 
+def configured() -> Path:
+    """Where the home is, without creating it (checking a statement must leave a machine without a home as it was)."""
+    return _configured()
+
+
 def fault_message(exc: BaseException, path=None, *, store: str = "the store", unharmed: str = "") -> str:
     """One line for a storage fault: what happened, where, and what to do next.
 
@@ -183,53 +188,71 @@ def signing_key_path() -> Path:
     return _configured() / SIGNING_KEY_FILE
 
 
-def signing_key(*, create: bool = True) -> bytes | None:
-    """The home's statement-signing key: 32 random bytes from the OS CSPRNG, kept as hex in
-    :data:`SIGNING_KEY_FILE`, readable by its owner only (0600). Created on first use when ``create`` (written
-    whole to a temporary file, then linked into place, so two processes never see half a key and the first one
-    wins); None when it does not exist and ``create`` is false (verifying never makes a key). A key that others
-    can read, or that is not a 64-digit hex file, is refused: anyone who can read it can sign."""
-    import secrets
+def create_secret(path: Path, data: bytes, *, store: str = "the secret") -> None:
+    """Put ``data`` at ``path`` readable by its owner only (0600) unless a file is there already: written whole to
+    a temporary file, then linked into place, so two processes never see half a secret and the first one wins."""
+    home()
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret.", suffix=".tmp")  # mkstemp: 0600
+    except OSError as exc:
+        raise StorageError(fault_message(exc, path, store=store)) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: use theirs
+    except OSError as exc:
+        raise StorageError(fault_message(exc, path, store=store)) from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def read_secret(path: Path, *, store: str, renew: str) -> bytes | None:
+    """The bytes of a secret in the home, or None when there is none. A secret that is not a regular file, or that
+    others can read, is refused (anyone who can read it can use it); ``renew`` says what moving it aside does."""
     import stat
 
-    path = signing_key_path()
-    if not path.exists() and create:
-        home()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".key.", suffix=".tmp")  # mkstemp: 0600
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(secrets.token_hex(32) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                pass  # another process made it first: use theirs
-        except OSError as exc:
-            raise StorageError(fault_message(exc, path, store="the statement-signing key")) from None
-        finally:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
-            raise StorageError(f"the statement-signing key {path} is not a regular file; move it aside")
+            raise StorageError(f"{store} {path} is not a regular file; move it aside")
         if info.st_mode & 0o077:
             raise StorageError(
-                f"the statement-signing key {path} can be read by others (mode "
-                f"{stat.S_IMODE(info.st_mode):o}): anyone who can read it can sign statements. "
-                f"Run chmod 600 {path}, or move it aside to make a new key (old statements then "
-                "verify only with the old key)"
+                f"{store} {path} can be read by others (mode {stat.S_IMODE(info.st_mode):o}): anyone who can read it "
+                f"can sign statements. Run chmod 600 {path}, or move it aside to {renew}"
             )
-        text = path.read_text(encoding="ascii").strip()
+        return path.read_bytes()
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError:
-        text = ""
     except OSError as exc:
-        raise StorageError(fault_message(exc, path, store="the statement-signing key")) from None
+        raise StorageError(fault_message(exc, path, store=store)) from None
+
+
+def signing_key(*, create: bool = True) -> bytes | None:
+    """The home's old statement-signing secret (HMAC statements, :mod:`dpcore.statements.legacy`): 32 random bytes
+    from the OS CSPRNG, kept as hex in :data:`SIGNING_KEY_FILE`, readable by its owner only (0600). Created on first
+    use when ``create`` (:func:`create_secret`); None when it does not exist and ``create`` is false (verifying
+    never makes a key). A key that others can read, or that is not a 64-digit hex file, is refused."""
+    import secrets
+
+    path = signing_key_path()
+    if not path.exists() and create:
+        create_secret(path, (secrets.token_hex(32) + "\n").encode("ascii"), store="the statement-signing key")
+    raw = read_secret(
+        path,
+        store="the statement-signing key",
+        renew="make a new key (old statements then verify only with the old key)",
+    )
+    if raw is None:
+        return None
+    text = raw.decode("ascii", "replace").strip()
     if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
         raise StorageError(
             f"the statement-signing key {path} is damaged (not 64 hex digits); move it aside "

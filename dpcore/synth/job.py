@@ -32,7 +32,7 @@ import numpy as np
 from .. import textsafe
 from ..data import datasets
 from ..errors import DPError
-from .release import SynthConfig, release
+from .release import SynthConfig, plain_errors, release
 from .schema import Schema
 from .utility import upload_task, upload_utility
 
@@ -87,30 +87,39 @@ ROWS_READ_ALL = "every row of the upload"
 
 def run_release(p: dict, ctx) -> dict:
     """Job target ``"synth.release"`` (see the module docstring)."""
-    from ..training.data import UPLOAD, release_uploads, upload_file
+    from ..training.data import UPLOAD, release_uploads
 
     dataset = str(p.get("dataset") or "")
     if not dataset.startswith(UPLOAD):
         raise DPError("a synthetic release job reads an uploaded file; upload it again")
     want = p.get("utility")
     try:
-        df = datasets.read_csv(upload_file(dataset[len(UPLOAD) :]))
-        schema, cfg = Schema.from_dict(p["schema"]), SynthConfig.from_dict(p["config"])
-        task = upload_task(schema, want.get("target"), want.get("threshold")) if want else None
-        held = holdout_coins(len(df)) if task is not None else np.zeros(len(df), bool)
-        fitted, held_out = df[~held], (df[held] if task is not None else None)
-        ctx.progress(step=0, total_steps=2 if want else 1, phase="release")
-        rel = release(fitted, schema, cfg, cancelled=ctx.cancelled)
-        kept = None
-        if want:
-            ctx.progress(step=1, total_steps=2, phase="utility")
-            kept = upload_utility(fitted, held_out, rel.codes, rel.table, schema, cfg.pairs, task)
+        with plain_errors("a synthetic release job", f"job {ctx.job_id}"):
+            return _run(p, ctx, dataset, want)
     finally:
         try:
             release_uploads(finished_job=ctx.job_id)  # the upload is kept only while a job needs it
         except Exception:
             pass
-    st = rel.statement(f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL)
+
+
+def _run(p: dict, ctx, dataset: str, want) -> dict:
+    from ..training.data import UPLOAD, upload_file
+
+    df = datasets.read_csv(upload_file(dataset[len(UPLOAD) :]))
+    schema, cfg = Schema.from_dict(p["schema"]), SynthConfig.from_dict(p["config"])
+    task = upload_task(schema, want.get("target"), want.get("threshold")) if want else None
+    held = holdout_coins(len(df)) if task is not None else np.zeros(len(df), bool)
+    fitted, held_out = df[~held], (df[held] if task is not None else None)
+    ctx.progress(step=0, total_steps=2 if want else 1, phase="release")
+    rel = release(fitted, schema, cfg, cancelled=ctx.cancelled)
+    kept = None
+    if want:
+        ctx.progress(step=1, total_steps=2, phase="utility")
+        kept = upload_utility(fitted, held_out, rel.codes, rel.table, schema, cfg.pairs, task)
+    st = rel.statement(
+        f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL, csv_name=CSV_NAME
+    )
     ctx.save_bytes(CSV_NAME, textsafe.csv_bytes(rel.table))
     ctx.save_bytes(STATEMENT_NAME, json.dumps(st, indent=2).encode())
     head = rel.table.head(SHOWN_ROWS)

@@ -9,10 +9,10 @@ What is private and what is post-processing:
   Gaussian under zCDP). Its privacy map at one record added or removed (symmetric distance 1) is the ε of the
   statement — OpenDP's own number, checked here to be at most the ε asked for. Nothing seeds it; nothing
   stored or shown reproduces it.
-* **Post-processing** (no row is read): Private-PGM fits a graphical model to the noisy marginals (mirror
-  descent, deterministic), draws the synthetic rows from it (mbi samples with numpy's global generator, which
-  :func:`_seeded` seeds with ``sample_seed`` and restores), and numbers are drawn uniformly inside their
-  declared bins. A seed here changes which rows are drawn from the DP model, never what the model learned.
+* **Post-processing** (no row is read): a graphical model is fitted to the noisy marginals (Private-PGM's mirror
+  descent, deterministic, run in numpy by :mod:`dpcore.synth.fit`), the synthetic rows are drawn from it
+  (:func:`dpcore.synth.fit.sample`, a numpy generator seeded with ``sample_seed``), and numbers are drawn
+  uniformly inside their declared bins. A seed here changes which rows are drawn from the DP model, never what the model learned.
   Rows are drawn independently (mbi's ``"sample"``): its default ``"round"`` assigns each column by the rows'
   order inside their parents' groups, which ties together columns the model holds independent (sex and
   diagnosis, independent in the model, came out 36% "F, none" against 21%).
@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import secrets
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -43,6 +44,7 @@ import pandas as pd
 from .. import limits, storage
 from ..errors import Cancelled, DPError
 from ..validation import check_delta
+from . import fit, search, split
 from .schema import Schema
 
 GENERATORS = ("mst", "aim")
@@ -145,31 +147,49 @@ def parse_pairs(text) -> tuple[tuple[str, str], ...]:
 # --- OpenDP ------------------------------------------------------------------------------------------------
 
 _SETUP = threading.Lock()
-_READY = False
+_DP = None
 
 
 def _opendp():
-    """opendp.prelude with the ``contrib`` feature on (the generators are contrib in OpenDP 0.16), and jax (the
-    model fits) on the CPU with its compiled kernels cached under ``$DP_EXPLORER_HOME/cache/jax`` — a fresh
-    worker then skips most of the ~20 s of compiling a first release costs."""
-    global _READY
+    """OpenDP's names as ``opendp.prelude`` gives them (``dp.c``, ``dp.m``, ``dp.t``, ``dp.mbi``, the domains, metrics
+    and measures), with the ``contrib`` feature on (the generators are contrib in OpenDP 0.16) and the bracketed
+    scale searches installed (:mod:`dpcore.synth.search`). Not the prelude itself: it also imports OpenDP's
+    scikit-learn extra (5 s of a cold release's imports in a profile), which nothing here uses. jax (the noisy
+    marginals are jax arrays) stays on the CPU and caches what it compiles under ``$DP_EXPLORER_HOME/cache/jax``."""
+    global _DP
     with _SETUP:
-        if not _READY:
+        if _DP is None:
+            import types
+
             os.environ.setdefault("JAX_PLATFORMS", "cpu")
             import jax
+            import opendp.combinators
+            import opendp.domains
+            import opendp.extras.mbi
+            import opendp.measurements
+            import opendp.measures
+            import opendp.metrics
+            import opendp.mod
+            import opendp.transformations
 
             try:
                 jax.config.update("jax_compilation_cache_dir", str(storage.subdir("cache") / "jax"))
                 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
             except storage.StorageError:
                 pass  # a read-only home: compile every time, nothing else changes
-            import opendp.prelude as dp
-
-            dp.enable_features("contrib")
-            _READY = True
-    import opendp.prelude as dp
-
-    return dp
+            ns = types.ModuleType("dpcore.synth.opendp")  # a module: hashable, so split's classes cache by it
+            for module in (opendp.mod, opendp.domains, opendp.metrics, opendp.measures):
+                ns.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
+            ns.c, ns.m, ns.t, ns.mbi = (
+                opendp.combinators,
+                opendp.measurements,
+                opendp.transformations,
+                opendp.extras.mbi,
+            )
+            opendp.mod.enable_features("contrib")
+            search.install()
+            _DP = ns
+    return _DP
 
 
 @dataclass(frozen=True)
@@ -197,10 +217,11 @@ def _domain(dp, schema: Schema):
 
 
 def _algorithm(dp, schema: Schema, cfg: SynthConfig):
+    """OpenDP's generator with a budget split that fits OpenDP's own sums (:mod:`dpcore.synth.split`)."""
     if cfg.generator == "mst":
-        return dp.mbi.MST()
+        return split.algorithm(dp, "mst")
     queries = [dp.mbi.Count(p) for p in cfg.pairs] or 2  # the pairs that matter, else every pair
-    return dp.mbi.AIM(queries=queries)
+    return split.algorithm(dp, "aim", queries=queries)
 
 
 def rho_for(epsilon: float, delta: float) -> float:
@@ -223,27 +244,9 @@ def rho_for(epsilon: float, delta: float) -> float:
     return lo
 
 
-def plan(schema: Schema, cfg: SynthConfig) -> Plan:
-    """The measurement for this schema and config (built once per process and kept: building takes seconds)."""
-    key = (schema.key(), cfg.generator, cfg.epsilon, cfg.delta, cfg.pairs)
-    if key in _PLANS:
-        _PLANS.move_to_end(key)
-        return _PLANS[key]
-    dp = _opendp()
-    from opendp.domains import _lazyframe_from_domain
+def _table(dp, t_plan, measure, d_out: float, keys: dict, schema: Schema, cfg: SynthConfig):
     from opendp.extras.mbi import make_contingency_table
 
-    domain = _domain(dp, schema)
-    t_plan = dp.t.make_stable_lazyframe(
-        domain, dp.symmetric_distance(), lazyframe=_lazyframe_from_domain(domain), MO="FrameDistance<SymmetricDistance>"
-    )
-    keys = {c.name: list(range(c.n_bins)) for c in schema.columns}
-    rho = None
-    if cfg.delta == 0:
-        measure, d_out, noise = dp.max_divergence(), float(cfg.epsilon), "discrete Laplace (pure ε-DP)"
-    else:
-        rho = rho_for(cfg.epsilon, cfg.delta)
-        measure, d_out, noise = dp.zero_concentrated_divergence(), rho, "discrete Gaussian (zCDP)"
     try:
         m_table, _, _ = make_contingency_table(
             t_plan.output_domain,
@@ -255,23 +258,113 @@ def plan(schema: Schema, cfg: SynthConfig) -> Plan:
             algorithm=_algorithm(dp, schema, cfg),
         )
     except Exception as exc:
+        log_failure("building the measurement", _settings(schema, cfg), exc)
         raise DPError(
-            f"the {cfg.generator.upper()} generator cannot be built for these settings "
-            f"({str(exc).strip().splitlines()[-1][:200]}); try a larger ε or fewer columns"
-        ) from None
-    m = t_plan >> m_table
+            f"the {cfg.generator.upper()} generator cannot be built for these settings; try a larger ε or fewer "
+            "columns (the server's log has the details)"
+        ) from exc
+    return m_table
+
+
+_PLAN_TRIES = 16
+
+
+def plan(schema: Schema, cfg: SynthConfig) -> Plan:
+    """The measurement for this schema and config (built once per process and kept: building takes seconds)."""
+    key = (schema.key(), cfg.generator, cfg.epsilon, cfg.delta, cfg.pairs)
+    if key in _PLANS:
+        _PLANS.move_to_end(key)
+        return _PLANS[key]
+    dp = _opendp()
+    from opendp.domains import _lazyframe_from_domain
+
+    domain = _domain(dp, schema)
+    t_plan = dp.t.make_stable_lazyframe(
+        domain, dp.symmetric_distance(), lazyframe=_lazyframe_from_domain(domain), MO="FrameDistance<SymmetricDistance>"
+    )
+    keys = {c.name: list(range(c.n_bins)) for c in schema.columns}
     if cfg.delta == 0:
-        eps, delta = float(m.map(1)), 0.0
+        measure, d_out, noise = dp.max_divergence(), float(cfg.epsilon), "discrete Laplace (pure ε-DP)"
     else:
-        m = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(m), cfg.delta)
-        eps, delta = (float(x) for x in m.map(1))
-    if eps > cfg.epsilon * (1 + 1e-9) or delta > cfg.delta * (1 + 1e-9):  # pragma: no cover - OpenDP's own check
-        raise DPError(f"internal check failed: the measurement spends ε = {eps} > {cfg.epsilon}")
+        measure, d_out, noise = (
+            dp.zero_concentrated_divergence(),
+            rho_for(cfg.epsilon, cfg.delta),
+            "discrete Gaussian (zCDP)",
+        )
+    for _ in range(_PLAN_TRIES):
+        m = t_plan >> _table(dp, t_plan, measure, d_out, keys, schema, cfg)
+        if cfg.delta == 0:
+            eps, delta = float(m.map(1)), 0.0
+        else:
+            m = dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(m), cfg.delta)
+            eps, delta = (float(x) for x in m.map(1))
+        if eps <= cfg.epsilon and delta <= cfg.delta:
+            break
+        d_out = split.prior(d_out)  # OpenDP's sum of the parts came out a unit in the last place above: spend less
+    else:  # pragma: no cover - the map of the parts is within a few units of their budget
+        raise DPError(
+            f"the {cfg.generator.upper()} generator cannot be built within ε = {cfg.epsilon:g}; try another ε"
+        )
+    rho = None if cfg.delta == 0 else d_out
     p = Plan(m, eps, delta, rho, noise)
     _PLANS[key] = p
     while len(_PLANS) > _PLANS_MAX:
         _PLANS.popitem(last=False)
     return p
+
+
+# --- when OpenDP stops ------------------------------------------------------------------------------------------
+
+#: The log that keeps what went wrong inside a generator (``$DP_EXPLORER_HOME/logs/``): pages and the CLI show one
+#: sentence saying what to do, never the exception's text.
+LOG_NAME = "synth.log"
+_LOG = threading.Lock()
+#: What a user reads when OpenDP's generator stops part-way (the log keeps the detail).
+STOPPED = (
+    "the synthetic release stopped inside OpenDP's generator and released nothing; try again with fewer columns, "
+    "wider bins or a larger ε (the server's log, logs/" + LOG_NAME + ", has the details)"
+)
+
+
+def log_failure(doing: str, settings: str, exc: BaseException) -> None:
+    """Append the failure, its traceback and the settings (column names and budget, never data) to the log; best
+    effort (a full disk must not hide the first error). A worker's log gets the traceback too (the job runner
+    prints it, with this module's one-line error and its cause)."""
+    import traceback
+
+    text = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {doing} failed ({settings})\n" + "".join(
+        traceback.format_exception(exc)
+    )
+    try:
+        with _LOG, open(storage.subdir("logs") / LOG_NAME, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+    except (OSError, storage.StorageError):
+        pass
+
+
+def _settings(schema: Schema, cfg: SynthConfig) -> str:
+    return f"{cfg.generator.upper()} ε={cfg.epsilon!r} δ={cfg.delta!r}, columns {schema.names}"
+
+
+#: What a user reads when a synthetic release job or study stops on an error that is not one of dpcore's.
+FAILED = (
+    "the synthetic release stopped on an unexpected error and released nothing; try again, and if it happens again "
+    "tell the server's operator (the server's log, logs/" + LOG_NAME + ", has the details)"
+)
+
+
+@contextmanager
+def plain_errors(doing: str, settings: str = ""):
+    """Run the block; an error that is not dpcore's own (a DPError, a cancel, a storage fault, no memory) is logged
+    (:func:`log_failure`) and raised again as a DPError saying what to do (:data:`FAILED`): pages and the CLI show
+    one sentence, never an exception's text."""
+    try:
+        yield
+    except (DPError, Cancelled, OSError, MemoryError, sqlite3.Error):
+        raise
+    except Exception as exc:
+        log_failure(doing, settings, exc)
+        raise DPError(FAILED) from exc
 
 
 # --- the release ---------------------------------------------------------------------------------------------
@@ -293,25 +386,31 @@ class SynthRelease:
     notes: list[str] = field(default_factory=list)
     contingency: object = field(default=None, repr=False)  # OpenDP's ContingencyTable: the noisy marginals, model
 
-    def statement(self, dataset: str, rows_read: str | None = None) -> dict:
+    def statement(self, dataset: str, rows_read: str | None = None, csv_name: str = "synthetic.csv") -> dict:
+        """The signed statement, covering the table as ``csv_name`` (:func:`dpcore.textsafe.csv_bytes`) by SHA-256."""
         from .statement import release_statement
 
-        return release_statement(self, dataset, rows_read)
+        return release_statement(self, dataset, rows_read, csv_name)
+
+
+def _rows(model, names: list[str], rows: int, rng: np.random.Generator) -> np.ndarray:
+    """``rows`` rows of model indices, columns in ``names``' order: :func:`dpcore.synth.fit.sample` (numpy,
+    ``rng``), or Private-PGM's sampler for a model fitted some other way (numpy's global generator, seeded from
+    ``rng`` and restored)."""
+    try:
+        drawn = fit.sample(model, rows, rng)
+        return np.stack([drawn[n] for n in names], axis=1).astype(np.int64)
+    except fit.Unsupported:
+        with _GLOBAL_RNG:
+            state = np.random.get_state()
+            np.random.seed(int(rng.integers(2**32)))
+            try:
+                return model.synthetic_data(rows, "sample").df[names].to_numpy(dtype=np.int64)
+            finally:
+                np.random.set_state(state)
 
 
 _GLOBAL_RNG = threading.Lock()
-
-
-@contextmanager
-def _seeded(seed: int):
-    """numpy's global generator seeded for mbi's row sampling, and restored afterwards (one thread at a time)."""
-    with _GLOBAL_RNG:
-        state = np.random.get_state()
-        np.random.seed(seed % 2**32)
-        try:
-            yield
-        finally:
-            np.random.set_state(state)
 
 
 def _frame(schema: Schema, codes: pd.DataFrame):
@@ -330,16 +429,16 @@ def _draw(table, schema: Schema, rows: int, seed: int) -> tuple[pd.DataFrame, li
     names = schema.names
     sizes = np.array([c.n_bins for c in schema.columns])
     parts, have, notes = [], 0, []
-    with _seeded(seed):
-        for _ in range(_REDRAWS):
-            idx = table.model.synthetic_data(rows - have, "sample").df[names].to_numpy(dtype=np.int64)
-            idx = np.where(idx >= sizes, -1, idx)
-            if schema.complete:
-                idx = idx[(idx >= 0).all(axis=1)]
-            parts.append(idx)
-            have += len(idx)
-            if have >= rows:
-                break
+    rng = np.random.default_rng([seed, 0xD7])
+    for _ in range(_REDRAWS):
+        idx = _rows(table.model, names, rows - have, rng)
+        idx = np.where(idx >= sizes, -1, idx)
+        if schema.complete:
+            idx = idx[(idx >= 0).all(axis=1)]
+        parts.append(idx)
+        have += len(idx)
+        if have >= rows:
+            break
     out = np.concatenate(parts)[:rows] if parts else np.empty((0, len(names)), dtype=np.int64)
     if len(out) < rows:
         notes.append(
@@ -364,7 +463,13 @@ def release(df: pd.DataFrame, schema: Schema, cfg: SynthConfig, *, cancelled=Non
     if cancelled is not None and cancelled():
         raise Cancelled("synthetic release cancelled")
     codes = schema.encode(df)
-    table = p.measurement(_frame(schema, codes))
+    try:
+        table = p.measurement(_frame(schema, codes))
+    except (OSError, MemoryError):
+        raise  # a storage fault or no memory: the caller's message for it (the job runner names the fault)
+    except Exception as exc:  # OpenDP's FFI error, jax's: the log keeps it, the user reads what to do
+        log_failure("the release", _settings(schema, cfg), exc)
+        raise DPError(STOPPED) from exc
     model_rows = float(table.model.total)
     rows = cfg.rows if cfg.rows is not None else int(min(max(round(model_rows), 1), limits.SYNTH_MAX_OUTPUT_ROWS))
     seed = cfg.sample_seed if cfg.sample_seed is not None else secrets.randbits(32)

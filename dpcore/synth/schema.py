@@ -214,8 +214,8 @@ class Schema:
 
     def __post_init__(self):
         cols = tuple(self.columns)
-        if len(cols) < 2:
-            raise DPError("declare at least two columns to release, e.g. --column age=18:90:1 --column sex=F,M")
+        if not cols:
+            raise DPError("declare at least one column to release, e.g. --column age=18:90:1 --column sex=F,M")
         if len(cols) > limits.SYNTH_MAX_COLUMNS:
             raise DPError(
                 f"{len(cols)} columns declared; a synthetic release takes at most "

@@ -5,7 +5,7 @@ It names the generator, ε and δ (OpenDP's privacy map of the whole measurement
 relation (one patient's record, added or removed), what was declared public (each column's categories or
 bounds and bins, and where the number of synthetic rows came from), and which randomness is the DP noise
 (OpenDP's secure samplers, never stored) and which is post-processing (the seeded drawing of rows). It leaves
-signed (:func:`dpcore.statements.build.issue`); :func:`recompute` rebuilds the measurement from what the statement
+signed (:func:`dpcore.statements.signing.issue`); :func:`recompute` rebuilds the measurement from what the statement
 records and compares OpenDP's privacy map with its ε and δ (``statement --verify`` runs it).
 """
 
@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import math
 
-from dpcore.statements.build import ADD_REMOVE, UNIT, issue
+from dpcore.statements.common import ADD_REMOVE, UNIT
+from dpcore.statements.signing import issue
 
-from .. import claims
+from .. import claims, textsafe
 from .release import GENERATOR_NAMES, ROWS_ESTIMATED, SynthConfig, SynthRelease, plan
 from .schema import Schema
 
 OPENDP = "OpenDP 0.16.0 (opendp.extras.mbi) with Private-PGM (mbi 1.1.0)"
 
 
-def release_statement(rel: SynthRelease, dataset: str, rows_read: str | None = None) -> dict:
+def release_statement(
+    rel: SynthRelease, dataset: str, rows_read: str | None = None, csv_name: str = "synthetic.csv"
+) -> dict:
     """The statement of one release of ``dataset`` (a description such as "synthetic medical, 1,000 patients").
     ``rows_read``: which of its rows the release read, in words, when not simply all of them (an upload with a
-    held-out part: :mod:`dpcore.synth.job`)."""
+    held-out part: :mod:`dpcore.synth.job`). Signed, covering the synthetic table as the CSV ``csv_name`` that is
+    written beside it (:func:`dpcore.textsafe.csv_bytes`) by SHA-256."""
     cfg, p = rel.config, rel.plan
     pure = cfg.delta == 0
     rows_from = f"declared: {cfg.rows:,}" if cfg.rows is not None else ROWS_ESTIMATED
@@ -72,7 +76,7 @@ def release_statement(rel: SynthRelease, dataset: str, rows_read: str | None = N
         "notes": list(rel.notes),
     }
     out["summary"] = summary(out)
-    return issue(out)
+    return issue(out, files={csv_name: textsafe.csv_bytes(rel.table)})
 
 
 def recompute(st: dict) -> list[str]:
@@ -104,7 +108,7 @@ def recompute(st: dict) -> list[str]:
             again is not None and not math.isclose(float(stated), again, rel_tol=1e-9, abs_tol=1e-15)
         ):
             problems.append(f"{field} is {stated!r}, recomputed {again!r} from OpenDP's privacy map of the release")
-    if st["epsilon"] > st["epsilon_requested"] * (1 + 1e-9):
+    if st["epsilon"] > st["epsilon_requested"]:
         problems.append(f"epsilon {st['epsilon']!r} is above the ε asked for ({st['epsilon_requested']!r})")
     if st.get("summary") != summary(st):
         problems.append("summary does not say what the statement's fields say")

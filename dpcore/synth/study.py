@@ -13,7 +13,7 @@ Per ε and repetition, two releases with the same settings:
 
 Job target ``"synth.study"`` (:func:`run_job`); :class:`Study` reads a finished job's result.
 
-Who sees a study: like a training run, its owner (the session or user that started it) and the admins — except
+Who sees a study: like a training run, its owner (the browser or user that started it) and the admins — except
 **the default study** (:func:`is_default`: the page's default settings on the story's default patients), which
 the job store shares with everyone (:func:`dpcore.jobs.registry.shared`): once anyone (a session, or ``python -m
 dpcore synth-study`` with its defaults) has finished it, every visitor reads its results at once, read-only; while
@@ -38,7 +38,7 @@ from ..data import datasets
 from ..errors import Cancelled, DPError
 from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
-from .release import SynthConfig, check_synth_epsilon, release
+from .release import SynthConfig, check_synth_epsilon, plain_errors, release
 from .schema import STORY_COLUMNS, medical
 
 #: The column pairs that matter in the story: what the attacks link (age, zip code, salary with the diagnosis)
@@ -300,7 +300,8 @@ def summarise(runs: list[dict]) -> dict:
 def run_job(params: dict, ctx) -> dict:
     """Job target ``"synth.study"``: ``params`` is a :meth:`StudyConfig.to_dict`."""
     cfg = StudyConfig.from_dict(params)
-    return run(cfg, progress=ctx.progress, cancelled=ctx.cancelled)
+    with plain_errors("a synthetic-data study", f"job {ctx.job_id}: {cfg.label()}"):
+        return run(cfg, progress=ctx.progress, cancelled=ctx.cancelled)
 
 
 # --- reading a finished study -------------------------------------------------------------------------------

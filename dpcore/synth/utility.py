@@ -42,7 +42,7 @@ def cell_error(real_codes: pd.DataFrame, synthetic_codes: pd.DataFrame, cols, sc
 
 def marginal_errors(real_codes: pd.DataFrame, synthetic_codes: pd.DataFrame, schema: Schema, pairs=()) -> dict:
     """Cell errors (percentage points) of every column's one-way marginal and of the two-way marginals of
-    ``pairs`` (every pair when none are given), with their mean and maximum."""
+    ``pairs`` (every pair when none are given), with their mean and maximum (None for a single column: no pair)."""
     one = {c: cell_error(real_codes, synthetic_codes, [c], schema) for c in schema.names}
     pairs = [tuple(p) for p in pairs] or list(itertools.combinations(schema.names, 2))
     two = {"+".join(p): cell_error(real_codes, synthetic_codes, list(p), schema) for p in pairs}
@@ -51,8 +51,8 @@ def marginal_errors(real_codes: pd.DataFrame, synthetic_codes: pd.DataFrame, sch
         "two_way": two,
         "one_way_mean": float(np.mean(list(one.values()))),
         "one_way_max": float(max(one.values())),
-        "two_way_mean": float(np.mean(list(two.values()))),
-        "two_way_max": float(max(two.values())),
+        "two_way_mean": float(np.mean(list(two.values()))) if two else None,
+        "two_way_max": float(max(two.values())) if two else None,
     }
 
 
@@ -169,7 +169,12 @@ def upload_task(schema: Schema, target: str | None, threshold=None) -> dict | No
     its declared bounds, which are public). None: no model test."""
     if target is None or not str(target).strip():
         return None
-    col = schema.column(str(target))  # a schema declares two columns at least: there is something to learn from
+    col = schema.column(str(target))
+    if len(schema.columns) < 2:
+        raise DPError(
+            f"a model predicts {col.name!r} from the other declared columns: declare at least one more column, "
+            "or release without the model test"
+        )
     if not col.is_number:
         if threshold is not None:
             raise DPError(

@@ -28,8 +28,10 @@ NOT_COVERED = "NOT COVERED BY ε"
 _README = """DP Explorer release of run {job}
 
 statement.json  the signed privacy statement: what ε covers (δ, the neighbour relation, n and the classes treated
-                as public, every leak the run warned about) and the run's public settings. Check it with
-                python -m dpcore statement --verify statement.json (on the server that made it, or with --key).
+                as public, every leak the run warned about), the run's public settings, and the SHA-256 of
+                each file here. Check it, and these files, on any machine with
+                python -m dpcore statement --verify RELEASE.zip --public-key OWNER.pem
+                (the data owner's published public key; see its fingerprint on their Home page).
 {weights:<15} the model weights (covered by the statement's ε).
 
 Not in this release: the diagnostics computed on private rows (test and training accuracy and loss, their
@@ -47,23 +49,38 @@ def _finished(job_id: str, caller) -> tuple[dict, TrainMetrics]:
     return job, m
 
 
-def release_files(job_id: str, *, caller, signed: dict | None = None) -> dict[str, bytes]:
-    """The release of a finished run, file name → bytes: ``statement.json`` (signed; ``signed``: one already
-    made), the weights, a README. Nothing computed on private rows is in it. ``caller``: who asks (a
-    :class:`dpcore.jobs.owners.Caller`; someone else's run is refused, as everywhere)."""
-    from dpcore.statements import build as statement
-
+def shipped(job_id: str, *, caller) -> dict[str, bytes]:
+    """The files a finished run's release ships beside its statement, file name → bytes: the weights and a README.
+    The statement covers each by SHA-256 (:func:`signed_statement`). Nothing computed on private rows is in it."""
     from ..jobs import store
 
     job, _m = _finished(job_id, caller)
-    signed = signed if signed is not None else statement.issue(statement.for_job(job_id, caller=caller))
-    files = {"statement.json": dumps(signed).encode()}
+    files: dict[str, bytes] = {}
     wname = (job["result"] or {}).get("weights_file")
     wpath = store.result_path(job_id, wname, caller=caller) if wname else None
     if wpath is not None and wpath.exists():
         files[wname] = wpath.read_bytes()
     files["README.txt"] = _README.format(job=job_id, weights=wname or "(no weights)").encode()
     return files
+
+
+def signed_statement(job_id: str, *, caller, files: dict[str, bytes] | None = None) -> dict:
+    """The run's statement as it leaves the server: signed, covering the weights and the README by SHA-256
+    (``files``: :func:`shipped`, computed when not given)."""
+    from dpcore.statements import signing
+    from dpcore.statements import training as training_statement
+
+    files = shipped(job_id, caller=caller) if files is None else files
+    return signing.issue(training_statement.for_job(job_id, caller=caller), files=files)
+
+
+def release_files(job_id: str, *, caller, signed: dict | None = None) -> dict[str, bytes]:
+    """The release of a finished run, file name → bytes: ``statement.json`` (signed, covering the others by
+    SHA-256; ``signed``: one already made), the weights, a README. ``caller``: who asks (a
+    :class:`dpcore.jobs.owners.Caller`; someone else's run is refused, as everywhere)."""
+    files = shipped(job_id, caller=caller)
+    signed = signed if signed is not None else signed_statement(job_id, caller=caller, files=files)
+    return {"statement.json": dumps(signed).encode(), **files}
 
 
 def release_zip(job_id: str, *, caller, signed: dict | None = None) -> bytes:
@@ -78,9 +95,7 @@ def release_zip(job_id: str, *, caller, signed: dict | None = None) -> bytes:
 def downloads(job_id: str, *, caller) -> dict:
     """Everything a run's page offers, from one signed statement: ``statement`` (signed), ``release`` (the zip),
     ``diagnostics`` (labelled JSON bytes)."""
-    from dpcore.statements import build as statement
-
-    signed = statement.issue(statement.for_job(job_id, caller=caller))
+    signed = signed_statement(job_id, caller=caller)
     return {
         "statement": signed,
         "release": release_zip(job_id, caller=caller, signed=signed),

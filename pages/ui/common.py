@@ -321,18 +321,13 @@ def job_owner() -> str:
     """Who this browser session is to the job store: the runs and sweeps it starts belong to it.
 
     A session signed in (an analyst's name and key, the identity provider, the admin token: :mod:`pages.ui.identity`)
-    is its identity's (``dpcore.jobs.owners.user_owner``), in every tab. A visitor is a random 128-bit id
-    (``secrets``) kept only in this session's server-side state — never in a link, so a reload or a second tab is
-    another owner."""
-    from dpcore.jobs import owners
+    is its identity's (``dpcore.jobs.owners.user_owner``), in every tab. A visitor is their browser's: a hash of
+    the visitor cookie (:mod:`pages.ui.visitor_cookie`), so a reload or another tab of the same browser finds the
+    work again; a browser without that cookie is this session's only (:func:`pages.ui.identity.owner`). Never a
+    link."""
     from pages.ui import identity as _identity
 
-    who = _identity.current()
-    if not who.is_visitor:
-        return owners.user_owner(who.name)
-    if "_job_owner" not in st.session_state:
-        st.session_state["_job_owner"] = owners.session_owner()
-    return st.session_state["_job_owner"]
+    return _identity.owner()
 
 
 def admin_refusal(token) -> str | None:

@@ -5,6 +5,11 @@ a typed name alone is never one. When ``[auth]`` is configured in ``.streamlit/s
 Connect sign-in (``st.login``) replaces keys: the identity is the provider's verified e-mail (or subject), and the
 admins are listed by identity under ``[dp_explorer] admins = [...]`` in the same file. The admin token box checks
 the token against the hash the data owner stored (``python -m dpcore admin init``).
+
+Who owns the work this session starts (:func:`owner`): a signed-in user by their identity, in every tab; a visitor
+by the visitor cookie their browser keeps (:mod:`pages.ui.visitor_cookie`), so a reload, a second tab or a
+restarted browser finds it again; a browser that keeps no cookie by a random id held in this session only (a
+reload loses it: :func:`remembered` says so, and the pages tell the visitor). ``docs/identity.md`` is the model.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import streamlit as st
 from dpcore import storage, textsafe
 from dpcore.budgets import identities
 from dpcore.errors import DPError, sentence
+from dpcore.jobs import owners
 from pages.ui.common import guarded
+from pages.ui.visitor_cookie import COOKIE
 
 _KEY = "_dp_identity"
 
@@ -45,6 +52,42 @@ def current() -> identities.Identity:
         )
         return who or identities.VISITOR
     return st.session_state.get(_KEY) or identities.VISITOR
+
+
+def _visitor_token() -> str | None:
+    try:
+        token = st.context.cookies.get(COOKIE)
+    except Exception:  # no browser request behind this run (a bare script, a test harness): no cookie
+        return None
+    return token if owners.is_visitor_token(token) else None
+
+
+def owner() -> str:
+    """Who this session is to the job store (:mod:`dpcore.jobs.owners`): the signed-in user, else the visitor
+    whose browser keeps the visitor cookie (a hash of it: the token never leaves this function), else this
+    session alone (a random id in its server-side state, never in a link)."""
+    who = current()
+    if not who.is_visitor:
+        return owners.user_owner(who.name)
+    token = _visitor_token()
+    if token is not None:
+        return owners.visitor_owner(token)
+    if "_job_owner" not in st.session_state:
+        st.session_state["_job_owner"] = owners.session_owner()
+    return st.session_state["_job_owner"]
+
+
+def remembered() -> bool:
+    """Whether this session's work outlives a reload: signed in, or a browser that keeps the visitor cookie."""
+    return not current().is_visitor or _visitor_token() is not None
+
+
+#: What a visitor whose browser keeps no cookie is told wherever they start work.
+NOT_REMEMBERED = (
+    "Your browser keeps no cookie for this app, so your runs belong to this tab only: a reload or another tab "
+    "starts afresh (they keep running, but only an admin can find them again). Allow cookies for this site, or "
+    "sign in, to keep them."
+)
 
 
 def check_admin(token) -> identities.Identity | None:

@@ -138,11 +138,30 @@ def _submit(cfg: synth_study.StudyConfig) -> None:
             st.toast(f"Study queued: {cfg.releases} synthetic releases in the background")
 
 
+def open_study(job, tab: str) -> None:
+    """Open a study on its tab (from My work): the tab's settings (and the page's patients) become the study's, so
+    the tab shows it; ``tab`` is the page's label of this tab. Call before switching to the page."""
+    cfg = synth_study.StudyConfig.from_dict(job["params"])
+    pairs = ["+".join(p) for p in cfg.pairs]
+    shown = {  # a setting the widgets cannot show (a command line's study) is left as it is
+        "re_syn_eps": list(cfg.epsilons) if set(cfg.epsilons) <= set(L.SYNTH_EPSILONS) else None,
+        "re_syn_reps": cfg.repetitions if cfg.repetitions in REPETITIONS else None,
+        "re_syn_gen": cfg.generator if cfg.generator in GENERATORS else None,
+        "re_syn_cols": list(cfg.columns) if set(cfg.columns) <= set(synth_schema.MEDICAL_COLUMNS) else None,
+        "re_syn_pairs": pairs if set(pairs) <= set(PAIR_OPTIONS) else None,
+        "re_syn_rows": cfg.rows or 0,
+    }
+    st.session_state.update(
+        {"re_tab": tab, "re_n": cfg.n, "re_seed": cfg.seed, "re_syn_job": job["id"]}
+        | {k: v for k, v in shown.items() if v is not None}
+    )
+
+
 def _job(cfg: synth_study.StudyConfig | None):
     """(the study to show, whether it has exactly these settings): this session's last submission if it matches,
     else its newest queued, running or finished study with exactly these settings, else — for the default settings
     — the shared default study (the newest finished, else the one running), else its newest finished study of the
-    same patients and neighbour, shown as such. Studies belong to the session that ran them, like runs; the
+    same patients and neighbour, shown as such. Studies belong to the browser (or signed-in user) that ran them, like runs; the
     default one is everyone's to read."""
     if cfg is None:
         return None, False
@@ -330,7 +349,7 @@ def advice_section() -> None:
     if not done:
         st.info(
             "Run a study on the Re-identification page (tab *DP synthetic data*): its releases answer this, "
-            "measured rather than guessed. Studies belong to the browser session that ran them; the default "
+            "measured rather than guessed. Studies belong to the browser (or signed-in user) that ran them; the default "
             "study, once anyone has run it, is everyone's to read.",
             icon=":material/play_circle:",
         )
@@ -548,40 +567,44 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
     if job["status"] == "failed":
         st.error(f"The release failed: {job['error']}")
     elif job["status"] == "done":
-        res = job["result"]
-        st.info(f"**Released.** {res['statement']['summary']}.", icon=":material/verified_user:")
-        shown = pd.DataFrame(res["sample"])
-        st.dataframe(shown, hide_index=True, key="re_up_syn_table")
-        read = res["statement"].get("rows_read")
-        st.caption(
-            f"{res['rows']:,} synthetic rows (first {len(shown)} shown), covered by ε: drawn from the DP "
-            "model, not from your rows."
-            + (
-                f" Rows read: {read}."
-                if read and res.get("utility") and (res["utility"].get("held_out_rows") or 0)
-                else ""
-            )
-        )
-        path = guarded(store.result_path, job["id"], synth_job.CSV_NAME, caller=caller)
-        if path is not None and path.is_file():
-            st.download_button(
-                "Synthetic table (CSV)",
-                path.read_bytes(),
-                f"synthetic-{job['id']}.csv",
-                "text/csv",
-                key="re_up_syn_csv",
-                icon=":material/download:",
-            )
+        release_result(job, caller)
+
+
+def release_result(job, caller, *, key: str = "re_up_syn") -> None:
+    """A finished synthetic release: its statement's summary, first rows, the table and the statement to download,
+    and what it keeps (here, and on My work: the upload it came from stays in its session only)."""
+    from dpcore.synth import job as synth_job
+
+    res = job["result"]
+    st.info(f"**Released.** {res['statement']['summary']}.", icon=":material/verified_user:")
+    shown = pd.DataFrame(res["sample"])
+    st.dataframe(shown, hide_index=True, key=f"{key}_table")
+    read = res["statement"].get("rows_read")
+    st.caption(
+        f"{res['rows']:,} synthetic rows (first {len(shown)} shown), covered by ε: drawn from the DP "
+        "model, not from your rows."
+        + (f" Rows read: {read}." if read and res.get("utility") and (res["utility"].get("held_out_rows") or 0) else "")
+    )
+    path = guarded(store.result_path, job["id"], synth_job.CSV_NAME, caller=caller)
+    if path is not None and path.is_file():
         st.download_button(
-            "Privacy statement (JSON)",
-            json.dumps(res["statement"], indent=2).encode(),
-            f"synthetic-statement-{job['id']}.json",
-            "application/json",
-            key="re_up_syn_statement",
-            icon=":material/verified_user:",
+            "Synthetic table (CSV)",
+            path.read_bytes(),
+            f"synthetic-{job['id']}.csv",
+            "text/csv",
+            key=f"{key}_csv",
+            icon=":material/download:",
         )
-        if res.get("utility"):
-            _upload_utility(res["utility"])
+    st.download_button(
+        "Privacy statement (JSON)",
+        json.dumps(res["statement"], indent=2).encode(),
+        f"synthetic-statement-{job['id']}.json",
+        "application/json",
+        key=f"{key}_statement",
+        icon=":material/verified_user:",
+    )
+    if res.get("utility"):
+        _upload_utility(res["utility"])
 
 
 def _upload_utility(u: dict) -> None:
@@ -603,8 +626,10 @@ def _upload_utility(u: dict) -> None:
     )
     c[1].metric(
         "2-way marginals, worst cell",
-        f"{m['two_way_max']:.1f} points",
-        help=f"Mean over the pairs {m['two_way_mean']:.1f} points, for the pairs that matter (all pairs "
+        "—" if m["two_way_max"] is None else f"{m['two_way_max']:.1f} points",
+        help="One column declared: no pair to compare."
+        if m["two_way_max"] is None
+        else f"Mean over the pairs {m['two_way_mean']:.1f} points, for the pairs that matter (all pairs "
         "when none were named).",
     )
     model = u.get("model")

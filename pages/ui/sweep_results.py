@@ -8,7 +8,7 @@ import streamlit as st
 
 from dpcore import export
 from dpcore.figures import exposure as exposure_figs
-from dpcore.statements import build as statement
+from dpcore.statements import sweep as sweep_statement
 from dpcore.sweep import exposure as sweep_exposure
 from dpcore.sweep.config import ATTACK_LABELS
 from dpcore.textsafe import md
@@ -84,7 +84,7 @@ def downloads(sweep_id: str, result: dict, caller) -> None:
     st.subheader("Take it with you")
     row = st.container(horizontal=True, gap="small")
     if result.get("points"):
-        stmt = guarded(statement.for_sweep, sweep_id, caller=caller)
+        stmt = guarded(sweep_statement.signed, sweep_id, caller=caller)
         if stmt:
             row.download_button(
                 "Privacy statement (JSON)",
@@ -93,6 +93,8 @@ def downloads(sweep_id: str, result: dict, caller) -> None:
                 "application/json",
                 key="pu_dl_statement",
                 icon=":material/verified_user:",
+                help="Check it on any machine with python -m dpcore statement --verify FILE --public-key "
+                "OWNER.pem (the public key on Home), or in the advisor page's Verify box.",
             )
     recipe = guarded(export.for_sweep, sweep_id, caller=caller)
     if recipe is not None:

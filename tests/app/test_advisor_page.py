@@ -250,9 +250,9 @@ def test_the_decision_record_is_on_the_page_and_signed(chdir_root):
     text = " ".join(m.value for m in at.markdown)
     assert "Decision record" in text and "Expected error: within ±10" in text and "misses with probability 5%" in text
     assert "What the risk limit bounds:** whether one person's record is in the data" in text
-    from dpcore.statements import build as statement
+    from dpcore.statements import signing
 
-    assert verification.verify(statement.issue(record))["verified"]
+    assert verification.verify(signing.issue(record))["verified"]
 
 
 def test_the_decision_downloads_as_code_that_solves_it_again(chdir_root):

@@ -715,7 +715,7 @@ def test_decision_record_is_a_statement_that_recomputes(tmp_path, capsys):
     )
     out = json.loads(capsys.readouterr().out)
     st = json.loads(path.read_text())
-    assert out["statement"] == str(path) and st["kind"] == "advice" and st["signature"]["scheme"] == "HMAC-SHA256"
+    assert out["statement"] == str(path) and st["kind"] == "advice" and st["signature"]["scheme"] == "Ed25519"
     assert st["decision"]["epsilon"] == out["epsilon"] and st["decision"]["epsilon_text"] == "1.36"
     words = " ".join(st["words"])
     for part in (
@@ -867,11 +867,11 @@ def test_every_decision_record_has_words_and_checks_out(mech, risk, util):
     """Each risk kind and target, feasible or in conflict, gives a decision record in words that recomputes (the
     advantage limit's record raised a TypeError: its risk has no FPR)."""
     from dpcore.advisor import decision
-    from dpcore.statements import build as statement
+    from dpcore.statements import signing
     from dpcore.statements import verify as verification
 
     inp = decision.inputs(mech, risk, util)
     st = decision.statement(inp, decision.solve_inputs(inp))
     assert st["words"][0].startswith(f"Risk limit: {risk.checked().text()}")
     assert any(w.startswith("At this setting no attacker can reach") for w in st["words"])
-    assert verification.verify(statement.issue(st))["verified"]
+    assert verification.verify(signing.issue(st))["verified"]

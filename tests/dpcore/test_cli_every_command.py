@@ -66,6 +66,8 @@ TEXTS = [
 ]
 #: A small invocation of each subcommand that runs (paths as @tokens, made per test).
 BASE = {
+    "api": [],  # accepted arguments stop before serving (below)
+    "remote": ["status", "--dataset", "clinic", "--url", "http://127.0.0.1:9", "--analyst", "ann"],  # no key: refused
     "advise": ["--mechanism", "gaussian", "--sensitivity", "1", "--max-tpr", "0.05", "--at-fpr", "0.01"],
     "audit": ["--scores", "@scores"],
     "budget": ["status"],
@@ -146,6 +148,11 @@ def files(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "run_inline", ran)
     monkeypatch.setattr(runs, "run_sweep_inline", ran)
     monkeypatch.setattr(runs, "run_sweep_parallel", ran)
+    from dpcore.api import server
+
+    monkeypatch.setattr(server, "serve", ran)  # the API would serve until stopped
+    monkeypatch.delenv("DP_EXPLORER_ANALYST_KEY", raising=False)
+    monkeypatch.delenv("DP_EXPLORER_API_URL", raising=False)
     tokens = {
         "@m": d / "m.csv",
         "@scores": d / "scores.csv",

@@ -4,7 +4,7 @@ import numpy as np
 
 from dpcore import claims
 from dpcore.figures import privacy_utility as figs
-from dpcore.statements import build as statement
+from dpcore.statements import sweep as sweep_st
 from dpcore.training import accounting
 
 
@@ -53,7 +53,7 @@ def test_one_ceiling_the_runs_own_pld_curve_with_epsilons_and_mu():
     floor = 1 / (2 * 100)
     keep = np.asarray(p["tradeoff"]["fpr"]) >= floor
     assert np.allclose(ceil.y, np.asarray(p["tradeoff"]["tpr"])[keep]) and min(ceil.x) >= floor
-    b = statement.for_point(p)
+    b = sweep_st.for_point(p)
     for r in b["epsilon_at_delta"]:
         assert f"≤ {claims.up(r['epsilon_pld'])} at δ = " in ceil.name  # upper bounds rounded up
     assert "1/n" not in ceil.name and f"μ ≈ {b['mu']['value']:.2f}" in ceil.name  # never ε at δ = 1/n
@@ -72,6 +72,6 @@ def test_points_without_a_curve_fall_back_to_the_epsilon_delta_ceiling_and_basel
 
 def test_given_block_is_used_as_is():
     p = _point()
-    b = statement.for_point(p)
+    b = sweep_st.for_point(p)
     b["epsilon_at_delta"][0]["epsilon_pld"] = 0.123456
     assert "≤ 0.124 at δ" in _by_meta(figs.roc_chart(p, block=b))["ceiling"].name  # rounded up, never to 0.123

@@ -361,12 +361,20 @@ def test_report_adds_the_advisors_decision_record(tmp_path, capsys):
     assert "<h2>Decision record: choosing ε from a risk limit</h2>" in body
     assert "Decision: no ε meets both" in body and "To reconcile: accept a coarser answer" in body
     assert re.search(r"<td>recommended ε</td>\s*<td>1.6 \(δ = 0\)</td>", body)
+    original = json.loads(path.read_text())
     tampered = json.loads(path.read_text())
     tampered["advice"]["epsilon"] = 3.0
     path.write_text(json.dumps(tampered))
     capsys.readouterr()
     assert main(["report", "--out", str(out), "--advice", str(path)]) == 2
     assert "does not check out: advice.epsilon is 3.0" in capsys.readouterr().err
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from dpcore.statements import signing
+
+    path.write_text(json.dumps(signing.sign(original, Ed25519PrivateKey.generate())))
+    assert main(["report", "--out", str(out), "--advice", str(path)]) == 2  # checks out, but signed elsewhere
+    assert "not by the key given" in capsys.readouterr().err
 
 
 def test_report_reads_on_a_phone_and_keeps_words_whole():

@@ -1,4 +1,4 @@
-"""Privacy statements: every number recomputable from the JSON alone (dpcore.statements.build)."""
+"""Privacy statements: every number recomputable from the JSON alone (dpcore.statements)."""
 
 import json
 
@@ -11,7 +11,10 @@ from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs.owners import SYSTEM
 from dpcore.queries import answering, fingerprint, model
-from dpcore.statements import build as statement
+from dpcore.statements import common, signing
+from dpcore.statements import ledger as ledger_st
+from dpcore.statements import sweep as sweep_st
+from dpcore.statements import training as training_st
 from dpcore.statements import verify as verification
 
 
@@ -75,9 +78,9 @@ def _fake_sweep():
 def test_sweep_statement_recomputes_from_json_alone():
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
-    st = _roundtrip(statement.issue(statement.for_sweep(_fake_sweep(), caller=SYSTEM)))
-    assert st["neighbour_relation"] == statement.ADD_REMOVE_N_PUBLIC
-    assert "n (the training rows) and the list of classes are treated as public" in statement.N_PUBLIC_NOTE
+    st = _roundtrip(signing.issue(sweep_st.for_sweep(_fake_sweep(), caller=SYSTEM)))
+    assert st["neighbour_relation"] == common.ADD_REMOVE_N_PUBLIC
+    assert "n (the training rows) and the list of classes are treated as public" in common.N_PUBLIC_NOTE
     pt = st["points"][0]
     assert pt["sampling"]["scheme"] == "Poisson" and pt["sampling"]["sample_rate"] == 0.5
     assert [r["delta"] for r in pt["epsilon_at_delta"]] == [1e-5, 1e-6]  # never ε at δ = 1/n
@@ -85,7 +88,7 @@ def test_sweep_statement_recomputes_from_json_alone():
     assert pt["reproducible_noise"] is True  # an old record without a noise source is not called a DP release
     assert pt["diagnostics"] == {
         "not_covered_by_epsilon": True,
-        "note": statement.DIAGNOSTICS_NOTE,
+        "note": common.DIAGNOSTICS_NOTE,
         "test_accuracy": 0.8,
     }
     assert "test_accuracy" not in pt  # only as a labelled diagnostic
@@ -106,6 +109,13 @@ def test_sweep_statement_recomputes_from_json_alone():
     assert "signature: points[0] was changed after signing" in problems
 
 
+def test_the_privacy_utility_pages_sweep_statement_is_signed_and_verifies():
+    """The page's "Privacy statement (JSON)" was unsigned (verify exited 2): it is the signed one now."""
+    st = _roundtrip(sweep_st.signed(_fake_sweep(), caller=SYSTEM))
+    assert st["signature"]["scheme"] == "Ed25519"
+    assert verification.verify(st)["verified"]
+
+
 def test_sweep_over_digits_states_an_image_as_the_unit():
     """A sweep over digits said "one patient's record"; the unit fits the data (issue 25 §3)."""
     from dpcore.sweep import runs as sweep_runs
@@ -114,7 +124,7 @@ def test_sweep_over_digits_states_an_image_as_the_unit():
     rec = sweep_runs.load(sid, caller=SYSTEM)
     rec["config"]["dataset"] = "digits"
     sweep_runs.save(rec)
-    st = statement.issue(statement.for_sweep(sid, caller=SYSTEM))
+    st = signing.issue(sweep_st.for_sweep(sid, caller=SYSTEM))
     assert st["unit_of_privacy"].startswith("one image") and "patient" not in st["unit_of_privacy"]
     assert st["dataset"] == "Digits"
     assert verification.verify(_roundtrip(st))["verified"]
@@ -142,7 +152,7 @@ def _history(*extra_by_ann):
 def _ledger_statement():
     """The history with one more answer by ann (0.1), signed as it leaves."""
     info, ann = _history(0.1)
-    return _roundtrip(statement.issue(statement.for_ledger(info["name"], viewer=ann)))
+    return _roundtrip(signing.issue(ledger_st.for_ledger(info["name"], viewer=ann)))
 
 
 def test_ledger_statement_with_its_costliest_answer_dropped_fails(dp_home):
@@ -160,7 +170,7 @@ def test_ledger_statement_with_its_costliest_answer_dropped_fails(dp_home):
     st["accountant"]["epsilon"], st["accountant"]["delta"] = composition.basic(
         [x["epsilon"] for x in st["queries"]], [x["delta"] for x in st["queries"]]
     )
-    st["epsilon_at_delta"] = [statement._best_at(st["queries"], r["delta_prime"]) for r in st["epsilon_at_delta"]]
+    st["epsilon_at_delta"] = [ledger_st.best_at(st["queries"], r["delta_prime"]) for r in st["epsilon_at_delta"]]
     own = [x for x in st["queries"] if x["by_this_quota"]]
     st["quota_share"].update(answers=len(own), epsilon=sum(x["epsilon"] for x in own))
     st.pop("tradeoff")
@@ -176,7 +186,7 @@ def test_ledger_statement_states_what_the_dataset_released_and_recomputes(dp_hom
     from dpcore.budgets import identities
 
     info, ann = _history()
-    st = _roundtrip(statement.for_ledger(info["name"], viewer=ann))
+    st = _roundtrip(ledger_st.for_ledger(info["name"], viewer=ann))
     assert st["subject"] == {"dataset": info["name"], "fingerprint": info["fingerprint"], "analyst": "ann"}
     assert st["accountant"]["epsilon"] == pytest.approx(1.05) and st["accountant"]["delta"] == pytest.approx(1e-7)
     assert st["quota_share"]["answers"] == 2 and st["quota_share"]["epsilon"] == pytest.approx(0.8)
@@ -184,14 +194,14 @@ def test_ledger_statement_states_what_the_dataset_released_and_recomputes(dp_hom
     assert "as a whole released 3 answers" in st["summary"] and st["reproducible_noise"] is False
     for r in st["epsilon_at_delta"]:
         assert r["delta"] <= r["delta_prime"] * (1 + 1e-12) and r["epsilon"] <= 1.05 + 1e-12
-    signed = statement.issue(st)
+    signed = signing.issue(st)
     assert verification.verify(signed)["verified"]
     signed["accountant"]["epsilon"] = 0.8  # the analyst's share is not the dataset's guarantee
     assert verification.verify(signed)["problems"][0] == "accountant.epsilon is 0.8, recomputed 1.05"
     signed["accountant"]["epsilon"] = 1.05
     signed["quota_share"]["epsilon"] = 0.5
     assert verification.verify(signed)["problems"][0] == "quota_share.epsilon is 0.5, recomputed 0.8"
-    seen = statement.for_ledger(info["fingerprint"], viewer=identities.VISITOR)
+    seen = ledger_st.for_ledger(info["fingerprint"], viewer=identities.VISITOR)
     assert seen["accountant"]["epsilon"] == pytest.approx(1.05) and seen["quota_share"]["analyst"] == "visitors"
     assert [q["query"] is not None for q in seen["queries"]] == [False, False, True]
 
@@ -201,15 +211,15 @@ def test_a_ledger_statement_is_refused_to_whom_may_not_read_it_and_says_nothing_
     from tests.budgets_helpers import admin
 
     info = visitors.open_builtin(1000, 0)
-    st = statement.for_ledger(info["name"], viewer=identities.VISITOR)
+    st = ledger_st.for_ledger(info["name"], viewer=identities.VISITOR)
     assert st["queries"] == [] and "nothing spent" in st["summary"]
     from dpcore.budgets import registry
 
     registry.register(admin(), "clinic", datasets.medical(400, 1), epsilon=1)
     with pytest.raises(DPError, match="open to signed-in analysts only"):
-        statement.for_ledger("clinic", viewer=identities.VISITOR)
+        ledger_st.for_ledger("clinic", viewer=identities.VISITOR)
     with pytest.raises(DPError, match="not a registered dataset"):
-        statement.for_ledger("med", viewer=identities.VISITOR)
+        ledger_st.for_ledger("med", viewer=identities.VISITOR)
 
 
 # --- training runs: what a statement must say, and every edit an auditor could miss --------------------------
@@ -218,8 +228,8 @@ def test_a_ledger_statement_is_refused_to_whom_may_not_read_it_and_says_nothing_
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Three real runs in one home (trained once for the module): a DP run, one with reproducible noise, and one
-    whose δ is not below 1/n; their signed statements and the home's key."""
-    from dpcore import storage
+    whose δ is not below 1/n; their signed statements and the home's public key."""
+    from dpcore.statements import keys
 
     home = tmp_path_factory.mktemp("statements-home")
     with pytest.MonkeyPatch.context() as mp:
@@ -237,8 +247,8 @@ def runs(tmp_path_factory):
         for name, extra in (("dp", {}), ("seeded", {"reproducible_noise": True}), ("big_delta", {"delta": 0.01})):
             runner.run_inline(registry.TRAIN, {**base, **extra}, owner=OWNER, group="train", label=name)
             job = store.list_jobs(caller=SYSTEM, limit=1)[0]
-            out[name] = _roundtrip(statement.issue(statement.for_job(job["id"], caller=SYSTEM)))
-        out["key"] = storage.signing_key(create=False)
+            out[name] = _roundtrip(signing.issue(training_st.for_job(job["id"], caller=SYSTEM)))
+        out["public"] = keys.private_key(create=False).public_key()
     return out
 
 
@@ -253,7 +263,7 @@ def test_training_run_statement_states_what_epsilon_covers(runs):
     st = runs["dp"]
     assert st["private"] and st["kind"] == "training_run"
     assert st["dataset"] == "Breast cancer" and st["unit_of_privacy"].startswith("one patient's record")
-    assert st["neighbour_relation"] == statement.ADD_REMOVE_N_PUBLIC and st["public"]["rows"] == st["rows"] == 455
+    assert st["neighbour_relation"] == common.ADD_REMOVE_N_PUBLIC and st["public"]["rows"] == st["rows"] == 455
     assert st["accountant"]["epsilon"] <= 1.0 + 1e-9
     assert [r["delta"] for r in st["epsilon_at_delta"]] == [1e-5, 1e-6]
     assert st["settings"]["batch_size"] == 64 and st["settings"]["epochs"] == 2 and st["settings"]["seed"] == 0
@@ -264,7 +274,7 @@ def test_training_run_statement_states_what_epsilon_covers(runs):
         assert field not in json.dumps({k: v for k, v in st.items() if k != "leaks"})
     # P[privacy loss > ε]: where the posterior reading fails, and it is not δ
     assert st["loss_tail"]["probability"] > 10 * st["accountant"]["delta"]
-    out = verification.verify(st, key=runs["key"])
+    out = verification.verify(st, public_key=runs["public"])
     assert out["verified"], out["problems"]
 
 
@@ -276,9 +286,11 @@ def test_statement_lists_every_leak_its_run_warned_about(runs):
     assert "REPRODUCIBLE NOISE" in seeded["summary"]
     assert any(lk["kind"] == "delta" and "not below 1/n" in lk["text"] for lk in big["leaks"])
     for st in (seeded, big):
-        assert verification.verify(st, key=runs["key"])["verified"]
+        assert verification.verify(st, public_key=runs["public"])["verified"]
     no_leak = _edited(big, lambda s: s["leaks"].pop(0))
-    assert any("leaks does not list δ = 0.01" in p for p in verification.verify(no_leak, key=runs["key"])["problems"])
+    assert any(
+        "leaks does not list δ = 0.01" in p for p in verification.verify(no_leak, public_key=runs["public"])["problems"]
+    )
 
 
 @pytest.mark.slow
@@ -297,7 +309,7 @@ def test_statement_lists_every_leak_its_run_warned_about(runs):
     ],
 )
 def test_every_edit_of_a_run_statement_fails_naming_the_field(runs, name, edit, field):
-    out = verification.verify(_edited(runs["dp"], edit), key=runs["key"])
+    out = verification.verify(_edited(runs["dp"], edit), public_key=runs["public"])
     assert not out["verified"], name
     assert out["problems"][0].startswith(field), (name, out["problems"])
     assert any(p.startswith("signature: ") for p in out["problems"])
@@ -310,7 +322,7 @@ def test_removing_the_not_a_dp_release_flag_fails(runs):
         s.pop("release_label")
         s["leaks"] = [lk for lk in s["leaks"] if lk["kind"] != "reproducible_noise"]
 
-    out = verification.verify(_edited(runs["seeded"], unflag), key=runs["key"])
+    out = verification.verify(_edited(runs["seeded"], unflag), public_key=runs["public"])
     assert not out["verified"]
     assert "the 'not a DP release' flag was removed" in out["problems"][0]
     assert "signature: reproducible_noise was changed after signing" in out["problems"]
@@ -320,22 +332,28 @@ def test_removing_the_not_a_dp_release_flag_fails(runs):
 @pytest.mark.slow
 def test_statement_cli_verifies_and_rejects(runs, tmp_path, capsys):
     from dpcore import storage
+    from dpcore.statements import keys
 
-    storage.signing_key_path().parent.mkdir(parents=True, exist_ok=True)
-    key_file = tmp_path / "other-home.key"
-    key_file.write_text(runs["key"].hex())
+    owner_pem = tmp_path / "owner.pem"
+    owner_pem.write_text(keys.public_pem(runs["public"]))
     good = tmp_path / "st.json"
     good.write_text(json.dumps(runs["dp"]))
-    # this test's home has no key: the signature cannot be checked here, and no key is made by verifying
-    assert main(["statement", "--verify", str(good)]) == 2
-    assert "has no signing key" in capsys.readouterr().err
-    assert storage.signing_key(create=False) is None
-    assert main(["statement", "--verify", str(good), "--key", str(key_file)]) == 0
+    # this test's home has no key: the key inside the statement is checked, named by its fingerprint
+    assert main(["statement", "--verify", str(good)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    fp = keys.fingerprint(runs["public"])
+    assert (
+        out["verified"] and out["signature"]["key_source"] == "embedded" and out["signature"]["key_fingerprint"] == fp
+    )
+    assert f"the public key inside the statement (fingerprint {fp})" in out["key"] and "published" in out["key"]
+    assert keys.private_key(create=False) is None and not storage.configured().exists()  # verifying made nothing
+    assert main(["statement", "--verify", str(good), "--public-key", str(owner_pem)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verified"] is True and out["signature"]["valid"] and out["kind"] == "training_run"
+    assert out["signature"]["key_source"] == "given"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_edited(runs["dp"], lambda s: s["accountant"].update(epsilon=0.01))))
-    assert main(["statement", "--verify", str(bad), "--key", str(key_file)]) == 2
+    assert main(["statement", "--verify", str(bad), "--public-key", str(owner_pem)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: the statement does not check out: accountant.epsilon is 0.01, recomputed 0.99")
     assert err.count("\n") == 1
@@ -345,11 +363,12 @@ def test_statement_cli(capsys, tmp_path):
     sid = _fake_sweep()
     assert main(["statement", "--sweep", sid]) == 0
     out = capsys.readouterr().out
-    assert json.loads(out)["signature"]["scheme"] == "HMAC-SHA256"
+    assert json.loads(out)["signature"]["scheme"] == "Ed25519"
     path = tmp_path / "st.json"
     path.write_text(out)
     assert main(["statement", "--verify", str(path)]) == 0
-    assert json.loads(capsys.readouterr().out)["verified"] is True
+    done = json.loads(capsys.readouterr().out)
+    assert done["verified"] is True and done["signature"]["key_source"] == "home"  # this home signed it
     bad = json.loads(out)
     bad["points"][0]["epsilon_at_delta"][1]["epsilon_pld"] = 0.01
     path.write_text(json.dumps(bad))
@@ -358,8 +377,7 @@ def test_statement_cli(capsys, tmp_path):
     assert main(["statement", "--ledger", "--analyst", "ann"]) == 2
     assert main(["statement", "--job", "nope"]) == 2
     assert main(["statement", "--sweep", sid, "--key", str(path)]) == 2
-    with pytest.raises(DPError):
-        statement.for_sweep("20990101-000000-0000", caller=SYSTEM)
+    assert main(["statement", "--sweep", sid, "--public-key", str(path)]) == 2
 
 
 @pytest.mark.parametrize(
@@ -397,8 +415,8 @@ def test_verify_never_hangs_on_a_fifo_or_a_device(tmp_path, capsys):
     assert codes == [2] and "is a named pipe (FIFO); give the path of an ordinary file" in capsys.readouterr().err
     assert main(["statement", "--verify", "/dev/zero"]) == 2
     assert "is a character device" in capsys.readouterr().err
-    assert main(["statement", "--verify", str(tmp_path)]) == 2
-    assert "is a folder" in capsys.readouterr().err
+    assert main(["statement", "--verify", str(tmp_path)]) == 2  # a folder is a release: it needs its statement
+    assert "holds no statement file" in capsys.readouterr().err
 
 
 # --- one sweep point: the page's ROC ceiling and the gap in words ------------------------------------------
@@ -436,7 +454,7 @@ def test_point_block_states_epsilon_at_two_deltas_mu_and_its_own_curve():
     from dpcore.training import accounting
 
     p = _point()
-    b = statement.for_point(p)
+    b = sweep_st.for_point(p)
     assert [r["delta"] for r in b["epsilon_at_delta"]] == [1e-5, 1e-6] and b["rows"] == 80
     for r in b["epsilon_at_delta"]:
         assert r["epsilon_pld"] == pytest.approx(accounting.pld_epsilon(1.2, 0.5, 20, r["delta"]))
@@ -444,24 +462,24 @@ def test_point_block_states_epsilon_at_two_deltas_mu_and_its_own_curve():
     assert b["tradeoff"]["tpr"] == p["tradeoff"]["tpr"]  # what the run stored, not a recomputation
     # the ceiling at 1% FPR read off the curve: the curve's own value at its grid point 0.01
     i = min(range(len(p["tradeoff"]["fpr"])), key=lambda k: abs(p["tradeoff"]["fpr"][k] - 0.01))
-    assert statement.ceiling_tpr(b, 0.01) == pytest.approx(p["tradeoff"]["tpr"][i], rel=1e-6)
+    assert sweep_st.ceiling_tpr(b, 0.01) == pytest.approx(p["tradeoff"]["tpr"][i], rel=1e-6)
     with pytest.raises(DPError, match="no DP-SGD"):
-        statement.for_point({"epsilon": None, "mia": {}})
+        sweep_st.for_point({"epsilon": None, "mia": {}})
 
 
 def test_gap_words_say_proven_measured_and_the_gap():
     p = _point(lower_bound=0.5, max_certifiable=3.0)
-    b = statement.for_point(p)
-    text = statement.gap_words(b, p["mia"], labels={"canary": "canaries"})
+    b = sweep_st.for_point(p)
+    text = sweep_st.gap_words(b, p["mia"], labels={"canary": "canaries"})
     assert "Proven:** ε ≤ 1.98 at δ = 1e-5" in text and "PRV accountant" in text
     assert "the canary audit proves ε ≥ 0.5 (95% confidence)" in text
     assert "The gap, 1.48" in text and "25% of what the accountant allows" in text
     assert "could not have proved" not in text  # this audit could have proved up to 3.0 > 1.98
-    assert f"catch {statement.ceiling_tpr(b, 0.01):.1%}" in text and "caught 2.0% (canaries)" in text
-    nothing = statement.gap_words(statement.for_point(_point(lower_bound=0.0, max_certifiable=0.9)))
+    assert f"catch {sweep_st.ceiling_tpr(b, 0.01):.1%}" in text and "caught 2.0% (canaries)" in text
+    nothing = sweep_st.gap_words(sweep_st.for_point(_point(lower_bound=0.0, max_certifiable=0.9)))
     assert "proves nothing" in nothing and "whole gap of 1.98" in nothing
     assert "could not have proved more than ε ≈ 0.9" in nothing
-    above = statement.gap_words(statement.for_point(_point(lower_bound=2.5)))
+    above = sweep_st.gap_words(sweep_st.for_point(_point(lower_bound=2.5)))
     assert "*above* the proven ε" in above and "please report it" in above
 
 
@@ -470,15 +488,15 @@ def test_gap_words_explain_a_measured_rate_above_the_worst_case():
     word why: to a reader, an attack beating the proven worst case. The words now say it is a noisy rate on few
     members and that the audit's bound is what counts; below the worst case nothing is added."""
     p = _point(lower_bound=0.0)
-    b = statement.for_point(p)
-    ceiling = statement.ceiling_tpr(b, 0.01)
+    b = sweep_st.for_point(p)
+    ceiling = sweep_st.ceiling_tpr(b, 0.01)
     above = dict(p["mia"], canary={"tpr_at_1pct_fpr": ceiling + 0.04, "n_members": 18})
-    text = statement.gap_words(b, above, labels={"canary": "canaries"})
+    text = sweep_st.gap_words(b, above, labels={"canary": "canaries"})
     assert (
         f"caught {ceiling + 0.04:.1%} (canaries). That is above the worst case only as a measured rate can be"
     ) in text
     assert "on 18 members one more caught moves it by 5.6%" in text and "the audit's bound" in text
-    below = statement.gap_words(b, p["mia"], labels={"canary": "canaries"})
+    below = sweep_st.gap_words(b, p["mia"], labels={"canary": "canaries"})
     assert "above the worst case" not in below
 
 
@@ -554,7 +572,6 @@ def test_a_ledger_of_gaussian_answers_claims_no_gaussian_dp_mu_its_discrete_nois
 
     from dpcore.budgets import identities, visitors
     from dpcore.noise import discrete, mechanisms
-    from dpcore.statements import signing
 
     df = datasets.medical(2000, 0)
     info = visitors.open_builtin(2000, 0, fingerprint.dataset_identity(df))
@@ -563,7 +580,7 @@ def test_a_ledger_of_gaussian_answers_claims_no_gaussian_dp_mu_its_discrete_nois
         identities.VISITOR,
         model.make_query("count", epsilon=5.0, condition="age>50", mechanism="gaussian", delta=1e-6),
     )
-    st = _roundtrip(statement.issue(statement.for_ledger(info["name"], viewer=identities.VISITOR)))
+    st = _roundtrip(signing.issue(ledger_st.for_ledger(info["name"], viewer=identities.VISITOR)))
     # the release: discrete Gaussian noise at (5, 1e-6), Δ = 1; its exact ROC at the threshold "noise ≥ 1"
     sigma = mechanisms.DiscreteGaussian(epsilon=5.0, delta=1e-6, sensitivity=1).scale
     x = np.arange(-200, 201)

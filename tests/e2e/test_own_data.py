@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from dpcore.statements import build as statement
+from dpcore.statements import common as statement
 
 from .conftest import SHOTS, chart_text_faults_at_both_sizes, wait_for_app
 
@@ -113,6 +113,7 @@ def _walk(url, page, tmp_path):
     stmt = json.loads(open(dl.value.path()).read())
     assert stmt["kind"] == "sweep" and stmt["preprocessing"]["declared_public"]
     assert stmt["neighbour_relation"] == statement.ADD_REMOVE_N_PUBLIC  # n and the classes are public for a sweep
+    assert stmt["signature"]["scheme"] == "Ed25519"  # signed like every statement that leaves the server
     with page.expect_download() as dl:
         page.get_by_role("button", name="Download as Python script").click()
     code = open(dl.value.path()).read()

@@ -12,7 +12,8 @@ from dpcore.cli import main
 from dpcore.errors import DPError, JobError
 from dpcore.jobs import display, owners, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER, SYSTEM, AlreadySubmitted, Caller, NotYours, QueueFull
-from dpcore.statements import build as statement
+from dpcore.statements import sweep as sweep_st
+from dpcore.statements import training as training_st
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import SweepConfig
 
@@ -34,7 +35,7 @@ def test_another_owner_can_neither_see_nor_download_nor_change_a_job(dp_home):
         lambda: store.wait(job.id, caller=AS_BOB, timeout=0.1),
         lambda: store.result_path(job.id, "model.bin", caller=AS_BOB),  # the weights
         lambda: display.view(job.id, caller=AS_BOB),
-        lambda: statement.for_job(job.id, caller=AS_BOB),
+        lambda: training_st.for_job(job.id, caller=AS_BOB),
         lambda: store.cancel(job.id, caller=AS_BOB),
         lambda: store.rename(job.id, "mine now", caller=AS_BOB),
         lambda: store.delete(job.id, caller=AS_BOB),
@@ -227,7 +228,7 @@ def test_sweeps_belong_to_their_owner_and_the_finished_demo_is_shared():
     for attempt in (
         lambda: sweep_runs.load("20250101-000000-aaaa", caller=AS_BOB),
         lambda: sweep_runs.state("20250101-000000-aaaa", caller=AS_BOB),
-        lambda: statement.for_sweep("20250101-000000-aaaa", caller=AS_BOB),
+        lambda: sweep_st.for_sweep("20250101-000000-aaaa", caller=AS_BOB),
         lambda: sweep_runs.load("20250101-000000-c0c0", caller=AS_BOB),  # a cancelled demo: not shared
         lambda: sweep_runs.cancel("20250101-000000-d0d0", caller=AS_BOB),  # change the demo: no
         lambda: sweep_runs.rename("20250101-000000-d0d0", "mine", caller=AS_BOB),

@@ -66,7 +66,7 @@ def test_the_cli_sweeps_an_upload_with_its_bounds(tmp_path, capsys):
 def test_a_finished_upload_sweep_outlives_its_upload(tmp_path):
     from dpcore import export
     from dpcore.report import document as report
-    from dpcore.statements import build as statement
+    from dpcore.statements import sweep as sweep_st
 
     src = tmp_path / "clinic.csv"
     _csv(src)
@@ -90,7 +90,7 @@ def test_a_finished_upload_sweep_outlives_its_upload(tmp_path):
     stored.unlink()  # what release_uploads does once the sweep's jobs are done
     s = sweep_runs.state(res["id"], caller=CLI)
     assert s["status"] == "done" and s["result"]["points"]
-    st = statement.for_sweep(res["id"], caller=CLI)
+    st = sweep_st.for_sweep(res["id"], caller=CLI)
     assert st["preprocessing"]["declared_public"] and st["points"][0]["preprocessing"]["leaks"] == []
     assert "clinic.csv" in report.sweep_section(res["id"], caller=CLI).title
     assert "clinic.csv" in export.script(export.for_sweep(res["id"], caller=CLI))

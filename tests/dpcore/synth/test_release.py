@@ -172,7 +172,7 @@ def test_statement_is_signed_and_recomputed_on_verification(twins):
     from dpcore.statements import verify as verification
 
     st = twins[0].statement("synthetic medical, 1,000 patients (seed 31)")
-    assert st["signature"]["scheme"] == "HMAC-SHA256"
+    assert st["signature"]["scheme"] == "Ed25519"
     ok = verification.verify(st)
     assert ok["verified"] and ok["kind"] == "synthetic_release" and ok["checked"] >= 1, ok["problems"]
     lower = dict(st, epsilon=0.5)

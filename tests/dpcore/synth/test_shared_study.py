@@ -67,7 +67,7 @@ def test_a_finished_default_study_is_read_by_everyone_and_changed_by_its_owner_o
         lambda: store.delete(jid, caller=AS_BOB),
     ):
         with pytest.raises(
-            NotYours, match="is shared: everyone may see it, but only the session or user that started it"
+            NotYours, match="is shared: everyone may see it, but only the browser or user that started it"
         ):
             attempt()
     assert store.get(jid, caller=AS_ANN).label == ST.StudyConfig().label()

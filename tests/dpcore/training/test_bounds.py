@@ -181,16 +181,16 @@ def test_schema_prefills_only_public_values_and_the_page_rule(table):
 def test_a_run_with_declared_bounds_says_so_in_its_statement(table, chdir_root):
     from dpcore.jobs import registry, runner, store
     from dpcore.jobs.owners import CLI, CLI_OWNER
-    from dpcore.statements import build as statement
+    from dpcore.statements import training as training_st
 
     path, _ = table
     params = _cfg(path, ALL, noise_multiplier=1.0, epochs=1, batch_size=4).to_dict()
     params["epsilon"] = None
     runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group="train", label="declared")
     job = store.list_jobs(caller=CLI, group="train")[0]
-    st = statement.for_job(job["id"], caller=CLI)
+    st = training_st.for_job(job["id"], caller=CLI)
     assert st["preprocessing"]["declared_public"] and st["preprocessing"]["leaks"] == []
     assert "bounds declared public by the data owner" in st["summary"]
     runner.run_inline(registry.TRAIN, {**params, "bounds": None}, owner=CLI_OWNER, group="train", label="learned")
-    st = statement.for_job(store.list_jobs(caller=CLI, group="train")[0]["id"], caller=CLI)
+    st = training_st.for_job(store.list_jobs(caller=CLI, group="train")[0]["id"], caller=CLI)
     assert not st["preprocessing"]["declared_public"] and "not covered by ε" in st["summary"]

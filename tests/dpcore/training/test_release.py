@@ -11,7 +11,7 @@ import pytest
 
 from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER
-from dpcore.statements import build as statement
+from dpcore.statements import common as statement
 from dpcore.statements import verify as verification
 from dpcore.training import release
 from dpcore.training.config import TrainConfig
@@ -46,9 +46,9 @@ def run(tmp_path_factory):
         zf = zipfile.ZipFile(io.BytesIO(release.release_zip(job["id"], caller=CLI)))
         files = {name: zf.read(name) for name in zf.namelist()}
         diag = release.diagnostics_json(job["id"], caller=CLI)
-        from dpcore import storage
+        from dpcore.statements import keys
 
-        key = storage.signing_key(create=False)
+        key = keys.private_key(create=False).public_key()
     return {"job": job, "params": params, "files": files, "diagnostics": diag, "key": key}
 
 
@@ -151,7 +151,7 @@ def test_default_download_is_the_release_only(run):
     files = run["files"]
     assert set(files) == {"statement.json", "model.pt", "README.txt"}
     st = json.loads(files["statement.json"])
-    assert verification.verify(st, key=run["key"])["verified"]
+    assert verification.verify(st, public_key=run["key"])["verified"]
     text = json.dumps({k: v for k, v in st.items() if k != "leaks"})
     for field in DIAGNOSTIC_FIELDS:  # nothing computed on private rows
         assert f'"{field}"' not in text, field
