@@ -10,7 +10,7 @@ API_PORT ?= 8502
 HOST   ?= 127.0.0.1
 DOCS_PORT ?= 8000
 
-.PHONY: run test test-fast lint format install-test bench clean-venv screenshots docs
+.PHONY: run test test-fast lint format install-test bench bench-quick clean-venv screenshots docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -64,8 +64,14 @@ format: install-test
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# Every bench script, each to the end even when one fails (the failures are listed, and make fails after).
 bench: $(VENV)/.package.stamp
-	for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	@failed=""; for f in bench/*.py; do echo "== $$f"; $(PY) $$f $(BENCH_ARGS) || failed="$$failed $$f"; done; \
+	if [ -n "$$failed" ]; then echo "bench failed:$$failed"; exit 1; fi
+
+# The same scripts at a small size: a smoke test that each still runs (CI runs it after the tests).
+bench-quick:
+	@$(MAKE) --no-print-directory bench BENCH_ARGS=--quick
 
 clean-venv:
 	rm -rf $(VENV)

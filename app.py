@@ -15,6 +15,16 @@ if __name__ != "__main__":  # the server's import: the ASGI app, nothing of the 
     from pages.ui.visitor_cookie import VisitorCookie
 
     app = st.App(__file__, middleware=[Middleware(VisitorCookie, base_url=config.get_option("server.baseUrlPath"))])
+
+    import os
+
+    if os.environ.get("DP_EXPLORER_DEMO_STUDY") == "1":  # a demo: the default synthetic study waits for its visitors
+        from dpcore.synth import study as _study
+
+        try:
+            _study.prepare_default()
+        except (ValueError, OSError) as exc:  # a read-only or full home: the server still starts, the tab says why
+            print(f"DP_EXPLORER_DEMO_STUDY: the default study was not queued ({exc})", flush=True)
 else:
     from pages.ui import common as _ui
     from pages.ui import identity as _identity

@@ -6,7 +6,7 @@ cleared, imports warm), that time as a multiple of one evaluation of the same ac
 is ≤ 1 and ≥ 1 − CALIBRATION_TOLERANCE). Target: about 1 s per calibration on an idle core up to ε 8,
 a few seconds at ε 50 (small σ makes each PRV evaluation slower).
 
-    .venv/bin/python bench/accounting.py [--targets 1,8,50] [--accountants prv,rdp]
+    .venv/bin/python bench/accounting.py [--targets 1,8,50] [--accountants prv,rdp] [--quick]
 """
 
 from __future__ import annotations
@@ -29,14 +29,18 @@ def main(argv=None) -> int:
     ap.add_argument("--targets", default="1,8,50")
     ap.add_argument("--accountants", default="prv,rdp")
     ap.add_argument("--delta", type=float, default=1e-5)
+    ap.add_argument("--quick", action="store_true", help="one target, RDP, one run: a smoke test (seconds)")
     args = ap.parse_args(argv)
+    runs = RUNS[:1] if args.quick else RUNS
+    if args.quick:
+        args.targets, args.accountants = "1", "rdp"
     accounting.calibrate_noise(1.0, args.delta, 1 / 7, 70)  # warm imports (a one-off ~1 s)
     print(
         f"{'acc':4} {'target':>7} {'q':>7} {'steps':>6} {'sigma':>8} {'s/calib':>8} {'x one eval':>10} {'eps/target':>10}"
     )
     for acc in args.accountants.split(","):
         for target in (float(t) for t in args.targets.split(",")):
-            for q, steps in RUNS:
+            for q, steps in runs:
                 _clear()
                 t0 = time.perf_counter()
                 sigma, eps = accounting.calibrate_noise(target, args.delta, q, steps, acc)

@@ -6,7 +6,7 @@ dp_accounting builds its single-step PMF point by point in Python), so that part
 case runs with the PLD cache cleared; the first call (imports) is not counted. Both answers are printed: they
 agree to the solver's 0.2% tolerance.
 
-    .venv/bin/python bench/advise.py [--repeats 3]
+    .venv/bin/python bench/advise.py [--repeats 3] [--quick]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import statistics
 import time
 
 from dpcore.advisor import dpsgd, solve, targets
+from dpcore.advisor.risk import gaussian_mu_max
 from dpcore.training import accounting
 
 R = targets.RiskLimit
@@ -35,7 +36,7 @@ def bisection(risk, q, t, delta):
     def ok(s):
         return dpsgd.dpsgd_risk(s, q, t, risk, delta, coarse=True) <= risk.value
 
-    target = (risk.gaussian_mu_max(risk, delta) / (q * math.sqrt(t))) ** 2
+    target = (gaussian_mu_max(risk, delta) / (q * math.sqrt(t))) ** 2
     guess = min(max(1 / math.sqrt(math.log1p(target)), dpsgd.NM_MIN * 1.01), dpsgd.NM_MAX / 1.01)
     lo, hi = dpsgd.NM_MIN, dpsgd.NM_MAX
     if ok(guess):
@@ -59,7 +60,11 @@ def bisection(risk, q, t, delta):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="the smallest case once: a smoke test (seconds)")
     args = ap.parse_args()
+    cases = CASES[-1:] if args.quick else CASES
+    if args.quick:
+        args.repeats = 1
     solve.advise("dpsgd", R("tpr", 0.05, 0.01), None, sample_rate=0.05, steps=20)  # imports, not counted
     builds = []
     real = accounting._pld.__wrapped__
@@ -70,7 +75,7 @@ def main() -> None:
 
     accounting._pld = functools.lru_cache(64)(counting)
     ratios = []
-    for name, risk, q, t in CASES:
+    for name, risk, q, t in cases:
         times: dict = {"bisection": [], "secant": []}
         res = {}
         for _ in range(args.repeats):  # alternate the two so that the machine's load hits both alike

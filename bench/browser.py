@@ -7,11 +7,11 @@
 2. Cold server: time from `streamlit run` to Home's first chart drawn in the browser, against `import torch`
    alone in a fresh interpreter, measured in the same run (interleaved). Printed: medians and their ratio.
 
-Targets (issue 14): slider → charts median ≤ 250 ms; Home's first chart ≤ 1.5 × `import torch`. For scale,
+Targets: slider → charts median ≤ 250 ms; Home's first chart ≤ 1.5 × `import torch`. For scale,
 the cold start is also measured for an empty Streamlit app and for a one-chart one (what Streamlit itself
 costs in the same harness: server start, its frontend bundle, and its Plotly bundle on the first chart).
 
-    .venv/bin/python bench/browser.py [--moves 8] [--cold 3] [--root DIR]
+    .venv/bin/python bench/browser.py [--moves 8] [--cold 3] [--root DIR] [--quick]
 
 ``--root`` points at another checkout of the app (e.g. an older commit exported with `git archive`) so
 "before" and "after" can be measured the same way. Everything runs on 127.0.0.1 and stops by itself.
@@ -216,7 +216,12 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=8, help="slider presses each way (default 8)")
     ap.add_argument("--cold", type=int, default=3, help="cold starts of the server (default 3)")
     ap.add_argument("--root", type=Path, default=ROOT, help="app checkout to measure (default: this one)")
+    ap.add_argument("--quick", action="store_true", help="one move on the default view, one cold start: a smoke test")
     args = ap.parse_args()
+    tabs = dict(list(TABS.items())[:1]) if args.quick else TABS
+    floor_apps = {} if args.quick else FLOOR_APPS
+    if args.quick:
+        args.moves, args.cold = 1, 1
     from playwright.sync_api import sync_playwright
 
     print(f"app: {args.root}   load average before: {load_average()}   cores: {os.cpu_count()}")
@@ -224,7 +229,7 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
             if args.moves:
-                for view, tab in TABS.items():
+                for view, tab in tabs.items():
                     with server(args.root) as (url, _, _pid):
                         times = slider_moves(browser, url, args.moves, tab)
                     print(
@@ -236,12 +241,12 @@ def main() -> None:
                     allc = times["charts, new ε"] + times["charts, seen ε"]
                     print(f"  charts, all moves median {statistics.median(allc):.0f} ms   target ≤ 250 ms")
             if args.cold:
-                floors = {name: floor_app(body) for name, (body, _) in FLOOR_APPS.items()}
-                home, torch_t, floor_t = [], [], {name: [] for name in FLOOR_APPS}
+                floors = {name: floor_app(body) for name, (body, _) in floor_apps.items()}
+                home, torch_t, floor_t = [], [], {name: [] for name in floor_apps}
                 for _ in range(args.cold):  # interleaved, so a busy moment hits every measurement alike
                     home.append(cold_home(browser, args.root))
                     torch_t.append(import_torch())
-                    for name, (_, selector) in FLOOR_APPS.items():
+                    for name, (_, selector) in floor_apps.items():
                         floor_t[name].append(cold_home(browser, floors[name], selector))
                 for d in floors.values():
                     shutil.rmtree(d, ignore_errors=True)

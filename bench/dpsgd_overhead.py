@@ -5,6 +5,7 @@ A "step" is what the training loop does per batch: fetch the batch from the data
 sampling for DP, shuffled batches for non-private), forward, backward, optimizer step.
 
     .venv/bin/python bench/dpsgd_overhead.py [--steps 200] [--models logreg,mlp,cnn] [--modes hooks,ghost,ew,functorch]
+        [--quick]
 """
 
 from __future__ import annotations
@@ -92,13 +93,17 @@ def main(argv=None) -> None:
     ap.add_argument("--models", default="logreg,mlp,cnn")
     ap.add_argument("--modes", default="fused,hooks,ghost,ew,functorch")
     ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--quick", action="store_true", help="logreg, fused and hooks, a few steps: a smoke test")
     args = ap.parse_args(argv)
+    repeats = 9
+    if args.quick:
+        args.steps, args.models, args.modes, repeats = 5, "logreg", "fused,hooks", 1
     torch.set_num_threads(1)
     print(f"{'model':8} {'dataset':14} {'mode':10} {'non-private ms':>15} {'DP ms':>8} {'ratio':>7}")
     for model in args.models.split(","):
         base = TrainConfig(dataset=DATA[model], model=model, epsilon=None, batch_size=args.batch_size)
         split = load_split(base)
-        t_np = loop_time(base, split, args.steps)
+        t_np = loop_time(base, split, args.steps, repeats)
         for mode in args.modes.split(","):
             cfg = TrainConfig(
                 dataset=DATA[model],
@@ -109,7 +114,7 @@ def main(argv=None) -> None:
                 grad_sample_mode=mode,
             )
             try:
-                t_dp = loop_time(cfg, split, args.steps)
+                t_dp = loop_time(cfg, split, args.steps, repeats)
             except Exception as exc:
                 print(f"{model:8} {DATA[model]:14} {mode:10} {'':>15} {'n/a':>8} ({type(exc).__name__}: {exc})"[:160])
                 continue

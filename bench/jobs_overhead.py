@@ -1,9 +1,10 @@
 """Background-job overhead: ctx.progress() cost, submit->done latency, cancel latency (default timings), and the
 cost of choosing the next job fairly across owners on a store with many rows (vs first-come-first-served).
 
-Run: .venv/bin/python bench/jobs_overhead.py   (uses a temporary DP_EXPLORER_HOME; prints figures, asserts nothing)
+Run: .venv/bin/python bench/jobs_overhead.py [--quick]   (uses a temporary DP_EXPLORER_HOME; prints figures, asserts nothing)
 """
 
+import argparse
 import os
 import tempfile
 import time
@@ -60,8 +61,11 @@ def fair_claim_cost(finished: int = 20_000, owners: int = 200, queued: int = 2_0
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer calls and jobs, a small store: a smoke test")
+    quick = ap.parse_args().quick
     ctx = runner.JobContext(job_id="bench", result_dir=Path(os.environ["DP_EXPLORER_HOME"]))
-    n = 20_000
+    n = 500 if quick else 20_000
     t = time.perf_counter()
     for i in range(n):
         ctx.progress(step=i, loss=0.5, accuracy=0.9, epsilon=1.0)
@@ -78,12 +82,14 @@ def main() -> None:
     store.wait(first, timeout=60, caller=SYSTEM)
     print(f"cold start (spawn 2 workers + first trivial job): {time.perf_counter() - t:.2f} s")
     lat = []
-    for _ in range(10):
+    for _ in range(3 if quick else 10):
         t = time.perf_counter()
         store.wait(store.submit("demo.echo", {}, owner=OWNER), timeout=60, caller=SYSTEM)
         lat.append(time.perf_counter() - t)
     lat.sort()
-    print(f"warm submit->done latency, trivial job: median {lat[5]:.2f} s, max {lat[-1]:.2f} s (poll 0.5 s)")
+    print(
+        f"warm submit->done latency, trivial job: median {lat[len(lat) // 2]:.2f} s, max {lat[-1]:.2f} s (poll 0.5 s)"
+    )
     job = store.submit("demo.sleep", {"steps": 100_000, "seconds": 0.01}, owner=OWNER)
     while not store.get(job, history=False, caller=SYSTEM)["progress"]:
         time.sleep(0.05)
@@ -92,7 +98,7 @@ def main() -> None:
     store.wait(job, timeout=30, caller=SYSTEM)
     print(f"cancel latency (heartbeat 1 s): {time.perf_counter() - t:.2f} s")
     workers.shutdown_workers(timeout=5)
-    fair_claim_cost()
+    fair_claim_cost(500, 10, 50, 5) if quick else fair_claim_cost()
 
 
 if __name__ == "__main__":

@@ -47,7 +47,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draws", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="1,000 draws, one ε: a smoke test")
     args = ap.parse_args()
+    if args.quick:
+        args.draws, args.repeats = 1000, 1
     slider_move("laplace", 0.33, None, 1000)  # warm imports
     eps_values = [0.07, 0.15, 0.3, 0.5, 0.7, 0.9, 0.2, 0.05, 0.03][: max(args.repeats, 1)]
     print(f"one slider move, {args.draws:,} simulated draws, uncached (median of {len(eps_values)} ε values)")

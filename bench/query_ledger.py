@@ -2,11 +2,12 @@
 answer stored in one SQLite transaction) vs the bare noisy release, and spends per second with several processes
 contending for the same cap.
 
-    .venv/bin/python bench/query_ledger.py
+    .venv/bin/python bench/query_ledger.py [--quick]
 """
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing as mp
 import os
 import tempfile
@@ -28,6 +29,10 @@ def _worker(args):
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="20 asks, 10 spends per process: a smoke test")
+    quick = ap.parse_args().quick
+    n = 20 if quick else N
     home = tempfile.mkdtemp(prefix="dp-bench-")
     os.environ["DP_EXPLORER_HOME"] = home
     from dpcore.budgets import identities, visitors
@@ -46,26 +51,26 @@ def main() -> None:
     prepared = answering.prepare(df, q)
 
     t = time.perf_counter()
-    for _ in range(N):
+    for _ in range(n):
         prepared.release(None)
-    bare = (time.perf_counter() - t) / N
+    bare = (time.perf_counter() - t) / n
 
     t = time.perf_counter()
-    for i in range(N):
+    for i in range(n):
         qi = model.make_query("count", epsilon=0.001 + i * 1e-6, condition="sex=F", where="age>=65")
         answering.ask(df, identities.VISITOR, qi, dataset=key)
-    with_ledger = (time.perf_counter() - t) / N
+    with_ledger = (time.perf_counter() - t) / n
 
     t = time.perf_counter()
-    last = 0.001 + (N - 1) * 1e-6  # the question the previous loop asked last: every ask is a free repeat
-    for _ in range(N):
+    last = 0.001 + (n - 1) * 1e-6  # the question the previous loop asked last: every ask is a free repeat
+    for _ in range(n):
         answering.ask(
             df,
             identities.VISITOR,
             model.make_query("count", epsilon=last, condition="sex=F", where="age>=65"),
             dataset=key,
         )
-    repeat = (time.perf_counter() - t) / N
+    repeat = (time.perf_counter() - t) / n
 
     print(f"bare release (prepared query): {bare * 1e3:.2f} ms")
     print(
@@ -81,7 +86,7 @@ def main() -> None:
         h = tempfile.mkdtemp(prefix="dp-bench-mp-")
         os.environ["DP_EXPLORER_HOME"] = h
         fp = visitors.open_builtin(10_000, 0, identity, path=Path(h) / "ledger.sqlite")["fingerprint"]
-        per = 100
+        per = 10 if quick else 100
         with ctx.Pool(procs) as pool:
             t = time.perf_counter()
             pool.map(_worker, [(h, fp, i, per) for i in range(procs)])

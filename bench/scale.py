@@ -1,8 +1,9 @@
-"""Scale-out bench (issue 17): one LiRA audit sweep on 2 local workers vs a local Ray instance with the same 2 CPUs.
+"""Scale-out bench: one LiRA audit sweep on 2 local workers vs a local Ray instance with the same 2 CPUs.
 
 Prints the wall time of each, Ray's overhead as a ratio, and how many tasks a cluster of N nodes would run
 at once. Default: a scaled-down audit (16 LiRA shadows x 3 ε + baseline on a small MLP) that runs in a few
-minutes on 2 cores; ``--full`` is the real size (64 shadows x 6 ε). Ray runs inside a private network
+minutes on 2 cores; ``--full`` is the real size (64 shadows x 6 ε), ``--quick`` one small point and its
+baseline (a smoke test). Ray runs inside a private network
 namespace with loopback only (``unshare -n``, root), so nothing binds to or talks over a real interface:
 
     python bench/scale.py            # re-executes itself under unshare -n -p -f --mount-proc
@@ -25,10 +26,22 @@ ROOT = Path(__file__).resolve().parents[1]
 PORT = 6393
 
 
-def config(full: bool):
+def config(size: str):
     from dpcore.sweep.config import SweepConfig
 
-    if full:
+    if size == "quick":
+        return SweepConfig(
+            epsilons=(1.0,),
+            seeds=1,
+            attacks=("threshold", "loss"),
+            hidden=8,
+            epochs=1,
+            train_size=60,
+            batch_size=30,
+            canaries=0,
+            size_fractions=(),
+        ).validate()
+    if size == "full":
         return SweepConfig(
             epsilons=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
             attacks=("threshold", "loss", "lira"),
@@ -37,17 +50,23 @@ def config(full: bool):
             epochs=20,
         ).validate()
     return SweepConfig(
-        epsilons=(1.0, 4.0, 8.0), attacks=("threshold", "loss", "lira"), shadows=16, hidden=32, epochs=5, train_size=60
+        epsilons=(1.0, 4.0, 8.0),
+        attacks=("threshold", "loss", "lira"),
+        shadows=16,
+        hidden=32,
+        epochs=5,
+        train_size=60,
+        batch_size=30,  # at most the 60 training rows
     ).validate()
 
 
-def inner(full: bool) -> None:
+def inner(size: str) -> None:
     from dpcore import storage
     from dpcore.jobs import executors, workers
     from dpcore.sweep import runs as sweep_runs
 
     os.environ.setdefault(storage.ENV_VAR, tempfile.mkdtemp(prefix="dpx-bench-"))
-    cfg = config(full)
+    cfg = config(size)
     units = len(cfg.point_params())
     shadows = units * cfg.shadows if "lira" in cfg.attacks else 0
     print(
@@ -117,21 +136,23 @@ def inner(full: bool) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="64 shadows x 6 ε (long on 2 cores)")
+    ap.add_argument("--quick", action="store_true", help="one small point and its baseline: a smoke test")
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    size = "full" if args.full else "quick" if args.quick else "default"
     try:
         import ray  # noqa: F401
     except ImportError:
         print("Ray is not installed: pip install -r requirements-ray.txt")
         return 0
     if args.inner:
-        inner(args.full)
+        inner(size)
         return 0
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         print("skipped: the Ray bench needs root for `unshare -n` (a private, loopback-only network)")
         return 0
     cmd = f"ip link set lo up && exec {sys.executable} {Path(__file__).resolve()} --inner" + (
-        " --full" if args.full else ""
+        " --full" if args.full else " --quick" if args.quick else ""
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env.update(RAY_DISABLE_USAGE_STATS="1", HOME=tempfile.mkdtemp(prefix="dpx-bench-home-"))  # nothing from ~

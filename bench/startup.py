@@ -4,6 +4,7 @@ Home must not import torch/opacus, so its first render should cost a fraction of
 Prints seconds and the ratio (median of 3 runs each).
 """
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -31,8 +32,11 @@ def timed(code: str) -> tuple[float, list[str]]:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="one run each: a smoke test")
+    runs = 1 if ap.parse_args().quick else 3
     home, torch_t, flags = [], [], set()
-    for _ in range(3):
+    for _ in range(runs):
         t, extra = timed(HOME)
         home.append(t)
         flags.update(extra)

@@ -6,7 +6,7 @@ non-private accuracy >= 0.95, DP median accuracy >= 0.75 at ε = 1 and >= 0.90 a
 model caught by the canary audit (TPR at 1% FPR >= 0.10, empirical ε >= 1.0), every DP bound below its
 claimed ε, and DP costing less accuracy with more training rows.
 
-    .venv/bin/python bench/sweep.py [--workers 2] [--sequential]
+    .venv/bin/python bench/sweep.py [--workers 2] [--sequential] [--quick]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--sequential", action="store_true", help="also time the same sweep in this one process")
+    ap.add_argument("--quick", action="store_true", help="one ε, one seed, one epoch: a smoke test (targets MISS)")
     args = ap.parse_args()
 
     import torch
@@ -38,7 +39,11 @@ def main() -> None:
     from dpcore.sweep import summary as sweep_summary
     from dpcore.sweep.config import SweepConfig
 
-    cfg = SweepConfig().validate()
+    cfg = (
+        SweepConfig(epsilons=(1.0,), seeds=1, epochs=1, hidden=8, attacks=("threshold", "loss"), size_fractions=())
+        if args.quick
+        else SweepConfig()
+    ).validate()
     n = len(cfg.point_params())
     t0 = time.perf_counter()
     res = sweep_runs.run_sweep_parallel(cfg, workers=args.workers, owner=OWNER)

@@ -1,6 +1,6 @@
 """Benchmark: vectorised uniqueness / k / ℓ / risk vs a straightforward per-row Python loop.
 
-    .venv/bin/python bench/uniqueness.py [--rows 1000000] [--loop-rows 200000] [--repeats 3]
+    .venv/bin/python bench/uniqueness.py [--rows 1000000] [--loop-rows 200000] [--repeats 3] [--quick]
 
 The loop (dict of tuples, one Python iteration per row) is timed on a subsample of ``--loop-rows``
 rows and extrapolated linearly to ``--rows`` (its cost is linear in rows); the output says so.
@@ -29,7 +29,10 @@ def main() -> None:
     p.add_argument("--rows", type=int, default=1_000_000)
     p.add_argument("--loop-rows", type=int, default=200_000)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="20,000 rows once: a smoke test")
     a = p.parse_args()
+    if a.quick:
+        a.rows, a.loop_rows, a.repeats = 20_000, 5_000, 1
     qis = ["age", "sex", "zip_code", "salary"]
     df = datasets.medical(a.rows, seed=0)
     per_m = 1e6 / a.rows

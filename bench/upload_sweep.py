@@ -1,4 +1,4 @@
-"""Benchmark: the first privacy–utility sweep a user runs on their own table (issue 26.2).
+"""Benchmark: the first privacy–utility sweep a user runs on their own table.
 
 Writes a synthetic 5,000-row × 20-column CSV (19 numeric features and one text column, a binary label with 10% of
 the labels flipped: a model can memorise them), declares every column's public bounds, and runs the upload's default
@@ -7,7 +7,7 @@ start-up included: what a user waits for). Prints the wall time, the seconds per
 user reads: the baseline's and each ε's median test accuracy, what DP costs, the largest ε proved by any audit, and
 the time of each phase of one point.
 
-    .venv/bin/python bench/upload_sweep.py [--workers 2] [--rows 5000]
+    .venv/bin/python bench/upload_sweep.py [--workers 2] [--rows 5000] [--quick]
 """
 
 from __future__ import annotations
@@ -44,7 +44,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--quick", action="store_true", help="300 rows, one ε, one seed, one epoch: a smoke test")
     args = ap.parse_args()
+    small = dict(epsilons=(1.0,), seeds=1, epochs=1, attacks=("threshold", "loss"), canaries=20) if args.quick else {}
+    if args.quick:
+        args.rows = 300
 
     import torch
 
@@ -58,7 +62,7 @@ def main() -> None:
     src = Path(tempfile.mkdtemp()) / "my_table.csv"
     b = table(args.rows, src)
     stored = save_upload(src.read_bytes())  # as the page stores an upload for its jobs
-    cfg = for_upload(stored, "outcome", bounds=b, upload_name="my_table.csv")
+    cfg = for_upload(stored, "outcome", bounds=b, upload_name="my_table.csv", **small)
     n = len(cfg.point_params())
     t0 = time.perf_counter()
     from dpcore.jobs.owners import CLI_OWNER

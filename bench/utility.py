@@ -2,6 +2,7 @@
 
 .venv/bin/python bench/utility.py                 # breast cancer logreg at ε=1 (target ≥ 0.94), 3 seeds
 .venv/bin/python bench/utility.py --grid          # also digits CNN and medical MLP at ε ∈ {0.5, 1, 2, 8}
+.venv/bin/python bench/utility.py --quick         # one seed at ε=1: a smoke test
 """
 
 from __future__ import annotations
@@ -31,11 +32,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="one seed at ε=1: a smoke test")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.seeds, args.grid = 1, False
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     seeds = range(args.seeds)
-    runs = [("breast_cancer", "logreg", None, [1.0, None])]
+    runs = [("breast_cancer", "logreg", None, [1.0] if args.quick else [1.0, None])]
     if args.grid:
         runs += [
             ("digits", "cnn", None, [0.5, 1.0, 2.0, 8.0, None]),

@@ -17,29 +17,9 @@ import pkgutil
 import sqlite3
 import sys
 
-from . import commands, limits, storage
+from . import commands, storage
 from .errors import Cancelled, DPError
 from .storage.jsonio import dumps
-
-
-def int_arg(lo: int, hi: int, hint: str = ""):
-    """argparse ``type`` for a whole number in [lo, hi]: a bad value is one line and exit 2.
-
-    argparse puts the option's name in front: ``error: argument --seed: must be from 0 to ...``.
-    """
-
-    def parse(text: str) -> int:
-        try:
-            return limits.check_int_range(text.strip(), lo, hi, "value", hint)
-        except DPError as err:
-            raise argparse.ArgumentTypeError(str(err).removeprefix("value ")) from None
-
-    parse.__name__ = "whole number"
-    return parse
-
-
-#: ``type=`` for every seed option: 0 .. 2³²−1, as on the pages.
-seed_arg = int_arg(limits.SEED_MIN, limits.SEED_MAX, "seeds are whole numbers like 0, 1, 42")
 
 
 def _quiet_stdout() -> None:
@@ -63,15 +43,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules() -> list[str]:
+    """The subcommand modules of :mod:`dpcore.commands` (``synth_study`` registers ``synth-study``)."""
+    return sorted(m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_"))
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """Every subcommand's parser, or, when ``argv`` starts with a command's name, that command's only: each command
+    module imports what it computes with (pandas, scipy, FastAPI, …), and one command need not wait for the
+    others' imports (``--help`` and a mistyped command still list them all)."""
     parser = _Parser(prog="python -m dpcore", description="DP Explorer computations with JSON output.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        module.register(sub)
+    names = command_modules()
+    first = str(argv[0]).replace("-", "_") if argv else None
+    for name in [first] if first in names else names:
+        importlib.import_module(f"{commands.__name__}.{name}").register(sub)
     return parser
 
 
@@ -81,7 +68,7 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    parser = build_parser(sys.argv[1:] if argv is None else list(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a bad argument (2, already one line)

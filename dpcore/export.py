@@ -20,6 +20,12 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .errors import DPError
+from .jobs import store
+from .sweep import runs as sweep_runs
+from .sweep import summary as sweep_summary
+from .sweep.config import SweepConfig
+from .textsafe import md
+from .training.config import TrainConfig, check_upload_name, dataset_name, model_name
 
 FORMATS = ("py", "ipynb")
 HEADER = (
@@ -57,8 +63,6 @@ class _Expr:
 
 def _md(text: str) -> str:
     """User text (an upload's name) in a notebook's markdown: shown as text, never as a link, image or HTML."""
-    from .textsafe import md
-
     return md(text)
 
 
@@ -104,9 +108,6 @@ def _settings_json(name: str | None, var: str = "settings") -> str:
 
 def for_job(job_id: str, *, caller) -> Recipe:
     """A training job ``caller`` may read: train the same model with the same settings, and its non-private twin."""
-    from .jobs import store
-    from .training.config import TrainConfig, dataset_name, model_name
-
     job = store.get(job_id, caller=caller, history=False)
     cfg = TrainConfig.from_dict(job["params"])  # checks the stored settings (a foreign job is refused here)
     params, name = _portable(cfg.to_dict())
@@ -162,10 +163,6 @@ def for_job(job_id: str, *, caller) -> Recipe:
 def for_sweep(sweep_id: str, *, caller) -> Recipe:
     """A stored privacy–utility sweep ``caller`` may read: the same grid, attacks and audits, one model after
     another."""
-    from .sweep import runs as sweep_runs
-    from .sweep import summary as sweep_summary
-    from .sweep.config import SweepConfig
-
     rec = sweep_runs.load(sweep_id, caller=caller)
     cfg = SweepConfig.from_stored(rec.get("config") or {})
     params, name = _portable(cfg.to_dict())
@@ -219,8 +216,6 @@ def for_audit(
     file_name: str, *, delta: float, confidence: float, split_seed: int = 0, mechanism: dict | None = None
 ) -> Recipe:
     """An "Audit your model" run: the same scores file (by its owner's name), δ, confidence and stated mechanism."""
-    from .training.config import check_upload_name
-
     name = check_upload_name(file_name)
     mech = {k: v for k, v in (mechanism or {}).items() if k != "kind"}
     if mechanism and mechanism.get("kind") == "epsilon":
@@ -341,6 +336,7 @@ def script(recipe: Recipe) -> str:
 
 def notebook(recipe: Recipe) -> bytes:
     """The recipe as a Jupyter notebook (nbformat 4), outputs empty."""
+    # lazy: nbformat, only for a notebook export
     import nbformat
 
     nb = nbformat.v4.new_notebook()

@@ -129,7 +129,7 @@ SWEEP_MAX_TRAININGS = 400
 #: Characters in a run's or sweep's name (shown in pickers, tables and the report, always as text).
 JOB_NAME_MAX_CHARS = 100
 
-# --- models (engineer B owns the checks in dpcore.training; mirrored here for the docs) -------------
+# --- models (the checks live in dpcore.training; mirrored here for the docs) -----------------------------
 MODEL_MAX_HIDDEN = 4_096
 MODEL_MAX_PARAMS = 2_000_000
 TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epochs, capped here too

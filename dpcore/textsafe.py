@@ -117,6 +117,7 @@ def csv_cell(value: Any) -> Any:
 
 def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``df`` whose text cells and column names cannot run as spreadsheet formulas."""
+    # lazy: pandas takes ~0.5 s to import
     import pandas as pd
 
     out = df.copy()

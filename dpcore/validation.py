@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .errors import DPError
+from .limits import EPSILON_MIN
 
 
 def _as_float(value, name: str) -> float:
@@ -35,7 +36,6 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
         raise DPError(f"{name} must be finite (infinite {name} means no privacy); try 0.1–10")
     if eps <= 0:
         raise DPError(f"{name} must be > 0, got {eps:g}; try 0.1–10")
-    from .limits import EPSILON_MIN
 
     if eps < EPSILON_MIN:  # 1e-320 overflowed the noise scale into null draws
         raise DPError(f"{name} must be at least {EPSILON_MIN:g}, got {eps:g}; try 0.1–10")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpcore import claims, export, textsafe
 from dpcore.advisor import decision, links, targets
+from dpcore.advisor.advice import Advice
 from dpcore.errors import sentence
 from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
@@ -191,44 +192,27 @@ def _solve(mechanism, risk, utility, delta, sample_rate, steps):
 
 res, record = required(_solve, mechanism, risk, utility, delta, sample_rate, steps)
 st.session_state["adv_decision"] = record  # Home's report can add it (this session only)
+adv = Advice.from_dict(res)
 
 st.subheader("Answer")
-lo, hi = res["epsilon_range"]
+lo, hi = adv.epsilon_range
 m = st.columns(4)
 # written so that the number a reader copies keeps its side: what the risk limit allows rounds down, what the
 # utility target needs rounds up, the recommendation as whichever of the two it is (dpcore.claims)
-m[0].metric("Recommended ε", links.recommended_text(res), help=f"at δ = {claims.delta(res['delta'])}; an upper bound")
+m[0].metric("Recommended ε", links.recommended_text(res), help=f"at δ = {claims.delta(adv.delta)}; an upper bound")
 m[1].metric("Risk limit allows", f"ε ≤ {claims.down(hi)}")
 m[2].metric("Utility needs", f"ε ≥ {claims.up(lo)}" if lo else "—")
-if mechanism == "gaussian":
-    m[3].metric("Noise σ", f"{res['sigma']:.4g}", help=f"sensitivity Δ = {res['sensitivity']:g}")
-elif mechanism == "laplace":
-    m[3].metric("Laplace scale b", f"{res['scale_b']:.4g}")
+name, value, why = adv.noise_setting()
+m[3].metric(name, value, help=why or None)
+if adv.feasible:
+    st.success(adv.summary())
 else:
-    m[3].metric(
-        "Noise multiplier",
-        f"{res['noise_multiplier']:.4g}",
-        help=f"q = {res['sample_rate']:g}, T = {res['steps']} steps",
-    )
-if res["feasible"]:
-    st.success(
-        f"Both are met for ε in [{claims.up(lo or 0)}, {claims.down(hi)}] (δ = {claims.delta(res['delta'])}, "
-        f"{res['neighbour_relation']}). Recommended: the most private setting that meets the utility target."
-        if lo
-        else f"The risk limit holds for every ε ≤ {claims.down(hi)} (δ = {claims.delta(res['delta'])}, "
-        f"{res['neighbour_relation']})."
-    )
-else:
-    c = res["conflict"]
-    st.error(textsafe.md_message(f"No ε meets both: {c['text']}."))
-    st.markdown(
-        "**What would reconcile them:**\n" + "\n".join(f"- {textsafe.md_message(o['text'])}" for o in c["reconcile"])
-    )
-st.markdown(f"**What the risk limit bounds:** {res.get('question') or 'one person'}.")
-tail = res.get("privacy_loss_tail")
-if tail:  # where the posterior reading of ε fails: not δ (the DP-SGD view dropped it)
-    st.caption(textsafe.md_message(sentence(tail["text"])) + ".")
-for note in res.get("notes") or []:
+    st.error(textsafe.md_message(f"No ε meets both: {adv.conflict_text}."))
+    st.markdown("**What would reconcile them:**\n" + "\n".join(f"- {textsafe.md_message(o)}" for o in adv.reconcile))
+st.markdown(f"**What the risk limit bounds:** {adv.question}.")
+if adv.loss_tail_text:  # where the posterior reading of ε fails: not δ (the DP-SGD view dropped it)
+    st.caption(textsafe.md_message(sentence(adv.loss_tail_text)) + ".")
+for note in adv.notes:
     st.caption(textsafe.md_message(sentence(note)))  # the advice's notes start lower-case, like dpcore's errors
 
 chart(figs.feasible_band_chart(res), key="adv_band")
@@ -239,50 +223,22 @@ st.caption(
     "pessimistic PLD for DP-SGD). Measured attacks sit below it."
 )
 
-link = res["link"]
-if link["page"] == "pages/training.py":
-    if st.button(link["label"], key="adv_go", icon=":material/arrow_forward:"):
-        for key, value in link["state"].items():
+link = adv.link
+if link is not None and link.page == "pages/training.py":
+    if st.button(link.label, key="adv_go", icon=":material/arrow_forward:"):
+        for key, value in link.state.items():
             st.session_state[key] = value
-        st.switch_page(link["page"])
-    st.caption(
-        f"Set the training page's epochs and batch so that q = {res['sample_rate']:g} and "
-        f"T = {res['steps']} steps: the noise multiplier is only right for those."
-    )
-else:
-    query = "&".join(f"{k}={v}" for k, v in link["params"].items())
-    st.link_button(
-        link["label"] + ("" if link["keeps_risk"] else " (above the risk limit)"),
-        f"./{link['page'].removeprefix('pages/').removesuffix('.py')}?{query}",
-        icon=":material/arrow_forward:",
-    )
-    grid_eps = link["params"]["noise_eps"]
-    if not link["keeps_risk"]:
-        st.caption(
-            f"The noise page's slider starts at ε = {grid_eps:g}, above the largest ε the risk limit "
-            "allows: it shows more risk than advised, for comparison only."
-        )
-    elif not link["meets_utility"]:
-        st.caption(
-            f"No ε on the noise page's slider (a grid) keeps both: it opens at ε = {grid_eps:g}, the nearest "
-            "value below the recommendation, which keeps the risk limit but not the utility target."
-        )
-    elif lo:
-        st.caption(
-            f"The noise page's slider is a grid: ε = {grid_eps:g} is its most private value that keeps both "
-            "the risk limit and the utility target."
-        )
-    else:
-        st.caption(f"The noise page's slider is a grid: ε = {grid_eps:g} is its largest value within the risk limit.")
-console = res.get("console_link")
-if console:  # the same setting as a real, budgeted query (the analyst is chosen there, never carried by a link)
-    query = "&".join(f"{k}={v}" for k, v in console["params"].items())
-    st.link_button(console["label"], f"./query_console?{query}", icon=":material/terminal:")
-    for note in console["notes"] + (
-        []
-        if console["meets_utility"]
-        else ["At the console's settings, this ε keeps the risk limit but not the utility target."]
-    ):
+        st.switch_page(link.page)
+elif link is not None:
+    st.link_button(links.link_label(link), link.url, icon=":material/arrow_forward:")
+if link is not None:
+    st.caption(links.link_note(adv))
+console = adv.console_link
+if (
+    console is not None
+):  # the same setting as a real, budgeted query (the analyst is chosen there, never carried by a link)
+    st.link_button(console.label, console.url, icon=":material/terminal:")
+    for note in links.console_notes(adv):
         st.caption(note)
 st.markdown(
     "**Decision record** — the risk limit, the ε chosen, the error and how often each may fail, for a "

@@ -1,7 +1,5 @@
 """Differencing attack: 'only aggregates over large groups' leaks one person's exact age; noise stops it."""
 
-import math
-
 import pandas as pd
 import streamlit as st
 
@@ -38,23 +36,6 @@ def _simulate(true_value: float, epsilon: float, k: float, trials: int, seed: in
     sim = dif_dp.simulate(true_value, epsilon, k=k, trials=trials, seed=seed)
     curve = dif_dp.success_curve(true_value, k=k, trials=min(int(trials), 4_000), seed=seed)
     return sim, curve
-
-
-def release_table(answers: list[dict], sum_scale: float) -> pd.DataFrame:
-    """One release's answers as shown and downloaded: the answers first (a phone shows the first columns), the
-    WHERE text last. The noisy average keeps the decimals its noise (about the sum's Laplace scale / the noisy
-    count, both public) leaves meaningful: 1 at ε = 1, 3 at ε = 1000, where the attacker's subtraction needs them."""
-    rel = pd.DataFrame(answers)
-    avg_scale = sum_scale / max(int(rel["count_noisy"].max()), 1)
-    decimals = min(max(1, math.ceil(-math.log10(2 * avg_scale))), 6)  # rounding error <= 10^-d / 2 <= the noise
-    return pd.DataFrame(
-        {
-            "group": rel["group"],
-            "noisy count": rel["count_noisy"],
-            "noisy average age": rel["avg_noisy"].round(decimals),
-            "WHERE clause": rel["where"],
-        }
-    )
 
 
 st.title("Differencing attack")
@@ -245,36 +226,37 @@ sim_seed = c4.number_input(
     help="Fixes the simulated noise, so the page shows the same numbers on every run; a real release is never seeded.",
 )
 
-cost = required(dif_dp.privacy_cost, eps)
+cost = dif_dp.PrivacyCost.from_dict(required(dif_dp.privacy_cost, eps))
 st.markdown(
-    f"**Privacy cost:** {cost['composition']}. Pure ε-DP (δ = 0) for datasets that differ by adding or "
+    f"**Privacy cost:** {cost.composition}. Pure ε-DP (δ = 0) for datasets that differ by adding or "
     "removing one person.",
-    help=f"Laplace scales: count {cost['noise_scale_count']:.3g} people, sum {cost['noise_scale_sum']:.3g} years.",
+    help=f"Laplace scales: count {cost.noise_scale_count:.3g} people, sum {cost.noise_scale_sum:.3g} years.",
 )
 
 if st.button("Draw another release", key="dif_release", icon=":material/casino:"):
     st.session_state["dif_release_no"] = state("dif_release_no", 0) + 1
-release = guarded(dif_dp.noisy_release, pop, attack, eps, seed=int(sim_seed) * 1000 + state("dif_release_no", 0))
-if release is not None:
+drawn = guarded(dif_dp.noisy_release, pop, attack, eps, seed=int(sim_seed) * 1000 + state("dif_release_no", 0))
+if drawn is not None:
+    release = dif_dp.NoisyRelease.from_dict(drawn)
     st.markdown(
         "**One example release**, drawn through the release path (whole-number discrete Laplace noise; each "
         "sum of age − 18 on a public grid of 0.00001 years) but **seeded** so the page is reproducible — "
-        f"{release['label']} (a real release is never seeded):"
+        f"{release.label} (a real release is never seeded):"
     )
-    rel = release_table(release["answers"], cost["noise_scale_sum"])
+    rel = release.table()
     st.dataframe(rel, hide_index=True, key="dif_release_table")
     table_downloads(rel, "dif_release", key="dif_release_table_dl")
     m1, m2, m3 = st.columns(3)
     m1.metric(
         "Attacker's estimate",
-        f"{release['estimate']:.1f} years",
+        f"{release.estimate:.1f} years",
         help="18 + the first group's noisy sum − the second's, clipped to 18–90. The attacker gets each noisy "
         "sum back from the table as (average − 18) × count: the interface's rule is public.",
     )
-    m2.metric("Error", f"{release['error']:+.1f} years")
+    m2.metric("Error", f"{release.error:+.1f} years")
     m3.metric(
         "Step 6's subtraction, unchanged",
-        f"{release['naive_estimate']:.1f} years",
+        f"{release.naive_estimate:.1f} years",
         help="Average × count for each group, one minus the other, as in the noise-free attack. With noise "
         "this also picks up the noise of both counts (times 18 years, the lowest public age), so the "
         "attacker's estimate works from the noisy sums instead.",
@@ -282,33 +264,31 @@ if release is not None:
 
 res = guarded(_simulate, float(attack.true_value), float(eps), k, trials, int(sim_seed))
 if res is not None:
-    sim, curve = res
+    sim, curve = dif_dp.Simulation.from_dict(res[0]), res[1]
     st.markdown(
         f"**Over many releases** (a simulation with ordinary random numbers, numpy, fixed by seed {int(sim_seed)}):"
     )
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(
-        f"Chance within ±{sim['k_years']:g} years",
-        f"{sim['success_probability']:.1%}",
-        help=f"Share of the {sim['trials']:,} simulated releases in which the attacker's estimate (clipped to "
-        f"18–90) lands within ±{sim['k_years']:g} years of the true age.",
+        f"Chance within ±{sim.k_years:g} years",
+        f"{sim.success_probability:.1%}",
+        help=f"Share of the {sim.trials:,} simulated releases in which the attacker's estimate (clipped to "
+        f"18–90) lands within ±{sim.k_years:g} years of the true age.",
     )
     m2.metric(
         "Exact chance, no clipping",
-        f"{sim['analytic_success_unclipped']:.1%}",
+        f"{sim.analytic_success_unclipped:.1%}",
         help="The same chance from the formula 1 − e^(−k/b)·(1 + k/2b), b = 72/ε, for an attacker who does "
         "not clip the estimate to 18–90. Clipping can only help the attacker, so the simulated chance is "
         "at least this, up to simulation noise.",
     )
-    m3.metric("Mean absolute error", f"{sim['mean_abs_error']:.1f} years")
-    m4.metric(
-        "Attack's total ε", f"{cost['total_epsilon']:g}", help=cost["composition"] + "; add/remove-one person, δ = 0"
-    )
+    m3.metric("Mean absolute error", f"{sim.mean_abs_error:.1f} years")
+    m4.metric("Attack's total ε", f"{cost.total_epsilon:g}", help=cost.composition + "; add/remove-one person, δ = 0")
     c1, c2 = st.columns(2)
     with c1:
-        chart(figs.estimates_histogram(sim["estimates"], attack.true_value, eps, sim["k_years"]), key="dif_hist")
+        chart(figs.estimates_histogram(sim.estimates, attack.true_value, eps, sim.k_years), key="dif_hist")
     with c2:
-        chart(figs.success_chart(curve, eps, sim["k_years"]), key="dif_curve")
+        chart(figs.success_chart(curve, eps, sim.k_years), key="dif_curve")
     st.caption(
         "Why the bars pile up at 18 and 90: the attacker clips every estimate to the public age range 18–90 "
         "(an age outside it is impossible), so at small ε, where the noise is wider than the range, every "
@@ -318,8 +298,8 @@ if res is not None:
         "questions with little noise."
     )
     # the metrics' own figures (it said "4%" and "31 years" above their 3.7% and 31.4 years)
-    within, share = f"{sim['k_years']:g} years", f"{sim['success_probability']:.1%}"
-    off, total = f"{sim['mean_abs_error']:.1f} years", f"ε = {cost['total_epsilon']:g}"
+    within, share = f"{sim.k_years:g} years", f"{sim.success_probability:.1%}"
+    off, total = f"{sim.mean_abs_error:.1f} years", f"ε = {cost.total_epsilon:g}"
     dp_headline.markdown(
         headline_md(
             f"With noise: within ±{unbroken(within)} in {unbroken(share)} of releases",

@@ -9,6 +9,7 @@ import streamlit as st
 from dpcore import claims
 from dpcore import limits as L
 from dpcore.data import datasets
+from dpcore.figures import advisor as adv_figs
 from dpcore.figures import noise as figs
 from dpcore.noise import mechanisms as mech
 from dpcore.noise import teaching
@@ -71,7 +72,6 @@ def _query(n: int, kind: str, column: str, lower: float, upper: float):
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _tradeoff(mechanism: str, epsilon: float, delta, sensitivity: float, scale: float, count: bool):
     # exact curve, no randomness: built once per setting and shared (it cost ~15 ms on every rerun)
-    from dpcore.figures import advisor as adv_figs
 
     return adv_figs.noise_tradeoff_chart(mechanism, epsilon, delta, sensitivity, scale, count=count)
 

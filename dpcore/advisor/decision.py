@@ -17,6 +17,10 @@ import math
 
 from .. import claims
 from ..errors import DPError
+from ..training import accounting
+from .dpsgd import dpsgd_loss_tail, dpsgd_risk
+from .links import recommended_text
+from .solve import advise
 from .targets import RiskLimit, UtilityTarget
 
 #: The figures of an advice that a check recomputes (dotted paths into the statement's ``advice``).
@@ -82,8 +86,6 @@ def inputs(
 def solve_inputs(inp: dict, caller=None) -> dict:
     """The advice for recorded inputs (the same call the page and the CLI made); ``caller``: who reads an accuracy
     target's sweep (:class:`dpcore.jobs.owners.Caller`; default the command line's)."""
-    from .solve import advise
-
     r = inp["risk"]
     u = inp.get("utility")
     utility = (
@@ -114,8 +116,6 @@ def solve_inputs(inp: dict, caller=None) -> dict:
 
 def statement(inp: dict, result: dict) -> dict:
     """The decision record of one advice (unsigned; :func:`dpcore.statements.signing.issue` signs it)."""
-    from .links import recommended_text
-
     advice = {k: v for k, v in result.items() if k not in ("link", "console_link")}
     st = {
         "kind": "advice",
@@ -189,8 +189,6 @@ def recompute(st: dict) -> list[str]:
     if _differs(dec.get("epsilon"), again.get("epsilon")):
         out.append(f"decision.epsilon is {dec.get('epsilon')!r}, recomputed {again.get('epsilon')!r}")
     if not out:
-        from .links import recommended_text
-
         if dec.get("epsilon_text") != recommended_text(again):
             out.append(f"decision.epsilon_text is {dec.get('epsilon_text')!r}, recomputed {recommended_text(again)!r}")
         elif st.get("words") != words(st):
@@ -201,9 +199,6 @@ def recompute(st: dict) -> list[str]:
 def _at_recorded_setting(advice: dict) -> dict:
     """An accuracy target's advice, checked at the recorded DP-SGD setting: ε, risk and the loss tail from the PLD
     (the accuracy itself was read from a sweep and is kept as recorded)."""
-    from ..training import accounting
-    from .dpsgd import dpsgd_loss_tail, dpsgd_risk
-
     r = advice["risk"]
     risk = RiskLimit(r["kind"], r["limit"], r.get("at")).checked()
     nm, q, t, d = advice["noise_multiplier"], advice["sample_rate"], advice["steps"], advice["delta"]

@@ -9,9 +9,13 @@ import math
 import numpy as np
 
 from .. import claims, limits
+from ..attacks.audit import gdp_mu, roc_from_privacy_profile
 from ..errors import DPError
+from ..jobs.owners import CLI
+from ..sweep import runs as sweep_runs
+from ..training import accounting
+from .advice import loss_tail_entry, question, set_range
 from .risk import gaussian_mu_max, pure_posterior
-from .solve import loss_tail_entry, question, set_range
 from .targets import RiskLimit
 
 #: Noise-multiplier search range for DP-SGD (the accountants' calibration range).
@@ -26,9 +30,6 @@ def dpsgd_risk(
     """The attack quantity a risk limit bounds, for DP-SGD, from the PLD (an upper bound): the worst-case TPR at
     α, the advantage δ(0), or the posterior bound at the ε of δ. ``coarse``: the fast coarse PLD (for searching;
     also an upper bound)."""
-    from ..attacks.audit import roc_from_privacy_profile
-    from ..training import accounting
-
     eps, dl = accounting.privacy_profile(noise_multiplier, sample_rate, steps, coarse=coarse)
     if risk.kind == "posterior":
         if coarse:  # first grid ε whose δ fits: at or above the true ε at δ
@@ -36,18 +37,16 @@ def dpsgd_risk(
             e = float(eps[i]) if np.any(dl <= delta) else math.inf
         else:
             e = accounting.pld_epsilon(noise_multiplier, sample_rate, steps, delta)
-        return 1.0 if not math.isfinite(e) else pure_posterior(max(e, 1e-12), risk.at)
+        return 1.0 if not math.isfinite(e) else pure_posterior(max(e, 1e-12), risk.level)
     if risk.kind == "advantage":
         return float(dl[0])
-    return float(roc_from_privacy_profile(eps, dl, [risk.at])[0])
+    return float(roc_from_privacy_profile(eps, dl, [risk.level])[0])
 
 
 def dpsgd_loss_tail(noise_multiplier: float, sample_rate: float, steps: int, epsilon: float) -> float:
     """An upper bound on P[privacy loss > ε] for DP-SGD from its PLD profile (max over both directions):
     δ(ε′) = E[(1 − e^{ε′−L})₊] ≥ (1 − e^{ε′−ε})·P[L > ε] for any ε′ < ε; we take the profile's grid point ε′ at
     or below ε/2 (δ is decreasing, so its δ is at least δ(ε′))."""
-    from ..training import accounting
-
     eps, dl = accounting.privacy_profile(noise_multiplier, sample_rate, steps)
     i = max(int(np.searchsorted(eps, epsilon / 2, side="right")) - 1, 0)
     e1 = float(eps[i])
@@ -96,7 +95,7 @@ def solve_noise_multiplier(risk: RiskLimit, sample_rate: float, steps: int, delt
         if lo is not None and hi is not None:
             break
         up = hi is None
-        r = root(prev, seen[prev], x, fx) if prev is not None else None
+        r: float | None = root(prev, seen[prev], x, fx) if prev is not None else None
         factor = 1.05 if r is None else min(max((r / x) ** (1 if up else -1) * 1.02, 1.05), 4.0)
         prev, x = x, (x * factor if up else x / factor)
         if up and x >= NM_MAX:
@@ -147,10 +146,6 @@ def sweep_curve(sweep_id: str, sample_rate=None, steps=None, caller=None) -> dic
     so seeds train at slightly different q and T (epochs fixed): the advice is for ONE (q, T) — the caller's if it
     lies within the sweep's range, else the main group's median pair — and each row's noise multiplier is
     recalibrated to reach that row's ε at exactly that q and T (a multiplier means nothing at another q, T)."""
-    from ..jobs.owners import CLI
-    from ..sweep import runs as sweep_runs
-    from ..training import accounting
-
     rec = sweep_runs.load(sweep_id, caller=caller or CLI)
     result = rec.get("result")
     if not result or not result.get("points"):
@@ -234,8 +229,6 @@ def sweep_curve(sweep_id: str, sample_rate=None, steps=None, caller=None) -> dic
 
 
 def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
-    from ..training import accounting
-
     curve = None
     if utility is not None:
         curve = sweep_curve(utility.sweep, sample_rate, steps, utility.caller)
@@ -363,9 +356,3 @@ def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
             "reconcile": opts,
         }
     return out
-
-
-def gdp_mu(nm, q, t):
-    from ..attacks.audit import gdp_mu
-
-    return gdp_mu(nm, q, t)

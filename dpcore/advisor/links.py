@@ -8,7 +8,13 @@ writes it (:func:`recommended_text`)."""
 from __future__ import annotations
 
 from .. import claims
+from ..errors import DPError
+from ..noise import grid as release_grid
 from ..noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
+from ..noise.mechanisms import DiscreteGaussian
+from ..noise.view import DELTA_GRID, EPSILON_GRID
+from .advice import Advice, Link
+from .dpsgd import dpsgd_risk
 from .risk import discrete_gaussian_risk, risk_at
 from .targets import RiskLimit
 
@@ -35,8 +41,6 @@ def release_parts(
     a count, K = 1; a SUM on its grid, K = max(|r(lo)|, |r(hi)|); the console's MEAN without a public n, a centred sum
     (K = max(C − r(lo), r(hi) − C)) and a count, each at (ε/2, δ/2) — added or removed, one record moves both;
     replaced, the sum by up to r(hi) − r(lo) and the count not at all."""
-    from ..noise import grid as release_grid
-    from ..noise.mechanisms import DiscreteGaussian
 
     def sigma(e: float, d: float, k: int) -> float:
         return DiscreteGaussian(epsilon=e, delta=d, sensitivity=k).scale
@@ -75,6 +79,8 @@ def link_risk(
     replace_one = str(result.get("neighbour_relation", "")).startswith("replace")
     if mechanism == "laplace":  # any pure ε-DP release: the console's MEAN at ε/2 + ε/2 is ε under either relation
         value = risk_at("laplace", epsilon, risk, 1.0, 0.0)
+    elif delta is None:
+        raise DPError("a Gaussian release needs δ")
     else:
         parts = release_parts(epsilon, delta, kind=kind, bounds=bounds, replace_one=replace_one)
         value = discrete_gaussian_risk(risk, parts, result["delta"], max(4 * epsilon, 10.0))
@@ -92,6 +98,8 @@ def _meets(result: dict, mechanism: str, epsilon: float, delta: float | None) ->
     if lo is None:
         return True
     if mechanism == "gaussian" and util.get("sigma_max") is not None:
+        if delta is None:
+            raise DPError("a Gaussian release needs δ")
         return gaussian_analytic_sigma(epsilon, delta, result["sensitivity"]) <= util["sigma_max"] * (1 + 1e-9)
     return epsilon >= lo * (1 - 1e-9)
 
@@ -101,8 +109,6 @@ def page_link(result: dict) -> dict:
     meets_utility, risk (recomputed at the link's setting)}."""
     mech = result["mechanism"]
     if mech == "dpsgd":
-        from .dpsgd import dpsgd_risk
-
         value = dpsgd_risk(
             result["noise_multiplier"], result["sample_rate"], result["steps"], _risk(result), result["delta"]
         )
@@ -119,7 +125,6 @@ def page_link(result: dict) -> dict:
             "keeps_risk": _keeps(result, value),
             "meets_utility": bool(result["feasible"]),
         }
-    from ..noise.view import DELTA_GRID, EPSILON_GRID
 
     # δ: the slider's largest value not above the advice's (a larger δ at the same ε is less noise); ε: the
     # slider's most private value that keeps the risk limit and meets the target, else its largest that keeps the
@@ -237,3 +242,51 @@ def console_link(result: dict) -> dict | None:
         "keeps_risk": _keeps(result, value),
         "meets_utility": meets,
     }
+
+
+def link_note(advice: Advice) -> str:
+    """What the page link's button needs said beside it: the training page's q and T, or where the noise page's
+    slider (a grid of ε) opens relative to the advice."""
+    link = advice.link
+    if link is None:
+        return ""
+    if link.page == "pages/training.py":
+        return (
+            f"Set the training page's epochs and batch so that q = {advice.sample_rate:g} and "
+            f"T = {advice.steps} steps: the noise multiplier is only right for those."
+        )
+    grid_eps = link.params["noise_eps"]
+    if not link.keeps_risk:
+        return (
+            f"The noise page's slider starts at ε = {grid_eps:g}, above the largest ε the risk limit "
+            "allows: it shows more risk than advised, for comparison only."
+        )
+    if not link.meets_utility:
+        return (
+            f"No ε on the noise page's slider (a grid) keeps both: it opens at ε = {grid_eps:g}, the nearest "
+            "value below the recommendation, which keeps the risk limit but not the utility target."
+        )
+    if advice.epsilon_range[0]:
+        return (
+            f"The noise page's slider is a grid: ε = {grid_eps:g} is its most private value that keeps both "
+            "the risk limit and the utility target."
+        )
+    return f"The noise page's slider is a grid: ε = {grid_eps:g} is its largest value within the risk limit."
+
+
+def link_label(link: Link) -> str:
+    """A link's button text: its label, and when it opens above the risk limit, that it does."""
+    return link.label + ("" if link.keeps_risk or link.page == "pages/training.py" else " (above the risk limit)")
+
+
+def console_notes(advice: Advice) -> list[str]:
+    """What the console link needs said: its own notes, and that it misses the utility target when it does."""
+    link = advice.console_link
+    if link is None:
+        return []
+    extra = (
+        []
+        if link.meets_utility
+        else ["At the console's settings, this ε keeps the risk limit but not the utility target."]
+    )
+    return [*link.notes, *extra]

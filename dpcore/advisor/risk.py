@@ -6,31 +6,23 @@ from __future__ import annotations
 
 import math
 
-from ..noise.calibration import gaussian_epsilon
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from ..attacks.audit import dp_roc_ceiling, roc_from_privacy_profile
+from ..noise.calibration import gaussian_analytic_sigma, gaussian_epsilon
+from ..noise.discrete import composed_delta_upper, epsilon_at, tpr_at_fpr
+from ..noise.interpret import posterior_bound
 from .targets import RiskLimit
-
-
-def _ndtr(x):
-    from scipy.special import ndtr
-
-    return ndtr(x)
-
-
-def _ndtri(x):
-    from scipy.special import ndtri
-
-    return ndtri(x)
 
 
 def gaussian_advantage(mu: float) -> float:
     """Best attacker advantage (TV distance) against one Gaussian release with μ = Δ/σ: 2Φ(μ/2) − 1."""
-    return float(2 * _ndtr(mu / 2) - 1)
+    return float(2 * ndtr(mu / 2) - 1)
 
 
 def pure_tpr(epsilon: float, alpha: float) -> float:
     """Highest TPR at FPR α against any ε-DP mechanism: min(e^ε·α, 1 − e^−ε·(1 − α))."""
-    from ..attacks.audit import dp_roc_ceiling
-
     return float(dp_roc_ceiling(epsilon, 0.0, [alpha])[0])
 
 
@@ -41,39 +33,30 @@ def pure_advantage(epsilon: float) -> float:
 
 def pure_posterior(epsilon: float, prior: float) -> float:
     """Posterior bound e^ε·p/(1 − p + e^ε·p) (:func:`dpcore.noise.interpret.posterior_bound`)."""
-    from ..noise.interpret import posterior_bound
-
     return float(posterior_bound(prior, epsilon))
 
 
 def pure_epsilon_max(risk: RiskLimit) -> float:
     if risk.kind == "tpr":
-        return max(math.log(risk.value / risk.at), math.log((1 - risk.at) / (1 - risk.value)))
+        return max(math.log(risk.value / risk.level), math.log((1 - risk.level) / (1 - risk.value)))
     if risk.kind == "advantage":
         return math.log((1 + risk.value) / (1 - risk.value))  # 2·artanh(A)
-    p, big = risk.at, risk.value
+    p, big = risk.level, risk.value
     return math.log(big * (1 - p) / (p * (1 - big)))
 
 
 def gaussian_mu_max(risk: RiskLimit, delta: float) -> float:
     """Largest μ = Δ/σ that meets the limit (posterior: via the ε at δ)."""
     if risk.kind == "tpr":
-        return float(_ndtri(risk.value) - _ndtri(risk.at))
+        return float(ndtri(risk.value) - ndtri(risk.level))
     if risk.kind == "advantage":
-        return float(2 * _ndtri((1 + risk.value) / 2))
-    from ..noise.calibration import gaussian_analytic_sigma
+        return float(2 * ndtri((1 + risk.value) / 2))
 
     return 1.0 / gaussian_analytic_sigma(pure_epsilon_max(risk), delta, 1.0)
 
 
-def gaussian_loss_tail(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
-    """P[privacy loss > ε] for Gaussian noise σ: Φ(μ/2 − ε/μ) with μ = Δ/σ (where the posterior bound may fail)."""
-    mu = sensitivity / sigma
-    return float(_ndtr(mu / 2 - epsilon / mu))
-
-
 def conf_z(conf: float) -> float:
-    return float(_ndtri((1 + conf) / 2))
+    return float(ndtri((1 + conf) / 2))
 
 
 def laplace_k(epsilon: float, sens: float, conf: float) -> float:
@@ -82,9 +65,9 @@ def laplace_k(epsilon: float, sens: float, conf: float) -> float:
 
 def achieved_pure(eps, risk, utility, sens):
     a = {
-        "tpr_at_fpr" if risk.kind == "tpr" else risk.kind: pure_tpr(eps, risk.at)
+        "tpr_at_fpr" if risk.kind == "tpr" else risk.kind: pure_tpr(eps, risk.level)
         if risk.kind == "tpr"
-        else (pure_advantage(eps) if risk.kind == "advantage" else pure_posterior(eps, risk.at))
+        else (pure_advantage(eps) if risk.kind == "advantage" else pure_posterior(eps, risk.level))
     }
     if utility is not None:
         a["within"] = laplace_k(eps, sens, utility.confidence)
@@ -97,10 +80,10 @@ def risk_at(mech, eps_or_sigma, risk, sens, d):
         return achieved_pure(eps_or_sigma, risk, None, sens)
     mu = sens / eps_or_sigma
     if risk.kind == "tpr":
-        return {"tpr_at_fpr": float(_ndtr(_ndtri(risk.at) + mu))}
+        return {"tpr_at_fpr": float(ndtr(ndtri(risk.level) + mu))}
     if risk.kind == "advantage":
         return {"advantage": gaussian_advantage(mu)}
-    return {"posterior": pure_posterior(max(gaussian_epsilon(eps_or_sigma, d, sens), 1e-12), risk.at)}
+    return {"posterior": pure_posterior(max(gaussian_epsilon(eps_or_sigma, d, sens), 1e-12), risk.level)}
 
 
 def discrete_gaussian_risk(risk: RiskLimit, parts, delta: float, epsilon_max: float) -> dict:
@@ -113,9 +96,6 @@ def discrete_gaussian_risk(risk: RiskLimit, parts, delta: float, epsilon_max: fl
     ε of the (ε, δ(ε)) bounds (:func:`dpcore.attacks.audit.roc_from_privacy_profile`) on a grid of ε in
     [0, ``epsilon_max``] (a grid can only raise it); advantage: δ(0), the total-variation distance;
     posterior: the posterior bound at the smallest ε whose δ(ε) ≤ ``delta`` (bisection, rounded up)."""
-    import numpy as np
-
-    from ..noise.discrete import composed_delta_upper
 
     def d(e: float) -> float:
         return composed_delta_upper(parts, e)
@@ -123,29 +103,26 @@ def discrete_gaussian_risk(risk: RiskLimit, parts, delta: float, epsilon_max: fl
     if risk.kind == "advantage":
         return {"advantage": d(0.0)}
     if risk.kind == "posterior" and len(parts) == 1:
-        from ..noise.discrete import epsilon_at
-
         return {
-            "posterior": pure_posterior(max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12), risk.at)
+            "posterior": pure_posterior(
+                max(epsilon_at(parts[0][0], parts[0][1], delta, epsilon_max), 1e-12), risk.level
+            )
         }
     if risk.kind == "posterior":
         lo, hi = 0.0, max(float(epsilon_max), 1e-9)
         if d(lo) <= delta:
-            return {"posterior": pure_posterior(1e-12, risk.at)}
+            return {"posterior": pure_posterior(1e-12, risk.level)}
         while d(hi) > delta and hi < 1e4:
             hi *= 2
         for _ in range(50):
             mid = 0.5 * (lo + hi)
             lo, hi = (lo, mid) if d(mid) <= delta else (mid, hi)
-        return {"posterior": pure_posterior(hi, risk.at)}
+        return {"posterior": pure_posterior(hi, risk.level)}
     if len(parts) == 1:  # one release: its exact ROC, summed (None for a σ too large to sum)
-        from ..noise.discrete import tpr_at_fpr
-
-        exact = tpr_at_fpr(parts[0][0], parts[0][1], risk.at)
+        exact = tpr_at_fpr(parts[0][0], parts[0][1], risk.level)
         if exact is not None:
             return {"tpr_at_fpr": exact}
-    from ..attacks.audit import roc_from_privacy_profile
 
     eps = np.r_[0.0, np.geomspace(1e-3, max(float(epsilon_max), 1e-2), 300)]
     deltas = [d(float(e)) for e in eps]
-    return {"tpr_at_fpr": float(roc_from_privacy_profile(eps, deltas, [risk.at])[0])}
+    return {"tpr_at_fpr": float(roc_from_privacy_profile(eps, deltas, [risk.level])[0])}

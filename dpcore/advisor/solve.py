@@ -28,20 +28,21 @@ are and what would reconcile them, with numbers. Every ε returned is an upper b
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 
 from .. import claims, limits
 from ..errors import DPError
-from ..noise.calibration import gaussian_epsilon
+from ..noise.calibration import gaussian_epsilon, gaussian_loss_tail
 from ..validation import check_delta, check_sensitivity
+from .advice import loss_tail_entry, question, set_range
+from .dpsgd import advise_dpsgd
 from .risk import (
-    _ndtr,
-    _ndtri,
     achieved_pure,
     conf_z,
     gaussian_advantage,
-    gaussian_loss_tail,
     gaussian_mu_max,
     laplace_k,
     pure_epsilon_max,
@@ -78,7 +79,7 @@ def advise(
             "an accuracy target goes with --mechanism dpsgd (read from a stored sweep); COUNT/SUM/MEAN "
             "targets go with gaussian or laplace"
         )
-    out = {
+    out: dict[str, Any] = {
         "mechanism": mech,
         "mechanism_label": MECHANISM_LABELS[mech],
         "delta": d,
@@ -99,18 +100,16 @@ def advise(
         "notes": [],
     }
     if mech == "dpsgd":
-        from .dpsgd import advise_dpsgd
-
         return advise_dpsgd(out, risk, utility, d, sample_rate, steps)
     if utility is not None:
-        sens = utility.sensitivity if sensitivity is None else check_sensitivity(sensitivity)
+        sens = utility.query_sensitivity if sensitivity is None else check_sensitivity(sensitivity)
         if (
             sensitivity is not None
-            and abs(sens - utility.sensitivity) > 1e-12 * max(sens, 1)
+            and abs(sens - utility.query_sensitivity) > 1e-12 * max(sens, 1)
             and (utility.bounds is not None or utility.kind == "count")
         ):
             raise DPError(
-                f"--sensitivity {sens:g} disagrees with the query's own Δ = {utility.sensitivity:g}; drop one of them"
+                f"--sensitivity {sens:g} disagrees with the query's own Δ = {utility.query_sensitivity:g}; drop one of them"
             )
     else:
         sens = check_sensitivity(1.0 if sensitivity is None else sensitivity)
@@ -127,32 +126,6 @@ def advise(
     if mech == "laplace":
         return _advise_laplace(out, risk, utility, sens)
     return _advise_gaussian(out, risk, utility, sens, d)
-
-
-def question(relation: str) -> str:
-    """What the risk limit is about, for the neighbour relation it is stated under."""
-    if str(relation).startswith("replace"):
-        return (
-            "which of two values one person's record holds, for a person known to be in the data (replace one "
-            "record; n public)"
-        )
-    return "whether one person's record is in the data (add or remove one record)"
-
-
-def loss_tail_entry(epsilon: float, delta: float, probability: float, *, at_most: bool = False) -> dict:
-    """P[privacy loss > ε] at the stated ε and δ (``at_most``: an upper bound on it): where the posterior reading
-    of ε fails. It is not δ."""
-    return {
-        "epsilon": float(epsilon),
-        "delta": float(delta),
-        "probability": float(probability),
-        "times_delta": float(probability / delta) if delta else None,
-        "upper_bound": bool(at_most),
-        "text": f"the privacy loss exceeds ε = {claims.up(epsilon)} with probability "
-        f"{'at most ' if at_most else ''}{claims.up(probability, 2)}"
-        + (f" ({probability / delta:,.0f} × δ)" if delta else "")
-        + ": on those outputs the posterior reading of ε fails (δ is not this probability)",
-    }
 
 
 #: μ = Δ/σ of a Gaussian release whose ε lies within the app's range at any δ it offers: below MU_MIN ε < 1e-6,
@@ -184,12 +157,6 @@ def check_range(e_min, e_max, utility=None, risk=None) -> None:
             f"{limits.EPSILON_MIN:g} on (it needs only ε ≥ {e_min:.3g}): give a tighter ±k, or no "
             "utility target"
         )
-
-
-def set_range(out: dict, lo, hi) -> dict:
-    out["epsilon_range"] = [lo, hi]
-    out["feasible"] = lo is None or lo <= hi * (1 + 1e-12)
-    return out
 
 
 def _advise_laplace(out, risk, utility, sens):
@@ -236,11 +203,11 @@ def _advise_gaussian(out, risk, utility, sens, d):
     out.update(epsilon=eps, sigma=sigma, mu=mu)
     ach = {}
     if risk.kind == "tpr":
-        ach["tpr_at_fpr"] = float(_ndtr(_ndtri(risk.at) + mu))
+        ach["tpr_at_fpr"] = float(ndtr(ndtri(risk.level) + mu))
     elif risk.kind == "advantage":
         ach["advantage"] = gaussian_advantage(mu)
     else:
-        ach["posterior"] = pure_posterior(max(eps, 1e-12), risk.at)
+        ach["posterior"] = pure_posterior(max(eps, 1e-12), risk.level)
         ach["posterior_fails_with"] = gaussian_loss_tail(sigma, eps, sens)
     out["privacy_loss_tail"] = loss_tail_entry(eps, d, gaussian_loss_tail(sigma, eps, sens))
     if utility is not None:
@@ -273,8 +240,8 @@ def _conflict(out, risk, utility, e_min, e_max, sens, mech, *, sigma_min=None, s
             "kind": "weaker_limit",
             key: val,
             "text": f"accept a weaker risk limit: {risk.text().split(' ≤')[0]} ≤ {claims.up(val)}"
-            + (f" at FPR {risk.at:g}" if risk.kind == "tpr" else "")
-            + (f" from prior {risk.at:g}" if risk.kind == "posterior" else ""),
+            + (f" at FPR {risk.level:g}" if risk.kind == "tpr" else "")
+            + (f" from prior {risk.level:g}" if risk.kind == "posterior" else ""),
         }
     )
     # 2. a coarser answer: the tolerance reachable at the risk's setting

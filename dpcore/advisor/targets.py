@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from .. import limits
 from ..errors import DPError
-from ..validation import check_sensitivity
+from ..queries.model import parse_bounds
+from ..validation import check_bounds, check_sensitivity
 
 MECHANISMS = ("gaussian", "laplace", "dpsgd")
 MECHANISM_LABELS = {
@@ -72,6 +73,13 @@ class RiskLimit:
             )
         raise DPError(f"unknown risk limit {self.kind!r}; choose one of {', '.join(RISKS)}")
 
+    @property
+    def level(self) -> float:
+        """``at`` of a tpr or posterior limit, FPR α or prior p (a checked limit of those kinds has one)."""
+        if self.at is None:
+            raise DPError(f"a {self.kind} risk limit needs its FPR α or prior p")
+        return float(self.at)
+
     def text(self) -> str:
         if self.kind == "tpr":
             return f"attacker TPR ≤ {self.value:g} at FPR {self.at:g}"
@@ -109,7 +117,7 @@ class UtilityTarget:
                 )
             return UtilityTarget("accuracy", accuracy=acc, sweep=str(self.sweep), caller=self.caller)
         try:
-            k = float(self.within)
+            k = float(self.within if self.within is not None else "")
         except (TypeError, ValueError):
             raise DPError(f"the tolerance ±k (--within) must be a number > 0, got {self.within!r}") from None
         if not (math.isfinite(k) and k > 0):
@@ -119,9 +127,6 @@ class UtilityTarget:
             raise DPError(f"confidence must be in [0.5, 1), got {self.confidence!r}; 0.95 is usual")
         bounds, n = self.bounds, self.n
         if bounds is not None:
-            from ..queries.model import parse_bounds
-            from ..validation import check_bounds
-
             bounds = parse_bounds(bounds) if isinstance(bounds, str) else check_bounds(*bounds)
             if max(abs(bounds[0]), abs(bounds[1])) > limits.RELEASE_MAGNITUDE_MAX:
                 raise DPError(
@@ -156,6 +161,13 @@ class UtilityTarget:
         if sens == 0:
             raise DPError("bounds [0, 0] give sensitivity 0; give bounds that contain the data")
         return UtilityTarget(kind, within=k, confidence=conf, sensitivity=float(sens), bounds=bounds, n=n)
+
+    @property
+    def query_sensitivity(self) -> float:
+        """Δ of a checked count, sum or mean target (:meth:`checked` always sets it)."""
+        if self.sensitivity is None:
+            raise DPError(f"a {self.kind} target needs its sensitivity Δ or public bounds")
+        return float(self.sensitivity)
 
     def neighbour_relation(self) -> str:
         if self.kind == "mean" and self.sensitivity is not None and self.n is not None and self.bounds is not None:

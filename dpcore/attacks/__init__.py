@@ -14,6 +14,9 @@
 * :mod:`dpcore.attacks.mia` -- membership inference on a trained model (threshold, loss, LiRA-style
   attacks); :mod:`dpcore.attacks.audit` -- the empirical epsilon an attack proves (Clopper-Pearson bounds,
   one-run audits) and the ceiling DP puts on any attack.
+* Audits as measurements beside the accountant's promise (docs/audits.md): :mod:`dpcore.attacks.one_run` (one-run
+  (ε, δ) audit), :mod:`dpcore.attacks.fdp` (its f-DP reading), :mod:`dpcore.attacks.gdp` (Gaussian-DP and the proved
+  trade-off curve from scores), :mod:`dpcore.attacks.last_iterate` (what auditing the final model can show).
 
 Import the modules, not this package: ``from dpcore.attacks import linkage, uniqueness``.
 """

@@ -25,12 +25,16 @@ DP-SGD's is :func:`dpcore.training.accounting.dpsgd_tradeoff`).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from .. import limits
 from ..errors import DPError
 from ..validation import check_confidence, check_delta, check_epsilon
 from . import one_run
+from .mia import roc
 
 
 def clopper_pearson(k, n, alpha: float = 0.05):
@@ -49,11 +53,13 @@ def clopper_pearson(k, n, alpha: float = 0.05):
     return lo, hi
 
 
-def _eps_from_rates(fpr_hi, fnr_hi, delta):
+def _eps_from_rates(fpr_hi: npt.ArrayLike, fnr_hi: npt.ArrayLike, delta: float) -> npt.NDArray[np.float64]:
+    fpr, fnr = np.asarray(fpr_hi, dtype=float), np.asarray(fnr_hi, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.log(np.maximum(1 - delta - fnr_hi, 0.0) / fpr_hi)
-        b = np.log(np.maximum(1 - delta - fpr_hi, 0.0) / fnr_hi)
-    return np.nan_to_num(np.fmax(a, b), nan=-np.inf)
+        a = np.log(np.maximum(1 - delta - fnr, 0.0) / fpr)
+        b = np.log(np.maximum(1 - delta - fpr, 0.0) / fnr)
+    out: npt.NDArray[np.float64] = np.nan_to_num(np.fmax(a, b), nan=-np.inf)
+    return out
 
 
 def epsilon_lower_bound(tp, fp, n_pos: int, n_neg: int, delta: float, alpha: float = 0.05) -> dict:
@@ -107,7 +113,7 @@ def _one_test_bound(tp, fp, n_pos, n_neg, delta, alpha):
     return np.maximum(_eps_from_rates(fpr_hi, fnr_hi, delta), 0.0), fpr_hi, fnr_hi
 
 
-def _check_pair(name, pair):
+def _check_pair(name: str, pair: Any) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     try:
         pos, neg = pair
     except (TypeError, ValueError):
@@ -122,6 +128,17 @@ def _check_pair(name, pair):
     if not (np.isfinite(pos).all() and np.isfinite(neg).all()):
         raise DPError(f"attack {name!r}: scores contain NaN or infinity; check the model's probabilities")
     return pos, neg
+
+
+def split_halves(
+    n_pos: int, n_neg: int, split_seed: int = 0
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(selection members, audit members, selection non-members, audit non-members): index arrays of a random
+    split of each side into halves, from ``split_seed`` alone (the split only has to be independent of the scores;
+    the audit half gets the odd row)."""
+    rng = np.random.default_rng([limits.check_seed(split_seed, "split seed"), 0xA0D1])
+    perm_p, perm_n = rng.permutation(n_pos), rng.permutation(n_neg)
+    return perm_p[: n_pos // 2], perm_p[n_pos // 2 :], perm_n[: n_neg // 2], perm_n[n_neg // 2 :]
 
 
 def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, split_seed: int = 0) -> dict:
@@ -152,14 +169,8 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
     if len(sizes) != 1:
         raise DPError("every attack must score the same members and non-members (got different counts)")
     n_pos, n_neg = sizes.pop()
-    from .. import limits
-
-    rng = np.random.default_rng([limits.check_seed(split_seed, "split seed"), 0xA0D1])
-    perm_p, perm_n = rng.permutation(n_pos), rng.permutation(n_neg)
-    sel_p, aud_p = perm_p[: n_pos // 2], perm_p[n_pos // 2 :]
-    sel_n, aud_n = perm_n[: n_neg // 2], perm_n[n_neg // 2 :]
+    sel_p, aud_p, sel_n, aud_n = split_halves(n_pos, n_neg, split_seed)
     na_pos, na_neg = aud_p.size, aud_n.size
-    from .mia import roc
 
     best = None
     for name, (pos, neg) in pairs.items():
@@ -326,6 +337,7 @@ def gdp_mu(noise_multiplier: float, sample_rate: float, steps: int) -> float:
 def gdp_roc_ceiling(mu: float, fpr) -> np.ndarray:
     """TPR ≤ Φ(Φ⁻¹(FPR) + μ): the f-DP (Gaussian) trade-off curve."""
     f = np.clip(np.asarray(fpr, dtype=float), 1e-300, 1.0)
+    # lazy: scipy takes ~0.4 s to import
     from scipy.special import ndtr, ndtri
 
     return ndtr(ndtri(f) + mu)

@@ -294,7 +294,7 @@ def default_group(df: pd.DataFrame, target_pos: int) -> dict:
 def target_where(df: pd.DataFrame, target_pos: int) -> Where:
     """``name = '...'``, plus zip code, sex, ... when the name alone is shared (facts the attacker knows)."""
     row = df.iloc[target_pos]
-    conj = {"name": str(row["name"])}
+    conj: dict[str, int | str] = {"name": str(row["name"])}
     for col in [None, *_DISAMBIGUATE]:
         if col is not None:
             v = row[col]

@@ -25,6 +25,8 @@ many releases is a plain-numpy *simulation* of the continuous Laplace (vectorise
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,7 +105,10 @@ def noisy_release(df: pd.DataFrame, attack: AttackResult, epsilon, *, seed=None)
             if isinstance(seed, np.random.Generator)
             else np.random.default_rng(limits.check_int_range(seed, 0, 2**63 - 1, "release seed"))
         )
-    rows, sums, counts, grid_note = [], [], [], ""
+    rows: list[dict[str, Any]] = []
+    sums: list[float] = []
+    counts: list[int] = []
+    grid_note = ""
     for label, where in groups:
         c = int(where.mask(df).sum())
         c_noisy = release.release_count(c, epsilon=eps, sensitivity=1, random_state=rng)
@@ -210,3 +215,108 @@ def success_curve(attack: AttackResult | float, *, k=5, trials: int = 4_000, see
             "analytic_unclipped": analytic_success(eps, k),
         }
     )
+
+
+# --- the results as the page reads them (typed; each reads and writes the JSON above) ----------------------------
+
+
+@dataclass(frozen=True)
+class PrivacyCost:
+    """:func:`privacy_cost` as typed fields."""
+
+    epsilon_per_query: float
+    queries: int
+    total_epsilon: float
+    target_epsilon: float
+    delta: float
+    composition: str
+    noise_scale_count: float
+    noise_scale_sum: float
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PrivacyCost:
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class NoisyRelease:
+    """:func:`noisy_release` as typed fields: the four answers, the attacker's estimate and its error, and the
+    cost. ``label`` is set when the noise was seeded (not a DP release)."""
+
+    answers: tuple[dict[str, Any], ...]
+    naive_estimate: float
+    estimate: float
+    error: float
+    seeded: bool
+    sum_rounding: str
+    cost: PrivacyCost
+    label: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> NoisyRelease:
+        return cls(
+            answers=tuple(dict(a) for a in d["answers"]),
+            naive_estimate=float(d["naive_estimate"]),
+            estimate=float(d["estimate"]),
+            error=float(d["error"]),
+            seeded=bool(d["seeded"]),
+            sum_rounding=str(d["sum_rounding"]),
+            cost=PrivacyCost.from_dict(d),
+            label=d.get("label"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "answers": [dict(a) for a in self.answers],
+            "naive_estimate": self.naive_estimate,
+            "estimate": self.estimate,
+            "error": self.error,
+            "seeded": self.seeded,
+            "sum_rounding": self.sum_rounding,
+            **self.cost.to_dict(),
+        }
+        if self.label is not None:
+            out["label"] = self.label
+        return out
+
+    def table(self) -> pd.DataFrame:
+        """The answers as shown and downloaded: the answers first (a phone shows the first columns), the WHERE text
+        last. The noisy average keeps the decimals its noise (about the sum's Laplace scale / the noisy count, both
+        public) leaves meaningful: 1 at ε = 1, 3 at ε = 1000, where the attacker's subtraction needs them."""
+        rel = pd.DataFrame(list(self.answers))
+        avg_scale = self.cost.noise_scale_sum / max(int(rel["count_noisy"].max()), 1)
+        decimals = min(max(1, math.ceil(-math.log10(2 * avg_scale))), 6)  # rounding error <= 10^-d / 2 <= the noise
+        return pd.DataFrame(
+            {
+                "group": rel["group"],
+                "noisy count": rel["count_noisy"],
+                "noisy average age": rel["avg_noisy"].round(decimals),
+                "WHERE clause": rel["where"],
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """:func:`simulate` as typed fields (a numpy simulation, not a release)."""
+
+    label: str
+    epsilon_per_query: float
+    k_years: float
+    trials: int
+    seed: Any
+    success_probability: float
+    analytic_success_unclipped: float
+    mean_abs_error: float
+    estimate_quantiles: dict[str, float]
+    estimates: np.ndarray = field(repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Simulation:
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}

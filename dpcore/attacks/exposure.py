@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import DPError
 from ..validation import check_confidence, check_delta
+from .audit import _one_test_bound
 
 #: Attacks whose per-record scores rank records, most informative first: LiRA online's likelihood ratio, RMIA's
 #: relative likelihood, LiRA offline's z-score, the loss (Yeom), the confidence.
@@ -39,8 +40,6 @@ def per_record_bounds(member_scores, nonmember_scores, delta: float, confidence:
     """For each member: (its ε lower bound, the false-positive rate at which "score ≥ its score" flags it).
 
     Every bound holds together at ``confidence`` (Bonferroni over the distinct member scores used as thresholds)."""
-    from .audit import _one_test_bound
-
     d = check_delta(delta, allow_zero=True)
     conf = check_confidence(confidence)
     pos = np.asarray(member_scores, float).ravel()

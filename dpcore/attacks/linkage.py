@@ -33,6 +33,7 @@ from ..data.filters import (  # noqa: F401  (the attacker's form fields and --ra
     require_rows,
 )
 from ..errors import DPError
+from ..noise.release import release_count
 from ..validation import check_epsilon, check_positive_int
 from .uniqueness import check_qis, check_sensitive, distinct_per_class, factor_codes, group_ids
 
@@ -300,9 +301,10 @@ def dp_attack_simulation(
     """
     require_rows(df)
     qis = check_qis(df, qis)
-    sensitive = check_sensitive(df, sensitive, qis)
-    if sensitive is None:
+    checked = check_sensitive(df, sensitive, qis)
+    if checked is None:
         raise DPError("choose a sensitive column for the attacker to learn")
+    sensitive = checked
     eps = [check_epsilon(e) for e in np.atleast_1d(epsilons)]
     if not eps:
         raise DPError("give at least one epsilon, e.g. 0.1, 1, 10")
@@ -420,7 +422,5 @@ def check_seed(seed) -> int:
 
 def noisy_neighbour_count(df: pd.DataFrame, conditions, *, epsilon: float, random_state=None) -> int:
     """The neighbour query answered as one DP count (geometric mechanism via :mod:`dpcore.noise.release`)."""
-    from ..noise.release import release_count
-
     res = find_matches(df, conditions, max_records=0)
     return release_count(res.matches, epsilon=epsilon, random_state=random_state)

@@ -29,11 +29,13 @@ Shadow models are fitted by a caller-supplied ``fit(X, y, seed) -> predict_proba
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import Cancelled, DPError
+from . import rmia
 
 ATTACKS = ("threshold", "loss", "lira_offline", "lira_online", "rmia")
 LIRA = ("lira_offline", "lira_online")
@@ -68,7 +70,7 @@ class Roc:
     fp: np.ndarray
     n_pos: int
     n_neg: int
-    thresholds: np.ndarray = field(default=None)
+    thresholds: np.ndarray
 
     @property
     def auc(self) -> float:
@@ -240,8 +242,7 @@ def default_shadow_fit(model: str = "mlp", hidden: int = 64, epochs: int = 100, 
     Adam, ``epochs`` passes, no weight decay (like the target, which is trained without regularisation).
     Features are standardised inside the shadow (the attacker's own preprocessing).
     """
-    import warnings
-
+    # lazy: scikit-learn takes ~1 s to import
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
@@ -343,8 +344,6 @@ def lira_attack(
                 {"shadows": n_shadows, "_scores": (s[is_member], s[~is_member])},
             )
     if "rmia" in which:
-        from . import rmia
-
         # the reference models' probabilities of the true class, back from φ (the logit of that probability)
         s = rmia.rmia_scores(true_class_confidence(target_proba_pool, y_pool), 1.0 / (1.0 + np.exp(-phis)), keep)
         out["rmia"] = (

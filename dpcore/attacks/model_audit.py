@@ -19,10 +19,16 @@ a fair coin, audited by the one-run method; 0 = an ordinary record). It returns
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from .. import claims, limits
+from ..data import datasets
 from ..errors import DPError
+from ..training import accounting
+from ..training.accounting import TRADEOFF_FPR
 from ..validation import check_confidence, check_delta, check_epsilon
 from . import audit, mia, one_run
 
@@ -44,11 +50,6 @@ SPLIT_ASSUMES = (
 def read_scores(source) -> dict:
     """{member, score, canary (None without the column)} from a CSV (a path or bytes) with columns ``member`` and
     ``score`` (any case) and optionally ``canary``; a DPError that says what to fix otherwise."""
-    import pandas as pd
-
-    from .. import limits
-    from ..data import datasets
-
     df = datasets.read_csv(source, max_rows=limits.AUDIT_MAX_ROWS)
     cols = {str(c).strip().lower(): c for c in df.columns}
     missing = [c for c in ("member", "score") if c not in cols]
@@ -82,7 +83,6 @@ def mechanism(*, epsilon=None, delta=None, noise_multiplier=None, sample_rate=No
         return None
     if epsilon is not None and any(v is not None for v in sgd):
         raise DPError("state the mechanism one way: ε (and δ), or DP-SGD's noise multiplier, sample rate and steps")
-    from .. import limits
 
     if epsilon is not None:
         e = check_epsilon(epsilon)
@@ -93,7 +93,6 @@ def mechanism(*, epsilon=None, delta=None, noise_multiplier=None, sample_rate=No
         return {"kind": "epsilon", "epsilon": e, "delta": check_delta(delta or 0.0, allow_zero=True)}
     if any(v is None for v in sgd):
         raise DPError("DP-SGD needs all three: noise multiplier, sample rate and steps (from your training run)")
-    from ..training import accounting
 
     s, q, t, _ = accounting._check_run(noise_multiplier, sample_rate, steps, 1e-5)
     if q < 1e-9:  # batch / rows: below one in a billion no data set has it (1e-320 broke the accountants)
@@ -113,8 +112,6 @@ def mechanism(*, epsilon=None, delta=None, noise_multiplier=None, sample_rate=No
 def _ceiling(mech: dict, delta: float) -> tuple[float, dict]:
     """(claimed ε at ``delta``, the worst-case ROC the claim allows)."""
     if mech["kind"] == "epsilon":
-        from ..training.accounting import TRADEOFF_FPR
-
         fpr = np.asarray(TRADEOFF_FPR)
         tpr = audit.dp_roc_ceiling(mech["epsilon"], mech["delta"], fpr)
         return mech["epsilon"], {
@@ -123,7 +120,6 @@ def _ceiling(mech: dict, delta: float) -> tuple[float, dict]:
             "source": f"(ε, δ) = ({mech['epsilon']:g}, {mech['delta']:g}) trade-off curve: "
             "TPR ≤ min(1, e^ε·FPR + δ, 1 − e^−ε·(1 − δ − FPR))",
         }
-    from ..training import accounting
 
     s, q, t = mech["noise_multiplier"], mech["sample_rate"], mech["steps"]
     curve = accounting.dpsgd_tradeoff(s, q, t)
@@ -164,7 +160,7 @@ def audit_model(
     if mech is not None and mech["kind"] == "epsilon":
         delta = mech["delta"]
     d = check_delta(delta, allow_zero=True)
-    out = {
+    out: dict[str, Any] = {
         "rows": int(member.size),
         "neighbour_relation": RELATION,
         "delta": d,
@@ -225,7 +221,6 @@ def verdict(result: dict, claimed: float) -> dict:
     the verdict as a whole keeps the stated confidence (:func:`proved`)."""
     p = proved(result)
     contradicts = p["epsilon"] > claimed + 1e-9
-    from .. import claims
 
     conf = f"{result['confidence']:.0%}"
     how = proved_words({**result, "proved": p})

@@ -25,6 +25,7 @@ def _one_run_pvalue(m: int, r, v, eps, delta: float):
     """An upper bound on P[≥ v of r guesses correct] under (ε, δ)-DP (Steinke, Nasr & Jagielski 2023,
     Theorem 3.1): P[Binomial(r, e^ε/(1+e^ε)) ≥ v] plus, for δ > 0, their δ term 2mδ·max_i P[v > B ≥ v − i]/i
     (as in the paper's reference code). Vectorised over r, v, eps."""
+    # lazy: scipy takes ~0.4 s to import
     from scipy import stats
 
     r = np.asarray(r, dtype=float)

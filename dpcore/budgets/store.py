@@ -18,8 +18,10 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from .. import storage
 from ..errors import DPError
 from ..storage.sqlite import transaction  # the one BEGIN IMMEDIATE helper of every store under the home
+from . import schema
 
 FILENAME = "ledger.sqlite"
 BUSY_TIMEOUT_S = 60.0
@@ -27,15 +29,11 @@ STORE = "the budget ledger"
 
 
 def default_path() -> Path:
-    from .. import storage
-
     return storage.home() / FILENAME
 
 
 def fault(exc: BaseException, path, unharmed: str = "nothing was spent") -> DPError:
     """A storage fault as one message that says what to do next (:func:`dpcore.storage.fault_message`)."""
-    from .. import storage
-
     return storage.StorageError(storage.fault_message(exc, path, store=STORE, unharmed=unharmed))
 
 
@@ -76,8 +74,6 @@ def _open(p: Path) -> sqlite3.Connection:
 def _create(p: Path) -> None:
     """Build a new ledger (schema included) in a temporary file and link it into place whole. A process that
     loses the race uses the winner's file."""
-    from . import schema
-
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".new")
     os.close(fd)
     os.chmod(tmp, 0o600)  # owner only; the WAL and SHM files inherit the mode
@@ -102,8 +98,6 @@ def _create(p: Path) -> None:
 def connect(path=None) -> sqlite3.Connection:
     """Open the ledger for writing (created whole on first use, migrated to the current schema), WAL mode,
     autocommit (transactions are begun by :func:`immediate`)."""
-    from . import schema
-
     p = resolve(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -120,8 +114,6 @@ def connect(path=None) -> sqlite3.Connection:
 def connect_readonly(path=None) -> sqlite3.Connection | None:
     """Open the ledger read-only (no file created); None when there is no ledger yet. A ledger of an earlier
     schema is migrated first (once, through a write connection)."""
-    from . import schema
-
     p = resolve(path)
     if not p.exists():
         return None

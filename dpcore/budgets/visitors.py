@@ -15,7 +15,9 @@ import re
 import time
 
 from .. import limits
+from ..data import datasets
 from ..errors import DPError
+from ..queries import fingerprint
 from . import amounts, registry, store
 from .identities import VISITORS
 
@@ -46,9 +48,6 @@ def open_builtin(n: int, seed: int, identity: dict | None = None, *, path=None) 
     """The built-in synthetic population (n rows, seed) as a registered dataset with its cap and the visitors'
     quota, registered on first use (idempotent; no write once it exists). ``identity``: its
     :func:`~dpcore.queries.fingerprint.dataset_identity` when the caller has it already."""
-    from ..data import datasets
-    from ..queries import fingerprint
-
     n = limits.check_int_range(n, limits.QUERY_CONSOLE_MIN_ROWS, limits.QUERY_CONSOLE_MAX_ROWS, "rows")
     seed = limits.check_int_range(seed, 0, limits.QUERY_CONSOLE_SEED_MAX, "seed")
     ident = registry.check_identity(identity or fingerprint.dataset_identity(datasets.medical(n, seed)))

@@ -13,7 +13,7 @@ claim. ``--one-run``: every row is a canary. The same function as the "Audit you
 from __future__ import annotations
 
 from ..attacks import model_audit
-from ..cli import seed_arg
+from ._args import seed_arg
 
 
 def register(sub) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .. import limits, textsafe
-from ..cli import int_arg, seed_arg
 from ..data import datasets
 from ..storage import check_user_path, write_user_file
+from ._args import int_arg, seed_arg
 
 
 def register(sub) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import limits
 from ..attacks import differencing as dif
 from ..attacks import differencing_dp as dif_dp
-from ..cli import int_arg, seed_arg
+from ._args import int_arg, seed_arg
 
 
 def register(sub) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 
 from .. import export
+from ..serialize import check_json_path
+from ..storage import write_user_file
 from . import _who
 
 
@@ -24,8 +26,6 @@ def register(sub) -> None:
 
 
 def run(args):
-    from ..serialize import check_json_path
-
     if args.out is not None:
         check_json_path(args.out, "--out")  # a folder, a missing folder or '' fail before anything is built
     caller = _who.job_caller(args)
@@ -35,7 +35,6 @@ def run(args):
         sys.stdout.write(data.decode())
         sys.stdout.flush()
         return None
-    from ..storage import write_user_file
 
     write_user_file(args.out, data, option="--out")
     return {"written": args.out, "format": args.format, "title": recipe.title}

@@ -9,9 +9,10 @@ The command line acts as the CLI owner (:mod:`dpcore.jobs.owners`): it sees and 
 from __future__ import annotations
 
 from .. import limits
-from ..cli import int_arg
 from ..jobs import owners, records, store, workers
+from ..sweep import runs as sweep_runs
 from . import _who
+from ._args import int_arg
 
 
 def _admin_flag(p) -> None:
@@ -97,8 +98,6 @@ def run_cancel(args) -> dict:
 
 def run_rename(args) -> dict:
     if args.sweep:
-        from ..sweep import runs as sweep_runs
-
         rec = sweep_runs.rename(args.id, args.name, caller=caller(args))
         return {"sweep": rec["id"], "name": rec["name"]}
     job = store.rename(args.id, args.name, caller=caller(args))
@@ -107,8 +106,6 @@ def run_rename(args) -> dict:
 
 def run_delete(args) -> dict:
     if args.sweep:
-        from ..sweep import runs as sweep_runs
-
         sweep_runs.delete(args.id, caller=caller(args))
         return {"sweep": args.id, "deleted": True}
     store.delete(args.id, caller=caller(args))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .. import limits
 from ..attacks import linkage
-from ..cli import int_arg
 from ..data import datasets
+from ._args import int_arg
 
 
 def register(sub) -> None:

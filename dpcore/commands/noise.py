@@ -13,15 +13,20 @@ from __future__ import annotations
 import numpy as np
 
 from .. import limits
-from ..cli import int_arg, seed_arg
 from ..errors import DPError
 from ..noise import mechanisms as mech
 from ..noise import release
 from ..noise.charge import compose
 from ..noise.grid import check_release
 from ..validation import check_delta, check_positive_int
+from ._args import int_arg, seed_arg
 
 DEFAULT_DELTA = 1e-5
+
+
+def _fresh_seed() -> int:
+    """A seed from the operating system's entropy, for a picture (never for a release)."""
+    return int(np.random.SeedSequence().generate_state(1)[0]) % (limits.SEED_MAX + 1)
 
 
 def register(sub) -> None:
@@ -97,7 +102,12 @@ def run(args) -> dict:
         if args.draws > limits.RELEASE_DRAWS_MAX:
             raise DPError(f"--draws must be at most {limits.RELEASE_DRAWS_MAX:,} with --secure, got {args.draws:,}")
         r = release.release_value(
-            value, mechanism=m.name, epsilon=m.epsilon, delta=m.delta, sensitivity=m.sensitivity, draws=args.draws
+            value,
+            mechanism=m.name,
+            epsilon=m.epsilon,
+            delta=m.delta or 0.0,
+            sensitivity=m.sensitivity,
+            draws=args.draws,
         )
         draws = r.values
         total = compose([r.noise.charge()] * len(draws))  # basic composition: each draw costs its charge
@@ -111,7 +121,7 @@ def run(args) -> dict:
             total_delta=total.delta,
         )
     else:
-        seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (limits.SEED_MAX + 1))
+        seed = args.seed if args.seed is not None else _fresh_seed()
         if m.scale == 0:
             draws = [value] * check_positive_int(args.draws, "number of draws")
         else:

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpcore import limits
+from dpcore import limits, storage
 from dpcore.report import document as report
+from dpcore.statements import keys
+from dpcore.statements import verify as verification
 
-from ..cli import int_arg, seed_arg
 from ..errors import DPError
+from ..limits import STATEMENT_MAX_BYTES
 from ..storage import check_user_path, write_user_file
 from . import _who
 from . import audit as audit_cmd
+from ._args import int_arg, seed_arg
 
 
 def register(sub) -> None:
@@ -140,12 +143,6 @@ def _audit(args) -> dict:
 def _advice(path: str) -> dict:
     """An advice statement that checks out (signed by this home's key, and every figure), or a DPError naming what
     does not: the report is this home's, so a decision record signed elsewhere does not go in it."""
-    from dpcore import storage
-    from dpcore.statements import keys
-    from dpcore.statements import verify as verification
-
-    from ..limits import STATEMENT_MAX_BYTES
-
     raw = storage.read_user_file(path, max_bytes=STATEMENT_MAX_BYTES, what="statement file", option="--advice")
     if len(raw) > STATEMENT_MAX_BYTES:
         raise DPError(f"{path} is larger than a statement can be ({STATEMENT_MAX_BYTES:,} bytes)")

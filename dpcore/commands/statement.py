@@ -20,10 +20,9 @@ labelled as such.
 from __future__ import annotations
 
 from dpcore.statements import ledger as ledger_statement
-from dpcore.statements import signing
+from dpcore.statements import release, signing
 from dpcore.statements import sweep as sweep_statement
 from dpcore.statements import verify as verification
-from dpcore.training import release
 
 from ..errors import DPError
 from . import _who

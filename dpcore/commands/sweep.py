@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 from ..errors import DPError
+from ..jobs.executors import RayExecutor
+from ..jobs.owners import CLI_OWNER
+from ..limits import WORKERS_MAX
 from ..serialize import check_json_path, write_json
 from ..sweep import runs as sweep_runs
 from ..sweep import summary as sweep_summary
@@ -100,7 +103,7 @@ def register(sub) -> None:
         default=2,
         help="parallel worker processes via background jobs; 0 = one after another here (default 2)",
     )
-    # --- engineer H (issue 17): executor and device ---
+    # --- executor and device ---
     p.add_argument(
         "--executor",
         default="local",
@@ -161,7 +164,6 @@ def config_from_args(args) -> SweepConfig:
 def run(args) -> dict:
     check_json_path(args.json_out)  # a bad --json target fails now, not after the sweep
     cfg = config_from_args(args)
-    from ..limits import WORKERS_MAX
 
     if not 0 <= args.workers <= WORKERS_MAX:  # refused before any job is submitted
         raise DPError(f"--workers must be 0 (inline) to {WORKERS_MAX} processes, got {args.workers}")
@@ -173,12 +175,8 @@ def run(args) -> dict:
             seen.append(s["done"])
             print(f"[sweep] {s['done']}/{s['total']} points done", file=sys.stderr, flush=True)
 
-    from ..jobs.owners import CLI_OWNER
-
     executor = None
     if args.executor == "ray":
-        from ..jobs.executors import RayExecutor
-
         executor = RayExecutor(args.ray_address)
         args.workers = max(args.workers, 1)
     if args.workers == 0:

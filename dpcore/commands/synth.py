@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 
 from .. import limits, textsafe
-from ..cli import int_arg, seed_arg
 from ..data import datasets
 from ..errors import DPError
 from ..serialize import check_json_path
 from ..storage import atomic_write_bytes
 from ..synth import release as synth_release
 from ..synth import schema as synth_schema
+from ..synth.statement import release_statement
+from ._args import int_arg, seed_arg
 
 
 def register(sub) -> None:
@@ -129,7 +130,7 @@ def run(args) -> dict:
         df = datasets.read_csv(args.data)
         dataset = f"upload {Path(args.data).name}"
     rel = synth_release.release(df, schema, cfg.check(schema))
-    st = rel.statement(dataset, csv_name=out.name)
+    st = release_statement(rel, dataset, csv_name=out.name)
     spath = statement_path(out)
     atomic_write_bytes(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
     atomic_write_bytes(spath, json.dumps(st, indent=2).encode())

@@ -10,11 +10,11 @@ the foreground says so and exits 2."""
 from __future__ import annotations
 
 from .. import limits
-from ..cli import int_arg
 from ..errors import DPError
 from ..jobs import registry, runner, store, workers
 from ..jobs.owners import CLI, SharedRunning
 from ..synth import story, study
+from ._args import int_arg
 
 
 def register(sub) -> None:

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import sys
 
-from ..cli import seed_arg
 from ..errors import DPError
+from ..jobs import registry, runner, store, workers
+from ..jobs.executors import resolve_device
+from ..jobs.owners import CLI_OWNER
 from ..serialize import check_json_path, write_json
 from ..training import bounds
 from ..training.config import GRAD_SAMPLE_MODES, MODELS, OPTIMIZERS, TrainConfig, recommended
 from ..training.job import preflight
+from ..training.results import TrainMetrics
+from ._args import seed_arg
 
 
 def _epsilon(text: str):
@@ -134,17 +138,11 @@ def params_from_args(args) -> dict:
         elif key in rec:
             params[key] = rec[key]
     if args.device == "cuda":  # runs on this machine: no GPU here is a clear error before any job is queued
-        from ..jobs.executors import resolve_device
-
         resolve_device("cuda")
     return TrainConfig.from_dict(params).to_dict()  # validates: bad input fails here, before a job
 
 
 def run(args):
-    from ..jobs import registry, runner, store, workers
-    from ..jobs.owners import CLI_OWNER
-    from ..training.results import TrainMetrics
-
     check_json_path(args.json_out)  # a bad --json target fails now, not after the run
     params = params_from_args(args)
     preflight(params)  # bad data / target / batch size: one clear line, before any job exists

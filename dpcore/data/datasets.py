@@ -8,13 +8,14 @@ sensitive attributes (``has_rare_disease``, ``diagnosis``). ``medical_population
 
 from __future__ import annotations
 
+import csv
 import io
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .. import limits
+from .. import limits, storage
 from ..errors import DPError
 from ..validation import check_positive_int
 from .filters import require_column
@@ -234,6 +235,7 @@ def load_breast_cancer() -> TabularDataset:
     (:data:`BREAST_CANCER_PUBLISHED_RANGES`); we use those ranges, widened, as public metadata rather
     than statistics of the rows.
     """
+    # lazy: scikit-learn takes ~1 s to import
     from sklearn.datasets import load_breast_cancer as _load
 
     d = _load()
@@ -255,6 +257,7 @@ def load_breast_cancer() -> TabularDataset:
 
 def load_digits() -> TabularDataset:
     """8x8 handwritten digits (1,797 images, 10 classes). Pixel range 0-16 is public."""
+    # lazy: scikit-learn takes ~1 s to import
     from sklearn.datasets import load_digits as _load
 
     d = _load()
@@ -280,8 +283,6 @@ MAX_UPLOAD_COLUMNS = limits.UPLOAD_MAX_COLUMNS
 
 def _header(data: bytes) -> list[str]:
     """The header row's names as written (pandas renames a repeated ``age`` to ``age.1`` before we see it)."""
-    import csv
-
     first = data[:1_000_000].decode("utf-8-sig", errors="replace")
     try:
         return next(csv.reader(io.StringIO(first)), [])
@@ -298,8 +299,6 @@ def read_csv(source, *, max_bytes: int = MAX_UPLOAD_BYTES, max_rows: int = MAX_U
         if isinstance(data, str):
             data = data.encode()
     else:  # a path: a regular file only (a named pipe would hang the reader, a device never end)
-        from .. import storage
-
         data = storage.read_user_file(source, max_bytes=max_bytes, what="CSV file")
     if len(data) > max_bytes:
         raise DPError(f"CSV is larger than {limits.mib(max_bytes)}; upload a sample of the rows")

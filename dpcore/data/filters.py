@@ -27,6 +27,7 @@ import difflib
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -139,7 +140,7 @@ class Condition:
 
     column: str
     op: str
-    value: object
+    value: Any  # a (low, high) pair for a range, else the value as given
 
     def __init__(self, column, op: str = "=", value=None, *, low=None, high=None):
         if low is not None or high is not None:
@@ -264,11 +265,11 @@ def condition_mask(df: pd.DataFrame, cond: Condition) -> np.ndarray:
         x = s.to_numpy(dtype=np.float64, na_value=np.nan)
         return (x >= cond.low) & (x <= cond.high)
     if pd.api.types.is_bool_dtype(s):
-        want = parse_bool(cond.value, f"column {name!r}")
+        truth = parse_bool(cond.value, f"column {name!r}")
         if cond.op not in ("=", "!="):
             raise DPError(f"column {name!r} is true/false; use = or !=, not {cond.op!r}")
         present = _present(s)
-        eq = s.to_numpy(dtype=bool, na_value=False) == want
+        eq = s.to_numpy(dtype=bool, na_value=False) == truth
         return present & (eq if cond.op == "=" else ~eq)
     if is_numeric(s):
         try:

@@ -10,6 +10,9 @@ import plotly.graph_objects as go
 
 from .. import claims, textsafe
 from ..advisor import links
+from ..attacks import audit
+from ..noise import discrete, mechanisms, release
+from ..training import accounting
 from .style import BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, SEQUENCE, base_layout, epsilon_axis, roc_axes, subtitle
 
 FPR_MIN = 1e-5
@@ -119,13 +122,11 @@ def mechanism_curve(
     whose curve is not the continuous one's: the discrete Laplace of a count reaches the whole ε-DP ceiling
     min(e^ε·α, 1 − e^−ε·(1 − α)) (at ε = 1, TPR 0.731 at FPR 0.269, where the Laplace curve reads 0.658), and the
     discrete Gaussian rises above Φ(Φ⁻¹(α) + μ). Those curves are drawn then."""
-    from ..attacks import audit
-
     fpr = np.geomspace(FPR_MIN, 1, 121)
     if count:
-        from ..noise import discrete, mechanisms, release
-
-        noise = release.noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=max(1, math.ceil(sensitivity)))
+        noise = release.noise_for(
+            mechanism, epsilon=epsilon, delta=delta or 0.0, sensitivity=max(1, math.ceil(sensitivity))
+        )
         if isinstance(noise, mechanisms.Geometric):
             return {
                 "name": f"discrete Laplace of the count, ε = {epsilon:g}: the whole ε-DP ceiling",
@@ -189,7 +190,7 @@ _STATEMENT_TITLE = {"training_run": "this run", "sweep": "each sweep point", "le
 def statement_tradeoff_chart(st: dict) -> go.Figure:
     """The trade-off curve of a privacy statement (training run, sweep or ledger), with ε at its δ beside it.
     A sweep draws one curve per distinct DP point (points that differ only by seed share a curve)."""
-    title = f"Best possible attack on {_STATEMENT_TITLE.get(st.get('kind'), 'this release')}"
+    title = f"Best possible attack on {_STATEMENT_TITLE.get(str(st.get('kind')), 'this release')}"
     if st.get("kind") == "sweep":
         curves, seen = [], set()
         for p in st.get("points") or []:
@@ -217,9 +218,6 @@ def statement_tradeoff_chart(st: dict) -> go.Figure:
 
 def advice_tradeoff_chart(result: dict) -> go.Figure:
     """The recommended setting's worst-case ROC with the risk limit's point (TPR limit at its FPR)."""
-    from ..attacks import audit
-    from ..training import accounting
-
     fpr = np.geomspace(FPR_MIN, 1, 121)
     mech = result["mechanism"]
     if mech == "gaussian":

@@ -13,15 +13,16 @@ from . import style
 def roc_chart(result: dict) -> go.Figure:
     """``result``: :func:`dpcore.attacks.model_audit.audit_model`'s. Traces carry ``meta``: "ceiling", "chance",
     "attack:records", "attack:canaries"."""
-    curves = [(name, result.get(key)) for name, key in (("records", "attack"), ("canaries", "canary_attack"))]
-    curves = [(n, c) for n, c in curves if c]
+    curves = [
+        (name, result[key]) for name, key in (("records", "attack"), ("canaries", "canary_attack")) if result.get(key)
+    ]
     n_neg = max([c.get("n_nonmembers") or 1 for _, c in curves] or [1])
     floor = 1.0 / (2 * n_neg)
     grid = np.geomspace(floor, 1, 200)
     fig = go.Figure()
     ceiling = result.get("ceiling")
     if ceiling:
-        f, t = np.asarray(ceiling["fpr"], float), np.asarray(ceiling["tpr"], float)
+        f, t = np.asarray(ceiling["fpr"], dtype=float), np.asarray(ceiling["tpr"], dtype=float)
         keep = f >= floor
         fig.add_trace(
             go.Scatter(
@@ -58,8 +59,8 @@ def roc_chart(result: dict) -> go.Figure:
         )
     )
     for i, (name, c) in enumerate(curves):
-        fpr = np.maximum(np.asarray(c["roc"]["fpr"], float), floor)
-        tpr = np.maximum(np.asarray(c["roc"]["tpr"], float), floor)
+        fpr = np.maximum(np.asarray(c["roc"]["fpr"], dtype=float), floor)
+        tpr = np.maximum(np.asarray(c["roc"]["tpr"], dtype=float), floor)
         fig.add_trace(
             go.Scatter(
                 x=fpr,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from . import style
 
@@ -16,7 +17,7 @@ def exposure_chart(paths: list[dict], epsilons: list[float]) -> go.Figure:
     flags it, at each ε and without DP (rightmost). Lower = more exposed, so the axis runs from 1 at the bottom to the
     rarest false alarm at the top: a line that falls as ε falls is a record DP protects."""
     grid = sorted({float(e) for e in epsilons})
-    slots = {e: i for i, e in enumerate(grid)}
+    slots: dict[float | None, int] = {e: i for i, e in enumerate(grid)}
     slots[None] = len(grid)
     floor = 1e-3
     fig = go.Figure()
@@ -62,8 +63,6 @@ def exposure_chart(paths: list[dict], epsilons: list[float]) -> go.Figure:
 
 def image_chart(records: list[dict]) -> go.Figure:
     """Digit images of records (``record["pixels"]``, ``record["shape"]``) side by side, titled by row and label."""
-    from plotly.subplots import make_subplots
-
     recs = [r for r in records if (r.get("record") or {}).get("pixels")]
     n = max(len(recs), 1)
     fig = make_subplots(

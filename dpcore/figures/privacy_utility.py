@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from dpcore.statements import sweep as statement
+
 from .. import claims
 from ..attacks import audit
 from ..sweep import summary as sweep_summary
@@ -331,8 +333,6 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
     its legend entry (``block``: :func:`dpcore.statements.sweep.for_point` of the point, computed when not given). Older
     stored points without a trade-off curve show the looser (ε, δ) ceiling; the CLT/GDP curve is never drawn
     (it is an approximation, not an upper bound). Traces carry ``meta``: "ceiling", "chance", "attack:<name>"."""
-    from dpcore.statements import sweep as statement
-
     fig = go.Figure()
     n_neg = max((v.get("n_nonmembers") or 1) for v in point["mia"].values())
     floor = 1.0 / (2 * n_neg)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 
 from .. import claims
+from ..training.results import TrainMetrics
 from .style import ACCENT, BOUND, NEUTRAL, NON_PRIVATE, PRIVATE, base_layout, log_axis, mark_level
 
 if TYPE_CHECKING:
@@ -117,8 +118,6 @@ def epsilon_comparison_chart(metrics: TrainMetrics | dict, *, height: int = 300)
     """PRV and RDP ε (real upper bounds) next to the seed notebook's shortcut (not a bound), on a log axis.
     ``metrics``: a run's :class:`~dpcore.training.results.TrainMetrics` (a stored result dict is read through
     :meth:`TrainMetrics.from_dict`)."""
-    from ..training.results import TrainMetrics
-
     m = metrics if isinstance(metrics, TrainMetrics) else TrainMetrics.from_dict(metrics)
     names, values, colours, texts = [], [], [], []
     for v, name, colour, bound in (

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
+from ..errors import DPError
 from . import store
 from .owners import Caller
 from .records import FINISHED, JobStatus
 
 
-def view(job: dict | str, *, caller: Caller | None = None) -> dict:
+def _record(job: Mapping[str, Any] | str, caller: Caller | None) -> Mapping[str, Any]:
+    """``job`` itself, or the job of that id read for ``caller``."""
+    if not isinstance(job, str):
+        return job
+    if caller is None:
+        raise DPError("a job read by its id needs the caller it is read for")
+    return store.get(job, caller=caller)
+
+
+def view(job: Mapping[str, Any] | str, *, caller: Caller | None = None) -> dict[str, Any]:
     """Everything a page needs to draw a job, without Streamlit: status text, progress fraction, history.
     ``job`` is a record, or a job id read for ``caller`` (someone else's job is NotYours).
 
@@ -18,8 +30,7 @@ def view(job: dict | str, *, caller: Caller | None = None) -> dict:
     of ``loss``, ``accuracy``, ``epsilon`` (and any other numeric field) against ``epoch`` when the job
     reported epochs, else against ``step``.
     """
-    if isinstance(job, str):
-        job = store.get(job, caller=caller)
+    job = _record(job, caller)
     p = job.get("progress") or {}
     fraction = None
     for done_key, total_key in (("step", "total_steps"), ("epoch", "total_epochs"), ("epoch", "epochs")):
@@ -61,17 +72,16 @@ def view(job: dict | str, *, caller: Caller | None = None) -> dict:
     }
 
 
-def ran_at(job, which: str | None = None) -> str:
+def ran_at(job: Mapping[str, Any], which: str | None = None) -> str:
     """When a job ran, as pages and reports label a shared one: its end (else its start, else when it was
     queued), or the time ``which`` names (``"created"``, ``"started"``, ``"ended"``), in UTC to the minute."""
     when = job.get(which) if which else (job.get("ended") or job.get("started") or job.get("created"))
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(when)) if when else "—"
 
 
-def history_frame(job: dict | str, *, caller: Caller | None = None):
+def history_frame(job: Mapping[str, Any] | str, *, caller: Caller | None = None) -> Any:
     """The job's progress history as a pandas DataFrame (one row per ctx.progress call, column ``t``)."""
+    # lazy: pandas takes ~0.5 s to import
     import pandas as pd
 
-    if isinstance(job, str):
-        job = store.get(job, caller=caller)
-    return pd.DataFrame(job.get("history") or [])
+    return pd.DataFrame(_record(job, caller).get("history") or [])

@@ -66,6 +66,7 @@ def _env_int(name: str, default: int, lo: int, hi: int) -> int:
 
 def cuda_available() -> bool:
     try:
+        # lazy: torch takes ~2 s to import
         import torch
     except ImportError:  # pragma: no cover - torch is a runtime requirement
         return False
@@ -115,6 +116,7 @@ def require_ray():
     # ~/.ray/auth_token) only in token mode, read when ray is imported; RAY_AUTH_MODE=disabled opts out.
     os.environ.setdefault("RAY_AUTH_MODE", "token")
     try:
+        # lazy: Ray is optional (requirements-ray.txt)
         import ray
     except ImportError:
         raise DPError(f"the Ray executor needs Ray, which is not installed here: {RAY_INSTALL}") from None
@@ -312,6 +314,7 @@ class _RemoteContext:
         """``[fn(*shared, *item) for item in items]``, each call a nested Ray task (``num_cpus`` each) named
         ``dpcore:<name>:<job id>:<i>``; ``shared`` goes to the object store once. Results in order. A cancel
         of this unit stops them too (``ray.cancel(..., recursive=True)``); a lost worker is retried by Ray."""
+        # lazy: Ray is optional (requirements-ray.txt)
         import ray
 
         remote = ray.remote(fn)

@@ -24,7 +24,7 @@ import importlib
 import re
 from collections.abc import Callable
 
-from ..errors import JobError
+from ..errors import DPError, JobError
 
 _PATH_RE = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
@@ -128,8 +128,6 @@ def share_when(name: str, path: str) -> None:
 def shared(target: str, params: dict) -> bool:
     """Whether a job of ``target`` with ``params`` is a shared demo (its target's sharing rule says so; a target
     without one: never). A rule that cannot judge the parameters (a DPError) says no."""
-    from ..errors import DPError
-
     path = _SHARED.get(target_name(target))
     if path is None:
         return False

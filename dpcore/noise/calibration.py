@@ -17,7 +17,7 @@ from ..errors import DPError
 from ..validation import check_delta, check_epsilon, check_sensitivity
 
 
-def _level(level) -> float:
+def _level(level: float) -> float:
     try:
         lv = float(level)
     except (TypeError, ValueError):
@@ -44,12 +44,12 @@ LAPLACE_Q95 = laplace_quantile(0.95)  # ln 20: P(|Lap(b)| > b ln 20) = 5%
 # --- calibration formulas ----------------------------------------------------------------------------
 
 
-def laplace_scale(epsilon, sensitivity) -> float:
+def laplace_scale(epsilon: float, sensitivity: float) -> float:
     """Laplace scale b = Δ / ε (pure ε-DP)."""
     return check_sensitivity(sensitivity) / check_epsilon(epsilon)
 
 
-def gaussian_classic_sigma(epsilon, delta, sensitivity) -> float:
+def gaussian_classic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """Classic Gaussian calibration σ = Δ·√(2 ln(1.25/δ)) / ε (Dwork & Roth, Thm A.1): valid only for ε < 1."""
     eps = check_epsilon(epsilon)
     d = check_delta(delta)
@@ -63,7 +63,7 @@ def gaussian_classic_sigma(epsilon, delta, sensitivity) -> float:
     return sens * math.sqrt(2.0 * math.log(1.25 / d)) / eps
 
 
-def gaussian_delta(sigma, epsilon, sensitivity) -> float:
+def gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
     """Exact δ(ε) of the Gaussian mechanism with noise σ (Balle & Wang 2018, Theorem 8).
 
     δ = Φ(Δ/(2σ) − εσ/Δ) − e^ε · Φ(−Δ/(2σ) − εσ/Δ); the second term is computed in log space.
@@ -85,7 +85,7 @@ def _gaussian_delta(sens: float, sigma: float, eps: float) -> float:
     return float(special.ndtr(a - b) - math.exp(eps + special.log_ndtr(-a - b)))
 
 
-def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
+def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest ε (an upper bound, to 1e-9 relative) at which Gaussian noise σ is (ε, δ)-DP: the inverse of
     :func:`gaussian_delta` in ε (Balle & Wang 2018). 0 when δ(0), the total-variation distance, is ≤ δ already."""
     d = check_delta(delta)
@@ -97,7 +97,7 @@ def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
     if mu == 0 or _gaussian_delta(sens, s, 0.0) <= d:
         return 0.0
 
-    def f(e):  # δ(ε) − target: decreasing in ε
+    def f(e: float) -> float:  # δ(ε) − target: decreasing in ε
         return _gaussian_delta(sens, s, e) - d
 
     hi = max(1.0, mu * mu)
@@ -111,7 +111,13 @@ def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
     return float(e)
 
 
-def gaussian_analytic_sigma(epsilon, delta, sensitivity) -> float:
+def gaussian_loss_tail(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """P[privacy loss > ε] for Gaussian noise σ: Φ(μ/2 − ε/μ) with μ = Δ/σ (where the posterior bound may fail)."""
+    mu = sensitivity / sigma
+    return float(special.ndtr(mu / 2 - epsilon / mu))
+
+
+def gaussian_analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """Smallest σ whose Gaussian mechanism is (ε, δ)-DP (analytic calibration, Balle & Wang 2018).
 
     The app's one σ solver: root of :func:`gaussian_delta` (decreasing in σ) found with Brent's method on log σ
@@ -129,7 +135,7 @@ def gaussian_analytic_sigma(epsilon, delta, sensitivity) -> float:
 @functools.lru_cache(maxsize=1024)
 def _unit_analytic_sigma(eps: float, d: float) -> float:
     # Work with unit sensitivity (σ scales linearly with Δ): f(u) = δ(σ = e^u) − δ.
-    def f(u):
+    def f(u: float) -> float:
         return gaussian_delta(math.exp(u), eps, 1.0) - d
 
     lo, hi = -1.0, 1.0

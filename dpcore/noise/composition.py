@@ -17,8 +17,11 @@ Every function returns a true upper bound; the best bound is the smallest of the
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import claims, limits
 from ..errors import DPError
@@ -30,14 +33,14 @@ from .charge import Charge, compose, pure_rho
 RDP_ORDERS = np.unique(np.concatenate([1 + np.geomspace(1e-4, 10, 400), np.arange(11, 64), np.geomspace(64, 1e6, 60)]))
 
 
-def _eps_list(epsilons) -> np.ndarray:
+def _eps_list(epsilons: ArrayLike) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(epsilons, dtype=float))
     for e in arr:
         check_epsilon(e)
     return arr
 
 
-def _delta_sum(deltas, k: int) -> float:
+def _delta_sum(deltas: ArrayLike | None, k: int) -> float:
     if deltas is None:
         return 0.0
     arr = np.atleast_1d(np.asarray(deltas, dtype=float))
@@ -50,7 +53,7 @@ def _delta_sum(deltas, k: int) -> float:
     return float(arr.sum())
 
 
-def basic(epsilons, deltas=None) -> tuple[float, float]:
+def basic(epsilons: ArrayLike, deltas: ArrayLike | None = None) -> tuple[float, float]:
     """Basic composition: (Σε, Σδ) — :func:`dpcore.noise.charge.compose` of one charge per release (one home)."""
     eps = _eps_list(epsilons)
     _delta_sum(deltas, eps.size)  # validates the δs and their number
@@ -59,7 +62,7 @@ def basic(epsilons, deltas=None) -> tuple[float, float]:
     return total.epsilon, total.delta
 
 
-def basic_composition(releases) -> tuple[float, float]:
+def basic_composition(releases: Iterable[Any]) -> tuple[float, float]:
     """Total (ε, δ) of several releases on the same data by basic composition: the sums of the ε and δ.
 
     ``releases`` is an iterable of (epsilon, delta) pairs or of dicts with keys ``epsilon`` and ``delta``.
@@ -68,7 +71,7 @@ def basic_composition(releases) -> tuple[float, float]:
     return basic([e for e, _ in pairs], [d or 0.0 for _, d in pairs])
 
 
-def advanced(epsilons, delta_prime: float, deltas=None) -> tuple[float, float]:
+def advanced(epsilons: ArrayLike, delta_prime: float, deltas: ArrayLike | None = None) -> tuple[float, float]:
     """Advanced composition (heterogeneous Dwork–Rothblum–Vadhan): (ε′, Σδ_i + δ′)."""
     eps = _eps_list(epsilons)
     dp = check_delta(delta_prime, "δ′ (delta prime)")
@@ -85,7 +88,7 @@ def advanced_homogeneous(epsilon: float, k: int, delta_prime: float, delta: floa
     return math.sqrt(2 * k * math.log(1 / dp)) * eps + k * eps * math.expm1(eps), min(k * d + dp, 1.0)
 
 
-def _check_rho(rho) -> float:
+def _check_rho(rho: float) -> float:
     r = float(rho)
     if math.isnan(r) or r < 0 or math.isinf(r):
         raise DPError(f"ρ must be a finite number >= 0, got {rho!r}")
@@ -99,7 +102,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     return r + 2 * math.sqrt(r * math.log(1 / d))
 
 
-def rdp_epsilon(rho: float, delta: float, orders=None) -> tuple[float, float]:
+def rdp_epsilon(rho: float, delta: float, orders: ArrayLike | None = None) -> tuple[float, float]:
     """ε of ρ-zCDP (RDP curve αρ) at δ with the improved conversion; returns (ε, best α)."""
     r = _check_rho(rho)
     d = check_delta(delta)
@@ -111,7 +114,9 @@ def rdp_epsilon(rho: float, delta: float, orders=None) -> tuple[float, float]:
     return max(float(eps[i]), 0.0), float(a[i])
 
 
-def curves(epsilon: float, k_max: int, delta_prime: float, *, delta: float = 0.0, rho: float | None = None) -> dict:
+def curves(
+    epsilon: float, k_max: int, delta_prime: float, *, delta: float = 0.0, rho: float | None = None
+) -> dict[str, Any]:
     """Total ε after k = 1..k_max identical queries under each rule (for the plot).
 
     ``rho`` is the zCDP cost of one query (Gaussian: Δ²/(2σ²)); None means a pure ε-DP query (ρ = ε²/2).
@@ -140,7 +145,7 @@ def curves(epsilon: float, k_max: int, delta_prime: float, *, delta: float = 0.0
     }
 
 
-def ledger_costs(entries, delta_prime: float) -> list[dict]:
+def ledger_costs(entries: Iterable[Any], delta_prime: float) -> list[dict[str, Any]]:
     """What a list of spends costs under each rule. ``entries``: :class:`dpcore.noise.charge.Charge` objects (or their
     stored dicts with ``epsilon``, ``delta``, ``rho``), all under one neighbour relation.
 
@@ -160,7 +165,7 @@ def ledger_costs(entries, delta_prime: float) -> list[dict]:
     total = compose(charges, neighbour=charges[0].neighbour)  # basic; refuses mixed neighbour relations
     eps = [c.epsilon for c in charges]
     a = advanced(eps, dp, [c.delta for c in charges])
-    rho = float(total.rho)
+    rho = float(cast(float, total.rho))  # every charge has its ρ (checked above): so has their sum
     z = zcdp_epsilon(rho, dp)
     rd, alpha = rdp_epsilon(rho, dp)
     return [
@@ -181,7 +186,7 @@ def ledger_costs(entries, delta_prime: float) -> list[dict]:
     ]
 
 
-def tightest(costs: list[dict]) -> str:
+def tightest(costs: list[dict[str, Any]]) -> str:
     """One sentence that reads :func:`ledger_costs`'s rows: which rule gives the smallest ε here and why the others
     are larger, so that "advanced 3.05 / zCDP 2.87" beside a basic 0.9 is not read as a contradiction."""
     real = [c for c in costs if c["epsilon"] > 0]

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ..errors import DPError
@@ -42,7 +44,7 @@ _WINDOW_SIGMAS = 40  # terms beyond ±40σ weigh less than e^−800 of the peak:
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def _check_sigma(sigma) -> float:
+def _check_sigma(sigma: float) -> float:
     s = float(sigma)
     if not (s > 0 and math.isfinite(s)):
         raise DPError(f"σ must be a finite number > 0, got {sigma!r}")
@@ -119,13 +121,13 @@ def cdf_bounds(m: int, sigma: float) -> tuple[float, float]:
     return low, min(1.0, high)
 
 
-def _check_k(sensitivity) -> int:
+def _check_k(sensitivity: float) -> int:
     if isinstance(sensitivity, bool) or not float(sensitivity).is_integer() or sensitivity < 1:
         raise DPError(f"the discrete Gaussian's sensitivity must be a whole number >= 1, got {sensitivity!r}")
     return int(sensitivity)
 
 
-def delta_upper(sigma, epsilon: float, sensitivity: int) -> float:
+def delta_upper(sigma: float, epsilon: float, sensitivity: int) -> float:
     """An upper bound (exact up to the bounds of :func:`cdf_bounds`) on δ(ε) of N_Z(0, σ²) for integer
     sensitivity K: F(m) − e^ε F(m − K), m = ⌈K/2 − εσ²/K⌉ − 1. Never below the true δ."""
     s = _check_sigma(sigma)
@@ -176,7 +178,7 @@ def calibrate_sigma(epsilon: float, delta: float, sensitivity: int) -> float:
 
 
 @functools.lru_cache(maxsize=1024)
-def halfwidth(sigma, level: float = 0.95) -> int:
+def halfwidth(sigma: float, level: float = 0.95) -> int:
     """The smallest whole t with P(|X| > t) = 2·P(X ≤ −t − 1) ≤ 1 − ``level`` (from the upper bound on the CDF)."""
     s = _check_sigma(sigma)
     tail = (1.0 - _level(level)) / 2
@@ -193,7 +195,7 @@ def halfwidth(sigma, level: float = 0.95) -> int:
     return hi_t
 
 
-def expected_abs(sigma) -> float:
+def expected_abs(sigma: float) -> float:
     """E|X| = 2 Σ_{x≥1} x f(x) / Z (summed for σ ≤ DIRECT_SIGMA_MAX; above, σ√(2/π), within O(1/σ²))."""
     s = _check_sigma(sigma)
     if s > DIRECT_SIGMA_MAX:
@@ -203,7 +205,7 @@ def expected_abs(sigma) -> float:
     return float(2 * np.sum(x * np.exp(-(x * x) / (2 * s * s) - log_z_low)))
 
 
-def pmf(x, sigma) -> np.ndarray:
+def pmf(x: ArrayLike, sigma: float) -> np.ndarray:
     """P(X = x) at whole x (0 between whole numbers)."""
     s = _check_sigma(sigma)
     x = np.asarray(x, dtype=float)
@@ -217,7 +219,7 @@ def pmf(x, sigma) -> np.ndarray:
 # --- what one record's change does to releases with this noise (risk readings) ---------------------------------
 
 
-def delta_signed(sigma, epsilon: float, sensitivity: int) -> float:
+def delta_signed(sigma: float, epsilon: float, sensitivity: int) -> float:
     """An upper bound on δ(ε) = Σ_y max(0, P(y) − e^ε·Q(y)) for a shift of K, for any real ε (the composition below
     needs negative ε too): :func:`delta_upper` for ε ≥ 0; for ε < 0 the identity δ(ε) = 1 − e^ε + e^ε·δ(−ε) (the two
     directions are the same by symmetry)."""
@@ -227,7 +229,7 @@ def delta_signed(sigma, epsilon: float, sensitivity: int) -> float:
     return min(1.0, -math.expm1(eps) + math.exp(eps) * delta_upper(sigma, -eps, sensitivity))
 
 
-def tradeoff(sigma, sensitivity: int, fpr) -> np.ndarray | None:
+def tradeoff(sigma: float, sensitivity: int, fpr: ArrayLike) -> np.ndarray | None:
     """The highest TPR at each FPR α of any test between N_Z(0, σ²) and N_Z(K, σ²) — the exact worst-case ROC of
     one release shifted by K: Neyman–Pearson's "flag y ≥ t", randomised at the threshold, summed over the outputs
     (σ ≤ :data:`DIRECT_SIGMA_MAX`; None above, where a caller reads the privacy profile). The probabilities are
@@ -241,16 +243,16 @@ def tradeoff(sigma, sensitivity: int, fpr) -> np.ndarray | None:
     x = np.arange(-w, w + k + 1)
     f = np.r_[0.0, np.cumsum(pmf(x, s)[::-1])]
     t = np.r_[0.0, np.cumsum(pmf(x - k, s)[::-1])]
-    return np.minimum(1.0, np.interp(np.asarray(fpr, dtype=float), f, t) + 1e-12)
+    return np.asarray(np.minimum(1.0, np.interp(np.asarray(fpr, dtype=float), f, t) + 1e-12))
 
 
-def tpr_at_fpr(sigma, sensitivity: int, alpha: float) -> float | None:
+def tpr_at_fpr(sigma: float, sensitivity: int, alpha: float) -> float | None:
     """:func:`tradeoff` at one FPR α (None for a σ too large to sum)."""
     out = tradeoff(sigma, sensitivity, [float(alpha)])
     return None if out is None else float(out[0])
 
 
-def epsilon_at(sigma, sensitivity: int, delta: float, hi: float) -> float:
+def epsilon_at(sigma: float, sensitivity: int, delta: float, hi: float) -> float:
     """The smallest ε (to 1e-9 relative, rounded up) whose δ(ε) for a shift of K is at most ``delta``, given an ε
     ``hi`` where it already holds; bisection on the summed δ(ε) = Σ max(0, P₁ − e^ε·P₀) for σ ≤
     :data:`DIRECT_SIGMA_MAX` (one common over-estimate of the probabilities, as in :func:`tpr_at_fpr`, only raises
@@ -284,20 +286,20 @@ def epsilon_at(sigma, sensitivity: int, delta: float, hi: float) -> float:
 _COMPOSE_SIGMA_MAX = 500.0
 
 
-def composed_delta_upper(parts, epsilon: float) -> float:
+def composed_delta_upper(parts: Iterable[tuple[float, float]], epsilon: float) -> float:
     """An upper bound on δ(ε) of one record's effect on several discrete-Gaussian releases at once: ``parts`` is a
     list of (σ, K) — one record shifts each release by K (one part, or two: a MEAN's count and centred sum).
 
     One part: :func:`delta_signed`. Two: exactly δ(ε) = Σ_y P₁(y)·δ₂(ε − ℓ₁(y)) over the first part's outputs y,
     ℓ₁(y) = ln P₁(y)/Q₁(y) = (2Ky − K²)/(2σ²) (the second part's δ₂ at a shifted ε), summed over y within ±12σ of
     the first part's mean and each tail bounded by its mass (δ₂ ≤ 1)."""
-    parts = [(_check_sigma(s), _check_k(k)) for s, k in parts]
+    checked = [(_check_sigma(s), _check_k(k)) for s, k in parts]
     eps = float(epsilon)
-    if len(parts) == 1:
-        return delta_signed(parts[0][0], eps, parts[0][1])
-    if len(parts) != 2:
+    if len(checked) == 1:
+        return delta_signed(checked[0][0], eps, checked[0][1])
+    if len(checked) != 2:
         raise DPError("the composed δ takes one or two releases")
-    (s1, k1), (s2, k2) = sorted(parts)  # enumerate the part with the smaller σ
+    (s1, k1), (s2, k2) = sorted(checked)  # enumerate the part with the smaller σ
     if s1 > _COMPOSE_SIGMA_MAX:  # too many outputs to enumerate: basic composition, δ₁(e) + δ₂(ε − e), best e
         return min(
             1.0,

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import limits
 from ..errors import DPError
@@ -134,7 +135,7 @@ class Grid:
             return "0." + "0" * (-e - 1) + "1"
         return f"1e{e}"
 
-    def units(self, x) -> np.ndarray:
+    def units(self, x: ArrayLike) -> np.ndarray:
         """r(x) = rint(x / g) as int64: non-decreasing in x (see the module's proof). Bounds and values must go
         through this same function."""
         u = np.rint(np.asarray(x, dtype=np.float64) / self.step)
@@ -150,7 +151,7 @@ class Grid:
         """K = ⌊Δ/g⌋ + 1 for a single value rounded by :meth:`exact_units` (exact)."""
         return math.floor(Fraction(float(sensitivity)) / Fraction(10) ** self.exponent) + 1
 
-    def value(self, units) -> float:
+    def value(self, units: int) -> float:
         """units·g as the nearest float (post-processing of a whole number)."""
         return float(Fraction(int(units)) * Fraction(10) ** self.exponent)
 
@@ -216,7 +217,7 @@ def _bounds(lo: float, hi: float, spread: float, what: str) -> None:
     )
 
 
-def clamped_sum(values, lo: float, hi: float, *, what: str = "the bounds") -> GridSum:
+def clamped_sum(values: ArrayLike, lo: float, hi: float, *, what: str = "the bounds") -> GridSum:
     """SUM over values clamped to public [lo, hi], one record added or removed: K = max(|r(lo)|, |r(hi)|)."""
     delta = max(abs(lo), abs(hi))
     _bounds(lo, hi, delta, what)
@@ -226,7 +227,9 @@ def clamped_sum(values, lo: float, hi: float, *, what: str = "the bounds") -> Gr
     return GridSum(grid, exact_sum(grid.units(x), k), k, 0, int(x.size))
 
 
-def centred_sum(values, lo: float, hi: float, *, replace_one: bool = False, what: str = "the bounds") -> GridSum:
+def centred_sum(
+    values: ArrayLike, lo: float, hi: float, *, replace_one: bool = False, what: str = "the bounds"
+) -> GridSum:
     """Σ (r(clamp(x)) − C) over values clamped to [lo, hi]: K = max(C − r(lo), r(hi) − C) (add/remove), or
     r(hi) − r(lo) when one record is replaced and n is public. The grid follows the spread (hi − lo)/2 or hi − lo."""
     spread = (hi - lo) if replace_one else (hi - lo) / 2

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import claims
 from ..errors import DPError
@@ -40,7 +41,7 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
 )
 
 
-def posterior_bound(prior, epsilon) -> np.ndarray:
+def posterior_bound(prior: ArrayLike, epsilon: float) -> np.ndarray:
     """Highest belief that a person is *in the data* an attacker can reach after seeing an ε-DP output
     (add/remove one person).
 
@@ -56,7 +57,7 @@ def posterior_bound(prior, epsilon) -> np.ndarray:
     return np.where(p == 0, 0.0, out)
 
 
-def fact_bound(prior, epsilon) -> np.ndarray:
+def fact_bound(prior: ArrayLike, epsilon: float) -> np.ndarray:
     """Highest belief in a *fact about a person known to be in the data* (their diagnosis, their salary band)
     after an ε-DP output under add/remove: a replace-one question (their record with one value against another is
     a removal and an addition), so the likelihood ratio is at most e^(2ε)."""
@@ -102,7 +103,7 @@ def level_sentence(epsilon: float) -> str:
     )
 
 
-def guess_ceiling(epsilon: float, prior_success) -> np.ndarray:
+def guess_ceiling(epsilon: float, prior_success: ArrayLike) -> np.ndarray:
     """Highest chance of guessing a person's value (e.g. a diagnosis) right after an ε-DP output.
 
     ``epsilon`` must be the guarantee for datasets that differ in that person's value (replace-one). For
@@ -146,8 +147,7 @@ EXAMPLE_TAIL = (1.0, 1e-5, 1.612e-4)
 def loss_tail(epsilon: float, delta: float) -> float:
     """P[privacy loss > ε] for the Gaussian mechanism calibrated to (ε, δ) (analytic, Balle & Wang): how often
     the e^ε reading fails for that mechanism. It is not δ (at ε = 1, δ = 1e-5: 1.6e-4)."""
-    from ..advisor.risk import gaussian_loss_tail
-    from .calibration import gaussian_analytic_sigma
+    from .calibration import gaussian_analytic_sigma, gaussian_loss_tail  # lazy: scipy (~0.4 s); Home imports this
 
     return gaussian_loss_tail(gaussian_analytic_sigma(check_epsilon(epsilon), delta, 1.0), epsilon)
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from .. import limits
@@ -61,7 +62,7 @@ MAX_SIMULATED_DRAWS = limits.SIMULATED_DRAWS_MAX
 # --- one class per mechanism ---------------------------------------------------------------------------
 
 
-def _finite(value, name: str) -> float:
+def _finite(value: Any, name: str) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -71,7 +72,7 @@ def _finite(value, name: str) -> float:
     return v
 
 
-def _rng(seed) -> np.random.Generator:
+def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
@@ -94,7 +95,7 @@ class Mechanism:
     sensitivity: float = 1.0
     scale: float = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if type(self) is Mechanism:
             raise DPError(
                 "Mechanism is abstract; use Laplace, GaussianAnalytic, GaussianClassic, Geometric or DiscreteGaussian"
@@ -119,6 +120,11 @@ class Mechanism:
                 raise DPError("the Gaussian mechanism needs δ; try 1e-5 (well below 1/n)")
             object.__setattr__(self, "delta", check_delta(self.delta))
         object.__setattr__(self, "scale", float(self._calibrate()))
+
+    @property
+    def _delta(self) -> float:
+        """δ once built: a float (0 for a pure mechanism; __post_init__ refuses a Gaussian without one)."""
+        return cast(float, self.delta)
 
     # --- what subclasses define -----------------------------------------------------------------------
 
@@ -145,7 +151,7 @@ class Mechanism:
                 "set Δ > 0 to see a mechanism"
             )
 
-    def density(self, x, center: float = 0.0) -> np.ndarray:
+    def density(self, x: ArrayLike, center: float = 0.0) -> np.ndarray:
         """Exact density (pmf for Geometric) of a released answer when the true answer is ``center``."""
         self._require_noise()
         return self._density((np.asarray(x, dtype=float) - center) / self.scale)
@@ -163,7 +169,7 @@ class Mechanism:
         h = self.halfwidth(level)
         return (float(value) - h, float(value) + h)
 
-    def privacy_loss(self, z, value: float = 0.0) -> np.ndarray:
+    def privacy_loss(self, z: ArrayLike, value: float = 0.0) -> np.ndarray:
         """ln p_D(z) / p_D'(z) where D has true answer ``value`` and D' has ``value + Δ``."""
         raise NotImplementedError
 
@@ -182,14 +188,14 @@ class Mechanism:
         """zCDP cost of one release (Bun & Steinke 2016): ε²/2 for pure ε-DP."""
         return pure_rho(self.epsilon)
 
-    def charge(self, *, neighbour=None):
+    def charge(self, *, neighbour: Neighbour | None = None) -> Charge:
         """The :class:`~dpcore.noise.charge.Charge` of one release under ``neighbour`` (default add/remove one).
         The mechanism itself is relation-free: Δ must have been computed for the relation named here."""
-        return Charge(self.epsilon, self.delta, self.rho, neighbour or Neighbour.ADD_REMOVE)
+        return Charge(self.epsilon, self._delta, self.rho, neighbour or Neighbour.ADD_REMOVE)
 
     # --- pictures -------------------------------------------------------------------------------------
 
-    def simulate(self, value, draws: int, seed=0) -> np.ndarray:
+    def simulate(self, value: float, draws: int, seed: int | np.random.Generator | None = 0) -> np.ndarray:
         """TEACHING SIMULATION, NOT A DP RELEASE: ``draws`` vectorised numpy draws from a seeded generator, for
         histograms and checks only."""
         n = check_positive_int(draws, "number of draws")
@@ -209,8 +215,9 @@ class Laplace(Mechanism):
     def _calibrate(self) -> float:
         return laplace_scale(self.epsilon, self.sensitivity)
 
-    def _density(self, z):
-        return np.exp(-np.abs(z)) / (2 * self.scale)
+    def _density(self, z: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.exp(-np.abs(z)) / (2 * self.scale)
+        return out
 
     def expected_abs_error(self) -> float:
         return self.scale
@@ -218,13 +225,13 @@ class Laplace(Mechanism):
     def halfwidth(self, level: float = 0.95) -> float:
         return self.scale * laplace_quantile(level)
 
-    def privacy_loss(self, z, value: float = 0.0) -> np.ndarray:
+    def privacy_loss(self, z: ArrayLike, value: float = 0.0) -> np.ndarray:
         """(|z − v − Δ| − |z − v|)/b: always within ±Δ/b = ±ε."""
         self._require_noise()
         z = np.asarray(z, dtype=float) - value
         return (np.abs(z - self.sensitivity) - np.abs(z)) / self.scale
 
-    def _simulate(self, rng, value, n):
+    def _simulate(self, rng: np.random.Generator, value: float, n: int) -> np.ndarray:
         return rng.laplace(value, self.scale, n)
 
 
@@ -236,8 +243,9 @@ class _Gaussian(Mechanism):
     scale_ascii: ClassVar[str] = "sigma"
     pure: ClassVar[bool] = False
 
-    def _density(self, z):
-        return np.exp(-0.5 * z * z) / (self.scale * math.sqrt(2 * math.pi))
+    def _density(self, z: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.exp(-0.5 * z * z) / (self.scale * math.sqrt(2 * math.pi))
+        return out
 
     def expected_abs_error(self) -> float:
         return self.scale * math.sqrt(2 / math.pi)
@@ -245,7 +253,7 @@ class _Gaussian(Mechanism):
     def halfwidth(self, level: float = 0.95) -> float:
         return self.scale * normal_quantile(level)
 
-    def privacy_loss(self, z, value: float = 0.0) -> np.ndarray:
+    def privacy_loss(self, z: ArrayLike, value: float = 0.0) -> np.ndarray:
         """(Δ² − 2Δ(z − v)) / (2σ²): unbounded (linear in z); it leaves the ±ε band in the tails, and that is
         what δ pays for."""
         self._require_noise()
@@ -268,7 +276,7 @@ class _Gaussian(Mechanism):
         """zCDP cost Δ²/(2σ²) with this mechanism's σ (0 when Δ = 0: nothing released)."""
         return 0.0 if self.sensitivity == 0 else gaussian_rho(self.scale, self.sensitivity)
 
-    def _simulate(self, rng, value, n):
+    def _simulate(self, rng: np.random.Generator, value: float, n: int) -> np.ndarray:
         return rng.normal(value, self.scale, n)
 
 
@@ -280,7 +288,7 @@ class GaussianAnalytic(_Gaussian):
     label: ClassVar[str] = "Gaussian (analytic, Balle & Wang 2018)"
 
     def _calibrate(self) -> float:
-        return gaussian_analytic_sigma(self.epsilon, self.delta, self.sensitivity)
+        return gaussian_analytic_sigma(self.epsilon, self._delta, self.sensitivity)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -292,10 +300,10 @@ class GaussianClassic(_Gaussian):
     max_epsilon: ClassVar[float] = 1.0
 
     def _calibrate(self) -> float:
-        return gaussian_classic_sigma(self.epsilon, self.delta, self.sensitivity)
+        return gaussian_classic_sigma(self.epsilon, self._delta, self.sensitivity)
 
 
-def _whole_sensitivity(s) -> None:
+def _whole_sensitivity(s: object) -> None:
     if (
         isinstance(s, bool)
         or not isinstance(s, (int, float, np.integer, np.floating))
@@ -315,7 +323,7 @@ class Geometric(Mechanism):
     name: ClassVar[str] = "geometric"
     label: ClassVar[str] = "Geometric (discrete Laplace, whole numbers)"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _whole_sensitivity(self.sensitivity)
         super().__post_init__()
 
@@ -326,7 +334,7 @@ class Geometric(Mechanism):
     def _calibrate(self) -> float:
         return laplace_scale(self.epsilon, self.sensitivity)
 
-    def density(self, x, center: float = 0.0) -> np.ndarray:
+    def density(self, x: ArrayLike, center: float = 0.0) -> np.ndarray:
         """Probability mass at whole offsets x − centre (0 between them)."""
         k = np.asarray(x, dtype=float) - center
         a = self.alpha
@@ -352,11 +360,11 @@ class Geometric(Mechanism):
             t -= 1
         return float(t)
 
-    def privacy_loss(self, z, value: float = 0.0) -> np.ndarray:
+    def privacy_loss(self, z: ArrayLike, value: float = 0.0) -> np.ndarray:
         z = np.asarray(z, dtype=float) - value
         return (np.abs(z - self.sensitivity) - np.abs(z)) * (self.epsilon / self.sensitivity)
 
-    def _simulate(self, rng, value, n):
+    def _simulate(self, rng: np.random.Generator, value: float, n: int) -> np.ndarray:
         p = -math.expm1(-self.epsilon / self.sensitivity)  # 1 − α without cancellation
         # the difference of two geometric(p) counts is two-sided geometric with ratio α
         return value + (rng.geometric(p, n) - rng.geometric(p, n)).astype(float)
@@ -376,14 +384,14 @@ class DiscreteGaussian(Mechanism):
 
     min_scale: float = 0.0  # a larger σ asked for (the classic calibration's): more noise, never less
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _whole_sensitivity(self.sensitivity)
         super().__post_init__()
 
     def _calibrate(self) -> float:
-        return max(discrete.calibrate_sigma(self.epsilon, self.delta, int(self.sensitivity)), float(self.min_scale))
+        return max(discrete.calibrate_sigma(self.epsilon, self._delta, int(self.sensitivity)), float(self.min_scale))
 
-    def density(self, x, center: float = 0.0) -> np.ndarray:
+    def density(self, x: ArrayLike, center: float = 0.0) -> np.ndarray:
         """Probability mass at whole offsets x − centre (0 between them)."""
         return discrete.pmf(np.asarray(x, dtype=float) - center, self.scale)
 
@@ -393,7 +401,7 @@ class DiscreteGaussian(Mechanism):
     def halfwidth(self, level: float = 0.95) -> float:
         return float(discrete.halfwidth(self.scale, level))
 
-    def privacy_loss(self, z, value: float = 0.0) -> np.ndarray:
+    def privacy_loss(self, z: ArrayLike, value: float = 0.0) -> np.ndarray:
         """(Δ² − 2Δ(z − v)) / (2σ²) at whole z, as for the continuous Gaussian."""
         z = np.asarray(z, dtype=float) - value
         d = self.sensitivity
@@ -410,7 +418,7 @@ class DiscreteGaussian(Mechanism):
     def rho(self) -> float:
         return gaussian_rho(self.scale, self.sensitivity)
 
-    def _simulate(self, rng, value, n):
+    def _simulate(self, rng: np.random.Generator, value: float, n: int) -> np.ndarray:
         """CKS20 Algorithm 3 with a numpy generator (a picture or a labelled reproducible example, never a release):
         Y ~ discrete Laplace of scale t = ⌊σ⌋ + 1, kept with probability exp(−(|Y| − σ²/t)²/(2σ²))."""
         s = self.scale
@@ -440,13 +448,15 @@ def mechanism_class(name: str) -> type[Mechanism]:
         raise DPError(f"unknown mechanism {name!r}; choose one of {', '.join(MECHANISMS)}") from None
 
 
-def get(name: str, *, epsilon, delta=None, sensitivity=1.0) -> Mechanism:
+def get(name: str, *, epsilon: float, delta: float | None = None, sensitivity: float = 1.0) -> Mechanism:
     """The mechanism called ``name``, calibrated. A pure mechanism (Laplace, Geometric) ignores ``delta``."""
     cls = mechanism_class(name)
     return cls(epsilon=epsilon, delta=0.0 if cls.pure else delta, sensitivity=sensitivity)
 
 
-def for_release(name: str, *, epsilon, delta=None, sensitivity=1.0, integer: bool = False) -> Mechanism:
+def for_release(
+    name: str, *, epsilon: float, delta: float | None = None, sensitivity: float = 1.0, integer: bool = False
+) -> Mechanism:
     """The mechanism that really releases a whole-number answer (``integer``: a count, or a sum in grid units): the
     geometric (discrete Laplace) mechanism under Laplace, the discrete Gaussian under the analytic Gaussian, with Δ
     rounded up to a whole number. Otherwise :func:`get` (the continuous curve a picture draws)."""
@@ -459,7 +469,7 @@ def for_release(name: str, *, epsilon, delta=None, sensitivity=1.0, integer: boo
     return get(name, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
 
 
-def halfwidth(kind: str, *, epsilon, sensitivity, delta=0.0, level: float = 0.95) -> float:
+def halfwidth(kind: str, *, epsilon: float, sensitivity: float, delta: float = 0.0, level: float = 0.95) -> float:
     """Half-width t with P(|noise| <= t) >= level of mechanism ``kind`` (0 when Δ = 0)."""
     if sensitivity == 0:
         return 0.0

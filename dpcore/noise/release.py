@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -41,12 +43,14 @@ from . import mechanisms as _m
 NOT_DP = "reproducible noise: not a DP release"
 SECURE_SOURCE = "OpenDP's exact discrete samplers, cryptographically secure random source (not reproducible)"
 MAX_RELEASE_DRAWS = limits.RELEASE_DRAWS_MAX
+#: None: OpenDP's secure sampler (a DP release); a seed or a numpy generator: reproducible noise, NOT_DP.
+RandomState = int | np.random.Generator | np.random.RandomState | None
 
 
 # --- the samplers ---------------------------------------------------------------------------------------------
 
 
-def noise_for(mechanism: str, *, epsilon, delta=0.0, sensitivity: int = 1) -> _m.Mechanism:
+def noise_for(mechanism: str, *, epsilon: float, delta: float = 0.0, sensitivity: int = 1) -> _m.Mechanism:
     """The whole-number mechanism of a release at whole sensitivity K: "laplace" → Geometric (discrete Laplace),
     "gaussian" → DiscreteGaussian; "gaussian-classic" → the discrete Gaussian with at least the classic σ at K (only
     for ε < 1), so its noise is never below what the noise page states."""
@@ -66,9 +70,10 @@ def _laplace_scale(noise: _m.Geometric) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _measurement(kind: str, scale: float):
+def _measurement(kind: str, scale: float) -> Callable[[list[int]], list[int]]:
     """OpenDP's measurement adding discrete Laplace (``kind`` "laplace") or discrete Gaussian noise of ``scale`` to
     a vector of 64-bit whole numbers. Imported here, not at the top: only a release pays for loading OpenDP."""
+    # lazy: OpenDP loads a native library (~1 s)
     from opendp import domains, measurements, metrics, mod
 
     # OpenDP 0.16 puts make_laplace and make_gaussian behind its "contrib" feature flag: their proofs are written
@@ -82,7 +87,7 @@ def _measurement(kind: str, scale: float):
     return measurements.make_gaussian(space, metrics.l2_distance(T="i64"), scale=scale)
 
 
-def _generator(random_state) -> np.random.Generator:
+def _generator(random_state: RandomState) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):  # one seeded stream, as the callers' tests expect
@@ -90,7 +95,7 @@ def _generator(random_state) -> np.random.Generator:
     return np.random.default_rng(limits.check_int_range(random_state, 0, 2**63 - 1, "release seed"))
 
 
-def _whole(values) -> list[int]:
+def _whole(values: Iterable[Any]) -> list[int]:
     out = []
     for v in values:
         try:
@@ -103,7 +108,7 @@ def _whole(values) -> list[int]:
     return out
 
 
-def draw(values, noise: _m.Mechanism, random_state=None) -> list[int]:
+def draw(values: Iterable[Any], noise: _m.Mechanism, random_state: RandomState = None) -> list[int]:
     """``values`` (whole numbers) + independent noise from ``noise`` (a Geometric or DiscreteGaussian), one draw
     each: through OpenDP when ``random_state`` is None (each draw costs noise.charge()), else from numpy (NOT_DP)."""
     if not isinstance(noise, (_m.Geometric, _m.DiscreteGaussian)):
@@ -117,7 +122,7 @@ def draw(values, noise: _m.Mechanism, random_state=None) -> list[int]:
         )
     if random_state is None:
         kind = "laplace" if isinstance(noise, _m.Geometric) else "gaussian"
-        scale = _laplace_scale(noise) if kind == "laplace" else noise.scale
+        scale = _laplace_scale(noise) if isinstance(noise, _m.Geometric) else noise.scale
         return [int(v) for v in _measurement(kind, scale)(ints)]
     rng = _generator(random_state)
     extra = noise._simulate(rng, 0.0, len(ints))
@@ -128,14 +133,26 @@ def draw(values, noise: _m.Mechanism, random_state=None) -> list[int]:
 
 
 def release_count(
-    count, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0, random_state=None
+    count: int,
+    *,
+    epsilon: float,
+    sensitivity: int = 1,
+    mechanism: str = "laplace",
+    delta: float = 0.0,
+    random_state: RandomState = None,
 ) -> int:
     """One released count: the count + discrete Laplace (or discrete Gaussian) noise, a whole number."""
     return draw([count], noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=sensitivity), random_state)[0]
 
 
 def release_counts(
-    counts, *, epsilon, sensitivity: int = 1, mechanism: str = "laplace", delta: float = 0.0, random_state=None
+    counts: Iterable[Any],
+    *,
+    epsilon: float,
+    sensitivity: int = 1,
+    mechanism: str = "laplace",
+    delta: float = 0.0,
+    random_state: RandomState = None,
 ) -> tuple[list[int], _m.Mechanism]:
     """Several counts released together (a histogram's bins; with disjoint bins Δ = 1 covers them all), and the
     mechanism that drew them (its halfwidth is each bin's interval)."""
@@ -175,11 +192,11 @@ def release_sum(
     s: _grid.GridSum,
     *,
     mechanism: str,
-    epsilon,
+    epsilon: float,
     delta: float = 0.0,
     divide_by: int = 1,
     level: float = 0.95,
-    random_state=None,
+    random_state: RandomState = None,
 ) -> GridRelease:
     """One release of a :class:`~dpcore.noise.grid.GridSum`: g·(centre + (units + noise)/divide_by)."""
     noise = noise_for(mechanism, epsilon=epsilon, delta=delta, sensitivity=max(1, s.k))
@@ -190,16 +207,16 @@ def release_sum(
 
 
 def release_value(
-    value,
+    value: float,
     *,
     mechanism: str,
-    epsilon,
+    epsilon: float,
     delta: float = 0.0,
-    sensitivity,
+    sensitivity: float,
     draws: int = 1,
     integer: bool = False,
     level: float = 0.95,
-    random_state=None,
+    random_state: RandomState = None,
 ) -> GridRelease:
     """``draws`` releases of one typed value v with a claimed Δ (the noise page, the CLI's ``noise --secure``).
 
@@ -226,8 +243,15 @@ def release_value(
 
 
 def release_answer(
-    value, *, mechanism: str, epsilon, delta: float = 0.0, sensitivity, integer: bool = False, random_state=None
-):
+    value: float,
+    *,
+    mechanism: str,
+    epsilon: float,
+    delta: float = 0.0,
+    sensitivity: float,
+    integer: bool = False,
+    random_state: RandomState = None,
+) -> int | float:
     """One released answer for a typed value (:func:`release_value`): an int for a count, else a float."""
     out = release_value(
         value,

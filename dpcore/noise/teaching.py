@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..errors import DPError
 from ..validation import check_bounds, check_positive_int
 from . import grid as _grid
 from . import release as _release
-from .charge import Neighbour
+from .charge import Charge, Neighbour
 from .mechanisms import Mechanism, _finite, for_release
 
 QUERY_KINDS = ("count", "sum", "mean")
@@ -49,34 +50,41 @@ class QueryAnswer:
     neighbour: Neighbour = Neighbour.ADD_REMOVE  # the relation Δ is computed for
     grid_sum: _grid.GridSum | None = None  # SUM, MEAN: the clamped values in whole grid steps (the release's input)
 
-    def mechanism(self, name: str, epsilon, delta=None) -> Mechanism:
+    def mechanism(self, name: str, epsilon: float, delta: float | None = None) -> Mechanism:
         """The mechanism whose figures describe a release (a count: its whole-number mechanism)."""
         return for_release(name, epsilon=epsilon, delta=delta, sensitivity=self.sensitivity, integer=self.integer)
 
-    def charge(self, name: str, epsilon, delta=None):
+    def charge(self, name: str, epsilon: float, delta: float | None = None) -> Charge:
         """What one release of this answer costs, under :attr:`neighbour`."""
         return self.mechanism(name, epsilon, delta).charge(neighbour=self.neighbour)
 
 
-def bounded_sum_sensitivity(lower, upper) -> float:
+def bounded_sum_sensitivity(lower: float, upper: float) -> float:
     """Δ of a SUM clamped to [L, U] when one record is added or removed: max(|L|, |U|)."""
     lo, hi = check_bounds(lower, upper)
     return max(abs(lo), abs(hi))
 
 
-def bounded_mean_sensitivity(lower, upper, n) -> float:
+def bounded_mean_sensitivity(lower: float, upper: float, n: int) -> float:
     """Δ of a MEAN clamped to [L, U] over a public n when one record is replaced: (U − L)/n."""
     lo, hi = check_bounds(lower, upper)
     rows = check_positive_int(n, "n (number of rows)")
     return (hi - lo) / rows
 
 
-def clamp(values, lower, upper) -> np.ndarray:
+def clamp(values: ArrayLike, lower: float, upper: float) -> np.ndarray:
     lo, hi = check_bounds(lower, upper)
-    return np.clip(np.asarray(values, dtype=float), lo, hi)
+    out: np.ndarray = np.clip(np.asarray(values, dtype=float), lo, hi)
+    return out
 
 
-def query(df: pd.DataFrame, kind: str, column: str = "has_rare_disease", lower=None, upper=None) -> QueryAnswer:
+def query(
+    df: pd.DataFrame,
+    kind: str,
+    column: str = "has_rare_disease",
+    lower: float | None = None,
+    upper: float | None = None,
+) -> QueryAnswer:
     """Count / bounded sum / bounded mean on a data frame (the true answer: NOT private).
 
     count: rows where ``column`` is true (Δ = 1). sum / mean: values clamped to the *public* bounds [lower, upper],
@@ -134,7 +142,7 @@ def query(df: pd.DataFrame, kind: str, column: str = "has_rare_disease", lower=N
     )
 
 
-def custom(value, sensitivity) -> QueryAnswer:
+def custom(value: float, sensitivity: float) -> QueryAnswer:
     """A typed true value and the Δ the user claims (checked against what a release can represent)."""
     v = _finite(value, "true value")
     d = _finite(sensitivity, "sensitivity Δ")
@@ -142,7 +150,7 @@ def custom(value, sensitivity) -> QueryAnswer:
     return QueryAnswer("custom", "", v, d, 0, None, None, 0, "custom value", False)
 
 
-def release(answer: QueryAnswer, name: str, epsilon, delta=None):
+def release(answer: QueryAnswer, name: str, epsilon: float, delta: float | None = None) -> int | float:
     """ONE released answer through the release path (a secure source, never seeded): a count gets whole-number
     noise; a SUM or MEAN its clamped values on the grid plus noise in whole grid steps (a MEAN then divided by the
     public n); a custom value is rounded to its grid. Each call costs :meth:`QueryAnswer.charge`."""

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +23,7 @@ from .. import limits
 from ..errors import DPError
 from ..validation import check_delta, check_sensitivity
 from .grid import check_release
+from .interpret import privacy_level
 from .mechanisms import Mechanism, _finite, for_release, get, mechanism_class
 
 # The page's grids (defined in dpcore.limits).
@@ -34,11 +37,13 @@ CURVE_EPSILONS = tuple(float(e) for e in np.logspace(-2, math.log10(20), 60))
 
 
 @functools.lru_cache(maxsize=64)
-def _unit_curve(mechanism: str, delta) -> pd.DataFrame:
+def _unit_curve(mechanism: str, delta: float | None) -> pd.DataFrame:
     return _epsilon_curve(mechanism, delta, 1.0, CURVE_EPSILONS)
 
 
-def epsilon_curve(mechanism: str, delta, sensitivity, epsilons=CURVE_EPSILONS) -> pd.DataFrame:
+def epsilon_curve(
+    mechanism: str, delta: float | None, sensitivity: float, epsilons: Iterable[float] = CURVE_EPSILONS
+) -> pd.DataFrame:
     """Expected |error| and 95% half-width over a grid of ε (NaN where a calibration is not valid).
 
     Every scale is linear in Δ, so the default grid is computed once per (mechanism, δ) for Δ = 1 and scaled.
@@ -54,7 +59,7 @@ def epsilon_curve(mechanism: str, delta, sensitivity, epsilons=CURVE_EPSILONS) -
     return _epsilon_curve(mechanism, delta, sensitivity, epsilons)
 
 
-def _epsilon_curve(mechanism: str, delta, sensitivity, epsilons) -> pd.DataFrame:
+def _epsilon_curve(mechanism: str, delta: float | None, sensitivity: float, epsilons: Iterable[float]) -> pd.DataFrame:
     rows = []
     for e in epsilons:
         try:
@@ -88,7 +93,7 @@ class NoiseView:
     seed: int
     sim_mean_abs_error: float  # from the simulation
     sim_coverage: float  # fraction of simulated draws inside ci95
-    compare: tuple  # ((epsilon, x, pdf, lo, hi) ...) for COMPARE_EPSILONS
+    compare: tuple[tuple[float, np.ndarray, np.ndarray, float, float], ...]  # for COMPARE_EPSILONS
     loss_z: np.ndarray
     loss: np.ndarray
     pdf_d: np.ndarray
@@ -98,10 +103,10 @@ class NoiseView:
 
 def noise_view(
     mechanism: str,
-    epsilon,
-    delta,
-    sensitivity,
-    value,
+    epsilon: float,
+    delta: float | None,
+    sensitivity: float,
+    value: float,
     *,
     draws: int = 100_000,
     seed: int = 0,
@@ -173,23 +178,21 @@ def noise_view(
 
 def epsilon_table(
     mechanism: str,
-    delta,
-    sensitivity,
-    value=None,
+    delta: float | None,
+    sensitivity: float,
+    value: Any = None,
     *,
     integer: bool = False,
     seed: int | None = None,
-    epsilons=TABLE_EPSILONS,
+    epsilons: Iterable[float] = TABLE_EPSILONS,
 ) -> pd.DataFrame:
     """ε | noise scale | typical (expected) |error| | ±range holding 95% of releases | privacy level.
 
     Exact numbers, no random draw: one seeded example per row made ε = 0.1 look accurate when the draw
-    happened to land near the truth (issue 13). Counts under Laplace (``integer``) use the geometric
+    happened to land near the truth. Counts under Laplace (``integer``) use the geometric
     mechanism's own figures (E|X| = 2p/(1 − p²), p = e^(−ε/Δ)). ``value`` and ``seed`` are accepted for
     callers of the old signature and not used.
     """
-    from .interpret import privacy_level
-
     rows = []
     for e in epsilons:
         try:

@@ -34,19 +34,31 @@ exact calibration): :mod:`dpcore.noise.release`. Each answer states its grid and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from ..budgets import spend
 from ..data.filters import Condition, condition_mask, is_numeric, mask_all, parse_bool, parse_number, require_column
 from ..errors import DPError
 from ..noise import grid as noise_grid
 from ..noise import mechanisms, release
 from ..noise.charge import Charge, Neighbour
+from ..noise.release import GridRelease
 from .fingerprint import dataset_key
 from .model import Query
 
+T = TypeVar("T")
+
 NOT_DP = "reproducible noise: not a DP release"
+
+
+def _known(value: T | None, what: str) -> T:
+    """A prepared query's private value of the kind it holds (:func:`prepare` sets it for that kind)."""
+    if value is None:
+        raise DPError(f"this prepared query holds no true {what}; prepare the query again")
+    return value
 
 
 @dataclass
@@ -87,42 +99,47 @@ class Prepared:
             rs = np.random.default_rng(random_state) if isinstance(random_state, (int, np.integer)) else random_state
         kw = {"mechanism": q.mechanism, "random_state": rs}
 
+        tails: list[mechanisms.Mechanism] | None
         if q.kind == "count":
-            (v,), noise = release.release_counts([int(self.true_value)], epsilon=q.epsilon, delta=q.delta, **kw)
+            (c,), noise = release.release_counts(
+                [int(_known(self.true_value, "count"))], epsilon=q.epsilon, delta=q.delta, **kw
+            )
             t = int(noise.halfwidth(0.95))
-            out.update(answer=v, interval=[v - t, v + t], sensitivity=1.0, noise=release.noise_name(noise))
+            out.update(answer=c, interval=[c - t, c + t], sensitivity=1.0, noise=release.noise_name(noise))
             tails = [noise]
         elif q.kind == "sum":
-            r = release.release_sum(self.grid_sum, epsilon=q.epsilon, delta=q.delta, **kw)
+            gs = _known(self.grid_sum, "sum")
+            r = release.release_sum(gs, epsilon=q.epsilon, delta=q.delta, **kw)
             v, z, t = r.values[0], r.units[0], r.halfwidth_units
             # the ends from whole grid steps too (v ± t·g in floating point wrote 500310.03774999996)
             out.update(
                 answer=v,
-                interval=[self.grid_sum.value(z - t), self.grid_sum.value(z + t)],
+                interval=[gs.value(z - t), gs.value(z + t)],
                 sensitivity=self.sensitivity,
                 grid=self._grid(r),
             )
             tails = [r.noise]
         elif q.kind == "mean" and q.public_n:
-            lo, hi = q.bounds
-            r = release.release_sum(
-                self.grid_sum, epsilon=q.epsilon, delta=q.delta, divide_by=self.grid_sum.count, **kw
-            )
-            v, z, t, n = r.values[0], r.units[0], r.halfwidth_units, self.grid_sum.count
+            lo, hi = q.clamp
+            gs = _known(self.grid_sum, "sum")
+            r = release.release_sum(gs, epsilon=q.epsilon, delta=q.delta, divide_by=gs.count, **kw)
+            v, z, t, n = r.values[0], r.units[0], r.halfwidth_units, gs.count
             out.update(
                 answer=min(max(v, lo), hi),
-                interval=[max(self.grid_sum.value(z - t, n), lo), min(self.grid_sum.value(z + t, n), hi)],
+                interval=[max(gs.value(z - t, n), lo), min(gs.value(z + t, n), hi)],
                 sensitivity=self.sensitivity,
                 grid=self._grid(r),
             )
             tails = [r.noise]
         elif q.kind == "mean":
-            lo, hi = q.bounds
-            gs = self.grid_sum
+            lo, hi = q.clamp
+            gs = _known(self.grid_sum, "sum")
             e2, d2 = q.epsilon / 2, q.delta / 2
             # Each part gets a 97.5% interval: both hold together with probability >= 95% (union bound).
             r = release.release_sum(gs, epsilon=e2, delta=d2, level=0.975, **kw)
-            (n,), count_noise = release.release_counts([int(self.true_count)], epsilon=e2, delta=d2, **kw)
+            (n,), count_noise = release.release_counts(
+                [int(_known(self.true_count, "count"))], epsilon=e2, delta=d2, **kw
+            )
             z, ts, tn = r.units[0], r.halfwidth_units, int(count_noise.halfwidth(0.975))
             mean = min(max(gs.value(z, max(n, 1)), lo), hi)
             if n - tn > 0:
@@ -163,8 +180,8 @@ class Prepared:
         out.update(rho=charge.rho, charge=charge.to_dict(), neighbour=charge.neighbour.label)
         return out
 
-    def _grid(self, r: release.GridRelease) -> dict:
-        lo, hi = self.query.bounds
+    def _grid(self, r: GridRelease) -> dict[str, Any]:
+        lo, hi = self.query.clamp
         how = f"each value clamped to [{lo:g}, {hi:g}] and {r.describe()}" + (
             "; the noisy count is a whole number" if self.query.kind == "mean" and not self.query.public_n else ""
         )
@@ -211,7 +228,7 @@ def prepare(df: pd.DataFrame, query: Query) -> Prepared:
                 f"{'text' if not is_numeric(s) else s.dtype}. Use COUNT with a condition or a "
                 "HISTOGRAM for it"
             )
-        lo, hi = q.bounds
+        lo, hi = q.clamp
         x = s.to_numpy(dtype=float)[mask]
         if q.kind == "mean" and q.public_n:
             x = np.where(np.isnan(x), (lo + hi) / 2, x)  # n stays the public row count: impute the midpoint
@@ -276,7 +293,7 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
     if q.categories is not None:
         seen: dict = {}
         for cat in q.categories:
-            v = canonical_category(s, q.column, cat)
+            v = canonical_category(s, str(q.column), cat)
             if v in seen:
                 raise DPError(
                     f"categories {seen[v]!r} and {cat!r} are the same value of column {q.column!r}: they "
@@ -314,15 +331,15 @@ def _histogram_bins(s: pd.Series, q: Query) -> tuple[list[str], list[int], float
                 f"HISTOGRAM of numeric column {q.column!r} needs public bounds LO:HI and a number of "
                 "bins (values outside are clamped into the end bins), or a list of public categories"
             )
-        lo, hi = q.bounds
+        lo, hi = q.clamp
         x = np.clip(s.to_numpy(dtype=float), lo, hi)
         x = x[~np.isnan(x)]
         edges = np.linspace(lo, hi, q.bins + 1)
-        counts, _ = np.histogram(x, bins=edges)
+        hist, _ = np.histogram(x, bins=edges)
         labels = [
             f"[{a:g}, {b:g}{']' if i == q.bins - 1 else ')'}" for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))
         ]
-        return labels, [int(c) for c in counts], 1.0  # half-open bins: each value in exactly one
+        return labels, [int(c) for c in hist], 1.0  # half-open bins: each value in exactly one
     raise DPError(
         f"HISTOGRAM of text column {q.column!r} needs its public list of categories (the values seen "
         "in the data are themselves private); pass them separated by commas, e.g. --categories F,M"
@@ -340,8 +357,6 @@ def ask(df: pd.DataFrame, who, query: Query, *, dataset: str | None = None, rand
     answer for free. MEAN with a public n (a replace-one mechanism) is refused: the ledger charges every answer
     under one relation, add or remove one record.
     """
-    from ..budgets import spend
-
     if random_state is not None:
         raise DPError(
             "a seeded answer cannot be charged to a budget: anyone with the seed could replay the noise "
@@ -374,8 +389,8 @@ def composition_entries(events) -> list[Charge]:
     for e in events:
         if e.get("kind", "spend") != "spend":
             continue
-        ans = e.get("answer") if isinstance(e.get("answer"), dict) else {}
-        stored = ans.get("charge") if isinstance(ans.get("charge"), dict) else ans
+        ans = e["answer"] if isinstance(e.get("answer"), dict) else {}
+        stored = ans["charge"] if isinstance(ans.get("charge"), dict) else ans
         rho = stored.get("rho")
         out.append(Charge(float(e["epsilon"]), float(e.get("delta") or 0.0), rho, Neighbour.ADD_REMOVE))
     return out

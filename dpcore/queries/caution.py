@@ -29,7 +29,7 @@ def _parts(q: Query) -> list[tuple[str, float, float, float, bool]]:
     """(what, ε, δ, one person's effect, integer) of each number the answer releases."""
     if q.kind in ("count", "histogram"):
         return [("count" if q.kind == "count" else "bin", q.epsilon, q.delta, 1.0, True)]
-    lo, hi = q.bounds
+    lo, hi = q.clamp
     if q.kind == "sum":
         return [("sum", q.epsilon, q.delta, max(abs(lo), abs(hi)), False)]
     if q.public_n:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from .. import limits
 from ..data.filters import Condition, parse_condition, parse_conditions
@@ -48,7 +49,11 @@ class Query:
 
     def canonical(self) -> str:
         """The question without its ε, as stable text (WHERE order does not matter)."""
-        d = {"kind": self.kind, "mechanism": self.mechanism, "where": sorted(c.text() for c in self.where)}
+        d: dict[str, Any] = {
+            "kind": self.kind,
+            "mechanism": self.mechanism,
+            "where": sorted(c.text() for c in self.where),
+        }
         if not self.pure:
             d["delta"] = repr(float(self.delta))
         if self.kind == "count":
@@ -56,7 +61,7 @@ class Query:
         else:
             d["column"] = self.column
         if self.kind in ("sum", "mean") or (self.kind == "histogram" and self.bounds is not None):
-            d["bounds"] = [repr(float(b)) for b in self.bounds]
+            d["bounds"] = [repr(float(b)) for b in self.clamp]
         if self.kind == "histogram":
             if self.categories is not None:
                 d["categories"] = list(self.categories)
@@ -81,11 +86,18 @@ class Query:
             )
             text = f"HISTOGRAM({self.column}){how}"
         else:
-            lo, hi = self.bounds
+            lo, hi = self.clamp
             text = f"{self.kind.upper()}({self.column} CLAMPED TO [{lo:g}, {hi:g}])"
             if self.kind == "mean" and self.public_n:
                 text += " WITH PUBLIC n"
         return text + (f" WHERE {where}" if where else "")
+
+    @property
+    def clamp(self) -> tuple[float, float]:
+        """The public bounds of a SUM, a MEAN or a numeric histogram (:func:`make_query` requires them there)."""
+        if self.bounds is None:
+            raise DPError(f"a {self.kind.upper()} needs public bounds, e.g. 0:100")
+        return self.bounds
 
     @property
     def pure(self) -> bool:
@@ -161,9 +173,8 @@ def make_query(
         condition = None if condition.strip() in ("", "*") else parse_condition(condition, "COUNT condition")
     where = parse_conditions(where)
     if bounds is not None:
-        if isinstance(bounds, str):
-            bounds = parse_bounds(bounds)
-        bounds = check_bounds(*bounds, name=f"bounds of {column}")
+        lo, hi = parse_bounds(bounds) if isinstance(bounds, str) else bounds
+        bounds = check_bounds(lo, hi, name=f"bounds of {column}")
     if kind != "count":
         if not column or not str(column).strip():
             raise DPError(f"{kind.upper()} needs a column")

@@ -11,14 +11,13 @@ import pandas as pd
 
 from dpcore import claims
 from dpcore.attacks import model_audit
+from dpcore.figures import audit as audit_figs
 from dpcore.report.document import Section, render
 
 
 def audit_section(result: dict, name: str | None = None) -> Section:
     """:func:`dpcore.attacks.model_audit.audit_model`'s result as a report section. ``name``: the scores file's own
     name (user text: it goes only in the escaped title and tables)."""
-    from dpcore.figures import audit as audit_figs
-
     conf = result["confidence"]
     rows = []
     for label, a in (

@@ -108,7 +108,7 @@ def statement_section(st: dict, name: str | None = None) -> Section:
     if kind != "sweep":
         samp = st.get("sampling") or {}
         facts["sampling"] = (
-            samp.get("scheme") + (f", q = {samp['sample_rate']:.4g}" if samp.get("sample_rate") else "")
+            str(samp.get("scheme")) + (f", q = {samp['sample_rate']:.4g}" if samp.get("sample_rate") else "")
             if samp
             else "—"
         )

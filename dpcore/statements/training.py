@@ -6,7 +6,7 @@ public beside it (the number of training rows n and the list of classes), the sa
 mechanism's own parameters and the run's public settings, the accountant with its ε at δ = 1e-5, 1e-6 and the
 run's own δ, μ where it applies, the worst-case trade-off curve, the probability that the privacy loss exceeds ε,
 and every leak its run warned about. A release ships it with the weights, each covered by SHA-256
-(:func:`dpcore.training.release.release_files`).
+(:func:`dpcore.statements.release.release_files`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ KIND = "training_run"
 def for_job(job_id: str, *, caller: Any) -> Json:
     """Statement for a finished training run (a background job of target ``"train"``), for a caller who may read
     it (``caller``: a :class:`dpcore.jobs.owners.Caller`; someone else's run is NotYours). Unsigned:
-    :func:`dpcore.training.release.signed_statement` signs it with the files it ships with."""
+    :func:`dpcore.statements.release.signed_statement` signs it with the files it ships with."""
     job = store.get(job_id, caller=caller, history=False)
     m = TrainMetrics.from_job(dict(job)) if job["status"] == "done" else None
     if m is None:

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
+import shutil
 import sqlite3
+import stat
 import tempfile
 from pathlib import Path
 
@@ -217,7 +220,6 @@ def create_secret(path: Path, data: bytes, *, store: str = "the secret") -> None
 def read_secret(path: Path, *, store: str, renew: str) -> bytes | None:
     """The bytes of a secret in the home, or None when there is none. A secret that is not a regular file, or that
     others can read, is refused (anyone who can read it can use it); ``renew`` says what moving it aside does."""
-    import stat
 
     try:
         info = os.stat(path)
@@ -240,7 +242,6 @@ def signing_key(*, create: bool = True) -> bytes | None:
     from the OS CSPRNG, kept as hex in :data:`SIGNING_KEY_FILE`, readable by its owner only (0600). Created on first
     use when ``create`` (:func:`create_secret`); None when it does not exist and ``create`` is false (verifying
     never makes a key). A key that others can read, or that is not a 64-digit hex file, is refused."""
-    import secrets
 
     path = signing_key_path()
     if not path.exists() and create:
@@ -263,21 +264,19 @@ def signing_key(*, create: bool = True) -> bytes | None:
 
 # --- files a user names on the command line (--data, --out, --json, --verify) ------------------------------
 
-import stat as _stat  # noqa: E402  (kept beside the helpers that use it)
-
 
 def _kind(mode: int) -> str:
     return (
         "a folder"
-        if _stat.S_ISDIR(mode)
+        if stat.S_ISDIR(mode)
         else "a named pipe (FIFO)"
-        if _stat.S_ISFIFO(mode)
+        if stat.S_ISFIFO(mode)
         else "a socket"
-        if _stat.S_ISSOCK(mode)
+        if stat.S_ISSOCK(mode)
         else "a block device"
-        if _stat.S_ISBLK(mode)
+        if stat.S_ISBLK(mode)
         else "a character device"
-        if _stat.S_ISCHR(mode)
+        if stat.S_ISCHR(mode)
         else "not a regular file"
     )
 
@@ -315,7 +314,7 @@ def read_user_file(path_text, *, max_bytes: int, what: str = "file", option: str
         raise _user_error(exc, path, "read") from None
     try:
         mode = os.fstat(fd).st_mode
-        if not _stat.S_ISREG(mode):
+        if not stat.S_ISREG(mode):
             raise DPError(f"expected a {what}, but {path} is {_kind(mode)}; give the path of an ordinary file")
         os.set_blocking(fd, True)
         chunks, left = [], max_bytes + 1
@@ -351,9 +350,9 @@ def check_user_path(path_text, option: str = "--out") -> Path:
             path = target
         if path.exists():
             mode = path.stat().st_mode
-            if _stat.S_ISDIR(mode):
+            if stat.S_ISDIR(mode):
                 raise DPError(f"{option} must be a file path, got a folder: {path}")
-            if _stat.S_ISBLK(mode) or _stat.S_ISSOCK(mode):
+            if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
                 raise DPError(f"{option} {path} is {_kind(mode)}; refusing to write there, choose a file path")
         elif not path.parent.is_dir():
             raise DPError(f"folder {path.parent} does not exist; create it or choose another {option}")
@@ -372,7 +371,7 @@ def write_user_file(path_text, data: bytes, *, option: str = "--out") -> Path:
         mode = path.stat().st_mode if path.exists() else None
     except OSError as exc:
         raise _user_error(exc, path, "write") from None
-    if mode is not None and (_stat.S_ISCHR(mode) or _stat.S_ISFIFO(mode)):
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
         try:
             fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
@@ -406,7 +405,6 @@ def move_to_trash(path) -> Path | None:
     A caller deletes in two steps: move every file of a thing to the trash, commit the deletion of its record,
     and only then :func:`empty_trash`; if the commit fails, :func:`restore` puts the files back. A reader sees the
     thing whole or not at all, never half of it. A fault is a :class:`StorageError`."""
-    import secrets
 
     path = Path(path)
     dest = subdir(TRASH) / f"{path.name}.{secrets.token_hex(4)}"
@@ -427,7 +425,6 @@ def restore(moved, path) -> None:
 
 def empty_trash() -> None:
     """Remove what was moved to the trash (best effort: whatever a fault leaves is removed next time)."""
-    import shutil
 
     try:
         folder = home() / TRASH

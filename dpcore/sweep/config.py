@@ -10,7 +10,7 @@ import numpy as np
 from .. import limits
 from ..attacks import mia
 from ..errors import DPError
-from ..training.config import LR_SCHEDULES
+from ..training.config import LR_SCHEDULES, TrainConfig, check_batch_size
 from ..validation import check_delta, check_epsilon, check_positive_int
 
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -76,7 +76,7 @@ class SweepConfig:
     #: 0.46–0.55 vs 0.22–0.28), for ~0.1 s more training per baseline.
     baseline_lr_schedule: str = "linear"
     baseline_scale: float = 1.5
-    device: str = "auto"  # training device: auto / cpu / cuda (issue 17)
+    device: str = "auto"  # training device: auto / cpu / cuda
     #: Mislabelled training images, each included with probability 1/2, audited with the one-run method
     #: (at most a quarter of the training rows: fewer on small data).
     canaries: int = DEFAULT_CANARIES
@@ -157,7 +157,6 @@ class SweepConfig:
             size_epsilon=size_eps,
             canaries=int(self.canaries),
         )
-        from ..training.config import TrainConfig, check_batch_size  # valid before any job is queued
 
         tc = TrainConfig.from_dict(out.train_dict(eps[0], 0))
         n = out.n_rows()
@@ -174,8 +173,7 @@ class SweepConfig:
 
     def n_rows(self) -> int:
         """Training rows of one point (before canaries), from the data itself."""
-        from ..training.config import TrainConfig
-        from ..training.data import load_split
+        from ..training.data import load_split  # lazy: pandas (~0.5 s); Home imports sweep.runs, which imports this
 
         return load_split(TrainConfig.from_dict(self.train_dict(None, 0))).n_train
 

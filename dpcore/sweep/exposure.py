@@ -8,7 +8,12 @@ keeps only their row numbers and scores.
 
 from __future__ import annotations
 
+import math
+
+from .. import claims
 from ..attacks.exposure import share_above
+from . import summary
+from .summary import accuracy_text
 
 
 def _baseline(result: dict, seed: int | None = None) -> dict | None:
@@ -81,10 +86,6 @@ def story(result: dict) -> dict | None:
     (medians over seeds), the accountant's ε there, and the most any audit proves there ("no attack proves more
     than ε̂": the largest of the seeds' combined canary and ordinary-record bounds, each 95%). None before that ε
     and a baseline have finished."""
-    import math
-
-    from . import summary
-
     rows = summary.by_epsilon(result)
     base = summary.baseline_summary(result)
     if not rows or base is None:
@@ -108,9 +109,6 @@ def story(result: dict) -> dict | None:
 def story_words(s: dict) -> tuple[str, str]:
     """(a short claim for the heading — two lines on a phone —, the detail under it) for :func:`story`: "At ε = 1,
     your model loses 2.9 points" / "No attack proves more than ε ≥ 0.12 (…)" and the numbers behind both."""
-    from .. import claims
-    from .summary import accuracy_text
-
     who = "your model" if s["upload"] else "the model"
     cost = s["cost_points"]
     lose = (

@@ -7,6 +7,7 @@ The loss/threshold/LiRA attacks run on ordinary records (members = training rows
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import time
 from dataclasses import dataclass
@@ -14,8 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import limits
-from ..attacks import audit, mia, one_run
+from ..attacks import audit, exposure, mia, one_run
 from ..errors import DPError
+from ..training import accounting
+from ..training.bounds import preprocessing
+from ..training.config import TrainConfig, noise_fields
+from ..training.data import load_split, record_view
+from ..training.job import train_in_job
+from ..training.loop import train
 from .config import CANARY_ATTACK
 
 
@@ -29,9 +36,6 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
     demo baseline: online AUC 0.51 with sklearn shadows vs 0.83 with "same"), so it is only a fallback.
     """
     if params.get("shadow_trainer", "sklearn") == "same":
-        import dataclasses
-
-        from ..training.loop import train
 
         def fit(X, y, seed):
             sub = dataclasses.replace(
@@ -54,6 +58,7 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
 def _shadow_task(params: dict, cfg, split, X_pool, X, y, seed) -> dict:
     """One LiRA shadow as a nested Ray task: train it on (X, y) exactly as :func:`_shadow_fit` does locally
     and return its probabilities on the pool (an array, not a model or closure) and the task's name."""
+    # lazy: Ray is optional (requirements-ray.txt)
     import ray
 
     proba = np.asarray(_shadow_fit(params, cfg, split)(X, y, seed)(X_pool))
@@ -95,8 +100,6 @@ class Canaries:
 
     def add_to(self, split):
         """The split with the included canaries appended to its training rows."""
-        import dataclasses
-
         k = self.included
         return dataclasses.replace(
             split,
@@ -141,11 +144,6 @@ def _one_run_bound(scores, included, delta: float) -> dict:
 
 def run_point(params: dict, ctx=None) -> dict:
     """Job target: train one model (with canaries), attack it, audit it. Returns the point dict (JSON-able)."""
-    from ..training.bounds import preprocessing
-    from ..training.config import TrainConfig, noise_fields
-    from ..training.data import load_split
-    from ..training.job import train_in_job
-
     t0 = time.perf_counter()
     cfg = TrainConfig.from_dict(params["train"])
     seed = int(params.get("seed", 0))
@@ -231,8 +229,7 @@ def run_point(params: dict, ctx=None) -> dict:
     if point["epsilon"] is not None and point["noise_multiplier"] and point["sample_rate"] and point["steps"]:
         sigma, q, steps = float(point["noise_multiplier"]), float(point["sample_rate"]), int(point["steps"])
         point["gdp_mu"] = audit.gdp_mu(sigma, q, steps)
-        # the worst-case ROC from the same privacy-loss distribution as the tight ε (issue 11.9)
-        from ..training import accounting
+        # the worst-case ROC from the same privacy-loss distribution as the tight ε
 
         point["epsilon_pld"] = accounting.pld_epsilon(sigma, q, steps, delta)
         point["tradeoff"] = {
@@ -253,9 +250,6 @@ def _attach_exposure(point: dict, split, scores: dict, members, delta: float) ->
     """Who is most exposed (:mod:`dpcore.attacks.exposure`): every audited record's score and proved ε under
     ``exposure``, the most exposed under ``vulnerable`` with the record as the model saw it (``record``: a private
     row, for its owner; left out of the CLI's JSON)."""
-    from ..attacks import exposure
-    from ..training.data import record_view
-
     name = exposure.ranking_attack(scores)
     if name is None:
         return

@@ -36,7 +36,6 @@ from ..jobs.records import JobRecord
 from ..jobs.registry import SWEEP, SWEEP_POINT
 from ..training.config import REPRODUCIBLE_LABEL, dataset_name, model_name
 from .config import SweepConfig
-from .point import run_point
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 FINISHED = ("done", "failed", "cancelled")
@@ -69,6 +68,8 @@ def run_sweep_inline(
 ) -> dict:
     """Run every point one after another in this process (CLI, tests). Returns {id, config, baseline, points};
     with ``store`` the finished sweep is recorded (for ``owner``) so the page can reopen it."""
+    from .point import run_point  # lazy: training loads pandas (~0.5 s) and torch; Home imports this module
+
     cfg = _config(cfg)
     owner = check_owner(owner)
     params = cfg.point_params()

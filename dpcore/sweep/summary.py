@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import math
+from typing import Any
 
 import numpy as np
 
@@ -363,7 +364,7 @@ def baseline_summary(result: dict) -> dict | None:
     base = result.get("baselines") or ([result["baseline"]] if result.get("baseline") else [])
     if not base:
         return None
-    row = {"n": len(base)}
+    row: dict[str, Any] = {"n": len(base)}
     row["accuracy"], row["accuracy_sd"] = _mean_sd(p["test_accuracy"] for p in base)
     row["accuracy_median"] = float(np.median([p["test_accuracy"] for p in base]))
     _add_proved(row, base)
@@ -387,9 +388,9 @@ def headline(result: dict) -> dict | None:
         return None
     grid = sorted({float(e) for e in (result.get("config") or {}).get("epsilons") or []} | set(rows))
     picks = sorted({e for e in (1.0, grid[-1] if grid else None) if e in grid})
-    tprs = {a: base.get(f"{a}.tpr_at_1pct_fpr") for a in (result.get("baseline") or {}).get("mia", {})} if base else {}
-    tprs = {a: v for a, v in tprs.items() if v is not None}
-    attack = max(tprs, key=tprs.get) if tprs else None
+    found = {a: base.get(f"{a}.tpr_at_1pct_fpr") for a in (result.get("baseline") or {}).get("mia", {})} if base else {}
+    tprs: dict[str, float] = {a: v for a, v in found.items() if v is not None}
+    attack = max(tprs, key=lambda a: tprs[a]) if tprs else None
     return {
         "baseline": None if base is None else {"accuracy": base["accuracy_median"], "n": base["n"]},
         "points": [
@@ -403,17 +404,17 @@ def headline(result: dict) -> dict | None:
         "proved": None if base is None else base.get("empirical_epsilon"),
         "proved_k": 0 if base is None else base.get("empirical_epsilon_k", 0),
         "attack": attack,
-        "tpr": tprs.get(attack),
+        "tpr": tprs[attack] if attack is not None else None,
         "audited": sum(1 for p in result.get("points", []) if p.get("empirical_epsilon")),
         "violations": len(violations(result)),
     }
 
 
 def best_attack(row: dict, attacks) -> tuple[str, float]:
-    vals = {a: row.get(f"{a}.advantage") for a in attacks if row.get(f"{a}.advantage") is not None}
+    vals: dict[str, float] = {a: row[f"{a}.advantage"] for a in attacks if row.get(f"{a}.advantage") is not None}
     if not vals:
         return "", 0.0
-    a = max(vals, key=vals.get)
+    a = max(vals, key=lambda k: vals[k])
     return a, float(vals[a])
 
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from ..attacks import linkage
+from ..attacks import linkage, mia, one_run
 from ..attacks.uniqueness import class_size_per_record, group_ids
 from .schema import Schema
 
@@ -92,8 +92,8 @@ def attack_table(
         if att.neighbour_code is not None:
             found = s_codes[mask]
             found = found[found >= 0]
-            guess = fallback if not len(found) else _majority(found, seed)
-            right = bool(guess == att.neighbour_code)
+            best = fallback if not len(found) else _majority(found, seed)
+            right = bool(best == att.neighbour_code)
     if len(synthetic_codes):
         guess, matched = linkage.attribute_guess(
             synthetic_codes, att.targets, att.qis, att.sensitive, fallback=fallback, seed=seed
@@ -133,8 +133,6 @@ def membership_test(
     """One-run membership audit (Steinke, Nasr & Jagielski 2023) on a synthetic table fitted to the ``included``
     half of ``pool`` (each pool record put in by a coin flip): the ε it proves at 95% confidence, and the
     attack's AUC and true-positive rate at 1% false positives."""
-    from ..attacks import mia, one_run
-
     scores = membership_scores(synthetic_codes, pool_codes, schema)
     inc = np.asarray(included, dtype=bool)
     r = mia.roc(scores[inc], scores[~inc])

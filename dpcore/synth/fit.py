@@ -10,11 +10,12 @@ compiles ~5 s of CPU per fit, for 0.2 s of running. :func:`mirror_descent` here 
 (half the squared, noise-scaled error of every measured marginal), the same first step (2 / (L · total), L the
 Lipschitz constant of the loss's gradient, which Private-PGM's power iteration from the all-ones vector converges to
 and :func:`_lipschitz` gives exactly), the same line search and number of steps — with the model's marginals computed
-by variable elimination in numpy (``np.einsum`` with a contraction order planned once per shape): no compiling, and
-its results agree with Private-PGM's to about 1e-6 of a count (``tests/dpcore/synth/test_fit.py``).
+by message passing on Private-PGM's junction tree in numpy (:class:`Tree`): no compiling, and its results agree
+with Private-PGM's to 1e-5 of a count or better (``tests/dpcore/synth/test_fit.py``).
 
-The model it returns answers every marginal the same way (:class:`Model`: AIM's and MST's scores ask for marginals
-the model has no factor for, which Private-PGM answers with small eager jax operations), and :func:`sample` draws rows
+The model it returns answers any other marginal by variable elimination (:class:`Model`, :class:`Engine`: AIM's and
+MST's scores ask for marginals the model has no factor for, which Private-PGM answers with small eager jax
+operations), and :func:`sample` draws rows
 from it as Private-PGM's ``synthetic_data(method="sample")`` does, with a numpy generator.
 """
 
@@ -56,6 +57,7 @@ class Engine:
     def marginal(self, factors: list[np.ndarray], out: tuple, total: float) -> np.ndarray:
         expr = self._paths.get(out)
         if expr is None:  # opt_einsum (jax's dependency): the contraction order planned once, then pairwise BLAS
+            # lazy: opt_einsum, only for a synthetic release
             import opt_einsum
 
             spec = self._inputs + "->" + "".join(self._letter[a] for a in out)
@@ -90,13 +92,97 @@ def _arrays(vector) -> tuple[tuple, list[np.ndarray]]:
     return cliques, out
 
 
+class Tree:
+    """The marginals of every potential clique at once, by sum-product message passing on Private-PGM's junction tree
+    of those cliques (``mbi.junction_tree``), in numpy: each maximal clique's factor ``exp(ψ − max ψ)``, messages
+    over the separators (each scaled to its maximum), beliefs, then each clique's marginal scaled to the total. What
+    a fit asks for at every step: about one contraction per message and per clique, where :class:`Engine` eliminates
+    every variable again for each clique."""
+
+    def __init__(self, domain, cliques: tuple):
+        from mbi import junction_tree  # jax underneath: loaded with a release
+        from mbi.clique_utils import clique_mapping
+
+        self.cliques = tuple(tuple(c) for c in cliques)
+        sizes = dict(zip(domain.attrs, domain.shape))
+        if len(domain.attrs) > _MAX_FACTORS:
+            raise Unsupported(f"{len(domain.attrs)} columns")
+        letter = {a: string.ascii_letters[i] for i, a in enumerate(domain.attrs)}
+        jtree = junction_tree.make_junction_tree(domain, list(self.cliques))[0]
+        self.maximal = [tuple(c) for c in junction_tree.maximal_cliques(jtree)]
+        order = [(tuple(a), tuple(b)) for a, b in junction_tree.message_passing_order(jtree)]
+        home = clique_mapping(self.maximal, list(self.cliques), domain=domain)
+        self._home = [self.maximal.index(tuple(home[c])) for c in self.cliques]
+        # each potential clique broadcast into its maximal clique's axes
+        self._into = []
+        for c, m in zip(self.cliques, self._home):
+            mc = self.maximal[m]
+            kept = [a for a in mc if a in c]
+            self._into.append((m, [c.index(a) for a in kept], [sizes[a] if a in c else 1 for a in mc]))
+        self._shapes = [[sizes[a] for a in mc] for mc in self.maximal]
+        index = {mc: i for i, mc in enumerate(self.maximal)}
+        self._messages = []  # (from, to, einsum spec, incoming message numbers)
+        seps = {}
+        for k, (i, j) in enumerate(order):
+            sep = tuple(a for a in i if a in j)
+            seps[(i, j)] = (k, sep)
+        for i, j in order:
+            sep = seps[(i, j)][1]
+            incoming = [seps[(h, g)][0] for (h, g) in order if g == i and h != j]
+            spec = ",".join(
+                ["".join(letter[a] for a in i)] + ["".join(letter[a] for a in seps[order[n]][1]) for n in incoming]
+            )
+            self._messages.append((index[i], spec + "->" + "".join(letter[a] for a in sep), incoming))
+        self._beliefs = []
+        for mc in self.maximal:
+            incoming = [seps[(h, g)][0] for (h, g) in order if g == mc]
+            spec = ",".join(
+                ["".join(letter[a] for a in mc)] + ["".join(letter[a] for a in seps[order[n]][1]) for n in incoming]
+            )
+            self._beliefs.append((spec + "->" + "".join(letter[a] for a in mc), incoming))
+        self._out = []
+        for c, m in zip(self.cliques, self._home):
+            mc = self.maximal[m]
+            self._out.append("".join(letter[a] for a in mc) + "->" + "".join(letter[a] for a in c))
+
+    def marginals(self, theta: list[np.ndarray], total: float) -> list[np.ndarray]:
+        psi = [np.zeros(s) for s in self._shapes]
+        for t, (m, perm, shape) in zip(theta, self._into):
+            psi[m] = psi[m] + np.transpose(t, perm).reshape(shape)
+        phi = [np.exp(p - p.max()) for p in psi]
+        msgs: list[np.ndarray] = []
+        for i, spec, incoming in self._messages:
+            msg = np.einsum(spec, phi[i], *[msgs[n] for n in incoming])
+            top = msg.max()
+            if not np.isfinite(top) or top <= 0:
+                raise Unsupported("the model's factors underflow")
+            msgs.append(msg / top)
+        out = []
+        for m, spec_c in zip(self._home, self._out):
+            spec, incoming = self._beliefs[m]
+            belief = np.einsum(spec, phi[m], *[msgs[n] for n in incoming])
+            mu = np.einsum(spec_c, belief)
+            z = float(mu.sum())
+            if not np.isfinite(z) or z <= 0:
+                raise Unsupported("the model's factors underflow")
+            out.append(mu * (total / z))
+        return out
+
+
+@functools.lru_cache(maxsize=64)
+def _tree(attrs: tuple, shape: tuple, cliques: tuple) -> Tree:
+    from mbi import Domain  # jax underneath: loaded with a release
+
+    return Tree(Domain(attrs, shape), cliques)
+
+
 # --- the fit -----------------------------------------------------------------------------------------------------
 
 
 def _expand(cliques: tuple, theta: list[np.ndarray], new: list, domain) -> list[np.ndarray]:
     """Private-PGM's ``CliqueVector.expand`` in numpy: each old factor added into the new clique that supports it
     (``reverse_clique_mapping``: the smallest), the others zero; the distribution is unchanged."""
-    from mbi.clique_utils import reverse_clique_mapping
+    from mbi.clique_utils import reverse_clique_mapping  # jax underneath: loaded with a release
 
     sizes = dict(zip(domain.attrs, domain.shape))
     mapping = reverse_clique_mapping(list(new), list(cliques), domain=domain)
@@ -116,7 +202,7 @@ def _expand(cliques: tuple, theta: list[np.ndarray], new: list, domain) -> list[
 def _assign(cliques: tuple, measurements, sizes: dict) -> list[tuple]:
     """Each measurement on the first potential clique that holds it (Private-PGM's ``CliqueVector.project``):
     (clique index, axes summed out, axis order, noisy values shaped as the clique, noise scale)."""
-    from mbi import Factor
+    from mbi import Factor  # jax underneath: loaded with a release
 
     out = []
     for m in measurements:
@@ -159,13 +245,12 @@ def _loss(mu: list[np.ndarray], assigned: list[tuple], grad: bool):
     return value, g
 
 
-def fit_arrays(engine: Engine, theta: list[np.ndarray], assigned: list[tuple], total: float, sizes: dict, iters: int):
+def fit_arrays(engine: Tree, theta: list[np.ndarray], assigned: list[tuple], total: float, sizes: dict, iters: int):
     """Mirror descent in numpy (Private-PGM's loop): returns the potentials and the marginals of every clique."""
     cliques = engine.cliques
 
     def oracle(th):
-        f = engine.factors(th)
-        return [engine.marginal(f, c, total) for c in cliques]
+        return engine.marginals(th, total)
 
     alpha = 2.0 / (_lipschitz(cliques, assigned, sizes) * total)
     mu = oracle(theta)
@@ -184,7 +269,7 @@ def fit_arrays(engine: Engine, theta: list[np.ndarray], assigned: list[tuple], t
 def mirror_descent(domain, loss_fn, *, potentials=None, iters: int = ITERS) -> Any:
     """Private-PGM's ``mirror_descent`` on a list of ``LinearMeasurement`` (OpenDP's estimator signature), in numpy.
     Returns a :class:`Model` (a ``MarkovRandomField``); anything it does not do goes to Private-PGM's own."""
-    from mbi.clique_utils import maximal_subset
+    from mbi.clique_utils import maximal_subset  # jax underneath: loaded with a release
     from mbi.estimation import minimum_variance_unbiased_total
     from mbi.estimation import mirror_descent as pgm_mirror_descent
 
@@ -201,7 +286,7 @@ def mirror_descent(domain, loss_fn, *, potentials=None, iters: int = ITERS) -> A
             cliques, theta = _arrays(potentials)
             if not all(potentials.supports(cl) for cl in loss_cliques):
                 cliques, theta = tuple(loss_cliques), _expand(cliques, theta, loss_cliques, domain)
-        engine = _engine_for(domain, cliques)
+        engine = _tree(tuple(domain.attrs), tuple(domain.shape), cliques)
         theta, mu = fit_arrays(engine, theta, _assign(cliques, measurements, sizes), total, sizes, int(iters))
     except Unsupported:
         return pgm_mirror_descent(domain, loss_fn, potentials=potentials)
@@ -212,7 +297,7 @@ def mirror_descent(domain, loss_fn, *, potentials=None, iters: int = ITERS) -> A
 
 
 def _vector(domain, cliques: tuple, arrays: list[np.ndarray]):
-    import jax.numpy as jnp
+    import jax.numpy as jnp  # jax underneath: loaded with a release
     from mbi import Factor
     from mbi.clique_vector import CliqueVector
 
@@ -225,7 +310,7 @@ def _vector(domain, cliques: tuple, arrays: list[np.ndarray]):
 
 @functools.cache
 def _model_class():
-    from mbi import Factor, MarkovRandomField
+    from mbi import Factor, MarkovRandomField  # jax underneath: loaded with a release
 
     class Model(MarkovRandomField):
         """Private-PGM's ``MarkovRandomField`` whose marginals outside its factors come from :class:`Engine`."""
@@ -234,6 +319,7 @@ def _model_class():
             attrs = (attrs,) if isinstance(attrs, str) else tuple(attrs)
             if self.marginals.supports(attrs):
                 return self.marginals.project(attrs)
+            # lazy: jax takes ~2 s to import
             import jax.numpy as jnp
 
             return Factor(self.domain.project(attrs), jnp.asarray(marginal(self, attrs)))
@@ -276,7 +362,7 @@ def sample(model, rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """``rows`` rows drawn independently from the model (Private-PGM's ``synthetic_data(method="sample")``: columns
     in reverse elimination order, each from its conditional given the columns drawn before it that share a factor
     with it), as {column: codes}."""
-    from mbi import junction_tree
+    from mbi import junction_tree  # jax underneath: loaded with a release
 
     domain = model.domain
     cliques = [set(c) for c in model.cliques]

@@ -32,8 +32,10 @@ import numpy as np
 from .. import textsafe
 from ..data import datasets
 from ..errors import DPError
+from ..training.data import UPLOAD, release_uploads, upload_file
 from .release import SynthConfig, plain_errors, release
 from .schema import Schema
+from .statement import release_statement
 from .utility import upload_task, upload_utility
 
 CSV_NAME = "synthetic.csv"
@@ -87,8 +89,6 @@ ROWS_READ_ALL = "every row of the upload"
 
 def run_release(p: dict, ctx) -> dict:
     """Job target ``"synth.release"`` (see the module docstring)."""
-    from ..training.data import UPLOAD, release_uploads
-
     dataset = str(p.get("dataset") or "")
     if not dataset.startswith(UPLOAD):
         raise DPError("a synthetic release job reads an uploaded file; upload it again")
@@ -104,8 +104,6 @@ def run_release(p: dict, ctx) -> dict:
 
 
 def _run(p: dict, ctx, dataset: str, want) -> dict:
-    from ..training.data import UPLOAD, upload_file
-
     df = datasets.read_csv(upload_file(dataset[len(UPLOAD) :]))
     schema, cfg = Schema.from_dict(p["schema"]), SynthConfig.from_dict(p["config"])
     task = upload_task(schema, want.get("target"), want.get("threshold")) if want else None
@@ -117,8 +115,11 @@ def _run(p: dict, ctx, dataset: str, want) -> dict:
     if want:
         ctx.progress(step=1, total_steps=2, phase="utility")
         kept = upload_utility(fitted, held_out, rel.codes, rel.table, schema, cfg.pairs, task)
-    st = rel.statement(
-        f"upload {p.get('name') or 'CSV'}", rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL, csv_name=CSV_NAME
+    st = release_statement(
+        rel,
+        f"upload {p.get('name') or 'CSV'}",
+        rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL,
+        csv_name=CSV_NAME,
     )
     ctx.save_bytes(CSV_NAME, textsafe.csv_bytes(rel.table))
     ctx.save_bytes(STATEMENT_NAME, json.dumps(st, indent=2).encode())

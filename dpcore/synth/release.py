@@ -313,6 +313,14 @@ def plan(schema: Schema, cfg: SynthConfig) -> Plan:
     return p
 
 
+def spend(schema: Schema, cfg: SynthConfig) -> tuple[float, float]:
+    """What a release of ``schema`` at ``cfg`` spends — OpenDP's privacy map of its measurement at one record added
+    or removed, ``(ε, δ)`` with ``ε ≤ cfg.epsilon`` and ``δ ≤ cfg.delta`` — known before any row is read (the
+    measurement depends on the declarations and the budget only): what a gate charges before :func:`release` runs."""
+    p = plan(schema, cfg.check(schema))
+    return p.epsilon, p.delta
+
+
 # --- when OpenDP stops ------------------------------------------------------------------------------------------
 
 #: The log that keeps what went wrong inside a generator (``$DP_EXPLORER_HOME/logs/``): pages and the CLI show one
@@ -385,12 +393,6 @@ class SynthRelease:
     seconds: float
     notes: list[str] = field(default_factory=list)
     contingency: object = field(default=None, repr=False)  # OpenDP's ContingencyTable: the noisy marginals, model
-
-    def statement(self, dataset: str, rows_read: str | None = None, csv_name: str = "synthetic.csv") -> dict:
-        """The signed statement, covering the table as ``csv_name`` (:func:`dpcore.textsafe.csv_bytes`) by SHA-256."""
-        from .statement import release_statement
-
-        return release_statement(self, dataset, rows_read, csv_name)
 
 
 def _rows(model, names: list[str], rows: int, rng: np.random.Generator) -> np.ndarray:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,9 +53,9 @@ class Column:
     """One column's public declaration: ``categories``, or ``bounds`` and ``width`` (a number column)."""
 
     name: str
-    categories: tuple | None = None
-    bounds: tuple[float, float] | None = None
-    width: float | None = None
+    categories: tuple[Any, ...] | None = None
+    bounds: tuple[Any, Any] | None = None  # as declared (numbers or their text); numbers once built
+    width: Any = None  # as declared; a float once built
 
     def __post_init__(self):
         name = str(self.name)
@@ -104,23 +105,42 @@ class Column:
         return self.bounds is not None
 
     @property
+    def span(self) -> tuple[float, float]:
+        """The bounds of a number column (a built column of that kind has them)."""
+        if self.bounds is None:
+            raise DPError(f"column {self.name!r} declares categories, not bounds")
+        return self.bounds
+
+    @property
+    def step(self) -> float:
+        """The bin width of a number column (1 unless declared)."""
+        return 1.0 if self.width is None else float(self.width)
+
+    @property
+    def values(self) -> tuple[Any, ...]:
+        """The declared categories of a category column."""
+        if self.categories is None:
+            raise DPError(f"column {self.name!r} declares bounds, not categories")
+        return tuple(self.categories)
+
+    @property
     def whole(self) -> bool:
         """Whole numbers: bounds and width are whole (width 1 keeps exact values)."""
-        return self.is_number and all(float(x).is_integer() for x in (*self.bounds, self.width))
+        return self.is_number and all(float(x).is_integer() for x in (*self.span, self.step))
 
     @property
     def n_bins(self) -> int:
         if not self.is_number:
-            return len(self.categories)
-        lo, hi = self.bounds
+            return len(self.values)
+        lo, hi = self.span
         span = hi - lo + (1 if self.whole else 0)
-        return max(1, math.ceil(span / self.width - 1e-9))
+        return max(1, math.ceil(span / self.step - 1e-9))
 
     def edges(self) -> np.ndarray:
         """Bin k holds [edges[k], edges[k + 1]) (whole numbers: edges[k] .. edges[k + 1] − 1); the last ends at
         the upper bound."""
-        lo, hi = self.bounds
-        e = lo + self.width * np.arange(self.n_bins + 1, dtype=np.float64)
+        lo, hi = self.span
+        e = lo + self.step * np.arange(self.n_bins + 1, dtype=np.float64)
         e[-1] = hi + (1 if self.whole else 0)
         return e
 
@@ -128,14 +148,14 @@ class Column:
         """Each row's code: 0 .. K-1, or -1 for a missing value or one outside the declared categories."""
         if self.is_number:
             x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
-            lo, hi = self.bounds
+            lo, hi = self.span
             x = np.clip(x, lo, hi)
             if self.whole:
                 x = np.floor(x)
-            code = np.floor((x - lo) / self.width)
+            code = np.floor((x - lo) / self.step)
             code = np.clip(code, 0, self.n_bins - 1)
             return np.where(np.isnan(x), -1, code).astype(np.int64)
-        lookup = {category_key(c): i for i, c in enumerate(self.categories)}
+        lookup = {category_key(c): i for i, c in enumerate(self.values)}
         keys = pd.Series(s, copy=False).map(category_key, na_action="ignore")
         return keys.map(lookup).fillna(-1).to_numpy(dtype=np.int64)
 
@@ -151,12 +171,12 @@ class Column:
                 x = np.floor(a + rng.random(len(c)) * (b - a))
                 out = pd.Series(np.minimum(x, b - 1), name=self.name).astype("Int64")
             else:
-                out = pd.Series(np.minimum(a + rng.random(len(c)) * (b - a), self.bounds[1]), name=self.name)
+                out = pd.Series(np.minimum(a + rng.random(len(c)) * (b - a), self.span[1]), name=self.name)
             out[missing] = pd.NA if self.whole else np.nan
             return out
-        values = np.array(list(self.categories) + [None], dtype=object)
-        out = pd.Series(values[np.where(missing, len(self.categories), c)], name=self.name)
-        kinds = {type(v) for v in self.categories}
+        values = np.array(list(self.values) + [None], dtype=object)
+        out = pd.Series(values[np.where(missing, len(self.values), c)], name=self.name)
+        kinds = {type(v) for v in self.values}
         if kinds <= {bool, np.bool_} and not missing.any():
             return out.astype(bool)
         if kinds <= {int, np.integer} and not missing.any():
@@ -166,7 +186,7 @@ class Column:
     def labels(self) -> list[str]:
         """Each code's readable label (tables of marginals): a category, or a bin's range."""
         if not self.is_number:
-            return [str(c) for c in self.categories]
+            return [str(c) for c in self.values]
         e = self.edges()
         fmt = (lambda v: f"{int(v):,}") if self.whole else (lambda v: f"{v:,.4g}")
         if self.whole:
@@ -176,23 +196,23 @@ class Column:
     def describe(self) -> str:
         """The declaration in words (statements, the page)."""
         if not self.is_number:
-            return f"categories {', '.join(map(str, self.categories))}"
-        lo, hi = self.bounds
+            return f"categories {', '.join(map(str, self.values))}"
+        lo, hi = self.span
         unit = "whole numbers" if self.whole else "numbers"
-        return f"{unit} {lo:g} to {hi:g} (clamped), {self.n_bins} bins of width {self.width:g}"
+        return f"{unit} {lo:g} to {hi:g} (clamped), {self.n_bins} bins of width {self.step:g}"
 
     def declaration(self) -> str:
         """The declaration as the CLI takes it: ``age=18:90:1`` or ``sex=F,M``."""
         if self.is_number:
-            return f"{self.name}={self.bounds[0]:g}:{self.bounds[1]:g}:{self.width:g}"
-        return f"{self.name}={','.join(map(str, self.categories))}"
+            return f"{self.name}={self.span[0]:g}:{self.span[1]:g}:{self.step:g}"
+        return f"{self.name}={','.join(map(str, self.values))}"
 
-    def to_dict(self) -> dict:
-        d = {"name": self.name}
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name}
         if self.is_number:
-            d.update(bounds=list(self.bounds), width=self.width, bins=self.n_bins, whole=self.whole)
+            d.update(bounds=list(self.span), width=self.step, bins=self.n_bins, whole=self.whole)
         else:
-            d["categories"] = [c if isinstance(c, (bool, int, float, str)) else str(c) for c in self.categories]
+            d["categories"] = [c if isinstance(c, (bool, int, float, str)) else str(c) for c in self.values]
         return d
 
     @classmethod

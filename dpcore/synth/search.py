@@ -46,7 +46,7 @@ def bracket(make_chain: Callable[[float], Any], d_in: Any, d_out: Any) -> tuple[
 
 def binary_search_chain(make_chain, d_in, d_out, bounds=(None, None), T=None):
     """OpenDP's ``binary_search_chain``, bracketed first when no bounds are given (see the module docstring)."""
-    from opendp import mod
+    from opendp import mod  # OpenDP: loaded with a release, not with dpcore
 
     if bounds is None or tuple(bounds) == (None, None):
         found = bracket(make_chain, d_in, d_out)
@@ -60,7 +60,7 @@ def binary_search_chain(make_chain, d_in, d_out, bounds=(None, None), T=None):
 
 def binary_search_param(make_chain, d_in, d_out, bounds=(None, None), T=None):
     """OpenDP's ``binary_search_param``, bracketed first when no bounds are given."""
-    from opendp import mod
+    from opendp import mod  # OpenDP: loaded with a release, not with dpcore
 
     if bounds is None or tuple(bounds) == (None, None):
         found = bracket(make_chain, d_in, d_out)
@@ -78,6 +78,7 @@ def install() -> None:
     with _LOCK:
         if _INSTALLED:
             return
+        # lazy: OpenDP loads a native library (~1 s)
         from opendp.extras.mbi import _aim, _fixed, _mst, _table
 
         for module in (_aim, _fixed, _mst, _table):

@@ -35,7 +35,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from ..errors import DPError
+from .fit import mirror_descent, pair_marginal
+from .search import binary_search_chain
 
 Compose = Callable[[Sequence[float]], float]
 
@@ -161,8 +165,7 @@ class Generators:
 def _generators(dp: Any) -> Generators:
     """OpenDP 0.16's MST and AIM with the splits above: their ``make_marginals`` as OpenDP writes them, the budget's
     parts the only change (classes made on first use: OpenDP's mbi extra imports jax)."""
-    import numpy as np
-    from mbi import MarkovRandomField
+    from mbi import MarkovRandomField  # OpenDP's mbi extra and Private-PGM import jax: loaded with a release
     from opendp._internal import _make_transformation, _new_pure_function
     from opendp.combinators import make_fully_adaptive_composition, make_privacy_filter, then_adaptive_composition
     from opendp.domains import atom_domain, vector_domain
@@ -179,9 +182,6 @@ def _generators(dp: Any) -> Generators:
     from opendp.measurements import make_noisy_max
     from opendp.metrics import linf_distance
     from scipy.cluster.hierarchy import DisjointSet
-
-    from .fit import pair_marginal
-    from .search import binary_search_chain
 
     def mst_scores(input_domain, input_metric, queries, model):
         """OpenDP's ``_make_mst_scores`` (how poorly the model holds each pair: the same norm, the same stability
@@ -329,8 +329,6 @@ def _generators(dp: Any) -> Generators:
 def algorithm(dp: Any, generator: str, **kwargs: Any) -> Any:
     """OpenDP's ``MST`` or ``AIM`` with the splits above (``dp``: ``opendp.prelude`` with contrib enabled), fitted
     with :func:`dpcore.synth.fit.mirror_descent` unless ``estimator`` says otherwise."""
-    from .fit import mirror_descent
-
     g = _generators(dp)
     kwargs.setdefault("estimator", mirror_descent)
     return (g.mst if generator == "mst" else g.aim)(**kwargs)

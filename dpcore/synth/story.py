@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.stats import fisher_exact
 
 from .. import claims
 from ..attacks import linkage
@@ -70,8 +71,6 @@ def her_named(nb: dict) -> bool:
     """Is her diagnosis named because her record is in the table? Yes when the matching rows name it in most
     releases, or significantly more often than the tables fitted without her (one-sided Fisher exact test at 5%):
     with a few releases, one lucky match in the tables of the patients is chance, and the baseline shows it."""
-    from scipy.stats import fisher_exact
-
     r, a, b = nb["judged"], nb["right"], nb["baseline_right"]
     if not r or not a:
         return False

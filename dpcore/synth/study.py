@@ -36,10 +36,13 @@ from ..attacks import linkage
 from ..attacks import reidentification as story
 from ..data import datasets
 from ..errors import Cancelled, DPError
+from ..jobs import owners, registry, store, workers
+from ..jobs.display import ran_at
 from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
 from .release import SynthConfig, check_synth_epsilon, plain_errors, release
 from .schema import STORY_COLUMNS, medical
+from .statement import release_statement
 
 #: The column pairs that matter in the story: what the attacks link (age, zip code, salary with the diagnosis)
 #: and what the console's questions ask.
@@ -180,10 +183,10 @@ def _data(cfg: StudyConfig) -> _Data:
         "blind_right": float(np.mean(att.targets[cfg.sensitive].to_numpy() == att.prior_code)),
         "unique_patients": int(len(att.unique)),
         "neighbour_found": att.neighbour_code is not None,
-        "neighbour_value": schema.column(cfg.sensitive).categories[att.neighbour_code]
+        "neighbour_value": schema.column(cfg.sensitive).values[att.neighbour_code]
         if att.neighbour_code is not None
         else None,
-        "blind_value": schema.column(cfg.sensitive).categories[att.prior_code],
+        "blind_value": schema.column(cfg.sensitive).values[att.prior_code],
         "model_accuracy": utility.model_accuracy(real, holdout, schema) if "salary" in cfg.columns else None,
         "sampling_floor": utility.marginal_errors(
             codes, schema.encode(datasets.medical(cfg.n, _seed(cfg, 5))[list(cfg.columns)]), schema, cfg.pairs
@@ -254,7 +257,7 @@ def run(cfg: StudyConfig, *, progress=None, cancelled=None) -> dict:
                 }
             )
             if rep == 0:
-                statements[str(e)] = a.statement(f"synthetic medical, {cfg.n:,} patients (seed {cfg.seed})")
+                statements[str(e)] = release_statement(a, f"synthetic medical, {cfg.n:,} patients (seed {cfg.seed})")
                 if sample is None or abs(math.log(e)) < abs(math.log(sample["epsilon"])):
                     sample = {
                         "epsilon": e,
@@ -335,7 +338,7 @@ class Study:
     def questions(self, epsilon: float) -> pd.DataFrame:
         """The standard questions at ``epsilon`` as text: the real table's answer, the synthetic tables' mean and
         their range over the releases ("31.1% (27.0–35.2%)")."""
-        rows = {}
+        rows: dict[tuple[str, str, float], list[float]] = {}
         for run_ in self.point(epsilon)["runs"]:
             for q in run_["questions"]:
                 rows.setdefault((q["question"], q["unit"], q["real"]), []).append(q["synthetic"])
@@ -389,8 +392,6 @@ def submit(cfg: StudyConfig, *, owner: str, key: str | None = None) -> tuple[str
     """Queue a study for ``owner`` (``key``: the click's idempotency key). Returns ``(job id, joined)``: for the
     default study, while an identical one is queued or running (anyone's), nothing is queued and its id comes back
     with ``joined`` True — twenty visitors pressing Start at once make one run that all of them watch."""
-    from ..jobs import owners, registry, store
-
     try:
         return store.submit(
             registry.SYNTH_STUDY, cfg.to_dict(), owner=owner, group=GROUP, label=cfg.label(), key=key
@@ -399,10 +400,24 @@ def submit(cfg: StudyConfig, *, owner: str, key: str | None = None) -> tuple[str
         return running.ref, True
 
 
+#: Set to 1, the server queues the default study when it starts, unless one is finished, queued or running: a
+#: visitor of a demo finds its numbers at once (``make run`` with ``DP_EXPLORER_DEMO_STUDY=1``).
+PREPARE_ENV = "DP_EXPLORER_DEMO_STUDY"
+
+
+def prepare_default() -> str | None:
+    """Queue the default study for everyone (owner: the server's command line) unless the store already has a
+    finished, queued or running one, and start the workers; its job id, or None when nothing was queued."""
+    cfg = StudyConfig()
+    if find_shared(cfg, caller=owners.CLI) is not None:
+        return None
+    job_id, joined = submit(cfg, owner=owners.CLI.owner)
+    workers.ensure_workers(2)
+    return None if joined else job_id
+
+
 def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):
     """The caller's newest study with exactly these settings in one of ``statuses`` (a second click reuses it)."""
-    from ..jobs import store
-
     want = cfg.to_dict()
     for j in store.list_jobs(caller=caller, group=GROUP, limit=200):
         if j["status"] in statuses and j.get("params") == want:
@@ -413,8 +428,6 @@ def find(cfg: StudyConfig, *, caller, statuses=("queued", "running", "done")):
 def find_shared(cfg: StudyConfig, *, caller):
     """For the default study only: the newest finished shared run (anyone's), else the one queued or running —
     what a visitor without a study of their own is shown at once. None for any other settings."""
-    from ..jobs import store
-
     if not is_default(cfg):
         return None
     want = cfg.to_dict()
@@ -431,8 +444,6 @@ def find_shared(cfg: StudyConfig, *, caller):
 def find_similar(cfg: StudyConfig, *, caller, limit: int = 200):
     """The caller's newest finished study of the same patients, neighbour and attack (other ε, releases or
     generator)."""
-    from ..jobs import store
-
     same = ("n", "seed", "facts", "qis", "sensitive", "n_targets", "target_seed")
     want = {k: v for k, v in cfg.to_dict().items() if k in same}
     for j in store.list_jobs(caller=caller, group=GROUP, limit=limit):
@@ -445,8 +456,6 @@ def find_similar(cfg: StudyConfig, *, caller, limit: int = 200):
 def shared_note(job, *, caller) -> str | None:
     """One markdown sentence for a shared study that is not the caller's to change (None otherwise): whose it is
     in words (never its owner's id), when it ran, that it is read-only, and what Start does."""
-    from ..jobs.display import ran_at
-
     if not job.get("shared") or caller.may_change(job.get("owner")):
         return None
     who = "the server's command line" if job.get("owner") == "cli" else "another visitor"
@@ -468,6 +477,4 @@ def shared_note(job, *, caller) -> str | None:
 def finished(*, caller, limit: int = 200, shared: bool = True) -> list:
     """The caller's finished studies, newest first, with the shared default study (anyone's) unless ``shared`` is
     False (the report's and the advisor's choices)."""
-    from ..jobs import store
-
     return [j for j in store.list_jobs(caller=caller, group=GROUP, limit=limit, shared=shared) if j["status"] == "done"]

@@ -14,12 +14,15 @@ its owner; the page and the report label them so.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..data.filters import parse_finite
 from ..errors import DPError
+from ..queries import answering, model
 from .schema import Schema
 
 
@@ -77,19 +80,15 @@ STANDARD_QUESTIONS = (
 
 
 def _query(kwargs: dict):
-    from ..queries import model
-
     return model.make_query(epsilon=1.0, **kwargs)  # ε is never spent: only the true answer is read
 
 
 def _answer(df: pd.DataFrame, q) -> float:
-    from ..queries import answering
-
     p = answering.prepare(df, q)
     if q.kind == "count":
-        return 100.0 * p.true_value / max(len(df), 1)
-    lo, hi = q.bounds  # a mean: the noisy-sum-over-count form's true value
-    return (lo + hi) / 2 + p.true_sum / p.true_count if p.true_count else float("nan")
+        return 100.0 * float(p.true_value or 0) / max(len(df), 1)
+    lo, hi = q.clamp  # a mean: the noisy-sum-over-count form's true value
+    return (lo + hi) / 2 + float(p.true_sum or 0) / p.true_count if p.true_count else float("nan")
 
 
 def standard_answers(real: pd.DataFrame, synthetic: pd.DataFrame) -> list[dict]:
@@ -119,7 +118,7 @@ def _features(df: pd.DataFrame, schema: Schema, target: str) -> np.ndarray:
         if c.name == target:
             continue
         if c.is_number:
-            lo, hi = c.bounds
+            lo, hi = c.span
             x = pd.to_numeric(df[c.name], errors="coerce").to_numpy(dtype=float)
             parts.append(((np.clip(np.nan_to_num(x, nan=(lo + hi) / 2), lo, hi) - lo) / (hi - lo))[:, None])
         else:
@@ -140,6 +139,7 @@ def _labels(df: pd.DataFrame, task: dict, schema: Schema) -> np.ndarray:
 def model_accuracy(train: pd.DataFrame, test: pd.DataFrame, schema: Schema, task: dict = STORY_TASK) -> float:
     """Test accuracy on ``test`` of a logistic regression trained on ``train`` (the analyst's own, non-DP model;
     one class only in ``train``: that class is always predicted)."""
+    # lazy: scikit-learn takes ~1 s to import
     from sklearn.linear_model import LogisticRegression
 
     y, y_test = _labels(train, task, schema), _labels(test, task, schema)
@@ -181,7 +181,7 @@ def upload_task(schema: Schema, target: str | None, threshold=None) -> dict | No
                 f"column {col.name!r} is a category column: the model predicts its value, so leave the threshold out"
             )
         return {"target": col.name, "threshold": None, "text": f"{col.name} (its category)"}
-    lo, hi = col.bounds
+    lo, hi = col.span
     t = (lo + hi) / 2 if threshold is None else parse_finite(threshold, f"threshold for {col.name!r}")
     if not lo < t <= hi:
         raise DPError(
@@ -208,9 +208,7 @@ def upload_utility(
     bins; and with a ``task`` (:func:`upload_task`), the test accuracy on the ``held_out`` rows (which no release
     read) of a model trained on the synthetic rows, beside one trained on the fitted rows and always answering
     their most common class. Computed on the private rows: not covered by ε."""
-    from .. import limits
-
-    out = {
+    out: dict[str, Any] = {
         "marginals": marginal_errors(schema.encode(fitted), synthetic_codes, schema, pairs),
         "fitted_rows": int(len(fitted)),
         "held_out_rows": int(len(held_out)) if held_out is not None else 0,
@@ -219,7 +217,7 @@ def upload_utility(
     }
     if task is None:
         return out
-    n = out["held_out_rows"]
+    n = int(out["held_out_rows"])
     if n < limits.SYNTH_UTILITY_MIN_TEST_ROWS:
         out["model_note"] = (
             f"the held-out part has {n:,} rows; a model is tested on at least "

@@ -30,10 +30,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ..attacks.audit import roc_from_privacy_profile
 from ..errors import DPError
 from ..validation import check_delta, check_epsilon, check_positive_int
 
@@ -50,7 +54,7 @@ CALIBRATION_TOLERANCE = 0.02
 CALIBRATION_MAX_EVALS = 12
 
 
-def _check_run(noise_multiplier, sample_rate, steps, delta):
+def _check_run(noise_multiplier: Any, sample_rate: Any, steps: Any, delta: Any) -> tuple[float, float, int, float]:
     try:
         sigma = float(noise_multiplier)
     except (TypeError, ValueError):
@@ -72,10 +76,12 @@ def _check_run(noise_multiplier, sample_rate, steps, delta):
 # --- RDP ------------------------------------------------------------------------------------------
 
 
-def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+def _log_comb(n: float, k: np.ndarray) -> np.ndarray:
+    # lazy: scipy takes ~0.4 s to import
     from scipy.special import gammaln
 
-    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+    out: np.ndarray = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+    return out
 
 
 def rdp_integer_orders(
@@ -89,13 +95,14 @@ def rdp_integer_orders(
     out = np.empty(len(orders))
     for j, a in enumerate(orders):
         k = np.arange(int(a) + 1, dtype=np.float64)
-        terms = _log_comb(np.float64(a), k) + k * math.log(q) + (a - k) * math.log1p(-q) + (k * k - k) / (2 * sigma**2)
+        terms = _log_comb(float(a), k) + k * math.log(q) + (a - k) * math.log1p(-q) + (k * k - k) / (2 * sigma**2)
         m = terms.max()
         out[j] = (m + math.log(np.exp(terms - m).sum())) / (a - 1)
     return steps * out
 
 
 def _rdp_to_eps(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
+    # lazy: Opacus imports torch (~2 s)
     from opacus.accountants.analysis.rdp import get_privacy_spent
 
     with warnings.catch_warnings():
@@ -114,6 +121,7 @@ def fast_rdp_epsilon(noise_multiplier: float, sample_rate: float, steps: int, de
 
 @lru_cache(maxsize=4096)
 def _rdp_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:
+    # lazy: Opacus imports torch (~2 s)
     from opacus.accountants import RDPAccountant
 
     acc = RDPAccountant()
@@ -126,17 +134,19 @@ def _rdp_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:
 # --- PRV ------------------------------------------------------------------------------------------
 
 
-def _fast_prv_class():
+def _fast_prv_class() -> Any:
+    # lazy: Opacus imports torch (~2 s)
     from opacus.accountants import PRVAccountant
     from opacus.accountants.analysis.prv import Domain
 
-    class FastPRVAccountant(PRVAccountant):
+    class FastPRVAccountant(PRVAccountant):  # type: ignore[misc]  # Opacus has no type information
         """Opacus's PRV accountant with a faster, never-smaller domain bound (see module doc)."""
 
-        def _get_domain(self, prvs, num_self_compositions, eps_error, delta_error):
+        def _get_domain(self, prvs: Any, num_self_compositions: list[int], eps_error: float, delta_error: float) -> Any:
             total = sum(num_self_compositions)
-            rdp = sum(
-                rdp_integer_orders(p.noise_multiplier, p.sample_rate, n) for p, n in zip(prvs, num_self_compositions)
+            rdp: np.ndarray = sum(
+                (rdp_integer_orders(p.noise_multiplier, p.sample_rate, n) for p, n in zip(prvs, num_self_compositions)),
+                np.zeros(len(INT_ORDERS)),
             )
             L_max = _rdp_to_eps(INT_ORDERS, rdp, delta_error / 4)
             for p in prvs:
@@ -151,7 +161,7 @@ def _fast_prv_class():
     return FastPRVAccountant
 
 
-_FAST_PRV = None
+_FAST_PRV: Any = None
 
 
 @lru_cache(maxsize=4096)
@@ -178,17 +188,19 @@ def epsilon(
     return _prv_epsilon(sigma, q, t, d) if acc == "prv" else _rdp_epsilon(sigma, q, t, d)
 
 
-def epsilon_from_history(history, delta: float, accountant: str = "prv") -> float:
+def epsilon_from_history(history: Iterable[tuple[Any, Any, Any]], delta: float, accountant: str = "prv") -> float:
     """Epsilon for an Opacus accountant history ``[(noise_multiplier, sample_rate, steps), ...]``."""
-    history = [(float(s), float(q), int(t)) for s, q, t in history if int(t) > 0]
-    if not history:
+    runs = [(float(s), float(q), int(t)) for s, q, t in history if int(t) > 0]
+    if not runs:
         return 0.0
-    if len(history) == 1:
-        return epsilon(*history[0], delta=delta, accountant=accountant)
+    if len(runs) == 1:
+        s, q, t = runs[0]
+        return epsilon(s, q, t, delta=delta, accountant=accountant)
+    # lazy: Opacus imports torch (~2 s)
     from opacus.accountants import RDPAccountant
 
     acc = _fast_prv_class()() if check_accountant(accountant) == "prv" else RDPAccountant()
-    acc.history = list(history)
+    acc.history = runs
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if accountant == "prv":
@@ -196,7 +208,7 @@ def epsilon_from_history(history, delta: float, accountant: str = "prv") -> floa
         return float(acc.get_epsilon(delta))
 
 
-def both(noise_multiplier: float, sample_rate: float, steps: int, delta: float = 1e-5) -> dict:
+def both(noise_multiplier: float, sample_rate: float, steps: int, delta: float = 1e-5) -> dict[str, float]:
     """PRV and RDP epsilon for the same run."""
     return {
         "epsilon_prv": epsilon(noise_multiplier, sample_rate, steps, delta, "prv"),
@@ -217,9 +229,10 @@ TRADEOFF_PROFILE_POINTS = 6000
 
 
 @lru_cache(maxsize=64)
-def _pld(sigma: float, q: float, steps: int, discretization: float):
+def _pld(sigma: float, q: float, steps: int, discretization: float) -> Any:
     """Privacy-loss distribution of ``steps`` Poisson-subsampled Gaussian steps (sensitivity 1, add/remove
     one person), pessimistic connect-the-dots discretisation."""
+    # lazy: dp_accounting takes ~1 s to import
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
     one = pldm.from_gaussian_mechanism(
@@ -228,7 +241,7 @@ def _pld(sigma: float, q: float, steps: int, discretization: float):
     return one.self_compose(steps) if steps > 1 else one
 
 
-def _pld_for(sigma: float, q: float, steps: int):
+def _pld_for(sigma: float, q: float, steps: int) -> Any:
     """The PLD behind :func:`pld_epsilon` and :func:`dpsgd_tradeoff`: the fine grid unless ε is large."""
     coarse = _pld(sigma, q, steps, PLD_COARSE)
     return _pld(sigma, q, steps, PLD_FINE) if coarse.get_epsilon_for_delta(1e-5) < 20 else coarse
@@ -247,12 +260,12 @@ def pld_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: 
     return float(eps)
 
 
-def _hockey_stick(pmf, eps: np.ndarray) -> np.ndarray:
+def _hockey_stick(pmf: Any, eps: np.ndarray) -> np.ndarray:
     """δ(ε) of one dense dp_accounting PMF at many ε at once (the library's own loop is per point):
     δ(ε) = inf_mass + Σ_{l > ε} p_l (1 − e^{ε − l}), by suffix sums."""
     pmf = pmf.to_dense_pmf()
     losses = (np.arange(pmf.size) + pmf._lower_loss) * pmf._discretization
-    # --- overflow fix (engineer G): Σ_{l > ε} p_l e^{ε − l} in log space. e^{−l} and e^{ε} overflow for very
+    # --- no overflow: Σ_{l > ε} p_l e^{ε − l} in log space. e^{−l} and e^{ε} overflow for very
     # small noise multipliers (losses and ε beyond ±709: NaN and RuntimeWarnings); ε + log Σ p_l e^{−l} ≤ 0 here.
     # The FFT's tiny negative probabilities count as 0 (each term p_l(1 − e^{ε−l}) ≥ 0 then: δ only grows).
     p = np.maximum(np.asarray(pmf._probs, dtype=float), 0.0)
@@ -261,8 +274,8 @@ def _hockey_stick(pmf, eps: np.ndarray) -> np.ndarray:
         log_terms = np.log(p) - losses
     log_s2 = np.r_[np.logaddexp.accumulate(log_terms[::-1])[::-1], -np.inf]
     idx = np.searchsorted(losses, eps, side="right")
-    return np.clip(pmf._infinity_mass + s1[idx] - np.exp(np.minimum(eps + log_s2[idx], 0.0)), 0.0, 1.0)
-    # --- end of the overflow fix
+    out: np.ndarray = np.clip(pmf._infinity_mass + s1[idx] - np.exp(np.minimum(eps + log_s2[idx], 0.0)), 0.0, 1.0)
+    return out
 
 
 def privacy_profile(
@@ -288,13 +301,13 @@ def privacy_profile(
     return eps, delta
 
 
-def dpsgd_tradeoff(noise_multiplier: float, sample_rate: float, steps: int, fpr=None) -> dict:
+def dpsgd_tradeoff(
+    noise_multiplier: float, sample_rate: float, steps: int, fpr: ArrayLike | None = None
+) -> dict[str, list[float]]:
     """Worst-case ROC of a membership attacker against DP-SGD, from the SAME privacy-loss distribution
     as :func:`pld_epsilon`: {"fpr": [...], "tpr": [...]} on a log-spaced FPR grid (1e-6 … 1) unless
     ``fpr`` is given. An upper envelope: no attack's (FPR, TPR) lies above it (the pessimistic PLD
     over-states every δ(ε), and a subset of the profile only loosens the curve)."""
-    from ..attacks.audit import roc_from_privacy_profile
-
     grid = np.asarray(TRADEOFF_FPR if fpr is None else fpr, dtype=float)
     if grid.ndim != 1 or grid.size == 0 or np.any(~np.isfinite(grid)) or np.any((grid < 0) | (grid > 1)):
         raise DPError("FPR values must be numbers in [0, 1]")
@@ -308,10 +321,10 @@ def shortcut_epsilon(noise_multiplier: float, sample_rate: float, steps: int, de
     """The seed notebook's shortcut ``q/σ · sqrt(2 T ln(1/δ))``. NOT a privacy guarantee: shown only to
     compare with a real accountant."""
     sigma, q, t, d = _check_run(noise_multiplier, sample_rate, steps, delta)
-    return q / sigma * math.sqrt(2 * t * math.log(1 / d))
+    return float(q / sigma * math.sqrt(2 * t * math.log(1 / d)))
 
 
-def check_accountant(accountant) -> str:
+def check_accountant(accountant: Any) -> str:
     acc = str(accountant).lower()
     if acc not in ACCOUNTANTS:
         raise DPError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, got {accountant!r}")
@@ -326,11 +339,14 @@ def _warm_up() -> None:
     global _FAST_PRV
     if _FAST_PRV is None:
         _FAST_PRV = _fast_prv_class()
+    # lazy: importing them is the point (~1 s once, paid before the first calibration is timed)
     import scipy.special  # noqa: F401
     from opacus.accountants import RDPAccountant  # noqa: F401
 
 
-def _bisect_sigma(f, target: float, lo: float = SIGMA_MIN, hi: float = SIGMA_MAX, iters: int = 60) -> float:
+def _bisect_sigma(
+    f: Callable[[float], float], target: float, lo: float = SIGMA_MIN, hi: float = SIGMA_MAX, iters: int = 60
+) -> float:
     """Smallest sigma (to ~1e-4 relative) with f(sigma) <= target; f decreasing in sigma."""
     if f(lo) <= target:
         return lo
@@ -375,14 +391,14 @@ def calibrate_noise(
         raise DPError("steps must be > 0 to calibrate noise")
     _warm_up()
 
-    def real(s):
+    def real(s: float) -> float:
         return epsilon(s, q, t, d, acc)
 
-    def fast(s):
+    def fast(s: float) -> float:
         return fast_rdp_epsilon(s, q, t, d)
 
     # 1. fast RDP bound (>= Opacus RDP >= PRV in practice): a safe starting sigma.
-    lo = None  # (sigma, eps) with eps > target: less noise than allowed
+    lo: tuple[float, float] | None = None  # (sigma, eps) with eps > target: less noise than allowed
     try:
         s_hi = _bisect_sigma(fast, target)
         e_hi = real(s_hi)
@@ -412,7 +428,7 @@ def calibrate_noise(
         e_hi = real(s_hi)
     good = target * (1 - CALIBRATION_TOLERANCE)
     aim = math.log(target * (1 - CALIBRATION_TOLERANCE / 4))
-    other = None  # a second point below the target, for the slope before a bracket exists
+    other: tuple[float, float] | None = None  # a second point below the target, for the slope before a bracket exists
     for _ in range(CALIBRATION_MAX_EVALS):
         if e_hi >= good or s_hi <= SIGMA_MIN:
             break

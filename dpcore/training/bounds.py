@@ -49,7 +49,7 @@ class ColumnInfo:
 
 
 def _public_default(name: str, kind: str) -> dict | None:
-    from ..data import datasets
+    from ..data import datasets  # lazy: pandas (~0.5 s); training.config imports this and Home imports that
 
     key = str(name).strip().lower()
     if kind == "number" and key in datasets.PUBLIC_BOUNDS:
@@ -69,9 +69,10 @@ def _public_default(name: str, kind: str) -> dict | None:
 def schema(source, target: str | None = None) -> list[ColumnInfo]:
     """Every column of an uploaded CSV (bytes or a path) with its kind and its public pre-fill; the target column
     last (its bounds are the label's classes)."""
+    # lazy: pandas takes ~0.5 s to import
     import pandas as pd
 
-    from ..data import datasets
+    from ..data import datasets  # lazy: pandas, as above
 
     df = datasets.read_csv(source)
     out = []

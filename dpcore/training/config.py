@@ -20,9 +20,11 @@ import numpy as np
 
 from .. import limits
 from ..errors import DPError
+from ..jobs.executors import check_device
 from ..validation import _as_float as _float
 from ..validation import check_delta, check_epsilon, check_positive_int
 from . import accounting
+from .bounds import check as check_bounds
 
 MODELS = ("logreg", "mlp", "cnn", "diffprivlib_logreg", "diffprivlib_nb")
 TORCH_MODELS = ("logreg", "mlp", "cnn")
@@ -279,14 +281,11 @@ class TrainConfig:
             raise DPError(f"test size is a fraction of the rows in (0, 1), got {self.test_size!r}; try 0.2")
         if self.grad_sample_mode not in GRAD_SAMPLE_MODES:
             raise DPError(f"unknown grad_sample_mode {self.grad_sample_mode!r}; use {', '.join(GRAD_SAMPLE_MODES)}")
-        from ..jobs.executors import check_device
 
         check_device(self.device)
         if self.device == "cuda" and self.model.startswith("diffprivlib"):
             raise DPError("diffprivlib models run on the CPU only; use --device auto or cpu with them")
         if self.bounds is not None:
-            from .bounds import check as check_bounds
-
             if kind not in ("csv", "upload"):
                 raise DPError("public bounds are for an uploaded CSV (csv:PATH); the built-in data sets have theirs")
             object.__setattr__(self, "bounds", check_bounds(self.bounds))

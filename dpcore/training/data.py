@@ -11,13 +11,18 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from .. import storage
 from ..data import datasets
 from ..errors import DPError
+from ..jobs import store
+from ..jobs.owners import SYSTEM
 from .config import MEDICAL_DATA_SEED, MEDICAL_ROWS, UPLOAD_REF_RE, TrainConfig
 from .table import _one_hot, _scale, csv_arrays
 
@@ -107,8 +112,6 @@ MNIST_NOT_USABLE = (
 
 def data_dir() -> Path:
     """``$DP_EXPLORER_HOME/data``: the only folder local data files (MNIST) are read from."""
-    from .. import storage
-
     return storage.subdir(DATA_DIR_NAME)
 
 
@@ -149,11 +152,18 @@ def _mnist_arrays(path: str):
     return xs, ys
 
 
+def _given(value: str | None, what: str) -> str:
+    """A setting a validated TrainConfig holds for its kind of dataset."""
+    if value is None:
+        raise DPError(f"this training configuration names no {what}; build it with TrainConfig(...)")
+    return value
+
+
 def load_split(cfg: TrainConfig) -> Split:
     """Load and preprocess the data for ``cfg`` (seeded split; scaling with public bounds only)."""
     kind, image_shape, leaks, layout = cfg.dataset_kind, None, [], []
     if kind == "mnist":
-        (X_tr, X_te), (y_tr, y_te) = _mnist_arrays(cfg.dataset_path)
+        (X_tr, X_te), (y_tr, y_te) = _mnist_arrays(_given(cfg.dataset_path, "the MNIST file"))
         names = [f"pixel_{i}" for i in range(X_tr.shape[1])]
         classes = [str(i) for i in range(10)]
         note = "pixels divided by 255 (their public range); the file's own train/test split"
@@ -161,10 +171,13 @@ def load_split(cfg: TrainConfig) -> Split:
         rows_tr = np.arange(len(y_tr))
     else:
         if kind == "medical":
-            X, y, names, classes, note, leaks, layout = _medical_arrays(cfg.target)
+            X, y, names, classes, note, leaks, layout = _medical_arrays(_given(cfg.target, "a target column"))
         elif kind in ("csv", "upload"):
-            path = upload_file(cfg.dataset_path) if kind == "upload" else cfg.dataset_path
-            X, y, names, classes, note, leaks, layout = csv_arrays(path, cfg.target, cfg.bounds)
+            given = _given(cfg.dataset_path, "the uploaded file")
+            path = upload_file(given) if kind == "upload" else given
+            X, y, names, classes, note, leaks, layout = csv_arrays(
+                path, _given(cfg.target, "a target column"), cfg.bounds
+            )
         else:
             if cfg.target not in (None, "", "target"):
                 raise DPError(f"unknown target {cfg.target!r} for {kind}; it has a single label (leave target empty)")
@@ -235,7 +248,7 @@ def record_view(split: Split, i: int) -> dict:
             "label": label,
             "shape": list(split.image_shape[1:]),
         }
-    out = {}
+    out: dict[str, Any] = {}
     for col in split.layout:
         if col["kind"] == "number":
             z = (float(x[col["index"]]) + 1) / 2
@@ -266,10 +279,6 @@ def save_upload(data: bytes) -> str:
     job can read them; return the dataset value ``"upload:<ref>"`` — an opaque reference, never the server's
     path. Call it only when a job is submitted, after :func:`upload_columns` accepted the bytes;
     :func:`release_uploads` deletes it once no queued or running job needs it."""
-    import hashlib
-
-    from .. import storage
-
     upload_columns(data)
     ref = hashlib.sha256(data).hexdigest()[:16]
     path = storage.subdir("uploads") / f"{ref}.csv"
@@ -280,8 +289,6 @@ def save_upload(data: bytes) -> str:
 
 def upload_file(ref: str) -> str:
     """Where the upload ``ref`` (the part after ``upload:``) is kept; a DPError (with no path in it) if it is gone."""
-    from .. import storage
-
     if not isinstance(ref, str) or not UPLOAD_REF_RE.match(ref):
         raise DPError("an uploaded dataset is named by the reference the page stored it under; upload the file again")
     path = storage.subdir("uploads") / f"{ref}.csv"
@@ -295,8 +302,6 @@ def upload_file(ref: str) -> str:
 
 def _stored_path(dataset: str) -> str | None:
     """The file a job's dataset value reads from the uploads folder (an upload reference, or an old row's path)."""
-    from .. import storage
-
     if dataset.startswith(UPLOAD):
         ref = dataset[len(UPLOAD) :]
         return str((storage.subdir("uploads") / f"{ref}.csv").resolve()) if UPLOAD_REF_RE.match(ref) else None
@@ -309,10 +314,6 @@ def release_uploads(keep: str | None = None, finished_job: str | None = None) ->
     """Delete stored uploads that no queued or running job reads (finished, failed, cancelled or deleted jobs
     keep nothing on disk). ``keep``: a path still needed by the caller; ``finished_job``: a job that is ending
     now (its own row still says running). Returns the deleted file names."""
-    from .. import storage
-    from ..jobs import store
-    from ..jobs.owners import SYSTEM
-
     folder = storage.subdir("uploads")
     files = list(folder.glob("*"))
     if not files:
@@ -346,9 +347,8 @@ def is_upload(cfg: TrainConfig) -> bool:
         return True
     if cfg.dataset_kind != "csv":
         return False
-    from .. import storage
 
-    return Path(cfg.dataset_path).resolve().parent == storage.subdir("uploads").resolve()
+    return Path(_given(cfg.dataset_path, "the uploaded file")).resolve().parent == storage.subdir("uploads").resolve()
 
 
 def _sig(x) -> float:

@@ -35,10 +35,12 @@ def train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
         if cfg.model == "diffprivlib_logreg":
             data_norm = float(np.sqrt(np.sum(np.maximum(lo**2, hi**2))))
             if cfg.epsilon is None:
+                # lazy: scikit-learn takes ~1 s to import
                 from sklearn.linear_model import LogisticRegression
 
                 est = LogisticRegression(max_iter=cfg.epochs * 10, C=1.0)
             else:
+                # lazy: diffprivlib imports scikit-learn (~1 s)
                 from diffprivlib import BudgetAccountant
 
                 est = _dp_logistic_regression_class()(
@@ -52,10 +54,12 @@ def train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
             est.fit(Xc, y)
         else:
             if cfg.epsilon is None:
+                # lazy: scikit-learn takes ~1 s to import
                 from sklearn.naive_bayes import GaussianNB
 
                 est = GaussianNB()
             else:
+                # lazy: diffprivlib imports scikit-learn (~1 s)
                 from diffprivlib import BudgetAccountant
                 from diffprivlib.models import GaussianNB
 
@@ -108,6 +112,7 @@ def train_diffprivlib(cfg: TrainConfig, split: Split, progress) -> TrainResult:
 def _dp_logistic_regression_class():
     """diffprivlib 0.6.6's LogisticRegression passes ``multi_class`` to scikit-learn, which 1.8 removed;
     the same model without that argument (diffprivlib already fixes OvR + lbfgs + l2)."""
+    # lazy: diffprivlib imports scikit-learn (~1 s)
     import sklearn.linear_model as lm
     from diffprivlib import BudgetAccountant
     from diffprivlib.models import LogisticRegression
@@ -152,6 +157,7 @@ def _dp_logistic_regression_class():
 
 
 def _privacy_leak_warning():
+    # lazy: diffprivlib imports scikit-learn (~1 s)
     from diffprivlib.utils import PrivacyLeakWarning
 
     return PrivacyLeakWarning

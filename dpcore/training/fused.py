@@ -21,6 +21,7 @@ class FusedDPSGD:
     """
 
     def __init__(self, model, clip: float, noise_multiplier: float, expected_batch_size: int, generator):
+        # lazy: torch takes ~2 s to import
         import torch.nn as nn
 
         self.layers = list(model)
@@ -50,6 +51,7 @@ class FusedDPSGD:
         derivatives), so no autograd graph is built: ``dz_L = softmax(z_L) − onehot(y)``, and going
         down a Linear layer ``W`` (last column = bias) then a ReLU: ``dz = (dz_next · W[:, :-1]) ⊙ [z > 0]``.
         """
+        # lazy: torch takes ~2 s to import
         import torch
         import torch.nn.functional as F
 

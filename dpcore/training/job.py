@@ -8,6 +8,7 @@ import warnings
 
 from .config import TrainConfig, check_batch_size, delta_warnings
 from .data import Split, is_upload, load_split, release_uploads
+from .loop import train
 from .models import check_model_size, n_parameters
 from .results import TrainResult
 
@@ -52,9 +53,8 @@ def train_in_job(cfg: TrainConfig, ctx=None, split: Split | None = None, progres
     Opacus's per-step notices silenced, the job's cancel flag checked every step (a cancel raises
     :class:`~dpcore.errors.Cancelled`), and a stored upload released once no other job reads it.
     ``progress`` defaults to ``ctx.progress``."""
-    from .loop import train
-
     try:
+        # lazy: torch takes ~2 s to import
         import torch
 
         torch.set_num_threads(1)

@@ -27,9 +27,12 @@ from typing import Any
 
 from .. import claims
 from ..errors import Cancelled, DPError
+from ..jobs.executors import resolve_device
 from . import accounting
 from .config import NOT_DP_NOTE, TrainConfig, check_batch_size, delta_warnings, noise_fields
 from .data import Split, load_split
+from .dplib import train_diffprivlib
+from .fused import FusedDPSGD
 from .models import batch_as_is, build_model, check_model_size, make_dataset, resolve_grad_sample_mode
 from .results import SHORTCUT_NOTE, TrainMetrics, TrainResult, divergence
 
@@ -58,6 +61,7 @@ def plan(cfg: TrainConfig, n_train: int) -> dict:
 
 
 def _evaluate(model, X, y):
+    # lazy: torch takes ~2 s to import
     import torch
 
     model.eval()
@@ -108,10 +112,9 @@ def _check_sample_rate(planned: float, actual: float) -> None:
 def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
     """Model, optimiser and loader on the run's device; for a DP run Poisson sampling and noise from secret
     seeds (see the module docstring), through the fused step or Opacus's PrivacyEngine."""
+    # lazy: torch takes ~2 s to import
     import torch
     from torch.utils.data import DataLoader
-
-    from ..jobs.executors import resolve_device
 
     torch.manual_seed(cfg.seed)
     dev = torch.device(resolve_device(cfg.device))  # cuda asked without a GPU: a clear DPError
@@ -131,16 +134,16 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
     if mode == "fused" and cfg.model == "cnn":
         raise DPError("grad_sample_mode fused is for logreg/mlp; use auto, ew or hooks for the cnn")
     if mode == "fused":
+        # lazy: Opacus imports torch (~2 s)
         from opacus.accountants import create_accountant
         from opacus.data_loader import DPDataLoader
-
-        from .fused import FusedDPSGD
 
         loader = DPDataLoader.from_data_loader(loader, generator=sample_gen)  # Poisson sampling
         _check_sample_rate(pl["sample_rate"], loader.sample_rate)
         fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], int(len(ds) * loader.sample_rate), noise_gen)
         # Opacus's accountant, stepped once per optimizer step
         return _Run(dev, model, model, opt, crit, loader, pl, mode, create_accountant(cfg.accountant), fused, noise_gen)
+    # lazy: Opacus imports torch (~2 s)
     from opacus import PrivacyEngine
 
     with warnings.catch_warnings():
@@ -169,6 +172,7 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
 
 def _step(cfg: TrainConfig, run: _Run, xb, yb):
     """One optimiser step on one batch; returns the batch's mean loss (not DP)."""
+    # lazy: torch takes ~2 s to import
     import torch
 
     run.opt.zero_grad(set_to_none=True)
@@ -197,6 +201,7 @@ def _step(cfg: TrainConfig, run: _Run, xb, yb):
 def _run_epochs(cfg: TrainConfig, run: _Run, split: Split, progress, should_stop) -> tuple[list, int, float]:
     """Every epoch: the steps (cancel checked before each), then held-out accuracy and ε so far.
     Returns (history, steps taken, seconds in the steps)."""
+    # lazy: torch takes ~2 s to import
     import torch
 
     pl, dev = run.plan, run.dev
@@ -276,6 +281,7 @@ def _finish(
     cfg: TrainConfig, run: _Run, split: Split, history: list, step: int, t_start: float, t_train: float
 ) -> TrainResult:
     """A fresh copy of the trained weights (no Opacus hooks), its accuracy, and the run's metrics."""
+    # lazy: torch takes ~2 s to import
     import torch
 
     final = build_model(cfg, split).to(run.dev)
@@ -351,8 +357,6 @@ def train(
     check_model_size(cfg, split)
     progress = progress or (lambda **_: None)
     if cfg.model.startswith("diffprivlib"):
-        from .dplib import train_diffprivlib
-
         return train_diffprivlib(cfg, split, progress)
     t_start = time.perf_counter()
     run = _setup(cfg, split, plan(cfg, split.n_train))

@@ -8,6 +8,7 @@ from .data import Split
 
 
 def _append_one_class():
+    # lazy: torch takes ~2 s to import
     import torch
     import torch.nn as nn
 
@@ -23,6 +24,7 @@ def _append_one_class():
 
 
 def build_model(cfg: TrainConfig, split: Split):
+    # lazy: torch takes ~2 s to import
     import torch.nn as nn
 
     d, c = split.n_features, split.n_classes
@@ -86,6 +88,7 @@ def resolve_grad_sample_mode(cfg: TrainConfig) -> str:
 
 
 def make_dataset(X, y):
+    # lazy: torch takes ~2 s to import
     import torch
     from torch.utils.data import Dataset
 

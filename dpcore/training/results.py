@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from .data import Split
 SHORTCUT_NOTE = "seed notebook's q/σ·sqrt(2T ln(1/δ)): NOT a privacy guarantee, shown for comparison"
 #: Fields computed on private rows (test and training): diagnostics, not covered by ε (labelled by
 #: ``train_metrics_note`` and listed under ``not_covered_by_epsilon`` in every stored result). None of them is in
-#: a run's release (dpcore.training.release).
+#: a run's release (dpcore.statements.release).
 DIAGNOSTIC_FIELDS = (
     "test_accuracy",
     "test_loss",
@@ -128,7 +129,7 @@ class TrainMetrics:
         return cls(**kw)
 
     @classmethod
-    def from_job(cls, job: dict | None) -> TrainMetrics | None:
+    def from_job(cls, job: Mapping[str, Any] | None) -> TrainMetrics | None:
         """The metrics of a training job's stored result; None while it has none (queued, running, failed)."""
         result = (job or {}).get("result")
         return cls.from_dict(result) if result else None
@@ -145,6 +146,7 @@ class TrainResult:
         X = np.asarray(X, dtype=np.float32)
         if self.config.model.startswith("diffprivlib"):
             return np.asarray(self.model.predict_proba(X), dtype=np.float64)
+        # lazy: torch takes ~2 s to import
         import torch
 
         self.model.eval()
@@ -171,6 +173,7 @@ class TrainResult:
                 if getattr(self.model, a, None) is not None
             }
             return json.dumps({"estimator": type(self.model).__name__, **arrays}).encode()
+        # lazy: torch takes ~2 s to import
         import torch
 
         buf = io.BytesIO()

@@ -6,11 +6,15 @@ not cover — and the label's classes come from the declaration or, listed as a 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pandas as pd
 
 from .. import limits
 from ..data import datasets
 from ..errors import DPError
+from .bounds import FROM_DATA, LEARNED_LABEL
 
 
 def _scale(X: np.ndarray, lower, upper) -> np.ndarray:
@@ -27,8 +31,6 @@ def _one_hot(values, categories) -> np.ndarray:
 
 def _label_classes(y_raw, target: str, spec: dict | None):
     """The label's classes: declared (``spec``'s categories) or read from the rows (a leak, returned as text)."""
-    from .bounds import FROM_DATA, LEARNED_LABEL
-
     if spec is not None and FROM_DATA not in spec:
         if "categories" not in spec:
             raise DPError(
@@ -60,10 +62,6 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
     (:mod:`dpcore.training.bounds`); a column without them is scaled as before bounds existed (a known public
     range, or the rows' own min/max listed as a leak). Returns the arrays, names, classes, the note, the leaks and
     the column layout (:func:`record_view`)."""
-    import pandas as pd
-
-    from .bounds import LEARNED_LABEL
-
     bounds = bounds or {}
     df = datasets.read_csv(path)
     datasets.require_columns(df, [target], "target column")
@@ -86,8 +84,14 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
     order = {c: i for i, c in enumerate(classes)}
     y = np.array([order[_as_text(v)] for v in y_raw], dtype=np.int64)
     feats = df.drop(columns=[target])
-    parts, names, leaks, layout = [], [], [], []
-    learned, guessed, dropped, declared = [], [], [], []
+    parts: list[np.ndarray] = []
+    names: list[str] = []
+    leaks: list[str] = []
+    layout: list[dict[str, Any]] = []
+    learned: list[str] = []
+    guessed: list[str] = []
+    dropped: list[str] = []
+    declared: list[str] = []
     for c in feats.columns:
         col, spec = feats[c], bounds.get(str(c))
         numeric = pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)
@@ -174,6 +178,4 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
 
 
 def pd_unique(series):
-    import pandas as pd
-
     return pd.unique(pd.Series(series).astype(object))

@@ -10,16 +10,22 @@ from __future__ import annotations
 import json
 import math
 import re
-import sqlite3
+import secrets
 import weakref
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import plotly.graph_objects as go
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
-from dpcore import storage, textsafe
+from dpcore import export, limits, textsafe
+from dpcore.budgets import identities
 from dpcore.errors import DPError, sentence
+from dpcore.jobs import owners
+from pages.ui import identity as _identity
+from pages.ui.errors import guarded
 
 if TYPE_CHECKING:  # pandas costs ~0.5 s to import: Home's first chart does not wait for it
     import pandas as pd
@@ -32,26 +38,12 @@ def _route_deep_links_through_app() -> None:
     directly, runs that page file alone and lists raw file names in the sidebar. Clearing the
     guess and rerunning sends the run through app.py (st.navigation), which resolves the same URL.
     """
-    from streamlit.runtime.pages_manager import PagesManager
-
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
 
 
 _route_deep_links_through_app()
-
-
-def guarded(fn, *args, **kwargs):
-    """Call a dpcore function; show a DPError or a storage fault as st.error and return None, never a traceback."""
-    try:
-        return fn(*args, **kwargs)
-    except DPError as err:  # messages quote user text (column names...): no links or images from it
-        st.error(textsafe.md_message(sentence(str(err))))  # "Prior belief must be ...": a box starts a sentence
-        return None
-    except (sqlite3.Error, OSError) as exc:  # full disk, read-only or corrupted store not named further down
-        st.error(textsafe.md_message(sentence(storage.fault_message(exc))))
-        return None
 
 
 CHART_CONFIG = {"displayModeBar": False, "displaylogo": False}
@@ -66,8 +58,6 @@ def _sendable(fig):
     every rerun (a deep copy and base64 of every array: the largest per-chart cost when twenty viewers share
     one cached figure). Figures are read-only once shown: the cached ones are shared by every session."""
     global _FROZEN
-    import plotly.graph_objects as go
-
     if type(fig) is not go.Figure:
         return fig
     if _FROZEN is None:
@@ -122,8 +112,6 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
 def code_downloads(recipe, key: str, where=None) -> None:
     """ "Download as Python script" and "Download as notebook" for a :class:`dpcore.export.Recipe` (built when
     pressed), side by side in ``where`` (a horizontal container; a new one when None)."""
-    from dpcore import export
-
     row = where if where is not None else st.container(horizontal=True, gap="small")
     for fmt, label, icon in (
         ("py", "Download as Python script", ":material/code:"),
@@ -325,8 +313,6 @@ def job_owner() -> str:
     the visitor cookie (:mod:`pages.ui.visitor_cookie`), so a reload or another tab of the same browser finds the
     work again; a browser without that cookie is this session's only (:func:`pages.ui.identity.owner`). Never a
     link."""
-    from pages.ui import identity as _identity
-
     return _identity.owner()
 
 
@@ -334,8 +320,6 @@ def admin_refusal(token) -> str | None:
     """The pages' one admin check: None when ``token`` makes this session an admin, else the reason, as a sentence.
     It asks :func:`dpcore.budgets.identities.check_admin_token`: the token against the hash the data owner stored
     with ``python -m dpcore admin init`` (never the server's environment)."""
-    from dpcore.budgets import identities
-
     try:
         identities.check_admin_token(token)
     except DPError as err:
@@ -346,9 +330,6 @@ def admin_refusal(token) -> str | None:
 def job_caller():
     """This session as the job store sees it: its owner, and whether an admin unlocked it (:func:`admin_box`) or
     signed in as one (:mod:`pages.ui.identity`)."""
-    from dpcore.jobs import owners
-    from pages.ui import identity as _identity
-
     admin = bool(st.session_state.get("_jobs_admin")) or _identity.current().is_admin
     return owners.Caller(job_owner(), admin=admin)
 
@@ -395,10 +376,6 @@ def submit_once(button_key: str, fn, *args, **kwargs):
     store refuses it — and returns what the first press made (its job or sweep id) with ``repeated`` True, after
     saying so; a next press is a new click. Other errors are one message, as :func:`guarded` shows them
     (``(None, False)``)."""
-    import secrets
-
-    from dpcore.jobs import owners
-
     slot = f"_click_{button_key}"
     key = st.session_state.setdefault(slot, secrets.token_hex(16))
 
@@ -434,6 +411,4 @@ def manage_box(what: str, name: str, *, key: str, rename, delete) -> bool:
 
 
 def _name_max() -> int:
-    from dpcore import limits
-
     return limits.JOB_NAME_MAX_CHARS

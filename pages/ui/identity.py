@@ -22,7 +22,7 @@ from dpcore import storage, textsafe
 from dpcore.budgets import identities
 from dpcore.errors import DPError, sentence
 from dpcore.jobs import owners
-from pages.ui.common import guarded
+from pages.ui.errors import guarded
 from pages.ui.visitor_cookie import COOKIE
 
 _KEY = "_dp_identity"

@@ -10,7 +10,6 @@ import streamlit as st
 from dpcore import textsafe
 from dpcore.jobs import display, store, work
 from pages.ui import identity as _identity
-from pages.ui import reid_synth
 from pages.ui import training_form as form
 from pages.ui.common import guarded, job_caller
 
@@ -54,6 +53,8 @@ def _open(item: work.WorkItem, caller) -> None:
         st.session_state["tr_pick"] = item.id
         st.switch_page("pages/training.py")
     if item.kind == "study":
+        from pages.ui import reid_synth  # lazy: it imports pandas (~0.5 s), and Home draws this section
+
         reid_synth.open_study(job, SYNTH_TAB)
         st.switch_page("pages/reidentification.py")
     st.session_state["mw_release"] = item.id  # a release opens here
@@ -80,6 +81,8 @@ def section() -> None:
         if job is not None:
             st.markdown(f"**{textsafe.md(job.label or job.id)}**")
             if job.status == "done":
+                from pages.ui import reid_synth  # lazy: as in _open
+
                 reid_synth.release_result(job, caller, key="mw_release")
             elif job.status == "failed":
                 st.error(f"The release failed: {textsafe.md_message(job.error or '')}")

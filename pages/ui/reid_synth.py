@@ -25,9 +25,15 @@ from dpcore.attacks import reidentification as reid
 from dpcore.errors import DPError, sentence
 from dpcore.figures import synth as figs
 from dpcore.jobs import display, registry, store, workers
+from dpcore.synth import advise as synth_advise
+from dpcore.synth import job as synth_job
+from dpcore.synth import release as synth_release
 from dpcore.synth import schema as synth_schema
 from dpcore.synth import story as synth_story
 from dpcore.synth import study as synth_study
+from dpcore.synth import timing as synth_timing
+from dpcore.synth import utility as synth_utility
+from dpcore.training.data import release_uploads, save_upload
 from pages.ui.common import chart, clicked, guarded, headline_md, job_caller, submit_once, table_downloads
 
 D = synth_study.StudyConfig()
@@ -291,10 +297,7 @@ def synthetic_tab(tab, ctx: dict) -> None:
     ):
         _submit(cfg)
     if cfg is not None:
-        right.caption(
-            f"{cfg.releases} synthetic releases in a background worker (about 10–20 s each on this "
-            "machine); leaving the page loses nothing."
-        )
+        right.caption(guarded(synth_timing.before, cfg.releases, caller=job_caller()) or "")
     job, exact = _job(cfg)
     if job is None or not exact:
         if cfg is not None:
@@ -322,7 +325,8 @@ def synthetic_tab(tab, ctx: dict) -> None:
             st.rerun(scope="app")
             return
         if status0 in ("queued", "running"):
-            st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}")
+            pace = synth_timing.during(v["job"])
+            st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}" + (f" · {pace}" if pace else ""))
             if mine and st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
                 guarded(store.cancel, jid, caller=job_caller())
                 st.rerun(scope="app")
@@ -338,8 +342,6 @@ def synthetic_tab(tab, ctx: dict) -> None:
 
 def advice_section() -> None:
     """The advisor page's synthetic-data question, answered from a finished study."""
-    from dpcore.synth import advise as synth_advise
-
     st.subheader("Synthetic data: which ε for ±k\u00a0points?")  # on a phone: two lines, no word alone
     st.markdown(
         "Which ε keeps every cell of the 2-way marginals that matter within ±k percentage points of the real "
@@ -410,10 +412,6 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
     rows), with MST (pure ε) or AIM (with δ), released by a background job of this session that also measures what
     the table keeps (marginals at the declared bins; a model trained on it, tested on a held-out part of the
     upload); its statement, first rows, CSV and utility when done."""
-    from dpcore.synth import job as synth_job
-    from dpcore.synth import release as synth_release
-    from dpcore.training.data import release_uploads, save_upload
-
     st.subheader("Release a DP synthetic table instead")
     st.markdown(
         "Declare each column to release, one per line: its **public** bounds and bin width "
@@ -573,8 +571,6 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
 def release_result(job, caller, *, key: str = "re_up_syn") -> None:
     """A finished synthetic release: its statement's summary, first rows, the table and the statement to download,
     and what it keeps (here, and on My work: the upload it came from stays in its session only)."""
-    from dpcore.synth import job as synth_job
-
     res = job["result"]
     st.info(f"**Released.** {res['statement']['summary']}.", icon=":material/verified_user:")
     shown = pd.DataFrame(res["sample"])
@@ -609,8 +605,6 @@ def release_result(job, caller, *, key: str = "re_up_syn") -> None:
 
 def _upload_utility(u: dict) -> None:
     """What an upload's synthetic table keeps (the job's numbers), labelled: computed on the private rows."""
-    from dpcore.synth import utility as synth_utility
-
     st.markdown(
         "**What the synthetic table keeps.** :orange-badge[Not covered by ε] "
         + synth_utility.UPLOAD_NOT_COVERED.capitalize()

@@ -7,6 +7,7 @@ from dpcore import claims, limits
 from dpcore.jobs import executors
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
+from dpcore.training import bounds
 from dpcore.training.config import DATASET_NAMES, MODEL_NAMES
 from dpcore.training.data import upload_columns
 from pages.ui import upload as upload_ui
@@ -126,7 +127,7 @@ def form(caller, expanded: bool) -> str | None:
         start = clicked(
             "pu_start", b1.button("Start sweep", type="primary", key="pu_start", icon=":material/play_arrow:")
         )
-        run_on = "local"  # issue 17: the choice appears only when a Ray cluster address is configured
+        run_on = "local"  # the choice appears only when a Ray cluster address is configured
         if "ray" in executors.available_executors():
             run_on = b2.radio(
                 "Run on",
@@ -180,8 +181,6 @@ def form(caller, expanded: bool) -> str | None:
 
 def _upload_config(data, name, target, cols, b, s):
     """An upload's sweep config, or None after an error shown on the page (nothing stays stored then)."""
-    from dpcore.training import bounds
-
     if data is None:
         st.error("Upload a CSV file first (or choose the built-in data).")
         return None

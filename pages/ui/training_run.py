@@ -10,9 +10,9 @@ import streamlit as st
 from dpcore import claims, export, limits
 from dpcore.figures import advisor as adv_figs
 from dpcore.figures import training as figs
+from dpcore.statements import release
 from dpcore.sweep import summary as sweep_summary
 from dpcore.textsafe import md, md_message
-from dpcore.training import release
 from dpcore.training.job import baseline_params
 from dpcore.training.results import TrainMetrics
 from pages.ui.common import chart, clicked, code_downloads, guarded
@@ -154,7 +154,7 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
     for leak in m.leaks:
         st.warning(f"Preprocessing leak (not covered by ε): {md_message(leak)}")
     # the default download is the release: weights + the signed statement (what ε covers); the diagnostics,
-    # computed on private rows, come apart and labelled (dpcore.training.release)
+    # computed on private rows, come apart and labelled (dpcore.statements.release)
     out = guarded(_downloads, job["id"], caller)
     if out:
         d1, d2, d3 = st.columns(3)

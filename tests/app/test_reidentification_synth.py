@@ -121,6 +121,21 @@ def finished(monkeypatch):
     return result
 
 
+def test_the_studys_time_on_the_page_is_measured(chdir_root, monkeypatch):
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
+    at = page({"re_tab": SYNTH_TAB})
+    said = " ".join(c.value for c in at.caption)
+    assert "24 synthetic releases in a background worker; the time they take is measured from the first study" in said
+    assert "10–20 s" not in said  # no guess
+    cfg = ST.StudyConfig(epsilons=(1.0,), repetitions=1)
+    monkeypatch.setattr(ST, "run", lambda c, **kw: fake_result({1.0: [run()]}, cfg))
+    runner.run_inline(registry.SYNTH_STUDY, cfg.to_dict(), owner=ME, group=ST.GROUP, label=cfg.label())
+    at.run()
+    said = " ".join(c.value for c in at.caption)
+    assert "24 synthetic releases in a background worker: about " in said
+    assert "each on this server (measured over its last 2 releases)" in said
+
+
 def test_someone_elses_study_is_not_shown(chdir_root, monkeypatch):
     """Any study but the default one stays its session's (the default one is shared: test_reidentification_synth_
     shared.py)."""

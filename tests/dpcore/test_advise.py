@@ -9,6 +9,7 @@ from scipy.special import ndtr, ndtri
 
 from dpcore.advisor import dpsgd, links, solve, targets
 from dpcore.advisor import risk as riskmath
+from dpcore.advisor.advice import Advice
 from dpcore.attacks import audit
 from dpcore.cli import main
 from dpcore.errors import DPError
@@ -875,3 +876,32 @@ def test_every_decision_record_has_words_and_checks_out(mech, risk, util):
     assert st["words"][0].startswith(f"Risk limit: {risk.checked().text()}")
     assert any(w.startswith("At this setting no attacker can reach") for w in st["words"])
     assert verification.verify(signing.issue(st))["verified"]
+
+
+@pytest.mark.parametrize(
+    "mechanism,risk,utility,kw",
+    [
+        ("gaussian", targets.RiskLimit("tpr", 0.05, 0.01), targets.UtilityTarget("count", within=10.0), {}),
+        ("laplace", targets.RiskLimit("posterior", 0.2, 0.05), targets.UtilityTarget("count", within=1.0), {}),
+        ("gaussian", targets.RiskLimit("advantage", 0.01), targets.UtilityTarget("count", within=0.1), {}),
+        ("dpsgd", targets.RiskLimit("tpr", 0.1, 0.01), None, {"sample_rate": 0.2, "steps": 10}),
+    ],
+)
+def test_the_typed_advice_reads_and_writes_the_clis_json(mechanism, risk, utility, kw):
+    """:class:`dpcore.advisor.advice.Advice` is the advice the page reads: its fields are the JSON's, and it writes
+    that JSON back unchanged (the CLI's output, the figures and the decision record take it)."""
+    out = solve.advise(mechanism, risk, utility, **kw)
+    out["link"], out["console_link"] = links.page_link(out), links.console_link(out)
+    text = json.dumps(out, default=float)
+    adv = Advice.from_dict(json.loads(text))
+    assert json.dumps(adv.to_dict(), default=float) == text
+    assert adv.epsilon_range == tuple(out["epsilon_range"]) and adv.feasible == out["feasible"]
+    assert adv.delta == out["delta"] and adv.mechanism == mechanism
+    assert adv.link is not None and adv.link.page == out["link"]["page"] and adv.link.risk == out["link"]["risk"]
+    assert (adv.console_link is None) == (out["console_link"] is None)
+    assert (adv.conflict_text is None) == out["feasible"]
+    assert adv.reconcile == tuple(o["text"] for o in (out.get("conflict") or {}).get("reconcile", ()))
+    name, value, _ = adv.noise_setting()
+    key = {"gaussian": "sigma", "laplace": "scale_b", "dpsgd": "noise_multiplier"}[mechanism]
+    assert value == f"{out[key]:.4g}" and name
+    assert links.link_note(adv)  # every link says where it opens

@@ -15,9 +15,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from dpcore.cli import main
 from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER
-from dpcore.statements import keys, signing
+from dpcore.statements import keys, release, signing
 from dpcore.statements import verify as verification
-from dpcore.training import release
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +92,7 @@ def test_the_release_statement_covers_every_file_it_ships_with(released):
     assert st["signature"]["key_fingerprint"] == released["owner"]["fingerprint"]
 
 
+@pytest.mark.slow  # a real process in another folder
 def test_a_release_verifies_on_a_machine_without_the_home_with_only_the_public_key(released, tmp_path, capsys, dp_home):
     pem = tmp_path / "owner.pem"
     pem.write_text(released["owner"]["public_key"])

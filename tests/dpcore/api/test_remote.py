@@ -89,6 +89,7 @@ def _spent(server):
     return quotas.status(admin(), "clinic", analyst="ann", with_history=False)["quota"]["spent"]
 
 
+@pytest.mark.slow  # a real process in another folder
 def test_the_remote_client_answers_spends_and_is_refused_from_another_folder(server, tmp_path):
     url, key = server["url"], server["key"]
     p = _remote(

@@ -354,3 +354,24 @@ def test_cli_subprocess_no_traceback():
     )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "minimum group size N" in r.stderr
+
+
+def test_the_typed_release_cost_and_simulation_read_and_write_their_json():
+    """The page reads :class:`NoisyRelease`, :class:`PrivacyCost` and :class:`Simulation`; each holds the JSON the
+    CLI prints, field for field, and writes it back unchanged. The release's table keeps its noise's decimals."""
+    pop = dif.population(300, seed=2)
+    attack = dif.run_attack(pop, min_group=1, group="zip_code=10001")
+    d = dif_dp.noisy_release(pop, attack, 1.0, seed=3)
+    rel = dif_dp.NoisyRelease.from_dict(d)
+    assert rel.to_dict() == d and list(rel.to_dict()) == list(d)
+    assert rel.estimate == d["estimate"] and rel.cost.total_epsilon == d["total_epsilon"] and rel.label == d["label"]
+    table = rel.table()
+    assert list(table.columns) == ["group", "noisy count", "noisy average age", "WHERE clause"]
+    assert len(table) == len(d["answers"])
+    cost = dif_dp.privacy_cost(2.0)
+    assert dif_dp.PrivacyCost.from_dict(cost).to_dict() == cost
+    sim = dif_dp.simulate(attack, 1.0, trials=200, seed=1)
+    typed = dif_dp.Simulation.from_dict(sim)
+    back = typed.to_dict()
+    assert back.keys() == sim.keys() and (back["estimates"] == sim["estimates"]).all()
+    assert typed.success_probability == sim["success_probability"] and typed.k_years == sim["k_years"]

@@ -104,6 +104,7 @@ def _race(tmp_path, n, people):
     return outs
 
 
+@pytest.mark.slow  # 40 processes race
 def test_three_analysts_whose_quotas_exceed_the_cap_spend_at_most_the_cap_under_40_racing_processes(tmp_path):
     """The issue's 'Done when': quotas 0.5 + 0.5 + 0.5 on a cap of 1.0; 40 processes ask ε = 0.1 at once."""
     dataset(DS, cap=1.0)
@@ -126,6 +127,7 @@ def analyst_admin():
     return admin()
 
 
+@pytest.mark.slow  # processes race
 def test_one_quota_under_racing_processes_accepts_exactly_its_total(tmp_path):
     dataset(DS, cap=5.0)
     outs = _race(tmp_path, 30, [("alice", grant_key("alice", DS, 1.0))])

@@ -20,6 +20,9 @@ from dpcore.jobs import registry, store, workers
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs.owners import SYSTEM
 
+#: slow: a real worker fills a small disk, in processes of its own (the full suite runs them)
+pytestmark = pytest.mark.slow
+
 HEARTBEAT = 1.0
 DISK_FULL = "is full"
 

@@ -6,6 +6,8 @@ import ast
 import subprocess
 import sys
 
+import pytest
+
 from ...conftest import ROOT
 
 NOISE = ROOT / "dpcore" / "noise"
@@ -82,6 +84,7 @@ def test_imports_follow_the_layers():
     )
 
 
+@pytest.mark.slow  # a fresh interpreter per module
 def test_each_module_imports_alone():
     """Each module imports in a fresh interpreter (no module needs another to have been imported first), and only
     the release path loads OpenDP."""

@@ -29,6 +29,9 @@ from dpcore.noise import grid, release, teaching
 from dpcore.queries.answering import prepare
 from dpcore.queries.model import make_query
 
+#: slow: thousands of releases per path through OpenDP (the full suite runs them)
+pytestmark = pytest.mark.slow
+
 BETA = 1e-7  # total chance that a correct mechanism is flagged
 N = 3_000  # releases per dataset through each path (the detected leaks occur in 6–8% of releases)
 SALARY = 113_900.0  # the isolated patient's salary (issue 25)

@@ -6,6 +6,7 @@ import pandas as pd
 from dpcore.synth import release as R
 from dpcore.synth import schema as S
 from dpcore.synth import study as ST
+from dpcore.synth.statement import release_statement
 
 NEIGHBOUR_VALUE = "hypertension"
 
@@ -79,7 +80,7 @@ def fake_result(points: dict, cfg: ST.StudyConfig | None = None) -> dict:
             "sampling_floor": {"two_way_max": 2.5},
         },
         "statements": {
-            str(e): fake_release(e).statement("synthetic medical, 1,000 patients (seed 31)") for e in points
+            str(e): release_statement(fake_release(e), "synthetic medical, 1,000 patients (seed 31)") for e in points
         },
         "sample": None,
         "seconds": 1.0,

@@ -14,6 +14,7 @@ from dpcore.errors import Cancelled, DPError
 from dpcore.synth import attack
 from dpcore.synth import release as R
 from dpcore.synth import schema as S
+from dpcore.synth.statement import release_statement
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +54,7 @@ def _noisy(rel, ways=(1, 2)) -> np.ndarray:
 def test_privacy_map_is_at_most_the_epsilon_asked(twins):
     for eps, p in ((1.0, twins[0].plan), (2.0, R.plan(SCHEMA, R.SynthConfig(2.0)))):
         assert 0.999 * eps <= p.epsilon <= eps and p.delta == 0.0 and p.rho is None
-    assert twins[0].statement("x")["epsilon"] == twins[0].plan.epsilon
+    assert release_statement(twins[0], "x")["epsilon"] == twins[0].plan.epsilon
 
 
 def test_zcdp_budget_is_the_largest_whose_conversion_fits():
@@ -99,7 +100,7 @@ def test_a_complete_schema_redraws_rows_with_a_missing_value(data):
 def test_default_rows_are_the_models_dp_estimate(data):
     rel = R.release(data, SMALL, R.SynthConfig(3.0))
     assert len(rel.table) == round(rel.model_rows)  # never len(data): that count is private
-    assert rel.statement("x")["declared_public"]["rows"] == R.ROWS_ESTIMATED
+    assert release_statement(rel, "x")["declared_public"]["rows"] == R.ROWS_ESTIMATED
 
 
 def test_membership_audit_of_the_release_path_holds_and_catches_a_leak(monkeypatch):
@@ -128,7 +129,7 @@ def test_aim_with_delta_releases_the_pairs_that_matter(data):
         data, S.medical(("sex", "zip_code", "diagnosis")), R.SynthConfig(1.0, 1e-6, "aim", rows=500, pairs=pairs)
     )
     assert rel.plan.epsilon <= 1.0 and rel.plan.delta == 1e-6 and len(rel.table) == 500
-    st = rel.statement("x")
+    st = release_statement(rel, "x")
     assert st["generator"]["name"] == "AIM" and st["generator"]["pairs_that_matter"] == [
         "sex+diagnosis",
         "zip_code+diagnosis",
@@ -171,7 +172,7 @@ def test_statement_is_signed_and_recomputed_on_verification(twins):
     OpenDP's privacy map with its ε; a changed ε, a changed declaration or a broken signature is named."""
     from dpcore.statements import verify as verification
 
-    st = twins[0].statement("synthetic medical, 1,000 patients (seed 31)")
+    st = release_statement(twins[0], "synthetic medical, 1,000 patients (seed 31)")
     assert st["signature"]["scheme"] == "Ed25519"
     ok = verification.verify(st)
     assert ok["verified"] and ok["kind"] == "synthetic_release" and ok["checked"] >= 1, ok["problems"]

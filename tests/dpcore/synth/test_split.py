@@ -118,3 +118,13 @@ def test_largest_only_returns_what_fits():
 
 def test_rounds_of_mst():
     assert S.mst_rounds(None, 1) == 0 and S.mst_rounds(None, 10) == 9 and S.mst_rounds(3, 10) == 3
+
+
+def test_what_a_release_spends_is_known_before_it_reads_a_row():
+    from dpcore.synth import schema as SC
+
+    sch = SC.parse_schema([f"c{i}=0,1,2" for i in range(9)])
+    for cfg in (R.SynthConfig(1.0), R.SynthConfig(0.5, 1e-6, "aim")):
+        eps, delta = R.spend(sch, cfg)
+        assert eps <= cfg.epsilon and delta <= cfg.delta and eps >= cfg.epsilon * (1 - 1e-12)
+        assert (eps, delta) == (R.plan(sch, cfg).epsilon, R.plan(sch, cfg).delta)

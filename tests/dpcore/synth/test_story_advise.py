@@ -11,12 +11,13 @@ from dpcore.errors import DPError
 from dpcore.figures import synth as figs
 from dpcore.synth import advise, story
 from dpcore.synth import study as ST
+from dpcore.synth.statement import release_statement
 
 from .helpers import fake_release, fake_result, run
 
 
 def test_statement_names_generator_budget_unit_and_what_was_declared():
-    st = fake_release(1.0).statement("synthetic medical, 1,000 patients (seed 31)")
+    st = release_statement(fake_release(1.0), "synthetic medical, 1,000 patients (seed 31)")
     assert st["kind"] == "synthetic_release" and st["generator"]["name"] == "MST"
     assert st["epsilon"] <= 1.0 and st["delta"] == 0.0
     assert st["unit_of_privacy"] == "one patient's record (one row of the data)"
@@ -31,7 +32,7 @@ def test_statement_names_generator_budget_unit_and_what_was_declared():
     assert st["opendp_features"] == ["contrib"] and st["dp_release"] and not st["reproducible_noise"]
     assert st["summary"].startswith("ε = 1, δ = 0 (MST); add/remove one record")
     json.dumps(st)  # JSON as it is written beside the CSV
-    aim = fake_release(1.0, delta=1e-6).statement("x")
+    aim = release_statement(fake_release(1.0, delta=1e-6), "x")
     assert aim["generator"]["name"] == "AIM" and "ρ = 0.02" in aim["privacy_map"]
     assert "δ = 1e-6" in aim["summary"]
 

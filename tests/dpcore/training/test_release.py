@@ -12,8 +12,8 @@ import pytest
 from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER
 from dpcore.statements import common as statement
+from dpcore.statements import release
 from dpcore.statements import verify as verification
-from dpcore.training import release
 from dpcore.training.config import TrainConfig
 from dpcore.training.results import DIAGNOSTIC_FIELDS
 

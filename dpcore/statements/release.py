@@ -15,12 +15,18 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from typing import Any
 
 from .. import claims
 from ..errors import DPError
+from ..jobs import store
+from ..jobs.owners import Caller
+from ..jobs.records import JobRecord
 from ..storage.jsonio import dumps
-from .config import NOT_DP_NOTE
-from .results import DIAGNOSTIC_FIELDS, TrainMetrics
+from ..training.config import NOT_DP_NOTE
+from ..training.results import DIAGNOSTIC_FIELDS, TrainMetrics
+from . import signing
+from . import training as training_statement
 
 #: The label a diagnostic carries wherever it is shown or downloaded.
 NOT_COVERED = "NOT COVERED BY ε"
@@ -39,9 +45,7 @@ curves). They are not covered by ε and are downloaded apart, labelled.
 """
 
 
-def _finished(job_id: str, caller) -> tuple[dict, TrainMetrics]:
-    from ..jobs import store
-
+def _finished(job_id: str, caller: Caller) -> tuple[JobRecord, TrainMetrics]:
     job = store.get(job_id, caller=caller, history=False)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
     if m is None:
@@ -49,32 +53,27 @@ def _finished(job_id: str, caller) -> tuple[dict, TrainMetrics]:
     return job, m
 
 
-def shipped(job_id: str, *, caller) -> dict[str, bytes]:
+def shipped(job_id: str, *, caller: Caller) -> dict[str, bytes]:
     """The files a finished run's release ships beside its statement, file name → bytes: the weights and a README.
     The statement covers each by SHA-256 (:func:`signed_statement`). Nothing computed on private rows is in it."""
-    from ..jobs import store
-
     job, _m = _finished(job_id, caller)
     files: dict[str, bytes] = {}
     wname = (job["result"] or {}).get("weights_file")
     wpath = store.result_path(job_id, wname, caller=caller) if wname else None
     if wpath is not None and wpath.exists():
-        files[wname] = wpath.read_bytes()
+        files[str(wname)] = wpath.read_bytes()
     files["README.txt"] = _README.format(job=job_id, weights=wname or "(no weights)").encode()
     return files
 
 
-def signed_statement(job_id: str, *, caller, files: dict[str, bytes] | None = None) -> dict:
+def signed_statement(job_id: str, *, caller: Caller, files: dict[str, bytes] | None = None) -> dict[str, Any]:
     """The run's statement as it leaves the server: signed, covering the weights and the README by SHA-256
     (``files``: :func:`shipped`, computed when not given)."""
-    from dpcore.statements import signing
-    from dpcore.statements import training as training_statement
-
     files = shipped(job_id, caller=caller) if files is None else files
     return signing.issue(training_statement.for_job(job_id, caller=caller), files=files)
 
 
-def release_files(job_id: str, *, caller, signed: dict | None = None) -> dict[str, bytes]:
+def release_files(job_id: str, *, caller: Caller, signed: dict[str, Any] | None = None) -> dict[str, bytes]:
     """The release of a finished run, file name → bytes: ``statement.json`` (signed, covering the others by
     SHA-256; ``signed``: one already made), the weights, a README. ``caller``: who asks (a
     :class:`dpcore.jobs.owners.Caller`; someone else's run is refused, as everywhere)."""
@@ -83,7 +82,7 @@ def release_files(job_id: str, *, caller, signed: dict | None = None) -> dict[st
     return {"statement.json": dumps(signed).encode(), **files}
 
 
-def release_zip(job_id: str, *, caller, signed: dict | None = None) -> bytes:
+def release_zip(job_id: str, *, caller: Caller, signed: dict[str, Any] | None = None) -> bytes:
     """:func:`release_files` as one zip: the default download of a run."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -92,7 +91,7 @@ def release_zip(job_id: str, *, caller, signed: dict | None = None) -> bytes:
     return buf.getvalue()
 
 
-def downloads(job_id: str, *, caller) -> dict:
+def downloads(job_id: str, *, caller: Caller) -> dict[str, Any]:
     """Everything a run's page offers, from one signed statement: ``statement`` (signed), ``release`` (the zip),
     ``diagnostics`` (labelled JSON bytes)."""
     signed = signed_statement(job_id, caller=caller)
@@ -103,7 +102,7 @@ def downloads(job_id: str, *, caller) -> dict:
     }
 
 
-def diagnostics(job_id: str, *, caller) -> dict:
+def diagnostics(job_id: str, *, caller: Caller) -> dict[str, Any]:
     """A run's diagnostics, labelled and rounded: what a chart needs, never part of the release."""
     job, m = _finished(job_id, caller)
     d = m.to_dict()
@@ -130,5 +129,5 @@ def diagnostics(job_id: str, *, caller) -> dict:
     return out
 
 
-def diagnostics_json(job_id: str, *, caller) -> bytes:
+def diagnostics_json(job_id: str, *, caller: Caller) -> bytes:
     return json.dumps(diagnostics(job_id, caller=caller), indent=2, ensure_ascii=False).encode()

@@ -1,0 +1,129 @@
+"""The numpy model fit and sampler against Private-PGM's (known answers on small tables), and the bracketed scale
+searches against OpenDP's own (the same scale)."""
+
+import numpy as np
+import pytest
+
+from dpcore.synth import fit, search
+from dpcore.synth import release as R
+
+
+@pytest.fixture(scope="module")
+def mbi():
+    R._opendp()  # jax on the CPU, as a release sets it up
+    import mbi
+
+    return mbi
+
+
+def _measurements(mbi, domain, cliques, seed=0, total=None):
+    rng = np.random.default_rng(seed)
+    out = [] if total is None else [mbi.LinearMeasurement(np.asarray([float(total)]), (), stddev=20.0)]
+    for cl in cliques:
+        n = int(np.prod(domain.project(cl).shape))
+        out.append(mbi.LinearMeasurement(rng.poisson(6, n) + rng.normal(0, 2, n), cl, stddev=float(rng.uniform(2, 9))))
+    return out
+
+
+@pytest.mark.slow  # Private-PGM compiles its fit: ~10 s each
+def test_the_fit_is_private_pgms_mirror_descent(mbi):
+    from mbi.estimation import mirror_descent as pgm
+
+    domain = mbi.Domain(["a", "b", "c", "d"], [4, 2, 6, 3])
+    # a tree (MST's shape) and a cycle (AIM's can be), with and without a measured total
+    for cliques, total in (
+        ([("a",), ("b",), ("c",), ("d",), ("a", "c"), ("b", "c"), ("c", "d")], None),
+        ([("a", "b"), ("b", "c"), ("a", "c"), ("d",)], 300),
+    ):
+        ms = _measurements(mbi, domain, cliques, total=total)
+        ours, theirs = fit.mirror_descent(domain, ms, iters=300), pgm(domain, ms, iters=300)
+        assert isinstance(ours, mbi.MarkovRandomField) and float(ours.total) == pytest.approx(float(theirs.total))
+        for q in [c for c in cliques if len(c) == 2] + [("a", "d")]:  # measured, and one outside the factors
+            a, b = np.asarray(ours.project(q).values), np.asarray(theirs.project(q).values)
+            assert a.shape == b.shape and np.abs(a - b).max() < 1e-5 * max(1.0, np.abs(b).max()), q
+
+
+@pytest.mark.slow  # Private-PGM compiles its fit: ~10 s each
+def test_a_warm_start_expands_the_potentials_as_private_pgm_does(mbi):
+    from mbi.estimation import mirror_descent as pgm
+
+    domain = mbi.Domain(["a", "b", "c"], [3, 4, 2])
+    first = _measurements(mbi, domain, [("a",), ("b",), ("c",)], seed=1)
+    more = first + _measurements(mbi, domain, [("a", "b"), ("b", "c")], seed=2)
+    ours = fit.mirror_descent(
+        domain, more, potentials=fit.mirror_descent(domain, first, iters=200).potentials, iters=200
+    )
+    theirs = pgm(domain, more, potentials=pgm(domain, first, iters=200).potentials, iters=200)
+    for q in [("a", "b"), ("b", "c"), ("a", "c")]:
+        assert np.allclose(np.asarray(ours.project(q).values), np.asarray(theirs.project(q).values), atol=1e-5)
+
+
+@pytest.mark.slow  # Private-PGM compiles its fit: ~10 s each
+def test_an_independent_models_pair_is_the_outer_product(mbi):
+    from mbi.estimation import mirror_descent as pgm
+
+    domain = mbi.Domain(["a", "b", "c"], [3, 5, 2])
+    ms = _measurements(mbi, domain, [("a",), ("b",), ("c",)], seed=4)
+    theirs = pgm(domain, ms, iters=100)
+    want = np.asarray(theirs.project(("a", "b")).values)
+    for model in (theirs, fit.mirror_descent(domain, ms, iters=100)):
+        assert np.allclose(fit.pair_marginal(model, ("a", "b")), want, atol=1e-6)
+
+
+def test_rows_are_drawn_from_the_model(mbi):
+    domain = mbi.Domain(["a", "b", "c"], [3, 4, 5])
+    model = fit.mirror_descent(domain, _measurements(mbi, domain, [("a", "b"), ("b", "c")], seed=5), iters=300)
+    n = 60_000
+    rows = fit.sample(model, n, np.random.default_rng(0))
+    assert set(rows) == {"a", "b", "c"} and all(len(v) == n for v in rows.values())
+    for q in (("a", "b"), ("b", "c"), ("a", "c")):
+        want = np.asarray(model.project(q).values) / float(model.total)
+        got = np.zeros(want.shape)
+        np.add.at(got, (rows[q[0]], rows[q[1]]), 1.0 / n)
+        # each cell within 5 standard errors of its share
+        assert np.all(np.abs(got - want) <= 5 * np.sqrt(want * (1 - want) / n) + 1e-3), q
+    again = fit.sample(model, n, np.random.default_rng(0))
+    assert all(np.array_equal(rows[k], again[k]) for k in rows)  # post-processing: the seed decides the rows
+
+
+@pytest.mark.slow  # Private-PGM compiles its fit: ~10 s each
+def test_a_partial_query_goes_to_private_pgm(mbi):
+    from opendp.extras.mbi._utilities import SelectPrefixQuery
+
+    domain = mbi.Domain(["a", "b"], [3, 4])
+    ms = [mbi.LinearMeasurement(np.array([5.0, 7.0]), ("a",), stddev=1.0, query=SelectPrefixQuery(2))]
+    ms += _measurements(mbi, domain, [("b",)])
+    assert not isinstance(fit.mirror_descent(domain, ms, iters=50), fit._model_class())
+
+
+def test_bracketed_searches_find_opendps_scale():
+    dp = R._opendp()
+    from opendp import mod
+
+    space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+    for measure, make, d_out in (
+        ("pure", lambda s: dp.m.make_laplace(*space, scale=s), 0.37),
+        ("zcdp", lambda s: dp.m.make_gaussian(*space, scale=s), 0.021),
+    ):
+        calls = []
+
+        def counted(s, make=make, calls=calls):
+            calls.append(s)
+            return make(s)
+
+        ours = search.binary_search_param(counted, 3, d_out)
+        assert len(calls) <= 45, len(calls)  # a bracket within 1e-6 of the scale: ~35 halvings
+        assert ours == mod.binary_search_param(make, 3, d_out, T=float), measure  # OpenDP's boundary
+        assert make(ours).check(3, d_out) and not make(np.nextafter(ours, 0)).check(3, d_out)
+
+
+def test_a_bracket_that_misses_falls_back_to_opendps_search():
+    dp = R._opendp()
+    space = dp.atom_domain(T=int), dp.absolute_distance(T=int)
+
+    def odd(s):  # the loss at scale 1 says nothing about the answer: the scale is ignored below 1e7
+        return dp.m.make_laplace(*space, scale=1e-3 if s < 1e7 else s)
+
+    assert search.bracket(odd, 1, 0.5) is None
+    s = search.binary_search_param(odd, 1, 0.5)
+    assert odd(s).check(1, 0.5) and 1e7 <= s < 1e7 * (1 + 1e-9)
