@@ -432,7 +432,7 @@ def get(job_id: str, *, caller: Caller, history: bool = True) -> JobRecord:
     _check_id(job_id)
     with reader() as conn:
         row = _readable(caller, _row(conn, job_id))
-        return _row_to_job(row, _history(conn, job_id) if history else None)
+        return _row_to_job(row, _history(conn, job_id) if history and conn is not None else None)
 
 
 def get_many(job_ids, *, caller: Caller) -> dict[str, JobRecord]:

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import time
+from typing import Any
 
 from .. import limits, storage
 from ..errors import DPError, JobError
@@ -52,7 +53,7 @@ def _assemble(cfg: SweepConfig, points: list[dict]) -> dict:
     )
     base = sorted((p for p in full if p.get("epsilon") is None), key=lambda p: p["seed"])
     dp = sorted((p for p in full if p.get("epsilon") is not None), key=lambda p: (p["epsilon"], p["seed"]))
-    out = {"config": cfg.to_dict(), "baseline": base[0] if base else None, "points": dp}
+    out: dict[str, Any] = {"config": cfg.to_dict(), "baseline": base[0] if base else None, "points": dp}
     if len(base) > 1:
         out["baselines"] = base
     if control:
