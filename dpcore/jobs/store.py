@@ -10,7 +10,7 @@ A caller submits a job and reads it back::
 moves. :func:`get` and :func:`list_jobs` return frozen :class:`~dpcore.jobs.records.JobRecord` objects;
 ``list_jobs(caller=..., work=True)`` is everything a caller started, of every kind (one row per sweep).
 
-**Groups.** A sweep is a group of jobs in this one table (:func:`submit_group`): a row of its own (target
+**Groups.** A sweep is a group of jobs in this one table (:mod:`dpcore.jobs.groups`): a row of its own (target
 ``"sweep"``, never run by a worker: its name, owner, settings and, once finished, its assembled result) and one
 job per point whose ``parent`` is the sweep's id. The same functions read, cancel, rename and delete a job and a
 group — a group's cancel and delete reach its members — with the same ownership check; the group's row follows
@@ -31,7 +31,7 @@ distinct per owner ("… (2)"). Workers take queued jobs fairly across owners (:
 Liveness (:mod:`dpcore.jobs.liveness`): a running job whose worker's process is gone, or whose lease lapsed, is
 given up by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another worker.
 
-About 600 lines, one idea: the jobs table and who may do what with a row of it — a group's row included.
+A little over 500 lines, one idea: the jobs table and who may do what with a row of it — a group's row included.
 Ownership, sharing, the stampede guard and a group's reach over its members are checked inside the transactions
 that read and write the rows, so they stay together here.
 Queued jobs stay queued across restarts; finished jobs and their files are changed only by :func:`rename` and
@@ -56,7 +56,6 @@ from pathlib import Path
 
 from .. import limits, storage
 from ..errors import JobError
-from ..storage.jsonio import dumps
 from .db import connection, jobs_dir, reader, transaction
 from .hooks import JobEnd, announce
 from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, SharedRunning, check_owner, limited, not_yours
@@ -64,13 +63,14 @@ from .records import JobRecord, JobStatus
 from .registry import groups, is_group, resolve, target_name
 from .registry import shared as shared_rule
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:.-]{0,127}$")
 
 
-def _check_id(job_id: str) -> str:
-    if not isinstance(job_id, str) or not _ID_RE.match(job_id):
+def check_id(job_id: str) -> str:
+    """A job's (or a group's) id as given, or the JobError that says where the ids are."""
+    if not isinstance(job_id, str) or not ID_RE.match(job_id):
         raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
     return job_id
 
@@ -145,7 +145,8 @@ def distinct_name(name: str, taken) -> str:
     return f"{name} ({n})"
 
 
-def _labels(conn: sqlite3.Connection, owner: str, prefix: str) -> set[str]:
+def owner_labels(conn: sqlite3.Connection, owner: str, prefix: str) -> set[str]:
+    """The owner's names that start with ``prefix`` (to make a new one distinct), inside the caller's transaction."""
     return {
         r[0]
         for r in conn.execute(
@@ -171,7 +172,8 @@ def remember_click(conn: sqlite3.Connection, owner: str, key: str | None, ref: s
     conn.execute("INSERT INTO clicks (owner, key, ref, created) VALUES (?, ?, ?, ?)", (owner, key, ref, time.time()))
 
 
-def _params_json(params) -> str:
+def encode_params(params) -> str:
+    """A job's params as stored: plain JSON (no NaN), or the JobError that says what is wrong."""
     if not isinstance(params, dict):
         raise JobError(f"job params must be a dict, got {type(params).__name__}")
     try:
@@ -180,7 +182,8 @@ def _params_json(params) -> str:
         raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}") from None
 
 
-def _clean_label(label) -> str:
+def clean_label(label) -> str:
+    """A submitted name on one line, cut to ``limits.JOB_NAME_MAX_CHARS`` (empty: no name)."""
     return " ".join(str(label or "").split())[: limits.JOB_NAME_MAX_CHARS]
 
 
@@ -200,33 +203,12 @@ def submit_many(
     and the owner's share of the queue (:class:`QueueFull`), then inserts every job with a name distinct among the
     owner's. Whether a job is a shared demo is its target's sharing rule's answer
     (:func:`dpcore.jobs.registry.shared`), not the caller's."""
-    return _submit(units, owner=owner, group=group, key=key, ref=ref, ids=ids, head=None)
+    return submit_batch(units, owner=owner, group=group, key=key, ref=ref, ids=ids, head=None)
 
 
-def submit_group(
-    kind: str,
-    params: dict,
-    units,
-    *,
-    owner: str,
-    label: str = "",
-    key: str | None = None,
-    group_id: str | None = None,
-    ids: list[str] | None = None,
-) -> list[str]:
-    """Queue a **group** (a kind :func:`dpcore.jobs.registry.register_group` names: a sweep) and its member jobs,
-    all or none, in the one transaction of :func:`submit_many`: the group's own row (``params``, ``label`` made
-    distinct among the owner's names, ``running`` from the start, never run by a worker) and each member with
-    ``parent`` = the group's id and group ``<kind>-<id>``. The click ``key`` refers to the group. Returns the
-    members' ids; the group's is ``group_id`` (default a new one, as :func:`new_id`)."""
-    if not is_group(kind):
-        raise JobError(f"{kind!r} is not a kind of group of jobs")
-    group_id = _check_id(group_id or new_id())
-    head = (group_id, kind, _params_json(params), _clean_label(label))
-    return _submit(units, owner=owner, group=f"{kind}-{group_id}", key=key, ref=group_id, ids=ids, head=head)
-
-
-def _submit(units, *, owner, group, key, ref, ids, head) -> list[str]:
+def submit_batch(units, *, owner, group, key, ref, ids, head) -> list[str]:
+    """The one submitting transaction (:func:`submit_many`; with ``head``, a group's own row first:
+    :func:`dpcore.jobs.groups.submit_group`)."""
     owner = check_owner(owner)
     key = _check_key(key)
     if group is not None and not isinstance(group, str):
@@ -235,11 +217,11 @@ def _submit(units, *, owner, group, key, ref, ids, head) -> list[str]:
     for target, params, label in units:
         resolve(target)
         name = target_name(target)
-        rows.append((name, _params_json(params), _clean_label(label), shared_rule(name, params)))
+        rows.append((name, encode_params(params), clean_label(label), shared_rule(name, params)))
     if not rows:
         raise JobError("nothing to submit")
     jobs_dir()  # results go there: a file in its place (or no space for a folder) is refused before anything queues
-    ids = [_check_id(i) for i in ids] if ids is not None else [new_id() for _ in rows]
+    ids = [check_id(i) for i in ids] if ids is not None else [new_id() for _ in rows]
     if len(ids) != len(rows):
         raise JobError(f"{len(ids)} job ids for {len(rows)} jobs")
     now = time.time()
@@ -277,97 +259,20 @@ def _submit(units, *, owner, group, key, ref, ids, head) -> list[str]:
         parent = None
         if head is not None:
             parent, kind, params_json, label = head
-            label = distinct_name(label, _labels(conn, owner, label)) if label else label
+            label = distinct_name(label, owner_labels(conn, owner, label)) if label else label
             conn.execute(
                 "INSERT INTO jobs (id, target, params, label, status, created, owner, shared) "
                 "VALUES (?, ?, ?, ?, 'running', ?, ?, 0)",
                 (parent, kind, params_json, label, now, owner),
             )
         for job_id, (name, params_json, label, shared) in zip(ids, rows):
-            label = distinct_name(label, _labels(conn, owner, label)) if label else label
+            label = distinct_name(label, owner_labels(conn, owner, label)) if label else label
             conn.execute(
                 "INSERT INTO jobs (id, target, params, grp, label, status, created, owner, shared, parent) "
                 "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
                 (job_id, name, params_json, group, label, now, owner, int(shared), parent),
             )
     return ids
-
-
-def put_group(
-    group_id: str,
-    kind: str,
-    *,
-    owner: str,
-    label: str,
-    params: dict,
-    status: str,
-    created: float,
-    ended: float | None = None,
-    result: dict | None = None,
-    shared: bool = False,
-    members=(),
-    replace: bool = True,
-    distinct: bool = False,
-) -> str:
-    """Write a group's own row as its kind keeps it (a sweep run in one process, a sweep finished, one read from an
-    older version's file): inserted, or updated in place (``replace``; else an existing row is left alone). The
-    jobs named in ``members`` become its members. ``distinct``: a new row's label is made distinct among the
-    owner's names. No ownership check: this is the job machinery's own bookkeeping. Returns the label it has."""
-    if not is_group(kind):
-        raise JobError(f"{kind!r} is not a kind of group of jobs")
-    group_id, owner = _check_id(group_id), check_owner(owner)
-    status = JobStatus(status)
-    params_json = _params_json(params)
-    label = _clean_label(label)
-    result_json = dumps(result, indent=None) if result is not None else None
-    with connection() as conn, transaction(conn):
-        seen = conn.execute("SELECT label, target FROM jobs WHERE id = ?", (group_id,)).fetchone()
-        if seen is not None and seen["target"] != kind:
-            raise JobError(f"{group_id} is a {seen['target']} job, not a {kind}")
-        if seen is None:
-            if distinct and label:
-                label = distinct_name(label, _labels(conn, owner, label))
-            conn.execute(
-                "INSERT INTO jobs (id, target, params, label, status, created, ended, result, owner, shared) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (group_id, kind, params_json, label, status, created, ended, result_json, owner, int(shared)),
-            )
-        elif replace:
-            conn.execute(
-                "UPDATE jobs SET params = ?, label = ?, status = ?, created = ?, ended = ?, result = ?, owner = ?, "
-                "shared = ? WHERE id = ?",
-                (params_json, label, status, created, ended, result_json, owner, int(shared), group_id),
-            )
-        else:
-            return seen["label"]
-        ids = [m for m in members if isinstance(m, str) and _ID_RE.match(m)]
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            conn.execute(
-                f"UPDATE jobs SET parent = ? WHERE id IN ({', '.join('?' * len(chunk))}) AND id != ?",
-                (group_id, *chunk, group_id),
-            )
-    return label
-
-
-def end_group(group_id: str, *, status: str, result: dict | None, ended: float, shared: bool = False) -> None:
-    """Record a group's end as its kind assembled it (a sweep's points, done): status, result, when, and whether
-    everyone may now read it. Only a group still running changes (two processes that both see the last point end
-    record the same end once); its name and settings are left as they are."""
-    group_id = _check_id(group_id)
-    with connection() as conn, transaction(conn):
-        conn.execute(
-            f"UPDATE jobs SET status = ?, result = ?, ended = ?, shared = ? WHERE id = ? AND status = 'running' "
-            f"AND target IN ({', '.join('?' * len(groups()))})",
-            (
-                JobStatus(status),
-                dumps(result, indent=None) if result is not None else None,
-                ended,
-                int(shared),
-                group_id,
-                *groups(),
-            ),
-        )
 
 
 def _status(conn: sqlite3.Connection, job_id: str) -> str:
@@ -429,7 +334,7 @@ def get(job_id: str, *, caller: Caller, history: bool = True) -> JobRecord:
     Someone else's job is :class:`~dpcore.jobs.owners.NotYours` (nothing of it is returned), unless it is a
     shared demo."""
     _check_caller(caller)
-    _check_id(job_id)
+    check_id(job_id)
     with reader() as conn:
         row = _readable(caller, _row(conn, job_id))
         return _row_to_job(row, _history(conn, job_id) if history and conn is not None else None)
@@ -439,7 +344,7 @@ def get_many(job_ids, *, caller: Caller) -> dict[str, JobRecord]:
     """Several jobs at once (a sweep's points), without history: id -> record for those that exist and the caller
     may read; the others are left out."""
     _check_caller(caller)
-    ids = [j for j in dict.fromkeys(job_ids) if isinstance(j, str) and _ID_RE.match(j)]
+    ids = [j for j in dict.fromkeys(job_ids) if isinstance(j, str) and ID_RE.match(j)]
     out: dict[str, JobRecord] = {}
     with reader() as conn:
         if conn is None:
@@ -498,7 +403,7 @@ def list_jobs(
 def cancel(job_id: str, *, caller: Caller) -> JobRecord:
     """Cancel a job: a queued one at once, a running one within a heartbeat or two. Finished: no change."""
     _check_caller(caller)
-    _check_id(job_id)
+    check_id(job_id)
     now = time.time()
     ended = []
     with connection() as conn:
@@ -569,7 +474,7 @@ def cancel_group(group: str, *, caller: Caller) -> int:
 def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
     """Give a job or a group (a sweep) a new name (owner or admin), distinct among its owner's names."""
     _check_caller(caller)
-    _check_id(job_id)
+    check_id(job_id)
     name = check_label(name)
     with connection() as conn:
         with transaction(conn):
@@ -590,7 +495,7 @@ def delete_many(job_ids, *, caller: Caller, missing_ok: bool = False) -> int:
     them is queued or running. ``missing_ok``: ids no longer in the store are skipped. Returns how many rows
     were deleted."""
     _check_caller(caller)
-    ids = list(dict.fromkeys(_check_id(j) for j in job_ids))
+    ids = list(dict.fromkeys(check_id(j) for j in job_ids))
     moved: list[tuple[Path | None, Path]] = []
     try:
         with connection() as conn, transaction(conn):
@@ -651,7 +556,7 @@ def result_path(job_id: str, name: str = "result.json", *, caller: Caller) -> Pa
 
 def folder_path(job_id: str) -> Path:
     """Where the job machinery keeps a job's files (for the runner: no ownership check, nothing created)."""
-    return storage.home() / "jobs" / _check_id(job_id)
+    return storage.home() / "jobs" / check_id(job_id)
 
 
 def check_name(name: str) -> str:

@@ -30,8 +30,9 @@ import time
 from .. import limits, storage
 from ..storage import reserve
 from . import liveness
+from .attempt import WorkerStopped, log
 from .db import connection, reader, reap, transaction
-from .runner import WorkerStopped, claim, execute, log
+from .runner import claim, execute
 from .settings import settings, under_pytest
 
 LOG_MAX_BYTES = limits.JOBS_LOG_MAX_BYTES  # workers.log is rotated (one old copy) past this size

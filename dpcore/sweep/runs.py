@@ -1,7 +1,7 @@
 """Running sweeps and their records: start (one background job per point, through an executor), state, cancel,
 list, load, save, rename, delete; and the two blocking runners (inline in this process, parallel on workers).
 
-A sweep is a **group of jobs** in the one job store (:func:`dpcore.jobs.store.submit_group`): a row of its own
+A sweep is a **group of jobs** in the one job store (:func:`dpcore.jobs.groups.submit_group`): a row of its own
 (target ``"sweep"``: its name, owner, config, the points' job ids, where it ran and, once finished, the assembled
 result) and one job per point, queued all or none in one transaction. Who may read or change a sweep, its rename,
 delete and cancel are the job store's — the same check and the same code as for any job. This module turns the
@@ -15,8 +15,10 @@ cannot be written they are still read as they are.
 
 Finished sweeps of the default demo (public digits data, the page's default settings) are *shared*: everyone may
 read them; only their owner or an admin may change them. A start is idempotent per click (its key), bounded per
-click (``limits.SWEEP_MAX_TRAININGS`` model trainings for a visitor) and queued all or none. Its maths lives in
-point.py and summary.py.
+click (``limits.SWEEP_MAX_TRAININGS`` model trainings for a visitor) and queued all or none.
+
+A little over 500 lines, one idea: a sweep's record — its row, its earlier versions' files, the blocking runners
+and where it stands — read and written in one place; its maths lives in point.py and summary.py.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 from .. import limits, storage
 from ..errors import DPError, JobError
-from ..jobs import display, executors
+from ..jobs import display, executors, groups
 from ..jobs import store as job_store
 from ..jobs.owners import SYSTEM, Caller, NotYours, QueueFull, check_owner, limited
 from ..jobs.records import JobRecord
@@ -189,7 +191,7 @@ def save(record: dict, *, replace: bool = True, distinct: bool = False) -> None:
     sweep_id = _check_id(record.get("id"))
     status = record.get("status") or "running"
     demo = bool(record["shared"] if "shared" in record else is_demo(record.get("config") or {}))
-    job_store.put_group(
+    groups.put_group(
         sweep_id,
         SWEEP,
         owner=owner_of(record),
@@ -369,7 +371,7 @@ def start_sweep(
         "demo": is_demo(cfg),
         **_noise_record(cfg),
     }
-    job_store.submit_group(
+    groups.submit_group(
         SWEEP,
         params,
         units,
@@ -444,7 +446,7 @@ def _state(rec: dict) -> dict:
         if failed and all(f.get("status") == "cancelled" for f in failed) and len(points) < total:
             status = "cancelled"
         rec.update(status=status, result=result, failed=failed, finished=time.time())
-        job_store.end_group(
+        groups.end_group(
             rec["id"],
             status=status,
             result={"result": result, "failed": failed},

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dpcore.jobs import registry, runner, store, workers
+from dpcore.jobs import attempt, registry, runner, store, workers
 from dpcore.jobs.owners import SYSTEM
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import SweepConfig
@@ -160,7 +160,7 @@ def test_a_full_disk_run_shows_the_storage_message_on_the_page(chdir_root, monke
 
     monkeypatch.setenv("DP_EXPLORER_JOBS_HEARTBEAT", "0.1")
     calls = {"n": 0}
-    real = runner.connection
+    real = attempt.connection
     here = threading.current_thread()
 
     def fsync(fd):
@@ -175,7 +175,7 @@ def test_a_full_disk_run_shows_the_storage_message_on_the_page(chdir_root, monke
 
     real_fsync = storage.os.fsync
     monkeypatch.setattr(storage.os, "fsync", fsync)
-    monkeypatch.setattr(runner, "connection", connection)
+    monkeypatch.setattr(attempt, "connection", connection)
     job_id = store.submit(registry.TRAIN, RUN, owner=ME, group="train", label="full disk")
     assert workers.run_worker("w-page", once=True) == 1
     monkeypatch.setattr(storage.os, "fsync", real_fsync)  # space freed

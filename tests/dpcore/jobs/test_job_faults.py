@@ -1,7 +1,8 @@
 """Issue 28: a full disk during a training job, or a ``jobs`` folder replaced by a file, ends the job with the
 storage message (dpcore.storage.fault_message) — in the store, in ``jobs show`` and on the page — and never
 leaves it "running" until "worker died". The worker runs in this process (``run_worker(once=True)``) so the
-faults can be injected where a real full disk strikes: the job's own file writes, then the store's."""
+faults can be injected where a real full disk strikes: the job's own file writes, then the store's (the end an
+attempt records, dpcore.jobs.attempt)."""
 
 import errno
 import json
@@ -12,7 +13,7 @@ import pytest
 
 from dpcore import storage
 from dpcore.cli import main
-from dpcore.jobs import db, registry, runner, store, workers
+from dpcore.jobs import attempt, db, registry, store, workers
 from dpcore.jobs.owners import CLI_OWNER, SYSTEM
 
 TINY_TRAIN = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0, "epochs": 1, "batch_size": 64}
@@ -29,7 +30,7 @@ def full_disk(monkeypatch):
     storage.atomic_write_bytes), and then the store's next three writes from the worker's own thread fail as
     SQLite fails on a full disk, until space is freed."""
     state = {"full": False, "store_failures_left": 3, "store_failures": 0}
-    real_fsync, real_connection = storage.os.fsync, runner.connection
+    real_fsync, real_connection = storage.os.fsync, attempt.connection
     main_thread = threading.current_thread()
 
     def fsync(fd):
@@ -46,7 +47,7 @@ def full_disk(monkeypatch):
         return real_connection(*args, **kwargs)
 
     monkeypatch.setattr(storage.os, "fsync", fsync)
-    monkeypatch.setattr(runner, "connection", connection)
+    monkeypatch.setattr(attempt, "connection", connection)
     yield state
     monkeypatch.setattr(storage.os, "fsync", real_fsync)
 
@@ -73,7 +74,7 @@ def test_a_reader_never_calls_a_worker_that_cannot_write_dead(full_disk, monkeyp
     its worker's process is alive and its lease holds — not "worker died"; once space is back the storage message
     is the job's end."""
     job_id = store.submit("demo.sleep", {"steps": 1}, owner=CLI_OWNER)
-    real = runner.connection
+    real = attempt.connection
     seen = []
 
     def connection(*args, **kwargs):
@@ -81,7 +82,7 @@ def test_a_reader_never_calls_a_worker_that_cannot_write_dead(full_disk, monkeyp
             seen.append(store.get(job_id, caller=SYSTEM, history=False))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "connection", connection)
+    monkeypatch.setattr(attempt, "connection", connection)
     assert workers.run_worker("w-full", once=True) == 1
     job = store.get(job_id, caller=SYSTEM, history=False)
     assert seen and seen[0].status == "running" and seen[0].error is None

@@ -16,7 +16,7 @@ import pytest
 
 from dpcore.cli import main
 from dpcore.errors import DPError, JobError
-from dpcore.jobs import db, display, liveness, records, runner, store, workers
+from dpcore.jobs import attempt, db, display, liveness, records, runner, store, workers
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs.owners import SYSTEM
 
@@ -311,7 +311,7 @@ def test_wait_times_out_with_a_job_error():
 
 
 def test_save_bytes_rejects_paths():
-    ctx = runner.JobContext(job_id="x", result_dir=db.jobs_dir() / "x")
+    ctx = attempt.JobContext(job_id="x", result_dir=db.jobs_dir() / "x")
     with pytest.raises(JobError, match="plain name"):
         ctx.save_bytes("../evil", b"")
     assert ctx.save_bytes("ok.bin", b"1").read_bytes() == b"1"

@@ -9,7 +9,7 @@ import pytest
 
 from dpcore import storage
 from dpcore.errors import DPError, JobError
-from dpcore.jobs import db, store, workers
+from dpcore.jobs import db, groups, store, workers
 from dpcore.jobs.owners import SYSTEM, Caller, NotYours
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import SweepConfig
@@ -147,7 +147,7 @@ def test_an_earlier_versions_sweep_still_opens_where_the_home_cannot_take_it(dp_
     def cannot_write(*a, **k):
         raise storage.StorageError("$DP_EXPLORER_HOME is read-only or not accessible")
 
-    monkeypatch.setattr(store, "put_group", cannot_write)
+    monkeypatch.setattr(groups, "put_group", cannot_write)
     assert [s["id"] for s in sweep_runs.list_sweeps(caller=AS_ANN)] == [rec["id"]]
     assert sweep_runs.load(rec["id"], caller=AS_ANN)["name"] == "read only"
     assert sweep_runs.list_sweeps(caller=AS_BOB) == []
