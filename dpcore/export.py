@@ -1,6 +1,7 @@
-"""Reproduce it in code: a training run, a sweep, an audit or an advisor decision as a Python script or a Jupyter
-notebook that re-runs the same computation through dpcore's public functions (not the CLI), headless, with comments
-in plain words.
+"""Reproduce it in code: a training run, a sweep, an audit, an advisor decision or a planned release as a Python
+script or a Jupyter notebook that re-runs the same computation through dpcore's public functions (not the CLI),
+headless, with comments in plain words. A planned release's code draws its noise and states its ε with OpenDP's own
+measurements and privacy maps (:func:`for_plan`), dpcore preparing the whole numbers they are applied to.
 
 Each ``for_*`` builds a :class:`Recipe` (text cells and code cells); :func:`render` writes it as ``py`` (one script,
 the text cells as comments) or ``ipynb`` (nbformat 4). The last cell prints one JSON line, ``{"settings": …,
@@ -21,6 +22,10 @@ from dataclasses import dataclass, field
 
 from .errors import DPError
 from .jobs import store
+from .plan import model as plan_model
+from .plan import registry as deployments
+from .plan.model import Plan
+from .statements import plan as plan_statement
 from .sweep import runs as sweep_runs
 from .sweep import summary as sweep_summary
 from .sweep.config import SweepConfig
@@ -308,6 +313,116 @@ def for_advice(
         "                             'feasible': result['feasible']}}, default=float))"
     )
     return r
+
+
+# --- a planned release ----------------------------------------------------------------------------------------
+
+
+def for_plan(
+    plan_dict: dict, *, source: str, n: int | None = None, seed: int | None = None, data_name: str | None = None
+) -> Recipe:
+    """A planned release: the same plan on the same data, every statistic's noise drawn and its ε stated by OpenDP's
+    own measurement (``make_laplace`` on 64-bit integers; quantiles: ``make_quantile_score_candidates`` then
+    ``make_noisy_max``), the total the sum of OpenDP's privacy maps. ``source``: "builtin:patients",
+    "builtin:visits" (with ``n`` and ``seed``), or "file" (an upload or a registered dataset, read from the owner's
+    own copy named ``data_name``)."""
+    plan = Plan.from_dict(plan_dict)  # the stored plan, checked again
+    name = None if source.startswith("builtin:") else check_upload_name(data_name or "your_data.csv")
+    r = Recipe(f"Planned release: {plan.title}", "plan")
+    r.md(
+        f"# {_md(r.title)}\n\n{HEADER} It releases the plan's {len(plan.statistics)} statistics once, as the app did: "
+        "each person's rows bounded, values clamped to their public bounds, then noise from OpenDP's exact samplers "
+        "(a secure source: your numbers differ from the app's). It prints the table and the total ε from OpenDP's own "
+        "privacy maps, which is the ε the app's statement gives."
+    )
+    r.code(
+        "import json\n\nimport opendp.prelude as dp\nimport pandas as pd\n\n"
+        "from dpcore.noise import release\nfrom dpcore.plan import compute, design, model\n\n"
+        "# make_laplace and the quantile's score-and-select are behind OpenDP 0.16's 'contrib' flag: their proofs are\n"
+        "# written, not yet through OpenDP's vetting (DP Explorer tests them too). Integer noise only: no float flag.\n"
+        "dp.enable_features('contrib')"
+    )
+    if name is None:
+        kind = source.split(":", 1)[1]
+        loader = "medical_visits" if kind == "visits" else "medical"
+        r.md(f"**The data**: the app's built-in synthetic {kind} ({n:,} patients, seed {seed}): nobody real.")
+        r.code(f"from dpcore.data import datasets\n\ndf = datasets.{loader}({int(n or 0)!r}, {int(seed or 0)!r})")
+    else:
+        _data_cell(r, name)
+        r.code("from dpcore.data import datasets\n\ndf = datasets.read_csv(DATA)")
+    r.md(
+        "**The plan**, as the app stored it: the statistics, their public bounds and categories, the unit of privacy "
+        "and how ε is split. Its design — each statistic's ε, sensitivity and noise scale — follows from these "
+        "public numbers alone."
+    )
+    r.code(
+        f"settings = {_literal(plan.to_dict())}\nplan = model.Plan.from_dict(settings)\nlaid_out = design.design(plan)"
+    )
+    r.md(
+        "**The private inputs**: each person's first rows kept (at most the plan's number), values clamped and put on "
+        "the public grid, counted or summed per cell. Nothing here is released."
+    )
+    r.code("prepared = compute.prepare(df, plan, laid_out)")
+    r.md(
+        "**Each statistic through OpenDP.** A count, a histogram's bins or a sum on the grid: discrete Laplace noise "
+        "(`make_laplace` on 64-bit integers) at the scale the design gives; its ε is OpenDP's privacy map at the "
+        "sensitivity one unit of privacy has. A quantile: OpenDP scores the public candidates and picks one with "
+        "`make_noisy_max`."
+    )
+    r.code(
+        "space = dp.vector_domain(dp.atom_domain(T='i64')), dp.l1_distance(T='i64')\n"
+        "total, rows = 0.0, []\n"
+        "for d, truth in zip(laid_out.designs, prepared.truths):\n"
+        "    eps = 0.0\n"
+        "    noisy = []\n"
+        "    for part, inputs in zip(d.parts, (truth.units, truth.counts)):\n"
+        "        if part.role == 'quantile':\n"
+        "            q = d.quantile\n"
+        "            score = dp.t.make_quantile_score_candidates(\n"
+        "                dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance(),\n"
+        "                candidates=list(q.candidates), alpha=q.alpha)\n"
+        "            pick = score >> dp.m.then_noisy_max(dp.max_divergence(), scale=q.scale, negate=True)\n"
+        "            eps += pick.map(q.contributions)\n"
+        "            noisy.append([q.candidates[pick(list(v))] for v in truth.values])\n"
+        "            break\n"
+        "        laplace = dp.m.make_laplace(*space, scale=release.opendp_scale(part.noise()))\n"
+        "        eps += laplace.map(part.sensitivity)\n"
+        "        noisy.append(laplace(list(inputs)))\n"
+        "    total += eps\n"
+        "    rows += compute.from_noisy(d, noisy)\n"
+        "    print(f'{d.statistic.label()}: ε = {eps:.6g} (OpenDP privacy map)')"
+    )
+    r.md("**The table**: each released cell with its 95% interval (a quantile's bound is on its rank, in rows).")
+    r.code(
+        "table = pd.DataFrame([row.to_dict() for row in rows])\nprint(table.to_string(index=False))\n"
+        'print(f\'total ε = {total:.6g} per {"person" if plan.unit.person_level else "row"}, δ = 0\')'
+    )
+    r.code(
+        "print(json.dumps({'settings': settings, 'result': {\n"
+        "    'epsilon': total, 'epsilon_design': laid_out.epsilon, 'delta': 0.0,\n"
+        "    'epsilon_per_person': laid_out.epsilon_per_person, 'cells': len(rows),\n"
+        "    'statistics': [d.statistic.label() for d in laid_out.designs]}}))"
+    )
+    return r
+
+
+def plan_files(outcome, *, n: int | None = None, seed: int | None = None, data_name: str | None = None) -> dict:
+    """Everything a planned release hands out, by file name: the table (CSV, formula cells neutralised), its signed
+    statement (covering the CSV by SHA-256), the plan (JSON), a notebook and a script that reproduce it with OpenDP,
+    and a registry-schema draft (YAML)."""
+    import yaml  # lazy: only a plan's files need it
+
+    st = plan_statement.for_plan(outcome, plan_statement.CSV_NAME)
+    source = outcome.source if outcome.source.startswith("builtin:") else "file"
+    recipe = for_plan(outcome.release.design.plan.to_dict(), source=source, n=n, seed=seed, data_name=data_name)
+    return {
+        plan_statement.CSV_NAME: plan_statement.csv_bytes(outcome),
+        "release.statement.json": json.dumps(st, indent=2, ensure_ascii=False).encode(),
+        "plan.json": plan_model.dumps(outcome.release.design.plan).encode(),
+        "plan.ipynb": render(recipe, "ipynb"),
+        "plan.py": render(recipe, "py"),
+        "registry-draft.yaml": yaml.safe_dump(deployments.draft(st), sort_keys=False, allow_unicode=True).encode(),
+    }
 
 
 # --- writing it ----------------------------------------------------------------------------------------------

@@ -74,6 +74,8 @@ SYNTH_UTILITY_MIN_TEST_ROWS = 20
 # --- noise draws --------------------------------------------------------------------------------------
 SIMULATED_DRAWS_MAX = 2_000_000  # plain-numpy pictures (dpcore.noise.mechanisms.MAX_SIMULATED_DRAWS)
 RELEASE_DRAWS_MAX = 1_000_000  # secure draws through the release path (dpcore.noise.release.MAX_RELEASE_DRAWS)
+#: Public candidates of one released quantile (each is scored against every row).
+QUANTILE_MAX_CANDIDATES = 10_001
 
 # --- released numbers (dpcore.noise.grid.check_release: the noise page, the console, the CLI) -------------
 #: Largest |value|, |bound| or sensitivity a release takes: within it, every number in grid units is exact in int64
@@ -109,6 +111,16 @@ QUERY_MAX_SKETCH_COLUMNS = 64
 BUILTIN_EPSILON_CAP = 20.0
 BUILTIN_MAX_QUERY_EPSILON = 5.0
 VISITORS_EPSILON_QUOTA = 10.0
+
+# --- planned releases (the "Plan a release" page, `plan` CLI) ------------------------------------------------
+#: Statistics in one plan, ε of one plan (its total), rows kept per person, and the cells one statistic may release
+#: (its groups × its bins: each cell is one noisy number).
+PLAN_MAX_STATISTICS = 20
+PLAN_EPSILON_MAX = 100.0
+PLAN_MAX_ROWS_PER_PERSON = 100
+PLAN_MAX_CELLS = 10_000
+#: A plan file read by `plan --plan FILE` or the page's upload.
+PLAN_FILE_MAX_BYTES = 200_000
 
 # --- identities (admin token, analysts' keys) ----------------------------------------------------------------
 ADMIN_TOKEN_MIN_CHARS = 16
@@ -298,6 +310,12 @@ def table() -> list[tuple[str, str]]:
             f"{SYNTH_UTILITY_MIN_TEST_ROWS:,}",
         ),
         ("Simulated noise draws / secure release draws", f"{SIMULATED_DRAWS_MAX:,} / {RELEASE_DRAWS_MAX:,}"),
+        ("Public candidates of one released quantile", f"{QUANTILE_MAX_CANDIDATES:,}"),
+        (
+            "Planned release: statistics / total ε / rows kept per person / cells of one statistic / plan file",
+            f"{PLAN_MAX_STATISTICS} / {PLAN_EPSILON_MAX:g} / {PLAN_MAX_ROWS_PER_PERSON} / {PLAN_MAX_CELLS:,} / "
+            f"{PLAN_FILE_MAX_BYTES:,} bytes",
+        ),
         (
             "Size of a released value, bound or sensitivity Δ (noise page, console, CLI)",
             f"at most {_power(RELEASE_MAGNITUDE_MAX)}; Δ 0 or at least {_power(RELEASE_SENSITIVITY_MIN)}, and Δ (or a "

@@ -9,6 +9,7 @@ import streamlit as st
 from dpcore import claims, export, limits
 from dpcore.attacks import model_audit
 from dpcore.figures import audit as figs
+from dpcore.figures import promise
 from dpcore.report.audit import audit_report
 from pages.ui.common import chart, code_downloads, guarded, headline_md
 
@@ -213,6 +214,33 @@ st.caption(
         "own (rates measured on a sample are noisy): the bounds above are."
     )
 )
+
+with st.expander("Promise and proof: the same scores as trade-off curves (Gaussian DP, f-DP)", expanded=False):
+    bounds = figs.promise_bounds(result)
+    if any(b.kind == "promise" for b in bounds):
+        chart(promise.run_chart(bounds, result["delta"]), key="au_fig_promise")
+        st.markdown(promise.verdict(bounds, result["delta"]))
+    else:
+        st.caption("State the model's claim above to see the promise beside what your scores measure.")
+    chart(figs.tradeoff(result), key="au_fig_tradeoff")
+    gd, fd = result.get("gdp"), result.get("one_run_fdp")
+    words = []
+    if gd:
+        words.append(
+            f"The records' Gaussian-DP audit (Nasr et al. 2023) proves μ ≥ {claims.down(gd['mu'])} and "
+            f"ε ≥ {claims.down(gd['epsilon'])} at δ = {claims.delta(result['delta'])}, from {len(gd['points'])} tests "
+            "fixed on one half of the rows and bounded on the other: the proved curve lies under the true one."
+        )
+    if fd:
+        words.append(
+            f"The canaries' f-DP audit (Mahloujifar et al. 2024) proves μ ≥ {claims.down(fd['mu'])}: every Gaussian "
+            "curve below the dotted one is ruled out."
+        )
+    st.caption(
+        " ".join(words)
+        + f" Each is a {conf} measurement on its own, beside the headline's bound (never the largest of them); "
+        "none is a guarantee. See the docs' page on the audits for the formulas."
+    )
 
 # ---------------------------------------------------------------------------------------------- take it away
 name = up.name

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpcore import claims, textsafe
 from dpcore.figures import privacy_utility as figs
+from dpcore.figures import promise
 from dpcore.jobs import workers
 from dpcore.statements import sweep as statement
 from dpcore.sweep import runs as sweep_runs
@@ -161,6 +162,18 @@ def headline(result: dict) -> None:
     )
 
 
+@st.cache_data(max_entries=16, show_spinner="Reading the audits as promise and proof…")
+def _promise_chart(sid: str, n_points: int, status: str, _result: dict):
+    """The sweep's promise-and-proof chart (heuristics and f-DP re-readings cost ~0.1 s a point: once per state)."""
+    runs = promise.sweep_bounds(_result)
+    return promise.sweep_chart(runs, float(runs[0].delta)) if runs else None
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _point_tradeoff(sid: str, epsilon: float, seed: int, _point: dict):
+    return promise.point_tradeoff(_point)
+
+
 @st.fragment(run_every=1.5 if status0["status"] == "running" else None)
 def show_sweep(sid: str, was_running: bool) -> None:
     s = guarded(sweep_runs.state, sid, caller=caller)
@@ -227,6 +240,15 @@ def show_sweep(sid: str, was_running: bool) -> None:
     chart(figs.attack_chart(result, "auc"), key="pu_fig_auc", where=g4)
     if result.get("size_control"):
         chart(figs.size_chart(result), key="pu_fig_size")
+    promise_fig = guarded(_promise_chart, sid, len(result["points"]), s["status"], result)
+    if promise_fig is not None:
+        chart(promise_fig, key="pu_fig_promise")
+        st.caption(
+            "**Promise** (the dashed diagonal): the accountant's ε, an upper bound for every attack. **Measurements** "
+            "(►): each audit's 95% lower bound over all seeds of an ε together, with its seeds' spread as a bar — "
+            "what these attacks proved, never a guarantee. **Heuristic** (○): what auditing only the final model can "
+            "be expected to show (Steinke et al. 2025). A measurement above the diagonal would be a bug."
+        )
 
     # one model: ROC with the DP ceiling, and the reading. The slider's options are the sweep's whole grid
     # (fixed while it runs), so the value shown is always the model whose ROC and metrics are drawn.
@@ -290,6 +312,16 @@ def show_sweep(sid: str, was_running: bool) -> None:
         if choice != "baseline" and point.get("tradeoff") and point.get("noise_multiplier"):
             block = guarded(statement.for_point, point)
         chart(figs.roc_chart(point, block=block), key="pu_fig_roc", where=r1)
+        if block is not None:
+            with r1.expander("What the audits prove about this model's trade-off curve", expanded=False):
+                tfig = guarded(_point_tradeoff, sid, float(point["epsilon"]), int(point.get("seed") or 0), point)
+                if tfig is not None:
+                    chart(tfig, key="pu_fig_tradeoff")
+                    st.caption(
+                        "The accountant's worst case (promise) against what the audits measured: the corner the "
+                        "records audit proves (95%, the true curve lies above it) and the Gaussian curve the "
+                        "canaries' f-DP audit rules out below; the heuristic is the final model's expected curve."
+                    )
         if block is not None:
             r1.markdown(statement.gap_words(block, point["mia"], labels=ATTACK_LABELS))
             r1.caption(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from .. import claims
+from .. import claims, nist
 from ..errors import DPError
 from ..training import accounting
 from .dpsgd import dpsgd_loss_tail, dpsgd_risk
@@ -134,6 +134,7 @@ def statement(inp: dict, result: dict) -> dict:
         "recompute": "dpcore.advisor.decision.recompute(statement): the advice solved again from its inputs",
     }
     st["words"] = words(st)
+    st["nist"] = nist.for_statement(st)
     return st
 
 

@@ -37,7 +37,7 @@ from . import one_run
 from .mia import roc
 
 
-def clopper_pearson(k, n, alpha: float = 0.05):
+def clopper_pearson(k: npt.ArrayLike, n: npt.ArrayLike, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided (1 − alpha) Clopper–Pearson interval for a binomial proportion k/n (vectorised)."""
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -62,27 +62,29 @@ def _eps_from_rates(fpr_hi: npt.ArrayLike, fnr_hi: npt.ArrayLike, delta: float) 
     return out
 
 
-def epsilon_lower_bound(tp, fp, n_pos: int, n_neg: int, delta: float, alpha: float = 0.05) -> dict:
+def epsilon_lower_bound(
+    tp: npt.ArrayLike, fp: npt.ArrayLike, n_pos: int, n_neg: int, delta: float, alpha: float = 0.05
+) -> dict[str, float]:
     """Empirical ε lower bound from an attack's counts at each threshold (arrays tp, fp).
 
     Returns {lower_bound, tpr, fpr, fpr_hi, fnr_hi} at the threshold that gives the largest bound.
     """
     delta = check_delta(delta, allow_zero=True)
-    tp = np.atleast_1d(np.asarray(tp, dtype=float))
-    fp = np.atleast_1d(np.asarray(fp, dtype=float))
+    tp1 = np.atleast_1d(np.asarray(tp, dtype=float))
+    fp1 = np.atleast_1d(np.asarray(fp, dtype=float))
     # Also the reversed decision (flag the rows *not* flagged): an attack pointing the wrong way still
     # tells members apart.
-    tp = np.r_[tp, n_pos - tp]
-    fp = np.r_[fp, n_neg - fp]
-    _, fpr_hi = clopper_pearson(fp, n_neg, alpha)
-    _, fnr_hi = clopper_pearson(n_pos - tp, n_pos, alpha)
+    tps = np.r_[tp1, n_pos - tp1]
+    fps = np.r_[fp1, n_neg - fp1]
+    _, fpr_hi = clopper_pearson(fps, n_neg, alpha)
+    _, fnr_hi = clopper_pearson(n_pos - tps, n_pos, alpha)
     eps = _eps_from_rates(fpr_hi, fnr_hi, delta)
     i = int(np.argmax(eps))
     best = float(max(eps[i], 0.0))
     return {
         "lower_bound": best,
-        "tpr": float(tp[i] / n_pos),
-        "fpr": float(fp[i] / n_neg),
+        "tpr": float(tps[i] / n_pos),
+        "fpr": float(fps[i] / n_neg),
         "fpr_hi": float(fpr_hi[i]),
         "fnr_hi": float(fnr_hi[i]),
         "alpha": alpha,
@@ -92,13 +94,15 @@ def epsilon_lower_bound(tp, fp, n_pos: int, n_neg: int, delta: float, alpha: flo
 def max_certifiable_epsilon(n_pos: int, n_neg: int, delta: float, alpha: float = 0.05) -> float:
     """The largest ε any attack could certify with these counts: a perfect attack (TPR 1, FPR 0)."""
     res = epsilon_lower_bound([n_pos], [0], n_pos, n_neg, delta, alpha)
-    return res["lower_bound"]
+    return float(res["lower_bound"])
 
 
 # --- a bound that holds at its stated confidence ------------------------------------------------------------
 
 
-def _one_test_bound(tp, fp, n_pos, n_neg, delta, alpha):
+def _one_test_bound(
+    tp: npt.ArrayLike, fp: npt.ArrayLike, n_pos: float, n_neg: float, delta: float, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ε lower bound for ONE test fixed in advance (no maximum over thresholds or directions).
 
     FPR ≤ FPR_hi and FNR ≤ FNR_hi hold together with probability ≥ 1 − alpha (each a one-sided
@@ -141,7 +145,9 @@ def split_halves(
     return perm_p[: n_pos // 2], perm_p[n_pos // 2 :], perm_n[: n_neg // 2], perm_n[n_neg // 2 :]
 
 
-def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, split_seed: int = 0) -> dict:
+def audit_scores(
+    per_attack: dict[str, Any], delta: float, confidence: float = 0.95, *, split_seed: int = 0
+) -> dict[str, Any]:
     """Empirical-ε lower bound that holds at ``confidence`` although the attack, threshold and direction
     are chosen to make it large.
 
@@ -172,7 +178,7 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
     sel_p, aud_p, sel_n, aud_n = split_halves(n_pos, n_neg, split_seed)
     na_pos, na_neg = aud_p.size, aud_n.size
 
-    best = None
+    best: tuple[float, str, float, str] | None = None
     for name, (pos, neg) in pairs.items():
         r = roc(pos[sel_p], neg[sel_n])
         # plan: the bound the audit half would give at the selection half's rates, in both directions
@@ -181,6 +187,7 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
             i = int(np.argmax(plan))
             if best is None or plan[i] > best[0]:
                 best = (float(plan[i]), name, float(r.thresholds[i]), direction)
+    assert best is not None  # per_attack has at least one attack
     _, name, thr, direction = best
     pos, neg = pairs[name][0][aud_p], pairs[name][1][aud_n]
     if direction == "higher":
@@ -214,11 +221,11 @@ def audit_scores(per_attack: dict, delta: float, confidence: float = 0.95, *, sp
 # --- several models (seeds): a bound over all of them that keeps its confidence ----------------------------
 
 
-def _is_one_run(a: dict) -> bool:
+def _is_one_run(a: dict[str, Any]) -> bool:
     return a.get("n_canaries") is not None and a.get("tp") is None
 
 
-def _check_stored(a) -> None:
+def _check_stored(a: Any) -> None:
     if not isinstance(a, dict) or a.get("delta") is None:
         raise DPError(
             "combine_bounds takes the dicts returned by audit_scores or one_run_lower_bound (with "
@@ -236,7 +243,7 @@ def _check_stored(a) -> None:
         )
 
 
-def stored_bound(a: dict, confidence: float) -> tuple[float, float]:
+def stored_bound(a: dict[str, Any], confidence: float) -> tuple[float, float]:
     """(lower bound, max certifiable) of one stored audit — :func:`audit_scores`' fixed test or
     :func:`~dpcore.attacks.one_run.one_run_lower_bound`'s guesses — re-computed from its counts at ``confidence`` (which may be
     above 0.95: a correction for several audits). Valid whatever level the audit was planned at: what was
@@ -252,11 +259,11 @@ def stored_bound(a: dict, confidence: float) -> tuple[float, float]:
         k = max(int(a.get("candidates") or 1), 1)
         lb, cert = one_run.bound_at(int(a["n_canaries"]), ((int(a["guesses"]), int(a["correct"])),), delta, alpha / k)
         return lb, cert
-    lb = _one_test_bound(a["tp"], a["fp"], a["members"], a["nonmembers"], delta, alpha)[0]
-    return float(lb), max_certifiable_epsilon(a["members"], a["nonmembers"], delta, alpha)
+    fixed = _one_test_bound(a["tp"], a["fp"], a["members"], a["nonmembers"], delta, alpha)[0]
+    return float(fixed), max_certifiable_epsilon(a["members"], a["nonmembers"], delta, alpha)
 
 
-def combine_bounds(audits, confidence: float = 0.95) -> dict:
+def combine_bounds(audits: Any, confidence: float = 0.95) -> dict[str, Any]:
     """One lower bound on ε from audits of several models (seeds) of the same ε that still holds at
     ``confidence``: the largest of k bounds each at ``confidence`` does not (with k independent audits it
     exceeds the true ε in up to 1 − confidence^k of sweeps: 23% for five seeds).
@@ -306,7 +313,7 @@ def combine_bounds(audits, confidence: float = 0.95) -> dict:
 # --- theoretical ceilings on the ROC --------------------------------------------------------------------
 
 
-def dp_roc_ceiling(epsilon: float, delta: float, fpr) -> np.ndarray:
+def dp_roc_ceiling(epsilon: float, delta: float, fpr: npt.ArrayLike) -> np.ndarray:
     """Highest TPR any membership test can reach at this FPR against an (ε, δ)-DP algorithm.
 
     TPR ≤ min(1, e^ε·FPR + δ, 1 − e^−ε·(1 − δ − FPR)) — the (ε, δ) trade-off curve, tighter than the
@@ -315,12 +322,13 @@ def dp_roc_ceiling(epsilon: float, delta: float, fpr) -> np.ndarray:
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
     f = np.asarray(fpr, dtype=float)
-    return np.clip(
+    out: np.ndarray = np.clip(
         np.minimum.reduce([np.ones_like(f), math.exp(eps) * f + delta, 1 - math.exp(-eps) * (1 - delta - f)]), 0.0, 1.0
     )
+    return out
 
 
-def simple_roc_ceiling(epsilon: float, delta: float, fpr) -> np.ndarray:
+def simple_roc_ceiling(epsilon: float, delta: float, fpr: npt.ArrayLike) -> np.ndarray:
     """The looser line TPR ≤ e^ε·FPR + δ (capped at 1)."""
     eps = check_epsilon(epsilon)
     return np.minimum(1.0, math.exp(eps) * np.asarray(fpr, dtype=float) + delta)
@@ -334,16 +342,17 @@ def gdp_mu(noise_multiplier: float, sample_rate: float, steps: int) -> float:
     return float(sample_rate * math.sqrt(steps * math.expm1(1.0 / noise_multiplier**2)))
 
 
-def gdp_roc_ceiling(mu: float, fpr) -> np.ndarray:
+def gdp_roc_ceiling(mu: float, fpr: npt.ArrayLike) -> np.ndarray:
     """TPR ≤ Φ(Φ⁻¹(FPR) + μ): the f-DP (Gaussian) trade-off curve."""
     f = np.clip(np.asarray(fpr, dtype=float), 1e-300, 1.0)
     # lazy: scipy takes ~0.4 s to import
     from scipy.special import ndtr, ndtri
 
-    return ndtr(ndtri(f) + mu)
+    out: np.ndarray = ndtr(ndtri(f) + mu)
+    return out
 
 
-def gaussian_tradeoff(mu: float, fpr) -> np.ndarray:
+def gaussian_tradeoff(mu: float, fpr: npt.ArrayLike) -> np.ndarray:
     """Exact worst-case ROC of one Gaussian release: TPR = Φ(Φ⁻¹(FPR) + μ) with μ = Δ/σ (Dong, Roth &
     Su 2019, μ-GDP). Same as :func:`gdp_roc_ceiling`, with μ checked."""
     m = float(mu)
@@ -352,7 +361,7 @@ def gaussian_tradeoff(mu: float, fpr) -> np.ndarray:
     return gdp_roc_ceiling(m, fpr)
 
 
-def laplace_tradeoff(epsilon: float, fpr) -> np.ndarray:
+def laplace_tradeoff(epsilon: float, fpr: npt.ArrayLike) -> np.ndarray:
     """Exact worst-case ROC of one Laplace release with b = Δ/ε (the ε-DP Laplace trade-off curve,
     Dong, Roth & Su 2019): TPR = e^ε·α for α < e^−ε/2; 1 − e^−ε/(4α) for α ≤ 1/2; 1 − e^−ε·(1 − α) above.
     It touches the pure ε-DP ceiling :func:`dp_roc_ceiling` (ε, 0) for α ≤ e^−ε/2 and α ≥ 1/2."""
@@ -361,10 +370,11 @@ def laplace_tradeoff(epsilon: float, fpr) -> np.ndarray:
     with np.errstate(divide="ignore"):
         mid = 1 - math.exp(-eps) / (4 * np.maximum(a, 1e-300))
     out = np.where(a < 0.5 * math.exp(-eps), math.exp(eps) * a, np.where(a <= 0.5, mid, 1 - math.exp(-eps) * (1 - a)))
-    return np.clip(out, 0.0, 1.0)
+    clipped: np.ndarray = np.clip(out, 0.0, 1.0)
+    return clipped
 
 
-def roc_from_privacy_profile(epsilons, deltas, fpr) -> np.ndarray:
+def roc_from_privacy_profile(epsilons: npt.ArrayLike, deltas: npt.ArrayLike, fpr: npt.ArrayLike) -> np.ndarray:
     """Worst-case ROC implied by a privacy profile: every (ε_j, δ_j) the algorithm satisfies (for both
     orders of the neighbouring pair) bounds any test by TPR ≤ e^ε·α + δ and TPR ≤ 1 − e^−ε·(1 − δ − α);
     the minimum over the profile is an upper envelope of every attack's ROC, and equals the exact
@@ -379,4 +389,5 @@ def roc_from_privacy_profile(epsilons, deltas, fpr) -> np.ndarray:
         b1 = np.exp(np.minimum(ek, 700.0)) * a + dk
         b2 = 1 - np.exp(-ek) * (1 - dk - a)
         out = np.minimum(out, np.minimum(b1, b2).min(axis=0))
-    return np.clip(np.maximum(out, a[0]), 0.0, 1.0)
+    clipped: np.ndarray = np.clip(np.maximum(out, a[0]), 0.0, 1.0)
+    return clipped

@@ -186,13 +186,13 @@ class FdpAudit:
     (any mechanism; Steinke et al.'s bound from the same guesses is usually as large); ``epsilon_gaussian`` — the ε at
     δ of the Gaussian curve of ``mu`` (:func:`epsilon_from_mu`), the paper's "empirical ε": every Gaussian-shaped
     curve with a smaller ε is ruled out, a lower bound on ε when the run's curve is Gaussian-shaped (DP-SGD's is
-    close to one over many steps), not for every mechanism. Each holds at ``confidence`` on its own (over the
+    close to one over many steps), not for every mechanism (None at δ = 0, where every μ > 0 has ε = ∞). Each holds at ``confidence`` on its own (over the
     ``candidates`` guess counts tried, Bonferroni). ``tried``: (guesses, correct) of every count, what
     :func:`rebound` re-bounds at another level; ``mu_guesses``/``mu_correct``: the count behind ``mu``."""
 
     mu: float
     epsilon: float
-    epsilon_gaussian: float
+    epsilon_gaussian: float | None
     delta: float
     confidence: float
     n_canaries: int
@@ -229,10 +229,10 @@ def _bounds(m: int, tried: Sequence[tuple[int, int]], alpha: float, delta: float
     )
 
 
-def _gaussian_epsilon(mu: float, delta: float) -> float:
+def _gaussian_epsilon(mu: float, delta: float) -> float | None:
     if mu == 0:
         return 0.0
-    return epsilon_from_mu(mu, delta) if delta > 0 else math.inf  # at δ = 0 every μ > 0 has ε = ∞
+    return epsilon_from_mu(mu, delta) if delta > 0 else None  # at δ = 0 every μ > 0 has ε = ∞: no figure
 
 
 def _audit(m: int, n_in: int | None, tried: Sequence[tuple[int, int]], delta: float, confidence: float) -> FdpAudit:

@@ -8,6 +8,9 @@ a fair coin, audited by the one-run method; 0 = an ordinary record). It returns
 * the split audit of the ordinary rows (:func:`dpcore.attacks.audit.audit_scores`: a lower bound on ε at the stated
   confidence, threshold chosen on one half and bounded on the other) and their ROC: AUC, TPR at 1% and 0.1% FPR;
 * the one-run audit of the canaries (:func:`dpcore.attacks.one_run.one_run_lower_bound`) and their ROC;
+* the same scores read as trade-off curves: the Gaussian-DP audit of the ordinary rows with the curve it proves
+  (:func:`dpcore.attacks.gdp.gdp_audit`) and the one-run f-DP audit of the canaries
+  (:func:`dpcore.attacks.fdp.one_run_fdp_audit`), each its own 95% measurement;
 * when the mechanism is stated — (ε, δ), or DP-SGD's noise multiplier, sample rate and steps — the claimed ε at the
   audit's δ, the exact worst-case ROC it allows (for DP-SGD from the privacy-loss distribution,
   :func:`dpcore.training.accounting.dpsgd_tradeoff`; for (ε, δ) the trade-off curve
@@ -30,7 +33,7 @@ from ..errors import DPError
 from ..training import accounting
 from ..training.accounting import TRADEOFF_FPR
 from ..validation import check_confidence, check_delta, check_epsilon
-from . import audit, mia, one_run
+from . import audit, fdp, gdp, mia, one_run
 
 RELATION = "add/remove one record"
 #: The split of the ordinary rows into a selection half and an audit half. Fixed, public, chosen before any file
@@ -149,8 +152,11 @@ def audit_model(
 ) -> dict:
     """What the scores prove (see the module docstring). ``delta``: the δ at which ε is bounded (for a stated
     (ε, δ) its δ is used). Returns {rows, neighbour_relation, delta, confidence, split_audit, attack, one_run,
-    canary_attack, proved, mechanism, claimed_epsilon, ceiling, verdict}; audits that had no rows are None; ``proved``
-    is what they prove together (:func:`proved`)."""
+    canary_attack, gdp, one_run_fdp, proved, mechanism, claimed_epsilon, ceiling, verdict}; audits that had no rows
+    are None; ``proved`` is what the split and one-run audits prove together (:func:`proved`). ``gdp``
+    (:func:`dpcore.attacks.gdp.gdp_audit` on the ordinary rows, the same split) and ``one_run_fdp``
+    (:func:`dpcore.attacks.fdp.one_run_fdp_audit` on the canaries) read the same scores as trade-off curves: each
+    holds at ``confidence`` on its own, beside the headline, never maximised with it."""
     conf = check_confidence(confidence)
     member = np.asarray(member, bool).ravel()
     score = np.asarray(score, float).ravel()
@@ -169,6 +175,8 @@ def audit_model(
         "attack": None,
         "one_run": None,
         "canary_attack": None,
+        "gdp": None,
+        "one_run_fdp": None,
         "mechanism": mech,
         "claimed_epsilon": None,
         "ceiling": None,
@@ -180,12 +188,14 @@ def audit_model(
         out["split_audit"] = audit.audit_scores({"scores": (s[m], s[~m])}, d, conf, split_seed=split_seed)
         out["split_audit"].pop("attack", None)
         out["attack"] = mia.attack_metrics(mia.roc(s[m], s[~m]))
+        out["gdp"] = gdp.gdp_audit({"scores": (s[m], s[~m])}, d, conf, split_seed=split_seed).to_dict()
     if canary.any():
         m, s = member[canary], score[canary]
         out["one_run"] = {
             **one_run.one_run_lower_bound(s, m, delta=d, confidence=conf),
             "method": "one-run audit (Steinke, Nasr & Jagielski 2023), Bonferroni over the guess counts tried",
         }
+        out["one_run_fdp"] = fdp.one_run_fdp_audit(s, m, delta=d, confidence=conf).to_dict()
         if m.any() and (~m).any():
             out["canary_attack"] = mia.attack_metrics(mia.roc(s[m], s[~m]))
     out["proved"] = proved(out)

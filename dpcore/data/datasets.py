@@ -140,6 +140,59 @@ def medical(n: int = 10_000, seed=0) -> pd.DataFrame:
     return medical_population(n, seed, with_names=False).drop(columns=["person_id"])
 
 
+# --- the multi-visit extract: several rows per patient ----------------------------------------------------
+
+#: Visits per patient in the multi-visit extract: 1 to 10, public by construction (the generator draws them so).
+VISITS_MIN, VISITS_MAX = 1, 10
+DEPARTMENTS = np.array(["emergency", "cardiology", "oncology", "general", "psychiatry"])
+#: Public bounds of the visit-level numbers (domain knowledge, as for PUBLIC_BOUNDS).
+VISIT_BOUNDS: dict[str, tuple[float, float]] = {
+    "age": PUBLIC_BOUNDS["age"],
+    "length_of_stay": (0.0, 30.0),
+    "cost": (0.0, 50_000.0),
+}
+VISIT_COLUMNS = ["patient_id", "visit", "age", "sex", "zip_code", "department", "length_of_stay", "cost", "diagnosis"]
+
+
+def medical_visits(n: int = 2_000, seed=0) -> pd.DataFrame:
+    """The same patients as :func:`medical` (n, seed), one row per hospital visit: 1 to 10 visits each
+    (:data:`VISITS_MIN`, :data:`VISITS_MAX`), older and sicker patients more often. ``patient_id`` marks the rows of
+    one patient (a number in the hospital's own system: 0 … n−1 in the patients' order), so a release can bound
+    each patient's contribution; a row-level release on this table protects one visit, not one patient.
+
+    Drawn from its own stream (``seed`` + a fixed offset), so the patients' columns are exactly :func:`medical`'s."""
+    n = check_positive_int(n, "n (number of patients)")
+    if n > MAX_ROWS // VISITS_MAX:
+        raise DPError(f"n must be at most {MAX_ROWS // VISITS_MAX:,} patients, got {n:,}")
+    people = medical_population(n, seed, with_names=False)
+    rng = np.random.default_rng([int(seed) if not isinstance(seed, np.random.Generator) else 0, 1_000_003])
+    age = people["age"].to_numpy(dtype=np.float64)
+    sick = (people["diagnosis"].astype(str) != "none").to_numpy() | people["has_rare_disease"].to_numpy()
+    # Expected visits rise with age and illness: 1 + a binomial count, 1 to 10.
+    p = np.clip(0.08 + 0.004 * (age - 18) + 0.25 * sick, 0.02, 0.95)
+    visits = (VISITS_MIN + rng.binomial(VISITS_MAX - VISITS_MIN, p)).astype(np.int64)
+    rows = np.repeat(np.arange(n), visits)
+    m = int(rows.size)
+    visit = (np.arange(m) - np.repeat(np.cumsum(visits) - visits, visits) + 1).astype(np.int16)
+    dept_w = np.where(sick[rows, None], [0.30, 0.25, 0.15, 0.20, 0.10], [0.45, 0.10, 0.02, 0.38, 0.05])
+    dept = DEPARTMENTS[(rng.random(m)[:, None] > np.cumsum(dept_w, axis=1)).sum(axis=1).clip(0, len(DEPARTMENTS) - 1)]
+    stay = np.clip(rng.poisson(np.where(sick[rows], 4.0, 1.5) + 0.03 * (age[rows] - 18)), 0, 30).astype(np.int16)
+    cost = np.clip(np.rint((800 + 1_100 * stay + rng.gamma(2.0, 600.0, m)) / 10) * 10, 0, 50_000).astype(np.int32)
+    return pd.DataFrame(
+        {
+            "patient_id": rows.astype(np.int64),
+            "visit": visit,
+            "age": people["age"].to_numpy()[rows],
+            "sex": pd.Categorical(people["sex"].astype(str).to_numpy()[rows], categories=SEXES),
+            "zip_code": people["zip_code"].to_numpy()[rows],
+            "department": pd.Categorical(dept, categories=DEPARTMENTS),
+            "length_of_stay": stay,
+            "cost": cost,
+            "diagnosis": pd.Categorical(people["diagnosis"].astype(str).to_numpy()[rows], categories=DIAGNOSES),
+        }
+    )
+
+
 # --- bundled scikit-learn datasets (no network) -------------------------------------------------
 
 

@@ -1,5 +1,7 @@
-"""The "Audit your model" page's chart: the ROC of the uploaded scores (ordinary records and canaries) on log–log
-axes, TPR at 1% and 0.1% FPR marked, under the worst case the stated mechanism allows (when one is stated)."""
+"""The "Audit your model" page's charts: the ROC of the uploaded scores (ordinary records and canaries) on log–log
+axes, TPR at 1% and 0.1% FPR marked, under the worst case the stated mechanism allows (when one is stated); and the
+promise-and-proof charts of :mod:`dpcore.figures.promise` for the same result (:func:`promise_bounds`,
+:func:`tradeoff`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import claims
-from . import style
+from ..attacks import fdp, gdp, last_iterate
+from . import promise, style
 
 
 def roc_chart(result: dict) -> go.Figure:
@@ -81,3 +84,75 @@ def roc_chart(result: dict) -> go.Figure:
     style.roc_axes(fig, floor)
     fig.update_layout(legend={**style.legend_below(font_size=10), "traceorder": "normal"})
     return fig
+
+
+def promise_bounds(result: dict) -> tuple[promise.Bound, ...]:
+    """The audit's figures for :func:`dpcore.figures.promise.run_chart`: the stated claim (the promise), the
+    last-iterate heuristic for a stated DP-SGD run, and each audit's own 95% lower bound (measurements)."""
+    out = []
+    mech = result.get("mechanism") or {}
+    if result.get("claimed_epsilon") is not None:
+        out.append(promise.Bound("the stated claim", "promise", float(result["claimed_epsilon"])))
+    if mech.get("kind") == "dpsgd" and result["delta"] > 0:
+        out.append(
+            promise.heuristic_bound(mech["noise_multiplier"], mech["sample_rate"], mech["steps"], result["delta"])
+        )
+    conf = float(result["confidence"])
+    if result.get("split_audit"):
+        out.append(
+            promise.Bound("split audit (records)", "measurement", result["split_audit"]["lower_bound"], confidence=conf)
+        )
+    if result.get("gdp"):
+        g = gdp.GdpAudit.from_dict(result["gdp"])
+        out.append(
+            promise.Bound(
+                "Gaussian-DP audit (records)",
+                "measurement",
+                g.epsilon,
+                confidence=conf,
+                detail=f"μ ≥ {claims.down(g.mu)}; {len(g.points)} tests on the audit half",
+            )
+        )
+    if result.get("one_run"):
+        out.append(
+            promise.Bound("one-run audit (canaries)", "measurement", result["one_run"]["lower_bound"], confidence=conf)
+        )
+    if result.get("one_run_fdp"):
+        f = fdp.FdpAudit.from_dict(result["one_run_fdp"])
+        if f.epsilon_gaussian is not None:
+            out.append(
+                promise.Bound(
+                    "f-DP one-run audit (Gaussian curve)",
+                    "measurement",
+                    f.epsilon_gaussian,
+                    confidence=conf,
+                    detail=f"μ ≥ {claims.down(f.mu)}: a lower bound on ε if the curve is Gaussian-shaped",
+                )
+            )
+    return tuple(out)
+
+
+def tradeoff(result: dict) -> go.Figure:
+    """The trade-off chart of an audit: the stated claim's exact worst case, the heuristic for a stated DP-SGD run,
+    the curve the Gaussian-DP audit of the records proves, and the Gaussian curve the canaries' f-DP audit rules out
+    below."""
+    mech = result.get("mechanism") or {}
+    heur = None
+    if mech.get("kind") == "dpsgd":
+        heur = last_iterate.heuristic_tradeoff(mech["noise_multiplier"], mech["sample_rate"], mech["steps"])
+    proved, observed = [], []
+    if result.get("gdp"):
+        g = gdp.GdpAudit.from_dict(result["gdp"])
+        proved = [(p.fpr_hi, p.tpr_lo) for p in g.points]
+        observed = [(p.fpr, p.tpr) for p in g.points]
+    mu = fdp.FdpAudit.from_dict(result["one_run_fdp"]).mu if result.get("one_run_fdp") else None
+    return promise.tradeoff_chart(
+        result.get("ceiling"),
+        heuristic=heur,
+        proved=proved,
+        observed=observed,
+        mu=mu,
+        proved_by="the records' Gaussian-DP audit",
+        mu_by="the canaries",
+        title="Your scores as a trade-off curve",
+    )

@@ -12,6 +12,15 @@ of whole numbers. So no output bit separates neighbours beyond what ε and δ al
 Mironov 2012 and diffprivlib's issue #94 need noise added in floating point; tests/dpcore/noise/test_release_bits.py).
 The 95% interval of a release is the same mechanism's own: the smallest whole t with P(|noise| > t) ≤ 5%.
 
+**Quantiles** (:func:`release_quantile`) are a selection, not a sum: OpenDP scores each public candidate against the
+data (``make_quantile_score_candidates``: whole numbers, how far the candidate is from splitting the rows α : 1 − α)
+and picks the candidate with the smallest score after exponential noise (``make_noisy_max``, report-noisy-max
+with exponential noise, i.e. permute-and-flip; Smith 2011, McKenna & Sheldon 2020). The scores are integers and the
+candidates public, so no float is perturbed. ε is OpenDP's own privacy map of that measurement; its 95% bound is on
+the *score*: with probability at least 95% the released candidate's score exceeds the best candidate's by at most
+T = S·ln((|C| − 1)/0.05) (S the noise scale in score units; union bound over the other candidates, each of which
+beats the best with probability at most e^(−gap/S)).
+
 **Reproducible mode** (``random_state``: a seed or a numpy generator) draws the same discrete distributions from
 numpy, for tests and labelled teaching only: callers label it :data:`NOT_DP` and the ledger refuses it. It exists
 where it existed before: the console's ``Prepared.release(seed)`` in tests, the differencing page's example
@@ -87,6 +96,20 @@ def _measurement(kind: str, scale: float) -> Callable[[list[int]], list[int]]:
     return measurements.make_gaussian(space, metrics.l2_distance(T="i64"), scale=scale)
 
 
+def opendp_scale(noise: _m.Mechanism) -> float:
+    """The scale OpenDP's measurement is built with for ``noise`` (discrete Laplace: K/ε rounded up)."""
+    return _laplace_scale(noise) if isinstance(noise, _m.Geometric) else float(noise.scale)
+
+
+def privacy_map(kind: str, scale: float, d_in: int) -> float:
+    """OpenDP's own privacy map of the whole-number measurement ``kind`` ("laplace": ε; "gaussian": ρ) of ``scale``
+    at an L1 (L2) distance ``d_in`` between neighbouring inputs: what a statement's ε is checked against."""
+    if kind not in ("laplace", "gaussian"):
+        raise DPError(f"unknown measurement {kind!r}")
+    m: Any = _measurement(kind, float(scale))  # an OpenDP Measurement: its map is not in the Callable type
+    return float(m.map(int(d_in)))
+
+
 def _generator(random_state: RandomState) -> np.random.Generator:
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -127,6 +150,113 @@ def draw(values: Iterable[Any], noise: _m.Mechanism, random_state: RandomState =
     rng = _generator(random_state)
     extra = noise._simulate(rng, 0.0, len(ints))
     return [v + int(e) for v, e in zip(ints, extra)]
+
+
+# --- quantiles: OpenDP's score-and-select ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuantileNoise:
+    """The public design of one quantile release: the candidates, α, the noise scale S in score units, ε (OpenDP's
+    privacy map at ``contributions`` rows added or removed), the score's unit (scores count rows × ``unit``) and
+    the 95% bound on the score gap (in score units)."""
+
+    candidates: tuple[float, ...]
+    alpha: float
+    contributions: int
+    scale: float
+    epsilon: float
+    unit: int
+    gap: float
+
+    @property
+    def rows(self) -> float:
+        """The 95% score gap in rows: how far (in rows of rank balance) the release may sit from the best candidate."""
+        return self.gap / self.unit
+
+
+def _score_space(candidates: tuple[float, ...], alpha: float) -> Any:
+    """OpenDP's scoring transformation (an OpenDP Transformation: it maps data to scores and has a stability map)."""
+    # lazy: OpenDP loads a native library (~1 s)
+    from opendp import domains, metrics, mod, transformations
+
+    mod.enable_features("contrib")  # see _measurement: proofs written, not yet vetted; we test them ourselves
+    return transformations.make_quantile_score_candidates(
+        domains.vector_domain(domains.atom_domain(T=float, nan=False)),
+        metrics.symmetric_distance(),
+        candidates=list(candidates),
+        alpha=float(alpha),
+    )
+
+
+@functools.lru_cache(maxsize=128)
+def _quantile_measurement(candidates: tuple[float, ...], alpha: float, scale: float) -> Any:
+    """OpenDP's score-and-select measurement (an OpenDP Measurement: data to a candidate's index, with its map)."""
+    # lazy: OpenDP loads a native library (~1 s)
+    from opendp import measurements, measures
+
+    return _score_space(candidates, alpha) >> measurements.then_noisy_max(
+        measures.max_divergence(), scale=scale, negate=True
+    )
+
+
+def _candidates(candidates: Iterable[Any]) -> tuple[float, ...]:
+    try:
+        out = tuple(float(c) for c in candidates)
+    except (TypeError, ValueError):
+        raise DPError("quantile candidates must be numbers") from None
+    if len(out) < 2 or len(out) > limits.QUANTILE_MAX_CANDIDATES:
+        raise DPError(f"a quantile needs 2 to {limits.QUANTILE_MAX_CANDIDATES:,} public candidates, got {len(out):,}")
+    if not all(math.isfinite(c) for c in out) or any(b <= a for a, b in zip(out, out[1:])):
+        raise DPError("quantile candidates must be finite and strictly increasing")
+    return out
+
+
+@functools.lru_cache(maxsize=128)
+def quantile_noise(
+    candidates: tuple[float, ...], alpha: float, epsilon: float, contributions: int = 1
+) -> QuantileNoise:
+    """The smallest noise scale whose OpenDP privacy map at ``contributions`` rows is at most ``epsilon`` (public: no
+    data read). ``alpha`` in (0, 1)."""
+    cands = _candidates(candidates)
+    a = float(alpha)
+    if not 0 < a < 1:
+        raise DPError(f"the quantile's α must be between 0 and 1 (0.5: the median), got {alpha!r}")
+    eps = float(epsilon)
+    if not (eps > 0 and math.isfinite(eps)):
+        raise DPError(f"ε must be > 0, got {epsilon!r}")
+    k = check_positive_int(contributions, "rows per person")
+    t = _score_space(cands, a)
+    sens = int(t.map(k))  # L∞ change of the scores when k rows are added or removed
+    # the unit of a score: one row below every candidate scores (unit − num), one above scores num
+    unit = int(t([cands[0] - 1.0])[0]) + int(t([cands[-1] + 1.0])[0])
+    scale = float(Fraction(2 * sens) / Fraction(eps))  # noisy max (not monotone): ε = 2·Δ∞/S
+    while True:
+        m = _quantile_measurement(cands, a, scale)
+        if float(m.map(k)) <= eps:
+            break
+        scale = math.nextafter(scale, math.inf)
+    gap = scale * math.log((len(cands) - 1) / 0.05)
+    return QuantileNoise(cands, a, k, scale, float(m.map(k)), unit, gap)
+
+
+def quantile_scores(values: Iterable[Any], candidates: Iterable[Any], alpha: float) -> list[int]:
+    """OpenDP's score of each candidate on ``values`` (private: tests and the reproducible mode only)."""
+    x = [float(v) for v in values if v == v]
+    return [int(s) for s in _score_space(_candidates(candidates), float(alpha))(x)]
+
+
+def release_quantile(values: Iterable[Any], noise: QuantileNoise, random_state: RandomState = None) -> float:
+    """One released quantile of ``values`` (missing values dropped): a candidate, through OpenDP when
+    ``random_state`` is None, else the same selection with numpy's exponential noise (NOT_DP)."""
+    x = [float(v) for v in values if v == v]
+    if random_state is None:
+        idx = int(_quantile_measurement(noise.candidates, noise.alpha, noise.scale)(x))
+    else:
+        rng = _generator(random_state)
+        scores = np.asarray(quantile_scores(x, noise.candidates, noise.alpha), dtype=float)
+        idx = int(np.argmax(-scores + rng.exponential(noise.scale, scores.size)))
+    return noise.candidates[idx]
 
 
 # --- releases by kind -------------------------------------------------------------------------------------------

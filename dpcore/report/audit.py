@@ -44,6 +44,30 @@ def audit_section(result: dict, name: str | None = None) -> Section:
                 else "—",
             }
         )
+    g, f = result.get("gdp"), result.get("one_run_fdp")
+    if g:  # the same scores read as a trade-off curve: each its own measurement (dpcore.attacks.gdp, .fdp)
+        rows.append(
+            {
+                "audit": "Gaussian-DP audit, ordinary records (Nasr et al. 2023)",
+                "proved ε ≥": claims.down(g["epsilon"]),
+                "confidence": f"{conf:.0%}",
+                "at δ": claims.delta(result["delta"]),
+                "what it rests on": f"μ ≥ {claims.down(g['mu'])} from {len(g['points'])} tests fixed on the "
+                f"selection half, bounded on {g['members']} + {g['nonmembers']} other rows",
+                "most it could prove": "—",
+            }
+        )
+    if f:
+        rows.append(
+            {
+                "audit": "f-DP one-run audit, canaries (Mahloujifar et al. 2024)",
+                "proved ε ≥": claims.down(f["epsilon"]),
+                "confidence": f"{conf:.0%}",
+                "at δ": claims.delta(result["delta"]),
+                "what it rests on": f"μ ≥ {claims.down(f['mu'])} from the guesses on {f['n_canaries']} canaries",
+                "most it could prove": "—",
+            }
+        )
     tables = [pd.DataFrame(rows)] if rows else []
     roc = []
     for label, c in (("ordinary records", result.get("attack")), ("canaries", result.get("canary_attack"))):

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore import claims
+from dpcore import claims, nist
 from dpcore.attacks import audit
 from dpcore.budgets import quotas
 from dpcore.noise import composition
@@ -33,8 +33,14 @@ def for_ledger(
     ``viewer``: a checked :class:`~dpcore.budgets.identities.Identity`; a visitor or an analyst without a quota on
     the dataset is refused. Only an admin sees the other askers' query texts; everyone sees each answer's ε, δ and
     ρ, which is what the guarantee composes. ``n_rows`` is accepted for older callers and not stated: the
-    number of rows is the data owner's to publish.
+    number of rows is the data owner's to publish. With NIST SP 800-226's checks (:mod:`dpcore.nist`).
     """
+    out = _for_ledger(dataset, viewer=viewer, analyst=analyst, path=path)
+    out["nist"] = nist.for_statement(out)
+    return out
+
+
+def _for_ledger(dataset: str, *, viewer: Any, analyst: str | None = None, path: Any = None) -> Json:
     status = quotas.status(viewer, dataset, analyst=analyst, path=path)
     spends = quotas.released(viewer, status["fingerprint"], path=path)
     mine = {e["id"] for e in status["spends"]} if status["quota"] else set()

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore import claims
+from dpcore import claims, nist
 from dpcore.errors import DPError
 from dpcore.statements import dpsgd, signing
 from dpcore.statements.checks import Checker, get, obj
@@ -124,7 +124,7 @@ def for_sweep(sweep_id: str, *, caller: Any) -> Json:
         }
     )
     all_leaks.append({"kind": "public_n", "text": N_PUBLIC_NOTE})
-    return {
+    out: Json = {
         "kind": KIND,
         "subject": sweep_id,
         "name": rec.get("name"),
@@ -141,6 +141,8 @@ def for_sweep(sweep_id: str, *, caller: Any) -> Json:
         "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
         "rows (lower bound at the stated confidence)",
     }
+    out["nist"] = nist.for_statement(out)
+    return out
 
 
 def signed(sweep_id: str, *, caller: Any) -> Json:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dpcore import claims
+from dpcore import claims, nist
 from dpcore.errors import DPError
 from dpcore.jobs import store
 from dpcore.statements import dpsgd
@@ -42,8 +42,14 @@ KIND = "training_run"
 
 def for_job(job_id: str, *, caller: Any) -> Json:
     """Statement for a finished training run (a background job of target ``"train"``), for a caller who may read
-    it (``caller``: a :class:`dpcore.jobs.owners.Caller`; someone else's run is NotYours). Unsigned:
-    :func:`dpcore.statements.release.signed_statement` signs it with the files it ships with."""
+    it (``caller``: a :class:`dpcore.jobs.owners.Caller`; someone else's run is NotYours), with NIST SP 800-226's
+    checks. Unsigned: :func:`dpcore.statements.release.signed_statement` signs it with the files it ships with."""
+    out = _for_job(job_id, caller=caller)
+    out["nist"] = nist.for_statement(out)
+    return out
+
+
+def _for_job(job_id: str, *, caller: Any) -> Json:
     job = store.get(job_id, caller=caller, history=False)
     m = TrainMetrics.from_job(dict(job)) if job["status"] == "done" else None
     if m is None:

@@ -27,10 +27,11 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from dpcore import limits, storage
+from dpcore import limits, nist, storage
 from dpcore.advisor import decision
 from dpcore.errors import DPError
 from dpcore.statements import files, keys, ledger, legacy, signing, sweep, training
+from dpcore.statements import plan as plan_statement
 from dpcore.statements.checks import Checker
 from dpcore.synth import statement as synth_statement
 
@@ -147,7 +148,22 @@ KINDS: dict[str, Callable[[Checker, Mapping[str, Any]], None]] = {
     ledger.KIND: ledger.check,
     "advice": _advice,
     "synthetic_release": _synthetic,
+    plan_statement.KIND: plan_statement.check,
 }
+
+
+def _nist(c: Checker, st: Mapping[str, Any]) -> None:
+    """NIST SP 800-226's checks, recomputed from the statement's own fields (statements signed before them have
+    none: nothing to compare)."""
+    if "nist" not in st:
+        return
+    again = nist.for_statement({k: v for k, v in st.items() if k not in ("nist", "signature")})
+    if st["nist"] == again:
+        c.passed("nist", f"nist: {len(again['flags'])} NIST SP 800-226 checks, as recomputed from the statement")
+    else:
+        c.fail(
+            "nist", "nist: the NIST SP 800-226 checks are not those its fields give (a flag added, removed or edited)"
+        )
 
 
 def verify(
@@ -167,13 +183,14 @@ def verify(
     if not isinstance(kind, str) or kind not in KINDS:
         c.fail(
             "kind",
-            "kind is missing: not a DP Explorer statement (training_run, sweep, ledger, advice or synthetic_release)"
+            "kind is missing: not a DP Explorer statement (training_run, sweep, ledger, advice, synthetic_release or plan)"
             if kind is None
             else f"kind {str(kind)[:40]!r} is not a statement kind ({', '.join(KINDS)})",
         )
     else:
         try:
             KINDS[kind](c, st)
+            _nist(c, st)
         except (AttributeError, KeyError, TypeError, IndexError, ValueError) as exc:  # a damaged structure
             c.fail(
                 "structure",

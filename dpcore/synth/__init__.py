@@ -6,7 +6,8 @@
   samplers, ε from OpenDP's privacy map) and the post-processing (rows drawn from the fitted model).
 * :mod:`dpcore.synth.split` -- OpenDP's MST and AIM with their budget split so the parts fit OpenDP's own sums;
   :mod:`dpcore.synth.fit` -- the model fit and the row sampling (post-processing) in numpy;
-  :mod:`dpcore.synth.search` -- OpenDP's noise-scale searches, bracketed.
+  :mod:`dpcore.synth.search` -- OpenDP's noise-scale searches, bracketed; :mod:`dpcore.synth.failures` -- an
+  unexpected error as one sentence for the user, its detail in the log.
 * :mod:`dpcore.synth.statement` -- the release's privacy statement, one dict from one builder.
 * :mod:`dpcore.synth.attack` -- the re-identification page's linkage, run against a synthetic table, and a
   one-run membership audit; :mod:`dpcore.synth.utility` -- marginal errors, the console's questions, a model

@@ -229,41 +229,66 @@ def _lipschitz(cliques: tuple, assigned: list[tuple], sizes: dict) -> float:
     return max(per_block.values())
 
 
-def _loss(mu: list[np.ndarray], assigned: list[tuple], grad: bool):
-    value, g = 0.0, ([np.zeros_like(m) for m in mu] if grad else None)
-    for j, axes, perm, y, s in assigned:
-        p = mu[j].sum(axis=axes) if axes else mu[j]
-        if perm != tuple(range(len(perm))):
-            p = np.transpose(p, perm)
-        d = (p - y) / s
-        value += 0.5 * float(np.vdot(d, d))
-        if grad:
-            gj = d / s
-            if perm != tuple(range(len(perm))):
-                gj = np.transpose(gj, np.argsort(perm))
-            g[j] += np.expand_dims(gj, axes) if axes else gj
-    return value, g
+class Loss:
+    """The loss as one sparse matrix over the cliques' marginals laid end to end: ``A`` maps them to every
+    measurement's cells divided by its noise scale, so the loss is ``½‖A·μ − y/σ‖²`` and its gradient ``Aᵀ(A·μ − y/σ)``
+    — the same numbers as summing each measurement's term, in two sparse products instead of a Python loop."""
+
+    def __init__(self, cliques: tuple, assigned: list[tuple], shapes: list[tuple]):
+        from scipy import sparse
+
+        self.shapes = shapes
+        self.offsets = np.cumsum([0, *(int(np.prod(s)) for s in shapes)])
+        rows, cols, vals, ys, start = [], [], [], [], 0
+        for j, axes, perm, y, s in assigned:
+            kept = [k for k in range(len(shapes[j])) if k not in axes]
+            idx = np.indices(shapes[j]).reshape(len(shapes[j]), -1)  # each cell's index along each axis
+            kept_sizes = [shapes[j][k] for k in kept]
+            # the measured cell of each clique cell, in the measurement's own axis order (perm)
+            order = [kept[q] for q in perm]  # the measurement's axis t is the clique's axis kept[perm[t]]
+            cell = np.ravel_multi_index([idx[k] for k in order], [shapes[j][k] for k in order]) if kept else 0
+            cell = np.broadcast_to(cell, idx.shape[1]) if not kept else cell
+            rows.append(start + cell)
+            cols.append(self.offsets[j] + np.arange(idx.shape[1]))
+            vals.append(np.full(idx.shape[1], 1.0 / s))
+            ys.append(np.ravel(y) / s)
+            start += int(np.prod(kept_sizes)) if kept else 1
+        self.a = sparse.csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(start, int(self.offsets[-1]))
+        )
+        self.at = self.a.T.tocsr()
+        self.y = np.concatenate(ys)
+
+    def flat(self, arrays: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate([x.ravel() for x in arrays])
+
+    def value(self, mu_flat: np.ndarray) -> tuple[float, np.ndarray]:
+        d = self.a @ mu_flat - self.y
+        return 0.5 * float(d @ d), d
+
+    def gradient(self, d: np.ndarray) -> list[np.ndarray]:
+        g = self.at @ d
+        return [g[a:b].reshape(s) for a, b, s in zip(self.offsets[:-1], self.offsets[1:], self.shapes)]
 
 
 def fit_arrays(engine: Tree, theta: list[np.ndarray], assigned: list[tuple], total: float, sizes: dict, iters: int):
     """Mirror descent in numpy (Private-PGM's loop): returns the potentials and the marginals of every clique."""
     cliques = engine.cliques
-
-    def oracle(th):
-        return engine.marginals(th, total)
-
+    loss = Loss(cliques, assigned, [tuple(t.shape) for t in theta])
     alpha = 2.0 / (_lipschitz(cliques, assigned, sizes) * total)
-    mu = oracle(theta)
+    mu = loss.flat(engine.marginals(theta, total))
     for _ in range(iters):
-        value, grad = _loss(mu, assigned, True)
+        value, d = loss.value(mu)
+        grad = loss.gradient(d)
         theta2 = [t - alpha * g for t, g in zip(theta, grad)]
-        mu2 = oracle(theta2)
-        value2, _ = _loss(mu2, assigned, False)
-        if value - value2 >= 0.5 * alpha * sum(float(np.vdot(g, a - b)) for g, a, b in zip(grad, mu, mu2)):
+        mu2 = loss.flat(engine.marginals(theta2, total))
+        value2, _ = loss.value(mu2)
+        if value - value2 >= 0.5 * alpha * float(loss.flat(grad) @ (mu - mu2)):
             theta, mu, alpha = theta2, mu2, 1.01 * alpha
         else:
             alpha *= 0.5
-    return theta, mu
+    marg = [mu[a:b].reshape(s) for a, b, s in zip(loss.offsets[:-1], loss.offsets[1:], loss.shapes)]
+    return theta, marg
 
 
 def mirror_descent(domain, loss_fn, *, potentials=None, iters: int = ITERS) -> Any:

@@ -33,7 +33,8 @@ from .. import textsafe
 from ..data import datasets
 from ..errors import DPError
 from ..training.data import UPLOAD, release_uploads, upload_file
-from .release import SynthConfig, plain_errors, release
+from .failures import plain_errors
+from .release import SynthConfig, release
 from .schema import Schema
 from .statement import release_statement
 from .utility import upload_task, upload_utility

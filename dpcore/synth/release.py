@@ -31,11 +31,9 @@ from __future__ import annotations
 import math
 import os
 import secrets
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -45,6 +43,7 @@ from .. import limits, storage
 from ..errors import Cancelled, DPError
 from ..validation import check_delta
 from . import fit, search, split
+from .failures import LOG_NAME, STOPPED, log_failure
 from .schema import Schema
 
 GENERATORS = ("mst", "aim")
@@ -261,7 +260,7 @@ def _table(dp, t_plan, measure, d_out: float, keys: dict, schema: Schema, cfg: S
         log_failure("building the measurement", _settings(schema, cfg), exc)
         raise DPError(
             f"the {cfg.generator.upper()} generator cannot be built for these settings; try a larger ε or fewer "
-            "columns (the server's log has the details)"
+            f"columns (the server's log, logs/{LOG_NAME}, has the details)"
         ) from exc
     return m_table
 
@@ -321,58 +320,9 @@ def spend(schema: Schema, cfg: SynthConfig) -> tuple[float, float]:
     return p.epsilon, p.delta
 
 
-# --- when OpenDP stops ------------------------------------------------------------------------------------------
-
-#: The log that keeps what went wrong inside a generator (``$DP_EXPLORER_HOME/logs/``): pages and the CLI show one
-#: sentence saying what to do, never the exception's text.
-LOG_NAME = "synth.log"
-_LOG = threading.Lock()
-#: What a user reads when OpenDP's generator stops part-way (the log keeps the detail).
-STOPPED = (
-    "the synthetic release stopped inside OpenDP's generator and released nothing; try again with fewer columns, "
-    "wider bins or a larger ε (the server's log, logs/" + LOG_NAME + ", has the details)"
-)
-
-
-def log_failure(doing: str, settings: str, exc: BaseException) -> None:
-    """Append the failure, its traceback and the settings (column names and budget, never data) to the log; best
-    effort (a full disk must not hide the first error). A worker's log gets the traceback too (the job runner
-    prints it, with this module's one-line error and its cause)."""
-    import traceback
-
-    text = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {doing} failed ({settings})\n" + "".join(
-        traceback.format_exception(exc)
-    )
-    try:
-        with _LOG, open(storage.subdir("logs") / LOG_NAME, "a", encoding="utf-8") as f:
-            f.write(text + "\n")
-    except (OSError, storage.StorageError):
-        pass
-
-
 def _settings(schema: Schema, cfg: SynthConfig) -> str:
+    """What the log says about a release's settings: the generator, the budget, the column names (never data)."""
     return f"{cfg.generator.upper()} ε={cfg.epsilon!r} δ={cfg.delta!r}, columns {schema.names}"
-
-
-#: What a user reads when a synthetic release job or study stops on an error that is not one of dpcore's.
-FAILED = (
-    "the synthetic release stopped on an unexpected error and released nothing; try again, and if it happens again "
-    "tell the server's operator (the server's log, logs/" + LOG_NAME + ", has the details)"
-)
-
-
-@contextmanager
-def plain_errors(doing: str, settings: str = ""):
-    """Run the block; an error that is not dpcore's own (a DPError, a cancel, a storage fault, no memory) is logged
-    (:func:`log_failure`) and raised again as a DPError saying what to do (:data:`FAILED`): pages and the CLI show
-    one sentence, never an exception's text."""
-    try:
-        yield
-    except (DPError, Cancelled, OSError, MemoryError, sqlite3.Error):
-        raise
-    except Exception as exc:
-        log_failure(doing, settings, exc)
-        raise DPError(FAILED) from exc
 
 
 # --- the release ---------------------------------------------------------------------------------------------

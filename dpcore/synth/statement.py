@@ -16,7 +16,7 @@ import math
 from dpcore.statements.common import ADD_REMOVE, UNIT
 from dpcore.statements.signing import issue
 
-from .. import claims, textsafe
+from .. import claims, nist, textsafe
 from .release import GENERATOR_NAMES, ROWS_ESTIMATED, SynthConfig, SynthRelease, plan
 from .schema import Schema
 
@@ -76,6 +76,7 @@ def release_statement(
         "notes": list(rel.notes),
     }
     out["summary"] = summary(out)
+    out["nist"] = nist.for_statement(out)
     return issue(out, files={csv_name: textsafe.csv_bytes(rel.table)})
 
 

@@ -40,7 +40,8 @@ from ..jobs import owners, registry, store, workers
 from ..jobs.display import ran_at
 from ..jobs.registry import SYNTH_GROUP as GROUP
 from . import attack, utility
-from .release import SynthConfig, check_synth_epsilon, plain_errors, release
+from .failures import plain_errors
+from .release import SynthConfig, check_synth_epsilon, release
 from .schema import STORY_COLUMNS, medical
 from .statement import release_statement
 

@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpcore import claims, export, limits
 from dpcore.figures import advisor as adv_figs
+from dpcore.figures import promise
 from dpcore.figures import training as figs
 from dpcore.statements import release
 from dpcore.sweep import summary as sweep_summary
@@ -126,6 +127,7 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
             )
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
+        promise_section(m)
         if bm is None and (twin is None or twin["status"] not in ACTIVE):
             if clicked(
                 "tr_train_pair",
@@ -192,6 +194,16 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
         if private and m.noise_multiplier is not None:
             chart(adv_figs.statement_tradeoff_chart(out["statement"]), key="tr_fig_tradeoff")
     _code(job["id"], caller)
+
+
+def promise_section(m: TrainMetrics) -> None:
+    """The run's promise and proof: the accountant's ε, the last-iterate heuristic and, when the run audited
+    itself, its audits' lower bounds — one chart and the words that say which is which."""
+    bounds = guarded(promise.run_bounds, m.to_dict())
+    if not bounds:
+        return
+    chart(promise.run_chart(bounds, m.delta, height=300), key="tr_fig_promise")
+    st.caption(promise.verdict(bounds, m.delta))
 
 
 def _code(job_id: str, caller) -> None:

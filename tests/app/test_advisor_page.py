@@ -61,6 +61,10 @@ def test_dpsgd_noise_multiplier_and_training_button(chdir_root):
     assert not at.exception, [e.value for e in at.exception]
     assert float(_metric(at, "Noise multiplier")) > 0.5
     assert at.button(key="adv_go")
+    # reconstruction risk beside the membership limit, from the same curve (Hayes, Mahloujifar & Balle 2023)
+    text = " ".join(m.value for m in at.markdown)
+    assert "**Reconstruction risk** at the recommended setting" in text and "once in 1,000 tries" in text
+    assert "| Right without the release | At most, with it |" in text
 
 
 def _link_urls(at):

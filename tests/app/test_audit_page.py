@@ -23,8 +23,12 @@ def _upload(at, data=None, name="scores.csv"):
     return at
 
 
+def _charts(at):
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
 def _roc(at):
-    (spec,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (spec,) = [s for s in _charts(at) if s["layout"]["title"]["text"].startswith("ROC of your scores")]
     return spec, [t.get("meta") for t in spec["data"]]
 
 
@@ -136,3 +140,22 @@ def test_the_split_is_fixed_in_advance_not_chosen_by_the_bound_it_gives(chdir_ro
     m = {x.label: x.value for x in at.metric}
     assert float(m["Split audit: ε ≥"]) <= direct["split_audit"]["lower_bound"] + 1e-9
     assert float(m["Split audit: ε ≥"]) >= direct["split_audit"]["lower_bound"] - 0.01  # 3 digits, rounded down
+
+
+def test_promise_and_proof_beside_the_headline(chdir_root):
+    """The same scores read as trade-off curves (Gaussian DP on the records, f-DP on the canaries), each its own 95%
+    measurement, beside the claim's promise — and never maxed into the headline."""
+    at = _upload(open_page(PAGE))
+    at.radio(key="au_mech").set_value("dpsgd").run()
+    assert not at.exception, [e.value for e in at.exception]
+    titles = [s["layout"]["title"]["text"] for s in _charts(at)]
+    assert any(t.startswith("Promise and proof") for t in titles) and "Your scores as a trade-off curve" in titles
+    trade = next(s for s in _charts(at) if s["layout"]["title"]["text"] == "Your scores as a trade-off curve")
+    metas = {t.get("meta") for t in trade["data"]}
+    assert {"promise", "heuristic", "proved", "gaussian"} <= metas
+    text = _texts(at)
+    assert "Promise: the stated claim ε ≤" in text and "a lower bound for this attack, not a guarantee" in text
+    assert "Gaussian-DP audit (Nasr et al. 2023) proves μ ≥" in text and "f-DP audit (Mahloujifar et al. 2024)" in text
+    result = at.session_state["au_report"]["result"]
+    assert result["gdp"]["mu"] > 0 and result["one_run_fdp"]["mu"] > 0
+    assert result["proved"]["audits"] == 2  # the headline still reads the split and one-run audits only

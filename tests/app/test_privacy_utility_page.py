@@ -91,6 +91,13 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     assert not at.exception
     charts = at.get("plotly_chart")
     assert len(charts) >= 5
+    # promise and proof across ε: the accountant's diagonal, the last-iterate heuristic, the audits' bounds
+    (pp,) = [
+        s
+        for s in map(lambda c: json.loads(c.proto.spec), charts)
+        if "Promise and proof" in s["layout"]["title"]["text"]
+    ]
+    assert {"promise", "heuristic", "measurement"} <= {t.get("meta") for t in pp["data"]}
     before = _texts(at)
     assert "At ε = 1 " in before
     # the inspected model's ROC: one ceiling (the PLD worst case of what was run) over every measured attack,

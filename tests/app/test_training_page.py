@@ -1,6 +1,7 @@
 """AppTest for the training page: empty state, bad input, a tiny DP job through a real worker with the
 finished view (ε from both accountants, shortcut, baseline comparison, downloads), and cancel."""
 
+import json
 import re
 
 import torch
@@ -127,6 +128,14 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         text = _texts(at)
         assert "RDP ε" in text and "shortcut" in text and "Not covered by ε" in text and "So what" in text
         assert len(at.get("plotly_chart")) >= 4
+        # promise and proof: the accountant's ε beside the last-iterate heuristic, in words that say which is which
+        promise = next(
+            json.loads(c.proto.spec)
+            for c in at.get("plotly_chart")
+            if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Promise and proof")
+        )
+        assert [t["meta"] for t in promise["data"]][:2] == ["promise", "heuristic"]
+        assert f"Promise: accountant (PRV) ε ≤ {m['ε (PRV)']}" in text and "Heuristic: auditing only the final" in text
         downloads = {d.key for d in at.get("download_button")}
         assert {"tr_dl_release", "tr_dl_diagnostics", "tr_dl_statement"} <= downloads  # release apart from diagnostics
         assert not any(b.key == "tr_train_pair" for b in at.button)  # the twin is there: nothing to ask for

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
+from .test_promise_chart import assert_drawn
 from .test_query_console_flow import misaligned_labels
 
 pytestmark = pytest.mark.e2e
@@ -115,6 +116,15 @@ def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server,
     screenshot(page, "flow_training_done")
     faults = chart_text_faults_at_both_sizes(page)  # the finished run's charts, on a laptop and a phone
     assert not faults, faults
+    # the run's promise and proof (accountant, heuristic, audits) drawn at both sizes
+    assert_drawn(page, "Promise and proof", 1280)
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.wait_for_timeout(1500)
+        assert_drawn(page, "Promise and proof", 390)
+        screenshot(page, "promise_training_390")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
 
     page.goto(f"{app_server}/privacy_utility")
     wait_for_app(page)

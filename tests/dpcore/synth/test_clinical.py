@@ -9,6 +9,7 @@ import pytest
 
 from dpcore import cli
 from dpcore.errors import DPError
+from dpcore.synth import failures as F
 from dpcore.synth import release as R
 from dpcore.synth import schema as S
 from dpcore.synth import statement
@@ -26,7 +27,7 @@ def _check(rel: R.SynthRelease, df, schema: S.Schema, cfg: R.SynthConfig) -> Non
         assert codes[:, schema.names.index(c.name)].max() < c.n_bins
     # the generator's estimate of the records is near the real count (noise of a few records at these ε)
     assert abs(rel.model_rows - len(df)) < 0.5 * len(df)
-    assert not statement.recompute(rel.statement("gbsg2.csv")), statement.recompute(rel.statement("gbsg2.csv"))
+    assert not statement.recompute(statement.release_statement(rel, "gbsg2.csv"))
 
 
 @pytest.mark.slow
@@ -110,7 +111,7 @@ def test_cli_says_what_to_do_in_one_line_when_opendp_stops(tmp_path, capsys, mon
     for raw in ("FFI", "Traceback", "RuntimeError", "insufficient budget", "0.0499"):
         assert raw not in err
     assert not out.exists()
-    log = (dp_home / "logs" / R.LOG_NAME).read_text()  # the log keeps the detail
+    log = (dp_home / "logs" / F.LOG_NAME).read_text()  # the log keeps the detail
     assert "insufficient budget for query" in log and "Traceback" in log and "horTh" in log
 
 
@@ -129,5 +130,5 @@ def test_an_unexpected_error_in_a_job_is_one_sentence(monkeypatch, dp_home):
     monkeypatch.setattr(job, "_run", lambda *a: {}["KeyError inside"])
     with pytest.raises(DPError) as err:
         job.run_release({"dataset": "upload:x"}, Ctx())
-    assert str(err.value) == R.FAILED and "KeyError" not in str(err.value)
-    assert "KeyError" in (dp_home / "logs" / R.LOG_NAME).read_text()
+    assert str(err.value) == F.FAILED and "KeyError" not in str(err.value)
+    assert "KeyError" in (dp_home / "logs" / F.LOG_NAME).read_text()

@@ -70,6 +70,21 @@ def test_an_independent_models_pair_is_the_outer_product(mbi):
         assert np.allclose(fit.pair_marginal(model, ("a", "b")), want, atol=1e-6)
 
 
+def test_a_marginal_is_read_in_its_own_column_order(mbi):
+    """Two noisy 3-way tables of the same columns, the second given over (c, a, b) or over (a, b, c): the same fit
+    (it is read into the model's (a, b, c) factor either way; no Private-PGM run)."""
+    domain = mbi.Domain(["a", "b", "c"], [2, 3, 4])
+    rng = np.random.default_rng(8)
+    y1, y2 = (rng.poisson(9, (2, 3, 4)).astype(float) for _ in range(2))  # over (a, b, c)
+    first = mbi.LinearMeasurement(y1.ravel(), ("a", "b", "c"), stddev=2.0)
+    plain = [first, mbi.LinearMeasurement(y2.ravel(), ("a", "b", "c"), stddev=3.0)]
+    turned = [first, mbi.LinearMeasurement(np.transpose(y2, (2, 0, 1)).ravel(), ("c", "a", "b"), stddev=3.0)]
+    one, two = fit.mirror_descent(domain, plain, iters=200), fit.mirror_descent(domain, turned, iters=200)
+    assert np.allclose(fit.marginal(one, ("a", "b", "c")), fit.marginal(two, ("a", "b", "c")), atol=1e-9)
+    want = (y1 / 4 + y2 / 9) / (1 / 4 + 1 / 9)  # the noise-weighted mean of the two tables
+    assert np.allclose(fit.marginal(two, ("a", "b", "c")), want, atol=0.5)
+
+
 def test_rows_are_drawn_from_the_model(mbi):
     domain = mbi.Domain(["a", "b", "c"], [3, 4, 5])
     model = fit.mirror_descent(domain, _measurements(mbi, domain, [("a", "b"), ("b", "c")], seed=5), iters=300)
