@@ -205,8 +205,14 @@ def record_end(
     """Record the job's end for this attempt, in one transaction: :data:`RECORDED`; or nothing, because the job
     already ended under this attempt (:data:`ENDED`) or is no longer this attempt's (:data:`LOST`). ``done``
     publishes the attempt's files in the same transaction (a file that cannot be moved fails the job with the
-    storage message instead). A storage fault is raised (nothing recorded)."""
+    storage message instead). A storage fault is raised (nothing recorded).
+
+    Only ``done`` records a result: a job that ends failed or cancelled records none, whatever the caller passes
+    (a job whose ``result.json`` met a full disk computed its result but released nothing). Every attempt of every
+    kind of job ends here, so this is the one place the rule lives."""
     moved: list[tuple[Path, Path]] = []
+    if status is not JobStatus.DONE:
+        result = None
     with connection() as conn:
         try:
             with transaction(conn):

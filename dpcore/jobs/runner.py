@@ -92,10 +92,10 @@ def execute(
         elif not isinstance(out, dict):
             error = f"job function {target} returned {type(out).__name__}, expected a dict of metrics"
         else:
-            result = jsonable(out)
-            payload = dumps({"job_id": job_id, "target": target, "params": params, "result": result}).encode()
+            computed = jsonable(out)
+            payload = dumps({"job_id": job_id, "target": target, "params": params, "result": computed}).encode()
             storage.atomic_write_bytes(staging / "result.json", payload)  # published with `done`
-            status = JobStatus.DONE
+            status, result = JobStatus.DONE, computed  # a result once its file is written (else failed, none)
     except Cancelled as exc:
         status, error, exc_out = _halted(ctx)
         exc_out.__cause__ = exc

@@ -13,8 +13,9 @@ import pytest
 
 from dpcore import storage
 from dpcore.cli import main
-from dpcore.jobs import attempt, db, registry, store, workers
+from dpcore.jobs import attempt, db, registry, runner, store, workers
 from dpcore.jobs.owners import CLI_OWNER, SYSTEM
+from dpcore.jobs.records import JobStatus
 
 TINY_TRAIN = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0, "epochs": 1, "batch_size": 64}
 
@@ -113,3 +114,37 @@ def test_a_jobs_folder_replaced_while_jobs_wait_ends_each_with_the_storage_messa
     (dp_home / "jobs").unlink()  # fixed: the next job runs
     assert workers.run_worker("w-file", once=True) == 1
     assert store.get(waiting[1], caller=SYSTEM).status == "done"
+
+
+def test_a_full_disk_under_result_json_fails_the_job_with_no_result(dp_home, monkeypatch):
+    """The job computed its result, then ``result.json`` met a full disk: it ends failed with the storage message
+    and records no result — nothing of it is released, and a look once space is back finds the same end."""
+
+    def fsync(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    real_fsync = storage.os.fsync
+    job_id = store.submit("demo.echo", {"n": 1}, owner=CLI_OWNER)
+    monkeypatch.setattr(storage.os, "fsync", fsync)
+    assert workers.run_worker("w-full", once=True) == 1
+    monkeypatch.setattr(storage.os, "fsync", real_fsync)  # space is back
+    job = store.get(job_id, caller=SYSTEM, history=False)
+    assert (job.status, job.result) == ("failed", None) and "is full" in job.error and "free some space" in job.error
+    assert not (dp_home / "jobs" / job_id / "result.json").exists()
+    assert workers.run_worker("w-full", once=True) == 0  # nothing runs it again
+    again = store.get(job_id, caller=SYSTEM, history=False)
+    assert (again.status, again.error, again.result) == ("failed", job.error, None)
+
+
+@pytest.mark.parametrize("status", [JobStatus.FAILED, JobStatus.CANCELLED])
+def test_the_fenced_end_records_a_result_only_with_done(dp_home, status):
+    """Whatever a caller passes, an end other than ``done`` records no result; and an end is final: a late ``done``
+    of the same attempt changes nothing."""
+    job_id = store.submit("demo.echo", {}, owner=CLI_OWNER)
+    row = runner.claim("w-end")
+    ctx = attempt.JobContext(job_id=job_id, result_dir=dp_home / "jobs" / job_id / f".attempt-{row['attempt']}")
+    ctx.attempt = row["attempt"]
+    assert attempt.record_end(ctx, "w-end", status, result={"rows": 3}, error="stopped") == attempt.RECORDED
+    assert attempt.record_end(ctx, "w-end", JobStatus.DONE, result={"rows": 3}) == attempt.ENDED
+    job = store.get(job_id, caller=SYSTEM, history=False)
+    assert (job.status, job.error, job.result) == (status, "stopped", None)
