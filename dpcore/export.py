@@ -21,7 +21,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .errors import DPError
-from .jobs import store
+from .jobs import registry, store
 from .plan import model as plan_model
 from .plan import registry as deployments
 from .plan.model import Plan
@@ -114,6 +114,7 @@ def _settings_json(name: str | None, var: str = "settings") -> str:
 def for_job(job_id: str, *, caller) -> Recipe:
     """A training job ``caller`` may read: train the same model with the same settings, and its non-private twin."""
     job = store.get(job_id, caller=caller, history=False)
+    registry.check_kind(job, registry.TRAIN)
     cfg = TrainConfig.from_dict(job["params"])  # checks the stored settings (a foreign job is refused here)
     params, name = _portable(cfg.to_dict())
     r = Recipe(

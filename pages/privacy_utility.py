@@ -8,7 +8,7 @@ import streamlit as st
 
 from dpcore import claims, textsafe
 from dpcore.figures import privacy_utility as figs
-from dpcore.figures import promise
+from dpcore.figures import promise, proof
 from dpcore.jobs import workers
 from dpcore.statements import sweep as statement
 from dpcore.sweep import runs as sweep_runs
@@ -171,7 +171,7 @@ def _promise_chart(sid: str, n_points: int, status: str, _result: dict):
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _point_tradeoff(sid: str, epsilon: float, seed: int, _point: dict):
-    return promise.point_tradeoff(_point)
+    return proof.point_tradeoff(_point)
 
 
 @st.fragment(run_every=1.5 if status0["status"] == "running" else None)

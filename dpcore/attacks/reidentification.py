@@ -19,6 +19,7 @@ import pandas as pd
 from .. import claims, limits
 from ..data import datasets, filters
 from ..noise.interpret import guess_ceiling
+from ..safe_math import exp_or_inf
 from ..validation import check_epsilon
 from . import generalise, linkage, uniqueness
 
@@ -184,7 +185,7 @@ def dp_guarantee(epsilon: float, prior_guess: float) -> dict:
     return {
         "epsilon_add_remove": eps,
         "epsilon_replace_one": replace_eps,
-        "likelihood_ratio": math.exp(replace_eps),
+        "likelihood_ratio": exp_or_inf(replace_eps),
         "ceiling": float(guess_ceiling(replace_eps, prior_guess)),
         "typical_noise": 1.0 / eps,
     }

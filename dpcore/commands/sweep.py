@@ -89,7 +89,7 @@ def register(sub) -> None:
         default=None,
         help=f"training-set-size control: fractions of the rows, '' for none (default "
         f"{_csv(_D.size_fractions)}; --data: none)",
-    )
+    ).empty_ok = True  # '' is a value here ("none"), not "left out" (dpcore.cli refuses empty values elsewhere)
     add_bounds_options(p)
     p.add_argument(
         "--reproducible-noise",

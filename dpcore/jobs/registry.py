@@ -151,6 +151,32 @@ MOVED: dict[str, str] = {
 }
 
 
+#: What a job of each target is, in the words a message uses ("job X is a training run, not …").
+KINDS: dict[str, str] = {
+    TRAIN: "a training run",
+    SWEEP_POINT: "one model of a privacy–utility sweep",
+    RAY: "a job run on Ray",
+    SYNTH_STUDY: "a DP synthetic-data study",
+    SYNTH_RELEASE: "a DP synthetic release of an upload",
+}
+
+
+def check_kind(job, *targets: str) -> None:
+    """A JobError unless ``job`` (a store record) is of one of ``targets``: an id of another kind (a training run's
+    given as a study's) fails here, before the slow work it was given for, never as a KeyError after it."""
+    try:
+        name = target_name(job["target"])
+        params = job.get("params") if isinstance(job.get("params"), dict) else {}
+        if name == RAY and "target" in params:  # a unit run on Ray is of the kind it runs
+            name = target_name(params["target"])
+    except JobError:
+        name = str(job["target"])
+    names = [target_name(t) for t in targets]
+    if name not in names:
+        wanted = " or ".join(KINDS.get(t, t) for t in names)
+        raise JobError(f"job {job['id']} is {KINDS.get(name, f'a {name} job')}, not {wanted}; check the id")
+
+
 def targets() -> dict[str, str]:
     """Registered job targets: name -> ``"dpcore.module:function"``."""
     return dict(_TARGETS)

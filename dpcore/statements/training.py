@@ -16,7 +16,7 @@ from typing import Any
 
 from dpcore import claims, nist
 from dpcore.errors import DPError
-from dpcore.jobs import store
+from dpcore.jobs import registry, store
 from dpcore.statements import dpsgd
 from dpcore.statements.checks import Checker, get, num, obj
 from dpcore.statements.common import (
@@ -51,6 +51,7 @@ def for_job(job_id: str, *, caller: Any) -> Json:
 
 def _for_job(job_id: str, *, caller: Any) -> Json:
     job = store.get(job_id, caller=caller, history=False)
+    registry.check_kind(job, registry.TRAIN)
     m = TrainMetrics.from_job(dict(job)) if job["status"] == "done" else None
     if m is None:
         raise DPError(f"job {job_id} is {job['status']}: a statement needs a finished run")

@@ -397,6 +397,13 @@ def member_ended(end) -> None:
         _state(_record(job))
 
 
+#: Results of finished sweep points, by (home, job id), kept by the process that polls them (the CLI's wait loop, a
+#: page's fragment): a poll read and parsed every finished point's ~40 KB result again, 0.3 s per poll with 33 points
+#: on a busy machine, every 0.3 s, on the cores the workers need.
+_DONE: dict[tuple[str, str], dict] = {}
+_DONE_MAX = 4096
+
+
 def _state(rec: dict) -> dict:
     """Where a sweep stands (see :func:`state`), with no ownership check: the record was checked by the caller."""
     cfg = SweepConfig.from_stored(rec["config"])  # no data read: an upload is gone once its jobs are done
@@ -415,8 +422,16 @@ def _state(rec: dict) -> dict:
         }
     points, failed, running = [], [], []
     fraction = 0.0
-    members = job_store.get_many([e["job_id"] for e in rec["jobs"]], caller=SYSTEM)  # one read for every point
+    home = str(storage.home())
+    cached = {e["job_id"]: _DONE.get((home, e["job_id"])) for e in rec["jobs"]}
+    unread = [job_id for job_id, done in cached.items() if done is None]
+    members = job_store.get_many(unread, caller=SYSTEM) if unread else {}  # one read for the points not yet done
     for e in rec["jobs"]:
+        done = cached.get(e["job_id"])
+        if done is not None:  # a finished point's result never changes: not read and parsed again each poll
+            points.append(done)
+            fraction += 1
+            continue
         job = members.get(e["job_id"])
         if job is None:
             failed.append({**e, "error": "job record missing"})
@@ -425,6 +440,9 @@ def _state(rec: dict) -> dict:
         st = job["status"]
         if st == "done" and job["result"]:
             points.append(job["result"])
+            _DONE[(home, e["job_id"])] = job["result"]
+            while len(_DONE) > _DONE_MAX:
+                _DONE.pop(next(iter(_DONE)))
             fraction += 1
         elif st in ("failed", "cancelled"):
             failed.append({**e, "error": job.get("error") or st, "status": st})

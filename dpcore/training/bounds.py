@@ -162,6 +162,11 @@ def parse_spec(text: str) -> tuple[str, dict]:
             pair = None  # not two numbers: categories that hold a ':'
         if pair is not None:
             return col, check_column(col, pair)
+    if colon and "," not in value:  # "0:1:2", "0:1e": a mistyped range, never one category read as such
+        raise DPError(
+            f"--bounds {text!r}: a range is COLUMN=LOW:HIGH with two numbers (e.g. {col}=0:120); categories are "
+            f"COLUMN=A,B,C; a single category holding ':' goes in a --bounds-file"
+        )
     return col, check_column(col, {"categories": [v for v in value.split(",")]})
 
 

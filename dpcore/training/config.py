@@ -22,7 +22,7 @@ from .. import limits
 from ..errors import DPError
 from ..jobs.executors import check_device
 from ..validation import _as_float as _float
-from ..validation import check_delta, check_epsilon, check_positive_int
+from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int
 from . import accounting
 from .bounds import check as check_bounds
 
@@ -240,9 +240,7 @@ class TrainConfig:
         if self.noise_multiplier is not None:
             if self.epsilon is not None:
                 raise DPError("give either a target epsilon or a noise multiplier, not both")
-            nm = _float(self.noise_multiplier, "noise multiplier")
-            if not (0 < nm < 1e4):
-                raise DPError(f"noise multiplier must be > 0, got {self.noise_multiplier!r}; try 0.5–5")
+            check_noise_multiplier(self.noise_multiplier)
         if self.model.startswith("diffprivlib") and self.noise_multiplier is not None:
             raise DPError("diffprivlib models take a target epsilon, not a noise multiplier")
         check_positive_int(self.epochs, "epochs")

@@ -14,6 +14,7 @@ from .pages import open_page
 EVIL = "<img src=x onerror=alert(1)>**bold**"
 RUN = {
     "id": "job-1",
+    "target": "train",
     "status": "done",
     "label": "DP logreg on breast cancer, ε = 2",
     "group": "train",
