@@ -325,7 +325,9 @@ def dp_roc_ceiling(epsilon: float, delta: float, fpr: npt.ArrayLike) -> np.ndarr
     f = np.asarray(fpr, dtype=float)
     # e^ε·FPR in log space: ε may be up to limits.EPSILON_MAX, past where math.exp overflows
     out: np.ndarray = np.clip(
-        np.minimum.reduce([np.ones_like(f), exp_times(eps, f) + delta, 1 - math.exp(-eps) * (1 - delta - f)]), 0.0, 1.0
+        np.minimum(np.minimum(np.ones_like(f), exp_times(eps, f) + delta), 1 - math.exp(-eps) * (1 - delta - f)),
+        0.0,
+        1.0,
     )
     return out
 

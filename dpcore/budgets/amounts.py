@@ -8,6 +8,7 @@ dataset's cap) — a δ of 1/n allows releasing a whole record. Stdlib only.
 from __future__ import annotations
 
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
+from typing import overload
 
 from .. import claims, limits
 from ..errors import DPError
@@ -54,10 +55,19 @@ def to_atto(delta, *, name: str = "delta", rounding=ROUND_CEILING) -> int:
     return int(d.scaleb(18).to_integral_value(rounding=rounding))
 
 
+# An amount read back: None (no cap, no quota) stays None, an integer is always a float.
+@overload
+def from_micro(m: int) -> float: ...
+@overload
+def from_micro(m: None) -> None: ...
 def from_micro(m: int | None) -> float | None:
     return None if m is None else m / MICRO
 
 
+@overload
+def from_atto(a: int) -> float: ...
+@overload
+def from_atto(a: None) -> None: ...
 def from_atto(a: int | None) -> float | None:
     return None if a is None else a / ATTO
 

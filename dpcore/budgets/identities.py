@@ -296,7 +296,7 @@ def sign_in(name, key, *, path=None) -> Identity:
             ).fetchone()
         )
     ok = _verify(given or "-", row["key_hash"] if row is not None else None)
-    if not (given and ok and row is not None):
+    if not (given and ok and row is not None and canon is not None):
         raise DPError(
             "the analyst name or key is wrong (or the key was revoked); use the key the data owner gave "
             f"you (CLI: {ANALYST_KEY_ENV}), or ask them for a new one"

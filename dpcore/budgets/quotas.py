@@ -226,6 +226,7 @@ def _events(
 ) -> list[dict]:
     """Events of a quota (or, ``analyst`` None, of the whole dataset), oldest first: the ``latest`` ones only, or
     only the spends after event id ``spends_after``."""
+    args: list[object]
     where, args = ("dataset = ?", [fp]) if analyst is None else ("analyst = ? AND dataset = ?", [analyst, fp])
     if spends_after is not None:
         where += " AND kind = 'spend' AND id > ?"
@@ -288,7 +289,7 @@ def status(
                 raise no_quota(who, d)
         row = None if key is None else _quota_row(conn, key, d["fingerprint"])
         if key is not None and row is None and who.is_admin:
-            raise DPError(f"{display_name(analyst)!r} has no quota on {d['name']!r}")
+            raise DPError(f"{display_name(analyst or '')!r} has no quota on {d['name']!r}")
         if with_history:
             fp = d["fingerprint"]
             hist = _events(conn, fp, key, names=names, latest=latest)
@@ -375,7 +376,7 @@ def ledgers(who: Identity, *, path=None) -> list[dict]:
         names = _names(conn)
         out = []
         for r in conn.execute("SELECT * FROM datasets ORDER BY created DESC").fetchall():
-            d = registry.find(conn, r["fingerprint"])
+            d = registry.require(conn, r["fingerprint"])
             base = {"dataset": d["fingerprint"], "dataset_name": d["name"], "n_rows": d["n_rows"]}
             if who.is_admin:
                 if r["spent_micro"] > 0:

@@ -218,7 +218,7 @@ def _from_old(conn, v: int) -> None:
         return
     for r in conn.execute("SELECT * FROM old_datasets").fetchall():
         fp, n = r["fingerprint"], int(r["n_rows"])
-        source = {"kind": "none"}
+        source: dict[str, object] = {"kind": "none"}
         match = _BUILTIN_NAME.fullmatch(r["name"]) if r["builtin"] else None
         if match:
             source = {"kind": "medical", "n": int(match.group(1).replace(",", "")), "seed": int(match.group(2))}

@@ -84,7 +84,8 @@ def open_builtin(n: int, seed: int, identity: dict | None = None, *, path=None) 
                     actor=None,
                 )
             ensure_quota(conn, fp, n)
-    return registry.info(fp, path=path)
+    with store.reading(path) as conn:
+        return registry.require(conn, fp)
 
 
 def ensure_quota(conn, fingerprint: str, n: int) -> None:

@@ -14,6 +14,7 @@ report states what the scores prove; recomputing from the scores costs seconds a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dpcore import limits, storage
 from dpcore.report import document as report
@@ -99,7 +100,9 @@ def run(args) -> dict:
             f"{audit_cmd.given(args, 'audit-')[0]} states the claim of an audit: give its scores file with "
             "--audit SCORES.csv"
         )
-    audits = [] if args.audit is None else [{"result": _audit(args), "name": Path(args.audit).name}]
+    audits: list[dict[str, Any]] = (
+        [] if args.audit is None else [{"result": _audit(args), "name": Path(args.audit).name}]
+    )
     viewer = (_who.admin() if args.admin else _who.reader(args.analyst)) if args.ledger else None
     html = report.build(
         args.epsilon,

@@ -168,7 +168,7 @@ def run(args) -> dict:
     if not 0 <= args.workers <= WORKERS_MAX:  # refused before any job is submitted
         raise DPError(f"--workers must be 0 (inline) to {WORKERS_MAX} processes, got {args.workers}")
 
-    seen = []
+    seen: list[int] = []
 
     def tell(s):
         if not seen or seen[-1] != s["done"]:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import DPError
 from ..validation import check_epsilon, check_nonnegative
@@ -69,7 +71,7 @@ class Charge:
     rho: float | None = None
     neighbour: Neighbour = Neighbour.ADD_REMOVE
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_nonnegative(self.epsilon, "ε of a charge"))
         object.__setattr__(self, "delta", check_nonnegative(self.delta, "δ of a charge", upper=1.0))
         if self.rho is not None:
@@ -140,11 +142,11 @@ class Charge:
 
     # --- storage -------------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "delta": self.delta, "rho": self.rho, "neighbour": self.neighbour.value}
 
     @classmethod
-    def from_dict(cls, d: dict) -> Charge:
+    def from_dict(cls, d: dict[str, Any] | Charge) -> Charge:
         """A charge from its stored form (also the older ``{epsilon, delta, rho}`` dicts: add/remove)."""
         if isinstance(d, Charge):
             return d
@@ -161,7 +163,7 @@ class Charge:
 ZERO = Charge(0.0, 0.0, 0.0)
 
 
-def compose(charges, *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
+def compose(charges: Iterable[Charge | dict[str, Any]], *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
     """Basic composition of several charges (all under one neighbour relation); no charges cost nothing."""
     total = Charge(0.0, 0.0, 0.0, neighbour)
     for c in charges:
@@ -169,7 +171,7 @@ def compose(charges, *, neighbour: Neighbour = Neighbour.ADD_REMOVE) -> Charge:
     return total
 
 
-def compose_by_relation(charges) -> list[Charge]:
+def compose_by_relation(charges: Iterable[Charge | dict[str, Any]]) -> list[Charge]:
     """Basic composition per neighbour relation, in the order each relation first appears: charges under different
     relations add up to no one guarantee, so each relation keeps its own total."""
     totals: dict[Neighbour, Charge] = {}

@@ -393,7 +393,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
             out.append(sec.numbers["audit"])
     sweep = next((sec for sec in sections if sec.title.startswith("Privacy–utility")), None)
     rows = (sweep.numbers.get("rows") or []) if sweep else []
-    if rows:
+    if sweep and rows:
         r = min(rows, key=lambda r: abs(math.log(r["epsilon"] / eps)))
         base = sweep.numbers.get("baseline") or {}
         vs = f", against {base['accuracy']:.1%} without privacy" if base.get("accuracy") else ""

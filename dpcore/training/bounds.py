@@ -202,7 +202,7 @@ def read_file(path) -> dict:
         ) from None
     if not isinstance(data, dict):
         raise DPError(f'bounds file {p.name} must hold a JSON object like {{"age": [0, 120], "sex": ["F", "M"]}}')
-    return check({str(c): _shorthand(str(c), v) for c, v in data.items()})
+    return check({str(c): _shorthand(str(c), v) for c, v in data.items()}) or {}  # a dict in: a dict out
 
 
 def from_cli(specs=(), path=None) -> dict | None:

@@ -104,7 +104,7 @@ def dataset_kind(dataset) -> str | None:
 
 def unit_of_privacy(dataset) -> str:
     """What one record is for this dataset (a patient, an image, a row of an upload)."""
-    return DATASET_UNITS.get(dataset_kind(dataset), "one record (one row of the data)")
+    return DATASET_UNITS.get(dataset_kind(dataset) or "", "one record (one row of the data)")
 
 
 def model_name(model) -> str:

@@ -55,7 +55,7 @@ def plan(cfg: TrainConfig, n_train: int) -> dict:
         t0 = time.perf_counter()
         sigma, eps = accounting.calibrate_noise(cfg.epsilon, cfg.delta, q, steps, cfg.accountant)
         out.update(noise_multiplier=sigma, planned_epsilon=eps, calibration_seconds=time.perf_counter() - t0)
-    else:
+    elif cfg.noise_multiplier is not None:  # private without a target ε: the multiplier is given
         out.update(noise_multiplier=float(cfg.noise_multiplier))
     return out
 
