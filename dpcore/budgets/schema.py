@@ -22,6 +22,7 @@ import time
 
 from .. import limits
 from ..errors import DPError
+from ..storage.sqlite import transaction
 from . import amounts
 
 SCHEMA_VERSION = 3
@@ -111,8 +112,6 @@ def version(conn) -> int:
 
 def migrate(conn) -> None:
     """Create the tables, or bring a ledger of schema 1 or 2 up to schema 3, in one transaction."""
-    from .store import transaction
-
     v = version(conn)
     if v == SCHEMA_VERSION:
         return

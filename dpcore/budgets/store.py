@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import storage
 from ..errors import DPError
+from ..storage.sqlite import transaction  # the one BEGIN IMMEDIATE helper of every store under the home
 from . import schema
 
 # A ledger's location: a path, or None for the one under $DP_EXPLORER_HOME.
@@ -173,22 +174,6 @@ def drop(path: LedgerPath = None) -> None:
     conn = getattr(_local, "conns", {}).pop(p, None)
     if conn is not None:
         conn.close()
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """The one ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error) of the budget package, on an open
-    connection. Everything that writes the ledger goes through it: :func:`immediate`, and the migration."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:  # an error inside, or a COMMIT that failed: nothing of it stays
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-        raise
 
 
 @contextmanager
