@@ -55,10 +55,12 @@ test: install-test
 test-fast: install-test
 	$(PY) -m pytest -m "not e2e and not slow and not ray"
 
-# ruff (lint and format check); CI runs it before the tests.
+# ruff (lint and format check) and mypy (its settings in pyproject.toml: strict for the privacy maths and the
+# statements, the default level elsewhere in dpcore); CI runs it before the tests.
 lint: install-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: install-test
 	$(VENV)/bin/ruff check --fix .

@@ -1,20 +1,33 @@
 """DP Explorer: entry point. Registers every page; nothing heavy happens here.
 
 The file has two roles. ``streamlit run app.py`` finds ``app`` below (Streamlit's ``st.App``), imports this file
-once under its own name and serves it through that app, whose one addition to Streamlit's server is the visitor
-cookie (:mod:`pages.ui.visitor_cookie`: the identity a browser keeps, so a reload finds its work again). Every
+once under its own name and serves it through that app, whose additions to Streamlit's server are the visitor
+cookie (:mod:`pages.ui.visitor_cookie`: the identity a browser keeps, so a reload finds its work again) and, when
+it starts, the pages' imports in the background (:mod:`pages.ui.warmup`). Every
 session's script run then executes the file as ``__main__``: the page setup and the navigation.
 """
 
 import streamlit as st
 
 if __name__ != "__main__":  # the server's import: the ASGI app, nothing of the page
+    from contextlib import asynccontextmanager
+
     from starlette.middleware import Middleware
     from streamlit import config
 
+    from pages.ui import warmup
     from pages.ui.visitor_cookie import VisitorCookie
 
-    app = st.App(__file__, middleware=[Middleware(VisitorCookie, base_url=config.get_option("server.baseUrlPath"))])
+    @asynccontextmanager
+    async def _lifespan(_app):
+        warmup.start()  # the pages' imports, in the background: the first visitors do not wait on them
+        yield
+
+    app = st.App(
+        __file__,
+        middleware=[Middleware(VisitorCookie, base_url=config.get_option("server.baseUrlPath"))],
+        lifespan=_lifespan,
+    )
 
     import os
 
@@ -43,6 +56,7 @@ else:
         ],
         "Protect": [
             st.Page("pages/query_console.py", title="Private query console", icon=":material/lock:"),
+            st.Page("pages/plan.py", title="Plan a release", icon=":material/checklist:"),
         ],
         "Train & measure": [
             st.Page("pages/training.py", title="DP training", icon=":material/model_training:"),

@@ -15,6 +15,8 @@ import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
+from .safe_math import EXP_MAX
+
 _EXP = re.compile(r"e([+-])0*(\d)")
 
 
@@ -51,6 +53,14 @@ def _written(x: Any, sig: int, rounding: str) -> str:
 def up(x: Any, sig: int = 3) -> str:
     """An upper bound (an ε or δ that is proved, claimed or charged) with ``sig`` digits, never below ``x``."""
     return _written(x, sig, ROUND_CEILING)
+
+
+def exp_up(x: float, sig: int = 3) -> str:
+    """e^x written as an upper bound ("e^ε times more likely"), for any ε the app takes: past e^709 a float
+    overflows, so a larger power is written as the power of ten above it ("10^348" for e^800)."""
+    if x <= EXP_MAX:
+        return up(math.exp(x), sig)
+    return f"10^{math.ceil(x / math.log(10))}"
 
 
 def down(x: Any, sig: int = 3) -> str:

@@ -19,7 +19,7 @@ import sys
 
 from . import commands, storage
 from .errors import Cancelled, DPError
-from .serialize import dumps
+from .storage.jsonio import dumps
 
 
 def _quiet_stdout() -> None:
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a bad argument (2, already one line)
         return exc.code if isinstance(exc.code, int) else 2
-    bad = _not_utf8_argument(parser, args)
+    bad = _not_utf8_argument(parser, args) or _empty_argument(parser, args)
     if bad:
         return _fail(bad)
     try:
@@ -129,6 +129,41 @@ def _not_utf8_argument(parser, args) -> str | None:
         for v in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(v, str) and _has_surrogates(v):
                 return _not_utf8([v])
+    return None
+
+
+def _chosen(parser, args) -> list:
+    """The actions of the parser and of each subcommand chosen (``args.command``, then nested ones)."""
+    actions, p = [], parser
+    while p is not None:
+        actions += [a for a in p._actions if not isinstance(a, argparse._SubParsersAction)]
+        sub = next((a for a in p._actions if isinstance(a, argparse._SubParsersAction)), None)
+        p = None if sub is None else sub.choices.get(getattr(args, sub.dest, None) or "")
+    return actions
+
+
+def _empty_argument(parser, args) -> str | None:
+    """A message when an option was given an empty (or blank) value: refused before anything runs, never read as
+    "not given" (``sweep --dataset ''`` swept digits, ``synth --columns ''`` released the default columns,
+    ``statement --key ''`` verified with this home's key). An option whose own default is that text, or whose
+    action says ``empty_ok`` (``sweep --size-fractions ''``: none), is left alone."""
+    paths = _path_dests(parser)
+    for a in _chosen(parser, args):
+        value = getattr(args, a.dest, None)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if not a.option_strings or getattr(a, "empty_ok", False) or value == a.default:
+            continue  # a positional cannot be left out: its command names what it needs
+        if not any(isinstance(v, str) and not v.strip() for v in values):
+            continue
+        name = a.option_strings[-1]
+        what = (
+            "a file path"
+            if a.dest in paths
+            else "a column name"
+            if str(a.metavar or "").upper() in ("COL", "COLUMN")
+            else "a value"
+        )
+        return f"{name} needs {what}; got an empty one" + ("" if a.required else f" (leave {name} out for its default)")
     return None
 
 

@@ -64,6 +64,9 @@ SYNTH_MAX_CATEGORIES = 100
 #: ε of one synthetic release (page, study, CLI): below 0.01 the marginals are noise; above 100 nothing is hidden.
 SYNTH_EPSILON_MIN = 0.01
 SYNTH_EPSILON_MAX = 100.0
+#: δ of one synthetic release (AIM, or MST under zCDP from the CLI): the page's largest choice. δ is the chance the
+#: guarantee fails outright; `synth --delta 0.5` was accepted and released "ε = 1, δ = 0.5".
+SYNTH_DELTA_MAX = 1e-5
 #: The re-identification page's study: its ε choices, and how many ε and repetitions one study may run.
 SYNTH_EPSILONS: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 SYNTH_STUDY_MAX_EPSILONS = 4
@@ -150,6 +153,11 @@ TRAINING_EPOCHS_MAX = 10_000  # a sweep's non-private baselines train more epoch
 #: (σ·C) overflow float32 (`train --lr 1e308` ended in a torch traceback).
 TRAINING_LR_MAX = 1_000.0
 TRAINING_CLIP_MAX = 1_000.0
+#: A DP-SGD noise multiplier σ, given or stated (training, audit page and CLI, the accountants): below it the
+#: accountants divide by zero (1e-320) or need terabytes (PRV at 0.001); above it a run is all noise (1e308
+#: overflowed the RDP accountant). The audit page's field and training's former ceiling.
+NOISE_MULTIPLIER_MIN = 0.01
+NOISE_MULTIPLIER_MAX = 1e4
 #: DP-SGD steps a stated mechanism may have (audit page and CLI; the advisor takes the same): with the RDP pre-check
 #: below ε_max this keeps the exact PLD ceiling under about a second (σ = 0.5, q = 1, 10⁶ steps took 116 s).
 DPSGD_MAX_STEPS = 1_000_000
@@ -159,6 +167,8 @@ AUDIT_MAX_ROWS = 100_000
 #: Members and non-members each sweep point attacks and audits (its LiRA/RMIA pool and its per-record exposure, kept
 #: with the sweep): a sample of this many when the data has more (the built-in data sets have at most 2,000).
 SWEEP_AUDIT_MAX_PER_SIDE = 10_000
+#: Canaries one training run (or sweep point) may plant for its own one-run audit (the sweep's form has the same cap).
+RUN_CANARIES_MAX = 1000
 
 # --- the ε advisor (page, links and `advise`) ------------------------------------------------------------
 #: (Public bounds and Δ of a SUM or MEAN target take the release's limit, RELEASE_MAGNITUDE_MAX: the advice opens

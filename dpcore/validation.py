@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from .errors import DPError
-from .limits import EPSILON_MIN
+from .limits import EPSILON_MIN, NOISE_MULTIPLIER_MAX, NOISE_MULTIPLIER_MIN
 
 
 def _as_float(value: Any, name: str) -> float:
@@ -91,3 +91,13 @@ def check_positive_int(value: Any, name: str) -> int:
     if math.isnan(f) or math.isinf(f) or f != int(f) or f <= 0:
         raise DPError(f"{name} must be a whole number > 0, got {value!r}")
     return int(f)
+
+
+def check_noise_multiplier(value: object, name: str = "noise multiplier") -> float:
+    """A DP-SGD noise multiplier σ in [NOISE_MULTIPLIER_MIN, NOISE_MULTIPLIER_MAX] (:mod:`dpcore.limits`)."""
+    s = _as_float(value, name)
+    if not NOISE_MULTIPLIER_MIN <= s <= NOISE_MULTIPLIER_MAX:
+        raise DPError(
+            f"{name} must be from {NOISE_MULTIPLIER_MIN:g} to {NOISE_MULTIPLIER_MAX:,.0f}, got {value!r}; try 0.5–5"
+        )
+    return s

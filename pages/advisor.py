@@ -249,7 +249,8 @@ if recon is not None:
     )
     with st.expander("Reconstruction risk at other baselines", expanded=False):
         st.markdown(
-            "| Right without the release | At most, with it | From ε alone (e^ε·κ + δ) |\n|---|---|---|\n"
+            r"| Right without the release | At most, with it | From ε alone ($e^{\varepsilon}\kappa + \delta$) |"
+            "\n|---|---|---|\n"
             + "\n".join(
                 f"| {claims.percent(r['baseline'], 2, up=True)} | {claims.percent(r['bound'], 2, up=True)} "
                 f"({r['times_baseline']:.1f}× the baseline) | "
@@ -262,7 +263,7 @@ if recon is not None:
             "The baseline κ is how often the attacker's best guess of the record, made without the release, is "
             "right (a rare diagnosis guessed at random: small κ). For any attack, success ≤ 1 − f(κ), f the "
             "mechanism's trade-off curve (Kaissis et al. 2023); a promise, like ε. ε alone gives the looser "
-            "e^ε·κ + δ."
+            r"$e^{\varepsilon}\kappa + \delta$."
         )
 
 chart(figs.feasible_band_chart(res), key="adv_band")

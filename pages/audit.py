@@ -84,7 +84,11 @@ with st.container(border=True):
         m1, m2, m3 = st.columns(3)
         kw = {
             "noise_multiplier": m1.number_input(
-                "Noise multiplier σ", min_value=0.01, max_value=1e4, value=1.0, key="au_sigma"
+                "Noise multiplier σ",
+                min_value=limits.NOISE_MULTIPLIER_MIN,
+                max_value=limits.NOISE_MULTIPLIER_MAX,
+                value=1.0,
+                key="au_sigma",
             ),
             "sample_rate": m2.number_input(
                 "Sample rate q",

@@ -6,31 +6,31 @@ from dpcore import claims
 from dpcore.budgets import quotas
 from dpcore.figures import home as figs
 from dpcore.jobs import display, registry, store
-from dpcore.noise.interpret import EXAMPLE_TAIL, fact_bound, fact_reading, posterior_bound, privacy_level, reading
+from dpcore.noise.interpret import EXAMPLE_TAIL, fact_reading, posterior_bound, privacy_level, reading
 from dpcore.statements import keys
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
+from pages.ui import first_screen, my_work
 from pages.ui import identity as _identity
-from pages.ui import my_work
 
 # _ui also routes deep links through app.py
-from pages.ui.common import chart, from_url, guarded, job_caller, share_in_url, state
+from pages.ui.common import chart, from_url, guarded, headline_md, job_caller, share_in_url, state, unbroken
 
 st.title("DP Explorer")
-st.markdown(
-    "**Differential privacy (DP) is a promise about what anyone can learn about you from a published result.** "
-    "Whether or not your record was used, every result is almost equally likely — so no one, however much else "
-    'they know, learns much about *you*. A budget called **ε (epsilon)** says how much is "much": at ε = 1, '
-    f"someone 50% sure that you are in the data ends at most **{claims.percent(float(posterior_bound(0.5, 1.0)), up=True)} "
-    "sure**; someone who knows you are in it and was 50% sure of a fact about you (your diagnosis) ends at most "
-    f"**{claims.percent(float(fact_bound(0.5, 1.0)), up=True)} sure**. Smaller ε: stronger privacy, more noise."
-)
+top = first_screen.headline()  # the "so what", filled in once the slider below gives ε
+tour = st.container()  # the tour's expander, right under the headline: one click away, not a screen of text
 
 my_work.section()  # a returning visitor's runs, sweeps, studies and releases (nothing for a first visit)
 
 # --- the guided tour: the first step, not a footer --------------------------------------------------------
-TOUR = [
+TOUR = [  # the sidebar's order (app.py), so a step's number matches where the page sits
     ("pages/home.py", "Here, on Home", "Move *Your ε* below and read how sure an attacker could become (one minute)."),
+    ("pages/noise.py", "Noise mechanisms", "Move ε and watch the error grow as privacy gets stronger."),
+    (
+        "pages/advisor.py",
+        "Choose ε from risk",
+        "Say how sure an attacker may become and how accurate a count must be; read the ε range that meets both.",
+    ),
     (
         "pages/reidentification.py",
         "Re-identification",
@@ -42,12 +42,6 @@ TOUR = [
         "Differencing attack",
         "Two allowed averages over 50+ people give one person's exact "
         "age. Press *Show all steps*, then see noise spread the attacker's estimate.",
-    ),
-    ("pages/noise.py", "Noise mechanisms", "Move ε and watch the error grow as privacy gets stronger."),
-    (
-        "pages/advisor.py",
-        "Choose ε from risk",
-        "Say how sure an attacker may become and how accurate a count must be; read the ε range that meets both.",
     ),
     (
         "pages/query_console.py",
@@ -63,11 +57,10 @@ TOUR = [
         "download the *Example scores file* and upload it.",
     ),
 ]
-with st.container(border=True):
+with tour.expander("Start here: a ten-minute guided tour", icon=":material/tour:"):
     st.markdown(
-        "**Start here: a ten-minute guided tour** — one step per page; each page's settings are in its "
-        "link, so you can share the exact view. At the end, *Prepare report* in the sidebar downloads an "
-        "HTML summary that opens offline."
+        "Ten minutes, one step per page in the sidebar's order; each page's settings are in its link, so you can "
+        "share the exact view. At the end, *Prepare report* in the sidebar downloads an HTML summary that opens offline."
     )
     # One row per step, the page's link on the left and what to do there beside it: links line up in one column
     # on a laptop and a phone stacks each link over its line, in order (two steps a row left links ragged).
@@ -76,7 +69,6 @@ with st.container(border=True):
         link.page_link(path, label=f"**{title}**", icon=f":material/counter_{i + 1}:")  # step 1, Home: "you are here"
         text.markdown(line)
 
-st.subheader("Where is your epsilon?")
 HOME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 12.2, 20.0, 50.0]
 eps = st.select_slider(
     "Your ε",
@@ -87,8 +79,17 @@ eps = st.select_slider(
     "datasets that differ by adding or removing one person).",
 )
 share_in_url("home_eps")
+post = claims.percent(float(posterior_bound(0.5, eps)), up=True)
+with top:
+    st.markdown(
+        headline_md(
+            f"At {unbroken(f'ε = {eps:g}')}, someone 50% sure you are in the data ends at most {unbroken(post)} sure",
+            "Differential privacy (DP) promises that a published result is almost as likely without your record "
+            "as with it. The budget ε says how much: smaller ε, stronger privacy, more noise.",
+        )
+    )
 c1, c2 = st.columns([3, 2])
-with c1:
+with c1, first_screen.main_chart():
     chart(figs.posterior_chart(eps), key="home_posterior")
 with c2:
     st.metric(
@@ -98,9 +99,16 @@ with c2:
         "person is in the data ends at most 75% sure, moderate up to 90%, weak up to 99%, very weak "
         "beyond.",
     )
-    st.markdown(reading(eps, 0.5))  # the level's word is the metric above; its number is this sentence's
-    st.markdown(reading(eps, 0.01))
-    st.markdown(fact_reading(eps, 0.5))  # a fact about a known person: the replace-one question, 2ε
+    with st.expander("What this ε means, in words", icon=":material/translate:"):
+        st.markdown(
+            "**Differential privacy (DP) is a promise about what anyone can learn about you from a published "
+            "result.** Whether or not your record was used, every result is almost equally likely — so no one, "
+            "however much else they know, learns much about *you*. A budget called **ε (epsilon)** says how much "
+            'is "much".'
+        )
+        st.markdown(reading(eps, 0.5))  # the level's word is the metric above; its number is this sentence's
+        st.markdown(reading(eps, 0.01))
+        st.markdown(fact_reading(eps, 0.5))  # a fact about a known person: the replace-one question, 2ε
     with st.expander("Where the bounds come from"):
         tail_eps, tail_delta, tail = EXAMPLE_TAIL
         # maths as the formal definition below writes it (LaTeX), not "e^ε" in plain text
@@ -114,6 +122,7 @@ with c2:
             f"the mechanism and is not δ: for the Gaussian mechanism at ε = {tail_eps:g}, δ = "
             f"{claims.delta(tail_delta)} it is {claims.up(tail, 2)}, {tail / tail_delta:.0f} × δ."
         )
+st.subheader("Where is your epsilon?")
 chart(figs.deployments_chart(eps), key="home_deployments")
 st.caption(
     "Epsilons of published deployments are not directly comparable: the unit of privacy (a record, a "

@@ -16,6 +16,7 @@ from dpcore.noise import teaching
 from dpcore.noise import view as noise_page
 from dpcore.noise.charge import Neighbour, compose_by_relation
 from dpcore.noise.interpret import patients, privacy_level
+from pages.ui import first_screen
 from pages.ui.common import (
     chart,
     from_url,
@@ -87,12 +88,10 @@ def _reset_bounds():
 
 
 st.title("Noise mechanisms")
-headline = st.container()  # the "so what": one sentence and one number, filled in once ε is known
-st.caption(
-    "A DP answer is the true answer plus random noise, scaled to how much one person can move the answer and "
-    "divided by the budget ε. Move ε and watch the spread of released answers, the error you pay, and why an "
-    "observer still cannot tell whether any one person is in the data."
-)
+headline = first_screen.headline()  # the "so what": one sentence and one number, filled in once ε is known
+# The first screen: the released-answer chart beside the controls that move it (on a phone the chart comes first,
+# right under the headline, and the controls follow it).
+plot, controls = st.columns([3, 2])
 
 # --- the query ------------------------------------------------------------------------------------------
 # Column and bounds live in session state (a new column resets its bounds) and are kept while a count is shown.
@@ -104,48 +103,45 @@ widget_state(
     }
 )
 
-st.subheader("1 · Query and mechanism")  # one line on a phone ("1 · Choose a query and a / mechanism")
-q1, q2, q3 = st.columns([2, 1, 1])
-kind = q1.selectbox(
-    "Query on the synthetic medical data",
-    list(QUERIES),
-    format_func=QUERIES.get,
-    index=list(QUERIES).index(from_url("noise_query", list(QUERIES)[0], list(QUERIES))),
-    key="noise_query",
-)
 BIG = L.RELEASE_MAGNITUDE_MAX  # what a release can represent (dpcore.noise.grid.check_release): the widgets' range
-if kind == "custom":
-    value_in = q2.number_input("true value", -BIG, BIG, value=100.0, key="noise_value", format="%g")
-    sens_in = q3.number_input("sensitivity Δ", 0.0, BIG, value=1.0, key="noise_sens", format="%g")
-    n_in, column, lower, upper = None, "", None, None
-else:
-    n_in = q2.number_input(
-        "rows n (public)", L.NOISE_ROWS_MIN, L.NOISE_ROWS_MAX, value=10_000, step=1_000, key="noise_n"
+with controls:
+    kind = st.selectbox(
+        "Query on the synthetic medical data",
+        list(QUERIES),
+        format_func=QUERIES.get,
+        index=list(QUERIES).index(from_url("noise_query", list(QUERIES)[0], list(QUERIES))),
+        key="noise_query",
     )
-    column = "has_rare_disease"
-    lower = upper = None
-    if kind in ("mean", "sum"):
-        column = q3.selectbox("column", list(COLUMNS), key="noise_column", on_change=_reset_bounds)
-        b1, b2, b3 = st.columns([1, 1, 2])
-        lower = b1.number_input("public lower bound L", -BIG, BIG, key="noise_lower")
-        upper = b2.number_input("public upper bound U", -BIG, BIG, key="noise_upper")
-        b3.caption(
-            "Values are clamped to [L, U]. The bounds must be **public** (domain knowledge: ages 18–90), "
-            "never read off the data: the private minimum and maximum are themselves statistics one person "
-            "can move, so a sensitivity computed from them would be wrong and would leak."
+    q2, q3 = st.columns(2)
+    if kind == "custom":
+        value_in = q2.number_input("true value", -BIG, BIG, value=100.0, key="noise_value", format="%g")
+        sens_in = q3.number_input("sensitivity Δ", 0.0, BIG, value=1.0, key="noise_sens", format="%g")
+        n_in, column, lower, upper = None, "", None, None
+    else:
+        n_in = q2.number_input(
+            "rows n (public)", L.NOISE_ROWS_MIN, L.NOISE_ROWS_MAX, value=10_000, step=1_000, key="noise_n"
         )
+        column = "has_rare_disease"
+        lower = upper = None
+        if kind in ("mean", "sum"):
+            column = q3.selectbox("column", list(COLUMNS), key="noise_column", on_change=_reset_bounds)
+            b1, b2 = st.columns(2)
+            lower = b1.number_input(
+                "public lower bound L",
+                -BIG,
+                BIG,
+                key="noise_lower",
+                help="Values are clamped to [L, U]; see the note below the chart on why the bounds must be public.",
+            )
+            upper = b2.number_input("public upper bound U", -BIG, BIG, key="noise_upper")
 
-st.caption(NEIGHBOURS[kind])
-
-m1, m2 = st.columns([2, 3])
-mechanism = m1.radio(
-    "Mechanism",
-    list(mech.MECHANISMS),
-    format_func=mech.MECHANISM_LABELS.get,
-    index=list(mech.MECHANISMS).index(from_url("noise_mech", mech.MECHANISMS[0], list(mech.MECHANISMS))),
-    key="noise_mech",
-)
-with m2:
+    mechanism = st.radio(
+        "Mechanism",
+        list(mech.MECHANISMS),
+        format_func=mech.MECHANISM_LABELS.get,
+        index=list(mech.MECHANISMS).index(from_url("noise_mech", mech.MECHANISMS[0], list(mech.MECHANISMS))),
+        key="noise_mech",
+    )
     exact = st.toggle("Type ε and δ exactly", key="noise_exact")
     if exact:
         e1, e2 = st.columns(2)
@@ -177,16 +173,6 @@ with m2:
             )
             if mechanism != "laplace"
             else None
-        )
-    if mechanism == "laplace":
-        st.caption("Laplace: noise scale = sensitivity / ε; pure ε-DP (δ = 0).")
-    elif mechanism == "gaussian":
-        st.caption("Analytic Gaussian (Balle & Wang 2018): the smallest σ that is (ε, δ)-DP, valid for every ε.")
-    else:
-        st.caption(
-            "Classic Gaussian: the textbook calibration, **valid only for ε < 1**, and it adds more noise "
-            "than the analytic one.",
-            help="σ = Δ·√(2 ln(1.25/δ))/ε, Δ the sensitivity.",
         )
 
 # The link follows the widgets before anything below can stop the page on an error.
@@ -249,6 +235,47 @@ with headline:
             ),
         )
     )
+with plot, first_screen.main_chart():
+    chart(charts["distribution"], key="noise_chart_distribution")
+    # the picture's label stays in sight (house rule: plain numpy sampling is for visualising, labelled)
+    st.caption(f":orange-badge[Not a release] shaded: a simulation of {view.draws:,} seeded numpy draws.")
+with plot.expander("How the chart is drawn, and what ε does", icon=":material/help:"):
+    st.markdown(
+        "A DP answer is the true answer plus random noise, scaled to how much one person can move the answer and "
+        "divided by the budget ε. Move ε and watch the spread of released answers, the error you pay, and why an "
+        "observer still cannot tell whether any one person is in the data."
+    )
+    st.markdown(
+        f"The shaded histogram is a **simulation**: {view.draws:,} draws of ordinary random numbers (numpy, "
+        f"fixed by seed {view.seed}) to show the shape — not releases. Simulated mean |error| "
+        f"{view.sim_mean_abs_error:,.4g} (exact for this curve {view.expected_abs_error:,.4g}); "
+        f"{view.sim_coverage:.1%} of simulated draws fall in its 95% interval."
+    )
+    if integer and mechanism != "gaussian-classic":
+        st.markdown(
+            f"Counts are released with whole-number noise ({'the discrete Laplace, or geometric, mechanism' if mechanism == 'laplace' else 'the discrete Gaussian'}): the same "
+            "guarantee and almost the same spread as the continuous curves shown here; the figures below and the "
+            "table are the whole-number mechanism's own."
+        )
+
+st.caption(NEIGHBOURS[kind])
+if kind in ("mean", "sum"):
+    st.caption(
+        "Values are clamped to [L, U]. The bounds must be **public** (domain knowledge: ages 18–90), "
+        "never read off the data: the private minimum and maximum are themselves statistics one person "
+        "can move, so a sensitivity computed from them would be wrong and would leak."
+    )
+if mechanism == "laplace":
+    st.caption("Laplace: noise scale = sensitivity / ε; pure ε-DP (δ = 0).")
+elif mechanism == "gaussian":
+    st.caption("Analytic Gaussian (Balle & Wang 2018): the smallest σ that is (ε, δ)-DP, valid for every ε.")
+else:
+    st.caption(
+        "Classic Gaussian: the textbook calibration, **valid only for ε < 1**, and it adds more noise "
+        "than the analytic one.",
+        help="σ = Δ·√(2 ln(1.25/δ))/ε, Δ the sensitivity.",
+    )
+
 c = st.columns(5)  # short labels fit five across at 1280 px; the unit is in each help and the sentence below
 in_unit = f"In {unit}."
 c[0].metric(
@@ -310,22 +337,7 @@ st.markdown(
 # chart by its figure): the default tab, several ε side by side, does not depend on ε, so a move redraws one
 # chart, two with another tab open, instead of five (bench/browser.py).
 
-st.subheader("2 · What released answers look like")
-chart(charts["distribution"], key="noise_chart_distribution")
-st.caption(
-    f"The shaded histogram is a **simulation**: {view.draws:,} draws of ordinary random numbers (numpy, "
-    f"fixed by seed {view.seed}) to show the shape — not releases. Simulated mean |error| "
-    f"{view.sim_mean_abs_error:,.4g} (exact for this curve {view.expected_abs_error:,.4g}); "
-    f"{view.sim_coverage:.1%} of simulated draws fall in its 95% interval."
-)
-if integer and mechanism != "gaussian-classic":
-    st.caption(
-        f"Counts are released with whole-number noise ({'the discrete Laplace, or geometric, mechanism' if mechanism == 'laplace' else 'the discrete Gaussian'}): the same "
-        "guarantee and almost the same spread as the continuous curves shown here; the figures above and the "
-        "table are the whole-number mechanism's own."
-    )
-
-st.subheader("3 · Look closer")
+st.subheader("Look closer")
 compare_tab, why_tab, attack_tab, price_tab = st.tabs(
     list(TABS), key="noise_tab", on_change="rerun", default=from_url("noise_tab", TABS[0], list(TABS))
 )
@@ -472,7 +484,7 @@ if price_tab.open:
 share_in_url(*LINK_KEYS)  # again: on a session's first run the open tab is known only once the tabs are drawn
 
 # --- the safe release path -------------------------------------------------------------------------------------------
-st.subheader("4 · Release one answer")
+st.subheader("Release one answer")
 st.markdown(
     "Each press draws **one** answer through the safe release path: OpenDP's exact samplers with a secure "
     "random source, no seed. Only whole numbers get noise — a count as it is, "

@@ -8,14 +8,14 @@ import streamlit as st
 
 from dpcore import claims, textsafe
 from dpcore.figures import privacy_utility as figs
-from dpcore.figures import promise
+from dpcore.figures import promise, proof
 from dpcore.jobs import workers
 from dpcore.statements import sweep as statement
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
 from dpcore.training.config import REPRODUCIBLE_LABEL
-from pages.ui import sweep_form, sweep_results
+from pages.ui import first_screen, sweep_form, sweep_results
 from pages.ui.common import (
     admin_box,
     chart,
@@ -31,12 +31,12 @@ from pages.ui.common import (
 D = SweepConfig()
 
 st.title("Privacy–utility curve")
-st.markdown(
-    "Each point is a model trained with DP-SGD at one ε — on the built-in digits or on **your own CSV** — then "
-    "attacked with membership inference: what each ε costs in accuracy, and what the attacks can still prove "
-    "(δ and the neighbour relation, *add or remove one record*, are stated beside every ε)."
-)
 with st.expander("How to read it: why a model leaks, what a small ε costs", icon=":material/help:"):
+    st.markdown(
+        "Each point is a model trained with DP-SGD at one ε — on the built-in digits or on **your own CSV** — then "
+        "attacked with membership inference: what each ε costs in accuracy, and what the attacks can still prove "
+        "(δ and the neighbour relation, *add or remove one record*, are stated beside every ε)."
+    )
     st.markdown(
         f"**Why the non-private model leaks.** Ordinary records are learned from many similar examples, so a model "
         f"that generalises says little about any one of them. The risk lives in **unusual records**: each sweep "
@@ -92,15 +92,11 @@ names = {
     s["id"]: s["name"] if s["mine"] else f"{s['name']} ({'shared demo' if s['shared'] else 'not yours'})"
     for s in stored
 }
-cs1, cs2 = st.columns([3, 2])
-sweep_id = cs1.selectbox("Sweep", ids, format_func=names.get, key="pu_sweep", placeholder="Choose a stored sweep")
+sweep_id = st.selectbox("Sweep", ids, format_func=names.get, key="pu_sweep", placeholder="Choose a stored sweep")
 share_in_url("pu_sweep")
 if sweep_id is None:
     admin_box("pu_admin")
     st.stop()
-compare = cs2.multiselect(
-    "Compare with stored sweeps", [i for i in ids if i != sweep_id], format_func=names.get, key="pu_compare"
-)
 
 status0 = required(sweep_runs.state, sweep_id, caller=caller)
 if status0["status"] == "running":
@@ -171,7 +167,21 @@ def _promise_chart(sid: str, n_points: int, status: str, _result: dict):
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _point_tradeoff(sid: str, epsilon: float, seed: int, _point: dict):
-    return promise.point_tradeoff(_point)
+    return proof.point_tradeoff(_point)
+
+
+def _manage(s: dict, sid: str, mine: bool) -> None:
+    """Rename or delete the sweep (its owner's, once it stopped running), below what it shows."""
+    if mine and s["status"] != "running":
+        if manage_box(
+            "sweep",
+            s.get("name") or sid,
+            key=f"pu_manage_{sid}",
+            rename=lambda new: sweep_runs.rename(sid, new, caller=caller),
+            delete=lambda: sweep_runs.delete(sid, caller=caller),
+        ):
+            st.session_state.pop("pu_current", None)
+            st.rerun(scope="app")
 
 
 @st.fragment(run_every=1.5 if status0["status"] == "running" else None)
@@ -193,29 +203,18 @@ def show_sweep(sid: str, was_running: bool) -> None:
         st.rerun(scope="app")  # finished: stop polling
     else:
         st.caption(
-            f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models."
-            + (
-                ""
-                if mine
-                else " A shared demo sweep: everyone sees it; only whoever started it (or an admin) "
-                "can rename or delete it."
-            )
+            f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models." + ("" if mine else " Shared demo."),
+            help=None
+            if mine
+            else "A shared demo sweep: everyone sees it; only whoever started it (or an admin) "
+            "can rename or delete it.",
         )
     problems = sweep_runs.problems(s)  # one summary, not a box per model (a cancelled sweep had 31)
     if problems:
         st.warning(textsafe.md_message(" ".join(problems)))
-    if mine and s["status"] != "running":
-        if manage_box(
-            "sweep",
-            s.get("name") or sid,
-            key=f"pu_manage_{sid}",
-            rename=lambda new: sweep_runs.rename(sid, new, caller=caller),
-            delete=lambda: sweep_runs.delete(sid, caller=caller),
-        ):
-            st.session_state.pop("pu_current", None)
-            st.rerun(scope="app")
     if not result["points"] and not result["baseline"]:
         st.info("Waiting for the first model (the non-private baseline comes first)…")
+        _manage(s, sid, mine)
         return
     if result.get("release_label") or (s.get("reproducible_noise")):
         st.warning(
@@ -229,12 +228,14 @@ def show_sweep(sid: str, was_running: bool) -> None:
             "training or accounting; please report it."
         )
 
-    sweep_results.story(result)
-    headline(result)
+    with first_screen.headline():
+        sweep_results.story(result)
     g1, g2 = st.columns(2)
-    chart(figs.accuracy_chart(result), key="pu_fig_acc", where=g1)
+    with g1, first_screen.main_chart():
+        chart(figs.accuracy_chart(result), key="pu_fig_acc")
     chart(figs.empirical_epsilon_chart(result), key="pu_fig_emp", where=g2)
     g2.caption(figs.empirical_epsilon_note(result))
+    headline(result)  # the figures behind the story, under its charts
     g3, g4 = st.columns(2)
     chart(figs.attack_chart(result, "tpr_at_1pct_fpr"), key="pu_fig_tpr", where=g3)
     chart(figs.attack_chart(result, "auc"), key="pu_fig_auc", where=g4)
@@ -347,6 +348,10 @@ def show_sweep(sid: str, was_running: bool) -> None:
     if s["status"] != "running":
         sweep_results.exposure(result)
         sweep_results.downloads(sid, result, caller)
+    # the comparison under the sweep's own figures (beside the picker it pushed the first chart off a phone's screen)
+    compare = st.multiselect(
+        "Compare with stored sweeps", [i for i in ids if i != sid], format_func=names.get, key="pu_compare"
+    )
     if compare:
         others = {names[i]: (guarded(sweep_runs.state, i, caller=caller) or {}).get("result") for i in compare}
         others = {k: v for k, v in others.items() if v}
@@ -354,6 +359,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
         c1, c2 = st.columns(2)
         chart(figs.compare_chart(others, "accuracy"), key="pu_fig_cmp_acc", where=c1)
         chart(figs.compare_chart(others, "auc"), key="pu_fig_cmp_auc", where=c2)
+    _manage(s, sid, mine)
 
 
 show_sweep(sweep_id, status0["status"] == "running")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from dpcore.budgets import identities
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -14,6 +16,16 @@ def dp_home(tmp_path, monkeypatch):
     home = tmp_path / "dp-home"
     monkeypatch.setenv("DP_EXPLORER_HOME", str(home))
     return home
+
+
+@pytest.fixture(autouse=True)
+def cheap_key_hashes(request, monkeypatch):
+    """Keys and tokens hashed with scrypt at n = 2**10 in this process, not the app's 2**14 (a few ms a hash
+    instead of ~0.1 s; the budget, API and console tests hash hundreds): they test what signing in accepts and
+    refuses, not what a guess costs. A stored hash names its parameters, so it verifies the same way anywhere. A
+    test marked ``real_hash_cost`` hashes as the app does."""
+    if request.node.get_closest_marker("real_hash_cost") is None:
+        monkeypatch.setattr(identities, "_SCRYPT", {**identities._SCRYPT, "n": 2**10})
 
 
 @pytest.fixture

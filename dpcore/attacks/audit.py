@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from .. import limits
 from ..errors import DPError
+from ..safe_math import exp_times
 from ..validation import check_confidence, check_delta, check_epsilon
 from . import one_run
 from .mia import roc
@@ -322,8 +323,11 @@ def dp_roc_ceiling(epsilon: float, delta: float, fpr: npt.ArrayLike) -> np.ndarr
     eps = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)
     f = np.asarray(fpr, dtype=float)
+    # e^ε·FPR in log space: ε may be up to limits.EPSILON_MAX, past where math.exp overflows
     out: np.ndarray = np.clip(
-        np.minimum.reduce([np.ones_like(f), math.exp(eps) * f + delta, 1 - math.exp(-eps) * (1 - delta - f)]), 0.0, 1.0
+        np.minimum(np.minimum(np.ones_like(f), exp_times(eps, f) + delta), 1 - math.exp(-eps) * (1 - delta - f)),
+        0.0,
+        1.0,
     )
     return out
 
@@ -331,7 +335,7 @@ def dp_roc_ceiling(epsilon: float, delta: float, fpr: npt.ArrayLike) -> np.ndarr
 def simple_roc_ceiling(epsilon: float, delta: float, fpr: npt.ArrayLike) -> np.ndarray:
     """The looser line TPR ≤ e^ε·FPR + δ (capped at 1)."""
     eps = check_epsilon(epsilon)
-    return np.minimum(1.0, math.exp(eps) * np.asarray(fpr, dtype=float) + delta)
+    return np.minimum(1.0, exp_times(eps, np.asarray(fpr, dtype=float)) + delta)
 
 
 def gdp_mu(noise_multiplier: float, sample_rate: float, steps: int) -> float:
@@ -369,7 +373,7 @@ def laplace_tradeoff(epsilon: float, fpr: npt.ArrayLike) -> np.ndarray:
     a = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)
     with np.errstate(divide="ignore"):
         mid = 1 - math.exp(-eps) / (4 * np.maximum(a, 1e-300))
-    out = np.where(a < 0.5 * math.exp(-eps), math.exp(eps) * a, np.where(a <= 0.5, mid, 1 - math.exp(-eps) * (1 - a)))
+    out = np.where(a < 0.5 * math.exp(-eps), exp_times(eps, a), np.where(a <= 0.5, mid, 1 - math.exp(-eps) * (1 - a)))
     clipped: np.ndarray = np.clip(out, 0.0, 1.0)
     return clipped
 

@@ -19,8 +19,11 @@ import pandas as pd
 from .. import claims, limits
 from ..data import datasets, filters
 from ..noise.interpret import guess_ceiling
+from ..safe_math import exp_or_inf
 from ..validation import check_epsilon
 from . import generalise, linkage, uniqueness
+from .linkage import LinkageResult
+from .uniqueness import UniquenessReport
 
 #: ε values of the DP simulation's curve (the page's slider offers the same ones); defined in dpcore.limits.
 EPSILONS = limits.REID_EPSILONS
@@ -184,7 +187,7 @@ def dp_guarantee(epsilon: float, prior_guess: float) -> dict:
     return {
         "epsilon_add_remove": eps,
         "epsilon_replace_one": replace_eps,
-        "likelihood_ratio": math.exp(replace_eps),
+        "likelihood_ratio": exp_or_inf(replace_eps),
         "ceiling": float(guess_ceiling(replace_eps, prior_guess)),
         "typical_noise": 1.0 / eps,
     }
@@ -256,11 +259,11 @@ def dp_guarantee_text(sim: dict, label=str) -> str:
 class Story:
     settings: StorySettings
     neighbour: Neighbour
-    uniqueness: uniqueness.UniquenessReport
+    uniqueness: UniquenessReport  # the names, not uniqueness.X: these fields shadow the modules in the class
     steps: pd.DataFrame
-    linkage: linkage.LinkageResult
-    generalised_uniqueness: uniqueness.UniquenessReport | None
-    generalised_linkage: linkage.LinkageResult | None
+    linkage: LinkageResult
+    generalised_uniqueness: UniquenessReport | None
+    generalised_linkage: LinkageResult | None
     dp: dict
 
     def headline(self) -> tuple[str, str]:
@@ -313,7 +316,7 @@ def neighbour_sentence(nb: Neighbour, sensitive: str = "diagnosis", quote=str) -
     if nb.matches == 0:
         return f"No patient matches {facts}: a fact is wrong or the person is not in the release."
     if nb.singled_out:
-        rec = nb.record()
+        rec = nb.record() or {}  # singled out: there is one record
         rare = "has" if bool(rec.get("has_rare_disease")) else "does not have"
         who = {"F": "she", "M": "he"}.get(str(rec.get("sex")), "they")
         return (

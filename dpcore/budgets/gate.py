@@ -40,7 +40,7 @@ from ..noise.charge import Charge, ReleaseKind, require_ledger_relation
 from . import amounts, quotas, registry, store
 from .identities import VISITORS, Identity
 
-PathLike = store.PathArg
+PathLike = store.LedgerPath
 
 #: Release kinds whose mechanism reads the exact number of rows n (DP-SGD's sample rate is batch/n and its step
 #: count follows from n; the run reports n): allowed on a registered dataset only when its owner declared n public.

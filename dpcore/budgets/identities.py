@@ -119,7 +119,7 @@ def _text_secret(value: object, what: str) -> str:
 # --- the admin ----------------------------------------------------------------------------------------------
 
 
-def admin_initialised(*, path: store.PathArg = None) -> bool:
+def admin_initialised(*, path: store.LedgerPath = None) -> bool:
     """True once the data owner has stored the admin token's hash (``python -m dpcore admin init``)."""
     with store.reading(path) as conn:
         return (
@@ -134,7 +134,7 @@ def _not_initialised() -> DPError:
     )
 
 
-def init_admin(token: object, *, current: object = None, path: store.PathArg = None) -> dict[str, Any]:
+def init_admin(token: object, *, current: object = None, path: store.LedgerPath = None) -> dict[str, Any]:
     """Store the hash of the admin token (the data owner, once). Replacing it needs the current token."""
     token = _text_secret(token, "admin token")
     if len(token) < limits.ADMIN_TOKEN_MIN_CHARS:
@@ -161,7 +161,7 @@ def init_admin(token: object, *, current: object = None, path: store.PathArg = N
     }
 
 
-def check_admin_token(token: object, *, path: store.PathArg = None) -> Identity:
+def check_admin_token(token: object, *, path: store.LedgerPath = None) -> Identity:
     """The one check of "is this token the admin's": compared with the hash the data owner stored (never with
     anyone's environment). Returns the admin :class:`Identity`; raises DPError otherwise (also before
     ``admin init``). Pages, the CLI and the jobs code call this."""
@@ -235,7 +235,7 @@ def ensure_analyst(conn: sqlite3.Connection, name: str, *, oidc: bool, actor: Id
     return key, display, issued
 
 
-def issue_key(who: Identity, name: str, *, path: store.PathArg = None) -> dict[str, Any]:
+def issue_key(who: Identity, name: str, *, path: store.LedgerPath = None) -> dict[str, Any]:
     """Admin: a new key for an analyst (an earlier key stops working). The key is returned once."""
     require_admin(who)
     key = canonical_analyst(name)
@@ -263,7 +263,7 @@ def issue_key(who: Identity, name: str, *, path: store.PathArg = None) -> dict[s
     }
 
 
-def revoke(who: Identity, name: str, *, path: store.PathArg = None) -> dict[str, Any]:
+def revoke(who: Identity, name: str, *, path: store.LedgerPath = None) -> dict[str, Any]:
     """Admin: the analyst can no longer sign in (their quotas and history stay, for the record)."""
     require_admin(who)
     key = canonical_analyst(name)
@@ -281,7 +281,7 @@ def revoke(who: Identity, name: str, *, path: store.PathArg = None) -> dict[str,
     return {"analyst": row["display"], "revoked": True}
 
 
-def sign_in(name: object, key: object, *, path: store.PathArg = None) -> Identity:
+def sign_in(name: object, key: object, *, path: store.LedgerPath = None) -> Identity:
     """An analyst's identity from their name and key (checked against the stored hash). One message for a wrong
     name, a wrong key and a revoked key."""
     given = _text_secret(key, "key")
@@ -298,7 +298,7 @@ def sign_in(name: object, key: object, *, path: store.PathArg = None) -> Identit
             ).fetchone()
         )
     ok = _verify(given or "-", row["key_hash"] if row is not None else None)
-    if not (given and ok and row is not None):
+    if not (given and ok and row is not None and canon is not None):
         raise DPError(
             "the analyst name or key is wrong (or the key was revoked); use the key the data owner gave "
             f"you (CLI: {ANALYST_KEY_ENV}), or ask them for a new one"
@@ -342,7 +342,7 @@ def from_oidc(claims: Any, admins: Any = ()) -> Identity:
     return Identity("admin" if canon in listed else "analyst", canon, display_name(ident), "oidc")
 
 
-def analysts(who: Identity, *, dataset: str | None = None, path: store.PathArg = None) -> list[dict[str, Any]]:
+def analysts(who: Identity, *, dataset: str | None = None, path: store.LedgerPath = None) -> list[dict[str, Any]]:
     """Admin: every analyst (or those with a quota on ``dataset``, a fingerprint) with their quotas."""
     require_admin(who)
     with store.reading(path) as conn:

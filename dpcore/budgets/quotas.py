@@ -65,10 +65,10 @@ def grant(
     name: str,
     dataset: object,
     *,
-    epsilon: object,
-    delta: object = None,
+    epsilon: amounts.Amount,
+    delta: amounts.Amount | None = None,
     oidc: bool = False,
-    path: store.PathArg = None,
+    path: store.LedgerPath = None,
 ) -> dict[str, Any]:
     """Admin: a quota for analyst ``name`` on ``dataset`` (the analyst is created if new, and a key-holding analyst
     without a key gets one: returned once as ``key``). ``oidc``: the analyst signs in through the identity
@@ -136,7 +136,7 @@ def grant(
     return out
 
 
-def close(who: Identity, name: str, dataset: object, *, path: store.PathArg = None) -> dict[str, Any]:
+def close(who: Identity, name: str, dataset: object, *, path: store.LedgerPath = None) -> dict[str, Any]:
     """Admin: close an analyst's quota on one dataset (no more answers; the history stays)."""
     require_admin(who)
     key = canonical_analyst(name)
@@ -165,10 +165,10 @@ def reset(
     dataset: object,
     *,
     reason: str = "",
-    total: object = None,
-    delta_total: object = None,
+    total: amounts.Amount | None = None,
+    delta_total: amounts.Amount | None = None,
     confirm: bool = False,
-    path: store.PathArg = None,
+    path: store.LedgerPath = None,
 ) -> dict[str, Any]:
     """Admin: give an analyst their quota back (spent ε and δ to 0), optionally with new totals; recorded, nothing
     deleted. The dataset's own total is unchanged: its cap still bounds what everyone together releases."""
@@ -242,8 +242,8 @@ def _events(
 ) -> list[dict[str, Any]]:
     """Events of a quota (or, ``analyst`` None, of the whole dataset), oldest first: the ``latest`` ones only, or
     only the spends after event id ``spends_after``."""
-    where = "dataset = ?" if analyst is None else "analyst = ? AND dataset = ?"
-    args: list[object] = [fp] if analyst is None else [analyst, fp]
+    args: list[object]
+    where, args = ("dataset = ?", [fp]) if analyst is None else ("analyst = ? AND dataset = ?", [analyst, fp])
     if spends_after is not None:
         where += " AND kind = 'spend' AND id > ?"
         args.append(spends_after)
@@ -313,7 +313,7 @@ def status(
     analyst: str | None = None,
     with_history: bool = True,
     latest: int | None = None,
-    path: store.PathArg = None,
+    path: store.LedgerPath = None,
 ) -> dict[str, Any]:
     """What ``who`` may see on ``dataset`` (a name or fingerprint): the dataset's cap, what everyone together has
     spent and what is left; their quota (an admin: ``analyst``'s quota, or none with the dataset's whole
@@ -394,7 +394,7 @@ def status(
     return out
 
 
-def released(who: Identity, dataset: object, *, path: store.PathArg = None) -> list[dict[str, Any]]:
+def released(who: Identity, dataset: object, *, path: store.LedgerPath = None) -> list[dict[str, Any]]:
     """Every release ever charged on ``dataset`` and not refunded, by anyone, of every kind (the patients' guarantee
     composes all of them): ε, δ, the kind and the stored charge of each. Query texts, answers and askers only of
     ``who``'s own quota (an admin: all). ``who`` must be able to read the dataset (:func:`status`)."""
@@ -442,7 +442,7 @@ def released(who: Identity, dataset: object, *, path: store.PathArg = None) -> l
     return events
 
 
-def ledgers(who: Identity, *, path: store.PathArg = None) -> list[dict[str, Any]]:
+def ledgers(who: Identity, *, path: store.LedgerPath = None) -> list[dict[str, Any]]:
     """The histories ``who`` may put in a report, newest first: an admin every dataset with answers (as a whole) and
     every quota with answers; anyone else the quota they ask from on each dataset they may read (their own, or the
     visitors' on built-in data). Each {dataset (fingerprint), dataset_name, n_rows, spent, analyst (the quota to

@@ -134,7 +134,7 @@ def require(conn: sqlite3.Connection | None, dataset: object, who: Identity | No
     return info
 
 
-def info(dataset: object, *, path: store.PathArg = None) -> dict[str, Any] | None:
+def info(dataset: object, *, path: store.LedgerPath = None) -> dict[str, Any] | None:
     """The registered dataset with this fingerprint or name, or None (read-only)."""
     with store.reading(path) as conn:
         return None if conn is None else find(conn, dataset)
@@ -284,7 +284,7 @@ def insert(
     return _row(conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fp,)).fetchone())
 
 
-def _data_dir(path: store.PathArg = None) -> Path:
+def _data_dir(path: store.LedgerPath = None) -> Path:
     d = store.resolve(path).parent / DATA_DIR
     try:
         d.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -293,7 +293,7 @@ def _data_dir(path: store.PathArg = None) -> Path:
     return d
 
 
-def load(dataset: dict[str, Any], *, path: store.PathArg = None) -> pd.DataFrame:
+def load(dataset: dict[str, Any], *, path: store.LedgerPath = None) -> pd.DataFrame:
     """The registered dataset's rows: the stored copy (checked against its fingerprint), or the built-in synthetic
     population generated again from its size and seed."""
     from ..data import datasets
@@ -344,7 +344,7 @@ def _similar_by_sketch(ident: dict[str, Any], r: sqlite3.Row) -> tuple[str, floa
 
 
 def near_duplicates(
-    df: pd.DataFrame, ident: dict[str, Any], profile: dict[str, Any], *, path: store.PathArg = None
+    df: pd.DataFrame, ident: dict[str, Any], profile: dict[str, Any], *, path: store.LedgerPath = None
 ) -> list[dict[str, Any]]:
     """Registered datasets (not the built-in synthetic ones: nobody real is in them) that hold the same people as
     ``df``. Read-only; loads only the stored copies whose columns share values with ``df``."""
@@ -381,12 +381,12 @@ def register(
     df: pd.DataFrame,
     *,
     data: bytes | None = None,
-    epsilon: object,
-    delta: object = None,
-    max_query_epsilon: object = None,
+    epsilon: amounts.Amount,
+    delta: amounts.Amount | None = None,
+    max_query_epsilon: amounts.Amount | None = None,
     allow_similar: bool = False,
     public_n: bool = False,
-    path: store.PathArg = None,
+    path: store.LedgerPath = None,
 ) -> dict[str, Any]:
     """Admin: register ``df`` under ``name`` with a cap of ``epsilon`` (and ``delta``, default 1/(10·n)) and an
     optional per-query ε cap; ``public_n``: the owner declares the number of rows public (analysts then read it,
@@ -510,12 +510,12 @@ def set_cap(
     who: Identity,
     dataset: object,
     *,
-    epsilon: object = None,
-    delta: object = None,
-    max_query_epsilon: object = None,
+    epsilon: amounts.Amount | None = None,
+    delta: amounts.Amount | None = None,
+    max_query_epsilon: amounts.Amount | None = None,
     public_n: bool | None = None,
     reason: object,
-    path: store.PathArg = None,
+    path: store.LedgerPath = None,
 ) -> dict[str, Any]:
     """Admin: change a dataset's cap (ε, δ) or per-query ε cap, or declare its number of rows public
     (``public_n=True``; once public it stays public: it may have been read), with a reason; recorded in the
@@ -598,12 +598,12 @@ LIST_FIELDS = (
 )
 
 
-def listing(who: Identity, *, path: store.PathArg = None) -> list[dict[str, Any]]:
+def listing(who: Identity, *, path: store.LedgerPath = None) -> list[dict[str, Any]]:
     """The datasets ``who`` may see (:func:`visible`), each by :data:`LIST_FIELDS`."""
     return [{k: d[k] for k in LIST_FIELDS if k in d} for d in visible(who, path=path)]
 
 
-def visible(who: Identity, *, path: store.PathArg = None) -> list[dict[str, Any]]:
+def visible(who: Identity, *, path: store.LedgerPath = None) -> list[dict[str, Any]]:
     """The registered datasets ``who`` may see: all for an admin; the built-in synthetic ones (the visitors' quota)
     and those with a quota of theirs for an analyst; the built-in ones for a visitor."""
     with store.reading(path) as conn:

@@ -31,6 +31,7 @@ from typing import Any
 
 from .. import limits
 from ..errors import DPError
+from ..storage.sqlite import transaction
 from . import amounts
 
 SCHEMA_VERSION = 4
@@ -139,8 +140,6 @@ def version(conn: sqlite3.Connection) -> int:
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Create the tables, or bring a ledger of schema 1, 2 or 3 up to schema 4, in one transaction."""
-    from .store import transaction
-
     v = version(conn)
     if v == SCHEMA_VERSION:
         return

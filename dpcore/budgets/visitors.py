@@ -30,7 +30,7 @@ def builtin_name(n: int, seed: int) -> str:
     return f"synthetic medical (n={int(n):,}, seed={int(seed)})"
 
 
-def resolve(dataset: str, *, path: store.PathArg = None) -> dict[str, Any]:
+def resolve(dataset: str, *, path: store.LedgerPath = None) -> dict[str, Any]:
     """A registered dataset by name or fingerprint; a built-in synthetic population's name (``synthetic medical
     (n=1,000, seed=0)``) registers that population on first use."""
     found = registry.info(dataset, path=path) if isinstance(dataset, str) and dataset.strip() else None
@@ -47,7 +47,7 @@ def _quota(n: int) -> tuple[int, int]:
 
 
 def open_builtin(
-    n: int, seed: int, identity: dict[str, Any] | None = None, *, path: store.PathArg = None
+    n: int, seed: int, identity: dict[str, Any] | None = None, *, path: store.LedgerPath = None
 ) -> dict[str, Any]:
     """The built-in synthetic population (n rows, seed) as a registered dataset with its cap and the visitors'
     quota, registered on first use (idempotent; no write once it exists). ``identity``: its

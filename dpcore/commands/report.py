@@ -14,6 +14,7 @@ report states what the scores prove; recomputing from the scores costs seconds a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dpcore import limits, storage
 from dpcore.report import document as report
@@ -21,6 +22,7 @@ from dpcore.statements import keys
 from dpcore.statements import verify as verification
 
 from ..errors import DPError
+from ..jobs import registry, store
 from ..limits import STATEMENT_MAX_BYTES
 from ..storage import check_user_path, write_user_file
 from . import _who
@@ -87,21 +89,20 @@ def register(sub) -> None:
 
 
 def run(args) -> dict:
-    if args.sweep is not None and not args.sweep.strip():
-        raise DPError(
-            "--sweep needs a sweep id (see `python -m dpcore jobs list --group ...`); "
-            "leave out --sweep for a report without one"
-        )
     check_user_path(args.out)  # before the work: empty, a folder, a missing folder, a device
     caller = _who.job_caller(args)  # before the work: a refused admin check costs nothing
-
+    for ids, kind in ((args.job, registry.TRAIN), (args.synth, registry.SYNTH_STUDY)):  # an id of another kind
+        for job_id in ids:  # fails now, before the audit and the slow sections
+            registry.check_kind(store.get(job_id, caller=caller, history=False), kind)
     advice = [_advice(path) for path in args.advice]  # before the slow sections: a bad file fails first
     if args.audit is None and audit_cmd.given(args, "audit-"):
         raise DPError(
             f"{audit_cmd.given(args, 'audit-')[0]} states the claim of an audit: give its scores file with "
             "--audit SCORES.csv"
         )
-    audits = [] if args.audit is None else [{"result": _audit(args), "name": Path(args.audit).name}]
+    audits: list[dict[str, Any]] = (
+        [] if args.audit is None else [{"result": _audit(args), "name": Path(args.audit).name}]
+    )
     viewer = (_who.admin() if args.admin else _who.reader(args.analyst)) if args.ledger else None
     html = report.build(
         args.epsilon,

@@ -96,7 +96,7 @@ def register(sub) -> None:
         default=None,
         help=f"training-set-size control: fractions of the rows, '' for none (default "
         f"{_csv(_D.size_fractions)}; --data: none)",
-    )
+    ).empty_ok = True  # '' is a value here ("none"), not "left out" (dpcore.cli refuses empty values elsewhere)
     add_bounds_options(p)
     p.add_argument(
         "--reproducible-noise",
@@ -178,7 +178,7 @@ def run(args) -> dict:
     adm = budget.admit(who, cfg)  # the gate: charged before any point runs
     tied: list[str] = []
 
-    seen = []
+    seen: list[int] = []
 
     def tell(s):
         if not seen or seen[-1] != s["done"]:
@@ -190,7 +190,7 @@ def run(args) -> dict:
         executor = RayExecutor(args.ray_address)
         args.workers = max(args.workers, 1)
 
-    def started(sweep_id: str) -> None:
+    def queued(sweep_id: str) -> None:
         jobs = budget.point_jobs(cfg, sweep_runs.load(sweep_id, caller=Caller(CLI_OWNER)))
         charged.tie(adm, jobs)  # from here on each point's end settles its part
         tied.extend(jobs)
@@ -209,7 +209,7 @@ def run(args) -> dict:
             adm.keep("the sweep finished: its points are released")
         else:
             result = sweep_runs.run_sweep_parallel(
-                cfg, owner=CLI_OWNER, workers=args.workers, progress=tell, executor=executor, started=started
+                cfg, owner=CLI_OWNER, workers=args.workers, progress=tell, executor=executor, queued=queued
             )
     except BaseException:
         if not tied:  # nothing was returned or stored: no point of it left the server

@@ -17,8 +17,7 @@ from ..budgets import gate
 from ..data import datasets
 from ..errors import DPError
 from ..noise.charge import ReleaseKind
-from ..serialize import check_json_path
-from ..storage import atomic_write_bytes
+from ..storage import check_user_path, write_user_file
 from ..synth import release as synth_release
 from ..synth import schema as synth_schema
 from ..synth.statement import release_statement
@@ -112,12 +111,29 @@ def statement_path(out: Path) -> Path:
     return out.with_name(out.stem + ".statement.json")
 
 
+def _check_delta(args) -> None:
+    """δ is the chance the guarantee fails for everyone: at most limits.SYNTH_DELTA_MAX (the page's largest), and
+    below 1/n where n is public (the built-in patients)."""
+    d = float(args.delta)
+    if d > limits.SYNTH_DELTA_MAX:
+        raise DPError(
+            f"--delta {d:g} is far too large: δ is the chance the guarantee fails for everyone; at most "
+            f"{limits.SYNTH_DELTA_MAX:g} (AIM: e.g. 1e-6; MST runs with pure ε when --delta is left out)"
+        )
+    if args.builtin and d >= 1 / args.n:
+        raise DPError(f"--delta {d:g} must be below 1/n = {1 / args.n:.2g} for {args.n:,} patients; try 1e-7")
+
+
 def run(args) -> dict:
-    check_json_path(args.out, "--out")  # before the release: a folder or a missing folder is refused first
+    # before the release: a folder, a missing folder, a device or pipe (the statement goes beside the CSV, so --out
+    # is a file) or a place that cannot be written is refused first, and so is the statement's place
     out = Path(args.out)
+    check_user_path(out, "--out", special=False)
+    check_user_path(statement_path(out), "--out's statement", special=False)
     cfg = synth_release.SynthConfig(
         args.epsilon, args.delta, args.generator, args.rows, synth_release.parse_pairs(args.pairs), args.sample_seed
     )
+    _check_delta(args)
     if args.builtin:
         if args.column:
             raise DPError("--column declares an upload's columns; with --builtin use --columns to choose them")
@@ -153,8 +169,8 @@ def run(args) -> dict:
     try:
         rel = synth_release.release(df, schema, cfg)
         st = release_statement(rel, dataset, csv_name=out.name, budget=adm.block())
-        atomic_write_bytes(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
-        atomic_write_bytes(spath, json.dumps(st, indent=2).encode())
+        write_user_file(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
+        write_user_file(spath, json.dumps(st, indent=2).encode(), option="--out's statement")
     except BaseException:
         if adm.refund("the release failed before its table was written: nothing left the server"):
             out.unlink(missing_ok=True)

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from .. import claims
 from ..attacks import fdp, gdp, last_iterate
-from . import promise, style
+from . import promise, proof, style
 
 
 def roc_chart(result: dict) -> go.Figure:
@@ -146,7 +146,7 @@ def tradeoff(result: dict) -> go.Figure:
         proved = [(p.fpr_hi, p.tpr_lo) for p in g.points]
         observed = [(p.fpr, p.tpr) for p in g.points]
     mu = fdp.FdpAudit.from_dict(result["one_run_fdp"]).mu if result.get("one_run_fdp") else None
-    return promise.tradeoff_chart(
+    return proof.tradeoff_chart(
         result.get("ceiling"),
         heuristic=heur,
         proved=proved,

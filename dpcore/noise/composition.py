@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike
 
 from .. import claims, limits
 from ..errors import DPError
+from ..safe_math import EXP_MAX
 from ..validation import check_delta, check_epsilon, check_positive_int
 from .charge import Charge, compose, pure_rho
 
@@ -85,7 +86,8 @@ def advanced_homogeneous(epsilon: float, k: int, delta_prime: float, delta: floa
     k = check_positive_int(k, "k (number of queries)")
     dp = check_delta(delta_prime, "δ′ (delta prime)")
     d = check_delta(delta, allow_zero=True)
-    return math.sqrt(2 * k * math.log(1 / dp)) * eps + k * eps * math.expm1(eps), min(k * d + dp, 1.0)
+    grow = math.expm1(eps) if eps <= EXP_MAX else math.inf  # past e^709 the bound is no bound: ∞, not OverflowError
+    return math.sqrt(2 * k * math.log(1 / dp)) * eps + k * eps * grow, min(k * d + dp, 1.0)
 
 
 def _check_rho(rho: float) -> float:

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from .. import claims
 from ..errors import DPError
+from ..safe_math import exp_times
 from ..validation import check_epsilon
 
 
@@ -114,7 +115,7 @@ def guess_ceiling(epsilon: float, prior_success: ArrayLike) -> np.ndarray:
     p = np.asarray(prior_success, dtype=float)
     if np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
         raise DPError("prior chance of a right guess must be a probability in [0, 1]")
-    return np.minimum(1.0, math.exp(eps) * p)
+    return np.asarray(exp_times(eps, p))  # e^ε·p capped at 1, in log space (ε past 709 overflowed math.exp)
 
 
 #: Where "whatever else they know" holds: nothing else about the data leaves outside ε — its exact number of rows

@@ -36,6 +36,7 @@ from scipy import special
 
 from .. import limits
 from ..errors import DPError
+from ..safe_math import EXP_MAX
 from ..validation import check_delta, check_epsilon, check_positive_int, check_sensitivity
 from . import discrete
 from .calibration import (
@@ -342,7 +343,7 @@ class Geometric(Mechanism):
 
     def expected_abs_error(self) -> float:
         r = self.epsilon / self.sensitivity  # 2α/(1 − α²) = 1/sinh(ε/Δ): no cancellation for a small ε/Δ
-        return 1.0 / math.sinh(r)
+        return 1.0 / math.sinh(r) if r <= EXP_MAX else 2.0 * math.exp(-r)  # sinh overflows past ε/Δ ≈ 710
 
     def _tail(self, t: int) -> float:
         """P(|X| > t) = 2α^(t+1)/(1 + α)."""

@@ -140,12 +140,12 @@ def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
             Html(
                 f"Any output is at most {E_EPS} = "
                 + inline_markdown(
-                    f"{claims.up(math.exp(eps))} times more likely with a given person's data than without it (whether "
+                    f"{claims.exp_up(eps)} times more likely with a given person's data than without it (whether "
                     "they are in the data), and at most "
                 )
                 + "e<sup>2ε</sup> = "
                 + inline_markdown(
-                    f"{claims.up(math.exp(2 * eps))} times more likely with one value of a known person's record than "
+                    f"{claims.exp_up(2 * eps)} times more likely with one value of a known person's record than "
                     "with another (a fact about them)."
                 )
             ),
@@ -233,12 +233,13 @@ def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Secti
     the attacks and the utility at the study's ε nearest ``epsilon`` (default 1), as the page shows them. Read
     for ``caller`` (someone else's study is NotYours)."""
     from dpcore.figures import synth as sfigs
-    from dpcore.jobs import store
+    from dpcore.jobs import registry, store
     from dpcore.jobs.display import ran_at
     from dpcore.synth import story as synth_story
     from dpcore.synth import study as synth_study
 
     job = store.get(job_id, caller=caller, history=False)
+    registry.check_kind(job, registry.SYNTH_STUDY)
     study = synth_study.from_job(job)
     e = study.point(1.0 if epsilon is None else check_epsilon(epsilon))["epsilon"]
     shared = (
@@ -393,7 +394,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
             out.append(sec.numbers["audit"])
     sweep = next((sec for sec in sections if sec.title.startswith("Privacy–utility")), None)
     rows = (sweep.numbers.get("rows") or []) if sweep else []
-    if rows:
+    if sweep and rows:
         r = min(rows, key=lambda r: abs(math.log(r["epsilon"] / eps)))
         base = sweep.numbers.get("baseline") or {}
         vs = f", against {base['accuracy']:.1%} without privacy" if base.get("accuracy") else ""

@@ -19,10 +19,10 @@ from typing import Any
 
 from .. import claims
 from ..errors import DPError
-from ..jobs import store
+from ..jobs import registry, store
 from ..jobs.owners import Caller
 from ..jobs.records import JobRecord
-from ..serialize import dumps
+from ..storage.jsonio import dumps
 from ..training.config import NOT_DP_NOTE
 from ..training.results import DIAGNOSTIC_FIELDS, TrainMetrics
 from . import signing
@@ -47,6 +47,7 @@ curves). They are not covered by ε and are downloaded apart, labelled.
 
 def _finished(job_id: str, caller: Caller) -> tuple[JobRecord, TrainMetrics]:
     job = store.get(job_id, caller=caller, history=False)
+    registry.check_kind(job, registry.TRAIN)
     m = TrainMetrics.from_job(job) if job["status"] == "done" else None
     if m is None:
         raise DPError(f"job {job_id} is {job['status']}: only a finished run has downloads")

@@ -331,9 +331,13 @@ def read_user_file(path_text, *, max_bytes: int, what: str = "file", option: str
         os.close(fd)
 
 
-def check_user_path(path_text, option: str = "--out") -> Path:
+def check_user_path(path_text, option: str = "--out", *, special: bool = True) -> Path:
     """Refuse an unusable output path *before* any work: empty, a folder, a missing parent folder, a symbolic
-    link that points nowhere, a block device or a socket. Returns the path to write (a link's target)."""
+    link that points nowhere, a block device or a socket, a file or folder this process may not write, a device
+    that refuses writes (``/dev/full``). Returns the path to write (a link's target).
+
+    ``special=False``: a character device or named pipe is refused too (a command that writes a second file beside
+    its output, such as ``synth``'s statement, needs a real file)."""
     if path_text is None or not str(path_text).strip():
         raise DPError(f"{option} needs a file path; got an empty one (leave {option} out to skip the file)")
     path = Path(str(path_text))
@@ -352,13 +356,42 @@ def check_user_path(path_text, option: str = "--out") -> Path:
             mode = path.stat().st_mode
             if stat.S_ISDIR(mode):
                 raise DPError(f"{option} must be a file path, got a folder: {path}")
-            if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            if (
+                stat.S_ISBLK(mode)
+                or stat.S_ISSOCK(mode)
+                or (not special and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)))
+            ):
                 raise DPError(f"{option} {path} is {_kind(mode)}; refusing to write there, choose a file path")
+            if stat.S_ISCHR(mode):
+                _probe_device(path)
+            elif stat.S_ISREG(mode) and not os.access(path, os.W_OK):
+                raise _user_error(OSError(errno.EACCES, "permission denied"), path, "write")
         elif not path.parent.is_dir():
             raise DPError(f"folder {path.parent} does not exist; create it or choose another {option}")
+        regular = not path.exists() or stat.S_ISREG(path.stat().st_mode)
+        if regular and not os.access(path.parent, os.W_OK | os.X_OK):
+            # a file is written whole or not at all through a new file beside it: its folder must take one
+            raise _user_error(OSError(errno.EACCES, "permission denied"), path, "write")
     except OSError as exc:  # ELOOP: a loop of links met on the way
         raise _user_error(exc, path, "write") from None
     return path
+
+
+def _probe_device(path: Path) -> None:
+    """Write nothing to a character device: one that refuses every write (``/dev/full``: ENOSPC) says so now,
+    before the work whose output it would lose. A terminal or ``/dev/null`` takes it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _user_error(exc, path, "write") from None
+    try:
+        os.write(fd, b"")
+    except BlockingIOError:
+        pass
+    except OSError as exc:
+        raise _user_error(exc, path, "write") from None
+    finally:
+        os.close(fd)
 
 
 def write_user_file(path_text, data: bytes, *, option: str = "--out") -> Path:

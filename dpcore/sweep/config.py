@@ -4,6 +4,7 @@ attack names a sweep shows."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ..validation import check_delta, check_epsilon, check_positive_int
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_CANARIES = 300
 DEFAULT_SIZE_FRACTIONS = (0.25, 0.5)
-MAX_CANARIES = 1000
+MAX_CANARIES = limits.RUN_CANARIES_MAX
 CANARY_ATTACK = "canary"
 #: Attack names as shown: the ordinary-record attacks of :mod:`dpcore.attacks.mia` and the canary audit's score.
 ATTACK_LABELS = {**mia.ATTACK_LABELS, CANARY_ATTACK: "canaries (confidence in the planted label)"}
@@ -27,7 +28,7 @@ SWEEP_ATTACKS = ("threshold", "loss", "lira", "rmia")
 #: catch without DP), five ε from 0.5 to 8 × 2 seeds, 2 baselines, LiRA and RMIA sharing 4 shadow models, 200
 #: canaries (rows given a wrong label), no size control: 12 models. bench/upload_sweep.py times it on a 5,000 × 20
 #: table (README: "Privacy–utility curve").
-TABLE_DEFAULTS = dict(
+TABLE_DEFAULTS: dict[str, Any] = dict(
     model="mlp",
     hidden=128,
     epsilons=(0.5, 1.0, 2.0, 4.0, 8.0),

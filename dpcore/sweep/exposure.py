@@ -106,6 +106,10 @@ def story(result: dict) -> dict | None:
     }
 
 
+#: What a proved bound far below the claimed ε means (the page says it beside the story, one click away).
+PROVED_LOW = "A proved bound far below the claim means the attacks found little, not that less privacy was spent."
+
+
 def story_words(s: dict) -> tuple[str, str]:
     """(a short claim for the heading — two lines on a phone —, the detail under it) for :func:`story`: "At ε = 1,
     your model loses 2.9 points" / "No attack proves more than ε ≥ 0.12 (…)" and the numbers behind both."""
@@ -125,11 +129,11 @@ def story_words(s: dict) -> tuple[str, str]:
         if s["proved"] > 0
         else f"**No attack proves any leak** (the audits at ε = {s['epsilon']:g}, its models together, prove only ε ≥ 0)"
     )
+    # what a proved bound far below the claim means is the page's to explain, one click away (PROVED_LOW)
     detail = (
-        f"{said}: the audits' lower bounds at 95% confidence, against the accountant's ε ≤ "
+        f"{said}: the audits' 95% lower bounds, against the accountant's ε ≤ "
         f"{claims.up(s['epsilon_spent'])} at δ = {claims.delta(s['delta'])} (add/remove one record). Test "
         f"accuracy {accuracy_text(s['dp_accuracy'])} with DP vs {accuracy_text(s['baseline_accuracy'])} "
-        f"without (medians over {s['models']} and {s['baselines']} models). A proved bound far below the claim "
-        "means the attacks found little, not that less privacy was spent."
+        f"without (medians of {s['models']} and {s['baselines']} models)."
     )
     return claim, detail

@@ -235,7 +235,7 @@ class Loss:
     — the same numbers as summing each measurement's term, in two sparse products instead of a Python loop."""
 
     def __init__(self, cliques: tuple, assigned: list[tuple], shapes: list[tuple]):
-        from scipy import sparse
+        from scipy import sparse  # lazy: scipy's sparse is needed only when a release fits its model
 
         self.shapes = shapes
         self.offsets = np.cumsum([0, *(int(np.prod(s)) for s in shapes)])
@@ -333,7 +333,7 @@ def _vector(domain, cliques: tuple, arrays: list[np.ndarray]):
     )
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1)  # one class, made once
 def _model_class():
     from mbi import Factor, MarkovRandomField  # jax underneath: loaded with a release
 

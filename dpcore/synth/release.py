@@ -35,6 +35,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -135,12 +136,12 @@ def parse_pairs(text) -> tuple[tuple[str, str], ...]:
     """``"age+diagnosis,age+salary"`` -> (("age", "diagnosis"), ("age", "salary"))."""
     if text is None or not str(text).strip():
         return ()
-    out = []
+    out: list[tuple[str, str]] = []
     for item in str(text).split(","):
         parts = [p.strip() for p in item.split("+")]
         if len(parts) != 2 or not all(parts):
             raise DPError(f"a column pair is two names joined by '+', e.g. age+diagnosis; got {item.strip()!r}")
-        out.append(tuple(parts))
+        out.append((parts[0], parts[1]))
     return tuple(out)
 
 
@@ -196,7 +197,7 @@ def _opendp():
 class Plan:
     """A built measurement (data-independent: the schema, the generator and the budget decide it)."""
 
-    measurement: object
+    measurement: Any  # an OpenDP Measurement (OpenDP ships no types mypy reads here)
     epsilon: float  # OpenDP's privacy map at one record added or removed
     delta: float
     rho: float | None  # zCDP budget the generator ran under (δ > 0), else None

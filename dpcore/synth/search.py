@@ -83,7 +83,7 @@ def install() -> None:
 
         for module in (_aim, _fixed, _mst, _table):
             if hasattr(module, "binary_search_chain"):
-                module.binary_search_chain = binary_search_chain
+                module.binary_search_chain = binary_search_chain  # type: ignore[attr-defined]  # checked by hasattr
             if hasattr(module, "binary_search_param"):
-                module.binary_search_param = binary_search_param
+                module.binary_search_param = binary_search_param  # type: ignore[attr-defined]
         _INSTALLED = True

@@ -161,7 +161,7 @@ class Generators:
     aim: type
 
 
-@functools.cache
+@functools.lru_cache(maxsize=2)  # one per OpenDP module (there is one)
 def _generators(dp: Any) -> Generators:
     """OpenDP 0.16's MST and AIM with the splits above: their ``make_marginals`` as OpenDP writes them, the budget's
     parts the only change (classes made on first use: OpenDP's mbi extra imports jax)."""

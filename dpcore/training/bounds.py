@@ -162,6 +162,11 @@ def parse_spec(text: str) -> tuple[str, dict]:
             pair = None  # not two numbers: categories that hold a ':'
         if pair is not None:
             return col, check_column(col, pair)
+    if colon and "," not in value:  # "0:1:2", "0:1e": a mistyped range, never one category read as such
+        raise DPError(
+            f"--bounds {text!r}: a range is COLUMN=LOW:HIGH with two numbers (e.g. {col}=0:120); categories are "
+            f"COLUMN=A,B,C; a single category holding ':' goes in a --bounds-file"
+        )
     return col, check_column(col, {"categories": [v for v in value.split(",")]})
 
 
@@ -197,7 +202,7 @@ def read_file(path) -> dict:
         ) from None
     if not isinstance(data, dict):
         raise DPError(f'bounds file {p.name} must hold a JSON object like {{"age": [0, 120], "sex": ["F", "M"]}}')
-    return check({str(c): _shorthand(str(c), v) for c, v in data.items()})
+    return check({str(c): _shorthand(str(c), v) for c, v in data.items()}) or {}  # a dict in: a dict out
 
 
 def from_cli(specs=(), path=None) -> dict | None:

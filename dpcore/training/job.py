@@ -119,11 +119,13 @@ def _release_after_job(job_id) -> None:
         pass
 
 
-def train_in_job(cfg: TrainConfig, ctx=None, split: Split | None = None, progress=None) -> TrainResult:
+def train_in_job(
+    cfg: TrainConfig, ctx=None, split: Split | None = None, progress=None, *, compare_accountants: bool = True
+) -> TrainResult:
     """:func:`~dpcore.training.loop.train` inside a job (``ctx``: the job's context, or None): one torch thread,
     Opacus's per-step notices silenced, the job's cancel flag checked every step (a cancel raises
     :class:`~dpcore.errors.Cancelled`), and a stored upload released once no other job reads it.
-    ``progress`` defaults to ``ctx.progress``."""
+    ``progress`` defaults to ``ctx.progress``; ``compare_accountants`` as in ``train``."""
     try:
         # lazy: torch takes ~2 s to import
         import torch
@@ -137,7 +139,7 @@ def train_in_job(cfg: TrainConfig, ctx=None, split: Split | None = None, progres
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # Opacus's per-step hook notices flood the log
-            return train(cfg, progress=progress, should_stop=stop, split=split)
+            return train(cfg, progress=progress, should_stop=stop, split=split, compare_accountants=compare_accountants)
     finally:
         if is_upload(cfg):
             _release_after_job(getattr(ctx, "job_id", None))

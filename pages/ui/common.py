@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from dpcore import export, limits, textsafe
+from dpcore import limits, textsafe
 from dpcore.budgets import identities
 from dpcore.errors import DPError, sentence
 from dpcore.jobs import owners
@@ -112,6 +112,10 @@ def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:
 def code_downloads(recipe, key: str, where=None) -> None:
     """ "Download as Python script" and "Download as notebook" for a :class:`dpcore.export.Recipe` (built when
     pressed), side by side in ``where`` (a horizontal container; a new one when None)."""
+    # Imported here, not at the top: the exports reach the plan's statement and with it pandas and scipy, and Home,
+    # which imports this module, must open without them (tests/app/test_home_imports.py).
+    from dpcore import export
+
     row = where if where is not None else st.container(horizontal=True, gap="small")
     for fmt, label, icon in (
         ("py", "Download as Python script", ":material/code:"),

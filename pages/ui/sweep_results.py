@@ -23,7 +23,7 @@ def story(result: dict) -> None:
     if s is None:
         return
     claim, detail = sweep_exposure.story_words(s)
-    st.markdown(headline_md(claim, detail))
+    st.markdown(headline_md(claim, detail), help=sweep_exposure.PROVED_LOW)
 
 
 def exposure(result: dict) -> None:

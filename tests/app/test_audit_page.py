@@ -70,6 +70,16 @@ def test_a_stated_claim_gets_its_ceiling_and_a_verdict(chdir_root):
     assert len(at.error) == 1 and "above 1,000" in at.error[0].value  # refused before its minutes-long PLD
 
 
+@pytest.mark.parametrize("eps", [800.0, 1000.0])
+def test_a_claim_up_to_the_largest_epsilon_gets_its_ceiling(chdir_root, eps):
+    """Issue 32: a claimed ε between ~710 and 1,000 (the field allows it) overflowed math.exp on the page."""
+    at = _upload(open_page(PAGE))
+    at.radio(key="au_mech").set_value("epsilon").run()
+    at.number_input(key="au_eps").set_value(eps).run()
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    assert "No contradiction" in _texts(at) and "ceiling" in _roc(at)[1]
+
+
 @pytest.mark.parametrize(
     "body, words",
     [

@@ -14,6 +14,7 @@ from .pages import open_page
 EVIL = "<img src=x onerror=alert(1)>**bold**"
 RUN = {
     "id": "job-1",
+    "target": "train",
     "status": "done",
     "label": "DP logreg on breast cancer, ε = 2",
     "group": "train",
@@ -46,9 +47,7 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     monkeypatch.setattr(
         store,
         "list_jobs",
-        lambda *, caller, group=None, limit=100, shared=False: (
-            [RUN] if group == "train" else real_list(caller=caller, group=group, limit=limit, shared=shared)
-        ),
+        lambda *, caller, group=None, **kw: [RUN] if group == "train" else real_list(caller=caller, group=group, **kw),
     )
     df = datasets.medical(1500, 0)
     info = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))

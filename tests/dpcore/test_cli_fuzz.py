@@ -156,3 +156,62 @@ def test_cli_never_tracebacks(files, args):
     assert "Traceback" not in text, (args, text)
     if rc != 0:
         assert len(text.strip().splitlines()) == 1, (args, text)
+
+
+def _text_options():
+    """(command, option string, dest, append) for every option of every command that takes free text."""
+    import argparse
+
+    from dpcore.cli import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    out = []
+    for cmd, sp in sorted(sub.choices.items()):
+        for a in sp._actions:
+            text = a.type is None and not a.choices and isinstance(a, (argparse._StoreAction, argparse._AppendAction))
+            if a.option_strings and text and a.default != "" and not getattr(a, "empty_ok", False):
+                out.append((cmd, a.option_strings[-1], a.dest, isinstance(a, argparse._AppendAction), sp))
+    return parser, out
+
+
+def test_no_text_option_reads_an_empty_value_as_left_out():
+    """Issue 32: ``sweep --dataset ''`` swept digits, ``synth --columns ''`` released the default columns,
+    ``statement --key ''`` used this home's key. Every text option of every command is refused when empty, before
+    its command runs (dpcore.cli's one check), unless '' is a value it documents (``sweep --size-fractions ''``)."""
+    import argparse
+
+    from dpcore.cli import _empty_argument
+
+    parser, options = _text_options()
+    assert len(options) > 40  # the check reaches every command's options, not a few
+    for cmd, opt, dest, append, sp in options:
+        for blank in ("", "  "):
+            ns = argparse.Namespace(command=cmd, **{a.dest: a.default for a in sp._actions if a.dest != "help"})
+            setattr(ns, dest, [blank] if append else blank)
+            message = _empty_argument(parser, ns)
+            assert message and message.startswith(f"{opt} needs "), (cmd, opt, message)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["data", "medical", "--n", "10", "--out", "/dev/full"],
+        ["report", "--out", "/dev/full"],
+        ["synth", "--builtin", "--epsilon", "1", "--out", "/dev/full"],
+        ["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "1", "--json", "/dev/full"],
+        ["advise", "--mechanism", "laplace", "--max-advantage", "0.3", "--statement", "/dev/full"],
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_the_work(capsys, args):
+    """The class of `sweep --json /dev/full` (issue 32): every output a user names is checked writable first."""
+    from dpcore.jobs import store
+    from dpcore.jobs.owners import SYSTEM
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main(args)
+    text = err.getvalue()
+    assert rc == 2 and len(text.strip().splitlines()) == 1, (args, text)
+    assert "could not write /dev/full" in text or "character device" in text, text
+    assert store.list_jobs(caller=SYSTEM) == []

@@ -6,7 +6,7 @@ import pytest
 
 from dpcore.attacks import audit, fdp, gdp, last_iterate, one_run
 from dpcore.errors import DPError
-from dpcore.figures import promise
+from dpcore.figures import promise, proof
 from dpcore.training import accounting
 
 SIGMA, Q, STEPS, DELTA = 1.0, 0.05, 200, 1e-5
@@ -127,7 +127,7 @@ def test_sweep_bounds_combine_seeds(sweep):
 
 
 def test_point_tradeoff_chart(sweep):
-    fig = promise.point_tradeoff(sweep["points"][0])
+    fig = proof.point_tradeoff(sweep["points"][0])
     metas = [t.meta for t in fig.data]
     assert {"promise", "heuristic", "proved", "chance"} <= set(metas)
     prom = next(t for t in fig.data if t.meta == "promise")
@@ -135,4 +135,4 @@ def test_point_tradeoff_chart(sweep):
     assert np.all(np.asarray(heur.y) <= np.interp(heur.x, prom.x, prom.y) + 1e-6)  # the heuristic under the promise
     proved = next(t for t in fig.data if t.meta == "proved")
     assert np.all(np.asarray(proved.y) <= np.interp(proved.x, prom.x, prom.y) + 1e-6)
-    assert promise.point_tradeoff({"epsilon": None}) is None
+    assert proof.point_tradeoff({"epsilon": None}) is None

@@ -160,7 +160,7 @@ def test_register_copies_the_data_and_status_shows_the_cap(clinic, dp_home, caps
     [
         (["budget", "register", "--name", "x", "--epsilon", "1"], "needs --data FILE, --name NAME and --epsilon E"),
         (["budget", "register", "--data", "RAW", "--name", "x"], "--epsilon E"),
-        (["budget", "register", "--data", "RAW", "--name", " ", "--epsilon", "1"], "dataset name is empty"),
+        (["budget", "register", "--data", "RAW", "--name", " ", "--epsilon", "1"], "--name needs a value"),
         (["budget", "register", "--data", "RAW", "--name", "x", "--epsilon", "0"], "must be > 0"),
         (["budget", "register", "--data", "RAW", "--name", "x", "--epsilon", "1", "--delta", "0.01"], "not below 1/n"),
         (

@@ -157,6 +157,7 @@ def test_report_has_a_privacy_statement_per_run_sweep_and_ledger(monkeypatch):
     real_get = store.get
     run = {
         "id": "job-1",
+        "target": "train",
         "status": "done",
         "label": EVIL,
         "result": {
@@ -282,6 +283,7 @@ def test_report_words_agree_with_the_pages(monkeypatch):
     real_get = store.get
     run = {
         "id": "job-1",
+        "target": "train",
         "status": "done",
         "label": "run",
         "result": {

@@ -154,7 +154,8 @@ def test_cli_known_answer(table, tmp_path, capsys):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--qi", ""], "at least one quasi-identifier"),
+        (["--qi", ""], "--qi needs a value; got an empty one"),
+        (["--qi", " , "], "at least one quasi-identifier"),
         (["--qi", "age,zipp"], "did you mean 'zip'"),
         (["--qi", "age", "--sensitive", "flag"], "has only one value"),
     ],

@@ -19,6 +19,7 @@ def test_before_admin_init_every_admin_check_is_refused_and_says_what_to_run(mon
         identities.check_admin_token("anything-the-caller-likes")
 
 
+@pytest.mark.real_hash_cost
 def test_admin_init_stores_only_a_salted_slow_hash(dp_home):
     r = identities.init_admin(TOKEN)
     assert r["admin"] == "initialised" and identities.admin_initialised()

@@ -1,0 +1,72 @@
+"""The first screen a new visitor meets, in a real browser at 1280×800 and 390×844, light and dark: the page's headline
+(:func:`pages.ui.first_screen.headline`) wholly inside the first viewport, its main chart's top inside it, at most
+about 60 words of prose above the fold (what is measured: tests/e2e/first_screen.py), and no exception.
+
+The server's home holds a stored shared sweep, for the pages whose chart needs one (saved without training)."""
+
+import pytest
+
+from .conftest import SHOTS, serve_app, wait_for_app
+from .first_screen import FIRST_SCREEN_JS
+
+pytestmark = pytest.mark.e2e
+
+VIEWS = {
+    "desk-light": (1280, 800, "light"),
+    "desk-dark": (1280, 800, "dark"),
+    "phone-light": (390, 844, "light"),
+    "phone-dark": (390, 844, "dark"),
+}
+PAGES = ("home", "noise", "privacy_utility")
+MAX_WORDS = 60
+CHART_SEEN = 120  # px of the main chart inside the first screen at least: its title and the top of its plot
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    home = tmp_path_factory.mktemp("first-screen-home")
+    with pytest.MonkeyPatch.context() as mp:
+        from .test_promise_chart import _stored_sweep
+
+        _stored_sweep(home, mp)
+    yield from serve_app(home)
+
+
+def measure(browser, url: str, view: str, slug: str) -> dict:
+    w, h, scheme = VIEWS[view]
+    ctx = browser.new_context(viewport={"width": w, "height": h}, color_scheme=scheme, is_mobile=w < 600)
+    pg = ctx.new_page()
+    pg.set_default_timeout(90_000)
+    try:
+        pg.goto(url)
+        wait_for_app(pg)
+        pg.wait_for_selector(".st-key-headline", timeout=90_000)
+        pg.wait_for_selector(".st-key-main_chart .js-plotly-plot .main-svg", timeout=90_000)
+        pg.wait_for_timeout(800)  # Plotly's automargin redraw
+        got = pg.evaluate(FIRST_SCREEN_JS)
+        SHOTS.mkdir(parents=True, exist_ok=True)  # the first screen as measured (the viewport, not the whole page)
+        pg.screenshot(path=str(SHOTS / f"first_screen_{slug}_{view}.png"))
+        return got
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_headline_and_main_chart_are_on_the_first_screen(server, browser, slug):
+    url = server if slug == "home" else f"{server}/{slug}"
+    faults = {}
+    for view in VIEWS:
+        got = measure(browser, url, view, slug)
+        fold = got["fold"]
+        why = []
+        if got["exceptions"]:
+            why.append("an exception is shown")
+        if got["headline_top"] is None or got["headline_top"] < 0 or got["headline_bottom"] > fold:
+            why.append(f"headline at {got['headline_top']}–{got['headline_bottom']} px, fold {fold}")
+        if got["chart_top"] is None or got["chart_top"] > fold - CHART_SEEN:
+            why.append(f"main chart's top at {got['chart_top']} px, fold {fold}")
+        if got["words"] > MAX_WORDS:
+            why.append(f"{got['words']} words above the fold: {got['blocks']}")
+        if why:
+            faults[view] = why
+    assert not faults, faults
