@@ -118,7 +118,7 @@ def test_every_route_to_the_rows_racing_from_8_processes_stays_within_the_cap(tm
     import dpcore.commands.train  # noqa: F401
     from dpcore.jobs import store
     from dpcore.jobs.owners import SYSTEM
-    from dpcore.jobs.worker import run_worker
+    from dpcore.jobs.workers import run_worker
 
     # Nothing here runs OpenDP's Polars engine: its thread pool, once started, does not survive a fork (a child
     # that uses it waits forever), so each child builds its own measurement.
