@@ -108,7 +108,11 @@ def charge(
     who: Identity, dataset: str, epsilon: float, description: str, query: str, prepared: Prepared, path: Any = None
 ) -> dict[str, Any]:
     """One charge of ``epsilon`` for the whole plan, the release drawn inside the ledger's transaction (an identical
-    plan asked again by the same quota returns the stored release, free)."""
+    plan asked again by the same quota returns the stored release, free).
+
+    The plan's one seam with the budget: every planned release is charged here and nowhere else, through
+    :func:`dpcore.budgets.spend.spend` (the ledger's charging function, which checks the dataset's cap and the
+    quota before ``compute`` draws anything)."""
     return spend.spend(
         who,
         dataset,

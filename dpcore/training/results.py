@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import claims
 from ..attacks.audit import clopper_pearson
-from ..serialize import dumps
+from ..storage.jsonio import dumps
 from .config import N_PUBLIC_NOTE, TrainConfig
 from .data import Split
 
