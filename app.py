@@ -56,6 +56,7 @@ else:
         ],
         "Protect": [
             st.Page("pages/query_console.py", title="Private query console", icon=":material/lock:"),
+            st.Page("pages/plan.py", title="Plan a release", icon=":material/checklist:"),
         ],
         "Train & measure": [
             st.Page("pages/training.py", title="DP training", icon=":material/model_training:"),

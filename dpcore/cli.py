@@ -19,7 +19,7 @@ import sys
 
 from . import commands, storage
 from .errors import Cancelled, DPError
-from .serialize import dumps
+from .storage.jsonio import dumps
 
 
 def _quiet_stdout() -> None:

@@ -408,21 +408,25 @@ def for_plan(
 
 
 def plan_files(outcome, *, n: int | None = None, seed: int | None = None, data_name: str | None = None) -> dict:
-    """Everything a planned release hands out, by file name: the table (CSV, formula cells neutralised), its signed
-    statement (covering the CSV by SHA-256), the plan (JSON), a notebook and a script that reproduce it with OpenDP,
-    and a registry-schema draft (YAML)."""
+    """Everything a planned release hands out, by file name: the table (CSV, formula cells neutralised), the plan
+    (JSON), a notebook and a script that reproduce it with OpenDP, a registry-schema draft (YAML) and the signed
+    statement, which covers each of the others by SHA-256 (the draft is made from the statement's fields)."""
     import yaml  # lazy: only a plan's files need it
 
-    st = plan_statement.for_plan(outcome, plan_statement.CSV_NAME)
     source = outcome.source if outcome.source.startswith("builtin:") else "file"
     recipe = for_plan(outcome.release.design.plan.to_dict(), source=source, n=n, seed=seed, data_name=data_name)
-    return {
-        plan_statement.CSV_NAME: plan_statement.csv_bytes(outcome),
-        "release.statement.json": json.dumps(st, indent=2, ensure_ascii=False).encode(),
+    draft = deployments.draft(plan_statement.body(outcome))
+    also = {
         "plan.json": plan_model.dumps(outcome.release.design.plan).encode(),
         "plan.ipynb": render(recipe, "ipynb"),
         "plan.py": render(recipe, "py"),
-        "registry-draft.yaml": yaml.safe_dump(deployments.draft(st), sort_keys=False, allow_unicode=True).encode(),
+        "registry-draft.yaml": yaml.safe_dump(draft, sort_keys=False, allow_unicode=True).encode(),
+    }
+    st = plan_statement.for_plan(outcome, plan_statement.CSV_NAME, also=also)
+    return {
+        plan_statement.CSV_NAME: plan_statement.csv_bytes(outcome),
+        **also,
+        "release.statement.json": json.dumps(st, indent=2, ensure_ascii=False).encode(),
     }
 
 

@@ -166,6 +166,8 @@ AUDIT_MAX_ROWS = 100_000
 #: Members and non-members each sweep point attacks and audits (its LiRA/RMIA pool and its per-record exposure, kept
 #: with the sweep): a sample of this many when the data has more (the built-in data sets have at most 2,000).
 SWEEP_AUDIT_MAX_PER_SIDE = 10_000
+#: Canaries one training run (or sweep point) may plant for its own one-run audit (the sweep's form has the same cap).
+RUN_CANARIES_MAX = 1000
 
 # --- the ε advisor (page, links and `advise`) ------------------------------------------------------------
 #: (Public bounds and Δ of a SUM or MEAN target take the release's limit, RELEASE_MAGNITUDE_MAX: the advice opens

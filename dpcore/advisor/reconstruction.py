@@ -31,6 +31,7 @@ import numpy as np
 
 from ..attacks.audit import gaussian_tradeoff, laplace_tradeoff
 from ..errors import DPError
+from ..safe_math import exp_times
 from ..training import accounting
 
 #: Baselines shown: a guess from the prior right once in 10,000, 1,000, 100 and 10 tries.
@@ -76,7 +77,7 @@ def _kappas(kappas: Sequence[float]) -> tuple[float, ...]:
 def _naive(epsilon: float | None, delta: float | None, ks: tuple[float, ...]) -> tuple[float, ...] | None:
     if epsilon is None or not math.isfinite(epsilon):
         return None
-    return tuple(min(1.0, math.exp(epsilon) * k + (delta or 0.0)) for k in ks)
+    return tuple(min(1.0, float(exp_times(epsilon, k)) + (delta or 0.0)) for k in ks)  # ε up to EPSILON_MAX
 
 
 def dpsgd(

@@ -42,7 +42,8 @@ def pure_epsilon_max(risk: RiskLimit) -> float:
     if risk.kind == "advantage":
         return math.log((1 + risk.value) / (1 - risk.value))  # 2·artanh(A)
     p, big = risk.level, risk.value
-    return math.log(big * (1 - p) / (p * (1 - big)))
+    # in logs: a posterior near 1 from a tiny prior overflowed the ratio to inf ("allows ε ≤ inf")
+    return math.log(big) + math.log1p(-p) - math.log(p) - math.log1p(-big)
 
 
 def gaussian_mu_max(risk: RiskLimit, delta: float) -> float:

@@ -37,8 +37,8 @@ from .. import __version__, limits, storage
 from ..budgets import identities
 from ..budgets.identities import Identity
 from ..errors import DPError
-from ..serialize import dumps
 from ..statements import keys
+from ..storage.jsonio import dumps
 from . import service
 from .ratelimit import FailureLimiter
 

@@ -63,17 +63,21 @@ def _weights(q: float, steps: int) -> tuple[FloatArray, FloatArray]:
     return k[keep], np.exp(logw[keep])
 
 
+_LOG2 = math.log(2.0)
+
+
 class _Pair:
     """P and Q of the module docstring for one (σ, q, T): the privacy loss and the tails of both."""
 
     def __init__(self, sigma: float, q: float, steps: int) -> None:
-        from scipy.special import ndtr  # lazy: see _weights
+        from scipy.special import log_ndtr, ndtr  # lazy: see _weights
 
         self.k, self.w = _weights(q, steps)
         self.s = sigma * math.sqrt(steps)
         self.logw = np.log(self.w)
         self.log_w0 = steps * math.log1p(-q) if q < 1 else -math.inf
         self._ndtr = ndtr
+        self._log_ndtr = log_ndtr
 
     def loss(self, y: float) -> float:
         """log p(y)/q(y) = logsumexp_k(log w_k + (2ky − k²)/(2s²))."""
@@ -86,6 +90,14 @@ class _Pair:
 
     def q_above(self, y: float) -> float:
         return float(self._ndtr(-y / self.s))
+
+    def log_q_above(self, y: float) -> float:
+        return float(self._log_ndtr(-y / self.s))
+
+    def log_p_below(self, y: float) -> float:
+        a = self.logw + self._log_ndtr((y - self.k) / self.s)
+        top = float(a.max())
+        return top if top == -math.inf else top + math.log(float(np.exp(a - top).sum()))
 
     def p_below(self, y: float) -> float:
         return float(np.dot(self.w, self._ndtr((y - self.k) / self.s)))
@@ -106,13 +118,14 @@ class _Pair:
 
     def delta(self, eps: float) -> float:
         """max(H_{e^ε}(P‖Q), H_{e^ε}(Q‖P)), each ≥ 0."""
-        g = math.exp(eps)
+        # e^ε·B(E) from log B(E), capped at 2 (the difference is then < 0): a small σ puts the heuristic ε past
+        # e^ε's overflow, and B(E) below the smallest float there
         y = self.crossing(eps)
-        up = self.p_above(y) - g * self.q_above(y)
+        up = self.p_above(y) - math.exp(min(eps + self.log_q_above(y), _LOG2))
         down = 0.0
         if -eps > self.log_w0:
             y2 = self.crossing(-eps)
-            down = self.q_below(y2) - g * self.p_below(y2)
+            down = self.q_below(y2) - math.exp(min(eps + self.log_p_below(y2), _LOG2))
         return min(max(up, down, 0.0), 1.0)
 
 

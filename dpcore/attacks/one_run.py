@@ -53,6 +53,8 @@ def _one_run_eps(m: int, r, v, alpha: float, delta: float, iters: int = 50):
     v = np.asarray(v, dtype=float)
     lo = np.zeros(np.broadcast(r, v).shape)
     ok0 = _one_run_pvalue(m, r, v, lo, delta) <= alpha
+    if not ok0.any():  # not even ε = 0 is rejected (the usual case under DP): nothing to search
+        return lo
     hi = np.full(lo.shape, 1.0)
     for _ in range(12):  # grow hi until rejected no more (p-value grows with ε)
         grow = _one_run_pvalue(m, r, v, hi, delta) <= alpha
@@ -60,6 +62,8 @@ def _one_run_eps(m: int, r, v, alpha: float, delta: float, iters: int = 50):
             break
         hi = np.where(grow, hi * 2, hi)
     for _ in range(iters):
+        if np.all(hi - lo <= 1e-6):  # lo stays the rejected end: a valid bound, finer than any digit shown
+            break
         mid = 0.5 * (lo + hi)
         rej = _one_run_pvalue(m, r, v, mid, delta) <= alpha
         lo = np.where(rej, mid, lo)

@@ -8,16 +8,19 @@ dataset's cap) — a δ of 1/n allows releasing a whole record. Stdlib only.
 from __future__ import annotations
 
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
-from typing import overload
+from typing import Any, overload
 
 from .. import claims, limits
 from ..errors import DPError
+
+# What a caller hands in: a number, or its text as typed (a form field, a CLI argument, a JSON value).
+Amount = float | int | str
 
 MICRO = 1_000_000
 ATTO = 10**18
 
 
-def _decimal(value, name: str) -> Decimal:
+def _decimal(value: Any, name: str) -> Decimal:  # Any: whatever was typed; refused unless a number
     if isinstance(value, bool):
         raise DPError(f"{name} must be a number, not {value!r}")
     try:
@@ -29,7 +32,7 @@ def _decimal(value, name: str) -> Decimal:
     return d
 
 
-def to_micro(epsilon, *, name: str = "epsilon", rounding=ROUND_CEILING) -> int:
+def to_micro(epsilon: Amount, *, name: str = "epsilon", rounding: str = ROUND_CEILING) -> int:
     """ε -> integer micro-ε (rounded up by default: a charge never falls below the ε used)."""
     d = _decimal(epsilon, name)
     if d <= 0:
@@ -42,12 +45,12 @@ def to_micro(epsilon, *, name: str = "epsilon", rounding=ROUND_CEILING) -> int:
     return m
 
 
-def total_micro(epsilon, *, name: str) -> int:
+def total_micro(epsilon: Amount, *, name: str) -> int:
     """A total or a cap in micro-ε, rounded down (never more than was granted)."""
     return to_micro(epsilon, name=name, rounding=ROUND_FLOOR)
 
 
-def to_atto(delta, *, name: str = "delta", rounding=ROUND_CEILING) -> int:
+def to_atto(delta: Amount, *, name: str = "delta", rounding: str = ROUND_CEILING) -> int:
     """δ -> integer atto-δ (10⁻¹⁸), rounded up by default (a charge never falls below the δ used)."""
     d = _decimal(delta, name)
     if d < 0 or d >= 1:
@@ -91,7 +94,7 @@ def max_query_delta(n_rows: int) -> float:
     return max_delta_atto(n_rows) / ATTO
 
 
-def delta_total_atto(delta_total, n_rows: int, *, name: str = "δ total") -> int:
+def delta_total_atto(delta_total: Amount | None, n_rows: int, *, name: str = "δ total") -> int:
     """A δ total (a quota or a cap) in atto-δ: the default 1/(10·n) when None; always below 1/n."""
     if delta_total is None:
         return default_delta_atto(n_rows)

@@ -277,6 +277,8 @@ def status(
     ``spends``, the answers that count now (the quota's since its last reset; the dataset's, all). Read-only. A
     visitor or an analyst without a quota on a registered dataset is refused: a name alone sees nothing."""
     with store.reading(path) as conn:
+        if conn is None:  # no ledger yet: nothing is registered
+            raise registry.not_registered(dataset)
         d = registry.require(conn, dataset)
         names = _names(conn)
         if who.is_admin:

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
+from typing import Any
 
 from .. import limits
 from ..errors import DPError
+from ..storage.sqlite import transaction
 from . import amounts
 
 SCHEMA_VERSION = 3
@@ -89,15 +92,15 @@ CREATE INDEX IF NOT EXISTS events_by_dataset ON events (dataset, id);
 _BUILTIN_NAME = re.compile(r"synthetic medical \(n=([\d,]+), seed=(\d+)\)")
 
 
-def _tables(conn) -> set[str]:
+def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
 
 
-def _columns(conn, table: str) -> set[str]:
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
 
 
-def version(conn) -> int:
+def version(conn: sqlite3.Connection) -> int:
     """The schema of an open ledger: 0 (empty), 1, 2 or 3."""
     tables = _tables(conn)
     if "meta" in tables:
@@ -109,10 +112,8 @@ def version(conn) -> int:
     return 0
 
 
-def migrate(conn) -> None:
+def migrate(conn: sqlite3.Connection) -> None:
     """Create the tables, or bring a ledger of schema 1 or 2 up to schema 3, in one transaction."""
-    from .store import transaction
-
     v = version(conn)
     if v == SCHEMA_VERSION:
         return
@@ -146,7 +147,7 @@ def _canonical(name: str) -> str:
         return name
 
 
-def _from_old(conn, v: int) -> None:
+def _from_old(conn: sqlite3.Connection, v: int) -> None:
     now = time.time()
     # events: δ in atto-δ (schema 1 kept a float), canonical analyst names
     ecols = _columns(conn, "old_events")
@@ -177,7 +178,7 @@ def _from_old(conn, v: int) -> None:
             ),
         )
     # budgets -> quotas (look-alike names of schema 1 merged: the smallest total, the spends added)
-    merged: dict[tuple[str, str], dict] = {}
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
     bcols = _columns(conn, "old_budgets")
     for r in conn.execute("SELECT * FROM old_budgets ORDER BY created").fetchall():
         key = _canonical(r["analyst"])

@@ -15,12 +15,17 @@ import os
 import sqlite3
 import tempfile
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .. import storage
 from ..errors import DPError
+from ..storage.sqlite import transaction  # the one BEGIN IMMEDIATE helper of every store under the home
 from . import schema
+
+# A ledger's location: a path, or None for the one under $DP_EXPLORER_HOME.
+LedgerPath = str | os.PathLike[str] | None
 
 FILENAME = "ledger.sqlite"
 BUSY_TIMEOUT_S = 60.0
@@ -31,12 +36,12 @@ def default_path() -> Path:
     return storage.home() / FILENAME
 
 
-def fault(exc: BaseException, path, unharmed: str = "nothing was spent") -> DPError:
+def fault(exc: BaseException, path: LedgerPath, unharmed: str = "nothing was spent") -> DPError:
     """A storage fault as one message that says what to do next (:func:`dpcore.storage.fault_message`)."""
     return storage.StorageError(storage.fault_message(exc, path, store=STORE, unharmed=unharmed))
 
 
-def resolve(path=None) -> Path:
+def resolve(path: LedgerPath = None) -> Path:
     try:
         return Path(path) if path is not None else default_path()
     except OSError as exc:
@@ -94,7 +99,7 @@ def _create(p: Path) -> None:
                 pass
 
 
-def connect(path=None) -> sqlite3.Connection:
+def connect(path: LedgerPath = None) -> sqlite3.Connection:
     """Open the ledger for writing (created whole on first use, migrated to the current schema), WAL mode,
     autocommit (transactions are begun by :func:`immediate`)."""
     p = resolve(path)
@@ -110,7 +115,7 @@ def connect(path=None) -> sqlite3.Connection:
     return conn
 
 
-def connect_readonly(path=None) -> sqlite3.Connection | None:
+def connect_readonly(path: LedgerPath = None) -> sqlite3.Connection | None:
     """Open the ledger read-only (no file created); None when there is no ledger yet. A ledger of an earlier
     schema is migrated first (once, through a write connection)."""
     p = resolve(path)
@@ -149,7 +154,7 @@ def connect_readonly(path=None) -> sqlite3.Connection | None:
 _local = threading.local()
 
 
-def _cached(path=None) -> sqlite3.Connection:
+def _cached(path: LedgerPath = None) -> sqlite3.Connection:
     """This thread's open connection to the ledger at ``path`` (opening one per call would checkpoint the WAL
     on every close, which costs an fsync)."""
     p = str(resolve(path))
@@ -163,7 +168,7 @@ def _cached(path=None) -> sqlite3.Connection:
     return conn
 
 
-def drop(path=None) -> None:
+def drop(path: LedgerPath = None) -> None:
     """Close this thread's cached connection (tests, and after a fault)."""
     p = str(resolve(path))
     conn = getattr(_local, "conns", {}).pop(p, None)
@@ -172,23 +177,7 @@ def drop(path=None) -> None:
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection):
-    """The one ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error) of the budget package, on an open
-    connection. Everything that writes the ledger goes through it: :func:`immediate`, and the migration."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:  # an error inside, or a COMMIT that failed: nothing of it stays
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-        raise
-
-
-@contextmanager
-def immediate(path=None, *, unharmed: str = "nothing was spent"):
+def immediate(path: LedgerPath = None, *, unharmed: str = "nothing was spent") -> Iterator[sqlite3.Connection]:
     """One write transaction on this thread's connection to the ledger (see :func:`transaction`). Storage faults
     (sqlite errors, OS errors) become one DPError; anything else raised inside passes through unchanged."""
     p = resolve(path)
@@ -203,7 +192,7 @@ def immediate(path=None, *, unharmed: str = "nothing was spent"):
 
 
 @contextmanager
-def reading(path=None):
+def reading(path: LedgerPath = None) -> Iterator[sqlite3.Connection | None]:
     """A read-only connection in one read transaction (None inside when there is no ledger file yet)."""
     p = resolve(path)
     conn = connect_readonly(p)

@@ -12,7 +12,9 @@ around a real dataset's cap.
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
+from typing import Any
 
 from .. import limits
 from ..data import datasets
@@ -28,7 +30,7 @@ def builtin_name(n: int, seed: int) -> str:
     return f"synthetic medical (n={int(n):,}, seed={int(seed)})"
 
 
-def resolve(dataset: str, *, path=None) -> dict:
+def resolve(dataset: str, *, path: store.LedgerPath = None) -> dict[str, Any]:
     """A registered dataset by name or fingerprint; a built-in synthetic population's name (``synthetic medical
     (n=1,000, seed=0)``) registers that population on first use."""
     found = registry.info(dataset, path=path) if isinstance(dataset, str) and dataset.strip() else None
@@ -44,7 +46,9 @@ def _quota(n: int) -> tuple[int, int]:
     return (amounts.total_micro(limits.VISITORS_EPSILON_QUOTA, name="visitors' quota"), amounts.default_delta_atto(n))
 
 
-def open_builtin(n: int, seed: int, identity: dict | None = None, *, path=None) -> dict:
+def open_builtin(
+    n: int, seed: int, identity: dict[str, Any] | None = None, *, path: store.LedgerPath = None
+) -> dict[str, Any]:
     """The built-in synthetic population (n rows, seed) as a registered dataset with its cap and the visitors'
     quota, registered on first use (idempotent; no write once it exists). ``identity``: its
     :func:`~dpcore.queries.fingerprint.dataset_identity` when the caller has it already."""
@@ -88,7 +92,7 @@ def open_builtin(n: int, seed: int, identity: dict | None = None, *, path=None) 
         return registry.require(conn, fp)
 
 
-def ensure_quota(conn, fingerprint: str, n: int) -> None:
+def ensure_quota(conn: sqlite3.Connection, fingerprint: str, n: int) -> None:
     """Inside a transaction: the visitors' shared quota on a built-in dataset (created once)."""
     if conn.execute("SELECT 1 FROM quotas WHERE analyst = ? AND dataset = ?", (VISITORS, fingerprint)).fetchone():
         return

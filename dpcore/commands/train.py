@@ -88,6 +88,13 @@ def register(sub) -> None:
         choices=["auto", "cpu", "cuda"],
         help="auto = a CUDA GPU when present, else CPU; cuda without one is an error (default auto)",
     )
+    p.add_argument(
+        "--canaries",
+        type=int,
+        default=None,
+        help="canaries of the run's own one-run audit (default for a DP run: a tenth of the training rows, at "
+        "most 100; 0 = no audit)",
+    )
     add_bounds_options(p)
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
     p.add_argument("--background", action="store_true", help="submit as a background job and print its id")
@@ -131,6 +138,8 @@ def params_from_args(args) -> dict:
         "reproducible_noise": bool(getattr(args, "reproducible_noise", False)),
         "bounds": bounds.from_cli(args.bounds, args.bounds_file),
     }
+    if getattr(args, "canaries", None) is not None:
+        params["canaries"] = args.canaries
     for key in ("epochs", "batch_size", "lr", "clip", "optimizer", "hidden"):
         value = getattr(args, key)
         if value is not None:

@@ -13,11 +13,11 @@ from . import style
 
 
 def preview(
-    labels: Sequence[str], relative: Sequence[float], epsilons: Sequence[float], *, height: int = 360
+    labels: Sequence[str], relative: Sequence[float], epsilons: Sequence[float], *, height: int | None = None
 ) -> go.Figure:
     """Each statistic's expected 95% error relative to its size (at the public guess of rows), with its ε share:
     the preview, computed from public numbers alone."""
-    names = [style.tick_label(textsafe.plotly(f"{i + 1}. {lab}"), 34, 2) for i, lab in enumerate(labels)]
+    names = [style.tick_label(textsafe.plotly(f"{i + 1}. {lab}"), 22, 3) for i, lab in enumerate(labels)]
     pct = [100 * r for r in relative]
     fig = go.Figure(
         go.Bar(
@@ -25,8 +25,9 @@ def preview(
             y=names,
             orientation="h",
             marker_color=style.PRIVATE,
-            text=[f"±{claims.up(p, 2)}% · ε = {claims.up(e, 3)}" for p, e in zip(pct, epsilons)],
+            text=[f"±{claims.up(p, 2)}% · ε {claims.up(e, 2)}" for p, e in zip(pct, epsilons)],
             textposition="auto",
+            insidetextanchor="end",
             hovertemplate="%{y}<br>95% error ±%{x:.3g}% of its size<extra></extra>",
             name="95% error",
         )
@@ -34,13 +35,12 @@ def preview(
     style.base_layout(
         fig,
         "Expected 95% error of each statistic",
-        "error as % of the statistic's size (log scale, at the public guess of rows)",
+        "± % of its size",
         "",
-        height=height,
+        height=height or 150 + 52 * len(names),
     )
-    lo = max(min(pct) / 2, 1e-4) if pct else 0.01
-    hi = max(max(pct) * 2, lo * 10) if pct else 100
-    style.log_axis(fig, "x", lo=lo, hi=hi)
+    top = max(pct) * 1.15 if pct else 1.0
+    fig.update_xaxes(range=[0, top], rangemode="tozero", ticksuffix="%")
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(showlegend=False, margin=dict(l=10))
     return fig

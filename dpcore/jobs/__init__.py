@@ -11,13 +11,16 @@
   admins, the shared demo, the shares of the queue.
 * :mod:`~dpcore.jobs.records` — :class:`~dpcore.jobs.records.JobStatus` and the frozen
   :class:`~dpcore.jobs.records.JobRecord` the store returns.
+* :mod:`~dpcore.jobs.work` — a caller's own work of every kind (My work).
 * :mod:`~dpcore.jobs.registry` — job targets by registered name (``"train"``, ``"sweep.point"``, ...) and the
   one translation of old ``"dpcore.module:function"`` paths that stored rows may hold.
-* :mod:`~dpcore.jobs.runner` — running one job: the fair claim, its context (progress, stop flag, files),
-  heartbeat, the fenced end state (a storage fault ends the job, not the worker);
+* :mod:`~dpcore.jobs.groups` — a group of jobs (a sweep): its own row, queued with its members, and its end.
+* :mod:`~dpcore.jobs.attempt` — one attempt at a job: its context (progress, stop flag, files), its heartbeat and
+  its end, every write fenced by the attempt (a storage fault ends the job, not the worker).
+* :mod:`~dpcore.jobs.runner` — running one job: the fair claim, one attempt to its recorded end;
   :func:`~dpcore.jobs.runner.run_inline` runs one in this process.
-* :mod:`~dpcore.jobs.worker` — the worker process (``python -m dpcore.jobs.worker``): claim, run, repeat.
-* :mod:`~dpcore.jobs.workers` — starting, counting and stopping local worker processes.
+* :mod:`~dpcore.jobs.workers` — the worker process (``python -m dpcore.jobs``: claim, run, repeat); starting,
+  counting and stopping local worker processes.
 * :mod:`~dpcore.jobs.executors` — where a unit of long work runs: local worker processes or a Ray cluster;
   device selection.
 * :mod:`~dpcore.jobs.settings` — timing knobs from the environment; :mod:`~dpcore.jobs.display` — what a page

@@ -15,13 +15,11 @@ worker's heartbeat) gives up a job whose worker's process is gone or whose lease
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from .. import storage
 from ..storage.sqlite import transaction
@@ -56,7 +54,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     lease REAL,
     pid INTEGER,
     host TEXT,
-    pid_start TEXT
+    pid_start TEXT,
+    parent TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs(status, created);
 CREATE INDEX IF NOT EXISTS jobs_by_group ON jobs(grp, created);
@@ -103,6 +102,7 @@ def migrate(conn: sqlite3.Connection) -> None:
         "pid": "INTEGER",
         "host": "TEXT",
         "pid_start": "TEXT",
+        "parent": "TEXT",  # the group (a sweep) a job belongs to
     }
     for name, decl in added.items():
         if name not in cols:
@@ -112,6 +112,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_shared ON jobs(shared, target, status)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs(owner, status, created)")
     conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_owner_started ON jobs(owner, started)")  # the fair claim
+    conn.execute("CREATE INDEX IF NOT EXISTS jobs_by_parent ON jobs(parent)")
 
 
 _initialised: set[str] = set()
@@ -232,19 +233,3 @@ def db_path_parent_ok() -> bool:
     except storage.StorageError:
         return False
     return True
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, default=json_default, allow_nan=True)
-
-
-def json_default(obj: Any):
-    if hasattr(obj, "tolist"):  # numpy arrays and scalars, torch tensors
-        return obj.tolist()
-    if hasattr(obj, "item"):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")

@@ -5,7 +5,7 @@ in the SQLite store of :mod:`dpcore.jobs.store`, and only this machine (the app'
 An :class:`Executor` decides how a unit is queued there:
 
 ``LocalExecutor`` ("local")
-    the job runs in one of this machine's worker processes (``python -m dpcore.jobs.worker``), as always.
+    the job runs in one of this machine's worker processes (``python -m dpcore.jobs``), as always.
 ``RayExecutor`` ("ray")
     the job is a small *dispatch* job: a local worker claims it, connects to the Ray cluster
     (``DP_EXPLORER_RAY_ADDRESS`` or ``--ray-address``), submits the unit as a Ray task with its resource
@@ -33,7 +33,6 @@ without a GPU is a DPError; ``cpu`` is always CPU.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -44,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Cancelled, DPError
-from . import db, registry, store, workers
+from ..storage.jsonio import jsonable
+from . import registry, store, workers
 
 EXECUTORS = ("local", "ray")
 DEVICES = ("auto", "cpu", "cuda")
@@ -297,7 +297,7 @@ class _RemoteContext:
         self.files: dict[str, bytes] = {}
 
     def progress(self, **fields: Any) -> None:
-        self._pending.update(json.loads(db.dumps(fields)))
+        self._pending.update(jsonable(fields))
         now = time.monotonic()
         if now - self._last >= 0.25:
             self.flush()

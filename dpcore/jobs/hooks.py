@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from ..errors import JobError
 from .records import JobStatus
-from .registry import import_path
+from .registry import import_path, member_hook
 
 _PATH_RE = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
 _HOOKS: list[str] = []
@@ -46,6 +46,7 @@ class JobEnd:
     error: str | None
     params: dict
     parent: str | None = None  # the group it belongs to (a sweep's id), if any
+    parent_kind: str | None = None  # that group's kind ("sweep"): its own hook is told too
 
     @property
     def released(self) -> bool:
@@ -62,17 +63,19 @@ def on_end(path: str) -> None:
 
 
 def announce(ends: Iterable[JobEnd]) -> None:
-    """Run every hook for each end (after its commit). Never raises."""
+    """Run every hook for each end (after its commit), then the hook of the group each member belongs to
+    (:func:`dpcore.jobs.registry.register_group`: a sweep's row follows its points). Never raises."""
     ends = list(ends)
-    if not ends or not _HOOKS:
-        return
-    for path in list(_HOOKS):
+    for path in list(_HOOKS) + sorted({h for e in ends if (h := member_hook(e.parent_kind))}):
         try:
             fn = import_path(path, "job-end hook")
         except JobError as exc:
             _log(f"[jobs] job-end hook {path}: {exc}")
             continue
+        members_only = path not in _HOOKS
         for end in ends:
+            if members_only and member_hook(end.parent_kind) != path:
+                continue
             try:
                 fn(end)
             except Exception as exc:  # a hook's fault never undoes or blocks a job's end

@@ -163,7 +163,9 @@ def reap(conn: sqlite3.Connection) -> int:
     with transaction(conn):
         for v in found:
             row = conn.execute(
-                "SELECT * FROM jobs WHERE id = ? AND status = 'running' AND attempt = ?", (v.job_id, v.attempt)
+                "SELECT *, (SELECT p.target FROM jobs p WHERE p.id = jobs.parent) AS parent_kind FROM jobs "
+                "WHERE id = ? AND status = 'running' AND attempt = ?",
+                (v.job_id, v.attempt),
             ).fetchone()
             if row is None:  # it ended, or was taken, since we looked
                 continue
@@ -191,7 +193,8 @@ def reap(conn: sqlite3.Connection) -> int:
                     status=JobStatus.FAILED,
                     error=error,
                     params=params,
-                    parent=row["parent"] if "parent" in row.keys() else None,
+                    parent=row["parent"],
+                    parent_kind=row["parent_kind"],
                 )
             )
     announce(ended)

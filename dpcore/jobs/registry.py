@@ -33,6 +33,7 @@ _TARGETS: dict[str, str] = {}  # registered name -> "dpcore.module:function" (wh
 _BY_PATH: dict[str, str] = {}  # "dpcore.module:function" -> registered name
 _SHARED: dict[str, str] = {}  # registered name -> "dpcore.module:predicate" (its sharing rule)
 _RETRIES: dict[str, int] = {}  # registered name -> runs again after a dead or silent worker (default 0)
+_GROUPS: dict[str, str | None] = {}  # group kind -> "dpcore.module:function" told when one of its members ends
 
 
 def register(name: str, path: str, *, retries: int = 0) -> str:
@@ -53,6 +54,33 @@ def register(name: str, path: str, *, retries: int = 0) -> str:
     if retries:
         _RETRIES[name] = int(retries)
     return name
+
+
+def register_group(name: str, on_member_end: str | None = None) -> str:
+    """Name a kind of **group**: a row of the store that no worker runs, whose jobs (its members, ``parent`` = its
+    id) do the work — a sweep and its points. ``on_member_end`` names ``fn(end)`` (a
+    :class:`dpcore.jobs.hooks.JobEnd` whose ``parent`` is the group), called after each member's end is committed,
+    so the group's own row can follow its members."""
+    if not isinstance(name, str) or not _NAME_RE.match(name) or name in _TARGETS:
+        raise JobError(f"a group kind must be a new lower-case name, got {name!r}")
+    if on_member_end is not None and not _PATH_RE.match(on_member_end):
+        raise JobError(f"a group's hook must look like 'dpcore.module:function' (inside dpcore), got {on_member_end!r}")
+    _GROUPS[name] = on_member_end
+    return name
+
+
+def is_group(target: str | None) -> bool:
+    """Whether ``target`` is a kind of group (:func:`register_group`), not something a worker runs."""
+    return target in _GROUPS
+
+
+def groups() -> tuple[str, ...]:
+    return tuple(_GROUPS)
+
+
+def member_hook(kind: str | None) -> str | None:
+    """The path told when a member of a group of ``kind`` ends (None: no hook)."""
+    return _GROUPS.get(kind) if kind else None
 
 
 def retries(target: str, params: dict | None = None) -> int:
@@ -76,6 +104,8 @@ SYNTH_STUDY = register("synth.study", "dpcore.synth.study:run_job")
 SYNTH_GROUP = "synth"  # the group of DP synthetic-data studies (the re-identification page, its CLI, the report)
 SYNTH_RELEASE = register("synth.release", "dpcore.synth.job:run_release")
 SYNTH_RELEASE_GROUP = "synth-release"  # one synthetic release of an upload (the re-identification page)
+#: A privacy–utility sweep: a group whose members are its points; its row follows them (dpcore.sweep.runs).
+SWEEP = register_group("sweep", "dpcore.sweep.runs:member_ended")
 DEMOS = ("sleep", "fail", "ignore_cancel", "echo", "not_a_dict")  # for tests and benchmarks
 for _fn in DEMOS:
     register(f"demo.{_fn}", f"dpcore.jobs.demo_jobs:{_fn}")
@@ -157,7 +187,7 @@ def target_name(target: str) -> str:
     function, or an old path listed in :data:`MOVED`. An unregistered path inside dpcore is returned
     unchanged; anything else is a JobError."""
     if isinstance(target, str):
-        if target in _TARGETS:
+        if target in _TARGETS or target in _GROUPS:
             return target
         if target in _BY_PATH:
             return _BY_PATH[target]
@@ -174,6 +204,8 @@ def target_name(target: str) -> str:
 def resolve(target: str) -> Callable[[dict, object], dict]:
     """The job function ``fn(params, ctx) -> dict`` for ``target`` (see :func:`target_name`), imported here."""
     name = target_name(target)
+    if name in _GROUPS:
+        raise JobError(f"{name!r} is a group of jobs (its members do the work), not something a worker runs")
     return import_path(_TARGETS.get(name, name), target)
 
 

@@ -7,7 +7,14 @@ A caller submits a job and reads it back::
     store.get(job_id, caller=caller).status   # a JobStatus: queued / running / done / failed / cancelled
 
 :func:`submit` stores the target's registered name (:mod:`dpcore.jobs.registry`), so rows outlive module
-moves. :func:`get` and :func:`list_jobs` return frozen :class:`~dpcore.jobs.records.JobRecord` objects.
+moves. :func:`get` and :func:`list_jobs` return frozen :class:`~dpcore.jobs.records.JobRecord` objects;
+``list_jobs(caller=..., work=True)`` is everything a caller started, of every kind (one row per sweep).
+
+**Groups.** A sweep is a group of jobs in this one table (:mod:`dpcore.jobs.groups`): a row of its own (target
+``"sweep"``, never run by a worker: its name, owner, settings and, once finished, its assembled result) and one
+job per point whose ``parent`` is the sweep's id. The same functions read, cancel, rename and delete a job and a
+group — a group's cancel and delete reach its members — with the same ownership check; the group's row follows
+its members through :mod:`dpcore.jobs.hooks` (its kind's code, :mod:`dpcore.sweep.runs`, assembles the result).
 
 Ownership (:mod:`dpcore.jobs.owners`): every job has an owner; :func:`get`, :func:`list_jobs`, :func:`wait`,
 :func:`result_path`, :func:`cancel`, :func:`rename` and :func:`delete` take the :class:`~dpcore.jobs.owners.Caller`
@@ -21,11 +28,12 @@ A visitor's share is bounded at submit (:class:`~dpcore.jobs.owners.QueueFull`),
 remembered: the same key again queues nothing (:class:`~dpcore.jobs.owners.AlreadySubmitted`). Names are made
 distinct per owner ("… (2)"). Workers take queued jobs fairly across owners (:func:`dpcore.jobs.runner.claim`).
 
-Liveness (:mod:`dpcore.jobs.db`): a running job whose worker stopped heartbeating is marked ``failed``
-("worker died") by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another worker.
+Liveness (:mod:`dpcore.jobs.liveness`): a running job whose worker's process is gone, or whose lease lapsed, is
+given up by whoever looks next — :func:`get`, :func:`list_jobs`, ``ensure_workers``, or another worker.
 
-A little over 400 lines, one idea: the jobs table and who may do what with a row of it. Ownership, sharing and
-the stampede guard are checked inside the transactions that read and write the row, so they stay here.
+A little over 500 lines, one idea: the jobs table and who may do what with a row of it — a group's row included.
+Ownership, sharing, the stampede guard and a group's reach over its members are checked inside the transactions
+that read and write the rows, so they stay together here.
 Queued jobs stay queued across restarts; finished jobs and their files are changed only by :func:`rename` and
 :func:`delete`.
 
@@ -52,21 +60,23 @@ from .db import connection, jobs_dir, reader, transaction
 from .hooks import JobEnd, announce
 from .owners import CLI_OWNER, AlreadySubmitted, Caller, QueueFull, SharedRunning, check_owner, limited, not_yours
 from .records import JobRecord, JobStatus
-from .registry import resolve, target_name
+from .registry import groups, is_group, resolve, target_name
 from .registry import shared as shared_rule
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:.-]{0,127}$")
 
 
-def _check_id(job_id: str) -> str:
-    if not isinstance(job_id, str) or not _ID_RE.match(job_id):
+def check_id(job_id: str) -> str:
+    """A job's (or a group's) id as given, or the JobError that says where the ids are."""
+    if not isinstance(job_id, str) or not ID_RE.match(job_id):
         raise JobError(f"unknown job id {job_id!r}; see `python -m dpcore jobs list` for the ids")
     return job_id
 
 
-def _new_id() -> str:
+def new_id() -> str:
+    """A fresh job id (UTC time and 32 random bits): also a group's, so a sweep's id is a job id."""
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
 
 
@@ -135,7 +145,8 @@ def distinct_name(name: str, taken) -> str:
     return f"{name} ({n})"
 
 
-def _labels(conn: sqlite3.Connection, owner: str, prefix: str) -> set[str]:
+def owner_labels(conn: sqlite3.Connection, owner: str, prefix: str) -> set[str]:
+    """The owner's names that start with ``prefix`` (to make a new one distinct), inside the caller's transaction."""
     return {
         r[0]
         for r in conn.execute(
@@ -161,15 +172,43 @@ def remember_click(conn: sqlite3.Connection, owner: str, key: str | None, ref: s
     conn.execute("INSERT INTO clicks (owner, key, ref, created) VALUES (?, ?, ?, ?)", (owner, key, ref, time.time()))
 
 
+def encode_params(params) -> str:
+    """A job's params as stored: plain JSON (no NaN), or the JobError that says what is wrong."""
+    if not isinstance(params, dict):
+        raise JobError(f"job params must be a dict, got {type(params).__name__}")
+    try:
+        return json.dumps(params, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise JobError(f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}") from None
+
+
+def clean_label(label) -> str:
+    """A submitted name on one line, cut to ``limits.JOB_NAME_MAX_CHARS`` (empty: no name)."""
+    return " ".join(str(label or "").split())[: limits.JOB_NAME_MAX_CHARS]
+
+
 def submit_many(
-    units, *, owner: str, group: str | None = None, key: str | None = None, ref: str | None = None
+    units,
+    *,
+    owner: str,
+    group: str | None = None,
+    key: str | None = None,
+    ref: str | None = None,
+    ids: list[str] | None = None,
 ) -> list[str]:
     """Queue several jobs at once, all or none: ``units`` is ``[(target, params, label), ...]``. Returns their
-    ids. One transaction checks the click ``key`` (the same key again: :class:`AlreadySubmitted`, nothing queued;
-    ``ref`` is what the click made, default the first job id), that no identical shared demo is already queued
-    or running (:class:`SharedRunning`, whose ``ref`` is that job), and the owner's share of the queue
-    (:class:`QueueFull`), then inserts every job with a name distinct among the owner's. Whether a job is a shared
-    demo is its target's sharing rule's answer (:func:`dpcore.jobs.registry.shared`), not the caller's."""
+    ids (``ids``: given in advance, from :func:`new_id`). One transaction checks the click ``key`` (the same key
+    again: :class:`AlreadySubmitted`, nothing queued; ``ref`` is what the click made, default the first job id),
+    that no identical shared demo is already queued or running (:class:`SharedRunning`, whose ``ref`` is that job),
+    and the owner's share of the queue (:class:`QueueFull`), then inserts every job with a name distinct among the
+    owner's. Whether a job is a shared demo is its target's sharing rule's answer
+    (:func:`dpcore.jobs.registry.shared`), not the caller's."""
+    return submit_batch(units, owner=owner, group=group, key=key, ref=ref, ids=ids, head=None)
+
+
+def submit_batch(units, *, owner, group, key, ref, ids, head) -> list[str]:
+    """The one submitting transaction (:func:`submit_many`; with ``head``, a group's own row first:
+    :func:`dpcore.jobs.groups.submit_group`)."""
     owner = check_owner(owner)
     key = _check_key(key)
     if group is not None and not isinstance(group, str):
@@ -178,26 +217,13 @@ def submit_many(
     for target, params, label in units:
         resolve(target)
         name = target_name(target)
-        if not isinstance(params, dict):
-            raise JobError(f"job params must be a dict, got {type(params).__name__}")
-        try:
-            params_json = json.dumps(params, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise JobError(
-                f"job params must be JSON-serialisable (plain numbers, strings, lists, dicts): {exc}"
-            ) from None
-        rows.append(
-            (
-                name,
-                params_json,
-                " ".join(str(label or "").split())[: limits.JOB_NAME_MAX_CHARS],
-                shared_rule(name, params),
-            )
-        )
+        rows.append((name, encode_params(params), clean_label(label), shared_rule(name, params)))
     if not rows:
         raise JobError("nothing to submit")
     jobs_dir()  # results go there: a file in its place (or no space for a folder) is refused before anything queues
-    ids = [_new_id() for _ in rows]
+    ids = [check_id(i) for i in ids] if ids is not None else [new_id() for _ in rows]
+    if len(ids) != len(rows):
+        raise JobError(f"{len(ids)} job ids for {len(rows)} jobs")
     now = time.time()
     with connection() as conn, transaction(conn):
         remember_click(conn, owner, key, ref or ids[0])
@@ -230,12 +256,21 @@ def submit_many(
                     f"you already have {queued:,} jobs waiting and may have at most {cap:,}; wait for "
                     "some to start, or cancel some, then try again"
                 )
-        for job_id, (name, params_json, label, shared) in zip(ids, rows):
-            label = distinct_name(label, _labels(conn, owner, label)) if label else label
+        parent = None
+        if head is not None:
+            parent, kind, params_json, label = head
+            label = distinct_name(label, owner_labels(conn, owner, label)) if label else label
             conn.execute(
-                "INSERT INTO jobs (id, target, params, grp, label, status, created, owner, shared) "
-                "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
-                (job_id, name, params_json, group, label, now, owner, int(shared)),
+                "INSERT INTO jobs (id, target, params, label, status, created, owner, shared) "
+                "VALUES (?, ?, ?, ?, 'running', ?, ?, 0)",
+                (parent, kind, params_json, label, now, owner),
+            )
+        for job_id, (name, params_json, label, shared) in zip(ids, rows):
+            label = distinct_name(label, owner_labels(conn, owner, label)) if label else label
+            conn.execute(
+                "INSERT INTO jobs (id, target, params, grp, label, status, created, owner, shared, parent) "
+                "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+                (job_id, name, params_json, group, label, now, owner, int(shared), parent),
             )
     return ids
 
@@ -270,15 +305,21 @@ def _shared(row: sqlite3.Row) -> bool:
     return bool(row["shared"]) if "shared" in row.keys() else False
 
 
+def _what(row: sqlite3.Row) -> str:
+    return row["target"] if is_group(row["target"]) else "job"  # "sweep 2025…-ab12 is not yours"
+
+
 def _readable(caller: Caller, row: sqlite3.Row) -> sqlite3.Row:
+    """The one ownership check for reading a job or a group (a sweep): its owner, an admin, or a shared demo."""
     if not caller.may_read(_owner_of(row), shared=_shared(row)):
-        raise not_yours("job", row["id"])
+        raise not_yours(_what(row), row["id"])
     return row
 
 
 def _changeable(caller: Caller, row: sqlite3.Row) -> sqlite3.Row:
+    """The one ownership check for cancelling, renaming or deleting a job or a group: its owner or an admin."""
     if not caller.may_change(_owner_of(row)):
-        raise not_yours("job", row["id"], shared=_shared(row))
+        raise not_yours(_what(row), row["id"], shared=_shared(row))
     return row
 
 
@@ -293,15 +334,45 @@ def get(job_id: str, *, caller: Caller, history: bool = True) -> JobRecord:
     Someone else's job is :class:`~dpcore.jobs.owners.NotYours` (nothing of it is returned), unless it is a
     shared demo."""
     _check_caller(caller)
-    _check_id(job_id)
+    check_id(job_id)
     with reader() as conn:
         row = _readable(caller, _row(conn, job_id))
         return _row_to_job(row, _history(conn, job_id) if history and conn is not None else None)
 
 
-def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100, shared: bool = False) -> list[JobRecord]:
+def get_many(job_ids, *, caller: Caller) -> dict[str, JobRecord]:
+    """Several jobs at once (a sweep's points), without history: id -> record for those that exist and the caller
+    may read; the others are left out."""
+    _check_caller(caller)
+    ids = [j for j in dict.fromkeys(job_ids) if isinstance(j, str) and ID_RE.match(j)]
+    out: dict[str, JobRecord] = {}
+    with reader() as conn:
+        if conn is None:
+            return out
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for row in conn.execute(f"SELECT * FROM jobs WHERE id IN ({', '.join('?' * len(chunk))})", chunk):
+                if caller.may_read(_owner_of(row), shared=_shared(row)):
+                    out[row["id"]] = _row_to_job(row, None)
+    return out
+
+
+def list_jobs(
+    *,
+    caller: Caller,
+    group: str | None = None,
+    limit: int = 100,
+    shared: bool = False,
+    target: str | None = None,
+    work: bool = False,
+) -> list[JobRecord]:
     """The caller's newest jobs first (an admin's: everyone's), without their history; optionally one group.
-    ``shared``: with everyone's shared demos too (their records say ``shared``)."""
+    ``shared``: with everyone's shared demos too (their records say ``shared``).
+
+    Which rows: by default the jobs workers run (groups left out, as before groups were rows); ``target``: only
+    rows of that target or group kind (``"sweep"``: the sweeps); ``work``: **everything the caller started, of
+    every kind** — runs, studies, releases and sweeps, one row each (a sweep, not its points): the list a "my
+    work" view shows."""
     _check_caller(caller)
     limit = max(1, min(int(limit), 10_000))
     with reader() as conn:
@@ -316,6 +387,14 @@ def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100, sha
         if group is not None:
             where.append("grp = ?")
             args.append(group)
+        if target is not None:
+            where.append("target = ?")
+            args.append(target_name(target))
+        elif work:
+            where.append("parent IS NULL" if "parent" in cols else "1")
+        else:
+            where.append(f"target NOT IN ({', '.join('?' * len(groups()))})")
+            args.extend(groups())
         sql = "SELECT * FROM jobs" + (" WHERE " + " AND ".join(where) if where else "")
         rows = conn.execute(sql + " ORDER BY created DESC, rowid DESC LIMIT ?", (*args, limit))
         return [_row_to_job(r, None) for r in rows.fetchall()]
@@ -324,20 +403,21 @@ def list_jobs(*, caller: Caller, group: str | None = None, limit: int = 100, sha
 def cancel(job_id: str, *, caller: Caller) -> JobRecord:
     """Cancel a job: a queued one at once, a running one within a heartbeat or two. Finished: no change."""
     _check_caller(caller)
-    _check_id(job_id)
+    check_id(job_id)
     now = time.time()
     ended = []
     with connection() as conn:
         with transaction(conn):
             row = _changeable(caller, _row(conn, job_id))
-            if row["status"] == JobStatus.QUEUED:
-                conn.execute(
-                    "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, error = ? WHERE id = ?",
-                    (now, NOT_STARTED, job_id),
-                )
-                ended.append(_cancelled_end(row))
-            elif row["status"] == JobStatus.RUNNING:
-                conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
+            for r in _members(conn, job_id) if is_group(row["target"]) else [row]:  # a group: its members
+                if r["status"] == JobStatus.QUEUED:
+                    conn.execute(
+                        "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, error = ? WHERE id = ?",
+                        (now, NOT_STARTED, r["id"]),
+                    )
+                    ended.append(_cancelled_end(r))
+                elif r["status"] == JobStatus.RUNNING:
+                    conn.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (r["id"],))
     announce(ended)
     return get(job_id, caller=caller, history=False)
 
@@ -345,8 +425,25 @@ def cancel(job_id: str, *, caller: Caller) -> JobRecord:
 NOT_STARTED = "cancelled before it started"
 
 
+def _members(conn: sqlite3.Connection, group_id: str) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT *, (SELECT p.target FROM jobs p WHERE p.id = jobs.parent) AS parent_kind FROM jobs WHERE parent = ?",
+        (group_id,),
+    ).fetchall()
+
+
 def _cancelled_end(row: sqlite3.Row) -> JobEnd:
-    return JobEnd(row["id"], row["target"], _owner_of(row), JobStatus.CANCELLED, NOT_STARTED, json.loads(row["params"]))
+    keys = row.keys()
+    return JobEnd(
+        row["id"],
+        row["target"],
+        _owner_of(row),
+        JobStatus.CANCELLED,
+        NOT_STARTED,
+        json.loads(row["params"]),
+        row["parent"] if "parent" in keys else None,
+        row["parent_kind"] if "parent_kind" in keys else None,
+    )
 
 
 def cancel_group(group: str, *, caller: Caller) -> int:
@@ -358,7 +455,9 @@ def cancel_group(group: str, *, caller: Caller) -> int:
     args = () if caller.admin else (caller.owner,)
     with connection() as conn, transaction(conn):
         waiting = conn.execute(
-            "SELECT * FROM jobs WHERE grp = ? AND status = 'queued'" + mine, (group, *args)
+            "SELECT *, (SELECT p.target FROM jobs p WHERE p.id = jobs.parent) AS parent_kind FROM jobs "
+            "WHERE grp = ? AND status = 'queued'" + mine,
+            (group, *args),
         ).fetchall()
         queued = conn.execute(
             "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, ended = ?, "
@@ -373,9 +472,9 @@ def cancel_group(group: str, *, caller: Caller) -> int:
 
 
 def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
-    """Give a job a new name (owner or admin), distinct among its owner's jobs."""
+    """Give a job or a group (a sweep) a new name (owner or admin), distinct among its owner's names."""
     _check_caller(caller)
-    _check_id(job_id)
+    check_id(job_id)
     name = check_label(name)
     with connection() as conn:
         with transaction(conn):
@@ -384,7 +483,7 @@ def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
                 "SELECT 1 FROM jobs WHERE owner = ? AND label = ? AND id != ?", (_owner_of(row), name, job_id)
             ).fetchone()
             if clash is not None:
-                raise JobError(f"another run is already called {name!r}; choose another name")
+                raise JobError(f"another of your runs or sweeps is already called {name!r}; choose another name")
             conn.execute("UPDATE jobs SET label = ? WHERE id = ?", (name, job_id))
     return get(job_id, caller=caller, history=False)
 
@@ -392,18 +491,27 @@ def rename(job_id: str, name: str, *, caller: Caller) -> JobRecord:
 def delete_many(job_ids, *, caller: Caller, missing_ok: bool = False) -> int:
     """Delete finished jobs and their files (owner or admin), all or none: their folders are moved aside and
     their rows deleted in one transaction (the folders come back if it cannot commit), then the folders go.
-    A queued or running job is refused: cancel it first. ``missing_ok``: ids no longer in the store are
-    skipped (a sweep's points). Returns how many were deleted."""
+    A queued or running job is refused: cancel it first. A group (a sweep) goes with its members, once none of
+    them is queued or running. ``missing_ok``: ids no longer in the store are skipped. Returns how many rows
+    were deleted."""
     _check_caller(caller)
-    ids = list(dict.fromkeys(_check_id(j) for j in job_ids))
+    ids = list(dict.fromkeys(check_id(j) for j in job_ids))
     moved: list[tuple[Path | None, Path]] = []
     try:
         with connection() as conn, transaction(conn):
             if missing_ok:
                 ids = [j for j in ids if conn.execute("SELECT 1 FROM jobs WHERE id = ?", (j,)).fetchone()]
-            for job_id in ids:
+            for job_id in list(ids):
                 row = _changeable(caller, _row(conn, job_id))
-                if not JobStatus(row["status"]).finished:
+                if is_group(row["target"]):
+                    busy = [m["id"] for m in _members(conn, job_id) if not JobStatus(m["status"]).finished]
+                    if busy:
+                        raise JobError(
+                            f"{row['target']} {job_id} is still running ({len(busy)} of its jobs queued or running); "
+                            "cancel it first, then delete it"
+                        )
+                    ids.extend(m["id"] for m in _members(conn, job_id) if m["id"] not in ids)
+                elif not JobStatus(row["status"]).finished:
                     raise JobError(f"job {job_id} is still {row['status']}; cancel it first, then delete it")
             folder = storage.home() / "jobs"
             for job_id in ids:
@@ -448,7 +556,7 @@ def result_path(job_id: str, name: str = "result.json", *, caller: Caller) -> Pa
 
 def folder_path(job_id: str) -> Path:
     """Where the job machinery keeps a job's files (for the runner: no ownership check, nothing created)."""
-    return storage.home() / "jobs" / _check_id(job_id)
+    return storage.home() / "jobs" / check_id(job_id)
 
 
 def check_name(name: str) -> str:

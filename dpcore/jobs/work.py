@@ -2,16 +2,17 @@
 synthetic releases ("My work").
 
 One function, :func:`list_work`, for the page that lists it and for anything else that needs "what have I
-started": it asks each kind's own store with the caller's owner (never as an admin, so an admin's list is theirs
-too, not everyone's) and returns :class:`WorkItem` records. Sweep points are not listed: they belong to their
-sweep.
+started": one read of the job store, where every kind lives — a sweep is a group row there, its points its members
+(``store.list_jobs(work=True)``) — with the caller's owner (never as an admin, so an admin's list is theirs too,
+not everyone's), returned as :class:`WorkItem` records. Sweep points are not listed: they belong to their sweep.
+A sweep an earlier version stored as a file is listed once a sweep listing has moved it into the store
+(:func:`dpcore.sweep.runs.migrate`; Home and the privacy–utility page list sweeps on every visit).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..sweep import runs as sweep_runs
 from . import registry, store
 from .owners import Caller
 
@@ -54,17 +55,24 @@ class WorkItem:
         return self.status in ("queued", "running")
 
 
+def _kind(job) -> str | None:
+    if job.target == registry.SWEEP:
+        return "sweep"
+    return next((kind for kind, group in _GROUPS.items() if job.group == group), None)
+
+
 def list_work(caller: Caller, *, limit: int = 50) -> list[WorkItem]:
     """The caller's own runs, sweeps, studies and releases, newest first, at most ``limit`` of each kind.
 
     Only what the caller's owner started: shared demos and, for an admin, other people's work are not "mine"."""
     own = Caller(caller.owner)
     items: list[WorkItem] = []
-    for kind, group in _GROUPS.items():
-        for job in store.list_jobs(caller=own, group=group, limit=limit):  # the owner's only: not an admin
-            name = job.get("label") or job["id"]
-            items.append(WorkItem(kind, job["id"], name, str(job["status"]), float(job.get("created") or 0)))
-    sweeps = [s for s in sweep_runs.list_sweeps(caller=own) if s.get("mine")][:limit]
-    for s in sweeps:
-        items.append(WorkItem("sweep", s["id"], s.get("name") or s["id"], str(s.get("status")), s.get("created") or 0))
+    count: dict[str, int] = {}
+    for job in store.list_jobs(caller=own, work=True, limit=10_000):  # the owner's only: not an admin
+        kind = _kind(job)
+        if kind is None or count.get(kind, 0) >= limit:
+            continue
+        count[kind] = count.get(kind, 0) + 1
+        name = job.get("label") or job["id"]
+        items.append(WorkItem(kind, job["id"], name, str(job["status"]), float(job.get("created") or 0)))
     return sorted(items, key=lambda w: w.created, reverse=True)

@@ -1,27 +1,42 @@
-"""Worker processes on this machine: starting them, knowing which are alive, asking them to stop.
+"""Worker processes on this machine: the worker itself (``python -m dpcore.jobs [--id ID] [--once]``), starting
+them, knowing which are alive, asking them to stop.
 
-Workers *pull* jobs from the store (:mod:`dpcore.jobs.store`), so the only hand-off from the store to
-compute is :class:`Executor`: it starts one worker process (``python -m dpcore.jobs.worker --id ID``) with
-the given environment. :func:`ensure_workers` is cheap and idempotent — pages call it on every submit.
+A worker claims queued jobs from the store under ``$DP_EXPLORER_HOME`` and runs them one at a time
+(:mod:`dpcore.jobs.runner`); heartbeats while idle, gives up dead workers' jobs (:mod:`dpcore.jobs.liveness`),
+and exits after ``DP_EXPLORER_JOBS_IDLE_EXIT`` seconds without work (default 600) or when asked to stop. SIGTERM
+records the running job ``failed`` at once. A storage fault (full disk, a file where a folder belongs) ends the job
+it hits with the storage message and never the worker: it logs one line and goes on.
+
+Workers *pull* jobs from the store, so starting one is the only hand-off from the store to compute:
+:func:`start_process` starts one detached process with the given environment (a cluster would run the same
+command where ``DP_EXPLORER_HOME`` is shared). :func:`ensure_workers` is cheap and idempotent — pages call it on
+every submit. Where a unit of work runs (these processes or a Ray cluster) is :mod:`dpcore.jobs.executors`'.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import secrets
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 from .. import limits, storage
+from ..storage import reserve
 from . import liveness
+from .attempt import WorkerStopped, log
 from .db import connection, reader, reap, transaction
-from .settings import settings
+from .runner import claim, execute
+from .settings import settings, under_pytest
 
 LOG_MAX_BYTES = limits.JOBS_LOG_MAX_BYTES  # workers.log is rotated (one old copy) past this size
-WORKER_MODULE = "dpcore.jobs.worker"  # what `python -m` runs in a worker process
+WORKER_MODULE = "dpcore.jobs"  # what `python -m` runs in a worker process (dpcore/jobs/__main__.py)
 
 
 # --------------------------------------------------------------------------------------------- liveness
@@ -57,77 +72,140 @@ def list_workers() -> list[dict]:
         ]
 
 
+# --------------------------------------------------------------------------------------------- the worker
+
+
+def _on_sigterm(signum, frame):
+    raise WorkerStopped("the worker was stopped (SIGTERM); submit the job again")
+
+
+def run_worker(worker_id: str | None = None, *, once: bool = False) -> int:
+    """The worker loop (``python -m dpcore.jobs``): claim, run, repeat; exit when idle too long.
+
+    Returns how many jobs it ran.
+    """
+    cfg = settings()
+    worker_id = worker_id or f"w-{secrets.token_hex(4)}"
+    now = time.time()
+    with connection() as conn, transaction(conn):
+        conn.execute(
+            "INSERT INTO workers (id, pid, host, executor, started, heartbeat, registered, pid_start) "
+            "VALUES (?, ?, ?, 'local', ?, ?, 1, ?) "
+            "ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, host = excluded.host, heartbeat = excluded.heartbeat, "
+            "registered = 1, pid_start = excluded.pid_start",
+            (worker_id, os.getpid(), socket.gethostname(), now, now, liveness.process_start()),
+        )
+    reserve.keep()  # room to record a job's end should the disk fill up
+    log(f"[jobs] worker {worker_id} pid {os.getpid()} started, home {storage.home()}")
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)  # a running job ends `failed` at once, not after its lease
+    parent = os.getppid() if under_pytest() else None  # test workers do not outlive the test run
+    ran = 0
+    idle_since = time.monotonic()
+    last_beat = 0.0
+    try:
+        while True:
+            try:
+                if time.monotonic() - last_beat >= cfg.heartbeat:
+                    last_beat = time.monotonic()
+                    with connection() as conn:
+                        reap(conn)
+                        with transaction(conn):
+                            conn.execute(
+                                "UPDATE workers SET heartbeat = ?, registered = 1 WHERE id = ?",
+                                (time.time(), worker_id),
+                            )
+                            row = conn.execute("SELECT stop FROM workers WHERE id = ?", (worker_id,)).fetchone()
+                    if row is None or row["stop"]:
+                        log(f"[jobs] worker {worker_id} asked to stop")
+                        break
+                job = claim(worker_id)
+            except storage.StorageError as exc:  # the store cannot be written now: wait, do not die
+                log(f"[jobs] worker {worker_id}: {exc}")
+                job = None
+            if job is None:
+                if once or time.monotonic() - idle_since > cfg.idle_exit:
+                    break
+                if parent is not None and os.getppid() != parent:
+                    log(f"[jobs] worker {worker_id}: test process gone")
+                    break
+                time.sleep(cfg.poll)
+                continue
+            log(f"[jobs] worker {worker_id} runs job {job['id']} ({job['target']}, attempt {job['attempt']})")
+            status, _ = execute(
+                job["id"],
+                job["target"],
+                json.loads(job["params"]),
+                worker_id,
+                attempt=job["attempt"],
+                hard_exit=True,
+                reraise=False,
+            )
+            log(f"[jobs] job {job['id']} {status or 'not recorded by this worker'}")
+            reserve.keep()
+            ran += 1
+            idle_since = time.monotonic()
+            if once:
+                break
+    finally:
+        try:
+            with connection() as conn, transaction(conn):
+                conn.execute("DELETE FROM workers WHERE id = ?", (worker_id,))
+        except storage.StorageError as exc:  # its row goes stale and is forgotten by ensure_workers
+            log(f"[jobs] worker {worker_id}: {exc}")
+        log(f"[jobs] worker {worker_id} exits after {ran} job(s)")
+    return ran
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dpcore.jobs", description="a background job worker process")
+    parser.add_argument("--id", default=None, help="worker id (given by the executor that started it)")
+    parser.add_argument("--once", action="store_true", help="run at most one job, then exit")
+    args = parser.parse_args(argv)
+    try:
+        run_worker(args.id, once=args.once)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
 # --------------------------------------------------------------------------------------------- starting workers
 
-
-class Executor:
-    """Starts worker processes. The only hand-off from the store to compute: workers pull jobs themselves.
-
-    A cluster executor would submit ``python -m dpcore.jobs.worker --id WORKER_ID`` to the cluster with the
-    same environment (``DP_EXPLORER_HOME`` must point at storage the cluster shares).
-    """
-
-    name = "base"
-
-    def start_worker(self, worker_id: str, env: dict[str, str]) -> int | None:
-        """Start one worker; return its pid if it runs on this host, else None."""
-        raise NotImplementedError
-
-    def reap(self) -> None:
-        """Collect exited workers (optional)."""
+_children: list[subprocess.Popen] = []  # the worker processes this process started (tests end them)
 
 
-class LocalProcessExecutor(Executor):
-    """Detached local processes (own session: they outlive a Streamlit rerun or restart)."""
-
-    name = "local"
-
-    def __init__(self) -> None:
-        self._children: list[subprocess.Popen] = []
-
-    def reap(self) -> None:
-        self._children = [p for p in self._children if p.poll() is None]  # no zombies left behind
-
-    def start_worker(self, worker_id: str, env: dict[str, str]) -> int | None:
-        self.reap()
-        log_dir = storage.subdir("logs")
-        env = dict(env)  # dpcore is the installed package: a worker finds it from any folder
-        log_path = log_dir / "workers.log"
-        try:
-            if log_path.stat().st_size > LOG_MAX_BYTES:  # keep one old log, never grow without bound
-                os.replace(log_path, log_dir / "workers.log.1")
-        except FileNotFoundError:
-            pass
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", WORKER_MODULE, "--id", worker_id],
-                cwd=str(storage.home()),  # any folder: the worker imports the installed package
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
-            )
-        self._children.append(proc)
-        return proc.pid
-
-    def children(self) -> list[subprocess.Popen]:
-        return list(self._children)
+def children() -> list[subprocess.Popen]:
+    """The worker processes this process started and that may still run."""
+    return list(_children)
 
 
-_executor: Executor = LocalProcessExecutor()
+def _collect() -> None:
+    _children[:] = [p for p in _children if p.poll() is None]  # no zombies left behind
 
 
-def set_executor(executor: Executor) -> Executor:
-    """Use another executor (e.g. a cluster one); returns the previous one."""
-    global _executor
-    previous, _executor = _executor, executor
-    return previous
-
-
-def get_executor() -> Executor:
-    return _executor
+def start_process(worker_id: str, env: dict[str, str]) -> int:
+    """Start one detached worker process (its own session: it outlives a Streamlit rerun or restart); its pid."""
+    _collect()
+    log_dir = storage.subdir("logs")
+    log_path = log_dir / "workers.log"
+    try:
+        if log_path.stat().st_size > LOG_MAX_BYTES:  # keep one old log, never grow without bound
+            os.replace(log_path, log_dir / "workers.log.1")
+    except FileNotFoundError:
+        pass
+    with open(log_path, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", WORKER_MODULE, "--id", worker_id],
+            cwd=str(storage.home()),  # any folder: the worker imports the installed package
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    _children.append(proc)
+    return proc.pid
 
 
 def ensure_workers(n: int = 2) -> int:
@@ -139,7 +217,7 @@ def ensure_workers(n: int = 2) -> int:
         n, 0, limits.WORKERS_MAX, "number of workers", "each worker is a process on this machine; 2 suits most laptops"
     )
     started = 0
-    _executor.reap()
+    _collect()
     with connection() as conn:
         reap(conn)
         with transaction(conn):
@@ -153,7 +231,7 @@ def ensure_workers(n: int = 2) -> int:
             env[storage.ENV_VAR] = str(storage.home())
             for _ in range(max(0, n - len(live))):
                 worker_id = f"w-{secrets.token_hex(4)}"
-                pid = _executor.start_worker(worker_id, env)
+                pid = start_process(worker_id, env)
                 now = time.time()
                 conn.execute(
                     "INSERT INTO workers (id, pid, host, executor, started, heartbeat, pid_start) "
@@ -162,10 +240,10 @@ def ensure_workers(n: int = 2) -> int:
                         worker_id,
                         pid,
                         socket.gethostname(),
-                        _executor.name,
+                        "local",
                         now,
                         now,
-                        liveness.process_start(pid) if pid else None,
+                        liveness.process_start(pid),
                     ),
                 )
                 started += 1

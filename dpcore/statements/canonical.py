@@ -46,7 +46,7 @@ def _finite(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_finite(v) for v in obj]
     if isinstance(obj, float) and not math.isfinite(obj):
-        return None  # as the statement is written (dpcore.serialize): JSON has no NaN
+        return None  # as the statement is written (dpcore.storage.jsonio): JSON has no NaN
     if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):  # numpy scalars
         return _finite(obj.item())
     return obj

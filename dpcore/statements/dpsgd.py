@@ -18,6 +18,24 @@ from dpcore.statements.common import STANDARD_DELTAS
 from dpcore.training import accounting
 
 Json = dict[str, Any]
+#: What a statement keeps of a stored audit (a sweep point's, a training run's own): the bound, its level and δ, what
+#: it was computed on, and whether it is within the claim.
+AUDIT_FIELDS = (
+    "lower_bound",
+    "confidence",
+    "delta",
+    "attack",
+    "members",
+    "nonmembers",
+    "tp",
+    "fp",
+    "n_canaries",
+    "guesses",
+    "correct",
+    "max_certifiable",
+    "within_claim",
+    "method",
+)
 
 
 def block(

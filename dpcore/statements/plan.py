@@ -123,9 +123,10 @@ def _registry(d: PlanDesign) -> Json:
     }
 
 
-def for_plan(outcome: Outcome, csv_name: str = CSV_NAME) -> Json:
-    """The signed statement of a released plan, covering its table as ``csv_name`` (:func:`csv_bytes`)."""
-    return signing.issue(body(outcome), files={csv_name: csv_bytes(outcome)})
+def for_plan(outcome: Outcome, csv_name: str = CSV_NAME, *, also: Mapping[str, bytes] | None = None) -> Json:
+    """The signed statement of a released plan, covering its table as ``csv_name`` (:func:`csv_bytes`) and every
+    file in ``also`` (the plan, the code, the registry draft) by SHA-256."""
+    return signing.issue(body(outcome), files={csv_name: csv_bytes(outcome), **(also or {})})
 
 
 def csv_bytes(outcome: Outcome) -> bytes:

@@ -22,7 +22,7 @@ from ..errors import DPError
 from ..jobs import registry, store
 from ..jobs.owners import Caller
 from ..jobs.records import JobRecord
-from ..serialize import dumps
+from ..storage.jsonio import dumps
 from ..training.config import NOT_DP_NOTE
 from ..training.results import DIAGNOSTIC_FIELDS, TrainMetrics
 from . import signing

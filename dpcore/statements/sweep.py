@@ -29,22 +29,7 @@ from dpcore.training.config import dataset_kind, dataset_name, delta_warning, un
 
 Json = dict[str, Any]
 KIND = "sweep"
-AUDIT_FIELDS = (
-    "lower_bound",
-    "confidence",
-    "delta",
-    "attack",
-    "members",
-    "nonmembers",
-    "tp",
-    "fp",
-    "n_canaries",
-    "guesses",
-    "correct",
-    "max_certifiable",
-    "within_claim",
-    "method",
-)
+AUDIT_FIELDS = dpsgd.AUDIT_FIELDS
 
 
 def for_point(p: Mapping[str, Any], *, rows: int | None = None, accountant: bool = False) -> Json:

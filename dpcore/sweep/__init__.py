@@ -3,9 +3,9 @@
 A sweep is a group of background jobs (:mod:`dpcore.jobs.store`), one per point, each running
 :func:`~dpcore.sweep.point.run_point`: train with :func:`dpcore.training.loop.train`, run the
 membership-inference attacks of :mod:`dpcore.attacks.mia` on members (training rows) and as many held-out
-non-members, and — for DP points — the empirical ε audit of :mod:`dpcore.attacks.audit`. The sweep's own record
-(config, job ids, and once finished the points) lives in ``$DP_EXPLORER_HOME/sweeps/<id>.json``, written atomically,
-so a finished sweep can be reopened and compared after the job store is gone.
+non-members, and — for DP points — the empirical ε audit of :mod:`dpcore.attacks.audit`. The sweep itself is a
+row of the same store — a group whose members are its points (:func:`dpcore.jobs.store.submit_group`): its name,
+owner, config and, once finished, the assembled points, so a finished sweep is reopened and compared from there.
 
 The default demo (``python -m dpcore sweep``, the page's Start button) tells the true story on the full digits
 training set (1,438 images): an MLP with 256 hidden units, 20 epochs, batch 256, non-private test accuracy about

@@ -17,7 +17,7 @@ from ..validation import check_delta, check_epsilon, check_positive_int
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_CANARIES = 300
 DEFAULT_SIZE_FRACTIONS = (0.25, 0.5)
-MAX_CANARIES = 1000
+MAX_CANARIES = limits.RUN_CANARIES_MAX
 CANARY_ATTACK = "canary"
 #: Attack names as shown: the ordinary-record attacks of :mod:`dpcore.attacks.mia` and the canary audit's score.
 ATTACK_LABELS = {**mia.ATTACK_LABELS, CANARY_ATTACK: "canaries (confidence in the planted label)"}

@@ -1,23 +1,23 @@
 """One sweep point, the job target ``"sweep.point"``: train one model (with canaries), attack it, audit it.
 
-Risk where it lives: the canaries (:func:`make_canaries`) are training images given a wrong label, each in
-training with probability ½ from a secret coin; their scores feed the one-run audit (:func:`_one_run_bound`).
-The loss/threshold/LiRA attacks run on ordinary records (members = training rows, non-members = test rows).
+Risk where it lives: the run plants its canaries itself (:mod:`dpcore.training.canaries`, the one home: inputs from
+the public feature space with labels at random, each in training with probability ½ from a secret coin) and audits itself
+(:mod:`dpcore.training.self_audit`: the one-run (ε, δ) and f-DP bounds on the canaries). The loss/threshold/LiRA
+attacks run on ordinary records (members = training rows, non-members = test rows); their scores feed the split audit
+and the Gaussian-DP audit of the point.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import secrets
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import limits
-from ..attacks import audit, exposure, mia, one_run
-from ..errors import DPError
-from ..training import accounting
+from ..attacks import audit, exposure, gdp, mia
+from ..training import accounting, self_audit
+from ..training import canaries as canary_mod
 from ..training.bounds import preprocessing
 from ..training.config import TrainConfig, noise_fields
 from ..training.data import load_split, record_view
@@ -46,10 +46,13 @@ def _shadow_fit(params: dict, cfg, split, should_stop=None):
                 y_test=split.y_test[:8],
             )
             c = dataclasses.replace(
-                cfg, seed=int(seed) % (2**31), train_size=None, batch_size=min(cfg.batch_size, len(y))
+                cfg, seed=int(seed) % (2**31), train_size=None, batch_size=min(cfg.batch_size, len(y)), canaries=0
             )
-            # a shadow is the attacker's model: its diagnostics and a second accountant's ε are never read
-            res = train(c, should_stop=should_stop, split=sub, diagnostics=False, compare_accountants=False)
+            # a shadow is the attacker's model, no run of its own: its diagnostics, a second accountant's ε and a
+            # self-audit are never read
+            res = train(
+                c, should_stop=should_stop, split=sub, audit=False, diagnostics=False, compare_accountants=False
+            )
             return res.predict_proba
 
         return fit
@@ -91,58 +94,6 @@ def _shadow_fit_many(params: dict, cfg, split, ctx):
     return fit_many
 
 
-@dataclass
-class Canaries:
-    """Audit records: ``X`` with wrong labels ``y``; ``included[i]``: canary i was in the training set."""
-
-    X: np.ndarray
-    y: np.ndarray
-    included: np.ndarray
-
-    def add_to(self, split):
-        """The split with the included canaries appended to its training rows."""
-        k = self.included
-        return dataclasses.replace(
-            split,
-            X_train=np.ascontiguousarray(np.concatenate([split.X_train, self.X[k]])),
-            y_train=np.concatenate([split.y_train, self.y[k]]),
-        )
-
-
-def make_canaries(split, n: int, seed: int, *, reproducible: bool = False) -> Canaries:
-    """``n`` training images with a label changed to a different class (a labelling error: the unusual kind
-    of record a model memorises). Which images and labels: public, from ``seed``. Whether each canary is
-    in the training set: a fair coin per canary per run, from :mod:`secrets` unless ``reproducible``."""
-    if n <= 0:
-        raise DPError("the canary audit needs at least one canary")
-    if split.n_classes < 2 or n > split.n_train:
-        raise DPError(f"cannot draw {n} canaries from {split.n_train} training rows")
-    rng = np.random.default_rng([int(seed), 0xCA])
-    idx = rng.choice(split.n_train, n, replace=False)
-    y = (split.y_train[idx] + rng.integers(1, split.n_classes, n)) % split.n_classes  # never the true label
-    coin = np.random.default_rng([int(seed), 0xC0]) if reproducible else np.random.default_rng(secrets.randbits(128))
-    return Canaries(np.ascontiguousarray(split.X_train[idx]), y.astype(np.int64), coin.random(n) < 0.5)
-
-
-def canary_scores(predict_proba, canaries: Canaries) -> np.ndarray:
-    """Higher = "more likely included": the logit of the model's confidence in the canary's (wrong) label."""
-    return mia.logit_confidence(predict_proba(canaries.X), canaries.y)
-
-
-def _one_run_bound(scores, included, delta: float) -> dict:
-    """The one-run audit of Steinke, Nasr & Jagielski (2023) on the canaries (see :mod:`dpcore.attacks.audit`),
-    and the most it could prove with these canaries (every guess right)."""
-    scores, included = np.asarray(scores, float), np.asarray(included, bool)
-    out = dict(one_run.one_run_lower_bound(scores, included, delta=delta, confidence=0.95))
-    tried = tuple(tuple(t) for t in out["tried"])  # the most these very guesses prove with every one right
-    out["max_certifiable"] = one_run.bound_at(int(included.size), tried, float(delta), 0.05)[1]
-    out["attack"] = CANARY_ATTACK
-    out["method"] = (
-        f"one-run audit (Steinke, Nasr & Jagielski 2023) on {included.size} canaries, {int(included.sum())} included"
-    )
-    return out
-
-
 def run_point(params: dict, ctx=None) -> dict:
     """Job target: train one model (with canaries), attack it, audit it. Returns the point dict (JSON-able)."""
     t0 = time.perf_counter()
@@ -150,7 +101,7 @@ def run_point(params: dict, ctx=None) -> dict:
     seed = int(params.get("seed", 0))
     split = load_split(cfg)
     n_canaries = int(params.get("canaries", 0) or 0)
-    canaries = make_canaries(split, n_canaries, seed, reproducible=cfg.reproducible_noise) if n_canaries else None
+    cfg = dataclasses.replace(cfg, canaries=n_canaries)  # the run plants them and audits itself (0: size control)
 
     def report(**fields):
         if ctx is not None:
@@ -158,13 +109,9 @@ def run_point(params: dict, ctx=None) -> dict:
             ctx.progress(**{**keep, "phase": "train"})
 
     stop = (lambda: ctx.cancelled()) if ctx is not None else None
-    res = train_in_job(  # a point reports its own accountant's ε only (the RDP beside it is never shown)
-        cfg,
-        ctx,
-        split=canaries.add_to(split) if canaries is not None else split,
-        progress=report,
-        compare_accountants=False,
-    )
+    # a point reports its own accountant's ε only (the RDP beside it is never shown)
+    res = train_in_job(cfg, ctx, split=split, progress=report, compare_accountants=False)
+    canaries = res.canaries
     t_train = time.perf_counter() - t0
     if ctx is not None:
         ctx.progress(phase="attack")
@@ -189,11 +136,11 @@ def run_point(params: dict, ctx=None) -> dict:
     scores = results.pop("_scores")
     canary_audit = None
     if canaries is not None:
-        c_scores = canary_scores(res.predict_proba, canaries)
+        c_scores = canary_mod.scores(res.predict_proba, canaries)
         k = canaries.included
         results[CANARY_ATTACK] = {
             **mia.attack_metrics(mia.roc(c_scores[k], c_scores[~k])),
-            "records": "canaries (mislabelled training images)",
+            "records": f"canaries ({canaries.summary(split.n_train)['source']})",
         }
     m = res.metrics.to_dict()
     eps_spent = m.get("epsilon")
@@ -203,7 +150,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "delta": m.get("delta", params["train"].get("delta")),
         "seed": seed,
         "train_fraction": float(params.get("train_fraction", 1.0)),
-        "n_train": int(m.get("n_train") or split.n_train),  # rows trained on, included canaries too
+        "n_train": int(m.get("n_train") or split.n_train),  # the real rows: canaries are under "canaries"
         "n_classes": int(split.n_classes),
         "chance_accuracy": float(np.bincount(split.y_test).max() / max(len(split.y_test), 1)),
         "test_accuracy": m.get("test_accuracy"),
@@ -214,15 +161,16 @@ def run_point(params: dict, ctx=None) -> dict:
         "accountant": m.get("accountant"),
         "device": m.get("device"),
         "mia": results,
-        "canaries": None if canaries is None else {"n": int(len(canaries.y)), "included": int(canaries.included.sum())},
+        "canaries": None if canaries is None else canaries.summary(split.n_train),
         "preprocessing": preprocessing(cfg.bounds, split.bounds_note, split.leaks),
         "train_seconds": round(t_train, 3),
         "seconds": None,
         **noise_fields(cfg),
     }
     delta = float(point["delta"] or params["train"]["delta"])
+    own = dict(m.get("audit") or {})
     if canaries is not None:
-        canary_audit = _one_run_bound(c_scores, canaries.included, delta)
+        canary_audit = own.get("one_run")
     # attack, threshold and direction chosen on half the rows, bounded on the other half (a real 95%)
     a = audit.audit_scores(scores, delta, split_seed=seed)
     if point["epsilon"] is not None:
@@ -237,7 +185,6 @@ def run_point(params: dict, ctx=None) -> dict:
         sigma, q, steps = float(point["noise_multiplier"]), float(point["sample_rate"]), int(point["steps"])
         point["gdp_mu"] = audit.gdp_mu(sigma, q, steps)
         # the worst-case ROC from the same privacy-loss distribution as the tight ε
-
         point["epsilon_pld"] = accounting.pld_epsilon(sigma, q, steps, delta)
         point["tradeoff"] = {
             **accounting.dpsgd_tradeoff(sigma, q, steps),
@@ -248,9 +195,25 @@ def run_point(params: dict, ctx=None) -> dict:
             "source": "dp_accounting PLD, Poisson-subsampled Gaussian, add/remove one",
         }
     _attach_audit(point, canary_audit)
+    _attach_self_audit(point, own, scores, delta, seed, cfg.accountant)
     _attach_exposure(point, split, scores, members[0], delta)
     point["seconds"] = round(time.perf_counter() - t0, 3)
     return point
+
+
+def _attach_self_audit(point: dict, own: dict, scores: dict, delta: float, seed: int, accountant: str) -> None:
+    """The point's own audit as the training run stored it (canaries: one-run (ε, δ) and f-DP bounds; the heuristic),
+    with its Gaussian-DP audit from the scores of every attack the point ran (stronger than the run's loss and
+    confidence scores), and the verdict read again."""
+    if not own:
+        return
+    try:
+        own["gdp"] = gdp.gdp_audit(scores, delta, split_seed=seed).to_dict()
+    except ValueError:  # too few rows for a selection and an audit half: the run's own stays
+        pass
+    claimed = point.get("epsilon_spent") if point["epsilon"] is not None else None
+    own.update(self_audit.verdict(claimed, delta, accountant, own))
+    point["audit"] = own
 
 
 def _attach_exposure(point: dict, split, scores: dict, members, delta: float) -> None:

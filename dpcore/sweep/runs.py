@@ -1,43 +1,50 @@
-"""Running sweeps and their records: start (one background job per point, through an executor), state,
-cancel, list, load, save, rename, delete; and the two blocking runners (inline in this process, parallel on
-workers).
+"""Running sweeps and their records: start (one background job per point, through an executor), state, cancel,
+list, load, save, rename, delete; and the two blocking runners (inline in this process, parallel on workers).
 
-A sweep's record (config, job ids, owner, and once finished the points) lives in
-``$DP_EXPLORER_HOME/sweeps/<id>.json``, written atomically, so a finished sweep can be reopened and compared
-after the job store is gone.
+A sweep is a **group of jobs** in the one job store (:func:`dpcore.jobs.groups.submit_group`): a row of its own
+(target ``"sweep"``: its name, owner, config, the points' job ids, where it ran and, once finished, the assembled
+result) and one job per point, queued all or none in one transaction. Who may read or change a sweep, its rename,
+delete and cancel are the job store's — the same check and the same code as for any job. This module turns the
+row into the sweep record the pages, the report and the CLI read (the dict an earlier version kept in
+``sweeps/<id>.json``: :func:`load`), and assembles a finished sweep's points (:func:`state`, and
+:func:`member_ended` when a point ends, so the row follows its points without anyone looking).
 
-Ownership (:mod:`dpcore.jobs.owners`): a sweep belongs to whoever started it; :func:`load`, :func:`state`,
-:func:`list_sweeps`, :func:`cancel`, :func:`rename` and :func:`delete` take the caller and refuse someone else's
-sweep. Finished sweeps of the default demo (public digits data, the page's default settings) are *shared*:
-everyone may read them; only their owner or an admin may change them. A start is idempotent per click (its
-key), bounded per click (``limits.SWEEP_MAX_TRAININGS`` model trainings for a visitor) and queued all or none.
+**Earlier versions' sweeps.** ``$DP_EXPLORER_HOME/sweeps/<id>.json`` files are moved into the store the first
+time sweeps are listed or read (:func:`migrate`; the files are kept in ``sweeps/migrated/``); where the home
+cannot be written they are still read as they are.
 
-A little over 400 lines: a sweep's record and the checks on who may read or change it are one idea here (every
-function reads the record, then checks); its maths lives in point.py and summary.py.
+Finished sweeps of the default demo (public digits data, the page's default settings) are *shared*: everyone may
+read them; only their owner or an admin may change them. A start is idempotent per click (its key), bounded per
+click (``limits.SWEEP_MAX_TRAININGS`` model trainings for a visitor) and queued all or none.
+
+A little over 500 lines, one idea: a sweep's record — its row, its earlier versions' files, the blocking runners
+and where it stands — read and written in one place; its maths lives in point.py and summary.py.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import re
-import secrets
 import time
 from typing import Any
 
 from .. import limits, storage
-from ..errors import DPError
-from ..jobs import display, executors
+from ..errors import DPError, JobError
+from ..jobs import display, executors, groups
 from ..jobs import store as job_store
-from ..jobs.owners import SYSTEM, Caller, QueueFull, check_owner, limited, not_yours
-from ..jobs.registry import SWEEP_POINT
-from ..jobs.store import check_label, distinct_name
-from ..serialize import dumps
+from ..jobs.owners import SYSTEM, Caller, NotYours, QueueFull, check_owner, limited
+from ..jobs.records import JobRecord
+from ..jobs.registry import SWEEP, SWEEP_POINT
 from ..training.config import REPRODUCIBLE_LABEL, dataset_name, model_name
 from .config import SweepConfig
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 FINISHED = ("done", "failed", "cancelled")
+LEGACY_DIR = "sweeps"  # where earlier versions kept one JSON file per sweep
+#: A sweep record's keys that are the row's own columns; every other key is kept in the row's params.
+_ROW_KEYS = ("id", "name", "created", "status", "owner", "result", "failed", "finished", "shared")
 
 
 def _assemble(cfg: SweepConfig, points: list[dict]) -> dict:
@@ -76,11 +83,11 @@ def run_sweep_inline(
         points.append(run_point(p))
     result = _assemble(cfg, points)
     if store:
-        sweep_id = _new_id()
+        sweep_id = job_store.new_id()
         save(
             {
                 "id": sweep_id,
-                "name": _distinct(owner, name or _default_name(cfg) + " (inline)"),
+                "name": name or _default_name(cfg) + " (inline)",
                 "created": time.time(),
                 "status": "done",
                 "config": cfg.to_dict(),
@@ -92,14 +99,11 @@ def run_sweep_inline(
                 "owner": owner,
                 "shared": is_demo(cfg),
                 **_noise_record(cfg),
-            }
+            },
+            distinct=True,
         )
         result = {"id": sweep_id, "executor": {"name": "inline"}, **result}
     return result
-
-
-def _new_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
 def _default_name(cfg: SweepConfig) -> str:
@@ -152,26 +156,121 @@ def model_trainings(cfg: SweepConfig | dict) -> int:
     return len(cfg.point_params()) * per_point
 
 
-def sweeps_dir():
-    return storage.subdir("sweeps")
+# --------------------------------------------------------------------------------------------- records
 
 
-def _path(sweep_id: str):
+def _check_id(sweep_id) -> str:
     if not isinstance(sweep_id, str) or not _ID_RE.match(sweep_id):
         raise DPError(f"not a sweep id: {sweep_id!r}")
-    return sweeps_dir() / f"{sweep_id}.json"
+    return sweep_id
 
 
-def save(record: dict) -> None:
-    """Write a sweep record (atomically) where :func:`load` finds it."""
-    storage.atomic_write_bytes(_path(record["id"]), dumps(record, indent=1).encode())
+def _missing(sweep_id: str) -> DPError:
+    return DPError(f"no stored sweep {sweep_id!r}; pick one from the list of stored sweeps")
 
 
-def _read(sweep_id: str) -> dict:
-    path = _path(sweep_id)
-    if not path.exists():
-        raise DPError(f"no stored sweep {sweep_id!r}; pick one from the list of stored sweeps")
-    return json.loads(path.read_text())
+def _record(job: JobRecord) -> dict:
+    """The sweep record (the dict earlier versions stored as a file) of a sweep's row."""
+    params = dict(job.params)
+    demo = bool(params.pop("demo", False))
+    rec = {"id": job.id, "name": job.label, "created": job.created, "status": str(job.status), **params}
+    rec.update(owner=job.owner, shared=demo)
+    if job.result is not None:
+        rec["result"] = job.result.get("result")
+        rec["failed"] = job.result.get("failed") or []
+    if job.ended is not None:
+        rec["finished"] = job.ended
+    rec.setdefault("jobs", [])
+    return rec
+
+
+def save(record: dict, *, replace: bool = True, distinct: bool = False) -> None:
+    """Store a sweep record (as :func:`load` gives it) as the sweep's row: the run of one process, a finished
+    sweep, or one read from an earlier version's file. ``replace=False`` leaves a row already there alone;
+    ``distinct`` makes a new sweep's name distinct among its owner's."""
+    sweep_id = _check_id(record.get("id"))
+    status = record.get("status") or "running"
+    demo = bool(record["shared"] if "shared" in record else is_demo(record.get("config") or {}))
+    groups.put_group(
+        sweep_id,
+        SWEEP,
+        owner=owner_of(record),
+        label=str(record.get("name") or ""),
+        params={**{k: v for k, v in record.items() if k not in _ROW_KEYS}, "demo": demo},
+        status=status,
+        created=float(record.get("created") or time.time()),
+        ended=record.get("finished"),
+        result={"result": record["result"], "failed": record.get("failed") or []} if "result" in record else None,
+        shared=demo and status == "done",
+        members=[e.get("job_id") for e in record.get("jobs") or [] if isinstance(e, dict)],
+        replace=replace,
+        distinct=distinct,
+    )
+
+
+def migrate() -> dict[str, dict]:
+    """Move the sweeps earlier versions stored as ``sweeps/<id>.json`` into the job store (each once: a sweep
+    already there keeps its row; the file goes to ``sweeps/migrated/``). Returns the records that could not be
+    moved (the home cannot be written), read as they are. Cheap when there is nothing to move."""
+    try:
+        folder = storage.home() / LEGACY_DIR
+        files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    except (storage.StorageError, OSError):
+        return {}
+    left = {}
+    for path in files:
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # not a sweep record: left where it is
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str) or not _ID_RE.match(rec["id"]):
+            continue
+        try:
+            save(rec, replace=False)
+        except (DPError, ValueError):  # storage faults are DPErrors: the home cannot take it now
+            left[rec["id"]] = rec
+            continue
+        try:
+            (folder / "migrated").mkdir(exist_ok=True)
+            os.replace(path, folder / "migrated" / path.name)
+        except OSError:
+            pass  # in the store now; the file is moved on a later look
+    return left
+
+
+def _read(sweep_id: str, caller: Caller) -> dict:
+    """The record of a sweep the caller may read (the job store's ownership check), or an earlier version's not
+    yet moved into the store."""
+    _check_id(sweep_id)
+    left = migrate()
+    try:
+        job = job_store.get(sweep_id, caller=caller, history=False)
+    except NotYours:
+        raise
+    except JobError:
+        job = None
+    if job is not None and job.target == SWEEP:
+        return _record(job)
+    if job is None and sweep_id in left:
+        rec = left[sweep_id]
+        if not caller.may_read(owner_of(rec), shared=shared(rec)):
+            raise NotYours(
+                f"sweep {sweep_id} is not yours: only the session or user that started it (or an admin) "
+                "can see or change it; start your own, or ask an admin"
+            )
+        return rec
+    raise _missing(sweep_id)
+
+
+def _in_store(sweep_id: str, caller: Caller) -> dict:
+    """For a change: the record, refused while it is only an earlier version's file the home cannot take."""
+    rec = _read(sweep_id, caller)
+    if sweep_id in migrate():
+        raise storage.StorageError(
+            f"sweep {sweep_id} is still an earlier version's file that could not be moved into the job store: "
+            f"make ${storage.ENV_VAR} writable and try again"
+        )
+    return rec
 
 
 def owner_of(rec: dict) -> str:
@@ -185,37 +284,19 @@ def shared(rec: dict) -> bool:
     return bool(demo) and rec.get("status") == "done"
 
 
-def _readable(rec: dict, caller: Caller) -> dict:
-    if not caller.may_read(owner_of(rec), shared=shared(rec)):
-        raise not_yours("sweep", str(rec.get("id")))
-    return rec
-
-
-def _changeable(rec: dict, caller: Caller) -> dict:
-    if not caller.may_change(owner_of(rec)):
-        raise not_yours("sweep", str(rec.get("id")), shared=shared(rec))
-    return rec
-
-
 def load(sweep_id: str, *, caller: Caller) -> dict:
     """A stored sweep's record, for a caller who may read it (its owner, an admin; anyone for a shared demo)."""
-    return _readable(_read(sweep_id), caller)
-
-
-def _records():
-    for p in sweeps_dir().glob("*.json"):
-        try:
-            yield p, json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
+    return _read(sweep_id, caller)
 
 
 def list_sweeps(*, caller: Caller, refresh: bool = True) -> list[dict]:
     """Stored sweeps the caller may read, newest first: {id, name, created, status, config, owner, mine, shared,
     reproducible_noise}. With ``refresh``, sweeps still marked running are looked up in the job store
     first (and recorded as finished if they are: a finished demo becomes shared though its owner has left)."""
+    left = migrate()
+    records = [_record(j) for j in job_store.list_jobs(caller=SYSTEM, target=SWEEP, limit=10_000)]
     out = []
-    for _p, r in _records():
+    for r in records + [r for r in left.values() if r["id"] not in {x["id"] for x in records}]:
         if refresh and r.get("status") == "running":  # whoever looks records a sweep that has finished
             try:
                 r = {**r, **_state(r)}
@@ -232,10 +313,6 @@ def list_sweeps(*, caller: Caller, refresh: bool = True) -> list[dict]:
             }
         )
     return sorted(out, key=lambda r: r.get("created") or 0, reverse=True)
-
-
-def _distinct(owner: str, name: str) -> str:
-    return distinct_name(name, (r.get("name") for _, r in _records() if owner_of(r) == owner))
 
 
 def default_view(sweeps: list[dict], caller: Caller, current: str | None = None) -> str | None:
@@ -260,8 +337,8 @@ def start_sweep(
     workers: int = 2,
     executor=None,
 ) -> str:
-    """Submit one background job per point for ``owner``, all or none, record the sweep, start workers. Returns
-    the sweep id.
+    """Submit the sweep and one background job per point for ``owner``, all or none, start workers. Returns the
+    sweep id.
 
     ``key``: the click's idempotency key — the same key again raises
     :class:`~dpcore.jobs.owners.AlreadySubmitted` whose ``ref`` is the first click's sweep. A visitor's click may
@@ -278,41 +355,46 @@ def start_sweep(
                 f"its LiRA shadow models); one click may start at most {limits.SWEEP_MAX_TRAININGS:,}: "
                 "use fewer ε values, seeds or shadow models"
             )
-    # --- points go through an Executor (local processes or Ray tasks) ---
-    ex = executor or executors.LocalExecutor(max(1, int(workers or 1)))
-    device = cfg.device
-    sweep_id = _new_id()
-    group = f"sweep-{sweep_id}"
+    ex = executor or executors.LocalExecutor(max(1, int(workers or 1)))  # points: local processes or Ray tasks
+    sweep_id = job_store.new_id()
     units, entries = [], []
     for p in cfg.point_params():
         eps = p["train"]["epsilon"]
         label = f"sweep {sweep_id}: " + ("baseline" if eps is None else f"ε={eps:g}") + f" seed {p['seed']}"
-        units.append((*ex.unit(SWEEP_POINT, p, device=device), label))
-        entries.append({"epsilon": eps, "seed": p["seed"]})
-    ids = job_store.submit_many(units, owner=owner, group=group, key=key, ref=sweep_id)
-    entries = [{"job_id": jid, **e} for jid, e in zip(ids, entries)]
-    try:
-        save(
-            {
-                "id": sweep_id,
-                "name": _distinct(owner, name or _default_name(cfg)),
-                "created": time.time(),
-                "status": "running",
-                "group": group,
-                "config": cfg.to_dict(),
-                "jobs": entries,
-                "executor": ex.describe(),
-                "owner": owner,
-                "shared": is_demo(cfg),
-                **_noise_record(cfg),
-            }
-        )
-    except BaseException:
-        job_store.cancel_group(group, caller=SYSTEM)  # no record, no jobs: nothing runs for a sweep nobody sees
-        raise
+        units.append((*ex.unit(SWEEP_POINT, p, device=cfg.device), label))
+        entries.append({"job_id": job_store.new_id(), "epsilon": eps, "seed": p["seed"]})
+    params = {
+        "group": f"{SWEEP}-{sweep_id}",
+        "config": cfg.to_dict(),
+        "jobs": entries,
+        "executor": ex.describe(),
+        "demo": is_demo(cfg),
+        **_noise_record(cfg),
+    }
+    groups.submit_group(
+        SWEEP,
+        params,
+        units,
+        owner=owner,
+        label=name or _default_name(cfg),
+        key=key,
+        group_id=sweep_id,
+        ids=[e["job_id"] for e in entries],
+    )
     if workers:
         ex.start(len(entries))
     return sweep_id
+
+
+def member_ended(end) -> None:
+    """A point ended (:mod:`dpcore.jobs.hooks`): once none is left to run, the sweep's row records its end and its
+    assembled result — without anyone having to look."""
+    try:
+        job = job_store.get(end.parent, caller=SYSTEM, history=False)
+    except JobError:
+        return
+    if job.target == SWEEP and job.status == "running":
+        _state(_record(job))
 
 
 #: Results of finished sweep points, by (home, job id), kept by the process that polls them (the CLI's wait loop, a
@@ -341,15 +423,17 @@ def _state(rec: dict) -> dict:
     points, failed, running = [], [], []
     fraction = 0.0
     home = str(storage.home())
+    cached = {e["job_id"]: _DONE.get((home, e["job_id"])) for e in rec["jobs"]}
+    unread = [job_id for job_id, done in cached.items() if done is None]
+    members = job_store.get_many(unread, caller=SYSTEM) if unread else {}  # one read for the points not yet done
     for e in rec["jobs"]:
-        done = _DONE.get((home, e["job_id"]))
+        done = cached.get(e["job_id"])
         if done is not None:  # a finished point's result never changes: not read and parsed again each poll
             points.append(done)
             fraction += 1
             continue
-        try:
-            job = job_store.get(e["job_id"], caller=SYSTEM, history=False)
-        except DPError:
+        job = members.get(e["job_id"])
+        if job is None:
             failed.append({**e, "error": "job record missing"})
             fraction += 1
             continue
@@ -380,7 +464,13 @@ def _state(rec: dict) -> dict:
         if failed and all(f.get("status") == "cancelled" for f in failed) and len(points) < total:
             status = "cancelled"
         rec.update(status=status, result=result, failed=failed, finished=time.time())
-        save(rec)
+        groups.end_group(
+            rec["id"],
+            status=status,
+            result={"result": result, "failed": failed},
+            ended=rec["finished"],
+            shared=shared(rec),
+        )
     return {
         **_summary(rec),
         "status": status,
@@ -439,40 +529,24 @@ def problems(s: dict) -> list[str]:
 
 def cancel(sweep_id: str, *, caller: Caller) -> None:
     """Cancel a sweep's queued and running points (its owner or an admin)."""
-    rec = _changeable(_read(sweep_id), caller)
-    for e in rec["jobs"]:
-        try:
-            job_store.cancel(e["job_id"], caller=SYSTEM)
-        except DPError:
-            pass
+    _in_store(sweep_id, caller)
+    job_store.cancel(sweep_id, caller=caller)
 
 
 def rename(sweep_id: str, name: str, *, caller: Caller) -> dict:
-    """Give a sweep a new name (owner or admin), distinct among its owner's sweeps."""
-    name = check_label(name)
-    rec = _changeable(_read(sweep_id), caller)
-    if any(r.get("name") == name and r.get("id") != sweep_id and owner_of(r) == owner_of(rec) for _, r in _records()):
-        raise DPError(f"another sweep is already called {name!r}; choose another name")
-    rec["name"] = name
-    save(rec)
-    return _summary(rec)
+    """Give a sweep a new name (owner or admin), distinct among its owner's names."""
+    _in_store(sweep_id, caller)
+    job_store.rename(sweep_id, name, caller=caller)
+    return _summary(_read(sweep_id, caller))
 
 
 def delete(sweep_id: str, *, caller: Caller) -> None:
-    """Delete a finished or cancelled sweep with its points' jobs and files (owner or admin), all or none: the
-    record is moved aside first (the sweep disappears at once), then its jobs go in one transaction; if they
-    cannot, the record comes back. A sweep still running is refused: cancel it first."""
-    rec = _changeable(_read(sweep_id), caller)
-    if _state(rec)["status"] == "running":
-        raise DPError(f"sweep {sweep_id} is still running; cancel it first, then delete it")
-    path = _path(sweep_id)
-    moved = storage.move_to_trash(path)
-    try:
-        job_store.delete_many([e["job_id"] for e in rec.get("jobs") or []], caller=SYSTEM, missing_ok=True)
-    except BaseException:
-        storage.restore(moved, path)
-        raise
-    storage.empty_trash()
+    """Delete a finished or cancelled sweep with its points' jobs and files (owner or admin), all or none, in one
+    transaction of the job store. A sweep still running is refused: cancel it first."""
+    rec = _in_store(sweep_id, caller)
+    if rec.get("status") == "running":
+        _state(rec)  # points that all ended: the sweep is recorded finished first
+    job_store.delete(sweep_id, caller=caller)
 
 
 def run_sweep_parallel(
@@ -486,14 +560,19 @@ def run_sweep_parallel(
 ) -> dict:
     """Start the sweep as background jobs on ``workers`` processes (or ``executor``) and wait for it."""
     caller = Caller(check_owner(owner))
-    sweep_id = start_sweep(cfg, owner=owner, workers=workers, executor=executor)
+    ex = executor or executors.LocalExecutor(max(1, int(workers or 1)))
+    sweep_id = start_sweep(cfg, owner=owner, workers=workers, executor=ex)
     deadline = time.monotonic() + timeout
+    started = time.monotonic()
     while True:
         s = state(sweep_id, caller=caller)
         if progress is not None:
             progress(s)
         if s["done"] + len(s["failed"]) >= s["total"]:
             break
+        if workers and time.monotonic() - started > 5:  # a point queued again after its worker died needs one
+            ex.start(s["total"] - s["done"] - len(s["failed"]))
+            started = time.monotonic()
         if time.monotonic() > deadline:
             cancel(sweep_id, caller=caller)
             raise DPError(f"sweep {sweep_id} did not finish in {timeout:g} s; it was cancelled")

@@ -192,6 +192,9 @@ class TrainConfig:
     bounds: dict | None = None
     #: The uploaded file's own name as its owner chose it (titles, exported code); never a server path.
     upload_name: str | None = None
+    #: Canaries of the run's own one-run audit (:mod:`dpcore.training.canaries`): None = the default (a DP-SGD run
+    #: plants :func:`~dpcore.training.canaries.auto_count` of them, a non-private run none), 0 = no audit.
+    canaries: int | None = None
 
     # -- derived
     @property
@@ -289,6 +292,18 @@ class TrainConfig:
             object.__setattr__(self, "bounds", check_bounds(self.bounds))
         if self.upload_name is not None:
             object.__setattr__(self, "upload_name", check_upload_name(self.upload_name))
+        if self.canaries is not None:
+            if (
+                isinstance(self.canaries, bool)
+                or not isinstance(self.canaries, (int, np.integer))
+                or not 0 <= self.canaries <= limits.RUN_CANARIES_MAX
+            ):
+                raise DPError(
+                    f"canaries must be a whole number from 0 to {limits.RUN_CANARIES_MAX}, got {self.canaries!r}; "
+                    "leave it unset for the default, 0 for no audit"
+                )
+            if self.canaries and self.model.startswith("diffprivlib"):
+                raise DPError("diffprivlib models do not carry canaries; leave canaries unset or 0")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -309,7 +324,7 @@ class TrainConfig:
                 p[k] = _float(p[k], k.replace("_", " "))
         if isinstance(p.get("reproducible_noise"), str):
             p["reproducible_noise"] = p["reproducible_noise"].strip().lower() in ("1", "true", "yes")
-        for k in ("epochs", "batch_size", "seed", "train_size", "hidden"):
+        for k in ("epochs", "batch_size", "seed", "train_size", "hidden", "canaries"):
             if p.get(k) is not None and not isinstance(p[k], bool):
                 try:
                     if float(p[k]) == int(float(p[k])):

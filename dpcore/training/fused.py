@@ -20,7 +20,7 @@ class FusedDPSGD:
     noise ``N(0, σ²C²)`` from the run's generator; division by Opacus's expected batch size.
     """
 
-    def __init__(self, model, clip: float, noise_multiplier: float, expected_batch_size: int, generator):
+    def __init__(self, model, clip: float, noise_multiplier: float, expected_batch_size: int, generator, on_noise=None):
         # lazy: torch takes ~2 s to import
         import torch.nn as nn
 
@@ -42,6 +42,8 @@ class FusedDPSGD:
         ]
         self.n_params = sum(m.weight.numel() for m in self.linears)
         self.clip, self.sigma, self.ebs, self.gen = float(clip), float(noise_multiplier), expected_batch_size, generator
+        #: called with the noise added to the clipped sum each step (the accounting check's witness), or None
+        self.on_noise = on_noise
 
     def backward(self, xb, yb):
         """Set ``p.grad`` of every Linear weight to the clipped, noised, averaged gradient; return the
@@ -69,6 +71,8 @@ class FusedDPSGD:
             n = len(yb)
             std = self.sigma * self.clip
             noise = torch.randn(self.n_params, generator=self.gen, device=self.gen.device) if std > 0 else None
+            if noise is not None and self.on_noise is not None:
+                self.on_noise(noise * std)
             if n:
                 logp = F.log_softmax(h, dim=1)
                 loss = -logp.gather(1, yb[:, None]).sum()

@@ -28,13 +28,14 @@ from typing import Any
 from .. import claims
 from ..errors import Cancelled, DPError
 from ..jobs.executors import resolve_device
-from . import accounting
+from . import accounting, accounting_check, self_audit
+from . import canaries as canary_mod
 from .config import NOT_DP_NOTE, TrainConfig, check_batch_size, delta_warnings, noise_fields
 from .data import Split, load_split
 from .dplib import train_diffprivlib
 from .fused import FusedDPSGD
 from .models import batch_as_is, build_model, check_model_size, make_dataset, resolve_grad_sample_mode
-from .results import SHORTCUT_NOTE, TrainMetrics, TrainResult, divergence
+from .results import SHORTCUT_NOTE, TrainMetrics, TrainResult, divergence, per_class_accuracy
 
 
 def plan(cfg: TrainConfig, n_train: int) -> dict:
@@ -94,6 +95,7 @@ class _Run:
     accountant: Any = None
     fused: Any = None
     noise_gen: Any = None
+    witness: accounting_check.Witness | None = None
 
     @property
     def sigma(self):
@@ -109,9 +111,33 @@ def _check_sample_rate(planned: float, actual: float) -> None:
         raise RuntimeError(f"sample rate mismatch: planned {planned}, Opacus {actual}")
 
 
-def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
+def poisson_loader(dataset, sample_rate: float, generator):
+    """Opacus's Poisson-sampling data loader at the plan's sample rate (each record in each batch with probability
+    ``sample_rate``; ``int(1 / sample_rate)`` batches an epoch). The rate is the plan's, from the real training rows:
+    canaries added to ``dataset`` change neither it nor the steps."""
+    # lazy: Opacus imports torch (~2 s)
+    from opacus.data_loader import DPDataLoader
+
+    return DPDataLoader(dataset, sample_rate=sample_rate, generator=generator, collate_fn=batch_as_is)
+
+
+def _watch_noise(opt, witness: accounting_check.Witness) -> None:
+    """Opacus's optimiser: after each ``add_noise`` hand the noise actually added (``p.grad − p.summed_grad``, before
+    the division by the batch size) to the witness."""
+    add_noise = opt.add_noise
+
+    def add_noise_watched():
+        add_noise()
+        witness.on_noise([p.grad.detach().view_as(p.summed_grad) - p.summed_grad for p in opt.params])
+
+    opt.add_noise = add_noise_watched
+
+
+def _setup(cfg: TrainConfig, split: Split, pl: dict, n_real: int | None = None) -> _Run:
     """Model, optimiser and loader on the run's device; for a DP run Poisson sampling and noise from secret
-    seeds (see the module docstring), through the fused step or Opacus's PrivacyEngine."""
+    seeds (see the module docstring), through the fused step or Opacus's PrivacyEngine, with the accounting check's
+    witness on the dataset, the optimiser step and the noise draw. ``n_real``: the training rows without canaries
+    (the expected batch size is theirs, so nothing depends on the canaries' coins)."""
     # lazy: torch takes ~2 s to import
     import torch
     from torch.utils.data import DataLoader
@@ -126,28 +152,32 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
     secure = cfg.private and not cfg.reproducible_noise
     sample_gen = torch.Generator().manual_seed(secure_seed() if secure else cfg.seed)
     noise_gen = torch.Generator(device=dev).manual_seed(secure_seed() if secure else cfg.seed + 7919)
-    ds = make_dataset(split.X_train, split.y_train)
-    loader = DataLoader(ds, batch_size=cfg.batch_size, shuffle=True, generator=gen, collate_fn=batch_as_is)
     if not cfg.private:
+        ds = make_dataset(split.X_train, split.y_train)
+        loader = DataLoader(ds, batch_size=cfg.batch_size, shuffle=True, generator=gen, collate_fn=batch_as_is)
         return _Run(dev, model, model, opt, crit, loader, pl)
+    witness = accounting_check.Witness(split.n_train)
+    ds = make_dataset(split.X_train, split.y_train, on_batch=witness.on_batch)
+    q = pl["sample_rate"]
+    ebs = int((n_real or split.n_train) * q)  # Opacus's expected batch size, of the real rows
     mode = resolve_grad_sample_mode(cfg)
     if mode == "fused" and cfg.model == "cnn":
         raise DPError("grad_sample_mode fused is for logreg/mlp; use auto, ew or hooks for the cnn")
+    loader = poisson_loader(ds, q, sample_gen)
     if mode == "fused":
         # lazy: Opacus imports torch (~2 s)
         from opacus.accountants import create_accountant
-        from opacus.data_loader import DPDataLoader
 
-        loader = DPDataLoader.from_data_loader(loader, generator=sample_gen)  # Poisson sampling
-        _check_sample_rate(pl["sample_rate"], loader.sample_rate)
-        fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], int(len(ds) * loader.sample_rate), noise_gen)
+        _check_sample_rate(q, loader.sample_rate)
+        fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], ebs, noise_gen, on_noise=witness.on_noise)
         # Opacus's accountant, stepped once per optimizer step
-        return _Run(dev, model, model, opt, crit, loader, pl, mode, create_accountant(cfg.accountant), fused, noise_gen)
+        acc = create_accountant(cfg.accountant)
+        return _Run(dev, model, model, opt, crit, loader, pl, mode, acc, fused, noise_gen, witness)
     # lazy: Opacus imports torch (~2 s)
     from opacus import PrivacyEngine
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # secure RNG / functorch notices
+        warnings.simplefilter("ignore")  # secure RNG / functorch / "Poisson sampling off" notices
         engine = PrivacyEngine(accountant=cfg.accountant)
         out = engine.make_private(
             module=model,
@@ -156,7 +186,7 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
             data_loader=loader,
             noise_multiplier=pl["noise_multiplier"],
             max_grad_norm=cfg.clip,
-            poisson_sampling=True,
+            poisson_sampling=False,  # the loader above already samples (Poisson, at the plan's rate)
             grad_sample_mode=mode,
             noise_generator=noise_gen,
         )
@@ -164,10 +194,11 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict) -> _Run:
         model, opt, crit, loader = out
     else:
         model, opt, loader = out
-    loader.batch_sampler.generator = sample_gen  # Poisson sampling: the run's secret (or seeded) generator
-    _check_sample_rate(pl["sample_rate"], 1 / len(loader))
+    _check_sample_rate(q, 1 / len(loader))
+    opt.expected_batch_size = ebs
+    _watch_noise(opt, witness)
     core = model._module if hasattr(model, "_module") else model
-    return _Run(dev, model, core, opt, crit, loader, pl, mode, engine.accountant, None, noise_gen)
+    return _Run(dev, model, core, opt, crit, loader, pl, mode, engine.accountant, None, noise_gen, witness)
 
 
 def _step(cfg: TrainConfig, run: _Run, xb, yb):
@@ -183,11 +214,14 @@ def _step(cfg: TrainConfig, run: _Run, xb, yb):
     elif cfg.private and len(yb) == 0:
         # An empty Poisson batch (some Opacus modes, e.g. "ew", cannot run one): the DP-SGD update is
         # noise only — exactly what Opacus's optimizer computes for zero clipped gradients.
-        for p in run.opt.params:
-            p.grad = (
-                torch.normal(0.0, run.sigma * cfg.clip, p.shape, generator=run.noise_gen, device=p.device)
-                / run.opt.expected_batch_size
-            )
+        noise = [
+            torch.normal(0.0, run.sigma * cfg.clip, p.shape, generator=run.noise_gen, device=p.device)
+            for p in run.opt.params
+        ]
+        assert run.witness is not None  # a private run's setup always attaches one
+        run.witness.on_noise(noise)
+        for p, z in zip(run.opt.params, noise):
+            p.grad = z / run.opt.expected_batch_size
         run.opt.original_optimizer.step()
         run.accountant.step(noise_multiplier=run.sigma, sample_rate=run.q)
         loss = torch.zeros(())
@@ -195,6 +229,8 @@ def _step(cfg: TrainConfig, run: _Run, xb, yb):
         loss = run.crit(run.model(xb), yb)
         loss.backward()
         run.opt.step()
+    if run.witness is not None:
+        run.witness.on_step()
     return loss
 
 
@@ -290,9 +326,14 @@ def _finish(
     step: int,
     t_start: float,
     t_train: float,
+    checked: dict | None = None,
+    canaries: canary_mod.Canaries | None = None,
+    audit_it: bool = True,
     compare: bool = True,
 ) -> TrainResult:
-    """A fresh copy of the trained weights (no Opacus hooks), its accuracy, and the run's metrics."""
+    """A fresh copy of the trained weights (no Opacus hooks), its accuracy (overall and per class), the run's own
+    audit (a DP-SGD run) and the run's metrics. ``split``: the run's data without its canaries; ``checked``: the
+    accounting check's record."""
     # lazy: torch takes ~2 s to import
     import torch
 
@@ -309,6 +350,25 @@ def _finish(
     spent = _spent(cfg, run, step, compare)
     if history and cfg.private:
         history[-1]["epsilon"] = spent["epsilon"]
+    # metrics set below, before the result leaves here: predict_proba needs only the model
+    result = TrainResult(cfg, None, final, split, canaries)  # type: ignore[arg-type]
+    per_class = per_class_accuracy(split.y_test, result.predict(split.X_test), split.class_names, split.n_classes)
+    audit, t_audit = None, None
+    if audit_it and (cfg.private or canaries is not None):  # a baseline audits itself only with canaries (sweeps)
+        t0 = time.perf_counter()
+        audit = self_audit.audit_run(
+            result.predict_proba,
+            canaries,
+            split,
+            epsilon=spent.get("epsilon"),
+            delta=cfg.delta,
+            noise_multiplier=run.sigma,
+            sample_rate=run.q,
+            steps=step,
+            accountant=cfg.accountant,
+            seed=cfg.seed,
+        )
+        t_audit = time.perf_counter() - t0
     metrics = TrainMetrics(
         dataset=cfg.dataset,
         target=cfg.target,
@@ -346,11 +406,26 @@ def _finish(
         bounds_note=split.bounds_note,
         leaks=tuple(split.leaks),
         warnings=tuple(delta_warnings(cfg, split.n_train)),
+        per_class=tuple(per_class),
+        canaries=None if audit is None else audit.get("canaries"),
+        audit=audit,
+        accounting_check=checked,
         train_seconds=time.perf_counter() - t_start,
         loop_seconds=t_train,
         calibration_seconds=run.plan.get("calibration_seconds"),
+        audit_seconds=t_audit,
     )
-    return TrainResult(cfg, metrics, final, split)
+    result.metrics = metrics
+    return result
+
+
+def _canaries(cfg: TrainConfig, split: Split) -> canary_mod.Canaries | None:
+    """The run's canaries: as many as ``cfg.canaries`` says (None: :func:`~dpcore.training.canaries.auto_count` for a
+    DP-SGD run, none for the baseline), inputs from the seed, coins secret (seeded in reproducible-noise mode)."""
+    n = cfg.canaries if cfg.canaries is not None else (canary_mod.auto_count(split.n_train) if cfg.private else 0)
+    if not n:
+        return None
+    return canary_mod.make(split, int(n), cfg.seed, reproducible=cfg.reproducible_noise)
 
 
 def train(
@@ -359,6 +434,7 @@ def train(
     should_stop: Callable[[], bool] | None = None,
     split: Split | None = None,
     *,
+    audit: bool = True,
     diagnostics: bool = True,
     compare_accountants: bool = True,
 ) -> TrainResult:
@@ -366,7 +442,8 @@ def train(
 
     ``cfg`` is a :class:`TrainConfig` (already valid) or job params (validated here, once). ``split``: data
     already loaded by the caller (not loaded again). ``progress(**fields)`` is called every epoch and every few
-    steps; ``should_stop()`` is checked every step (raises :class:`~dpcore.errors.Cancelled`).
+    steps; ``should_stop()`` is checked every step (raises :class:`~dpcore.errors.Cancelled`). ``audit=False``: no
+    self-audit (a LiRA shadow model, no run of its own); the accounting check runs whatever it says.
 
     For models nobody watches train (a sweep's LiRA shadows), ``diagnostics=False`` leaves out each epoch's
     held-out accuracy and ε so far; ``compare_accountants=False`` computes ε with the run's own accountant only
@@ -379,9 +456,15 @@ def train(
     if cfg.model.startswith("diffprivlib"):
         return train_diffprivlib(cfg, split, progress)
     t_start = time.perf_counter()
-    run = _setup(cfg, split, plan(cfg, split.n_train))
+    pl = plan(cfg, split.n_train)  # q and T from the real rows: the canaries' coins change neither
+    canaries = _canaries(cfg, split)
+    run = _setup(cfg, canaries.add_to(split) if canaries is not None else split, pl, split.n_train)
     history, step, t_train = _run_epochs(cfg, run, split, progress, should_stop or (lambda: False), diagnostics)
-    result = _finish(cfg, run, split, history, step, t_start, t_train, compare_accountants)
+    checked = None
+    if cfg.private:  # before any ε: the loop did what the accountant was told, or the run fails here
+        assert run.witness is not None  # a private run's setup always attaches one
+        checked = accounting_check.check(run.accountant.history, run.witness, clip=cfg.clip)
+    result = _finish(cfg, run, split, history, step, t_start, t_train, checked, canaries, audit, compare_accountants)
     progress(
         phase="done",
         step=step,

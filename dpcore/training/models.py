@@ -87,7 +87,10 @@ def resolve_grad_sample_mode(cfg: TrainConfig) -> str:
     return BEST_GRAD_SAMPLE_MODE.get(cfg.model, "hooks")
 
 
-def make_dataset(X, y):
+def make_dataset(X, y, on_batch=None):
+    """The training rows as a torch dataset whose batches are gathered with one index op (``__getitems__``).
+    ``on_batch(indices)``: called with the indices of every batch gathered — what the accounting check counts
+    (:class:`dpcore.training.accounting_check.Witness`), whatever sampler asked for them."""
     # lazy: torch takes ~2 s to import
     import torch
     from torch.utils.data import Dataset
@@ -106,6 +109,8 @@ def make_dataset(X, y):
 
         def __getitems__(self, idx):
             idx = torch.as_tensor(idx, dtype=torch.long)
+            if on_batch is not None:
+                on_batch(idx)
             return [self.X[idx], self.y[idx]]
 
     return ArrayDataset(X, y)

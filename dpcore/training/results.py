@@ -13,14 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from ..serialize import dumps
+from .. import claims
+from ..attacks.audit import clopper_pearson
+from ..storage.jsonio import dumps
 from .config import N_PUBLIC_NOTE, TrainConfig
 from .data import Split
 
 SHORTCUT_NOTE = "seed notebook's q/σ·sqrt(2T ln(1/δ)): NOT a privacy guarantee, shown for comparison"
 #: Fields computed on private rows (test and training): diagnostics, not covered by ε (labelled by
 #: ``train_metrics_note`` and listed under ``not_covered_by_epsilon`` in every stored result). None of them is in
-#: a run's release (dpcore.statements.release).
+#: a run's release (dpcore.statements.release) — except what the statement keeps of the run's audit: its canary
+#: bounds, computed from the released model and the canaries alone (public inputs, secret coins), which ε covers.
+#: The accounting check's observations are functions of the secret sampling and noise: diagnostics too.
 DIAGNOSTIC_FIELDS = (
     "test_accuracy",
     "test_loss",
@@ -29,6 +33,9 @@ DIAGNOSTIC_FIELDS = (
     "history",
     "classes_seen",
     "diverged",
+    "per_class",
+    "audit",
+    "accounting_check",
 )
 
 
@@ -92,17 +99,26 @@ class TrainMetrics:
     bounds_note: str | None = None
     leaks: tuple = ()
     warnings: tuple = ()
+    #: accuracy per class on the test rows, each with its count and a 95% interval (who pays for privacy)
+    per_class: tuple = ()
+    # the run's own audit (dpcore.training.self_audit): canaries, one-run (ε, δ) and f-DP bounds, the scores audit,
+    # the heuristic, every figure with its kind and the verdict; and what the loop did against what the accountant
+    # was told (dpcore.training.accounting_check)
+    canaries: dict | None = None
+    audit: dict | None = None
+    accounting_check: dict | None = None
     # time
     train_seconds: float | None = None
     loop_seconds: float | None = None
     calibration_seconds: float | None = None
+    audit_seconds: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-able fields (lists for sequences); ``release_label`` only when there is one."""
         out = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if f.name == "history":
+            if f.name in ("history", "per_class"):
                 v = [dict(h) for h in v]
             elif isinstance(v, tuple):
                 v = list(v)
@@ -122,7 +138,7 @@ class TrainMetrics:
         kw.setdefault("dataset", "")
         kw.setdefault("model", "")
         kw.setdefault("private", kw.get("epsilon") is not None)
-        for k in ("history", "leaks", "warnings"):
+        for k in ("history", "leaks", "warnings", "per_class"):
             kw[k] = tuple(kw.get(k) or ())
         if kw.get("classes_seen") is not None:
             kw["classes_seen"] = tuple(kw["classes_seen"])
@@ -137,10 +153,14 @@ class TrainMetrics:
 
 @dataclass
 class TrainResult:
+    """A finished run: its config, metrics, fitted model and data (without canaries); ``canaries``: the canaries it
+    carried (:class:`dpcore.training.canaries.Canaries`; never stored: their coins stay in this process)."""
+
     config: TrainConfig
     metrics: TrainMetrics
     model: Any
     split: Split
+    canaries: Any = None
 
     def predict_proba(self, X) -> np.ndarray:
         X = np.asarray(X, dtype=np.float32)
@@ -202,3 +222,25 @@ def divergence(history, n_classes: int = 2) -> str | None:
             "uniform guess. Lower the learning rate (e.g. 10× smaller) and train again"
         )
     return None
+
+
+def per_class_accuracy(y_true, y_pred, class_names, n_classes: int) -> list[dict]:
+    """Accuracy per true class on the test rows, each with its count and a 95% Clopper–Pearson interval (rounded
+    outwards). A diagnostic on private rows: not covered by ε."""
+    yt, yp = np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()
+    out = []
+    for c in range(int(n_classes)):
+        sel = yt == c
+        n = int(sel.sum())
+        k = int((yp[sel] == c).sum())
+        lo, hi = clopper_pearson(k, n, 0.05) if n else (0.0, 1.0)
+        out.append(
+            {
+                "class": c,
+                "name": str(class_names[c]) if c < len(class_names) else str(c),
+                "n_test": n,
+                "accuracy": None if n == 0 else claims.diagnostic(k / n),
+                "interval": [claims.rounded(float(lo), 3, up=False), claims.rounded(float(hi), 3, up=True)],
+            }
+        )
+    return out

@@ -204,6 +204,14 @@ def promise_section(m: TrainMetrics) -> None:
         return
     chart(promise.run_chart(bounds, m.delta, height=300), key="tr_fig_promise")
     st.caption(promise.verdict(bounds, m.delta))
+    if m.canaries:  # the canaries as used, and what they do to the accuracy shown
+        c = m.canaries
+        st.caption(f"This run's own audit planted {c['n']} canaries; {c['included']} went in. The {c['utility_note']}.")
+    if m.accounting_check and m.accounting_check.get("passed"):
+        st.caption(
+            "Accounting check passed: the batches drawn, the records in them and the noise added each step were "
+            "counted during training and matched what the accountant was told."
+        )
 
 
 def _code(job_id: str, caller) -> None:

@@ -47,9 +47,7 @@ def test_home_report_includes_picked_runs_and_ledgers(chdir_root, monkeypatch):
     monkeypatch.setattr(
         store,
         "list_jobs",
-        lambda *, caller, group=None, limit=100, shared=False: (
-            [RUN] if group == "train" else real_list(caller=caller, group=group, limit=limit, shared=shared)
-        ),
+        lambda *, caller, group=None, **kw: [RUN] if group == "train" else real_list(caller=caller, group=group, **kw),
     )
     df = datasets.medical(1500, 0)
     info = visitors.open_builtin(1500, 0, fingerprint.dataset_identity(df))

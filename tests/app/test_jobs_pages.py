@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dpcore.jobs import registry, runner, store, workers
+from dpcore.jobs import attempt, registry, runner, store, workers
 from dpcore.jobs.owners import SYSTEM
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import SweepConfig
@@ -156,11 +156,11 @@ def test_a_full_disk_run_shows_the_storage_message_on_the_page(chdir_root, monke
     import threading
 
     from dpcore import storage
-    from dpcore.jobs import worker
+    from dpcore.jobs import workers
 
     monkeypatch.setenv("DP_EXPLORER_JOBS_HEARTBEAT", "0.1")
     calls = {"n": 0}
-    real = runner.connection
+    real = attempt.connection
     here = threading.current_thread()
 
     def fsync(fd):
@@ -175,9 +175,9 @@ def test_a_full_disk_run_shows_the_storage_message_on_the_page(chdir_root, monke
 
     real_fsync = storage.os.fsync
     monkeypatch.setattr(storage.os, "fsync", fsync)
-    monkeypatch.setattr(runner, "connection", connection)
+    monkeypatch.setattr(attempt, "connection", connection)
     job_id = store.submit(registry.TRAIN, RUN, owner=ME, group="train", label="full disk")
-    assert worker.run_worker("w-page", once=True) == 1
+    assert workers.run_worker("w-page", once=True) == 1
     monkeypatch.setattr(storage.os, "fsync", real_fsync)  # space freed
     at = open_page(TRAINING, owner=ME)
     assert at.selectbox(key="tr_pick").value == job_id and "Status: **failed**" in _texts(at)

@@ -207,7 +207,7 @@ def test_another_finished_study_of_the_same_patients_is_shown_as_such(chdir_root
 
 @pytest.mark.slow
 def test_an_upload_is_released_as_a_synthetic_table_from_declared_columns(chdir_root, monkeypatch):
-    from dpcore.jobs import worker
+    from dpcore.jobs import workers
     from dpcore.storage import home
 
     monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)  # the test runs the job itself, below
@@ -228,7 +228,7 @@ def test_an_upload_is_released_as_a_synthetic_table_from_declared_columns(chdir_
     (job,) = store.list_jobs(caller=SYSTEM, group=registry.SYNTH_RELEASE_GROUP)
     assert job.owner == ME and job["status"] == "queued" and job["params"]["dataset"].startswith("upload:")
     assert len(list((home() / "uploads").glob("*"))) == 1  # kept while its job needs it
-    assert worker.run_worker(once=True) == 1
+    assert workers.run_worker(once=True) == 1
     at.run()
     done = store.get(job["id"], caller=SYSTEM)
     assert done["status"] == "done", done["error"]

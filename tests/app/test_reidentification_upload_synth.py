@@ -61,7 +61,7 @@ def test_aim_with_delta_and_the_model_are_chosen_from_the_declarations(chdir_roo
 
 @pytest.mark.slow
 def test_the_release_shows_what_it_keeps_labelled_not_covered(chdir_root):
-    from dpcore.jobs import worker
+    from dpcore.jobs import workers
 
     at = _uploaded()
     at.text_area(key="re_up_syn_decl").set_value(DECL).run()
@@ -69,7 +69,7 @@ def test_the_release_shows_what_it_keeps_labelled_not_covered(chdir_root):
     at.radio(key="re_up_syn_gen").set_value("aim").run()
     at.button(key="re_up_syn_go").click().run()
     (job,) = store.list_jobs(caller=SYSTEM, group=registry.SYNTH_RELEASE_GROUP)
-    assert worker.run_worker(once=True) == 1
+    assert workers.run_worker(once=True) == 1
     at.run()
     assert store.get(job.id, caller=SYSTEM)["status"] == "done"
     assert not at.error, [e.value for e in at.error]

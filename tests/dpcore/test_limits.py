@@ -2,7 +2,7 @@
 
 from dpcore import limits
 from dpcore.attacks import linkage, reidentification
-from dpcore.jobs import runner, workers
+from dpcore.jobs import attempt, workers
 from dpcore.noise import mechanisms, release, view
 
 
@@ -15,7 +15,7 @@ def test_old_names_are_aliases_of_the_limits():
     assert release.MAX_RELEASE_DRAWS == limits.RELEASE_DRAWS_MAX
     assert reidentification.EPSILONS is limits.REID_EPSILONS
     assert linkage.MAX_SENSITIVE_VALUES == limits.LINKAGE_MAX_SENSITIVE_VALUES
-    assert runner.MAX_HISTORY == limits.JOBS_MAX_HISTORY and workers.LOG_MAX_BYTES == limits.JOBS_LOG_MAX_BYTES
+    assert attempt.MAX_HISTORY == limits.JOBS_MAX_HISTORY and workers.LOG_MAX_BYTES == limits.JOBS_LOG_MAX_BYTES
 
 
 def test_grids_are_sorted_positive_and_inside_the_epsilon_limits():

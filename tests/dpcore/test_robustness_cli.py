@@ -375,3 +375,34 @@ def test_every_e_to_the_epsilon_formula_holds_up_to_the_largest_epsilon():
         assert composition.advanced_homogeneous(eps, 2, 1e-6)[0] >= 2 * eps
         assert "times more likely" in " ".join(str(p) for p in document.epsilon_section(eps, 1e-5).paragraphs)
     assert claims.exp_up(800.0) == "10^348" and claims.exp_up(1.0) == "2.72"
+    from dpcore.advisor import reconstruction
+
+    for eps in (710.0, 800.0, limits.EPSILON_MAX):
+        assert reconstruction.laplace(eps).from_epsilon == (1.0,) * len(reconstruction.KAPPAS)
+
+
+def test_the_last_iterate_heuristic_past_e_to_the_709():
+    """A small noise multiplier puts the heuristic ε past 709.78, where e^ε overflowed (OverflowError on the
+    promise-and-proof chart of a run at a large ε). With every step's batch the whole data (q = 1) the final model
+    is one Gaussian release with μ = √T/σ: the heuristic is that release's exact ε."""
+    from dpcore.attacks import last_iterate
+    from dpcore.noise.calibration import gaussian_epsilon
+
+    for sigma, steps in ((0.3, 100), (0.01, 1)):
+        h = last_iterate.heuristic_epsilon(sigma, 1.0, steps, 1e-5)
+        assert h == pytest.approx(gaussian_epsilon(sigma / steps**0.5, 1e-5), rel=1e-5)
+    assert last_iterate.heuristic_epsilon(0.3, 1.0, 100, 1e-5) > 690
+    assert last_iterate.heuristic_delta(0.3, 1.0, 100, 800.0) < 1e-5
+
+
+def test_a_posterior_limit_near_one_from_a_tiny_prior_is_solved_not_called_infinite(capsys):
+    """`advise --max-posterior 0.9999999999999999 --prior 1e-300` overflowed the odds ratio: "allows ε ≤ inf,
+    below the smallest ε the app works with". The limit's ε is log(P/(1−P)) + log((1−p)/p)."""
+    import math
+
+    rc, out, err = run(
+        capsys, "advise", "--mechanism", "laplace", "--max-posterior", "0.9999999999999999", "--prior", "1e-300"
+    )
+    assert rc == 0, err
+    big = 0.9999999999999999
+    assert json.loads(out)["epsilon"] == pytest.approx(math.log(big / (1 - big)) + 300 * math.log(10), rel=1e-12)

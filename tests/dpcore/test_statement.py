@@ -508,7 +508,7 @@ def test_gap_words_explain_a_measured_rate_above_the_worst_case():
 
 def _signed_ledger_text():
     """A signed ledger statement as the file the CLI writes (indented JSON), and the statement."""
-    from dpcore.serialize import dumps
+    from dpcore.storage.jsonio import dumps
 
     st = _ledger_statement()
     assert st["audit"] is None and verification.verify(st)["verified"]

@@ -132,5 +132,5 @@ def test_ray_ships_the_whole_dpcore_package():
 def test_local_workers_start_the_moved_worker_module():
     from dpcore.jobs import workers
 
-    assert workers.WORKER_MODULE == "dpcore.jobs.worker"
+    assert workers.WORKER_MODULE == "dpcore.jobs"
     assert importlib.util.find_spec(workers.WORKER_MODULE) is not None

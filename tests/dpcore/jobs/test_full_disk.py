@@ -62,7 +62,7 @@ def small_disk(tmp_path, monkeypatch):
     try:
         yield fill, free
     finally:
-        for proc in workers.get_executor().children():  # only the workers this test started
+        for proc in workers.children():  # only the workers this test started
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=10)
@@ -84,6 +84,7 @@ def _fails_with_the_storage_message(job_id, fill, free, phase):
         time.sleep(0.05)
     after = time.monotonic() - full_at
     assert job.status == "failed" and DISK_FULL in job.error and "free some space" in job.error, job.error
+    assert job.result is None  # computed or not, a job that did not end done released nothing
     assert "died" not in job.error and "crash" not in job.error
     print(f"failed {after:.2f} s after the disk filled")
     assert after < 3 * HEARTBEAT, f"failed {after:.2f} s after the disk filled"

@@ -13,9 +13,10 @@ import time
 
 import pytest
 
-from dpcore.jobs import db, liveness, registry, runner, store, workers
+from dpcore.jobs import attempt, db, liveness, registry, runner, store, workers
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs.owners import SYSTEM
+from dpcore.jobs.records import JobStatus
 
 
 @pytest.fixture(autouse=True)
@@ -26,14 +27,14 @@ def fast_jobs(monkeypatch):
     monkeypatch.setenv("DP_EXPLORER_JOBS_IDLE_EXIT", "60")
     monkeypatch.setenv("DP_EXPLORER_JOBS_CANCEL_GRACE", "2")
     yield
-    for proc in workers.get_executor().children():  # only the processes this test started
+    for proc in workers.children():  # only the processes this test started
         if proc.poll() is None:
             try:
                 os.kill(proc.pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
     workers.shutdown_workers(timeout=2.0)
-    for proc in workers.get_executor().children():
+    for proc in workers.children():
         if proc.poll() is None:
             proc.kill()
         proc.wait(timeout=10)
@@ -186,14 +187,14 @@ def test_every_write_is_fenced_by_the_attempt(dp_home):
     job_id = store.submit("demo.sleep", {}, owner=OWNER)
     row = runner.claim("w-a")
     assert row["id"] == job_id and row["attempt"] == 1
-    ctx = runner.JobContext(job_id=job_id, result_dir=store.folder_path(job_id) / ".attempt-1", attempt=1)
+    ctx = attempt.JobContext(job_id=job_id, result_dir=store.folder_path(job_id) / ".attempt-1", attempt=1)
     ctx.result_dir.mkdir(parents=True)
     ctx.save_bytes("model.bin", b"from attempt 1")
     with db.connection() as conn, db.transaction(conn):  # given up and queued again meanwhile
         conn.execute("UPDATE jobs SET status = 'queued', worker = NULL WHERE id = ?", (job_id,))
     assert runner.claim("w-b")["attempt"] == 2
     ctx.progress(step=99)
-    assert runner.record_end(ctx, "w-a", runner.JobStatus.DONE, result={"from": 1}) == runner.LOST
+    assert attempt.record_end(ctx, "w-a", JobStatus.DONE, result={"from": 1}) == attempt.LOST
     job = _get(job_id)
     assert (job.status, job.worker, job.result, job.progress) == ("running", "w-b", None, {})
     assert not (dp_home / "jobs" / job_id / "model.bin").exists()
@@ -236,12 +237,12 @@ def test_every_end_is_announced_once_with_what_it_released(monkeypatch):
     waiting = store.submit("demo.echo", {}, owner=OWNER)
     store.cancel(waiting, caller=SYSTEM)
     lost = store.submit(registry.DEMO_RETRIED, {}, owner=OWNER)
-    for attempt, job_id in ((1, lost), (2, lost), (1, plain)):
+    for n, job_id in ((1, lost), (2, lost), (1, plain)):
         with db.connection() as conn, db.transaction(conn):  # claimed by a process that is gone
             conn.execute(
                 "UPDATE jobs SET status = 'running', worker = 'w-gone', attempt = ?, pid = ?, host = ?, "
                 "pid_start = 'gone:1' WHERE id = ?",
-                (attempt, os.getpid(), liveness.host(), job_id),
+                (n, os.getpid(), liveness.host(), job_id),
             )
         _get(job_id)  # a reader gives it up
     ends = {(e.job_id, e.status, e.released, e.error) for e in seen}

@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 
 from dpcore.errors import JobError
-from dpcore.jobs import db, demo_jobs, executors, records, registry, runner, store, worker
+from dpcore.jobs import db, demo_jobs, executors, records, registry, runner, store, workers
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs.owners import SYSTEM
 
@@ -79,6 +79,6 @@ def test_a_row_written_with_an_old_target_still_opens_and_runs(dp_home, old):
     conn.close()
     rec = store.get("old-1", caller=SYSTEM)
     assert rec.status == "queued" and rec.target == old and registry.target_name(rec.target) == "demo.echo"
-    assert worker.run_worker("w-old", once=True) == 1
+    assert workers.run_worker("w-old", once=True) == 1
     done = store.get("old-1", caller=SYSTEM)
     assert done.status is records.JobStatus.DONE and done.result["params"] == {"v": 3}

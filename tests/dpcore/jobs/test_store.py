@@ -1,6 +1,6 @@
 """Background jobs through the store: lifecycle, cancel, dead workers, restart, no double claim, bad input.
 
-Workers are real detached processes (``python -m dpcore.jobs.worker``) on a per-test DP_EXPLORER_HOME, with
+Workers are real detached processes (``python -m dpcore.jobs``) on a per-test DP_EXPLORER_HOME, with
 short heartbeat intervals so every test stays fast. Time limits below are generous multiples of the
 heartbeat (0.2 s), not benchmarks.
 """
@@ -16,7 +16,7 @@ import pytest
 
 from dpcore.cli import main
 from dpcore.errors import DPError, JobError
-from dpcore.jobs import db, display, liveness, records, runner, store, workers
+from dpcore.jobs import attempt, db, display, liveness, records, runner, store, workers
 from dpcore.jobs.owners import CLI_OWNER as OWNER
 from dpcore.jobs.owners import SYSTEM
 
@@ -31,8 +31,7 @@ def fast_jobs(monkeypatch):
     monkeypatch.setenv("DP_EXPLORER_JOBS_CANCEL_GRACE", "1.0")
     yield
     workers.shutdown_workers(timeout=2.0)
-    executor = workers.get_executor()
-    for proc in executor.children():  # only the processes this test started
+    for proc in workers.children():  # only the processes this test started
         if proc.poll() is None:
             proc.kill()
         proc.wait(timeout=10)
@@ -174,7 +173,7 @@ def test_job_ignoring_cancel_is_stopped_with_its_worker():
     store.cancel(job_id, caller=SYSTEM)
     job = store.wait(job_id, timeout=8, caller=SYSTEM)
     assert job["status"] == "cancelled" and "ignored" in job["error"]
-    proc = next(p for p in workers.get_executor().children() if p.pid == worker["pid"])
+    proc = next(p for p in workers.children() if p.pid == worker["pid"])
     assert proc.wait(timeout=10) == 3
 
 
@@ -260,7 +259,7 @@ def test_concurrent_claims_are_disjoint():
 def test_idle_worker_exits_on_its_own(monkeypatch):
     monkeypatch.setenv("DP_EXPLORER_JOBS_IDLE_EXIT", "0.3")
     workers.ensure_workers(1)
-    proc = workers.get_executor().children()[-1]
+    proc = workers.children()[-1]
     assert proc.wait(timeout=15) == 0
     assert workers.list_workers() == []
 
@@ -312,7 +311,7 @@ def test_wait_times_out_with_a_job_error():
 
 
 def test_save_bytes_rejects_paths():
-    ctx = runner.JobContext(job_id="x", result_dir=db.jobs_dir() / "x")
+    ctx = attempt.JobContext(job_id="x", result_dir=db.jobs_dir() / "x")
     with pytest.raises(JobError, match="plain name"):
         ctx.save_bytes("../evil", b"")
     assert ctx.save_bytes("ok.bin", b"1").read_bytes() == b"1"

@@ -65,48 +65,39 @@ def test_reproducible_sweep_is_labelled_everywhere(dp_home):
 
 
 def test_stored_sweep_state_and_reopen(monkeypatch):
-    """A sweep's record points at jobs; once they are done the record stores the points for good."""
-    from dpcore.jobs import store, workers
+    """A sweep is a group of jobs in the job store: its state follows its points, and once they are done the
+    sweep's own row keeps the points for good (its finished state reads no job)."""
+    from dpcore.jobs import db, store
 
     fake_point = {"epsilon": None, "seed": 0, "test_accuracy": 0.9, "mia": {}}
-    submitted = []
+    sid = sweep_runs.start_sweep(dict(TINY, epsilons=(1.0,)), workers=0, owner=OWNER)  # nobody runs them
+    rec = sweep_runs.load(sid, caller=SYSTEM)
+    points = [e["job_id"] for e in rec["jobs"]]
+    queued = [store.get(j, caller=SYSTEM) for j in points]
+    assert len(points) == 2 and queued[0].params["train"]["epsilon"] is None  # baseline first
+    assert {j.group for j in queued} == {rec["group"]} == {f"sweep-{sid}"} and {j.status for j in queued} == {"queued"}
 
-    def submit_many(units, *, owner, group=None, key=None, ref=None):
-        submitted.extend(params for _, params, _ in units)
-        return [f"job{i + 1}" for i in range(len(units))]
+    def point(job_id, status, result=None):
+        with db.connection() as conn, db.transaction(conn):
+            conn.execute(
+                "UPDATE jobs SET status = ?, progress = ?, result = ? WHERE id = ?",
+                (status, json.dumps({"step": 5, "total_steps": 10}), json.dumps(result) if result else None, job_id),
+            )
 
-    monkeypatch.setattr(store, "submit_many", submit_many)
-    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: n)
-    sid = sweep_runs.start_sweep(dict(TINY, epsilons=(1.0,)), workers=2, owner=OWNER)
-    assert len(submitted) == 2 and submitted[0]["train"]["epsilon"] is None  # baseline first
-    status = {"job1": "running", "job2": "queued"}
-
-    def get(jid, *, caller, history=True):
-        done = status[jid] == "done"
-        res = dict(fake_point, epsilon=None if jid == "job1" else 1.0)
-        return {
-            "id": jid,
-            "status": status[jid],
-            "progress": {"step": 5, "total_steps": 10},
-            "result": res if done else None,
-            "error": None,
-            "history": [],
-            "created": 0,
-            "started": 0,
-            "ended": None,
-        }
-
-    monkeypatch.setattr(store, "get", get)
+    point(points[0], "running")
+    point(points[1], "queued")
     s = sweep_runs.state(sid, caller=SYSTEM)
     assert s["status"] == "running" and s["done"] == 0 and 0.4 < s["fraction"] < 0.5
-    status.update(job1="done", job2="done")
+    for job_id, eps in zip(points, (None, 1.0)):
+        point(job_id, "done", dict(fake_point, epsilon=eps))
     s = sweep_runs.state(sid, caller=SYSTEM)
     assert s["status"] == "done" and s["done"] == 2 and s["fraction"] == 1.0
-    monkeypatch.setattr(store, "get", lambda *a, **k: (_ for _ in ()).throw(AssertionError("job store read")))
-    again = sweep_runs.state(sid, caller=SYSTEM)  # finished sweeps are read from their own record
+    monkeypatch.setattr(store, "get_many", lambda *a, **k: (_ for _ in ()).throw(AssertionError("job store read")))
+    again = sweep_runs.state(sid, caller=SYSTEM)  # finished sweeps are read from their own row
     assert again["result"]["baseline"]["test_accuracy"] == 0.9
     assert [s["id"] for s in sweep_runs.list_sweeps(caller=SYSTEM)] == [sid]
     assert sweep_runs.load(sid, caller=SYSTEM)["status"] == "done"
+    assert store.get(sid, caller=SYSTEM).target == "sweep"  # one store: the sweep is a job row of its own
 
 
 def test_unknown_sweep_id():

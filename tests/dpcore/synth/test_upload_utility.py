@@ -102,7 +102,7 @@ def test_job_params_are_checked_before_anything_is_kept():
 def test_an_upload_released_with_aim_measures_what_it_keeps_on_rows_it_never_read(dp_home):
     """The job end to end: AIM at ε = 1, δ = 1e-6 on the pairs that matter, a fifth of the rows held out by secure
     coins (not read by the release), the statement saying which rows were read and checking out on verification."""
-    from dpcore.jobs import registry, store, worker
+    from dpcore.jobs import registry, store, workers
     from dpcore.jobs.owners import SYSTEM
     from dpcore.statements import verify as verification
     from dpcore.training.data import save_upload
@@ -112,7 +112,7 @@ def test_an_upload_released_with_aim_measures_what_it_keeps_on_rows_it_never_rea
     cfg = R.SynthConfig(1.0, 1e-6, "aim", pairs=R.parse_pairs("age+ward,age+income"))
     p = J.params(ref, SCHEMA, cfg, "ward.csv", utility=True, target="ward")
     jid = store.submit(registry.SYNTH_RELEASE, p, owner="cli", group=registry.SYNTH_RELEASE_GROUP)
-    assert worker.run_worker(once=True) == 1
+    assert workers.run_worker(once=True) == 1
     job = store.get(jid, caller=SYSTEM)
     assert job.status == "done", job.error
     res, u = job.result, job.result["utility"]

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from dpcore.errors import DPError
-from dpcore.jobs import db, records, registry, store, worker
+from dpcore.jobs import db, records, registry, store, workers
 from dpcore.jobs.owners import SYSTEM
 from dpcore.training.config import TrainConfig, check_batch_size
 from dpcore.training.job import run_job
@@ -30,7 +30,7 @@ def test_a_row_stored_with_the_old_training_target_still_runs(dp_home):
             (json.dumps(TrainConfig(**TINY).to_dict()),),
         )
     conn.close()
-    assert worker.run_worker("w-old-train", once=True) == 1
+    assert workers.run_worker("w-old-train", once=True) == 1
     done = store.get("old-train", caller=SYSTEM)
     assert done.status is records.JobStatus.DONE, done.error
     m = TrainMetrics.from_dict(done.result)

@@ -13,6 +13,7 @@ from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI, CLI_OWNER
 from dpcore.statements import common as statement
 from dpcore.statements import release
+from dpcore.statements import training as statement_training
 from dpcore.statements import verify as verification
 from dpcore.training.config import TrainConfig
 from dpcore.training.results import DIAGNOSTIC_FIELDS
@@ -152,9 +153,16 @@ def test_default_download_is_the_release_only(run):
     assert set(files) == {"statement.json", "model.pt", "README.txt"}
     st = json.loads(files["statement.json"])
     assert verification.verify(st, public_key=run["key"])["verified"]
-    text = json.dumps({k: v for k, v in st.items() if k != "leaks"})
+    # the audit and the check's verdict are asserted below; the signature holds field names and hashes
+    text = json.dumps({k: v for k, v in st.items() if k not in ("leaks", "audit", "accounting_check", "signature")})
     for field in DIAGNOSTIC_FIELDS:  # nothing computed on private rows
         assert f'"{field}"' not in text, field
+    # the run's own audit: its canaries' bounds only (the released model on public inputs), labelled a measurement
+    audit = json.dumps(st["audit"])
+    assert st["audit"]["label"].startswith("measurement") and st["audit"]["n_canaries"] == 100
+    for private in ('"gdp"', '"per_class"', '"records"', '"observed"', '"members"'):
+        assert private not in audit and private not in text, private
+    assert st["accounting_check"] == {"passed": True, "note": statement_training.ACCOUNTING_CHECK_NOTE}
     assert "n_test" not in text
     assert st["neighbour_relation"] == statement.ADD_REMOVE_N_PUBLIC and st["public"]["rows"] == 8000
     assert "not part of the release" in next(lk["text"] for lk in st["leaks"] if lk["kind"] == "diagnostics")
