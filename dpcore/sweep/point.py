@@ -154,6 +154,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "n_classes": int(split.n_classes),
         "chance_accuracy": float(np.bincount(split.y_test).max() / max(len(split.y_test), 1)),
         "test_accuracy": m.get("test_accuracy"),
+        "per_class": list(m.get("per_class") or []),  # who pays (dpcore.sweep.who_pays): each class's accuracy
         "train_accuracy": m.get("train_accuracy"),
         "noise_multiplier": m.get("noise_multiplier"),
         "sample_rate": m.get("sample_rate"),
