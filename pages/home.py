@@ -48,6 +48,11 @@ TOUR = [  # the sidebar's order (app.py), so a step's number matches where the p
         "Private query console",
         "Ask noisy questions as a visitor until the shared budget runs out.",
     ),
+    (
+        "pages/plan.py",
+        "Plan a release",
+        "Choose several statistics on one budget, split ε between them and preview their error before one release.",
+    ),
     ("pages/training.py", "DP training", "Train a model with DP next to its non-private twin (about a minute)."),
     ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy and attack success against ε on one screen."),
     (
@@ -66,7 +71,8 @@ with tour.expander("Start here: a ten-minute guided tour", icon=":material/tour:
     # on a laptop and a phone stacks each link over its line, in order (two steps a row left links ragged).
     for i, (path, title, line) in enumerate(TOUR):
         link, text = st.columns([1, 3], vertical_alignment="center", gap="xxsmall")
-        link.page_link(path, label=f"**{title}**", icon=f":material/counter_{i + 1}:")  # step 1, Home: "you are here"
+        # the step's number in words, not an icon: Material's counter icons stop at 9
+        link.page_link(path, label=f"**{i + 1} · {title}**")  # step 1, Home: "you are here"
         text.markdown(line)
 
 HOME_EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 12.2, 20.0, 50.0]

@@ -347,6 +347,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
         table_downloads(df.rename(columns=sweep_summary.column_label), f"sweep-{sid}", key="pu_dl")
     if s["status"] != "running":
         sweep_results.exposure(result)
+        sweep_results.who_pays(result)
         sweep_results.downloads(sid, result, caller)
     # the comparison under the sweep's own figures (beside the picker it pushed the first chart off a phone's screen)
     compare = st.multiselect(

@@ -28,7 +28,7 @@ from dpcore.training.config import (
 from dpcore.training.data import upload_columns
 from dpcore.training.job import admit, baseline_params, preflight
 from dpcore.training.results import TrainMetrics
-from pages.ui import identity
+from pages.ui import first_screen, identity
 from pages.ui import training_form as form
 from pages.ui import training_run as run_view
 from pages.ui import upload as upload_ui
@@ -38,12 +38,14 @@ from pages.ui.common import (
     clicked,
     from_url,
     guarded,
+    headline_md,
     job_caller,
     manage_box,
     required,
     share_in_url,
     submit_once,
     table_downloads,
+    unbroken,
     widget_state,
 )
 
@@ -66,19 +68,7 @@ acc_text, RELATION, ACTIVE = run_view.acc_text, run_view.RELATION, run_view.ACTI
 
 
 st.title("Train with DP-SGD")
-st.markdown(
-    "**So what:** one click trains a model with differential privacy *and* its non-private twin, then tells you "
-    "what privacy cost in accuracy — e.g. breast-cancer logistic regression at **ε = 1** keeps **94–96%** "
-    "test accuracy against about **96%** without privacy: **0 to 2 points**, depending on each run's noise."
-)
-st.caption(
-    "DP-SGD (Opacus) clips each example's influence and adds noise; the twin has the same model, data split and "
-    f"epochs without it. ε is the accountant's upper bound for the run's own noise, sampling and steps, with δ "
-    f"beside it; neighbouring datasets differ by one record ({RELATION}). Training runs in a background worker, "
-    "so leaving the page stops nothing. Your runs are yours: only this browser (or, signed in, you) and an admin "
-    "see their results; a reload or another tab finds them again (**My work**). The seed fixes only the data "
-    "split and the starting weights; sampling and noise come from a secure source that is never stored."
-)
+top = first_screen.headline()  # the "so what", once the form gives ε (or σ)
 upload_ui.release()
 caller = job_caller()
 
@@ -163,7 +153,7 @@ with st.container(border=True):
         c3.caption("Files are read only from the `data` folder under DP_EXPLORER_HOME.")
         dataset = f"mnist:{mpath}" if mpath else "mnist:"
 
-    p1, p2, p3, p4 = st.columns(4)
+    p1, p2, p3, _ = st.columns(4)
     how = p1.radio(
         "Privacy set by",
         ["target ε", "noise multiplier σ"],
@@ -195,56 +185,64 @@ with st.container(border=True):
         key="tr_delta",
         help="The small chance the ε guarantee may fail. Keep δ well below 1/n (n = training rows).",
     )
-    accountant = p4.selectbox(
-        "Accountant",
-        ["prv", "rdp"],
-        key="tr_accountant",
-        format_func={"prv": "PRV (tight)", "rdp": "RDP (looser)"}.get,
-        help="How ε is added up over the training steps. PRV (privacy-loss random "
-        "variables) is tight; RDP (Rényi DP) is a looser upper bound.",
-    )
+    # the first step stays on a phone's first screen: the buttons under ε and δ, the rest of the settings (each with
+    # a recommended value) one click away
+    actions = st.container()
+    with st.expander(
+        "Training settings: accountant, epochs, batch size, learning rate, clip, optimizer, seed, rows",
+        icon=":material/tune:",
+    ):
+        a1, _ = st.columns([1, 3])
+        accountant = a1.selectbox(
+            "Accountant",
+            ["prv", "rdp"],
+            key="tr_accountant",
+            format_func={"prv": "PRV (tight)", "rdp": "RDP (looser)"}.get,
+            help="How ε is added up over the training steps. PRV (privacy-loss random "
+            "variables) is tight; RDP (Rényi DP) is a looser upper bound.",
+        )
 
-    h1, h2, h3, h4, h5, h6, h7 = st.columns(7)
-    epochs = h1.number_input("Epochs", 1, 500, key="tr_epochs")
-    # "Batch size" (not "Expected batch"): with its help icon the longer label wrapped and pushed its input below
-    # its neighbours' at 1280 px
-    batch = h2.number_input(
-        "Batch size",
-        1,
-        100_000,
-        key="tr_batch_size",
-        help="Expected records per step: each step takes each record with chance batch ÷ "
-        "training rows (Poisson sampling, which the ε accounting assumes).",
-    )
-    lr = h3.number_input("Learning rate", min_value=0.0, key="tr_lr", format="%.3f", step=0.01)
-    clip = h4.number_input(
-        "Clip C",
-        min_value=0.0,
-        key="tr_clip",
-        format="%.2f",
-        step=0.1,
-        help="How far one record can move the model in a step: each example's gradient (its "
-        "push on the model) is clipped to this length (L2 norm).",
-    )
-    optimizer = h5.selectbox(
-        "Optimizer", list(OPTIMIZERS), key="tr_optimizer", format_func=lambda o: form.OPTIMIZER_NAMES.get(o, o)
-    )
-    seed = h6.number_input(
-        "Seed",
-        0,
-        2**31 - 1,
-        0,
-        key="tr_seed",
-        help="Fixes the data split and starting weights only; sampling and noise stay secret.",
-    )
-    train_size = h7.number_input(
-        "Training rows",
-        0,
-        limits.UPLOAD_MAX_ROWS,
-        0,
-        key="tr_train_size",
-        help="0 = all of the training split. Fewer: a seeded random subset, faster.",
-    )
+        h1, h2, h3, h4, h5, h6, h7 = st.columns(7)
+        epochs = h1.number_input("Epochs", 1, 500, key="tr_epochs")
+        # "Batch size" (not "Expected batch"): with its help icon the longer label wrapped and pushed its input below
+        # its neighbours' at 1280 px
+        batch = h2.number_input(
+            "Batch size",
+            1,
+            100_000,
+            key="tr_batch_size",
+            help="Expected records per step: each step takes each record with chance batch ÷ "
+            "training rows (Poisson sampling, which the ε accounting assumes).",
+        )
+        lr = h3.number_input("Learning rate", min_value=0.0, key="tr_lr", format="%.3f", step=0.01)
+        clip = h4.number_input(
+            "Clip C",
+            min_value=0.0,
+            key="tr_clip",
+            format="%.2f",
+            step=0.1,
+            help="How far one record can move the model in a step: each example's gradient (its "
+            "push on the model) is clipped to this length (L2 norm).",
+        )
+        optimizer = h5.selectbox(
+            "Optimizer", list(OPTIMIZERS), key="tr_optimizer", format_func=lambda o: form.OPTIMIZER_NAMES.get(o, o)
+        )
+        seed = h6.number_input(
+            "Seed",
+            0,
+            2**31 - 1,
+            0,
+            key="tr_seed",
+            help="Fixes the data split and starting weights only; sampling and noise stay secret.",
+        )
+        train_size = h7.number_input(
+            "Training rows",
+            0,
+            limits.UPLOAD_MAX_ROWS,
+            0,
+            key="tr_train_size",
+            help="0 = all of the training split. Fewer: a seeded random subset, faster.",
+        )
 
     params = {
         "dataset": dataset,
@@ -263,7 +261,15 @@ with st.container(border=True):
         "train_size": int(train_size) or None,
         **({"bounds": upload_bounds, "upload_name": upload_name} if kind == "csv" else {}),
     }
-    b1, b2, _ = st.columns([1.4, 1.4, 2.5])
+    b1, b2, _ = actions.columns([1.4, 1.4, 2.5])
+    privacy = f"ε = {epsilon:g}" if epsilon is not None else f"noise σ = {noise:g}"
+    with top:
+        st.markdown(
+            headline_md(
+                f"One click trains a model at {unbroken(privacy)} and its twin without DP",
+                "Then it measures what privacy cost in test accuracy (read on private test rows: not covered by ε).",
+            )
+        )
     go_dp = clicked(
         "tr_train_dp",
         b1.button(
@@ -283,6 +289,17 @@ with st.container(border=True):
             icon=":material/compare_arrows:",
             help="Trains only the non-private model (no DP, ε = ∞), for comparison.",
         ),
+    )
+
+
+with st.expander("How it works: DP-SGD, the twin, ε and who sees your runs", icon=":material/help:"):
+    st.markdown(
+        "DP-SGD (Opacus) clips each example's influence and adds noise; the twin has the same model, data split and "
+        f"epochs without it. ε is the accountant's upper bound for the run's own noise, sampling and steps, with δ "
+        f"beside it; neighbouring datasets differ by one record ({RELATION}). Training runs in a background worker, "
+        "so leaving the page stops nothing. Your runs are yours: only this browser (or, signed in, you) and an admin "
+        "see their results; a reload or another tab finds them again (**My work**). The seed fixes only the data "
+        "split and the starting weights; sampling and noise come from a secure source that is never stored."
     )
 
 

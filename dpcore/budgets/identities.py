@@ -20,6 +20,7 @@ import secrets
 import sqlite3
 import time
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -318,7 +319,7 @@ def _stable_email(email: str) -> bool:
         return False
 
 
-def from_oidc(claims: Any, admins: Any = ()) -> Identity:
+def from_oidc(claims: Mapping[str, Any] | None, admins: Iterable[object] = ()) -> Identity:
     """The identity of a person signed in through the OpenID Connect provider: their e-mail when the provider
     says it is verified and no normalisation would merge it with another mailbox (:func:`_stable_email`; else
     the subject), otherwise ``sub:<subject>``. An admin when that identity is listed in ``admins`` (the server's

@@ -290,6 +290,7 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
     from dpcore.figures import privacy_utility as pfigs
     from dpcore.sweep import runs as sweep_runs
     from dpcore.sweep import summary as sweep_summary
+    from dpcore.sweep import who_pays
 
     st = sweep_runs.state(sweep_id, caller=caller)
     result = st["result"]
@@ -318,6 +319,11 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
     table = pd.DataFrame(
         [{words[k]: sweep_summary.shown_row(r).get(k, "—") for k in fields} for r in rows]
     )  # the page's table: its words and its rounding
+    pays = who_pays.who_pays(result)
+    tables = [table]
+    if pays:  # who pays for privacy: each class's accuracy across ε beside the baseline's
+        paras.append(who_pays.reading(pays))
+        tables.append(pd.DataFrame(who_pays.shown(pays)))
     base = sweep_summary.baseline_summary(result)
     figs = [
         pfigs.accuracy_chart(result),
@@ -325,7 +331,7 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
         pfigs.attack_chart(result, "tpr_at_1pct_fpr"),
         pfigs.empirical_epsilon_chart(result),
     ]
-    return Section(f"Privacy–utility: {title}", paras, figs, [table], {"title": title, "rows": rows, "baseline": base})
+    return Section(f"Privacy–utility: {title}", paras, figs, tables, {"title": title, "rows": rows, "baseline": base})
 
 
 def synth_summary(study, epsilon: float) -> str:

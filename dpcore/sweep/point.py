@@ -23,6 +23,7 @@ from ..training.config import TrainConfig, noise_fields
 from ..training.data import load_split, record_view
 from ..training.job import require_charged, train_in_job
 from ..training.loop import train
+from . import who_pays
 from .config import CANARY_ATTACK
 
 
@@ -156,6 +157,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "n_classes": int(split.n_classes),
         "chance_accuracy": float(np.bincount(split.y_test).max() / max(len(split.y_test), 1)),
         "test_accuracy": m.get("test_accuracy"),
+        "per_class": list(m.get("per_class") or []),  # who pays (dpcore.sweep.who_pays): each class's accuracy
         "train_accuracy": m.get("train_accuracy"),
         "noise_multiplier": m.get("noise_multiplier"),
         "sample_rate": m.get("sample_rate"),
@@ -232,6 +234,8 @@ def _attach_exposure(point: dict, split, scores: dict, members, delta: float) ->
     vulnerable = ex.pop("vulnerable")
     for v in vulnerable:
         v["record"] = record_view(split, where[v["index"]])
+    # who pays: the members' proved ε by their class
+    ex["per_class"] = who_pays.class_exposure(split.y_train[members], ex["proved"], claimed, split.class_names)
     point["exposure"] = ex
     point["vulnerable"] = vulnerable
 

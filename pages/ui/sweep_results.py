@@ -10,6 +10,7 @@ from dpcore import export
 from dpcore.figures import exposure as exposure_figs
 from dpcore.statements import sweep as sweep_statement
 from dpcore.sweep import exposure as sweep_exposure
+from dpcore.sweep import who_pays as sweep_who_pays
 from dpcore.sweep.config import ATTACK_LABELS
 from dpcore.textsafe import md
 from pages.ui.common import chart, code_downloads, guarded, headline_md
@@ -76,6 +77,21 @@ def exposure(result: dict) -> None:
             "every threshold corrected together): under DP none should be, and a share above 0% would be a "
             "bug to report. The baseline's column says how many records a model without DP exposes beyond "
             "each ε."
+        )
+
+
+def who_pays(result: dict) -> None:
+    """Who pays for privacy: each class's test accuracy per ε beside the non-private model's, with 95% intervals."""
+    table = sweep_who_pays.who_pays(result)
+    if not table:
+        return
+    with st.expander("Who pays for privacy: accuracy per class", icon=":material/groups:"):
+        st.markdown(md(sweep_who_pays.reading(table)))
+        st.dataframe(pd.DataFrame(sweep_who_pays.shown(table)), hide_index=True, key="pu_who_pays")
+        st.caption(
+            ":orange-badge[Not covered by ε] computed on the private test rows. Each accuracy is the median seed's "
+            "model, with that model's 95% interval and the number of test rows it is measured on. A class pays more "
+            "only where its interval lies wholly below the non-private model's: small classes have wide intervals."
         )
 
 

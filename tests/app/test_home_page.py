@@ -21,6 +21,8 @@ def test_the_guided_tour_has_a_step_for_every_page():
     at = open_page("pages/home.py")
     assert not at.exception
     steps = [link.proto.label.strip("*") for link in at.get("page_link")]
+    assert [st.split(" · ")[0] for st in steps] == [str(i) for i in range(1, len(steps) + 1)]  # numbered in order
+    steps = [st.split(" · ", 1)[1] for st in steps]
     pages = {path: title for path, title in _titles().items() if path != "pages/home.py"}
     assert steps[0] == "Here, on Home" and steps[1:] == list(pages.values()), steps  # the sidebar's order
     assert any("one step per page" in m.value for m in at.markdown)

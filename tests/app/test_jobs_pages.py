@@ -255,7 +255,8 @@ def test_a_finished_demo_is_shared_read_only(chdir_root, monkeypatch):
     assert other.selectbox(key="pu_sweep").value == "20250101-000000-d0d0"
     assert "the demo (shared demo)" in other.selectbox(key="pu_sweep").options
     assert not [t for t in other.text_input if t.key.startswith("pu_manage_")]  # no rename or delete
-    assert "only whoever started it" in _texts(other)
+    # "Shared demo." beside its status, and who may change it in that caption's help
+    assert any("only whoever started it" in c.proto.help for c in other.caption if "Shared demo" in c.value)
     mine = open_page(CURVE, owner=ME)
     assert [t for t in mine.text_input if t.key.startswith("pu_manage_")]
 

@@ -379,3 +379,23 @@ def test_a_dp_median_above_the_baseline_says_why(chdir_root, dp_home):
     text = _texts(at)
     assert "At ε = 8 the DP models' median is above the non-private one" in text
     assert "At ε = 1 the DP" not in text
+
+
+def test_a_finished_sweep_says_who_pays_for_privacy(chdir_root, dp_home):
+    """Each class's accuracy per ε beside the non-private model's, with 95% intervals and test rows, in an expander."""
+    from tests.dpcore.sweep.helpers import headline_result
+    from tests.dpcore.sweep.test_who_pays import with_per_class
+
+    res = with_per_class(headline_result(owner=ME))
+    sweep_runs.save(
+        {"id": "20250101-000000-b2b2", "name": "who pays", "created": 1.0, "status": "done", "config": res["config"]}
+        | {"jobs": [], "failed": [], "result": res, "owner": ME}
+    )
+    at = open_page(PAGE, owner=ME)
+    at.selectbox(key="pu_sweep").set_value("20250101-000000-b2b2").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(e.label.startswith("Who pays for privacy") for e in at.expander)
+    shown = _texts(at).replace("\\", "")  # the reading is escaped: class names are data
+    assert "at ε = 1, rare (20.0% of 20 test rows, against 90.0% without DP)" in shown
+    table = next(d for d in at.dataframe if "pays more" in d.value.columns)
+    assert set(table.value["test rows"]) == {200, 20} and "yes" in set(table.value["pays more"])

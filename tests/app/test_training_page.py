@@ -126,7 +126,7 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         assert "δ = 1e-5 (add/remove one record; the 455 training rows and the classes are public)" in under
         assert "for the non-private twin" in under and "Not covered by ε" in under
         text = _texts(at)
-        assert "RDP ε" in text and "shortcut" in text and "Not covered by ε" in text and "So what" in text
+        assert "RDP ε" in text and "shortcut" in text and "Not covered by ε" in text and "One click trains" in text
         assert len(at.get("plotly_chart")) >= 4
         # promise and proof: the accountant's ε beside the last-iterate heuristic, in words that say which is which
         promise = next(

@@ -17,7 +17,10 @@ VIEWS = {
     "phone-light": (390, 844, "light"),
     "phone-dark": (390, 844, "dark"),
 }
-PAGES = ("home", "noise", "privacy_utility")
+PAGES = ("home", "noise", "privacy_utility", "training", "plan")
+# What stands for the main chart where a first visit has none: the training page before any run shows its form,
+# and its first step, the Train button, is on the first screen.
+FIRST_STEP = {"training": ".st-key-tr_train_dp button >> visible=true"}
 MAX_WORDS = 60
 CHART_SEEN = 120  # px of the main chart inside the first screen at least: its title and the top of its plot
 
@@ -40,10 +43,19 @@ def measure(browser, url: str, view: str, slug: str) -> dict:
     try:
         pg.goto(url)
         wait_for_app(pg)
-        pg.wait_for_selector(".st-key-headline", timeout=90_000)
-        pg.wait_for_selector(".st-key-main_chart .js-plotly-plot .main-svg", timeout=90_000)
+        pg.wait_for_selector(".st-key-headline", timeout=180_000)
+        step = FIRST_STEP.get(slug)
+        try:
+            pg.wait_for_selector(step or ".st-key-main_chart .js-plotly-plot .main-svg", timeout=180_000)
+        except Exception:  # noqa: BLE001 — the screen as it was, for the failure's reader
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            pg.screenshot(path=str(SHOTS / f"first_screen_{slug}_{view}_timeout.png"))
+            raise
         pg.wait_for_timeout(800)  # Plotly's automargin redraw
         got = pg.evaluate(FIRST_SCREEN_JS)
+        if step:  # the whole button on the first screen
+            box = pg.locator(step).first.bounding_box()
+            got["chart_top"] = round(box["y"] + box["height"]) - CHART_SEEN
         SHOTS.mkdir(parents=True, exist_ok=True)  # the first screen as measured (the viewport, not the whole page)
         pg.screenshot(path=str(SHOTS / f"first_screen_{slug}_{view}.png"))
         return got

@@ -160,19 +160,19 @@ TOUR_JS = """() => [...document.querySelectorAll('[data-testid=stMain] [data-tes
 
 @pytest.mark.parametrize("view", ["page", "phone"])
 def test_home_tour_links_line_up_and_stack_in_order(app_server, request, view):
-    """Home's "Start here" tour: one link per step. On a laptop the nine links stand in one column, each level
+    """Home's "Start here" tour: one link per step. On a laptop the ten links stand in one column, each level
     with its step's line (two steps a row left 'Open …' links at three different heights and step 1 without
     one); on a phone each link sits right above its own line, steps in order."""
     pg = request.getfixturevalue(view)
     pg.goto(app_server)
     wait_for_app(pg)
     pg.get_by_text("Start here").click()  # the tour's expander, closed on the first screen
-    # Wait for what is measured: all nine links drawn, each in its row (the heading can come first: a CI run
+    # Wait for what is measured: all ten links drawn, each in its row (the heading can come first: a CI run
     # once measured 0 steps right after "Start here" appeared).
     pg.wait_for_function("""() => [...document.querySelectorAll('[data-testid=stMain] [data-testid=stPageLink-NavLink]')]
-        .filter(a => a.closest('[data-testid=stHorizontalBlock]') && a.getBoundingClientRect().height > 0).length >= 9""")
+        .filter(a => a.closest('[data-testid=stHorizontalBlock]') && a.getBoundingClientRect().height > 0).length >= 10""")
     steps = pg.evaluate(TOUR_JS)
-    assert len(steps) == 9, [s["label"] for s in steps]  # one per page (test_home_page checks which)
+    assert len(steps) == 10, [s["label"] for s in steps]  # one per page (test_home_page checks which)
     if view == "page":
         lefts = {round(s["left"]) for s in steps}
         assert max(lefts) - min(lefts) <= 1, f"tour links not in one column: lefts {sorted(lefts)}"

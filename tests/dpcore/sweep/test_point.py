@@ -22,6 +22,12 @@ def test_lira_point_with_shadows_trained_like_the_target():
     assert {f["kind"] for f in a["figures"]} == {"promise", "heuristic", "measurement"}
     assert a["gdp"]["attack"] in ("loss", "lira_offline", "lira_online") and a["verdict"] == "consistent"
     assert p["canaries"]["n"] == cfg.canaries and "public" in p["canaries"]["source"]
+    # who pays: each class's accuracy on the test rows, with its count and 95% interval
+    assert [c["class"] for c in p["per_class"]] == list(range(p["n_classes"]))
+    assert sum(c["n_test"] for c in p["per_class"]) > 0
+    assert all(c["interval"][0] <= c["accuracy"] <= c["interval"][1] for c in p["per_class"] if c["n_test"])
+    ex = p["exposure"]["per_class"]
+    assert sum(c["members"] for c in ex) == len(p["exposure"]["rows"]) and all(c["max_proved"] >= 0 for c in ex)
 
 
 class _FanOutCtx:

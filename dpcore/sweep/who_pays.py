@@ -1,0 +1,185 @@
+"""Who pays for privacy (issue 37 §6): each class's test accuracy across ε, beside the non-private baseline's.
+
+DP's cost falls unevenly: classes with few rows lose more accuracy (Bagdasaryan, Poursaeed & Shmatikov, NeurIPS
+2019). Every sweep point stores its model's per-class accuracy (``per_class``: each class's test rows, right
+answers and a 95% Clopper–Pearson interval, :func:`dpcore.training.results.per_class_accuracy`). Here, per ε and
+class: the median seed's accuracy with *that model's* 95% interval and the test rows it is measured on; the cost
+against the baseline (points of accuracy lost); and ``pays_more`` only when the intervals support it — the DP
+model's interval lies wholly below the baseline's for that class. Every figure is computed on private test rows:
+a diagnostic, not covered by ε.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import claims
+
+NOT_COVERED = (
+    "per-class test accuracy and exposure: computed on private rows (test rows; audited training rows), not covered "
+    "by ε"
+)
+
+
+def class_exposure(
+    labels: Any, proved: Sequence[float], claimed: float | None, class_names: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """Per class, the audited members' exposure (:mod:`dpcore.attacks.exposure`: what the attack proves at 95% while
+    flagging each record): how many were audited, the median and the largest proved ε, and the share proved above
+    the claimed ε (None without a claim)."""
+    y = np.asarray(labels).ravel()
+    pr = np.asarray(proved, float).ravel()
+    out = []
+    for c in np.unique(y):
+        sel = pr[y == c]
+        out.append(
+            {
+                "class": int(c),
+                "name": str(class_names[int(c)]) if int(c) < len(class_names) else str(int(c)),
+                "members": int(sel.size),
+                "median_proved": float(np.median(sel)),
+                "max_proved": float(sel.max()),
+                "share_above_claim": None if claimed is None else float(np.mean(sel > float(claimed) + 1e-9)),
+            }
+        )
+    return out
+
+
+def _exposure_by_class(points: Sequence[Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Per class, the median over seeds of the members' median proved ε, and the members audited per seed."""
+    groups: dict[int, list[Mapping[str, Any]]] = {}
+    for p in points:
+        for e in (p.get("exposure") or {}).get("per_class") or ():
+            groups.setdefault(int(e["class"]), []).append(e)
+    return {
+        c: {
+            "exposure_median_proved": float(np.median([e["median_proved"] for e in es])),
+            "exposure_max_proved": float(max(e["max_proved"] for e in es)),
+            "exposure_members": int(np.median([e["members"] for e in es])),
+        }
+        for c, es in groups.items()
+    }
+
+
+def _median_entry(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The lower-median seed's entry (a real model's accuracy and its own interval, never an average of models)."""
+    ranked = sorted(entries, key=lambda e: e["accuracy"])
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def _by_class(points: Sequence[Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
+    groups: dict[int, list[Mapping[str, Any]]] = {}
+    names: dict[int, str] = {}
+    for p in points:
+        for e in p.get("per_class") or ():
+            if e.get("accuracy") is not None:
+                groups.setdefault(int(e["class"]), []).append(e)
+                names[int(e["class"])] = str(e.get("name", e["class"]))
+    for c, entries in groups.items():
+        m = _median_entry(entries)
+        out[c] = {
+            "class": c,
+            "name": names[c],
+            "accuracy": float(m["accuracy"]),
+            "interval": [float(m["interval"][0]), float(m["interval"][1])],
+            "n_test": int(m["n_test"]),
+            "seeds": len(entries),
+        }
+    return out
+
+
+def who_pays(result: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Per class: the baseline's accuracy and, per ε (ascending), the DP models' (see the module docstring). None
+    when no point stored per-class accuracy (a sweep from before)."""
+    points = [p for p in result.get("points") or () if p.get("per_class")]
+    if not points:
+        return None
+    baselines = result.get("baselines") or ([result["baseline"]] if result.get("baseline") else [])
+    base = _by_class([p for p in [*baselines, *points] if p.get("epsilon") is None])
+    groups: dict[float, list[Mapping[str, Any]]] = {}
+    for p in points:
+        if p.get("epsilon") is not None:
+            groups.setdefault(float(p["epsilon"]), []).append(p)
+    rows = []
+    for eps in sorted(groups):
+        exposed = _exposure_by_class(groups[eps])
+        for c, e in sorted(_by_class(groups[eps]).items()):
+            b = base.get(c)
+            rows.append(
+                {
+                    "epsilon": eps,
+                    **e,
+                    **exposed.get(c, {}),
+                    "baseline_accuracy": None if b is None else b["accuracy"],
+                    "baseline_interval": None if b is None else b["interval"],
+                    "cost": None if b is None else round(b["accuracy"] - e["accuracy"], 4),
+                    # a difference claimed only when the intervals support it
+                    "pays_more": None if b is None else bool(e["interval"][1] < b["interval"][0]),
+                }
+            )
+    return {"rows": rows, "baseline": [base[c] for c in sorted(base)], "not_covered_by_epsilon": NOT_COVERED}
+
+
+def most_paid(table: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Per ε, the class that loses the most accuracy against the baseline, when the intervals support it."""
+    out: dict[float, dict[str, Any]] = {}
+    for r in (table or {}).get("rows", ()):
+        if r.get("pays_more") and (r["epsilon"] not in out or r["cost"] > out[r["epsilon"]]["cost"]):
+            out[r["epsilon"]] = r
+    return [out[e] for e in sorted(out)]
+
+
+def _pct_interval(iv: Sequence[float] | None) -> str:
+    return "—" if iv is None else f"{claims.percent(iv[0], 1, up=False)}–{claims.percent(iv[1], 1, up=True)}"
+
+
+def shown(table: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The rows as a table people read (the page and the report): percentages with their 95% intervals, the test
+    rows each is measured on, and "yes" under "pays more" only when the intervals support it."""
+    out = []
+    for r in (table or {}).get("rows", ()):
+        out.append(
+            {
+                "ε": r["epsilon"],
+                "class": r["name"],
+                "test rows": r["n_test"],
+                "accuracy (median seed)": claims.percent(r["accuracy"], 1, up=False),
+                "95% interval": _pct_interval(r["interval"]),
+                "non-private": "—"
+                if r["baseline_accuracy"] is None
+                else claims.percent(r["baseline_accuracy"], 1, up=False),
+                "non-private 95% interval": _pct_interval(r["baseline_interval"]),
+                "pays more": "—" if r["pays_more"] is None else ("yes" if r["pays_more"] else "not shown"),
+                "members audited": r.get("exposure_members", "—"),
+                "proved ε of its members (median)": "—"
+                if r.get("exposure_median_proved") is None
+                else claims.down(r["exposure_median_proved"]),
+            }
+        )
+    return out
+
+
+def reading(table: Mapping[str, Any] | None) -> str:
+    """One paragraph: which class pays most at each ε where the intervals support it, or that none is shown to."""
+    if not table:
+        return ""
+    paid = most_paid(table)
+    if not paid:
+        return (
+            "Who pays for privacy: no class's accuracy falls below the non-private model's by more than the 95% "
+            "intervals allow (per-class test accuracy, not covered by ε)."
+        )
+    parts = [
+        f"at ε = {r['epsilon']:g}, {r['name']} ({claims.percent(r['accuracy'], 1, up=False)} of {r['n_test']} test "
+        f"rows, against {claims.percent(r['baseline_accuracy'], 1, up=False)} without DP)"
+        for r in paid
+    ]
+    return (
+        "Who pays for privacy: the class that loses most accuracy, where the 95% intervals support it — "
+        + "; ".join(parts)
+        + " (per-class test accuracy, not covered by ε)."
+    )
