@@ -23,6 +23,7 @@ from ..training.config import TrainConfig, noise_fields
 from ..training.data import load_split, record_view
 from ..training.job import train_in_job
 from ..training.loop import train
+from . import who_pays
 from .config import CANARY_ATTACK
 
 
@@ -231,6 +232,8 @@ def _attach_exposure(point: dict, split, scores: dict, members, delta: float) ->
     vulnerable = ex.pop("vulnerable")
     for v in vulnerable:
         v["record"] = record_view(split, where[v["index"]])
+    # who pays: the members' proved ε by their class
+    ex["per_class"] = who_pays.class_exposure(split.y_train[members], ex["proved"], claimed, split.class_names)
     point["exposure"] = ex
     point["vulnerable"] = vulnerable
 
