@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import storage
-from ..errors import Cancelled, JobError
+from ..errors import Cancelled, DPError, JobError
 from ..storage.jsonio import dumps, jsonable
 from . import liveness, store
 from .attempt import (
@@ -108,12 +108,15 @@ def execute(
             exc_out.__cause__ = exc
         else:
             error = one_line(exc, staging)
-            log(f"[jobs] job {job_id} ({target}) failed:")
-            try:
-                traceback.print_exc(file=sys.stderr)
-                sys.stderr.flush()
-            except (OSError, ValueError):
-                pass
+            # A refusal (DPError) raised back to an inline caller is that caller's to say, in one line: the CLI's
+            # terminal gets no traceback above it. A worker's log keeps the traceback of every failure.
+            if not (reraise and isinstance(exc, DPError)):
+                log(f"[jobs] job {job_id} ({target}) failed:")
+                try:
+                    traceback.print_exc(file=sys.stderr)
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
             exc_out = exc
     except BaseException as exc:  # SystemExit from a job (SIGTERM): record, then let it end the process
         error = one_line(exc) or "the job exited its process"

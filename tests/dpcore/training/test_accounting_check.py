@@ -151,13 +151,15 @@ def test_a_refused_run_ends_as_a_failed_job_with_the_reason_and_no_epsilon(monke
 
 
 def test_the_cli_ends_with_the_reason_and_exits_2(monkeypatch, capsys):
-    """The CLI's own word is one line, the last (the job runner logs the job's traceback above it), and no ε."""
+    """The CLI says one line (no traceback above it: a refusal is not a crash), and no ε."""
     from dpcore import cli
 
     _wrong(monkeypatch, _Weighted)
     rc = cli.main(["train", "--dataset", "breast_cancer", "--model", "logreg", "--epsilon", "2", "--epochs", "1"])
     cap = capsys.readouterr()
-    last = cap.err.strip().splitlines()[-1]
+    lines = cap.err.strip().splitlines()  # the run's progress line, then the refusal
+    assert "Traceback" not in cap.err and len(lines) == 2 and lines[0].startswith("[train]"), cap.err
+    last = lines[-1]
     assert rc == 2 and "no ε is claimed" in last and "the privacy accountant was told" in last
     assert "epsilon" not in cap.out
 
