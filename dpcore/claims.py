@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any
 
 from .safe_math import EXP_MAX
 
@@ -33,7 +34,7 @@ def rounded(x: float, sig: int = 3, *, up: bool) -> float:
     return float(_decimal(x, sig, ROUND_CEILING if up else ROUND_FLOOR))
 
 
-def _written(x, sig: int, rounding: str) -> str:
+def _written(x: Any, sig: int, rounding: str) -> str:
     if x is None:
         return "—"
     x = float(x)
@@ -49,7 +50,7 @@ def _written(x, sig: int, rounding: str) -> str:
     return _EXP.sub(r"e\1\2", format(float(r), f",.{sig}g")).replace("e+", "e")  # "1,235" as elsewhere
 
 
-def up(x, sig: int = 3) -> str:
+def up(x: Any, sig: int = 3) -> str:
     """An upper bound (an ε or δ that is proved, claimed or charged) with ``sig`` digits, never below ``x``."""
     return _written(x, sig, ROUND_CEILING)
 
@@ -62,12 +63,12 @@ def exp_up(x: float, sig: int = 3) -> str:
     return f"10^{math.ceil(x / math.log(10))}"
 
 
-def down(x, sig: int = 3) -> str:
+def down(x: Any, sig: int = 3) -> str:
     """A lower bound (what an audit proves: "ε ≥ …") with ``sig`` digits, never above ``x``."""
     return _written(x, sig, ROUND_FLOOR)
 
 
-def percent(x, decimals: int = 1, *, up: bool) -> str:
+def percent(x: Any, decimals: int = 1, *, up: bool) -> str:
     """A share written as a percentage with ``decimals`` decimals, rounded up (a ceiling: "at most 73.2%",
     since e/(1 + e) = 73.106%) or down (what must not be exceeded, or what was proved at least)."""
     if x is None or math.isnan(float(x)):
@@ -78,12 +79,12 @@ def percent(x, decimals: int = 1, *, up: bool) -> str:
     return f"{d:.{decimals}f}%"
 
 
-def delta(x, sig: int = 2) -> str:
+def delta(x: Any, sig: int = 2) -> str:
     """δ as people read it: rounded up, "1e-5" rather than Python's "1e-05"."""
     return up(x, sig)
 
 
-def diagnostic(x, sig: int = 3):
+def diagnostic(x: Any, sig: int = 3) -> Any:
     """A diagnostic computed on private rows (a loss, an accuracy, a count share) as it is stored, shown and
     downloaded: ``sig`` significant digits, what a chart needs, and no more — at full precision a test loss gave
     away a test patient's diagnosis to whoever knew every other row. Rounded to nearest (it is not a bound);

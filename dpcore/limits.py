@@ -11,6 +11,7 @@ the test tells you to update that page.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .errors import DPError
 
@@ -244,7 +245,7 @@ def upload_size() -> str:
     return f"{UPLOAD_MAX_MIB} MB"
 
 
-def check_int_range(value, lo: int, hi: int, name: str, hint: str = "") -> int:
+def check_int_range(value: Any, lo: int, hi: int, name: str, hint: str = "") -> int:
     """A whole number in ``[lo, hi]`` or a DPError that names the range (bools, NaN, 1.5 refused)."""
     if isinstance(value, bool):
         raise DPError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {value!r}")
@@ -266,7 +267,7 @@ def check_int_range(value, lo: int, hi: int, name: str, hint: str = "") -> int:
     return v
 
 
-def check_seed(value, name: str = "seed") -> int:
+def check_seed(value: Any, name: str = "seed") -> int:
     """A seed in 0 .. 2³²−1 (what numpy, the widgets and the links accept)."""
     return check_int_range(value, SEED_MIN, SEED_MAX, name, "seeds are whole numbers like 0, 1, 42")
 

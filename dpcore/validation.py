@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .errors import DPError
 from .limits import EPSILON_MIN, NOISE_MULTIPLIER_MAX, NOISE_MULTIPLIER_MIN
 
 
-def _as_float(value, name: str) -> float:
+def _as_float(value: Any, name: str) -> float:
     if isinstance(value, bool):
         raise DPError(f"{name} must be a number, not {value!r}")
     try:
@@ -20,7 +21,7 @@ def _as_float(value, name: str) -> float:
     return out
 
 
-def check_nonnegative(value, name: str, *, upper: float | None = None) -> float:
+def check_nonnegative(value: Any, name: str, *, upper: float | None = None) -> float:
     """A finite number >= 0 (and <= ``upper`` when given): amounts such as a charge's ε, δ or ρ."""
     v = _as_float(value, name)
     if math.isinf(v) or v < 0 or (upper is not None and v > upper):
@@ -29,7 +30,7 @@ def check_nonnegative(value, name: str, *, upper: float | None = None) -> float:
     return v
 
 
-def check_epsilon(epsilon, name: str = "epsilon") -> float:
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """epsilon must be finite and > 0."""
     eps = _as_float(epsilon, name)
     if math.isinf(eps):
@@ -42,7 +43,7 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
     return eps
 
 
-def check_delta(delta, name: str = "delta", allow_zero: bool = False) -> float:
+def check_delta(delta: Any, name: str = "delta", allow_zero: bool = False) -> float:
     """delta must lie in (0, 1) ([0, 1) with allow_zero)."""
     d = _as_float(delta, name)
     low_ok = d >= 0 if allow_zero else d > 0
@@ -52,7 +53,7 @@ def check_delta(delta, name: str = "delta", allow_zero: bool = False) -> float:
     return d
 
 
-def check_confidence(confidence, name: str = "confidence") -> float:
+def check_confidence(confidence: Any, name: str = "confidence") -> float:
     """A confidence level for a bound: a number in [0.5, 1) (0.95 is usual)."""
     try:
         c = float(confidence)
@@ -63,14 +64,14 @@ def check_confidence(confidence, name: str = "confidence") -> float:
     return c
 
 
-def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
+def check_sensitivity(sensitivity: Any, name: str = "sensitivity") -> float:
     s = _as_float(sensitivity, name)
     if math.isinf(s) or s < 0:
         raise DPError(f"{name} must be a finite number >= 0, got {s:g}")
     return s
 
 
-def check_bounds(lower, upper, name: str = "bounds") -> tuple[float, float]:
+def check_bounds(lower: Any, upper: Any, name: str = "bounds") -> tuple[float, float]:
     lo = _as_float(lower, f"{name} lower")
     hi = _as_float(upper, f"{name} upper")
     if math.isinf(lo) or math.isinf(hi):
@@ -80,7 +81,7 @@ def check_bounds(lower, upper, name: str = "bounds") -> tuple[float, float]:
     return lo, hi
 
 
-def check_positive_int(value, name: str) -> int:
+def check_positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool):
         raise DPError(f"{name} must be a whole number > 0, got {value!r}")
     try:

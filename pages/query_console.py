@@ -97,7 +97,9 @@ EVENT_WORDS = {
     "key": "key issued",
     "revoke": "key revoked",
     "migrate": "ledger migrated",
+    "refund": "refunded",
 }
+RELEASE_WORDS = {"training": "training run", "sweep": "sweep", "synthetic": "synthetic table", "planned": "planned"}
 
 
 def _short(answer) -> str:
@@ -153,13 +155,14 @@ key = info["fingerprint"]
 status = required(quotas.status, who, key, latest=limits.HISTORY_ROWS_SHOWN)  # who may not read it: one message
 if choice != BUILTIN:
     df = required(_registered, key)
+n_rows = status.get("n_rows")  # the admin's, or public; otherwise not released (a DP count is charged like any answer)
 st.caption(
-    f"Dataset '{md(info['name'])}': {len(df):,} rows × {df.shape[1]} columns · columns: "
-    f"{', '.join(map(md, df.columns))}"
+    f"Dataset '{md(info['name'])}': "
+    + (f"{n_rows:,} rows × {df.shape[1]} columns" if n_rows is not None else f"{df.shape[1]} columns")
+    + f" · {md(status['number_of_rows'])} · columns: {', '.join(map(md, df.columns))}"
 )
 
 cap, quota = status["cap"], status["quota"]
-n_rows = info["n_rows"]
 everyone = (
     f"ε = {cap['remaining']:g} of {cap['epsilon']:g} and δ = {claims.down(cap['delta_remaining'], 2)} of "
     f"{claims.down(cap['delta'], 2)} left for everyone"
@@ -277,7 +280,7 @@ eps = m2.number_input(
 )
 delta = 0.0
 if mechanism == "gaussian":
-    top = min(delta_left or 0.0, amounts.max_query_delta(n_rows))
+    top = min(delta_left or 0.0, amounts.max_query_delta(n_rows)) if n_rows else (delta_left or 0.0)
     fits = [d for d in DELTA_CHOICES if d <= top]
     if not fits:
         m3.caption(f"No δ left for a Gaussian answer (δ left: {claims.down(delta_left or 0, 2)}); use Laplace (δ = 0).")
@@ -400,6 +403,17 @@ if quota is not None:
 else:
     chart(figs.budget_gauge(cap["remaining"], cap["epsilon"]), key="qc_gauge", where=g1)
     g1.caption(f"The dataset's cap: ε = {cap['spent']:g} of {cap['epsilon']:g} spent by everyone together.")
+kinds = {k: v for k, v in (cap.get("by_release") or {}).items() if v["epsilon"] or v.get("held")}
+if kinds:
+    g1.caption(
+        "Spent on this dataset by every kind of release (net of refunds): "
+        + "; ".join(
+            f"{RELEASE_WORDS.get(k, 'answers')}: ε = {v['epsilon']:.3g}"
+            + (f" (ε = {v['held']:.3g} held by running jobs)" if v.get("held") else "")
+            for k, v in kinds.items()
+        )
+        + "."
+    )
 numbers: dict[str, int] = {}
 drawn: dict[str, object] = {}  # each question's answer as first drawn: a reuse returned it again, for free
 for e in status["history"]:  # Q1, Q2, …: two long questions that differ at the end no longer look the same
@@ -414,11 +428,13 @@ rows = [
         "query": f"Q{numbers[e['canonical']]} · {e['query']}"
         if e["canonical"]
         else (e["query"] or f"({EVENT_WORDS.get(e['kind'], e['kind'])})"),
-        "answer": _short(e["answer"] or (drawn.get(e["canonical"]) if e["kind"] == "reuse" else None)),
-        "ε charged": e["cost"] if e["canonical"] else None,
-        "event": e["kind"],
-        "ε": e["epsilon"] if e["canonical"] else None,
-        "δ": e["delta"] if e["canonical"] else None,
+        "answer": _short(e["answer"] or (drawn.get(e["canonical"]) if e["kind"] == "reuse" else None))
+        if e["canonical"]
+        else "",
+        "ε charged": e["cost"] if e["canonical"] or e["release"] in RELEASE_WORDS else None,
+        "event": e["kind"] + (f" · {RELEASE_WORDS[e['release']]}" if e["release"] in RELEASE_WORDS else ""),
+        "ε": e["epsilon"] if e["canonical"] or e["release"] in RELEASE_WORDS else None,
+        "δ": e["delta"] if e["canonical"] or e["release"] in RELEASE_WORDS else None,
         "note": sentence(e["note"] or ""),
         "time": e["time"],
     }  # a note is a cell on its own

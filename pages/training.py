@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore import claims, limits
+from dpcore.budgets import charged
 from dpcore.errors import JobError
 from dpcore.figures import training as figs
 from dpcore.jobs import display, owners, registry, store, workers
@@ -25,9 +26,9 @@ from dpcore.training.config import (
     recommended,
 )
 from dpcore.training.data import upload_columns
-from dpcore.training.job import baseline_params, preflight
+from dpcore.training.job import admit, baseline_params, preflight
 from dpcore.training.results import TrainMetrics
-from pages.ui import first_screen
+from pages.ui import first_screen, identity
 from pages.ui import training_form as form
 from pages.ui import training_run as run_view
 from pages.ui import upload as upload_ui
@@ -331,16 +332,29 @@ def _submit(p: dict, button: str, show: bool = True, with_baseline: bool = False
     if p is None:
         return
     cfg = guarded(TrainConfig.from_dict, p)
-    if cfg is None or guarded(preflight, cfg) is None:
+    # the gate: rows that are a registered dataset's are charged to its cap and this session's quota first
+    adm = guarded(admit, identity.current(), cfg, label=f"DP training run: {_label(cfg)}") if cfg else None
+    if adm is None or guarded(preflight, cfg) is None:
+        if adm is not None:
+            adm.refund("the run was refused before it was queued")
         upload_ui.release()  # a refused run keeps nothing on disk
         return
     units = [(TARGET, cfg.to_dict(), _label(cfg))]
-    if with_baseline and cfg.private and _find_baseline(cfg.to_dict(), ACTIVE + ("done",)) is None:
-        base = cfg.baseline()
+    if adm.charged:
+        st.caption(
+            f"Charged to {', '.join(map(repr, adm.datasets))}: ε = {adm.charge.epsilon:.3g} of its cap and your quota."
+        )
+    elif with_baseline and cfg.private and _find_baseline(cfg.to_dict(), ACTIVE + ("done",)) is None:
+        base = cfg.baseline()  # a non-private twin only of the uploader's own rows (ε = ∞ on a registered dataset's)
         units.append((TARGET, base.to_dict(), _label(base) + " (twin)"))
     ids, repeated = submit_once(button, store.submit_many, units, owner=caller.owner, group=GROUP)
+    if not ids or repeated:
+        adm.refund("the run was not queued (refused, or a repeated click)")
     if not ids:
         upload_ui.release()
+        return
+    if not repeated and guarded(charged.tie, adm, ids[:1]) is None and adm.tickets:
+        store.cancel(ids[0], caller=caller)  # its charge could not be tied to it: it must not run uncharged
         return
     job_id = ids if repeated else ids[0]
     workers.ensure_workers(2)

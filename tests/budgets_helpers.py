@@ -24,9 +24,11 @@ def dataset(
     name=None,
     builtin: bool = False,
     legacy_keys=(),
+    public_n: bool = False,
     path=None,
 ) -> str:
-    """A registered dataset of ``n`` rows standing for a table (no data file), with a cap. Returns its fingerprint."""
+    """A registered dataset of ``n`` rows standing for a table (no data file), with a cap (``public_n``: its owner
+    declared the number of rows public). Returns its fingerprint."""
     ident = {"fingerprint": fp, "n_rows": n, "columns": ["a"], "sketch": {"": []}, "legacy_keys": list(legacy_keys)}
     with store.immediate(path) as conn:
         registry.insert(
@@ -40,6 +42,7 @@ def dataset(
             max_query_micro=None if per_query is None else amounts.total_micro(per_query, name="q"),
             note="test data",
             actor="test",
+            public_n=public_n,
         )
     return fp
 

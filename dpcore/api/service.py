@@ -3,7 +3,8 @@ the command line call (:mod:`dpcore.budgets`, :mod:`dpcore.queries`), so the sam
 the same free repeats apply. Nothing here speaks HTTP (:mod:`dpcore.api.app` does).
 
 What never leaves through here: a server path, the registered rows, another analyst's queries or answers, and the
-exact number of rows unless the data owner declared it public (``public_n``).
+exact number of rows unless the data owner declared it public (``public_n``: :func:`dpcore.budgets.registry.shown`
+decides, for this list and the command line's alike).
 """
 
 from __future__ import annotations
@@ -19,34 +20,7 @@ from ..statements import signing
 
 Json = dict[str, Any]
 
-#: The fields of a dataset an analyst sees in the list (the exact n only where the owner declared it public).
-DATASET_FIELDS = (
-    "name",
-    "builtin",
-    "cap",
-    "spent",
-    "remaining",
-    "delta_cap",
-    "delta_remaining",
-    "max_query_epsilon",
-    "columns",
-    "person_identifiers",
-    "public_n",
-    "number_of_rows",
-)
 QUERY_KINDS = ("count", "sum", "mean", "histogram")
-
-
-def _n_public(d: Json) -> bool:
-    return d.get("public_n") is True
-
-
-def _without_private_n(d: Json) -> Json:
-    """``d`` without the exact number of rows unless the owner declared it public: 1,000 against 999 tells
-    whether one person is in the data."""
-    if not _n_public(d):
-        d = {k: v for k, v in d.items() if k != "n_rows"}
-    return d
 
 
 def whoami(who: Identity) -> Json:
@@ -55,23 +29,17 @@ def whoami(who: Identity) -> Json:
 
 def datasets(who: Identity) -> list[Json]:
     """The registered datasets ``who`` may query: the built-in ones and those with a quota of theirs."""
-    out = []
-    for d in registry.visible(who):
-        row = {k: d[k] for k in DATASET_FIELDS if k in d}
-        if _n_public(d) and "n_rows" in d:
-            row["n_rows"] = d["n_rows"]
-        out.append(row)
-    return out
+    return registry.listing(who)
 
 
 def status(who: Identity, dataset: str) -> Json:
     """``who``'s quota on ``dataset`` and the dataset's cap: spent and left (ε and δ), no history."""
-    return _without_private_n(quotas.status(who, _name(dataset), with_history=False))
+    return quotas.status(who, _name(dataset), with_history=False)
 
 
 def history(who: Identity, dataset: str, *, latest: int | None = None) -> Json:
     """``who``'s history on ``dataset`` (their quota's events, each released answer with it), with the status."""
-    out = _without_private_n(quotas.status(who, _name(dataset), latest=latest))
+    out = quotas.status(who, _name(dataset), latest=latest)
     out["history"] = [views.history_entry(e) for e in out["history"]]
     out["spends"] = [views.history_entry(e) for e in out["spends"]]
     return out

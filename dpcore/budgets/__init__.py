@@ -4,20 +4,25 @@ it, visitors share one quota on the built-in synthetic data. One SQLite file, ``
 * :mod:`~dpcore.budgets.amounts` — ε in integer micro-ε, δ in integer atto-δ; charges round up, totals down.
 * :mod:`~dpcore.budgets.store` — the file, its faults and the one ``BEGIN IMMEDIATE`` helper
   (:func:`~dpcore.budgets.store.transaction`, used through :func:`~dpcore.budgets.store.immediate`).
-* :mod:`~dpcore.budgets.schema` — the tables and the migration of schema-1 and schema-2 ledgers.
+* :mod:`~dpcore.budgets.schema` — the tables and the migration of schema-1, -2 and -3 ledgers.
 * :mod:`~dpcore.budgets.registry` — registered datasets (a copy kept on the server), their caps, near-duplicates.
 * :mod:`~dpcore.budgets.identities` — checked identities: the admin token, analysts' keys, OpenID Connect.
 * :mod:`~dpcore.budgets.quotas` — quotas inside a cap (grant, reset, close) and what each identity may read.
-* :mod:`~dpcore.budgets.spend` — the spend transaction.
+* :mod:`~dpcore.budgets.gate` — **the one gate**: every release of every kind (answers, DP training runs, sweeps,
+  synthetic tables, planned releases) charged before it runs; tickets of jobs, refunds; rows that arrive as files.
+* :mod:`~dpcore.budgets.charged` — queueing jobs whose release the gate charged: each ticket tied to its job.
+* :mod:`~dpcore.budgets.spend` — a console answer through the gate.
 * :mod:`~dpcore.budgets.visitors` — the built-in synthetic data and the visitors' shared quota.
 
 Invariants (each enforced by one piece of SQL inside the one transaction helper):
 
-1. **The dataset's cap is the patients' guarantee.** Every answer on a registered dataset, by anyone, is charged
-   against the dataset's ε and δ cap *and* the asker's quota, in the same transaction; when either (or the
-   per-query ε cap) would be exceeded the answer is refused before any noise is drawn (exit 3), and the refusal is
-   recorded. What a dataset has released is never reset; a cap is changed only by an admin, with a reason, and
-   never below what was released.
+1. **The dataset's cap is the patients' guarantee.** Every release from a registered dataset's rows, of any kind,
+   by anyone, is charged against the dataset's ε and δ cap *and* the asker's quota, in the same transaction
+   (:func:`dpcore.budgets.gate.charge`, the only function that spends a cap); when either (or the per-release ε
+   cap) would be exceeded the release is refused before anything runs (exit 3), and the refusal is recorded. What
+   a dataset has released is never reset; only a job that failed before anything left the server is refunded,
+   with a history row saying why. A cap is changed only by an admin, with a reason, and never below what was
+   released.
 2. **One neighbour relation**: add or remove one record (unbounded DP); charges add up by basic composition, ε and δ
    separately, in integers (a charge rounds up, a total down: rounding never overspends).
 3. **δ is budgeted like ε**: caps and quotas have δ totals below 1/n (default 1/(10·n)); one query's δ is below 1/n.
@@ -27,7 +32,9 @@ Invariants (each enforced by one piece of SQL inside the one transaction helper)
    actions are refused. A name without a key spends nothing and sees nothing of a registered dataset; visitors ask
    only of the built-in synthetic data, from one shared quota. Links never carry an identity.
 5. **Data stays on the server**: registering copies the data into the home (0600); analysts choose a dataset by
-   name. Data holding the same people as a registered dataset is refused unless the admin confirms.
+   name. Data holding the same people as a registered dataset is refused unless the admin confirms; rows uploaded
+   for a release that are (nearly) a registered dataset's are charged to it. Its exact number of rows is the
+   admin's unless its owner declared it public; "no such dataset" and "not yours" are one refusal.
 6. **Nothing stored is lost**: the noise is drawn inside the transaction and the answer stored with the charge (a
    crash before the commit spends and releases nothing; after it, the same question returns the stored answer for
    free); a ledger file is never re-created over an existing one (an empty or damaged file is refused); earlier

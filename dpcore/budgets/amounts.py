@@ -75,9 +75,13 @@ def from_atto(a: int | None) -> float | None:
     return None if a is None else a / ATTO
 
 
-def default_delta_atto(n_rows: int) -> int:
-    """The default δ total on n rows: 1/(10·n), rounded down."""
-    return ATTO // (10 * max(int(n_rows), 1))
+def default_delta_atto(n_rows: int, *, public_n: bool = True) -> int:
+    """The default δ total on n rows: 1/(10·n), rounded down. When n is not public (analysts read the δ cap and
+    their quota's δ) the largest power of ten at or below that: it tells n's order of magnitude, not n."""
+    exact = ATTO // (10 * max(int(n_rows), 1))
+    if public_n or exact <= 0:
+        return exact
+    return int(10 ** (len(str(exact)) - 1))
 
 
 def default_delta_total(n_rows: int) -> float:
@@ -94,10 +98,11 @@ def max_query_delta(n_rows: int) -> float:
     return max_delta_atto(n_rows) / ATTO
 
 
-def delta_total_atto(delta_total: Amount | None, n_rows: int, *, name: str = "δ total") -> int:
-    """A δ total (a quota or a cap) in atto-δ: the default 1/(10·n) when None; always below 1/n."""
+def delta_total_atto(delta_total: Amount | None, n_rows: int, *, name: str = "δ total", public_n: bool = True) -> int:
+    """A δ total (a quota or a cap) in atto-δ: the default 1/(10·n) when None (a power of ten below it when n is
+    not public: :func:`default_delta_atto`); always below 1/n."""
     if delta_total is None:
-        return default_delta_atto(n_rows)
+        return default_delta_atto(n_rows, public_n=public_n)
     a = to_atto(delta_total, name=name, rounding=ROUND_FLOOR)
     if a > max_delta_atto(n_rows):
         raise DPError(

@@ -17,9 +17,12 @@ import hashlib
 import hmac
 import re
 import secrets
+import sqlite3
 import time
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .. import limits
 from ..errors import DPError
@@ -64,7 +67,7 @@ VISITOR = Identity("visitor", VISITORS, "visitor", "none")
 # --- names --------------------------------------------------------------------------------------------------
 
 
-def canonical_analyst(name) -> str:
+def canonical_analyst(name: object) -> str:
     """The key of an analyst name: NFKC, casefold, trimmed, inner whitespace collapsed, invisible characters gone."""
     if not isinstance(name, str):
         raise DPError("analyst name is empty; enter the name the data owner registered you under")
@@ -105,7 +108,7 @@ def _verify(secret: str, stored: str | None) -> bool:
     return want is not None and hmac.compare_digest(got, want)
 
 
-def _text_secret(value, what: str) -> str:
+def _text_secret(value: object, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         return ""
     value = value.strip()
@@ -117,7 +120,7 @@ def _text_secret(value, what: str) -> str:
 # --- the admin ----------------------------------------------------------------------------------------------
 
 
-def admin_initialised(*, path=None) -> bool:
+def admin_initialised(*, path: store.LedgerPath = None) -> bool:
     """True once the data owner has stored the admin token's hash (``python -m dpcore admin init``)."""
     with store.reading(path) as conn:
         return (
@@ -132,7 +135,7 @@ def _not_initialised() -> DPError:
     )
 
 
-def init_admin(token, *, current=None, path=None) -> dict:
+def init_admin(token: object, *, current: object = None, path: store.LedgerPath = None) -> dict[str, Any]:
     """Store the hash of the admin token (the data owner, once). Replacing it needs the current token."""
     token = _text_secret(token, "admin token")
     if len(token) < limits.ADMIN_TOKEN_MIN_CHARS:
@@ -159,7 +162,7 @@ def init_admin(token, *, current=None, path=None) -> dict:
     }
 
 
-def check_admin_token(token, *, path=None) -> Identity:
+def check_admin_token(token: object, *, path: store.LedgerPath = None) -> Identity:
     """The one check of "is this token the admin's": compared with the hash the data owner stored (never with
     anyone's environment). Returns the admin :class:`Identity`; raises DPError otherwise (also before
     ``admin init``). Pages, the CLI and the jobs code call this."""
@@ -192,7 +195,7 @@ def new_key() -> str:
     return "dpx_" + secrets.token_urlsafe(limits.ANALYST_KEY_BYTES)
 
 
-def ensure_analyst(conn, name: str, *, oidc: bool, actor: Identity) -> tuple[str, str, str | None]:
+def ensure_analyst(conn: sqlite3.Connection, name: str, *, oidc: bool, actor: Identity) -> tuple[str, str, str | None]:
     """Inside a transaction: the analyst ``name`` (created if missing). Returns (key, display, a new key or None):
     a key is issued (shown once) when a key-holding analyst has none."""
     key, display = canonical_analyst(name), display_name(name)
@@ -233,7 +236,7 @@ def ensure_analyst(conn, name: str, *, oidc: bool, actor: Identity) -> tuple[str
     return key, display, issued
 
 
-def issue_key(who: Identity, name: str, *, path=None) -> dict:
+def issue_key(who: Identity, name: str, *, path: store.LedgerPath = None) -> dict[str, Any]:
     """Admin: a new key for an analyst (an earlier key stops working). The key is returned once."""
     require_admin(who)
     key = canonical_analyst(name)
@@ -261,7 +264,7 @@ def issue_key(who: Identity, name: str, *, path=None) -> dict:
     }
 
 
-def revoke(who: Identity, name: str, *, path=None) -> dict:
+def revoke(who: Identity, name: str, *, path: store.LedgerPath = None) -> dict[str, Any]:
     """Admin: the analyst can no longer sign in (their quotas and history stay, for the record)."""
     require_admin(who)
     key = canonical_analyst(name)
@@ -279,7 +282,7 @@ def revoke(who: Identity, name: str, *, path=None) -> dict:
     return {"analyst": row["display"], "revoked": True}
 
 
-def sign_in(name, key, *, path=None) -> Identity:
+def sign_in(name: object, key: object, *, path: store.LedgerPath = None) -> Identity:
     """An analyst's identity from their name and key (checked against the stored hash). One message for a wrong
     name, a wrong key and a revoked key."""
     given = _text_secret(key, "key")
@@ -301,6 +304,7 @@ def sign_in(name, key, *, path=None) -> Identity:
             "the analyst name or key is wrong (or the key was revoked); use the key the data owner gave "
             f"you (CLI: {ANALYST_KEY_ENV}), or ask them for a new one"
         )
+    assert canon is not None  # a row was found under it
     return Identity("analyst", canon, row["display"], "key")
 
 
@@ -315,7 +319,7 @@ def _stable_email(email: str) -> bool:
         return False
 
 
-def from_oidc(claims, admins=()) -> Identity:
+def from_oidc(claims: Mapping[str, Any] | None, admins: Iterable[object] = ()) -> Identity:
     """The identity of a person signed in through the OpenID Connect provider: their e-mail when the provider
     says it is verified and no normalisation would merge it with another mailbox (:func:`_stable_email`; else
     the subject), otherwise ``sub:<subject>``. An admin when that identity is listed in ``admins`` (the server's
@@ -339,7 +343,7 @@ def from_oidc(claims, admins=()) -> Identity:
     return Identity("admin" if canon in listed else "analyst", canon, display_name(ident), "oidc")
 
 
-def analysts(who: Identity, *, dataset: str | None = None, path=None) -> list[dict]:
+def analysts(who: Identity, *, dataset: str | None = None, path: store.LedgerPath = None) -> list[dict[str, Any]]:
     """Admin: every analyst (or those with a quota on ``dataset``, a fingerprint) with their quotas."""
     require_admin(who)
     with store.reading(path) as conn:

@@ -11,7 +11,9 @@ key sees nothing of a registered dataset.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
+from typing import Any
 
 from .. import claims
 from ..errors import DPError
@@ -22,7 +24,7 @@ from .identities import VISITORS, Identity, canonical_analyst, display_name, ens
 NEIGHBOUR = Neighbour.ADD_REMOVE.label  # the one relation of every charge
 
 
-def quota_key(conn, who: Identity, dataset: dict) -> str | None:
+def quota_key(conn: sqlite3.Connection, who: Identity, dataset: dict[str, Any]) -> str | None:
     """The quota ``who`` asks from on ``dataset``: their own (open, their sign-in not revoked), else — on built-in
     data — the visitors' shared quota; None when they have none."""
     if not who.is_visitor:  # an admin signed in through the provider may hold a quota too (the token's "admin" never)
@@ -39,39 +41,45 @@ def quota_key(conn, who: Identity, dataset: dict) -> str | None:
     return None
 
 
-def no_quota(who: Identity, dataset: dict) -> DPError:
-    if who.is_visitor:
-        return DPError(
-            f"dataset {dataset['name']!r} is open to signed-in analysts only: sign in with the name and "
-            "key the data owner gave you (CLI: --analyst NAME with DP_EXPLORER_ANALYST_KEY); the built-in "
-            "synthetic data is open to visitors"
-        )
+def no_quota(who: Identity, dataset: dict[str, Any], asked: object = None) -> DPError:
+    """``who`` has no quota on ``dataset``: for anyone but the admin the one refusal of an unknown dataset too
+    (:func:`dpcore.budgets.registry.unavailable`, naming the dataset as ``asked``), so that it tells nobody which
+    datasets exist."""
     if who.is_admin:
         return DPError(
             f"as the admin you have no quota on {dataset['name']!r}: grant yourself one (signed in through "
             "the identity provider), or sign in as an analyst with a quota, to ask a question"
         )
-    return DPError(
-        f"{who.display!r} has no quota on dataset {dataset['name']!r}; ask the data owner for one "
-        "(`python -m dpcore analyst add NAME --dataset D --epsilon E`)"
-    )
+    return registry.unavailable(dataset["name"] if asked is None else asked)
 
 
-def _quota_row(conn, analyst: str, fp: str):
-    return conn.execute("SELECT * FROM quotas WHERE analyst = ? AND dataset = ?", (analyst, fp)).fetchone()
+def _quota_row(conn: sqlite3.Connection, analyst: str, fp: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM quotas WHERE analyst = ? AND dataset = ?", (analyst, fp)
+    ).fetchone()
+    return row
 
 
-def grant(who: Identity, name: str, dataset, *, epsilon, delta=None, oidc: bool = False, path=None) -> dict:
+def grant(
+    who: Identity,
+    name: str,
+    dataset: object,
+    *,
+    epsilon: amounts.Amount,
+    delta: amounts.Amount | None = None,
+    oidc: bool = False,
+    path: store.LedgerPath = None,
+) -> dict[str, Any]:
     """Admin: a quota for analyst ``name`` on ``dataset`` (the analyst is created if new, and a key-holding analyst
     without a key gets one: returned once as ``key``). ``oidc``: the analyst signs in through the identity
     provider (``name`` is their verified e-mail or ``sub:<subject>``) and has no key."""
     require_admin(who)
     total = amounts.total_micro(epsilon, name="quota ε")
     with store.immediate(path, unharmed="nothing was granted") as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
         key, display, issued = ensure_analyst(conn, name, oidc=oidc, actor=who)
         dtotal = min(
-            amounts.delta_total_atto(delta, d["n_rows"], name="quota δ"),
+            amounts.delta_total_atto(delta, d["n_rows"], name="quota δ", public_n=d["public_n"]),
             amounts.to_atto(d["delta_cap"] or 0, name="δ cap"),
         )
         old = _quota_row(conn, key, d["fingerprint"])
@@ -128,12 +136,12 @@ def grant(who: Identity, name: str, dataset, *, epsilon, delta=None, oidc: bool 
     return out
 
 
-def close(who: Identity, name: str, dataset, *, path=None) -> dict:
+def close(who: Identity, name: str, dataset: object, *, path: store.LedgerPath = None) -> dict[str, Any]:
     """Admin: close an analyst's quota on one dataset (no more answers; the history stays)."""
     require_admin(who)
     key = canonical_analyst(name)
     with store.immediate(path, unharmed="nothing was changed") as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
         row = _quota_row(conn, key, d["fingerprint"])
         if row is None or row["closed"] is not None:
             raise DPError(f"{display_name(name)!r} has no open quota on {d['name']!r}")
@@ -154,14 +162,14 @@ def close(who: Identity, name: str, dataset, *, path=None) -> dict:
 def reset(
     who: Identity,
     name: str,
-    dataset,
+    dataset: object,
     *,
     reason: str = "",
-    total=None,
-    delta_total=None,
+    total: amounts.Amount | None = None,
+    delta_total: amounts.Amount | None = None,
     confirm: bool = False,
-    path=None,
-) -> dict:
+    path: store.LedgerPath = None,
+) -> dict[str, Any]:
     """Admin: give an analyst their quota back (spent ε and δ to 0), optionally with new totals; recorded, nothing
     deleted. The dataset's own total is unchanged: its cap still bounds what everyone together releases."""
     require_admin(who)
@@ -172,13 +180,15 @@ def reset(
         raise DPError("a quota reset needs a reason, for the record (--reason, or the reason box)")
     key = canonical_analyst(name)
     with store.immediate(path, unharmed="nothing was changed") as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
         row = _quota_row(conn, key, d["fingerprint"])
         if row is None:
             raise DPError(f"{display_name(name)!r} has no quota on {d['name']!r}; nothing to reset")
         new_total = row["total_micro"] if total is None else amounts.total_micro(total, name="new quota ε")
         old_dtotal = (
-            row["delta_total_atto"] if row["delta_total_atto"] is not None else amounts.default_delta_atto(d["n_rows"])
+            row["delta_total_atto"]
+            if row["delta_total_atto"] is not None
+            else amounts.default_delta_atto(d["n_rows"], public_n=d["public_n"])
         )
         new_dtotal = (
             old_dtotal
@@ -222,8 +232,14 @@ def reset(
 
 
 def _events(
-    conn, fp: str, analyst: str | None, *, names: dict, latest: int | None = None, spends_after: int | None = None
-) -> list[dict]:
+    conn: sqlite3.Connection,
+    fp: str,
+    analyst: str | None,
+    *,
+    names: dict[str, Any],
+    latest: int | None = None,
+    spends_after: int | None = None,
+) -> list[dict[str, Any]]:
     """Events of a quota (or, ``analyst`` None, of the whole dataset), oldest first: the ``latest`` ones only, or
     only the spends after event id ``spends_after``."""
     args: list[object]
@@ -253,33 +269,60 @@ def _events(
             "cost": amounts.from_micro(r["cost_micro"]),
             "answer": None if r["answer"] is None else json.loads(r["answer"]),
             "note": r["note"],
+            "release": r["release"],
+            "job": r["job"],
         }
         for r in rows
     ]
 
 
-def _names(conn) -> dict:
+def by_release(conn: sqlite3.Connection, fp: str, analyst: str | None = None) -> dict[str, dict[str, Any]]:
+    """What each kind of release has spent on a dataset (or one quota), net of refunds, and what running jobs hold."""
+    where, args = ("dataset = ?", [fp]) if analyst is None else ("dataset = ? AND analyst = ?", [fp, analyst])
+    out: dict[str, dict[str, Any]] = {}
+    for r in conn.execute(
+        f"SELECT release, COUNT(CASE WHEN kind = 'spend' THEN 1 END) AS n, COALESCE(SUM(cost_micro), 0) AS eps, "
+        f"COALESCE(SUM(CASE WHEN kind = 'spend' THEN delta_atto WHEN kind = 'refund' THEN -delta_atto END), 0) AS dl "
+        f"FROM events WHERE {where} AND kind IN ('spend', 'refund') AND release IS NOT NULL GROUP BY release",
+        args,
+    ):
+        out[r["release"]] = {
+            "releases": r["n"],
+            "epsilon": amounts.from_micro(max(r["eps"], 0)),
+            "delta": amounts.from_atto(max(r["dl"], 0)),
+        }
+    for r in conn.execute(
+        f"SELECT release, COALESCE(SUM(eps_micro), 0) AS eps FROM tickets WHERE {where} AND state = 'held' "
+        "GROUP BY release",
+        args,
+    ):
+        out.setdefault(r["release"], {"releases": 0, "epsilon": 0.0, "delta": 0.0})["held"] = amounts.from_micro(
+            r["eps"]
+        )
+    return out
+
+
+def _names(conn: sqlite3.Connection) -> dict[str, str]:
     return {r["name"]: r["display"] for r in conn.execute("SELECT name, display FROM analysts")}
 
 
 def status(
     who: Identity,
-    dataset,
+    dataset: object,
     *,
     analyst: str | None = None,
     with_history: bool = True,
     latest: int | None = None,
-    path=None,
-) -> dict:
+    path: store.LedgerPath = None,
+) -> dict[str, Any]:
     """What ``who`` may see on ``dataset`` (a name or fingerprint): the dataset's cap, what everyone together has
     spent and what is left; their quota (an admin: ``analyst``'s quota, or none with the dataset's whole
     history); the history (only its ``latest`` events when given: ``events`` says how many there are) and
     ``spends``, the answers that count now (the quota's since its last reset; the dataset's, all). Read-only. A
     visitor or an analyst without a quota on a registered dataset is refused: a name alone sees nothing."""
     with store.reading(path) as conn:
-        if conn is None:  # no ledger yet: nothing is registered
-            raise registry.not_registered(dataset)
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
+        assert conn is not None  # require refuses before a ledger exists
         names = _names(conn)
         if who.is_admin:
             key = canonical_analyst(analyst) if analyst else None
@@ -288,10 +331,10 @@ def status(
                 raise DPError("only an admin reads another analyst's quota; sign in as that analyst")
             key = quota_key(conn, who, d)
             if key is None:
-                raise no_quota(who, d)
+                raise no_quota(who, d, dataset)
         row = None if key is None else _quota_row(conn, key, d["fingerprint"])
         if key is not None and row is None and who.is_admin:
-            raise DPError(f"{display_name(analyst or '')!r} has no quota on {d['name']!r}")
+            raise DPError(f"{display_name(analyst or key)!r} has no quota on {d['name']!r}")
         if with_history:
             fp = d["fingerprint"]
             hist = _events(conn, fp, key, names=names, latest=latest)
@@ -305,10 +348,14 @@ def status(
                 ).fetchone()[0]
             )
             spends = _events(conn, fp, key, names=names, spends_after=last_reset)
+        kinds = by_release(conn, d["fingerprint"])
+    seen = registry.shown(d, who)
     out = {
         "dataset": d["name"],
         "fingerprint": d["fingerprint"],
-        "n_rows": d["n_rows"],
+        **({"n_rows": d["n_rows"]} if "n_rows" in seen else {}),
+        "number_of_rows": seen["number_of_rows"],
+        "public_n": d["public_n"],
         "builtin": d["builtin"],
         "neighbour": NEIGHBOUR,
         "asked_as": who.describe(),
@@ -320,16 +367,19 @@ def status(
             "delta_spent": d["delta_spent"],
             "delta_remaining": d["delta_remaining"],
             "max_query_epsilon": d["max_query_epsilon"],
+            "by_release": kinds,
         },
         "person_identifiers": d["person_identifiers"],
         "quota": None,
     }
     if row is not None:
         dtotal = (
-            row["delta_total_atto"] if row["delta_total_atto"] is not None else amounts.default_delta_atto(d["n_rows"])
+            row["delta_total_atto"]
+            if row["delta_total_atto"] is not None
+            else amounts.default_delta_atto(d["n_rows"], public_n=d["public_n"])
         )
         out["quota"] = {
-            "analyst": names.get(key, key),
+            "analyst": names.get(key, key) if key is not None else None,
             "visitors": key == VISITORS,
             "total": amounts.from_micro(row["total_micro"]),
             "spent": amounts.from_micro(row["spent_micro"]),
@@ -344,15 +394,41 @@ def status(
     return out
 
 
-def released(who: Identity, dataset, *, path=None) -> list[dict]:
-    """Every answer ever released on ``dataset``, by anyone (the patients' guarantee composes all of them):
-    ε, δ and the stored charge of each. Query texts, answers and askers only of ``who``'s own quota (an admin: all).
-    ``who`` must be able to read the dataset (:func:`status`)."""
+def released(who: Identity, dataset: object, *, path: store.LedgerPath = None) -> list[dict[str, Any]]:
+    """Every release ever charged on ``dataset`` and not refunded, by anyone, of every kind (the patients' guarantee
+    composes all of them): ε, δ, the kind and the stored charge of each. Query texts, answers and askers only of
+    ``who``'s own quota (an admin: all). ``who`` must be able to read the dataset (:func:`status`)."""
     status(who, dataset, with_history=False, path=path)  # refuses who may not read it
     with store.reading(path) as conn:
-        d = registry.require(conn, dataset)
+        d = registry.require(conn, dataset, who)
+        assert conn is not None  # require refuses before a ledger exists
         own = None if who.is_admin else quota_key(conn, who, d)
-        events = [e for e in _events(conn, d["fingerprint"], None, names=_names(conn)) if e["kind"] == "spend"]
+        refunded = {
+            r["event"]: (r["eps"], r["dl"])
+            for r in conn.execute(
+                "SELECT event, SUM(eps_micro) AS eps, SUM(delta_atto) AS dl FROM tickets WHERE dataset = ? AND "
+                "state = 'refunded' GROUP BY event",
+                (d["fingerprint"],),
+            )
+        }
+        raw = {
+            r["id"]: (r["eps_micro"], r["delta_atto"])
+            for r in conn.execute(
+                "SELECT id, eps_micro, delta_atto FROM events WHERE dataset = ? AND kind = 'spend'", (d["fingerprint"],)
+            )
+        }
+        events = []
+        for e in _events(conn, d["fingerprint"], None, names=_names(conn)):
+            if e["kind"] != "spend":
+                continue
+            if e["id"] in refunded:  # part or all of a job's charge came back: what stands is the rest
+                eps = raw[e["id"]][0] - refunded[e["id"]][0]
+                dl = raw[e["id"]][1] - refunded[e["id"]][1]
+                if eps <= 0:
+                    continue
+                e["epsilon"] = e["cost"] = amounts.from_micro(eps)
+                e["delta"] = amounts.from_atto(max(dl, 0))
+            events.append(e)
     for e in events:
         if not who.is_admin and e["quota"] != own:
             a = e["answer"] if isinstance(e["answer"], dict) else {}
@@ -366,7 +442,7 @@ def released(who: Identity, dataset, *, path=None) -> list[dict]:
     return events
 
 
-def ledgers(who: Identity, *, path=None) -> list[dict]:
+def ledgers(who: Identity, *, path: store.LedgerPath = None) -> list[dict[str, Any]]:
     """The histories ``who`` may put in a report, newest first: an admin every dataset with answers (as a whole) and
     every quota with answers; anyone else the quota they ask from on each dataset they may read (their own, or the
     visitors' on built-in data). Each {dataset (fingerprint), dataset_name, n_rows, spent, analyst (the quota to
@@ -378,8 +454,9 @@ def ledgers(who: Identity, *, path=None) -> list[dict]:
         names = _names(conn)
         out = []
         for r in conn.execute("SELECT * FROM datasets ORDER BY created DESC").fetchall():
-            d = registry.require(conn, r["fingerprint"])
-            base = {"dataset": d["fingerprint"], "dataset_name": d["name"], "n_rows": d["n_rows"]}
+            d = registry.require(conn, r["fingerprint"], who)
+            seen = registry.shown(d, who)
+            base = {"dataset": d["fingerprint"], "dataset_name": d["name"], "n_rows": seen.get("n_rows")}
             if who.is_admin:
                 if r["spent_micro"] > 0:
                     out.append({**base, "spent": d["spent"], "analyst": None, "shown": None})
@@ -405,7 +482,7 @@ def ledgers(who: Identity, *, path=None) -> list[dict]:
                         **base,
                         "spent": amounts.from_micro(q["spent_micro"]),
                         "analyst": None,
-                        "shown": names.get(key, key),
+                        "shown": names.get(key, key) if key is not None else None,
                     }
                 )
     return out

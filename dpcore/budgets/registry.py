@@ -9,6 +9,11 @@
   (:func:`dpcore.queries.fingerprint.near_duplicate`) — is refused unless the admin confirms it is different data.
 * Changing a cap is an admin action with a reason, recorded in the history; a cap never goes below what the
   dataset has released. What a dataset has released is never reset: it is the patients' guarantee.
+* **n is not free**: a dataset's exact number of rows goes to the admin only, unless its owner declared it public
+  (``public_n``, at registration or later with a reason; built-in synthetic data: public, its name says it).
+  :func:`shown` is what anyone else reads of a dataset.
+* **One refusal**: "no dataset of that name" and "a dataset you have no quota on" are one message
+  (:func:`unavailable`), so that a refusal tells nobody which datasets exist.
 
 Past 500 formatted lines, one idea: the registry table (register, look up, caps, migration of old ledgers).
 """
@@ -17,15 +22,21 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import claims, limits
 from ..errors import DPError
 from . import amounts, store
 from .identities import Identity, require_admin
+
+if TYPE_CHECKING:  # pandas is loaded only when data is read
+    import pandas as pd
 
 DATA_DIR = "datasets"
 #: Column names that say "this is a person" (one person may have several rows: ε protects each row).
@@ -37,17 +48,28 @@ _PERSON_ID = re.compile(
 )
 
 
-def person_identifiers(columns) -> list[str]:
+def person_identifiers(columns: Iterable[object]) -> list[str]:
     """Columns whose names say they identify a person (e.g. ``patient_id``, ``user``, ``email``, ``name``)."""
     return [str(c) for c in columns if _PERSON_ID.match(str(c).strip())]
 
 
-def _row(r) -> dict:
+class Unavailable(DPError):
+    """A dataset the caller may not use: unknown, or no quota of theirs on it — one message for both."""
+
+
+PUBLIC_N = "the number of rows is public"
+HIDDEN_N = (
+    "the number of rows is not released (its owner did not declare it public): ask a DP count, charged like any answer"
+)
+
+
+def _row(r: Any) -> dict[str, Any]:
     n = int(r["n_rows"])
     return {
         "name": r["name"],
         "fingerprint": r["fingerprint"],
         "n_rows": n,
+        "public_n": bool(r["public_n"]),
         "builtin": bool(r["builtin"]),
         "columns": json.loads(r["columns"]),
         "source": json.loads(r["source"]),
@@ -63,7 +85,7 @@ def _row(r) -> dict:
     }
 
 
-def find(conn, dataset) -> dict | None:
+def find(conn: sqlite3.Connection, dataset: object) -> dict[str, Any] | None:
     """The registered dataset with this fingerprint or name (inside a connection), or None."""
     if not isinstance(dataset, str) or not dataset.strip():
         raise DPError("dataset is empty; name a registered dataset (`python -m dpcore budget list` shows them)")
@@ -73,7 +95,29 @@ def find(conn, dataset) -> dict | None:
     return None if r is None else _row(r)
 
 
-def not_registered(dataset) -> DPError:
+def shown(d: dict[str, Any], who: Identity) -> dict[str, Any]:
+    """A registered dataset as ``who`` may read it: the admin everything; anyone else no ``n_rows`` unless the owner
+    declared the number of rows public, and ``number_of_rows`` in words either way."""
+    out = dict(d)
+    if not who.is_admin and not d["public_n"]:
+        out.pop("n_rows", None)
+        out.pop("default_delta_total", None)  # 1/(10·n): n again
+    out["number_of_rows"] = PUBLIC_N if d["public_n"] else ("known to the admin only" if who.is_admin else HIDDEN_N)
+    return out
+
+
+def unavailable(dataset: object) -> Unavailable:
+    """The one refusal for a dataset that does not exist and for one the caller has no quota on."""
+    return Unavailable(
+        f"{str(dataset)[:80]!r} is not a dataset you may use (no such dataset, or no quota of yours on it: one "
+        "message for both); sign in with the name and key the data owner gave you (CLI: --analyst NAME with "
+        "DP_EXPLORER_ANALYST_KEY) or ask them for a quota — `python -m dpcore budget list` shows the datasets you "
+        "may use; visitors may use the built-in synthetic data"
+    )
+
+
+def not_registered(dataset: object) -> DPError:
+    """For the admin, who sees every dataset: the name is not registered, and how to register data."""
     return DPError(
         f"{str(dataset)[:80]!r} is not a registered dataset, so it has no budget and cannot be queried; "
         "the data owner (admin) registers data once: `python -m dpcore budget register --data FILE "
@@ -81,21 +125,22 @@ def not_registered(dataset) -> DPError:
     )
 
 
-def require(conn, dataset) -> dict:
-    """The registered dataset (by fingerprint or name); ``conn`` None (no ledger yet) or unknown: refused."""
+def require(conn: sqlite3.Connection | None, dataset: object, who: Identity | None = None) -> dict[str, Any]:
+    """The registered dataset (by fingerprint or name); ``conn`` None (no ledger yet) or unknown: refused — with
+    :func:`unavailable` unless ``who`` is the admin."""
     info = None if conn is None else find(conn, dataset)
     if info is None:
-        raise not_registered(dataset)
+        raise not_registered(dataset) if who is not None and who.is_admin else unavailable(dataset)
     return info
 
 
-def info(dataset, *, path=None) -> dict | None:
+def info(dataset: object, *, path: store.LedgerPath = None) -> dict[str, Any] | None:
     """The registered dataset with this fingerprint or name, or None (read-only)."""
     with store.reading(path) as conn:
         return None if conn is None else find(conn, dataset)
 
 
-def _clean_name(name, *, check: bool = True) -> str:
+def _clean_name(name: object, *, check: bool = True) -> str:
     if not isinstance(name, str) or not name.strip():
         if check:
             raise DPError("dataset name is empty; give the registered dataset a name, e.g. 'clinic-2024'")
@@ -109,7 +154,7 @@ def _clean_name(name, *, check: bool = True) -> str:
     return name
 
 
-def check_identity(identity: dict) -> dict:
+def check_identity(identity: dict[str, Any]) -> dict[str, Any]:
     try:
         fp = str(identity["fingerprint"]).strip()
         n = int(identity["n_rows"])
@@ -131,24 +176,27 @@ def check_identity(identity: dict) -> dict:
 
 
 def event(
-    conn,
-    kind,
+    conn: sqlite3.Connection,
+    kind: str,
     *,
-    dataset=None,
-    analyst=None,
-    actor=None,
-    query=None,
-    description=None,
-    eps_micro=0,
-    delta_atto=0,
-    cost_micro=0,
-    answer=None,
-    note=None,
+    dataset: str | None = None,
+    analyst: str | None = None,
+    actor: str | None = None,
+    query: str | None = None,
+    description: str | None = None,
+    eps_micro: int = 0,
+    delta_atto: int = 0,
+    cost_micro: int = 0,
+    answer: Any = None,
+    note: str | None = None,
+    release: str | None = None,
+    job: str | None = None,
 ) -> int:
-    """Append one event to the history (every module writes its events through this)."""
+    """Append one event to the history (every module writes its events through this). ``release``: the kind of
+    release a spend, reuse, refusal or refund is about; ``job``: the background job that does it."""
     cur = conn.execute(
         "INSERT INTO events (analyst, dataset, actor, ts, kind, query, description, eps_micro, delta_atto, "
-        "cost_micro, answer, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        "cost_micro, answer, note, release, job) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             analyst,
             dataset,
@@ -162,31 +210,34 @@ def event(
             cost_micro,
             None if answer is None else json.dumps(answer),
             note,
+            release,
+            job,
         ),
     )
-    return cur.lastrowid
+    return int(cur.lastrowid or 0)
 
 
 def insert(
-    conn,
+    conn: sqlite3.Connection,
     name: str,
-    ident: dict,
+    ident: dict[str, Any],
     *,
     builtin: bool,
-    source: dict,
+    source: dict[str, Any],
     cap_micro: int,
     cap_delta_atto: int,
     max_query_micro: int | None,
     note: str,
     actor: str | None,
-    profile: dict | None = None,
-) -> dict:
+    profile: dict[str, Any] | None = None,
+    public_n: bool = False,
+) -> dict[str, Any]:
     """Inside a transaction: a new registered dataset with its cap. Schema-1 budgets kept under the table's CSV
     hash (``legacy_keys``) move to it as quotas; the cap then covers at least what they released."""
     n, fp = ident["n_rows"], ident["fingerprint"]
     conn.execute(
         "INSERT INTO datasets (fingerprint, name, n_rows, columns, sketch, profile, source, builtin, cap_micro,"
-        " cap_delta_atto, max_query_micro, created, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " cap_delta_atto, max_query_micro, created, note, public_n) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             fp,
             name,
@@ -201,6 +252,7 @@ def insert(
             max_query_micro,
             time.time(),
             note,
+            int(bool(public_n or builtin)),
         ),
     )
     for legacy in ident["legacy_keys"]:
@@ -232,7 +284,7 @@ def insert(
     return _row(conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (fp,)).fetchone())
 
 
-def _data_dir(path=None) -> Path:
+def _data_dir(path: store.LedgerPath = None) -> Path:
     d = store.resolve(path).parent / DATA_DIR
     try:
         d.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -241,7 +293,7 @@ def _data_dir(path=None) -> Path:
     return d
 
 
-def load(dataset: dict, *, path=None):
+def load(dataset: dict[str, Any], *, path: store.LedgerPath = None) -> pd.DataFrame:
     """The registered dataset's rows: the stored copy (checked against its fingerprint), or the built-in synthetic
     population generated again from its size and seed."""
     from ..data import datasets
@@ -273,7 +325,7 @@ def load(dataset: dict, *, path=None):
     return df
 
 
-def _similar_by_sketch(ident: dict, r) -> tuple[str, float] | None:
+def _similar_by_sketch(ident: dict[str, Any], r: sqlite3.Row) -> tuple[str, float] | None:
     """Schema 2's check, for datasets registered before their data was kept: columns equal up to one added or
     dropped, and most sampled row hashes shared."""
     cols, rcols, rsk = set(ident["columns"]), set(json.loads(r["columns"])), json.loads(r["sketch"])
@@ -291,7 +343,9 @@ def _similar_by_sketch(ident: dict, r) -> tuple[str, float] | None:
     return (r["name"], shared) if shared >= 0.8 else None
 
 
-def near_duplicates(df, ident: dict, profile: dict, *, path=None) -> list[dict]:
+def near_duplicates(
+    df: pd.DataFrame, ident: dict[str, Any], profile: dict[str, Any], *, path: store.LedgerPath = None
+) -> list[dict[str, Any]]:
     """Registered datasets (not the built-in synthetic ones: nobody real is in them) that hold the same people as
     ``df``. Read-only; loads only the stored copies whose columns share values with ``df``."""
     from ..queries import fingerprint
@@ -323,18 +377,20 @@ def near_duplicates(df, ident: dict, profile: dict, *, path=None) -> list[dict]:
 
 def register(
     who: Identity,
-    name,
-    df,
+    name: object,
+    df: pd.DataFrame,
     *,
     data: bytes | None = None,
-    epsilon,
-    delta=None,
-    max_query_epsilon=None,
+    epsilon: amounts.Amount,
+    delta: amounts.Amount | None = None,
+    max_query_epsilon: amounts.Amount | None = None,
     allow_similar: bool = False,
-    path=None,
-) -> dict:
+    public_n: bool = False,
+    path: store.LedgerPath = None,
+) -> dict[str, Any]:
     """Admin: register ``df`` under ``name`` with a cap of ``epsilon`` (and ``delta``, default 1/(10·n)) and an
-    optional per-query ε cap. Its copy goes into the home: ``data`` (the uploaded file's bytes) or ``df`` written as
+    optional per-query ε cap; ``public_n``: the owner declares the number of rows public (analysts then read it,
+    and DP training may run on the data; otherwise only the admin sees n). Its copy goes into the home: ``data`` (the uploaded file's bytes) or ``df`` written as
     CSV, checked to read back as the same dataset. The same content registered before the data was kept gets its
     copy (name, cap and history unchanged)."""
     from .. import storage
@@ -345,7 +401,7 @@ def register(
     ident = check_identity(fingerprint.dataset_identity(df))
     fp, n = ident["fingerprint"], ident["n_rows"]
     cap = amounts.total_micro(epsilon, name="the dataset's ε cap")
-    dcap = amounts.delta_total_atto(delta, n, name="the dataset's δ cap")
+    dcap = amounts.delta_total_atto(delta, n, name="the dataset's δ cap", public_n=public_n)
     per_query = (
         None if max_query_epsilon is None else amounts.total_micro(max_query_epsilon, name="the per-query ε cap")
     )
@@ -415,6 +471,16 @@ def register(
                 f"{claims.delta(amounts.from_atto(dcap), 3)}"
                 + (f", at most ε = {amounts.from_micro(per_query):g} per query" if per_query else "")
                 + (
+                    "; its owner declared the number of rows public"
+                    if public_n
+                    else "; its number of rows is not released (the admin's only)"
+                    + (
+                        "; the default δ cap is a power of ten below 1/(10·n): it tells n's order of magnitude"
+                        if delta is None
+                        else ""
+                    )
+                )
+                + (
                     f"; the admin confirmed it differs from {', '.join(repr(s['name']) for s in sims)}"
                     if existing is None and sims
                     else ""
@@ -432,6 +498,7 @@ def register(
                 note=note,
                 actor=who.display,
                 profile=prof,
+                public_n=public_n,
             )
     except BaseException:
         if info(fp, path=path) is None or (info(fp, path=path) or {}).get("source", {}).get("kind") != "file":
@@ -439,21 +506,35 @@ def register(
         raise
 
 
-def set_cap(who: Identity, dataset, *, epsilon=None, delta=None, max_query_epsilon=None, reason, path=None) -> dict:
-    """Admin: change a dataset's cap (ε, δ) or per-query ε cap, with a reason; recorded in the history. A cap can
-    never go below what the dataset has released."""
+def set_cap(
+    who: Identity,
+    dataset: object,
+    *,
+    epsilon: amounts.Amount | None = None,
+    delta: amounts.Amount | None = None,
+    max_query_epsilon: amounts.Amount | None = None,
+    public_n: bool | None = None,
+    reason: object,
+    path: store.LedgerPath = None,
+) -> dict[str, Any]:
+    """Admin: change a dataset's cap (ε, δ) or per-query ε cap, or declare its number of rows public
+    (``public_n=True``; once public it stays public: it may have been read), with a reason; recorded in the
+    history. A cap can never go below what the dataset has released."""
     require_admin(who)
     reason = reason.strip() if isinstance(reason, str) else ""
     if not reason:
         raise DPError("changing a dataset's cap needs a reason, for the record (--reason, or the reason box)")
     if len(reason) > 500:
         raise DPError("the reason is longer than 500 characters; shorten it")
-    if epsilon is None and delta is None and max_query_epsilon is None:
+    if epsilon is None and delta is None and max_query_epsilon is None and public_n is None:
         raise DPError(
-            "say what changes: a new ε cap (--epsilon), δ cap (--delta) or per-query ε cap (--max-query-epsilon)"
+            "say what changes: a new ε cap (--epsilon), δ cap (--delta), per-query ε cap (--max-query-epsilon) "
+            "or the number of rows declared public (--public-n)"
         )
+    if public_n is False:
+        raise DPError("a number of rows declared public stays public (analysts may have read it); nothing was changed")
     with store.immediate(path, unharmed="nothing was changed") as conn:
-        d = require(conn, dataset)
+        d = require(conn, dataset, who)
         r = conn.execute("SELECT * FROM datasets WHERE fingerprint = ?", (d["fingerprint"],)).fetchone()
         cap = r["cap_micro"] if epsilon is None else amounts.total_micro(epsilon, name="the dataset's ε cap")
         dcap = (
@@ -484,6 +565,9 @@ def set_cap(who: Identity, dataset, *, epsilon=None, delta=None, max_query_epsil
                 f"δ cap {claims.delta(amounts.from_atto(r['cap_delta_atto']), 3)} -> "
                 f"{claims.delta(amounts.from_atto(dcap), 3)}"
             )
+        if public_n and not r["public_n"]:
+            conn.execute("UPDATE datasets SET public_n = 1 WHERE fingerprint = ?", (d["fingerprint"],))
+            parts.append("the number of rows declared public")
         if per_query != r["max_query_micro"]:
             parts.append(
                 f"per-query ε cap {amounts.from_micro(r['max_query_micro']) or 'none'} -> "
@@ -495,7 +579,31 @@ def set_cap(who: Identity, dataset, *, epsilon=None, delta=None, max_query_epsil
     return {**out, "note": note}
 
 
-def visible(who: Identity, *, path=None) -> list[dict]:
+#: The fields a list of datasets shows of each (``budget list`` on the CLI, ``GET /v1/datasets`` on the HTTP API):
+#: ``n_rows`` only where :func:`shown` keeps it (the admin's, or declared public).
+LIST_FIELDS = (
+    "name",
+    "n_rows",
+    "number_of_rows",
+    "public_n",
+    "builtin",
+    "cap",
+    "spent",
+    "remaining",
+    "delta_cap",
+    "delta_remaining",
+    "max_query_epsilon",
+    "columns",
+    "person_identifiers",
+)
+
+
+def listing(who: Identity, *, path: store.LedgerPath = None) -> list[dict[str, Any]]:
+    """The datasets ``who`` may see (:func:`visible`), each by :data:`LIST_FIELDS`."""
+    return [{k: d[k] for k in LIST_FIELDS if k in d} for d in visible(who, path=path)]
+
+
+def visible(who: Identity, *, path: store.LedgerPath = None) -> list[dict[str, Any]]:
     """The registered datasets ``who`` may see: all for an admin; the built-in synthetic ones (the visitors' quota)
     and those with a quota of theirs for an analyst; the built-in ones for a visitor."""
     with store.reading(path) as conn:
@@ -510,4 +618,4 @@ def visible(who: Identity, *, path=None) -> list[dict]:
                 for r in conn.execute("SELECT dataset FROM quotas WHERE analyst = ? AND closed IS NULL", (who.name,))
             }
         )
-    return [_row(r) for r in rows if who.is_admin or r["builtin"] or r["fingerprint"] in mine]
+    return [shown(_row(r), who) for r in rows if who.is_admin or r["builtin"] or r["fingerprint"] in mine]

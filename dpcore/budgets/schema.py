@@ -1,4 +1,11 @@
-"""The ledger's tables (schema 3) and the migration of ledgers written by earlier versions.
+"""The ledger's tables (schema 4) and the migration of ledgers written by earlier versions.
+
+Schema 4 charges every kind of release, not only console answers: each history row that spends names its release
+kind (``events.release``: answer, training, sweep, synthetic, planned) and, for a background job, the job
+(``events.job``); a job's charge is a **ticket** (``tickets``) held while the job runs, kept when it finishes and
+refunded (a ``refund`` event that says why) when it fails or is cancelled before anything left the server. A dataset
+records whether its owner declared its number of rows public (``datasets.public_n``; built-in synthetic data: yes).
+A schema-3 ledger gains these in one transaction, nothing deleted: its spends are console answers.
 
 Schema 1 (ε only, analyst names as typed, budgets keyed by a hash of the table's CSV) and schema 2 (δ in atto-δ,
 canonical names, a registry of datasets, one budget per analyst and dataset) open and are migrated in one
@@ -27,7 +34,7 @@ from ..errors import DPError
 from ..storage.sqlite import transaction
 from . import amounts
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,7 +53,8 @@ CREATE TABLE IF NOT EXISTS datasets (
     delta_spent_atto INTEGER NOT NULL DEFAULT 0 CHECK (delta_spent_atto >= 0),
     max_query_micro  INTEGER CHECK (max_query_micro IS NULL OR max_query_micro > 0),
     created          REAL NOT NULL,
-    note             TEXT
+    note             TEXT,
+    public_n         INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS analysts (
     name     TEXT PRIMARY KEY,
@@ -74,15 +82,33 @@ CREATE TABLE IF NOT EXISTS events (
     actor       TEXT,
     ts          REAL NOT NULL,
     kind        TEXT NOT NULL CHECK (kind IN ('create', 'grant', 'spend', 'reuse', 'refused', 'reset', 'register',
-                                              'cap', 'copy', 'key', 'revoke', 'close', 'migrate')),
+                                              'cap', 'copy', 'key', 'revoke', 'close', 'migrate', 'refund')),
     query       TEXT,
     description TEXT,
     eps_micro   INTEGER NOT NULL DEFAULT 0,
     delta_atto  INTEGER NOT NULL DEFAULT 0,
     cost_micro  INTEGER NOT NULL DEFAULT 0,
     answer      TEXT,
-    note        TEXT
+    note        TEXT,
+    release     TEXT CHECK (release IS NULL OR release IN ('answer', 'training', 'sweep', 'synthetic', 'planned')),
+    job         TEXT
 );
+CREATE TABLE IF NOT EXISTS tickets (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    event      INTEGER NOT NULL,
+    dataset    TEXT NOT NULL,
+    analyst    TEXT NOT NULL,
+    release    TEXT NOT NULL,
+    part       TEXT NOT NULL,
+    eps_micro  INTEGER NOT NULL CHECK (eps_micro >= 0),
+    delta_atto INTEGER NOT NULL CHECK (delta_atto >= 0),
+    job        TEXT,
+    state      TEXT NOT NULL CHECK (state IN ('held', 'kept', 'refunded')),
+    created    REAL NOT NULL,
+    settled    REAL,
+    note       TEXT
+);
+CREATE INDEX IF NOT EXISTS tickets_by_job ON tickets (job);
 CREATE INDEX IF NOT EXISTS answers_by_question ON events (analyst, dataset, query, eps_micro, kind);
 CREATE INDEX IF NOT EXISTS events_by_quota ON events (analyst, dataset, id);
 CREATE INDEX IF NOT EXISTS events_by_dataset ON events (dataset, id);
@@ -101,7 +127,7 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 
 def version(conn: sqlite3.Connection) -> int:
-    """The schema of an open ledger: 0 (empty), 1, 2 or 3."""
+    """The schema of an open ledger: 0 (empty), 1, 2, 3 or 4."""
     tables = _tables(conn)
     if "meta" in tables:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -113,7 +139,7 @@ def version(conn: sqlite3.Connection) -> int:
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Create the tables, or bring a ledger of schema 1 or 2 up to schema 3, in one transaction."""
+    """Create the tables, or bring a ledger of schema 1, 2 or 3 up to schema 4, in one transaction."""
     v = version(conn)
     if v == SCHEMA_VERSION:
         return
@@ -122,6 +148,10 @@ def migrate(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         v = version(conn)  # another process may have migrated it meanwhile
         if v == SCHEMA_VERSION:
+            return
+        if v == 3:
+            _from_v3(conn)
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             return
         old = _tables(conn) & {"datasets", "budgets", "events"}
         for t in old:
@@ -135,7 +165,30 @@ def migrate(conn: sqlite3.Connection) -> None:
             _from_old(conn, v)
             for t in old:
                 conn.execute(f"DROP TABLE old_{t}")
+            conn.execute("UPDATE events SET release = 'answer' WHERE kind IN ('spend', 'reuse', 'refused')")
+            conn.execute("UPDATE datasets SET public_n = 1 WHERE builtin = 1")
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+
+
+_EVENT_COLUMNS = (
+    "id, analyst, dataset, actor, ts, kind, query, description, eps_micro, delta_atto, cost_micro, answer, note"
+)
+
+
+def _from_v3(conn: sqlite3.Connection) -> None:
+    """Schema 3 -> 4: the events table rebuilt with its release kind and job (SQLite cannot widen a CHECK in place;
+    every row is copied, ids kept), the tickets table, and whether each dataset's n is public (built-in data: yes)."""
+    conn.execute("ALTER TABLE datasets ADD COLUMN public_n INTEGER NOT NULL DEFAULT 0")
+    conn.execute("UPDATE datasets SET public_n = 1 WHERE builtin = 1")
+    conn.execute("ALTER TABLE events RENAME TO old_events")
+    for idx in ("answers_by_question", "events_by_quota", "events_by_dataset"):
+        conn.execute(f"DROP INDEX IF EXISTS {idx}")
+    for stmt in TABLES.split(";"):
+        if stmt.strip() and "TABLE IF NOT EXISTS datasets" not in stmt:
+            conn.execute(stmt)
+    conn.execute(f"INSERT INTO events ({_EVENT_COLUMNS}) SELECT {_EVENT_COLUMNS} FROM old_events ORDER BY id")
+    conn.execute("UPDATE events SET release = 'answer' WHERE kind IN ('spend', 'reuse', 'refused')")
+    conn.execute("DROP TABLE old_events")
 
 
 def _canonical(name: str) -> str:
@@ -220,7 +273,7 @@ def _from_old(conn: sqlite3.Connection, v: int) -> None:
         return
     for r in conn.execute("SELECT * FROM old_datasets").fetchall():
         fp, n = r["fingerprint"], int(r["n_rows"])
-        source: dict[str, object] = {"kind": "none"}
+        source: dict[str, Any] = {"kind": "none"}
         match = _BUILTIN_NAME.fullmatch(r["name"]) if r["builtin"] else None
         if match:
             source = {"kind": "medical", "n": int(match.group(1).replace(",", "")), "seed": int(match.group(2))}

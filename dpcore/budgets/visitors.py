@@ -38,7 +38,7 @@ def resolve(dataset: str, *, path: store.LedgerPath = None) -> dict[str, Any]:
         return found
     m = _NAME.fullmatch(dataset) if isinstance(dataset, str) else None
     if m is None:
-        raise registry.not_registered(dataset)
+        raise registry.unavailable(dataset)
     return open_builtin(int(m.group(1).replace(",", "")), int(m.group(2)), path=path)
 
 
@@ -88,8 +88,7 @@ def open_builtin(
                     actor=None,
                 )
             ensure_quota(conn, fp, n)
-    with store.reading(path) as conn:
-        return registry.require(conn, fp)
+    return registry.require(None, fp) if (found := registry.info(fp, path=path)) is None else found
 
 
 def ensure_quota(conn: sqlite3.Connection, fingerprint: str, n: int) -> None:

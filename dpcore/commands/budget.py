@@ -1,11 +1,14 @@
 """Datasets' caps and quotas.
 
 `python -m dpcore budget register --data FILE --name NAME --epsilon E [--delta D] [--max-query-epsilon Q]
-[--allow-similar]` (admin: copy the data into the home and set its cap), `budget cap --dataset NAME [--epsilon E]
-[--delta D] [--max-query-epsilon Q] --reason TEXT` (admin: change the cap, recorded), `budget reset --dataset NAME
---analyst NAME --confirm --reason TEXT [--total E] [--delta-total D]` (admin: give a quota back; the dataset's
-released total stays), `budget status --dataset NAME [--analyst NAME]` (the cap, what everyone together spent and
-what is left, and your quota and history; read-only) and `budget list` (the datasets you may query).
+[--allow-similar] [--public-n]` (admin: copy the data into the home and set its cap; ``--public-n``: the owner
+declares the number of rows public), `budget cap --dataset NAME [--epsilon E] [--delta D] [--max-query-epsilon Q]
+[--public-n] --reason TEXT` (admin: change the cap, recorded), `budget reset --dataset NAME --analyst NAME --confirm
+--reason TEXT [--total E] [--delta-total D]` (admin: give a quota back; the dataset's released total stays),
+`budget status --dataset NAME [--analyst NAME]` (the cap, what everyone together spent on every kind of release —
+answers, training runs, sweeps, synthetic tables — and what is left, and your quota and history; read-only) and
+`budget list` (the datasets you may query). Only the admin reads a dataset's exact number of rows, unless its owner
+declared it public.
 Admin actions need $DP_EXPLORER_ADMIN_TOKEN (checked against the hash stored by `admin init`); an analyst reads
 their own quota with --analyst NAME and $DP_EXPLORER_ANALYST_KEY.
 """
@@ -50,6 +53,12 @@ def register(sub) -> None:
         "--analyst",
         help="status: whose quota (yours, with $DP_EXPLORER_ANALYST_KEY; an admin: anyone's); reset: whose quota",
     )
+    p.add_argument(
+        "--public-n",
+        action="store_true",
+        help="register, cap: the owner declares the number of rows public (analysts read it; DP training may run "
+        "on the data); otherwise only the admin sees it",
+    )
     p.add_argument("--confirm", action="store_true", help="reset: confirm the reset")
     p.add_argument("--total", type=float, default=None, help="reset: a new quota ε (default: keep it)")
     p.add_argument("--delta-total", type=float, default=None, help="reset: a new quota δ (below 1/n)")
@@ -80,6 +89,7 @@ def run(args) -> dict | list:
             delta=args.delta,
             max_query_epsilon=args.max_query_epsilon,
             allow_similar=args.allow_similar,
+            public_n=args.public_n,
         )
     if args.action == "cap":
         return registry.set_cap(
@@ -88,6 +98,7 @@ def run(args) -> dict | list:
             epsilon=args.epsilon,
             delta=args.delta,
             max_query_epsilon=args.max_query_epsilon,
+            public_n=True if args.public_n else None,
             reason=args.reason,
         )
     if args.action == "reset":
@@ -104,26 +115,7 @@ def run(args) -> dict | list:
             confirm=args.confirm,
         )
     if args.action == "list":
-        who = _who.reader(args.analyst)
-        return [
-            {
-                k: d[k]
-                for k in (
-                    "name",
-                    "n_rows",
-                    "builtin",
-                    "cap",
-                    "spent",
-                    "remaining",
-                    "delta_cap",
-                    "delta_remaining",
-                    "max_query_epsilon",
-                    "columns",
-                    "person_identifiers",
-                )
-            }
-            for d in registry.visible(who)
-        ]
+        return registry.listing(_who.reader(args.analyst))  # n_rows: the admin's, or public
     out = quotas.status(_who.reader(args.analyst), _dataset(args), analyst=args.analyst)
     out["history"] = [views.history_entry(e) for e in out["history"]]
     return out

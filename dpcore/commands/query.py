@@ -100,12 +100,14 @@ def run(args) -> dict:
     if args.data:
         df = datasets.read_csv(args.data)
         key = fingerprint.dataset_key(df)
-        if registry.info(key) is None:
-            raise registry.not_registered(args.data)
+        try:  # refused as the file was named: the one message for "no such dataset" and "not yours"
+            quotas.status(who, key, with_history=False)
+        except registry.Unavailable:
+            raise registry.unavailable(args.data) from None
     else:
         info = visitors.resolve(args.dataset)
         key = info["fingerprint"]
-        quotas.status(who, key, with_history=False)  # who has no quota here: refused before the data is read
+        quotas.status(who, args.dataset, with_history=False)  # no quota here: refused (as named) before any read
         df = registry.load(info)
     if args.count is not None:
         q = model.make_query(

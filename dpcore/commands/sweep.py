@@ -1,25 +1,32 @@
-"""`python -m dpcore sweep [--dataset D | --data FILE.csv --target COL [--bounds COL=LOW:HIGH ...] [--bounds-file F]]
+"""`python -m dpcore sweep [--dataset D | --data FILE.csv --target COL [--bounds COL=LOW:HIGH ...] [--bounds-file F]
+[--analyst NAME]]
 [--model M] [--epsilons 0.25,0.5,...] [--seeds K] [--attacks threshold,loss,lira,rmia] [--shadows N] [--canaries M]
 [--size-fractions 0.25,0.5] [--reproducible-noise] [--json OUT]`: a privacy–utility sweep with membership-inference
 attacks, a canary audit (one-run, Steinke et al. 2023) and a training-set-size control. No options: the page's default
 demo (about two minutes on 2 cores). ``--data``: your own CSV with the table defaults
-(:data:`dpcore.sweep.config.TABLE_DEFAULTS`), its public bounds as for ``train``."""
+(:data:`dpcore.sweep.config.TABLE_DEFAULTS`), its public bounds as for ``train``. A CSV whose rows are (or nearly
+are) a registered dataset's is charged — the composition of its DP points — to that dataset's cap and the analyst's
+quota before any point runs (exit 3 when either would be exceeded); a point that fails is refunded, a finished one
+never."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from ..budgets import charged
 from ..errors import DPError
 from ..jobs.executors import RayExecutor
-from ..jobs.owners import CLI_OWNER
+from ..jobs.owners import CLI_OWNER, Caller
 from ..limits import WORKERS_MAX
 from ..serialize import check_json_path, write_json
+from ..sweep import budget
 from ..sweep import runs as sweep_runs
 from ..sweep import summary as sweep_summary
 from ..sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
 from ..training import bounds
-from .train import add_bounds_options
+from . import _who
+from .train import add_analyst_option, add_bounds_options
 
 _D = SweepConfig()
 _T = SweepConfig(**TABLE_DEFAULTS)
@@ -122,6 +129,7 @@ def register(sub) -> None:
         help="training device: auto = a CUDA GPU when present, else CPU (default auto)",
     )
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
+    add_analyst_option(p)
     p.set_defaults(func=run)
 
 
@@ -163,10 +171,12 @@ def config_from_args(args) -> SweepConfig:
 
 def run(args) -> dict:
     check_json_path(args.json_out)  # a bad --json target fails now, not after the sweep
+    who = _who.asker(args.analyst)
     cfg = config_from_args(args)
-
     if not 0 <= args.workers <= WORKERS_MAX:  # refused before any job is submitted
         raise DPError(f"--workers must be 0 (inline) to {WORKERS_MAX} processes, got {args.workers}")
+    adm = budget.admit(who, cfg)  # the gate: charged before any point runs
+    tied: list[str] = []
 
     seen: list[int] = []
 
@@ -179,21 +189,34 @@ def run(args) -> dict:
     if args.executor == "ray":
         executor = RayExecutor(args.ray_address)
         args.workers = max(args.workers, 1)
-    if args.workers == 0:
-        result = sweep_runs.run_sweep_inline(
-            cfg,
-            owner=CLI_OWNER,
-            progress=lambda i, n, e, s: print(
-                f"[sweep] point {i + 1}/{n}: {'baseline' if e is None else f'ε={e:g}'} seed {s}",
-                file=sys.stderr,
-                flush=True,
-            ),
-        )
-    else:
-        result = sweep_runs.run_sweep_parallel(
-            cfg, owner=CLI_OWNER, workers=args.workers, progress=tell, executor=executor
-        )
+
+    def queued(sweep_id: str) -> None:
+        jobs = budget.point_jobs(cfg, sweep_runs.load(sweep_id, caller=Caller(CLI_OWNER)))
+        charged.tie(adm, jobs)  # from here on each point's end settles its part
+        tied.extend(jobs)
+
+    try:
+        if args.workers == 0:
+            result = sweep_runs.run_sweep_inline(
+                cfg,
+                owner=CLI_OWNER,
+                progress=lambda i, n, e, s: print(
+                    f"[sweep] point {i + 1}/{n}: {'baseline' if e is None else f'ε={e:g}'} seed {s}",
+                    file=sys.stderr,
+                    flush=True,
+                ),
+            )
+            adm.keep("the sweep finished: its points are released")
+        else:
+            result = sweep_runs.run_sweep_parallel(
+                cfg, owner=CLI_OWNER, workers=args.workers, progress=tell, executor=executor, queued=queued
+            )
+    except BaseException:
+        if not tied:  # nothing was returned or stored: no point of it left the server
+            adm.refund("the sweep stopped before it finished (run here) or before its points were queued")
+        raise
     out = sweep_summary.cli_json(result)
+    out["budget"] = adm.block()
     bad = sweep_summary.violations(result)
     if bad:
         out["violations"] = bad

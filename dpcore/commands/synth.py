@@ -2,7 +2,10 @@
 
 A DP synthetic table written as CSV, its privacy statement as JSON beside it (``FILE.statement.json``). An
 upload's columns are released only as declared: ``--column age=18:90:1`` (public bounds and bin width) or
-``--column sex=F,M`` (public categories), one per column."""
+``--column sex=F,M`` (public categories), one per column. A CSV whose rows are (or nearly are) a registered
+dataset's is charged — OpenDP's privacy map of the release — to that dataset's cap and the analyst's quota before
+anything runs (``--analyst NAME`` with $DP_EXPLORER_ANALYST_KEY; exit 3 when either would be exceeded); a release that
+fails before its files are written is refunded. Other CSVs are the uploader's own, and the statement says so."""
 
 from __future__ import annotations
 
@@ -10,13 +13,17 @@ import json
 from pathlib import Path
 
 from .. import limits, textsafe
+from ..budgets import gate
 from ..data import datasets
 from ..errors import DPError
+from ..noise.charge import ReleaseKind
 from ..storage import check_user_path, write_user_file
 from ..synth import release as synth_release
 from ..synth import schema as synth_schema
 from ..synth.statement import release_statement
+from . import _who
 from ._args import int_arg, seed_arg
+from .train import add_analyst_option
 
 
 def register(sub) -> None:
@@ -96,6 +103,7 @@ def register(sub) -> None:
         "never seeded. Default: drawn from a secure source and written in the statement",
     )
     p.add_argument("--out", required=True, help="output CSV path (the statement goes beside it)")
+    add_analyst_option(p)
     p.set_defaults(func=run)
 
 
@@ -145,12 +153,31 @@ def run(args) -> dict:
         schema = synth_schema.parse_schema(args.column, complete=not args.allow_missing)
         df = datasets.read_csv(args.data)
         dataset = f"upload {Path(args.data).name}"
-    rel = synth_release.release(df, schema, cfg.check(schema))
-    st = release_statement(rel, dataset, csv_name=out.name)
+    cfg = cfg.check(schema)
+    adm = (
+        gate.Admission(None, (), (), {})
+        if args.builtin
+        else gate.admit(
+            _who.asker(args.analyst),
+            df,
+            lambda: (synth_release.charge(schema, cfg), None),
+            kind=ReleaseKind.SYNTHETIC,
+            description=f"DP synthetic table ({cfg.generator.upper()}) of {Path(args.data).name}"[:200],
+        )
+    )
     spath = statement_path(out)
-    write_user_file(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
-    write_user_file(spath, json.dumps(st, indent=2).encode(), option="--out's statement")
+    try:
+        rel = synth_release.release(df, schema, cfg)
+        st = release_statement(rel, dataset, csv_name=out.name, budget=adm.block())
+        write_user_file(out, textsafe.csv_bytes(rel.table))  # whole file or nothing; formula cells neutralised
+        write_user_file(spath, json.dumps(st, indent=2).encode(), option="--out's statement")
+    except BaseException:
+        if adm.refund("the release failed before its table was written: nothing left the server"):
+            out.unlink(missing_ok=True)
+        raise
+    adm.keep("the table was written")
     return {
+        "budget": st["budget"],
         "out": str(out),
         "statement": str(spath),
         "rows": len(rel.table),

@@ -4,7 +4,10 @@
 [--bounds-file FILE.json] [--json OUT] [--background]`
 
 Trains one model (DP-SGD with Opacus, or the non-private baseline with ``--epsilon none``) and prints
-its metrics as JSON. The run is recorded as a job (``python -m dpcore jobs list``). ``--background``
+its metrics as JSON. The run is recorded as a job (``python -m dpcore jobs list``). A CSV whose rows are (or
+nearly are) a registered dataset's is charged to that dataset's cap and the analyst's quota before the run
+(``--analyst NAME`` with $DP_EXPLORER_ANALYST_KEY; exit 3 when either would be exceeded, nothing run); a failed run
+is refunded, a finished one never. Other CSVs are the uploader's own: nothing is charged, and the JSON says so. ``--background``
 submits it to the background workers and prints the job id at once. Unset hyper-parameters take the
 recommended values for the dataset and model. ``--bounds``/``--bounds-file`` declare a CSV's public bounds
 (:mod:`dpcore.training.bounds`): with every column declared, nothing about the scaling is read from the rows.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import sys
 
+from ..budgets import charged
 from ..errors import DPError
 from ..jobs import registry, runner, store, workers
 from ..jobs.executors import resolve_device
@@ -25,8 +29,9 @@ from ..jobs.owners import CLI_OWNER
 from ..serialize import check_json_path, write_json
 from ..training import bounds
 from ..training.config import GRAD_SAMPLE_MODES, MODELS, OPTIMIZERS, TrainConfig, recommended
-from ..training.job import preflight
+from ..training.job import admit, preflight
 from ..training.results import TrainMetrics
+from . import _who
 from ._args import seed_arg
 
 
@@ -98,7 +103,18 @@ def register(sub) -> None:
     add_bounds_options(p)
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON to this file")
     p.add_argument("--background", action="store_true", help="submit as a background job and print its id")
+    add_analyst_option(p)
     p.set_defaults(func=run)
+
+
+def add_analyst_option(p) -> None:
+    """``--analyst``: who releases from a registered dataset's rows (train, sweep and synth share it)."""
+    p.add_argument(
+        "--analyst",
+        default=None,
+        help="who releases (with $DP_EXPLORER_ANALYST_KEY): needed when the CSV is a registered dataset's rows, "
+        "which are charged to its cap and your quota",
+    )
 
 
 def add_bounds_options(p) -> None:
@@ -153,22 +169,50 @@ def params_from_args(args) -> dict:
 
 def run(args):
     check_json_path(args.json_out)  # a bad --json target fails now, not after the run
+    who = _who.asker(args.analyst)
     params = params_from_args(args)
-    preflight(params)  # bad data / target / batch size: one clear line, before any job exists
     label = f"{params['model']} on {params['dataset']} " + (
         f"ε={params['epsilon']:g}"
         if params["epsilon"] is not None
         else (f"σ={params['noise_multiplier']:g}" if params["noise_multiplier"] else "non-private")
     )
+    adm = admit(who, params, label=f"DP training run: {label}")  # the gate, before anything reads the data further
+    try:
+        preflight(params)  # bad data / target / batch size: one clear line, before any job exists
+    except BaseException:
+        adm.refund("the run was refused before it was queued (its settings do not fit the data)")
+        raise
     if args.background:
-        job_id = store.submit(registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label)
+        (job_id,) = charged.submit(
+            adm,
+            lambda: [store.submit(registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label)],
+        )
         workers.ensure_workers()
-        out = {"job_id": job_id, "status": "queued", "show": f"python -m dpcore jobs show {job_id}"}
+        out = {
+            "job_id": job_id,
+            "status": "queued",
+            "show": f"python -m dpcore jobs show {job_id}",
+            "budget": adm.block(),
+        }
         if args.json_out:
             write_json(args.json_out, out)
         return out
     print(f"[train] {label} ...", file=sys.stderr, flush=True)
-    result = runner.run_inline(registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label)
+    tied = []
+
+    def submitted(job_id: str) -> None:
+        charged.tie(adm, [job_id])  # from here on the job's end settles the charge
+        tied.append(job_id)
+
+    try:
+        result = runner.run_inline(
+            registry.TRAIN, params, owner=CLI_OWNER, group=registry.TRAIN_GROUP, label=label, submitted=submitted
+        )
+    except BaseException:
+        if not tied:
+            adm.refund("the run was not recorded as a job: nothing ran")
+        raise
+    result = {**result, "budget": adm.block()}
     m = TrainMetrics.from_dict(result)
     for w in m.warnings:
         print(f"warning: {w}", file=sys.stderr)

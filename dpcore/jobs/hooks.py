@@ -13,7 +13,7 @@ exactly for ``done``, and a job that ended any other way released nothing — wh
 a job; one charged for a ``done`` job may not.
 
 A hook is named by path like a job target and registered at the bottom of this module
-(``on_end("dpcore.budgets.charges:job_ended")``, as targets are in :mod:`dpcore.jobs.registry`), so that every
+(``on_end("dpcore.budgets.gate:on_job_end")``, as targets are in :mod:`dpcore.jobs.registry`), so that every
 process that ends jobs — a worker, a page that notices a dead worker, the CLI — knows it; the function is imported
 when the first job ends in that process (nothing above the job layer is imported before). It gets one :class:`JobEnd` and must be quick and idempotent: it runs after the commit, at most once per
 end in the process that committed it, and never again if that process dies right after (a hook that gives budget
@@ -90,3 +90,5 @@ def _log(line: str) -> None:
 
 
 # Hooks every process runs when a job ends (see the module docstring):
+#: The budget ledger settles a charged job's ticket: kept when it is done, refunded when it released nothing.
+on_end("dpcore.budgets.gate:on_job_end")

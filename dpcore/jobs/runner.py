@@ -28,6 +28,7 @@ import sqlite3
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import storage
@@ -195,14 +196,30 @@ def claim(worker_id: str) -> sqlite3.Row | None:
             return conn.execute("SELECT * FROM jobs WHERE id = ?", (row["id"],)).fetchone()
 
 
-def run_inline(target: str, params: dict, *, owner: str, group: str | None = None, label: str = "") -> dict:
+def run_inline(
+    target: str,
+    params: dict,
+    *,
+    owner: str,
+    group: str | None = None,
+    label: str = "",
+    submitted: Callable[[str], None] | None = None,
+) -> dict:
     """Run a job in this process (CLI without --background, tests) and return its result dict.
+    ``submitted(job_id)`` is called once the job is recorded, before it runs (the budget ledger ties a charge to it;
+    if it raises, the job is cancelled unstarted and its end announced).
 
     The run is recorded in the store like any job of ``owner`` (visible in its ``jobs list``), with the same
     context, heartbeats and ``result.json``. A job error is raised again here (DPError stays a DPError);
     a cancelled run raises :class:`~dpcore.errors.Cancelled` (not a DPError: a cancel is not exit 2).
     """
     job_id = store.submit(target, params, owner=owner, group=group, label=label)
+    if submitted is not None:
+        try:
+            submitted(job_id)
+        except BaseException:
+            store.cancel(job_id, caller=Caller(owner))
+            raise
     worker_id = f"inline-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
     with connection() as conn, transaction(conn):
         conn.execute(_CLAIM, _claim_args(time.time(), worker_id, job_id))

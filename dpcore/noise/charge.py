@@ -10,6 +10,11 @@ stores one (``Charge.to_dict``) beside its numbers.
   ε-DP release (δ = 0). ``None`` for an (ε, δ) guarantee with no known ρ: zCDP accounting then refuses it.
 * ``neighbour``: the relation the guarantee is about. Only charges of the same relation compose; the ledger
   accepts :attr:`Neighbour.ADD_REMOVE` alone (add or remove one person's record).
+* ``kind``: which kind of release it is (:class:`ReleaseKind`: a console answer, a DP training run, a sweep, a DP
+  synthetic table, a planned release) — what the ledger's history names. Each kind has its constructor here, so
+  every release is priced in one place: :meth:`Charge.of_release` (an answer), :meth:`Charge.dpsgd` (the
+  accountant's ε of a DP-SGD run at its δ), :meth:`Charge.synthetic` (OpenDP's privacy map of a synthetic
+  release), :meth:`Charge.composed` (a sweep: the basic composition of its points), :meth:`Charge.planned`.
 
 Composition here is *basic* (ε and δ add up, ρ adds up): always a valid bound. Tighter (ε, δ) totals from the
 same charges come from :func:`dpcore.noise.composition.ledger_costs`. Below the mechanisms and the release path in
@@ -45,6 +50,29 @@ def pure_rho(epsilon: float) -> float:
     return check_epsilon(epsilon) ** 2 / 2
 
 
+class ReleaseKind(enum.Enum):
+    """What a release is: the ledger charges every kind against the same cap and names the kind in its history."""
+
+    ANSWER = "answer"  # a query console answer (dpcore.queries)
+    TRAINING = "training"  # one DP-SGD (or diffprivlib) model
+    SWEEP = "sweep"  # a privacy–utility sweep: its DP points composed
+    SYNTHETIC = "synthetic"  # a DP synthetic table (OpenDP's MST or AIM)
+    PLANNED = "planned"  # a release the planner lays out (issue 35)
+
+    @property
+    def label(self) -> str:
+        return RELEASE_LABELS[self]
+
+
+RELEASE_LABELS = {
+    ReleaseKind.ANSWER: "a console answer",
+    ReleaseKind.TRAINING: "a DP training run",
+    ReleaseKind.SWEEP: "a privacy–utility sweep",
+    ReleaseKind.SYNTHETIC: "a DP synthetic table",
+    ReleaseKind.PLANNED: "a planned release",
+}
+
+
 class Neighbour(enum.Enum):
     """Which datasets count as neighbours: the guarantee bounds what changes between them."""
 
@@ -70,6 +98,7 @@ class Charge:
     delta: float = 0.0
     rho: float | None = None
     neighbour: Neighbour = Neighbour.ADD_REMOVE
+    kind: ReleaseKind = ReleaseKind.ANSWER
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_nonnegative(self.epsilon, "ε of a charge"))
@@ -84,6 +113,13 @@ class Charge:
             except ValueError:
                 raise DPError(
                     f"unknown neighbour relation {self.neighbour!r}; use one of {', '.join(n.value for n in Neighbour)}"
+                ) from None
+        if not isinstance(self.kind, ReleaseKind):
+            try:
+                object.__setattr__(self, "kind", ReleaseKind(self.kind))
+            except ValueError:
+                raise DPError(
+                    f"unknown release kind {self.kind!r}; use one of {', '.join(k.value for k in ReleaseKind)}"
                 ) from None
 
     # --- one release ---------------------------------------------------------------------------------
@@ -124,11 +160,35 @@ class Charge:
             return cls.gaussian(epsilon, delta, sensitivity, neighbour=neighbour)
         raise DPError(f"unknown mechanism {mechanism!r}; choose laplace or gaussian")
 
+    @classmethod
+    def dpsgd(cls, epsilon: float, delta: float) -> Charge:
+        """A DP-SGD run: the accountant's ε at the run's δ (Opacus PRV or RDP: an upper bound for the planned
+        steps; a run that stops early spends less). No ρ: the subsampled Gaussian has no closed-form zCDP cost."""
+        return cls(epsilon, delta, None, Neighbour.ADD_REMOVE, ReleaseKind.TRAINING)
+
+    @classmethod
+    def synthetic(cls, epsilon: float, delta: float, rho: float | None = None) -> Charge:
+        """A DP synthetic table: OpenDP's privacy map of the whole measurement at one record added or removed
+        (ρ: the zCDP budget it ran under, when δ > 0; pure ε-DP: ε²/2)."""
+        return cls(epsilon, delta, rho, Neighbour.ADD_REMOVE, ReleaseKind.SYNTHETIC)
+
+    @classmethod
+    def planned(cls, epsilon: float, delta: float, rho: float | None = None) -> Charge:
+        """A release laid out by the planner: its own accountant's (ε, δ)."""
+        return cls(epsilon, delta, rho, Neighbour.ADD_REMOVE, ReleaseKind.PLANNED)
+
+    @classmethod
+    def composed(cls, parts: Iterable[Charge | dict[str, Any]], kind: ReleaseKind = ReleaseKind.SWEEP) -> Charge:
+        """Several releases charged as one (a sweep's DP points): their basic composition, named ``kind``."""
+        total = compose(parts)
+        return cls(total.epsilon, total.delta, total.rho, total.neighbour, ReleaseKind(kind))
+
     # --- composition ---------------------------------------------------------------------------------
 
     def __add__(self, other: Charge) -> Charge:
         """Basic composition: ε and δ add up (δ capped at 1), ρ adds up (unknown if either is unknown).
-        Charges under different neighbour relations do not compose: refused."""
+        Charges under different neighbour relations do not compose: refused. The sum is of the first non-empty
+        operand's kind (:meth:`composed` names a composite)."""
         if not isinstance(other, Charge):
             return NotImplemented
         if other.neighbour is not self.neighbour:
@@ -138,26 +198,43 @@ class Charge:
                 "for them separately"
             )
         rho = None if self.rho is None or other.rho is None else self.rho + other.rho
-        return Charge(self.epsilon + other.epsilon, min(self.delta + other.delta, 1.0), rho, self.neighbour)
+        kind = other.kind if self.epsilon == 0 and self.delta == 0 else self.kind  # name a mix with composed()
+        return Charge(self.epsilon + other.epsilon, min(self.delta + other.delta, 1.0), rho, self.neighbour, kind)
 
     # --- storage -------------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "delta": self.delta, "rho": self.rho, "neighbour": self.neighbour.value}
+        """The stored form; ``kind`` only for releases other than an answer (an answer's form is as it always was)."""
+        out: dict[str, Any] = {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "neighbour": self.neighbour.value,
+        }
+        if self.kind is not ReleaseKind.ANSWER:
+            out["kind"] = self.kind.value
+        return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | Charge) -> Charge:
-        """A charge from its stored form (also the older ``{epsilon, delta, rho}`` dicts: add/remove)."""
+    def from_dict(cls, d: Any) -> Charge:
+        """A charge from its stored form (also the older ``{epsilon, delta, rho}`` dicts: add/remove, an answer)."""
         if isinstance(d, Charge):
             return d
         try:
-            return cls(d["epsilon"], d.get("delta") or 0.0, d.get("rho"), d.get("neighbour") or Neighbour.ADD_REMOVE)
+            return cls(
+                d["epsilon"],
+                d.get("delta") or 0.0,
+                d.get("rho"),
+                d.get("neighbour") or Neighbour.ADD_REMOVE,
+                d.get("kind") or ReleaseKind.ANSWER,
+            )
         except (KeyError, AttributeError, TypeError):
             raise DPError(f"not a charge: {d!r}; it needs at least an epsilon") from None
 
     def describe(self) -> str:
         rho = "" if self.rho is None else f", ρ = {self.rho:.4g}"
-        return f"ε = {self.epsilon:g}, δ = {self.delta:g}{rho} (neighbours: {self.neighbour.label})"
+        what = "" if self.kind is ReleaseKind.ANSWER else f"{self.kind.label}: "
+        return f"{what}ε = {self.epsilon:g}, δ = {self.delta:g}{rho} (neighbours: {self.neighbour.label})"
 
 
 ZERO = Charge(0.0, 0.0, 0.0)

@@ -118,12 +118,24 @@ def guess_ceiling(epsilon: float, prior_success: ArrayLike) -> np.ndarray:
     return np.asarray(exp_times(eps, p))  # e^ε·p capped at 1, in log space (ε past 709 overflowed math.exp)
 
 
-def reading(epsilon: float, prior: float = 0.5, delta: float | None = None) -> str:
-    """One sentence that reads the membership bound for a given epsilon (and what δ > 0 changes)."""
+#: Where "whatever else they know" holds: nothing else about the data leaves outside ε — its exact number of rows
+#: included (1,000 rows or 999 tells whoever knows every other record whether one more is there).
+WHATEVER_ELSE = "whatever else they know, as long as nothing else about the data (its exact number of rows included) is released outside ε"
+N_PUBLIC_READING = (
+    "whatever else they know, except where the number of rows is public: whoever knows every other record "
+    "then learns from it whether one more is there, and only the bound on a fact about a known person holds"
+)
+
+
+def reading(epsilon: float, prior: float = 0.5, delta: float | None = None, *, n_public: bool = False) -> str:
+    """One sentence that reads the membership bound for a given epsilon (and what δ > 0 changes). The bound holds
+    whatever else the attacker knows only while nothing else about the data is released outside ε; ``n_public``:
+    the release states its number of rows (DP training, a dataset whose owner declared n public)."""
     post = float(posterior_bound(prior, epsilon))
     out = (
         f"With ε = {epsilon:g}, an attacker who was {prior:.0%} sure that a person is in the data "
-        f"can become at most {claims.percent(post, up=True)} sure after seeing the output — whatever else they know."
+        f"can become at most {claims.percent(post, up=True)} sure after seeing the output — "
+        f"{N_PUBLIC_READING if n_public else WHATEVER_ELSE}."
     )
     if delta:
         out += " " + delta_reading(epsilon, delta)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -94,7 +95,7 @@ def _row_hashes(df: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
     return [names[i] for i in order], cells, rows
 
 
-def _fingerprint(names, rows) -> str:
+def _fingerprint(names: list[str], rows: np.ndarray) -> str:
     h = hashlib.sha256(json.dumps({"columns": names, "rows": int(len(rows))}).encode())
     h.update(np.sort(rows).astype("<u8").tobytes())
     return h.hexdigest()
@@ -106,7 +107,7 @@ def _bottom(x: np.ndarray, k: int = SKETCH_K) -> list[int]:
     return [int(v) for v in np.sort(x)]
 
 
-def dataset_identity(df: pd.DataFrame) -> dict:
+def dataset_identity(df: pd.DataFrame) -> dict[str, Any]:
     """What the ledger registers about a table: a fingerprint that ignores row order, column order and number
     formatting; n, the column names; and bottom-k sketches of the row hashes (all columns, and each column left
     out) so that a near-identical table (a column added or dropped, a few rows changed) is recognised."""
@@ -151,7 +152,7 @@ def _value_hashes(df: pd.DataFrame) -> list[np.ndarray]:
     return [_cell_hashes(df.iloc[:, i], "") for i in range(df.shape[1])]
 
 
-def profile(df: pd.DataFrame) -> dict:
+def profile(df: pd.DataFrame) -> dict[str, Any]:
     """Name-free summary of each column (its distinct values' bottom-k hashes and how many there are): enough to
     tell which registered tables share columns with a new one, whatever the columns are called."""
     cols = []
@@ -161,7 +162,7 @@ def profile(df: pd.DataFrame) -> dict:
     return {"n_rows": int(len(df)), "columns": cols}
 
 
-def _shares(a: dict, b: dict) -> bool:
+def _shares(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two column profiles hold (nearly) the same set of values."""
     sa, sb = set(a["bottom"]), set(b["bottom"])
     if not sa or not sb:
@@ -178,12 +179,12 @@ def _shares(a: dict, b: dict) -> bool:
     )
 
 
-def shared_columns(p: dict, q: dict) -> int:
+def shared_columns(p: dict[str, Any], q: dict[str, Any]) -> int:
     """How many columns of profile ``p`` hold the values of some column of profile ``q``."""
     return sum(any(_shares(a, b) for b in q["columns"]) for a in p["columns"])
 
 
-def _pairs(ha: list[np.ndarray], hb: list[np.ndarray], names_a, names_b) -> list[tuple[int, int]]:
+def _pairs(ha: list[np.ndarray], hb: list[np.ndarray], names_a: list[str], names_b: list[str]) -> list[tuple[int, int]]:
     """Pair columns of A with columns of B that hold the same values (same name first, then the best share)."""
     ua, ub = [np.unique(h) for h in ha], [np.unique(h) for h in hb]
     scores = []
@@ -213,7 +214,7 @@ def _rows_over(hashes: list[np.ndarray], order: list[tuple[int, int]]) -> np.nda
     return out
 
 
-def near_duplicate(new: pd.DataFrame, old: pd.DataFrame) -> dict | None:
+def near_duplicate(new: pd.DataFrame, old: pd.DataFrame) -> dict[str, Any] | None:
     """Whether ``new`` holds the same people as ``old`` under renamed, rescaled or added columns and with rows
     dropped or added. Returns {shared (fraction of the smaller table's rows found in the other), columns (the
     pairs "new = old"), left_out (columns of ``new`` that pair with nothing)} or None."""

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from dpcore import claims, limits, textsafe
 from dpcore.errors import DPError
 from dpcore.noise.interpret import (
+    WHATEVER_ELSE,
     fact_bound,
     fact_reading,
     level_sentence,
@@ -379,7 +380,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     lr, dp, rep = st.linkage, st.dp, st.uniqueness
     out = [
         f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure that a person is in the data can become at "
-        f"most **{claims.percent(post, up=True)}** sure from a release, whatever else they know; about someone known "
+        f"most **{claims.percent(post, up=True)}** sure from a release, {WHATEVER_ELSE}; about someone known "
         f"to be in it, a fact such as their diagnosis goes from 50% to at most **{claims.percent(fact, up=True)}**: "
         f"privacy level '{privacy_level(eps)}'.",
         f"Removing names does not anonymise: **{rep.unique_fraction:.1%}** of {rep.n:,} synthetic patients are "

@@ -48,7 +48,10 @@ def _for_ledger(dataset: str, *, viewer: Any, analyst: str | None = None, path: 
     replace_one, seeded = False, False
     for e in spends:
         ans = obj(e.get("answer"))
-        mech = ans.get("mechanism") or ("gaussian" if float(e.get("delta") or 0) > 0 else "laplace")
+        kind = e.get("release") or "answer"  # a training run, sweep or synthetic table is charged to the cap too
+        mech = ans.get("mechanism") or (
+            kind if kind != "answer" else ("gaussian" if float(e.get("delta") or 0) > 0 else "laplace")
+        )
         replace_one |= "PUBLIC N" in str(e.get("query") or "").upper()
         seeded |= ans.get("secure") is False
         (charge,) = answering.composition_entries([e])  # ε and δ as charged, ρ of the release
@@ -58,6 +61,7 @@ def _for_ledger(dataset: str, *, viewer: Any, analyst: str | None = None, path: 
                 "delta": charge.delta,
                 "rho": charge.rho,
                 "mechanism": mech,
+                "release": kind,
                 "query": e["query"] if (viewer.is_admin or e["id"] in mine) else None,
                 "by_this_quota": e["id"] in mine,
             }
@@ -73,8 +77,9 @@ def _for_ledger(dataset: str, *, viewer: Any, analyst: str | None = None, path: 
         "unit_of_privacy": UNIT,
         "neighbour_relation": ADD_REMOVE + (" (MEAN with public n: replace one record)" if replace_one else ""),
         "sampling": {"scheme": "none: every query reads the whole (filtered) data"},
-        "scope": "every answer ever released on this dataset, by every analyst and visitor (never reset): the "
-        "guarantee to each person in it",
+        "scope": "every release ever charged on this dataset and not refunded — console answers, DP training runs, "
+        "sweeps, synthetic tables — by every analyst and visitor (never reset): the guarantee to each person in it",
+        "number_of_rows": status["number_of_rows"],
         "cap": status["cap"],
         "queries": entries,
         "reproducible_noise": seeded,

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from dpcore import claims, nist
+from dpcore.budgets import gate
 from dpcore.errors import DPError
 from dpcore.statements import dpsgd, signing
 from dpcore.statements.checks import Checker, get, obj
@@ -123,6 +124,10 @@ def for_sweep(sweep_id: str, *, caller: Any) -> Json:
         "leaks": all_leaks,
         **({"preprocessing": points[0]["preprocessing"]} if points[0].get("preprocessing") else {}),
         "reproducible_noise": any(pt["reproducible_noise"] for pt in points),
+        "budget": gate.statement_block(
+            job=[e["job_id"] for e in rec.get("jobs") or [] if e.get("job_id")],
+            uploaded=dataset_kind(cfg.get("dataset")) in ("csv", "upload"),
+        ),
         "summary": f"{len(points)} DP point(s); each bounded by its own accountant and audited on held-out "
         "rows (lower bound at the stated confidence)",
     }

@@ -16,6 +16,7 @@ from typing import Any
 
 from dpcore import claims, nist
 from dpcore.attacks import fdp, last_iterate, one_run
+from dpcore.budgets import gate
 from dpcore.errors import DPError
 from dpcore.jobs import registry, store
 from dpcore.statements import dpsgd
@@ -72,6 +73,7 @@ def _for_job(job_id: str, *, caller: Any) -> Json:
         "settings": public_settings(result.get("config"), m.dataset),
         **nz,
         "preprocessing": _preprocessing((job.get("params") or {}).get("bounds"), m.bounds_note, m.leaks),
+        "budget": gate.statement_block(job=job_id, uploaded=dataset_kind(m.dataset) in ("csv", "upload")),
     }
     if not m.private:
         out.update(

@@ -21,8 +21,9 @@ from ..training import canaries as canary_mod
 from ..training.bounds import preprocessing
 from ..training.config import TrainConfig, noise_fields
 from ..training.data import load_split, record_view
-from ..training.job import train_in_job
+from ..training.job import require_charged, train_in_job
 from ..training.loop import train
+from . import who_pays
 from .config import CANARY_ATTACK
 
 
@@ -98,6 +99,8 @@ def run_point(params: dict, ctx=None) -> dict:
     """Job target: train one model (with canaries), attack it, audit it. Returns the point dict (JSON-able)."""
     t0 = time.perf_counter()
     cfg = TrainConfig.from_dict(params["train"])
+    if cfg.private:  # a DP point of a registered dataset's rows runs only once the gate charged it (a baseline is a
+        require_charged(cfg, ctx)  # diagnostic, labelled not covered by ε, and holds no charge)
     seed = int(params.get("seed", 0))
     split = load_split(cfg)
     n_canaries = int(params.get("canaries", 0) or 0)
@@ -231,6 +234,8 @@ def _attach_exposure(point: dict, split, scores: dict, members, delta: float) ->
     vulnerable = ex.pop("vulnerable")
     for v in vulnerable:
         v["record"] = record_view(split, where[v["index"]])
+    # who pays: the members' proved ε by their class
+    ex["per_class"] = who_pays.class_exposure(split.y_train[members], ex["proved"], claimed, split.class_names)
     point["exposure"] = ex
     point["vulnerable"] = vulnerable
 

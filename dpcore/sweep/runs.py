@@ -557,11 +557,19 @@ def run_sweep_parallel(
     timeout: float = 3600,
     progress=None,
     executor=None,
+    queued=None,
 ) -> dict:
-    """Start the sweep as background jobs on ``workers`` processes (or ``executor``) and wait for it."""
+    """Start the sweep as background jobs on ``workers`` processes (or ``executor``) and wait for it.
+    ``queued(sweep_id)`` is called once its points are queued (the ledger ties their charges to them)."""
     caller = Caller(check_owner(owner))
     ex = executor or executors.LocalExecutor(max(1, int(workers or 1)))
     sweep_id = start_sweep(cfg, owner=owner, workers=workers, executor=ex)
+    if queued is not None:
+        try:
+            queued(sweep_id)
+        except BaseException:
+            cancel(sweep_id, caller=caller)  # its queued points end cancelled: their end hooks settle them
+            raise
     deadline = time.monotonic() + timeout
     started = time.monotonic()
     while True:

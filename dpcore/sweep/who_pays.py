@@ -14,9 +14,54 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import claims
 
-NOT_COVERED = "per-class test accuracy: computed on private test rows, not covered by ε"
+NOT_COVERED = (
+    "per-class test accuracy and exposure: computed on private rows (test rows; audited training rows), not covered "
+    "by ε"
+)
+
+
+def class_exposure(
+    labels: Any, proved: Sequence[float], claimed: float | None, class_names: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """Per class, the audited members' exposure (:mod:`dpcore.attacks.exposure`: what the attack proves at 95% while
+    flagging each record): how many were audited, the median and the largest proved ε, and the share proved above
+    the claimed ε (None without a claim)."""
+    y = np.asarray(labels).ravel()
+    pr = np.asarray(proved, float).ravel()
+    out = []
+    for c in np.unique(y):
+        sel = pr[y == c]
+        out.append(
+            {
+                "class": int(c),
+                "name": str(class_names[int(c)]) if int(c) < len(class_names) else str(int(c)),
+                "members": int(sel.size),
+                "median_proved": float(np.median(sel)),
+                "max_proved": float(sel.max()),
+                "share_above_claim": None if claimed is None else float(np.mean(sel > float(claimed) + 1e-9)),
+            }
+        )
+    return out
+
+
+def _exposure_by_class(points: Sequence[Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Per class, the median over seeds of the members' median proved ε, and the members audited per seed."""
+    groups: dict[int, list[Mapping[str, Any]]] = {}
+    for p in points:
+        for e in (p.get("exposure") or {}).get("per_class") or ():
+            groups.setdefault(int(e["class"]), []).append(e)
+    return {
+        c: {
+            "exposure_median_proved": float(np.median([e["median_proved"] for e in es])),
+            "exposure_max_proved": float(max(e["max_proved"] for e in es)),
+            "exposure_members": int(np.median([e["members"] for e in es])),
+        }
+        for c, es in groups.items()
+    }
 
 
 def _median_entry(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
@@ -61,12 +106,14 @@ def who_pays(result: Mapping[str, Any]) -> dict[str, Any] | None:
             groups.setdefault(float(p["epsilon"]), []).append(p)
     rows = []
     for eps in sorted(groups):
+        exposed = _exposure_by_class(groups[eps])
         for c, e in sorted(_by_class(groups[eps]).items()):
             b = base.get(c)
             rows.append(
                 {
                     "epsilon": eps,
                     **e,
+                    **exposed.get(c, {}),
                     "baseline_accuracy": None if b is None else b["accuracy"],
                     "baseline_interval": None if b is None else b["interval"],
                     "cost": None if b is None else round(b["accuracy"] - e["accuracy"], 4),
@@ -107,6 +154,10 @@ def shown(table: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                 else claims.percent(r["baseline_accuracy"], 1, up=False),
                 "non-private 95% interval": _pct_interval(r["baseline_interval"]),
                 "pays more": "—" if r["pays_more"] is None else ("yes" if r["pays_more"] else "not shown"),
+                "members audited": r.get("exposure_members", "—"),
+                "proved ε of its members (median)": "—"
+                if r.get("exposure_median_proved") is None
+                else claims.down(r["exposure_median_proved"]),
             }
         )
     return out

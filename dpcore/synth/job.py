@@ -30,6 +30,7 @@ import secrets
 import numpy as np
 
 from .. import textsafe
+from ..budgets import gate
 from ..data import datasets
 from ..errors import DPError
 from ..training.data import UPLOAD, release_uploads, upload_file
@@ -106,6 +107,7 @@ def run_release(p: dict, ctx) -> dict:
 
 def _run(p: dict, ctx, dataset: str, want) -> dict:
     df = datasets.read_csv(upload_file(dataset[len(UPLOAD) :]))
+    budget = gate.for_job(ctx.job_id, df)  # a registered dataset's rows run only once charged to it
     schema, cfg = Schema.from_dict(p["schema"]), SynthConfig.from_dict(p["config"])
     task = upload_task(schema, want.get("target"), want.get("threshold")) if want else None
     held = holdout_coins(len(df)) if task is not None else np.zeros(len(df), bool)
@@ -121,6 +123,7 @@ def _run(p: dict, ctx, dataset: str, want) -> dict:
         f"upload {p.get('name') or 'CSV'}",
         rows_read=ROWS_READ_SAMPLE if task else ROWS_READ_ALL,
         csv_name=CSV_NAME,
+        budget=budget,
     )
     ctx.save_bytes(CSV_NAME, textsafe.csv_bytes(rel.table))
     ctx.save_bytes(STATEMENT_NAME, json.dumps(st, indent=2).encode())

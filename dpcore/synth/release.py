@@ -42,6 +42,7 @@ import pandas as pd
 
 from .. import limits, storage
 from ..errors import Cancelled, DPError
+from ..noise.charge import Charge
 from ..validation import check_delta
 from . import fit, search, split
 from .failures import LOG_NAME, STOPPED, log_failure
@@ -319,6 +320,13 @@ def spend(schema: Schema, cfg: SynthConfig) -> tuple[float, float]:
     measurement depends on the declarations and the budget only): what a gate charges before :func:`release` runs."""
     p = plan(schema, cfg.check(schema))
     return p.epsilon, p.delta
+
+
+def charge(schema: Schema, cfg: SynthConfig) -> Charge:
+    """What the release costs a registered dataset, before it runs: :func:`spend`'s (ε, δ) with the zCDP ρ it
+    came from, as the budget gate books it (:mod:`dpcore.budgets.gate`)."""
+    p = plan(schema, cfg.check(schema))
+    return Charge.synthetic(p.epsilon, p.delta, p.rho)
 
 
 def _settings(schema: Schema, cfg: SynthConfig) -> str:

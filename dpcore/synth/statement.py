@@ -24,7 +24,11 @@ OPENDP = "OpenDP 0.16.0 (opendp.extras.mbi) with Private-PGM (mbi 1.1.0)"
 
 
 def release_statement(
-    rel: SynthRelease, dataset: str, rows_read: str | None = None, csv_name: str = "synthetic.csv"
+    rel: SynthRelease,
+    dataset: str,
+    rows_read: str | None = None,
+    csv_name: str = "synthetic.csv",
+    budget: dict | None = None,
 ) -> dict:
     """The statement of one release of ``dataset`` (a description such as "synthetic medical, 1,000 patients").
     ``rows_read``: which of its rows the release read, in words, when not simply all of them (an upload with a
@@ -74,6 +78,7 @@ def release_statement(
         "reproducible_noise": False,
         "dp_release": True,
         "notes": list(rel.notes),
+        **({"budget": budget} if budget is not None else {}),  # which dataset's cap it was charged to, if any
     }
     out["summary"] = summary(out)
     out["nist"] = nist.for_statement(out)

@@ -19,6 +19,7 @@ ADMIN_DEFAULTS = {
     "adm_eps": 1.0,
     "adm_per_query": 0.0,
     "adm_similar": False,
+    "adm_public_n": False,
     "adm_cap": 1.0,
     "adm_cap_reason": "",
     "adm_analyst": "",
@@ -85,6 +86,12 @@ def panel(who: identities.Identity, info: dict, status: dict) -> None:
             "I confirm this is different data, even if it holds the same people as a registered dataset",
             key="adm_similar",
         )
+        st.checkbox(
+            "The number of rows is public",
+            key="adm_public_n",
+            help="Analysts then read the dataset's exact number of rows, and DP training and sweeps may run on it "
+            "(their sample rate reads n). Otherwise only you see n; analysts can ask a DP count.",
+        )
         if st.button("Register dataset", key="adm_register", disabled=up is None):
             df = guarded(_upload, up.getvalue())
             if df is not None:
@@ -98,6 +105,7 @@ def panel(who: identities.Identity, info: dict, status: dict) -> None:
                     epsilon=st.session_state.adm_eps,
                     max_query_epsilon=per_query,
                     allow_similar=st.session_state.adm_similar,
+                    public_n=bool(st.session_state.get("adm_public_n")),
                 )
                 if r is not None:
                     _done(f"registered {r['name']!r} ({r['n_rows']:,} rows) with a cap of ε = {r['cap']:g}")

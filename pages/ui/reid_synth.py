@@ -22,9 +22,11 @@ import streamlit as st
 from dpcore import claims, textsafe
 from dpcore import limits as L
 from dpcore.attacks import reidentification as reid
+from dpcore.budgets import charged, gate
 from dpcore.errors import DPError, sentence
 from dpcore.figures import synth as figs
 from dpcore.jobs import display, registry, store, workers
+from dpcore.noise.charge import ReleaseKind
 from dpcore.synth import advise as synth_advise
 from dpcore.synth import job as synth_job
 from dpcore.synth import release as synth_release
@@ -34,6 +36,7 @@ from dpcore.synth import study as synth_study
 from dpcore.synth import timing as synth_timing
 from dpcore.synth import utility as synth_utility
 from dpcore.training.data import release_uploads, save_upload
+from pages.ui import identity
 from pages.ui.common import chart, clicked, guarded, headline_md, job_caller, submit_once, table_downloads
 
 D = synth_study.StudyConfig()
@@ -518,7 +521,20 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
                 target=chosen,
                 threshold=threshold if chosen else None,
             )  # checked before the upload is kept
-            ref = guarded(save_upload, data) if p is not None else None
+            # the gate: rows that are a registered dataset's are charged to its cap and this session's quota first
+            adm = (
+                guarded(
+                    gate.admit,
+                    identity.current(),
+                    udf,
+                    lambda: (synth_release.charge(schema, cfg), None),
+                    kind=ReleaseKind.SYNTHETIC,
+                    description=f"DP synthetic table ({gen.upper()}) of an upload",
+                )
+                if p is not None
+                else None
+            )
+            ref = guarded(save_upload, data) if adm is not None else None
             p = {**p, "dataset": ref} if ref else None
             ids, repeated = (
                 submit_once(
@@ -531,6 +547,11 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
                 if p
                 else (None, False)
             )
+            if adm is not None and (not ids or repeated):
+                adm.refund("the release was not queued (refused, or a repeated click)")
+            if ids and not repeated and adm is not None and guarded(charged.tie, adm, ids[:1]) is None:
+                store.cancel(ids[0], caller=caller)  # its charge could not be tied to it: it must not run uncharged
+                ids = None
             if ids:
                 workers.ensure_workers(2)
                 st.session_state["re_up_syn_job"] = (upload_id, ids if repeated else ids[0])
@@ -591,9 +612,17 @@ def release_result(job, caller, *, key: str = "re_up_syn") -> None:
             key=f"{key}_csv",
             icon=":material/download:",
         )
+    budget = guarded(gate.statement_block, job=job["id"]) or {}
+    st.caption(
+        "Charged to "
+        + ", ".join(f"{textsafe.md(str(c['dataset']))} (ε = {c['epsilon']:.3g})" for c in budget["charged_to"])
+        + " before it ran."
+        if budget.get("charged_to")
+        else f"Budget: {budget.get('owner', gate.OWN_ROWS)}."
+    )
     st.download_button(
         "Privacy statement (JSON)",
-        json.dumps(res["statement"], indent=2).encode(),
+        json.dumps({**res["statement"], "budget": budget}, indent=2).encode(),
         f"synthetic-statement-{job['id']}.json",
         "application/json",
         key=f"{key}_statement",

@@ -4,12 +4,15 @@ public bounds, the grid, seeds, attacks and shadows, and Start. It returns the i
 import streamlit as st
 
 from dpcore import claims, limits
+from dpcore.budgets import charged
 from dpcore.jobs import executors
+from dpcore.sweep import budget as sweep_budget
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
 from dpcore.training import bounds
 from dpcore.training.config import DATASET_NAMES, MODEL_NAMES
 from dpcore.training.data import upload_columns
+from pages.ui import identity
 from pages.ui import upload as upload_ui
 from pages.ui.common import clicked, guarded, submit_once
 
@@ -162,7 +165,9 @@ def form(caller, expanded: bool) -> str | None:
             )
         else:
             cfg = _upload_config(up_bytes, up_name, target, cols, b, s)
-        if cfg is None:
+        # the gate: rows that are a registered dataset's are charged (its DP points composed) before any point runs
+        adm = guarded(sweep_budget.admit, identity.current(), cfg) if cfg is not None else None
+        if adm is None:
             upload_ui.release()  # a refused sweep keeps nothing on disk
             return None
         ex = guarded(executors.make_executor, run_on)
@@ -172,10 +177,19 @@ def form(caller, expanded: bool) -> str | None:
             if ex is not None
             else (None, False)
         )
+        if not sid or repeated:
+            adm.refund("the sweep was not started (refused, or a repeated click)")
+        if sid and not repeated and adm.tickets:
+            jobs = guarded(sweep_budget.point_jobs, cfg, guarded(sweep_runs.load, sid, caller=caller) or {})
+            if jobs is None or guarded(charged.tie, adm, jobs) is None:
+                guarded(sweep_runs.cancel, sid, caller=caller)  # its charge could not be tied: it must not run
+                return None
         if not sid:
             upload_ui.release()  # nothing queued: nothing kept
         elif not repeated:
             st.toast(f"Sweep started: {len(cfg.point_params())} models in the background")
+            if adm.charged:
+                st.caption(f"Charged to {', '.join(map(repr, adm.datasets))}: ε = {adm.charge.epsilon:.3g} in all.")
         return sid
 
 

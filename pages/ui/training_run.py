@@ -128,6 +128,7 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
             if m.epsilon_prv:
                 chart(figs.epsilon_comparison_chart(m), key="tr_fig_eps_cmp")
         promise_section(m)
+        per_class_section(m, bm)
         if bm is None and (twin is None or twin["status"] not in ACTIVE):
             if clicked(
                 "tr_train_pair",
@@ -211,6 +212,40 @@ def promise_section(m: TrainMetrics) -> None:
         st.caption(
             "Accounting check passed: the batches drawn, the records in them and the noise added each step were "
             "counted during training and matched what the accountant was told."
+        )
+
+
+def per_class_section(m: TrainMetrics, bm: TrainMetrics | None) -> None:
+    """Who pays: each class's test accuracy with its 95% interval and test rows, beside the non-private twin's."""
+    if not m.per_class:
+        return
+    twin = {int(c["class"]): c for c in (bm.per_class if bm is not None else ())}
+
+    def acc(c):
+        return "—" if c.get("accuracy") is None else claims.percent(c["accuracy"], 1, up=False)
+
+    def interval(c):
+        lo, hi = c["interval"]
+        return f"{claims.percent(lo, 1, up=False)}–{claims.percent(hi, 1, up=True)}"
+
+    rows = []
+    for c in m.per_class:
+        t = twin.get(int(c["class"]))
+        rows.append(
+            {
+                "class": str(c["name"]),
+                "test rows": int(c["n_test"]),
+                "accuracy": acc(c),
+                "95% interval": interval(c),
+                "non-private twin": "—" if t is None else acc(t),
+                "twin's 95% interval": "—" if t is None else interval(t),
+            }
+        )
+    with st.expander("Who pays for privacy: accuracy per class", icon=":material/groups:"):
+        st.dataframe(rows, hide_index=True, key="tr_per_class")
+        st.caption(
+            ":orange-badge[Not covered by ε] computed on the private test rows. A class loses more than another "
+            "only where the intervals say so: a class with few test rows has a wide interval."
         )
 
 

@@ -136,6 +136,14 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         )
         assert [t["meta"] for t in promise["data"]][:2] == ["promise", "heuristic"]
         assert f"Promise: accountant (PRV) ε ≤ {m['ε (PRV)']}" in text and "Heuristic: auditing only the final" in text
+        # the run audited itself: its canaries' bounds are on the chart as measurements, the canaries as used and
+        # the accounting check are said under it
+        assert "measurement" in [t["meta"] for t in promise["data"]]
+        assert "This run's own audit planted 45 canaries" in text and "of its training rows" in text
+        assert "Accounting check passed" in text
+        # who pays: each class's accuracy with its interval and test rows, beside the twin's
+        per_class = next(d.value for d in at.dataframe if "test rows" in d.value.columns)
+        assert per_class["test rows"].sum() == 114 and per_class["non-private twin"].str.endswith("%").all()
         downloads = {d.key for d in at.get("download_button")}
         assert {"tr_dl_release", "tr_dl_diagnostics", "tr_dl_statement"} <= downloads  # release apart from diagnostics
         assert not any(b.key == "tr_train_pair" for b in at.button)  # the twin is there: nothing to ask for

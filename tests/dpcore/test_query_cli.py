@@ -147,6 +147,7 @@ def test_register_copies_the_data_and_status_shows_the_cap(clinic, dp_home, caps
         "delta_spent": 0.0,
         "delta_remaining": 1e-4,
         "max_query_epsilon": 1.0,
+        "by_release": {},
     }
     code, out, _ = _run(capsys, "budget", "list")
     assert code == 0 and [d["name"] for d in out] == ["clinic"]
@@ -247,7 +248,7 @@ def test_query_by_name_spends_the_quota_and_the_cap_repeats_free_and_refuses(cli
     code, mean, _ = _run(capsys, *base, "--epsilon", "0.9", "--mean", "age", "--bounds", "18:90")
     assert code == 0 and 18 <= mean["answer"] <= 90 and mean["remaining"] == pytest.approx(0.1)
     code, _, err = _run(capsys, *base, "--epsilon", "0.2", "--sum", "salary", "--bounds", "0:250000")
-    assert code == 3 and "only ε = 0.1 of 1.5 is left in analyst 'ann''s quota" in err
+    assert code == 3 and "only ε = 0.1 of 1.5 is left in the quota of analyst 'ann'" in err
     code, _, err = _run(capsys, *base, "--epsilon", "1.2", "--count", "sex=M")  # the per-query cap, first
     assert code == 3 and "allows at most ε = 1 per query" in err
     code, st, _ = _run(capsys, "budget", "status", "--dataset", "clinic", "--analyst", "ann")
@@ -283,7 +284,7 @@ def test_names_without_keys_spend_nothing_and_see_nothing(clinic, monkeypatch, c
         ["statement", "--ledger", "--dataset", "clinic"],
     ):
         code, out, err = _run(capsys, *args)  # a visitor
-        assert code == 2 and out is None and "open to signed-in analysts only" in err
+        assert code == 2 and out is None and "'clinic' is not a dataset you may use" in err
     code, out, _ = _run(capsys, "budget", "list")
     assert code == 0 and out == []  # a visitor is not told the registered datasets
     assert len(attempts) > 20 and registry.info("clinic")["spent"] == 0.0
@@ -312,7 +313,7 @@ def test_data_file_names_a_registered_dataset_only(clinic, raw_csv, tmp_path, mo
     other = tmp_path / "other.csv"
     datasets.medical(300, seed=2).to_csv(other, index=False)
     code, _, err = _run(capsys, "query", "--data", str(other), "--analyst", "ann", "--epsilon", "0.1", "--count", "*")
-    assert code == 2 and "not a registered dataset" in err
+    assert code == 2 and "other.csv' is not a dataset you may use" in err
     code, _, err = _run(capsys, "query", "--analyst", "ann", "--epsilon", "0.1", "--count", "*")
     assert code == 2 and "--dataset NAME" in err
 
@@ -331,7 +332,8 @@ def test_data_file_names_a_registered_dataset_only(clinic, raw_csv, tmp_path, mo
         (["--epsilon", "0.1", "--histogram", ""], "--histogram needs a column name", 2),
         (["--epsilon", "0.1", "--count", "age=nan"], "can never match", 2),
         (["--epsilon", "710", "--count", "sex=F"], "at most 100", 2),
-        (["--epsilon", "0.001", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "0.49"], "not below 1/n", 2),
+        # n is not public here: the δ cap (below 1/n) refuses, and the message names no n
+        (["--epsilon", "0.001", "--count", "sex=F", "--mechanism", "gaussian", "--delta", "0.49"], "δ cap", 3),
         (["--epsilon", "0.1", "--count", "sex=F", "--mechanism", "gaussian"], "needs --delta", 2),
         (["--epsilon", "0.1", "--mean", "age", "--bounds", "18:90", "--public-n"], "replacing one record", 2),
         (["--epsilon", "0.1", "--histogram", "age", "--categories", "34,34.0"], "same value", 2),
@@ -586,3 +588,32 @@ def test_a_gaussian_answer_on_the_cli_states_how_often_its_privacy_loss_exceeds_
         capsys, "query", "--dataset", "synthetic medical (n=1,000, seed=0)", "--epsilon", "1", "--count", "sex=M"
     )
     assert code == 0 and "loss_tail" not in out  # Laplace: pure ε-DP, the loss never exceeds ε
+
+
+def test_an_analyst_reads_no_exact_n_on_the_cli_unless_the_owner_declared_it_public(
+    clinic, raw_csv, tmp_path, monkeypatch, capsys
+):
+    """Issue 33 §2: `budget status`, `budget list` and the ledger statement give an analyst no n (1,000 here)
+    unless the owner registered the data with --public-n; the admin reads it either way; a DP count is charged."""
+    other = tmp_path / "open.csv"
+    datasets.medical(321, seed=6).to_csv(other, index=False)
+    code, out, err = _run(
+        capsys, "budget", "register", "--data", str(other), "--name", "open", "--epsilon", "2", "--public-n"
+    )
+    assert code == 0 and out["public_n"], err
+    assert _run(capsys, "budget", "status", "--dataset", "clinic")[1]["n_rows"] == 1000  # the admin
+    key = _run(capsys, "analyst", "add", "ann", "--dataset", "clinic", "--epsilon", "1.5")[1]["key"]
+    assert _run(capsys, "analyst", "add", "ann", "--dataset", "open", "--epsilon", "1")[0] == 0
+    monkeypatch.delenv(ADMIN, raising=False)  # from here on the shell is ann's
+    monkeypatch.setenv(KEY, key)
+    _, st, _ = _run(capsys, "budget", "status", "--dataset", "clinic", "--analyst", "ann")
+    _, listed, _ = _run(capsys, "budget", "list", "--analyst", "ann")
+    code, ledger, err = _run(capsys, "statement", "--ledger", "--dataset", "clinic", "--analyst", "ann")
+    assert code == 0, err
+    for seen in (st, {d["name"]: d for d in listed}["clinic"], ledger):
+        text = json.dumps(seen, ensure_ascii=False)
+        assert '"n_rows"' not in text and "1000" not in text.replace(".", "") and "1,000" not in text
+    assert st["number_of_rows"].startswith("the number of rows is not released")
+    assert _run(capsys, "budget", "status", "--dataset", "open", "--analyst", "ann")[1]["n_rows"] == 321
+    code, out, _ = _run(capsys, "query", "--dataset", "clinic", "--analyst", "ann", "--epsilon", "0.5", "--count", "*")
+    assert code == 0 and out["epsilon_spent"] == 0.5  # n as a DP count: charged like any answer

@@ -107,7 +107,7 @@ def test_cli_report(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["ledgers"] == 1
     assert "Privacy statement: dataset synthetic medical (n=1,500, seed=0), every answer by anyone" in out.read_text()
     assert main(["report", "--out", str(out), "--n", "1500", "--ledger", "med"]) == 2
-    assert "not a registered dataset" in capsys.readouterr().err
+    assert "not a dataset you may use" in capsys.readouterr().err
 
 
 def test_report_with_a_stored_sweep(tmp_path):

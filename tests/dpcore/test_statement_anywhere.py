@@ -180,8 +180,8 @@ def test_empty_or_unreadable_key_options_are_one_line(tmp_path, capsys):
     st = tmp_path / "st.json"
     st.write_text(json.dumps(signing.sign({"kind": "advice"})))
     for args, words in (
-        (["--public-key", ""], "--public-key needs a path"),
-        (["--key", ""], "--key needs a path"),
+        (["--public-key", ""], "--public-key needs a file path"),
+        (["--key", ""], "--key needs a file path"),
         (["--public-key", str(st)], "is not an Ed25519 public key in PEM"),
     ):
         assert main(["statement", "--verify", str(st), *args]) == 2

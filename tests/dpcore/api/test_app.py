@@ -59,13 +59,18 @@ def test_an_analyst_sees_their_datasets_and_quota_without_the_exact_n(door):
     assert tc.get("/v1/me", headers=_h(key)).json()["analyst"] == "ann"
 
 
-def test_the_exact_n_shows_only_where_the_owner_declared_it_public(door, monkeypatch):
-    from dpcore.api import service
-
-    shown = [{"name": "public", "n_rows": 5, "public_n": True}, {"name": "private", "n_rows": 7, "public_n": False}]
-    monkeypatch.setattr(service.registry, "visible", lambda who: shown)
-    rows = door["tc"].get("/v1/datasets", headers=_h(door["key"])).json()
-    assert rows == [{"name": "public", "n_rows": 5, "public_n": True}, {"name": "private", "public_n": False}]
+def test_the_exact_n_shows_only_where_the_owner_declared_it_public(door):
+    registry.register(admin(), "open", datasets.medical(250, 3), epsilon=1.0, public_n=True)
+    quotas.grant(admin(), "ann", "open", epsilon=0.5)
+    rows = {d["name"]: d for d in door["tc"].get("/v1/datasets", headers=_h(door["key"])).json()}
+    assert rows["open"]["n_rows"] == 250 and rows["open"]["public_n"] is True
+    assert "n_rows" not in rows["clinic"] and rows["clinic"]["public_n"] is False
+    assert rows["open"]["number_of_rows"] == registry.PUBLIC_N and rows["clinic"]["number_of_rows"] == registry.HIDDEN_N
+    st = door["tc"].get("/v1/status", params={"dataset": "open"}, headers=_h(door["key"])).json()
+    assert st["n_rows"] == 250
+    # the API's list is the command line's: one set of fields, one rule for n
+    ann = door["tc"].get("/v1/datasets", headers=_h(door["key"])).json()
+    assert all(set(d) <= set(registry.LIST_FIELDS) for d in ann)
 
 
 def test_a_question_spends_through_the_one_gate_and_a_repeat_is_free(door):

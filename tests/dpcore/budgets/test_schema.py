@@ -53,7 +53,7 @@ def test_a_schema_2_ledger_opens_budgets_become_quotas_and_caps_start_at_their_s
     r = spend.spend(ann, BUILTIN_FP, "q1", 0.4, lambda: pytest.fail("noise drawn for a repeat"))
     assert r["reused"] and r["answer"]["answer"] == 5
     with sqlite3.connect(v2) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "3"
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "4"
 
 
 def test_data_registered_before_copies_were_kept_gets_its_copy_by_registering_the_file_again(v2):

@@ -15,7 +15,7 @@ from dpcore.budgets import amounts, identities, quotas, registry, spend, store
 from dpcore.errors import BudgetExceededError, DPError
 from dpcore.noise.charge import Charge, Neighbour
 
-from ...budgets_helpers import analyst, dataset, grant_key
+from ...budgets_helpers import admin, analyst, dataset, grant_key
 from ...conftest import ROOT
 
 DS = "d" * 64
@@ -158,7 +158,7 @@ def test_charge_rounds_up_and_totals_round_down():
 def test_refused_query_draws_no_noise_and_says_what_is_left(alice):
     _spend(alice, "q1", 0.7)
     called = []
-    with pytest.raises(BudgetExceededError, match=r"only ε = 0.3 of 1 is left in analyst 'alice''s quota") as exc:
+    with pytest.raises(BudgetExceededError, match=r"only ε = 0.3 of 1 is left in the quota of analyst 'alice'") as exc:
         spend.spend(alice, DS, "q2", 0.5, lambda: called.append(1) or {"answer": 2})
     assert exc.value.exit_code == 3 and called == []
     st = quotas.status(alice, DS)
@@ -360,12 +360,23 @@ def test_the_dataset_delta_cap_binds_quotas_together():
     assert _spend(bob, "g", 0.1, delta=2e-5)["dataset_delta_remaining"] == 0.0
 
 
-def test_one_query_delta_is_capped_below_one_over_n(alice):
+def test_one_query_delta_is_capped_below_one_over_n():
+    dataset(DS, cap=5.0, public_n=True)
+    alice = analyst("alice", DS, 1.0)
     with pytest.raises(DPError, match=r"not below 1/n = 0.001") as exc:
         _spend(alice, "g", 0.001, delta=0.49)
     assert exc.value.exit_code == 2
     with pytest.raises(DPError, match="not below 1/n"):
         _spend(alice, "g", 0.001, delta=1e-3)
+    assert quotas.status(alice, DS)["quota"]["spent"] == 0
+
+
+def test_a_delta_above_one_over_n_is_refused_by_the_delta_cap_when_n_is_not_public(alice):
+    """n is not free: the refusal of a δ ≥ 1/n must not name n (nor let δs probe it): the δ cap, below 1/n, refuses."""
+    for d in (0.49, 1e-3):
+        with pytest.raises(BudgetExceededError, match="δ cap") as exc:
+            _spend(alice, "g", 0.001, delta=d)
+        assert "1/n" not in str(exc.value) and "1,000" not in str(exc.value) and exc.value.exit_code == 3
     assert quotas.status(alice, DS)["quota"]["spent"] == 0
 
 
@@ -398,8 +409,10 @@ def test_ledger_and_copies_are_readable_by_their_owner_only(alice, dp_home):
 
 
 def test_unregistered_data_has_no_budget(alice):
-    with pytest.raises(DPError, match="not a registered dataset.*budget register"):
+    with pytest.raises(DPError, match="not a dataset you may use"):
         spend.spend(alice, "f" * 64, "q", 0.1, _answer(1))
+    with pytest.raises(DPError, match="not a registered dataset.*budget register"):  # the admin is told how
+        registry.set_cap(admin(), "f" * 64, epsilon=1.0, reason="r")
 
 
 def test_corrupted_ledger_is_one_clear_error(alice, dp_home):

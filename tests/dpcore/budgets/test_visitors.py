@@ -61,9 +61,9 @@ def test_another_size_or_seed_is_another_population_with_its_own_cap():
 def test_visitors_see_nothing_of_registered_data():
     df = datasets.medical(500, seed=4)
     registry.register(admin(), "clinic", df, epsilon=1.0)
-    with pytest.raises(DPError, match="open to signed-in analysts only"):
+    with pytest.raises(DPError, match="'clinic' is not a dataset you may use"):
         quotas.status(identities.VISITOR, "clinic")
-    with pytest.raises(DPError, match="open to signed-in analysts only"):
+    with pytest.raises(DPError, match="not a dataset you may use"):
         answering.ask(df, identities.VISITOR, model.make_query("count", epsilon=0.1), dataset="clinic")
     assert registry.info("clinic")["spent"] == 0.0
     assert [d["name"] for d in registry.visible(identities.VISITOR)] == []
@@ -73,7 +73,7 @@ def test_visitors_see_nothing_of_registered_data():
 def test_a_builtin_name_resolves_and_registers_that_population():
     info = visitors.resolve("synthetic medical (n=1500, seed=3)")
     assert info["n_rows"] == 1500 and info["fingerprint"] == fingerprint.dataset_key(datasets.medical(1500, 3))
-    with pytest.raises(DPError, match="not a registered dataset"):
+    with pytest.raises(DPError, match="not a dataset you may use"):
         visitors.resolve("synthetic medical (n=99, seed=3)x")
     with pytest.raises(DPError, match="rows must be from 100"):
         visitors.resolve("synthetic medical (n=99, seed=3)")

@@ -26,6 +26,8 @@ def test_lira_point_with_shadows_trained_like_the_target():
     assert [c["class"] for c in p["per_class"]] == list(range(p["n_classes"]))
     assert sum(c["n_test"] for c in p["per_class"]) > 0
     assert all(c["interval"][0] <= c["accuracy"] <= c["interval"][1] for c in p["per_class"] if c["n_test"])
+    ex = p["exposure"]["per_class"]
+    assert sum(c["members"] for c in ex) == len(p["exposure"]["rows"]) and all(c["max_proved"] >= 0 for c in ex)
 
 
 class _FanOutCtx:

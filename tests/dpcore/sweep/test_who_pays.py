@@ -68,3 +68,26 @@ def test_the_report_says_who_pays(dp_home):
     text = " ".join(str(p) for p in sec.paragraphs)
     assert "Who pays for privacy" in text and "at ε = 1, rare (20.0% of 20 test rows" in text
     assert any("pays more" in t.columns for t in sec.tables)
+
+
+def test_exposure_by_class_from_the_members_proved_epsilon():
+    from dpcore.sweep.who_pays import class_exposure
+
+    per = class_exposure([0, 0, 0, 1, 1], [0.0, 0.1, 0.2, 1.5, 2.5], 1.0, ["common", "rare"])
+    assert per[0] == {
+        "class": 0,
+        "name": "common",
+        "members": 3,
+        "median_proved": 0.1,
+        "max_proved": 0.2,
+        "share_above_claim": 0.0,
+    }
+    assert per[1]["median_proved"] == 2.0 and per[1]["share_above_claim"] == 1.0
+    assert class_exposure([1], [0.3], None, ["a", "b"])[0]["share_above_claim"] is None
+    points = [dict(_point(1.0, s, (190, 5)), exposure={"per_class": per}) for s in range(2)]
+    rows = {r["name"]: r for r in who_pays({"points": points})["rows"]}
+    assert rows["rare"]["exposure_median_proved"] == 2.0 and rows["rare"]["exposure_members"] == 2
+    assert {r["class"]: r["proved ε of its members (median)"] for r in shown_rows(who_pays({"points": points}))} == {
+        "common": "0.1",
+        "rare": "2",
+    }
