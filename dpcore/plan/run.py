@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..budgets import registry, spend, visitors
+from ..budgets import gate, registry, spend, visitors
 from ..budgets.identities import Identity
 from ..data import datasets
 from ..errors import DPError
@@ -65,8 +65,16 @@ def release_on_dataset(
         who, dataset, charged_epsilon(d), _description(plan, d), f"{plan.canonical()} ON {source}", prepared, path
     )
     rel = PlanRelease.from_json(d, r["answer"])
+    public_n = bool((registry.info(r["dataset"], path=path) or {}).get("public_n"))
     budget = {
-        "charged_to": [{"dataset": r["dataset_name"], "epsilon": r["epsilon_charged"], "delta": 0.0}],
+        "charged_to": [
+            {
+                "dataset": r["dataset_name"],
+                "epsilon": r["epsilon_charged"],
+                "delta": 0.0,
+                "number_of_rows": registry.PUBLIC_N if public_n else gate.NOT_RELEASED,
+            }
+        ],
         "note": CHARGED_NOTE,
         **({"reused": "the same plan was released before: the stored release, free"} if r["reused"] else {}),
     }
@@ -117,7 +125,7 @@ def charge(
         who,
         dataset,
         query,
-        Charge.pure(epsilon),
+        Charge.planned(epsilon, 0.0),  # the history and the cap's by_release name it a planned release
         lambda: prepared.release().to_json(),
         description=description,
         path=path,
