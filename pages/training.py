@@ -192,7 +192,7 @@ with st.container(border=True):
         "Training settings: accountant, epochs, batch size, learning rate, clip, optimizer, seed, rows",
         icon=":material/tune:",
     ):
-        a1, _ = st.columns([1, 3])
+        a1, a2, a3, _ = st.columns(4)  # seven inputs in one row wrapped their labels inside the expander
         accountant = a1.selectbox(
             "Accountant",
             ["prv", "rdp"],
@@ -202,7 +202,7 @@ with st.container(border=True):
             "variables) is tight; RDP (Rényi DP) is a looser upper bound.",
         )
 
-        h1, h2, h3, h4, h5, h6, h7 = st.columns(7)
+        h1, h2, h3, h4, h5 = st.columns(5)
         epochs = h1.number_input("Epochs", 1, 500, key="tr_epochs")
         # "Batch size" (not "Expected batch"): with its help icon the longer label wrapped and pushed its input below
         # its neighbours' at 1280 px
@@ -227,7 +227,7 @@ with st.container(border=True):
         optimizer = h5.selectbox(
             "Optimizer", list(OPTIMIZERS), key="tr_optimizer", format_func=lambda o: form.OPTIMIZER_NAMES.get(o, o)
         )
-        seed = h6.number_input(
+        seed = a2.number_input(
             "Seed",
             0,
             2**31 - 1,
@@ -235,7 +235,7 @@ with st.container(border=True):
             key="tr_seed",
             help="Fixes the data split and starting weights only; sampling and noise stay secret.",
         )
-        train_size = h7.number_input(
+        train_size = a3.number_input(
             "Training rows",
             0,
             limits.UPLOAD_MAX_ROWS,

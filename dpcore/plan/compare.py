@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..budgets import gate
 from ..budgets.identities import Identity
 from ..errors import DPError
 from ..synth import release as synth_release
@@ -124,7 +125,7 @@ def compare(df: pd.DataFrame, plan: Plan, epsilon: float, who: Identity, *, path
             raise DPError(f"column {c.name!r} is not in the upload")
     cfg = synth_release.SynthConfig(epsilon, 0.0, "mst").check(schema)
     eps, delta = synth_release.spend(schema, cfg)
-    found = run.registered_rows(df, path=path)
+    found = gate.registered_rows(df, path=path)
     if found:  # the same people as a registered dataset: its cap protects them, whatever the file is called
         raise DPError(
             "these rows are (or nearly are) a registered dataset's: release a synthetic table of them where its "

@@ -18,12 +18,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..budgets import registry, spend, visitors
+from ..budgets import gate, registry, visitors
 from ..budgets.identities import Identity
 from ..data import datasets
 from ..errors import DPError
-from ..noise.charge import Charge
-from ..queries import fingerprint
+from ..noise.charge import Charge, pure_rho
 from .compute import Outcome, PlanRelease, Prepared, prepare
 from .design import PlanDesign, design
 from .model import Plan
@@ -65,8 +64,12 @@ def release_on_dataset(
         who, dataset, charged_epsilon(d), _description(plan, d), f"{plan.canonical()} ON {source}", prepared, path
     )
     rel = PlanRelease.from_json(d, r["answer"])
+    info = registry.info(r["dataset"], path=path)
+    rows = registry.PUBLIC_N if info is not None and info["public_n"] else gate.NOT_RELEASED
     budget = {
-        "charged_to": [{"dataset": r["dataset_name"], "epsilon": r["epsilon_charged"], "delta": 0.0}],
+        "charged_to": [
+            {"dataset": r["dataset_name"], "epsilon": r["epsilon_charged"], "delta": 0.0, "number_of_rows": rows}
+        ],
         "note": CHARGED_NOTE,
         **({"reused": "the same plan was released before: the stored release, free"} if r["reused"] else {}),
     }
@@ -86,7 +89,7 @@ def release_upload(plan: Plan, df: pd.DataFrame, who: Identity, *, name: str, pa
     uploader's own (nothing charged; the statement says so)."""
     d = design(plan)
     prepared: Prepared = prepare(df, plan, d)
-    found = registered_rows(df, path=path)
+    found = gate.registered_rows(df, path=path)
     if found:
         return release_on_dataset(
             plan, df, who, found[0]["fingerprint"], subject=f"upload {name}", source="upload", path=path
@@ -110,30 +113,15 @@ def charge(
     """One charge of ``epsilon`` for the whole plan, the release drawn inside the ledger's transaction (an identical
     plan asked again by the same quota returns the stored release, free).
 
-    The plan's one seam with the budget: every planned release is charged here and nowhere else, through
-    :func:`dpcore.budgets.spend.spend` (the ledger's charging function, which checks the dataset's cap and the
-    quota before ``compute`` draws anything)."""
-    return spend.spend(
+    Every planned release is charged here and nowhere else, through the one gate (:func:`dpcore.budgets.gate.charge`,
+    which checks the dataset's cap and the quota before ``compute`` draws anything), as a planned release: pure
+    ε-DP, so δ = 0 and ρ = ε²/2."""
+    return gate.charge(
         who,
         dataset,
-        query,
-        Charge.pure(epsilon),
-        lambda: prepared.release().to_json(),
+        Charge.planned(epsilon, 0.0, pure_rho(epsilon)),
         description=description,
+        query=query,
+        compute=lambda: prepared.release().to_json(),
         path=path,
     )
-
-
-def registered_rows(df: pd.DataFrame, *, path: Any = None) -> list[dict[str, Any]]:
-    """The registered datasets ``df`` is, or nearly is (the same people): the exact fingerprint, then the
-    near-duplicates the registry finds. Read-only."""
-    found: list[dict[str, Any]] = []
-    exact = registry.info(fingerprint.dataset_key(df), path=path)
-    if exact is not None and not exact.get("builtin"):
-        found.append(exact)
-    ident = registry.check_identity(fingerprint.dataset_identity(df))
-    for sim in registry.near_duplicates(df, ident, fingerprint.profile(df), path=path):
-        info = registry.info(sim["name"], path=path)
-        if info is not None and all(info["fingerprint"] != f["fingerprint"] for f in found):
-            found.append(info)
-    return found

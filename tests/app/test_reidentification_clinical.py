@@ -5,7 +5,7 @@ exception's text."""
 
 import pytest
 
-from dpcore.jobs import registry, store, worker, workers
+from dpcore.jobs import registry, store, workers
 from dpcore.jobs.owners import SYSTEM
 from dpcore.synth import release as R
 
@@ -31,7 +31,7 @@ def _release(columns, generator="mst"):
     at.button(key="re_up_syn_go").click().run()
     assert not at.error, [e.value for e in at.error]
     (job,) = store.list_jobs(caller=SYSTEM, group=registry.SYNTH_RELEASE_GROUP)
-    assert worker.run_worker(once=True) == 1
+    assert workers.run_worker(once=True) == 1
     at.run()
     assert not at.exception
     return at, store.get(job["id"], caller=SYSTEM)

@@ -4,7 +4,7 @@ rows uploaded that are a registered dataset are charged to it."""
 
 import pytest
 
-from dpcore.budgets import registry
+from dpcore.budgets import gate, quotas, registry
 from dpcore.data import datasets
 from dpcore.errors import BudgetExceededError, DPError
 from dpcore.plan import compute, model, run
@@ -29,7 +29,11 @@ def test_five_statistics_charge_exactly_their_total_once(clinic):
     ann = analyst("ann", fp, 2.5)
     out = run.release_on_dataset(five(1.25), df, ann, fp, subject="clinic", source="dataset")
     assert _spent(fp) == pytest.approx(1.25)
-    assert out.budget["charged_to"] == [{"dataset": "clinic", "epsilon": pytest.approx(1.25), "delta": 0.0}]
+    assert out.budget["charged_to"] == [
+        {"dataset": "clinic", "epsilon": pytest.approx(1.25), "delta": 0.0, "number_of_rows": gate.NOT_RELEASED}
+    ]
+    st = quotas.status(ann, fp)
+    assert st["cap"]["by_release"]["planned"]["epsilon"] == pytest.approx(1.25)  # charged by the one gate, as a plan
     assert set(out.release.frame()["statistic"]) == {1, 2, 3, 4, 5}
     again = run.release_on_dataset(five(1.25), df, ann, fp, subject="clinic", source="dataset")
     assert again.reused and again.release.rows == out.release.rows and _spent(fp) == pytest.approx(1.25)
