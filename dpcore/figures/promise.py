@@ -159,7 +159,9 @@ def run_chart(bounds: Sequence[Bound], delta: float, *, title: str | None = None
                 marker=dict(symbol=_SYMBOL[b.kind], size=15, color=_COLOUR[b.kind], line=dict(width=2)),
                 error_x=err,
                 text=[text if b.epsilon > 0 else "nothing proved"],
-                textposition="top center",
+                # a mark at the axis's left end (nothing proved, or below the range) writes to its right, clear of
+                # the row labels beside the axis
+                textposition="top center" if b.epsilon > lo * 1.5 else "middle right",
                 textfont=dict(size=11, color=_COLOUR[b.kind]),
                 showlegend=False,
                 meta=b.kind,
@@ -168,7 +170,8 @@ def run_chart(bounds: Sequence[Bound], delta: float, *, title: str | None = None
             )
         )
     heading = title or f"Promise and proof: ε at δ = {claims.delta(delta)}"
-    style.base_layout(fig, heading, "", "", height=height)
+    # each row's label may take two lines: the chart grows with its rows so that they never overlap
+    style.base_layout(fig, heading, "", "", height=max(height, 120 + 56 * len(rows)))
     style.log_axis(
         fig, "x", lo=lo, hi=hi, title=style.wrap("ε, log scale: ◄ promise (at most) · ► measurement (at least)", 40)
     )
