@@ -90,6 +90,14 @@ def release_upload(plan: Plan, df: pd.DataFrame, who: Identity, *, name: str, pa
     d = design(plan)
     prepared: Prepared = prepare(df, plan, d)
     found = gate.registered_rows(df, path=path)
+    if len(found) > 1:
+        # An answer is drawn inside one dataset's transaction (the gate charges a drawn answer to one dataset), so
+        # rows that are two registered datasets' are refused rather than charged to only one of them.
+        names = ", ".join(sorted(str(f["name"]) for f in found))
+        raise DPError(
+            f"these rows are (or nearly are) more than one registered dataset ({names}); nothing was drawn or "
+            "spent: release the plan on one registered dataset by name"
+        )
     if found:
         return release_on_dataset(
             plan, df, who, found[0]["fingerprint"], subject=f"upload {name}", source="upload", path=path

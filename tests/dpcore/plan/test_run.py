@@ -67,6 +67,24 @@ def test_uploaded_rows_of_a_registered_dataset_are_charged_to_it(clinic):
     assert out.budget["charged_to"][0]["dataset"] == "clinic"
 
 
+def test_uploaded_rows_holding_two_registered_datasets_are_refused_with_nothing_drawn_or_spent(monkeypatch):
+    """A drawn answer is charged inside one dataset's transaction: rows that are two registered datasets' would be
+    charged to only one of them, so the plan is refused and neither cap moves."""
+    import pandas as pd
+
+    a, b = datasets.medical_visits(200, 5), datasets.medical_visits(200, 6)
+    registry.register(admin(), "a", a, epsilon=3)
+    registry.register(admin(), "b", b, epsilon=3)
+    ann = analyst("ann", "a", 2.0)
+    quotas.grant(admin(), "ann", "b", epsilon=2.0)
+    drawn = []
+    real = compute.Prepared.release
+    monkeypatch.setattr(compute.Prepared, "release", lambda self, *a, **k: drawn.append(1) or real(self, *a, **k))
+    with pytest.raises(DPError, match="more than one registered dataset"):
+        run.release_upload(five(0.5), pd.concat([a, b], ignore_index=True), ann, name="both.csv")
+    assert _spent("a") == 0.0 and _spent("b") == 0.0 and drawn == []
+
+
 def test_the_builtin_visits_are_charged_to_the_builtin_patients():
     from dpcore.budgets import identities, visitors
 
