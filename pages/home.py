@@ -89,9 +89,10 @@ post = claims.percent(float(posterior_bound(0.5, eps)), up=True)
 with top:
     st.markdown(
         headline_md(
-            f"At {unbroken(f'ε = {eps:g}')}, someone 50% sure you are in the data ends at most {unbroken(post)} sure",
-            "Differential privacy (DP) promises that a published result is almost as likely without your record "
-            "as with it. The budget ε says how much: smaller ε, stronger privacy, more noise.",
+            # two lines at most on a phone, no word alone on the last (tests/e2e/test_layout.py)
+            f"At {unbroken(f'ε = {eps:g}')}, an attacker's 50% belief can rise to at most {unbroken(post)}",
+            "Its belief that you are in the data, once it sees the result: differential privacy (DP) promises that "
+            "a result is almost as likely without your record as with it. Smaller ε, stronger privacy, more noise.",
         )
     )
 c1, c2 = st.columns([3, 2])
