@@ -18,6 +18,7 @@ PAGES = [
     "reidentification",
     "differencing",
     "query_console",
+    "plan",
     "training",
     "privacy_utility",
     "audit",
