@@ -212,8 +212,31 @@ def chart_text_faults_at_both_sizes(pg) -> list:
     size = pg.viewport_size
     pg.set_viewport_size({"width": 390, "height": 844})
     try:
-        pg.wait_for_timeout(1500)  # Streamlit relays the new width; Plotly redraws and re-runs its automargin
+        pg.wait_for_timeout(1000)  # Streamlit relays the new width; Plotly redraws and re-runs its automargin
+        settle_charts(pg)
         faults += [("390 px", *f) for f in chart_text_faults(pg)]
     finally:
         pg.set_viewport_size(size)
+        settle_charts(pg)  # back at the page's own size: the charts redrawn before anyone measures them again
     return faults
+
+
+_PLOT_BOXES_JS = r"""() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+  const r = p.getBoundingClientRect();
+  const t = [...p.querySelectorAll('text')].map(x => Math.round(x.getBoundingClientRect().right)).join(',');
+  return `${Math.round(r.width)}:${t}`; }).join('|')"""
+
+
+def settle_charts(pg, timeout_ms: int = 15_000) -> None:
+    """Wait until every chart on the page has stopped redrawing: its box and its texts' places the same over
+    half a second (after a resize Streamlit relays the width, then Plotly redraws and re-runs its automargin; a
+    check made mid-way sees tick labels at the old width's places)."""
+    pg.wait_for_timeout(300)
+    last, waited = pg.evaluate(_PLOT_BOXES_JS), 0
+    while waited < timeout_ms:
+        pg.wait_for_timeout(500)
+        waited += 500
+        now = pg.evaluate(_PLOT_BOXES_JS)
+        if now == last:
+            return
+        last = now

@@ -5,7 +5,7 @@ test_flows.py on the run it trains."""
 import numpy as np
 import pytest
 
-from .conftest import chart_text_faults, screenshot, wait_for_app
+from .conftest import chart_text_faults, screenshot, settle_charts, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -43,6 +43,7 @@ def promise_plot(pg, start: str = "Promise and proof") -> dict | None:
 
 
 def assert_drawn(pg, start: str, width: int) -> None:
+    settle_charts(pg)
     box = promise_plot(pg, start)
     assert box is not None, f"no chart titled {start!r} at {width} px"
     assert box["visible"] and box["marks"] >= 2 and box["inside"], box  # the promise and one more at least
