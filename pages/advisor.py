@@ -12,7 +12,18 @@ from dpcore.figures import advisor as figs
 from dpcore.noise import view as noise_page
 from dpcore.statements import signing
 from dpcore.sweep import runs as sweep_runs
-from pages.ui.common import chart, code_downloads, from_url, guarded, job_caller, required, share_in_url
+from pages.ui import first_screen
+from pages.ui.common import (
+    chart,
+    code_downloads,
+    from_url,
+    guarded,
+    headline_md,
+    job_caller,
+    required,
+    share_in_url,
+    unbroken,
+)
 from pages.ui.reid_synth import advice_section
 from pages.ui.verify_box import verify_box
 
@@ -25,12 +36,16 @@ RISKS = {
 QUERIES = {"none": "No utility target", "count": "COUNT within ±k", "sum": "SUM within ±k", "mean": "MEAN within ±k"}
 
 st.title("Choose ε from risk")
-st.markdown(
-    "Say how much an attacker may learn about **one patient's record** and how accurate the answer must be; the "
-    "advisor solves for the **ε range that meets both**, from the mechanism's exact worst-case trade-off curve "
-    "(neighbours: add/remove one record). When none does, it says by how much they conflict and what would "
-    "reconcile them."
-)
+# The first screen: the answer (headline) and the ε axis it is read from, filled once the settings below are read.
+head = first_screen.headline()
+band = first_screen.main_chart()
+with st.expander("How the advisor works", icon=":material/help:"):
+    st.markdown(
+        "Say how much an attacker may learn about **one patient's record** and how accurate the answer must be; "
+        "the advisor solves for the **ε range that meets both**, from the mechanism's exact worst-case trade-off "
+        "curve (neighbours: add/remove one record). When none does, it says by how much they conflict and what "
+        "would reconcile them."
+    )
 
 BOUNDS_HELP = "Known without looking at the data: they set how far one record can move the answer."
 # Numbers are used as typed: the widgets have no min/max (Streamlit kept an out-of-range number in the box while
@@ -194,6 +209,13 @@ res, record = required(_solve, mechanism, risk, utility, delta, sample_rate, ste
 st.session_state["adv_decision"] = record  # Home's report can add it (this session only)
 adv = Advice.from_dict(res)
 
+if adv.feasible:
+    head.markdown(headline_md(f"Recommended: {unbroken(f'ε = {links.recommended_text(res)}')}", adv.summary()))
+else:
+    head.markdown(headline_md("No ε meets both", textsafe.md_message(sentence(adv.conflict_text)) + "."))
+with band:
+    chart(figs.feasible_band_chart(res), key="adv_band")
+
 st.subheader("Answer")
 lo, hi = adv.epsilon_range
 m = st.columns(4)
@@ -266,7 +288,6 @@ if recon is not None:
             r"$e^{\varepsilon}\kappa + \delta$."
         )
 
-chart(figs.feasible_band_chart(res), key="adv_band")
 chart(figs.advice_tradeoff_chart(res), key="adv_roc")
 st.caption(
     "The curve is the highest TPR *any* membership test can reach at each FPR against the recommended "

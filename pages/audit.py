@@ -11,31 +11,38 @@ from dpcore.attacks import model_audit
 from dpcore.figures import audit as figs
 from dpcore.figures import promise
 from dpcore.report.audit import audit_report
+from pages.ui import first_screen
 from pages.ui.common import chart, code_downloads, guarded, headline_md
 
+EXAMPLE_NAME = "example-scores.csv"
 MECHS = {"none": "Not stated", "epsilon": "ε and δ", "dpsgd": "DP-SGD run"}
 
 st.title("Audit your model")
-st.markdown(
-    "Upload the scores your own membership attack gave your own model — one row per record, `member` (1 = trained "
-    "on, 0 = held out) and `score` (higher = more likely a member), optionally `canary` (1 = a record put in training "
-    "by a fair coin) — and see what they **prove** about ε: a lower bound at the confidence you choose, for datasets "
-    "that differ by adding or removing one record. State the mechanism, and the page shows the worst case it allows "
-    "and whether your scores contradict it."
-)
-with st.container(border=True):
-    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
-    up = c1.file_uploader(
+# The first screen: the headline and the ROC it is read from, beside the form that feeds them (on a phone the chart
+# comes first). Before an upload the page audits the example file, labelled so.
+head = first_screen.headline()
+plot, form = st.columns([3, 2])
+note = form.container()  # says "the example" before any upload, above the uploader where it is seen
+with form.expander("What to upload", icon=":material/help:"):
+    st.markdown(
+        "The scores your own membership attack gave your own model: one row per record, `member` (1 = trained on, "
+        "0 = held out) and `score` (higher = more likely a member), optionally `canary` (1 = a record put in "
+        "training by a fair coin). The page shows what they **prove** about ε: a lower bound at the confidence you "
+        "choose, for datasets that differ by adding or removing one record. State the mechanism, and it shows the "
+        "worst case the claim allows and whether your scores contradict it."
+    )
+with form.container(border=True):
+    up = st.file_uploader(
         "Scores CSV",
         type=["csv"],
         key="au_csv",
         help=f"At most {limits.upload_size()} and {limits.AUDIT_MAX_ROWS:,} rows. Columns member, "
         "score and optionally canary (any letter case); other columns are ignored.",
     )
-    c2.download_button(
+    st.download_button(
         "Example scores file",
         model_audit.example_csv(),
-        "example-scores.csv",
+        EXAMPLE_NAME,
         "text/csv",
         key="au_example",
         icon=":material/download:",
@@ -119,16 +126,17 @@ def _audit(digest: str, data: bytes, delta: float, confidence: float, split_seed
     )
 
 
-if up is None:
-    st.info(
-        "Upload a scores file to audit, or download the example file above and upload it.",
+example = up is None  # a first visit: the example file's audit, so the picture comes before the upload
+if example:
+    note.info(
+        "Shown: the example file (a leaky model's synthetic scores, no one's data). Upload your scores above.",
         icon=":material/upload_file:",
     )
-    st.stop()
 mech = guarded(model_audit.mechanism, **kw) if how != "none" else None
 if how != "none" and mech is None:
     st.stop()  # the message is shown above
-data = up.getvalue()
+data = model_audit.example_csv() if example else up.getvalue()
+name = EXAMPLE_NAME if example else up.name
 result = guarded(
     _audit,
     hashlib.sha256(data).hexdigest(),
@@ -140,7 +148,8 @@ result = guarded(
 )
 if result is None:
     st.stop()
-st.session_state["au_report"] = {"result": result, "name": up.name}  # Home's report can include this audit
+if not example:
+    st.session_state["au_report"] = {"result": result, "name": name}  # Home's report can include this audit
 
 # ---------------------------------------------------------------------------------------------- the answer
 # the audits together, each re-bounded for the other (the larger of two 95% bounds is not a 95% bound): the same
@@ -148,11 +157,12 @@ st.session_state["au_report"] = {"result": result, "name": up.name}  # Home's re
 proved = result["proved"]["epsilon"]
 conf = f"{result['confidence']:.0%}"
 verdict = result.get("verdict")
+whose = "The example's scores" if example else "Your scores"
 if verdict is not None and verdict["contradicts"]:
-    claim = f"Your scores contradict the claimed ε = {claims.up(result['claimed_epsilon'])}"
-    st.error(headline_md(claim, verdict["words"]), icon=":material/report:")
+    claim = f"{whose} contradict the claimed ε = {claims.up(result['claimed_epsilon'])}"
+    head.error(headline_md(claim, verdict["words"]), icon=":material/report:")
 else:
-    claim = f"Your scores prove ε ≥ {claims.down(proved)}" if proved > 0 else "Your scores prove no leak (ε ≥ 0)"
+    claim = f"{whose} prove ε ≥ {claims.down(proved)}" if proved > 0 else f"{whose} prove no leak (ε ≥ 0)"
     detail = (
         verdict["words"]
         if verdict
@@ -160,7 +170,9 @@ else:
         "(add/remove one record): what these attacks prove about the model, not that the model is private. "
         "State the mechanism to compare."
     )
-    st.markdown(headline_md(claim, detail))
+    head.markdown(headline_md(claim, detail))
+with plot, first_screen.main_chart():
+    chart(figs.roc_chart(result), key="au_fig_roc")
 cols = st.columns(4)
 if result["split_audit"]:
     a = result["split_audit"]
@@ -206,8 +218,7 @@ if result.get("ceiling"):
         f"The claim allows at most {claims.percent(c['tpr_at_1pct_fpr'], up=True)} TPR at 1% FPR and "
         f"{claims.percent(c['tpr_at_0.1pct_fpr'], up=True)} at 0.1%: {c['source']}."
     )
-chart(figs.roc_chart(result), key="au_fig_roc")
-st.caption(
+plot.caption(
     "Both axes on a log scale, so the low false-positive rates where membership leaks show are visible; the "
     "dotted lines mark 1% and 0.1% FPR. "
     + (
@@ -247,7 +258,6 @@ with st.expander("Promise and proof: the same scores as trade-off curves (Gaussi
     )
 
 # ---------------------------------------------------------------------------------------------- take it away
-name = up.name
 row = st.container(horizontal=True, gap="small")
 row.download_button(
     "Results (JSON)",
@@ -277,7 +287,7 @@ if recipe is not None:
     code_downloads(recipe, "au_dl", row)
 st.caption(
     "The same audit from the command line: `python -m dpcore audit --scores FILE.csv` (with `--epsilon` or "
-    "`--noise-multiplier`, `--sample-rate` and `--steps` to state the claim). The script and the notebook "
-    "re-run it headless; they name your file by its own name and hold none of its rows. Home's *Prepare "
+    "`--noise-multiplier`, `--sample-rate` and `--steps` to state the claim). The two code downloads (Python and "
+    "Jupyter) re-run it headless; they name your file by its own name and hold none of its rows. Home's *Prepare "
     "report* can include this audit as a section (`report --audit FILE.csv` from the command line)."
 )

@@ -9,6 +9,7 @@ from dpcore.attacks import differencing_dp as dif_dp
 from dpcore.errors import sentence
 from dpcore.figures import differencing as figs
 from dpcore.textsafe import md
+from pages.ui import first_screen
 from pages.ui.common import (
     chart,
     from_url,
@@ -39,13 +40,18 @@ def _simulate(true_value: float, epsilon: float, k: float, trials: int, seed: in
 
 
 st.title("Differencing attack")
-headline = st.empty()  # the "so what" sentence, once the attack has run
-st.markdown(
-    "A hospital puts its patient table behind a query interface that **only answers `COUNT` and `AVG` over "
-    "groups of at least N people**. That sounds safe: no single person is ever reported. The attacker knows "
-    "one patient's name and asks two harmless-looking pairs of questions; subtracting them gives that patient's "
-    "**exact** age. Then we put Laplace noise on the answers (differential privacy) and see what is left."
-)
+# The first screen: the leak (headline) and the subtraction that gives it (the main chart), filled once the settings
+# below are read; the steps that get there follow.
+headline = first_screen.headline()
+totals = first_screen.main_chart()
+with st.expander("The story: an interface that only answers large groups", icon=":material/help:"):
+    st.markdown(
+        "A hospital puts its patient table behind a query interface that **only answers `COUNT` and `AVG` over "
+        "groups of at least N people**. That sounds safe: no single person is ever reported. The attacker knows "
+        "one patient's name and asks two harmless-looking pairs of questions; subtracting them gives that "
+        "patient's **exact** age. Then we put Laplace noise on the answers (differential privacy) and see what is "
+        "left."
+    )
 
 # --- setup -------------------------------------------------------------------------------------------
 with st.container(border=True):
@@ -122,6 +128,8 @@ headline.markdown(
         f"Two pairs of answers give it away, each over a group of {attack.min_group} or more people.",
     )
 )
+with totals:
+    chart(figs.totals_chart(attack), key="dif_totals")
 
 # --- step by step ----------------------------------------------------------------------------------
 st.subheader("The attack on exact answers")  # one line on a phone; the steps are the Next step button's
@@ -176,7 +184,6 @@ for i in range(step):
                 delta_arrow="off",
             )
             not_private("True value")
-            chart(figs.totals_chart(attack), key="dif_totals")
             st.info(
                 f"Every answered query was over a group of {attack.min_group} or more people, and yet one "
                 "person's exact value came out. Size limits do not compose: the *difference* of two allowed "

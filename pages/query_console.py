@@ -16,8 +16,9 @@ from dpcore.noise.charge import Charge
 from dpcore.queries import answering, caution, fingerprint, model
 from dpcore.textsafe import md, md_message
 from pages.ui import console_admin as _console_admin
+from pages.ui import first_screen
 from pages.ui import identity as _identity
-from pages.ui.common import chart, guarded, required, share_in_url, table_downloads, widget_state
+from pages.ui.common import chart, guarded, headline_md, required, share_in_url, table_downloads, unbroken, widget_state
 
 BUILTIN = "Built-in synthetic medical data"
 KINDS = {"COUNT": "count", "SUM": "sum", "MEAN": "mean", "HISTOGRAM": "histogram"}
@@ -112,19 +113,28 @@ def _short(answer) -> str:
 
 
 st.title("Private query console")
-st.markdown(
-    "Ask questions of a dataset and get **noisy answers**. The data owner gives each dataset one **cap**: the ε "
-    "and δ that every answer on it, by anyone, spends together — the guarantee to each person in the data. Inside "
-    "it, each analyst spends their own **quota**. Both are kept in a ledger on the server, so a new tab or a "
-    "restart refills nothing; asking *exactly* the same question again returns the stored answer for free, and a "
-    "question that does not fit is refused before any noise is drawn."
-)
-
-# --- who and what --------------------------------------------------------------------------------------
-who = _identity.panel()
+# The first screen: what is left to ask with (headline) and its gauge, beside who is asking; both filled once the
+# dataset below is chosen and the ledger read.
+head = first_screen.headline()
+top_chart, top_side = st.columns([2, 3])
+gauge = first_screen.main_chart(top_chart)
+with top_side:
+    with st.expander("How answers are charged", icon=":material/help:"):
+        st.markdown(
+            "Ask questions of a dataset and get **noisy answers**. The data owner gives each dataset one **cap**: "
+            "the ε and δ that every answer on it, by anyone, spends together — the guarantee to each person in the "
+            "data. Inside it, each analyst spends their own **quota**. Both are kept in a ledger on the server, so "
+            "a new tab or a restart refills nothing; asking *exactly* the same question again returns the stored "
+            "answer for free, and a question that does not fit is refused before any noise is drawn."
+        )
+    who = _identity.panel()
 names = [d["name"] for d in (guarded(registry.visible, who) or []) if not d["builtin"]]
 if st.session_state.qc_dataset not in [BUILTIN, *names]:
     st.session_state.qc_dataset = BUILTIN
+if st.session_state.get("qc_landed_for") != who.name:  # just signed in (or out): land on their own data
+    st.session_state["qc_landed_for"] = who.name
+    if not who.is_visitor and names and st.session_state.qc_dataset == BUILTIN:
+        st.session_state.qc_dataset = names[0]
 c1, c2 = st.columns([2, 1])
 choice = c1.selectbox(
     "Dataset",
@@ -141,12 +151,13 @@ if choice == BUILTIN:
     seed = s2.number_input("Seed", min_value=0, max_value=limits.QUERY_CONSOLE_SEED_MAX, step=1, key="qc_seed")
     df, identity = required(_medical, int(n), int(seed))
     info = required(visitors.open_builtin, int(n), int(seed), identity)
-    st.caption(
-        f"Another size or seed is another synthetic population, with its own cap and visitors' quota: nobody "
-        f"real is in any of them. Each has a cap of ε = {limits.BUILTIN_EPSILON_CAP:g} (at most "
-        f"{limits.BUILTIN_MAX_QUERY_EPSILON:g} per answer), and visitors share ε = "
-        f"{limits.VISITORS_EPSILON_QUOTA:g} of it."
-    )
+    with st.expander("The built-in data", icon=":material/info:"):
+        st.caption(
+            f"Another size or seed is another synthetic population, with its own cap and visitors' quota: nobody "
+            f"real is in any of them. Each has a cap of ε = {limits.BUILTIN_EPSILON_CAP:g} (at most "
+            f"{limits.BUILTIN_MAX_QUERY_EPSILON:g} per answer), and visitors share ε = "
+            f"{limits.VISITORS_EPSILON_QUOTA:g} of it."
+        )
 else:
     info = required(registry.info, choice)
     if info is None:
@@ -156,45 +167,24 @@ status = required(quotas.status, who, key, latest=limits.HISTORY_ROWS_SHOWN)  # 
 if choice != BUILTIN:
     df = required(_registered, key)
 n_rows = status.get("n_rows")  # the admin's, or public; otherwise not released (a DP count is charged like any answer)
-st.caption(
-    f"Dataset '{md(info['name'])}': "
-    + (f"{n_rows:,} rows × {df.shape[1]} columns" if n_rows is not None else f"{df.shape[1]} columns")
-    + f" · {md(status['number_of_rows'])} · columns: {', '.join(map(md, df.columns))}"
+st.caption(  # the names in the tooltip: on the first screen a column list was two lines of small print
+    (f"{n_rows:,} rows × {df.shape[1]} columns" if n_rows is not None else f"{df.shape[1]} columns")
+    + f" · {md(status['number_of_rows'])}",
+    help=f"Dataset '{md(info['name'])}'; columns: {', '.join(map(md, df.columns))}",
 )
 
 cap, quota = status["cap"], status["quota"]
-everyone = (
-    f"ε = {cap['remaining']:g} of {cap['epsilon']:g} and δ = {claims.down(cap['delta_remaining'], 2)} of "
-    f"{claims.down(cap['delta'], 2)} left for everyone"
-)
-if quota is None:  # an admin: the dataset as a whole
-    delta_left = cap["delta_remaining"]
-    st.markdown(f"**You administer this dataset: it has {everyone}.**")
-    st.caption(
-        "An admin's questions are charged to a quota of their own"
-        + (
-            " or, on the built-in data, to the visitors' quota."
-            if info["builtin"]
-            else ": sign in as an analyst with a quota (or grant yourself one) to ask."
-        )
+
+
+def _everyone(cap: dict) -> str:
+    return (
+        f"ε = {cap['remaining']:g} of {cap['epsilon']:g} and δ = {claims.down(cap['delta_remaining'], 2)} of "
+        f"{claims.down(cap['delta'], 2)} left for everyone"
     )
-elif quota["visitors"]:
-    delta_left = min(quota["delta_remaining"], cap["delta_remaining"])
-    st.markdown(
-        f"**You are asking as a visitor: this dataset has {everyone}**; the visitors' shared quota (everyone "
-        f"who has not signed in) has ε = {quota['remaining']:g} of {quota['total']:g} left."
-    )
-else:
-    delta_left = min(quota["delta_remaining"], cap["delta_remaining"])
-    st.markdown(
-        f"**Your quota: ε = {quota['remaining']:g} of {quota['total']:g} and δ = "
-        f"{claims.down(quota['delta_remaining'], 2)} left** on this dataset, which has {everyone}."
-    )
-per_query = f" No answer may spend more than ε = {cap['max_query_epsilon']:g}." if cap["max_query_epsilon"] else ""
-st.caption(
-    f"ε bounds what an answer reveals about any one **row** ({model.NEIGHBOUR}); a person with k rows in "
-    f"the data is protected at up to k·ε. Answers add up (basic composition).{per_query}"
-)
+
+
+everyone = _everyone(cap)
+delta_left = cap["delta_remaining"] if quota is None else min(quota["delta_remaining"], cap["delta_remaining"])
 ids = status["person_identifiers"]
 if ids:
     named = ", ".join("'" + md(c) + "'" for c in ids)
@@ -391,9 +381,54 @@ if last and last["key"] == key and last["who"] == who.name:
 
 # --- budget and history --------------------------------------------------------------------------------
 st.subheader("Budget and ledger")
+everyone = _everyone(cap)  # the ledger as read after any answer
+if quota is None:  # an admin: the dataset as a whole
+    st.markdown(f"**You administer this dataset: it has {everyone}.**")
+    st.caption(
+        "An admin's questions are charged to a quota of their own"
+        + (
+            " or, on the built-in data, to the visitors' quota."
+            if info["builtin"]
+            else ": sign in as an analyst with a quota (or grant yourself one) to ask."
+        )
+    )
+elif quota["visitors"]:
+    asking = (
+        "You are asking as a visitor"
+        if who.is_visitor
+        else "Signed in, you still ask from the visitors' quota on the built-in data"  # no quota of theirs here
+    )
+    st.markdown(
+        f"**{asking}: this dataset has {everyone}**; the visitors' shared quota (everyone "
+        f"who has not signed in) has ε = {quota['remaining']:g} of {quota['total']:g} left."
+    )
+else:
+    st.markdown(
+        f"**Your quota: ε = {quota['remaining']:g} of {quota['total']:g} and δ = "
+        f"{claims.down(quota['delta_remaining'], 2)} left** on this dataset, which has {everyone}."
+    )
+per_query = f" No answer may spend more than ε = {cap['max_query_epsilon']:g}." if cap["max_query_epsilon"] else ""
+st.caption(
+    f"ε bounds what an answer reveals about any one **row** ({model.NEIGHBOUR}); a person with k rows in "
+    f"the data is protected at up to k·ε. Answers add up (basic composition).{per_query}"
+)
 g1, g2 = st.columns([1, 2])
+rel = f"neighbours: {model.NEIGHBOUR}"
+capped = (
+    f"the dataset's cap, for everyone: ε = {cap['remaining']:g} of {cap['epsilon']:g}, "
+    f"δ = {claims.down(cap['delta_remaining'], 2)} ({rel})"
+)
 if quota is not None:
-    chart(figs.budget_gauge(quota["remaining"], quota["total"]), key="qc_gauge", where=g1)
+    # what the next answers can really spend: the quota, and never more than the cap has left
+    usable = min(float(quota["remaining"]), float(cap["remaining"]))
+    whose = "The visitors' shared quota" if quota["visitors"] else "Your quota"
+    head.markdown(
+        headline_md(
+            f"{unbroken(f'ε = {usable:g}')} left to ask with",
+            f"{whose}: ε = {quota['remaining']:g} of {quota['total']:g}; {capped}.",
+        )
+    )
+    chart(figs.budget_gauge(quota["remaining"], quota["total"]), key="qc_gauge", where=gauge)
     g1.caption(
         f"{'The visitors’ quota' if quota['visitors'] else 'Your quota'}: spent ε = {quota['spent']:g} of "
         f"{quota['total']:g} and δ = {claims.delta(quota['delta_spent'])} of "
@@ -401,7 +436,9 @@ if quota is not None:
         f"{cap['epsilon']:g} spent (basic composition, neighbours: {model.NEIGHBOUR})."
     )
 else:
-    chart(figs.budget_gauge(cap["remaining"], cap["epsilon"]), key="qc_gauge", where=g1)
+    left = f"ε = {cap['remaining']:g}"
+    head.markdown(headline_md(f"{unbroken(left)} left on this dataset", f"As {capped}."))
+    chart(figs.budget_gauge(cap["remaining"], cap["epsilon"]), key="qc_gauge", where=gauge)
     g1.caption(f"The dataset's cap: ε = {cap['spent']:g} of {cap['epsilon']:g} spent by everyone together.")
 kinds = {k: v for k, v in (cap.get("by_release") or {}).items() if v["epsilon"] or v.get("held")}
 if kinds:

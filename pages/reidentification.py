@@ -12,6 +12,7 @@ from dpcore.attacks import reidentification as story
 from dpcore.data import datasets, filters
 from dpcore.figures import reidentification as figs
 from dpcore.textsafe import md
+from pages.ui import first_screen
 from pages.ui.common import chart, from_url, guarded, headline_md, not_private, required, share_in_url, table_downloads
 from pages.ui.reid_synth import synthetic_tab, upload_release
 
@@ -101,13 +102,17 @@ K_HELP = (
 )
 
 st.title("Re-identification")  # the sidebar's name: one line on a phone (the claim, four lines, leads the text)
-headline_slot = st.empty()  # filled once the release is known: the strongest true figure leads
-st.markdown(
-    "**Removing names is not anonymisation.** A hospital releases its patient table **without names**. Facts anyone can know — age, sex, zip code, "
-    "salary — single most patients out, and a public register puts the names back. Go through the tabs one at "
-    "a time: the attack on one neighbour, the attack at scale, why it works, and three defences — the last one "
-    "releases a DP synthetic table instead of the real one."
-)
+# The first screen: the strongest true figure (headline) and the chart it is read from, filled once the release
+# below is known; the tabs go through the attack step by step.
+headline_slot = first_screen.headline()
+main_chart = first_screen.main_chart()
+with st.expander("Removing names is not anonymisation: the story", icon=":material/help:"):
+    st.markdown(
+        "A hospital releases its patient table **without names**. Facts anyone can know — age, sex, zip code, "
+        "salary — single most patients out, and a public register puts the names back. Go through the tabs one at "
+        "a time: the attack on one neighbour, the attack at scale, why it works, and three defences — the last one "
+        "releases a DP synthetic table instead of the real one."
+    )
 
 TABS = (
     "1 · Your neighbour",
@@ -157,6 +162,9 @@ with tabs[0]:
         head = guarded(uniq, n, seed, D.qis, D.sensitive, None)
         if head is not None:
             headline_slot.markdown(headline_md(*story.headline(head[0])))  # short bold claim, plain detail
+            with main_chart:
+                chart(figs.incremental_chart(head[1], label=story.label), key="re_first_incremental")
+                not_private("Uniqueness of the exact rows, not private")  # no ε covers it
         first_rows = story.shown_table(df.head(200))
         st.dataframe(first_rows, hide_index=True, key="re_release_table")
         table_downloads(first_rows, "re_release", key="re_release_table_dl")

@@ -43,6 +43,7 @@ def roc_chart(result: dict) -> go.Figure:
                 y=np.maximum(t[keep], floor),
                 mode="lines",
                 meta="ceiling",
+                **style.legend_group("promise"),
                 fill="tonexty",
                 fillcolor=style.rgba(style.BOUND, 0.08),
                 line=dict(color=style.BOUND, width=3),
@@ -58,6 +59,7 @@ def roc_chart(result: dict) -> go.Figure:
             mode="lines",
             name="random guessing",
             meta="chance",
+            **style.legend_group("reference"),
             line=dict(color=style.NEUTRAL, dash="dot", width=1),
         )
     )
@@ -71,19 +73,52 @@ def roc_chart(result: dict) -> go.Figure:
                 mode="lines",
                 line_shape="hv",
                 meta=f"attack:{name}",
+                **style.legend_group("measured"),
                 name=f"your scores, {name}: AUC {c['auc']:.2f}<br>TPR {c['tpr_at_1pct_fpr']:.1%} at 1% FPR, "
                 f"{c['tpr_at_0.1pct_fpr']:.1%} at 0.1%",
                 line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=2.5),
                 hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra></extra>",
             )
         )
+    point = operating_point(result, floor)
+    if point is not None:
+        fig.add_trace(point)
     for x in (0.01, 0.001):
         if x >= floor:
             fig.add_vline(x=x, line_color=style.NEUTRAL, line_dash="dot", line_width=1)
     style.base_layout(fig, "ROC of your scores (log–log)", "", "", height=560)
     style.roc_axes(fig, floor)
-    fig.update_layout(legend={**style.legend_below(font_size=10), "traceorder": "normal"})
+    fig.update_layout(legend={**style.legend_below(font_size=10), "traceorder": "grouped"})
     return fig
+
+
+def operating_point(result: dict, floor: float) -> go.Scatter | None:
+    """The split audit's test as a point on the ROC: the (FPR, TPR) it reached on the audit half, with the
+    one-sided confidence box its ε bound is computed from (FPR at most ``fpr_hi``, TPR at least 1 − ``fnr_hi``).
+    The bound is read from this one test, not from the curve. Trace ``meta``: "operating point"."""
+    a = result.get("split_audit")
+    if not a or a.get("tpr") is None or a.get("fpr") is None:
+        return None
+    fpr, tpr = max(float(a["fpr"]), floor), max(float(a["tpr"]), floor)
+    fpr_hi, tpr_lo = max(float(a["fpr_hi"]), fpr), max(1.0 - float(a["fnr_hi"]), floor)
+    side = "low" if a.get("direction") == "lower" else "high"
+    return go.Scatter(
+        x=[fpr],
+        y=[tpr],
+        mode="markers",
+        meta="operating point",
+        **style.legend_group("measured"),
+        marker=dict(symbol="diamond", size=13, color=style.ACCENT, line=dict(color="white", width=1.5)),
+        error_x=dict(type="data", symmetric=False, array=[fpr_hi - fpr], arrayminus=[0], color=style.ACCENT),
+        error_y=dict(type="data", symmetric=False, array=[0], arrayminus=[tpr - min(tpr_lo, tpr)], color=style.ACCENT),
+        name=f"the test behind the split audit's ε ≥ {claims.down(a['lower_bound'])}<br>"
+        f"(audit half; bars: its {float(a['confidence']):.0%} bounds)",
+        hovertemplate=(
+            f"flags {side} scores: TPR {float(a['tpr']):.3g} of {a['members']:,} members, FPR {float(a['fpr']):.3g} of "
+            f"{a['nonmembers']:,} non-members<br>bounded at TPR ≥ {1.0 - float(a['fnr_hi']):.3g}, FPR ≤ "
+            f"{float(a['fpr_hi']):.3g}<extra>operating point</extra>"
+        ),
+    )
 
 
 def promise_bounds(result: dict) -> tuple[promise.Bound, ...]:

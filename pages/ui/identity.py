@@ -126,16 +126,15 @@ def panel() -> identities.Identity:
     who = current()
     oidc = oidc_configured()
     if who.is_visitor:
-        st.markdown(
-            "**Not signed in**: the built-in synthetic data only. Analysts sign in below to use the quota "
-            "the data owner gave them."
-        )
+        st.markdown("**Not signed in**: the built-in synthetic data only.")
     else:
         st.markdown(f"Signed in as {textsafe.md(who.describe())}.")
     error = st.session_state.pop("id_error", None)
     with st.expander("Sign in" if who.is_visitor else "Account", icon=":material/key:", expanded=bool(error)):
         if error:
             st.error(textsafe.md_message(sentence(error)))
+        if who.is_visitor:
+            st.caption("Analysts sign in here to use the quota the data owner gave them.")
         if not who.is_visitor:
             if oidc and who.via == "oidc":
                 if st.button("Log out", key="id_logout"):

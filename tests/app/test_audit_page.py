@@ -32,12 +32,37 @@ def _roc(at):
     return spec, [t.get("meta") for t in spec["data"]]
 
 
-def test_empty_state_offers_an_example(chdir_root):
+def test_a_first_visit_sees_the_example_audited_and_labelled(chdir_root):
+    """Issue 34.1: the first screen is the headline and the ROC, so before an upload the example file is audited,
+    said so beside the uploader, and kept out of Home's report."""
     at = open_page(PAGE)
     assert not at.exception
     assert at.title[0].value == "Audit your model"
-    assert any("Upload a scores file" in i.value for i in at.info)
+    assert any("Shown: the example file" in i.value and "Upload your scores" in i.value for i in at.info)
     assert any("au_example" in b.proto.id for b in at.get("download_button"))
+    assert "#### The example's scores prove ε ≥ " in _texts(at) and "Your scores" not in _texts(at)
+    assert "au_report" not in at.session_state
+    _, metas = _roc(at)
+    assert {"attack:records", "operating point"} <= set(metas)
+    _upload(at)
+    assert "#### Your scores prove ε ≥ " in _texts(at) and not any("Shown: the example" in i.value for i in at.info)
+    assert at.session_state["au_report"]["name"] == "scores.csv"
+
+
+def test_the_roc_marks_the_test_its_bound_comes_from(chdir_root):
+    """Issue 34.3: the split audit's ε is read from one test on the audit half; the ROC draws that test's (FPR, TPR)
+    with the one-sided confidence limits the bound uses, and its label carries the same rounded-down ε."""
+    at = _upload(open_page(PAGE))
+    table = model_audit.read_scores(model_audit.example_csv())
+    a = model_audit.audit_model(table["member"], table["score"], table["canary"])["split_audit"]
+    spec, metas = _roc(at)
+    (pt,) = [t for t in spec["data"] if t.get("meta") == "operating point"]
+    assert pt["x"] == [pytest.approx(a["fpr"])] and pt["y"] == [pytest.approx(a["tpr"])]
+    assert pt["error_x"]["array"] == [pytest.approx(a["fpr_hi"] - a["fpr"])] and pt["error_x"]["arrayminus"] == [0]
+    assert pt["error_y"]["arrayminus"] == [pytest.approx(a["tpr"] - (1 - a["fnr_hi"]))]
+    assert a["fpr_hi"] >= a["fpr"] and 1 - a["fnr_hi"] <= a["tpr"]  # a box that holds the measured rates
+    m = {x.label: x.value for x in at.metric}
+    assert f"ε ≥ {m['Split audit: ε ≥']}" in pt["name"]
 
 
 def test_the_example_scores_prove_a_leak_with_both_audits(chdir_root):

@@ -17,7 +17,18 @@ VIEWS = {
     "phone-light": (390, 844, "light"),
     "phone-dark": (390, 844, "dark"),
 }
-PAGES = ("home", "noise", "privacy_utility", "training", "plan")
+PAGES = (
+    "home",
+    "noise",
+    "advisor",
+    "reidentification",
+    "differencing",
+    "query_console",
+    "audit",
+    "privacy_utility",
+    "training",
+    "plan",
+)
 # What stands for the main chart where a first visit has none: the training page before any run shows its form,
 # and its first step, the Train button, is on the first screen.
 FIRST_STEP = {"training": ".st-key-tr_train_dp button >> visible=true"}
