@@ -222,12 +222,14 @@ with st.sidebar:
     )
     decision = st.session_state.get("adv_decision")  # the advisor's last decision in this session, if any
     with_decision = st.checkbox(
-        "Include the advisor's decision",
+        "Include the advisor's decision"
+        + (f" (the report then explains its ε = {decision['decision']['epsilon_text']})" if decision else ""),
         key="home_report_advice",
         value=False,
         disabled=decision is None,
         help="The last answer of Choose ε from risk in this browser session, as a decision "
-        "record: risk limit → ε → expected error, with the failure probabilities"
+        "record: risk limit → ε → expected error, with the failure probabilities. The report then explains the "
+        "advisor's ε, not Home's slider: one ε throughout"
         if decision
         else "Open Choose ε from risk first: its answer can be added here",
     )
@@ -253,15 +255,20 @@ with st.sidebar:
         bar = st.progress(0.0, text="Building the report …")
         from dpcore.report import document as report  # only when asked: plotly.io's HTML export is slow to import
 
+        advice = [decision] if with_decision and decision else []
+        # one ε throughout: the advisor's when its decision goes in, else Home's slider, its source said beside it
+        r_eps, r_delta, r_source = report.chosen_epsilon(eps, advice, given=not advice)
         html = guarded(
             report.build,
-            eps,
+            r_eps,
+            delta=r_delta,
+            epsilon_source=r_source or "Home's ε slider",
             sweep_id=sweep_id,
             job_ids=job_ids,
             ledgers=picked,
             caller=caller,
             viewer=viewer,
-            advice=[decision] if with_decision and decision else [],
+            advice=advice,
             synth_ids=synth_ids,
             audits=[audit] if with_audit and audit else [],
             progress=lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text),

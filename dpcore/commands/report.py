@@ -33,7 +33,12 @@ from ._args import int_arg, seed_arg
 def register(sub) -> None:
     p = sub.add_parser("report", help="write a self-contained HTML report (opens offline)")
     p.add_argument("--out", required=True, help="output .html path")
-    p.add_argument("--epsilon", type=float, default=1.0, help="the ε the report explains (default 1)")
+    p.add_argument(
+        "--epsilon",
+        type=float,
+        default=None,
+        help="the ε the report explains (default: the first --advice record's recommended ε at its δ, else 1)",
+    )
     p.add_argument("--sweep", default=None, help="include a stored privacy–utility sweep by id")
     p.add_argument(
         "--job",
@@ -104,8 +109,13 @@ def run(args) -> dict:
         [] if args.audit is None else [{"result": _audit(args), "name": Path(args.audit).name}]
     )
     viewer = (_who.admin() if args.admin else _who.reader(args.analyst)) if args.ledger else None
+    eps, delta, source = report.chosen_epsilon(
+        1.0 if args.epsilon is None else args.epsilon, advice, given=args.epsilon is not None
+    )
     html = report.build(
-        args.epsilon,
+        eps,
+        delta=delta,
+        epsilon_source=source or ("--epsilon" if args.epsilon is not None else "the command's default"),
         sweep_id=args.sweep,
         n=args.n,
         seed=args.seed,
@@ -121,7 +131,9 @@ def run(args) -> dict:
     return {
         "out": args.out,
         "bytes": len(html.encode()),
-        "epsilon": args.epsilon,
+        "epsilon": eps,
+        "delta": delta,
+        "epsilon_source": source or ("--epsilon" if args.epsilon is not None else "the command's default"),
         "sweep": args.sweep,
         "jobs": args.job,
         "ledgers": len(args.ledger),

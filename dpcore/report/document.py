@@ -124,15 +124,31 @@ def render(sections: list[Section], settings: dict, title: str = "DP Explorer re
     return "\n".join(parts)
 
 
-def epsilon_section(epsilon: float, delta: float | None = None) -> Section:
+ADVISOR_SOURCE = "the advisor's recommendation in the decision record below"
+
+
+def chosen_epsilon(epsilon: float, advice=(), *, given: bool = True) -> tuple[float, float | None, str | None]:
+    """The one ε a report explains, its δ (None: pure) and where it comes from (None: the ε given).
+
+    With a decision record and no ε given, the report explains the advisor's recommended ε (as written in the
+    record: the number a reader copies, rounded on its safe side), at its δ; otherwise the ε given, and the summary
+    names the recommendation it differs from (:func:`executive_summary`)."""
+    if advice and not given:
+        d = advice[0]["decision"]
+        return float(d["epsilon_text"]), float(d["delta"]) if d.get("delta") else None, ADVISOR_SOURCE
+    return float(epsilon), None, None
+
+
+def epsilon_section(epsilon: float, delta: float | None = None, source: str | None = None) -> Section:
     from dpcore.figures import home
 
     eps = check_epsilon(epsilon)
     d = f" and δ = {claims.delta(delta)}" if delta else ""
+    whence = f" ({source})" if source else ""
     return Section(
         "What the chosen ε means",
         [
-            f"Chosen ε = {eps:g}{d}, for datasets that differ by adding or removing one person: privacy level "
+            f"Chosen ε = {eps:g}{d}{whence}, for datasets that differ by adding or removing one person: privacy level "
             f"'{level_sentence(eps)}'.",
             reading(eps, 0.5, delta),
             reading(eps, 0.01),
@@ -365,8 +381,11 @@ def synth_summary(study, epsilon: float) -> str:
     )
 
 
-def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
-    """Five sentences a board needs, from the numbers the sections below show."""
+def executive_summary(
+    eps: float, delta, sections: list[Section], source: str | None = None, advice=()
+) -> Section:
+    """Five sentences a board needs, from the numbers the sections below show. ``source``: where the report's one ε
+    comes from; a decision record in ``advice`` that recommends another ε is named as such, beside it."""
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
     st = next(sec for sec in sections if sec.title.startswith("Re-identification")).numbers["story"]
     post, fact = float(posterior_bound(0.5, eps)), float(fact_bound(0.5, eps))
@@ -379,7 +398,7 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
     )
     lr, dp, rep = st.linkage, st.dp, st.uniqueness
     out = [
-        f"At the chosen **ε = {eps:g}**{d}, anyone who was 50% sure that a person is in the data can become at "
+        f"At the chosen **ε = {eps:g}**{d}{f' ({source})' if source else ''}, anyone who was 50% sure that a person is in the data can become at "
         f"most **{claims.percent(post, up=True)}** sure from a release, {WHATEVER_ELSE}; about someone known "
         f"to be in it, a fact such as their diagnosis goes from 50% to at most **{claims.percent(fact, up=True)}**: "
         f"privacy level '{privacy_level(eps)}'.",
@@ -393,6 +412,12 @@ def executive_summary(eps: float, delta, sections: list[Section]) -> Section:
         f"The price is accuracy: a count of patients released at ε = {eps:g} is off by "
         f"**{patients(noise.numbers['expected_abs_error'])}** on average.",
     ]
+    others = [a["decision"]["epsilon_text"] for a in advice if float(a["decision"]["epsilon_text"]) != eps]
+    if others:  # one number per claim: a second ε in the report says whose it is and that it is not this one
+        out.append(
+            f"The advisor's decision record below recommends ε = {', '.join(dict.fromkeys(others))} for its own risk "
+            f"limit and utility target; the figures above are for ε = {eps:g}, not for that recommendation."
+        )
     for sec in sections:
         if "study" in sec.numbers:  # a DP synthetic-data study: the release a data owner would publish
             out.append(synth_summary(sec.numbers["study"], sec.numbers["epsilon"]))
@@ -432,8 +457,12 @@ def build(
     viewer=None,
     synth_ids=(),
     audits=(),
+    epsilon_source: str | None = None,
 ) -> str:
     """The whole report as one HTML string: the executive summary first, then the details.
+
+    ``epsilon_source``: where ``epsilon`` comes from ("Home's ε slider", :data:`ADVISOR_SOURCE`), said beside it
+    wherever the report states it (:func:`chosen_epsilon` picks the ε and its source).
 
     ``n``/``seed``: the noise section's data. The re-identification section uses the page's default story
     (``story_settings``, default :class:`dpcore.attacks.reidentification.StorySettings`), so its numbers match the page.
@@ -477,14 +506,14 @@ def build(
     ]
     synth = [synth_section(j, eps, caller=caller) for j in dict.fromkeys(synth_ids)]  # unfinished: fails early
     step(0.2, "What the chosen ε means")
-    sections = [epsilon_section(eps, delta)]
+    sections = [epsilon_section(eps, delta, epsilon_source)]
     step(0.35, "Noise: a count released at this ε")
     sections.append(noise_section(eps, n=n, seed=seed))
     step(0.55, "Re-identification of the 'anonymised' release")
     sections.append(reidentification_section(eps, story))
     sections += synth
     settings = {
-        "ε": f"{eps:g}",
+        "ε": f"{eps:g}" + (f" ({epsilon_source})" if epsilon_source else ""),
         "δ": claims.delta(delta) if delta else "0 (pure ε-DP for the Laplace queries)",
         "neighbouring datasets": "differ by adding or removing one person (replace-one where a section says so)",
         "noise data": f"synthetic medical, {n:,} patients, seed {seed}",
@@ -511,6 +540,6 @@ def build(
     if n_st:
         settings["privacy statements"] = f"{n_st} (training runs, sweeps and query histories: see their sections)"
     step(0.85, "Writing the HTML (charts embedded, opens offline)")
-    html = render([executive_summary(eps, delta, sections), *sections], settings)
+    html = render([executive_summary(eps, delta, sections, epsilon_source, advice), *sections], settings)
     step(1.0, "Report ready")
     return html

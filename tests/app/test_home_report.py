@@ -127,6 +127,17 @@ def test_home_report_adds_the_advisors_decision_from_this_session(chdir_root):
     assert record["words"][0].startswith("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01")
     assert "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01" in html and "Expected error: within ±10" in html
     assert any("Report ready" in t.value for t in at.toast)
+    # issue 34.3, one number per claim: with the decision in, the whole report explains the advisor's ε (Home's
+    # slider says 1), its source beside it, and no sentence says "at the chosen ε = 1"
+    chosen = record["decision"]["epsilon_text"]
+    assert chosen != "1" and f"(the report then explains its ε = {chosen})" in box.label
+    assert f"At the chosen <strong>ε = {chosen}</strong>" in html and "the advisor&#x27;s recommendation" in html
+    assert f"Chosen ε = {chosen} and δ = 1e-5 (the advisor" in html.replace("&#x27;", "'")
+    assert "ε = 1</strong>" not in html and "Chosen ε = 1 " not in html
+    box.uncheck().run()
+    at.button(key="home_report_prepare").click().run()
+    html = at.session_state["home_report_html"]
+    assert "At the chosen <strong>ε = 1</strong>" in html and "Home&#x27;s ε slider" in html
 
 
 def test_home_report_adds_the_audit_of_your_model_from_this_session(chdir_root):

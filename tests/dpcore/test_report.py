@@ -363,6 +363,13 @@ def test_report_adds_the_advisors_decision_record(tmp_path, capsys):
     assert "<h2>Decision record: choosing ε from a risk limit</h2>" in body
     assert "Decision: no ε meets both" in body and "To reconcile: accept a coarser answer" in body
     assert re.search(r"<td>recommended ε</td>\s*<td>1.6 \(δ = 0\)</td>", body)
+    # issue 34.3: without --epsilon the report explains the record's ε, and says so; with one, it names the other
+    assert "At the chosen <strong>ε = 1.6</strong> (δ = 0) (the advisor" in body
+    assert json.loads(capsys.readouterr().out)["epsilon"] == 1.6
+    assert main(["report", "--out", str(out), "--n", "1500", "--advice", str(path), "--epsilon", "2"]) == 0
+    body = _text(out.read_text())
+    assert "At the chosen <strong>ε = 2</strong> (δ = 0) (--epsilon)" in body
+    assert "The advisor's decision record below recommends ε = 1.6" in body.replace("&#x27;", "'")
     original = json.loads(path.read_text())
     tampered = json.loads(path.read_text())
     tampered["advice"]["epsilon"] = 3.0
