@@ -360,6 +360,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
                 y=tt[keep],
                 mode="lines",
                 meta="ceiling",
+                **style.legend_group("promise"),
                 fill="tonexty",
                 customdata=[claims.up(v) for v in tt[keep]],
                 fillcolor=style.rgba(style.BOUND, 0.08),
@@ -377,6 +378,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
                 y=audit.dp_roc_ceiling(eps, delta, grid),
                 mode="lines",
                 meta="ceiling",
+                **style.legend_group("promise"),
                 name=f"(ε, δ) ceiling at ε = {claims.up(eps)}, δ = {claims.delta(delta)}:<br>no attack can go above",
                 line=dict(color=style.BOUND, width=3),
             )
@@ -388,6 +390,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
             mode="lines",
             name="random guessing",
             meta="chance",
+            **style.legend_group("reference"),
             line=dict(color=style.NEUTRAL, dash="dot", width=1),
         )
     )
@@ -402,6 +405,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
                 mode="lines",
                 line_shape="hv",
                 meta=f"attack:{a}",
+                **style.legend_group("measured"),
                 name=f"{ATTACK_LABELS.get(a, a)}<br>AUC {v['auc']:.2f}, {v.get('n_members', '?')} in / "
                 f"{v.get('n_nonmembers', '?')} out",
                 line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=3 if canary else 2),
@@ -413,7 +417,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
     style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "", "", height=height)
     style.roc_axes(fig, floor)
     # legend below (phones); "normal": a filled trace would otherwise flip the order and put the ceiling last
-    fig.update_layout(legend={**style.legend_below(font_size=10), "traceorder": "normal"})
+    fig.update_layout(legend={**style.legend_below(font_size=10), "traceorder": "grouped"})
     return fig
 
 

@@ -150,6 +150,25 @@ def y_title_chars(height: int, top: int = 60) -> int:
     return max(int((height - top - 55) / Y_CHAR_PX), 16)
 
 
+# A chart's legend in three groups, each under its title, in this order (a flat legend of a dozen ROC lines read as
+# one list): what a guarantee allows, what was measured, and the reference lines.
+LEGEND_GROUPS = {
+    "promise": "promised (an upper bound)",
+    "measured": "measured (attacks on the model)",
+    "reference": "reference",
+}
+
+
+def legend_group(kind: str) -> dict:
+    """A trace's legend group and group title (``kind``: a key of :data:`LEGEND_GROUPS`); use with the layout's
+    ``legend.traceorder = "grouped"``. The group's rank keeps the groups in the order above."""
+    return dict(
+        legendgroup=kind,
+        legendgrouptitle=dict(text=LEGEND_GROUPS[kind]),
+        legendrank=100 * (1 + list(LEGEND_GROUPS).index(kind)),
+    )
+
+
 def legend_below(*, font_size: int | None = None) -> dict:
     """A horizontal legend along the bottom of the chart, under the x-axis title.
 

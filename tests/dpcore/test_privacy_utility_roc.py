@@ -75,3 +75,17 @@ def test_given_block_is_used_as_is():
     b = sweep_st.for_point(p)
     b["epsilon_at_delta"][0]["epsilon_pld"] = 0.123456
     assert "≤ 0.124 at δ" in _by_meta(figs.roc_chart(p, block=b))["ceiling"].name  # rounded up, never to 0.123
+
+
+def test_the_roc_legend_is_grouped_promise_then_measured_then_reference():
+    """Issue 34.5: a dozen ROC lines read as one flat list; the legend now groups what the accountant promises,
+    what the attacks measured and the reference line, each under its title, in that order."""
+    fig = figs.roc_chart(_point())
+    assert fig.layout.legend.traceorder == "grouped"
+    shown = [t for t in fig.data if t.showlegend is not False]
+    groups = [t.legendgroup for t in sorted(shown, key=lambda t: t.legendrank)]
+    assert groups[0] == "promise" and groups[-1] == "reference" and set(groups) == {"promise", "measured", "reference"}
+    assert groups == sorted(groups, key=["promise", "measured", "reference"].index)  # each group in one run
+    by = {t.legendgroup: t.legendgrouptitle.text for t in shown}
+    assert by["promise"].startswith("promised") and by["measured"].startswith("measured")
+    assert all(t.legendgroup == "measured" for t in shown if str(t.meta).startswith("attack:"))
