@@ -16,7 +16,9 @@ preprocessing leak, and its statement says the bounds were declared public.
 
 Where they come from: the CLI (``--bounds col=lo:hi``, ``col=a,b,c``, ``col=from-data``; ``--bounds-file FILE.json``)
 and the pages' editor (:func:`schema` gives it each column's kind and the only values it may pre-fill: public ones,
-never the rows'). Column names and types (number or text) are read from the file as its schema; nothing else is.
+never the rows'). Column names and types (number or text) are read from the file as its schema; for the owner's
+editor alone, also whether a number column holds only a few whole numbers (offered as codes first) and how many rows
+fall outside what they declared (:func:`outside`) — neither goes into a run, a release or a statement.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ class ColumnInfo:
     kind: str
     public: dict | None = None
     target: bool = False
+    #: a number column holding a few whole numbers (a 0/1 flag, a code): the editor offers it as categories first
+    codes: bool = False
+
+
+#: At most this many distinct whole numbers, and a number column is shown as codes (categories) first.
+FEW_VALUES = 5
 
 
 def _public_default(name: str, kind: str) -> dict | None:
@@ -83,8 +91,19 @@ def schema(source, target: str | None = None) -> list[ColumnInfo]:
         public = _public_default(str(c), kind)
         if is_target and public is not None and "categories" not in public:
             public = None  # a label's bounds are its classes, never a range
-        out.append(ColumnInfo(str(c), kind, public, is_target))
+        codes = False
+        if numeric and not is_target and not (public and "lower" in public):
+            seen = pd.to_numeric(df[c], errors="coerce").dropna().unique()  # the owner's editor only: a default
+            codes = 0 < len(seen) <= FEW_VALUES and all(float(v).is_integer() for v in seen)
+        out.append(ColumnInfo(str(c), kind, public, is_target, codes))
     return sorted(out, key=lambda i: i.target)
+
+
+def as_text(v) -> str:
+    """A value as a category: text stripped; a whole number without '.0' (1.0 and 1 are the same code)."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip()
 
 
 # --- one column's bounds --------------------------------------------------------------------------------
@@ -189,19 +208,29 @@ def read_file(path) -> dict:
     """A bounds file: a JSON object mapping each column to ``[low, high]``, a list of category names,
     ``"from-data"``, or the stored form (``{"lower": …, "upper": …}``, ``{"categories": […]}``)."""
     p = Path(str(path))
+    if not p.is_file():
+        raise DPError(f"bounds file not found (or not a file): {p}")
+    if p.stat().st_size > BOUNDS_FILE_MAX_BYTES:
+        raise DPError(f"bounds file {p.name} is larger than 1 MB; it holds one entry per column")
+    return read_bytes(p.read_bytes(), p.name)
+
+
+BOUNDS_FILE_MAX_BYTES = 1_000_000
+
+
+def read_bytes(raw: bytes, name: str = "bounds file") -> dict:
+    """:func:`read_file` for a file's bytes (the pages' upload of a bounds file): the same forms, checks and words."""
+    if len(raw) > BOUNDS_FILE_MAX_BYTES:
+        raise DPError(f"bounds file {name} is larger than 1 MB; it holds one entry per column")
     try:
-        if not p.is_file():
-            raise DPError(f"bounds file not found (or not a file): {p}")
-        if p.stat().st_size > 1_000_000:
-            raise DPError(f"bounds file {p.name} is larger than 1 MB; it holds one entry per column")
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise DPError(
-            f"bounds file {p.name} is not valid JSON ({type(exc).__name__}); write an object like "
+            f"bounds file {name} is not valid JSON ({type(exc).__name__}); write an object like "
             '{"age": [0, 120], "sex": ["F", "M"]}'
         ) from None
     if not isinstance(data, dict):
-        raise DPError(f'bounds file {p.name} must hold a JSON object like {{"age": [0, 120], "sex": ["F", "M"]}}')
+        raise DPError(f'bounds file {name} must hold a JSON object like {{"age": [0, 120], "sex": ["F", "M"]}}')
     return check({str(c): _shorthand(str(c), v) for c, v in data.items()}) or {}  # a dict in: a dict out
 
 
@@ -258,12 +287,13 @@ def preprocessing(bounds: dict | None, note: str | None, leaks) -> dict:
 
 def from_form(columns: list[ColumnInfo], values: dict, learn_rest: bool = False) -> dict:
     """Bounds from the editor's fields: ``values[name]`` is ``(lower, upper)`` for a number column (either may be
-    None: not filled in) or the categories as comma-separated text. A column left empty is learned from the rows
+    None: not filled in) or the categories as comma-separated text (for a text column, the label, or a number column
+    declared as codes, such as a 0/1 column). A column left empty is learned from the rows
     when ``learn_rest`` (the labelled choice), else left out (:func:`require_all` names it)."""
     out = {}
     for c in columns:
         v = values.get(c.name)
-        if c.kind == "number" and not c.target:
+        if c.kind == "number" and not c.target and not isinstance(v, str):  # a number's range (text: its codes)
             lo, hi = v if isinstance(v, (tuple, list)) else (None, None)
             if lo is not None and hi is not None:
                 out[c.name] = check_column(c.name, {"lower": lo, "upper": hi})
@@ -278,6 +308,54 @@ def from_form(columns: list[ColumnInfo], values: dict, learn_rest: bool = False)
         if learn_rest:
             out[c.name] = {FROM_DATA: True}
     return out
+
+
+#: Said wherever :func:`outside`'s counts are shown: they read the rows, so only their owner sees them.
+OWNER_ONLY = "computed on your rows: not covered by ε, shown to you only"
+
+
+def outside(source, b: dict | None) -> dict[str, dict]:
+    """How many of the owner's rows fall outside each declared bound: ``{column: {"rows", "below", "above"}}`` for a
+    range (those rows are clipped to it) and ``{column: {"rows", "other"}}`` for categories (those rows match none of
+    them; for the label, the run refuses them). Columns learned from the data, or not declared, are left out.
+
+    Computed on the rows (:data:`OWNER_ONLY`): for the data owner deciding their declaration, never part of a
+    release, a statement or a stored run."""
+    import pandas as pd  # lazy: pandas takes ~0.5 s to import
+
+    from ..data import datasets  # lazy, as in schema
+
+    df = datasets.read_csv(source)
+    cols = {str(c): c for c in df.columns}
+    out: dict[str, dict] = {}
+    for name, spec in (b or {}).items():
+        if name not in cols or FROM_DATA in spec:
+            continue
+        col = df[cols[name]]
+        rows = int(col.notna().sum())
+        if "lower" in spec:
+            x = pd.to_numeric(col, errors="coerce")
+            out[name] = {"rows": rows, "below": int((x < spec["lower"]).sum()), "above": int((x > spec["upper"]).sum())}
+        elif "categories" in spec:
+            text = col.dropna().map(as_text)
+            out[name] = {"rows": rows, "other": int((~text.isin([str(v) for v in spec["categories"]])).sum())}
+    return out
+
+
+def outside_words(spec: dict, counts: dict | None) -> str | None:
+    """:func:`outside`'s counts for one column in words ("3 of 500 rows above 90: clipped to 90"), None when every
+    row fits."""
+    if not counts:
+        return None
+    n, parts = counts["rows"], []
+    if "lower" in spec:
+        if counts["below"]:
+            parts.append(f"{counts['below']:,} of {n:,} rows below {spec['lower']:g}: raised to {spec['lower']:g}")
+        if counts["above"]:
+            parts.append(f"{counts['above']:,} of {n:,} rows above {spec['upper']:g}: lowered to {spec['upper']:g}")
+    elif counts.get("other"):
+        parts.append(f"{counts['other']:,} of {n:,} rows match none of these categories")
+    return "; ".join(parts) or None
 
 
 def prefill(column: ColumnInfo):

@@ -14,7 +14,7 @@ import pandas as pd
 from .. import limits
 from ..data import datasets
 from ..errors import DPError
-from .bounds import FROM_DATA, LEARNED_LABEL
+from .bounds import FROM_DATA, LEARNED_LABEL, as_text
 
 
 def _scale(X: np.ndarray, lower, upper) -> np.ndarray:
@@ -50,11 +50,7 @@ def _label_classes(y_raw, target: str, spec: dict | None):
     return classes, f"the classes of the label {target!r} are read from the uploaded rows ({how})"
 
 
-def _as_text(v) -> str:
-    """A value as a category: text stripped; a whole number without '.0' (1.0 and 1 are the same code)."""
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v).strip()
+_as_text = as_text  # one home: dpcore.training.bounds (the editor's counts read categories the same way)
 
 
 def csv_arrays(path: str, target: str, bounds: dict | None = None):

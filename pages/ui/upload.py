@@ -4,6 +4,7 @@
 choice of learning the empty ones from the rows. The checks and words live in dpcore.training.bounds."""
 
 import hashlib
+import json
 
 import streamlit as st
 
@@ -34,16 +35,65 @@ HELP = (
 )
 
 
+def _apply_file(raw: bytes, name: str, cols, key: str, tag: str) -> None:
+    """Fill the editor's fields from a bounds file (the CLI's ``--bounds-file`` format), once per file: a range into
+    the two number boxes, categories into the text box (a number column then shown as codes); "from-data" leaves
+    the field empty for the labelled choice below. A column the file names that the table lacks is said."""
+    spec = guarded(bounds.read_bytes, raw, name)
+    if spec is None:
+        return
+    index = {c.name: i for i, c in enumerate(cols)}
+    for col, b in spec.items():
+        if col not in index:
+            continue
+        base = f"{key}_{tag}_{index[col]}"
+        if "lower" in b:
+            st.session_state[f"{base}_lower"], st.session_state[f"{base}_upper"] = b["lower"], b["upper"]
+            st.session_state[f"{base}_codes"] = False
+        elif "categories" in b:
+            st.session_state[f"{base}_cats"] = ", ".join(map(str, b["categories"]))
+            st.session_state[f"{base}_codes"] = True
+    unknown = [c for c in spec if c not in index]
+    if unknown:
+        st.warning(
+            f"The bounds file names {len(unknown)} column{'s' if len(unknown) > 1 else ''} this table does not have: "
+            + ", ".join(f"'{md(c)}'" for c in unknown[:10])
+            + ("…" if len(unknown) > 10 else "")
+        )
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _outside(tag: str, _data: bytes, declared: str) -> dict:
+    """:func:`dpcore.training.bounds.outside`, once per file (by its digest ``tag``) and declaration."""
+    return bounds.outside(_data, json.loads(declared))
+
+
 def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
     """Draw the editor for an upload and return (its columns, the bounds as typed so far, or None on a bad entry).
-    Widget keys carry a digest of the file and the target, so another file or target starts from its own pre-fill."""
+    Widget keys carry a digest of the file and the target, so another file or target starts from its own pre-fill.
+
+    A pre-filled field says "check this" until it is changed; under each column, the owner sees how many of their
+    rows fall outside what they declared (:func:`dpcore.training.bounds.outside`: their rows, not covered by ε)."""
     cols = guarded(bounds.schema, data, target)
     if not cols:
         return [], None
     tag = hashlib.sha256(data + b"\0" + str(target).encode()).hexdigest()[:10]
-    values = {}
+    values, notes = {}, {}
     with st.expander("Public bounds of each column", expanded=True):
-        st.caption(HELP + " Pre-filled only where a public range or code list is known (e.g. age 18–90).")
+        st.caption(HELP + " Pre-filled only where a public range or code list is known: check it against your data.")
+        bfile = st.file_uploader(
+            "Bounds file (JSON, optional)",
+            type=["json"],
+            key=f"{key}_bfile_{tag}",
+            help='The same file as the command line\'s --bounds-file: {"age": [0, 120], "sex": ["F", "M"], '
+            '"smoker": ["0", "1"], "notes": "from-data"}. It fills the fields below; you can still edit them.',
+        )
+        if bfile is not None:
+            raw = bfile.getvalue()
+            seen = hashlib.sha256(raw).hexdigest()
+            if st.session_state.get(f"{key}_bfile_applied_{tag}") != seen:
+                st.session_state[f"{key}_bfile_applied_{tag}"] = seen
+                _apply_file(raw, bfile.name, cols, key, tag)
         learn = st.checkbox(
             f"Learn the bounds I leave empty from the rows ({bounds.LEARNED_LABEL})",
             key=f"{key}_learn_{tag}",
@@ -51,14 +101,33 @@ def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
             "That leaks a little about the extreme rows; the run and its statement say so.",
         )
         for i, c in enumerate(cols):
-            row = st.columns([2, 1.5, 1.5], vertical_alignment="center")
-            what = "label classes" if c.target else ("number" if c.kind == "number" else "categories")
-            row[0].markdown(f"**{md(c.name)}** · {what}")
             base = f"{key}_{tag}_{i}"
             start = bounds.prefill(c)
-            if c.kind == "number" and not c.target:
+            number = c.kind == "number" and not c.target
+            row = st.columns([2, 1.5, 1.5], vertical_alignment="center")
+            codes = False
+            if number:
+                st.session_state.setdefault(f"{base}_codes", c.codes)
+                codes = bool(st.session_state[f"{base}_codes"])
+            what = "label classes" if c.target else ("codes" if codes else "number" if number else "categories")
+            if number and not codes:
                 for j, side in enumerate(("lower", "upper")):
                     st.session_state.setdefault(f"{base}_{side}", start[j])
+                now = (st.session_state[f"{base}_lower"], st.session_state[f"{base}_upper"])
+                filled = start != (None, None) and now == start
+            else:
+                st.session_state.setdefault(f"{base}_cats", "" if codes and number else start)
+                filled = bool(start) and not number and st.session_state[f"{base}_cats"] == start
+            check = " :orange-badge[pre-filled: check this]" if filled else ""
+            row[0].markdown(f"**{md(c.name)}** · {what}{check}")
+            if number:
+                row[0].checkbox(
+                    "as codes (categories)",
+                    key=f"{base}_codes",
+                    help="A 0/1 flag or a code list: each value its own category, listed in the box, instead of "
+                    "a numeric range.",
+                )
+            if number and not codes:
                 lo = row[1].number_input(
                     f"{c.name}: lower",
                     value=None,
@@ -77,14 +146,27 @@ def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
                 )
                 values[c.name] = (lo, hi)
             else:
-                st.session_state.setdefault(f"{base}_cats", start)
                 values[c.name] = row[1].text_input(
                     f"{c.name}: categories",
                     key=f"{base}_cats",
                     label_visibility="collapsed",
-                    placeholder="e.g. F, M" if not c.target else "classes, e.g. no, yes",
+                    placeholder="codes, e.g. 0, 1"
+                    if number
+                    else "e.g. F, M"
+                    if not c.target
+                    else "classes, e.g. no, yes",
                 )
+            notes[c.name] = st.empty()  # filled below: the owner's rows outside what they declared
     b = guarded(bounds.from_form, cols, values, learn)
     if b is not None:
+        counts = guarded(_outside, tag, data, json.dumps(b, sort_keys=True)) or {}
+        said = False
+        for name, slot in notes.items():
+            words = bounds.outside_words(b[name], counts.get(name)) if name in b else None
+            if words:
+                slot.caption(f":orange-badge[your rows only] {words}.")  # numbers only: no typed text
+                said = True
+        if said:
+            st.caption(f"The counts under the columns are {bounds.OWNER_ONLY}: a release never shows them.")
         st.caption(bounds.status_words(cols, b))
     return cols, b
