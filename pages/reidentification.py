@@ -96,6 +96,21 @@ def show_report(rep, key: str, label=str) -> None:
 
 
 D = story.StorySettings()  # the default story (the report's settings)
+# Names of columns that hold facts anyone can know about a person: an upload's quasi-identifiers are suggested from
+# its column names alone (the owner checks them).
+QI_NAMES = (
+    *datasets.QUASI_IDENTIFIERS,
+    "gender",
+    "zip",
+    "zipcode",
+    "postcode",
+    "postal_code",
+    "dob",
+    "date_of_birth",
+    "birth_date",
+    "race",
+    "county",
+)
 K_HELP = (
     "k-anonymity: the size of the smallest group of patients who share the same known facts. k = 1 means at "
     "least one patient is alone in their group, so anyone who knows those facts finds that patient's row."
@@ -454,13 +469,27 @@ with tabs[6]:
             st.caption(f"{len(udf):,} rows × {udf.shape[1]} columns")
             st.dataframe(datasets.preview(udf, 100), hide_index=True, key="re_upload_table")
             columns = [str(c) for c in udf.columns]
+            # suggested from the column names only (the facts anyone can know about a person), never the first
+            # columns by position: the owner chooses
+            known = {q.lower() for q in QI_NAMES}
             uqis = st.multiselect(
-                "Quasi-identifiers (in order)", columns, default=columns[: min(2, len(columns))], key="re_up_qis"
+                "Quasi-identifiers (in order)",
+                columns,
+                default=[c for c in columns if c.strip().lower() in known],
+                key="re_up_qis",
+                help="The columns an attacker could know about a person from elsewhere (age, sex, zip code, a date). "
+                "Pre-selected: the columns whose names are such facts; check them.",
             )
+            if not uqis:
+                st.info(
+                    "Choose the quasi-identifiers above: the columns an attacker could know about a person "
+                    "from elsewhere (age, sex, zip code, a date of birth).",
+                    icon=":material/person_search:",
+                )
             rest = [c for c in columns if c not in uqis]
             usens = st.selectbox("Sensitive column", ["(none)"] + rest, index=1 if rest else 0, key="re_up_sensitive")
             usens = None if usens == "(none)" else usens
-            urep = guarded(uniqueness.uniqueness, udf, uqis, usens)
+            urep = guarded(uniqueness.uniqueness, udf, uqis, usens) if uqis else None
             if urep is not None:
                 show_report(urep, "re_up")
                 usteps = uniqueness.incremental(udf, uqis, usens)

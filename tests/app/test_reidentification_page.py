@@ -280,3 +280,18 @@ def test_typed_facts_are_shown_as_literal_text(at):
     shown = " ".join(x.value for x in [*at.info, *at.success, *at.caption])
     assert "](evil" not in shown and "\\[x\\]" in shown
     at.text_input(key="re_known_ethnicity").set_value("").run()
+
+
+def test_an_uploads_quasi_identifiers_are_chosen_not_the_first_two_columns(at):
+    """Issue 34.4: the default quasi-identifiers were simply the first two columns; now they are suggested from the
+    column names alone (facts anyone can know), and with none such the owner is asked to choose."""
+    _upload(at, b"record_id,visit_cost,age,sex,diagnosis\n1,10,30,F,a\n2,12,31,M,b\n3,9,30,F,c\n")
+    assert at.multiselect(key="re_up_qis").value == ["age", "sex"]  # named facts, not record_id and visit_cost
+    at.file_uploader(key="re_upload").set_value(None).run()
+    _upload(at, b"u,v,w\n1,2,3\n4,5,6\n", name="plain.csv")
+    assert at.multiselect(key="re_up_qis").value == []
+    assert any("Choose the quasi-identifiers above" in i.value for i in at.info)
+    assert not at.error and not at.exception, [e.value for e in at.error]
+    at.multiselect(key="re_up_qis").set_value(["u"]).run()
+    assert any(m.value.startswith("k-anonymity **") for m in at.markdown)  # the analysis runs once chosen
+    at.file_uploader(key="re_upload").set_value(None).run()
