@@ -26,6 +26,7 @@ from .. import limits
 from ..data import datasets
 from ..data.filters import parse_finite
 from ..errors import DPError
+from ..training.bounds import FROM_DATA
 
 _NAME_RE = re.compile(r"^(?P<name>[^=]+)=(?P<spec>.*)$", re.S)
 
@@ -321,6 +322,27 @@ def _typed(text: str):
 
 def parse_schema(declarations, *, complete: bool = True) -> Schema:
     return Schema(tuple(parse_column(t) for t in declarations), complete)
+
+
+def from_bounds(bounds: dict, widths: dict | None = None, *, complete: bool = True) -> Schema:
+    """The pages' one declaration editor (:func:`pages.ui.upload.editor`, bounds in the form of
+    :mod:`dpcore.training.bounds`) as a synthetic release's schema: each declared range with its bin width (1 when
+    none is given), each list of categories as its typed values (``0, 1`` are the numbers 0 and 1). A column to be
+    learned from the rows cannot be released: a synthetic table's declaration reads nothing from them."""
+    if not bounds:
+        raise DPError("declare at least one column to release: its public range or categories")
+    cols = []
+    for name, spec in bounds.items():
+        if FROM_DATA in spec:
+            raise DPError(
+                f"column {name!r}: a synthetic release reads nothing from the rows to declare a column; give its "
+                "public range or categories, or leave it empty to keep it out of the release"
+            )
+        if "categories" in spec:
+            cols.append(Column(name, categories=tuple(_typed(str(c)) for c in spec["categories"])))
+        else:
+            cols.append(Column(name, bounds=(spec["lower"], spec["upper"]), width=(widths or {}).get(name) or 1))
+    return Schema(tuple(cols), complete)
 
 
 #: The story's declaration of every synthetic medical column (public knowledge, never read from the rows).

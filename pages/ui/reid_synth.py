@@ -37,6 +37,7 @@ from dpcore.synth import timing as synth_timing
 from dpcore.synth import utility as synth_utility
 from dpcore.training.data import release_uploads, save_upload
 from pages.ui import identity
+from pages.ui import upload as upload_ui
 from pages.ui.common import chart, clicked, guarded, headline_md, job_caller, submit_once, table_downloads
 
 D = synth_study.StudyConfig()
@@ -402,10 +403,10 @@ UPLOAD_DELTAS = [1e-7, 1e-6, 1e-5]
 NO_MODEL = "(no model)"
 
 
-def _declared(decl: str, missing: bool):
-    """The schema the text area declares, or None while it does not parse (the release button says why)."""
+def _declared(declared: dict | None, widths: dict, missing: bool):
+    """The schema the editor declares, or None while it does not (the release button says why)."""
     try:
-        return synth_schema.parse_schema([ln for ln in decl.splitlines() if ln.strip()], complete=not missing)
+        return synth_schema.from_bounds(declared or {}, widths, complete=not missing)
     except DPError:
         return None
 
@@ -417,11 +418,12 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
     upload); its statement, first rows, CSV and utility when done."""
     st.subheader("Release a DP synthetic table instead")
     st.markdown(
-        "Declare each column to release, one per line: its **public** bounds and bin width "
-        "(`age=18:90:1`) or its public categories (`sex=F,M`) — what is known without looking at the "
-        "data; nothing is read from the rows to fill these in. Columns not declared are not released."
+        "Declare each column to release in the same editor as training and sweeps: its **public** range and bin "
+        "width, or its public categories — what is known without looking at the data; nothing is read from the "
+        "rows to fill these in. Columns left empty are not released."
     )
-    decl = st.text_area("Declared columns", key="re_up_syn_decl", height=120, placeholder="age=18:90:1\nsex=F,M")
+    widths: dict = {}
+    _, declared = upload_ui.editor(data, None, "re_up_syn", widths=widths, learn_rest=False)
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     eps = c1.select_slider("ε (add or remove one record)", UPLOAD_EPSILONS, value=1.0, key="re_up_syn_eps")
     rows = c2.number_input(
@@ -465,7 +467,7 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
         help="Column pairs joined by +: AIM measures these; the 2-way errors are judged on them "
         "(all pairs when empty). As `synth --pairs`.",
     )
-    schema0 = _declared(decl, missing)
+    schema0 = _declared(declared, widths, missing)
     names = schema0.names if schema0 is not None else []
     u1, u2, u3 = st.columns([2, 2, 1], vertical_alignment="bottom")
     measure = u1.checkbox(
@@ -501,8 +503,7 @@ def upload_release(tab, udf: pd.DataFrame, data: bytes, name: str, upload_id: st
     if clicked(
         "re_up_syn_go", st.button("Release a synthetic table", key="re_up_syn_go", icon=":material/play_arrow:")
     ):
-        lines = [ln for ln in decl.splitlines() if ln.strip()]
-        schema = guarded(synth_schema.parse_schema, lines, complete=not missing)
+        schema = guarded(synth_schema.from_bounds, declared or {}, widths, complete=not missing)
         pair_list = guarded(synth_release.parse_pairs, pairs) if schema is not None else None
         cfg = (
             guarded(synth_release.SynthConfig, eps, delta if gen == "aim" else 0.0, gen, int(rows) or None, pair_list)

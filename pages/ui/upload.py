@@ -68,12 +68,18 @@ def _outside(tag: str, _data: bytes, declared: str) -> dict:
     return bounds.outside(_data, json.loads(declared))
 
 
-def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
+def editor(
+    data: bytes, target: str | None, key: str, *, widths: dict | None = None, learn_rest: bool = True
+) -> tuple[list, dict | None]:
     """Draw the editor for an upload and return (its columns, the bounds as typed so far, or None on a bad entry).
     Widget keys carry a digest of the file and the target, so another file or target starts from its own pre-fill.
 
     A pre-filled field says "check this" until it is changed; under each column, the owner sees how many of their
-    rows fall outside what they declared (:func:`dpcore.training.bounds.outside`: their rows, not covered by ε)."""
+    rows fall outside what they declared (:func:`dpcore.training.bounds.outside`: their rows, not covered by ε).
+
+    The one declaration editor of an upload: training and sweeps call it with the label as ``target``; a synthetic
+    release with ``widths`` (a dict it fills with each number column's bin width, typed in a third box) and
+    ``learn_rest=False`` (nothing is learned from the rows: a column left empty is not released)."""
     cols = guarded(bounds.schema, data, target)
     if not cols:
         return [], None
@@ -94,17 +100,20 @@ def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
             if st.session_state.get(f"{key}_bfile_applied_{tag}") != seen:
                 st.session_state[f"{key}_bfile_applied_{tag}"] = seen
                 _apply_file(raw, bfile.name, cols, key, tag)
-        learn = st.checkbox(
+        learn = learn_rest and st.checkbox(
             f"Learn the bounds I leave empty from the rows ({bounds.LEARNED_LABEL})",
             key=f"{key}_learn_{tag}",
             help="Reads the min/max (or the values seen) of those columns from your private rows. "
             "That leaks a little about the extreme rows; the run and its statement say so.",
         )
+        if not learn_rest:
+            st.caption("A column left empty is not released.")
         for i, c in enumerate(cols):
             base = f"{key}_{tag}_{i}"
             start = bounds.prefill(c)
             number = c.kind == "number" and not c.target
-            row = st.columns([2, 1.5, 1.5], vertical_alignment="center")
+            binned = widths is not None
+            row = st.columns([2, 1.2, 1.2, 1] if binned else [2, 1.5, 1.5], vertical_alignment="center")
             codes = False
             if number:
                 st.session_state.setdefault(f"{base}_codes", c.codes)
@@ -145,6 +154,18 @@ def editor(data: bytes, target: str, key: str) -> tuple[list, dict | None]:
                     format="%g",
                 )
                 values[c.name] = (lo, hi)
+                if binned:
+                    widths[c.name] = row[3].number_input(
+                        f"{c.name}: bin width",
+                        value=None,
+                        min_value=0.0,
+                        key=f"{base}_width",
+                        placeholder="bin width (1)",
+                        label_visibility="collapsed",
+                        format="%g",
+                        help="The synthetic table keeps counts per bin of this width (1 when empty); wider bins "
+                        "keep more of each count through the noise.",
+                    )
             else:
                 values[c.name] = row[1].text_input(
                     f"{c.name}: categories",

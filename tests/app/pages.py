@@ -57,3 +57,30 @@ def shown(markdown: str) -> str:
     ``dpcore.textsafe.md_message`` (``[ ] < \\`` and autolinks), which the browser renders as the plain text.
     """
     return _MD_ESCAPE.sub(r"\1", markdown)
+
+
+def declare(at: AppTest, declarations) -> AppTest:
+    """Fill an upload's one declaration editor (:func:`pages.ui.upload.editor`) as a data owner would, from
+    declarations in the CLI's syntax (``age=18:90:1``: a range and its bin width; ``sex=F,M``: categories, codes for a
+    number column), and run the page. Columns not named are left as they are."""
+    from dpcore.synth.schema import parse_column
+
+    bases = {}
+    for w in [*at.number_input, *at.text_input]:
+        for suffix in ("_lower", "_upper", "_cats", "_width"):
+            if (w.key or "").endswith(suffix):
+                bases[w.label.rsplit(": ", 1)[0]] = w.key[: -len(suffix)]
+    keys = {c.key for c in at.checkbox}
+    for text in declarations:
+        col = parse_column(text)
+        base = bases[col.name]
+        if base + "_codes" in keys:  # a number column: as a range, or as codes
+            at.checkbox(key=base + "_codes").set_value(not col.is_number).run()
+        if col.is_number:
+            at.number_input(key=base + "_lower").set_value(col.span[0])
+            at.number_input(key=base + "_upper").set_value(col.span[1])
+            if any(n.key == base + "_width" for n in at.number_input):
+                at.number_input(key=base + "_width").set_value(col.step)
+        else:
+            at.text_input(key=base + "_cats").set_value(", ".join(map(str, col.values)))
+    return at.run()

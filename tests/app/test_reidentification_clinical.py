@@ -10,6 +10,7 @@ from dpcore.jobs.owners import SYSTEM
 from dpcore.synth import release as R
 
 from ..dpcore.synth import clinical
+from .pages import declare
 from .test_reidentification_synth import page
 
 TAB = "7 · Your own data"
@@ -24,7 +25,7 @@ def _release(columns, generator="mst"):
     at = page({"re_tab": TAB})
     at.file_uploader(key="re_upload").set_value(("gbsg2.csv", clinical.GBSG2.read_bytes(), "text/csv")).run()
     assert not at.exception
-    at.text_area(key="re_up_syn_decl").set_value("\n".join(columns)).run()
+    declare(at, columns)
     at.checkbox(key="re_up_syn_measure").uncheck().run()
     if generator == "aim":
         at.radio(key="re_up_syn_gen").set_value("aim").run()

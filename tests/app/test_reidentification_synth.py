@@ -10,7 +10,7 @@ from dpcore.jobs.owners import SYSTEM
 from dpcore.synth import study as ST
 
 from ..dpcore.synth.helpers import fake_result, run
-from .pages import ME, ROOT, SOMEONE_ELSE, open_page
+from .pages import ME, ROOT, SOMEONE_ELSE, declare, open_page
 
 PAGE = "pages/reidentification.py"
 SYNTH_TAB = "6 · DP synthetic data"
@@ -215,13 +215,15 @@ def test_an_upload_is_released_as_a_synthetic_table_from_declared_columns(chdir_
     csv = b"ward,stay,secret\n" + b"".join(b"%s,%d,%d\n" % (b"AB"[i % 2 : i % 2 + 1], i % 9, i) for i in range(400))
     at.file_uploader(key="re_upload").set_value(("ward.csv", csv, "text/csv")).run()
     assert not at.exception
-    assert at.text_area(key="re_up_syn_decl").value == ""  # nothing about the columns is filled in from the rows
-    at.text_area(key="re_up_syn_decl").set_value("ward=A,B\nstay=0:10:1\nnope=x,y").run()
+    # nothing about the columns is filled in from the rows (ward and stay have no public pre-fill)
+    assert all(not t.value for t in at.text_input if t.label.endswith(": categories"))
+    assert all(n.value is None for n in at.number_input if n.label.endswith((": lower", ": upper")))
+    assert not any("Learn the bounds" in c.label for c in at.checkbox)  # a release learns nothing from the rows
     at.button(key="re_up_syn_go").click().run()
-    assert any("data has no column 'nope'" in e.value for e in at.error)  # refused before anything is kept
+    assert any("declare at least one column" in e.value.lower() for e in at.error)  # refused before anything is kept
     assert not store.list_jobs(caller=SYSTEM, group=registry.SYNTH_RELEASE_GROUP)
     assert not list((home() / "uploads").glob("*"))
-    at.text_area(key="re_up_syn_decl").set_value("ward=A,B\nstay=0:10:1").run()
+    declare(at, ["ward=A,B", "stay=0:10:1"])
     at.select_slider(key="re_up_syn_eps").set_value(3.0).run()
     at.button(key="re_up_syn_go").click().run()
     assert not at.error, [e.value for e in at.error]

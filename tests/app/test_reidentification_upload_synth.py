@@ -11,13 +11,14 @@ from dpcore.jobs import registry, store, workers
 from dpcore.jobs.owners import SYSTEM
 from dpcore.storage import home
 
+from .pages import declare
 from .test_reidentification_synth import page
 
 TAB = "7 · Your own data"
 CSV = b"ward,stay,age\n" + b"".join(
     b"%s,%d,%d\n" % (b"AB"[(i % 70 > 40) : (i % 70 > 40) + 1], i % 9, 20 + i % 70) for i in range(600)
 )
-DECL = "ward=A,B\nstay=0:10:1\nage=18:90:1"
+DECL = ["ward=A,B", "stay=0:10:1", "age=18:90:1"]
 
 
 @pytest.fixture(autouse=True)
@@ -35,9 +36,11 @@ def _uploaded():
 def test_aim_with_delta_and_the_model_are_chosen_from_the_declarations(chdir_root):
     at = _uploaded()
     assert at.select_slider(key="re_up_syn_delta").disabled  # MST: pure ε, δ = 0
-    assert at.selectbox(key="re_up_syn_target").options == ["(no model)"]  # nothing declared yet
+    # nothing declared from the rows: only age's public range is pre-filled, and it says "check this"
+    assert at.selectbox(key="re_up_syn_target").options == ["(no model)", "age"]
+    assert any("**age** · number :orange-badge[pre-filled: check this]" in m.value for m in at.markdown)
     assert any("No attack study here" in c.value and "independent population" in c.value for c in at.caption)
-    at.text_area(key="re_up_syn_decl").set_value(DECL).run()
+    declare(at, DECL)
     assert at.selectbox(key="re_up_syn_target").options == ["(no model)", "ward", "stay", "age"]
     at.selectbox(key="re_up_syn_target").set_value("age").run()
     assert at.number_input(key="re_up_syn_thr_age").value == 54.0  # the middle of the declared bounds: public
@@ -64,7 +67,7 @@ def test_the_release_shows_what_it_keeps_labelled_not_covered(chdir_root):
     from dpcore.jobs import workers
 
     at = _uploaded()
-    at.text_area(key="re_up_syn_decl").set_value(DECL).run()
+    declare(at, DECL)
     at.selectbox(key="re_up_syn_target").set_value("ward").run()
     at.radio(key="re_up_syn_gen").set_value("aim").run()
     at.button(key="re_up_syn_go").click().run()

@@ -15,7 +15,8 @@ TAB = "7 · Your own data"
 # a ward name that is markup: an upload is shown as text everywhere, the released rows included
 WARDS = ("<b>north</b>", "south")
 CSV = ("ward,stay,age\n" + "".join(f"{WARDS[int(i % 70 > 40)]},{i % 9},{20 + i % 70}\n" for i in range(600))).encode()
-DECL = f"ward={WARDS[0]},{WARDS[1]}\nstay=0:10:1\nage=18:90:1"
+# the declarations typed in the one editor (age keeps its public pre-fill, 18–90, with the default bin width 1)
+DECL = {"ward: categories": f"{WARDS[0]}, {WARDS[1]}", "stay: lower": "0", "stay: upper": "10", "stay: bin width": "1"}
 
 
 def main_text(page) -> str:
@@ -33,11 +34,14 @@ def test_release_an_uploads_synthetic_table_and_read_what_it_keeps(app_server, p
     wait_for_app(page)
     page.get_by_text("600 rows × 3 columns").first.wait_for()
 
-    area = page.get_by_role("textbox", name="Declared columns")
-    area.fill(DECL)
-    area.press("Control+Enter")  # a text area commits on Ctrl+Enter (or on leaving it)
-    wait_for_app(page)
-    page.get_by_role("combobox", name="Model: predict").click()
+    for label, value in DECL.items():
+        box = page.get_by_label(label, exact=True)
+        box.fill(value)
+        box.press("Enter")  # a text or number box commits on Enter
+        wait_for_app(page)
+    predict = page.get_by_role("combobox", name="Model: predict")
+    predict.scroll_into_view_if_needed()  # below the editor: its list opened off-screen and showed no option
+    predict.click()
     page.get_by_role("option", name="ward", exact=True).click()
     wait_for_app(page)
     page.get_by_role("button", name="Release a synthetic table").click()

@@ -145,3 +145,19 @@ def test_round_trip_through_dicts():
     sch = S.medical(S.MEDICAL_COLUMNS)
     assert S.Schema.from_dict(sch.to_dict()) == sch
     assert S.parse_column(sch.column("salary").declaration()) == sch.column("salary")
+
+
+def test_the_editors_declarations_become_the_same_schema_as_the_cli_syntax():
+    """Issue 34.4: one declaration editor for training, sweeps and synthetic releases; its bounds (in
+    dpcore.training.bounds' form) give the same schema as the CLI's NAME=LO:HI:WIDTH / NAME=A,B lines."""
+    from dpcore.synth.schema import from_bounds, parse_schema
+
+    b = {"age": {"lower": 18.0, "upper": 90.0}, "flag": {"categories": ["0", "1"]}, "sex": {"categories": ["F", "M"]}}
+    got = from_bounds(b, {"age": 6.0})
+    assert got.to_dict() == parse_schema(["age=18:90:6", "flag=0,1", "sex=F,M"]).to_dict()
+    assert got.column("flag").values == (0, 1)  # codes typed in the editor are the numbers the rows hold
+    assert from_bounds({"age": {"lower": 0.0, "upper": 10.0}}).column("age").step == 1  # no width given: 1
+    with pytest.raises(DPError, match="reads nothing from the rows"):
+        from_bounds({"age": {"from_data": True}})
+    with pytest.raises(DPError, match="declare at least one column"):
+        from_bounds({})
