@@ -381,9 +381,7 @@ def synth_summary(study, epsilon: float) -> str:
     )
 
 
-def executive_summary(
-    eps: float, delta, sections: list[Section], source: str | None = None, advice=()
-) -> Section:
+def executive_summary(eps: float, delta, sections: list[Section], source: str | None = None, advice=()) -> Section:
     """Five sentences a board needs, from the numbers the sections below show. ``source``: where the report's one ε
     comes from; a decision record in ``advice`` that recommends another ε is named as such, beside it."""
     noise = next(sec for sec in sections if sec.title.startswith("Noise"))
