@@ -12,7 +12,7 @@ from dpcore.figures import audit as figs
 from dpcore.figures import promise
 from dpcore.report.audit import audit_report
 from pages.ui import first_screen
-from pages.ui.common import chart, code_downloads, guarded, headline_md
+from pages.ui.common import chart, code_downloads, guarded, headline_md, unbroken
 
 EXAMPLE_NAME = "example-scores.csv"
 MECHS = {"none": "Not stated", "epsilon": "ε and δ", "dpsgd": "DP-SGD run"}
@@ -162,7 +162,8 @@ if verdict is not None and verdict["contradicts"]:
     claim = f"{whose} contradict the claimed ε = {claims.up(result['claimed_epsilon'])}"
     head.error(headline_md(claim, verdict["words"]), icon=":material/report:")
 else:
-    claim = f"{whose} prove ε ≥ {claims.down(proved)}" if proved > 0 else f"{whose} prove no leak (ε ≥ 0)"
+    bound = unbroken(f"ε ≥ {claims.down(proved)}")  # the bound and its number on one line on a phone
+    claim = f"{whose} prove {bound}" if proved > 0 else f"{whose} prove no leak ({unbroken('ε ≥ 0')})"
     detail = (
         verdict["words"]
         if verdict

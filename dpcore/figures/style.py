@@ -40,6 +40,11 @@ _ZONE_RGBA = ((42, 157, 143, 0.14), (233, 196, 106, 0.26), (244, 162, 97, 0.26),
 _ZONE_COLOURS = tuple(f"rgba({r},{g},{b},{a:g})" for r, g, b, a in _ZONE_RGBA)
 # The key's swatch is one character, not a band across the plot: the same hue, dense enough to see.
 _ZONE_SWATCHES = tuple(f"rgba({r},{g},{b},0.75)" for r, g, b, _ in _ZONE_RGBA)
+# On the dark theme's background the same translucent hues all read brown (yellow at 0.26 over #0e1117 is
+# rgb(70, 63, 44)): there the bands are deeper, more opaque hues that stay teal, yellow, orange and red.
+_ZONE_RGBA_DARK = ((42, 157, 143, 0.26), (210, 190, 60, 0.26), (230, 130, 40, 0.28), (220, 60, 60, 0.3))
+#: A zone band's fill on the light theme -> its fill on the dark theme (:func:`for_dark`).
+DARK_ZONE_FILLS = dict(zip(_ZONE_COLOURS, (f"rgba({r},{g},{b},{a:g})" for r, g, b, a in _ZONE_RGBA_DARK)))
 # (low, high, label, colour) for epsilon zones on log axes: the words and edges of interpret.LEVELS
 ZONES = tuple(
     (max(lo, 1e-3), min(hi, 1e3), word, colour) for (lo, hi, word), colour in zip(level_edges(), _ZONE_COLOURS)
@@ -380,3 +385,18 @@ def add_epsilon_zones(fig: go.Figure, x_min: float, x_max: float) -> str:
     for shape in shapes:
         fig.add_shape(shape)
     return key
+
+
+def for_dark(spec: dict) -> dict:
+    """A figure's dict (``fig.to_dict()``) for the dark theme: the privacy-zone bands in their dark fills
+    (:data:`DARK_ZONE_FILLS`); everything else, and ``spec`` itself, unchanged. The pages apply it when the
+    visitor's theme is dark (:func:`pages.ui.common.chart`); the report and exports keep the light fills."""
+    shapes = (spec.get("layout") or {}).get("shapes") or []
+    if not any(sh.get("fillcolor") in DARK_ZONE_FILLS for sh in shapes):
+        return spec
+    layout = dict(spec["layout"])
+    layout["shapes"] = [
+        {**sh, "fillcolor": DARK_ZONE_FILLS[sh["fillcolor"]]} if sh.get("fillcolor") in DARK_ZONE_FILLS else sh
+        for sh in shapes
+    ]
+    return {**spec, "layout": layout}

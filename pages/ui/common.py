@@ -23,6 +23,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from dpcore import limits, textsafe
 from dpcore.budgets import identities
 from dpcore.errors import DPError, sentence
+from dpcore.figures import style as fig_style
 from dpcore.jobs import owners
 from pages.ui import identity as _identity
 from pages.ui.errors import guarded
@@ -80,9 +81,26 @@ def _sendable(fig):
     return frozen
 
 
+def _dark_theme() -> bool:
+    """Whether this viewer's browser shows the dark theme (Streamlit reports it after the first run)."""
+    try:
+        return getattr(st.context.theme, "type", None) == "dark"
+    except Exception:  # noqa: BLE001 — no theme known (a bare run): the light figure
+        return False
+
+
 def chart(fig, *, key: str, where=st) -> None:
-    """Show a dpcore figure full width, without Plotly's mode bar (``where``: a column or container)."""
-    where.plotly_chart(_sendable(fig), key=key, config=CHART_CONFIG)
+    """Show a dpcore figure full width, without Plotly's mode bar (``where``: a column or container); on the dark
+    theme with its dark privacy-zone fills (:func:`dpcore.figures.style.for_dark`)."""
+    sent = _sendable(fig)
+    if _dark_theme() and type(fig) is go.Figure:
+        dark = getattr(sent, "_dark", None)
+        if dark is None:
+            spec = fig_style.for_dark(sent.to_dict())
+            dark = sent if spec is sent.to_dict() else _FROZEN(spec)
+            sent._dark = dark
+        sent = dark
+    where.plotly_chart(sent, key=key, config=CHART_CONFIG)
 
 
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:

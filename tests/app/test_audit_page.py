@@ -40,12 +40,14 @@ def test_a_first_visit_sees_the_example_audited_and_labelled(chdir_root):
     assert at.title[0].value == "Audit your model"
     assert any("Shown: the example file" in i.value and "Upload your scores" in i.value for i in at.info)
     assert any("au_example" in b.proto.id for b in at.get("download_button"))
-    assert "#### The example's scores prove ε ≥ " in _texts(at) and "Your scores" not in _texts(at)
+    assert "#### The example's scores prove ε\u00a0≥\u00a0" in _texts(at) and "Your scores" not in _texts(at)
     assert "au_report" not in at.session_state
     _, metas = _roc(at)
     assert {"attack:records", "operating point"} <= set(metas)
     _upload(at)
-    assert "#### Your scores prove ε ≥ " in _texts(at) and not any("Shown: the example" in i.value for i in at.info)
+    assert "#### Your scores prove ε\u00a0≥\u00a0" in _texts(at) and not any(
+        "Shown: the example" in i.value for i in at.info
+    )
     assert at.session_state["au_report"]["name"] == "scores.csv"
 
 
@@ -73,7 +75,7 @@ def test_the_example_scores_prove_a_leak_with_both_audits(chdir_root):
     assert float(m["Split audit: ε ≥"]) <= direct["split_audit"]["lower_bound"] + 1e-9  # rounded down
     assert float(m["One-run audit: ε ≥"]) <= direct["one_run"]["lower_bound"] + 1e-9
     assert m["TPR at 1% FPR"] == f"{direct['attack']['tpr_at_1pct_fpr']:.1%}"
-    assert "#### Your scores prove ε ≥ " in _texts(at)
+    assert "#### Your scores prove ε\u00a0≥\u00a0" in _texts(at)
     spec, metas = _roc(at)
     assert {"attack:records", "attack:canaries", "chance"} <= set(metas) and "ceiling" not in metas
     assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
@@ -145,7 +147,7 @@ def test_the_headline_states_the_audits_together_as_the_verdict_does(chdir_root)
     from dpcore import claims
 
     text = _texts(at)
-    assert f"#### Your scores prove ε ≥ {claims.down(together)}" in text, text[:400]
+    assert f"#### Your scores prove ε\u00a0≥\u00a0{claims.down(together)}" in text, text[:400]
     assert "95% confidence over its 2 audits together" in text and "97.5%" in text
     at.radio(key="au_mech").set_value("epsilon").run()
     assert f"proves ε ≥ {claims.down(together)} (95% confidence over its 2 audits together)" in at.error[0].value

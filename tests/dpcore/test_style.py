@@ -179,3 +179,35 @@ def test_level_labels_sit_at_their_line_on_log_axes():
     (note,) = fig.layout.annotations
     assert note.y == pytest.approx(math.log10(3.8)) and note.yref == "y" and note.yanchor == "bottom"
     assert style.mark_level(go.Figure(), 0.5, "chance").layout.annotations[0].y == 0.5  # linear: as it is
+
+
+def _over(fill: str, background: str) -> str:
+    """A translucent "rgba(r,g,b,a)" fill as the opaque colour it shows over ``background``."""
+    r, g, b, a = (float(x) for x in re.findall(r"[\d.]+", fill))
+    bg = [int(background[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{int(round(a * v + (1 - a) * w)):02x}" for v, w in zip((r, g, b), bg))
+
+
+def test_dark_theme_zone_bands_keep_their_hues_and_the_series_their_contrast():
+    """Issue 34.5: on the dark background the four bands read as one brown; their dark fills keep four hues apart
+    (teal, yellow, orange, red: the largest channel differs band to band) while the DP and non-private series drawn
+    over them keep a 3:1 contrast; the figure itself (the report's, the exports') keeps the light fills."""
+    light = [_over(c, style.DARK_BG) for c in style.DARK_ZONE_FILLS]
+    dark = [_over(c, style.DARK_BG) for c in style.DARK_ZONE_FILLS.values()]
+    channels = lambda h: [int(h[i : i + 2], 16) for i in (1, 3, 5)]  # noqa: E731
+    assert len({tuple(channels(h)) for h in dark}) == 4
+    # yellow: red and green together above blue; red: red well above green — the hues a reader names
+    y, o, r = (channels(h) for h in dark[1:])
+    assert y[0] - y[2] > 25 and y[1] - y[2] > 25 and r[0] - r[1] > 35 and o[0] - o[1] > 20
+    saturation = lambda h: (max(channels(h)) - min(channels(h))) / max(channels(h))  # noqa: E731
+    assert all(saturation(d) > saturation(li) + 0.1 for d, li in zip(dark[1:], light[1:]))  # brown was greyish
+    for series in (style.PRIVATE, style.NON_PRIVATE):
+        assert min(style.contrast(series, h) for h in dark) >= style.MIN_CONTRAST
+    fig = go.Figure()
+    style.add_epsilon_zones(fig, 0.05, 300)
+    spec = fig.to_dict()
+    out = style.for_dark(spec)
+    assert [s["fillcolor"] for s in out["layout"]["shapes"]] == list(style.DARK_ZONE_FILLS.values())
+    assert [s["fillcolor"] for s in spec["layout"]["shapes"]] == [z[3] for z in style.ZONES]  # unchanged
+    plain = go.Figure().to_dict()
+    assert style.for_dark(plain) is plain  # nothing to change: the same dict

@@ -131,12 +131,12 @@ def test_audit_your_own_model_in_the_browser(app_server, page):
     page.goto(f"{app_server}/audit")
     wait_for_app(page)
     page.get_by_text("Shown: the example file").first.wait_for()  # a first visit sees the example audited
-    page.get_by_text(re.compile(r"The example's scores prove ε ≥ [\d.]+")).first.wait_for()
+    page.get_by_text(re.compile(r"The example's scores prove ε\s≥\s[\d.]+")).first.wait_for()
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
         files=[{"name": "scores.csv", "mimeType": "text/csv", "buffer": model_audit.example_csv()}]
     )
     wait_for_app(page)
-    page.get_by_text(re.compile(r"Your scores prove ε ≥ [\d.]+")).first.wait_for()
+    page.get_by_text(re.compile(r"Your scores prove ε\s≥\s[\d.]+")).first.wait_for()
     page.get_by_text("ε and δ", exact=True).click()
     wait_for_app(page)
     alert = page.locator('[data-testid="stAlert"]').filter(has_text="contradict the claimed ε = 1")
