@@ -162,6 +162,23 @@ def test_an_analyst_signs_in_with_name_and_key_and_spends_their_quota(clinic):
     assert at.selectbox(key="qc_dataset").value == "Built-in synthetic medical data"
 
 
+def test_the_headline_is_what_the_next_answer_can_spend_never_more_than_the_cap_has_left(clinic):
+    """Issue 34.1: the console's headline states one number, what the next answers can spend: the analyst's quota,
+    but never more than the dataset's cap has left after everyone else's answers (Ann 1.5 of 1.5; Bob spent 1 of the
+    cap's 2, so Ann can spend 1), with δ and the neighbour relation beside it."""
+    from dpcore.queries import answering, model
+
+    df, key = clinic
+    bob = quotas.grant(admin(), "Bob", "clinic", epsilon=1.0)["key"]
+    answering.ask(df, identities.sign_in("Bob", bob), model.make_query("count", epsilon=1.0, condition="age>50"))
+    at = _console()
+    _sign_in(at, "ann", key)
+    said = " ".join(m.value for m in at.markdown)
+    assert "#### ε\u00a0=\u00a01 left to ask with" in said, said[:300]
+    assert "Your quota: ε = 1.5 of 1.5; the dataset's cap, for everyone: ε = 1 of 2, δ = " in said
+    assert "(neighbours: add or remove one" in said
+
+
 def test_a_typed_name_alone_or_a_wrong_key_gets_nothing(clinic):
     df, key = clinic
     at = _console()
