@@ -281,9 +281,9 @@ def show_sweep(sid: str, was_running: bool) -> None:
         elif point.get("empirical_epsilon"):
             e = point["empirical_epsilon"]
             m1, m2, m3 = st.columns(3)
-            m1.metric(
-                "Claimed ε",
-                "∞ (no DP)" if e.get("claimed") is None else claims.up(e["claimed"]),
+            m1.metric(  # "∞ (no DP)" as the value was cut to "∞ (…" in a third of a phone's width
+                "Claimed ε" if e.get("claimed") is not None else "Claimed ε (no DP)",
+                "∞" if e.get("claimed") is None else claims.up(e["claimed"]),
                 help=f"Accountant's upper bound, δ = {claims.delta(point.get('delta') or result['config']['delta'])}, "
                 "add/remove one record.",
             )

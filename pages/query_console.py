@@ -523,7 +523,7 @@ kmax = k2.number_input(
     "Show up to k queries", min_value=2, max_value=limits.COMPOSITION_PAGE_K_MAX, step=50, key="qc_kmax"
 )
 k3.caption(
-    f"Per query: the builder's ε = {eps:g} with {MECH_NAMES[mechanism]}"
+    f"Per query: the ε = {eps:g} of the question above, with {MECH_NAMES[mechanism]}"
     + (f", δ = {claims.delta(delta)}" if mechanism == "gaussian" else "")
     + "."
 )
