@@ -2,7 +2,9 @@
 generalisation, DP, and the same analysis on an uploaded CSV (kept in this session's memory only).
 
 Every number comes from dpcore.attacks.reidentification, the same functions the HTML report runs, so the two agree.
-One tab per step, so a presenter can go one at a time."""
+One tab per step, so a presenter can go one at a time. Past 500 lines on purpose: the seven tabs are one story whose
+later steps read the earlier ones' settings (the neighbour's facts, the quasi-identifiers, ε), and the widgets of
+the synthetic-data tab and of an upload's release already live in pages/ui/reid_synth.py."""
 
 import streamlit as st
 
@@ -96,21 +98,6 @@ def show_report(rep, key: str, label=str) -> None:
 
 
 D = story.StorySettings()  # the default story (the report's settings)
-# Names of columns that hold facts anyone can know about a person: an upload's quasi-identifiers are suggested from
-# its column names alone (the owner checks them).
-QI_NAMES = (
-    *datasets.QUASI_IDENTIFIERS,
-    "gender",
-    "zip",
-    "zipcode",
-    "postcode",
-    "postal_code",
-    "dob",
-    "date_of_birth",
-    "birth_date",
-    "race",
-    "county",
-)
 K_HELP = (
     "k-anonymity: the size of the smallest group of patients who share the same known facts. k = 1 means at "
     "least one patient is alone in their group, so anyone who knows those facts finds that patient's row."
@@ -469,13 +456,10 @@ with tabs[6]:
             st.caption(f"{len(udf):,} rows × {udf.shape[1]} columns")
             st.dataframe(datasets.preview(udf, 100), hide_index=True, key="re_upload_table")
             columns = [str(c) for c in udf.columns]
-            # suggested from the column names only (the facts anyone can know about a person), never the first
-            # columns by position: the owner chooses
-            known = {q.lower() for q in QI_NAMES}
-            uqis = st.multiselect(
+            uqis = st.multiselect(  # suggested from the column names alone: the owner chooses
                 "Quasi-identifiers (in order)",
                 columns,
-                default=[c for c in columns if c.strip().lower() in known],
+                default=uniqueness.suggested_qis(columns),
                 key="re_up_qis",
                 help="The columns an attacker could know about a person from elsewhere (age, sex, zip code, a date). "
                 "Pre-selected: the columns whose names are such facts; check them.",

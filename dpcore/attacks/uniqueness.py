@@ -20,10 +20,26 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from ..data.datasets import QUASI_IDENTIFIERS
 from ..data.filters import require_column, require_rows
 from ..errors import DPError
 
 # --- input checks ------------------------------------------------------------------------------------
+
+
+#: Column names that hold facts anyone can know about a person (the synthetic medical data's quasi-identifiers and
+#: their usual spellings elsewhere).
+QI_NAMES = (
+    *QUASI_IDENTIFIERS,
+    *("gender", "zip", "zipcode", "postcode", "postal_code", "dob", "date_of_birth", "birth_date", "race", "county"),
+)
+
+
+def suggested_qis(columns) -> list[str]:
+    """An upload's quasi-identifiers to suggest, from its column names alone (never its rows, never the first
+    columns by position): the columns named as such facts, in the table's order. The owner checks them."""
+    known = {q.lower() for q in QI_NAMES}
+    return [str(c) for c in columns if str(c).strip().lower() in known]
 
 
 def check_qis(df: pd.DataFrame, qis) -> list[str]:
