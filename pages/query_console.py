@@ -183,7 +183,6 @@ def _everyone(cap: dict) -> str:
     )
 
 
-everyone = _everyone(cap)
 delta_left = cap["delta_remaining"] if quota is None else min(quota["delta_remaining"], cap["delta_remaining"])
 ids = status["person_identifiers"]
 if ids:

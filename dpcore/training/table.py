@@ -37,7 +37,7 @@ def _label_classes(y_raw, target: str, spec: dict | None):
                 f"the target column {target!r} needs its classes as categories (e.g. {target}=no,yes), not a range"
             )
         classes = list(spec["categories"])
-        labels = y_raw.map(_as_text)
+        labels = y_raw.map(as_text)
         outside = sorted(set(labels) - set(classes))
         if outside:
             raise DPError(
@@ -45,12 +45,9 @@ def _label_classes(y_raw, target: str, spec: dict | None):
                 f"outside its declared classes (e.g. {outside[0]!r}); add it to the classes or drop those rows"
             )
         return classes, None
-    classes = sorted(map(_as_text, pd_unique(y_raw)))
+    classes = sorted(map(as_text, pd_unique(y_raw)))
     how = LEARNED_LABEL if spec is not None else "not covered by ε"
     return classes, f"the classes of the label {target!r} are read from the uploaded rows ({how})"
-
-
-_as_text = as_text  # one home: dpcore.training.bounds (the editor's counts read categories the same way)
 
 
 def csv_arrays(path: str, target: str, bounds: dict | None = None):
@@ -78,7 +75,7 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
             f"target column {target!r} has {len(classes)} distinct values; choose a categorical label (≤ 50 classes)"
         )
     order = {c: i for i, c in enumerate(classes)}
-    y = np.array([order[_as_text(v)] for v in y_raw], dtype=np.int64)
+    y = np.array([order[as_text(v)] for v in y_raw], dtype=np.int64)
     feats = df.drop(columns=[target])
     parts: list[np.ndarray] = []
     names: list[str] = []
@@ -112,7 +109,7 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
                 source = "learned"
                 (learned if spec is not None else guessed).append(str(c))
         else:  # text without declared categories: its values are read from the rows
-            seen = sorted(map(_as_text, pd_unique(col.dropna())))
+            seen = sorted(map(as_text, pd_unique(col.dropna())))
             if spec is None and len(seen) > 20:
                 dropped.append(str(c))
                 continue
@@ -130,7 +127,7 @@ def csv_arrays(path: str, target: str, bounds: dict | None = None):
                 {"name": str(c), "kind": "number", "lower": float(lo), "upper": float(hi), "index": j, "source": source}
             )
         else:
-            text = col.astype(object).map(lambda v: _as_text(v) if v == v else None).to_numpy()
+            text = col.astype(object).map(lambda v: as_text(v) if v == v else None).to_numpy()
             parts.append(_one_hot(text, cats))
             names += [f"{c}={v}" for v in cats]
             layout.append(

@@ -63,6 +63,12 @@ def _apply_file(raw: bytes, name: str, cols, key: str, tag: str) -> None:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
+def _schema(tag: str, _data: bytes, target: str | None) -> list:
+    """:func:`dpcore.training.bounds.schema`, once per file and target (by their digest ``tag``)."""
+    return bounds.schema(_data, target)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
 def _outside(tag: str, _data: bytes, declared: str) -> dict:
     """:func:`dpcore.training.bounds.outside`, once per file (by its digest ``tag``) and declaration."""
     return bounds.outside(_data, json.loads(declared))
@@ -80,10 +86,10 @@ def editor(
     The one declaration editor of an upload: training and sweeps call it with the label as ``target``; a synthetic
     release with ``widths`` (a dict it fills with each number column's bin width, typed in a third box) and
     ``learn_rest=False`` (nothing is learned from the rows: a column left empty is not released)."""
-    cols = guarded(bounds.schema, data, target)
+    tag = hashlib.sha256(data + b"\0" + str(target).encode()).hexdigest()[:10]
+    cols = guarded(_schema, tag, data, target)  # read once per file and target, not on every widget move
     if not cols:
         return [], None
-    tag = hashlib.sha256(data + b"\0" + str(target).encode()).hexdigest()[:10]
     values, notes = {}, {}
     with st.expander("Public bounds of each column", expanded=True):
         st.caption(HELP + " Pre-filled only where a public range or code list is known: check it against your data.")
