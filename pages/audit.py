@@ -173,7 +173,7 @@ else:
     )
     head.markdown(headline_md(claim, detail))
 with plot, first_screen.main_chart():
-    chart(figs.roc_chart(result), key="au_fig_roc")
+    chart(figs.roc_chart(result, whose.lower()), key="au_fig_roc")
 cols = st.columns(4)
 if result["split_audit"]:
     a = result["split_audit"]
@@ -238,7 +238,7 @@ with st.expander("Promise and proof: the same scores as trade-off curves (Gaussi
         st.markdown(promise.verdict(bounds, result["delta"]))
     else:
         st.caption("State the model's claim above to see the promise beside what your scores measure.")
-    chart(figs.tradeoff(result), key="au_fig_tradeoff")
+    chart(figs.tradeoff(result, whose.lower()), key="au_fig_tradeoff")
     gd, fd = result.get("gdp"), result.get("one_run_fdp")
     words = []
     if gd:

@@ -13,8 +13,9 @@ from ..attacks import fdp, gdp, last_iterate
 from . import promise, proof, style
 
 
-def roc_chart(result: dict) -> go.Figure:
-    """``result``: :func:`dpcore.attacks.model_audit.audit_model`'s. Traces carry ``meta``: "ceiling", "chance",
+def roc_chart(result: dict, whose: str = "your scores") -> go.Figure:
+    """``result``: :func:`dpcore.attacks.model_audit.audit_model`'s; ``whose``: "your scores", or "the example's
+    scores" before anything was uploaded. Traces carry ``meta``: "ceiling", "chance",
     "attack:records", "attack:canaries"."""
     curves = [
         (name, result[key]) for name, key in (("records", "attack"), ("canaries", "canary_attack")) if result.get(key)
@@ -86,7 +87,7 @@ def roc_chart(result: dict) -> go.Figure:
     for x in (0.01, 0.001):
         if x >= floor:
             fig.add_vline(x=x, line_color=style.NEUTRAL, line_dash="dot", line_width=1)
-    style.base_layout(fig, "ROC of your scores (log–log)", "", "", height=560)
+    style.base_layout(fig, f"ROC of {whose} (log–log)", "", "", height=560)
     style.roc_axes(fig, floor)
     fig.update_layout(legend={**style.legend_below(font_size=10), "traceorder": "grouped"})
     return fig
@@ -167,8 +168,8 @@ def promise_bounds(result: dict) -> tuple[promise.Bound, ...]:
     return tuple(out)
 
 
-def tradeoff(result: dict) -> go.Figure:
-    """The trade-off chart of an audit: the stated claim's exact worst case, the heuristic for a stated DP-SGD run,
+def tradeoff(result: dict, whose: str = "your scores") -> go.Figure:
+    """The trade-off chart of an audit (``whose``: as in :func:`roc_chart`): the stated claim's exact worst case, the heuristic for a stated DP-SGD run,
     the curve the Gaussian-DP audit of the records proves, and the Gaussian curve the canaries' f-DP audit rules out
     below."""
     mech = result.get("mechanism") or {}
@@ -189,5 +190,5 @@ def tradeoff(result: dict) -> go.Figure:
         mu=mu,
         proved_by="the records' Gaussian-DP audit",
         mu_by="the canaries",
-        title="Your scores as a trade-off curve",
+        title=f"{whose[:1].upper()}{whose[1:]} as a trade-off curve",
     )

@@ -314,6 +314,17 @@ def empirical_epsilon_note(result: dict) -> str:
     )
 
 
+def _attack_counts(mia: dict) -> str:
+    """How many members and non-members each attack was scored on, once per distinct count (a note under the
+    ROC's title: on each legend entry it made every entry two lines)."""
+    seen: dict[tuple, list[str]] = {}
+    for a, v in mia.items():
+        n = (v.get("n_members", "?"), v.get("n_nonmembers", "?"))
+        seen.setdefault(n, []).append("canaries" if a == CANARY_ATTACK else "records")
+    parts = [f"{' and '.join(dict.fromkeys(who))}: {i} in / {o} out" for (i, o), who in seen.items()]
+    return "scored on " + "; ".join(parts) if parts else ""
+
+
 def _ceiling_note(block: dict) -> str:
     """ε at each δ of the block (PLD) and μ: legend lines short enough for a phone."""
     parts = []
@@ -365,7 +376,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
                 customdata=[claims.up(v) for v in tt[keep]],
                 fillcolor=style.rgba(style.BOUND, 0.08),
                 line=dict(color=style.BOUND, width=3),
-                name="worst case for this run (exact PLD):<br>no attack can go above this line"
+                name="worst case for this run (exact PLD): no attack above it"
                 + (f"<br>{_ceiling_note(block)}" if block is not None else ""),
                 hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{customdata}<extra>ceiling</extra>",
             )
@@ -406,15 +417,16 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
                 line_shape="hv",
                 meta=f"attack:{a}",
                 **style.legend_group("measured"),
-                name=f"{ATTACK_LABELS.get(a, a)}<br>AUC {v['auc']:.2f}, {v.get('n_members', '?')} in / "
-                f"{v.get('n_nonmembers', '?')} out",
+                name=f"{ATTACK_LABELS.get(a, a)}: AUC {v['auc']:.2f}",
                 line=dict(color=style.SEQUENCE[i % len(style.SEQUENCE)], width=3 if canary else 2),
                 hovertemplate="FPR %{x:.2g}<br>TPR %{y:.3g}<extra></extra>",
             )
         )
     label = "non-private baseline" if point.get("epsilon") is None else f"ε = {point['epsilon']:g}"
-    height = 640  # the legend below (phones) takes ~200 px; the plot keeps ~350
-    style.base_layout(fig, f"Attack ROC, {label}{title_suffix}", "", "", height=height)
+    height = 600  # the legend below (phones) takes ~160 px; the plot keeps ~350
+    title = f"Attack ROC, {label}{title_suffix}"
+    counts = _attack_counts(point["mia"])
+    style.base_layout(fig, f"{title}<br>{style.subtitle(counts)}" if counts else title, "", "", height=height)
     style.roc_axes(fig, floor)
     # legend below (phones); "normal": a filled trace would otherwise flip the order and put the ceiling last
     fig.update_layout(legend={**style.legend_below(font_size=10), "traceorder": "grouped"})

@@ -129,6 +129,61 @@ def wrap(text: str, width: int) -> str:
     return "<br>".join(out)
 
 
+# Plotly's markup as the figures write it: bold, italic, super- and subscripts, and a span that only colours or
+# sizes its text (the privacy-zone key). Anything else that looks like a tag is shown as text on a page.
+_PAGE_TAG = re.compile(
+    r"</?(?:b|i|em|sup|sub)>|</span>"
+    r'|<span style="(?:(?:color:(?:#[0-9A-Fa-f]{3,8}|rgba?\([0-9., ]+\))|font-size:[0-9]+px);? ?)+">'
+)
+_ENTITY = re.compile(r"&(?:[A-Za-z]+|#[0-9]+|#x[0-9A-Fa-f]+);")
+
+
+def _page_text(text: str) -> str:
+    """Plain title text as HTML: entities ``textsafe.plotly`` wrote stay, any other ``&``, ``<``, ``>`` and a
+    ``$`` (Streamlit's markdown reads it as maths) become entities."""
+    out, at = [], 0
+    for m in _ENTITY.finditer(text):
+        out.append(text[at : m.start()].replace("&", "&amp;"))
+        out.append(m.group())
+        at = m.end()
+    out.append(text[at:].replace("&", "&amp;"))
+    return "".join(out).replace("<", "&lt;").replace(">", "&gt;").replace("$", "&#36;")
+
+
+def title_lines(text: str) -> list[tuple[str, str]]:
+    """A chart title made for Plotly, as HTML lines for a page that wraps text to its own width.
+
+    Plotly never wraps, so :func:`text_layout` breaks a title at :data:`TITLE_CHARS` (``<br>``) to fit a phone,
+    and a laptop then shows two short lines with room to spare. Here the heading's lines are joined again
+    (``("title", html)``), and a line of notes (a :func:`subtitle` ``<sup>`` line, the privacy-zone key) stays a
+    line of its own (``("note", html)``, its ``<sup>`` dropped: the page sets notes small). Only the markup in
+    :data:`_PAGE_TAG` survives; any other tag is shown as text.
+    """
+    out: list[tuple[str, str]] = []
+    joins = False  # the last line may take the next: a heading's line, or a subtitle's <sup> line
+    for line in str(text).split("<br>"):
+        parts, at, tags = [], 0, False
+        for m in _PAGE_TAG.finditer(line):
+            parts.append(_page_text(line[at : m.start()]))
+            tag = m.group()
+            tags = True
+            if tag not in ("<sup>", "</sup>"):
+                parts.append(tag)
+            at = m.end()
+        parts.append(_page_text(line[at:]))
+        html = "".join(parts).strip()
+        if not html:
+            continue
+        kind = "note" if tags and ("<sup>" in line or "<span" in line) else "title"
+        sup = line.startswith("<sup>") and "<span" not in line
+        if joins and out and out[-1][0] == kind and (kind == "title" or sup):
+            out[-1] = (kind, f"{out[-1][1]} {html}")
+        else:
+            out.append((kind, html))
+        joins = kind == "title" or sup
+    return out
+
+
 def tick_label(text: str, width: int, lines: int = 3) -> str:
     """A category's name as a tick label: :func:`wrap` to ``width``, at most ``lines`` lines, the last cut with
     "…" (give the full name in the hover). Use positions as the categories, not these labels: two long names

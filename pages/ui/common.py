@@ -89,10 +89,43 @@ def _dark_theme() -> bool:
         return False
 
 
+def _titled(sent):
+    """(the chart's title as page HTML or "", the figure without it), once per sent figure.
+
+    The title is drawn by the page, above the chart, where the browser wraps it to the width there is: Plotly
+    draws text on one line, so a title broken to fit a phone took two lines on a laptop too. The figure keeps
+    the title's text in ``layout.meta.title`` (what the tests read) and gives back the top margin it held."""
+    if _FROZEN is None or type(sent) is not _FROZEN:  # not a Plotly figure of ours: shown as it is
+        return "", sent
+    cached = getattr(sent, "_titled", None)
+    if cached is None:
+        spec = sent.to_dict()
+        layout = spec.get("layout") or {}
+        text = (layout.get("title") or {}).get("text") or ""
+        lines = fig_style.title_lines(text)
+        if not lines:
+            cached = ("", sent)
+        else:
+            meta = layout.get("meta") if isinstance(layout.get("meta"), dict) else {}
+            layout = {**layout, "title": {"text": ""}, "meta": {**meta, "title": text}}
+            margin = layout.get("margin") or {}
+            if "t" in margin:  # the lines the title held, given back (28 px stay for a top tick or label)
+                held = fig_style.TITLE_LINE_PX * fig_style.n_lines(text) + 10
+                layout["margin"] = {**margin, "t": max(margin["t"] - held, 28)}
+            body = "".join(f'<div class="dpx-chart-{kind}">{html}</div>' for kind, html in lines)
+            cached = (f'<div class="dpx-chart-head">{body}</div>', _FROZEN({**spec, "layout": layout}))
+        sent._titled = cached
+    return cached
+
+
 def chart(fig, *, key: str, where=st) -> None:
-    """Show a dpcore figure full width, without Plotly's mode bar (``where``: a column or container); on the dark
-    theme with its dark privacy-zone fills (:func:`dpcore.figures.style.for_dark`)."""
-    sent = _sendable(fig)
+    """Show a dpcore figure full width, without Plotly's mode bar (``where``: a column or container), its title
+    above it as page text (:func:`_titled`); on the dark theme with its dark privacy-zone fills
+    (:func:`dpcore.figures.style.for_dark`)."""
+    box = where.container(key=f"chartbox-{key}")  # the title and its chart together (tests find one from the other)
+    title, sent = _titled(_sendable(fig))
+    if title:
+        box.markdown(title, unsafe_allow_html=True)
     if _dark_theme() and type(fig) is go.Figure:
         dark = getattr(sent, "_dark", None)
         if dark is None:
@@ -100,7 +133,7 @@ def chart(fig, *, key: str, where=st) -> None:
             dark = sent if spec is sent.to_dict() else _FROZEN(spec)
             sent._dark = dark
         sent = dark
-    where.plotly_chart(sent, key=key, config=CHART_CONFIG)
+    box.plotly_chart(sent, key=key, config=CHART_CONFIG)
 
 
 def table_downloads(df: pd.DataFrame, name: str, key: str) -> None:

@@ -28,7 +28,7 @@ def _charts(at):
 
 
 def _roc(at):
-    (spec,) = [s for s in _charts(at) if s["layout"]["title"]["text"].startswith("ROC of your scores")]
+    (spec,) = [s for s in _charts(at) if s["layout"]["meta"]["title"].startswith("ROC of ")]
     return spec, [t.get("meta") for t in spec["data"]]
 
 
@@ -44,6 +44,8 @@ def test_a_first_visit_sees_the_example_audited_and_labelled(chdir_root):
     assert "au_report" not in at.session_state
     _, metas = _roc(at)
     assert {"attack:records", "operating point"} <= set(metas)
+    titles = [s["layout"]["meta"]["title"] for s in _charts(at)]
+    assert "ROC of the example's scores (log–log)" in titles and not any("your scores" in t.lower() for t in titles)
     _upload(at)
     assert "#### Your scores prove ε\u00a0≥\u00a0" in _texts(at) and not any(
         "Shown: the example" in i.value for i in at.info
@@ -185,9 +187,9 @@ def test_promise_and_proof_beside_the_headline(chdir_root):
     at = _upload(open_page(PAGE))
     at.radio(key="au_mech").set_value("dpsgd").run()
     assert not at.exception, [e.value for e in at.exception]
-    titles = [s["layout"]["title"]["text"] for s in _charts(at)]
+    titles = [s["layout"]["meta"]["title"] for s in _charts(at)]
     assert any(t.startswith("Promise and proof") for t in titles) and "Your scores as a trade-off curve" in titles
-    trade = next(s for s in _charts(at) if s["layout"]["title"]["text"] == "Your scores as a trade-off curve")
+    trade = next(s for s in _charts(at) if s["layout"]["meta"]["title"] == "Your scores as a trade-off curve")
     metas = {t.get("meta") for t in trade["data"]}
     assert {"promise", "heuristic", "proved", "gaussian"} <= metas
     text = _texts(at)

@@ -402,3 +402,19 @@ def test_why_private_says_its_delta_is_the_drawn_curves_when_the_count_is_releas
     at.selectbox(key="noise_query").set_value("mean").run()
     (why,) = [m.value for m in at.markdown if "rare exceptions" in m.value]
     assert "whole-number" not in why  # the mean is released on its grid, not as a whole number
+
+
+def test_chart_titles_are_page_text_above_their_charts(at):
+    """Each chart's title is drawn by the page above it (the browser wraps it to the width there is; Plotly drew
+    it on lines broken for a phone), and the figure sent carries no title of its own, only its text in
+    ``layout.meta.title``."""
+    import json
+
+    heads = [m.value for m in at.markdown if 'class="dpx-chart-head"' in m.value]
+    specs = [json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")]
+    titled = [s for s in specs if (s.get("meta") or {}).get("title")]
+    assert titled and len(heads) == len(titled)
+    for layout in titled:
+        assert not layout["title"].get("text")  # Plotly draws nothing there now
+        assert layout["margin"]["t"] >= 28
+    assert all("<br>" not in h for h in heads)  # the heading's lines joined again

@@ -95,7 +95,7 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     (pp,) = [
         s
         for s in map(lambda c: json.loads(c.proto.spec), charts)
-        if "Promise and proof" in s["layout"]["title"]["text"]
+        if "Promise and proof" in s["layout"]["meta"]["title"]
     ]
     assert {"promise", "heuristic", "measurement"} <= {t.get("meta") for t in pp["data"]}
     before = _texts(at)
@@ -105,7 +105,7 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     roc = next(
         json.loads(c.proto.spec)
         for c in charts
-        if json.loads(c.proto.spec)["layout"]["title"]["text"] == "Attack ROC, ε = 1"
+        if json.loads(c.proto.spec)["layout"]["meta"]["title"] == "Attack ROC, ε = 1"
     )
     metas = [t.get("meta") for t in roc["data"]]
     assert metas.count("ceiling") == 1 and {"attack:canary", "attack:loss", "attack:threshold"} <= set(metas)
@@ -173,7 +173,7 @@ def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root
     assert not at.exception, [e.value for e in at.exception]
     assert at.select_slider(key="pu_point").value == 1.0
     assert "At ε = 1 " in _texts(at)
-    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    titles = [json.loads(c.proto.spec)["layout"]["meta"]["title"] for c in at.get("plotly_chart")]
     assert "Attack ROC, ε = 1" in titles and "Attack ROC, ε = 8" not in titles
 
 

@@ -88,7 +88,7 @@ def test_the_release_shows_what_it_keeps_labelled_not_covered(chdir_root):
     assert metrics["Model on synthetic rows"].endswith("%") and metrics["Model on your rows"].endswith("%")
     assert any("Rows read: a random part of the upload" in c.value for c in at.caption)
     (fig,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "re_up_syn_utility_chart" in c.proto.id]
-    assert "not covered by ε" in fig["layout"]["title"]["text"]
+    assert "not covered by ε" in fig["layout"]["meta"]["title"]
     assert set(fig["layout"]["yaxis"]["ticktext"]) == {  # every declared column, and (no pairs named) every pair
         "ward",
         "stay",

@@ -132,7 +132,7 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         promise = next(
             json.loads(c.proto.spec)
             for c in at.get("plotly_chart")
-            if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Promise and proof")
+            if json.loads(c.proto.spec)["layout"]["meta"]["title"].startswith("Promise and proof")
         )
         assert [t["meta"] for t in promise["data"]][:2] == ["promise", "heuristic"]
         assert f"Promise: accountant (PRV) ε ≤ {m['ε (PRV)']}" in text and "Heuristic: auditing only the final" in text

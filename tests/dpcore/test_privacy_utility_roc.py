@@ -4,6 +4,7 @@ import numpy as np
 
 from dpcore import claims
 from dpcore.figures import privacy_utility as figs
+from dpcore.figures import style
 from dpcore.statements import sweep as sweep_st
 from dpcore.training import accounting
 
@@ -89,3 +90,15 @@ def test_the_roc_legend_is_grouped_promise_then_measured_then_reference():
     by = {t.legendgroup: t.legendgrouptitle.text for t in shown}
     assert by["promise"].startswith("promised") and by["measured"].startswith("measured")
     assert all(t.legendgroup == "measured" for t in shown if str(t.meta).startswith("attack:"))
+
+
+def test_each_attack_takes_one_legend_line_and_the_counts_sit_under_the_title():
+    """Issue 34.5: each attack's entry was two lines (its AUC, then its member counts), so a sweep's ROC legend ran
+    to 13 lines; the counts, shared by the attacks on records, are now said once under the title."""
+    fig = figs.roc_chart(_point())
+    attacks = [t for t in fig.data if str(t.meta).startswith("attack:")]
+    assert attacks and all("<br>" not in t.name and ": AUC 0.5" in t.name for t in attacks)
+    title = " ".join(html for _, html in style.title_lines(fig.layout.title.text))  # as the page shows it
+    assert "records: 100 in / 100 out" in title and "canaries: 40 in / 40 out" in title
+    lines = sum(t.name.count("<br>") + 1 for t in fig.data if t.showlegend is not False)
+    assert lines <= 2 + len(attacks) + 4  # the ceiling (with its ε and μ lines), the attacks, random guessing

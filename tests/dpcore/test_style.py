@@ -211,3 +211,29 @@ def test_dark_theme_zone_bands_keep_their_hues_and_the_series_their_contrast():
     assert [s["fillcolor"] for s in spec["layout"]["shapes"]] == [z[3] for z in style.ZONES]  # unchanged
     plain = go.Figure().to_dict()
     assert style.for_dark(plain) is plain  # nothing to change: the same dict
+
+
+def test_a_title_as_page_lines_is_unwrapped_and_keeps_its_notes_apart():
+    long = "Accuracy against ε for every model the sweep trained, with 95% intervals"
+    wrapped = style.text_layout(long, "", "")["title"]["text"]
+    assert "<br>" in wrapped  # broken for Plotly, at the phone's 40 characters
+    assert style.title_lines(wrapped) == [("title", long)]  # one heading again: the page wraps it to its width
+    _, key = style.epsilon_zones(0.01, 100)
+    note = "on 1,500 rows, every one of them a patient of the study; not covered by ε"
+    assert "<br>" in style.subtitle(note)
+    lines = style.title_lines(f"{wrapped}<br>{style.subtitle(note)}<br>{key}")
+    assert [k for k, _ in lines] == ["title", "note", "note"]
+    assert lines[1][1] == note  # one note again  # the <sup> dropped: notes are set small by the page
+    assert '<span style="color:rgba(42,157,143,0.75)">■</span>' in lines[2][1]  # the zone key keeps its swatches
+
+
+def test_a_title_as_page_lines_shows_any_other_markup_as_text():
+    from dpcore import textsafe
+
+    name = '<img src=x onerror=alert(1)> & "$x$"'
+    ((kind, html),) = style.title_lines(f"Uniqueness by {textsafe.plotly(name)}")
+    assert kind == "title" and "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "&amp; " in html and "$" not in html  # a $ would start maths in Streamlit's markdown
+    # a raw tag a figure did not escape, a span that does more than colour, a bare "<": all text
+    ((_, html),) = style.title_lines('ε < 1 <script>x</script> <span onclick="f()">a</span> <b>bold</b>')
+    assert "<script" not in html and "<span onclick" not in html and "ε &lt; 1" in html and "<b>bold</b>" in html

@@ -164,16 +164,23 @@ def screenshot(pg, name: str) -> Path:
     return path
 
 
+# A chart's title: the page draws it above the chart, in the chart's box (pages/ui/common.chart); the HTML
+# report's charts still carry Plotly's own (.gtitle).
+CHART_TITLE_FN = r"""const chartTitle = (plot) => (((plot.closest('[class*="st-key-chartbox-"]') || plot)
+    .querySelector('.dpx-chart-head') || plot.querySelector('.gtitle') || {}).textContent || '').trim();"""
+
+
 # Every text a chart draws (titles, axis titles, tick labels, legend entries, annotations, data labels):
 # pairs whose boxes overlap by more than 2 px either way, and texts that stick out of the chart's own box
 # (Plotly clips them: a title or axis title cut off mid-word).
 _CHART_TEXT_JS = r"""() => {
   const out = [];
+  CHART_TITLE_FN
   for (const plot of document.querySelectorAll('.js-plotly-plot')) {
     const pr = plot.getBoundingClientRect();
     // a closed tab's or a closed expander's chart: not seen, and drawn at a stale width until it opens
     if (!pr.width || !plot.checkVisibility()) continue;
-    const title = ((plot.querySelector('.gtitle') || {}).textContent || '?').slice(0, 40);
+    const title = (chartTitle(plot) || '?').slice(0, 40);
     const boxes = [...plot.querySelectorAll('text')].filter(t => t.textContent.trim()
         && getComputedStyle(t).visibility !== 'hidden' && getComputedStyle(t).opacity !== '0')
       .map(t => [t.textContent.trim().slice(0, 30), t.getBoundingClientRect()])
@@ -189,7 +196,7 @@ _CHART_TEXT_JS = r"""() => {
       }
     }
   }
-  return out; }"""
+  return out; }""".replace("CHART_TITLE_FN", CHART_TITLE_FN)
 
 
 def chart_text_faults(pg) -> list:

@@ -205,8 +205,8 @@ def test_formula_and_chart_titles_fit_a_phone(app_server, phone):
     for slug in ("noise", "advisor"):
         phone.goto(f"{app_server}/{slug}")
         wait_for_app(phone)
-        phone.wait_for_selector(".gtitle")
-        wide += [(slug, *r) for r in phone.evaluate(RIGHT_EDGES_JS, ".gtitle") if r[1] > 390]
+        phone.wait_for_selector(".dpx-chart-title")
+        wide += [(slug, *r) for r in phone.evaluate(RIGHT_EDGES_JS, ".dpx-chart-title, .dpx-chart-note") if r[1] > 390]
     assert not wide, f"text past the right edge of a 390 px screen (text, right edge px): {wide}"
 
 

@@ -5,7 +5,7 @@ test_flows.py on the run it trains."""
 import numpy as np
 import pytest
 
-from .conftest import chart_text_faults, screenshot, settle_charts, wait_for_app
+from .conftest import CHART_TITLE_FN, chart_text_faults, screenshot, settle_charts, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -13,8 +13,9 @@ SIZES = ((1280, 800), (390, 844))
 
 # The chart whose title starts with the given words: its box, how many marks it draws, and whether it is seen.
 PLOT_JS = r"""(start) => {
+  CHART_TITLE_FN
   for (const plot of document.querySelectorAll('.js-plotly-plot')) {
-    const t = (plot.querySelector('.gtitle') || {}).textContent || '';
+    const t = chartTitle(plot);
     if (!t.startsWith(start)) continue;
     plot.scrollIntoView();
     const r = plot.getBoundingClientRect();
@@ -25,15 +26,15 @@ PLOT_JS = r"""(start) => {
     });
     return {width: r.width, height: r.height, marks, inside, visible: plot.checkVisibility(), title: t};
   }
-  return null; }"""
+  return null; }""".replace("CHART_TITLE_FN", CHART_TITLE_FN)
 
 
 def promise_plot(pg, start: str = "Promise and proof") -> dict | None:
     """The promise-and-proof chart as drawn, once Plotly has drawn its marks (None if the page has none)."""
     try:
         pg.wait_for_function(
-            "(s) => [...document.querySelectorAll('.js-plotly-plot')].some(p => ((p.querySelector('.gtitle') || {})"
-            ".textContent || '').startsWith(s) && p.querySelectorAll('.scatterlayer .point').length > 0)",
+            "(s) => { " + CHART_TITLE_FN + " return [...document.querySelectorAll('.js-plotly-plot')].some(p => "
+            "chartTitle(p).startsWith(s) && p.querySelectorAll('.scatterlayer .point').length > 0); }",
             arg=start,
             timeout=60_000,
         )

@@ -55,7 +55,7 @@ def test_long_markup_column_names_stay_text_and_inside_their_charts(upload_page)
     page.get_by_text("How unique are people as").first.wait_for()
     assert not page.locator('[data-testid="stException"]').count()
     assert not page.locator('[data-testid="stMain"] img[src="x"]').count()  # the tag was never made live
-    titles = page.locator(".js-plotly-plot .gtitle").all_text_contents()
+    titles = page.locator(".dpx-chart-head").all_text_contents()
     assert any("<img_src=x_onerror=alert(1)>" in "".join(t.split()) for t in titles), titles  # shown as text
     faults = chart_text_faults_at_both_sizes(page)
     screenshot(page, "flow_upload_long_names")
