@@ -125,7 +125,7 @@ def chart(fig, *, key: str, where=st) -> None:
     box = where.container(key=f"chartbox-{key}")  # the title and its chart together (tests find one from the other)
     title, sent = _titled(_sendable(fig))
     if title:
-        box.markdown(title, unsafe_allow_html=True)
+        box.html(title)  # not markdown: a title's text is never read as a link, an image or maths
     if _dark_theme() and type(fig) is go.Figure:
         dark = getattr(sent, "_dark", None)
         if dark is None:

@@ -53,6 +53,7 @@ def test_bad_limit_is_one_message(chdir_root):
     assert at.error and "impossible" in at.error[0].value
 
 
+@pytest.mark.slow
 def test_dpsgd_noise_multiplier_and_training_button(chdir_root):
     at = open_page("pages/advisor.py")
     at.radio(key="adv_mech").set_value("dpsgd").run()
@@ -193,6 +194,7 @@ def test_inputs_have_plain_sentence_case_labels(chdir_root):
     assert any("Laplace is pure ε-DP: δ = 0." == c.value for c in at.caption)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sum", "mean"])
 @pytest.mark.parametrize("lo, hi", [(-1e308, 1e308), (-1e30, 1e30), (0.0, 1e30), (-1e308, 0.0)])
 def test_extreme_public_bounds_are_one_message_not_an_exception(chdir_root, kind, lo, hi):

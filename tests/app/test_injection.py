@@ -25,6 +25,13 @@ def _rendered_markdown(at):
     return [v for v in out if "evil" in v]
 
 
+def _live_html(at):
+    """The page's raw HTML (chart titles, pages/ui/common.chart) that names the evil column and holds a live tag:
+    an ``<a`` or ``<img`` that the browser would follow or fetch (markdown syntax means nothing there)."""
+    bodies = [h.proto.body for h in at.get("html") if "evil" in h.proto.body]
+    return bodies, [b for b in bodies if re.search(r"<(a|img)\b", b, re.I)]
+
+
 @pytest.fixture
 def reid(chdir_root):
     return open_page("pages/reidentification.py")
@@ -39,6 +46,8 @@ def test_reidentification_upload_shows_evil_column_as_text(reid):
     shown = _rendered_markdown(at)
     assert shown, "the column name should be shown somewhere (as text)"
     assert not [v for v in shown if LIVE.search(v)], shown
+    titles, live = _live_html(at)
+    assert titles and not live, live  # the chart's title names it, as text
     # the uniqueness chart's labels are escaped for Plotly: no live <a> tag
     for chart in at.get("plotly_chart"):
         assert '<a href=\\"http://evil' not in chart.proto.spec and "<a href=" not in chart.proto.spec

@@ -72,6 +72,7 @@ def test_an_admin_may_cancel_someone_elses_queued_run(chdir_root, no_workers):
     assert store.get(job_id, caller=SYSTEM).status == "cancelled"
 
 
+@pytest.mark.slow
 def test_a_link_fills_the_form_with_the_runs_settings(chdir_root):
     """Opened from a link, the form showed one model (the default logistic regression) while the run shown was
     another: the form now takes the run's settings, and so does picking another run."""

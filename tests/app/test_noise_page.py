@@ -156,6 +156,7 @@ def test_typed_numbers_are_bounded_by_dpcore_limits(at):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "query,settings",
     [
@@ -410,7 +411,7 @@ def test_chart_titles_are_page_text_above_their_charts(at):
     ``layout.meta.title``."""
     import json
 
-    heads = [m.value for m in at.markdown if 'class="dpx-chart-head"' in m.value]
+    heads = [h.proto.body for h in at.get("html") if "dpx-chart-head" in h.proto.body]
     specs = [json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")]
     titled = [s for s in specs if (s.get("meta") or {}).get("title")]
     assert titled and len(heads) == len(titled)

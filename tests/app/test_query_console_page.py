@@ -347,6 +347,7 @@ def test_bad_inputs_show_errors_and_spend_nothing(setup, message):
     assert _demo_spent() == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, column", [("HISTOGRAM", "age"), ("SUM", "age"), ("MEAN", "salary")])
 def test_extreme_bounds_never_raise_and_spend_nothing(kind, column):
     """Issue 28: HISTOGRAM bounds ±1e308 raised a page exception; SUM bounds ±1e308 answered "inf, interval [nan,
@@ -443,6 +444,9 @@ def test_untrusted_names_are_shown_as_text_never_as_links_images_or_html():
     assert any(r"HISTOGRAM\(\[x\]\(http" in t for t in shown)
     spec = next(c.proto.spec for c in at.get("plotly_chart") if '"indicator"' not in c.proto.spec)  # the histogram
     assert "&lt;b&gt;b&lt;" in spec and "<b>" not in spec
+    # the histogram's title, drawn by the page as HTML: the column's name in it as text, no live tag
+    (title,) = [h.proto.body for h in at.get("html") if "Noisy histogram of" in h.proto.body]
+    assert "evil" in title and "&lt;b&gt;b&lt;/b&gt;" in title and not re.search(r"<(a|img|b)\b", title)
 
 
 def test_a_fault_reading_the_registry_is_one_message(monkeypatch):

@@ -50,6 +50,7 @@ def test_gbsg2_with_every_column_declared_is_released(chdir_root):
     assert job["result"]["statement"]["epsilon"] <= 1.0
 
 
+@pytest.mark.slow
 def test_a_failed_release_says_what_to_do_in_one_message(chdir_root, monkeypatch):
     real = R.plan
 

@@ -67,6 +67,7 @@ def test_another_session_sees_a_finished_default_study_at_once_read_only(chdir_r
         assert not any(i.value.startswith("**Shared study") for i in mine.info)
 
 
+@pytest.mark.slow
 def test_a_default_study_in_progress_is_shown_to_all_and_a_second_press_joins_it(chdir_root):
     first = page({"re_tab": SYNTH_TAB}, owner=ME)
     first.button(key="re_syn_run").click().run()

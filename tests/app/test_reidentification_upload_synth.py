@@ -33,6 +33,7 @@ def _uploaded():
     return at
 
 
+@pytest.mark.slow
 def test_aim_with_delta_and_the_model_are_chosen_from_the_declarations(chdir_root):
     at = _uploaded()
     assert at.select_slider(key="re_up_syn_delta").disabled  # MST: pure ε, δ = 0

@@ -4,6 +4,7 @@ finished view (ε from both accountants, shortcut, baseline comparison, download
 import json
 import re
 
+import pytest
 import torch
 
 from dpcore.jobs import db, store, workers
@@ -98,6 +99,7 @@ def test_mnist_path_outside_the_data_folder_is_one_message(chdir_root, monkeypat
     assert store.list_jobs(caller=SYSTEM) == []
 
 
+@pytest.mark.slow
 def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
     at = open_page(PAGE, owner=ME)
     at.number_input(key="tr_epochs").set_value(2)
@@ -194,6 +196,7 @@ def test_a_semicolon_csv_is_one_message_not_one_column(chdir_root):
     assert not [s for s in at.selectbox if s.key == "tr_csv_target"]
 
 
+@pytest.mark.slow
 def test_an_upload_trains_with_its_declared_bounds_and_says_so(chdir_root, monkeypatch):
     """Issue 26.1: after upload each column has editable public bounds, pre-filled only from what is public; the run
     is refused until every column has them (or the labelled choice to learn them); then it has no preprocessing leak

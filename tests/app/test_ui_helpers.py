@@ -1,6 +1,7 @@
 """pages/ui/common.py helpers: downloads are formula-safe; shared links obey the widgets' limits."""
 
 import io
+import json
 
 import pandas as pd
 
@@ -120,14 +121,20 @@ def test_chart_sends_the_figure_unchanged_and_converts_a_shared_figure_once(monk
 
     from dpcore.figures import noise as figs
 
-    sent = []
-    monkeypatch.setattr(
-        _ui.st,
-        "plotly_chart",
-        lambda fig, **kw: sent.append(
-            plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True), validate=False)
-        ),
-    )  # what Streamlit's plotly_chart puts in the message
+    sent, titles = [], []
+
+    class Box:  # the chart's container: its title as HTML, then the chart
+        def html(self, body):
+            titles.append(body)
+
+        def plotly_chart(self, fig, **kw):  # what Streamlit's plotly_chart puts in the message
+            sent.append(
+                plotly.io.to_json(
+                    plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True), validate=False
+                )
+            )
+
+    monkeypatch.setattr(_ui.st, "container", lambda **kw: Box())
     fig = figs.page_view(
         "laplace", 1.0, None, 1.0, 130.0, draws=1000, seed=0, grid_points=41, x_title="released answer", unit="patients"
     )[1]["why"]
@@ -136,7 +143,15 @@ def test_chart_sends_the_figure_unchanged_and_converts_a_shared_figure_once(monk
     monkeypatch.setattr(go.Figure, "to_dict", lambda self: calls.append(1) or real(self))
     for _ in range(3):
         _ui.chart(fig, key="k")
-    assert sent == [plotly.io.to_json(real(fig), validate=False)] * 3  # the same spec as the plain figure
+    plain = real(fig)
+    title = plain["layout"]["title"]["text"]
+    page = json.loads(sent[0])
+    assert sent == sent[:1] * 3 and titles == titles[:1] * 3 and title.split("<br>")[0] in titles[0]
+    # the same spec as the plain figure but for its title, drawn by the page above it, and the margin it held
+    assert page["layout"].pop("meta") == {"title": title} and page["layout"].pop("title") == {"text": ""}
+    assert page["layout"].pop("margin")["t"] < plain["layout"].pop("margin")["t"]
+    del plain["layout"]["title"]
+    assert page == json.loads(plotly.io.to_json(plain, validate=False))
     assert len(calls) == 1  # one deep copy per shared figure, not one per rerun
     other = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
     _ui.chart(other, key="k2")

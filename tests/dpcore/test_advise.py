@@ -140,6 +140,7 @@ def _tpr_from_pld(pld, alpha):
     return float(audit.roc_from_privacy_profile(eps, deltas, [alpha])[0])
 
 
+@pytest.mark.slow
 def test_dpsgd_noise_multiplier_checked_against_dp_accounting():
     q, steps = 0.2, 10
     out = solve.advise("dpsgd", R("tpr", 0.1, 0.01), sample_rate=q, steps=steps)
@@ -191,6 +192,7 @@ def _fake_sweep(points, delta=1e-5):
     return rec["id"]
 
 
+@pytest.mark.slow
 def test_accuracy_target_reads_the_lower_end_of_a_sweep():
     sid = _fake_sweep(
         [
@@ -271,6 +273,7 @@ def demo_shaped_sweep(sid="20250102-000000-demo"):
     return sid
 
 
+@pytest.mark.slow
 def test_accuracy_target_from_a_demo_shaped_sweep():
     """Regression: seeds at different q/steps, ε reached ≠ ε asked, and size control made every current sweep
     fail with 'mixes sample rates/steps across points'."""

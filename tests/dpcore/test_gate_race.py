@@ -111,6 +111,7 @@ def _child(i: int, route, key: str, go, results) -> None:
 _FRESH = "DP_EXPLORER_GATE_RACE_FRESH"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="forks after the heavy imports")
 def test_every_route_to_the_rows_racing_from_8_processes_stays_within_the_cap(tmp_path, monkeypatch):
     """The race runs in a fresh interpreter: forking is only safe where no thread pool was started yet, and in the

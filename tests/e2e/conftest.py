@@ -164,6 +164,10 @@ def screenshot(pg, name: str) -> Path:
     return path
 
 
+# A chart's box (pages/ui/common.chart): its title and its plot; find a chart by its title's words with
+# ``page.locator(CHART_BOX).filter(has_text=...)``.
+CHART_BOX = '[class*="st-key-chartbox-"]'
+
 # A chart's title: the page draws it above the chart, in the chart's box (pages/ui/common.chart); the HTML
 # report's charts still carry Plotly's own (.gtitle).
 CHART_TITLE_FN = r"""const chartTitle = (plot) => (((plot.closest('[class*="st-key-chartbox-"]') || plot)

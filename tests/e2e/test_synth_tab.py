@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
+from .conftest import CHART_BOX, chart_text_faults_at_both_sizes, screenshot, wait_for_app
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -54,10 +54,10 @@ def test_run_a_study_and_read_the_end_of_the_story(app_server, page):
     assert "not covered by ε" in text
     assert page.get_by_role("button", name="Privacy statement (JSON)").count() == 1
     assert page.locator('[data-testid="stException"]').count() == 0
-    attack = page.locator(".js-plotly-plot").filter(has_text="Linking patients to")
+    attack = page.locator(CHART_BOX).filter(has_text="Linking patients to").locator(".js-plotly-plot")
     attack.first.wait_for(timeout=60_000)  # the tab's charts drawn (the other tabs' are hidden)
     assert attack.count() == 1
-    assert page.locator(".js-plotly-plot").filter(has_text="What the synthetic table keeps").count() == 2
+    assert page.locator(CHART_BOX).filter(has_text="What the synthetic table keeps").count() == 2
     screenshot(page, "flow_synthetic_study")
     faults = chart_text_faults_at_both_sizes(page)
     assert not faults, "\n".join(map(repr, faults))

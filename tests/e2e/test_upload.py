@@ -6,7 +6,7 @@ import pytest
 
 from dpcore import limits
 
-from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
+from .conftest import CHART_BOX, chart_text_faults_at_both_sizes, screenshot, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
@@ -69,4 +69,4 @@ def test_a_column_name_past_the_limit_is_refused_in_words(upload_page):
     alert.first.wait_for()
     assert f"at most {limits.UPLOAD_MAX_NAME_CHARS} are supported" in alert.first.inner_text()
     assert not page.locator('[data-testid="stException"]').count()
-    assert not page.locator(".js-plotly-plot").filter(has_text="nnnnnnnn").count()
+    assert not page.locator(CHART_BOX).filter(has_text="nnnnnnnn").count()

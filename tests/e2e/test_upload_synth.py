@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from .conftest import chart_text_faults_at_both_sizes, screenshot, wait_for_app
+from .conftest import CHART_BOX, chart_text_faults_at_both_sizes, screenshot, wait_for_app
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -63,7 +63,7 @@ def test_release_an_uploads_synthetic_table_and_read_what_it_keeps(app_server, p
     main = page.locator('[data-testid="stMain"]')
     assert main.locator("b").filter(has_text="north").count() == 0  # the markup in the data never became a tag
     assert page.locator('[data-testid="stException"]').count() == 0
-    chart = page.locator(".js-plotly-plot").filter(has_text="not covered by ε")
+    chart = page.locator(CHART_BOX).filter(has_text="not covered by ε").locator(".js-plotly-plot")
     chart.first.wait_for(timeout=60_000)
     chart.first.scroll_into_view_if_needed()
     screenshot(page, "flow_upload_synthetic")

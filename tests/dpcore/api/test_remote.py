@@ -106,6 +106,7 @@ def test_the_remote_client_answers_spends_and_is_refused_from_another_folder(ser
     assert p.returncode == 2 and "name or key is wrong" in p.stderr
 
 
+@pytest.mark.slow
 def test_the_notebook_client_repeats_for_free_and_fetches_a_statement_that_verifies(server):
     c = Client(server["url"], "ann", server["key"])
     assert server["key"] not in repr(c)

@@ -39,6 +39,7 @@ def test_a_leaky_model_contradicts_a_small_claim_and_not_a_large_one():
     assert low["ceiling"]["tpr_at_1pct_fpr"] == pytest.approx(np.e * 0.01 + 1e-5, rel=0.05)
 
 
+@pytest.mark.slow
 def test_the_verdict_keeps_its_confidence_against_a_true_claim():
     """Scores of a mechanism that is exactly ε-DP, audited against the true ε with both audits (split + canaries):
     'contradicts' in at most 5% of audits (it re-bounds each at 97.5%); seen here: 0 of 200."""
@@ -163,6 +164,7 @@ def test_a_scores_file_in_any_row_order_keeps_the_verdict_of_a_true_claim():
     assert r["one_run"]["lower_bound"] <= 1.0 and not r["verdict"]["contradicts"], r["one_run"]
 
 
+@pytest.mark.slow
 def test_the_confidence_holds_for_one_split_fixed_in_advance_not_for_the_best_of_several():
     """Why the page offers no split seed (model_audit.SPLIT_SEED): randomised response at exactly ε = 1 on 1,000
     members and 1,000 non-members. With the fixed split no audit of 200 exceeds ε (≤ 5% allowed); keeping the

@@ -157,6 +157,7 @@ def test_a_worker_silent_past_its_lease_is_given_up_and_hands_the_job_back(dp_ho
     assert not (dp_home / "jobs" / job_id / "result.json").exists()
 
 
+@pytest.mark.slow
 def test_a_lost_job_that_may_run_again_is_finished_once_by_the_next_worker(dp_home, monkeypatch):
     """demo.again (one retry, like a sweep point): its frozen worker's job goes back to the queue, a new worker
     runs it to the end, and the first worker, resumed, drops its own run of it."""

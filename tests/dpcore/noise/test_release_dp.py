@@ -64,6 +64,7 @@ SAMPLERS = {  # the noise every release adds, at the settings the app uses most
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SAMPLERS))
 def test_opendp_sampler_empirical_privacy_loss_within_epsilon(name):
     noise, eps, delta = SAMPLERS[name]

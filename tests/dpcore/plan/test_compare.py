@@ -36,6 +36,7 @@ def test_the_plan_declares_its_public_columns():
     assert age.bounds == (18, 90) and age.n_bins <= compare.BINS
 
 
+@pytest.mark.slow
 def test_own_rows_beside_their_synthetic_twin_charge_nothing():
     df = datasets.medical(400, 5)[["age", "sex", "diagnosis"]]
     cmp = compare.compare(df, _plan(), 2.0, identities.VISITOR)

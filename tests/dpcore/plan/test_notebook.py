@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from dpcore import export
 from dpcore.data import datasets
 from dpcore.plan import compute
@@ -20,6 +22,7 @@ def _released(plan, n=400, seed=5):
     return compute.Outcome(rel, None, {"charged_to": []}, False, "visits", "builtin:visits")
 
 
+@pytest.mark.slow
 def test_the_notebook_runs_and_states_the_statements_epsilon(tmp_path, monkeypatch):
     import nbclient
     import nbformat

@@ -74,6 +74,7 @@ def test_epsilon_grows_with_steps_and_falls_with_noise():
     assert accounting.epsilon(2.0, 0.1, 50, 1e-5) < e1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("accountant", ["prv", "rdp"])
 @pytest.mark.parametrize("target", [0.5, 2.0, 8.0, 20.0, 50.0])
 def test_calibration_is_honest_and_tight(accountant, target):
