@@ -4,7 +4,11 @@ about 60 words of prose above the fold (what is measured: tests/e2e/first_screen
 
 The server's home holds a stored shared sweep, for the pages whose chart needs one (saved without training)."""
 
+from pathlib import Path
+
 import pytest
+
+from tests.app.pages import registered_pages
 
 from .conftest import SHOTS, serve_app, wait_for_app
 from .first_screen import FIRST_SCREEN_JS
@@ -17,18 +21,7 @@ VIEWS = {
     "phone-light": (390, 844, "light"),
     "phone-dark": (390, 844, "dark"),
 }
-PAGES = (
-    "home",
-    "noise",
-    "advisor",
-    "reidentification",
-    "differencing",
-    "query_console",
-    "audit",
-    "privacy_utility",
-    "training",
-    "plan",
-)
+PAGES = tuple(Path(p).stem for p in registered_pages())  # every page in the sidebar, by its URL slug
 # What stands for the main chart where a first visit has none: the training page before any run shows its form,
 # and its first step, the Train button, is on the first screen.
 FIRST_STEP = {"training": ".st-key-tr_train_dp button >> visible=true"}
