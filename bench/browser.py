@@ -118,14 +118,16 @@ def wait_idle(pg) -> None:
 
 
 # The numbers: the sentence "At ε = X ..." under the metrics. The charts: every chart drawn that depends on ε
-# names the new ε once Plotly has redrawn it — the distribution's title, and with the "Why private" tab open
-# its verdict "... (ε = X) ...". (The default tab, several ε side by side, does not depend on ε; the other tabs
-# run only when open.)
+# names the new ε once it is redrawn — the distribution's title (page text above its chart), and with the
+# "Why private" tab open its verdict "... (ε = X) ...". (The default tab, several ε side by side, does not
+# depend on ε; the other tabs run only when open.)
 NUMBERS_JS = """(e) => {
   const main = document.querySelector('[data-testid="stMain"]');
   return main && main.innerText.includes('At ε = ' + e + ',') ? performance.now() : false; }"""
 CHARTS_JS = """([e, why]) => {
-  const svgs = [...document.querySelectorAll('.js-plotly-plot .main-svg')].map(s => s.textContent).join('\\n');
+  // a chart's title is page text above it (pages/ui/common.chart), its other texts are in Plotly's SVG
+  const svgs = [...document.querySelectorAll('.dpx-chart-head, .js-plotly-plot .main-svg')]
+    .map(s => s.textContent).join('\\n');
   return new RegExp('answers at ε = ' + e.replace('.', '\\.') + '(?![0-9.])').test(svgs)
     && (!why || svgs.includes('(ε = ' + e + ')')) ? performance.now() : false; }"""
 TABS = {"default view": None, "'Why private' tab open": "Why private"}

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from .. import claims
 from ..attacks import fdp, gdp, last_iterate
+from ..errors import sentence
 from . import promise, proof, style
 
 
@@ -190,5 +191,5 @@ def tradeoff(result: dict, whose: str = "your scores") -> go.Figure:
         mu=mu,
         proved_by="the records' Gaussian-DP audit",
         mu_by="the canaries",
-        title=f"{whose[:1].upper()}{whose[1:]} as a trade-off curve",
+        title=f"{sentence(whose)} as a trade-off curve",
     )

@@ -139,15 +139,15 @@ _ENTITY = re.compile(r"&(?:[A-Za-z]+|#[0-9]+|#x[0-9A-Fa-f]+);")
 
 
 def _page_text(text: str) -> str:
-    """Plain title text as HTML: entities ``textsafe.plotly`` wrote stay, any other ``&``, ``<``, ``>`` and a
-    ``$`` (Streamlit's markdown reads it as maths) become entities."""
+    """Plain title text as HTML: entities ``textsafe.plotly`` wrote stay, any other ``&``, ``<`` and ``>`` become
+    entities. (The page draws it with ``st.html``, never markdown: a ``$`` is a dollar sign there.)"""
     out, at = [], 0
     for m in _ENTITY.finditer(text):
         out.append(text[at : m.start()].replace("&", "&amp;"))
         out.append(m.group())
         at = m.end()
     out.append(text[at:].replace("&", "&amp;"))
-    return "".join(out).replace("<", "&lt;").replace(">", "&gt;").replace("$", "&#36;")
+    return "".join(out).replace("<", "&lt;").replace(">", "&gt;")
 
 
 def title_lines(text: str) -> list[tuple[str, str]]:
