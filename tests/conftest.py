@@ -40,10 +40,16 @@ def chdir_root(monkeypatch):
 
 
 def pytest_collection_modifyitems(items):
-    """The folder names the lane: tests/e2e are real-browser tests, tests/ray start a Ray cluster."""
+    """The folder names the lane: tests/e2e are real-browser tests, tests/ray start a Ray cluster. Those run
+    first, each module kept whole (a stable sort): under ``--dist loadfile`` the long modules are handed out
+    before the short ones, so no worker is left with a browser module at the end while the others idle."""
+    first = set()
     for item in items:
         parts = Path(str(item.fspath)).relative_to(ROOT).parts
         if parts[:2] == ("tests", "e2e"):
             item.add_marker(pytest.mark.e2e)
+            first.add(item.fspath)
         elif parts[:2] == ("tests", "ray"):
             item.add_marker(pytest.mark.ray)
+            first.add(item.fspath)
+    items.sort(key=lambda item: item.fspath not in first)

@@ -3,6 +3,7 @@ HttpOnly cookie, renews a returning one's, replaces a malformed one, marks it Se
 Streamlit's own routes and the WebSocket alone."""
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from dpcore.jobs import owners
 from pages.ui import visitor_cookie as vc
@@ -20,6 +21,13 @@ def _answer(status=200, content_type=b"text/html; charset=utf-8"):
 _inner = _answer()
 
 
+def _run(coro) -> None:
+    """``asyncio.run`` in a thread of its own: a real-browser test before this one in the same worker leaves
+    Playwright's event loop running in the main thread, where ``asyncio.run`` refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coro).result()
+
+
 def _request(path="/", cookie=None, scheme="http", base="", kind="http", app=None) -> list[str]:
     """The Set-Cookie headers the middleware adds to a response to ``path``."""
     sent = []
@@ -32,7 +40,7 @@ def _request(path="/", cookie=None, scheme="http", base="", kind="http", app=Non
     async def receive():
         return {"type": "http.request"}
 
-    asyncio.run(vc.VisitorCookie(app or _inner, base_url=base)(scope, receive, send))
+    _run(vc.VisitorCookie(app or _inner, base_url=base)(scope, receive, send))
     start = next(m for m in sent if m["type"] == "http.response.start")
     return [v.decode() for k, v in start["headers"] if k == b"set-cookie"]
 
@@ -76,7 +84,7 @@ def test_streamlit_routes_and_the_websocket_are_left_alone():
     async def app(scope, receive, send):
         sent.append(scope["type"])
 
-    asyncio.run(vc.VisitorCookie(app)({"type": "websocket", "path": "/_stcore/stream", "headers": []}, None, None))
+    _run(vc.VisitorCookie(app)({"type": "websocket", "path": "/_stcore/stream", "headers": []}, None, None))
     assert sent == ["websocket"]
 
 
