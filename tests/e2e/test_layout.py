@@ -31,12 +31,75 @@ def each_page(pg, app_server):
         yield title
 
 
-def test_no_page_scrolls_sideways_on_a_phone(app_server, phone):
+SURVEY_SIZES = {"page": (1280, 800), "phone": (390, 844)}
+
+
+def _survey(app_server, browser, view: str) -> dict:
+    """One pass over every page and each of its tabs at a size (a phone's 390 px, or 1280 px), measuring what
+    the tests below judge: a page load costs seconds, a measurement milliseconds. The fixtures below keep it
+    for the module, which runs whole on one worker (``--dist loadfile``), so each size is surveyed once."""
+    w, h = SURVEY_SIZES[view]
+    phone = w < 600
+    ctx = browser.new_context(
+        viewport={"width": w, "height": h}, device_scale_factor=1, is_mobile=phone, has_touch=phone
+    )
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    got = {"view": view, "width": w, "pages": {}, "links": {}}
+    try:
+        for title in each_page(pg, app_server):
+            page = got["pages"][title] = {
+                "overflow": pg.evaluate(OVERFLOW_JS),
+                "tabs": pg.evaluate(TABS_JS),
+                "tabs_off": tabs_off_screen(pg),
+                "h1": pg.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h1"),
+                "h4": pg.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h4"),
+                "headline_detail": pg.evaluate(HEADLINE_JS),
+                "views": {},
+            }
+            tabs = pg.get_by_role("tab")
+            for k in [None] + list(range(tabs.count())):
+                if k is not None:
+                    tabs.nth(k).click()
+                    wait_for_app(pg)
+                pg.wait_for_function(
+                    "() => [...document.querySelectorAll('.js-plotly-plot')]"
+                    ".every(p => !p.getBoundingClientRect().width || p.querySelector('.main-svg'))"
+                )
+                pg.wait_for_timeout(300)  # Plotly's automargin redraw
+                where = title if k is None else f"{title} / {tabs.nth(k).inner_text().strip()}"
+                page["views"][where] = {
+                    "chart_faults": chart_text_faults(pg),
+                    "h3": pg.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h3"),
+                }
+        for link in LONGEST_TITLES:
+            pg.goto(f"{app_server}/{link}")
+            wait_for_app(pg)
+            pg.wait_for_selector(".js-plotly-plot .main-svg")
+            pg.wait_for_timeout(300)
+            got["links"][link] = chart_text_faults(pg)
+    finally:
+        ctx.close()
+    return got
+
+
+@pytest.fixture(scope="module")
+def phone_survey(app_server, browser):
+    return _survey(app_server, browser, "phone")
+
+
+@pytest.fixture(scope="module")
+def page_survey(app_server, browser):
+    return _survey(app_server, browser, "page")
+
+
+def test_no_page_scrolls_sideways_on_a_phone(phone_survey):
     wide = {}
-    for title in each_page(phone, app_server):
-        scroll, inner = phone.evaluate(OVERFLOW_JS)
+    for title, page in phone_survey["pages"].items():
+        scroll, inner = page["overflow"]
         if scroll > inner + 1:
             wide[title] = (scroll, inner)
+    assert len(phone_survey["pages"]) >= 10, list(phone_survey["pages"])  # every page measured
     assert not wide, f"pages wider than the 390 px screen (scrollWidth, innerWidth): {wide}"
 
 
@@ -67,13 +130,13 @@ def tabs_off_screen(pg) -> list:
     return [t for t in pg.evaluate(TABS_JS) if t["left"] < 0 or t["right"] > width or t["scrolls"]]
 
 
-def test_every_tab_is_on_screen_on_a_phone(app_server, phone):
+def test_every_tab_is_on_screen_on_a_phone(phone_survey):
     """At 390 px every tab of every page is on screen, in reading order: the re-identification page's seven
     steps scrolled sideways with the last three hidden (its bar now wraps onto a second row)."""
     hidden, seen = [], {}
-    for title in each_page(phone, app_server):
-        hidden += [(title, t["label"]) for t in tabs_off_screen(phone)]
-        tabs = phone.evaluate(TABS_JS)
+    for title, page in phone_survey["pages"].items():
+        hidden += [(title, t["label"]) for t in page["tabs_off"]]
+        tabs = page["tabs"]
         seen[title] = len(tabs)
         order = [(t["top"], t["left"]) for t in tabs]
         assert order == sorted(order), f"{title}: tabs out of reading order {[t['label'] for t in tabs]}"
@@ -134,17 +197,17 @@ def wraps_awkwardly(lines: list[str]) -> bool:
 
 
 @pytest.mark.parametrize("view", ["page", "phone"])
-def test_page_titles_leave_no_word_alone_on_a_line(app_server, request, view):
+def test_page_titles_leave_no_word_alone_on_a_line(request, view):
     """No page title wraps to leave its last word alone, at 1280 px or on a phone (the re-identification
     title left "anonymisation" on a line of its own at 1280 px and took four lines on a phone; "Choose ε from /
     risk", "Private query / console" and "Privacy–utility / curve" on a phone)."""
-    pg = request.getfixturevalue(view)
+    survey = request.getfixturevalue(f"{view}_survey")
     orphans = {}
-    for title in each_page(pg, app_server):
-        (lines,) = pg.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h1")
+    for title, page in survey["pages"].items():
+        (lines,) = page["h1"]
         if wraps_awkwardly(lines):
             orphans[title] = lines
-    assert not orphans, f"page titles wrapping awkwardly at {pg.viewport_size['width']} px (lines): {orphans}"
+    assert not orphans, f"page titles wrapping awkwardly at {survey['width']} px (lines): {orphans}"
 
 
 # Each guided-tour link on Home with the box of the step's line (the last text in the link's row).
@@ -255,40 +318,22 @@ LONGEST_TITLES = [
 ]
 
 
-@pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
-def test_chart_texts_never_overlap_or_get_cut_off(app_server, browser, width, height):
+@pytest.mark.parametrize("view", ["phone", "page"])
+def test_chart_texts_never_overlap_or_get_cut_off(request, view):
     """Every page as it opens and with each of its tabs open, on a phone and a laptop: no chart text sits on
     another and none is clipped at the chart's edge. (Privacy-zone labels drawn inside the plot sat on each
     other and on a deployment's ε at 390 px; long titles ran 150 px out of the re-identification charts; the
     generalisation chart's tilted measure names ran into its legend; legends rose into axis titles.)"""
-    ctx = browser.new_context(viewport={"width": width, "height": height})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    bad = []
-    try:
-        for title in each_page(pg, app_server):
-            tabs = pg.get_by_role("tab")
-            views = [None] + list(range(tabs.count()))
-            for k in views:
-                if k is not None:
-                    tabs.nth(k).click()
-                    wait_for_app(pg)
-                pg.wait_for_function(
-                    "() => [...document.querySelectorAll('.js-plotly-plot')]"
-                    ".every(p => !p.getBoundingClientRect().width || p.querySelector('.main-svg'))"
-                )
-                pg.wait_for_timeout(300)  # Plotly's automargin redraw
-                where = title if k is None else f"{title} / {tabs.nth(k).inner_text().strip()}"
-                bad += [(where, *r) for r in chart_text_faults(pg)]
-        for link in LONGEST_TITLES:
-            pg.goto(f"{app_server}/{link}")
-            wait_for_app(pg)
-            pg.wait_for_selector(".js-plotly-plot .main-svg")
-            pg.wait_for_timeout(300)
-            bad += [(link, *r) for r in chart_text_faults(pg)]
-    finally:
-        ctx.close()
-    assert not bad, f"chart texts overlapping or cut off at {width} px (page, chart, text, other): {bad}"
+    survey = request.getfixturevalue(f"{view}_survey")
+    bad = [
+        (where, *r)
+        for page in survey["pages"].values()
+        for where, v in page["views"].items()
+        for r in v["chart_faults"]
+    ]
+    bad += [(link, *r) for link, faults in survey["links"].items() for r in faults]
+    assert len(survey["links"]) == len(LONGEST_TITLES)
+    assert not bad, f"chart texts overlapping or cut off at {survey['width']} px (page, chart, text, other): {bad}"
 
 
 def test_reidentification_headline_is_a_short_bold_claim_on_a_phone(app_server, phone):
@@ -311,36 +356,26 @@ HEADLINE_JS = """() => [...document.querySelectorAll('[data-testid=stMain] h4')]
     return next ? [next.innerText, getComputedStyle(next).fontWeight] : null; })"""
 
 
-def test_every_headline_is_a_short_bold_claim_on_a_phone(app_server, phone):
+def test_every_headline_is_a_short_bold_claim_on_a_phone(phone_survey):
     """Every page's bold headline takes at most two lines at 390 px and leaves no word alone on a line; the
     detail, if any, follows in plain weight. One-sentence headlines took four bold lines on the noise and
     differencing pages, the last word alone (six on re-identification)."""
     bad, seen = [], []
-    for title in each_page(phone, app_server):
-        heads = phone.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h4")
+    for title, page in phone_survey["pages"].items():
+        heads = page["h4"]
         seen += [title] * bool(heads)
         bad += [(title, lines) for lines in heads if wraps_awkwardly(lines)]
-        bad += [
-            (title, text, weight) for text, weight in filter(None, phone.evaluate(HEADLINE_JS)) if int(weight) > 400
-        ]
+        bad += [(title, text, weight) for text, weight in filter(None, page["headline_detail"]) if int(weight) > 400]
     assert {"Noise mechanisms", "Differencing attack", "Re-identification"} <= set(seen), seen  # drawn, measured
     assert not bad, f"headlines wrapping awkwardly or details in bold at 390 px (page, lines): {bad}"
 
 
-def test_section_headings_wrap_well_on_a_phone(app_server, phone):
+def test_section_headings_wrap_well_on_a_phone(phone_survey):
     """Every page's section headings (st.subheader), with each of its tabs open, take at most two lines at
     390 px and leave no word alone on a line ("1 · Choose a query and a / mechanism", "The attack, step by step
     (exact / answers)")."""
     bad = []
-    for title in each_page(phone, app_server):
-        tabs = phone.get_by_role("tab")
-        for k in [None] + list(range(tabs.count())):
-            if k is not None:
-                tabs.nth(k).click()
-                wait_for_app(phone)
-            bad += [
-                (title, lines)
-                for lines in phone.evaluate(HEADING_LINES_JS, "[data-testid=stMain] h3")
-                if wraps_awkwardly(lines) and (title, lines) not in bad
-            ]
+    for title, page in phone_survey["pages"].items():
+        for v in page["views"].values():
+            bad += [(title, lines) for lines in v["h3"] if wraps_awkwardly(lines) and (title, lines) not in bad]
     assert not bad, f"section headings wrapping awkwardly at 390 px (page, lines): {bad}"
