@@ -115,8 +115,10 @@ def test_oidc_sign_in_gives_the_verified_email_its_quota(oidc_app, fresh_page):
     assert q["spent"] == pytest.approx(0.1) and registry.info("clinic", path=ledger)["spent"] == pytest.approx(0.1)
     # logging out leaves a visitor again
     page.get_by_text("Account", exact=True).first.click()
+    # Logging out sends the browser to the provider's end-session page (the mock's confirmation form, where it
+    # stays): wait until it is there, or that navigation interrupts the next goto (it did twice under load).
     page.get_by_role("button", name="Log out").click()
-    page.wait_for_timeout(1000)
+    page.wait_for_url(re.compile(r"/oauth2/end_session"), timeout=90_000)
     page.goto(f"{url}/query_console")
     wait_for_app(page)
     page.get_by_text("You are asking as a visitor").first.wait_for()

@@ -37,7 +37,7 @@ def fast_jobs(monkeypatch):
         proc.wait(timeout=10)
 
 
-def wait_for(predicate, timeout=10.0, what="condition"):
+def wait_for(predicate, timeout=60.0, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -68,7 +68,7 @@ def test_lifecycle_submit_progress_done(dp_home):
         what="running with progress",
     )
     assert 0 < running["progress"]["step"] <= 30 and running["progress"]["total_steps"] == 30
-    done = store.wait(job_id, timeout=20, caller=SYSTEM)
+    done = store.wait(job_id, timeout=60, caller=SYSTEM)
     assert done["status"] == "done" and done["error"] is None
     assert done["result"]["steps"] == 30
     assert done["progress"]["step"] == 30 and done["progress"]["epoch"] == 3
@@ -116,11 +116,11 @@ def test_failed_jobs_record_one_line_and_log_the_traceback(dp_home):
     dperr = store.submit("demo.fail", {"kind": "dp", "message": "delta must be < 1/n; try 1e-6"}, owner=OWNER)
     wrong = store.submit("demo.not_a_dict", {}, owner=OWNER)
     workers.ensure_workers(1)
-    r = store.wait(runtime, timeout=20, caller=SYSTEM)
+    r = store.wait(runtime, timeout=60, caller=SYSTEM)
     assert r["status"] == "failed" and r["error"] == "RuntimeError: boom" and r["result"] is None
     assert r["progress"] == {"step": 1, "total_steps": 2}
-    assert store.wait(dperr, timeout=20, caller=SYSTEM)["error"] == "delta must be < 1/n; try 1e-6"
-    w = store.wait(wrong, timeout=20, caller=SYSTEM)
+    assert store.wait(dperr, timeout=60, caller=SYSTEM)["error"] == "delta must be < 1/n; try 1e-6"
+    w = store.wait(wrong, timeout=60, caller=SYSTEM)
     assert w["status"] == "failed" and "expected a dict" in w["error"]
     assert not (dp_home / "jobs" / runtime / "result.json").exists()
     log = (dp_home / "logs" / "workers.log").read_text()
@@ -141,7 +141,7 @@ def test_cancel_running_job_within_two_seconds():
     assert job["progress"]["step"] < 2000
     # the worker carries on with the next job
     nxt = store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER)
-    assert store.wait(nxt, timeout=20, caller=SYSTEM)["status"] == "done"
+    assert store.wait(nxt, timeout=60, caller=SYSTEM)["status"] == "done"
 
 
 def test_cancel_queued_job_is_immediate_and_it_never_runs():
@@ -150,7 +150,7 @@ def test_cancel_queued_job_is_immediate_and_it_never_runs():
     assert job["status"] == "cancelled" and job["ended"] is not None
     other = store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER)
     workers.ensure_workers(1)
-    assert store.wait(other, timeout=20, caller=SYSTEM)["status"] == "done"
+    assert store.wait(other, timeout=60, caller=SYSTEM)["status"] == "done"
     job = store.get(job_id, caller=SYSTEM)
     assert job["status"] == "cancelled" and job["started"] is None
     # cancelling a finished job changes nothing
@@ -183,7 +183,7 @@ def test_job_ignoring_cancel_is_stopped_with_its_worker():
 def test_sigkilled_worker_fails_its_job_and_leaves_earlier_results_alone(dp_home):
     first = store.submit(SLEEP, {"steps": 3, "seconds": 0.0}, owner=OWNER)
     workers.ensure_workers(1)
-    before = store.wait(first, timeout=20, caller=SYSTEM)
+    before = store.wait(first, timeout=60, caller=SYSTEM)
     first_dir = dp_home / "jobs" / first
     hashes = file_hashes(first_dir)
     assert set(hashes) == {"result.json", "model.bin"}
@@ -204,7 +204,7 @@ def test_sigkilled_worker_fails_its_job_and_leaves_earlier_results_alone(dp_home
     # a fresh worker is started in place of the dead one, and later jobs run
     assert workers.ensure_workers(1) == 1
     later = store.submit(SLEEP, {"steps": 2, "seconds": 0.0}, owner=OWNER)
-    assert store.wait(later, timeout=20, caller=SYSTEM)["status"] == "done"
+    assert store.wait(later, timeout=60, caller=SYSTEM)["status"] == "done"
     assert store.get(victim, caller=SYSTEM)["status"] == "failed"
 
 
@@ -225,7 +225,7 @@ def test_queued_jobs_survive_a_restart():
     assert [store.get(i, caller=SYSTEM)["status"] for i in ids] == ["queued"] * 3  # nobody runs them
     db._initialised.clear()  # a new app process: nothing cached in memory
     assert workers.ensure_workers(2) == 2
-    assert [store.wait(i, timeout=20, caller=SYSTEM)["status"] for i in ids] == ["done"] * 3
+    assert [store.wait(i, timeout=60, caller=SYSTEM)["status"] for i in ids] == ["done"] * 3
 
 
 def test_two_workers_never_claim_the_same_job(dp_home):
@@ -233,7 +233,7 @@ def test_two_workers_never_claim_the_same_job(dp_home):
     ids = [store.submit("demo.echo", {"seconds": 0.02, "log": str(log)}, owner=OWNER) for _ in range(12)]
     assert workers.ensure_workers(2) == 2
     assert workers.ensure_workers(2) == 0  # idempotent
-    assert all(store.wait(i, timeout=30, caller=SYSTEM)["status"] == "done" for i in ids)
+    assert all(store.wait(i, timeout=60, caller=SYSTEM)["status"] == "done" for i in ids)
     lines = log.read_text().split()
     claimed = lines[0::2]
     assert sorted(claimed) == sorted(ids)  # every job ran exactly once
