@@ -48,14 +48,16 @@ run: $(VENV)/.package.stamp
 # Everything the tests need, installed (CI runs this with the machine's HOME, then the tests with an empty one).
 install-test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp $(VENV)/.package.stamp
 
-# The whole suite in one process by default: on 2 cores with two pytest-xdist workers (PYTEST_WORKERS=auto) it
-# takes 15.4 min instead of 26, but a test waiting 20 s on a worker's lease timed out once in 2,469 (the waits do
-# not yet scale with the machine). The fast lane, with none of those waits, runs one worker per core.
-PYTEST_WORKERS ?= 0
+# The whole suite on one pytest-xdist worker per core, each test file whole on one worker (--dist loadfile: a
+# browser module's server and surveys start once), the real-browser and Ray files handed out first
+# (tests/conftest.py). 19 min 11 s on 2 cores, against 26 min in one process; four workers on 2 cores were no
+# faster (19 min 32 s, load 18, a Ray sweep past its 150 s). `make test PYTEST_WORKERS=0` runs it in one process.
+PYTEST_WORKERS ?= auto
+PYTEST_DIST ?= --dist loadfile --no-loadscope-reorder
 FAST_WORKERS ?= auto
 
 test: install-test
-	$(PY) -m pytest -n $(PYTEST_WORKERS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_DIST)
 
 # The fast lane: everything but the real-browser, Ray and slow tests (2 min 49 s on 2 cores).
 test-fast: install-test
