@@ -3,6 +3,7 @@
 .venv/bin/python bench/utility.py                 # breast cancer logreg at ε=1 (target ≥ 0.94), 3 seeds
 .venv/bin/python bench/utility.py --grid          # also digits CNN and medical MLP at ε ∈ {0.5, 1, 2, 8}
 .venv/bin/python bench/utility.py --quick         # one seed at ε=1: a smoke test
+.venv/bin/python bench/utility.py --canaries 0    # without the run's own audit canaries (default: auto_count)
 """
 
 from __future__ import annotations
@@ -17,11 +18,17 @@ from dpcore.training.config import TrainConfig, recommended
 from dpcore.training.loop import train
 
 
-def median_acc(dataset, model, epsilon, seeds, target=None):
+def median_acc(dataset, model, epsilon, seeds, target=None, canaries=None):
     accs, last = [], None
     for seed in seeds:
         cfg = TrainConfig(
-            dataset=dataset, model=model, epsilon=epsilon, seed=seed, target=target, **recommended(dataset, model)
+            dataset=dataset,
+            model=model,
+            epsilon=epsilon,
+            seed=seed,
+            target=target,
+            canaries=None if epsilon is None else canaries,
+            **recommended(dataset, model),
         )
         last = train(cfg).metrics
         accs.append(last.test_accuracy)
@@ -33,6 +40,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--quick", action="store_true", help="one seed at ε=1: a smoke test")
+    ap.add_argument("--canaries", type=int, default=None, help="audit canaries a DP run plants (default: auto)")
     args = ap.parse_args(argv)
     if args.quick:
         args.seeds, args.grid = 1, False
@@ -50,7 +58,7 @@ def main(argv=None):
     )
     for dataset, model, target, epsilons in runs:
         for eps in epsilons:
-            med, accs, m = median_acc(dataset, model, eps, seeds, target)
+            med, accs, m = median_acc(dataset, model, eps, seeds, target, args.canaries)
             e = "none" if eps is None else f"{eps:g}"
             extra = (
                 ""

@@ -19,7 +19,6 @@ import ast
 import importlib
 import sys
 import threading
-import time
 from pathlib import Path
 
 PAGES = Path(__file__).resolve().parents[1]
@@ -67,10 +66,7 @@ def start(delay: float = DELAY_S) -> bool:
     if _started.is_set():
         return False
     _started.set()
-
-    def run() -> None:
-        time.sleep(delay)
-        warm()
-
-    threading.Thread(target=run, name="dp-explorer-warm-up", daemon=True).start()
+    timer = threading.Timer(delay, warm)  # a thread that waits ``delay`` first; nothing in a script run waits
+    timer.name, timer.daemon = "dp-explorer-warm-up", True
+    timer.start()
     return True
