@@ -145,7 +145,9 @@ RECOMMENDED = {
     ("breast_cancer", "mlp"): dict(epochs=10, batch_size=64, lr=0.05, optimizer="adam", clip=1.0),
     ("medical", "logreg"): dict(epochs=5, batch_size=256, lr=0.05, optimizer="adam", clip=1.0),
     ("medical", "mlp"): dict(epochs=5, batch_size=256, lr=0.02, optimizer="adam", clip=1.0),
-    ("digits", "logreg"): dict(epochs=15, batch_size=64, lr=0.05, optimizer="adam", clip=1.0),
+    # 30 epochs of 256 at clip 0.5 (fewer, larger noisy steps): median 0.907 at ε = 1 and 0.950 at ε = 8 over 12
+    # seeds (360 test rows), against 0.893 and 0.940 at 15 of 64, clip 1 (bench/utility.py --grid)
+    ("digits", "logreg"): dict(epochs=30, batch_size=256, lr=0.05, optimizer="adam", clip=0.5),
     ("digits", "mlp"): dict(epochs=15, batch_size=64, lr=0.02, optimizer="adam", clip=1.0),
     ("digits", "cnn"): dict(epochs=15, batch_size=128, lr=0.05, optimizer="adam", clip=1.0),
 }
