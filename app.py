@@ -39,6 +39,10 @@ if __name__ != "__main__":  # the server's import: the ASGI app, nothing of the 
         except (ValueError, OSError) as exc:  # a read-only or full home: the server still starts, the tab says why
             print(f"DP_EXPLORER_DEMO_STUDY: the default study was not queued ({exc})", flush=True)
 else:
+    from pages.ui import warmup as _warmup
+
+    _warmup.ensure()  # no page runs while the pages' libraries are half-imported (see pages/ui/warmup.py)
+
     from pages.ui import common as _ui
     from pages.ui import identity as _identity
 

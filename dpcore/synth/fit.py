@@ -383,10 +383,18 @@ def pair_marginal(model, pair) -> np.ndarray:
 # --- drawing rows ------------------------------------------------------------------------------------------------
 
 
-def sample(model, rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def sample(model, rows: int, rng: np.random.Generator, notes: list[str] | None = None) -> dict[str, np.ndarray]:
     """``rows`` rows drawn independently from the model (Private-PGM's ``synthetic_data(method="sample")``: columns
     in reverse elimination order, each from its conditional given the columns drawn before it that share a factor
-    with it), as {column: codes}."""
+    with it), as {column: codes}.
+
+    Two guards, both post-processing (they read the model, never a row). A conditional with no finite, positive
+    mass (its parents' values underflowed in the model's factors) is never searched: ``np.searchsorted`` on NaN
+    gives the first category and on zeros the last, for every row of that group (issue 32: a GBSG2 release once
+    drew horTh "no" for every row). Such rows are drawn from the column's own marginal instead and ``notes`` says
+    how many. And each column's draw is checked against the model's own 1-way marginal (every category within
+    :data:`DRAW_CHECK_SE` standard errors, plus one row): a draw that fails it is a sampler defect, not chance
+    (under 1e-6 per release), and raises :class:`Unsupported` so Private-PGM's sampler draws instead."""
     from mbi import junction_tree  # jax underneath: loaded with a release
 
     domain = model.domain
@@ -394,17 +402,20 @@ def sample(model, rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     _jtree, elimination = junction_tree.make_junction_tree(domain, [tuple(c) for c in cliques])
     data: dict[str, np.ndarray] = {}
     used: list[str] = []
+    stray = 0
     for col in elimination[::-1]:
         parents = [a for a in used if any(col in c and a in c for c in cliques)]
-        joint = marginal(model, (*parents, col))
         k = domain[col]
-        joint = joint.reshape(-1, k)
+        own = _shares(marginal(model, (col,)).reshape(k))
+        joint = marginal(model, (*parents, col)).reshape(-1, k) if parents else own.reshape(1, k)
         if parents:
             flat = np.ravel_multi_index([data[p] for p in parents], [domain[p] for p in parents])
         else:
             flat = np.zeros(rows, dtype=np.int64)
         cdf = np.cumsum(joint, axis=1)
-        cdf = cdf / np.where(cdf[:, -1:] > 0, cdf[:, -1:], 1.0)
+        mass = cdf[:, -1]
+        ok = np.isfinite(cdf).all(axis=1) & (mass > 0)
+        cdf = np.where(ok[:, None], cdf / np.where(ok, mass, 1.0)[:, None], np.cumsum(own)[None, :])
         u = rng.random(rows)
         out = np.empty(rows, dtype=np.int64)
         order = np.argsort(flat, kind="stable")
@@ -412,7 +423,38 @@ def sample(model, rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         ends = np.append(starts[1:], rows)
         for g, a, b in zip(groups, starts, ends):
             idx = order[a:b]
+            stray += 0 if ok[g] else len(idx)
             out[idx] = np.minimum(np.searchsorted(cdf[g], u[idx], side="right"), k - 1)
+        _check_draw(col, out, own)
         data[col] = out
         used.append(col)
+    if stray and notes is not None:
+        notes.append(
+            f"{stray:,} drawn values came from their column's own distribution: the model gave their other "
+            "columns' values no weight (its factors underflowed)"
+        )
     return data
+
+
+#: How many standard errors a category's drawn share may be from the model's before the draw is called wrong.
+DRAW_CHECK_SE = 6.0
+
+
+def _shares(counts: np.ndarray) -> np.ndarray:
+    counts = np.clip(np.asarray(counts, dtype=np.float64), 0.0, None)
+    z = float(counts.sum())
+    if not np.isfinite(z) or z <= 0:
+        raise Unsupported("the model's factors underflow")
+    return counts / z
+
+
+def _check_draw(col: str, codes: np.ndarray, want: np.ndarray) -> None:
+    """Raise :class:`Unsupported` when ``codes``' shares of each category are not within :data:`DRAW_CHECK_SE`
+    standard errors (plus one row) of the model's ``want``: a defect of the draw, never chance."""
+    n = len(codes)
+    if n == 0:
+        return
+    got = np.bincount(codes, minlength=len(want))[: len(want)] / n
+    slack = DRAW_CHECK_SE * np.sqrt(want * (1 - want) / n) + 1.0 / n
+    if np.any(np.abs(got - want) > slack):
+        raise Unsupported(f"the rows drawn for {col} do not follow the model's own distribution of it")

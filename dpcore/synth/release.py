@@ -354,12 +354,12 @@ class SynthRelease:
     contingency: object = field(default=None, repr=False)  # OpenDP's ContingencyTable: the noisy marginals, model
 
 
-def _rows(model, names: list[str], rows: int, rng: np.random.Generator) -> np.ndarray:
+def _rows(model, names: list[str], rows: int, rng: np.random.Generator, notes: list[str]) -> np.ndarray:
     """``rows`` rows of model indices, columns in ``names``' order: :func:`dpcore.synth.fit.sample` (numpy,
     ``rng``), or Private-PGM's sampler for a model fitted some other way (numpy's global generator, seeded from
     ``rng`` and restored)."""
     try:
-        drawn = fit.sample(model, rows, rng)
+        drawn = fit.sample(model, rows, rng, notes)
         return np.stack([drawn[n] for n in names], axis=1).astype(np.int64)
     except fit.Unsupported:
         with _GLOBAL_RNG:
@@ -389,10 +389,11 @@ def _draw(table, schema: Schema, rows: int, seed: int) -> tuple[pd.DataFrame, li
     index of each column being "missing"; with a complete schema such rows are redrawn."""
     names = schema.names
     sizes = np.array([c.n_bins for c in schema.columns])
-    parts, have, notes = [], 0, []
+    parts, have = [], 0
+    notes: list[str] = []
     rng = np.random.default_rng([seed, 0xD7])
     for _ in range(_REDRAWS):
-        idx = _rows(table.model, names, rows - have, rng)
+        idx = _rows(table.model, names, rows - have, rng, notes)
         idx = np.where(idx >= sizes, -1, idx)
         if schema.complete:
             idx = idx[(idx >= 0).all(axis=1)]
@@ -406,7 +407,7 @@ def _draw(table, schema: Schema, rows: int, seed: int) -> tuple[pd.DataFrame, li
             f"the model put almost all its weight on missing values: {len(out):,} of {rows:,} rows drawn "
             "without one; try a larger ε"
         )
-    return pd.DataFrame(out, columns=names), notes
+    return pd.DataFrame(out, columns=names), list(dict.fromkeys(notes))  # a redraw repeats a note
 
 
 def release(df: pd.DataFrame, schema: Schema, cfg: SynthConfig, *, cancelled=None) -> SynthRelease:

@@ -5,8 +5,15 @@ visitors opening the noise page on a server nobody had visited spent most of the
 module locks while one of them imported pandas, scipy and dpcore's figures (py-spy: 109 of 289 samples of the
 script threads), each import holding the GIL the server's event loop needs for health checks and messages. A server
 started before the audience arrives now has them imported by then: :func:`start` is called by ``app.py``'s
-``st.App`` when the server starts. It waits :data:`DELAY_S` first, so that a first visitor's Home (which imports
-little on purpose) is not slowed by it.
+``st.App`` when the server starts.
+
+No script may run while the warm-up imports: a module half-imported in one thread is already in ``sys.modules``,
+and plotly reads pandas from there without importing it (``_plotly_utils``' ``get_module("pandas",
+should_load=False)``), so a Home drawn while the warm-up was importing pandas raised "partially initialized module
+'pandas' has no attribute 'Series'" (once in CI; 3 of 15 fresh servers on a loaded machine, none of 15 since). Every
+script run therefore calls :func:`ensure` first (``app.py``): it returns at once once the warm-up is done, waits for
+it while it runs, and runs it itself when no warm-up has begun. One lock covers it, so the pages' libraries are
+imported by one thread, once, before any page uses them.
 
 What is imported is read from the pages' own top-level ``import`` lines (nothing to keep in step by hand); none of
 them imports torch, OpenDP or scikit-learn (the pages that need those import them when used). This module imports
@@ -22,8 +29,8 @@ import threading
 from pathlib import Path
 
 PAGES = Path(__file__).resolve().parents[1]
-#: Seconds after the server starts before the imports begin.
-DELAY_S = 3.0
+#: Seconds after the server starts before the imports begin (the first visitor would wait for them anyway).
+DELAY_S = 0.0
 #: Never imported here, whatever a page names: heavy, and only some pages' actions need them.
 HEAVY = ("torch", "opacus", "opendp", "jax", "sklearn", "ray")
 #: Nor the pages' own helpers (``pages.ui.common`` acts on its first import in a session, e.g. a deep link's
@@ -31,6 +38,8 @@ HEAVY = ("torch", "opacus", "opendp", "jax", "sklearn", "ray")
 SCRIPT_SIDE = ("pages", "streamlit")
 
 _started = threading.Event()
+_done = threading.Event()
+_lock = threading.Lock()
 
 
 def modules(pages: Path = PAGES) -> list[str]:
@@ -61,12 +70,28 @@ def warm(names: list[str] | None = None) -> list[str]:
     return done
 
 
+def _warm_once() -> None:
+    with _lock:
+        if not _done.is_set():
+            try:
+                warm()
+            finally:  # a failed warm-up (it skips what fails, so hardly) never holds the scripts back twice
+                _done.set()
+
+
+def ensure() -> None:
+    """Return once the warm-up has finished: at once when it has, after it when it is running, after running it
+    here when it has not begun (a visitor before the timer fired, or a test's app). Called by every script run."""
+    if not _done.is_set():
+        _warm_once()
+
+
 def start(delay: float = DELAY_S) -> bool:
     """Start the warm-up thread once per process (later calls do nothing). Returns whether this call started it."""
     if _started.is_set():
         return False
     _started.set()
-    timer = threading.Timer(delay, warm)  # a thread that waits ``delay`` first; nothing in a script run waits
+    timer = threading.Timer(delay, _warm_once)  # a thread that waits ``delay`` first; scripts wait in ensure()
     timer.name, timer.daemon = "dp-explorer-warm-up", True
     timer.start()
     return True

@@ -4,6 +4,8 @@ module that cannot be imported is skipped, never an error."""
 
 import subprocess
 import sys
+import threading
+import time
 
 from pages.ui import warmup
 
@@ -30,7 +32,55 @@ def test_warm_skips_what_is_not_a_module_and_imports_no_heavy_library():
 
 
 def test_start_runs_once_per_process(monkeypatch):
-    monkeypatch.setattr(warmup, "_started", type(warmup._started)())
+    _fresh(monkeypatch)
     monkeypatch.setattr(warmup, "warm", lambda names=None: [])
     assert warmup.start(delay=0) is True
     assert warmup.start(delay=0) is False
+
+
+def _fresh(monkeypatch):
+    for name in ("_started", "_done"):
+        monkeypatch.setattr(warmup, name, threading.Event())
+    monkeypatch.setattr(warmup, "_lock", threading.Lock())
+
+
+def test_a_script_waits_for_a_warm_up_under_way(monkeypatch):
+    """A page must not run while the warm-up imports (plotly reads a half-imported pandas from sys.modules): a
+    script's ensure() returns only after the warm-up's imports have finished."""
+    _fresh(monkeypatch)
+    inside, release, calls = threading.Event(), threading.Event(), []
+
+    def slow_warm(names=None):
+        calls.append("warm")
+        inside.set()
+        release.wait(10)
+        calls.append("imported")
+        return []
+
+    monkeypatch.setattr(warmup, "warm", slow_warm)
+    assert warmup.start(delay=0)
+    assert inside.wait(10)
+    script = threading.Thread(target=lambda: (warmup.ensure(), calls.append("script")))
+    script.start()
+    script.join(0.3)
+    assert script.is_alive() and calls == ["warm"]  # still waiting: the imports are not done
+    release.set()
+    script.join(10)
+    assert calls == ["warm", "imported", "script"]
+    warmup.ensure()  # done: returns at once, no second warm-up
+    assert calls.count("warm") == 1
+
+
+def test_a_script_before_the_timer_runs_the_warm_up_itself_once(monkeypatch):
+    _fresh(monkeypatch)
+    calls = []
+    monkeypatch.setattr(warmup, "warm", lambda names=None: calls.append("warm") or [])
+    threads = [threading.Thread(target=warmup.ensure) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert calls == ["warm"]
+    assert warmup.start(delay=0)  # the timer still starts, and finds the work done
+    time.sleep(0.2)
+    assert calls == ["warm"]

@@ -142,3 +142,65 @@ def test_a_bracket_that_misses_falls_back_to_opendps_search():
     assert search.bracket(odd, 1, 0.5) is None
     s = search.binary_search_param(odd, 1, 0.5)
     assert odd(s).check(1, 0.5) and 1e7 <= s < 1e7 * (1 + 1e-9)
+
+
+def _independent(mbi):
+    """A model over a (2) and b (3) whose pair table is the outer product of its shares: b's conditional given a is
+    b's own distribution, whatever a."""
+    domain = mbi.Domain(["a", "b"], [2, 3])
+    pair = np.outer([300.0, 700.0], [0.2, 0.3, 0.5])
+    return fit.mirror_descent(domain, [mbi.LinearMeasurement(pair.ravel(), ("a", "b"), stddev=1.0)], iters=300)
+
+
+def test_a_conditional_without_mass_draws_from_the_columns_own(mbi, monkeypatch):
+    """Issue 32: a conditional row with no finite mass went to np.searchsorted, which gives the first category for
+    NaN (every row of that group, silently). Such rows now follow the column's own distribution, and a note says
+    how many there were."""
+    model = _independent(mbi)
+    real = fit.marginal
+
+    def broken(m, attrs):
+        out = real(m, attrs)
+        if len(attrs) == 2:  # the child's conditional given its parent's first value: NaN, as an underflow gives
+            out = out.copy()
+            out[0, ...] = np.nan
+        return out
+
+    monkeypatch.setattr(fit, "marginal", broken)
+    n, notes = 30_000, []
+    rows = fit.sample(model, n, np.random.default_rng(3), notes)
+    parent, child = list(rows)  # in the order drawn: the first is the second's parent
+    hit = rows[parent] == 0
+    own = real(model, (child,)) / float(model.total)
+    got = np.bincount(rows[child][hit], minlength=len(own)) / hit.sum()
+    assert np.all(np.abs(got - own) <= 5 * np.sqrt(own * (1 - own) / hit.sum())), (got, own)
+    assert got.max() < 0.9  # not every row in one category
+    assert len(notes) == 1 and f"{int(hit.sum()):,} drawn values" in notes[0]
+
+
+def test_a_draw_that_does_not_follow_the_model_is_refused(mbi, monkeypatch):
+    """A conditional that puts all weight on one category while the model's own marginal does not is a sampler
+    defect: sample() refuses it (the release then draws with Private-PGM's sampler) instead of returning it."""
+    model = _independent(mbi)
+    real = fit.marginal
+
+    def skewed(m, attrs):
+        out = real(m, attrs)
+        if len(attrs) == 2:
+            out = np.zeros_like(out)
+            out[..., 0] = 1.0
+        return out
+
+    monkeypatch.setattr(fit, "marginal", skewed)
+    with pytest.raises(fit.Unsupported, match="do not follow"):
+        fit.sample(model, 5_000, np.random.default_rng(4))
+
+
+def test_the_draw_check_passes_draws_from_the_model_and_fails_a_stuck_one():
+    rng = np.random.default_rng(11)
+    want = np.array([0.05, 0.15, 0.3, 0.5])
+    for n in (20, 686, 20_000):  # a false alarm at 6 standard errors is under 1e-8 a category
+        for _ in range(200):
+            fit._check_draw("x", rng.choice(4, size=n, p=want), want)
+    with pytest.raises(fit.Unsupported):
+        fit._check_draw("x", np.zeros(686, dtype=np.int64), want)
