@@ -100,6 +100,10 @@ NOISE_ROWS_MAX = 200_000
 QUERY_EPSILON_MAX = 100.0
 #: Bins of a numeric histogram, and public categories of a histogram (plus "(other)").
 QUERY_MAX_BINS = 200
+#: Who pays for privacy by subgroup (a run's test accuracy per category of its categorical feature columns): at
+#: most this many columns, each with at most this many categories (a column with more is not split).
+SUBGROUP_MAX_COLUMNS = 6
+SUBGROUP_MAX_GROUPS = 20
 #: A budget's total ε (the ledger stores micro-ε integers).
 BUDGET_EPSILON_MAX = 1_000_000.0
 #: Synthetic medical data on the console: rows and seed (each (rows, seed) is its own registered dataset).
@@ -344,6 +348,10 @@ def table() -> list[tuple[str, str]]:
             f"{QUERY_EPSILON_MAX:g} / {BUDGET_EPSILON_MAX:,.0f}",
         ),
         ("Histogram bins or public categories (query console, CLI)", f"{QUERY_MAX_BINS:,}"),
+        (
+            "Who pays by subgroup: categorical columns split / categories of one (a run's test accuracy per group)",
+            f"{SUBGROUP_MAX_COLUMNS} / {SUBGROUP_MAX_GROUPS}",
+        ),
         (
             "Built-in synthetic data, each size and seed: dataset cap / visitors' quota / per query (ε)",
             f"{BUILTIN_EPSILON_CAP:g} / {VISITORS_EPSILON_QUOTA:g} / {BUILTIN_MAX_QUERY_EPSILON:g} "

@@ -335,11 +335,12 @@ def sweep_section(sweep_id: str, *, caller) -> Section:
     table = pd.DataFrame(
         [{words[k]: sweep_summary.shown_row(r).get(k, "—") for k in fields} for r in rows]
     )  # the page's table: its words and its rounding
-    pays = who_pays.who_pays(result)
     tables = [table]
-    if pays:  # who pays for privacy: each class's accuracy across ε beside the baseline's
-        paras.append(who_pays.reading(pays))
-        tables.append(pd.DataFrame(who_pays.shown(pays)))
+    for by in ("class", "subgroup"):  # who pays for privacy: each class's and subgroup's accuracy across ε
+        pays = who_pays.who_pays(result, by=by)
+        if pays:
+            paras.append(who_pays.reading(pays))
+            tables.append(pd.DataFrame(who_pays.shown(pays)))
     base = sweep_summary.baseline_summary(result)
     figs = [
         pfigs.accuracy_chart(result),

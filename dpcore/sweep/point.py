@@ -158,6 +158,7 @@ def run_point(params: dict, ctx=None) -> dict:
         "chance_accuracy": float(np.bincount(split.y_test).max() / max(len(split.y_test), 1)),
         "test_accuracy": m.get("test_accuracy"),
         "per_class": list(m.get("per_class") or []),  # who pays (dpcore.sweep.who_pays): each class's accuracy
+        "per_group": list(m.get("per_group") or []),  # and each subgroup's (a categorical column's categories)
         "train_accuracy": m.get("train_accuracy"),
         "noise_multiplier": m.get("noise_multiplier"),
         "sample_rate": m.get("sample_rate"),

@@ -70,15 +70,25 @@ def _median_entry(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     return ranked[(len(ranked) - 1) // 2]
 
 
-def _by_class(points: Sequence[Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
-    out: dict[int, dict[str, Any]] = {}
-    groups: dict[int, list[Mapping[str, Any]]] = {}
-    names: dict[int, str] = {}
+def _identity(field: str):
+    """(key, name) of an entry of ``field``: a class by its index and name; a subgroup by (column, category),
+    named "column = category"."""
+    if field == "per_class":
+        return (lambda e: int(e["class"])), (lambda e: str(e.get("name", e["class"])))
+    return (lambda e: (str(e["column"]), str(e["group"]))), (lambda e: f"{e['column']} = {e['group']}")
+
+
+def _by(points: Sequence[Mapping[str, Any]], field: str = "per_class") -> dict[Any, dict[str, Any]]:
+    """Per class (or subgroup), in the order first seen: the median seed's entry with its seeds counted."""
+    key, name = _identity(field)
+    out: dict[Any, dict[str, Any]] = {}
+    groups: dict[Any, list[Mapping[str, Any]]] = {}
+    names: dict[Any, str] = {}
     for p in points:
-        for e in p.get("per_class") or ():
+        for e in p.get(field) or ():
             if e.get("accuracy") is not None:
-                groups.setdefault(int(e["class"]), []).append(e)
-                names[int(e["class"])] = str(e.get("name", e["class"]))
+                groups.setdefault(key(e), []).append(e)
+                names[key(e)] = name(e)
     for c, entries in groups.items():
         m = _median_entry(entries)
         out[c] = {
@@ -92,23 +102,32 @@ def _by_class(points: Sequence[Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
     return out
 
 
-def who_pays(result: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Per class: the baseline's accuracy and, per ε (ascending), the DP models' (see the module docstring). None
-    when no point stored per-class accuracy (a sweep from before)."""
-    points = [p for p in result.get("points") or () if p.get("per_class")]
+#: What :func:`who_pays` compares, by its ``by``: the stored field and the word a reader sees.
+UNITS = {"class": ("per_class", "class"), "subgroup": ("per_group", "subgroup")}
+
+
+def who_pays(result: Mapping[str, Any], by: str = "class") -> dict[str, Any] | None:
+    """Per class (``by="class"``) or per subgroup (``by="subgroup"``: each category of the categorical feature
+    columns, :func:`dpcore.training.results.per_group_accuracy`): the baseline's accuracy and, per ε (ascending),
+    the DP models' (see the module docstring); members' exposure per class only. None when no point stored them (a
+    sweep from before, or data without categorical columns)."""
+    field, unit = UNITS[by]
+    points = [p for p in result.get("points") or () if p.get(field)]
     if not points:
         return None
     baselines = result.get("baselines") or ([result["baseline"]] if result.get("baseline") else [])
-    base = _by_class([p for p in [*baselines, *points] if p.get("epsilon") is None])
+    base = _by([p for p in [*baselines, *points] if p.get("epsilon") is None], field)
     groups: dict[float, list[Mapping[str, Any]]] = {}
     for p in points:
         if p.get("epsilon") is not None:
             groups.setdefault(float(p["epsilon"]), []).append(p)
+    order = {c: i for i, c in enumerate(base)}  # the baseline's order (the table's), then any it lacks
     rows = []
     for eps in sorted(groups):
-        exposed = _exposure_by_class(groups[eps])
-        for c, e in sorted(_by_class(groups[eps]).items()):
-            b = base.get(c)
+        exposed = _exposure_by_class(groups[eps]) if field == "per_class" else {}
+        found = _by(groups[eps], field)
+        for c in sorted(found, key=lambda c: (order.get(c, len(order)), str(c)) if field != "per_class" else c):
+            e, b = found[c], base.get(c)
             rows.append(
                 {
                     "epsilon": eps,
@@ -121,7 +140,8 @@ def who_pays(result: Mapping[str, Any]) -> dict[str, Any] | None:
                     "pays_more": None if b is None else bool(e["interval"][1] < b["interval"][0]),
                 }
             )
-    return {"rows": rows, "baseline": [base[c] for c in sorted(base)], "not_covered_by_epsilon": NOT_COVERED}
+    baseline = [base[c] for c in (sorted(base) if field == "per_class" else base)]
+    return {"rows": rows, "baseline": baseline, "unit": unit, "not_covered_by_epsilon": NOT_COVERED}
 
 
 def most_paid(table: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -141,25 +161,27 @@ def shown(table: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The rows as a table people read (the page and the report): percentages with their 95% intervals, the test
     rows each is measured on, and "yes" under "pays more" only when the intervals support it."""
     out = []
+    unit = (table or {}).get("unit", "class")
     for r in (table or {}).get("rows", ()):
-        out.append(
-            {
-                "ε": r["epsilon"],
-                "class": r["name"],
-                "test rows": r["n_test"],
-                "accuracy (median seed)": claims.percent(r["accuracy"], 1, up=False),
-                "95% interval": _pct_interval(r["interval"]),
-                "non-private": "—"
-                if r["baseline_accuracy"] is None
-                else claims.percent(r["baseline_accuracy"], 1, up=False),
-                "non-private 95% interval": _pct_interval(r["baseline_interval"]),
-                "pays more": "—" if r["pays_more"] is None else ("yes" if r["pays_more"] else "not shown"),
-                "members audited": r.get("exposure_members", "—"),
-                "proved ε of its members (median)": "—"
-                if r.get("exposure_median_proved") is None
-                else claims.down(r["exposure_median_proved"]),
-            }
-        )
+        row = {
+            "ε": r["epsilon"],
+            unit: r["name"],
+            "test rows": r["n_test"],
+            "accuracy (median seed)": claims.percent(r["accuracy"], 1, up=False),
+            "95% interval": _pct_interval(r["interval"]),
+            "non-private": "—"
+            if r["baseline_accuracy"] is None
+            else claims.percent(r["baseline_accuracy"], 1, up=False),
+            "non-private 95% interval": _pct_interval(r["baseline_interval"]),
+            "pays more": "—" if r["pays_more"] is None else ("yes" if r["pays_more"] else "not shown"),
+            "members audited": r.get("exposure_members", "—"),
+            "proved ε of its members (median)": "—"
+            if r.get("exposure_median_proved") is None
+            else claims.down(r["exposure_median_proved"]),
+        }
+        if unit != "class":  # members are audited per class only
+            del row["members audited"], row["proved ε of its members (median)"]
+        out.append(row)
     return out
 
 
@@ -167,11 +189,12 @@ def reading(table: Mapping[str, Any] | None) -> str:
     """One paragraph: which class pays most at each ε where the intervals support it, or that none is shown to."""
     if not table:
         return ""
+    unit = table.get("unit", "class")
     paid = most_paid(table)
     if not paid:
         return (
-            "Who pays for privacy: no class's accuracy falls below the non-private model's by more than the 95% "
-            "intervals allow (per-class test accuracy, not covered by ε)."
+            f"Who pays for privacy: no {unit}'s accuracy falls below the non-private model's by more than the 95% "
+            f"intervals allow (per-{unit} test accuracy, not covered by ε)."
         )
     parts = [
         f"at ε = {r['epsilon']:g}, {r['name']} ({claims.percent(r['accuracy'], 1, up=False)} of {r['n_test']} test "
@@ -179,7 +202,7 @@ def reading(table: Mapping[str, Any] | None) -> str:
         for r in paid
     ]
     return (
-        "Who pays for privacy: the class that loses most accuracy, where the 95% intervals support it — "
+        f"Who pays for privacy: the {unit} that loses most accuracy, where the 95% intervals support it — "
         + "; ".join(parts)
-        + " (per-class test accuracy, not covered by ε)."
+        + f" (per-{unit} test accuracy, not covered by ε)."
     )

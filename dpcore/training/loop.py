@@ -35,7 +35,7 @@ from .data import Split, load_split
 from .dplib import train_diffprivlib
 from .fused import FusedDPSGD
 from .models import batch_as_is, build_model, check_model_size, make_dataset, resolve_grad_sample_mode
-from .results import SHORTCUT_NOTE, TrainMetrics, TrainResult, divergence, per_class_accuracy
+from .results import SHORTCUT_NOTE, TrainMetrics, TrainResult, divergence, per_class_accuracy, per_group_accuracy
 
 
 def plan(cfg: TrainConfig, n_train: int) -> dict:
@@ -352,7 +352,9 @@ def _finish(
         history[-1]["epsilon"] = spent["epsilon"]
     # metrics set below, before the result leaves here: predict_proba needs only the model
     result = TrainResult(cfg, None, final, split, canaries)  # type: ignore[arg-type]
-    per_class = per_class_accuracy(split.y_test, result.predict(split.X_test), split.class_names, split.n_classes)
+    predicted = result.predict(split.X_test)
+    per_class = per_class_accuracy(split.y_test, predicted, split.class_names, split.n_classes)
+    per_group = per_group_accuracy(split.X_test, split.y_test, predicted, split.layout)
     audit, t_audit = None, None
     if audit_it and (cfg.private or canaries is not None):  # a baseline audits itself only with canaries (sweeps)
         t0 = time.perf_counter()
@@ -407,6 +409,7 @@ def _finish(
         leaks=tuple(split.leaks),
         warnings=tuple(delta_warnings(cfg, split.n_train)),
         per_class=tuple(per_class),
+        per_group=tuple(per_group),
         canaries=None if audit is None else audit.get("canaries"),
         audit=audit,
         accounting_check=checked,

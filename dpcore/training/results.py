@@ -34,6 +34,7 @@ DIAGNOSTIC_FIELDS = (
     "classes_seen",
     "diverged",
     "per_class",
+    "per_group",
     "audit",
     "accounting_check",
 )
@@ -101,6 +102,8 @@ class TrainMetrics:
     warnings: tuple = ()
     #: accuracy per class on the test rows, each with its count and a 95% interval (who pays for privacy)
     per_class: tuple = ()
+    #: accuracy per category of each categorical feature column (sex, a declared upload column): who pays, by group
+    per_group: tuple = ()
     # the run's own audit (dpcore.training.self_audit): canaries, one-run (ε, δ) and f-DP bounds, the scores audit,
     # the heuristic, every figure with its kind and the verdict; and what the loop did against what the accountant
     # was told (dpcore.training.accounting_check)
@@ -118,7 +121,7 @@ class TrainMetrics:
         out = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if f.name in ("history", "per_class"):
+            if f.name in ("history", "per_class", "per_group"):
                 v = [dict(h) for h in v]
             elif isinstance(v, tuple):
                 v = list(v)
@@ -138,7 +141,7 @@ class TrainMetrics:
         kw.setdefault("dataset", "")
         kw.setdefault("model", "")
         kw.setdefault("private", kw.get("epsilon") is not None)
-        for k in ("history", "leaks", "warnings", "per_class"):
+        for k in ("history", "leaks", "warnings", "per_class", "per_group"):
             kw[k] = tuple(kw.get(k) or ())
         if kw.get("classes_seen") is not None:
             kw["classes_seen"] = tuple(kw["classes_seen"])
@@ -224,6 +227,17 @@ def divergence(history, n_classes: int = 2) -> str | None:
     return None
 
 
+def _accuracy(k: int, n: int) -> dict:
+    """``k`` right of ``n`` test rows: the accuracy (None without rows) and its 95% Clopper–Pearson interval,
+    rounded outwards."""
+    lo, hi = clopper_pearson(k, n, 0.05) if n else (0.0, 1.0)
+    return {
+        "n_test": int(n),
+        "accuracy": None if n == 0 else claims.diagnostic(k / n),
+        "interval": [claims.rounded(float(lo), 3, up=False), claims.rounded(float(hi), 3, up=True)],
+    }
+
+
 def per_class_accuracy(y_true, y_pred, class_names, n_classes: int) -> list[dict]:
     """Accuracy per true class on the test rows, each with its count and a 95% Clopper–Pearson interval (rounded
     outwards). A diagnostic on private rows: not covered by ε."""
@@ -231,16 +245,43 @@ def per_class_accuracy(y_true, y_pred, class_names, n_classes: int) -> list[dict
     out = []
     for c in range(int(n_classes)):
         sel = yt == c
-        n = int(sel.sum())
-        k = int((yp[sel] == c).sum())
-        lo, hi = clopper_pearson(k, n, 0.05) if n else (0.0, 1.0)
         out.append(
             {
                 "class": c,
                 "name": str(class_names[c]) if c < len(class_names) else str(c),
-                "n_test": n,
-                "accuracy": None if n == 0 else claims.diagnostic(k / n),
-                "interval": [claims.rounded(float(lo), 3, up=False), claims.rounded(float(hi), 3, up=True)],
+                **_accuracy(int((yp[sel] == c).sum()), int(sel.sum())),
             }
         )
+    return out
+
+
+#: The group of a test row whose categorical column holds none of its declared categories (a missing value).
+NO_CATEGORY = "(none of its categories)"
+
+
+def per_group_accuracy(X, y_true, y_pred, layout) -> list[dict]:
+    """Accuracy per subgroup on the test rows: for each categorical feature column of ``layout`` (its one-hot
+    block in ``X``; the public or declared categories of a built-in table or an upload), each category's test rows,
+    right answers and 95% Clopper–Pearson interval, and the rows with none of them when there are any. At most
+    :data:`~dpcore.limits.SUBGROUP_MAX_COLUMNS` columns of at most :data:`~dpcore.limits.SUBGROUP_MAX_GROUPS`
+    categories (the first in the table's order). A diagnostic on private rows: not covered by ε."""
+    from .. import limits
+
+    X = np.asarray(X)
+    right = np.asarray(y_true).ravel() == np.asarray(y_pred).ravel()
+    cols = [
+        e
+        for e in layout or ()
+        if e.get("kind") == "categories" and 0 < len(e.get("categories") or ()) <= limits.SUBGROUP_MAX_GROUPS
+    ][: limits.SUBGROUP_MAX_COLUMNS]
+    out = []
+    for e in cols:
+        block = X[:, list(e["indices"])]
+        has = block.max(axis=1) > 0.5
+        which = np.where(has, block.argmax(axis=1), -1)
+        groups = [(str(c), which == j) for j, c in enumerate(e["categories"])]
+        if not has.all():
+            groups.append((NO_CATEGORY, ~has))
+        for name, sel in groups:
+            out.append({"column": str(e["name"]), "group": name, **_accuracy(int(right[sel].sum()), int(sel.sum()))})
     return out

@@ -81,17 +81,23 @@ def exposure(result: dict) -> None:
 
 
 def who_pays(result: dict) -> None:
-    """Who pays for privacy: each class's test accuracy per ε beside the non-private model's, with 95% intervals."""
-    table = sweep_who_pays.who_pays(result)
-    if not table:
+    """Who pays for privacy: each class's (and each subgroup's: the categories of the data's categorical columns)
+    test accuracy per ε beside the non-private model's, with 95% intervals."""
+    classes, groups = sweep_who_pays.who_pays(result), sweep_who_pays.who_pays(result, by="subgroup")
+    if not classes and not groups:
         return
-    with st.expander("Who pays for privacy: accuracy per class", icon=":material/groups:"):
-        st.markdown(md(sweep_who_pays.reading(table)))
-        st.dataframe(pd.DataFrame(sweep_who_pays.shown(table)), hide_index=True, key="pu_who_pays")
+    title = "Who pays for privacy: accuracy per class" + (" and subgroup" if groups else "")
+    with st.expander(title, icon=":material/groups:"):
+        for table, key in ((classes, "pu_who_pays"), (groups, "pu_who_pays_groups")):
+            if table:
+                st.markdown(md(sweep_who_pays.reading(table)))
+                st.dataframe(pd.DataFrame(sweep_who_pays.shown(table)), hide_index=True, key=key)
         st.caption(
             ":orange-badge[Not covered by ε] computed on the private test rows. Each accuracy is the median seed's "
-            "model, with that model's 95% interval and the number of test rows it is measured on. A class pays more "
-            "only where its interval lies wholly below the non-private model's: small classes have wide intervals."
+            "model, with that model's 95% interval and the number of test rows it is measured on. A class or "
+            "subgroup pays more only where its interval lies wholly below the non-private model's: small ones have "
+            "wide intervals. Subgroups are the categories of the data's categorical columns (public, or declared by "
+            "its owner)."
         )
 
 

@@ -216,10 +216,10 @@ def promise_section(m: TrainMetrics) -> None:
 
 
 def per_class_section(m: TrainMetrics, bm: TrainMetrics | None) -> None:
-    """Who pays: each class's test accuracy with its 95% interval and test rows, beside the non-private twin's."""
-    if not m.per_class:
+    """Who pays: each class's (and each subgroup's: the categories of the categorical feature columns) test accuracy
+    with its 95% interval and test rows, beside the non-private twin's."""
+    if not m.per_class and not m.per_group:
         return
-    twin = {int(c["class"]): c for c in (bm.per_class if bm is not None else ())}
 
     def acc(c):
         return "—" if c.get("accuracy") is None else claims.percent(c["accuracy"], 1, up=False)
@@ -228,24 +228,51 @@ def per_class_section(m: TrainMetrics, bm: TrainMetrics | None) -> None:
         lo, hi = c["interval"]
         return f"{claims.percent(lo, 1, up=False)}–{claims.percent(hi, 1, up=True)}"
 
-    rows = []
-    for c in m.per_class:
-        t = twin.get(int(c["class"]))
-        rows.append(
-            {
-                "class": str(c["name"]),
-                "test rows": int(c["n_test"]),
-                "accuracy": acc(c),
-                "95% interval": interval(c),
-                "non-private twin": "—" if t is None else acc(t),
-                "twin's 95% interval": "—" if t is None else interval(t),
-            }
-        )
-    with st.expander("Who pays for privacy: accuracy per class", icon=":material/groups:"):
-        st.dataframe(rows, hide_index=True, key="tr_per_class")
+    def rows(entries, twins, key, label):
+        out = []
+        for c in entries:
+            t = twins.get(key(c))
+            out.append(
+                {
+                    **label(c),
+                    "test rows": int(c["n_test"]),
+                    "accuracy": acc(c),
+                    "95% interval": interval(c),
+                    "non-private twin": "—" if t is None else acc(t),
+                    "twin's 95% interval": "—" if t is None else interval(t),
+                    # a difference only where the intervals say so
+                    "pays more": "—"
+                    if t is None or c.get("accuracy") is None or t.get("accuracy") is None
+                    else ("yes" if c["interval"][1] < t["interval"][0] else "not shown"),
+                }
+            )
+        return out
+
+    def by_class(c):
+        return int(c["class"])
+
+    def by_group(c):
+        return (str(c["column"]), str(c["group"]))
+
+    twin_classes = {by_class(c): c for c in (bm.per_class if bm is not None else ())}
+    twin_groups = {by_group(c): c for c in (bm.per_group if bm is not None else ())}
+    title = "Who pays for privacy: accuracy per class" + (" and subgroup" if m.per_group else "")
+    with st.expander(title, icon=":material/groups:"):
+        if m.per_class:
+            table = rows(m.per_class, twin_classes, by_class, lambda c: {"class": str(c["name"])})
+            st.dataframe(table, hide_index=True, key="tr_per_class")
+        if m.per_group:
+            st.markdown(
+                "**By subgroup**: each category of the data's categorical columns (public or declared by the data's "
+                "owner), on the same test rows."
+            )
+            table = rows(
+                m.per_group, twin_groups, by_group, lambda c: {"column": str(c["column"]), "group": str(c["group"])}
+            )
+            st.dataframe(table, hide_index=True, key="tr_per_group")
         st.caption(
-            ":orange-badge[Not covered by ε] computed on the private test rows. A class loses more than another "
-            "only where the intervals say so: a class with few test rows has a wide interval."
+            ":orange-badge[Not covered by ε] computed on the private test rows. A class or group loses more than "
+            'the twin only where the intervals say so ("pays more": yes): few test rows give a wide interval.'
         )
 
 

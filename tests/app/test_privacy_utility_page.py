@@ -400,3 +400,24 @@ def test_a_finished_sweep_says_who_pays_for_privacy(chdir_root, dp_home):
     assert "at ε = 1, rare (20.0% of 20 test rows, against 90.0% without DP)" in shown
     table = next(d for d in at.dataframe if "pays more" in d.value.columns)
     assert set(table.value["test rows"]) == {200, 20} and "yes" in set(table.value["pays more"])
+
+
+def test_a_sweep_with_subgroups_says_which_pays(chdir_root, dp_home):
+    """An upload's (or the medical table's) categorical columns: each category's accuracy per ε in the same
+    expander, under the classes', the reading in its own words."""
+    from tests.dpcore.sweep.helpers import headline_result
+    from tests.dpcore.sweep.test_who_pays import with_per_group
+
+    res = with_per_group(headline_result(owner=ME))
+    sweep_runs.save(
+        {"id": "20250101-000000-d4d4", "name": "who pays", "created": 1.0, "status": "done", "config": res["config"]}
+        | {"jobs": [], "failed": [], "result": res, "owner": ME}
+    )
+    at = open_page(PAGE, owner=ME)
+    at.selectbox(key="pu_sweep").set_value("20250101-000000-d4d4").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(e.label == "Who pays for privacy: accuracy per class and subgroup" for e in at.expander)
+    shown = _texts(at).replace("\\", "")
+    assert "the subgroup that loses most accuracy" in shown and "sex = X (25.0% of 20 test rows" in shown
+    groups = next(d.value for d in at.dataframe if "subgroup" in d.value.columns)
+    assert list(groups["subgroup"].unique()) == ["sex = F", "sex = X"] and "yes" in set(groups["pays more"])

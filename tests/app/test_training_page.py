@@ -233,6 +233,12 @@ def test_an_upload_trains_with_its_declared_bounds_and_says_so(chdir_root, monke
         ids = " ".join(b.proto.id for b in at.get("download_button"))
         assert "tr_dl_py" in ids and "tr_dl_ipynb" in ids
         assert "clinic.csv" in at.selectbox(key="tr_pick").format_func(job_id)  # named by its own file name
+        # who pays by subgroup: the declared categories of city, each with its test rows, beside the twin's
+        assert any(e.label == "Who pays for privacy: accuracy per class and subgroup" for e in at.expander)
+        groups = next(d.value for d in at.dataframe if "group" in d.value.columns)
+        assert list(groups["group"]) == ["a", "b"] and (groups["column"] == "city").all()
+        assert groups["test rows"].sum() == job["result"]["n_test"]
+        assert groups["non-private twin"].str.endswith("%").all()
     finally:
         workers.shutdown_workers()
 

@@ -91,3 +91,58 @@ def test_exposure_by_class_from_the_members_proved_epsilon():
         "common": "0.1",
         "rare": "2",
     }
+
+
+def _group_point(eps, seed, right, n=(200, 20)):
+    """A point whose model gets ``right[i]`` of subgroup i's ``n[i]`` test rows right (sex = F, then sex = X)."""
+    p = _point(eps, seed, right, n)
+    groups = [
+        {"column": "sex", "group": g, **{k: e[k] for k in ("n_test", "accuracy", "interval")}}
+        for g, e in zip(("F", "X"), p.pop("per_class"))
+    ]
+    return {**p, "per_group": groups}
+
+
+def test_subgroups_pay_with_the_same_rule_and_their_own_words():
+    baselines = [_group_point(None, 0, (196, 19))]
+    points = [_group_point(1.0, s, (190, k)) for s, k in enumerate((4, 6, 5))] + [_group_point(8.0, 0, (194, 16))]
+    res = {"points": points, "baselines": baselines}
+    assert who_pays(res) is None  # no per-class entries stored: nothing by class
+    t = who_pays(res, by="subgroup")
+    assert t["unit"] == "subgroup" and [b["name"] for b in t["baseline"]] == ["sex = F", "sex = X"]
+    rows = {(r["epsilon"], r["name"]): r for r in t["rows"]}
+    assert rows[(1.0, "sex = X")]["accuracy"] == 0.25 and rows[(1.0, "sex = X")]["pays_more"]
+    assert rows[(1.0, "sex = F")]["pays_more"] is False and rows[(8.0, "sex = X")]["pays_more"] is False
+    shown = shown_rows(t)
+    assert "subgroup" in shown[0] and "class" not in shown[0] and "members audited" not in shown[0]
+    words = reading(t)
+    assert words.startswith("Who pays for privacy: the subgroup that loses most accuracy")
+    assert "at ε = 1, sex = X (25.0% of 20 test rows, against 95.0% without DP)" in words
+    assert "per-subgroup test accuracy, not covered by ε" in words
+
+
+def with_per_group(res):
+    """with_per_class's fixture with subgroups too: sex = X loses accuracy at ε = 1."""
+    res = with_per_class(res)
+    x = {None: 19, 1.0: 5, 8.0: 17}
+    for p in [*res["baselines"], *res["points"]]:
+        p["per_group"] = _group_point(p["epsilon"], p["seed"], (190, x[p["epsilon"]]))["per_group"]
+    return res
+
+
+def test_the_report_says_which_subgroup_pays(dp_home):
+    from dpcore.jobs.owners import CLI
+    from dpcore.report import document as report
+    from dpcore.sweep import runs as sweep_runs
+    from tests.dpcore.sweep.helpers import headline_result
+
+    res = with_per_group(headline_result())
+    sweep_runs.save(
+        {"id": "20250101-000000-c3c3", "name": "who pays", "created": 1.0, "status": "done", "config": res["config"]}
+        | {"jobs": [], "failed": [], "result": res, "owner": "cli"}
+    )
+    sec = report.sweep_section("20250101-000000-c3c3", caller=CLI)
+    text = " ".join(str(p) for p in sec.paragraphs)
+    assert "the class that loses most" in text and "the subgroup that loses most" in text
+    assert "at ε = 1, sex = X (25.0% of 20 test rows" in text
+    assert any("subgroup" in t.columns for t in sec.tables) and any("class" in t.columns for t in sec.tables)
