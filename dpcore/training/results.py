@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import claims
+from .. import claims, limits
 from ..attacks.audit import clopper_pearson
 from ..storage.jsonio import dumps
 from .config import N_PUBLIC_NOTE, TrainConfig
@@ -265,8 +265,6 @@ def per_group_accuracy(X, y_true, y_pred, layout) -> list[dict]:
     right answers and 95% Clopper–Pearson interval, and the rows with none of them when there are any. At most
     :data:`~dpcore.limits.SUBGROUP_MAX_COLUMNS` columns of at most :data:`~dpcore.limits.SUBGROUP_MAX_GROUPS`
     categories (the first in the table's order). A diagnostic on private rows: not covered by ε."""
-    from .. import limits
-
     X = np.asarray(X)
     right = np.asarray(y_true).ravel() == np.asarray(y_pred).ravel()
     cols = [
