@@ -155,7 +155,7 @@ def _mnist_arrays(path: str):
 def _given(value: str | None, what: str) -> str:
     """A setting a validated TrainConfig holds for its kind of dataset."""
     if value is None:
-        raise DPError(f"this training configuration names no {what}; build it with TrainConfig(...)")
+        raise DPError(f"this training configuration does not name {what}; build it with TrainConfig(...)")
     return value
 
 

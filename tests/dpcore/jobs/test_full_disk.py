@@ -114,7 +114,9 @@ def test_a_full_disk_during_a_dp_synthetic_release_ends_it_failed_with_the_stora
 
 def test_a_full_disk_during_a_training_run_ends_it_failed_and_the_worker_goes_on(small_disk):
     fill, free = small_disk
-    train = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0, "epochs": 200, "batch_size": 64}
+    # 3,000 epochs: ~6 s of steps on a quiet machine, so the heartbeat (1 s) records the training phase (200 epochs
+    # took 0.4 s and sometimes ended before it was ever written)
+    train = {"dataset": "breast_cancer", "model": "logreg", "epsilon": 2.0, "epochs": 3000, "batch_size": 64}
     job_id = store.submit(registry.TRAIN, train, owner=OWNER, group=registry.TRAIN_GROUP)
     _fails_with_the_storage_message(job_id, fill, free, phase="training")
     later = store.submit("demo.sleep", {"steps": 2, "seconds": 0.0}, owner=OWNER)
