@@ -2,8 +2,9 @@
 
 The file has two roles. ``streamlit run app.py`` finds ``app`` below (Streamlit's ``st.App``), imports this file
 once under its own name and serves it through that app, whose additions to Streamlit's server are the visitor
-cookie (:mod:`pages.ui.visitor_cookie`: the identity a browser keeps, so a reload finds its work again) and, when
-it starts, the pages' imports in the background (:mod:`pages.ui.warmup`). Every
+cookie (:mod:`pages.ui.visitor_cookie`: the identity a browser keeps, so a reload finds its work again), Streamlit's
+hashed assets answered from memory (:mod:`pages.ui.static_cache`) and, when it starts, the pages' imports in the
+background (:mod:`pages.ui.warmup`). Every
 session's script run then executes the file as ``__main__``: the page setup and the navigation.
 """
 
@@ -16,6 +17,7 @@ if __name__ != "__main__":  # the server's import: the ASGI app, nothing of the 
     from streamlit import config
 
     from pages.ui import warmup
+    from pages.ui.static_cache import StaticAssetCache
     from pages.ui.visitor_cookie import VisitorCookie
 
     @asynccontextmanager
@@ -25,7 +27,10 @@ if __name__ != "__main__":  # the server's import: the ASGI app, nothing of the 
 
     app = st.App(
         __file__,
-        middleware=[Middleware(VisitorCookie, base_url=config.get_option("server.baseUrlPath"))],
+        middleware=[
+            Middleware(StaticAssetCache, base_url=config.get_option("server.baseUrlPath")),
+            Middleware(VisitorCookie, base_url=config.get_option("server.baseUrlPath")),
+        ],
         lifespan=_lifespan,
     )
 

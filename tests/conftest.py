@@ -28,6 +28,24 @@ def cheap_key_hashes(request, monkeypatch):
         monkeypatch.setattr(identities, "_SCRYPT", {**identities._SCRYPT, "n": 2**10})
 
 
+def _scan_components_once() -> None:
+    """Every AppTest scans the installed distributions for Streamlit components when it first runs (its own
+    ``BidiComponentManager``, ``scan_component_manifests``: 0.27 s of CPU reading ~150 packages' metadata, most of a
+    page test's first run, against ~20 ms for the page itself). The installed packages do not change while the
+    tests run, so the scan is done once per process and its answer reused: each AppTest still registers what it
+    finds in a manager of its own. The server the browser tests start is another process and scans as usual."""
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    cached = functools.lru_cache(maxsize=None)(lambda: tuple(scan()))
+    manifest_scanner.scan_component_manifests = functools.wraps(scan)(lambda *_a, **_k: list(cached()))
+
+
+_scan_components_once()
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return ROOT
