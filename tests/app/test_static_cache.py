@@ -106,3 +106,65 @@ def test_the_cache_never_holds_more_than_its_limit(monkeypatch):
     assert inner.calls.count("/static/js/a.js") == 1 and inner.calls.count("/static/js/b.js") == 1
     assert inner.calls.count("/static/js/c.js") == 2  # 30 bytes would pass the limit: c is always served anew
     assert app._bytes == 20
+
+
+class SlowStreamlit(FakeStreamlit):
+    """Answers only once ``release`` is set: the first request's file is still being read."""
+
+    def __init__(self, release):
+        super().__init__()
+        self.release = release
+
+    async def __call__(self, scope, receive, send):
+        await self.release.wait()
+        await super().__call__(scope, receive, send)  # counts the call
+
+
+def _together(app, n, release_after):
+    """``n`` GETs of one asset at once in one event loop; ``release`` set after ``release_after`` s."""
+    import asyncio
+
+    async def main():
+        release = asyncio.Event()
+        app.app.release = release
+        out = [[] for _ in range(n)]
+
+        async def one(i):
+            async def send(message):
+                out[i].append(message)
+
+            async def receive():
+                return {"type": "http.request"}
+
+            scope = {"type": "http", "method": "GET", "path": "/static/js/a.js", "headers": []}
+            await app(scope, receive, send)
+
+        tasks = [asyncio.create_task(one(i)) for i in range(n)]
+        await asyncio.sleep(release_after)
+        release.set()
+        await asyncio.gather(*tasks)
+        return [b"".join(m.get("body", b"") for m in o if m["type"] == "http.response.body") for o in out]
+
+    bodies = []
+    _run(_collect(main, bodies))
+    return bodies[0]
+
+
+async def _collect(main, into):
+    into.append(await main())
+
+
+def test_browsers_asking_at_once_share_the_first_answer():
+    """A fresh server's twenty visitors ask for the same files at the same moment: Streamlit answers once."""
+    inner = SlowStreamlit(None)
+    app = StaticAssetCache(inner)
+    assert _together(app, 6, release_after=0.1) == [b"console.log(1)"] * 6
+    assert inner.calls == ["/static/js/a.js"]  # one read of the file for six browsers
+
+
+def test_a_slow_first_answer_holds_the_others_back_no_longer_than_the_wait(monkeypatch):
+    monkeypatch.setattr(static_cache, "COALESCE_WAIT_S", 0.05)
+    inner = SlowStreamlit(None)
+    app = StaticAssetCache(inner)
+    assert _together(app, 4, release_after=0.3) == [b"console.log(1)"] * 4
+    assert inner.calls == ["/static/js/a.js"] * 4  # each waited 0.05 s, then asked Streamlit itself
