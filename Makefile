@@ -50,8 +50,8 @@ install-test: $(VENV)/.requirements-dev.stamp $(VENV)/.requirements-ray.stamp $(
 
 # The whole suite on one pytest-xdist worker per core, each test file whole on one worker (--dist loadfile: a
 # browser module's server and surveys start once), the real-browser and Ray files handed out first
-# (tests/conftest.py). 19 min 11 s on 2 cores, against 26 min in one process; four workers on 2 cores were no
-# faster (19 min 32 s, load 18, a Ray sweep past its 150 s). `make test PYTEST_WORKERS=0` runs it in one process.
+# (tests/conftest.py). 10 min 27 s on 2 cores in a fresh clone's .ci/run (2026-12-04; 26 min in one process); four
+# workers on 2 cores were no faster (a Ray sweep ran past its 150 s). `make test PYTEST_WORKERS=0`: one process.
 PYTEST_WORKERS ?= auto
 PYTEST_DIST ?= --dist loadfile --no-loadscope-reorder
 FAST_WORKERS ?= auto
@@ -59,7 +59,7 @@ FAST_WORKERS ?= auto
 test: install-test
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_DIST)
 
-# The fast lane: everything but the real-browser, Ray and slow tests (2 min 49 s on 2 cores).
+# The fast lane: everything but the real-browser, Ray and slow tests (1 min 50 s on 2 cores).
 test-fast: install-test
 	$(PY) -m pytest -n $(FAST_WORKERS) -m "not e2e and not slow and not ray"
 
