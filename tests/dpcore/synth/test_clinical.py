@@ -38,11 +38,14 @@ def test_gbsg2_releases_with_all_its_columns(generator):
     cfg = R.SynthConfig(1.0, 0.0 if generator == "mst" else 1e-6, generator)
     rel = R.release(df, schema, cfg)
     _check(rel, df, schema, cfg)
-    # what it keeps: the 1-way shares of the categories are near the real ones (ε = 1, 686 rows)
+    # what it keeps: the 1-way shares of the categories are near the real ones (ε = 1, 686 rows). Over 488 MST
+    # releases horTh's largest share error had median 0.022, 99th percentile 0.099 and maximum 0.137 (its rows
+    # alone give 0.019 of sampling error); 0.2 leaves room for that tail and still fails a column drawn all in one
+    # category (0.42 for horTh, seen once before the sampler's guards)
     for col in ("horTh", "menostat", "tgrade", "cens"):
         real = df[col].astype(str).value_counts(normalize=True)
         syn = rel.table[col].astype(str).value_counts(normalize=True).reindex(real.index, fill_value=0)
-        assert np.abs(real - syn).max() < 0.15, (col, real.to_dict(), syn.to_dict())
+        assert np.abs(real - syn).max() < 0.2, (col, real.to_dict(), syn.to_dict())
 
 
 @pytest.mark.slow
