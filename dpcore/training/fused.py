@@ -41,9 +41,18 @@ class FusedDPSGD:
             for m in self.layers
         ]
         self.n_params = sum(m.weight.numel() for m in self.linears)
+        # each weight without its bias column, as views made once: the optimiser updates the weights in place
+        self._no_bias = [m.weight[:, :-1] for m in self.linears]
         self.clip, self.sigma, self.ebs, self.gen = float(clip), float(noise_multiplier), expected_batch_size, generator
         #: called with the noise added to the clipped sum each step (the accounting check's witness), or None
         self.on_noise = on_noise
+
+    def _minus_one(self, n: int, like):
+        """A column of ``n`` minus ones (the one-hot label's subtraction), kept between steps."""
+        col = getattr(self, "_ones", None)
+        if col is None or col.shape[0] < n or col.dtype != like.dtype or col.device != like.device:
+            col = self._ones = -like.new_ones((max(n, 2 * self.ebs), 1))
+        return col[:n]
 
     def backward(self, xb, yb):
         """Set ``p.grad`` of every Linear weight to the clipped, noised, averaged gradient; return the
@@ -75,20 +84,23 @@ class FusedDPSGD:
                 self.on_noise(noise * std)
             if n:
                 logp = F.log_softmax(h, dim=1)
-                loss = -logp.gather(1, yb[:, None]).sum()
-                g = logp.exp_()
-                g[torch.arange(n, device=g.device), yb] -= 1.0  # d(sum of per-sample losses)/d logits, row i = sample i
+                loss = F.nll_loss(logp, yb, reduction="sum")
+                # d(sum of per-sample losses)/d logits, row i = sample i: softmax minus the one-hot label
+                g = logp.exp_().scatter_add_(1, yb[:, None], self._minus_one(n, logp))
                 backprops = [None] * len(self.linears)
                 for i in range(len(self.linears) - 1, -1, -1):
                     backprops[i] = g
-                    if i:
+                    if i:  # down through W (its bias column left out) and the ReLU: ReLU's own backward op
                         w = self.linears[i].weight
-                        g = (g @ w[:, :-1]) * (pre[i - 1] > 0)
+                        if self._no_bias[i].data_ptr() != w.data_ptr():  # a weight replaced, not updated
+                            self._no_bias[i] = w[:, :-1]
+                        g = torch.ops.aten.threshold_backward(g @ self._no_bias[i], pre[i - 1], 0)
                 norms_sq = None
                 for g, a in zip(backprops, acts):  # |g_i a_iᵀ|² = |g_i|² |a_i|²
                     t = torch.linalg.vecdot(g, g) * torch.linalg.vecdot(a, a)
                     norms_sq = t if norms_sq is None else norms_sq + t
-                factor = (self.clip / (norms_sq.sqrt() + 1e-6)).clamp_(max=1.0)  # Opacus's flat clipping
+                # Opacus's flat clipping, min(1, C / (‖grad_i‖ + 1e-6)), as a column to scale each row of g
+                factor = (self.clip / (norms_sq.sqrt_() + 1e-6)).clamp_(max=1.0)[:, None]
             else:
                 loss = torch.zeros((), device=xb.device)
             offset = 0
@@ -100,7 +112,7 @@ class FusedDPSGD:
                 if n:
                     # grad = (σC·z + Σ_i c_i g_i a_iᵀ) / expected batch size, in one fused op
                     w.grad = torch.addmm(
-                        base, (backprops[i] * factor[:, None]).T, acts[i], beta=std / self.ebs, alpha=1.0 / self.ebs
+                        base, (backprops[i] * factor).T, acts[i], beta=std / self.ebs, alpha=1.0 / self.ebs
                     )
                 else:  # empty Poisson batch: the update is noise only
                     w.grad = base * (std / self.ebs)
