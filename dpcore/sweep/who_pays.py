@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import claims
+from ..training.results import pays_more, pays_more_text
 
 NOT_COVERED = (
     "per-class test accuracy and exposure: computed on private rows (test rows; audited training rows), not covered "
@@ -121,12 +122,12 @@ def who_pays(result: Mapping[str, Any], by: str = "class") -> dict[str, Any] | N
     for p in points:
         if p.get("epsilon") is not None:
             groups.setdefault(float(p["epsilon"]), []).append(p)
-    order = {c: i for i, c in enumerate(base)}  # the baseline's order (the table's), then any it lacks
+    order = {c: i for i, c in enumerate(base)}  # the baseline's order (the stored one: classes by index), then others
     rows = []
     for eps in sorted(groups):
         exposed = _exposure_by_class(groups[eps]) if field == "per_class" else {}
         found = _by(groups[eps], field)
-        for c in sorted(found, key=lambda c: (order.get(c, len(order)), str(c)) if field != "per_class" else c):
+        for c in sorted(found, key=lambda c: order.get(c, len(order))):
             e, b = found[c], base.get(c)
             rows.append(
                 {
@@ -136,12 +137,10 @@ def who_pays(result: Mapping[str, Any], by: str = "class") -> dict[str, Any] | N
                     "baseline_accuracy": None if b is None else b["accuracy"],
                     "baseline_interval": None if b is None else b["interval"],
                     "cost": None if b is None else round(b["accuracy"] - e["accuracy"], 4),
-                    # a difference claimed only when the intervals support it
-                    "pays_more": None if b is None else bool(e["interval"][1] < b["interval"][0]),
+                    "pays_more": pays_more(e, b),
                 }
             )
-    baseline = [base[c] for c in (sorted(base) if field == "per_class" else base)]
-    return {"rows": rows, "baseline": baseline, "unit": unit, "not_covered_by_epsilon": NOT_COVERED}
+    return {"rows": rows, "baseline": list(base.values()), "unit": unit, "not_covered_by_epsilon": NOT_COVERED}
 
 
 def most_paid(table: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -173,7 +172,7 @@ def shown(table: Mapping[str, Any] | None) -> list[dict[str, Any]]:
             if r["baseline_accuracy"] is None
             else claims.percent(r["baseline_accuracy"], 1, up=False),
             "non-private 95% interval": _pct_interval(r["baseline_interval"]),
-            "pays more": "—" if r["pays_more"] is None else ("yes" if r["pays_more"] else "not shown"),
+            "pays more": pays_more_text(r["pays_more"]),
             "members audited": r.get("exposure_members", "—"),
             "proved ε of its members (median)": "—"
             if r.get("exposure_median_proved") is None

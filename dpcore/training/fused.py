@@ -43,13 +43,14 @@ class FusedDPSGD:
         self.n_params = sum(m.weight.numel() for m in self.linears)
         # each weight without its bias column, as views made once: the optimiser updates the weights in place
         self._no_bias = [m.weight[:, :-1] for m in self.linears]
+        self._ones = None  # a column of minus ones, made on the first step (see _minus_one)
         self.clip, self.sigma, self.ebs, self.gen = float(clip), float(noise_multiplier), expected_batch_size, generator
         #: called with the noise added to the clipped sum each step (the accounting check's witness), or None
         self.on_noise = on_noise
 
     def _minus_one(self, n: int, like):
         """A column of ``n`` minus ones (the one-hot label's subtraction), kept between steps."""
-        col = getattr(self, "_ones", None)
+        col = self._ones
         if col is None or col.shape[0] < n or col.dtype != like.dtype or col.device != like.device:
             col = self._ones = -like.new_ones((max(n, 2 * self.ebs), 1))
         return col[:n]

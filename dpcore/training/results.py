@@ -238,6 +238,20 @@ def _accuracy(k: int, n: int) -> dict:
     }
 
 
+def pays_more(entry: Mapping[str, Any] | None, baseline: Mapping[str, Any] | None) -> bool | None:
+    """Whether a class or subgroup pays more for privacy than without it: only when its accuracy's 95% interval
+    lies wholly below the non-private model's (a difference claimed only where the intervals support it). None
+    when either has no accuracy."""
+    if not entry or not baseline or entry.get("accuracy") is None or baseline.get("accuracy") is None:
+        return None
+    return bool(entry["interval"][1] < baseline["interval"][0])
+
+
+def pays_more_text(flag: bool | None) -> str:
+    """:func:`pays_more` as a table says it: "yes", "not shown" (the intervals overlap) or "—" (nothing to compare)."""
+    return "—" if flag is None else ("yes" if flag else "not shown")
+
+
 def per_class_accuracy(y_true, y_pred, class_names, n_classes: int) -> list[dict]:
     """Accuracy per true class on the test rows, each with its count and a 95% Clopper–Pearson interval (rounded
     outwards). A diagnostic on private rows: not covered by ε."""

@@ -19,7 +19,6 @@ This module imports nothing of Streamlit: it runs in the server, around every re
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
 
 #: The most the cache holds, in bytes of bodies (Streamlit's static folder holds ~25 MB).
@@ -40,8 +39,7 @@ class StaticAssetCache:
         self.prefix = ("/" + base if base else "") + "/static/"
         self._entries: dict[str, tuple[list, bytes]] = {}
         self._inflight: dict[str, asyncio.Event] = {}  # paths whose first answer is on its way
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._bytes = 0  # one event loop reads and writes these: no lock
 
     def _cacheable(self, scope: dict) -> bool:
         return (
@@ -96,8 +94,7 @@ class StaticAssetCache:
         control = b", ".join(v for k, v in headers if k.lower() == b"cache-control")
         if start.get("status") != 200 or b"immutable" not in control:
             return
-        with self._lock:
-            if path in self._entries or self._bytes + len(body) > MAX_BYTES:
-                return
-            self._entries[path] = (headers, body)
-            self._bytes += len(body)
+        if path in self._entries or self._bytes + len(body) > MAX_BYTES:
+            return
+        self._entries[path] = (headers, body)
+        self._bytes += len(body)

@@ -15,7 +15,7 @@ from dpcore.statements import release
 from dpcore.sweep import summary as sweep_summary
 from dpcore.textsafe import md, md_message
 from dpcore.training.job import baseline_params
-from dpcore.training.results import TrainMetrics
+from dpcore.training.results import TrainMetrics, pays_more, pays_more_text
 from pages.ui.common import chart, clicked, code_downloads, guarded
 
 acc_text = sweep_summary.accuracy_text
@@ -240,10 +240,7 @@ def per_class_section(m: TrainMetrics, bm: TrainMetrics | None) -> None:
                     "95% interval": interval(c),
                     "non-private twin": "—" if t is None else acc(t),
                     "twin's 95% interval": "—" if t is None else interval(t),
-                    # a difference only where the intervals say so
-                    "pays more": "—"
-                    if t is None or c.get("accuracy") is None or t.get("accuracy") is None
-                    else ("yes" if c["interval"][1] < t["interval"][0] else "not shown"),
+                    "pays more": pays_more_text(pays_more(c, t)),  # only where the intervals say so
                 }
             )
         return out

@@ -29,8 +29,6 @@ import threading
 from pathlib import Path
 
 PAGES = Path(__file__).resolve().parents[1]
-#: Seconds after the server starts before the imports begin (the first visitor would wait for them anyway).
-DELAY_S = 0.0
 #: Never imported here, whatever a page names: heavy, and only some pages' actions need them.
 HEAVY = ("torch", "opacus", "opendp", "jax", "sklearn", "ray")
 #: Nor the pages' own helpers (``pages.ui.common`` acts on its first import in a session, e.g. a deep link's
@@ -81,17 +79,16 @@ def _warm_once() -> None:
 
 def ensure() -> None:
     """Return once the warm-up has finished: at once when it has, after it when it is running, after running it
-    here when it has not begun (a visitor before the timer fired, or a test's app). Called by every script run."""
+    here when it has not begun (a test's app, or a script before the thread began). Called by every script run."""
     if not _done.is_set():
         _warm_once()
 
 
-def start(delay: float = DELAY_S) -> bool:
-    """Start the warm-up thread once per process (later calls do nothing). Returns whether this call started it."""
+def start() -> bool:
+    """Start the warm-up thread once per process (later calls do nothing). Returns whether this call started it.
+    It starts at once: a visitor would wait for the imports anyway (:func:`ensure`)."""
     if _started.is_set():
         return False
     _started.set()
-    timer = threading.Timer(delay, _warm_once)  # a thread that waits ``delay`` first; scripts wait in ensure()
-    timer.name, timer.daemon = "dp-explorer-warm-up", True
-    timer.start()
+    threading.Thread(target=_warm_once, name="dp-explorer-warm-up", daemon=True).start()
     return True

@@ -385,13 +385,9 @@ def test_a_dp_median_above_the_baseline_says_why(chdir_root, dp_home):
 def test_a_finished_sweep_says_who_pays_for_privacy(chdir_root, dp_home):
     """Each class's accuracy per ε beside the non-private model's, with 95% intervals and test rows, in an expander."""
     from tests.dpcore.sweep.helpers import headline_result
-    from tests.dpcore.sweep.test_who_pays import with_per_class
+    from tests.dpcore.sweep.test_who_pays import save_done_sweep, with_per_class
 
-    res = with_per_class(headline_result(owner=ME))
-    sweep_runs.save(
-        {"id": "20250101-000000-b2b2", "name": "who pays", "created": 1.0, "status": "done", "config": res["config"]}
-        | {"jobs": [], "failed": [], "result": res, "owner": ME}
-    )
+    save_done_sweep("20250101-000000-b2b2", with_per_class(headline_result(owner=ME)), owner=ME)
     at = open_page(PAGE, owner=ME)
     at.selectbox(key="pu_sweep").set_value("20250101-000000-b2b2").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -406,13 +402,9 @@ def test_a_sweep_with_subgroups_says_which_pays(chdir_root, dp_home):
     """An upload's (or the medical table's) categorical columns: each category's accuracy per ε in the same
     expander, under the classes', the reading in its own words."""
     from tests.dpcore.sweep.helpers import headline_result
-    from tests.dpcore.sweep.test_who_pays import with_per_group
+    from tests.dpcore.sweep.test_who_pays import save_done_sweep, with_per_group
 
-    res = with_per_group(headline_result(owner=ME))
-    sweep_runs.save(
-        {"id": "20250101-000000-d4d4", "name": "who pays", "created": 1.0, "status": "done", "config": res["config"]}
-        | {"jobs": [], "failed": [], "result": res, "owner": ME}
-    )
+    save_done_sweep("20250101-000000-d4d4", with_per_group(headline_result(owner=ME)), owner=ME)
     at = open_page(PAGE, owner=ME)
     at.selectbox(key="pu_sweep").set_value("20250101-000000-d4d4").run()
     assert not at.exception, [e.value for e in at.exception]

@@ -34,8 +34,8 @@ def test_warm_skips_what_is_not_a_module_and_imports_no_heavy_library():
 def test_start_runs_once_per_process(monkeypatch):
     _fresh(monkeypatch)
     monkeypatch.setattr(warmup, "warm", lambda names=None: [])
-    assert warmup.start(delay=0) is True
-    assert warmup.start(delay=0) is False
+    assert warmup.start() is True
+    assert warmup.start() is False
 
 
 def _fresh(monkeypatch):
@@ -58,7 +58,7 @@ def test_a_script_waits_for_a_warm_up_under_way(monkeypatch):
         return []
 
     monkeypatch.setattr(warmup, "warm", slow_warm)
-    assert warmup.start(delay=0)
+    assert warmup.start()
     assert inside.wait(10)
     script = threading.Thread(target=lambda: (warmup.ensure(), calls.append("script")))
     script.start()
@@ -71,7 +71,7 @@ def test_a_script_waits_for_a_warm_up_under_way(monkeypatch):
     assert calls.count("warm") == 1
 
 
-def test_a_script_before_the_timer_runs_the_warm_up_itself_once(monkeypatch):
+def test_a_script_before_the_warm_up_thread_runs_the_warm_up_itself_once(monkeypatch):
     _fresh(monkeypatch)
     calls = []
     monkeypatch.setattr(warmup, "warm", lambda names=None: calls.append("warm") or [])
@@ -81,6 +81,6 @@ def test_a_script_before_the_timer_runs_the_warm_up_itself_once(monkeypatch):
     for t in threads:
         t.join(10)
     assert calls == ["warm"]
-    assert warmup.start(delay=0)  # the timer still starts, and finds the work done
+    assert warmup.start()  # the thread still starts, and finds the work done
     time.sleep(0.2)
     assert calls == ["warm"]

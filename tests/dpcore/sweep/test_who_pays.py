@@ -53,19 +53,29 @@ def with_per_class(res):
     return res
 
 
-def test_the_report_says_who_pays(dp_home):
+def save_done_sweep(sweep_id, res, owner="cli"):
+    """Store ``res`` as the result of a finished sweep ``sweep_id`` of ``owner`` (the page and report tests')."""
+    from dpcore.sweep import runs as sweep_runs
+
+    sweep_runs.save(
+        {"id": sweep_id, "name": "who pays", "created": 1.0, "status": "done", "config": res["config"]}
+        | {"jobs": [], "failed": [], "result": res, "owner": owner}
+    )
+
+
+def _report_section(sweep_id, res):
     from dpcore.jobs.owners import CLI
     from dpcore.report import document as report
-    from dpcore.sweep import runs as sweep_runs
+
+    save_done_sweep(sweep_id, res)
+    sec = report.sweep_section(sweep_id, caller=CLI)
+    return sec, " ".join(str(p) for p in sec.paragraphs)
+
+
+def test_the_report_says_who_pays(dp_home):
     from tests.dpcore.sweep.helpers import headline_result
 
-    res = with_per_class(headline_result())
-    sweep_runs.save(
-        {"id": "20250101-000000-a1a1", "name": "who pays", "created": 1.0, "status": "done", "config": res["config"]}
-        | {"jobs": [], "failed": [], "result": res, "owner": "cli"}
-    )
-    sec = report.sweep_section("20250101-000000-a1a1", caller=CLI)
-    text = " ".join(str(p) for p in sec.paragraphs)
+    sec, text = _report_section("20250101-000000-a1a1", with_per_class(headline_result()))
     assert "Who pays for privacy" in text and "at ε = 1, rare (20.0% of 20 test rows" in text
     assert any("pays more" in t.columns for t in sec.tables)
 
@@ -131,18 +141,9 @@ def with_per_group(res):
 
 
 def test_the_report_says_which_subgroup_pays(dp_home):
-    from dpcore.jobs.owners import CLI
-    from dpcore.report import document as report
-    from dpcore.sweep import runs as sweep_runs
     from tests.dpcore.sweep.helpers import headline_result
 
-    res = with_per_group(headline_result())
-    sweep_runs.save(
-        {"id": "20250101-000000-c3c3", "name": "who pays", "created": 1.0, "status": "done", "config": res["config"]}
-        | {"jobs": [], "failed": [], "result": res, "owner": "cli"}
-    )
-    sec = report.sweep_section("20250101-000000-c3c3", caller=CLI)
-    text = " ".join(str(p) for p in sec.paragraphs)
+    sec, text = _report_section("20250101-000000-c3c3", with_per_group(headline_result()))
     assert "the class that loses most" in text and "the subgroup that loses most" in text
     assert "at ε = 1, sex = X (25.0% of 20 test rows" in text
     assert any("subgroup" in t.columns for t in sec.tables) and any("class" in t.columns for t in sec.tables)
