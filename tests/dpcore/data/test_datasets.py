@@ -75,6 +75,11 @@ def test_breast_cancer_bounds_are_the_published_ranges_not_the_rows(monkeypatch)
     assert np.all(bc.X >= lo - 5e-4 * np.maximum(lo, 1)) and np.all(bc.X <= hi * 1.005)
     assert np.all(bc.lower <= bc.X.min(axis=0)) and np.all(bc.upper >= bc.X.max(axis=0))
     assert np.all(bc.lower <= lo) and np.all(bc.upper >= hi)
+    # widened by a tenth of the width on each side and no more: never rounded out to whole numbers (failed before:
+    # smoothness's [0.053, 0.163] became [0, 1], nine times its published width)
+    np.testing.assert_allclose(bc.lower, np.maximum(0.0, lo - 0.1 * (hi - lo)))
+    np.testing.assert_allclose(bc.upper, hi + 0.1 * (hi - lo))
+    assert np.all(bc.upper - bc.lower <= 1.2 * (hi - lo) + 1e-12)
     # the bounds do not read the rows: rows with other extremes give the same bounds (failed before:
     # bounds were floor(0.9 min) / ceil(1.1 max) of the rows themselves)
     real = sklearn.datasets.load_breast_cancer()
