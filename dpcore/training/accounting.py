@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import claims, limits
 from ..attacks.audit import roc_from_privacy_profile
 from ..errors import DPError
 from ..validation import check_delta, check_epsilon, check_noise_multiplier, check_positive_int
@@ -52,6 +53,12 @@ SIGMA_MAX = 1e4
 CALIBRATION_TOLERANCE = 0.02
 #: Most evaluations of the real accountant while tightening a calibration (usually 2–4 are used).
 CALIBRATION_MAX_EVALS = 12
+
+
+class AccountantTooCostly(DPError):
+    """The PRV accountant's grid for these settings is larger than :data:`dpcore.limits.PRV_MAX_POINTS`: σ = 0.05 at
+    q = 1/6 over 180 steps asked numpy for 64 GiB, σ = 0.15 took 13 s and 2.9 GB, both for an ε in the hundreds or
+    more. Raised before anything that large is allocated; the message says what the RDP bound is."""
 
 
 def _check_run(noise_multiplier: Any, sample_rate: Any, steps: Any, delta: Any) -> tuple[float, float, int, float]:
@@ -148,10 +155,20 @@ def _fast_prv_class() -> Any:
             for p in prvs:
                 one = rdp_integer_orders(p.noise_multiplier, p.sample_rate, 1)
                 L_max = max(L_max, _rdp_to_eps(INT_ORDERS, one, delta_error / (8 * total)))
-            if L_max > 30:  # integer orders are loose for small sigma: use Opacus's own (smaller, still safe) bound
-                return PRVAccountant._get_domain(self, prvs, num_self_compositions, eps_error, delta_error)
-            L = max(L_max, eps_error) + 3
             mesh_size = eps_error / np.sqrt(total * np.log(12 / delta_error) / 2)
+            if L_max > 30:  # integer orders are loose for small sigma: use Opacus's own (smaller, still safe) bound
+                # lazy: Opacus imports torch (~2 s)
+                from opacus.accountants.analysis.prv import compute_safe_domain_size
+
+                L = compute_safe_domain_size(prvs, num_self_compositions, eps_error, delta_error)
+            else:
+                L = max(L_max, eps_error) + 3
+            points = 2 * L / mesh_size  # Domain.create_aligned's size, give or take two: checked before it exists
+            if not points <= limits.PRV_MAX_POINTS:
+                raise AccountantTooCostly(
+                    f"its grid would need {points / 1e6:,.0f} million points (at most {limits.PRV_MAX_POINTS / 1e6:g} "
+                    "million here)"
+                )
             return Domain.create_aligned(-L, L, mesh_size)
 
     return FastPRVAccountant
@@ -181,7 +198,16 @@ def epsilon(
     acc = check_accountant(accountant)
     if t == 0:
         return 0.0
-    return _prv_epsilon(sigma, q, t, d) if acc == "prv" else _rdp_epsilon(sigma, q, t, d)
+    if acc == "rdp":
+        return _rdp_epsilon(sigma, q, t, d)
+    try:
+        return _prv_epsilon(sigma, q, t, d)
+    except AccountantTooCostly as exc:
+        raise AccountantTooCostly(
+            f"ε of σ = {sigma:g} at sample rate {q:g} over {t:,} steps is too large for the PRV accountant here: "
+            f"{exc}. Its RDP bound is ε ≤ {claims.up(_rdp_epsilon(sigma, q, t, d))} at δ = {d:g}; choose the RDP "
+            "accountant, or more noise"
+        ) from None
 
 
 def epsilon_from_history(history: Iterable[tuple[Any, Any, Any]], delta: float, accountant: str = "prv") -> float:
@@ -396,7 +422,10 @@ def _calibrate(target: float, q: float, t: int, d: float, acc: str) -> tuple[flo
     _warm_up()
 
     def real(s: float) -> float:
-        return epsilon(s, q, t, d, acc)
+        try:
+            return epsilon(s, q, t, d, acc)
+        except AccountantTooCostly:  # an ε too large for PRV's grid: above any target, so more noise is needed
+            return math.inf
 
     def fast(s: float) -> float:
         return fast_rdp_epsilon(s, q, t, d)
@@ -444,6 +473,8 @@ def _calibrate(target: float, q: float, t: int, d: float, acc: str) -> tuple[flo
             except DPError:
                 s = s_hi
             s = min(max(s, s_hi * math.exp(-0.5)), s_hi * 0.98)
+        elif not math.isfinite(ref[1]):  # the other end is past PRV's grid (no slope): bisect in log σ
+            s = math.sqrt(ref[0] * s_hi)
         else:  # secant through two real points in log-log
             x0, y0 = math.log(ref[0]), math.log(ref[1])
             x1, y1 = math.log(s_hi), math.log(e_hi)

@@ -17,6 +17,7 @@ at full precision a test loss gave away a test patient's diagnosis to whoever kn
 
 from __future__ import annotations
 
+import contextlib
 import math
 import secrets
 import time
@@ -58,6 +59,8 @@ def plan(cfg: TrainConfig, n_train: int) -> dict:
         out.update(noise_multiplier=sigma, planned_epsilon=eps, calibration_seconds=time.perf_counter() - t0)
     elif cfg.noise_multiplier is not None:  # private without a target ε: the multiplier is given
         out.update(noise_multiplier=float(cfg.noise_multiplier))
+        # the run's own accountant can bound this ε (a σ too small for PRV's grid fails here, before any training)
+        accounting.epsilon(float(cfg.noise_multiplier), q, steps, cfg.delta, cfg.accountant)
     return out
 
 
@@ -308,8 +311,13 @@ def _spent(cfg: TrainConfig, run: _Run, step: int, compare: bool = True) -> dict
         return {}
     acc_hist = list(run.accountant.history)
     assert sum(h[2] for h in acc_hist) == step, "accountant saw a different number of steps"
-    prv = accounting.epsilon_from_history(acc_hist, cfg.delta, "prv") if compare or cfg.accountant == "prv" else None
     rdp = accounting.epsilon_from_history(acc_hist, cfg.delta, "rdp") if compare or cfg.accountant == "rdp" else None
+    prv = None
+    if cfg.accountant == "prv":
+        prv = accounting.epsilon_from_history(acc_hist, cfg.delta, "prv")
+    elif compare:  # PRV beside an RDP run, where its grid allows (an ε far too large for it is RDP's alone)
+        with contextlib.suppress(accounting.AccountantTooCostly):
+            prv = accounting.epsilon_from_history(acc_hist, cfg.delta, "prv")
     return {
         "epsilon_prv": prv,
         "epsilon_rdp": rdp,

@@ -226,3 +226,35 @@ def test_privacy_profile_is_finite_for_tiny_noise_and_matches_dp_accounting(sigm
     for e in (0.0, 1.0, float(eps[len(eps) // 2])):
         i = int(np.searchsorted(eps, e))
         assert delta[i] == pytest.approx(pld.get_delta_for_epsilon(float(eps[i])), rel=1e-6, abs=1e-12)
+
+
+def test_a_noise_multiplier_too_small_for_prv_is_refused_before_its_grid_exists(monkeypatch):
+    """σ = 0.05 at q = 1/6 over 180 steps (a digits run's settings, σ typed on the training page) asked numpy for
+    64 GiB (σ = 0.01) or took seconds and gigabytes (σ = 0.15: 13 s, 2.9 GB): the PRV grid is sized first and
+    refused past limits.PRV_MAX_POINTS, with the RDP bound in the message."""
+    from opacus.accountants.analysis.prv import domain
+
+    made = []
+    real_create = domain.Domain.create_aligned.__func__
+    monkeypatch.setattr(
+        domain.Domain, "create_aligned", classmethod(lambda cls, *a: made.append(a) or real_create(cls, *a))
+    )
+    for sigma in (0.01, 0.05, 0.15):
+        with pytest.raises(accounting.AccountantTooCostly, match=r"RDP bound is ε ≤ [\d,]+ at δ = 1e-05"):
+            accounting.epsilon(sigma, 1 / 6, 180, 1e-5, "prv")
+    assert made == []  # refused before any grid was built
+    assert isinstance(accounting.AccountantTooCostly("x"), DPError)  # a clear message in the UI and exit 2 in the CLI
+    # the same settings with RDP: a bound, and PRV still answers where its grid fits (it did before)
+    assert accounting.epsilon(0.05, 1 / 6, 180, 1e-5, "rdp") > 1_000
+    assert 0 < accounting.epsilon(0.5, 1 / 6, 180, 1e-5, "prv") < accounting.epsilon(0.5, 1 / 6, 180, 1e-5, "rdp")
+
+
+def test_calibration_past_prvs_grid_stops_at_the_least_noise_it_can_bound():
+    """A target ε (1,000) whose σ lies past PRV's grid: the calibration returns the accountant's own ε for a σ it
+    can bound, under the target (more noise than asked, never less), instead of failing or running for minutes."""
+    q, steps = 1 / 6, 180
+    sigma, eps = accounting.calibrate_noise(1_000.0, 1e-5, q, steps, "prv")
+    assert eps <= 1_000.0 and eps == accounting.epsilon(sigma, q, steps, 1e-5, "prv")
+    with pytest.raises(accounting.AccountantTooCostly):
+        accounting.epsilon(sigma * 0.9, q, steps, 1e-5, "prv")  # a little less noise is past the grid
+    assert eps > 100  # not wastefully far from it either

@@ -575,3 +575,16 @@ def test_a_diverging_run_says_so():
     r = train(TrainConfig(**{**FAST, "epochs": 3}, epsilon=None, lr=1e3, optimizer="sgd"))
     assert r.metrics.diverged and "learning rate" in r.metrics.diverged
     assert train(TrainConfig(**FAST, epsilon=None)).metrics.diverged is None
+
+
+def test_a_noise_multiplier_past_prvs_grid_fails_before_training_and_trains_with_rdp():
+    """σ = 0.05 typed on the training page: the PRV run is refused at its plan, before a step (it trained, then asked
+    numpy for gigabytes at the end); the same run with the RDP accountant trains and states RDP's ε, PRV's beside it
+    left empty rather than computed."""
+    phases = []
+    cfg = TrainConfig(dataset="digits", noise_multiplier=0.05, epsilon=None, epochs=2, batch_size=256)
+    with pytest.raises(accounting.AccountantTooCostly, match="choose the RDP accountant"):
+        train(cfg, progress=lambda **kw: phases.append(kw.get("phase")))
+    assert "training" not in phases
+    m = train(TrainConfig(**{**cfg.to_dict(), "accountant": "rdp"})).metrics
+    assert m.epsilon == m.epsilon_rdp > 1_000 and m.epsilon_prv is None
