@@ -12,6 +12,7 @@ import math
 
 from .. import claims
 from ..attacks.exposure import share_above
+from ..training.results import compare_accuracy
 from . import summary
 from .summary import accuracy_text
 
@@ -92,7 +93,11 @@ def story(result: dict) -> dict | None:
         return None
     r = min(rows, key=lambda r: abs(math.log(r["epsilon"])))
     proved = max((r.get(k) or 0.0) for k in ("empirical_epsilon", "records_epsilon"))
+    at = [p for p in result.get("points", []) if p["epsilon"] == r["epsilon"]]
+    bases = result.get("baselines") or ([result["baseline"]] if result.get("baseline") else [])
     return {
+        "n_test": _test_rows(at),
+        "baseline_n_test": _test_rows(bases),
         "epsilon": r["epsilon"],
         "epsilon_spent": r["epsilon_spent"],
         "delta": (result.get("config") or {}).get("delta"),
@@ -106,6 +111,16 @@ def story(result: dict) -> dict | None:
     }
 
 
+def _test_rows(points) -> int | None:
+    """Test rows of a sweep's model (every seed's split has as many), from its per-class counts; None when the
+    points predate them."""
+    for p in points:
+        n = sum(int(c.get("n_test") or 0) for c in p.get("per_class") or ())
+        if n:
+            return n
+    return None
+
+
 #: What a proved bound far below the claimed ε means (the page says it beside the story, one click away).
 PROVED_LOW = "A proved bound far below the claim means the attacks found little, not that less privacy was spent."
 
@@ -115,12 +130,16 @@ def story_words(s: dict) -> tuple[str, str]:
     your model loses 2.9 points" / "No attack proves more than ε ≥ 0.12 (…)" and the numbers behind both."""
     who = "your model" if s["upload"] else "the model"
     cost = s["cost_points"]
+    # a difference only where the medians' 95% intervals on the test rows show one (dpcore.training.results)
+    side = compare_accuracy(s["dp_accuracy"], s.get("n_test"), s["baseline_accuracy"], s.get("baseline_n_test"))
+    if side is None:  # a sweep stored before its points kept per-class counts: no interval to read
+        side = -1 if cost >= 0.05 else 1 if cost <= -0.05 else 0
     lose = (
         f"{who} loses {cost:.1f} points"
-        if cost >= 0.05
-        else f"{who} loses nothing measurable"
-        if cost > -0.05
+        if side < 0
         else f"{who} gains {-cost:.1f} points"
+        if side > 0
+        else f"{who} loses nothing measurable"
     )
     claim = f"At ε = {s['epsilon']:g}, {lose}"
     proved = claims.down(s["proved"])
@@ -134,6 +153,8 @@ def story_words(s: dict) -> tuple[str, str]:
         f"{said}: the audits' 95% lower bounds, against the accountant's ε ≤ "
         f"{claims.up(s['epsilon_spent'])} at δ = {claims.delta(s['delta'])} (add/remove one record). Test "
         f"accuracy {accuracy_text(s['dp_accuracy'])} with DP vs {accuracy_text(s['baseline_accuracy'])} "
-        f"without (medians of {s['models']} and {s['baselines']} models)."
+        f"without (medians of {s['models']} and {s['baselines']} models"
+        + (f", {s['n_test']:,} test rows each" if s.get("n_test") else "")
+        + (")." if side or not s.get("n_test") else "): their 95% intervals overlap, so no cost is shown.")
     )
     return claim, detail

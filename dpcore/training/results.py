@@ -238,13 +238,46 @@ def _accuracy(k: int, n: int) -> dict:
     }
 
 
+def accuracy_interval(accuracy: float | None, n_test: int | None) -> list[float] | None:
+    """The 95% Clopper–Pearson interval (rounded outwards) of an accuracy measured on ``n_test`` rows, the right
+    answers recovered from the stored diagnostic (3 digits: exact up to ~1,000 rows, within a row or two past
+    that). None without either."""
+    if accuracy is None or not n_test:
+        return None
+    n = int(n_test)
+    return _accuracy(min(n, max(0, round(float(accuracy) * n))), n)["interval"]
+
+
+def compare_accuracy(a: float | None, a_n: int | None, b: float | None, b_n: int | None) -> int | None:
+    """-1 when accuracy ``a``'s 95% interval lies wholly below ``b``'s, +1 wholly above, 0 when they overlap (no
+    difference these test rows can show), None when either is unknown: the one rule for claiming that a model
+    scores differently (the headline of a run and of a sweep, who pays)."""
+    ia, ib = accuracy_interval(a, a_n), accuracy_interval(b, b_n)
+    return None if ia is None or ib is None else _separated(ia, ib)
+
+
+def _separated(ia, ib) -> int:
+    return -1 if ia[1] < ib[0] else 1 if ia[0] > ib[1] else 0
+
+
+def majority_share(per_class) -> tuple[str, float] | None:
+    """(name, share) of the most common true class on the test rows, from a run's ``per_class``: the accuracy of
+    always guessing it, the line any model must beat. A diagnostic on private rows: not covered by ε."""
+    rows = [r for r in per_class or () if r.get("n_test")]
+    total = sum(int(r["n_test"]) for r in rows)
+    if not total:
+        return None
+    top = max(rows, key=lambda r: int(r["n_test"]))
+    return str(top.get("name", top.get("class"))), claims.diagnostic(int(top["n_test"]) / total)
+
+
 def pays_more(entry: Mapping[str, Any] | None, baseline: Mapping[str, Any] | None) -> bool | None:
     """Whether a class or subgroup pays more for privacy than without it: only when its accuracy's 95% interval
     lies wholly below the non-private model's (a difference claimed only where the intervals support it). None
     when either has no accuracy."""
     if not entry or not baseline or entry.get("accuracy") is None or baseline.get("accuracy") is None:
         return None
-    return bool(entry["interval"][1] < baseline["interval"][0])
+    return _separated(entry["interval"], baseline["interval"]) < 0
 
 
 def pays_more_text(flag: bool | None) -> str:

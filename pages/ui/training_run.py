@@ -15,7 +15,14 @@ from dpcore.statements import release
 from dpcore.sweep import summary as sweep_summary
 from dpcore.textsafe import md, md_message
 from dpcore.training.job import baseline_params
-from dpcore.training.results import TrainMetrics, pays_more, pays_more_text
+from dpcore.training.results import (
+    TrainMetrics,
+    accuracy_interval,
+    compare_accuracy,
+    majority_share,
+    pays_more,
+    pays_more_text,
+)
 from pages.ui.common import chart, clicked, code_downloads, guarded
 
 acc_text = sweep_summary.accuracy_text
@@ -38,24 +45,60 @@ def headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> Non
         if m.delta
         else f"ε = {eps} is pure ε-DP, δ = 0 ({RELATION}{public})."
     )
+    rows = f"{m.n_test:,} test rows" if m.n_test else "the test rows"
     if bm is not None and bm.test_accuracy is not None and m.test_accuracy is not None:
         cost = (bm.test_accuracy - m.test_accuracy) * 100
-        if cost >= 0.05:
+        side = compare_accuracy(m.test_accuracy, m.n_test, bm.test_accuracy, bm.n_test)
+        if side == -1:
             st.subheader(f"DP costs {cost:.1f} points of accuracy at ε = {eps}")
-            than = ""
-        else:  # "costs 0.0 points" read as a rounding slip; on one test split it is nothing measured
+            than = ": the 95% intervals do not overlap"
+        elif side == 1:
+            st.subheader(f"DP scores {-cost:.1f} points above its twin at ε = {eps}")
+            than = ": the 95% intervals do not overlap"
+        else:  # a difference only where the intervals show one (a +2.2 on 137 rows was headlined before)
             st.subheader(f"DP costs nothing measurable at ε = {eps}")
-            than = " — the same test accuracy" if cost > -0.05 else f" — {-cost:.1f} points above the baseline"
+            than = f": the 95% intervals overlap, so {rows} cannot tell the two apart"
         st.markdown(
-            f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** with DP vs "
-            f"**{acc_text(bm.test_accuracy)}** for the non-private twin (same model, split and epochs){than}. "
-            f"{NOT_COVERED_BADGE} test accuracy is measured on private test rows."
+            f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** {_interval(m)} with DP vs "
+            f"**{acc_text(bm.test_accuracy)}** {_interval(bm)} for the non-private twin (same model, split and "
+            f"epochs), on {rows}{than}. {_majority(m)}{NOT_COVERED_BADGE} test accuracy is measured on private "
+            "test rows."
         )
     else:
         st.subheader(f"Test accuracy {acc_text(m.test_accuracy)}")
-        st.markdown(f"{terms} {NOT_COVERED_BADGE} test accuracy is measured on private test rows.")
+        st.markdown(
+            f"{terms} {acc_text(m.test_accuracy)} {_interval(m)} on {rows}. {_majority(m)}{NOT_COVERED_BADGE} test "
+            "accuracy is measured on private test rows."
+        )
         if twin is not None and twin["status"] in ACTIVE:
             st.info("The non-private twin is still training: the cost of DP appears here when it finishes.")
+    _no_better_than_guessing(m)
+
+
+def _interval(m: TrainMetrics) -> str:
+    """An accuracy's 95% interval as the headline writes it: "[84.5%, 95.7%]" (empty when unknown)."""
+    iv = accuracy_interval(m.test_accuracy, m.n_test)
+    return "" if iv is None else f"[{iv[0]:.1%}, {iv[1]:.1%}]"
+
+
+def _majority(m: TrainMetrics) -> str:
+    """The majority-class line: what always guessing the most common class scores on the same test rows."""
+    top = majority_share(m.per_class)
+    if top is None:
+        return ""
+    return f"Always guessing the most common class ({md(top[0])}) scores {acc_text(top[1])}. "
+
+
+def _no_better_than_guessing(m: TrainMetrics) -> None:
+    """A warning when the model's accuracy is not shown to beat always guessing the most common class."""
+    top = majority_share(m.per_class)
+    if top is None or m.test_accuracy is None or not m.n_test:
+        return
+    if compare_accuracy(m.test_accuracy, m.n_test, top[1], m.n_test) != 1:
+        st.warning(
+            f"This model is not shown to beat always guessing {md(top[0])} ({acc_text(top[1])} of these test rows): "
+            "it may have learned little. Train longer, raise ε, or check the target column."
+        )
 
 
 def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_baseline, caller) -> None:
@@ -78,20 +121,17 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
         st.subheader(f"Non-private baseline: {acc_text(m.test_accuracy)} test accuracy")
         st.markdown("ε = ∞ (no privacy): trained without DP, so no ε bounds what the model reveals about a record.")
     k1, k2, k3, k4 = st.columns(4)
-    vs = (
+    vs = (  # an arrow only for a difference the 95% intervals show
         None
-        if bm is None
-        or bm.test_accuracy is None
-        or m.test_accuracy is None
-        or abs(m.test_accuracy - bm.test_accuracy) < 0.0005  # no green "+0.0" arrow for no change
+        if bm is None or not compare_accuracy(m.test_accuracy, m.n_test, bm.test_accuracy, bm.n_test)
         else f"{(m.test_accuracy - bm.test_accuracy) * 100:+.1f} points vs baseline"
     )
     k1.metric(
         "Test accuracy",
         acc_text(m.test_accuracy),
         delta=vs,
-        help="Share of held-out test rows classified correctly. A diagnostic on private rows: not covered "
-        "by ε, rounded, and not part of the release.",
+        help="Share of held-out test rows classified correctly, with its 95% interval in the sentence above. A "
+        "diagnostic on private rows: not covered by ε, rounded, and not part of the release.",
     )
     k2.metric(
         "Baseline test accuracy (no DP)",
@@ -113,13 +153,15 @@ def show_finished(job: dict, twin: dict | None, baseline: dict | None, train_bas
             k7.metric("Steps T", f"{m.steps}", help="Noisy gradient steps taken.")
             k8.metric("Training time", f"{m.train_seconds or 0:.1f} s")
             st.markdown(
-                f"**Both accountants** for this run: PRV ε = **{claims.up(m.epsilon_prv, 4)}**, RDP ε = "
+                f"**Both accountants** for this run: PRV ε = **{claims.up(m.epsilon_prv, 4)}**"
+                + ("" if m.epsilon_prv is not None else " (an ε too large for its grid)")
+                + ", RDP ε = "
                 f"**{claims.up(m.epsilon_rdp, 4)}** (δ = {claims.delta(m.delta)}, {RELATION}). A common shortcut formula, "
                 f"q/σ·√(2T ln 1/δ), would claim **{m.shortcut_epsilon:.3f}** — that formula is *not* a privacy "
                 "guarantee "
                 + (
                     "and here it claims *less* privacy loss than is real."
-                    if m.shortcut_epsilon < m.epsilon_prv
+                    if m.shortcut_epsilon < m.epsilon
                     else "(here it happens to be above the real value; it can also be far below)."
                 )
                 + " Engineering detail, no effect on ε: each example's gradient (its push on the model) was "

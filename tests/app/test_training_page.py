@@ -120,7 +120,10 @@ def test_one_click_trains_the_pair_and_headlines_the_cost(chdir_root):
         head = " ".join(h.value for h in at.subheader)
         # the secure noise falls either way: the pair's cost is measured or nothing (the old check allowed only
         # "points of accuracy" and failed when the DP model matched its twin)
-        assert re.fullmatch(r"DP costs (\d+\.\d points of accuracy|nothing measurable) at ε = [\d.]+", head), head
+        assert re.fullmatch(
+            r"DP (costs (\d+\.\d points of accuracy|nothing measurable)|scores \d+\.\d points above its twin) at ε = [\d.]+",
+            head,
+        ), head
         # the heading is the claim, two lines on a phone (δ, the relation and the twin's accuracy in it made up to
         # five); δ and the relation open the line right under it
         assert all(len(h.value) <= 48 for h in at.subheader), [h.value for h in at.subheader]
@@ -254,3 +257,44 @@ def test_learning_the_bounds_from_the_rows_is_a_labelled_choice(chdir_root, monk
     assert not at.error, [e.value for e in at.error]
     b = store.list_jobs(caller=SYSTEM)[0]["params"]["bounds"]
     assert b == {"age": {"lower": 18.0, "upper": 90.0}, "city": {"from_data": True}, "label": {"from_data": True}}
+
+
+def _headline(m: dict, bm: dict | None):
+    """The finished run's headline alone, for metrics given as dicts."""
+    from streamlit.testing.v1 import AppTest
+
+    def script(m, bm):
+        from dpcore.training.results import TrainMetrics
+        from pages.ui.training_run import headline
+
+        headline(TrainMetrics.from_dict(m), None if bm is None else TrainMetrics.from_dict(bm), None)
+
+    at = AppTest.from_function(script, args=(m, bm))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_headline_claims_a_cost_only_where_the_intervals_show_one_beside_the_majority_line(chdir_root):
+    """A run at 91.2% beside a twin at 98.2% on 114 test rows was headlined "DP costs 7.0 points" though the 95%
+    intervals overlap ([84.4%, 95.8%] and [93.8%, 99.8%]); no line said what always guessing the common class
+    scores. The same gap on 2,000 rows is a cost; a model no better than guessing is told so."""
+    per_class = [{"class": 0, "name": "malignant", "n_test": 43}, {"class": 1, "name": "benign", "n_test": 71}]
+    dp = dict(
+        private=True, epsilon=0.995, delta=1e-5, n_train=455, n_test=114, test_accuracy=0.912, per_class=per_class
+    )
+    base = dict(private=False, n_test=114, test_accuracy=0.982, per_class=per_class)
+    at = _headline(dp, base)
+    assert [h.value for h in at.subheader] == ["DP costs nothing measurable at ε = 0.995"]
+    text = _texts(at)
+    assert "**91.2%** [84.4%, 95.8%] with DP vs **98.2%** [93.8%, 99.8%]" in text
+    assert "the 95% intervals overlap, so 114 test rows cannot tell the two apart" in text
+    assert "Always guessing the most common class (benign) scores 62.3%." in text and not at.warning
+
+    big = [{"class": 0, "name": "no", "n_test": 1000}, {"class": 1, "name": "yes", "n_test": 1000}]
+    at = _headline({**dp, "n_test": 2000, "per_class": big}, {**base, "n_test": 2000, "per_class": big})
+    assert [h.value for h in at.subheader] == ["DP costs 7.0 points of accuracy at ε = 0.995"]
+    assert "the 95% intervals do not overlap" in _texts(at)
+
+    at = _headline({**dp, "test_accuracy": 0.640}, base)  # 64.0% against a 62.3% majority on 114 rows
+    assert any("not shown to beat always guessing benign" in w.value for w in at.warning)

@@ -59,6 +59,21 @@ def test_the_answer_is_a_short_claim_with_delta_and_the_relation_beside_it():
     assert sweep_exposure.story_words({**s, "upload": True})[0].startswith("At ε = 1, your model loses")
 
 
+def test_the_answer_claims_a_cost_only_where_the_intervals_show_one():
+    """17 points lost on 2,000 test rows is a cost; the same medians on 20 rows are not one these rows can show
+    (the headline said "loses" whatever the test size)."""
+    res = headline_result()
+    for p in res["points"] + res["baselines"]:
+        p["per_class"] = [{"class": 0, "n_test": 1000}, {"class": 1, "n_test": 1000}]
+    s = sweep_exposure.story(res)
+    assert s["n_test"] == s["baseline_n_test"] == 2000
+    claim, detail = sweep_exposure.story_words(s)
+    assert claim == "At ε = 1, the model loses 17.0 points" and "2,000 test rows each)." in detail
+    claim, detail = sweep_exposure.story_words({**s, "n_test": 20, "baseline_n_test": 20})
+    assert claim == "At ε = 1, the model loses nothing measurable", claim
+    assert "their 95% intervals overlap, so no cost is shown" in detail
+
+
 def test_no_leak_words_say_which_audits_proved_nothing():
     """ "No attack proves any leak (every audit's bound is ε ≥ 0)" sat above an audit chart with a run at ε = 8
     proving ε ≥ 0.05: the sentence is about the audits at its own ε, taken together, and now says so."""

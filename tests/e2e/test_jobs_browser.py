@@ -24,7 +24,9 @@ def test_a_double_click_queues_once_and_the_link_is_not_anothers(fresh_app_serve
         pg.get_by_role("button", name="Train DP + baseline").dblclick()
         # the finished pair's headline (the button's own tooltip also says "what DP costs")
         pg.get_by_text(
-            re.compile(r"DP costs (\d+\.\d points of accuracy|nothing measurable) at ε = \d")
+            re.compile(
+                r"DP (costs (\d+\.\d points of accuracy|nothing measurable)|scores \d+\.\d points above its twin) at ε = \d"
+            )
         ).first.wait_for(timeout=240_000)
         jobs = store.list_jobs(caller=SYSTEM)
         assert len(jobs) == 2, [j.label for j in jobs]  # the run and its twin, once

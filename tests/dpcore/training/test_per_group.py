@@ -97,3 +97,18 @@ def test_the_medical_tables_subgroups_are_its_public_code_lists(target):
     sexes = [e["group"] for e in m.per_group if e["column"] == "sex"]
     assert sexes == [str(s) for s in datasets.SEXES]
     assert sum(e["n_test"] for e in m.per_group if e["column"] == "sex") == m.n_test
+
+
+def test_accuracy_intervals_and_the_one_rule_for_claiming_a_difference():
+    """Known answers: 108 of 114 right is [0.888, 0.981] (Clopper–Pearson 0.88896 and 0.98044, rounded outwards); a headline claims a
+    difference only where two such intervals do not overlap (the training page once said "+2.2 points" on 137 rows)."""
+    from dpcore.training.results import accuracy_interval, compare_accuracy, majority_share
+
+    assert accuracy_interval(108 / 114, 114) == [0.888, 0.981]
+    assert accuracy_interval(0.947, 114) == accuracy_interval(108 / 114, 114)  # from the 3-digit diagnostic
+    assert accuracy_interval(None, 114) is None and accuracy_interval(0.9, 0) is None
+    assert compare_accuracy(0.912, 114, 0.982, 114) == 0  # 7 points on 114 rows: the intervals overlap
+    assert compare_accuracy(0.70, 2000, 0.80, 2000) == -1 and compare_accuracy(0.80, 2000, 0.70, 2000) == 1
+    assert compare_accuracy(0.9, None, 0.8, 100) is None
+    per_class = [{"name": "malignant", "n_test": 43}, {"name": "benign", "n_test": 71}]
+    assert majority_share(per_class) == ("benign", 0.623) and majority_share([]) is None
