@@ -269,8 +269,8 @@ def words(st: dict) -> list[str]:
     if util and ach.get("within") is not None:
         conf = a["utility"].get("confidence", 0.95)
         out.append(
-            f"Expected error: within ±{claims.up(ach['within'], 4)} with probability {conf:.0%}; it misses with "
-            f"probability {1 - conf:.0%}."
+            f"{conf:.0%} error bound (not an expected error): within ±{claims.up(ach['within'], 4)} with probability "
+            f"{conf:.0%}; it misses with probability {1 - conf:.0%}."
         )
     if util and util.get("kind") == "accuracy" and util.get("accuracy_lower") is not None:
         out.append(

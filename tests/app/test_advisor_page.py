@@ -254,7 +254,11 @@ def test_the_decision_record_is_on_the_page_and_signed(chdir_root):
     record = at.session_state["adv_decision"]
     assert record["kind"] == "advice" and record["decision"]["epsilon_text"] == _metric(at, "Recommended ε")
     text = " ".join(m.value for m in at.markdown)
-    assert "Decision record" in text and "Expected error: within ±10" in text and "misses with probability 5%" in text
+    assert (
+        "Decision record" in text
+        and "95% error bound (not an expected error): within ±10" in text
+        and "misses with probability 5%" in text
+    )
     assert "What the risk limit bounds:** whether one person's record is in the data" in text
     from dpcore.statements import signing
 

@@ -125,7 +125,10 @@ def test_home_report_adds_the_advisors_decision_from_this_session(chdir_root):
     html = at.session_state["home_report_html"]
     assert "<h2>Decision record: choosing ε from a risk limit</h2>" in html
     assert record["words"][0].startswith("Risk limit: attacker TPR ≤ 0.05 at FPR 0.01")
-    assert "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01" in html and "Expected error: within ±10" in html
+    assert (
+        "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01" in html
+        and "95% error bound (not an expected error): within ±10" in html
+    )
     assert any("Report ready" in t.value for t in at.toast)
     # issue 34.3, one number per claim: with the decision in, the whole report explains the advisor's ε (Home's
     # slider says 1), its source beside it, and no sentence says "at the chosen ε = 1"

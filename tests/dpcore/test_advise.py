@@ -725,7 +725,7 @@ def test_decision_record_is_a_statement_that_recomputes(tmp_path, capsys):
     for part in (
         "Risk limit: attacker TPR ≤ 0.05 at FPR 0.01 — about whether one person's record is in the data",
         "Decision: ε = 1.36 at δ = 1e-5",
-        "Expected error: within ±500 with probability 95%; it misses with probability 5%",
+        "95% error bound (not an expected error): within ±500 with probability 95%; it misses with probability 5%",
         "the privacy loss exceeds ε = 1.36 with probability 0.00013 (13 × δ)",
     ):
         assert part in words, part
