@@ -217,7 +217,7 @@ if result.get("ceiling"):
     c = result["ceiling"]
     st.caption(
         f"The claim allows at most {claims.percent(c['tpr_at_1pct_fpr'], up=True)} TPR at 1% FPR and "
-        f"{claims.percent(c['tpr_at_0.1pct_fpr'], up=True)} at 0.1%: {c['source']}."
+        f"{claims.percent(c['tpr_at_0.1pct_fpr'], up=True)} at 0.1% (both rounded up): {c['source']}."
     )
 plot.caption(
     "Both axes on a log scale, so the low false-positive rates where membership leaks show are visible; the "

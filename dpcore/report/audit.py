@@ -101,7 +101,7 @@ def audit_section(result: dict, name: str | None = None) -> Section:
             f"The stated mechanism ({stated}) claims ε ≤ {claims.up(result['claimed_epsilon'])} at δ = "
             f"{claims.delta(result['delta'])}; the worst case it allows: TPR ≤ "
             f"{claims.percent(ceiling['tpr_at_1pct_fpr'], up=True)} at 1% FPR and "
-            f"{claims.percent(ceiling['tpr_at_0.1pct_fpr'], up=True)} at 0.1% ({ceiling['source']})."
+            f"{claims.percent(ceiling['tpr_at_0.1pct_fpr'], up=True)} at 0.1%, both rounded up ({ceiling['source']})."
         )
         paras.append(result["verdict"]["words"])
     title = "Audit of your model" + (f": {name}" if name else "")

@@ -225,8 +225,8 @@ def gap_words(
         shown = (labels or {}).get(best, best)
         ceiling = ceiling_tpr(blk, 0.01)
         text += (
-            f" At 1% false positives the worst case lets an attacker catch {claims.percent(ceiling, up=True)} of "
-            f"members; the best attack measured caught {measured[best]:.1%} ({shown})."
+            f" At 1% false positives the worst case lets an attacker catch at most {claims.percent(ceiling, up=True)} "
+            f"(rounded up) of members; the best attack measured caught {measured[best]:.1%} ({shown})."
         )
         if measured[best] > ceiling:  # the audit above already said whether anything is proved beyond the claim
             n = obj((mia or {}).get(best)).get("n_members")

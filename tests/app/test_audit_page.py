@@ -88,6 +88,8 @@ def test_a_stated_claim_gets_its_ceiling_and_a_verdict(chdir_root):
     at.radio(key="au_mech").set_value("epsilon").run()
     assert any("contradict the claimed ε = 1" in e.value for e in at.error)  # the example leaks more than ε = 1
     assert "ceiling" in _roc(at)[1]
+    # the ceiling's TPRs are bounds rounded up, and the caption says so
+    assert any("The claim allows at most" in c.value and "at 0.1% (both rounded up)" in c.value for c in at.caption)
     at.number_input(key="au_eps").set_value(20.0).run()
     assert not at.error and "No contradiction" in _texts(at)
     at.radio(key="au_mech").set_value("dpsgd").run()
@@ -198,3 +200,13 @@ def test_promise_and_proof_beside_the_headline(chdir_root):
     result = at.session_state["au_report"]["result"]
     assert result["gdp"]["mu"] > 0 and result["one_run_fdp"]["mu"] > 0
     assert result["proved"]["audits"] == 2  # the headline still reads the split and one-run audits only
+
+
+def test_the_reports_ceiling_says_its_rates_are_rounded_up():
+    """The audit report's worst case ("TPR ≤ 16.9% at 1% FPR") is a bound rounded up: it now says so."""
+    from dpcore.report.audit import audit_report
+
+    table = model_audit.read_scores(model_audit.example_csv())
+    mech = model_audit.mechanism(epsilon=1.0, delta=1e-5)
+    res = model_audit.audit_model(table["member"], table["score"], table["canary"], mech=mech)
+    assert "at 0.1%, both rounded up (" in audit_report(res, "scores.csv")

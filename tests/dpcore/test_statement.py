@@ -6,6 +6,7 @@ import pytest
 
 from dpcore.cli import main
 from dpcore.data import datasets
+from dpcore import claims
 from dpcore.errors import DPError
 from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI_OWNER as OWNER
@@ -479,7 +480,9 @@ def test_gap_words_say_proven_measured_and_the_gap():
     assert "the canary audit proves ε ≥ 0.5 (95% confidence)" in text
     assert "The gap, 1.48" in text and "25% of what the accountant allows" in text
     assert "could not have proved" not in text  # this audit could have proved up to 3.0 > 1.98
-    assert f"catch {sweep_st.ceiling_tpr(b, 0.01):.1%}" in text and "caught 2.0% (canaries)" in text
+    # the worst case is a bound rounded up, and says so (16.9% stood beside a signed 0.16825 with no word)
+    ceiling = claims.percent(sweep_st.ceiling_tpr(b, 0.01), up=True)
+    assert f"catch at most {ceiling} (rounded up) of members" in text and "caught 2.0% (canaries)" in text
     nothing = sweep_st.gap_words(sweep_st.for_point(_point(lower_bound=0.0, max_certifiable=0.9)))
     assert "proves nothing" in nothing and "whole gap of 1.98" in nothing
     assert "could not have proved more than ε ≈ 0.9" in nothing
