@@ -3,6 +3,9 @@
 Past 500 formatted lines, one idea: the console's widgets (dataset, question, answer, history) in the order a
 visitor meets them; the answers, charges and words come from dpcore."""
 
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
 import pandas as pd
 import streamlit as st
 
@@ -83,8 +86,25 @@ def _on_column():
         st.session_state.qc_lo, st.session_state.qc_hi = bounds
 
 
-def _num(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.4g}"
+def _decimals(half: float) -> int:
+    """Decimals that show an interval's half-width to two significant digits; none for a whole one (a count's)."""
+    if not math.isfinite(half) or float(half).is_integer():
+        return 0
+    return max(0, -Decimal(f"{half:.1e}").as_tuple().exponent)
+
+
+def _shown(answer: dict) -> tuple[str, str, str]:
+    """A single number's answer and its 95% interval's ends, all three with the decimals its half-width calls for
+    ("65" beside "[64.62, 65]" read as two precisions); the ends rounded outwards, so the interval shown still
+    holds the one computed."""
+    lo, hi = answer["interval"]
+    d = _decimals((hi - lo) / 2)
+    step = Decimal(1).scaleb(-d)
+
+    def out(x: float, rounding: str) -> str:
+        return f"{Decimal(repr(float(x))).quantize(step, rounding=rounding):,.{d}f}" if math.isfinite(x) else f"{x}"
+
+    return f"{answer['answer']:,.{d}f}", out(lo, ROUND_FLOOR), out(hi, ROUND_CEILING)
 
 
 EVENT_WORDS = {
@@ -109,7 +129,7 @@ def _short(answer) -> str:
     a = answer.get("answer")
     if isinstance(a, list):
         return ", ".join(f"{lab}: {v:,.0f}" for lab, v in zip(answer.get("labels", []), a))
-    return _num(a) if isinstance(a, (int, float)) else str(a)
+    return _shown(answer)[0] if isinstance(a, (int, float)) else str(a)
 
 
 st.title("Private query console")
@@ -356,8 +376,9 @@ if last and last["key"] == key and last["who"] == who.name:
         h2.metric("δ remaining", claims.down(r["delta_remaining"], 2))
     else:
         r1, r2, r3, r4 = st.columns(4)
-        r1.metric("Noisy answer (DP)", _num(a["answer"]))
-        r2.metric("95% interval", f"[{_num(a['interval'][0])}, {_num(a['interval'][1])}]")
+        value, lo, hi = _shown(a)
+        r1.metric("Noisy answer (DP)", value)
+        r2.metric("95% interval", f"[{lo}, {hi}]")
         r3.metric("ε spent now", f"{r['epsilon_spent']:g}")
         r4.metric(
             "ε remaining",
@@ -492,6 +513,7 @@ with g2:
         hide_index=True,
         key="qc_history",  # a long query must not push the answer off a phone
         column_config={"query": st.column_config.TextColumn(width="medium")},
+        placeholder="—",  # a grant's blank amounts, as other tables show a missing cell (it read a grey "None")
     )
     if len(hist):
         table_downloads(hist, "ledger_history", key="qc_hist")

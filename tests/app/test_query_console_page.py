@@ -83,10 +83,28 @@ def test_a_visitor_spends_the_shared_quota_repeats_free_and_is_refused():
     # nothing); the reuse shows the answer it returned again (its answer cell was empty)
     grant = hist.iloc[0]
     assert grant["query"] == "(quota granted)" and all(pd.isna(grant[c]) for c in ("ε charged", "ε", "δ")), grant
+    assert at.dataframe[0].proto.placeholder == "—"  # shown as the other tables' missing cells, not a grey "None"
     assert hist.iloc[2]["answer"] == hist.iloc[1]["answer"] == first and hist.iloc[2]["ε charged"] == 0
     assert _demo_spent() == 7.0
     at2 = _console()  # another session (a new tab, an app restart): the same shared quota and history
     assert len(at2.dataframe[0].value) == 5 and any("has ε = 13 of 20" in m.value for m in at2.markdown)
+
+
+def test_an_answer_and_its_interval_show_the_same_decimals():
+    """A MEAN read "65" beside "[61.76, 68.76]": the answer and both ends now take the decimals of the interval's
+    half-width at two significant digits (±3.2 here: one decimal each), and the history shows the answer so too."""
+    at = _console()
+    at.selectbox(key="qc_kind").set_value("MEAN").run()
+    at.number_input(key="qc_eps").set_value(0.05).run()
+    _ask(at)
+    m = _metrics(at)
+    lo, hi = re.fullmatch(r"\[(.+), (.+)\]", m["95% interval"]).groups()
+    assert all(re.fullmatch(r"\d+\.\d", x) for x in (m["Noisy answer (DP)"], lo, hi)), m
+    assert 1 <= (float(hi) - float(lo)) / 2 < 10
+    assert at.dataframe[0].value["answer"].iloc[-1] == m["Noisy answer (DP)"]
+    # the ends are rounded outwards: the interval shown holds the one computed
+    true_lo, true_hi = at.session_state["qc_last"]["result"]["answer"]["interval"]
+    assert float(lo.replace(",", "")) <= true_lo and float(hi.replace(",", "")) >= true_hi
 
 
 def test_a_near_exact_answer_asks_first_and_the_per_query_cap_refuses():
@@ -177,6 +195,19 @@ def test_the_headline_is_what_the_next_answer_can_spend_never_more_than_the_cap_
     assert "#### ε\u00a0=\u00a01 left to ask with" in said, said[:300]
     assert "Your quota: ε = 1.5 of 1.5; the dataset's cap, for everyone: ε = 1 of 2, δ = " in said
     assert "(neighbours: add or remove one" in said
+
+
+def test_closing_a_quota_says_whose_and_where_without_a_quoted_possessive(clinic):
+    """It read "Closed 'ann''s quota on 'clinic'"."""
+    at = _console()
+    at.session_state["_dp_identity"] = admin()
+    at.run()
+    at.selectbox(key="qc_dataset").set_value("clinic").run()
+    at.text_input(key="adm_reset_who").input("Ann")
+    at.button(key="adm_close").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [shown(s.value) for s in at.success]
+    assert any(s.startswith("Closed the quota of analyst 'Ann' on dataset 'clinic'") for s in said), said
 
 
 def test_a_typed_name_alone_or_a_wrong_key_gets_nothing(clinic):
