@@ -184,6 +184,7 @@ rows = st.data_editor(
     hide_index=True,
     key=f"pl_editor_{ver}",
     width="stretch",
+    placeholder="",  # an empty cell (no bins, no α) is blank, not a grey "None"
 )
 with st.expander("Public keys to group by", icon=":material/category:"):
     keys = st.data_editor(
@@ -196,6 +197,7 @@ with st.expander("Public keys to group by", icon=":material/category:"):
         hide_index=True,
         key=f"pl_keys_{ver}",
         width="stretch",
+        placeholder="",
     )
 
 # --- ε ---------------------------------------------------------------------------------------------------

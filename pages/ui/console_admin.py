@@ -188,4 +188,4 @@ def panel(who: identities.Identity, info: dict, status: dict) -> None:
         if b2.button("Close the quota on this dataset", key="adm_close"):
             r = guarded(quotas.close, who, st.session_state.adm_reset_who, info["fingerprint"])
             if r is not None:
-                _done(f"closed {r['analyst']!r}'s quota on {r['dataset']!r}")
+                _done(f"closed the quota of analyst {r['analyst']!r} on dataset {r['dataset']!r}")

@@ -47,6 +47,15 @@ def test_the_first_screen_is_the_headline_and_the_preview_and_nothing_is_spent()
     assert any("deployments" in shown(c.value).lower() for c in at.caption)
 
 
+def test_empty_cells_in_the_editors_are_blank_not_none():
+    """A count's bins, α and target are empty: the statistics editor showed a grey "None" in each."""
+    at = _page()
+    stats, keys = at.data_editor[0], at.data_editor[1]
+    assert stats.value["bins"].isna().any()  # there are empty numeric cells to show
+    for editor in (stats, keys):
+        assert editor.proto.HasField("placeholder") and editor.proto.placeholder == ""
+
+
 def test_release_once_charges_the_whole_plan_and_hands_out_its_files():
     at = _page()
     at.button(key="pl_release").click().run()
