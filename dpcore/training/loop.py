@@ -115,13 +115,18 @@ def _check_sample_rate(planned: float, actual: float) -> None:
 
 
 def poisson_loader(dataset, sample_rate: float, generator):
-    """Opacus's Poisson-sampling data loader at the plan's sample rate (each record in each batch with probability
-    ``sample_rate``; ``int(1 / sample_rate)`` batches an epoch). The rate is the plan's, from the real training rows:
-    canaries added to ``dataset`` change neither it nor the steps."""
+    """Opacus's Poisson-sampling data loader for the plan's sample rate q, ``int(1 / q)`` batches an epoch: each record
+    in each batch with probability :func:`~dpcore.training.accounting.drawn_sample_rate` (q), at most q and exactly
+    what its float32 uniforms give (asked for q itself it drew a little above it). The rate is the plan's, from the
+    real training rows: canaries added to ``dataset`` change neither it nor the steps."""
     # lazy: Opacus imports torch (~2 s)
     from opacus.data_loader import DPDataLoader
 
-    return DPDataLoader(dataset, sample_rate=sample_rate, generator=generator, collate_fn=batch_as_is)
+    drawn = accounting.drawn_sample_rate(sample_rate)
+    loader = DPDataLoader(dataset, sample_rate=drawn, generator=generator, collate_fn=batch_as_is)
+    if len(loader) != accounting.steps_per_epoch(sample_rate):  # the plan's steps, whatever the rounding
+        raise RuntimeError(f"steps mismatch: planned {accounting.steps_per_epoch(sample_rate)}, Opacus {len(loader)}")
+    return loader
 
 
 def _watch_noise(opt, witness: accounting_check.Witness) -> None:
@@ -171,7 +176,7 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict, n_real: int | None = None) 
         # lazy: Opacus imports torch (~2 s)
         from opacus.accountants import create_accountant
 
-        _check_sample_rate(q, loader.sample_rate)
+        _check_sample_rate(accounting.drawn_sample_rate(q), loader.sample_rate)
         fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], ebs, noise_gen, on_noise=witness.on_noise)
         # Opacus's accountant, stepped once per optimizer step
         acc = create_accountant(cfg.accountant)
