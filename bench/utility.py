@@ -1,6 +1,6 @@
 """Recorded utility of DP-SGD (not a timed test): median test accuracy over seeds.
 
-.venv/bin/python bench/utility.py                 # breast cancer logreg at ε=1 (target ≥ 0.94), 3 seeds
+.venv/bin/python bench/utility.py                 # breast cancer logreg at ε=1 (target: median ≥ 0.95), 3 seeds
 .venv/bin/python bench/utility.py --grid          # also digits logreg (target ≥ 0.90 at ε=1, ≥ 0.96 at ε=8), CNN, medical MLP
 .venv/bin/python bench/utility.py --quick         # one seed at ε=1: a smoke test
 .venv/bin/python bench/utility.py --canaries 0    # without the run's own audit canaries (default: auto_count)
