@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from dpcore import claims
 from dpcore.cli import main
 from dpcore.data import datasets
-from dpcore import claims
 from dpcore.errors import DPError
 from dpcore.jobs import registry, runner, store
 from dpcore.jobs.owners import CLI_OWNER as OWNER
