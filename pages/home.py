@@ -10,6 +10,7 @@ from dpcore.noise.interpret import EXAMPLE_TAIL, fact_reading, posterior_bound, 
 from dpcore.statements import keys
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
+from dpcore.sweep import timing
 from pages.ui import first_screen, my_work
 from pages.ui import identity as _identity
 
@@ -23,6 +24,7 @@ tour = st.container()  # the tour's expander, right under the headline: one clic
 my_work.section()  # a returning visitor's runs, sweeps, studies and releases (nothing for a first visit)
 
 # --- the guided tour: the first step, not a footer --------------------------------------------------------
+took = guarded(timing.words, "training", caller=job_caller())  # measured here, else on a 2-core machine
 TOUR = [  # the sidebar's order (app.py), so a step's number matches where the page sits
     ("pages/home.py", "Here, on Home", "Move *Your ε* below and read how sure an attacker could become (one minute)."),
     ("pages/noise.py", "Noise mechanisms", "Move ε and watch the error grow as privacy gets stronger."),
@@ -53,7 +55,11 @@ TOUR = [  # the sidebar's order (app.py), so a step's number matches where the p
         "Plan a release",
         "Choose several statistics on one budget, split ε between them and preview their error before one release.",
     ),
-    ("pages/training.py", "DP training", "Train a model with DP next to its non-private twin (about a minute)."),
+    (
+        "pages/training.py",
+        "DP training",
+        "Train a model with DP next to its non-private twin" + (f" ({took})." if took else "."),
+    ),
     ("pages/privacy_utility.py", "Privacy–utility curve", "Accuracy and attack success against ε on one screen."),
     (
         "pages/audit.py",

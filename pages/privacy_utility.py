@@ -13,6 +13,7 @@ from dpcore.jobs import workers
 from dpcore.statements import sweep as statement
 from dpcore.sweep import runs as sweep_runs
 from dpcore.sweep import summary as sweep_summary
+from dpcore.sweep import timing as sweep_timing
 from dpcore.sweep.config import ATTACK_LABELS, SweepConfig
 from dpcore.training.config import REPRODUCIBLE_LABEL
 from pages.ui import first_screen, sweep_form, sweep_results
@@ -40,9 +41,10 @@ with st.expander("How to read it: why a model leaks, what a small ε costs", ico
     st.markdown(
         f"**Why the non-private model leaks.** Ordinary records are learned from many similar examples, so a model "
         f"that generalises says little about any one of them. The risk lives in **unusual records**: each sweep "
-        f"plants {D.canaries} *canaries* (fewer on small data) — training records given a wrong label — and flips a "
-        f"fair coin for each, so about half are trained on. A non-private model **memorises** the ones it saw: asked "
-        f"about a canary, it is far more confident in the planted wrong label if that canary was in training. From "
+        f"plants {D.canaries} *canaries* (fewer on small data) — records with public random inputs and random labels "
+        f"— and flips a fair coin for each, so about half are trained on. A non-private model **memorises** the "
+        f"ones it saw: asked about a canary, it is far more confident in its planted label if that canary was in "
+        f"training. From "
         f"those confidences the one-run audit (Steinke, Nasr & Jagielski 2023) **proves** a lower bound on ε with "
         f"95% confidence. DP-SGD clips each example's influence and adds noise, so a canary cannot be memorised: "
         f"under DP every proved bound stays below the claimed ε.\n\n"
@@ -78,9 +80,10 @@ if st.session_state.get("pu_sweep") not in ids:
     # never someone's cancelled sweep: this session's newest, else the newest finished shared demo
     st.session_state["pu_sweep"] = sweep_runs.default_view(stored, caller, st.session_state.get("pu_current"))
 if st.session_state.get("pu_sweep") is None:
+    demo, upload = (guarded(sweep_timing.words, k, caller=caller) for k in ("demo", "upload"))
     st.info(
-        "No sweep yet, so no curve: in **New sweep** above, press **Start sweep** — the default demo on digit "
-        "images takes about two minutes on 2 cores; your own CSV of 5,000 rows about one.",
+        "No sweep yet, so no curve: in **New sweep** above, press **Start sweep**"
+        + (f" — the default demo on digit images ({demo}) or your own CSV ({upload})." if demo and upload else "."),
         icon=":material/play_circle:",
     )
     if not ids:
@@ -202,12 +205,17 @@ def show_sweep(sid: str, was_running: bool) -> None:
     elif was_running:
         st.rerun(scope="app")  # finished: stop polling
     else:
+        name = s.get("name") or sweep_summary.sweep_title(s)  # the picker's name; the id only in the tooltip
         st.caption(
-            f"Sweep {sid}: {s['status']}, {s['done']} of {s['total']} models." + ("" if mine else " Shared demo."),
-            help=None
-            if mine
-            else "A shared demo sweep: everyone sees it; only whoever started it (or an admin) "
-            "can rename or delete it.",
+            f"Sweep “{textsafe.md(name)}”: {s['status']}, {s['done']} of {s['total']} models."
+            + ("" if mine else " Shared demo."),
+            help=f"Sweep id {sid} (its link and the CLI name it so)."
+            + (
+                ""
+                if mine
+                else " A shared demo sweep: everyone sees it; only whoever started it (or an admin) can rename or "
+                "delete it."
+            ),
         )
     problems = sweep_runs.problems(s)  # one summary, not a box per model (a cancelled sweep had 31)
     if problems:
@@ -233,6 +241,9 @@ def show_sweep(sid: str, was_running: bool) -> None:
     g1, g2 = st.columns(2)
     with g1, first_screen.main_chart():
         chart(figs.accuracy_chart(result), key="pu_fig_acc")
+    canaries = sweep_results.canary_note(result)  # what the accuracies were measured on
+    if canaries:
+        g1.caption(canaries)
     chart(figs.empirical_epsilon_chart(result), key="pu_fig_emp", where=g2)
     g2.caption(figs.empirical_epsilon_note(result))
     headline(result)  # the figures behind the story, under its charts
@@ -302,8 +313,10 @@ def show_sweep(sid: str, was_running: bool) -> None:
                 "—" if cert is None else f"{cert:.1f}",
                 help="The most this audit could prove over these models if every guess were right.",
             )
+        own = sweep_results.point_canaries(point) if point is not None else None
         st.caption(
-            "Audit: Steinke, Nasr & Jagielski (2023), one training run — each canary is in or out by a "
+            (f"{own} " if own else "")
+            + "Audit: Steinke, Nasr & Jagielski (2023), one training run — each canary is in or out by a "
             "fair coin; the attacker guesses in/out for the canaries it is surest about, and the share of "
             "right guesses bounds ε (95% confidence). Loss and threshold attacks on ordinary records "
             "(training rows vs test rows) are shown beside it."
@@ -312,7 +325,7 @@ def show_sweep(sid: str, was_running: bool) -> None:
         block = None
         if choice != "baseline" and point.get("tradeoff") and point.get("noise_multiplier"):
             block = guarded(statement.for_point, point)
-        chart(figs.roc_chart(point, block=block), key="pu_fig_roc", where=r1)
+        chart(figs.roc_chart(point), key="pu_fig_roc", where=r1)
         if block is not None:
             with r1.expander("What the audits prove about this model's trade-off curve", expanded=False):
                 tfig = guarded(_point_tradeoff, sid, float(point["epsilon"]), int(point.get("seed") or 0), point)
@@ -328,9 +341,9 @@ def show_sweep(sid: str, was_running: bool) -> None:
             r1.caption(
                 "The shaded region is impossible for any attacker: the curve is this model's worst-case "
                 "ROC (the largest share of members any attack can catch at each false-positive rate) from the "
-                "privacy-loss distribution (PLD) of its own noise, sampling rate and steps. ε at "
-                "δ = 1e-5 and 1e-6 and μ (Gaussian DP by the central limit "
-                "theorem: an estimate, not a bound) are in its legend."
+                "privacy-loss distribution (PLD) of its own noise, sampling rate and steps: "
+                + figs.ceiling_words(block)
+                + "."
             )
 
     rows = sweep_summary.by_epsilon(result)

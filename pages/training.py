@@ -15,6 +15,7 @@ from dpcore.budgets import charged
 from dpcore.errors import JobError
 from dpcore.figures import training as figs
 from dpcore.jobs import display, owners, registry, store, workers
+from dpcore.sweep import timing as sweep_timing
 from dpcore.training import bounds
 from dpcore.training.config import (
     MEDICAL_TARGETS,
@@ -394,7 +395,11 @@ if st.session_state.get("tr_pick") and st.session_state["tr_pick"] not in [j.id 
     except (JobError, OSError):
         pass
 if not recent:
-    st.info("No training run yet in this browser. Press **Train DP + baseline** (a few seconds for breast cancer).")
+    took = guarded(sweep_timing.words, "training", caller=caller)  # measured here, else on a 2-core machine
+    st.info(
+        "No training run yet in this browser. Press **Train DP + baseline**"
+        + (f" (a run and its twin, {took})." if took else ".")
+    )
     admin_box("tr_admin")
     st.stop()
 ids = [j["id"] for j in recent]

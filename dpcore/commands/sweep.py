@@ -88,7 +88,7 @@ def register(sub) -> None:
         "--canaries",
         type=int,
         default=None,
-        help=f"mislabelled canaries for the one-run audit, each in with probability 1/2 (default "
+        help=f"canaries (public random inputs, random labels) for the one-run audit, each in with probability 1/2 (default "
         f"{_D.canaries}; --data: {_T.canaries})",
     )
     p.add_argument(

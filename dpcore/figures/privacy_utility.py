@@ -9,8 +9,6 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from dpcore.statements import sweep as statement
-
 from .. import claims
 from ..attacks import audit
 from ..sweep import summary as sweep_summary
@@ -325,25 +323,24 @@ def _attack_counts(mia: dict) -> str:
     return "scored on " + "; ".join(parts) if parts else ""
 
 
-def _ceiling_note(block: dict) -> str:
-    """ε at each δ of the block (PLD) and μ: legend lines short enough for a phone."""
-    parts = []
-    for i, r in enumerate(block["epsilon_at_delta"]):
-        parts.append(f"{'ε ' if i == 0 else ''}≤ {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])}")
-    lines = [", ".join(parts[:2])] + parts[2:]
+def ceiling_words(block: dict) -> str:
+    """The worst-case curve's figures for the caption under :func:`roc_chart` (its legend entry stays one line): ε
+    at each δ of ``block`` (:func:`dpcore.statements.sweep.for_point`, from the PLD) and μ."""
+    rows = block["epsilon_at_delta"]
+    parts = [f"ε ≤ {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])}" for r in rows]
     mu = (block.get("mu") or {}).get("value")
     if mu is not None:
-        lines.append(f"μ ≈ {mu:.2f} (Gaussian DP, a CLT estimate)")
-    return "<br>".join(lines)
+        parts.append(f"μ ≈ {mu:.2f} (Gaussian DP by the central limit theorem: an estimate, not a bound)")
+    return ", ".join(parts)
 
 
-def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) -> go.Figure:
+def roc_chart(point: dict, title_suffix: str = "") -> go.Figure:
     """ROC curves (log–log) of one model's attacks — the canary attack and the attacks on ordinary records —
     under one ceiling: for a DP-SGD point, its worst-case ROC from the privacy-loss distribution of what was
-    actually run (``point["tradeoff"]``; no attack can go above it), with ε at δ = 1e-5 and 1e-6 and μ in
-    its legend entry (``block``: :func:`dpcore.statements.sweep.for_point` of the point, computed when not given). Older
-    stored points without a trade-off curve show the looser (ε, δ) ceiling; the CLT/GDP curve is never drawn
-    (it is an approximation, not an upper bound). Traces carry ``meta``: "ceiling", "chance", "attack:<name>"."""
+    actually run (``point["tradeoff"]``; no attack can go above it), one line in the legend (its ε at each δ and μ:
+    :func:`ceiling_words`, for the caption). Older stored points without a trade-off curve show the looser (ε, δ)
+    ceiling; the CLT/GDP curve is never drawn (it is an approximation, not an upper bound). Traces carry ``meta``:
+    "ceiling", "chance", "attack:<name>"."""
     fig = go.Figure()
     n_neg = max((v.get("n_nonmembers") or 1) for v in point["mia"].values())
     floor = 1.0 / (2 * n_neg)
@@ -351,8 +348,6 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
     eps = point.get("epsilon_spent") or point.get("epsilon")
     t = point.get("tradeoff") if point.get("epsilon") is not None else None
     if t and t.get("fpr"):
-        if block is None and point.get("noise_multiplier") and point.get("sample_rate") and point.get("steps"):
-            block = statement.for_point(point)
         tf, tt = np.asarray(t["fpr"], float), np.asarray(t["tpr"], float)
         keep = tf >= floor
         fig.add_trace(
@@ -376,8 +371,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
                 customdata=[claims.up(v) for v in tt[keep]],
                 fillcolor=style.rgba(style.BOUND, 0.08),
                 line=dict(color=style.BOUND, width=3),
-                name="worst case for this run (exact PLD): no attack above it"
-                + (f"<br>{_ceiling_note(block)}" if block is not None else ""),
+                name="worst case for this run (exact PLD)",
                 hovertemplate="FPR %{x:.2g}<br>worst-case TPR %{customdata}<extra>ceiling</extra>",
             )
         )
@@ -390,7 +384,7 @@ def roc_chart(point: dict, title_suffix: str = "", block: dict | None = None) ->
                 mode="lines",
                 meta="ceiling",
                 **style.legend_group("promise"),
-                name=f"(ε, δ) ceiling at ε = {claims.up(eps)}, δ = {claims.delta(delta)}:<br>no attack can go above",
+                name=f"(ε, δ) ceiling at ε = {claims.up(eps)}, δ = {claims.delta(delta)}: no attack above",
                 line=dict(color=style.BOUND, width=3),
             )
         )

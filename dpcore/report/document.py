@@ -283,7 +283,7 @@ def synth_section(job_id: str, epsilon: float | None = None, *, caller) -> Secti
         else []
     )
     return Section(
-        f"DP synthetic data instead of the table (study {job_id}, ε = {e:g})",
+        f"DP synthetic data instead of the table ({job.label or study.config.label()}, ε = {e:g})",  # its name, not id
         [
             f"**{claim}.** {detail}",
             synth_story.guarantee(study, e),

@@ -13,8 +13,8 @@ training set (1,438 images): an MLP with 256 hidden units, 20 epochs, batch 256,
 figures and the wall time, about a minute on 2 busy cores).
 
 Risk where it lives: ordinary records leak little from a model that generalises, so the audit plants
-:data:`~dpcore.sweep.config.DEFAULT_CANARIES` *canaries* — training images given a wrong label, the kind of
-unusual record a model memorises — each included in training with probability ½ (drawn per run from a secret
+:data:`~dpcore.sweep.config.DEFAULT_CANARIES` *canaries* — records with public random inputs and random labels
+(:mod:`dpcore.training.canaries`), the kind of unusual record a model memorises — each included in training with probability ½ (drawn per run from a secret
 source). The model's confidence in each canary's label is its score; the scores feed the one-run audit of
 Steinke, Nasr & Jagielski (2023), whose 95% lower bound on ε holds for any (ε, δ)-DP training. The non-private
 model is caught (it memorises the canaries it saw); under DP the bound stays below the claimed ε. The
@@ -27,6 +27,7 @@ A control for the training-set size (:data:`~dpcore.sweep.config.DEFAULT_SIZE_FR
 * :mod:`~dpcore.sweep.point` — one point (job target ``"sweep.point"``): canaries, shadows, train, attack, audit.
 * :mod:`~dpcore.sweep.runs` — start / state / cancel / list / load / save, executors, inline and parallel runs.
 * :mod:`~dpcore.sweep.summary` — per-ε rows, the reading, violations, the title, the CLI JSON.
+* :mod:`~dpcore.sweep.timing` — how long a sweep or a DP run takes here, from the job store's measured times.
 
 Nothing is re-exported here: import each name from its module.
 """

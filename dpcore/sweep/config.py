@@ -26,8 +26,8 @@ SWEEP_ATTACKS = ("threshold", "loss", "lira", "rmia")
 
 #: A first sweep on an uploaded table (:func:`for_upload`): a small MLP that can memorise (so the audit has a leak to
 #: catch without DP), five ε from 0.5 to 8 × 2 seeds, 2 baselines, LiRA and RMIA sharing 4 shadow models, 200
-#: canaries (rows given a wrong label), no size control: 12 models. bench/upload_sweep.py times it on a 5,000 × 20
-#: table (README: "Privacy–utility curve").
+#: canaries (public inputs with random labels; fewer on small data: :func:`canaries_for`), no size control: 12 models.
+#: bench/upload_sweep.py times it on a 5,000 × 20 table (README: "Privacy–utility curve").
 TABLE_DEFAULTS: dict[str, Any] = dict(
     model="mlp",
     hidden=128,
@@ -78,8 +78,8 @@ class SweepConfig:
     baseline_lr_schedule: str = "linear"
     baseline_scale: float = 1.5
     device: str = "auto"  # training device: auto / cpu / cuda
-    #: Mislabelled training images, each included with probability 1/2, audited with the one-run method
-    #: (at most a quarter of the training rows: fewer on small data).
+    #: Canaries (:mod:`dpcore.training.canaries`: public inputs, random labels), each included with probability 1/2,
+    #: audited with the one-run method (at most a quarter of the training rows: :func:`canaries_for`).
     canaries: int = DEFAULT_CANARIES
     #: Training-set size control: these fractions of the rows, at size_epsilon, each with its own baseline
     #: (a fraction leaving fewer rows than one batch, or than 20, is left out).
@@ -164,9 +164,7 @@ class SweepConfig:
         check_batch_size(tc.batch_size, n)
         # Small data (a custom train_size): at most a quarter of the rows become canaries, and size fractions
         # too small to fill one batch are left out of the control; the sweep record shows what ran.
-        canaries = min(out.canaries, n // 4)
-        if out.canaries and canaries < 2:
-            canaries = 0
+        canaries = canaries_for(out.canaries, n)
         kept = tuple(f for f in fracs if int(n * f) >= max(tc.batch_size, 20))
         if canaries != out.canaries or kept != fracs:
             out = replace(out, canaries=canaries, size_fractions=kept)
@@ -259,6 +257,25 @@ class SweepConfig:
             "canaries": self.canaries if canaries is None else canaries,
             "train_fraction": 1.0,
         }
+
+
+def canaries_for(asked: int, n_train: int) -> int:
+    """The canaries each point plants when ``asked`` for on ``n_train`` training rows: at most a quarter of the rows,
+    none when that leaves fewer than 2 (:meth:`SweepConfig.validate` keeps this count; the page's form states it)."""
+    used = min(int(asked), int(n_train) // 4)
+    return used if used >= 2 else 0
+
+
+def upload_train_rows(data: bytes, *, train_size: int | None = None, test_size: float | None = None) -> int:
+    """Training rows of one point of a sweep on the CSV ``data`` before it is stored: its rows less the held-out
+    share, split as :func:`dpcore.training.data.load_split` splits them (tested against it), or ``train_size``."""
+    from ..data import datasets  # lazy: pandas (~0.5 s)
+    from ..training.data import held_out_rows  # lazy: the training data code imports scikit-learn's loaders
+
+    if train_size:
+        return int(train_size)
+    n = len(datasets.read_csv(data))
+    return n - held_out_rows(n, TrainConfig.test_size if test_size is None else test_size)
 
 
 def for_upload(

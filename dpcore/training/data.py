@@ -159,6 +159,11 @@ def _given(value: str | None, what: str) -> str:
     return value
 
 
+def held_out_rows(n_rows: int, test_size: float) -> int:
+    """Test rows of a seeded split of ``n_rows`` (:func:`load_split`): the ``test_size`` share, at least one."""
+    return max(1, int(round(int(n_rows) * float(test_size))))
+
+
 def load_split(cfg: TrainConfig) -> Split:
     """Load and preprocess the data for ``cfg`` (seeded split; scaling with public bounds only)."""
     kind, image_shape, leaks, layout = cfg.dataset_kind, None, [], []
@@ -204,7 +209,7 @@ def load_split(cfg: TrainConfig) -> Split:
                 note += "; log1p then scaled to [-1, 1] with those bounds"
         rng = np.random.default_rng(cfg.seed)
         perm = rng.permutation(len(y))
-        n_test = max(1, int(round(len(y) * cfg.test_size)))
+        n_test = held_out_rows(len(y), cfg.test_size)
         if len(y) - n_test < 2:
             raise DPError(f"only {len(y)} rows: too few to split into train and test")
         te, tr = perm[:n_test], perm[n_test:]

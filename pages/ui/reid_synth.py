@@ -307,7 +307,11 @@ def synthetic_tab(tab, ctx: dict) -> None:
         if cfg is not None:
             st.info(
                 "No study with these settings yet: press **Start the study**."
-                + (f" Below: the newest finished study of the same patients ({job['label']})." if job else ""),
+                + (
+                    f" Below: the newest finished study of the same patients ({textsafe.md(job['label'])})."
+                    if job
+                    else ""
+                ),
                 icon=":material/play_circle:",
             )
         if job is None:
@@ -330,7 +334,8 @@ def synthetic_tab(tab, ctx: dict) -> None:
             return
         if status0 in ("queued", "running"):
             pace = synth_timing.during(v["job"])
-            st.progress(v["fraction"] or 0.0, text=f"Study {jid}: {v['text']}" + (f" · {pace}" if pace else ""))
+            name = textsafe.md(v["job"]["label"])  # its readable name (settings, or as renamed), not its id
+            st.progress(v["fraction"] or 0.0, text=f"Study “{name}”: {v['text']}" + (f" · {pace}" if pace else ""))
             if mine and st.button("Cancel", key="re_syn_cancel", icon=":material/stop:"):
                 guarded(store.cancel, jid, caller=job_caller())
                 st.rerun(scope="app")

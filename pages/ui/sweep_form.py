@@ -1,14 +1,17 @@
 """The privacy–utility page's "New sweep" form: a built-in data set (the default demo) or the user's own CSV with its
 public bounds, the grid, seeds, attacks and shadows, and Start. It returns the id of a sweep it started."""
 
+import hashlib
+
 import streamlit as st
 
 from dpcore import claims, limits
 from dpcore.budgets import charged
+from dpcore.errors import DPError
 from dpcore.jobs import executors
 from dpcore.sweep import budget as sweep_budget
 from dpcore.sweep import runs as sweep_runs
-from dpcore.sweep.config import TABLE_DEFAULTS, SweepConfig, for_upload
+from dpcore.sweep.config import TABLE_DEFAULTS, SweepConfig, canaries_for, for_upload, upload_train_rows
 from dpcore.training import bounds
 from dpcore.training.config import DATASET_NAMES, MODEL_NAMES
 from dpcore.training.data import upload_columns
@@ -92,6 +95,31 @@ def _settings(prefix: str, d: SweepConfig, models: list[str]) -> dict:
     }
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _train_rows(dataset: str, train_size: int | None, tag: str | None, _data: bytes | None) -> int | None:
+    """Training rows of one point (an upload's by its digest ``tag``), or None where the settings are refused (Start
+    then says why)."""
+    try:
+        if _data is not None:
+            return upload_train_rows(_data, train_size=train_size)
+        target = "diagnosis" if dataset == "medical" else None
+        return SweepConfig(dataset=dataset, target=target, train_size=train_size).n_rows()
+    except DPError:
+        return None
+
+
+def canary_words(asked: int, n_train: int | None) -> str:
+    """The canaries the sweep will plant (the count its validated config keeps), and why when it is fewer."""
+    if n_train is None:
+        return f"up to {asked} canaries (at most a quarter of the training rows)"
+    used = canaries_for(asked, n_train)
+    if used == asked:
+        return f"{used} canaries"
+    if used == 0:
+        return f"no canaries ({n_train:,} training rows are too few: no canary audit)"
+    return f"{used} canaries (at most a quarter of the {n_train:,} training rows)"
+
+
 def form(caller, expanded: bool) -> str | None:
     """Draw the form (in an expander, open when ``expanded``); return the id of a sweep this click started for
     ``caller`` (this session, as the job store sees it), once per click."""
@@ -142,15 +170,21 @@ def form(caller, expanded: bool) -> str | None:
                 "model, results stored here.",
             )
         d = D if source == "builtin" else T
+        if source == "builtin":
+            n_train = _train_rows(dataset, s["train_size"], None, None)
+        elif up_bytes is not None:
+            n_train = _train_rows("upload", s["train_size"], hashlib.sha256(up_bytes).hexdigest(), up_bytes)
+        else:
+            n_train = None  # no file yet
         st.caption(
             f"Models train as background jobs in worker processes (parallel), baselines first; closing the tab "
             f"loses nothing. Batch {d.batch_size}, learning rate {d.lr}, clip {d.clip}, δ = {claims.delta(d.delta)} "
-            f"(add/remove one record), accountant PRV (tight), {d.canaries} canaries (training rows given a wrong "
-            f"label, each in by a secret fair coin); the non-private baselines train {d.baseline_scale:g}× the "
-            "epochs from a decaying learning rate (their best accuracy). Sampling and noise come from a secure "
-            "source and are never stored. Your sweeps are yours: only this browser session (and an admin) sees "
-            "them; finished runs of the default demo are shared with everyone. One click trains at most "
-            f"{limits.SWEEP_MAX_TRAININGS:,} models."
+            f"(add/remove one record), accountant PRV (tight), {canary_words(d.canaries, n_train)} (records with "
+            "public random inputs and random labels, each in training by a secret fair coin); the non-private "
+            f"baselines train {d.baseline_scale:g}× the epochs from a decaying learning rate (their best accuracy). "
+            "Sampling and noise come from a secure source and are never stored. Your sweeps are yours: only this "
+            "browser session (and an admin) sees them; finished runs of the default demo are shared with everyone. "
+            f"One click trains at most {limits.SWEEP_MAX_TRAININGS:,} models."
         )
         if not start:
             return None

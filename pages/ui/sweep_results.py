@@ -1,5 +1,6 @@
-"""Parts of a finished sweep on the privacy–utility page: the answer in one sentence (what DP costs at ε ≈ 1 and the
-most any attack proves), who is most exposed, and the take-aways (statement, script, notebook)."""
+"""Parts of a finished sweep on the privacy–utility page: the answer in one sentence (what DP costs at ε ≈ 1 and
+the most any attack proves), the canaries its accuracies were measured with, who is most exposed, and the
+take-aways (statement, script, notebook)."""
 
 import json
 
@@ -25,6 +26,41 @@ def story(result: dict) -> None:
         return
     claim, detail = sweep_exposure.story_words(s)
     st.markdown(headline_md(claim, detail), help=sweep_exposure.PROVED_LOW)
+
+
+def _span(values, fmt="{}") -> str:
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if lo == hi else f"{fmt.format(lo)}–{fmt.format(hi)}"
+
+
+def canary_note(result: dict) -> str | None:
+    """Under the accuracy chart: the canaries its models trained with, from the counts each stored, and what that
+    means for the accuracies shown (None for points stored without their counts)."""
+    models = [p for p in (result.get("baselines") or [result.get("baseline")]) + (result.get("points") or []) if p]
+    if not models:
+        return None
+    if (result.get("config") or {}).get("canaries") == 0:
+        return "No canaries (too few training rows): the audits are on ordinary records only."
+    cs = [p.get("canaries") for p in models]
+    if not all(isinstance(c, dict) and "included" in c for c in cs):
+        return None
+    note = (
+        f"Every model here, the non-private baselines too, trained with its canaries: {_span([c['n'] for c in cs])} "
+        f"planted (public inputs, labels at random), {_span([c['included'] for c in cs])} put in by their coins "
+        f"({_span([c['share_of_training_rows'] for c in cs], '{:.1%}')} of the training rows). Each accuracy is that "
+        "of a model trained with them, which may lower it a little; no canary-free copy was trained."
+    )
+    if result.get("size_control"):
+        note += " The training-set-size control's models planted none."
+    return note
+
+
+def point_canaries(point: dict) -> str | None:
+    """One inspected model's canaries and its accuracy note (:meth:`dpcore.training.canaries.Canaries.summary`)."""
+    c = point.get("canaries")
+    if not isinstance(c, dict) or "utility_note" not in c:
+        return None
+    return f"This model planted {c['n']} canaries; {c['included']} went in. The {c['utility_note']}."
 
 
 def exposure(result: dict) -> None:

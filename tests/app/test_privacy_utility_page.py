@@ -52,6 +52,45 @@ def test_empty_state_and_controls(chdir_root):
     ]
 
 
+def test_the_empty_state_times_a_sweep_from_measurements(chdir_root):
+    """It said "about two minutes on 2 cores; your own CSV of 5,000 rows about one": figures nobody had measured.
+    Before any sweep here it quotes the ones measured on a 2-core machine (this server's, once it has some:
+    tests/dpcore/sweep/test_timing.py)."""
+    at = open_page(PAGE)
+    (info,) = [i.value for i in at.info if "No sweep yet" in i.value]
+    assert "the default demo on digit images (measured on a 2-core machine: about 30 s)" in info
+    assert "your own CSV (measured on a 2-core machine: about 5 s for 500 rows)" in info
+    assert "minute" not in info
+
+
+def test_the_form_states_the_canaries_the_validated_sweep_plants(chdir_root, monkeypatch):
+    """The form printed the defaults' canaries ("300", "200") while validation cuts them to a quarter of the
+    training rows: a 500-row upload's sweep planted 100. It states the count the sweep will really use."""
+    monkeypatch.setattr(workers, "ensure_workers", lambda n=2: 0)
+
+    def form_caption(at):
+        return next(c.value for c in at.caption if c.value.startswith("Models train as background jobs"))
+
+    at = open_page(PAGE, owner=ME)
+    assert f"{SweepConfig().validate().canaries} canaries (records" in form_caption(at)  # digits: not cut
+    at.selectbox(key="pu_dataset").set_value("breast_cancer").run()
+    used = SweepConfig(dataset="breast_cancer").validate().canaries
+    assert used < SweepConfig().canaries
+    assert f"{used} canaries (at most a quarter of the 455 training rows)" in form_caption(at)
+    at.radio(key="pu_source").set_value("csv").run()
+    assert "up to 200 canaries" in form_caption(at)  # no file yet
+    at.file_uploader(key="pu_csv").set_value(("clinic.csv", _table_csv(500), "text/csv")).run()
+    text = form_caption(at)
+    assert "100 canaries (at most a quarter of the 400 training rows)" in text and "200 canaries" not in text
+    next(t for t in at.text_input if t.label == "city: categories").set_value("a, b")
+    next(t for t in at.text_input if t.label == "label: categories").set_value("no, yes")
+    at.multiselect(key="pu_up_eps").set_value([1.0])
+    at.number_input(key="pu_up_seeds").set_value(1)
+    at.button(key="pu_start").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert {j["params"]["canaries"] for j in store.list_jobs(caller=SYSTEM, limit=500)} == {100}  # as it said
+
+
 def test_empty_epsilon_grid_is_an_error(chdir_root):
     at = open_page(PAGE)
     at.multiselect(key="pu_eps").set_value([])
@@ -110,7 +149,9 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     metas = [t.get("meta") for t in roc["data"]]
     assert metas.count("ceiling") == 1 and {"attack:canary", "attack:loss", "attack:threshold"} <= set(metas)
     ceiling = roc["data"][metas.index("ceiling")]
-    assert "exact PLD" in ceiling["name"] and "1/n" not in ceiling["name"] and "μ ≈" in ceiling["name"]
+    # one legend line; ε at each δ and μ are said in the caption under the chart (it said "are in its legend")
+    assert ceiling["name"] == "worst case for this run (exact PLD)"
+    assert "ε ≤ " in before and "at δ = 1e-6" in before and "μ ≈ " in before and "in its legend" not in before
     lg = roc["layout"]["legend"]  # horizontal, along the chart's bottom edge (a phone)
     assert lg["orientation"] == "h" and (lg["yref"], lg["y"]) == ("container", 0)
     assert "Proven:** ε ≤" in before and "Measured:** the canary audit proves" in before
@@ -129,6 +170,30 @@ def test_stored_sweep_reopens_with_charts_reading_and_compare(chdir_root, stored
     assert "test accuracy (mean), not covered by ε" in headers and "ε spent (accountant)" in headers
     assert not [h for h in headers if "accuracy" in h and "not covered by ε" not in h], headers
     assert not [h for h in headers if "_" in h or "." in h.split(":")[0]], headers
+
+
+def test_a_finished_sweep_is_named_and_says_the_canaries_its_accuracies_carry(chdir_root, stored):
+    """The status line said "Sweep 20261204-034959-fc792249: done, …": the id, not the name the picker shows (the id
+    stays in its tooltip). Under the accuracy chart: the canaries every model trained with, from the counts each
+    stored — accuracies of models trained with random-label canaries, the baselines' too."""
+    a, _ = stored
+    at = open_page(PAGE, owner=ME)
+    at.selectbox(key="pu_sweep").set_value(a["id"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    (status,) = [c for c in at.caption if ": done, " in c.value]
+    assert status.value == "Sweep “tiny A”: done, 3 of 3 models." and a["id"] in status.proto.help
+    models = [a["baseline"], *a["points"]]
+    n, included = models[0]["canaries"]["n"], sorted(p["canaries"]["included"] for p in models)
+    assert n == 20  # 30 asked, a quarter of the 80 training rows
+    text = _texts(at)
+    span = str(included[0]) if included[0] == included[-1] else f"{included[0]}–{included[-1]}"
+    assert (
+        f"Every model here, the non-private baselines too, trained with its canaries: {n} planted (public inputs, "
+        f"labels at random), {span} put in by their coins"
+    ) in text
+    assert "no canary-free copy was trained" in text
+    point = next(p for p in a["points"] if p["epsilon"] == 1.0)  # the inspected model: its own note
+    assert f"This model planted {n} canaries; {point['canaries']['included']} went in. The test accuracy" in text
 
 
 def test_model_slider_shows_the_model_it_names_while_a_sweep_fills_in(chdir_root, dp_home, monkeypatch):

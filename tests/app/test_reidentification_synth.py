@@ -5,6 +5,7 @@ tab in the link, link warnings where they are seen, the DP tab's guarantee and b
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dpcore import textsafe
 from dpcore.jobs import registry, runner, store, workers
 from dpcore.jobs.owners import SYSTEM
 from dpcore.synth import study as ST
@@ -101,7 +102,10 @@ def test_no_study_yet_then_run_queues_one_study_once(chdir_root, monkeypatch):
     cfg = ST.StudyConfig.from_dict(jobs[0]["params"])
     assert cfg.epsilons == (1.0,) and cfg.repetitions == 1 and cfg.n == 1_000 and cfg.generator == "mst"
     assert cfg.facts == ST.StudyConfig().facts  # the neighbour's facts as typed on the first tab
-    assert any(f"Study {jobs[0]['id']}: queued" in str(p.proto.text) for p in at.get("progress"))
+    # the study by its readable name (as the picker says it), not its id
+    name = textsafe.md(jobs[0]["label"])
+    assert any(f"Study “{name}”: queued" in str(p.proto.text) for p in at.get("progress"))
+    assert not any(jobs[0]["id"] in str(p.proto.text) for p in at.get("progress"))
     at.button(key="re_syn_run").click().run()  # a second click shows the same study
     assert len(store.list_jobs(caller=SYSTEM, group=ST.GROUP)) == 1
     at.button(key="re_syn_cancel").click().run()
@@ -196,7 +200,7 @@ def test_another_finished_study_of_the_same_patients_is_shown_as_such(chdir_root
     note = " ".join(i.value for i in at.info)
     assert (
         "No study with these settings yet" in note
-        and f"the newest finished study of the same patients ({cfg.label()})" in note
+        and f"the newest finished study of the same patients ({textsafe.md(cfg.label())})" in note  # escaped
     )
     assert at.select_slider(key="re_syn_at").options == ["1", "10"]
     assert any(m.value.startswith("#### At ε = 1") for m in at.markdown)

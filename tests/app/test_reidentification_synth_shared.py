@@ -7,6 +7,7 @@ from html import unescape
 
 import pytest
 
+from dpcore import textsafe
 from dpcore.jobs import display, registry, runner, store, workers
 from dpcore.jobs.owners import CLI, SYSTEM, Caller
 from dpcore.synth import study as ST
@@ -74,7 +75,7 @@ def test_a_default_study_in_progress_is_shown_to_all_and_a_second_press_joins_it
     (job,) = store.list_jobs(caller=SYSTEM, group=ST.GROUP)
     others = [page({"re_tab": SYNTH_TAB}, owner=o) for o in (SOMEONE_ELSE, THIRD)]
     for at in others:  # opened while it is queued: its progress, read-only, and no second study
-        assert any(f"Study {job.id}: queued" in str(p.proto.text) for p in at.get("progress"))
+        assert any(f"Study “{textsafe.md(job.label)}”: queued" in str(p.proto.text) for p in at.get("progress"))
         assert "**Shared study in progress, queued " in _infos(at)
         assert not [b for b in at.button if b.key == "re_syn_cancel"]
         at.button(key="re_syn_run").click().run()  # the stampede: each presses Start
@@ -96,7 +97,7 @@ def test_starting_another_default_study_is_still_possible(chdir_root, monkeypatc
     assert not at.error, [e.value for e in at.error]
     fresh = [j for j in store.list_jobs(caller=SYSTEM, group=ST.GROUP) if j.id != done]
     assert len(fresh) == 1 and fresh[0].owner == SOMEONE_ELSE and fresh[0].status == "queued"
-    assert any(f"Study {fresh[0].id}: queued" in str(p.proto.text) for p in at.get("progress"))
+    assert any(f"Study “{textsafe.md(fresh[0].label)}”: queued" in str(p.proto.text) for p in at.get("progress"))
     assert [b for b in at.button if b.key == "re_syn_cancel"]  # their own: they may cancel it
 
 
@@ -111,7 +112,7 @@ def test_home_offers_the_shared_study_to_another_sessions_report(chdir_root, mon
     at.button(key="home_report_prepare").click().run()
     assert not at.error, [e.value for e in at.error]
     html = unescape(at.session_state["home_report_html"])
-    assert f"DP synthetic data instead of the table (study {jid}" in html
+    assert f"DP synthetic data instead of the table ({job.label}, ε = " in html and f"(study {jid}" not in html
     assert (
         f"The shared default study (the page's default settings on the default patients), finished "
         f"{display.ran_at(job)}."

@@ -44,7 +44,8 @@ def _by_meta(fig):
 
 def test_one_ceiling_the_runs_own_pld_curve_with_epsilons_and_mu():
     """Before: the (ε, δ) ceiling and the PLD curve were two lines, and neither μ nor ε at 1e-6 and 1/n was
-    shown; now the PLD curve of what was run is the one ceiling, its legend states ε at 1e-5 and 1e-6 and μ."""
+    shown; now the PLD curve of what was run is the one ceiling, and the words under it state ε at 1e-5 and 1e-6
+    and μ."""
     p = _point()
     fig = figs.roc_chart(p)
     metas = [t.meta for t in fig.data if t.meta]
@@ -55,9 +56,10 @@ def test_one_ceiling_the_runs_own_pld_curve_with_epsilons_and_mu():
     keep = np.asarray(p["tradeoff"]["fpr"]) >= floor
     assert np.allclose(ceil.y, np.asarray(p["tradeoff"]["tpr"])[keep]) and min(ceil.x) >= floor
     b = sweep_st.for_point(p)
+    words = figs.ceiling_words(b)
     for r in b["epsilon_at_delta"]:
-        assert f"≤ {claims.up(r['epsilon_pld'])} at δ = " in ceil.name  # upper bounds rounded up
-    assert "1/n" not in ceil.name and f"μ ≈ {b['mu']['value']:.2f}" in ceil.name  # never ε at δ = 1/n
+        assert f"ε ≤ {claims.up(r['epsilon_pld'])} at δ = {claims.delta(r['delta'])}" in words  # rounded up
+    assert "1/n" not in words and f"μ ≈ {b['mu']['value']:.2f}" in words and "not a bound" in words
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
     lg = fig.layout.legend  # horizontal, along the chart's bottom edge: phones
     assert lg.orientation == "h" and (lg.yref, lg.y) == ("container", 0)
@@ -72,10 +74,20 @@ def test_points_without_a_curve_fall_back_to_the_epsilon_delta_ceiling_and_basel
 
 
 def test_given_block_is_used_as_is():
-    p = _point()
-    b = sweep_st.for_point(p)
+    b = sweep_st.for_point(_point())
     b["epsilon_at_delta"][0]["epsilon_pld"] = 0.123456
-    assert "≤ 0.124 at δ" in _by_meta(figs.roc_chart(p, block=b))["ceiling"].name  # rounded up, never to 0.123
+    assert "ε ≤ 0.124 at δ" in figs.ceiling_words(b)  # rounded up, never to 0.123
+
+
+def test_the_worst_case_takes_one_legend_line_and_its_figures_go_under_the_chart():
+    """The worst-case entry took three legend lines (ε at two δ, then μ): now one, with ε and μ in the caption
+    (:func:`ceiling_words`); the older (ε, δ) ceiling is one line too."""
+    p = _point()
+    for fig in (figs.roc_chart(p), figs.roc_chart(_point(tradeoff=False))):
+        name = _by_meta(fig)["ceiling"].name
+        assert "<br>" not in name and "μ" not in name and "≤" not in name
+    assert _by_meta(figs.roc_chart(p))["ceiling"].name == "worst case for this run (exact PLD)"
+    assert "μ ≈" in figs.ceiling_words(sweep_st.for_point(p))
 
 
 def test_the_roc_legend_is_grouped_promise_then_measured_then_reference():
@@ -100,5 +112,5 @@ def test_each_attack_takes_one_legend_line_and_the_counts_sit_under_the_title():
     assert attacks and all("<br>" not in t.name and ": AUC 0.5" in t.name for t in attacks)
     title = " ".join(html for _, html in style.title_lines(fig.layout.title.text))  # as the page shows it
     assert "records: 100 in / 100 out" in title and "canaries: 40 in / 40 out" in title
-    lines = sum(t.name.count("<br>") + 1 for t in fig.data if t.showlegend is not False)
-    assert lines <= 2 + len(attacks) + 4  # the ceiling (with its ε and μ lines), the attacks, random guessing
+    shown = [t for t in fig.data if t.showlegend is not False]
+    assert sum(t.name.count("<br>") + 1 for t in shown) == len(shown) == 2 + len(attacks)  # ceiling, attacks, chance

@@ -145,4 +145,4 @@ def test_training_job_finishes_and_a_sweep_appears_on_the_curve_page(app_server,
     cancel = page.get_by_role("button", name="Cancel sweep")
     if cancel.count():
         cancel.click()
-        page.get_by_text(re.compile(r"Sweep \S+: cancelled")).first.wait_for(timeout=120_000)
+        page.get_by_text(re.compile(r"Sweep “.+”: cancelled")).first.wait_for(timeout=120_000)

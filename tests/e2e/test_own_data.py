@@ -78,8 +78,8 @@ def _walk(url, page, tmp_path):
     _shot(page, "own_upload", page.get_by_text("Public bounds of each column").first)
     # 3 · the sweep: the table defaults, run as background jobs
     page.get_by_role("button", name="Start sweep").click()
-    page.get_by_text(re.compile(r"Sweep \S+: done, (\d+) of \1 models")).or_(
-        page.get_by_text(re.compile(r"Sweep \S+: (failed|cancelled)"))
+    page.get_by_text(re.compile(r"Sweep “.+”: done, (\d+) of \1 models")).or_(
+        page.get_by_text(re.compile(r"Sweep “.+”: (failed|cancelled)"))
     ).first.wait_for(timeout=420_000)
     wait_for_app(page)
     main = page.get_by_test_id("stMain")

@@ -83,12 +83,12 @@ def _walk_the_default_sweep(url, page):
     t0 = time.monotonic()
     page.get_by_role("button", name="Start sweep").click()
     # ~21 s on a quiet 2-core machine; CI runs other work beside it
-    page.get_by_text(re.compile(r"Sweep \S+: done, (\d+) of \1 models")).or_(
-        page.get_by_text(re.compile(r"Sweep \S+: (failed|cancelled)"))
+    page.get_by_text(re.compile(r"Sweep “.+”: done, (\d+) of \1 models")).or_(
+        page.get_by_text(re.compile(r"Sweep “.+”: (failed|cancelled)"))
     ).first.wait_for(timeout=360_000)
     wait_for_app(page)
     print(f"default sweep in the browser: {time.monotonic() - t0:.0f} s from Start to done")
-    end = page.get_by_text(re.compile(r"Sweep \S+: \w+, \d+ of \d+ models")).first.inner_text()
+    end = page.get_by_text(re.compile(r"Sweep “.+”: \w+, \d+ of \d+ models")).first.inner_text()
     assert ": done, 33 of 33 models" in end, end  # 3 baselines, 6 ε × 3 seeds, size control 2 × 2 × 3
     main = page.get_by_test_id("stMain")
     assert page.get_by_test_id("stException").count() == 0

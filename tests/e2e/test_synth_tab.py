@@ -38,7 +38,7 @@ def test_run_a_study_and_read_the_end_of_the_story(app_server, page):
             break
     assert "2 synthetic releases in a background worker" in main_text(page)
     page.get_by_role("button", name="Start the study").click()
-    page.get_by_text(re.compile(r"Study \S+: (queued|running)")).first.wait_for(timeout=60_000)
+    page.get_by_text(re.compile(r"Study “.+”: (queued|running)")).first.wait_for(timeout=60_000)
     assert page.get_by_role("tab", name=TAB).get_attribute("aria-selected") == "true"
 
     # the fragment polls until the study is done, then the page redraws with its numbers

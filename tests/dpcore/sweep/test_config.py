@@ -94,3 +94,24 @@ def test_small_data_sweep_adapts_its_audit_and_size_control():
     cfg = SweepConfig(**{**TINY, "canaries": 300, "size_fractions": (0.1, 0.5)}).validate()
     assert cfg.canaries == 40 and cfg.size_fractions == (0.5,)  # a quarter of 160 rows; 16 rows < one batch
     assert SweepConfig(**{**TINY, "train_size": 6, "batch_size": 2, "canaries": 300}).validate().canaries == 0
+
+
+def test_the_forms_canary_count_is_the_one_validation_keeps(tmp_path):
+    """The page's form said the defaults' count; it now says :func:`canaries_for` of the training rows, which
+    validation keeps, and an upload's training rows before it is stored are those its sweep will split off."""
+    import numpy as np
+    import pandas as pd
+
+    from dpcore.sweep.config import canaries_for, for_upload, upload_train_rows
+
+    assert [canaries_for(200, n) for n in (400, 4000, 7, 8, 0)] == [100, 200, 0, 2, 0]
+    assert canaries_for(0, 4000) == 0 and canaries_for(1, 4000) == 0
+    for rows in (10, 37, 500, 1234):
+        df = pd.DataFrame({"age": np.arange(rows) % 90, "label": np.where(np.arange(rows) % 3, "yes", "no")})
+        data = df.to_csv(index=False).encode()
+        (tmp_path / "t.csv").write_bytes(data)
+        b = {"age": {"lower": 0, "upper": 90}, "label": {"categories": ["no", "yes"]}}
+        cfg = for_upload(str(tmp_path / "t.csv"), "label", bounds=b, batch_size=2)
+        assert upload_train_rows(data) == cfg.n_rows()  # split as training splits it
+        assert cfg.canaries == canaries_for(200, upload_train_rows(data))
+    assert upload_train_rows(data, train_size=99) == 99

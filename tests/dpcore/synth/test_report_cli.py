@@ -27,7 +27,8 @@ def finished(monkeypatch):
 
 def test_report_section_states_the_release_and_labels_what_epsilon_does_not_cover(finished):
     sec = report.synth_section(finished, 1.0, caller=CLI)
-    assert sec.title == f"DP synthetic data instead of the table (study {finished}, ε = 1)"
+    # named as the page's picker names it, not by its id
+    assert sec.title == "DP synthetic data instead of the table (MST · ε 1, 10 · 2 repetitions · 1,000 patients, ε = 1)"
     assert sec.paragraphs[0].startswith("**At ε = 1 the neighbour is no longer found.** In 2 DP synthetic tables")
     assert "not covered by ε" in sec.paragraphs[2]
     findings, statement, questions = sec.tables
@@ -45,7 +46,8 @@ def test_report_section_states_the_release_and_labels_what_epsilon_does_not_cove
 def test_report_build_adds_the_study_and_the_cli_takes_it(finished, tmp_path, capsys):
     html = report.build(1.0, n=1_000, synth_ids=[finished], caller=CLI)
     body = re.sub(r"<script.*?</script>", "", html, flags=re.S)
-    assert f"DP synthetic data instead of the table (study {finished}" in body
+    assert "DP synthetic data instead of the table (MST · ε 1, 10 · 2 repetitions" in body
+    assert f"(study {finished}" not in body
     assert "Each synthetic table is <strong>ε = 1</strong>" in body
     # the executive summary names the release it would publish, its guarantee and what it keeps (labelled)
     summary = body[body.index("<h2>Executive summary</h2>") : body.index("<h2>Settings</h2>")]
