@@ -57,7 +57,7 @@ def headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> Non
             than = ": the 95% intervals do not overlap"
         else:  # a difference only where the intervals show one (a +2.2 on 137 rows was headlined before)
             st.subheader(f"DP costs nothing measurable at ε = {eps}")
-            than = f": the 95% intervals overlap, so {rows} cannot tell the two apart"
+            than = ": the 95% intervals overlap, so a test set this size cannot tell the two apart"
         st.markdown(
             f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** {_interval(m)} with DP vs "
             f"**{acc_text(bm.test_accuracy)}** {_interval(bm)} for the non-private twin (same model, split and "

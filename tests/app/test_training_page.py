@@ -288,7 +288,7 @@ def test_the_headline_claims_a_cost_only_where_the_intervals_show_one_beside_the
     assert [h.value for h in at.subheader] == ["DP costs nothing measurable at ε = 0.995"]
     text = _texts(at)
     assert "**91.2%** [84.4%, 95.8%] with DP vs **98.2%** [93.8%, 99.8%]" in text
-    assert "the 95% intervals overlap, so 114 test rows cannot tell the two apart" in text
+    assert "on 114 test rows: the 95% intervals overlap, so a test set this size cannot tell the two apart" in text
     assert "Always guessing the most common class (benign) scores 62.3%." in text and not at.warning
 
     big = [{"class": 0, "name": "no", "n_test": 1000}, {"class": 1, "name": "yes", "n_test": 1000}]
