@@ -139,6 +139,8 @@ def story_words(s: dict) -> tuple[str, str]:
         if side < 0
         else f"{who} gains {-cost:.1f} points"
         if side > 0
+        else f"no cost shown on {s['n_test']:,} test rows"
+        if s.get("n_test")
         else f"{who} loses nothing measurable"
     )
     claim = f"At ε = {s['epsilon']:g}, {lose}"

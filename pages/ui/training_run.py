@@ -56,7 +56,9 @@ def headline(m: TrainMetrics, bm: TrainMetrics | None, twin: dict | None) -> Non
             st.subheader(f"DP scores {-cost:.1f} points above its twin at ε = {eps}")
             than = ": the 95% intervals do not overlap"
         else:  # a difference only where the intervals show one (a +2.2 on 137 rows was headlined before)
-            st.subheader(f"DP costs nothing measurable at ε = {eps}")
+            st.subheader(
+                f"No cost shown at ε = {eps} on {m.n_test:,} test rows" if m.n_test else f"No cost shown at ε = {eps}"
+            )
             than = ": the 95% intervals overlap, so a test set this size cannot tell the two apart"
         st.markdown(
             f"{terms} Test accuracy **{acc_text(m.test_accuracy)}** {_interval(m)} with DP vs "

@@ -54,7 +54,8 @@ def test_a_link_to_someone_elses_run_says_not_yours_and_shows_nothing_of_it(chdi
     assert not other.exception, [e.value for e in other.exception]
     assert any("not yours" in w.value for w in other.warning)
     text = _texts(other)
-    assert "ann's private run" not in text and "DP costs" not in text and "Test accuracy" not in text
+    assert "ann's private run" not in text and "DP costs" not in text and "No cost shown" not in text
+    assert "Test accuracy" not in text
     assert not _downloads(other) - {"tr_recent_dl_csv", "tr_recent_dl_json"}  # no weights, metrics, statement
     assert not [m for m in other.metric] and not [b for b in other.selectbox if b.key == "tr_pick"]
     assert not [b for b in other.button if b.key == "tr_cancel"]

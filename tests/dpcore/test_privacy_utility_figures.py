@@ -70,7 +70,7 @@ def test_the_answer_claims_a_cost_only_where_the_intervals_show_one():
     claim, detail = sweep_exposure.story_words(s)
     assert claim == "At ε = 1, the model loses 17.0 points" and "2,000 test rows each)." in detail
     claim, detail = sweep_exposure.story_words({**s, "n_test": 20, "baseline_n_test": 20})
-    assert claim == "At ε = 1, the model loses nothing measurable", claim
+    assert claim == "At ε = 1, no cost shown on 20 test rows", claim
     assert "their 95% intervals overlap, so no cost is shown" in detail
 
 
