@@ -302,10 +302,18 @@ class _RemoteContext:
         if now - self._last >= 0.25:
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self, wait: bool = False) -> None:
+        """Send what is pending to the board: fire and forget, or with ``wait`` until the board holds it (the
+        unit's last flush: the dispatcher reads the board once more after the task returns, and a put still on its
+        way then was lost, with it the LiRA shadows' task names on a busy machine)."""
         if self._pending and self._board is not None:
-            self._board.put.remote(self.job_id, self._pending)  # fire and forget
+            ref = self._board.put.remote(self.job_id, self._pending)
             self._pending = {}
+            if wait:
+                # lazy: Ray is optional (requirements-ray.txt); only a Ray worker gets here
+                import ray
+
+                ray.get(ref, timeout=30)
         self._last = time.monotonic()
 
     executor = "ray"  # job functions may fan their own work out as nested tasks (:meth:`map_tasks`)
@@ -352,7 +360,7 @@ def _run_unit(target: str, params: dict, job_id: str, board) -> dict:
     ctx.progress(executor="ray", ray_node=socket.gethostname(), ray_pid=os.getpid(), phase="started on ray")
     ctx.flush()
     out = fn(params, ctx)
-    ctx.flush()
+    ctx.flush(wait=True)  # on the board before the task returns: the dispatcher's last read sees it
     return {"result": out, "files": ctx.files, "node": socket.gethostname(), "pid": os.getpid()}
 
 
