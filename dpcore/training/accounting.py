@@ -399,6 +399,10 @@ def calibrate_noise(
     :data:`SIGMA_MIN`, ``eps >= (1 - CALIBRATION_TOLERANCE) * target_epsilon`` unless
     :data:`CALIBRATION_MAX_EVALS` real evaluations did not get there (never seen over ε 0.1–50).
 
+    Where the target lies past the PRV accountant's grid (:data:`dpcore.limits.PRV_MAX_POINTS`: ε in the hundreds
+    at typical settings, less over very many steps), the σ returned is the least noise whose ε it can bound, so ε
+    falls short of the target (the training plan says so in the run's warnings).
+
     1. Bisection on the fast integer-order RDP bound gives a safe start (its ε is >= the accountant's).
        At high ε (σ < 1) that bound is loose — the best Rényi orders lie between 1 and 2 — so its σ can
        be far too large (2.5x too conservative at ε 50).
@@ -455,9 +459,14 @@ def _calibrate(target: float, q: float, t: int, d: float, acc: str) -> tuple[flo
                 raise too_small from None
             s_hi = min(2 * s_hi, SIGMA_MAX)
             e_hi = real(s_hi)
-    while e_hi > target:  # should not happen; stay honest if it does
+    while e_hi > target:  # past PRV's grid (ε = inf), or should not happen; stay honest either way
         lo = (s_hi, e_hi)
         s_hi *= 1.02
+        if s_hi > SIGMA_MAX:
+            raise AccountantTooCostly(
+                f"the PRV accountant's grid cannot bound ε for {t:,} steps at sample rate {q:.3g} with any σ up to "
+                f"{SIGMA_MAX:g} here; choose the RDP accountant"
+            )
         e_hi = real(s_hi)
     good = target * (1 - CALIBRATION_TOLERANCE)
     aim = math.log(target * (1 - CALIBRATION_TOLERANCE / 4))

@@ -261,7 +261,9 @@ def test_calibration_past_prvs_grid_stops_at_the_least_noise_it_can_bound():
     assert eps > 100  # not wastefully far from it either
 
 
-@pytest.mark.parametrize("n,batch", [(8000, 64), (455, 64), (1437, 256), (100, 3), (569, 64)])
+@pytest.mark.parametrize(
+    "n,batch", [(8000, 64), (455, 64), (1437, 256), (100, 3), (569, 64), (8000, 81), (8000, 9), (5000, 1)]
+)
 def test_the_poisson_sampler_never_draws_a_row_more_often_than_the_accountant_is_told(n, batch):
     """Low bits: Opacus's sampler includes a row when a float32 uniform (a multiple of 2^-24) is below the rate, so
     asked for q = 1/125 it drew with probability 134,218/2^24 = 0.0080000162 > q: the accountant's ε was for a rate a
@@ -279,7 +281,9 @@ def test_the_poisson_sampler_never_draws_a_row_more_often_than_the_accountant_is
     included = (grid < asked).tolist()
     assert included == [True, False, False]  # uniforms 0, 1, …, m−1 of 2^24: probability m/2^24 exactly
     assert m / 2**24 <= q and q - m / 2**24 < 2**-24
-    assert len(loader) == accounting.steps_per_epoch(q)  # the plan's steps per epoch, unchanged
+    # the plan's steps per epoch, unchanged: batch 81 of 8,000 rows (q = 1/99) and batch 1 of 5,000 stopped at a
+    # "steps mismatch" (Opacus's int(1 / drawn) is one more than int(1 / q) there)
+    assert len(loader) == len(list(iter(loader.batch_sampler))) == accounting.steps_per_epoch(q)
     # the old request, q itself, included uniform m too whenever q·2^24 is not whole (a rate above q)
     if q * 2**24 != m:
         assert (grid < q).tolist() == [True, True, False]

@@ -578,13 +578,30 @@ def test_a_diverging_run_says_so():
 
 
 def test_a_noise_multiplier_past_prvs_grid_fails_before_training_and_trains_with_rdp():
-    """σ = 0.05 typed on the training page: the PRV run is refused at its plan, before a step (it trained, then asked
-    numpy for gigabytes at the end); the same run with the RDP accountant trains and states RDP's ε, PRV's beside it
-    left empty rather than computed."""
+    """σ typed on the training page: a σ whose ε is past PRV's grid is refused at the plan, before a step (σ = 0.05
+    trained, then asked numpy for gigabytes); one whose RDP ε is above 1,000 is refused whatever the accountant (its
+    statement's exact PLD took gigabytes and its last-iterate heuristic failed after training). σ = 0.3 (RDP ε 256)
+    trains with the RDP accountant and states RDP's ε, PRV's beside it left empty rather than computed."""
     phases = []
-    cfg = TrainConfig(dataset="digits", noise_multiplier=0.05, epsilon=None, epochs=2, batch_size=256)
+    cfg = TrainConfig(dataset="digits", noise_multiplier=0.3, epsilon=None, epochs=30, batch_size=256)
     with pytest.raises(accounting.AccountantTooCostly, match="choose the RDP accountant"):
         train(cfg, progress=lambda **kw: phases.append(kw.get("phase")))
     assert "training" not in phases
+    for acc in ("prv", "rdp"):
+        with pytest.raises(DPError, match="allows ε above 1,000"):
+            train(TrainConfig(**{**cfg.to_dict(), "noise_multiplier": 0.05, "accountant": acc}))
     m = train(TrainConfig(**{**cfg.to_dict(), "accountant": "rdp"})).metrics
-    assert m.epsilon == m.epsilon_rdp > 1_000 and m.epsilon_prv is None
+    assert m.epsilon == m.epsilon_rdp and 200 < m.epsilon < 1_000 and m.epsilon_prv is None
+    assert m.audit is not None  # the run audited itself, heuristic included
+
+
+def test_a_target_past_prvs_grid_is_calibrated_short_of_it_and_the_run_says_so():
+    """ε = 1,000 asked with PRV on digits (q = 1/6, 180 steps): calibration stops at the least noise PRV's grid can
+    bound (ε ≈ 171), silently before; the plan now carries a warning the run stores and the page shows."""
+    from dpcore.training.loop import plan
+
+    cfg = TrainConfig(dataset="digits", epsilon=1_000.0, epochs=30, batch_size=256)
+    pl = plan(cfg, 1437)
+    assert pl["planned_epsilon"] < 1_000 and len(pl["warnings"]) == 1
+    assert "below the target ε = 1000" in pl["warnings"][0] and "more noise than asked" in pl["warnings"][0]
+    assert "warnings" not in plan(TrainConfig(dataset="digits", epsilon=8.0, epochs=30, batch_size=256), 1437)
