@@ -157,6 +157,11 @@ def story_words(s: dict) -> tuple[str, str]:
         f"accuracy {accuracy_text(s['dp_accuracy'])} with DP vs {accuracy_text(s['baseline_accuracy'])} "
         f"without (medians of {s['models']} and {s['baselines']} models"
         + (f", {s['n_test']:,} test rows each" if s.get("n_test") else "")
-        + (")." if side or not s.get("n_test") else "): their 95% intervals overlap, so no cost is shown.")
+        + (
+            ")."
+            if side or not s.get("n_test")
+            else "): one model's 95% interval on that many test rows, put around each median, overlap, so no cost "
+            "is shown."
+        )
     )
     return claim, detail

@@ -239,13 +239,19 @@ def _accuracy(k: int, n: int) -> dict:
 
 
 def accuracy_interval(accuracy: float | None, n_test: int | None) -> list[float] | None:
-    """The 95% Clopper–Pearson interval (rounded outwards) of an accuracy measured on ``n_test`` rows, the right
-    answers recovered from the stored diagnostic (3 digits: exact up to ~1,000 rows, within a row or two past
-    that). None without either."""
+    """The 95% Clopper–Pearson interval (rounded outwards) of an accuracy measured on ``n_test`` rows, from the
+    stored diagnostic (3 digits): the right answers are every k whose k/n rounds to it (one k up to ~1,000 rows, a
+    few past that), and the interval runs from the lowest k's lower end to the highest k's upper end, so it holds
+    the true k's (recovering one k by rounding shifted two models' intervals apart on 1,222 rows). None without
+    either."""
     if accuracy is None or not n_test:
         return None
-    n = int(n_test)
-    return _accuracy(min(n, max(0, round(float(accuracy) * n))), n)["interval"]
+    n, acc = int(n_test), float(accuracy)
+    k0 = min(n, max(0, round(acc * n)))
+    ks = [k for k in range(max(0, k0 - 10), min(n, k0 + 10) + 1) if claims.diagnostic(k / n) == acc] or [k0]
+    lo, _ = clopper_pearson(min(ks), n, 0.05)
+    _, hi = clopper_pearson(max(ks), n, 0.05)
+    return [claims.rounded(float(lo), 3, up=False), claims.rounded(float(hi), 3, up=True)]
 
 
 def compare_accuracy(a: float | None, a_n: int | None, b: float | None, b_n: int | None) -> int | None:

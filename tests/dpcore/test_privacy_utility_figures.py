@@ -71,7 +71,7 @@ def test_the_answer_claims_a_cost_only_where_the_intervals_show_one():
     assert claim == "At ε = 1, the model loses 17.0 points" and "2,000 test rows each)." in detail
     claim, detail = sweep_exposure.story_words({**s, "n_test": 20, "baseline_n_test": 20})
     assert claim == "At ε = 1, no cost shown on 20 test rows", claim
-    assert "their 95% intervals overlap, so no cost is shown" in detail
+    assert "one model's 95% interval on that many test rows, put around each median, overlap, so no cost" in detail
 
 
 def test_no_leak_words_say_which_audits_proved_nothing():

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import limits
+from dpcore import claims, limits
 from dpcore.training.config import TrainConfig
 from dpcore.training.loop import train
 from dpcore.training.results import NO_CATEGORY, TrainMetrics, per_group_accuracy
@@ -110,5 +110,12 @@ def test_accuracy_intervals_and_the_one_rule_for_claiming_a_difference():
     assert compare_accuracy(0.912, 114, 0.982, 114) == 0  # 7 points on 114 rows: the intervals overlap
     assert compare_accuracy(0.70, 2000, 0.80, 2000) == -1 and compare_accuracy(0.80, 2000, 0.70, 2000) == 1
     assert compare_accuracy(0.9, None, 0.8, 100) is None
+    # 1,104 and 1,142 right of 1,222 are stored as 0.903 and 0.935; rounding back gave 1,103 and 1,143, whose
+    # intervals ([0.884, 0.919] and [0.920, 0.949]) no longer overlapped, though the true ones do
+    assert compare_accuracy(0.903, 1222, 0.935, 1222) == 0
+    for k in (1103, 1104):  # every k stored as 0.903: the interval holds each one's
+        assert claims.diagnostic(k / 1222) == 0.903
+        lo, hi = accuracy_interval(0.903, 1222)
+        assert lo <= k / 1222 <= hi
     per_class = [{"name": "malignant", "n_test": 43}, {"name": "benign", "n_test": 71}]
     assert majority_share(per_class) == ("benign", 0.623) and majority_share([]) is None
