@@ -28,6 +28,8 @@ def preflight(cfg: TrainConfig | dict) -> dict:
     check_model_size(cfg, split)
     n = split.n_train
     check_batch_size(cfg.batch_size, n)
+    if cfg.private and cfg.epsilon is None:  # a given σ: what the accountants can bound, before the job is queued
+        plan(cfg, n)
     return {
         "n_train": n,
         "n_test": int(len(split.y_test)),

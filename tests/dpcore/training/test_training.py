@@ -605,3 +605,11 @@ def test_a_target_past_prvs_grid_is_calibrated_short_of_it_and_the_run_says_so()
     assert pl["planned_epsilon"] < 1_000 and len(pl["warnings"]) == 1
     assert "below the target ε = 1000" in pl["warnings"][0] and "more noise than asked" in pl["warnings"][0]
     assert "warnings" not in plan(TrainConfig(dataset="digits", epsilon=8.0, epochs=30, batch_size=256), 1437)
+
+
+def test_the_page_refuses_a_noise_multiplier_no_accountant_can_bound_before_queueing():
+    """preflight (the page's and the CLI's check before a job is queued) plans a given σ: the refusal is one message
+    at once, not a failed job."""
+    with pytest.raises(DPError, match="allows ε above 1,000"):
+        preflight(TrainConfig(dataset="digits", noise_multiplier=0.05, epsilon=None, epochs=30, batch_size=256))
+    assert preflight(TrainConfig(dataset="digits", noise_multiplier=1.0, epsilon=None, epochs=2))["n_train"] == 1438
