@@ -1,4 +1,5 @@
-"""DP-SGD step time vs the non-private step, per model and Opacus grad_sample_mode (CPU, 1 thread).
+"""DP-SGD step time vs the non-private step, per model and per-sample-gradient mode (CPU, 1 thread): our fused
+step and Opacus's grad_sample_modes; "<- auto" marks the one the automatic mode picks.
 
 Prints one line per (model, mode): ms per non-private step, ms per DP step, and the ratio.
 A "step" is what the training loop does per batch: fetch the batch from the data loader (Poisson

@@ -4,7 +4,7 @@
   built), model/dataset names, recommended settings, the one batch-size check, result labels.
 * :mod:`~dpcore.training.data` — loading, the seeded split, scaling with public bounds, uploads, MNIST files.
 * :mod:`~dpcore.training.models` — the torch models and their size limit.
-* :mod:`~dpcore.training.fused` — the fused DP-SGD step for Linear/ReLU models (tested equal to Opacus's).
+* :mod:`~dpcore.training.fused` — the fused DP-SGD step for the built-in logreg, MLP and CNN (tested equal to Opacus's).
 * :mod:`~dpcore.training.loop` — :func:`~dpcore.training.loop.train`: plan, set up, run epochs, finish.
 * :mod:`~dpcore.training.dplib` — the diffprivlib path (pure ε).
 * :mod:`~dpcore.training.results` — typed :class:`~dpcore.training.results.TrainMetrics` and

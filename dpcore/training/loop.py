@@ -190,8 +190,6 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict, n_real: int | None = None) 
     q = pl["sample_rate"]
     ebs = int((n_real or split.n_train) * q)  # Opacus's expected batch size, of the real rows
     mode = resolve_grad_sample_mode(cfg)
-    if mode == "fused" and cfg.model == "cnn":
-        raise DPError("grad_sample_mode fused is for logreg/mlp; use auto, ew or hooks for the cnn")
     loader = poisson_loader(ds, q, sample_gen)
     if mode == "fused":
         # lazy: Opacus imports torch (~2 s)

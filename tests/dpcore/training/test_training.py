@@ -246,7 +246,7 @@ def test_upload_validated_in_memory_and_deleted_when_its_job_ends(tmp_path):
 # --- DP-SGD ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model,dataset", [("logreg", "breast_cancer"), ("mlp", "digits")])
+@pytest.mark.parametrize("model,dataset", [("logreg", "breast_cancer"), ("mlp", "digits"), ("cnn", "digits")])
 def test_fused_clipped_gradient_equals_opacus(model, dataset):
     from opacus import PrivacyEngine
 
@@ -272,6 +272,21 @@ def test_fused_clipped_gradient_equals_opacus(model, dataset):
     FusedDPSGD(m1, 0.5, 0.0, opt.expected_batch_size, None).backward(X, y)
     for a, b in zip(m1.parameters(), m2.parameters()):
         assert torch.allclose(a.grad, b.grad, atol=1e-6)
+
+
+def test_fused_refuses_layers_it_has_no_backward_for():
+    from dpcore.errors import DPError
+    from dpcore.training.models import _append_one_class
+
+    nn = torch.nn
+    with pytest.raises(DPError, match="BatchNorm1d"):
+        FusedDPSGD(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 2)), 1.0, 1.0, 8, None)
+    with pytest.raises(DPError, match="plain convolutions"):
+        FusedDPSGD(nn.Sequential(nn.Conv2d(2, 2, 3, groups=2), nn.Flatten(), nn.Linear(2, 2)), 1.0, 1.0, 8, None)
+    with pytest.raises(DPError, match="last layer"):
+        FusedDPSGD(nn.Sequential(nn.Linear(4, 2), nn.ReLU()), 1.0, 1.0, 8, None)
+    with pytest.raises(DPError, match="AppendOne"):
+        FusedDPSGD(nn.Sequential(_append_one_class()(), nn.ReLU(), nn.Linear(5, 2, bias=False)), 1.0, 1.0, 8, None)
 
 
 def test_fused_noise_has_the_right_scale():
@@ -505,7 +520,8 @@ def test_cli_train_json_and_bad_input(tmp_path, capsys):
     assert "epsilon must be > 0" in capsys.readouterr().err
 
 
-def test_empty_poisson_batches_still_count_as_noisy_steps():
+@pytest.mark.parametrize("mode", ["ew", "fused"])
+def test_empty_poisson_batches_still_count_as_noisy_steps(mode):
     # q = 0.1 on 20 rows: about one batch in eight is empty; each one is still a (noise-only) DP step
     r = train(
         TrainConfig(
@@ -518,9 +534,10 @@ def test_empty_poisson_batches_still_count_as_noisy_steps():
             train_size=20,
             delta=1e-3,
             seed=1,
+            grad_sample_mode=mode,
         )
     )
-    assert r.metrics.steps == 30 and r.metrics.grad_sample_mode == "ew"
+    assert r.metrics.steps == 30 and r.metrics.grad_sample_mode == mode
     assert r.metrics.epsilon == pytest.approx(accounting.epsilon(1.0, 0.1, 30, 1e-3))
 
 
