@@ -2,8 +2,8 @@
 step and Opacus's grad_sample_modes; "<- auto" marks the one the automatic mode picks.
 
 Prints one line per (model, mode): ms per non-private step, ms per DP step, and the ratio.
-A "step" is what the training loop does per batch: fetch the batch from the data loader (Poisson
-sampling for DP, shuffled batches for non-private), forward, backward, optimizer step.
+A "step" is what the training loop does per batch: fetch the batch from the data loader (the loop's Poisson
+sampler for DP, shuffled batches for non-private), forward, backward, optimizer step.
 
     .venv/bin/python bench/dpsgd_overhead.py [--steps 200] [--models logreg,mlp,cnn] [--modes hooks,ghost,ew,functorch]
         [--quick]
@@ -17,10 +17,12 @@ import warnings
 
 import torch
 
+from dpcore.training.accounting import sample_rate_for
 from dpcore.training.config import BEST_GRAD_SAMPLE_MODE, TrainConfig
 from dpcore.training.data import load_split
 from dpcore.training.fused import FusedDPSGD
 from dpcore.training.models import batch_as_is, build_model, make_dataset
+from dpcore.training.sampling import poisson_loader
 
 DATA = {"logreg": "breast_cancer", "mlp": "medical", "cnn": "digits"}
 TARGET = {"medical": "has_rare_disease"}  # the medical table needs its target named (the others have one)
@@ -36,12 +38,12 @@ def loop_time(cfg: TrainConfig, split, steps: int, repeats: int = 9) -> float:
     ds = make_dataset(split.X_train, split.y_train)
     loader = torch.utils.data.DataLoader(ds, batch_size=cfg.batch_size, shuffle=True, collate_fn=batch_as_is)
     fused = None
+    if cfg.private:  # the loop's own Poisson loader, at the plan's rate
+        q = sample_rate_for(len(ds), cfg.batch_size)
+        loader = poisson_loader(ds, q, 0)
     if cfg.private and cfg.grad_sample_mode == "fused":
         from opacus.accountants import create_accountant
-        from opacus.data_loader import DPDataLoader
 
-        loader = DPDataLoader.from_data_loader(loader)
-        q = loader.sample_rate
         fused = FusedDPSGD(model, 1.0, 1.0, int(len(ds) * q), torch.Generator().manual_seed(0))
         accountant = create_accountant("prv")
     elif cfg.private:
@@ -56,21 +58,22 @@ def loop_time(cfg: TrainConfig, split, steps: int, repeats: int = 9) -> float:
                 data_loader=loader,
                 noise_multiplier=1.0,
                 max_grad_norm=1.0,
-                poisson_sampling=True,
+                poisson_sampling=False,  # as the loop: the loader above samples
                 grad_sample_mode=cfg.grad_sample_mode,
             )
         model, opt, crit, loader = out if len(out) == 4 else (out[0], out[1], crit, out[2])
+        opt.expected_batch_size = int(len(ds) * q)
 
     def run(n):
         done = 0
         while done < n:
             for xb, yb in loader:
-                opt.zero_grad(set_to_none=True)
-                if fused is not None:
+                if fused is not None:  # as the loop: it sets every .grad, nothing to zero
                     fused.backward(xb, yb)
                     opt.step()
                     accountant.step(noise_multiplier=1.0, sample_rate=q)
                 else:
+                    opt.zero_grad(set_to_none=True)
                     loss = crit(model(xb), yb)
                     loss.backward()
                     opt.step()

@@ -256,7 +256,7 @@ def advise_dpsgd(out, risk, utility, d, sample_rate, steps):
         steps=t,
         neighbour_relation="add/remove one record",
         question=question("add/remove one record"),
-        sampling="Poisson sampling with rate q (as Opacus's DPDataLoader)",
+        sampling="Poisson sampling with rate q (each record in each batch independently, probability q)",
     )
     nm_min = solve_noise_multiplier(risk, q, t, d)
     e_max = accounting.pld_epsilon(nm_min, q, t, d)

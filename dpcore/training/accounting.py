@@ -512,21 +512,6 @@ def sample_rate_for(n_rows: int, batch_size: int) -> float:
     return 1.0 / math.ceil(n / b)
 
 
-#: Opacus's sampler draws ``torch.rand(n) < q`` on the CPU: float32 uniforms, multiples of 2^-24 (q rounded to float32
-#: first), so a row is included with probability ⌈q₃₂·2²⁴⌉/2²⁴, which is above q whenever q·2²⁴ is not whole.
-UNIFORM_BITS = 24
-
-
-def drawn_sample_rate(sample_rate: float) -> float:
-    """The rate to ask Opacus's Poisson sampler for so that it draws each row with probability at most
-    ``sample_rate``: ⌊q·2²⁴⌋/2²⁴, a float32 value that its 24-bit uniforms hit exactly (probability exactly that).
-    Asked for q = 1/125 it drew at 0.0080000162 (134,218/2²⁴), a little above the rate the accountant was told; at
-    ⌊q·2²⁴⌋/2²⁴ = 0.0079999566 the accountant's ε at q bounds it, since ε grows with the sample rate."""
-    q = float(sample_rate)
-    scale = 2.0**UNIFORM_BITS
-    return math.floor(q * scale) / scale if q < 1.0 else 1.0
-
-
 def steps_per_epoch(sample_rate: float) -> int:
     """Batches per epoch of Opacus's DPDataLoader (``int(1 / sample_rate)``)."""
     return int(1 / sample_rate)

@@ -37,8 +37,8 @@ MEDICAL_TARGETS = ("has_rare_disease", "diagnosis")
 GRAD_SAMPLE_MODES = ("auto", "fused", "hooks", "ghost", "ew", "functorch")
 #: Fastest correct per-sample-gradient mode per model, measured with bench/dpsgd_overhead.py on CPU.
 #: "fused" (ours, for Sequential nets of Linear, Conv2d, ReLU, Tanh, AvgPool2d and reshapes; see fused.SUPPORTED):
-#: per-sample norms without per-sample Linear gradients and one matmul per layer for the clipped sum, inside
-#: Opacus's Poisson DPDataLoader and Opacus's accountant; tested equal to Opacus's own clipped, noised gradient
+#: per-sample norms without per-sample Linear gradients and one matmul per layer for the clipped sum, on
+#: Poisson batches (dpcore.training.sampling) with Opacus's accountant; tested equal to Opacus's own clipped, noised gradient
 #: for all three built-in models. The others are Opacus's modes.
 BEST_GRAD_SAMPLE_MODE = {"logreg": "fused", "mlp": "fused", "cnn": "fused"}
 #: What people read for each dataset and model, with a short detail in brackets for option lists: the one home

@@ -1,7 +1,7 @@
 """The fused DP-SGD step for the built-in models (logreg, MLP, CNN): the clipped, noised gradient in one pass.
 
 Verified equal to Opacus's clipped, noised gradient for each of them (tests/dpcore/training/test_training.py,
-test_fused_clipped_gradient_equals_opacus); used inside Opacus's Poisson DPDataLoader and stepped with Opacus's
+test_fused_clipped_gradient_equals_opacus); fed by :mod:`dpcore.training.sampling`'s Poisson batches and stepped with Opacus's
 accountant by :mod:`dpcore.training.loop`.
 """
 

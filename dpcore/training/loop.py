@@ -6,15 +6,15 @@ DP-SGD runs with Poisson sampling. The reported epsilon is the accountant's valu
 multiplier, sample rate, steps actually taken).
 
 Randomness: the seed fixes the data split and the initial weights only. Poisson sampling and gradient noise
-of every DP run (fused engine, Opacus modes, diffprivlib) come from generators seeded with 64 bits from
-:mod:`secrets` that are never stored or shown, so nobody can re-run training on D and D minus one row and
-compare. ``reproducible_noise=True`` (tests, teaching) seeds them from the seed instead; such a run is
+of every DP run (fused engine, Opacus modes, diffprivlib) come from generators seeded from :mod:`secrets` (64
+bits for the noise, 128 for :mod:`~dpcore.training.sampling`'s sampler) that are never stored or shown, so nobody
+can re-run training on D and D minus one row and compare. ``reproducible_noise=True`` (tests, teaching) seeds them from the seed instead; such a run is
 labelled :data:`~dpcore.training.config.REPRODUCIBLE_LABEL` everywhere it is shown.
 Metrics on private rows (losses, train and test accuracy, their curves) are *not* covered by ε: they are labelled
 as such and rounded to what a chart needs (:func:`dpcore.claims.diagnostic`) before they are stored or shown —
 at full precision a test loss gave away a test patient's diagnosis to whoever knew every other row.
 
-A little over 500 lines, one idea: one training run from plan to result (plan, set-up, steps, finish); the model,
+Nearly 500 lines, one idea: one training run from plan to result (plan, set-up, steps, finish); the model,
 data, accounting and audit code it calls live in their own modules.
 """
 
@@ -40,6 +40,7 @@ from .dplib import train_diffprivlib
 from .fused import FusedDPSGD
 from .models import batch_as_is, build_model, check_model_size, make_dataset, resolve_grad_sample_mode
 from .results import SHORTCUT_NOTE, TrainMetrics, TrainResult, divergence, per_class_accuracy, per_group_accuracy
+from .sampling import poisson_loader, sampling_seed
 
 
 def plan(cfg: TrainConfig, n_train: int) -> dict:
@@ -132,24 +133,6 @@ def _check_sample_rate(planned: float, actual: float) -> None:
         raise RuntimeError(f"sample rate mismatch: planned {planned}, Opacus {actual}")
 
 
-def poisson_loader(dataset, sample_rate: float, generator):
-    """Opacus's Poisson-sampling data loader for the plan's sample rate q, ``int(1 / q)`` batches an epoch: each record
-    in each batch with probability :func:`~dpcore.training.accounting.drawn_sample_rate` (q), at most q and exactly
-    what its float32 uniforms give (asked for q itself it drew a little above it). The rate is the plan's, from the
-    real training rows: canaries added to ``dataset`` change neither it nor the steps."""
-    # lazy: Opacus imports torch (~2 s)
-    from opacus.data_loader import DPDataLoader
-
-    drawn = accounting.drawn_sample_rate(sample_rate)
-    loader = DPDataLoader(dataset, sample_rate=drawn, generator=generator, collate_fn=batch_as_is)
-    # the plan's batches an epoch, int(1 / q): Opacus's int(1 / drawn) is one more for q = 1/93 (1/(1/93) is just
-    # under 93) and for q below 1/4160, and training at batch 81 of 8,000 rows stopped here
-    loader.batch_sampler.steps = accounting.steps_per_epoch(sample_rate)
-    if len(loader) != accounting.steps_per_epoch(sample_rate):  # the plan's steps, whatever the rounding
-        raise RuntimeError(f"steps mismatch: planned {accounting.steps_per_epoch(sample_rate)}, Opacus {len(loader)}")
-    return loader
-
-
 def _watch_noise(opt, witness: accounting_check.Witness) -> None:
     """Opacus's optimiser: after each ``add_noise`` hand the noise actually added (``p.grad − p.summed_grad``, before
     the division by the batch size) to the witness."""
@@ -179,23 +162,22 @@ def _setup(cfg: TrainConfig, split: Split, pl: dict, n_real: int | None = None) 
     opt = opt_cls(model.parameters(), lr=cfg.lr)
     gen = torch.Generator().manual_seed(cfg.seed)  # the baseline's shuffling: not a DP release, seeded
     secure = cfg.private and not cfg.reproducible_noise
-    sample_gen = torch.Generator().manual_seed(secure_seed() if secure else cfg.seed)
+    sample_seed = sampling_seed() if secure else cfg.seed
     noise_gen = torch.Generator(device=dev).manual_seed(secure_seed() if secure else cfg.seed + 7919)
     if not cfg.private:
         ds = make_dataset(split.X_train, split.y_train)
-        loader = DataLoader(ds, batch_size=cfg.batch_size, shuffle=True, generator=gen, collate_fn=batch_as_is)
-        return _Run(dev, model, model, opt, crit, loader, pl)
+        shuffled = DataLoader(ds, batch_size=cfg.batch_size, shuffle=True, generator=gen, collate_fn=batch_as_is)
+        return _Run(dev, model, model, opt, crit, shuffled, pl)
     witness = accounting_check.Witness(split.n_train)
     ds = make_dataset(split.X_train, split.y_train, on_batch=witness.on_batch)
     q = pl["sample_rate"]
     ebs = int((n_real or split.n_train) * q)  # Opacus's expected batch size, of the real rows
     mode = resolve_grad_sample_mode(cfg)
-    loader = poisson_loader(ds, q, sample_gen)
+    loader = poisson_loader(ds, q, sample_seed)
     if mode == "fused":
         # lazy: Opacus imports torch (~2 s)
         from opacus.accountants import create_accountant
 
-        _check_sample_rate(accounting.drawn_sample_rate(q), loader.sample_rate)
         fused = FusedDPSGD(model, cfg.clip, pl["noise_multiplier"], ebs, noise_gen, on_noise=witness.on_noise)
         # Opacus's accountant, stepped once per optimizer step
         acc = create_accountant(cfg.accountant)
@@ -233,7 +215,8 @@ def _step(cfg: TrainConfig, run: _Run, xb, yb):
     # lazy: torch takes ~2 s to import
     import torch
 
-    run.opt.zero_grad(set_to_none=True)
+    if run.fused is None:  # the fused step sets every weight's .grad itself: nothing to zero first
+        run.opt.zero_grad(set_to_none=True)
     if run.fused is not None:
         loss = run.fused.backward(xb, yb)
         run.opt.step()

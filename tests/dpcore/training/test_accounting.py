@@ -51,7 +51,6 @@ def test_prv_tighter_than_rdp_and_shortcut_is_not_a_bound():
 
 
 def test_shortcut_formula():
-    import math
 
     assert accounting.shortcut_epsilon(2.0, 0.01, 400, 1e-5) == pytest.approx(
         0.01 / 2 * math.sqrt(2 * 400 * math.log(1e5))
@@ -259,39 +258,3 @@ def test_calibration_past_prvs_grid_stops_at_the_least_noise_it_can_bound():
     with pytest.raises(accounting.AccountantTooCostly):
         accounting.epsilon(sigma * 0.9, q, steps, 1e-5, "prv")  # a little less noise is past the grid
     assert eps > 100  # not wastefully far from it either
-
-
-@pytest.mark.parametrize(
-    "n,batch", [(8000, 64), (455, 64), (1437, 256), (100, 3), (569, 64), (8000, 81), (8000, 9), (5000, 1)]
-)
-def test_the_poisson_sampler_never_draws_a_row_more_often_than_the_accountant_is_told(n, batch):
-    """Low bits: Opacus's sampler includes a row when a float32 uniform (a multiple of 2^-24) is below the rate, so
-    asked for q = 1/125 it drew with probability 134,218/2^24 = 0.0080000162 > q: the accountant's ε was for a rate a
-    little below the real one. The loader is now asked for ⌊q·2^24⌋/2^24, which those uniforms hit exactly."""
-    import torch
-
-    from dpcore.training.loop import poisson_loader
-
-    q = accounting.sample_rate_for(n, batch)
-    loader = poisson_loader(torch.utils.data.TensorDataset(torch.zeros(n, 1)), q, torch.Generator().manual_seed(0))
-    asked = loader.sample_rate
-    # every uniform the CPU generator can return, near the rate: which of them include a row
-    m = math.floor(q * 2**24)
-    grid = torch.tensor([(m - 1) / 2**24, m / 2**24, (m + 1) / 2**24], dtype=torch.float32)
-    included = (grid < asked).tolist()
-    assert included == [True, False, False]  # uniforms 0, 1, …, m−1 of 2^24: probability m/2^24 exactly
-    assert m / 2**24 <= q and q - m / 2**24 < 2**-24
-    # the plan's steps per epoch, unchanged: batch 81 of 8,000 rows (q = 1/99) and batch 1 of 5,000 stopped at a
-    # "steps mismatch" (Opacus's int(1 / drawn) is one more than int(1 / q) there)
-    assert len(loader) == len(list(iter(loader.batch_sampler))) == accounting.steps_per_epoch(q)
-    # the old request, q itself, included uniform m too whenever q·2^24 is not whole (a rate above q)
-    if q * 2**24 != m:
-        assert (grid < q).tolist() == [True, True, False]
-
-
-def test_the_cpu_generator_draws_float32_uniforms_on_the_2_to_the_minus_24_grid():
-    """What the test above assumes of torch: CPU uniforms are k/2^24 for whole k."""
-    import torch
-
-    u = torch.rand(100_000, generator=torch.Generator().manual_seed(1)).double() * 2**24
-    assert torch.equal(u, u.floor()) and float(u.max()) < 2**24

@@ -58,7 +58,8 @@ class _Weighted(torch.utils.data.Sampler):
 
 
 def _wrong(monkeypatch, sampler_cls):
-    def loader(dataset, q, gen):
+    def loader(dataset, q, seed):
+        gen = torch.Generator().manual_seed(seed % 2**63)
         return _Loader(dataset, sampler_cls(len(dataset), q, gen), q)
 
     monkeypatch.setattr(loop, "poisson_loader", loader)
