@@ -370,7 +370,8 @@ def test_a_finished_upload_sweep_tells_the_story_with_its_exposed_records(chdir_
     at.selectbox(key="pu_sweep").set_value(res["id"]).run()
     assert not at.exception, [e.value for e in at.exception]
     text = _texts(at)
-    assert "#### At ε = 1, your model " in text and (
+    # the DP model's noise is secret, so whether its test rows show a cost differs from run to run: either heading
+    assert ("#### At ε = 1, your model " in text or "#### At ε = 1, no cost shown on " in text) and (
         "No attack proves more than ε ≥ " in text or "No attack proves any leak" in text
     )
     assert "add/remove one record" in text
